@@ -1,0 +1,78 @@
+"""Python client of claw-sessiond: sync (:class:`SessionClient`) and asyncio (:class:`AsyncSessionClient`).
+
+>>> from claw_sessiond_client import Message, SessionClient
+>>> with SessionClient(".") as client:                      # doctest: +SKIP
+...     client.append("demo", Message.user("hello"))
+"""
+
+from ._base import (
+    AppendResult,
+    ClearResult,
+    InFlightCall,
+    LoadResult,
+    Message,
+    ModelUsage,
+    Repair,
+    Session,
+    SessionSummary,
+    Stats,
+    ToolCall,
+    Usage,
+    UsageReport,
+)
+from .aio import AsyncSessionClient
+from .errors import (
+    CorruptDatabaseError,
+    DaemonUnavailableError,
+    DeadlineError,
+    InternalError,
+    InvalidRequestError,
+    PreconditionError,
+    Reason,
+    SequenceConflictError,
+    SessiondError,
+    SessionNotFoundError,
+    ShuttingDownError,
+    StorageError,
+    StorageFullError,
+    StorageUnavailableError,
+    ToolCallStateError,
+    WatchLaggedError,
+)
+from .paths import default_socket_path
+from .sync import SessionClient
+
+__all__ = [
+    "AppendResult",
+    "AsyncSessionClient",
+    "ClearResult",
+    "CorruptDatabaseError",
+    "DaemonUnavailableError",
+    "DeadlineError",
+    "InFlightCall",
+    "InternalError",
+    "InvalidRequestError",
+    "LoadResult",
+    "Message",
+    "ModelUsage",
+    "PreconditionError",
+    "Reason",
+    "Repair",
+    "SequenceConflictError",
+    "Session",
+    "SessionClient",
+    "SessionNotFoundError",
+    "SessionSummary",
+    "SessiondError",
+    "ShuttingDownError",
+    "Stats",
+    "StorageError",
+    "StorageFullError",
+    "StorageUnavailableError",
+    "ToolCall",
+    "ToolCallStateError",
+    "Usage",
+    "UsageReport",
+    "WatchLaggedError",
+    "default_socket_path",
+]

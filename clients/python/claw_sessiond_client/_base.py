@@ -1,0 +1,472 @@
+"""Pure parts shared by the sync and asyncio clients: types, request building, error mapping.
+
+Nothing here does I/O except :func:`spawn_daemon` (auto-start), which both
+clients call the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+
+from . import errors as E
+from .api.v1 import sessiond_pb2 as pb
+from .paths import claw_dir, default_socket_path
+
+__all__ = [
+    "AppendResult",
+    "ClearResult",
+    "InFlightCall",
+    "LoadResult",
+    "Message",
+    "ModelUsage",
+    "Repair",
+    "Session",
+    "SessionSummary",
+    "Stats",
+    "ToolCall",
+    "Usage",
+    "UsageReport",
+]
+
+ROLES: Final = {"system": pb.ROLE_SYSTEM, "user": pb.ROLE_USER, "assistant": pb.ROLE_ASSISTANT, "tool": pb.ROLE_TOOL}
+_ROLE_NAMES: Final = {v: k for k, v in ROLES.items()}
+#: Default per-call timeout in seconds.
+DEFAULT_TIMEOUT_S: Final = 30.0
+#: How long retries of a failed call may go on, in seconds.
+DEFAULT_RETRY_WINDOW_S: Final = 15.0
+#: How long auto-start waits for a daemon to answer.
+AUTOSTART_WAIT_S: Final = 20.0
+
+
+# ---------------------------------------------------------------- public types
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call of an assistant message; ``arguments`` is JSON text."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    @property
+    def args(self) -> Any:
+        """The arguments parsed from JSON."""
+        return json.loads(self.arguments)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message. ``position``, ``created_at``, ``synthetic_reason`` and ``trace_id`` are set by the daemon."""
+
+    role: str
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str = ""
+    name: str = ""
+    synthetic_reason: str = ""
+    position: int = 0
+    created_at: dt.datetime | None = None
+    trace_id: str = ""
+
+    @classmethod
+    def system(cls, content: str) -> Message:
+        """A system message."""
+        return cls("system", content)
+
+    @classmethod
+    def user(cls, content: str) -> Message:
+        """A user message."""
+        return cls("user", content)
+
+    @classmethod
+    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
+        """An assistant message, optionally with tool calls."""
+        return cls("assistant", content, tuple(tool_calls))
+
+    @classmethod
+    def tool(cls, tool_call_id: str, content: str, name: str = "") -> Message:
+        """A tool result answering ``tool_call_id``."""
+        return cls("tool", content, (), tool_call_id, name)
+
+    @property
+    def synthetic(self) -> bool:
+        """True if the daemon wrote this message itself (a repair)."""
+        return bool(self.synthetic_reason)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token and cost totals; ``cost_micros`` is millionths of ``currency``."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_micros: int = 0
+    currency: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """Session metadata as returned by Load."""
+
+    id: str
+    workdir: str
+    created_at: dt.datetime | None
+    updated_at: dt.datetime | None
+    usage: Usage
+    last_position: int
+    stored: bool
+    message_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """An interrupted tool call that a Load answered with a synthetic result."""
+
+    tool_call_id: str
+    assistant_position: int
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class InFlightCall:
+    """An unanswered call that a live run owns."""
+
+    tool_call_id: str
+    assistant_position: int
+    run_id: str
+    owner_pid: int
+
+
+@dataclass(frozen=True, slots=True)
+class LoadResult:
+    """What :meth:`load` returns."""
+
+    session: Session
+    messages: list[Message]
+    repairs: list[Repair] = field(default_factory=list)
+    in_flight: list[InFlightCall] = field(default_factory=list)
+    trace_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What :meth:`append` returns."""
+
+    first_position: int
+    last_position: int
+    replayed: bool
+    trace_id: str
+    created_at: dt.datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClearResult:
+    """What :meth:`clear` returns."""
+
+    position: int
+    replayed: bool
+    trace_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One row of :meth:`list_sessions`."""
+
+    id: str
+    message_count: int
+    usage: Usage
+    updated_at: dt.datetime | None
+    workdir: str
+    last_position: int
+
+
+@dataclass(frozen=True, slots=True)
+class ModelUsage:
+    """Usage of one model and pricing version."""
+
+    model: str
+    pricing_version: str
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """Session totals and the per-model breakdown."""
+
+    total: Usage
+    by_model: list[ModelUsage]
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Daemon figures (GetStats)."""
+
+    values: Mapping[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+
+# ---------------------------------------------------------------- addresses
+
+
+def resolve_target(workspace: str | os.PathLike[str] | None, address: str | None) -> tuple[str, Path | None]:
+    """The gRPC target and the workspace (None when connecting by address)."""
+    if address:
+        if address.startswith(("unix:", "dns:", "ipv4:", "ipv6:")):
+            return address, None
+        if address.startswith("/"):
+            return f"unix:{address}", None
+        return address, None
+    ws = Path(os.path.abspath(workspace if workspace is not None else os.getcwd()))
+    return f"unix:{default_socket_path(ws, os.environ.get('XDG_RUNTIME_DIR'))}", ws
+
+
+def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
+    """Start a daemon for ``workspace`` in the background (its own session, log in ``.claw/sessiond.log``).
+
+    Several clients may do this at once: the workspace lock lets exactly one
+    daemon win; the others exit 1 and the clients connect to the winner.
+
+    Raises:
+        DaemonUnavailableError: the daemon cannot be started (not installed, no permission).
+    """
+    folder = claw_dir(workspace)
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)
+        log_fd = os.open(folder / "sessiond.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as exc:
+        raise E.DaemonUnavailableError(f"cannot start claw-sessiond for {workspace}: {exc}") from exc
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(workspace)],
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(workspace),
+        )
+    except OSError as exc:
+        raise E.DaemonUnavailableError(f"cannot start claw-sessiond for {workspace}: {exc}") from exc
+    finally:
+        os.close(log_fd)
+
+
+def autostart_failure(workspace: Path, proc: subprocess.Popen[bytes] | None) -> E.DaemonUnavailableError:
+    """The error to raise when auto-start did not produce a reachable daemon."""
+    log = claw_dir(workspace) / "sessiond.log"
+    try:
+        lines = log.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        lines = []
+    tail = lines[-1] if lines else ""
+    code = proc.poll() if proc is not None else None
+    detail = f" (daemon exited with {code})" if code not in (None, 0) else ""
+    return E.DaemonUnavailableError(
+        f"claw-sessiond for {workspace} did not come up within {AUTOSTART_WAIT_S:.0f}s{detail}; "
+        f"last log line: {tail or '(none)'}; see {log}"
+    )
+
+
+# ---------------------------------------------------------------- requests
+
+
+def new_request_id() -> str:
+    """A fresh idempotency key."""
+    return uuid.uuid4().hex
+
+
+def message_pb(m: Message) -> pb.Message:
+    """Client message → proto."""
+    role = ROLES.get(m.role)
+    if role is None:
+        raise E.InvalidRequestError(
+            f"unknown role {m.role!r} (use system, user, assistant or tool)", reason=E.Reason.INVALID_MESSAGE
+        )
+    return pb.Message(
+        role=role,
+        content=m.content,
+        tool_calls=[pb.ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls],
+        tool_call_id=m.tool_call_id,
+        name=m.name,
+    )
+
+
+def messages_pb(messages: Iterable[Message]) -> list[pb.Message]:
+    """Client messages → protos."""
+    return [message_pb(m) for m in messages]
+
+
+# ---------------------------------------------------------------- responses
+
+
+def _time(ts: Any, present: bool) -> dt.datetime | None:
+    return ts.ToDatetime(tzinfo=dt.UTC) if present else None
+
+
+def usage_of(u: pb.Usage) -> Usage:
+    """Proto usage → client type."""
+    return Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
+
+
+def message_of(m: pb.Message) -> Message:
+    """Proto message → client type."""
+    return Message(
+        role=_ROLE_NAMES.get(m.role, "unknown"),
+        content=m.content,
+        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
+        tool_call_id=m.tool_call_id,
+        name=m.name,
+        synthetic_reason="interrupted" if m.synthetic.reason == pb.SYNTHETIC_REASON_INTERRUPTED else "",
+        position=m.position,
+        created_at=_time(m.created_at, m.HasField("created_at")),
+        trace_id=m.trace_id,
+    )
+
+
+def session_of(s: pb.Session) -> Session:
+    """Proto session → client type."""
+    return Session(
+        s.id,
+        s.workdir,
+        _time(s.created_at, s.HasField("created_at")),
+        _time(s.updated_at, s.HasField("updated_at")),
+        usage_of(s.usage),
+        s.last_position,
+        s.stored,
+        s.message_count,
+    )
+
+
+def load_result_of(chunks: Sequence[pb.LoadResponse]) -> LoadResult:
+    """Assemble Load's streamed chunks.
+
+    Raises:
+        InternalError: the stream ended without its last chunk.
+    """
+    if not chunks or not chunks[-1].done:
+        raise E.InternalError("Load stream ended early (no final chunk)")
+    first = chunks[0]
+    return LoadResult(
+        session_of(first.session),
+        [message_of(m) for chunk in chunks for m in chunk.messages],
+        [Repair(r.tool_call_id, r.assistant_position, r.position) for r in first.repairs],
+        [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id, c.owner_pid) for c in first.in_flight],
+        first.trace_id,
+    )
+
+
+def append_result_of(r: pb.AppendResponse) -> AppendResult:
+    """Proto → client type."""
+    return AppendResult(
+        r.first_position, r.last_position, r.replayed, r.trace_id, _time(r.created_at, r.HasField("created_at"))
+    )
+
+
+def summaries_of(r: pb.ListSessionsResponse) -> list[SessionSummary]:
+    """Proto → client type."""
+    return [
+        SessionSummary(
+            s.id,
+            s.message_count,
+            usage_of(s.usage),
+            _time(s.updated_at, s.HasField("updated_at")),
+            s.workdir,
+            s.last_position,
+        )
+        for s in r.sessions
+    ]
+
+
+def usage_report_of(r: pb.GetUsageResponse) -> UsageReport:
+    """Proto → client type."""
+    return UsageReport(
+        usage_of(r.total), [ModelUsage(m.model, m.pricing_version, usage_of(m.usage)) for m in r.by_model]
+    )
+
+
+def stats_of(r: pb.GetStatsResponse) -> Stats:
+    """Proto → client type (a mapping of field name to value)."""
+    return Stats({f.name: getattr(r, f.name) for f in r.DESCRIPTOR.fields})
+
+
+# ---------------------------------------------------------------- errors
+
+_BY_REASON: Final[dict[str, type[E.SessiondError]]] = {
+    "UNKNOWN_TOOL_CALL": E.ToolCallStateError,
+    "TOOL_CALL_ALREADY_ANSWERED": E.ToolCallStateError,
+    "SEQUENCE_CONFLICT": E.SequenceConflictError,
+    "WATCH_LAGGED": E.WatchLaggedError,
+    "STORAGE_FULL": E.StorageFullError,
+    "STORAGE_UNAVAILABLE": E.StorageUnavailableError,
+    "CORRUPT_DATABASE": E.CorruptDatabaseError,
+    "SHUTTING_DOWN": E.ShuttingDownError,
+    "SESSION_NOT_FOUND": E.SessionNotFoundError,
+    "INTERNAL": E.InternalError,
+}
+_BY_CODE: Final[dict[grpc.StatusCode, type[E.SessiondError]]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: E.InvalidRequestError,
+    grpc.StatusCode.NOT_FOUND: E.SessionNotFoundError,
+    grpc.StatusCode.FAILED_PRECONDITION: E.PreconditionError,
+    grpc.StatusCode.ABORTED: E.SequenceConflictError,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: E.StorageFullError,
+    grpc.StatusCode.UNAVAILABLE: E.DaemonUnavailableError,
+    grpc.StatusCode.DEADLINE_EXCEEDED: E.DeadlineError,
+}
+
+
+def _error_info(trailing: Any) -> error_details_pb2.ErrorInfo | None:
+    for key, value in trailing or ():
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info) and info.domain == E.ERROR_DOMAIN:
+                    return info
+    return None
+
+
+def error_from_rpc(exc: grpc.RpcError) -> E.SessiondError:
+    """Map a gRPC error (sync or aio) to the client exception tree."""
+    code: grpc.StatusCode = exc.code()
+    details: str = exc.details() or code.name
+    info = _error_info(exc.trailing_metadata())
+    if info is None:
+        if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            # The transport refused an oversized message before the daemon saw it.
+            return E.InvalidRequestError(details, reason=E.Reason.FIELD_TOO_LARGE)
+        if code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL) and "parse" in details.lower():
+            return E.InvalidRequestError(
+                f"the request could not be decoded (invalid UTF-8 in a string field?): {details}",
+                reason=E.Reason.INVALID_MESSAGE,
+            )
+        return _BY_CODE.get(code, E.InternalError)(details)
+    reason = info.reason
+    cls = _BY_REASON.get(reason) or _BY_CODE.get(code, E.InternalError)
+    try:
+        reason_enum: E.Reason | None = E.Reason(reason)
+    except ValueError:
+        reason_enum = None
+    return cls(details, reason=reason_enum, metadata=dict(info.metadata))
+
+
+def retryable(err: E.SessiondError) -> bool:
+    """Errors after which the same request (same request id) may be sent again."""
+    return isinstance(err, (E.DaemonUnavailableError, E.ShuttingDownError, E.DeadlineError, E.StorageUnavailableError))

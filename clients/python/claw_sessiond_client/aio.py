@@ -1,0 +1,249 @@
+"""The asyncio client, :class:`AsyncSessionClient` (one ``grpc.aio.Channel``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+
+from . import _base as B
+from . import errors as E
+from .api.v1 import sessiond_pb2 as pb
+from .api.v1 import sessiond_pb2_grpc as pb_grpc
+
+__all__ = ["AsyncSessionClient"]
+
+T = TypeVar("T")
+
+
+class AsyncSessionClient:
+    """Talks to a workspace's claw-sessiond.
+
+    Args:
+        workspace: the workspace folder (default: the current folder); the
+            socket is found as the daemon computes it.
+        address: connect here instead (``unix:/path``, ``/path`` or ``127.0.0.1:PORT``).
+        autostart: start a daemon for ``workspace`` if nothing answers (default on).
+        timeout_s: per-call timeout.
+        retry_window_s: how long a call that may be retried safely is retried
+            (UNAVAILABLE, DEADLINE_EXCEEDED, daemon restarting); every mutation
+            carries a request id, so a retry never writes twice.
+
+    Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
+    subclasses, never ``grpc.RpcError``.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        *,
+        address: str | None = None,
+        autostart: bool = True,
+        timeout_s: float = B.DEFAULT_TIMEOUT_S,
+        retry_window_s: float = B.DEFAULT_RETRY_WINDOW_S,
+    ) -> None:
+        self.target, self.workspace = B.resolve_target(workspace, address)
+        self.autostart = autostart and self.workspace is not None
+        self.timeout_s = timeout_s
+        self.retry_window_s = retry_window_s
+        self._channel = grpc.aio.insecure_channel(self.target)
+        self._stub = pb_grpc.SessionServiceStub(self._channel)
+        self._workdirs: dict[str, str] = {}
+        self._spawned: subprocess.Popen[bytes] | None = None
+
+    # -- plumbing
+
+    async def close(self) -> None:
+        """Close the channel."""
+        await self._channel.close(None)
+
+    async def __aenter__(self) -> AsyncSessionClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:
+        deadline = time.monotonic() + self.retry_window_s
+        delay = 0.05
+        started = False
+        while True:
+            try:
+                return await fn()
+            except grpc.RpcError as exc:
+                err = B.error_from_rpc(exc)
+            if isinstance(err, E.DaemonUnavailableError) and self.autostart and not started:
+                started = True
+                await self._ensure_daemon()
+                continue
+            if not B.retryable(err) or time.monotonic() + delay > deadline:
+                raise err
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    async def _ensure_daemon(self) -> None:
+        """Start a daemon (once per outage) and wait until it answers."""
+        assert self.workspace is not None
+        if self._spawned is None or self._spawned.poll() is not None:
+            self._spawned = B.spawn_daemon(self.workspace)
+        try:
+            await asyncio.wait_for(self._channel.channel_ready(), B.AUTOSTART_WAIT_S)
+        except TimeoutError:
+            raise B.autostart_failure(self.workspace, self._spawned) from None
+
+    async def _load_chunks(self, request: pb.LoadRequest) -> B.LoadResult:
+        chunks = [chunk async for chunk in self._stub.Load(request, timeout=self.timeout_s)]
+        return B.load_result_of(chunks)
+
+    def _workdir(self, session_id: str, workdir: str | None) -> str:
+        return workdir if workdir is not None else self._workdirs.get(session_id, "")
+
+    # -- the API
+
+    async def load(self, session_id: str, workdir: str | os.PathLike[str] | None = None) -> B.LoadResult:
+        """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
+
+        Args:
+            session_id: the session.
+            workdir: the caller's working folder (default: the current folder).
+                Later mutations through this client store it.
+        """
+        wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
+        request = pb.LoadRequest(session_id=session_id, workdir=wd)
+        result = await self._call(lambda: self._load_chunks(request))
+        self._workdirs[session_id] = wd
+        return result
+
+    async def append(
+        self,
+        session_id: str,
+        messages: Iterable[B.Message] | B.Message,
+        *,
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        workdir: str | None = None,
+        run_id: str = "",
+    ) -> B.AppendResult:
+        """Append messages atomically, in order.
+
+        Args:
+            expected_last_position: if > 0, append only if the session's last
+                position is still this (else SequenceConflictError); -1 requires a new session.
+            request_id: idempotency key (default: a fresh one, reused by retries).
+            run_id: the run (from :meth:`attach`) that owns the tool calls appended.
+        """
+        batch = [messages] if isinstance(messages, B.Message) else list(messages)
+        request = pb.AppendRequest(
+            session_id=session_id,
+            messages=B.messages_pb(batch),
+            expected_last_position=expected_last_position,
+            request_id=request_id or B.new_request_id(),
+            workdir=self._workdir(session_id, workdir),
+            run_id=run_id,
+        )
+        return await self._call(lambda: _then(self._stub.Append(request, timeout=self.timeout_s), B.append_result_of))
+
+    async def record_usage(
+        self,
+        session_id: str,
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+        cost_micros: int = 0,
+        currency: str = "",
+        model: str = "",
+        pricing_version: str = "",
+        request_id: str | None = None,
+    ) -> B.Usage:
+        """Add tokens and cost to the session's totals; returns the new totals."""
+        request = pb.RecordUsageRequest(
+            session_id=session_id,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+            cost_micros=cost_micros,
+            currency=currency,
+            model=model,
+            pricing_version=pricing_version,
+            request_id=request_id or B.new_request_id(),
+            workdir=self._workdir(session_id, None),
+        )
+        return await self._call(
+            lambda: _then(self._stub.RecordUsage(request, timeout=self.timeout_s), lambda r: B.usage_of(r.usage))
+        )
+
+    async def clear(
+        self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
+    ) -> B.ClearResult:
+        """Empty the visible history (usage totals are kept)."""
+        request = pb.ClearRequest(
+            session_id=session_id,
+            request_id=request_id or B.new_request_id(),
+            expected_last_position=expected_last_position,
+            workdir=self._workdir(session_id, None),
+        )
+        r = await self._call(lambda: _then(self._stub.Clear(request, timeout=self.timeout_s), lambda r: r))
+        return B.ClearResult(r.position, r.replayed, r.trace_id)
+
+    async def record_event(
+        self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None
+    ) -> int:
+        """Record a ``permission_denial`` or ``error`` event; returns its event id."""
+        import json
+
+        kinds = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
+        if kind not in kinds:
+            raise E.InvalidRequestError(f"kind must be one of {sorted(kinds)}", reason=E.Reason.INVALID_EVENT)
+        request = pb.RecordEventRequest(
+            session_id=session_id,
+            kind=kinds[kind],
+            payload=json.dumps(payload),
+            request_id=request_id or B.new_request_id(),
+        )
+        return await self._call(
+            lambda: _then(self._stub.RecordEvent(request, timeout=self.timeout_s), lambda r: r.event_id)
+        )
+
+    async def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[B.SessionSummary]:
+        """Stored sessions, most recently updated first."""
+        request = pb.ListSessionsRequest(id_contains=id_contains, limit=limit)
+        return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), B.summaries_of))
+
+    async def usage(self, session_id: str) -> B.UsageReport:
+        """Totals and per-model breakdown of a stored session."""
+        request = pb.GetUsageRequest(session_id=session_id)
+        return await self._call(lambda: _then(self._stub.GetUsage(request, timeout=self.timeout_s), B.usage_report_of))
+
+    async def delete(self, session_id: str) -> int:
+        """Hard-delete a session; returns the number of events removed."""
+        request = pb.DeleteRequest(session_id=session_id)
+        return await self._call(
+            lambda: _then(self._stub.Delete(request, timeout=self.timeout_s), lambda r: r.events_deleted)
+        )
+
+    async def stats(self) -> B.Stats:
+        """Daemon and database figures."""
+        return await self._call(
+            lambda: _then(self._stub.GetStats(pb.GetStatsRequest(), timeout=self.timeout_s), B.stats_of)
+        )
+
+    @property
+    def socket_path(self) -> Path | None:
+        """The Unix socket path, if connected by workspace or Unix address."""
+        return Path(self.target[5:]) if self.target.startswith("unix:") else None
+
+
+R = TypeVar("R")
+
+
+async def _then(call: Awaitable[R], convert: Callable[[R], T]) -> T:
+    return convert(await call)

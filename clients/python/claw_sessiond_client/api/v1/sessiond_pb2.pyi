@@ -1,0 +1,457 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ROLE_UNSPECIFIED: _ClassVar[Role]
+    ROLE_SYSTEM: _ClassVar[Role]
+    ROLE_USER: _ClassVar[Role]
+    ROLE_ASSISTANT: _ClassVar[Role]
+    ROLE_TOOL: _ClassVar[Role]
+
+class SyntheticReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SYNTHETIC_REASON_UNSPECIFIED: _ClassVar[SyntheticReason]
+    SYNTHETIC_REASON_INTERRUPTED: _ClassVar[SyntheticReason]
+
+class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EVENT_KIND_UNSPECIFIED: _ClassVar[EventKind]
+    EVENT_KIND_PERMISSION_DENIAL: _ClassVar[EventKind]
+    EVENT_KIND_ERROR: _ClassVar[EventKind]
+
+class ImportMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    IMPORT_MODE_UNSPECIFIED: _ClassVar[ImportMode]
+    IMPORT_MODE_REPLACE: _ClassVar[ImportMode]
+    IMPORT_MODE_MERGE: _ClassVar[ImportMode]
+ROLE_UNSPECIFIED: Role
+ROLE_SYSTEM: Role
+ROLE_USER: Role
+ROLE_ASSISTANT: Role
+ROLE_TOOL: Role
+SYNTHETIC_REASON_UNSPECIFIED: SyntheticReason
+SYNTHETIC_REASON_INTERRUPTED: SyntheticReason
+EVENT_KIND_UNSPECIFIED: EventKind
+EVENT_KIND_PERMISSION_DENIAL: EventKind
+EVENT_KIND_ERROR: EventKind
+IMPORT_MODE_UNSPECIFIED: ImportMode
+IMPORT_MODE_REPLACE: ImportMode
+IMPORT_MODE_MERGE: ImportMode
+
+class ToolCall(_message.Message):
+    __slots__ = ("id", "name", "arguments")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    arguments: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
+
+class Synthetic(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: SyntheticReason
+    def __init__(self, reason: _Optional[_Union[SyntheticReason, str]] = ...) -> None: ...
+
+class Message(_message.Message):
+    __slots__ = ("role", "content", "tool_calls", "tool_call_id", "name", "synthetic", "position", "created_at", "trace_id")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SYNTHETIC_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    role: Role
+    content: str
+    tool_calls: _containers.RepeatedCompositeFieldContainer[ToolCall]
+    tool_call_id: str
+    name: str
+    synthetic: Synthetic
+    position: int
+    created_at: _timestamp_pb2.Timestamp
+    trace_id: str
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., synthetic: _Optional[_Union[Synthetic, _Mapping]] = ..., position: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class Usage(_message.Message):
+    __slots__ = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros", "currency")
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_READ_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_WRITE_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COST_MICROS_FIELD_NUMBER: _ClassVar[int]
+    CURRENCY_FIELD_NUMBER: _ClassVar[int]
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_micros: int
+    currency: str
+    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., cost_micros: _Optional[int] = ..., currency: _Optional[str] = ...) -> None: ...
+
+class Session(_message.Message):
+    __slots__ = ("id", "workdir", "created_at", "updated_at", "usage", "last_position", "stored", "message_count")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    WORKDIR_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    STORED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    workdir: str
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    usage: Usage
+    last_position: int
+    stored: bool
+    message_count: int
+    def __init__(self, id: _Optional[str] = ..., workdir: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., last_position: _Optional[int] = ..., stored: _Optional[bool] = ..., message_count: _Optional[int] = ...) -> None: ...
+
+class Repair(_message.Message):
+    __slots__ = ("tool_call_id", "assistant_position", "position")
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    ASSISTANT_POSITION_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    assistant_position: int
+    position: int
+    def __init__(self, tool_call_id: _Optional[str] = ..., assistant_position: _Optional[int] = ..., position: _Optional[int] = ...) -> None: ...
+
+class InFlightCall(_message.Message):
+    __slots__ = ("tool_call_id", "assistant_position", "run_id", "owner_pid")
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    ASSISTANT_POSITION_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    OWNER_PID_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    assistant_position: int
+    run_id: str
+    owner_pid: int
+    def __init__(self, tool_call_id: _Optional[str] = ..., assistant_position: _Optional[int] = ..., run_id: _Optional[str] = ..., owner_pid: _Optional[int] = ...) -> None: ...
+
+class LoadRequest(_message.Message):
+    __slots__ = ("session_id", "workdir", "trace_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKDIR_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    workdir: str
+    trace_id: str
+    def __init__(self, session_id: _Optional[str] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class LoadResponse(_message.Message):
+    __slots__ = ("session", "repairs", "in_flight", "messages", "done", "trace_id")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    REPAIRS_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    repairs: _containers.RepeatedCompositeFieldContainer[Repair]
+    in_flight: _containers.RepeatedCompositeFieldContainer[InFlightCall]
+    messages: _containers.RepeatedCompositeFieldContainer[Message]
+    done: bool
+    trace_id: str
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., repairs: _Optional[_Iterable[_Union[Repair, _Mapping]]] = ..., in_flight: _Optional[_Iterable[_Union[InFlightCall, _Mapping]]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., done: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class AppendRequest(_message.Message):
+    __slots__ = ("session_id", "messages", "expected_last_position", "request_id", "workdir", "run_id", "trace_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKDIR_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    messages: _containers.RepeatedCompositeFieldContainer[Message]
+    expected_last_position: int
+    request_id: str
+    workdir: str
+    run_id: str
+    trace_id: str
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., expected_last_position: _Optional[int] = ..., request_id: _Optional[str] = ..., workdir: _Optional[str] = ..., run_id: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class AppendResponse(_message.Message):
+    __slots__ = ("first_position", "last_position", "replayed", "trace_id", "created_at")
+    FIRST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    first_position: int
+    last_position: int
+    replayed: bool
+    trace_id: str
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, first_position: _Optional[int] = ..., last_position: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class RecordUsageRequest(_message.Message):
+    __slots__ = ("session_id", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros", "currency", "model", "pricing_version", "request_id", "workdir", "trace_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_READ_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_WRITE_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COST_MICROS_FIELD_NUMBER: _ClassVar[int]
+    CURRENCY_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PRICING_VERSION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKDIR_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_micros: int
+    currency: str
+    model: str
+    pricing_version: str
+    request_id: str
+    workdir: str
+    trace_id: str
+    def __init__(self, session_id: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., cost_micros: _Optional[int] = ..., currency: _Optional[str] = ..., model: _Optional[str] = ..., pricing_version: _Optional[str] = ..., request_id: _Optional[str] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class RecordUsageResponse(_message.Message):
+    __slots__ = ("usage", "replayed", "trace_id")
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    usage: Usage
+    replayed: bool
+    trace_id: str
+    def __init__(self, usage: _Optional[_Union[Usage, _Mapping]] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class ClearRequest(_message.Message):
+    __slots__ = ("session_id", "request_id", "expected_last_position", "workdir", "trace_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    WORKDIR_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    request_id: str
+    expected_last_position: int
+    workdir: str
+    trace_id: str
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., expected_last_position: _Optional[int] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class ClearResponse(_message.Message):
+    __slots__ = ("position", "replayed", "trace_id")
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    position: int
+    replayed: bool
+    trace_id: str
+    def __init__(self, position: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class RecordEventRequest(_message.Message):
+    __slots__ = ("session_id", "kind", "payload", "request_id", "trace_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    kind: EventKind
+    payload: str
+    request_id: str
+    trace_id: str
+    def __init__(self, session_id: _Optional[str] = ..., kind: _Optional[_Union[EventKind, str]] = ..., payload: _Optional[str] = ..., request_id: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class RecordEventResponse(_message.Message):
+    __slots__ = ("event_id", "replayed", "trace_id")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    event_id: int
+    replayed: bool
+    trace_id: str
+    def __init__(self, event_id: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class AttachRequest(_message.Message):
+    __slots__ = ("session_id", "pid", "label")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    pid: int
+    label: str
+    def __init__(self, session_id: _Optional[str] = ..., pid: _Optional[int] = ..., label: _Optional[str] = ...) -> None: ...
+
+class AttachResponse(_message.Message):
+    __slots__ = ("run_id", "lease_seconds")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    lease_seconds: int
+    def __init__(self, run_id: _Optional[str] = ..., lease_seconds: _Optional[int] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("session_id", "after_position")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_POSITION_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    after_position: int
+    def __init__(self, session_id: _Optional[str] = ..., after_position: _Optional[int] = ...) -> None: ...
+
+class WatchResponse(_message.Message):
+    __slots__ = ("message", "position", "cleared")
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    CLEARED_FIELD_NUMBER: _ClassVar[int]
+    message: Message
+    position: int
+    cleared: bool
+    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ..., position: _Optional[int] = ..., cleared: _Optional[bool] = ...) -> None: ...
+
+class ListSessionsRequest(_message.Message):
+    __slots__ = ("id_contains", "limit")
+    ID_CONTAINS_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    id_contains: str
+    limit: int
+    def __init__(self, id_contains: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class SessionSummary(_message.Message):
+    __slots__ = ("id", "message_count", "usage", "updated_at", "workdir", "last_position")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    WORKDIR_FIELD_NUMBER: _ClassVar[int]
+    LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    message_count: int
+    usage: Usage
+    updated_at: _timestamp_pb2.Timestamp
+    workdir: str
+    last_position: int
+    def __init__(self, id: _Optional[str] = ..., message_count: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workdir: _Optional[str] = ..., last_position: _Optional[int] = ...) -> None: ...
+
+class ListSessionsResponse(_message.Message):
+    __slots__ = ("sessions",)
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[SessionSummary]
+    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionSummary, _Mapping]]] = ...) -> None: ...
+
+class GetUsageRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class ModelUsage(_message.Message):
+    __slots__ = ("model", "pricing_version", "usage")
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PRICING_VERSION_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    model: str
+    pricing_version: str
+    usage: Usage
+    def __init__(self, model: _Optional[str] = ..., pricing_version: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
+
+class GetUsageResponse(_message.Message):
+    __slots__ = ("total", "by_model")
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    BY_MODEL_FIELD_NUMBER: _ClassVar[int]
+    total: Usage
+    by_model: _containers.RepeatedCompositeFieldContainer[ModelUsage]
+    def __init__(self, total: _Optional[_Union[Usage, _Mapping]] = ..., by_model: _Optional[_Iterable[_Union[ModelUsage, _Mapping]]] = ...) -> None: ...
+
+class DeleteRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class DeleteResponse(_message.Message):
+    __slots__ = ("events_deleted",)
+    EVENTS_DELETED_FIELD_NUMBER: _ClassVar[int]
+    events_deleted: int
+    def __init__(self, events_deleted: _Optional[int] = ...) -> None: ...
+
+class ExportRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class ExportResponse(_message.Message):
+    __slots__ = ("line",)
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    line: str
+    def __init__(self, line: _Optional[str] = ...) -> None: ...
+
+class ImportRequest(_message.Message):
+    __slots__ = ("lines", "mode")
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    lines: _containers.RepeatedScalarFieldContainer[str]
+    mode: ImportMode
+    def __init__(self, lines: _Optional[_Iterable[str]] = ..., mode: _Optional[_Union[ImportMode, str]] = ...) -> None: ...
+
+class ImportResponse(_message.Message):
+    __slots__ = ("session_id", "events_imported")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_IMPORTED_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    events_imported: int
+    def __init__(self, session_id: _Optional[str] = ..., events_imported: _Optional[int] = ...) -> None: ...
+
+class GetStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetStatsResponse(_message.Message):
+    __slots__ = ("sessions", "events", "database_bytes", "wal_bytes", "schema_version", "appends", "messages_written", "repairs", "write_failures", "commits", "active_watchers", "active_runs", "pid", "uptime_seconds", "version")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    DATABASE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    WAL_BYTES_FIELD_NUMBER: _ClassVar[int]
+    SCHEMA_VERSION_FIELD_NUMBER: _ClassVar[int]
+    APPENDS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    REPAIRS_FIELD_NUMBER: _ClassVar[int]
+    WRITE_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    COMMITS_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_WATCHERS_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_RUNS_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    sessions: int
+    events: int
+    database_bytes: int
+    wal_bytes: int
+    schema_version: int
+    appends: int
+    messages_written: int
+    repairs: int
+    write_failures: int
+    commits: int
+    active_watchers: int
+    active_runs: int
+    pid: int
+    uptime_seconds: float
+    version: str
+    def __init__(self, sessions: _Optional[int] = ..., events: _Optional[int] = ..., database_bytes: _Optional[int] = ..., wal_bytes: _Optional[int] = ..., schema_version: _Optional[int] = ..., appends: _Optional[int] = ..., messages_written: _Optional[int] = ..., repairs: _Optional[int] = ..., write_failures: _Optional[int] = ..., commits: _Optional[int] = ..., active_watchers: _Optional[int] = ..., active_runs: _Optional[int] = ..., pid: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., version: _Optional[str] = ...) -> None: ...

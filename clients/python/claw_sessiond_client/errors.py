@@ -1,0 +1,186 @@
+"""The exception tree every caller sees, and the shared ``Reason`` vocabulary.
+
+The daemon attaches a ``google.rpc.ErrorInfo`` (domain ``claw-sessiond``,
+``reason`` one of :class:`Reason`) to every error it returns; the client maps
+code + reason back to these classes, so callers branch on types, never on
+message text. A raw ``grpc.RpcError`` never escapes the client library::
+
+    SessiondError
+    ├── InvalidRequestError      INVALID_ARGUMENT
+    ├── SessionNotFoundError     NOT_FOUND
+    ├── ToolCallStateError       FAILED_PRECONDITION (UNKNOWN_TOOL_CALL, TOOL_CALL_ALREADY_ANSWERED)
+    ├── PreconditionError        FAILED_PRECONDITION (other reasons: SESSION_EXISTS, RUN_ALREADY_OWNED, ...)
+    ├── SequenceConflictError    ABORTED
+    ├── WatchLaggedError         ABORTED (a Watch fell too far behind; resume from its last position)
+    ├── StorageError             UNAVAILABLE
+    │   ├── StorageFullError     RESOURCE_EXHAUSTED
+    │   ├── StorageUnavailableError
+    │   └── CorruptDatabaseError
+    ├── ShuttingDownError        UNAVAILABLE (the daemon is stopping)
+    ├── DaemonUnavailableError   nothing answers on the socket (and auto-start failed or is off)
+    ├── DeadlineError            DEADLINE_EXCEEDED (a write may have committed: retry with the same request id)
+    └── InternalError            anything else
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = [
+    "CorruptDatabaseError",
+    "DaemonUnavailableError",
+    "DeadlineError",
+    "InternalError",
+    "InvalidRequestError",
+    "PreconditionError",
+    "Reason",
+    "SequenceConflictError",
+    "SessionNotFoundError",
+    "SessiondError",
+    "ShuttingDownError",
+    "StorageError",
+    "StorageFullError",
+    "StorageUnavailableError",
+    "ToolCallStateError",
+    "WatchLaggedError",
+]
+
+ERROR_DOMAIN = "claw-sessiond"
+
+
+class Reason(enum.StrEnum):
+    """Machine-readable reason of an error (``ErrorInfo.reason``)."""
+
+    INVALID_SESSION_ID = "INVALID_SESSION_ID"
+    INVALID_MESSAGE = "INVALID_MESSAGE"
+    ARGUMENTS_NOT_JSON = "ARGUMENTS_NOT_JSON"
+    DUPLICATE_TOOL_CALL_ID = "DUPLICATE_TOOL_CALL_ID"
+    EMPTY_BATCH = "EMPTY_BATCH"
+    FIELD_TOO_LARGE = "FIELD_TOO_LARGE"
+    INVALID_USAGE = "INVALID_USAGE"
+    INVALID_WORKDIR = "INVALID_WORKDIR"
+    INVALID_EVENT = "INVALID_EVENT"
+    INVALID_IMPORT = "INVALID_IMPORT"
+    REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
+    SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
+    UNKNOWN_TOOL_CALL = "UNKNOWN_TOOL_CALL"
+    TOOL_CALL_ALREADY_ANSWERED = "TOOL_CALL_ALREADY_ANSWERED"
+    CURRENCY_MISMATCH = "CURRENCY_MISMATCH"
+    SESSION_EXISTS = "SESSION_EXISTS"
+    RUN_ALREADY_OWNED = "RUN_ALREADY_OWNED"
+    UNKNOWN_RUN = "UNKNOWN_RUN"
+    SEQUENCE_CONFLICT = "SEQUENCE_CONFLICT"
+    WATCH_LAGGED = "WATCH_LAGGED"
+    STORAGE_FULL = "STORAGE_FULL"
+    STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE"
+    CORRUPT_DATABASE = "CORRUPT_DATABASE"
+    SHUTTING_DOWN = "SHUTTING_DOWN"
+    DAEMON_UNAVAILABLE = "DAEMON_UNAVAILABLE"
+    DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
+    INTERNAL = "INTERNAL"
+
+
+class SessiondError(Exception):
+    """Base of every claw-sessiond error.
+
+    Attributes:
+        reason: the machine-readable :class:`Reason`.
+        metadata: extra fields from the daemon (for example ``expected`` and ``actual``).
+    """
+
+    default_reason: Reason = Reason.INTERNAL
+
+    def __init__(self, message: str, *, reason: Reason | None = None, metadata: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason if reason is not None else self.default_reason
+        self.metadata: dict[str, str] = dict(metadata or {})
+
+
+class InvalidRequestError(SessiondError):
+    """The request is malformed (bad id, role, JSON, size, ...). Nothing was written."""
+
+    default_reason = Reason.INVALID_MESSAGE
+
+
+class SessionNotFoundError(SessiondError):
+    """The session must exist for this call and does not."""
+
+    default_reason = Reason.SESSION_NOT_FOUND
+
+
+class ToolCallStateError(SessiondError):
+    """A tool result answers no known call, or a call that already has a result."""
+
+    default_reason = Reason.UNKNOWN_TOOL_CALL
+
+
+class PreconditionError(SessiondError):
+    """The session is not in a state that allows the call (exists, owned, ...)."""
+
+    default_reason = Reason.SESSION_EXISTS
+
+
+class SequenceConflictError(SessiondError):
+    """Optimistic concurrency: the session's last position is not the expected one."""
+
+    default_reason = Reason.SEQUENCE_CONFLICT
+
+    @property
+    def actual(self) -> int:
+        """The session's last position when the request was refused."""
+        return int(self.metadata.get("actual", "0"))
+
+
+class WatchLaggedError(SessiondError):
+    """A watcher fell too far behind; resume from its last position."""
+
+    default_reason = Reason.WATCH_LAGGED
+
+
+class StorageError(SessiondError):
+    """Storage failed; nothing of the request was acknowledged."""
+
+    default_reason = Reason.STORAGE_UNAVAILABLE
+
+
+class StorageFullError(StorageError):
+    """The disk (or the database's page limit) is full."""
+
+    default_reason = Reason.STORAGE_FULL
+
+
+class StorageUnavailableError(StorageError):
+    """Storage is busy or failing (I/O error)."""
+
+    default_reason = Reason.STORAGE_UNAVAILABLE
+
+
+class CorruptDatabaseError(StorageError):
+    """The database file is damaged or not a claw-sessiond database."""
+
+    default_reason = Reason.CORRUPT_DATABASE
+
+
+class ShuttingDownError(SessiondError):
+    """The daemon is stopping; retry against its successor."""
+
+    default_reason = Reason.SHUTTING_DOWN
+
+
+class DaemonUnavailableError(SessiondError):
+    """Nothing answers on the daemon's socket."""
+
+    default_reason = Reason.DAEMON_UNAVAILABLE
+
+
+class DeadlineError(SessiondError):
+    """The deadline passed; a write may still have committed."""
+
+    default_reason = Reason.DEADLINE_EXCEEDED
+
+
+class InternalError(SessiondError):
+    """An unexpected failure inside the daemon (see its log)."""
+
+    default_reason = Reason.INTERNAL

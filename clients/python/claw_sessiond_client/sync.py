@@ -1,0 +1,233 @@
+"""The blocking client, :class:`SessionClient` (one ``grpc.Channel``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+
+from . import _base as B
+from . import errors as E
+from .api.v1 import sessiond_pb2 as pb
+from .api.v1 import sessiond_pb2_grpc as pb_grpc
+
+__all__ = ["SessionClient"]
+
+T = TypeVar("T")
+
+
+class SessionClient:
+    """Talks to a workspace's claw-sessiond.
+
+    Args:
+        workspace: the workspace folder (default: the current folder); the
+            socket is found as the daemon computes it.
+        address: connect here instead (``unix:/path``, ``/path`` or ``127.0.0.1:PORT``).
+        autostart: start a daemon for ``workspace`` if nothing answers (default on).
+        timeout_s: per-call timeout.
+        retry_window_s: how long a call that may be retried safely is retried
+            (UNAVAILABLE, DEADLINE_EXCEEDED, daemon restarting); every mutation
+            carries a request id, so a retry never writes twice.
+
+    Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
+    subclasses, never ``grpc.RpcError``.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        *,
+        address: str | None = None,
+        autostart: bool = True,
+        timeout_s: float = B.DEFAULT_TIMEOUT_S,
+        retry_window_s: float = B.DEFAULT_RETRY_WINDOW_S,
+    ) -> None:
+        self.target, self.workspace = B.resolve_target(workspace, address)
+        self.autostart = autostart and self.workspace is not None
+        self.timeout_s = timeout_s
+        self.retry_window_s = retry_window_s
+        self._channel = grpc.insecure_channel(self.target)
+        self._stub = pb_grpc.SessionServiceStub(self._channel)
+        self._workdirs: dict[str, str] = {}
+        self._spawned: subprocess.Popen[bytes] | None = None
+
+    # -- plumbing
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def __enter__(self) -> SessionClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        deadline = time.monotonic() + self.retry_window_s
+        delay = 0.05
+        started = False
+        while True:
+            try:
+                return fn()
+            except grpc.RpcError as exc:
+                err = B.error_from_rpc(exc)
+            if isinstance(err, E.DaemonUnavailableError) and self.autostart and not started:
+                started = True
+                self._ensure_daemon()
+                continue
+            if not B.retryable(err) or time.monotonic() + delay > deadline:
+                raise err
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    def _ensure_daemon(self) -> None:
+        """Start a daemon (once per outage) and wait until it answers."""
+        assert self.workspace is not None
+        if self._spawned is None or self._spawned.poll() is not None:
+            self._spawned = B.spawn_daemon(self.workspace)
+        end = time.monotonic() + B.AUTOSTART_WAIT_S
+        while time.monotonic() < end:
+            try:
+                grpc.channel_ready_future(self._channel).result(timeout=0.2)
+                return
+            except grpc.FutureTimeoutError:
+                pass
+        raise B.autostart_failure(self.workspace, self._spawned)
+
+    def _workdir(self, session_id: str, workdir: str | None) -> str:
+        return workdir if workdir is not None else self._workdirs.get(session_id, "")
+
+    # -- the API
+
+    def load(self, session_id: str, workdir: str | os.PathLike[str] | None = None) -> B.LoadResult:
+        """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
+
+        Args:
+            session_id: the session.
+            workdir: the caller's working folder (default: the current folder).
+                Later mutations through this client store it.
+        """
+        wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
+        request = pb.LoadRequest(session_id=session_id, workdir=wd)
+        result = self._call(lambda: B.load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
+        self._workdirs[session_id] = wd
+        return result
+
+    def append(
+        self,
+        session_id: str,
+        messages: Iterable[B.Message] | B.Message,
+        *,
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        workdir: str | None = None,
+        run_id: str = "",
+    ) -> B.AppendResult:
+        """Append messages atomically, in order.
+
+        Args:
+            expected_last_position: if > 0, append only if the session's last
+                position is still this (else SequenceConflictError); -1 requires a new session.
+            request_id: idempotency key (default: a fresh one, reused by retries).
+            run_id: the run (from :meth:`attach`) that owns the tool calls appended.
+        """
+        batch = [messages] if isinstance(messages, B.Message) else list(messages)
+        request = pb.AppendRequest(
+            session_id=session_id,
+            messages=B.messages_pb(batch),
+            expected_last_position=expected_last_position,
+            request_id=request_id or B.new_request_id(),
+            workdir=self._workdir(session_id, workdir),
+            run_id=run_id,
+        )
+        return self._call(lambda: B.append_result_of(self._stub.Append(request, timeout=self.timeout_s)))
+
+    def record_usage(
+        self,
+        session_id: str,
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+        cost_micros: int = 0,
+        currency: str = "",
+        model: str = "",
+        pricing_version: str = "",
+        request_id: str | None = None,
+    ) -> B.Usage:
+        """Add tokens and cost to the session's totals; returns the new totals."""
+        request = pb.RecordUsageRequest(
+            session_id=session_id,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+            cost_micros=cost_micros,
+            currency=currency,
+            model=model,
+            pricing_version=pricing_version,
+            request_id=request_id or B.new_request_id(),
+            workdir=self._workdir(session_id, None),
+        )
+        return self._call(lambda: B.usage_of(self._stub.RecordUsage(request, timeout=self.timeout_s).usage))
+
+    def clear(
+        self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
+    ) -> B.ClearResult:
+        """Empty the visible history (usage totals are kept)."""
+        request = pb.ClearRequest(
+            session_id=session_id,
+            request_id=request_id or B.new_request_id(),
+            expected_last_position=expected_last_position,
+            workdir=self._workdir(session_id, None),
+        )
+        r = self._call(lambda: self._stub.Clear(request, timeout=self.timeout_s))
+        return B.ClearResult(r.position, r.replayed, r.trace_id)
+
+    def record_event(
+        self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None
+    ) -> int:
+        """Record a ``permission_denial`` or ``error`` event; returns its event id."""
+        import json
+
+        kinds = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
+        if kind not in kinds:
+            raise E.InvalidRequestError(f"kind must be one of {sorted(kinds)}", reason=E.Reason.INVALID_EVENT)
+        request = pb.RecordEventRequest(
+            session_id=session_id,
+            kind=kinds[kind],
+            payload=json.dumps(payload),
+            request_id=request_id or B.new_request_id(),
+        )
+        return int(self._call(lambda: self._stub.RecordEvent(request, timeout=self.timeout_s).event_id))
+
+    def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[B.SessionSummary]:
+        """Stored sessions, most recently updated first."""
+        request = pb.ListSessionsRequest(id_contains=id_contains, limit=limit)
+        return self._call(lambda: B.summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
+
+    def usage(self, session_id: str) -> B.UsageReport:
+        """Totals and per-model breakdown of a stored session."""
+        request = pb.GetUsageRequest(session_id=session_id)
+        return self._call(lambda: B.usage_report_of(self._stub.GetUsage(request, timeout=self.timeout_s)))
+
+    def delete(self, session_id: str) -> int:
+        """Hard-delete a session; returns the number of events removed."""
+        request = pb.DeleteRequest(session_id=session_id)
+        return int(self._call(lambda: self._stub.Delete(request, timeout=self.timeout_s).events_deleted))
+
+    def stats(self) -> B.Stats:
+        """Daemon and database figures."""
+        return self._call(lambda: B.stats_of(self._stub.GetStats(pb.GetStatsRequest(), timeout=self.timeout_s)))
+
+    @property
+    def socket_path(self) -> Path | None:
+        """The Unix socket path, if connected by workspace or Unix address."""
+        return Path(self.target[5:]) if self.target.startswith("unix:") else None

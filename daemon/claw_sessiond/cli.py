@@ -1,0 +1,198 @@
+"""Command line: ``claw-sessiond serve`` runs the daemon; the other subcommands are for people.
+
+Every option has an environment variable ``CLAW_SESSIOND_<OPTION>``
+(``--max-message-bytes`` → ``CLAW_SESSIOND_MAX_MESSAGE_BYTES``); a flag wins
+over the variable, the variable over the default. Exit codes: 0 ok, 1
+failure (daemon unreachable, storage broken, lock held, not found), 2 usage
+or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .config import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    DEFAULT_LEASE_S,
+    DEFAULT_MAX_BATCH_MESSAGES,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_SHUTDOWN_GRACE_S,
+    Config,
+    ConfigError,
+    env_name,
+    environ,
+    unknown_env_vars,
+    warn,
+)
+
+__all__ = ["build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+#: Subcommands added by other modules: name → (help, add_arguments, handler).
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+
+
+class _EnvDefaults(argparse.ArgumentParser):
+    """An ArgumentParser whose options default to ``CLAW_SESSIOND_<OPTION>``."""
+
+
+def _env_option(
+    parser: argparse.ArgumentParser, flag: str, env: Mapping[str, str], *, default: Any, help: str, **kw: Any
+) -> None:
+    name = env_name(flag)
+    value = env.get(name, default)
+    if kw.get("action") == "store_true":
+        value = str(value).lower() in ("1", "true", "yes", "on") if name in env else default
+    parser.add_argument(flag, default=value, help=f"{help} [env {name}; default {default!r}]", **kw)
+
+
+def add_workspace_option(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    """``--workspace`` (shared by every subcommand)."""
+    _env_option(parser, "--workspace", env, default=".", help="workspace folder (state lives in <workspace>/.claw/)")
+    _env_option(parser, "--socket", env, default=None, help="Unix socket path (default: .claw/sessiond.sock)")
+
+
+def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    add_workspace_option(parser, env)
+    _env_option(parser, "--tcp", env, default=None, help="also listen on host:port (plaintext; loopback only)")
+    _env_option(
+        parser,
+        "--allow-non-loopback",
+        env,
+        default=False,
+        action="store_true",
+        help="allow --tcp on a non-loopback address (anyone who can reach it can read and write sessions)",
+    )
+    _env_option(parser, "--metrics", env, default=None, help="serve Prometheus metrics on loopback host:port")
+    _env_option(parser, "--max-message-bytes", env, default=DEFAULT_MAX_MESSAGE_BYTES, type=int, help="largest message")
+    _env_option(
+        parser,
+        "--max-batch-messages",
+        env,
+        default=DEFAULT_MAX_BATCH_MESSAGES,
+        type=int,
+        help="most messages per append",
+    )
+    _env_option(
+        parser, "--max-request-bytes", env, default=DEFAULT_MAX_REQUEST_BYTES, type=int, help="gRPC receive limit"
+    )
+    _env_option(
+        parser, "--shutdown-grace-s", env, default=DEFAULT_SHUTDOWN_GRACE_S, type=float, help="grace at shutdown"
+    )
+    _env_option(parser, "--busy-timeout-ms", env, default=DEFAULT_BUSY_TIMEOUT_MS, type=int, help="SQLite busy timeout")
+    _env_option(parser, "--lease-s", env, default=DEFAULT_LEASE_S, type=int, help="dead run-owner detection bound")
+    _env_option(
+        parser, "--retention-days", env, default=0.0, type=float, help="delete sessions idle this long (0: never)"
+    )
+    _env_option(
+        parser, "--log-level", env, default="info", choices=["debug", "info", "warning", "error"], help="log level"
+    )
+
+
+def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config:
+    """Build and validate the daemon's Config.
+
+    Raises:
+        ConfigError: a setting is invalid.
+    """
+    watchdog = env.get("WATCHDOG_USEC", "")
+    watchdog_pid = env.get("WATCHDOG_PID", "")
+    watchdog_usec = int(watchdog) if watchdog.isdigit() and watchdog_pid in ("", str(os.getpid())) else 0
+    return Config(
+        workspace=Path(os.path.abspath(args.workspace)),
+        socket_path=Path(os.path.abspath(args.socket)) if args.socket else None,
+        tcp_address=args.tcp,
+        allow_non_loopback=bool(args.allow_non_loopback),
+        metrics_address=args.metrics,
+        max_message_bytes=int(args.max_message_bytes),
+        max_batch_messages=int(args.max_batch_messages),
+        max_request_bytes=int(args.max_request_bytes),
+        shutdown_grace_s=float(args.shutdown_grace_s),
+        busy_timeout_ms=int(args.busy_timeout_ms),
+        lease_s=int(args.lease_s),
+        retention_days=float(args.retention_days),
+        log_level=str(args.log_level),
+        notify_socket=env.get("NOTIFY_SOCKET") or None,
+        watchdog_usec=watchdog_usec,
+        runtime_dir=env.get("XDG_RUNTIME_DIR") or None,
+    ).validate()
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from . import server
+
+    env = environ()
+    try:
+        cfg = config_from_args(args, env)
+    except (ConfigError, ValueError) as exc:
+        print(f"claw-sessiond: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(
+        level=getattr(logging, cfg.log_level.upper()),
+        format="%(levelname)s %(name)s %(message)s",
+        stream=sys.stderr,
+    )
+    for name in unknown_env_vars(args.known_flags, env):
+        warn(f"unknown environment variable {name} (no such option)")
+    return server.run(cfg)
+
+
+def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    """The full argument parser (``env`` supplies option defaults)."""
+    env = environ() if env is None else env
+    parser = argparse.ArgumentParser(
+        prog="claw-sessiond",
+        description="Session store daemon for local AI-agent harnesses: one per workspace, the single writer of "
+        ".claw/sessions.db, served over gRPC on .claw/sessiond.sock.",
+        epilog="Exit codes: 0 ok, 1 failure, 2 usage or configuration error. Run 'claw-sessiond COMMAND --help'.",
+    )
+    parser.add_argument("--version", action="version", version=f"claw-sessiond {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    serve = sub.add_parser(
+        "serve",
+        help="run the daemon for a workspace (foreground; SIGTERM stops it gracefully)",
+        description="Run the daemon for a workspace in the foreground. Creates .claw/ (0700), takes the workspace "
+        "lock, opens .claw/sessions.db (WAL) and listens on .claw/sessiond.sock (0600).",
+    )
+    _add_serve(serve, env)
+    serve.set_defaults(handler=_serve)
+    known = [a.option_strings[0] for a in serve._actions if a.option_strings and a.option_strings[0].startswith("--")]
+    for name, (help_text, add_arguments, handler) in COMMANDS.items():
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        add_workspace_option(cmd, env)
+        add_arguments(cmd)
+        cmd.set_defaults(handler=handler)
+    parser.set_defaults(known_flags=known)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``claw-sessiond`` console script."""
+    _load_commands()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    return handler(args)
+
+
+def _load_commands() -> None:
+    """Import the modules that register subcommands in :data:`COMMANDS`."""
+    import importlib
+
+    for module in ("claw_sessiond.commands",):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise

@@ -1,0 +1,190 @@
+"""Daemon configuration: one frozen ``Config``, its defaults, and the only reader of ``os.environ``.
+
+Precedence: command-line flag, then ``CLAW_SESSIOND_<FLAG_NAME>`` (flag name
+upper-cased, dashes to underscores), then the default. Workspace paths
+(``.claw/...``) are derived here and passed down.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from claw_sessiond_client.paths import claw_dir, default_socket_path
+
+__all__ = [
+    "DEFAULT_BUSY_TIMEOUT_MS",
+    "DEFAULT_LEASE_S",
+    "DEFAULT_MAX_BATCH_MESSAGES",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_SHUTDOWN_GRACE_S",
+    "ENV_PREFIX",
+    "Config",
+    "ConfigError",
+    "env_name",
+    "environ",
+    "unknown_env_vars",
+]
+
+ENV_PREFIX: Final = "CLAW_SESSIOND_"
+DEFAULT_MAX_MESSAGE_BYTES: Final = 1024 * 1024
+DEFAULT_MAX_BATCH_MESSAGES: Final = 1000
+DEFAULT_MAX_REQUEST_BYTES: Final = 16 * 1024 * 1024
+DEFAULT_SHUTDOWN_GRACE_S: Final = 10.0
+DEFAULT_BUSY_TIMEOUT_MS: Final = 5000
+DEFAULT_LEASE_S: Final = 10
+DEFAULT_MAX_GROUP_COMMIT: Final = 512
+DEFAULT_RETENTION_INTERVAL_S: Final = 3600.0
+
+
+class ConfigError(ValueError):
+    """A setting is invalid: ``field: problem (got value)``; the CLI exits 2."""
+
+    def __init__(self, field_name: str, problem: str, value: object) -> None:
+        super().__init__(f"{field_name}: {problem} (got {value!r})")
+        self.field = field_name
+        self.value = value
+
+
+def env_name(flag: str) -> str:
+    """``--max-message-bytes`` → ``CLAW_SESSIOND_MAX_MESSAGE_BYTES``."""
+    return ENV_PREFIX + flag.lstrip("-").replace("-", "_").upper()
+
+
+def environ() -> Mapping[str, str]:
+    """The process environment (the one place that reads it)."""
+    return os.environ
+
+
+def unknown_env_vars(known_flags: list[str], env: Mapping[str, str]) -> list[str]:
+    """``CLAW_SESSIOND_*`` variables that match no flag (probably typos)."""
+    known = {env_name(f) for f in known_flags}
+    return sorted(k for k in env if k.startswith(ENV_PREFIX) and k not in known)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the daemon needs, validated once at start-up."""
+
+    workspace: Path
+    """Workspace folder; the daemon keeps its state in ``<workspace>/.claw/``."""
+    socket_path: Path | None = None
+    """Unix socket to listen on (default: ``.claw/sessiond.sock``, or a short fallback path)."""
+    tcp_address: str | None = None
+    """Optional ``host:port`` to listen on too (plaintext; loopback only unless forced)."""
+    allow_non_loopback: bool = False
+    """Allow ``tcp_address`` on a non-loopback interface (anyone on the network can connect)."""
+    metrics_address: str | None = None
+    """Optional loopback ``host:port`` serving Prometheus metrics at ``/metrics``."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """Largest content, arguments or payload of one message, in bytes."""
+    max_batch_messages: int = DEFAULT_MAX_BATCH_MESSAGES
+    """Most messages in one Append."""
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    """gRPC receive limit; larger requests get RESOURCE_EXHAUSTED from the transport."""
+    shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S
+    """How long in-flight calls may take to finish at shutdown."""
+    busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
+    """SQLite busy timeout of every connection."""
+    lease_s: int = DEFAULT_LEASE_S
+    """Bound for detecting a dead run owner (keepalive interval + timeout)."""
+    max_group_commit: int = DEFAULT_MAX_GROUP_COMMIT
+    """Most requests committed in one transaction."""
+    retention_days: float = 0.0
+    """Delete sessions not updated for this many days (0: never)."""
+    retention_interval_s: float = DEFAULT_RETENTION_INTERVAL_S
+    """How often the retention sweep runs."""
+    log_level: str = "info"
+    """debug, info, warning or error. Message content is logged at no level."""
+    notify_socket: str | None = field(default=None, repr=False)
+    """``$NOTIFY_SOCKET`` (systemd ``Type=notify``)."""
+    watchdog_usec: int = 0
+    """``$WATCHDOG_USEC``: send ``WATCHDOG=1`` every half of it (0: off)."""
+    runtime_dir: str | None = field(default=None, repr=False)
+    """``$XDG_RUNTIME_DIR``, for the short socket fallback path."""
+
+    @property
+    def claw_dir(self) -> Path:
+        """``<workspace>/.claw``."""
+        return claw_dir(self.workspace)
+
+    @property
+    def db_path(self) -> Path:
+        """``.claw/sessions.db``."""
+        return self.claw_dir / "sessions.db"
+
+    @property
+    def lock_path(self) -> Path:
+        """``.claw/sessiond.lock`` (flock held for the daemon's life)."""
+        return self.claw_dir / "sessiond.lock"
+
+    @property
+    def log_path(self) -> Path:
+        """``.claw/sessiond.log``, used when a client auto-starts the daemon."""
+        return self.claw_dir / "sessiond.log"
+
+    @property
+    def effective_socket_path(self) -> Path:
+        """The socket path used: explicit, or derived from the workspace."""
+        return self.socket_path or default_socket_path(self.workspace, self.runtime_dir)
+
+    def validate(self) -> Config:
+        """Return self if every field is usable.
+
+        Raises:
+            ConfigError: the first invalid field.
+        """
+        if not self.workspace.is_dir():
+            raise ConfigError("workspace", "not an existing folder", str(self.workspace))
+        sock = self.effective_socket_path
+        if len(os.fsencode(sock)) > 107:
+            raise ConfigError("socket", "longer than the 107-byte Unix socket path limit", str(sock))
+        for name in ("max_message_bytes", "max_batch_messages", "max_request_bytes", "max_group_commit", "lease_s"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(name, "must be positive", getattr(self, name))
+        if self.max_request_bytes < self.max_message_bytes:
+            raise ConfigError("max_request_bytes", "must be at least max_message_bytes", self.max_request_bytes)
+        if self.shutdown_grace_s < 0 or self.retention_days < 0:
+            raise ConfigError("shutdown_grace_s/retention_days", "must not be negative", self.shutdown_grace_s)
+        if self.log_level not in ("debug", "info", "warning", "error"):
+            raise ConfigError("log_level", "must be debug, info, warning or error", self.log_level)
+        if self.tcp_address is not None:
+            host = parse_host_port("tcp", self.tcp_address)[0]
+            if not self.allow_non_loopback and not is_loopback(host):
+                raise ConfigError(
+                    "tcp", "not a loopback address; pass --allow-non-loopback to expose it", self.tcp_address
+                )
+        if self.metrics_address is not None:
+            host = parse_host_port("metrics", self.metrics_address)[0]
+            if not is_loopback(host):
+                raise ConfigError("metrics", "metrics are served on loopback only", self.metrics_address)
+        return self
+
+
+def parse_host_port(field_name: str, value: str) -> tuple[str, int]:
+    """Split ``host:port`` (``[::1]:port`` for IPv6)."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(field_name, "expected host:port", value)
+    return host.strip("[]"), int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback IP addresses."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def warn(text: str) -> None:
+    """Print a configuration warning to stderr."""
+    print(f"claw-sessiond: warning: {text}", file=sys.stderr)

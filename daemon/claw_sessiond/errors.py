@@ -1,0 +1,117 @@
+"""Domain errors of the daemon. Nothing here knows about gRPC.
+
+Store, repair and validation raise only these; ``service.py`` maps them to
+status codes in one table (the error edge). Each class has a client-side twin
+of the same name in ``claw_sessiond_client.errors`` (a test checks it)::
+
+    SessiondError
+    ├── InvalidRequestError      reason: INVALID_SESSION_ID | INVALID_MESSAGE | ARGUMENTS_NOT_JSON | ...
+    ├── SessionNotFoundError
+    ├── ToolCallStateError       reason: UNKNOWN_TOOL_CALL | TOOL_CALL_ALREADY_ANSWERED
+    ├── PreconditionError        reason: SESSION_EXISTS | RUN_ALREADY_OWNED | CURRENCY_MISMATCH | ...
+    ├── SequenceConflictError    fields: expected, actual
+    ├── WatchLaggedError
+    ├── StorageError
+    │   ├── StorageFullError
+    │   ├── StorageUnavailableError
+    │   └── CorruptDatabaseError (at start-up: exit 1 naming the file; never overwrite)
+    └── ShuttingDownError
+"""
+
+from __future__ import annotations
+
+from claw_sessiond_client.errors import Reason
+
+__all__ = [
+    "CorruptDatabaseError",
+    "InvalidRequestError",
+    "PreconditionError",
+    "Reason",
+    "SequenceConflictError",
+    "SessionNotFoundError",
+    "SessiondError",
+    "ShuttingDownError",
+    "StorageError",
+    "StorageFullError",
+    "StorageUnavailableError",
+    "ToolCallStateError",
+    "WatchLaggedError",
+]
+
+
+class SessiondError(Exception):
+    """Base of domain errors: a message a person can act on, a reason, and fields."""
+
+    default_reason: Reason = Reason.INTERNAL
+
+    def __init__(self, message: str, *, reason: Reason | None = None, **metadata: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason if reason is not None else self.default_reason
+        self.metadata = {k: str(v) for k, v in metadata.items()}
+
+
+class InvalidRequestError(SessiondError):
+    """Malformed request. Nothing is written."""
+
+    default_reason = Reason.INVALID_MESSAGE
+
+
+class SessionNotFoundError(SessiondError):
+    """A session that must exist does not."""
+
+    default_reason = Reason.SESSION_NOT_FOUND
+
+
+class ToolCallStateError(SessiondError):
+    """A tool result for an unknown call, or for a call that already has a result."""
+
+    default_reason = Reason.UNKNOWN_TOOL_CALL
+
+
+class PreconditionError(SessiondError):
+    """The session's state forbids the call."""
+
+    default_reason = Reason.SESSION_EXISTS
+
+
+class SequenceConflictError(SessiondError):
+    """Optimistic-concurrency mismatch."""
+
+    default_reason = Reason.SEQUENCE_CONFLICT
+
+
+class WatchLaggedError(SessiondError):
+    """A watcher's buffer overflowed."""
+
+    default_reason = Reason.WATCH_LAGGED
+
+
+class StorageError(SessiondError):
+    """Storage failed; the request was not acknowledged."""
+
+    default_reason = Reason.STORAGE_UNAVAILABLE
+
+
+class StorageFullError(StorageError):
+    """SQLITE_FULL: disk or page limit reached."""
+
+    default_reason = Reason.STORAGE_FULL
+
+
+class StorageUnavailableError(StorageError):
+    """SQLITE_BUSY / SQLITE_IOERR and other transient failures."""
+
+    default_reason = Reason.STORAGE_UNAVAILABLE
+
+
+class CorruptDatabaseError(StorageError):
+    """The database is damaged or not ours."""
+
+    default_reason = Reason.CORRUPT_DATABASE
+
+
+class ShuttingDownError(SessiondError):
+    """The daemon is stopping."""
+
+    default_reason = Reason.SHUTTING_DOWN

@@ -1,0 +1,305 @@
+"""The daemon process: lock, database, Unix socket, health, reflection, sd_notify, graceful stop.
+
+Start-up order matters (SPEC §7):
+
+1. umask 077 and ``.claw/`` at 0700;
+2. an exclusive ``flock`` on ``.claw/sessiond.lock`` *before* touching the
+   socket (grpcio would silently take over a live daemon's socket path);
+3. the database checked read-only, then opened, migrated, WAL verified;
+4. a stale socket file removed only if it is a socket, then bind, chmod 0600;
+5. ``READY=1`` to systemd.
+
+Stop (SIGTERM/SIGINT): ``STOPPING=1``, health NOT_SERVING, new calls get
+UNAVAILABLE, in-flight calls finish within the grace period, the writer
+drains and checkpoints the WAL (TRUNCATE), the socket is removed, the lock
+is released, exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import signal
+import socket
+import stat
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import grpc
+from grpc_health.v1 import _async as health_aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
+
+from .config import Config
+from .errors import SessiondError, StorageError
+from .owners import Owners
+from .service import SessionService
+from .store import Store
+
+__all__ = ["SERVICE_NAME", "Daemon", "LockHeldError", "StartupError", "acquire_lock", "run"]
+
+_log = logging.getLogger("claw_sessiond.server")
+SERVICE_NAME: Final = pb.DESCRIPTOR.services_by_name["SessionService"].full_name
+
+
+class StartupError(Exception):
+    """The daemon cannot start; the message names the file and the problem. Exit code 1."""
+
+
+class LockHeldError(StartupError):
+    """Another daemon holds the workspace lock."""
+
+
+# ---------------------------------------------------------------- sd_notify
+
+
+class Notifier:
+    """Sends sd_notify datagrams to ``$NOTIFY_SOCKET`` (no-op without it)."""
+
+    def __init__(self, address: str | None) -> None:
+        self._address = address
+        self._sock: socket.socket | None = None
+        if address:
+            self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+
+    def send(self, *lines: str) -> None:
+        """Send ``KEY=value`` lines as one datagram; failures are logged, never fatal."""
+        if self._sock is None or not self._address:
+            return
+        target = "\0" + self._address[1:] if self._address.startswith("@") else self._address
+        try:
+            self._sock.sendto("\n".join(lines).encode(), target)
+        except OSError as exc:
+            _log.warning("event=notify_failed error=%s", exc)
+
+    def close(self) -> None:
+        """Close the datagram socket."""
+        if self._sock is not None:
+            self._sock.close()
+
+
+# ---------------------------------------------------------------- workspace, lock, socket
+
+
+def prepare_claw_dir(path: Path) -> None:
+    """Create ``.claw/`` with mode 0700 (and tighten an existing one)."""
+    path.mkdir(mode=0o700, parents=False, exist_ok=True)
+    if not path.is_dir():
+        raise StartupError(f"{path}: exists and is not a folder")
+    os.chmod(path, 0o700)
+
+
+def acquire_lock(path: Path) -> int:
+    """Take the exclusive workspace lock; return its fd (kept open for the daemon's life).
+
+    The kernel drops an flock when its holder dies, so a crashed daemon leaves
+    nothing to clean up. The pid is written into the file for the refusal message.
+
+    Raises:
+        LockHeldError: another live process holds it.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            os.close(fd)
+            raise StartupError(f"{path}: cannot lock: {exc}") from exc
+        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise LockHeldError(
+            f"another claw-sessiond (pid {holder}) is running for this workspace: it holds the lock {path}"
+        ) from exc
+    os.fchmod(fd, 0o600)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def prepare_socket_path(path: Path) -> None:
+    """Make the socket's folder private and remove a stale socket (only if it is a socket)."""
+    parent = path.parent
+    if not parent.exists():
+        parent.mkdir(mode=0o700, parents=True)
+    info = parent.stat()
+    if parent.name != ".claw" and (info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077):
+        raise StartupError(f"{parent}: socket folder must be owned by uid {os.getuid()} with mode 0700")
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        raise StartupError(f"{path}: exists and is not a socket; refusing to replace it")
+    path.unlink()  # stale: we hold the lock, so no live daemon owns it
+
+
+def server_options(cfg: Config) -> list[tuple[str, Any]]:
+    """Channel arguments: request size limit and keepalive that bounds dead-peer detection."""
+    half_ms = max(1000, cfg.lease_s * 1000 // 2)
+    return [
+        ("grpc.max_receive_message_length", cfg.max_request_bytes),
+        ("grpc.keepalive_time_ms", half_ms),
+        ("grpc.keepalive_timeout_ms", half_ms),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.min_ping_interval_without_data_ms", 1000),
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", 1000),
+        ("grpc.so_reuseport", 0),
+    ]
+
+
+# ---------------------------------------------------------------- the daemon
+
+
+@dataclass
+class Daemon:
+    """A running daemon: what ``start`` built and ``stop`` tears down."""
+
+    config: Config
+    store: Store
+    server: grpc.aio.Server
+    service: SessionService
+    health: Any
+    lock_fd: int
+    socket_path: Path
+    socket_inode: int
+    notifier: Notifier
+    tcp_port: int | None = None
+
+    async def stop(self) -> None:
+        """Graceful stop (see the module docstring)."""
+        self.notifier.send("STOPPING=1", "STATUS=stopping: finishing in-flight calls")
+        _log.info("event=stopping grace_s=%s", self.config.shutdown_grace_s)
+        self.service.draining = True
+        await self.health.enter_graceful_shutdown()
+        self.service.owners.end_all()
+        await self.server.stop(self.config.shutdown_grace_s)
+        await self.store.close()
+        with contextlib.suppress(FileNotFoundError):
+            if self.socket_path.lstat().st_ino == self.socket_inode:
+                self.socket_path.unlink()
+        os.close(self.lock_fd)
+        self.notifier.close()
+        _log.info("event=stopped")
+
+
+async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
+    """Bring the daemon up to READY (see the module docstring).
+
+    Raises:
+        StartupError: lock held, bad socket path, storage broken or read-only.
+    """
+    notifier = notifier or Notifier(cfg.notify_socket)
+    os.umask(0o077)
+    try:
+        prepare_claw_dir(cfg.claw_dir)
+    except OSError as exc:
+        raise StartupError(f"{cfg.claw_dir}: cannot create: {exc.strerror}") from exc
+    try:
+        lock_fd = acquire_lock(cfg.lock_path)
+    except OSError as exc:
+        raise StartupError(f"{cfg.lock_path}: cannot open: {exc.strerror}") from exc
+    try:
+        notifier.send("STATUS=lock held; opening database")
+        try:
+            store = await Store.open(
+                cfg.db_path, busy_timeout_ms=cfg.busy_timeout_ms, max_group_commit=cfg.max_group_commit
+            )
+        except StorageError as exc:
+            raise StartupError(exc.message) from exc
+        if store.applied_migrations:
+            _log.info("event=migrated steps=%s", ",".join(store.applied_migrations))
+        try:
+            daemon = await _serve_store(cfg, store, lock_fd, notifier)
+        except BaseException:
+            await store.close()
+            raise
+    except BaseException:
+        os.close(lock_fd)
+        raise
+    notifier.send("READY=1", f"STATUS=serving on {daemon.socket_path}", f"MAINPID={os.getpid()}")
+    _log.info("event=ready socket=%s pid=%d", daemon.socket_path, os.getpid())
+    return daemon
+
+
+async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifier) -> Daemon:
+    owners = Owners()
+    service = SessionService(store, cfg, owners)
+    server = grpc.aio.server(options=server_options(cfg))
+    pb_grpc.add_SessionServiceServicer_to_server(service, server)
+    health_servicer = health_aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
+    )
+    sock = cfg.effective_socket_path
+    try:
+        prepare_socket_path(sock)
+    except OSError as exc:
+        raise StartupError(f"{sock}: {exc.strerror}") from exc
+    if server.add_insecure_port(f"unix:{sock}") == 0:
+        raise StartupError(f"{sock}: cannot bind the Unix socket")
+    os.chmod(sock, 0o600)
+    tcp_port = None
+    if cfg.tcp_address:
+        tcp_port = server.add_insecure_port(cfg.tcp_address)
+        if tcp_port == 0:
+            raise StartupError(f"tcp {cfg.tcp_address}: cannot bind")
+        _log.warning("event=tcp_listening address=%s (plaintext, no authentication)", cfg.tcp_address)
+    await server.start()
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+    return Daemon(cfg, store, server, service, health_servicer, lock_fd, sock, sock.lstat().st_ino, notifier, tcp_port)
+
+
+async def _watchdog(notifier: Notifier, interval_s: float) -> None:
+    while True:
+        notifier.send("WATCHDOG=1")
+        await asyncio.sleep(interval_s)
+
+
+async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -> int:
+    notifier = Notifier(cfg.notify_socket)
+    daemon = await start(cfg, notifier)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    tasks = []
+    if cfg.watchdog_usec:
+        tasks.append(asyncio.create_task(_watchdog(notifier, cfg.watchdog_usec / 2_000_000)))
+    for background in extra_tasks:
+        tasks.append(asyncio.create_task(background(daemon)))
+    if on_ready is not None:
+        on_ready(daemon)
+    await stop.wait()
+    for task in tasks:
+        task.cancel()
+    await daemon.stop()
+    return 0
+
+
+#: Coroutines started beside the server (retention, metrics); each gets the Daemon.
+extra_tasks: list[Callable[[Daemon], Any]] = []
+
+
+def run(cfg: Config) -> int:
+    """Run the daemon until SIGTERM/SIGINT; return the exit code."""
+    try:
+        return asyncio.run(_main(cfg))
+    except StartupError as exc:
+        print(f"claw-sessiond: error: {exc}", file=sys.stderr)
+        return 1
+    except SessiondError as exc:
+        print(f"claw-sessiond: error: {exc.message}", file=sys.stderr)
+        return 1

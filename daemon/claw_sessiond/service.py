@@ -1,0 +1,481 @@
+"""The SessionService servicer: proto ↔ domain, and THE error edge.
+
+Only this module and ``server.py`` import grpc. Every RPC is wrapped by
+:func:`_edge` (unary) or :func:`_stream_edge` (server streaming), which map
+domain errors to status codes through one table, attach a
+``google.rpc.ErrorInfo`` (domain ``claw-sessiond``, a :class:`Reason`), and
+turn anything unexpected into INTERNAL with a generic message (the traceback
+goes to the log, never to the client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Final, TypeVar
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
+from claw_sessiond_client.errors import ERROR_DOMAIN
+
+from . import __version__
+from .config import Config
+from .errors import (
+    InvalidRequestError,
+    PreconditionError,
+    Reason,
+    SequenceConflictError,
+    SessiondError,
+    SessionNotFoundError,
+    ShuttingDownError,
+    StorageError,
+    StorageFullError,
+    ToolCallStateError,
+    WatchLaggedError,
+)
+from .ids import check_request_id, check_session_id
+from .model import Message, SessionMeta, ToolCall, Usage, UsageDelta
+from .owners import Owners
+from .store import Store
+from .validate import check_workdir, parse_json_object, prepare_append, prepare_usage
+
+__all__ = ["STATUS_OF", "SessionService", "status_for"]
+
+_log = logging.getLogger("claw_sessiond.service")
+T = TypeVar("T")
+
+#: Domain error → gRPC status. Lookup walks the MRO, so subclasses inherit.
+STATUS_OF: Final[Mapping[type[SessiondError], grpc.StatusCode]] = {
+    InvalidRequestError: grpc.StatusCode.INVALID_ARGUMENT,
+    SessionNotFoundError: grpc.StatusCode.NOT_FOUND,
+    ToolCallStateError: grpc.StatusCode.FAILED_PRECONDITION,
+    PreconditionError: grpc.StatusCode.FAILED_PRECONDITION,
+    SequenceConflictError: grpc.StatusCode.ABORTED,
+    WatchLaggedError: grpc.StatusCode.ABORTED,
+    StorageFullError: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    StorageError: grpc.StatusCode.UNAVAILABLE,
+    ShuttingDownError: grpc.StatusCode.UNAVAILABLE,
+    SessiondError: grpc.StatusCode.INTERNAL,
+}
+
+_ROLE_NAME: Final = {
+    pb.ROLE_SYSTEM: "system",
+    pb.ROLE_USER: "user",
+    pb.ROLE_ASSISTANT: "assistant",
+    pb.ROLE_TOOL: "tool",
+}
+_ROLE_ENUM: Final = {v: k for k, v in _ROLE_NAME.items()}
+_TRACEPARENT: Final = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
+_MAX_TRACE_ID: Final = 128
+#: Keep each Load chunk well under the 4 MiB default receive limit.
+LOAD_CHUNK_BYTES: Final = 1024 * 1024
+
+
+def status_for(exc: SessiondError) -> grpc.StatusCode:
+    """The status code of a domain error (walks the MRO)."""
+    for cls in type(exc).__mro__:
+        if cls in STATUS_OF:
+            return STATUS_OF[cls]
+    return grpc.StatusCode.INTERNAL
+
+
+def _rich_status(code: grpc.StatusCode, message: str, reason: str, metadata: Mapping[str, str]) -> Any:
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN, metadata=dict(metadata))
+    status = status_pb2.Status(code=code.value[0], message=message)
+    status.details.add().Pack(info)
+    return rpc_status.to_status(status)
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException, method: str) -> None:
+    if isinstance(exc, SessiondError):
+        code = status_for(exc)
+        message, reason, metadata = exc.message, str(exc.reason), exc.metadata
+        level = logging.WARNING if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED) else 10
+        _log.log(level, "event=rpc_error method=%s code=%s reason=%s", method, code.name, reason)
+    else:
+        _log.exception("event=rpc_crashed method=%s", method)
+        code, message, reason, metadata = (
+            grpc.StatusCode.INTERNAL,
+            "internal error in claw-sessiond (see the daemon's log)",
+            str(Reason.INTERNAL),
+            {},
+        )
+    s = _rich_status(code, message, reason, metadata)
+    await context.abort(s.code, s.details, s.trailing_metadata)
+
+
+RequestT = TypeVar("RequestT")
+
+
+def _edge(
+    fn: Callable[[SessionService, Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[T]],
+) -> Callable[[SessionService, Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[T]]:
+    """Wrap a unary RPC: shutdown check, metrics, error mapping."""
+    method = fn.__name__
+
+    @functools.wraps(fn)
+    async def wrapper(self: SessionService, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> T:
+        started = time.perf_counter()
+        code = "OK"
+        try:
+            if self.draining:
+                raise ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
+            return await fn(self, request, context)
+        except asyncio.CancelledError:
+            code = "CANCELLED"
+            raise
+        except BaseException as exc:
+            code = status_for(exc).name if isinstance(exc, SessiondError) else "INTERNAL"
+            if isinstance(exc, (grpc.aio.AbortError, GeneratorExit)):
+                raise
+            await _abort(context, exc, method)
+            raise  # unreachable: abort raises
+        finally:
+            self.observe_rpc(method, code, time.perf_counter() - started)
+
+    return wrapper
+
+
+def _stream_edge(
+    fn: Callable[[SessionService, Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[T]],
+) -> Callable[[SessionService, Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[T]]:
+    """Wrap a server-streaming RPC the same way."""
+    method = fn.__name__
+
+    @functools.wraps(fn)
+    async def wrapper(self: SessionService, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        started = time.perf_counter()
+        code = "OK"
+        try:
+            if self.draining:
+                raise ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
+            async for item in fn(self, request, context):
+                yield item
+        except asyncio.CancelledError:
+            code = "CANCELLED"
+            raise
+        except BaseException as exc:
+            if isinstance(exc, (grpc.aio.AbortError, GeneratorExit)):
+                raise
+            code = status_for(exc).name if isinstance(exc, SessiondError) else "INTERNAL"
+            await _abort(context, exc, method)
+        finally:
+            self.observe_rpc(method, code, time.perf_counter() - started)
+
+    return wrapper
+
+
+# ---------------------------------------------------------------- conversions
+
+
+def timestamp(value: str | None) -> Timestamp | None:
+    """RFC 3339 text → Timestamp (None stays None)."""
+    if not value:
+        return None
+    ts = Timestamp()
+    ts.FromJsonString(value)
+    return ts
+
+
+def usage_pb(u: Usage) -> pb.Usage:
+    """Domain usage → proto."""
+    return pb.Usage(
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_read_tokens=u.cache_read_tokens,
+        cache_write_tokens=u.cache_write_tokens,
+        cost_micros=u.cost_micros,
+        currency=u.currency,
+    )
+
+
+def message_pb(m: Message) -> pb.Message:
+    """Domain message → proto."""
+    out = pb.Message(
+        role=_ROLE_ENUM.get(m.role, pb.ROLE_UNSPECIFIED),
+        content=m.content,
+        tool_calls=[pb.ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls],
+        tool_call_id=m.tool_call_id,
+        name=m.name,
+        position=m.position,
+        created_at=timestamp(m.created_at),
+        trace_id=m.trace_id,
+    )
+    if m.synthetic_reason == "interrupted":
+        out.synthetic.reason = pb.SYNTHETIC_REASON_INTERRUPTED
+    return out
+
+
+def session_pb(s: SessionMeta) -> pb.Session:
+    """Domain session metadata → proto."""
+    return pb.Session(
+        id=s.id,
+        workdir=s.workdir,
+        created_at=timestamp(s.created_at),
+        updated_at=timestamp(s.updated_at),
+        usage=usage_pb(s.usage),
+        last_position=s.last_position,
+        stored=s.stored,
+        message_count=s.message_count,
+    )
+
+
+def message_from_pb(m: pb.Message) -> Message:
+    """Proto message → domain (role "unknown(N)" for unknown enum values; validation refuses it)."""
+    return Message(
+        role=_ROLE_NAME.get(m.role, f"unknown({m.role})"),
+        content=m.content,
+        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
+        tool_call_id=m.tool_call_id,
+        name=m.name,
+    )
+
+
+def trace_id_of(request_trace_id: str, context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """Trace id: the request's, else W3C ``traceparent`` metadata's, else a new one."""
+    if request_trace_id:
+        if len(request_trace_id) > _MAX_TRACE_ID or not request_trace_id.isprintable():
+            raise InvalidRequestError(
+                f"trace_id must be at most {_MAX_TRACE_ID} printable characters", reason=Reason.FIELD_TOO_LARGE
+            )
+        return request_trace_id
+    for key, value in context.invocation_metadata() or ():
+        if key == "traceparent" and isinstance(value, str):
+            match = _TRACEPARENT.match(value.strip().lower())
+            if match and match.group(1) != "0" * 32:
+                return match.group(1)
+    return uuid.uuid4().hex
+
+
+# ---------------------------------------------------------------- the servicer
+
+
+class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
+    """Implements claw.sessiond.v1.SessionService on a :class:`Store`."""
+
+    def __init__(self, store: Store, config: Config, owners: Owners) -> None:
+        self.store = store
+        self.config = config
+        self.owners = owners
+        self.draining = False
+        self.started = time.monotonic()
+        self.rpc_observers: list[Callable[[str, str, float], None]] = []
+
+    def observe_rpc(self, method: str, code: str, seconds: float) -> None:
+        """Report one finished RPC to the metrics observers."""
+        for observer in self.rpc_observers:
+            observer(method, code, seconds)
+
+    @_stream_edge
+    async def Load(self, request: pb.LoadRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        check_session_id(request.session_id)
+        check_workdir(request.workdir, required=True)
+        trace_id = trace_id_of(request.trace_id, context)
+        result = await self.store.load(request.session_id, request.workdir, trace_id, self.owners.is_live)
+        first = pb.LoadResponse(
+            session=session_pb(result.session),
+            repairs=[
+                pb.Repair(tool_call_id=r.tool_call_id, assistant_position=r.assistant_position, position=r.position)
+                for r in result.repairs
+            ],
+            in_flight=[
+                pb.InFlightCall(
+                    tool_call_id=c.tool_call_id,
+                    assistant_position=c.assistant_position,
+                    run_id=c.run_id,
+                    owner_pid=self.owners.pid_of(c.run_id),
+                )
+                for c in result.in_flight
+            ],
+            trace_id=trace_id,
+        )
+        chunk = first
+        size = chunk.ByteSize()
+        for message in result.messages:
+            item = message_pb(message)
+            item_size = item.ByteSize() + 8
+            if size + item_size > LOAD_CHUNK_BYTES and len(chunk.messages) > 0:
+                yield chunk
+                chunk = pb.LoadResponse()
+                size = 0
+            chunk.messages.append(item)
+            size += item_size
+        chunk.done = True
+        yield chunk
+
+    @_edge
+    async def Append(self, request: pb.AppendRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        trace_id = trace_id_of(request.trace_id, context)
+        if request.run_id:
+            self.owners.check_run(request.run_id, request.session_id)
+        job = prepare_append(
+            request.session_id,
+            [message_from_pb(m) for m in request.messages],
+            expected_last_position=request.expected_last_position,
+            request_id=request.request_id,
+            workdir=request.workdir,
+            run_id=request.run_id,
+            trace_id=trace_id,
+            max_message_bytes=self.config.max_message_bytes,
+            max_batch_messages=self.config.max_batch_messages,
+        )
+        result = await self.store.append(job)
+        return pb.AppendResponse(
+            first_position=result.first_position,
+            last_position=result.last_position,
+            replayed=result.replayed,
+            trace_id=result.trace_id,
+            created_at=timestamp(result.created_at),
+        )
+
+    @_edge
+    async def RecordUsage(self, request: pb.RecordUsageRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        check_session_id(request.session_id)
+        check_request_id(request.request_id)
+        check_workdir(request.workdir, required=False)
+        trace_id = trace_id_of(request.trace_id, context)
+        delta = prepare_usage(
+            UsageDelta(
+                request.input_tokens,
+                request.output_tokens,
+                request.cache_read_tokens,
+                request.cache_write_tokens,
+                request.cost_micros,
+                request.currency,
+                request.model,
+                request.pricing_version,
+            )
+        )
+        result = await self.store.record_usage(
+            request.session_id, delta, request_id=request.request_id, workdir=request.workdir, trace_id=trace_id
+        )
+        return pb.RecordUsageResponse(usage=usage_pb(result.usage), replayed=result.replayed, trace_id=result.trace_id)
+
+    @_edge
+    async def Clear(self, request: pb.ClearRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        check_session_id(request.session_id)
+        check_request_id(request.request_id)
+        check_workdir(request.workdir, required=False)
+        if request.expected_last_position < -1:
+            raise InvalidRequestError("expected_last_position must be -1, 0 or a position")
+        trace_id = trace_id_of(request.trace_id, context)
+        result = await self.store.clear(
+            request.session_id,
+            request_id=request.request_id,
+            expected_last_position=request.expected_last_position,
+            workdir=request.workdir,
+            trace_id=trace_id,
+        )
+        return pb.ClearResponse(position=result.position, replayed=result.replayed, trace_id=result.trace_id)
+
+    @_edge
+    async def RecordEvent(self, request: pb.RecordEventRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        check_session_id(request.session_id)
+        check_request_id(request.request_id)
+        kinds = {pb.EVENT_KIND_PERMISSION_DENIAL: "permission_denial", pb.EVENT_KIND_ERROR: "error"}
+        if request.kind not in kinds:
+            raise InvalidRequestError(
+                "kind must be EVENT_KIND_PERMISSION_DENIAL or EVENT_KIND_ERROR", reason=Reason.INVALID_EVENT
+            )
+        payload = parse_json_object(request.payload, "payload", self.config.max_message_bytes)
+        trace_id = trace_id_of(request.trace_id, context)
+        result = await self.store.record_event(
+            request.session_id, kinds[request.kind], payload, request_id=request.request_id, trace_id=trace_id
+        )
+        return pb.RecordEventResponse(event_id=result.event_id, replayed=result.replayed, trace_id=result.trace_id)
+
+    @_stream_edge
+    async def Attach(self, request: pb.AttachRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        check_session_id(request.session_id)
+        run = self.owners.register(request.session_id, int(request.pid), request.label)
+        try:
+            yield pb.AttachResponse(run_id=run.run_id, lease_seconds=self.config.lease_s)
+            await run.ended.wait()  # until the client goes away (cancellation) or shutdown
+        finally:
+            self.owners.unregister(run.run_id)
+
+    @_stream_edge
+    async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        raise SessiondError("Watch is not implemented yet", reason=Reason.INTERNAL)
+        yield  # pragma: no cover
+
+    @_edge
+    async def ListSessions(self, request: pb.ListSessionsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        limit = request.limit or 100
+        if not 0 < limit <= 10000:
+            raise InvalidRequestError("limit must be between 1 and 10000", reason=Reason.FIELD_TOO_LARGE)
+        rows = await self.store.list_sessions(request.id_contains, limit)
+        return pb.ListSessionsResponse(
+            sessions=[
+                pb.SessionSummary(
+                    id=r.id,
+                    message_count=r.message_count,
+                    usage=usage_pb(r.usage),
+                    updated_at=timestamp(r.updated_at),
+                    workdir=r.workdir,
+                    last_position=r.last_position,
+                )
+                for r in rows
+            ]
+        )
+
+    @_edge
+    async def GetUsage(self, request: pb.GetUsageRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        check_session_id(request.session_id)
+        total, by_model = await self.store.usage_by_model(request.session_id)
+        return pb.GetUsageResponse(
+            total=usage_pb(total),
+            by_model=[
+                pb.ModelUsage(model=m.model, pricing_version=m.pricing_version, usage=usage_pb(m.usage))
+                for m in by_model
+            ],
+        )
+
+    @_edge
+    async def Delete(self, request: pb.DeleteRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        check_session_id(request.session_id)
+        count = await self.store.delete(request.session_id)
+        _log.info("event=session_deleted events=%d", count)
+        return pb.DeleteResponse(events_deleted=count)
+
+    @_stream_edge
+    async def Export(self, request: pb.ExportRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        raise SessiondError("Export is not implemented yet", reason=Reason.INTERNAL)
+        yield  # pragma: no cover
+
+    @_edge
+    async def Import(self, request: pb.ImportRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        raise SessiondError("Import is not implemented yet", reason=Reason.INTERNAL)
+
+    @_edge
+    async def GetStats(self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        figures = await self.store.figures()
+        c = self.store.counters
+        return pb.GetStatsResponse(
+            sessions=figures["sessions"],
+            events=figures["events"],
+            database_bytes=figures["database_bytes"],
+            wal_bytes=figures["wal_bytes"],
+            schema_version=figures["schema_version"],
+            appends=c.appends,
+            messages_written=c.messages_written,
+            repairs=c.repairs,
+            write_failures=c.write_failures,
+            commits=c.commits,
+            active_watchers=0,
+            active_runs=self.owners.count(),
+            pid=os.getpid(),
+            uptime_seconds=time.monotonic() - self.started,
+            version=__version__,
+        )

@@ -1,0 +1,1075 @@
+"""The only module that speaks SQL: one write connection on one thread, read connections for Load.
+
+Writes go through :class:`_Writer`: one thread, one ``sqlite3`` connection,
+one queue. Whatever is queued while a transaction commits is taken together
+into the next ``BEGIN IMMEDIATE`` transaction (group commit); each request
+runs inside its own SAVEPOINT, so a request that fails validation against the
+stored state is rolled back alone and its neighbours still commit. A reply is
+delivered only after COMMIT returned (``synchronous=FULL``, read back at
+open). If the commit itself fails, every request of the batch gets the
+storage error: nothing was acknowledged.
+
+Reads (Load without repair, listings, exports) use aiosqlite connections
+opened read-only. A Load that finds interrupted tool calls hands over to the
+writer, which re-reads, repairs and reads the history in one transaction.
+
+sqlite3 errors are translated here, once, by :func:`_map_sqlite_errors`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import aiosqlite
+
+from . import schema
+from .errors import (
+    CorruptDatabaseError,
+    InvalidRequestError,
+    PreconditionError,
+    Reason,
+    SequenceConflictError,
+    SessiondError,
+    SessionNotFoundError,
+    StorageError,
+    StorageFullError,
+    StorageUnavailableError,
+    ToolCallStateError,
+)
+from .history import OpenCall, plan_repair, project
+from .model import (
+    EVENT_SCHEMA_VERSION,
+    INTERRUPTED_CONTENT,
+    AppendResult,
+    ClearResult,
+    Event,
+    EventResult,
+    InFlightCall,
+    LoadResult,
+    Message,
+    ModelUsage,
+    Repair,
+    SessionMeta,
+    SessionSummary,
+    ToolCall,
+    Usage,
+    UsageDelta,
+    UsageResult,
+    now_rfc3339,
+)
+
+__all__ = [
+    "AppendJob",
+    "PreparedMessage",
+    "Store",
+    "StoreCounters",
+    "check_database_file",
+    "fingerprint",
+    "message_from_payload",
+]
+
+_log = logging.getLogger("claw_sessiond.store")
+T = TypeVar("T")
+
+_SQLITE_HEADER: Final = b"SQLite format 3\x00"
+_MAX_INT64: Final = 2**63 - 1
+_READERS: Final = 2
+
+
+# ---------------------------------------------------------------- errors
+
+
+@contextlib.contextmanager
+def _map_sqlite_errors(path: Path | None = None) -> Iterator[None]:
+    """Translate sqlite3 errors into domain storage errors (keyed on the error name, never text)."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        where = f" ({path})" if path else ""
+        if name == "SQLITE_FULL":
+            raise StorageFullError(f"storage is full{where}: {exc}", reason=Reason.STORAGE_FULL) from exc
+        if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or name.startswith("SQLITE_CORRUPT"):
+            raise CorruptDatabaseError(f"database is corrupt{where}: {exc}", reason=Reason.CORRUPT_DATABASE) from exc
+        raise StorageUnavailableError(
+            f"storage failed{where}: {name or type(exc).__name__}: {exc}", reason=Reason.STORAGE_UNAVAILABLE
+        ) from exc
+
+
+# ---------------------------------------------------------------- prepared requests
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedMessage:
+    """A validated message ready to store: its event type and JSON payload."""
+
+    message: Message
+    event_type: str
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class AppendJob:
+    """A validated Append."""
+
+    session_id: str
+    messages: Sequence[PreparedMessage]
+    expected_last_position: int = 0
+    request_id: str = ""
+    fingerprint: str = ""
+    workdir: str = ""
+    run_id: str = ""
+    trace_id: str = ""
+
+
+def fingerprint(*parts: object) -> str:
+    """A stable hash of a request's content, to detect a reused request id."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def message_from_payload(position: int, event_type: str, trace_id: str, ts: str, payload: str) -> Message:
+    """Rebuild a :class:`Message` from a stored history event."""
+    data = json.loads(payload)
+    return Message(
+        role=data["role"],
+        content=data.get("content", ""),
+        tool_calls=tuple(ToolCall(c["id"], c.get("name", ""), c["arguments"]) for c in data.get("tool_calls", ())),
+        tool_call_id=data.get("tool_call_id", ""),
+        name=data.get("name", ""),
+        synthetic_reason=data.get("synthetic", "") if event_type == "repair" else "",
+        position=position,
+        created_at=ts,
+        trace_id=trace_id,
+    )
+
+
+@dataclass
+class StoreCounters:
+    """Running figures since start (read by metrics and GetStats)."""
+
+    appends: int = 0
+    messages_written: int = 0
+    repairs: int = 0
+    write_failures: int = 0
+    commits: int = 0
+    sessions_deleted: int = 0
+    commit_observers: list[Callable[[int, float, bool], None]] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- start-up checks
+
+
+def check_database_file(path: Path) -> None:
+    """Refuse a database file that is not a healthy claw-sessiond database, without writing it.
+
+    Opens the file read-only (``mode=ro``: the file descriptor cannot write),
+    checks the header, runs ``PRAGMA quick_check`` and the schema version.
+    A missing or empty file is a new database and passes.
+
+    Raises:
+        CorruptDatabaseError: naming the file and what is wrong.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        wal = Path(f"{path}-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise CorruptDatabaseError(
+                f"{path}: database is missing or empty but {wal} holds data; refusing to start",
+                reason=Reason.CORRUPT_DATABASE,
+            )
+        return
+    with open(path, "rb") as fh:
+        header = fh.read(100)
+    if not header.startswith(_SQLITE_HEADER):
+        raise CorruptDatabaseError(f"{path}: not an SQLite database (bad header)", reason=Reason.CORRUPT_DATABASE)
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise CorruptDatabaseError(f"{path}: cannot open: {exc}", reason=Reason.CORRUPT_DATABASE) from exc
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+        if [r[0] for r in rows] != ["ok"]:
+            detail = "; ".join(str(r[0]) for r in rows[:3])
+            raise CorruptDatabaseError(f"{path}: quick_check failed: {detail}", reason=Reason.CORRUPT_DATABASE)
+        try:
+            schema.pending(conn)
+        except CorruptDatabaseError as exc:
+            raise CorruptDatabaseError(f"{path}: {exc.message}", reason=Reason.CORRUPT_DATABASE) from exc
+    except sqlite3.Error as exc:
+        raise CorruptDatabaseError(
+            f"{path}: {getattr(exc, 'sqlite_errorname', '') or 'error'}: {exc}", reason=Reason.CORRUPT_DATABASE
+        ) from exc
+    finally:
+        conn.close()
+
+
+def _open_write_connection(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        conn.close()
+        raise StorageUnavailableError(f"{path}: journal_mode=WAL did not take effect (got {mode!r})")
+    conn.execute("PRAGMA synchronous = FULL")
+    sync = conn.execute("PRAGMA synchronous").fetchone()[0]
+    if int(sync) != 2:
+        conn.close()
+        raise StorageUnavailableError(f"{path}: synchronous=FULL did not take effect (got {sync!r})")
+    # Deleted content must not linger in freed pages (right to erasure).
+    conn.execute("PRAGMA secure_delete = ON")
+    conn.execute("PRAGMA foreign_keys = OFF")
+    return conn
+
+
+# ---------------------------------------------------------------- the writer
+
+
+@dataclass
+class _Job:
+    fn: Callable[[sqlite3.Connection], Any]
+    future: asyncio.Future[Any]
+    loop: asyncio.AbstractEventLoop
+    sessions: tuple[str, ...] = ()
+    after_commit: Callable[[sqlite3.Connection], None] | None = None
+
+
+_STOP: Final = object()
+
+
+class _Writer:
+    """One thread owning the write connection; group-commits queued jobs."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, max_batch: int, counters: StoreCounters) -> None:
+        self._conn = conn
+        self._path = path
+        self._max_batch = max_batch
+        self._counters = counters
+        self._queue: queue.SimpleQueue[_Job | object] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="claw-sessiond-writer", daemon=True)
+        self.on_commit: Callable[[set[str]], None] | None = None
+        self._thread.start()
+
+    async def submit(self, fn: Callable[[sqlite3.Connection], T], *sessions: str, after_commit: Any = None) -> T:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[T] = loop.create_future()
+        self._queue.put(_Job(fn, fut, loop, sessions, after_commit))
+        return await fut
+
+    def stop(self) -> None:
+        self._queue.put(_STOP)
+        self._thread.join()
+
+    # -- thread side
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is _STOP:
+                break
+            assert isinstance(first, _Job)
+            batch = [first]
+            stop_after = False
+            while len(batch) < self._max_batch:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is _STOP:
+                    stop_after = True
+                    break
+                assert isinstance(nxt, _Job)
+                batch.append(nxt)
+            self._run_batch(batch)
+            if stop_after:
+                break
+        self._close()
+
+    def _close(self) -> None:
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            _log.warning("event=checkpoint_failed error=%s", exc)
+        self._conn.close()
+
+    def _run_batch(self, batch: list[_Job]) -> None:
+        started = time.perf_counter()
+        results: list[tuple[bool, Any]] = []
+        conn = self._conn
+        try:
+            with _map_sqlite_errors(self._path):
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for job in batch:
+                        results.append(self._run_in_savepoint(job))
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+        except StorageError as exc:
+            if len(batch) > 1:
+                # A storage failure inside the batch: retry each request alone so
+                # that one request's failure is only its own.
+                for job in batch:
+                    self._run_batch([job])
+                return
+            self._counters.write_failures += 1
+            _log.error("event=write_failed error=%s", exc.message)
+            self._observe(len(batch), started, False)
+            self._deliver(batch, [(False, exc)] * len(batch))
+            return
+        self._counters.commits += 1
+        self._observe(len(batch), started, True)
+        for job in batch:
+            if job.after_commit is not None:
+                try:
+                    job.after_commit(conn)
+                except sqlite3.Error as exc:
+                    _log.warning("event=after_commit_failed error=%s", exc)
+        self._deliver(batch, results)
+
+    def _run_in_savepoint(self, job: _Job) -> tuple[bool, Any]:
+        conn = self._conn
+        conn.execute("SAVEPOINT job")
+        try:
+            value = job.fn(conn)
+        except SessiondError as exc:
+            conn.execute("ROLLBACK TO job")
+            conn.execute("RELEASE job")
+            return (False, exc)
+        except sqlite3.Error:
+            raise
+        except Exception as exc:  # a bug: fail this request alone, keep the batch
+            _log.exception("event=job_crashed")
+            conn.execute("ROLLBACK TO job")
+            conn.execute("RELEASE job")
+            return (False, exc)
+        conn.execute("RELEASE job")
+        return (True, value)
+
+    def _observe(self, size: int, started: float, ok: bool) -> None:
+        elapsed = time.perf_counter() - started
+        for observer in self._counters.commit_observers:
+            observer(size, elapsed, ok)
+
+    def _deliver(self, batch: list[_Job], results: list[tuple[bool, Any]]) -> None:
+        changed: set[str] = set()
+        for job, (ok, value) in zip(batch, results, strict=True):
+            if ok:
+                changed.update(job.sessions)
+            job.loop.call_soon_threadsafe(_settle, job.future, ok, value)
+        if changed and self.on_commit is not None and batch:
+            batch[0].loop.call_soon_threadsafe(self.on_commit, changed)
+
+
+def _settle(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if fut.done():  # the caller went away (cancelled); the write stands, its retry replays it
+        return
+    if ok:
+        fut.set_result(value)
+    else:
+        fut.set_exception(value)
+
+
+# ---------------------------------------------------------------- SQL helpers (caller's transaction)
+
+_SESSION_COLS: Final = (
+    "session_id, workdir, created_at, updated_at, last_position, clear_position, message_count, "
+    "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, currency"
+)
+
+
+@dataclass(slots=True)
+class _Row:
+    session_id: str
+    workdir: str
+    created_at: str
+    updated_at: str
+    last_position: int
+    clear_position: int
+    message_count: int
+    usage: Usage
+
+
+def _row(values: Sequence[Any] | None) -> _Row | None:
+    if values is None:
+        return None
+    return _Row(values[0], values[1], values[2], values[3], values[4], values[5], values[6], Usage(*values[7:13]))
+
+
+def _meta(row: _Row | None, session_id: str, workdir: str | None) -> SessionMeta:
+    if row is None:
+        return SessionMeta(session_id, workdir or "", None, None, Usage(), 0, False, 0)
+    return SessionMeta(
+        session_id,
+        workdir if workdir else row.workdir,
+        row.created_at,
+        row.updated_at,
+        row.usage,
+        row.last_position,
+        True,
+        row.message_count,
+    )
+
+
+def _session_in_tx(conn: sqlite3.Connection, session_id: str) -> _Row | None:
+    return _row(conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,)).fetchone())
+
+
+def _ensure_session_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, now: str) -> _Row:
+    row = _session_in_tx(conn, session_id)
+    if row is not None:
+        return row
+    conn.execute(
+        "INSERT INTO sessions(session_id, workdir, created_at, updated_at) VALUES (?, ?, ?, ?)",
+        (session_id, workdir, now, now),
+    )
+    return _Row(session_id, workdir, now, now, 0, 0, 0, Usage())
+
+
+def _replay_in_tx(conn: sqlite3.Connection, session_id: str, request_id: str, kind: str, fp: str) -> Any | None:
+    """The stored result of an earlier request with this id, or None."""
+    if not request_id:
+        return None
+    found = conn.execute(
+        "SELECT kind, fingerprint, result FROM requests WHERE session_id = ? AND request_id = ?",
+        (session_id, request_id),
+    ).fetchone()
+    if found is None:
+        return None
+    if found[0] != kind or found[1] != fp:
+        raise InvalidRequestError(
+            f"request id {request_id!r} was already used for a different {found[0]} request on this session; "
+            "use a new request id for new content",
+            reason=Reason.REQUEST_ID_REUSED,
+            request_id=request_id,
+        )
+    return json.loads(found[2])
+
+
+def _remember_in_tx(
+    conn: sqlite3.Connection, session_id: str, request_id: str, kind: str, fp: str, result: Any
+) -> None:
+    if request_id:
+        conn.execute(
+            "INSERT INTO requests(session_id, request_id, kind, fingerprint, result) VALUES (?, ?, ?, ?, ?)",
+            (session_id, request_id, kind, fp, json.dumps(result)),
+        )
+
+
+def _check_expected(expected: int, actual: int) -> None:
+    if expected == 0:
+        return
+    want = 0 if expected == -1 else expected
+    if want != actual:
+        raise SequenceConflictError(
+            f"session changed: expected last position {want}, it is {actual}; reload and retry",
+            reason=Reason.SEQUENCE_CONFLICT,
+            expected=want,
+            actual=actual,
+        )
+
+
+def _insert_event_in_tx(
+    conn: sqlite3.Connection,
+    session_id: str,
+    position: int | None,
+    event_type: str,
+    trace_id: str,
+    ts: str,
+    payload: str,
+) -> int:
+    cur = conn.execute(
+        "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (session_id, position, event_type, trace_id, ts, EVENT_SCHEMA_VERSION, payload),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def _history_in_tx(conn: sqlite3.Connection | Any, session_id: str, after: int) -> list[Message]:
+    rows = conn.execute(
+        "SELECT position, type, trace_id, ts, payload FROM events "
+        "WHERE session_id = ? AND position > ? AND type != 'clear' ORDER BY position",
+        (session_id, after),
+    ).fetchall()
+    return [message_from_payload(*r) for r in rows]
+
+
+def _open_calls_in_tx(conn: sqlite3.Connection, session_id: str) -> list[OpenCall]:
+    rows = conn.execute(
+        "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls "
+        "WHERE session_id = ? AND result_position IS NULL",
+        (session_id,),
+    ).fetchall()
+    return [OpenCall(*r) for r in rows]
+
+
+def _append_in_tx(conn: sqlite3.Connection, job: AppendJob) -> AppendResult:
+    replay = _replay_in_tx(conn, job.session_id, job.request_id, "append", job.fingerprint)
+    if replay is not None:
+        return AppendResult(replay["first"], replay["last"], replay["at"], replay["trace"], replayed=True)
+    now = now_rfc3339()
+    row = _session_in_tx(conn, job.session_id)
+    _check_expected(job.expected_last_position, row.last_position if row else 0)
+    if row is None:
+        row = _ensure_session_in_tx(conn, job.session_id, job.workdir, now)
+    position = row.last_position
+    first = position + 1
+    for prepared in job.messages:
+        position += 1
+        msg = prepared.message
+        if msg.role == "tool":
+            found = conn.execute(
+                "SELECT result_position FROM tool_calls WHERE session_id = ? AND call_id = ?",
+                (job.session_id, msg.tool_call_id),
+            ).fetchone()
+            if found is None:
+                raise ToolCallStateError(
+                    f"tool result for unknown tool call {msg.tool_call_id!r}: no assistant message in the visible "
+                    "history made that call",
+                    reason=Reason.UNKNOWN_TOOL_CALL,
+                    tool_call_id=msg.tool_call_id,
+                )
+            if found[0] is not None:
+                raise ToolCallStateError(
+                    f"tool call {msg.tool_call_id!r} already has a result (position {found[0]}); if that result is "
+                    "a synthetic 'interrupted' one, the call was repaired after its run ended",
+                    reason=Reason.TOOL_CALL_ALREADY_ANSWERED,
+                    tool_call_id=msg.tool_call_id,
+                    result_position=found[0],
+                )
+            conn.execute(
+                "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
+                (position, job.session_id, msg.tool_call_id),
+            )
+        for index, call in enumerate(msg.tool_calls):
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO tool_calls(session_id, call_id, assistant_position, call_index, run_id) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (job.session_id, call.id, position, index, job.run_id),
+            )
+            if cur.rowcount == 0:
+                raise InvalidRequestError(
+                    f"duplicate tool call id {call.id!r}: the session's visible history already has a call with it",
+                    reason=Reason.DUPLICATE_TOOL_CALL_ID,
+                    tool_call_id=call.id,
+                )
+        _insert_event_in_tx(conn, job.session_id, position, prepared.event_type, job.trace_id, now, prepared.payload)
+    conn.execute(
+        "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ?, "
+        "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
+        (position, len(job.messages), now, job.workdir, job.workdir, job.session_id),
+    )
+    result = AppendResult(first, position, now, job.trace_id)
+    _remember_in_tx(
+        conn,
+        job.session_id,
+        job.request_id,
+        "append",
+        job.fingerprint,
+        {"first": first, "last": position, "at": now, "trace": job.trace_id},
+    )
+    return result
+
+
+def _repair_in_tx(
+    conn: sqlite3.Connection, session_id: str, workdir: str, trace_id: str, is_live: Callable[[str], bool]
+) -> LoadResult:
+    """Re-read, repair interrupted calls and read the history, all in the caller's write transaction."""
+    row = _session_in_tx(conn, session_id)
+    if row is None:
+        return LoadResult(_meta(None, session_id, workdir), [])
+    to_repair, in_flight = plan_repair(_open_calls_in_tx(conn, session_id), is_live)
+    repairs: list[Repair] = []
+    if to_repair:
+        now = now_rfc3339()
+        position = row.last_position
+        names = _call_names_in_tx(conn, session_id, {c.assistant_position for c in to_repair})
+        for call in to_repair:
+            position += 1
+            payload: dict[str, object] = {
+                "role": "tool",
+                "content": INTERRUPTED_CONTENT,
+                "tool_call_id": call.tool_call_id,
+                "synthetic": "interrupted",
+            }
+            name = names.get(call.tool_call_id, "")
+            if name:
+                payload["name"] = name
+            _insert_event_in_tx(conn, session_id, position, "repair", trace_id, now, json.dumps(payload))
+            conn.execute(
+                "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
+                (position, session_id, call.tool_call_id),
+            )
+            repairs.append(Repair(call.tool_call_id, call.assistant_position, position))
+        conn.execute(
+            "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ?, "
+            "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
+            (position, len(repairs), now, workdir, workdir, session_id),
+        )
+        row = _session_in_tx(conn, session_id)
+    messages = project(_history_in_tx(conn, session_id, row.clear_position if row else 0))
+    flights = [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id) for c in in_flight]
+    return LoadResult(_meta(row, session_id, workdir), messages, repairs, flights)
+
+
+def _call_names_in_tx(conn: sqlite3.Connection, session_id: str, positions: set[int]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for pos in positions:
+        found = conn.execute(
+            "SELECT payload FROM events WHERE session_id = ? AND position = ?", (session_id, pos)
+        ).fetchone()
+        if found:
+            for call in json.loads(found[0]).get("tool_calls", ()):
+                names[call["id"]] = call.get("name", "")
+    return names
+
+
+def _usage_in_tx(
+    conn: sqlite3.Connection,
+    session_id: str,
+    delta: UsageDelta,
+    request_id: str,
+    fp: str,
+    workdir: str,
+    trace_id: str,
+) -> UsageResult:
+    replay = _replay_in_tx(conn, session_id, request_id, "usage", fp)
+    if replay is not None:
+        return UsageResult(Usage(**replay["usage"]), replay["trace"], replayed=True)
+    now = now_rfc3339()
+    row = _ensure_session_in_tx(conn, session_id, workdir, now)
+    old = row.usage
+    if delta.cost_micros and old.currency and delta.currency != old.currency:
+        raise PreconditionError(
+            f"session costs are recorded in {old.currency}; got cost in {delta.currency!r}",
+            reason=Reason.CURRENCY_MISMATCH,
+            currency=old.currency,
+        )
+    new = Usage(
+        old.input_tokens + delta.input_tokens,
+        old.output_tokens + delta.output_tokens,
+        old.cache_read_tokens + delta.cache_read_tokens,
+        old.cache_write_tokens + delta.cache_write_tokens,
+        old.cost_micros + delta.cost_micros,
+        old.currency or (delta.currency if delta.cost_micros else ""),
+    )
+    if max(new.input_tokens, new.output_tokens, new.cache_read_tokens, new.cache_write_tokens, new.cost_micros) > (
+        _MAX_INT64
+    ):
+        raise InvalidRequestError(
+            "usage totals would overflow a 64-bit integer", reason=Reason.INVALID_USAGE, session_id=session_id
+        )
+    conn.execute(
+        "UPDATE sessions SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, "
+        "cost_micros = ?, currency = ?, updated_at = ?, workdir = CASE WHEN ? != '' THEN ? ELSE workdir END "
+        "WHERE session_id = ?",
+        (
+            new.input_tokens,
+            new.output_tokens,
+            new.cache_read_tokens,
+            new.cache_write_tokens,
+            new.cost_micros,
+            new.currency,
+            now,
+            workdir,
+            workdir,
+            session_id,
+        ),
+    )
+    conn.execute(
+        "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "
+        "cache_read_tokens, cache_write_tokens, cost_micros, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(session_id, model, pricing_version) DO UPDATE SET "
+        "input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, "
+        "cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, "
+        "cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, "
+        "cost_micros = cost_micros + excluded.cost_micros, "
+        "currency = CASE WHEN currency = '' THEN excluded.currency ELSE currency END",
+        (
+            session_id,
+            delta.model,
+            delta.pricing_version,
+            delta.input_tokens,
+            delta.output_tokens,
+            delta.cache_read_tokens,
+            delta.cache_write_tokens,
+            delta.cost_micros,
+            delta.currency if delta.cost_micros else "",
+        ),
+    )
+    payload = {
+        "model": delta.model,
+        "pricing_version": delta.pricing_version,
+        "input_tokens": delta.input_tokens,
+        "output_tokens": delta.output_tokens,
+        "cache_read_tokens": delta.cache_read_tokens,
+        "cache_write_tokens": delta.cache_write_tokens,
+        "cost_micros": delta.cost_micros,
+        "currency": delta.currency,
+    }
+    _insert_event_in_tx(conn, session_id, None, "usage", trace_id, now, json.dumps(payload))
+    usage_dict = {
+        "input_tokens": new.input_tokens,
+        "output_tokens": new.output_tokens,
+        "cache_read_tokens": new.cache_read_tokens,
+        "cache_write_tokens": new.cache_write_tokens,
+        "cost_micros": new.cost_micros,
+        "currency": new.currency,
+    }
+    _remember_in_tx(conn, session_id, request_id, "usage", fp, {"usage": usage_dict, "trace": trace_id})
+    return UsageResult(new, trace_id)
+
+
+def _clear_in_tx(
+    conn: sqlite3.Connection, session_id: str, request_id: str, fp: str, expected: int, workdir: str, trace_id: str
+) -> ClearResult:
+    replay = _replay_in_tx(conn, session_id, request_id, "clear", fp)
+    if replay is not None:
+        return ClearResult(replay["position"], replay["trace"], replayed=True)
+    now = now_rfc3339()
+    row = _session_in_tx(conn, session_id)
+    _check_expected(expected, row.last_position if row else 0)
+    if row is None:
+        row = _ensure_session_in_tx(conn, session_id, workdir, now)
+    position = row.last_position + 1
+    _insert_event_in_tx(conn, session_id, position, "clear", trace_id, now, "{}")
+    conn.execute("DELETE FROM tool_calls WHERE session_id = ?", (session_id,))
+    conn.execute(
+        "UPDATE sessions SET last_position = ?, clear_position = ?, message_count = 0, updated_at = ?, "
+        "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
+        (position, position, now, workdir, workdir, session_id),
+    )
+    _remember_in_tx(conn, session_id, request_id, "clear", fp, {"position": position, "trace": trace_id})
+    return ClearResult(position, trace_id)
+
+
+def _record_event_in_tx(
+    conn: sqlite3.Connection, session_id: str, event_type: str, payload: str, request_id: str, fp: str, trace_id: str
+) -> EventResult:
+    replay = _replay_in_tx(conn, session_id, request_id, "event", fp)
+    if replay is not None:
+        return EventResult(replay["event_id"], replay["trace"], replayed=True)
+    now = now_rfc3339()
+    _ensure_session_in_tx(conn, session_id, "", now)
+    event_id = _insert_event_in_tx(conn, session_id, None, event_type, trace_id, now, payload)
+    conn.execute("UPDATE sessions SET updated_at = ? WHERE session_id = ?", (now, session_id))
+    _remember_in_tx(conn, session_id, request_id, "event", fp, {"event_id": event_id, "trace": trace_id})
+    return EventResult(event_id, trace_id)
+
+
+_SESSION_TABLES: Final = ("events", "tool_calls", "requests", "usage_by_model", "sessions")
+
+
+def _delete_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
+    count = int(conn.execute("SELECT count(*) FROM events WHERE session_id = ?", (session_id,)).fetchone()[0])
+    for table in _SESSION_TABLES:
+        conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+    return count
+
+
+def _checkpoint(conn: sqlite3.Connection) -> None:
+    """Fold the WAL into the database and truncate it (so deleted bytes leave the -wal file)."""
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+# ---------------------------------------------------------------- the store
+
+
+class Store:
+    """Sessions in one SQLite database. All methods are coroutines on the daemon's loop.
+
+    Use :meth:`open` to create one; :meth:`close` checkpoints the WAL.
+    """
+
+    def __init__(self, path: Path, writer: _Writer, readers: list[aiosqlite.Connection], counters: StoreCounters):
+        self.path = path
+        self._writer = writer
+        self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        for reader in readers:
+            self._readers.put_nowait(reader)
+        self._all_readers = readers
+        self.counters = counters
+        self.applied_migrations: list[str] = []
+
+    # -- life cycle
+
+    @classmethod
+    async def open(cls, path: Path, *, busy_timeout_ms: int = 5000, max_group_commit: int = 512) -> Store:
+        """Check, open and migrate the database at ``path``.
+
+        Raises:
+            CorruptDatabaseError: the file is damaged or not ours (its bytes are not touched).
+            StorageError: the file cannot be opened for writing (read-only file system, ...).
+        """
+        await asyncio.to_thread(check_database_file, path)
+
+        def open_writer() -> tuple[sqlite3.Connection, list[str]]:
+            with _map_sqlite_errors(path):
+                conn = _open_write_connection(path, busy_timeout_ms)
+                try:
+                    applied = schema.migrate(conn)
+                except BaseException:
+                    conn.close()
+                    raise
+                return conn, applied
+
+        try:
+            conn, applied = await asyncio.to_thread(open_writer)
+        except CorruptDatabaseError:
+            raise
+        except StorageError as exc:
+            raise StorageUnavailableError(f"{path}: cannot open for writing: {exc.message}") from exc
+        for perm_path in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(perm_path, 0o600)
+        counters = StoreCounters()
+        writer = _Writer(conn, path, max_group_commit, counters)
+        readers = []
+        try:
+            for _ in range(_READERS):
+                reader = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+                await reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+                readers.append(reader)
+        except BaseException:
+            for reader in readers:
+                await reader.close()
+            await asyncio.to_thread(writer.stop)
+            raise
+        store = cls(path, writer, readers, counters)
+        store.applied_migrations = applied
+        return store
+
+    async def close(self) -> None:
+        """Finish queued writes, checkpoint (TRUNCATE) and close every connection."""
+        for reader in self._all_readers:
+            await reader.close()
+        await asyncio.to_thread(self._writer.stop)
+
+    def set_commit_listener(self, listener: Callable[[set[str]], None]) -> None:
+        """Call ``listener(session_ids)`` on the loop after each commit that changed them."""
+        self._writer.on_commit = listener
+
+    @contextlib.asynccontextmanager
+    async def _reader(self) -> Any:
+        conn = await self._readers.get()
+        try:
+            with _map_sqlite_errors(self.path):
+                yield conn
+        finally:
+            self._readers.put_nowait(conn)
+
+    # -- reads and Load
+
+    async def load(
+        self, session_id: str, workdir: str, trace_id: str, is_live: Callable[[str], bool] = lambda _r: False
+    ) -> LoadResult:
+        """Get-or-create read: nothing is written for an unknown or paired session.
+
+        Interrupted calls (open, not owned by a live run) are repaired by the
+        writer, which reads the history in the same transaction.
+        """
+        async with self._reader() as conn:
+            await conn.execute("BEGIN")
+            try:
+                cur = await conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
+                row = _row(await cur.fetchone())
+                if row is None:
+                    return LoadResult(_meta(None, session_id, workdir), [])
+                rows = await conn.execute_fetchall(
+                    "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls "
+                    "WHERE session_id = ? AND result_position IS NULL",
+                    (session_id,),
+                )
+                to_repair, in_flight = plan_repair([OpenCall(*r) for r in rows], is_live)
+                if not to_repair:
+                    history = await conn.execute_fetchall(
+                        "SELECT position, type, trace_id, ts, payload FROM events "
+                        "WHERE session_id = ? AND position > ? AND type != 'clear' ORDER BY position",
+                        (session_id, row.clear_position),
+                    )
+                    messages = project([message_from_payload(*r) for r in history])
+                    flights = [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id) for c in in_flight]
+                    return LoadResult(_meta(row, session_id, workdir), messages, [], flights)
+            finally:
+                await conn.execute("COMMIT")
+        result = await self._writer.submit(
+            lambda c: _repair_in_tx(c, session_id, workdir, trace_id, is_live), session_id
+        )
+        self.counters.repairs += len(result.repairs)
+        if result.repairs:
+            _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
+        return result
+
+    async def history_after(self, session_id: str, after_position: int, limit: int) -> list[tuple[int, Message | None]]:
+        """History events (position, message or None for a clear) after a position, in commit order."""
+        async with self._reader() as conn:
+            rows = await conn.execute_fetchall(
+                "SELECT position, type, trace_id, ts, payload FROM events "
+                "WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?",
+                (session_id, after_position, limit),
+            )
+        return [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows]
+
+    async def list_sessions(self, id_contains: str, limit: int) -> list[SessionSummary]:
+        """Sessions whose id contains ``id_contains``, most recently updated first."""
+        pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        async with self._reader() as conn:
+            rows = await conn.execute_fetchall(
+                f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id LIKE ? ESCAPE '\\' "
+                "ORDER BY updated_at DESC, session_id LIMIT ?",
+                (pattern, limit),
+            )
+        out = []
+        for values in rows:
+            r = _row(values)
+            assert r is not None
+            out.append(SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage))
+        return out
+
+    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
+        """Session totals and the per-model breakdown.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+        """
+        async with self._reader() as conn:
+            cur = await conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
+            row = _row(await cur.fetchone())
+            if row is None:
+                raise SessionNotFoundError(f"session {session_id!r} is not stored", session_id=session_id)
+            rows = await conn.execute_fetchall(
+                "SELECT model, pricing_version, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
+                "cost_micros, currency FROM usage_by_model WHERE session_id = ? ORDER BY model, pricing_version",
+                (session_id,),
+            )
+        return row.usage, [ModelUsage(r[0], r[1], Usage(*r[2:8])) for r in rows]
+
+    async def events(self, session_id: str | None, after_event_id: int = 0, limit: int = 1000) -> list[Event]:
+        """Events of one session (or all) in event-id order, for export."""
+        sql = "SELECT event_id, session_id, position, type, trace_id, ts, schema_version, payload FROM events "
+        params: tuple[Any, ...]
+        if session_id is None:
+            sql += "WHERE event_id > ? ORDER BY event_id LIMIT ?"
+            params = (after_event_id, limit)
+        else:
+            sql += "WHERE session_id = ? AND event_id > ? ORDER BY event_id LIMIT ?"
+            params = (session_id, after_event_id, limit)
+        async with self._reader() as conn:
+            rows = await conn.execute_fetchall(sql, params)
+        return [Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
+
+    async def session_meta(self, session_id: str) -> SessionMeta:
+        """Stored metadata of a session (``stored`` False if it has no row)."""
+        async with self._reader() as conn:
+            cur = await conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
+            return _meta(_row(await cur.fetchone()), session_id, None)
+
+    async def figures(self) -> dict[str, int]:
+        """Sessions, events, database and WAL bytes, schema version."""
+        async with self._reader() as conn:
+            sessions = (await conn.execute_fetchall("SELECT count(*) FROM sessions"))[0][0]
+            events = (await conn.execute_fetchall("SELECT count(*) FROM events"))[0][0]
+            version = (await conn.execute_fetchall("PRAGMA user_version"))[0][0]
+
+        def size(p: Path) -> int:
+            try:
+                return p.stat().st_size
+            except FileNotFoundError:
+                return 0
+
+        return {
+            "sessions": int(sessions),
+            "events": int(events),
+            "database_bytes": size(self.path),
+            "wal_bytes": size(Path(f"{self.path}-wal")),
+            "schema_version": int(version),
+        }
+
+    # -- writes
+
+    async def append(self, job: AppendJob) -> AppendResult:
+        """Append validated messages, all or none.
+
+        Raises:
+            SequenceConflictError, ToolCallStateError, InvalidRequestError, StorageError.
+        """
+        result = await self._writer.submit(lambda c: _append_in_tx(c, job), job.session_id)
+        if not result.replayed:
+            self.counters.appends += 1
+            self.counters.messages_written += len(job.messages)
+        return result
+
+    async def record_usage(
+        self, session_id: str, delta: UsageDelta, *, request_id: str, workdir: str, trace_id: str
+    ) -> UsageResult:
+        """Add usage to the session's totals (creating the session if needed)."""
+        fp = fingerprint("usage", session_id, delta.__repr__(), workdir)
+        return await self._writer.submit(
+            lambda c: _usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id)
+        )
+
+    async def clear(
+        self, session_id: str, *, request_id: str, expected_last_position: int, workdir: str, trace_id: str
+    ) -> ClearResult:
+        """Record a clear: the visible history starts after it; usage is kept."""
+        fp = fingerprint("clear", session_id, expected_last_position, workdir)
+        return await self._writer.submit(
+            lambda c: _clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+            session_id,
+        )
+
+    async def record_event(
+        self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str
+    ) -> EventResult:
+        """Store an audit event (permission denial, error)."""
+        fp = fingerprint("event", session_id, event_type, payload)
+        return await self._writer.submit(
+            lambda c: _record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
+        )
+
+    async def delete(self, session_id: str) -> int:
+        """Erase a session and checkpoint, so its bytes leave both files. Returns events removed."""
+        count = await self._writer.submit(lambda c: _delete_in_tx(c, session_id), after_commit=_checkpoint)
+        if count:
+            self.counters.sessions_deleted += 1
+        return count
+
+    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
+        """Ids of sessions whose last change is older than ``cutoff_rfc3339``."""
+        async with self._reader() as conn:
+            rows = await conn.execute_fetchall(
+                "SELECT session_id FROM sessions WHERE updated_at < ? ORDER BY updated_at", (cutoff_rfc3339,)
+            )
+        return [r[0] for r in rows]
+
+    async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
+        """Delete the whole session only if it is still older than the cutoff (retention)."""
+
+        def run(conn: sqlite3.Connection) -> int:
+            row = _session_in_tx(conn, session_id)
+            if row is None or row.updated_at >= cutoff_rfc3339:
+                return 0
+            return _delete_in_tx(conn, session_id)
+
+        count = await self._writer.submit(run, after_commit=_checkpoint)
+        if count:
+            self.counters.sessions_deleted += 1
+        return count
+
+    async def run_write(self, fn: Callable[[sqlite3.Connection], T], *sessions: str) -> T:
+        """Run ``fn(conn)`` in the writer's transaction (for importers). ``fn`` must use only this module's SQL."""
+        return await self._writer.submit(fn, *sessions)

@@ -1,0 +1,209 @@
+"""Request validation (pure): raw request values in, prepared domain objects out.
+
+Everything a request can be refused for without looking at storage is
+checked here, before anything is queued for the writer, so a rejected
+request never reaches a transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Final
+
+from .errors import InvalidRequestError, Reason
+from .ids import check_request_id, check_session_id
+from .model import Message, ToolCall, UsageDelta
+from .store import AppendJob, PreparedMessage, fingerprint
+
+__all__ = [
+    "MAX_NAME_BYTES",
+    "check_workdir",
+    "parse_json_object",
+    "prepare_append",
+    "prepare_usage",
+]
+
+MAX_NAME_BYTES: Final = 256
+MAX_WORKDIR_BYTES: Final = 4096
+_EVENT_TYPE: Final[dict[str, str]] = {
+    "system": "system_message",
+    "user": "user_message",
+    "assistant": "assistant_message",
+    "tool": "tool_result",
+}
+_ROLES: Final[frozenset[str]] = frozenset(_EVENT_TYPE)
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _reject_constant(value: str) -> object:
+    raise ValueError(f"{value} is not valid JSON")
+
+
+def _parse_json(text: str) -> object:
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+
+
+def check_workdir(workdir: str, *, required: bool) -> str:
+    """A workdir must be an absolute path (or empty where it is optional).
+
+    Raises:
+        InvalidRequestError: reason INVALID_WORKDIR.
+    """
+    if not workdir:
+        if required:
+            raise InvalidRequestError(
+                "workdir is required: pass the caller's absolute working folder", reason=Reason.INVALID_WORKDIR
+            )
+        return workdir
+    if _utf8_len(workdir) > MAX_WORKDIR_BYTES or "\x00" in workdir or not os.path.isabs(workdir):
+        raise InvalidRequestError(
+            f"workdir must be an absolute path of at most {MAX_WORKDIR_BYTES} bytes without NUL",
+            reason=Reason.INVALID_WORKDIR,
+        )
+    return workdir
+
+
+def parse_json_object(text: str, what: str, max_bytes: int) -> str:
+    """Validate a JSON object text and return it normalised (compact).
+
+    Raises:
+        InvalidRequestError: not JSON, not an object, or too large.
+    """
+    if _utf8_len(text) > max_bytes:
+        raise InvalidRequestError(f"{what} is larger than {max_bytes} bytes", reason=Reason.FIELD_TOO_LARGE)
+    try:
+        value = _parse_json(text or "{}")
+    except ValueError as exc:
+        raise InvalidRequestError(f"{what} is not valid JSON: {exc}", reason=Reason.INVALID_EVENT) from exc
+    if not isinstance(value, dict):
+        raise InvalidRequestError(f"{what} must be a JSON object", reason=Reason.INVALID_EVENT)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[str]) -> PreparedMessage:
+    where = f"messages[{index}]"
+
+    def bad(why: str, reason: Reason = Reason.INVALID_MESSAGE) -> InvalidRequestError:
+        return InvalidRequestError(f"{where}: {why}", reason=reason, index=index)
+
+    if msg.role not in _ROLES:
+        raise bad(f"unknown role {msg.role!r} (use system, user, assistant or tool)")
+    size = _utf8_len(msg.content) + _utf8_len(msg.name)
+    if _utf8_len(msg.name) > MAX_NAME_BYTES:
+        raise bad(f"name is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
+    if msg.role == "tool":
+        if not msg.tool_call_id:
+            raise bad("a tool message needs tool_call_id (the id of the call it answers)")
+    elif msg.tool_call_id:
+        raise bad("only a tool message may carry tool_call_id")
+    if msg.tool_calls and msg.role != "assistant":
+        raise bad("only an assistant message may carry tool_calls")
+    payload: dict[str, object] = {"role": msg.role}
+    if msg.content:
+        payload["content"] = msg.content
+    calls = []
+    for j, call in enumerate(msg.tool_calls):
+        if not call.id:
+            raise bad(f"tool_calls[{j}] has no id")
+        if not call.name:
+            raise bad(f"tool_calls[{j}] has no name")
+        if _utf8_len(call.id) > MAX_NAME_BYTES or _utf8_len(call.name) > MAX_NAME_BYTES:
+            raise bad(f"tool_calls[{j}] id or name is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
+        if call.id in seen_calls:
+            raise bad(f"duplicate tool call id {call.id!r} in this request", Reason.DUPLICATE_TOOL_CALL_ID)
+        seen_calls.add(call.id)
+        size += _utf8_len(call.arguments)
+        if size > max_bytes:
+            raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
+        try:
+            _parse_json(call.arguments)
+        except ValueError as exc:
+            raise bad(
+                f"tool_calls[{j}] ({call.name}) arguments are not valid JSON: {exc}", Reason.ARGUMENTS_NOT_JSON
+            ) from exc
+        calls.append({"id": call.id, "name": call.name, "arguments": call.arguments})
+    if size > max_bytes:
+        raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
+    if calls:
+        payload["tool_calls"] = calls
+    if msg.tool_call_id:
+        if _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
+            raise bad(f"tool_call_id is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
+        payload["tool_call_id"] = msg.tool_call_id
+    if msg.name:
+        payload["name"] = msg.name
+    stored = Message(
+        role=msg.role,
+        content=msg.content,
+        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in msg.tool_calls),
+        tool_call_id=msg.tool_call_id,
+        name=msg.name,
+    )
+    return PreparedMessage(stored, _EVENT_TYPE[msg.role], json.dumps(payload, ensure_ascii=False))
+
+
+def prepare_append(
+    session_id: str,
+    messages: Sequence[Message],
+    *,
+    expected_last_position: int,
+    request_id: str,
+    workdir: str,
+    run_id: str,
+    trace_id: str,
+    max_message_bytes: int,
+    max_batch_messages: int,
+) -> AppendJob:
+    """Validate an Append and build the writer's job.
+
+    Raises:
+        InvalidRequestError: the first problem found, naming the message index.
+    """
+    check_session_id(session_id)
+    check_request_id(request_id)
+    check_workdir(workdir, required=False)
+    if not messages:
+        raise InvalidRequestError("an append needs at least one message", reason=Reason.EMPTY_BATCH)
+    if len(messages) > max_batch_messages:
+        raise InvalidRequestError(
+            f"an append takes at most {max_batch_messages} messages (got {len(messages)})",
+            reason=Reason.FIELD_TOO_LARGE,
+        )
+    if expected_last_position < -1:
+        raise InvalidRequestError(
+            "expected_last_position must be -1 (new session), 0 (no check) or a position",
+            reason=Reason.INVALID_MESSAGE,
+        )
+    seen: set[str] = set()
+    prepared = [_prepare_message(i, m, max_message_bytes, seen) for i, m in enumerate(messages)]
+    fp = fingerprint("append", session_id, [p.payload for p in prepared], expected_last_position, workdir, run_id)
+    return AppendJob(session_id, prepared, expected_last_position, request_id, fp, workdir, run_id, trace_id)
+
+
+def prepare_usage(delta: UsageDelta) -> UsageDelta:
+    """Check a usage delta: non-negative counts, currency with cost, short labels.
+
+    Raises:
+        InvalidRequestError: reason INVALID_USAGE.
+    """
+    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros"):
+        if getattr(delta, name) < 0:
+            raise InvalidRequestError(f"{name} must not be negative", reason=Reason.INVALID_USAGE)
+    if delta.cost_micros and not delta.currency:
+        raise InvalidRequestError("currency is required when cost_micros > 0", reason=Reason.INVALID_USAGE)
+    if delta.currency and (len(delta.currency) != 3 or not delta.currency.isalpha() or not delta.currency.isupper()):
+        raise InvalidRequestError(
+            f"currency must be an ISO 4217 code such as USD (got {delta.currency!r})", reason=Reason.INVALID_USAGE
+        )
+    for name in ("model", "pricing_version"):
+        if _utf8_len(getattr(delta, name)) > MAX_NAME_BYTES:
+            raise InvalidRequestError(f"{name} is longer than {MAX_NAME_BYTES} bytes", reason=Reason.FIELD_TOO_LARGE)
+    return delta

@@ -190,7 +190,7 @@ def _load_commands() -> None:
     """Import the modules that register subcommands in :data:`COMMANDS`."""
     import importlib
 
-    for module in ("claw_sessiond.commands",):
+    for module in ("claw_sessiond.commands", "claw_sessiond.commands_history"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

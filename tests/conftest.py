@@ -19,6 +19,7 @@ from typing import Any
 
 import grpc
 import pytest
+from _figures import pytest_terminal_summary  # noqa: F401  (prints the robustness figures)
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from claw_sessiond_client import SessionClient

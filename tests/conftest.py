@@ -19,11 +19,11 @@ from typing import Any
 
 import grpc
 import pytest
-from _figures import pytest_terminal_summary  # noqa: F401  (prints the robustness figures)
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from claw_sessiond_client import SessionClient
 from claw_sessiond_client.paths import default_socket_path
+from tests._figures import pytest_terminal_summary  # noqa: F401  (prints the robustness figures)
 
 FULL = os.environ.get("CLAW_FULL") == "1"
 ROOT = Path(__file__).resolve().parent.parent

@@ -49,6 +49,7 @@ from .errors import (
     StorageUnavailableError,
     ToolCallStateError,
 )
+from .export import ExportHeader, ImportedSession, canonical_json
 from .history import OpenCall, plan_repair, project
 from .model import (
     EVENT_SCHEMA_VERSION,
@@ -786,6 +787,129 @@ def _checkpoint(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
+# ---------------------------------------------------------------- import (caller's transaction)
+
+ImportMode = str  # "refuse" | "replace" | "merge"
+
+
+def _canonical_payload(text: str) -> str:
+    return canonical_json(json.loads(text))
+
+
+def _import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: ImportMode) -> int:
+    """Write an imported session's events and rebuild its derived rows; returns events written."""
+    header = session.header
+    sid = header.session_id
+    row = _session_in_tx(conn, sid)
+    events = list(session.events)
+    created_at, updated_at, workdir = header.created_at, header.updated_at, header.workdir
+    offset = 0
+    if row is not None:
+        if mode == "refuse":
+            raise PreconditionError(
+                f"session {sid!r} already exists; import with mode replace (erase it first) or merge",
+                reason=Reason.SESSION_EXISTS,
+                session_id=sid,
+            )
+        if mode == "replace":
+            _delete_in_tx(conn, sid)
+        else:  # merge: skip events already stored (same type, time, trace and payload), append the rest
+            stored = {
+                (r[0], r[1], r[2], _canonical_payload(r[3]))
+                for r in conn.execute("SELECT type, ts, trace_id, payload FROM events WHERE session_id = ?", (sid,))
+            }
+            events = [e for e in events if (e.type, e.ts, e.trace_id, e.payload) not in stored]
+            offset = row.last_position - min((e.position for e in events if e.position is not None), default=1) + 1
+            offset = max(offset, 0)
+            created_at, workdir = row.created_at, row.workdir or workdir
+            updated_at = max(row.updated_at, updated_at)
+    for e in events:
+        position = None if e.position is None else e.position + offset
+        conn.execute(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, e.payload),
+        )
+    _rebuild_in_tx(conn, sid, workdir, created_at, updated_at)
+    return len(events)
+
+
+def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, created_at: str, updated_at: str) -> None:
+    """Recompute a session's row, tool-call index and usage tables from its events.
+
+    Raises:
+        InvalidRequestError: reason INVALID_IMPORT, if the events are not a consistent history.
+    """
+
+    def bad(why: str) -> InvalidRequestError:
+        return InvalidRequestError(
+            f"import of {session_id!r}: {why}", reason=Reason.INVALID_IMPORT, session_id=session_id
+        )
+
+    rows = conn.execute(
+        "SELECT position, type, payload FROM events WHERE session_id = ? ORDER BY event_id", (session_id,)
+    ).fetchall()
+    last_position = clear_position = message_count = 0
+    calls: dict[str, list[Any]] = {}  # call_id -> [assistant_position, call_index, result_position]
+    total = [0, 0, 0, 0, 0]
+    currency = ""
+    by_model: dict[tuple[str, str], list[Any]] = {}
+    for position, event_type, text in rows:
+        payload = json.loads(text)
+        if position is not None:
+            last_position = max(last_position, position)
+        if event_type == "clear":
+            clear_position, message_count = position, 0
+            calls.clear()
+        elif event_type == "usage":
+            counts = [int(payload.get(k, 0)) for k in _USAGE_KEYS]
+            cur = str(payload.get("currency", "")) if counts[4] else ""
+            if cur and currency and cur != currency:
+                raise bad(f"usage is recorded in {currency} and {cur}")
+            currency = currency or cur
+            total = [a + b for a, b in zip(total, counts, strict=True)]
+            entry = by_model.setdefault(
+                (str(payload.get("model", "")), str(payload.get("pricing_version", ""))), [0, 0, 0, 0, 0, ""]
+            )
+            entry[:5] = [a + b for a, b in zip(entry[:5], counts, strict=True)]
+            entry[5] = entry[5] or cur
+        elif position is not None:
+            message_count += 1
+            for index, call in enumerate(payload.get("tool_calls", ())):
+                if call["id"] in calls:
+                    raise bad(f"duplicate tool call id {call['id']!r} in the visible history")
+                calls[call["id"]] = [position, index, None]
+            call_id = payload.get("tool_call_id", "")
+            if call_id:
+                found = calls.get(call_id)
+                if found is None:
+                    raise bad(f"tool result at position {position} answers unknown tool call {call_id!r}")
+                if found[2] is not None:
+                    raise bad(f"tool call {call_id!r} has two results")
+                found[2] = position
+    if max(total) > _MAX_INT64:
+        raise bad("usage totals overflow a 64-bit integer")
+    for table in ("tool_calls", "usage_by_model", "sessions"):
+        conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+    conn.execute(
+        f"INSERT INTO sessions({_SESSION_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (session_id, workdir, created_at, updated_at, last_position, clear_position, message_count, *total, currency),
+    )
+    conn.executemany(
+        "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(session_id, call_id, *values) for call_id, values in calls.items()],
+    )
+    conn.executemany(
+        "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "
+        "cache_read_tokens, cache_write_tokens, cost_micros, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(session_id, model, version, *values) for (model, version), values in by_model.items()],
+    )
+
+
+_USAGE_KEYS: Final = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros")
+
+
 # ---------------------------------------------------------------- the store
 
 
@@ -1017,7 +1141,7 @@ class Store:
         self, session_id: str, delta: UsageDelta, *, request_id: str, workdir: str, trace_id: str
     ) -> UsageResult:
         """Add usage to the session's totals (creating the session if needed)."""
-        fp = fingerprint("usage", session_id, delta.__repr__(), workdir)
+        fp = fingerprint("usage", session_id, repr(delta))
         return await self._writer.submit(
             lambda c: _usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id)
         )
@@ -1026,7 +1150,7 @@ class Store:
         self, session_id: str, *, request_id: str, expected_last_position: int, workdir: str, trace_id: str
     ) -> ClearResult:
         """Record a clear: the visible history starts after it; usage is kept."""
-        fp = fingerprint("clear", session_id, expected_last_position, workdir)
+        fp = fingerprint("clear", session_id, expected_last_position)
         return await self._writer.submit(
             lambda c: _clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
             session_id,
@@ -1070,6 +1194,44 @@ class Store:
             self.counters.sessions_deleted += 1
         return count
 
-    async def run_write(self, fn: Callable[[sqlite3.Connection], T], *sessions: str) -> T:
-        """Run ``fn(conn)`` in the writer's transaction (for importers). ``fn`` must use only this module's SQL."""
-        return await self._writer.submit(fn, *sessions)
+    async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
+        """Write an imported session, all or nothing, and rebuild its derived rows; returns events written.
+
+        ``mode`` is ``refuse`` (the session must not exist), ``replace`` (erase
+        it first) or ``merge`` (skip events already stored, append the rest
+        after the existing history).
+
+        Raises:
+            PreconditionError: reason SESSION_EXISTS (mode refuse).
+            InvalidRequestError: reason INVALID_IMPORT, the events are not a consistent history.
+            StorageError: the write failed.
+        """
+        after = _checkpoint if mode == "replace" else None
+        return await self._writer.submit(
+            lambda c: _import_in_tx(c, session, mode), session.header.session_id, after_commit=after
+        )
+
+    async def export_session(self, session_id: str) -> tuple[ExportHeader, list[Event]] | None:
+        """One session's header and every event, read in one snapshot (None if it is not stored)."""
+        async with self._reader() as conn:
+            await conn.execute("BEGIN")
+            try:
+                cur = await conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
+                row = _row(await cur.fetchone())
+                if row is None:
+                    return None
+                rows = await conn.execute_fetchall(
+                    "SELECT event_id, session_id, position, type, trace_id, ts, schema_version, payload FROM events "
+                    "WHERE session_id = ? ORDER BY event_id",
+                    (session_id,),
+                )
+            finally:
+                await conn.execute("COMMIT")
+        events = [Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
+        return ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, len(events)), events
+
+    async def session_ids(self) -> list[str]:
+        """Every stored session id, oldest first (the order of a full export)."""
+        async with self._reader() as conn:
+            rows = await conn.execute_fetchall("SELECT session_id FROM sessions ORDER BY created_at, session_id")
+        return [r[0] for r in rows]

@@ -184,7 +184,8 @@ def prepare_append(
         )
     seen: set[str] = set()
     prepared = [_prepare_message(i, m, max_message_bytes, seen) for i, m in enumerate(messages)]
-    fp = fingerprint("append", session_id, [p.payload for p in prepared], expected_last_position, workdir, run_id)
+    # Content only: a retry from another process may carry another workdir or run id.
+    fp = fingerprint("append", session_id, [p.payload for p in prepared], expected_last_position)
     return AppendJob(session_id, prepared, expected_last_position, request_id, fp, workdir, run_id, trace_id)
 
 

@@ -3,7 +3,7 @@
 The socket is ``<workspace>/.claw/sessiond.sock``. A Unix socket path is
 limited to 108 bytes (``sun_path``, NUL included), so a deep workspace uses a
 short path instead: ``$XDG_RUNTIME_DIR/claw-sessiond/<hash>.sock`` (or
-``/tmp/claw-sessiond-<uid>/<hash>.sock`` without XDG_RUNTIME_DIR), where
+``/tmp/claw-sessiond-<uid>/<hash>.sock`` without XDG_RUNTIME_DIR, or if it is too deep), where
 ``<hash>`` is derived from the workspace's absolute path. Both sides compute
 the same path from the same inputs, so nothing has to be discovered.
 """
@@ -49,4 +49,7 @@ def default_socket_path(workspace: str | os.PathLike[str], runtime_dir: str | No
     if len(os.fsencode(primary)) <= MAX_UNIX_PATH_BYTES:
         return primary
     digest = hashlib.sha256(os.fsencode(claw_dir(workspace))).hexdigest()[:24]
-    return _runtime_base(runtime_dir) / f"{digest}.sock"
+    short = _runtime_base(runtime_dir) / f"{digest}.sock"
+    if len(os.fsencode(short)) <= MAX_UNIX_PATH_BYTES:
+        return short
+    return _runtime_base(None) / f"{digest}.sock"  # $XDG_RUNTIME_DIR itself is too deep

@@ -148,7 +148,7 @@ def test_repair_inserts_only_the_missing_result_of_two(client: SessionClient, wo
     result = client.load("r1", str(workspace))
     assert [(r.tool_call_id, r.assistant_position) for r in result.repairs] == [("call-2", 2)]
     tools = [m for m in result.messages if m.role == "tool"]
-    assert [(m.tool_call_id, m.content, m.synthetic) for m in tools][0] == ("call-1", "done one", False)
+    assert (tools[0].tool_call_id, tools[0].content, tools[0].synthetic) == ("call-1", "done one", False)
     assert tools[1].tool_call_id == "call-2" and tools[1].synthetic_reason == "interrupted"
     assert "not re-run" in tools[1].content.lower() and "interrupted" in tools[1].content.lower()
 

@@ -29,7 +29,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.errors import ERROR_DOMAIN
 
-from . import __version__
+from . import __version__, export
 from .config import Config
 from .errors import (
     InvalidRequestError,
@@ -47,7 +47,7 @@ from .errors import (
 from .ids import check_request_id, check_session_id
 from .model import Message, SessionMeta, ToolCall, Usage, UsageDelta
 from .owners import Owners
-from .store import Store
+from .store import ImportMode, Store
 from .validate import check_workdir, parse_json_object, prepare_append, prepare_usage
 
 __all__ = ["STATUS_OF", "SessionService", "status_for"]
@@ -451,12 +451,33 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
 
     @_stream_edge
     async def Export(self, request: pb.ExportRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        raise SessiondError("Export is not implemented yet", reason=Reason.INTERNAL)
-        yield  # pragma: no cover
+        if request.session_id:
+            check_session_id(request.session_id)
+            ids = [request.session_id]
+        else:
+            ids = await self.store.session_ids()
+        for session_id in ids:
+            found = await self.store.export_session(session_id)
+            if found is None:
+                if request.session_id:
+                    raise SessionNotFoundError(f"session {session_id!r} is not stored", session_id=session_id)
+                continue  # deleted while the export ran
+            for line in export.session_lines(*found):
+                yield pb.ExportResponse(line=line)
 
     @_edge
     async def Import(self, request: pb.ImportRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        raise SessiondError("Import is not implemented yet", reason=Reason.INTERNAL)
+        modes: dict[int, ImportMode] = {
+            pb.IMPORT_MODE_UNSPECIFIED: "refuse",
+            pb.IMPORT_MODE_REPLACE: "replace",
+            pb.IMPORT_MODE_MERGE: "merge",
+        }
+        if request.mode not in modes:
+            raise InvalidRequestError(f"unknown import mode {request.mode}", reason=Reason.INVALID_IMPORT)
+        session = export.parse_session(request.lines)
+        count = await self.store.import_session(session, modes[request.mode])
+        _log.info("event=session_imported mode=%s events=%d", modes[request.mode], count)
+        return pb.ImportResponse(session_id=session.header.session_id, events_imported=count)
 
     @_edge
     async def GetStats(self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:

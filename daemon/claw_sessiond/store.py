@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import aiosqlite
 
@@ -74,6 +74,7 @@ from .model import (
 
 __all__ = [
     "AppendJob",
+    "ImportMode",
     "PreparedMessage",
     "Store",
     "StoreCounters",
@@ -789,7 +790,7 @@ def _checkpoint(conn: sqlite3.Connection) -> None:
 
 # ---------------------------------------------------------------- import (caller's transaction)
 
-ImportMode = str  # "refuse" | "replace" | "merge"
+ImportMode = Literal["refuse", "replace", "merge"]
 
 
 def _canonical_payload(text: str) -> str:

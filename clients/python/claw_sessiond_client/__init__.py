@@ -8,6 +8,7 @@
 from ._base import (
     AppendResult,
     ClearResult,
+    ImportResult,
     InFlightCall,
     LoadResult,
     Message,
@@ -49,6 +50,7 @@ __all__ = [
     "CorruptDatabaseError",
     "DaemonUnavailableError",
     "DeadlineError",
+    "ImportResult",
     "InFlightCall",
     "InternalError",
     "InvalidRequestError",

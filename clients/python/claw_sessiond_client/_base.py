@@ -12,10 +12,10 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
@@ -27,6 +27,7 @@ from .paths import claw_dir, default_socket_path
 __all__ = [
     "AppendResult",
     "ClearResult",
+    "ImportResult",
     "InFlightCall",
     "LoadResult",
     "Message",
@@ -39,6 +40,8 @@ __all__ = [
     "Usage",
     "UsageReport",
 ]
+
+R = TypeVar("R")
 
 ROLES: Final = {"system": pb.ROLE_SYSTEM, "user": pb.ROLE_USER, "assistant": pb.ROLE_ASSISTANT, "tool": pb.ROLE_TOOL}
 _ROLE_NAMES: Final = {v: k for k, v in ROLES.items()}
@@ -213,6 +216,58 @@ class UsageReport:
 
 
 @dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What one session's import wrote (:meth:`import_lines` returns one per session)."""
+
+    session_id: str
+    events_imported: int
+
+
+#: ImportMode names accepted by ``import_lines``.
+IMPORT_MODES: Final = {
+    "refuse": pb.IMPORT_MODE_UNSPECIFIED,
+    "replace": pb.IMPORT_MODE_REPLACE,
+    "merge": pb.IMPORT_MODE_MERGE,
+}
+
+
+def import_mode(mode: str) -> pb.ImportMode:
+    """``refuse`` / ``replace`` / ``merge`` → the proto enum value.
+
+    Raises:
+        InvalidRequestError: an unknown mode.
+    """
+    if mode not in IMPORT_MODES:
+        raise E.InvalidRequestError(f"mode must be one of {sorted(IMPORT_MODES)}", reason=E.Reason.INVALID_IMPORT)
+    return IMPORT_MODES[mode]
+
+
+def split_export(lines: Iterable[str]) -> list[list[str]]:
+    """Split export lines into one block per session (a block starts at each header line).
+
+    Raises:
+        InvalidRequestError: the first non-blank line is not a header, or a line is not JSON.
+    """
+    blocks: list[list[str]] = []
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise E.InvalidRequestError(
+                f"export line {number} is not valid JSON: {exc}", reason=E.Reason.INVALID_IMPORT
+            ) from exc
+        if isinstance(obj, dict) and "format" in obj:
+            blocks.append([])
+        elif not blocks:
+            raise E.InvalidRequestError("an export starts with a header line", reason=E.Reason.INVALID_IMPORT)
+        blocks[-1].append(line)
+    return blocks
+
+
+@dataclass(frozen=True, slots=True)
 class Stats:
     """Daemon figures (GetStats)."""
 
@@ -288,6 +343,16 @@ def autostart_failure(workspace: Path, proc: subprocess.Popen[bytes] | None) -> 
 # ---------------------------------------------------------------- requests
 
 
+def build(factory: Callable[..., R], **fields: Any) -> R:
+    """Construct a request message; text the protobuf layer cannot encode becomes InvalidRequestError."""
+    try:
+        return factory(**fields)
+    except (UnicodeEncodeError, ValueError, TypeError) as exc:
+        raise E.InvalidRequestError(
+            f"request cannot be encoded: {exc} (strings must be valid UTF-8)", reason=E.Reason.INVALID_MESSAGE
+        ) from exc
+
+
 def new_request_id() -> str:
     """A fresh idempotency key."""
     return uuid.uuid4().hex
@@ -300,10 +365,11 @@ def message_pb(m: Message) -> pb.Message:
         raise E.InvalidRequestError(
             f"unknown role {m.role!r} (use system, user, assistant or tool)", reason=E.Reason.INVALID_MESSAGE
         )
-    return pb.Message(
+    return build(
+        pb.Message,
         role=role,
         content=m.content,
-        tool_calls=[pb.ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls],
+        tool_calls=[build(pb.ToolCall, id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls],
         tool_call_id=m.tool_call_id,
         name=m.name,
     )

@@ -6,7 +6,7 @@ import asyncio
 import os
 import subprocess
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -115,7 +115,7 @@ class AsyncSessionClient:
                 Later mutations through this client store it.
         """
         wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
-        request = pb.LoadRequest(session_id=session_id, workdir=wd)
+        request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd)
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
         return result
@@ -139,7 +139,8 @@ class AsyncSessionClient:
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
         """
         batch = [messages] if isinstance(messages, B.Message) else list(messages)
-        request = pb.AppendRequest(
+        request = B.build(
+            pb.AppendRequest,
             session_id=session_id,
             messages=B.messages_pb(batch),
             expected_last_position=expected_last_position,
@@ -164,7 +165,8 @@ class AsyncSessionClient:
         request_id: str | None = None,
     ) -> B.Usage:
         """Add tokens and cost to the session's totals; returns the new totals."""
-        request = pb.RecordUsageRequest(
+        request = B.build(
+            pb.RecordUsageRequest,
             session_id=session_id,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
@@ -185,7 +187,8 @@ class AsyncSessionClient:
         self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
     ) -> B.ClearResult:
         """Empty the visible history (usage totals are kept)."""
-        request = pb.ClearRequest(
+        request = B.build(
+            pb.ClearRequest,
             session_id=session_id,
             request_id=request_id or B.new_request_id(),
             expected_last_position=expected_last_position,
@@ -203,7 +206,8 @@ class AsyncSessionClient:
         kinds = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
         if kind not in kinds:
             raise E.InvalidRequestError(f"kind must be one of {sorted(kinds)}", reason=E.Reason.INVALID_EVENT)
-        request = pb.RecordEventRequest(
+        request = B.build(
+            pb.RecordEventRequest,
             session_id=session_id,
             kind=kinds[kind],
             payload=json.dumps(payload),
@@ -215,20 +219,41 @@ class AsyncSessionClient:
 
     async def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[B.SessionSummary]:
         """Stored sessions, most recently updated first."""
-        request = pb.ListSessionsRequest(id_contains=id_contains, limit=limit)
+        request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
         return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), B.summaries_of))
 
     async def usage(self, session_id: str) -> B.UsageReport:
         """Totals and per-model breakdown of a stored session."""
-        request = pb.GetUsageRequest(session_id=session_id)
+        request = B.build(pb.GetUsageRequest, session_id=session_id)
         return await self._call(lambda: _then(self._stub.GetUsage(request, timeout=self.timeout_s), B.usage_report_of))
 
     async def delete(self, session_id: str) -> int:
         """Hard-delete a session; returns the number of events removed."""
-        request = pb.DeleteRequest(session_id=session_id)
+        request = B.build(pb.DeleteRequest, session_id=session_id)
         return await self._call(
             lambda: _then(self._stub.Delete(request, timeout=self.timeout_s), lambda r: r.events_deleted)
         )
+
+    async def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> AsyncIterator[str]:
+        """Lines of the export format of one session or, with None, of all (not retried)."""
+        request = B.build(pb.ExportRequest, session_id=session_id or "")
+        try:
+            async for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
+                yield reply.line
+        except grpc.RpcError as exc:
+            raise B.error_from_rpc(exc) from None
+
+    async def import_lines(self, lines: Iterable[str], *, mode: str = "refuse") -> list[B.ImportResult]:
+        """Import export lines, one Import call per session block (see :meth:`SessionClient.import_lines`)."""
+        enum = B.import_mode(mode)
+        results = []
+        for block in B.split_export(lines):
+            request = B.build(pb.ImportRequest, lines=block, mode=enum)
+            reply = await self._call(
+                lambda r=request: _then(self._stub.Import(r, timeout=self.timeout_s), lambda x: x)  # type: ignore[misc]
+            )
+            results.append(B.ImportResult(reply.session_id, reply.events_imported))
+        return results
 
     async def stats(self) -> B.Stats:
         """Daemon and database figures."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -114,7 +114,7 @@ class SessionClient:
                 Later mutations through this client store it.
         """
         wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
-        request = pb.LoadRequest(session_id=session_id, workdir=wd)
+        request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd)
         result = self._call(lambda: B.load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
         self._workdirs[session_id] = wd
         return result
@@ -138,7 +138,8 @@ class SessionClient:
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
         """
         batch = [messages] if isinstance(messages, B.Message) else list(messages)
-        request = pb.AppendRequest(
+        request = B.build(
+            pb.AppendRequest,
             session_id=session_id,
             messages=B.messages_pb(batch),
             expected_last_position=expected_last_position,
@@ -163,7 +164,8 @@ class SessionClient:
         request_id: str | None = None,
     ) -> B.Usage:
         """Add tokens and cost to the session's totals; returns the new totals."""
-        request = pb.RecordUsageRequest(
+        request = B.build(
+            pb.RecordUsageRequest,
             session_id=session_id,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
@@ -182,7 +184,8 @@ class SessionClient:
         self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
     ) -> B.ClearResult:
         """Empty the visible history (usage totals are kept)."""
-        request = pb.ClearRequest(
+        request = B.build(
+            pb.ClearRequest,
             session_id=session_id,
             request_id=request_id or B.new_request_id(),
             expected_last_position=expected_last_position,
@@ -200,7 +203,8 @@ class SessionClient:
         kinds = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
         if kind not in kinds:
             raise E.InvalidRequestError(f"kind must be one of {sorted(kinds)}", reason=E.Reason.INVALID_EVENT)
-        request = pb.RecordEventRequest(
+        request = B.build(
+            pb.RecordEventRequest,
             session_id=session_id,
             kind=kinds[kind],
             payload=json.dumps(payload),
@@ -210,18 +214,46 @@ class SessionClient:
 
     def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[B.SessionSummary]:
         """Stored sessions, most recently updated first."""
-        request = pb.ListSessionsRequest(id_contains=id_contains, limit=limit)
+        request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
         return self._call(lambda: B.summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
     def usage(self, session_id: str) -> B.UsageReport:
         """Totals and per-model breakdown of a stored session."""
-        request = pb.GetUsageRequest(session_id=session_id)
+        request = B.build(pb.GetUsageRequest, session_id=session_id)
         return self._call(lambda: B.usage_report_of(self._stub.GetUsage(request, timeout=self.timeout_s)))
 
     def delete(self, session_id: str) -> int:
         """Hard-delete a session; returns the number of events removed."""
-        request = pb.DeleteRequest(session_id=session_id)
+        request = B.build(pb.DeleteRequest, session_id=session_id)
         return int(self._call(lambda: self._stub.Delete(request, timeout=self.timeout_s).events_deleted))
+
+    def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> Iterator[str]:
+        """Lines of the export format (JSON Lines, no newline) of one session or, with None, of all.
+
+        The stream is not retried: on an error, start again.
+        """
+        request = B.build(pb.ExportRequest, session_id=session_id or "")
+        try:
+            for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
+                yield reply.line
+        except grpc.RpcError as exc:
+            raise B.error_from_rpc(exc) from None
+
+    def import_lines(self, lines: Iterable[str], *, mode: str = "refuse") -> list[B.ImportResult]:
+        """Import export lines, one Import call per session block: all or nothing per session.
+
+        Args:
+            lines: lines of the export format (trailing newlines are stripped).
+            mode: ``refuse`` (default: an existing session is a PreconditionError),
+                ``replace`` (erase it first) or ``merge`` (add the events it lacks).
+        """
+        enum = B.import_mode(mode)
+        results = []
+        for block in B.split_export(lines):
+            request = B.build(pb.ImportRequest, lines=block, mode=enum)
+            reply = self._call(lambda r=request: self._stub.Import(r, timeout=self.timeout_s))  # type: ignore[misc]
+            results.append(B.ImportResult(reply.session_id, reply.events_imported))
+        return results
 
     def stats(self) -> B.Stats:
         """Daemon and database figures."""

@@ -1,0 +1,303 @@
+"""The export format: events ↔ JSON Lines (pure: no SQL, no gRPC, no I/O).
+
+Format ``claw-sessiond-export``, version 1. One session is a block of lines:
+a header, then exactly ``events`` event lines in event order::
+
+    {"format":"claw-sessiond-export","version":1,"session_id":"s1","workdir":"/w",
+     "created_at":"2026-12-02T15:38:46.123456Z","updated_at":"...","events":2}
+    {"event_id":1,"session_id":"s1","position":1,"type":"user_message",
+     "ts":"2026-12-02T15:38:46.123456Z","trace_id":"4bf9...","schema_version":1,
+     "payload":{"content":"hello","role":"user"}}
+
+An export of every session is the blocks one after another. Lines are
+compact JSON (UTF-8, no ASCII escaping), keys in the order shown, payload
+keys sorted, so the same events always give the same bytes.
+
+``event_id`` is the event's ordinal within its session (1, 2, ...), not the
+database's global id: global ids depend on what else the database holds, and
+an import into another workspace could not keep them. Timestamps, trace ids,
+positions and schema versions are the stored ones, so export → import →
+export gives the same bytes. Idempotency records (request ids) are not part
+of the export. The ``events`` count in the header lets an import refuse a
+truncated file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from .errors import InvalidRequestError, Reason
+from .ids import check_session_id
+from .model import EVENT_SCHEMA_VERSION, HISTORY_EVENT_TYPES, Event
+
+__all__ = [
+    "EVENT_TYPES",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "ExportHeader",
+    "ImportedEvent",
+    "ImportedSession",
+    "canonical_json",
+    "event_line",
+    "header_line",
+    "is_header",
+    "parse_session",
+    "session_lines",
+]
+
+FORMAT: Final = "claw-sessiond-export"
+FORMAT_VERSION: Final = 1
+#: Every event type the daemon writes.
+EVENT_TYPES: Final = frozenset(HISTORY_EVENT_TYPES | {"usage", "permission_denial", "error"})
+#: RFC 3339 UTC with microseconds, the only form stored (and compared as text by retention).
+_TS: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+_MAX_TRACE_ID: Final = 128
+_ROLE_OF_TYPE: Final = {
+    "system_message": "system",
+    "user_message": "user",
+    "assistant_message": "assistant",
+    "tool_result": "tool",
+    "repair": "tool",
+}
+_USAGE_INTS: Final = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros")
+
+
+@dataclass(frozen=True, slots=True)
+class ExportHeader:
+    """The first line of a session's block."""
+
+    session_id: str
+    workdir: str
+    created_at: str
+    updated_at: str
+    events: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedEvent:
+    """One validated event line; ``payload`` is canonical JSON text."""
+
+    position: int | None
+    type: str
+    ts: str
+    trace_id: str
+    schema_version: int
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedSession:
+    """A validated block: its header and events in order."""
+
+    header: ExportHeader
+    events: list[ImportedEvent]
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def canonical_json(value: Any) -> str:
+    """Compact JSON with sorted keys (the one spelling of a payload)."""
+    return json.dumps(_sorted(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _dump(ordered: Mapping[str, Any]) -> str:
+    return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+
+
+def header_line(header: ExportHeader) -> str:
+    """The header line of a block."""
+    return _dump(
+        {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "session_id": header.session_id,
+            "workdir": header.workdir,
+            "created_at": header.created_at,
+            "updated_at": header.updated_at,
+            "events": header.events,
+        }
+    )
+
+
+def event_line(ordinal: int, session_id: str, event: Event) -> str:
+    """One event as a line; ``ordinal`` is its 1-based index in the session."""
+    return _dump(
+        {
+            "event_id": ordinal,
+            "session_id": session_id,
+            "position": event.position,
+            "type": event.type,
+            "ts": event.ts,
+            "trace_id": event.trace_id,
+            "schema_version": event.schema_version,
+            "payload": _sorted(event.payload),
+        }
+    )
+
+
+def session_lines(header: ExportHeader, events: Sequence[Event]) -> list[str]:
+    """A whole block: header then events (``header.events`` must equal ``len(events)``)."""
+    return [header_line(header), *(event_line(i, header.session_id, e) for i, e in enumerate(events, 1))]
+
+
+def is_header(obj: object) -> bool:
+    """True if a parsed line is a block header."""
+    return isinstance(obj, dict) and "format" in obj
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _bad(line_no: int, why: str) -> InvalidRequestError:
+    return InvalidRequestError(f"import line {line_no}: {why}", reason=Reason.INVALID_IMPORT, line=line_no)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_ts(line_no: int, name: str, value: object) -> str:
+    if not isinstance(value, str) or not _TS.match(value):
+        raise _bad(line_no, f"{name} must be RFC 3339 UTC with microseconds like 2026-01-02T03:04:05.000006Z")
+    return value
+
+
+def _parse_header(line_no: int, obj: Any) -> ExportHeader:
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        raise _bad(line_no, f'the first line must be a header with "format": "{FORMAT}"')
+    if obj.get("version") != FORMAT_VERSION or not _is_int(obj.get("version")):
+        raise _bad(line_no, f"unsupported export version {obj.get('version')!r} (this daemon reads {FORMAT_VERSION})")
+    session_id = obj.get("session_id")
+    if not isinstance(session_id, str):
+        raise _bad(line_no, "session_id must be a string")
+    check_session_id(session_id)
+    workdir = obj.get("workdir", "")
+    if not isinstance(workdir, str) or (workdir and not workdir.startswith("/")) or "\x00" in workdir:
+        raise _bad(line_no, "workdir must be an absolute path or empty")
+    count = obj.get("events")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise _bad(line_no, "events must be a non-negative integer")
+    return ExportHeader(
+        session_id,
+        workdir,
+        _check_ts(line_no, "created_at", obj.get("created_at")),
+        _check_ts(line_no, "updated_at", obj.get("updated_at")),
+        count,
+    )
+
+
+def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> None:
+    role = _ROLE_OF_TYPE.get(event_type)
+    if role is not None:
+        if payload.get("role") != role:
+            raise _bad(line_no, f"a {event_type} payload needs role {role!r}")
+        for key in ("content", "name", "tool_call_id", "synthetic"):
+            if not isinstance(payload.get(key, ""), str):
+                raise _bad(line_no, f"payload.{key} must be a string")
+        if (role == "tool") != bool(payload.get("tool_call_id")):
+            raise _bad(line_no, "tool_call_id is required on tool results and forbidden elsewhere")
+        calls = payload.get("tool_calls", [])
+        if not isinstance(calls, list) or (calls and role != "assistant"):
+            raise _bad(line_no, "tool_calls must be a list, on assistant messages only")
+        for call in calls:
+            if not isinstance(call, dict) or not all(
+                isinstance(call.get(k), str) and call.get(k) for k in ("id", "name")
+            ):
+                raise _bad(line_no, "each tool call needs a non-empty string id and name")
+            if not isinstance(call.get("arguments"), str):
+                raise _bad(line_no, "tool call arguments must be JSON text (a string)")
+            try:
+                json.loads(call["arguments"])
+            except ValueError as exc:
+                raise _bad(line_no, f"tool call {call['id']!r} arguments are not valid JSON") from exc
+    elif event_type == "usage":
+        for key in _USAGE_INTS:
+            value = payload.get(key, 0)
+            if not _is_int(value) or value < 0:
+                raise _bad(line_no, f"usage payload.{key} must be a non-negative integer")
+        for key in ("model", "pricing_version", "currency"):
+            if not isinstance(payload.get(key, ""), str):
+                raise _bad(line_no, f"usage payload.{key} must be a string")
+        if payload.get("cost_micros", 0) and not payload.get("currency"):
+            raise _bad(line_no, "usage with a cost needs a currency")
+
+
+_EVENT_KEYS: Final = frozenset(
+    {"event_id", "session_id", "position", "type", "ts", "trace_id", "schema_version", "payload"}
+)
+
+
+def _parse_event(line_no: int, ordinal: int, session_id: str, obj: Any, last_position: int) -> ImportedEvent:
+    if not isinstance(obj, dict) or set(obj) != _EVENT_KEYS:
+        raise _bad(line_no, f"an event line has exactly the keys {sorted(_EVENT_KEYS)}")
+    if obj["event_id"] != ordinal or not _is_int(obj["event_id"]):
+        raise _bad(line_no, f"event_id must be {ordinal} (events are numbered 1, 2, ... within the session)")
+    if obj["session_id"] != session_id:
+        raise _bad(line_no, f"session_id {obj['session_id']!r} differs from the header's {session_id!r}")
+    event_type = obj["type"]
+    if event_type not in EVENT_TYPES:
+        raise _bad(line_no, f"unknown event type {event_type!r}")
+    position = obj["position"]
+    if event_type in HISTORY_EVENT_TYPES:
+        if not _is_int(position) or position <= last_position:
+            raise _bad(line_no, f"a {event_type} event needs a position greater than {last_position}")
+    elif position is not None:
+        raise _bad(line_no, f"a {event_type} event has no position (null)")
+    trace_id = obj["trace_id"]
+    if not isinstance(trace_id, str) or len(trace_id) > _MAX_TRACE_ID or not trace_id.isprintable():
+        raise _bad(line_no, f"trace_id must be at most {_MAX_TRACE_ID} printable characters")
+    version = obj["schema_version"]
+    if not _is_int(version) or not 1 <= version <= EVENT_SCHEMA_VERSION:
+        raise _bad(line_no, f"schema_version {version!r} is not one this daemon reads (1..{EVENT_SCHEMA_VERSION})")
+    payload = obj["payload"]
+    if not isinstance(payload, dict):
+        raise _bad(line_no, "payload must be a JSON object")
+    _check_payload(line_no, event_type, payload)
+    return ImportedEvent(
+        position, event_type, _check_ts(line_no, "ts", obj["ts"]), trace_id, version, canonical_json(payload)
+    )
+
+
+def parse_session(lines: Iterable[str]) -> ImportedSession:
+    """Validate one session's block (blank lines are ignored).
+
+    Raises:
+        InvalidRequestError: reason INVALID_IMPORT (or INVALID_SESSION_ID), naming the line.
+    """
+    header: ExportHeader | None = None
+    events: list[ImportedEvent] = []
+    last_position = 0
+    line_no = 0
+    for line_no, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise _bad(line_no, f"not valid JSON: {exc}") from exc
+        if header is None:
+            header = _parse_header(line_no, obj)
+            continue
+        if is_header(obj):
+            raise _bad(line_no, "a second header: import one session per request")
+        if len(events) >= header.events:
+            raise _bad(line_no, f"more events than the header's count ({header.events})")
+        event = _parse_event(line_no, len(events) + 1, header.session_id, obj, last_position)
+        if event.position is not None:
+            last_position = event.position
+        events.append(event)
+    if header is None:
+        raise _bad(line_no, "no header line: nothing to import")
+    if len(events) != header.events:
+        raise _bad(line_no, f"the header announces {header.events} events, found {len(events)} (truncated?)")
+    return ImportedSession(header, events)

@@ -1,0 +1,230 @@
+"""The systemd unit and the sd_notify protocol, without a running systemd.
+
+* ``systemd-analyze verify`` must print nothing for the unit (it exits 0 even
+  on a misspelled key, SPEC §7), in system and ``--user`` mode;
+* ``systemd-analyze security --offline=yes`` must rate it 2.0 or better;
+* a real daemon subprocess talks to a test-owned ``$NOTIFY_SOCKET`` (a Unix
+  datagram socket): READY=1 only once the gRPC socket answers, STATUS= while
+  starting, WATCHDOG=1 periodically when ``$WATCHDOG_USEC`` is set (and not
+  otherwise), STOPPING=1 on SIGTERM, no READY=1 from a daemon that cannot start.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, DaemonProcess, health_status
+
+UNIT = ROOT / "systemd" / "claw-sessiond@.service"
+MAX_EXPOSURE = 2.0
+
+needs_systemd_analyze = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
+
+
+def _analyze(*args: str, cwd: Path, runtime_dir: Path) -> subprocess.CompletedProcess[str]:
+    # --user needs a runtime dir to exist; nothing is started.
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime_dir), "SYSTEMD_LOG_COLOR": "0", "SYSTEMD_COLORS": "0"}
+    return subprocess.run(
+        ["systemd-analyze", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def unit_dir(tmp_path: Path) -> Path:
+    """A folder with the unit and an instance of it (systemd-analyze reads files by name)."""
+    folder = tmp_path / "units"
+    folder.mkdir()
+    shutil.copy(UNIT, folder / UNIT.name)
+    shutil.copy(UNIT, folder / "claw-sessiond@tmp-ws.service")
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    return folder
+
+
+@needs_systemd_analyze
+@pytest.mark.parametrize("mode", [[], ["--user"]], ids=["system", "user"])
+@pytest.mark.parametrize("name", [UNIT.name, "claw-sessiond@tmp-ws.service"])
+def test_verify_prints_nothing(unit_dir: Path, mode: list[str], name: str) -> None:
+    proc = _analyze("verify", *mode, f"./{name}", cwd=unit_dir, runtime_dir=unit_dir.parent / "run")
+    assert proc.returncode == 0 and proc.stdout == "", proc.stdout
+
+
+@needs_systemd_analyze
+def test_verify_check_catches_a_typo(unit_dir: Path) -> None:
+    """The check above can fail: a misspelled key exits 0 but prints a warning."""
+    text = UNIT.read_text().replace("ProtectSystem=", "ProtectSytem=")
+    (unit_dir / "typo@.service").write_text(text)
+    proc = _analyze("verify", "./typo@.service", cwd=unit_dir, runtime_dir=unit_dir.parent / "run")
+    assert proc.returncode == 0
+    assert "Unknown key 'ProtectSytem'" in proc.stdout
+
+
+def _exposure(output: str) -> float:
+    match = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", output)
+    assert match, output
+    return float(match.group(1))
+
+
+@needs_systemd_analyze
+def test_security_exposure(unit_dir: Path) -> None:
+    proc = _analyze("security", "--offline=yes", f"./{UNIT.name}", cwd=unit_dir, runtime_dir=unit_dir.parent / "run")
+    assert _exposure(proc.stdout) <= MAX_EXPOSURE, proc.stdout
+    # The check can fail: the same unit without its sandbox scores far worse.
+    bare = UNIT.read_text().split("# Sandboxing.")[0] + "\n[Install]\nWantedBy=default.target\n"
+    (unit_dir / "bare@.service").write_text(bare)
+    proc = _analyze("security", "--offline=yes", "./bare@.service", cwd=unit_dir, runtime_dir=unit_dir.parent / "run")
+    assert _exposure(proc.stdout) > 5.0, proc.stdout
+
+
+def test_unit_runs_the_documented_command() -> None:
+    text = UNIT.read_text()
+    assert "Type=notify" in text
+    assert "ExecStart=/usr/bin/env claw-sessiond serve --workspace %f" in text
+    assert "ReadWritePaths=%f/.claw" in text
+    assert "UMask=0077" in text
+    assert "Restart=on-failure" in text
+
+
+# ---------------------------------------------------------------- sd_notify
+
+
+class NotifyListener:
+    """A test-owned $NOTIFY_SOCKET: records (monotonic time, datagram lines)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(path))
+        self.messages: list[tuple[float, list[str]]] = []
+
+    def receive(self, timeout_s: float) -> list[str] | None:
+        self.sock.settimeout(timeout_s)
+        try:
+            data = self.sock.recv(4096)
+        except TimeoutError:
+            return None
+        lines = data.decode().split("\n")
+        self.messages.append((time.monotonic(), lines))
+        return lines
+
+    def wait_for(self, key: str, timeout_s: float, proc: subprocess.Popen[bytes] | None = None) -> list[str]:
+        """Receive until a datagram contains a line starting with ``key``; fail on timeout."""
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            lines = self.receive(min(0.5, max(0.01, end - time.monotonic())))
+            if lines is not None and any(line.startswith(key) for line in lines):
+                return lines
+            if proc is not None and proc.poll() is not None and lines is None:
+                pytest.fail(f"daemon exited with {proc.returncode} before sending {key}")
+        pytest.fail(f"no {key} within {timeout_s}s; got {self.lines()}")
+
+    def lines(self) -> list[str]:
+        return [line for _, lines in self.messages for line in lines]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def notify(tmp_path: Path) -> Iterator[NotifyListener]:
+    listener = NotifyListener(tmp_path / "notify.sock")
+    yield listener
+    listener.close()
+
+
+def test_ready_status_watchdog_stopping(spawn_daemon: object, workspace: Path, notify: NotifyListener) -> None:
+    env = {"NOTIFY_SOCKET": str(notify.path), "WATCHDOG_USEC": "200000"}
+    daemon: DaemonProcess = spawn_daemon(env=env, start=False)  # type: ignore[operator]
+    proc = daemon.spawn()
+
+    ready = notify.wait_for("READY=1", 20, proc)
+    # At the moment READY=1 arrives, the socket must already answer.
+    assert health_status(daemon.address) == "SERVING", "READY=1 sent before the socket answers"
+    assert f"MAINPID={proc.pid}" in ready
+    assert any(line.startswith("STATUS=serving on ") and str(daemon.socket_path) in line for line in ready)
+    before_ready = [line for _, lines in notify.messages[:-1] for line in lines]
+    assert any(line.startswith("STATUS=") for line in before_ready), notify.lines()
+    assert "READY=1" not in before_ready
+
+    # WATCHDOG=1 every WATCHDOG_USEC/2 = 0.1 s.
+    started = time.monotonic()
+    count = 0
+    while time.monotonic() - started < 1.0:
+        lines = notify.receive(0.5)
+        if lines and "WATCHDOG=1" in lines:
+            count += 1
+    assert 5 <= count <= 15, f"{count} WATCHDOG=1 in 1 s with WATCHDOG_USEC=200000"
+
+    proc.send_signal(signal.SIGTERM)
+    stopping = notify.wait_for("STOPPING=1", 10)
+    assert any(line.startswith("STATUS=stopping") for line in stopping)
+    mark = len(notify.messages)
+    assert proc.wait(20) == 0
+    while notify.receive(0.2) is not None:
+        pass
+    after = [line for _, lines in notify.messages[mark:] for line in lines]
+    assert "READY=1" not in after and "WATCHDOG=1" not in after, after
+
+
+def test_no_watchdog_without_watchdog_usec(spawn_daemon: object, notify: NotifyListener) -> None:
+    daemon: DaemonProcess = spawn_daemon(env={"NOTIFY_SOCKET": str(notify.path)}, start=False)  # type: ignore[operator]
+    proc = daemon.spawn()
+    notify.wait_for("READY=1", 20, proc)
+    while notify.receive(0.6) is not None:
+        pass
+    assert "WATCHDOG=1" not in notify.lines()
+
+
+def test_watchdog_for_another_pid_is_ignored(spawn_daemon: object, notify: NotifyListener) -> None:
+    """WATCHDOG_PID names the process the watchdog is meant for (sd_watchdog_enabled(3))."""
+    env = {"NOTIFY_SOCKET": str(notify.path), "WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"}
+    daemon: DaemonProcess = spawn_daemon(env=env, start=False)  # type: ignore[operator]
+    proc = daemon.spawn()
+    notify.wait_for("READY=1", 20, proc)
+    while notify.receive(0.6) is not None:
+        pass
+    assert "WATCHDOG=1" not in notify.lines()
+
+
+def test_abstract_notify_socket(spawn_daemon: object, tmp_path: Path) -> None:
+    """systemd may pass an abstract address ("@name")."""
+    name = f"claw-sessiond-test-{os.getpid()}-{time.monotonic_ns()}"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind("\0" + name)
+    try:
+        daemon: DaemonProcess = spawn_daemon(env={"NOTIFY_SOCKET": "@" + name}, start=False)  # type: ignore[operator]
+        daemon.spawn()
+        sock.settimeout(20)
+        seen: list[str] = []
+        while "READY=1" not in seen:
+            seen += sock.recv(4096).decode().split("\n")
+    finally:
+        sock.close()
+
+
+def test_no_ready_when_start_fails(spawn_daemon: object, notify: NotifyListener) -> None:
+    """A second daemon for the same workspace cannot take the lock: exit 1, never READY=1."""
+    spawn_daemon()  # type: ignore[operator]
+    second: DaemonProcess = spawn_daemon(env={"NOTIFY_SOCKET": str(notify.path)}, start=False)  # type: ignore[operator]
+    proc = second.spawn()
+    assert proc.wait(20) == 1
+    while notify.receive(0.2) is not None:
+        pass
+    assert "READY=1" not in notify.lines()
+    assert "holds the lock" in second.log()

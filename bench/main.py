@@ -1,0 +1,757 @@
+"""The benchmark: claw-sessiond against the gRPC ceiling and against what users would pick instead.
+
+Every figure that matters is a ratio against a baseline measured in the same
+run, on the same machine, interleaved with ours where it can be: absolute
+times on a shared machine are noise, ratios much less so.
+
+Sections (``bench/run`` prints one table and writes ``bench/results/``):
+
+* throughput: durable Append, N client processes x M in flight (asyncio
+  client), 1 KB messages, versus a bare grpc.aio echo server (same payload,
+  same transport: a Unix socket); daemon peak RSS during the run;
+* versus the OpenAI Agents SDK ``SQLiteSession`` with N processes on one
+  session in one file (1 and M appends in flight per process): throughput,
+  p99, fairness, lost and duplicated writes counted afterwards;
+* append latency against history length for ours, ``SQLiteSession`` and the
+  seed's JSON-file-per-session store (``bench/json_store.py``), and a plot;
+* serial single-client Append versus serial echo; Load of a large session
+  versus ``SQLiteSession.get_items``; time from process start to SERVING.
+
+``--tiny`` runs everything at a size that takes seconds (CI) and checks
+nothing about speed; the default is the full size (a few minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import datetime as dt
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from bench.echo_server import METHOD
+from bench.json_store import JsonSessionStore
+from bench.procs import ROOT, BenchError, Daemon, EchoServer, RssSampler, run_workers
+from bench.stats import median, percentile, ratio
+from bench.worker import content, tag_of
+
+RESULTS = ROOT / "bench" / "results"
+DOCS_PLOT = ROOT / "docs" / "bench-latency.png"
+
+try:  # optional: the bench extra (pip install -e '.[bench]')
+    from agents import SQLiteSession
+except ImportError:  # CI installs only the test extra; the comparisons are skipped
+    SQLiteSession = None
+
+
+@dataclass(frozen=True)
+class Size:
+    """How big each section runs."""
+
+    processes: int
+    inflight: int
+    duration_s: float
+    repeats: int
+    history: tuple[int, ...]
+    rounds: int
+    json_rounds_large: int
+    serial: int
+    load_messages: int
+    load_rounds: int
+    starts: int
+    payload_bytes: int = 1024
+    warmup: int = 5
+
+
+FULL = Size(8, 16, 8.0, 2, (10, 1_000, 10_000, 100_000), 30, 3, 600, 10_000, 15, 3)
+TINY = Size(2, 4, 1.0, 1, (10, 100, 1_000), 5, 2, 40, 500, 3, 1)
+
+
+@dataclass
+class Row:
+    """One line of the results table."""
+
+    section: str
+    measure: str
+    ours: str
+    baseline: str
+    ratio: float
+    target: str
+    met: bool | None
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _log(text: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def _fmt(x: float, unit: str = "", digits: int = 1) -> str:
+    if isinstance(x, float) and math.isnan(x):
+        return "n/a"
+    return f"{x:,.{digits}f}{unit}"
+
+
+@contextmanager
+def _tempdir() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="claw-bench-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class _Loop:
+    """One event loop for SQLiteSession calls made from this (synchronous) process."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, coro: Any) -> Any:
+        return self.loop.run_until_complete(coro)
+
+    def close(self) -> None:
+        self.loop.close()
+
+
+def _phase(kind: str, target: str, session_id: str, size: Size, inflight: int) -> dict[str, Any]:
+    specs = [
+        {
+            "kind": kind,
+            "target": target,
+            "session_id": session_id,
+            "index": i,
+            "inflight": inflight,
+            "duration_s": size.duration_s,
+            "payload_bytes": size.payload_bytes,
+            "warmup": size.warmup,
+        }
+        for i in range(size.processes)
+    ]
+    results = run_workers(specs, size.duration_s)
+    latencies = [x for r in results for x in r["latencies_ms"]]
+    counts = [r["count"] for r in results]
+    total = sum(counts)
+    summary = {
+        "kind": kind,
+        "processes": size.processes,
+        "inflight": inflight,
+        "duration_s": size.duration_s,
+        "ops": total,
+        "ops_per_s": total / size.duration_s,
+        "p50_ms": percentile(latencies, 50),
+        "p99_ms": percentile(latencies, 99),
+        "fairness": ratio(max(counts), min(counts)) if min(counts) > 0 else math.inf,
+        "per_process": counts,
+        "errors": sum(r["errors"] for r in results),
+        "error_samples": [s for r in results for s in r["error_samples"]][:3],
+    }
+    summary["_acked"] = {f"w{r['index']}-{seq}" for r in results for seq in r["acked"]}
+    _log(
+        f"{kind:6s} {size.processes}x{inflight}: {summary['ops_per_s']:,.0f}/s p50 {summary['p50_ms']:.2f} ms "
+        f"p99 {summary['p99_ms']:.2f} ms fairness {summary['fairness']:.2f} errors {summary['errors']}"
+    )
+    return summary
+
+
+def _integrity(acked: set[str], stored_tags: list[str]) -> dict[str, int]:
+    """Lost = acknowledged but not stored; duplicated = stored more than once."""
+    counts = collections.Counter(stored_tags)
+    return {
+        "acknowledged": len(acked),
+        "stored": len(stored_tags),
+        "lost": len(acked - set(counts)),
+        "duplicated": sum(c - 1 for c in counts.values() if c > 1),
+        "stored_unacknowledged": len(set(counts) - acked),
+    }
+
+
+def _ours_tags(address: str, session_id: str) -> list[str]:
+    from claw_sessiond_client import SessionClient
+
+    with SessionClient(address=address, autostart=False, timeout_s=120) as client:
+        return [tag_of(m.content) for m in client.load(session_id, workdir="/").messages]
+
+
+def _sqlite_tags(db_path: Path, session_id: str, loop: _Loop) -> list[str]:
+    assert SQLiteSession is not None
+    session = SQLiteSession(session_id, db_path)
+    try:
+        items = loop.run(session.get_items())
+    finally:
+        session.close()
+    return [tag_of(str(item["content"])) for item in items]
+
+
+# ---------------------------------------------------------------- sections
+
+
+def bench_startup(size: Size, root: Path) -> dict[str, Any]:
+    """Spawn-to-SERVING time on fresh workspaces."""
+    samples = []
+    for i in range(size.starts):
+        ws = root / f"start-{i}"
+        ws.mkdir()
+        d = Daemon(ws)
+        samples.append(d.ready_s)
+        d.close()
+    _log(f"startup (fresh workspace): {median(samples) * 1000:.0f} ms")
+    return {"fresh_ready_ms": [s * 1000 for s in samples], "fresh_ready_ms_p50": median(samples) * 1000}
+
+
+def bench_throughput(size: Size, daemon: Daemon, echo: EchoServer, root: Path, loop: _Loop) -> dict[str, Any]:
+    """Echo and ours at N x M in flight (alternating), then SQLiteSession at N x 1 and N x M."""
+    out: dict[str, Any] = {"echo": [], "ours": [], "ours_integrity": []}
+    peaks = []
+    for r in range(size.repeats):
+        out["echo"].append(_phase("echo", str(echo.socket), "", size, size.inflight))
+        sid = f"throughput-{r}"
+        sampler = RssSampler(daemon.pid)
+        phase = _phase("ours", str(daemon.socket), sid, size, size.inflight)
+        peaks.append(sampler.close())
+        out["ours_integrity"].append(_integrity(phase.pop("_acked"), _ours_tags(daemon.address, sid)))
+        out["ours"].append(phase)
+        out["echo"][-1].pop("_acked")
+    out["daemon_peak_rss_bytes"] = max(peaks)
+    if SQLiteSession is None:
+        _log("SQLiteSession comparisons skipped: openai-agents is not installed (pip install -e '.[bench]')")
+        return out
+    for inflight, key in ((1, "serial_writers"), (size.inflight, "concurrent_writers")):
+        db = root / f"agents-{key}.db"
+        theirs = _phase("sqlite", str(db), "shared", size, inflight)
+        theirs_integrity = _integrity(theirs.pop("_acked"), _sqlite_tags(db, "shared", loop))
+        sid = f"writers-{key}"
+        ours = _phase("ours", str(daemon.socket), sid, size, inflight)
+        ours_integrity = _integrity(ours.pop("_acked"), _ours_tags(daemon.address, sid))
+        out[key] = {
+            "sqlite": theirs,
+            "sqlite_integrity": theirs_integrity,
+            "ours": ours,
+            "ours_integrity": ours_integrity,
+        }
+    return out
+
+
+def _prefill_ours(client: Any, session_id: str, n: int, payload: int) -> None:
+    from claw_sessiond_client import Message
+
+    done = 0
+    while done < n:
+        batch = min(1000, n - done)
+        client.append(session_id, [Message.user(content(99, done + i, payload)) for i in range(batch)])
+        done += batch
+
+
+def _prefill_sqlite(session: Any, n: int, payload: int, loop: _Loop) -> None:
+    done = 0
+    while done < n:
+        batch = min(1000, n - done)
+        loop.run(session.add_items([{"role": "user", "content": content(99, done + i, payload)} for i in range(batch)]))
+        done += batch
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    fn()
+    return (time.perf_counter() - started) * 1000.0
+
+
+def bench_history(size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[str, Any]:
+    """Append latency (serial, one client) at each history length, the three stores interleaved."""
+    from claw_sessiond_client import Message, SessionClient
+
+    client = SessionClient(address=daemon.address, autostart=False, timeout_s=120)
+    json_store = JsonSessionStore(root / "json-sessions")
+    agents_db = root / "agents-history.db"
+    sessions: dict[int, Any] = {}
+    try:
+        for n in size.history:
+            _log(f"prefill {n:,} messages of history")
+            _prefill_ours(client, f"hist-{n}", n, size.payload_bytes)
+            json_store.save(
+                f"hist-{n}", [{"role": "user", "content": content(99, i, size.payload_bytes)} for i in range(n)]
+            )
+            if SQLiteSession is not None:
+                sessions[n] = SQLiteSession(f"hist-{n}", agents_db)
+                _prefill_sqlite(sessions[n], n, size.payload_bytes, loop)
+        samples: dict[str, dict[int, list[float]]] = {"ours": {}, "sqlite": {}, "json": {}}
+        for store in samples:
+            for n in size.history:
+                samples[store][n] = []
+        largest = max(size.history)
+        seq = 0
+        for rnd in range(size.rounds + 2):  # two warm-up rounds are dropped
+            for n in size.history:
+                seq += 1
+                body = content(7, seq, size.payload_bytes)
+                t = _timed(lambda n=n, body=body: client.append(f"hist-{n}", Message.user(body)))
+                if rnd >= 2:
+                    samples["ours"][n].append(t)
+                if n in sessions:
+                    s = sessions[n]
+                    item = {"role": "user", "content": body}
+                    t = _timed(lambda s=s, item=item: loop.run(s.add_items([item])))
+                    if rnd >= 2:
+                        samples["sqlite"][n].append(t)
+                json_rounds = size.json_rounds_large if n == largest else size.rounds
+                if rnd < json_rounds + 2 and (rnd >= 2 or n < largest):
+                    t = _timed(lambda n=n, body=body: json_store.append(f"hist-{n}", {"role": "user", "content": body}))
+                    if rnd >= 2:
+                        samples["json"][n].append(t)
+        table = {
+            store: {str(n): {"p50_ms": median(v), "p90_ms": percentile(v, 90), "samples": len(v)} for n, v in d.items()}
+            for store, d in samples.items()
+        }
+        for n in size.history:
+            _log(
+                f"history {n:>7,}: ours {median(samples['ours'][n]):.2f} ms, sqlite "
+                f"{median(samples['sqlite'][n]):.2f} ms, json {median(samples['json'][n]):.2f} ms"
+            )
+        return table
+    finally:
+        for s in sessions.values():
+            s.close()
+        client.close()
+
+
+def bench_serial(size: Size, daemon: Daemon, echo: EchoServer) -> dict[str, Any]:
+    """One client, one call at a time: Append versus echo (sync clients, interleaved in blocks)."""
+    from claw_sessiond_client import Message, SessionClient
+
+    client = SessionClient(address=daemon.address, autostart=False, timeout_s=30)
+    channel = grpc.insecure_channel(echo.address)
+    call = channel.unary_unary(METHOD)
+    payload = b"x" * size.payload_bytes
+    ours: list[float] = []
+    theirs: list[float] = []
+    try:
+        for i in range(20):  # warm-up
+            client.append("serial", Message.user(content(0, -i - 1, size.payload_bytes)))
+            call(payload, timeout=30)
+        block = 20
+        for b in range(size.serial // block):
+            for i in range(block):
+                body = content(0, b * block + i, size.payload_bytes)
+                ours.append(_timed(lambda body=body: client.append("serial", Message.user(body))))
+            for _ in range(block):
+                theirs.append(_timed(lambda: call(payload, timeout=30)))
+    finally:
+        channel.close()
+        client.close()
+    out = {
+        "ours_p50_ms": median(ours),
+        "ours_p99_ms": percentile(ours, 99),
+        "echo_p50_ms": median(theirs),
+        "echo_p99_ms": percentile(theirs, 99),
+        "samples": len(ours),
+    }
+    _log(f"serial: ours p50 {out['ours_p50_ms']:.3f} ms, echo p50 {out['echo_p50_ms']:.3f} ms")
+    return out
+
+
+def bench_load(size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[str, Any]:
+    """Load of an N-message session versus SQLiteSession.get_items on the same messages."""
+    from claw_sessiond_client import SessionClient
+
+    n = size.load_messages
+    client = SessionClient(address=daemon.address, autostart=False, timeout_s=120)
+    sid = f"load-{n}"
+    session = None
+    ours: list[float] = []
+    theirs: list[float] = []
+    content_bytes = n * size.payload_bytes
+    try:
+        _prefill_ours(client, sid, n, size.payload_bytes)
+        if SQLiteSession is not None:
+            session = SQLiteSession(sid, root / "agents-load.db")
+            _prefill_sqlite(session, n, size.payload_bytes, loop)
+        got = client.load(sid, workdir="/")
+        if len(got.messages) != n:
+            raise BenchError(f"Load returned {len(got.messages)} messages, expected {n}")
+        for _ in range(size.load_rounds):
+            ours.append(_timed(lambda: client.load(sid, workdir="/")))
+            if session is not None:
+                s = session
+                theirs.append(_timed(lambda s=s: loop.run(s.get_items())))
+    finally:
+        if session is not None:
+            session.close()
+        client.close()
+    out = {
+        "messages": n,
+        "content_bytes": content_bytes,
+        "ours_p50_ms": median(ours),
+        "ours_bytes_per_s": content_bytes / (median(ours) / 1000.0),
+        "sqlite_p50_ms": median(theirs),
+        "sqlite_bytes_per_s": content_bytes / (median(theirs) / 1000.0) if theirs else math.nan,
+    }
+    _log(f"load {n:,}: ours p50 {out['ours_p50_ms']:.1f} ms, sqlite get_items p50 {out['sqlite_p50_ms']:.1f} ms")
+    return out
+
+
+# ---------------------------------------------------------------- report
+
+
+def _rows(res: dict[str, Any], size: Size) -> list[Row]:
+    rows: list[Row] = []
+    tp = res["throughput"]
+    ours_tp = median([p["ops_per_s"] for p in tp["ours"]])
+    echo_tp = median([p["ops_per_s"] for p in tp["echo"]])
+    ours_p50 = median([p["p50_ms"] for p in tp["ours"]])
+    ours_p99 = median([p["p99_ms"] for p in tp["ours"]])
+    echo_p50 = median([p["p50_ms"] for p in tp["echo"]])
+    echo_p99 = median([p["p99_ms"] for p in tp["echo"]])
+    pm = f"{size.processes}x{size.inflight}"
+    r = ratio(ours_tp, echo_tp)
+    rows.append(
+        Row(
+            "ceiling",
+            f"Append/s, {pm} in flight",
+            _fmt(ours_tp, "/s", 0),
+            _fmt(echo_tp, "/s echo", 0),
+            r,
+            ">= 0.9x",
+            r >= 0.9,
+        )
+    )
+    rows.append(
+        Row(
+            "ceiling",
+            "p50 / p99 under that load",
+            f"{_fmt(ours_p50, '', 2)} / {_fmt(ours_p99, ' ms', 2)}",
+            f"{_fmt(echo_p50, '', 2)} / {_fmt(echo_p99, ' ms', 2)}",
+            ratio(ours_p99, echo_p99),
+            "(p99 ratio)",
+            None,
+        )
+    )
+    lost = sum(i["lost"] for i in tp["ours_integrity"])
+    dup = sum(i["duplicated"] for i in tp["ours_integrity"])
+    rows.append(
+        Row("ceiling", "lost / duplicated (ours)", f"{lost} / {dup}", "", math.nan, "0 / 0", lost == 0 and dup == 0)
+    )
+    rss = tp["daemon_peak_rss_bytes"] / 2**20
+    rows.append(Row("ceiling", "daemon peak RSS (psutil)", _fmt(rss, " MiB"), "", math.nan, "", None))
+    for key, label in (("serial_writers", f"{size.processes} procs x 1"), ("concurrent_writers", pm)):
+        if key not in tp:
+            rows.append(Row("SQLiteSession", label, "skipped", "openai-agents not installed", math.nan, "", None))
+            continue
+        s = tp[key]
+        o, t = s["ours"], s["sqlite"]
+        r = ratio(o["ops_per_s"], t["ops_per_s"])
+        want = 1.0 if key == "serial_writers" else 1.5
+        rows.append(
+            Row(
+                "SQLiteSession",
+                f"appends/s, {label}",
+                _fmt(o["ops_per_s"], "/s", 0),
+                _fmt(t["ops_per_s"], "/s", 0),
+                r,
+                f">= {want}x",
+                r >= want,
+            )
+        )
+        r = ratio(o["p99_ms"], t["p99_ms"])
+        rows.append(
+            Row(
+                "SQLiteSession",
+                f"p99, {label}",
+                _fmt(o["p99_ms"], " ms", 2),
+                _fmt(t["p99_ms"], " ms", 2),
+                r,
+                "<= 0.33x" if key == "serial_writers" else "",
+                r <= 1 / 3 if key == "serial_writers" else None,
+            )
+        )
+        rows.append(
+            Row(
+                "SQLiteSession",
+                f"fairness max/min, {label}",
+                _fmt(o["fairness"], "x", 2),
+                _fmt(t["fairness"], "x", 2),
+                math.nan,
+                "ours <= 1.5x",
+                o["fairness"] <= 1.5,
+            )
+        )
+        oi, ti = s["ours_integrity"], s["sqlite_integrity"]
+        rows.append(
+            Row(
+                "SQLiteSession",
+                f"lost / dup, {label}",
+                f"{oi['lost']} / {oi['duplicated']}",
+                f"{ti['lost']} / {ti['duplicated']} (errors {t['errors']})",
+                math.nan,
+                "ours 0 / 0",
+                oi["lost"] == 0 and oi["duplicated"] == 0 and o["errors"] == 0,
+            )
+        )
+    hist = res["history"]
+    sizes = [str(n) for n in size.history]
+    small, mid, large = sizes[0], sizes[-2], sizes[-1]
+    for n in sizes:
+        o, t, j = hist["ours"][n]["p50_ms"], hist["sqlite"][n]["p50_ms"], hist["json"][n]["p50_ms"]
+        rows.append(
+            Row(
+                "history",
+                f"append p50 at {int(n):,} messages",
+                _fmt(o, " ms", 2),
+                f"JSON {_fmt(j, ' ms', 2)}, SQLiteSession {_fmt(t, ' ms', 2)}",
+                ratio(j, o),
+                ">= 50x vs JSON" if n == mid else "",
+                ratio(j, o) >= 50 if n == mid else None,
+            )
+        )
+    r = ratio(hist["ours"][large]["p50_ms"], hist["ours"][small]["p50_ms"])
+    rows.append(Row("history", f"ours at {int(large):,} / ours at {int(small):,}", "", "", r, "<= 1.2x", r <= 1.2))
+    se = res["serial"]
+    r = ratio(se["ours_p50_ms"], se["echo_p50_ms"])
+    rows.append(
+        Row(
+            "serial",
+            "Append p50, one client",
+            _fmt(se["ours_p50_ms"], " ms", 3),
+            _fmt(se["echo_p50_ms"], " ms echo", 3),
+            r,
+            "<= 2x",
+            r <= 2,
+        )
+    )
+    ld = res["load"]
+    r = ratio(ld["ours_p50_ms"], ld["sqlite_p50_ms"])
+    rows.append(
+        Row(
+            "load",
+            f"Load {ld['messages']:,} messages p50",
+            _fmt(ld["ours_p50_ms"], " ms"),
+            f"get_items {_fmt(ld['sqlite_p50_ms'], ' ms')}",
+            r,
+            "(time ratio)",
+            None,
+        )
+    )
+    rows.append(
+        Row(
+            "load",
+            "Load content bytes/s",
+            _fmt(ld["ours_bytes_per_s"] / 2**20, " MiB/s"),
+            _fmt(ld["sqlite_bytes_per_s"] / 2**20, " MiB/s"),
+            ratio(ld["ours_bytes_per_s"], ld["sqlite_bytes_per_s"]),
+            "",
+            None,
+        )
+    )
+    st = res["startup"]
+    rows.append(
+        Row(
+            "startup",
+            "spawn to SERVING, fresh workspace",
+            _fmt(st["fresh_ready_ms_p50"], " ms", 0),
+            "",
+            math.nan,
+            "",
+            None,
+        )
+    )
+    if "filled_ready_ms" in st:
+        rows.append(
+            Row(
+                "startup",
+                f"spawn to SERVING, {st['filled_db_mib']:.0f} MiB database",
+                _fmt(st["filled_ready_ms"], " ms", 0),
+                "",
+                math.nan,
+                "",
+                None,
+            )
+        )
+    return rows
+
+
+def _print_table(rows: list[Row], tiny: bool) -> None:
+    headers = ("section", "measure", "ours", "baseline", "ratio", "target", "met")
+    cells = [
+        (
+            r.section,
+            r.measure,
+            r.ours,
+            r.baseline,
+            "" if math.isnan(r.ratio) else f"{r.ratio:.2f}x",
+            r.target,
+            "" if r.met is None or tiny else ("yes" if r.met else "NO"),
+        )
+        for r in rows
+    ]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+    line = " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
+    print(line)
+    print("-+-".join("-" * w for w in widths))
+    for c in cells:
+        print(" | ".join(x.ljust(w) for x, w in zip(c, widths, strict=True)))
+    if tiny:
+        print("(--tiny: sizes too small to mean anything; targets are not judged)")
+
+
+def _plot(res: dict[str, Any], path: Path, machine: str) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        _log("plot skipped: matplotlib is not installed (pip install -e '.[bench]')")
+        return False
+    hist = res["history"]
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    labels = {
+        "ours": "claw-sessiond Append (durable, gRPC)",
+        "sqlite": "Agents SDK SQLiteSession.add_items",
+        "json": "JSON file per session (rewrite + fsync)",
+    }
+    for store, label in labels.items():
+        points = [(int(n), v["p50_ms"]) for n, v in hist[store].items() if v["samples"]]
+        if points:
+            xs, ys = zip(*sorted(points), strict=True)
+            ax.plot(xs, ys, marker="o", label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("messages already in the session (1 KB each)")
+    ax.set_ylabel("append latency, p50 (ms)")
+    ax.set_title("Append latency vs history length")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.text(0.99, 0.01, machine, ha="right", va="bottom", fontsize=7, alpha=0.7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+def _profile(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes] | None:
+    exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not Path(exe).exists():
+        _log("profile skipped: py-spy is not installed")
+        return None
+    return subprocess.Popen(
+        [
+            exe,
+            "record",
+            "--pid",
+            str(pid),
+            "--duration",
+            str(int(seconds)),
+            "--rate",
+            "200",
+            "--format",
+            "raw",
+            "--threads",
+            "--output",
+            str(out),
+            "--nonblocking",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def summarize_profile(path: Path, top: int = 15) -> list[tuple[str, float]]:
+    """Leaf (self) share of samples per frame in a py-spy ``raw`` (collapsed stacks) file."""
+    self_counts: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not n.isdigit():
+            continue
+        frames = stack.split(";")
+        self_counts[frames[-1]] += int(n)
+        total += int(n)
+    return [(frame, count / total) for frame, count in self_counts.most_common(top)] if total else []
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; print the table; write ``bench/results/``."""
+    parser = argparse.ArgumentParser(
+        prog="bench/run", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--tiny", action="store_true", help="seconds-long run for CI; judges no target")
+    parser.add_argument(
+        "--update-docs", action="store_true", help=f"also write the plot to {DOCS_PLOT.relative_to(ROOT)}"
+    )
+    parser.add_argument("--profile", action="store_true", help="py-spy record the daemon during one throughput run")
+    args = parser.parse_args(argv)
+    size = TINY if args.tiny else FULL
+    started = time.monotonic()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    machine = f"{os.cpu_count()} cores, shared; {stamp}"
+    res: dict[str, Any] = {
+        "mode": "tiny" if args.tiny else "full",
+        "started_utc": stamp,
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "grpcio": grpc.__version__},
+        "size": asdict(size),
+    }
+    import sqlite3
+
+    res["machine"]["sqlite"] = sqlite3.sqlite_version
+    loop = _Loop()
+    with _tempdir() as root:
+        res["startup"] = bench_startup(size, root)
+        ws = root / "ws"
+        ws.mkdir()
+        echo = EchoServer(root / "echo.sock")
+        daemon = Daemon(ws)
+        try:
+            prof = None
+            if args.profile:
+                prof = _profile(daemon.pid, size.duration_s * 2 + 4, RESULTS / f"profile-{stamp}.txt")
+            res["throughput"] = bench_throughput(size, daemon, echo, root, loop)
+            if prof is not None:
+                prof.wait(120)
+                summary = summarize_profile(RESULTS / f"profile-{stamp}.txt")
+                res["profile_self_top"] = summary
+                for frame, share in summary:
+                    _log(f"profile {share * 100:5.1f}%  {frame}")
+            res["history"] = bench_history(size, daemon, root, loop)
+            res["serial"] = bench_serial(size, daemon, echo)
+            res["load"] = bench_load(size, daemon, root, loop)
+        finally:
+            daemon.close()
+            echo.close()
+        db = ws / ".claw" / "sessions.db"
+        res["startup"]["filled_db_mib"] = db.stat().st_size / 2**20
+        again = Daemon(ws)
+        res["startup"]["filled_ready_ms"] = again.ready_s * 1000
+        again.close()
+        _log(f"startup with a {res['startup']['filled_db_mib']:.0f} MiB database: {again.ready_s * 1000:.0f} ms")
+    loop.close()
+    res["elapsed_s"] = time.monotonic() - started
+    rows = _rows(res, size)
+    res["table"] = [asdict(r) for r in rows]
+    _print_table(rows, args.tiny)
+    name = f"results-{res['mode']}-{stamp}.json"
+    for path in (RESULTS / name, RESULTS / f"latest-{res['mode']}.json"):
+        path.write_text(json.dumps(res, indent=2, default=str) + "\n")
+    plot = RESULTS / f"bench-latency-{res['mode']}.png"
+    if _plot(res, plot, machine) and args.update_docs:
+        DOCS_PLOT.parent.mkdir(exist_ok=True)
+        shutil.copyfile(plot, DOCS_PLOT)
+    print(f"results: {RESULTS / name}; plot: {plot}; {res['elapsed_s']:.0f} s")
+    return 0
+
+
+__all__ = ["main", "summarize_profile"]

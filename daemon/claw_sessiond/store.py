@@ -293,7 +293,17 @@ class _Writer:
                     break
                 assert isinstance(nxt, _Job)
                 batch.append(nxt)
-            self._run_batch(batch)
+            try:
+                self._run_batch(batch)
+            except BaseException as exc:  # never let the writer thread die with callers waiting
+                _log.exception("event=writer_batch_crashed")
+                self._counters.write_failures += 1
+                with contextlib.suppress(sqlite3.Error):
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                failure = StorageUnavailableError(f"write failed unexpectedly: {type(exc).__name__}")
+                for job in batch:
+                    job.loop.call_soon_threadsafe(_settle, job.future, False, failure)
             if stop_after:
                 break
         self._close()

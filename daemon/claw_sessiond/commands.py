@@ -1,0 +1,432 @@
+"""Commands for people: ``ls``, ``show``, ``stats`` (online) and ``doctor`` (online or offline).
+
+Registered in :data:`claw_sessiond.cli.COMMANDS`; ``cli`` adds ``--workspace``
+and ``--socket`` to each. Online commands go through the client library
+(``SessionClient(autostart=False)``): looking at a workspace never starts a
+daemon, and nothing here opens the database for writing. ``doctor`` with the
+daemon down first takes the daemon's own lock (``.claw/sessiond.lock``), so it
+can never run beside a daemon as a second writer, then opens the database
+read-only (``mode=ro``).
+
+Every command prints text for people, or one JSON document with ``--json``.
+Exit codes: 0 ok, 1 failure (daemon unreachable, session not found, a check
+failed), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import sqlite3
+import stat
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+from claw_sessiond_client import Message, SessionClient, SessiondError, Usage
+from claw_sessiond_client.errors import DaemonUnavailableError
+from claw_sessiond_client.paths import claw_dir, default_socket_path
+
+from . import schema
+from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK
+from .errors import CorruptDatabaseError
+
+__all__ = ["doctor", "ls", "show", "stats"]
+
+_EXIT_CODES: Final = "Exit codes: 0 ok, 1 failure (daemon unreachable, not found, check failed), 2 usage error."
+_SQLITE_HEADER: Final = b"SQLite format 3\x00"
+
+
+# ---------------------------------------------------------------- shared
+
+
+def _add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    parser.epilog = _EXIT_CODES
+
+
+def _socket_path(args: argparse.Namespace) -> Path:
+    if args.socket:
+        return Path(os.path.abspath(args.socket))
+    return default_socket_path(os.path.abspath(args.workspace), os.environ.get("XDG_RUNTIME_DIR"))
+
+
+def _client(args: argparse.Namespace) -> SessionClient:
+    # Never auto-start: inspecting a workspace must not create a daemon (or a .claw/).
+    return SessionClient(address=f"unix:{_socket_path(args)}", autostart=False, retry_window_s=0.0, timeout_s=10.0)
+
+
+def _fail(message: str, hint: str = "") -> int:
+    print(f"claw-sessiond: error: {message}", file=sys.stderr)
+    if hint:
+        print(f"Try: {hint}", file=sys.stderr)
+    return EXIT_FAILURE
+
+
+def _online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[argparse.Namespace], int]:
+    """Run ``fn`` with a client; turn client errors into exit 1 with an actionable message."""
+
+    def handler(args: argparse.Namespace) -> int:
+        try:
+            with _client(args) as client:
+                return fn(args, client)
+        except DaemonUnavailableError:
+            return _fail(
+                f"no claw-sessiond answers on {_socket_path(args)}",
+                f"claw-sessiond serve --workspace {args.workspace}  (or: claw-sessiond doctor)",
+            )
+        except SessiondError as exc:
+            return _fail(str(exc))
+        except BrokenPipeError:  # `claw-sessiond ls | head`
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_FAILURE
+
+    handler.__doc__ = fn.__doc__
+    return handler
+
+
+def _time(value: dt.datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def _cost(u: Usage) -> str:
+    return f"{u.cost_micros / 1_000_000:.6f} {u.currency}".rstrip() if u.cost_micros else "0"
+
+
+def _usage_json(u: Usage) -> dict[str, Any]:
+    return {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_read_tokens": u.cache_read_tokens,
+        "cache_write_tokens": u.cache_write_tokens,
+        "cost_micros": u.cost_micros,
+        "currency": u.currency,
+    }
+
+
+def _print_json(value: Any, out: TextIO | None = None) -> None:
+    json.dump(value, out or sys.stdout, indent=2, ensure_ascii=False)
+    (out or sys.stdout).write("\n")
+
+
+def _table(rows: list[list[str]], right: set[int]) -> None:
+    """Columns two spaces apart, ``right`` ones right-aligned; plain text, easy to grep."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(row)]
+        print("  ".join(cells).rstrip())
+
+
+# ---------------------------------------------------------------- ls
+
+
+def _add_ls(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--contains", default="", metavar="TEXT", help="only sessions whose id contains TEXT")
+    parser.add_argument("--limit", type=int, default=100, help="at most this many sessions (1-10000; default 100)")
+    _add_json(parser)
+
+
+def _ls(args: argparse.Namespace, client: SessionClient) -> int:
+    """List stored sessions, most recently updated first."""
+    sessions = client.list_sessions(args.contains, args.limit)
+    if args.json:
+        _print_json(
+            [
+                {
+                    "id": s.id,
+                    "messages": s.message_count,
+                    "last_position": s.last_position,
+                    "usage": _usage_json(s.usage),
+                    "updated_at": _time(s.updated_at),
+                    "workdir": s.workdir,
+                }
+                for s in sessions
+            ]
+        )
+        return EXIT_OK
+    if not sessions:
+        print("no sessions")
+        return EXIT_OK
+    rows = [["ID", "MESSAGES", "TOKENS", "COST", "UPDATED"]]
+    for s in sessions:
+        tokens = s.usage.input_tokens + s.usage.output_tokens
+        rows.append([s.id, str(s.message_count), str(tokens), _cost(s.usage), _time(s.updated_at) or "-"])
+    _table(rows, right={1, 2})
+    return EXIT_OK
+
+
+ls = _online(_ls)
+
+
+# ---------------------------------------------------------------- show
+
+
+def _add_show(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session", metavar="SESSION", help="session id")
+    _add_json(parser)
+    parser.epilog = (
+        "show loads the session the way a resuming agent does: a tool call without a result that no live run "
+        "owns is repaired (a synthetic result marked 'interrupted' is stored, the tool is not re-run) and marked "
+        "as such here. " + _EXIT_CODES
+    )
+
+
+def _message_json(m: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"position": m.position, "role": m.role, "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": json.loads(c.arguments)} for c in m.tool_calls]
+    if m.tool_call_id:
+        out["tool_call_id"] = m.tool_call_id
+    if m.name:
+        out["name"] = m.name
+    if m.synthetic_reason:
+        out["synthetic"] = m.synthetic_reason
+    out["created_at"] = _time(m.created_at)
+    out["trace_id"] = m.trace_id
+    return out
+
+
+def _show(args: argparse.Namespace, client: SessionClient) -> int:
+    """Print one session's transcript."""
+    stored = [s for s in client.list_sessions(args.session, 10000) if s.id == args.session]
+    if not stored:
+        return _fail(f"session {args.session!r} is not stored", "claw-sessiond ls")
+    # Load with the stored workdir, so that a repair does not move the session to this shell's folder.
+    result = client.load(args.session, workdir=stored[0].workdir or os.path.abspath(args.workspace))
+    s = result.session
+    if args.json:
+        _print_json(
+            {
+                "session": {
+                    "id": s.id,
+                    "workdir": s.workdir,
+                    "created_at": _time(s.created_at),
+                    "updated_at": _time(s.updated_at),
+                    "messages": s.message_count,
+                    "last_position": s.last_position,
+                    "usage": _usage_json(s.usage),
+                },
+                "messages": [_message_json(m) for m in result.messages],
+                "repaired_now": [r.tool_call_id for r in result.repairs],
+                "in_flight": [
+                    {"tool_call_id": c.tool_call_id, "run_id": c.run_id, "owner_pid": c.owner_pid}
+                    for c in result.in_flight
+                ],
+            }
+        )
+        return EXIT_OK
+    _render_transcript(result)
+    return EXIT_OK
+
+
+def _render_transcript(result: Any) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, soft_wrap=True)
+    s = result.session
+    u = s.usage
+    console.print(f"[bold]session {escape(s.id)}[/bold]  workdir {escape(s.workdir or '-')}")
+    console.print(
+        f"created {_time(s.created_at)}  updated {_time(s.updated_at)}  messages {s.message_count}  "
+        f"tokens {u.input_tokens} in / {u.output_tokens} out  cost {escape(_cost(u))}"
+    )
+    if result.repairs:
+        ids = ", ".join(r.tool_call_id for r in result.repairs)
+        console.print(f"[yellow]repaired by this load: {escape(ids)}[/yellow]")
+    for c in result.in_flight:
+        console.print(f"[cyan]in flight: {escape(c.tool_call_id)} (run {escape(c.run_id)}, pid {c.owner_pid})[/cyan]")
+    styles = {"system": "magenta", "user": "green", "assistant": "blue", "tool": "cyan"}
+    for m in result.messages:
+        console.print()
+        head = f"[bold {styles.get(m.role, 'white')}]#{m.position} {m.role}[/]"
+        if m.role == "tool":
+            head += f" ← {escape(m.tool_call_id)}" + (f" ({escape(m.name)})" if m.name else "")
+        if m.synthetic_reason:
+            head += (
+                f"  [bold yellow]SYNTHETIC ({escape(m.synthetic_reason)}): written by claw-sessiond, not by the tool[/]"
+            )
+        console.print(head)
+        if m.content:
+            console.print("  " + escape(m.content).replace("\n", "\n  "))
+        for call in m.tool_calls:
+            console.print(f"  → {escape(call.name)}({escape(call.arguments)})  \\[{escape(call.id)}]")
+
+
+show = _online(_show)
+
+
+# ---------------------------------------------------------------- stats
+
+
+def _stats(args: argparse.Namespace, client: SessionClient) -> int:
+    """Print database and daemon figures."""
+    figures = dict(client.stats().values)
+    figures["messages"] = sum(s.message_count for s in client.list_sessions("", 10000))
+    if args.json:
+        _print_json(figures)
+        return EXIT_OK
+    order = ["sessions", "messages", "events", "database_bytes", "wal_bytes", "schema_version"]
+    keys = order + sorted(k for k in figures if k not in order)
+    width = max(len(k) for k in keys)
+    for key in keys:
+        value = figures[key]
+        text = f"{value:.1f}" if isinstance(value, float) else str(value)
+        print(f"{key.ljust(width)}  {text}")
+    return EXIT_OK
+
+
+stats = _online(_stats)
+
+
+# ---------------------------------------------------------------- doctor
+
+
+class _Report:
+    """Checks and their outcomes: ok, warn (worth knowing) or fail (exit 1)."""
+
+    def __init__(self) -> None:
+        self.checks: list[dict[str, str]] = []
+
+    def add(self, name: str, status: str, detail: str) -> None:
+        self.checks.append({"check": name, "status": status, "detail": detail})
+
+    @property
+    def failed(self) -> bool:
+        return any(c["status"] == "fail" for c in self.checks)
+
+
+@contextlib.contextmanager
+def _held_lock(path: Path) -> Iterator[int]:
+    from .server import acquire_lock
+
+    fd = acquire_lock(path)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _check_database(report: _Report, db: Path) -> None:
+    """Header, quick_check and schema version, on a read-only connection."""
+    if not db.exists():
+        report.add("database", "warn", f"{db} does not exist yet (created at the daemon's first start)")
+        return
+    with open(db, "rb") as fh:
+        header = fh.read(16)
+    if db.stat().st_size and header != _SQLITE_HEADER:
+        report.add("database", "fail", f"{db}: not an SQLite database (bad header)")
+        return
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        report.add("database", "fail", f"{db}: cannot open read-only: {exc}")
+        return
+    try:
+        rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check").fetchall()]
+        if rows == ["ok"]:
+            report.add("quick_check", "ok", "ok")
+        else:
+            report.add("quick_check", "fail", "; ".join(rows[:5]))
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        try:
+            pending = schema.pending(conn)
+        except CorruptDatabaseError as exc:
+            report.add("schema_version", "fail", f"{version}: {exc.message}")
+        else:
+            if pending:
+                names = ", ".join(m.name for m in pending)
+                report.add("schema_version", "warn", f"{version}; the daemon will migrate at start: {names}")
+            else:
+                report.add("schema_version", "ok", str(version))
+    except sqlite3.Error as exc:
+        report.add("quick_check", "fail", f"{getattr(exc, 'sqlite_errorname', '') or 'error'}: {exc}")
+    finally:
+        conn.close()
+
+
+def _check_permissions(report: _Report, folder: Path) -> None:
+    loose = []
+    for path in [folder, *sorted(p for p in folder.iterdir() if p.name.startswith(("sessions.db", "sessiond.")))]:
+        with contextlib.suppress(FileNotFoundError):
+            mode = stat.S_IMODE(path.lstat().st_mode)
+            if mode & 0o077:
+                loose.append(f"{path.name} {mode:04o}")
+    if loose:
+        report.add("permissions", "fail", "readable by other users: " + ", ".join(loose) + " (chmod go= them)")
+    else:
+        report.add("permissions", "ok", f"{folder} and its files are private to uid {os.getuid()}")
+
+
+def _add_doctor(parser: argparse.ArgumentParser) -> None:
+    _add_json(parser)
+    parser.epilog = (
+        "With the daemon running, doctor asks it (health, stats) and reads the database read-only. With the daemon "
+        "down it first takes the daemon's lock (.claw/sessiond.lock), so no daemon can start while it looks, and "
+        "opens the database read-only. " + _EXIT_CODES
+    )
+
+
+def doctor(args: argparse.Namespace) -> int:
+    """Check the daemon, the database and permissions."""
+    workspace = Path(os.path.abspath(args.workspace))
+    folder = claw_dir(workspace)
+    report = _Report()
+    sock = _socket_path(args)
+    # SQLite may create -wal/-shm beside the database even for a read-only connection: keep them private.
+    os.umask(0o077)
+    if not folder.is_dir():
+        report.add("workspace", "fail", f"{folder} does not exist: no daemon has run for {workspace}")
+        return _finish(args, report)
+    daemon_up = False
+    try:
+        with _client(args) as client:
+            figures = client.stats().values
+        daemon_up = True
+        report.add("daemon", "ok", f"pid {figures['pid']} answers on {sock} (version {figures['version']})")
+        report.add("daemon_schema_version", "ok", str(figures["schema_version"]))
+    except SessiondError as exc:
+        detail = "not running" if isinstance(exc, DaemonUnavailableError) else str(exc)
+        report.add("daemon", "warn", f"no daemon answers on {sock} ({detail}); checked offline under its lock")
+    if daemon_up:
+        # Reading beside a live daemon is safe: a mode=ro connection can never write.
+        _check_database(report, folder / "sessions.db")
+    else:
+        from .server import StartupError
+
+        try:
+            with _held_lock(folder / "sessiond.lock"):
+                _check_database(report, folder / "sessions.db")
+        except StartupError as exc:
+            report.add("lock", "fail", f"{exc} but it does not answer on {sock}")
+    _check_permissions(report, folder)
+    return _finish(args, report)
+
+
+def _finish(args: argparse.Namespace, report: _Report) -> int:
+    if args.json:
+        _print_json({"ok": not report.failed, "checks": report.checks})
+    else:
+        marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+        for c in report.checks:
+            print(f"{marks[c['status']]}  {c['check']}: {c['detail']}")
+    return EXIT_FAILURE if report.failed else EXIT_OK
+
+
+COMMANDS.update(
+    {
+        "ls": ("list stored sessions (id, messages, tokens, cost, updated)", _add_ls, ls),
+        "show": ("print a session's transcript (roles, tool calls, results, repairs)", _add_show, show),
+        "stats": (
+            "print database and daemon figures (sessions, messages, sizes, schema version)",
+            _add_json,
+            stats,
+        ),
+        "doctor": ("check the daemon, the database (quick_check, schema) and permissions", _add_doctor, doctor),
+    }
+)

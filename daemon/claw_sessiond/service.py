@@ -11,12 +11,12 @@ goes to the log, never to the client).
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import functools
 import logging
 import os
 import re
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Final, TypeVar
 
@@ -78,6 +78,7 @@ _ROLE_NAME: Final = {
 _ROLE_ENUM: Final = {v: k for k, v in _ROLE_NAME.items()}
 _TRACEPARENT: Final = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
 _MAX_TRACE_ID: Final = 128
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 #: Keep each Load chunk well under the 4 MiB default receive limit.
 LOAD_CHUNK_BYTES: Final = 1024 * 1024
 
@@ -179,12 +180,30 @@ def _stream_edge(
 # ---------------------------------------------------------------- conversions
 
 
+def _set_timestamp(out: Timestamp, value: str) -> None:
+    # Hot path (every Append reply, every message of a Load): ``FromJsonString`` goes
+    # through ``strptime`` (~14 µs); ``fromisoformat`` is C (~2 µs). Only our own
+    # ``now_rfc3339`` shape (microseconds, "Z") takes it, so nothing is rounded.
+    when = None
+    if len(value) == 27 and value[-1] == "Z":
+        try:
+            when = dt.datetime.fromisoformat(value)
+        except ValueError:
+            when = None
+    if when is None:
+        out.FromJsonString(value)
+        return
+    delta = when - _EPOCH
+    out.seconds = delta.days * 86400 + delta.seconds
+    out.nanos = delta.microseconds * 1000
+
+
 def timestamp(value: str | None) -> Timestamp | None:
     """RFC 3339 text → Timestamp (None stays None)."""
     if not value:
         return None
     ts = Timestamp()
-    ts.FromJsonString(value)
+    _set_timestamp(ts, value)
     return ts
 
 
@@ -200,20 +219,30 @@ def usage_pb(u: Usage) -> pb.Usage:
     )
 
 
-def message_pb(m: Message) -> pb.Message:
-    """Domain message → proto."""
-    out = pb.Message(
-        role=_ROLE_ENUM.get(m.role, pb.ROLE_UNSPECIFIED),
-        content=m.content,
-        tool_calls=[pb.ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls],
-        tool_call_id=m.tool_call_id,
-        name=m.name,
-        position=m.position,
-        created_at=timestamp(m.created_at),
-        trace_id=m.trace_id,
-    )
+def fill_message_pb(out: pb.Message, m: Message) -> None:
+    """Write a domain message into ``out`` (for example ``chunk.messages.add()``: no copy)."""
+    out.role = _ROLE_ENUM.get(m.role, pb.ROLE_UNSPECIFIED)
+    if m.content:
+        out.content = m.content
+    for c in m.tool_calls:
+        out.tool_calls.add(id=c.id, name=c.name, arguments=c.arguments)
+    if m.tool_call_id:
+        out.tool_call_id = m.tool_call_id
+    if m.name:
+        out.name = m.name
+    out.position = m.position
+    if m.created_at:
+        _set_timestamp(out.created_at, m.created_at)
+    if m.trace_id:
+        out.trace_id = m.trace_id
     if m.synthetic_reason == "interrupted":
         out.synthetic.reason = pb.SYNTHETIC_REASON_INTERRUPTED
+
+
+def message_pb(m: Message) -> pb.Message:
+    """Domain message → proto."""
+    out = pb.Message()
+    fill_message_pb(out, m)
     return out
 
 
@@ -255,7 +284,7 @@ def trace_id_of(request_trace_id: str, context: grpc.aio.ServicerContext[Any, An
             match = _TRACEPARENT.match(value.strip().lower())
             if match and match.group(1) != "0" * 32:
                 return match.group(1)
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # 128 random bits, like uuid4, at a third of its cost
 
 
 # ---------------------------------------------------------------- the servicer
@@ -303,13 +332,16 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         chunk = first
         size = chunk.ByteSize()
         for message in result.messages:
-            item = message_pb(message)
+            # Built in place (``append`` would copy each message once more).
+            item = chunk.messages.add()
+            fill_message_pb(item, message)
             item_size = item.ByteSize() + 8
-            if size + item_size > LOAD_CHUNK_BYTES and len(chunk.messages) > 0:
+            if size + item_size > LOAD_CHUNK_BYTES and len(chunk.messages) > 1:
+                del chunk.messages[-1]
                 yield chunk
                 chunk = pb.LoadResponse()
+                fill_message_pb(chunk.messages.add(), message)
                 size = 0
-            chunk.messages.append(item)
             size += item_size
         chunk.done = True
         yield chunk

@@ -28,6 +28,7 @@ import queue
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,7 +180,12 @@ def check_database_file(path: Path) -> None:
 
     Opens the file read-only (``mode=ro``: the file descriptor cannot write),
     checks the header, runs ``PRAGMA quick_check`` and the schema version.
-    A missing or empty file is a new database and passes.
+    Without a WAL the file is opened ``immutable=1`` so that not even an
+    empty ``-wal`` is created. With a WAL, the database's identity read from
+    the main file alone must match the one seen through the WAL: SQLite
+    replays any WAL whose checksums are valid, so a WAL copied from another
+    database would silently turn this one into (a mix with) that one. A
+    missing or empty file is a new database and passes.
 
     Raises:
         CorruptDatabaseError: naming the file and what is wrong.
@@ -196,8 +202,12 @@ def check_database_file(path: Path) -> None:
         header = fh.read(100)
     if not header.startswith(_SQLITE_HEADER):
         raise CorruptDatabaseError(f"{path}: not an SQLite database (bad header)", reason=Reason.CORRUPT_DATABASE)
+    wal = Path(f"{path}-wal")
+    has_wal = wal.exists() and wal.stat().st_size > 0
+    # immutable=1: the main file alone, no WAL, no -shm, no locks (we hold the workspace lock).
+    file_only = f"file:{path}?mode=ro&immutable=1"
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        conn = sqlite3.connect(f"file:{path}?mode=ro" if has_wal else file_only, uri=True, isolation_level=None)
     except sqlite3.Error as exc:
         raise CorruptDatabaseError(f"{path}: cannot open: {exc}", reason=Reason.CORRUPT_DATABASE) from exc
     try:
@@ -209,12 +219,59 @@ def check_database_file(path: Path) -> None:
             schema.pending(conn)
         except CorruptDatabaseError as exc:
             raise CorruptDatabaseError(f"{path}: {exc.message}", reason=Reason.CORRUPT_DATABASE) from exc
+        if has_wal:
+            seen = _identity(conn)
+            alone = sqlite3.connect(file_only, uri=True, isolation_level=None)
+            try:
+                stored = _identity(alone)
+            finally:
+                alone.close()
+            if stored is not None and stored != seen:
+                raise CorruptDatabaseError(
+                    f"{wal}: this WAL file belongs to another database ({seen or 'unknown'}), not to {path} "
+                    f"({stored}); refusing to replay it. Move the WAL file away to start with {path} as it is",
+                    reason=Reason.CORRUPT_DATABASE,
+                )
     except sqlite3.Error as exc:
         raise CorruptDatabaseError(
             f"{path}: {getattr(exc, 'sqlite_errorname', '') or 'error'}: {exc}", reason=Reason.CORRUPT_DATABASE
         ) from exc
     finally:
         conn.close()
+
+
+_IDENTITY_PREFIX: Final = "claw-sessiond:"
+
+
+def _identity(conn: sqlite3.Connection) -> str | None:
+    """The database's random identity (None if it has none yet, or is not ours).
+
+    It is a row of ``sqlite_sequence``: that one-page table is rewritten by
+    every event insert (``events`` is AUTOINCREMENT), so every WAL that holds
+    a write holds the page with the identity of the database that wrote it.
+    """
+    found = conn.execute("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sqlite_sequence'").fetchone()
+    if found is None:
+        return None
+    row = conn.execute(
+        "SELECT name FROM sqlite_sequence WHERE substr(name, 1, ?) = ? ORDER BY name LIMIT 1",
+        (len(_IDENTITY_PREFIX), _IDENTITY_PREFIX),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def _ensure_identity(conn: sqlite3.Connection) -> bool:
+    """Give the database its identity if it has none; True if one was written."""
+    if _identity(conn) is not None:
+        return False
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("INSERT INTO sqlite_sequence(name, seq) VALUES (?, 0)", (_IDENTITY_PREFIX + uuid.uuid4().hex,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return True
 
 
 def _open_write_connection(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
@@ -377,13 +434,24 @@ class _Writer:
             observer(size, elapsed, ok)
 
     def _deliver(self, batch: list[_Job], results: list[tuple[bool, Any]]) -> None:
+        # One wake-up of each loop per batch, not one per job: every
+        # call_soon_threadsafe writes to the loop's self-pipe and costs the loop a
+        # turn; under load a batch holds dozens of jobs (bench/README: profile).
         changed: set[str] = set()
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
         for job, (ok, value) in zip(batch, results, strict=True):
             if ok:
                 changed.update(job.sessions)
-            job.loop.call_soon_threadsafe(_settle, job.future, ok, value)
+            by_loop.setdefault(job.loop, []).append((job.future, ok, value))
+        for loop, settled in by_loop.items():
+            loop.call_soon_threadsafe(_settle_all, settled)
         if changed and self.on_commit is not None and batch:
             batch[0].loop.call_soon_threadsafe(self.on_commit, changed)
+
+
+def _settle_all(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+    for fut, ok, value in settled:
+        _settle(fut, ok, value)
 
 
 def _settle(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
@@ -957,6 +1025,10 @@ class Store:
                 conn = _open_write_connection(path, busy_timeout_ms)
                 try:
                     applied = schema.migrate(conn)
+                    if _ensure_identity(conn) or applied:
+                        # Put the identity into the main file at once, so a foreign WAL is detectable
+                        # (check_database_file) even if the daemon is killed before its first checkpoint.
+                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 except BaseException:
                     conn.close()
                     raise

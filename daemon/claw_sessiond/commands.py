@@ -23,6 +23,7 @@ import os
 import sqlite3
 import stat
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -38,15 +39,17 @@ from .errors import CorruptDatabaseError
 __all__ = ["doctor", "ls", "show", "stats"]
 
 _EXIT_CODES: Final = "Exit codes: 0 ok, 1 failure (daemon unreachable, not found, check failed), 2 usage error."
+
 _SQLITE_HEADER: Final = b"SQLite format 3\x00"
 
 
 # ---------------------------------------------------------------- shared
 
 
-def _add_json(parser: argparse.ArgumentParser) -> None:
+def _add_json(parser: argparse.ArgumentParser, about: str = "") -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
-    parser.epilog = _EXIT_CODES
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (textwrap.fill(about, 79) + "\n\n" if about else "") + _EXIT_CODES
 
 
 def _socket_path(args: argparse.Namespace) -> Path:
@@ -168,11 +171,11 @@ ls = _online(_ls)
 
 def _add_show(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", metavar="SESSION", help="session id")
-    _add_json(parser)
-    parser.epilog = (
+    _add_json(
+        parser,
         "show loads the session the way a resuming agent does: a tool call without a result that no live run "
         "owns is repaired (a synthetic result marked 'interrupted' is stored, the tool is not re-run) and marked "
-        "as such here. " + _EXIT_CODES
+        "as such here.",
     )
 
 
@@ -249,7 +252,7 @@ def _render_transcript(result: Any) -> None:
             head += f" ← {escape(m.tool_call_id)}" + (f" ({escape(m.name)})" if m.name else "")
         if m.synthetic_reason:
             head += (
-                f"  [bold yellow]SYNTHETIC ({escape(m.synthetic_reason)}): written by claw-sessiond, not by the tool[/]"
+                f"  [bold yellow]SYNTHETIC ({escape(m.synthetic_reason)}): written by claw-sessiond; tool not re-run[/]"
             )
         console.print(head)
         if m.content:
@@ -264,9 +267,21 @@ show = _online(_show)
 # ---------------------------------------------------------------- stats
 
 
+def _plain(value: Any) -> Any:
+    """A stats value as JSON-ready data (nested messages and repeated fields included)."""
+    from google.protobuf.json_format import MessageToDict
+    from google.protobuf.message import Message as ProtoMessage
+
+    if isinstance(value, ProtoMessage):
+        return MessageToDict(value, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    if isinstance(value, str | bytes | int | float | bool):
+        return value
+    return [_plain(v) for v in value]
+
+
 def _stats(args: argparse.Namespace, client: SessionClient) -> int:
     """Print database and daemon figures."""
-    figures = dict(client.stats().values)
+    figures = {key: _plain(value) for key, value in client.stats().values.items()}
     figures["messages"] = sum(s.message_count for s in client.list_sessions("", 10000))
     if args.json:
         _print_json(figures)
@@ -276,7 +291,12 @@ def _stats(args: argparse.Namespace, client: SessionClient) -> int:
     width = max(len(k) for k in keys)
     for key in keys:
         value = figures[key]
-        text = f"{value:.1f}" if isinstance(value, float) else str(value)
+        if isinstance(value, float):
+            text = f"{value:.3f}"
+        elif isinstance(value, list | dict):
+            text = json.dumps(value, separators=(",", ":"))
+        else:
+            text = str(value)
         print(f"{key.ljust(width)}  {text}")
     return EXIT_OK
 
@@ -364,11 +384,12 @@ def _check_permissions(report: _Report, folder: Path) -> None:
 
 
 def _add_doctor(parser: argparse.ArgumentParser) -> None:
-    _add_json(parser)
-    parser.epilog = (
-        "With the daemon running, doctor asks it (health, stats) and reads the database read-only. With the daemon "
+    _add_json(
+        parser,
+        "With the daemon running, doctor asks it (stats) and reads the database read-only. With the daemon "
         "down it first takes the daemon's lock (.claw/sessiond.lock), so no daemon can start while it looks, and "
-        "opens the database read-only. " + _EXIT_CODES
+        "opens the database read-only. It checks: daemon reachable, schema version, PRAGMA quick_check, and "
+        "that .claw/ and its files are private (no group or other permissions).",
     )
 
 

@@ -1,0 +1,307 @@
+"""The CLI for people (``ls``, ``show``, ``stats``, ``doctor``) against real daemons and real files.
+
+Every command runs as ``python -m claw_sessiond ...`` in a subprocess, with
+and without ``--json``, on a workspace with real sessions, one of which has
+interrupted tool calls that the daemon repairs.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claw_sessiond_client import Message, SessionClient, ToolCall
+from tests.conftest import DaemonProcess
+
+COMMANDS = ("ls", "show", "stats", "doctor")
+
+
+def cli(workspace: Path, *args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "claw_sessiond", *args[:1], "--workspace", str(workspace), *args[1:]],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        cwd=workspace,
+    )
+
+
+def cli_json(workspace: Path, *args: str) -> Any:
+    proc = cli(workspace, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def populate(client: SessionClient) -> None:
+    client.append(
+        "demo",
+        [
+            Message.system("be brief"),
+            Message.user("list the files"),
+            Message.assistant("sure", tool_calls=[ToolCall("call_1", "bash", '{"cmd": "ls -la"}')]),
+        ],
+        workdir="/home/me/project",
+    )
+    client.append("demo", Message.tool("call_1", "README.md\nsetup.py", name="bash"))
+    client.record_usage("demo", input_tokens=120, output_tokens=30, cost_micros=450, currency="USD", model="gpt-4.1")
+    # The run "dies" after storing the calls: two interrupted calls, repaired at the next Load.
+    client.append(
+        "crashed",
+        [
+            Message.user("clean up"),
+            Message.assistant(
+                tool_calls=[
+                    ToolCall("c1", "bash", '{"cmd": "rm -r tmp"}'),
+                    ToolCall("c2", "write_file", '{"path": "notes.txt"}'),
+                ]
+            ),
+        ],
+        workdir="/home/me/project",
+    )
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    """One daemon with sessions for the read-only checks of this module."""
+    ws = tmp_path_factory.mktemp("cli") / "ws"
+    ws.mkdir()
+    daemon = DaemonProcess(ws).start()
+    try:
+        with daemon.client() as client:
+            populate(client)
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help(command: str, tmp_path: Path) -> None:
+    proc = cli(tmp_path, command, "--help")
+    assert proc.returncode == 0
+    assert "--json" in proc.stdout and "--workspace" in proc.stdout
+    assert "Exit codes: 0 ok, 1 failure" in proc.stdout and "2 usage" in proc.stdout
+
+
+def test_top_level_help_lists_commands(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "claw_sessiond", "--help"], capture_output=True, text=True)
+    for command in COMMANDS:
+        assert command in proc.stdout
+
+
+def test_usage_error_exits_2(tmp_path: Path) -> None:
+    assert cli(tmp_path, "show").returncode == 2
+    assert cli(tmp_path, "ls", "--no-such-flag").returncode == 2
+
+
+def test_ls(live: DaemonProcess) -> None:
+    proc = cli(live.workspace, "ls")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["ID", "MESSAGES", "TOKENS", "COST", "UPDATED"]
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert rows["demo"][1:5] == ["4", "150", "0.000450", "USD"]
+    assert rows["crashed"][1] in ("2", "4")  # 4 once a show has repaired it
+
+    data = cli_json(live.workspace, "ls")
+    by_id = {s["id"]: s for s in data}
+    assert set(by_id) == {"demo", "crashed"}
+    assert by_id["demo"]["messages"] == 4
+    assert by_id["demo"]["usage"]["input_tokens"] == 120 and by_id["demo"]["usage"]["cost_micros"] == 450
+    assert by_id["demo"]["workdir"] == "/home/me/project"
+    assert by_id["demo"]["updated_at"].endswith("Z")
+    assert [s["id"] for s in cli_json(live.workspace, "ls", "--contains", "cras")] == ["crashed"]
+
+
+def test_show_transcript(live: DaemonProcess) -> None:
+    proc = cli(live.workspace, "show", "demo")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "session demo" in out and "workdir /home/me/project" in out
+    for fragment in ("#1 system", "be brief", "#2 user", "list the files", "#3 assistant", "#4 tool ← call_1 (bash)"):
+        assert fragment in out
+    assert 'bash({"cmd": "ls -la"})' in out and "[call_1]" in out
+    assert "  README.md\n  setup.py" in out
+    assert "tokens 120 in / 30 out" in out and "0.000450 USD" in out
+    assert "SYNTHETIC" not in out
+
+
+def test_show_marks_repairs(live: DaemonProcess) -> None:
+    first = cli_json(live.workspace, "show", "crashed")
+    second = cli_json(live.workspace, "show", "crashed")
+    assert sorted(first["repaired_now"] + second["repaired_now"]) == ["c1", "c2"]  # repaired once
+    assert second["repaired_now"] == []
+    messages = second["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
+    assert messages[1]["tool_calls"][0] == {"id": "c1", "name": "bash", "arguments": {"cmd": "rm -r tmp"}}
+    assert [(m["tool_call_id"], m["synthetic"]) for m in messages[2:]] == [("c1", "interrupted"), ("c2", "interrupted")]
+    assert "synthetic" not in messages[0]
+    assert second["session"]["workdir"] == "/home/me/project"  # the stored one, not the CLI's folder
+
+    text = cli(live.workspace, "show", "crashed").stdout
+    assert text.count("SYNTHETIC (interrupted)") == 2
+    assert "#3 tool ← c1 (bash)  SYNTHETIC (interrupted)" in text
+    assert "not re-run" in text
+
+
+def test_show_unknown_session(live: DaemonProcess) -> None:
+    proc = cli(live.workspace, "show", "nope")
+    assert proc.returncode == 1
+    assert "session 'nope' is not stored" in proc.stderr
+    assert "nope" not in cli(live.workspace, "ls").stdout  # looking did not create it
+
+
+def test_stats(live: DaemonProcess) -> None:
+    data = cli_json(live.workspace, "stats")
+    assert data["sessions"] == 2
+    assert data["messages"] in (6, 8)
+    assert data["schema_version"] == 1
+    assert data["database_bytes"] > 0 and data["wal_bytes"] >= 0
+    assert live.proc is not None and data["pid"] == live.proc.pid
+    proc = cli(live.workspace, "stats")
+    assert proc.returncode == 0
+    values = dict(line.split(None, 1) for line in proc.stdout.splitlines())
+    assert values["sessions"] == "2" and values["schema_version"] == "1"
+    assert list(values)[:6] == ["sessions", "messages", "events", "database_bytes", "wal_bytes", "schema_version"]
+
+
+def test_doctor_with_daemon_up(live: DaemonProcess) -> None:
+    data = cli_json(live.workspace, "doctor")
+    checks = {c["check"]: c for c in data["checks"]}
+    assert data["ok"] is True
+    assert (
+        checks["daemon"]["status"] == "ok" and f"pid {live.proc.pid if live.proc else 0}" in checks["daemon"]["detail"]
+    )
+    assert checks["quick_check"]["status"] == "ok"
+    assert checks["schema_version"]["detail"] == "1"
+    assert checks["permissions"]["status"] == "ok"
+    proc = cli(live.workspace, "doctor")
+    assert proc.returncode == 0
+    assert "ok    daemon: pid" in proc.stdout and "ok    quick_check: ok" in proc.stdout
+
+
+# ---------------------------------------------------------------- daemon down
+
+
+@pytest.fixture
+def stopped(workspace: Path) -> Path:
+    """A workspace whose daemon wrote sessions and stopped."""
+    daemon = DaemonProcess(workspace).start()
+    try:
+        with daemon.client() as client:
+            populate(client)
+            client.load("crashed", "/home/me/project")
+    finally:
+        assert daemon.terminate() == 0
+    return workspace
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_online_commands_with_daemon_down(stopped: Path, tmp_path: Path) -> None:
+    for args in (("ls",), ("show", "demo"), ("stats",), ("ls", "--json")):
+        proc = cli(stopped, *args)
+        assert proc.returncode == 1, args
+        assert "no claw-sessiond answers on" in proc.stderr and "Try:" in proc.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli(empty, "ls").returncode == 1
+    assert not (empty / ".claw").exists(), "an online command auto-started a daemon"
+
+
+def test_doctor_offline_healthy(stopped: Path) -> None:
+    db = stopped / ".claw" / "sessions.db"
+    before = _digest(db)
+    data = cli_json(stopped, "doctor")
+    checks = {c["check"]: c for c in data["checks"]}
+    assert data["ok"] is True
+    assert checks["daemon"]["status"] == "warn" and "checked offline under its lock" in checks["daemon"]["detail"]
+    assert checks["quick_check"]["status"] == "ok" and checks["schema_version"]["detail"] == "1"
+    assert _digest(db) == before, "doctor changed the database"
+    for extra in (Path(f"{db}-wal"), Path(f"{db}-shm")):
+        if extra.exists():
+            assert extra.stat().st_mode & 0o077 == 0
+    # The daemon starts normally afterwards (doctor released the lock).
+    DaemonProcess(stopped).start().stop()
+
+
+def test_doctor_refuses_a_held_lock(stopped: Path) -> None:
+    """A process holds the daemon lock but does not answer: doctor must not open the database."""
+    fd = os.open(stopped / ".claw" / "sessiond.lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        proc = cli(stopped, "doctor")
+    finally:
+        os.close(fd)
+    assert proc.returncode == 1
+    assert "FAIL  lock:" in proc.stdout and "holds the lock" in proc.stdout
+    assert "quick_check" not in proc.stdout
+
+
+def test_doctor_while_lock_is_held_by_doctor_a_daemon_cannot_start(stopped: Path) -> None:
+    """The lock doctor takes is the daemon's: a daemon started meanwhile exits 1 instead of writing."""
+    from claw_sessiond.server import LockHeldError, acquire_lock
+
+    fd = acquire_lock(stopped / ".claw" / "sessiond.lock")  # what doctor does when the daemon is down
+    try:
+        daemon = DaemonProcess(stopped)
+        proc = daemon.spawn()
+        assert proc.wait(20) == 1
+        assert "holds the lock" in daemon.log()
+        with pytest.raises(LockHeldError):
+            acquire_lock(stopped / ".claw" / "sessiond.lock")
+    finally:
+        os.close(fd)
+        daemon.stop()
+
+
+def _corrupt_btree(db: Path) -> None:
+    page = int.from_bytes(db.read_bytes()[16:18], "big")
+    pages = db.stat().st_size // page
+    with open(db, "r+b") as fh:
+        for n in range(1, pages):
+            fh.seek(n * page + 8)
+            fh.write(b"\xff" * 64)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "btree"])
+def test_doctor_on_corrupt_database(stopped: Path, damage: str) -> None:
+    db = stopped / ".claw" / "sessions.db"
+    if damage == "garbage":
+        db.write_bytes(b"this is not a database at all" * 100)
+    else:
+        _corrupt_btree(db)
+    before = _digest(db)
+    proc = cli(stopped, "doctor")
+    assert proc.returncode == 1, proc.stdout
+    expected = "FAIL  database:" if damage == "garbage" else "FAIL  quick_check:"
+    assert expected in proc.stdout
+    data = json.loads(cli(stopped, "doctor", "--json").stdout)
+    assert data["ok"] is False
+    assert any(c["status"] == "fail" for c in data["checks"])
+    assert _digest(db) == before
+
+
+def test_doctor_on_loose_permissions(stopped: Path) -> None:
+    db = stopped / ".claw" / "sessions.db"
+    db.chmod(0o644)
+    proc = cli(stopped, "doctor")
+    assert proc.returncode == 1
+    assert "FAIL  permissions: readable by other users: sessions.db 0644" in proc.stdout
+
+
+def test_doctor_without_a_claw_folder(tmp_path: Path) -> None:
+    proc = cli(tmp_path, "doctor")
+    assert proc.returncode == 1
+    assert "FAIL  workspace:" in proc.stdout
+    assert not (tmp_path / ".claw").exists()

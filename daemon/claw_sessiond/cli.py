@@ -25,6 +25,7 @@ from .config import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_REQUEST_BYTES,
     DEFAULT_SHUTDOWN_GRACE_S,
+    DEFAULT_WATCH_STALL_S,
     Config,
     ConfigError,
     env_name,
@@ -93,6 +94,14 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
     _env_option(parser, "--busy-timeout-ms", env, default=DEFAULT_BUSY_TIMEOUT_MS, type=int, help="SQLite busy timeout")
     _env_option(parser, "--lease-s", env, default=DEFAULT_LEASE_S, type=int, help="dead run-owner detection bound")
     _env_option(
+        parser,
+        "--watch-stall-s",
+        env,
+        default=DEFAULT_WATCH_STALL_S,
+        type=float,
+        help="end a Watch as lagged after its client stopped reading this long",
+    )
+    _env_option(
         parser, "--retention-days", env, default=0.0, type=float, help="delete sessions idle this long (0: never)"
     )
     _env_option(
@@ -121,6 +130,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         shutdown_grace_s=float(args.shutdown_grace_s),
         busy_timeout_ms=int(args.busy_timeout_ms),
         lease_s=int(args.lease_s),
+        watch_stall_s=float(args.watch_stall_s),
         retention_days=float(args.retention_days),
         log_level=str(args.log_level),
         notify_socket=env.get("NOTIFY_SOCKET") or None,

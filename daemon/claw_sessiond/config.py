@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_SHUTDOWN_GRACE_S",
+    "DEFAULT_WATCH_STALL_S",
     "ENV_PREFIX",
     "Config",
     "ConfigError",
@@ -39,6 +40,7 @@ DEFAULT_MAX_REQUEST_BYTES: Final = 16 * 1024 * 1024
 DEFAULT_SHUTDOWN_GRACE_S: Final = 10.0
 DEFAULT_BUSY_TIMEOUT_MS: Final = 5000
 DEFAULT_LEASE_S: Final = 10
+DEFAULT_WATCH_STALL_S: Final = 30.0
 DEFAULT_MAX_GROUP_COMMIT: Final = 512
 DEFAULT_RETENTION_INTERVAL_S: Final = 3600.0
 
@@ -94,6 +96,8 @@ class Config:
     """SQLite busy timeout of every connection."""
     lease_s: int = DEFAULT_LEASE_S
     """Bound for detecting a dead run owner (keepalive interval + timeout)."""
+    watch_stall_s: float = DEFAULT_WATCH_STALL_S
+    """A Watch whose send stays blocked this long (its client stopped reading) is ended as lagged."""
     max_group_commit: int = DEFAULT_MAX_GROUP_COMMIT
     """Most requests committed in one transaction."""
     retention_days: float = 0.0
@@ -150,6 +154,8 @@ class Config:
                 raise ConfigError(name, "must be positive", getattr(self, name))
         if self.max_request_bytes < self.max_message_bytes:
             raise ConfigError("max_request_bytes", "must be at least max_message_bytes", self.max_request_bytes)
+        if self.watch_stall_s <= 0:
+            raise ConfigError("watch_stall_s", "must be positive", self.watch_stall_s)
         if self.shutdown_grace_s < 0 or self.retention_days < 0:
             raise ConfigError("shutdown_grace_s/retention_days", "must not be negative", self.shutdown_grace_s)
         if self.log_level not in ("debug", "info", "warning", "error"):

@@ -45,6 +45,7 @@ from .errors import SessiondError, StorageError
 from .owners import Owners
 from .service import SessionService
 from .store import Store
+from .watch import WatchHub
 
 __all__ = ["SERVICE_NAME", "Daemon", "LockHeldError", "StartupError", "acquire_lock", "run"]
 
@@ -144,12 +145,23 @@ def prepare_socket_path(path: Path) -> None:
 
 
 def server_options(cfg: Config) -> list[tuple[str, Any]]:
-    """Channel arguments: request size limit and keepalive that bounds dead-peer detection."""
+    """Channel arguments: request size limit and keepalive that bounds dead-peer detection.
+
+    The daemon pings every connection after ``lease_s / 2`` without reads and
+    closes it if the ack does not come within another ``lease_s / 2`` (each at
+    least 1 s), so a peer that stopped answering (killed host, SIGSTOPped
+    process, half-open socket) is dropped within ``max(lease_s, 2)`` seconds,
+    and its Attach runs end. grpcio 1.85 times a keepalive ping out after
+    ``grpc.http2.ping_timeout_ms`` (default 60 s), *not* after
+    ``grpc.keepalive_timeout_ms`` alone (measured: with only the latter set, a
+    SIGSTOPped owner was never dropped), so both are set.
+    """
     half_ms = max(1000, cfg.lease_s * 1000 // 2)
     return [
         ("grpc.max_receive_message_length", cfg.max_request_bytes),
         ("grpc.keepalive_time_ms", half_ms),
         ("grpc.keepalive_timeout_ms", half_ms),
+        ("grpc.http2.ping_timeout_ms", half_ms),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.http2.min_ping_interval_without_data_ms", 1000),
@@ -183,6 +195,7 @@ class Daemon:
         self.service.draining = True
         await self.health.enter_graceful_shutdown()
         self.service.owners.end_all()
+        self.service.close_watches()
         await self.server.stop(self.config.shutdown_grace_s)
         await self.store.close()
         with contextlib.suppress(FileNotFoundError):
@@ -234,7 +247,10 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
 
 async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifier) -> Daemon:
     owners = Owners()
-    service = SessionService(store, cfg, owners)
+    watch_hub = WatchHub()
+    # Commits only wake watchers; each watcher reads what it missed from the database.
+    store.set_commit_listener(watch_hub.notify)
+    service = SessionService(store, cfg, owners, watch_hub)
     server = grpc.aio.server(options=server_options(cfg))
     pb_grpc.add_SessionServiceServicer_to_server(service, server)
     health_servicer = health_aio.HealthServicer()

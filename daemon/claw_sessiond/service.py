@@ -11,6 +11,7 @@ goes to the log, never to the client).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import functools
 import logging
@@ -49,6 +50,7 @@ from .model import Message, SessionMeta, ToolCall, Usage, UsageDelta
 from .owners import Owners
 from .store import ImportMode, Store
 from .validate import check_workdir, parse_json_object, prepare_append, prepare_usage
+from .watch import Watcher, WatchHub
 
 __all__ = ["STATUS_OF", "SessionService", "status_for"]
 
@@ -293,10 +295,14 @@ def trace_id_of(request_trace_id: str, context: grpc.aio.ServicerContext[Any, An
 class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     """Implements claw.sessiond.v1.SessionService on a :class:`Store`."""
 
-    def __init__(self, store: Store, config: Config, owners: Owners) -> None:
+    def __init__(self, store: Store, config: Config, owners: Owners, watch_hub: WatchHub | None = None) -> None:
         self.store = store
         self.config = config
         self.owners = owners
+        self.watch_hub = watch_hub if watch_hub is not None else WatchHub()
+        self._watch_contexts: dict[Watcher, grpc.aio.ServicerContext[Any, Any]] = {}
+        self._stall_sweeper: asyncio.Task[None] | None = None
+        self._lag_aborts: set[asyncio.Task[None]] = set()
         self.draining = False
         self.started = time.monotonic()
         self.rpc_observers: list[Callable[[str, str, float], None]] = []
@@ -439,8 +445,64 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
 
     @_stream_edge
     async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        raise SessiondError("Watch is not implemented yet", reason=Reason.INTERNAL)
-        yield  # pragma: no cover
+        session_id = request.session_id
+        check_session_id(session_id)
+        if request.after_position < 0:
+            raise InvalidRequestError("after_position must be 0 (from the start) or a position")
+
+        async def pull(after: int, limit: int) -> list[tuple[int, Message | None]]:
+            return await self.store.history_after(session_id, after, limit)
+
+        watcher = self.watch_hub.open(session_id, request.after_position)
+        self._watch_contexts[watcher] = context
+        self._ensure_stall_sweeper()
+        try:
+            async with contextlib.aclosing(watcher.follow(pull)) as events:
+                async for position, message in events:
+                    if message is None:
+                        yield pb.WatchResponse(position=position, cleared=True)
+                    else:
+                        yield pb.WatchResponse(message=message_pb(message), position=position)
+        finally:
+            self._watch_contexts.pop(watcher, None)
+            self.watch_hub.close(watcher)
+
+    def _ensure_stall_sweeper(self) -> None:
+        if self._stall_sweeper is None or self._stall_sweeper.done():
+            self._stall_sweeper = asyncio.create_task(self._sweep_stalled_watchers())
+
+    async def _sweep_stalled_watchers(self) -> None:
+        """While watchers are open, end the ones whose client stopped reading (see ``watch.py``)."""
+        limit_s = self.config.watch_stall_s
+        interval_s = min(1.0, max(0.05, limit_s / 4))
+        while self.watch_hub.count():
+            await asyncio.sleep(interval_s)
+            for watcher in self.watch_hub.stalled(limit_s):
+                context = self._watch_contexts.pop(watcher, None)
+                if context is not None:
+                    task = asyncio.create_task(self._end_lagged_watch(watcher, context))
+                    self._lag_aborts.add(task)
+                    task.add_done_callback(self._lag_aborts.discard)
+
+    async def _end_lagged_watch(self, watcher: Watcher, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        if watcher.blocked_since is None:  # it moved on meanwhile
+            self._watch_contexts[watcher] = context
+            return
+        _log.info("event=watch_lagged position=%d stall_s=%s", watcher.position, self.config.watch_stall_s)
+        exc = WatchLaggedError(
+            f"watch of session {watcher.session_id!r} fell behind: its client read nothing for "
+            f"{self.config.watch_stall_s:g}s; start a new Watch after the last position it received "
+            f"(the daemon last sent {watcher.position})",
+            position=watcher.position,
+        )
+        # The status travels behind the events already in the client's flow-control
+        # window, so this returns once the client reads again or goes away.
+        with contextlib.suppress(grpc.aio.AbortError):
+            await _abort(context, exc, "Watch")
+
+    def close_watches(self) -> None:
+        """Shutdown: end every Watch stream with UNAVAILABLE (clients resume against the successor)."""
+        self.watch_hub.end_all()
 
     @_edge
     async def ListSessions(self, request: pb.ListSessionsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -526,7 +588,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             repairs=c.repairs,
             write_failures=c.write_failures,
             commits=c.commits,
-            active_watchers=0,
+            active_watchers=self.watch_hub.count(),
             active_runs=self.owners.count(),
             pid=os.getpid(),
             uptime_seconds=time.monotonic() - self.started,

@@ -1,0 +1,141 @@
+"""Watch: following a session's history events as they commit (no gRPC here).
+
+Design: *wake, then pull*. The store calls :meth:`WatchHub.notify` on the
+loop with the session ids each commit changed. The hub only sets the wake
+flag of the watchers of those sessions; it never copies events. Each watcher
+then reads what it has not sent yet straight from the database
+(``Store.history_after``, at most :data:`WATCH_BATCH` events at a time) and
+sends it. So:
+
+- order and completeness come from the database: one writer assigns a
+  session's positions in commit order, and a read sees whole commits only,
+  so "position > last sent" has no gaps and no duplicates;
+- a slow watcher cannot slow a writer down (a commit only sets flags) and
+  cannot make the daemon buffer without bound: what the daemon holds for a
+  watcher is one batch plus whatever gRPC has not yet handed to the socket,
+  and gRPC's HTTP/2 flow control stops accepting messages once the client's
+  window is full (measured: sends block after about 4 MiB unread);
+- a watcher whose send stays blocked for longer than the stall limit (the
+  client stopped reading) is *lagged*: ``service.py`` ends its stream with
+  ABORTED / ``WATCH_LAGGED`` carrying the last position sent, which releases
+  its batch; the client resumes with a new Watch from the last position it
+  received. Nothing is lost, since the events are in the database.
+
+Must never: hold events per watcher beyond one batch, or block the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from .errors import ShuttingDownError
+from .model import Message
+
+__all__ = ["WATCH_BATCH", "WatchHub", "Watcher"]
+
+#: Most events read from the database per pull (bounds what one watcher holds).
+WATCH_BATCH: Final = 64
+
+#: ``pull(after_position, limit)`` → ``[(position, message or None for a clear)]``.
+Pull = Callable[[int, int], Awaitable[list[tuple[int, Message | None]]]]
+
+
+@dataclass(eq=False)
+class Watcher:
+    """One open Watch stream.
+
+    Attributes:
+        session_id: the session followed.
+        position: the last position handed to the transport.
+        blocked_since: monotonic time the current send started (None while not sending).
+    """
+
+    session_id: str
+    position: int
+    blocked_since: float | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    closing: bool = False
+
+    async def follow(self, pull: Pull) -> AsyncGenerator[tuple[int, Message | None], None]:
+        """Yield ``(position, message or None)`` after :attr:`position`, then new ones as they commit.
+
+        The caller sends each item before asking for the next; the time it
+        spends doing so is recorded in :attr:`blocked_since`.
+
+        Raises:
+            ShuttingDownError: the daemon is stopping (the client should resume elsewhere).
+        """
+        while True:
+            # Clear before reading: a commit that lands after the read sets it again.
+            self.wake.clear()
+            if self.closing:
+                raise ShuttingDownError("claw-sessiond is shutting down; resume the watch in a moment")
+            batch = await pull(self.position, WATCH_BATCH)
+            for position, message in batch:
+                self.blocked_since = time.monotonic()
+                yield position, message
+                self.blocked_since = None
+                self.position = position
+            if len(batch) < WATCH_BATCH:
+                await self.wake.wait()
+
+
+class WatchHub:
+    """The open watchers, by session; lives on the event loop."""
+
+    def __init__(self) -> None:
+        self._by_session: dict[str, set[Watcher]] = {}
+        self._closing = False
+
+    def open(self, session_id: str, after_position: int) -> Watcher:
+        """Register a watcher of ``session_id`` that starts after ``after_position``.
+
+        Raises:
+            ShuttingDownError: the daemon is stopping.
+        """
+        if self._closing:
+            raise ShuttingDownError("claw-sessiond is shutting down; resume the watch in a moment")
+        watcher = Watcher(session_id, after_position)
+        self._by_session.setdefault(session_id, set()).add(watcher)
+        return watcher
+
+    def close(self, watcher: Watcher) -> None:
+        """Unregister a watcher (idempotent)."""
+        watchers = self._by_session.get(watcher.session_id)
+        if watchers is None:
+            return
+        watchers.discard(watcher)
+        if not watchers:
+            del self._by_session[watcher.session_id]
+
+    def notify(self, session_ids: set[str]) -> None:
+        """The store's commit listener: wake the watchers of the changed sessions."""
+        for session_id in session_ids:
+            for watcher in self._by_session.get(session_id, ()):
+                watcher.wake.set()
+
+    def stalled(self, limit_s: float, now: float | None = None) -> list[Watcher]:
+        """Watchers whose current send has been blocked for longer than ``limit_s`` seconds."""
+        at = time.monotonic() if now is None else now
+        return [
+            w
+            for watchers in self._by_session.values()
+            for w in watchers
+            if w.blocked_since is not None and at - w.blocked_since > limit_s
+        ]
+
+    def end_all(self) -> None:
+        """Shutdown: wake every watcher so that it ends with ShuttingDownError; refuse new ones."""
+        self._closing = True
+        for watchers in self._by_session.values():
+            for watcher in watchers:
+                watcher.closing = True
+                watcher.wake.set()
+
+    def count(self) -> int:
+        """Number of open watchers."""
+        return sum(len(w) for w in self._by_session.values())

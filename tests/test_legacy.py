@@ -88,7 +88,17 @@ def test_times() -> None:
 
 def migrate(folder: Path, socket: Path, *extra: str) -> tuple[int, dict[str, dict[str, object]], str]:
     r = subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", "migrate-legacy", str(folder), "--socket", str(socket), "--json", *extra],
+        [
+            sys.executable,
+            "-m",
+            "claw_sessiond",
+            "migrate-legacy",
+            str(folder),
+            "--socket",
+            str(socket),
+            "--json",
+            *extra,
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -24,6 +24,7 @@ from .config import (
     DEFAULT_MAX_BATCH_MESSAGES,
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_RETENTION_INTERVAL_S,
     DEFAULT_SHUTDOWN_GRACE_S,
     DEFAULT_WATCH_STALL_S,
     Config,
@@ -105,6 +106,14 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
         parser, "--retention-days", env, default=0.0, type=float, help="delete sessions idle this long (0: never)"
     )
     _env_option(
+        parser,
+        "--retention-interval-s",
+        env,
+        default=DEFAULT_RETENTION_INTERVAL_S,
+        type=float,
+        help="how often the retention sweep runs",
+    )
+    _env_option(
         parser, "--log-level", env, default="info", choices=["debug", "info", "warning", "error"], help="log level"
     )
 
@@ -132,6 +141,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         lease_s=int(args.lease_s),
         watch_stall_s=float(args.watch_stall_s),
         retention_days=float(args.retention_days),
+        retention_interval_s=float(args.retention_interval_s),
         log_level=str(args.log_level),
         notify_socket=env.get("NOTIFY_SOCKET") or None,
         watchdog_usec=watchdog_usec,

@@ -158,6 +158,8 @@ class Config:
             raise ConfigError("watch_stall_s", "must be positive", self.watch_stall_s)
         if self.shutdown_grace_s < 0 or self.retention_days < 0:
             raise ConfigError("shutdown_grace_s/retention_days", "must not be negative", self.shutdown_grace_s)
+        if self.retention_interval_s <= 0:
+            raise ConfigError("retention_interval_s", "must be positive", self.retention_interval_s)
         if self.log_level not in ("debug", "info", "warning", "error"):
             raise ConfigError("log_level", "must be debug, info, warning or error", self.log_level)
         if self.tcp_address is not None:

@@ -40,8 +40,11 @@ from grpc_reflection.v1alpha import reflection
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
+from . import metrics as metrics_http
+from . import retention
 from .config import Config
 from .errors import SessiondError, StorageError
+from .metrics import Metrics
 from .owners import Owners
 from .service import SessionService
 from .store import Store
@@ -187,6 +190,7 @@ class Daemon:
     socket_inode: int
     notifier: Notifier
     tcp_port: int | None = None
+    metrics: Metrics | None = None
 
     async def stop(self) -> None:
         """Graceful stop (see the module docstring)."""
@@ -251,6 +255,10 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     # Commits only wake watchers; each watcher reads what it missed from the database.
     store.set_commit_listener(watch_hub.notify)
     service = SessionService(store, cfg, owners, watch_hub)
+    metrics = Metrics(store, active_runs=owners.count, active_watchers=_watcher_count(service))
+    service.rpc_observers.append(metrics.observe_rpc)
+    store.counters.commit_observers.append(metrics.observe_commit)
+    service.stats_extra = metrics.stats
     server = grpc.aio.server(options=server_options(cfg))
     pb_grpc.add_SessionServiceServicer_to_server(service, server)
     health_servicer = health_aio.HealthServicer()
@@ -275,7 +283,33 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     await server.start()
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
-    return Daemon(cfg, store, server, service, health_servicer, lock_fd, sock, sock.lstat().st_ino, notifier, tcp_port)
+    return Daemon(
+        cfg, store, server, service, health_servicer, lock_fd, sock, sock.lstat().st_ino, notifier, tcp_port, metrics
+    )
+
+
+def _watcher_count(service: SessionService) -> Callable[[], int]:
+    hub = getattr(service, "watch_hub", None)  # Watch streams, when the service has them
+    return (lambda: int(hub.count())) if hub is not None else (lambda: 0)
+
+
+async def _history_tasks(daemon: Daemon) -> list[asyncio.Task[None]]:
+    """Start the metrics endpoint and the retention sweep, as configured.
+
+    Raises:
+        StartupError: the metrics address cannot be bound.
+    """
+    cfg, tasks = daemon.config, []
+    if cfg.metrics_address and daemon.metrics is not None:
+        try:
+            endpoint = await metrics_http.listen(daemon.metrics, cfg.metrics_address)
+        except OSError as exc:
+            raise StartupError(f"metrics {cfg.metrics_address}: cannot bind: {exc.strerror or exc}") from exc
+        tasks.append(asyncio.create_task(metrics_http.hold(endpoint)))
+    if cfg.retention_days > 0:
+        _log.info("event=retention_on days=%s interval_s=%s", cfg.retention_days, cfg.retention_interval_s)
+        tasks.append(asyncio.create_task(retention.run(daemon.store, cfg.retention_days, cfg.retention_interval_s)))
+    return tasks
 
 
 async def _watchdog(notifier: Notifier, interval_s: float) -> None:
@@ -294,6 +328,13 @@ async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -
     tasks = []
     if cfg.watchdog_usec:
         tasks.append(asyncio.create_task(_watchdog(notifier, cfg.watchdog_usec / 2_000_000)))
+    try:
+        tasks.extend(await _history_tasks(daemon))
+    except StartupError:
+        for task in tasks:
+            task.cancel()
+        await daemon.stop()
+        raise
     for background in extra_tasks:
         tasks.append(asyncio.create_task(background(daemon)))
     if on_ready is not None:

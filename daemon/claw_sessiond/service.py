@@ -306,6 +306,8 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         self.draining = False
         self.started = time.monotonic()
         self.rpc_observers: list[Callable[[str, str, float], None]] = []
+        #: Extra GetStats fields (request counts, commit figures), set by the daemon's metrics.
+        self.stats_extra: Callable[[], Mapping[str, Any]] = dict
 
     def observe_rpc(self, method: str, code: str, seconds: float) -> None:
         """Report one finished RPC to the metrics observers."""
@@ -593,4 +595,5 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             pid=os.getpid(),
             uptime_seconds=time.monotonic() - self.started,
             version=__version__,
+            **self.stats_extra(),
         )

@@ -169,6 +169,7 @@ class StoreCounters:
     write_failures: int = 0
     commits: int = 0
     sessions_deleted: int = 0
+    retention_deleted: int = 0
     commit_observers: list[Callable[[int, float, bool], None]] = field(default_factory=list)
 
 

@@ -423,7 +423,7 @@ class GetStatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatsResponse(_message.Message):
-    __slots__ = ("sessions", "events", "database_bytes", "wal_bytes", "schema_version", "appends", "messages_written", "repairs", "write_failures", "commits", "active_watchers", "active_runs", "pid", "uptime_seconds", "version")
+    __slots__ = ("sessions", "events", "database_bytes", "wal_bytes", "schema_version", "appends", "messages_written", "repairs", "write_failures", "commits", "active_watchers", "active_runs", "pid", "uptime_seconds", "version", "requests", "sessions_deleted", "retention_sessions_deleted", "commit_batch_requests", "commit_seconds")
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -439,6 +439,11 @@ class GetStatsResponse(_message.Message):
     PID_FIELD_NUMBER: _ClassVar[int]
     UPTIME_SECONDS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_DELETED_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_SESSIONS_DELETED_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_BATCH_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     sessions: int
     events: int
     database_bytes: int
@@ -454,4 +459,19 @@ class GetStatsResponse(_message.Message):
     pid: int
     uptime_seconds: float
     version: str
-    def __init__(self, sessions: _Optional[int] = ..., events: _Optional[int] = ..., database_bytes: _Optional[int] = ..., wal_bytes: _Optional[int] = ..., schema_version: _Optional[int] = ..., appends: _Optional[int] = ..., messages_written: _Optional[int] = ..., repairs: _Optional[int] = ..., write_failures: _Optional[int] = ..., commits: _Optional[int] = ..., active_watchers: _Optional[int] = ..., active_runs: _Optional[int] = ..., pid: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., version: _Optional[str] = ...) -> None: ...
+    requests: _containers.RepeatedCompositeFieldContainer[RequestCount]
+    sessions_deleted: int
+    retention_sessions_deleted: int
+    commit_batch_requests: int
+    commit_seconds: float
+    def __init__(self, sessions: _Optional[int] = ..., events: _Optional[int] = ..., database_bytes: _Optional[int] = ..., wal_bytes: _Optional[int] = ..., schema_version: _Optional[int] = ..., appends: _Optional[int] = ..., messages_written: _Optional[int] = ..., repairs: _Optional[int] = ..., write_failures: _Optional[int] = ..., commits: _Optional[int] = ..., active_watchers: _Optional[int] = ..., active_runs: _Optional[int] = ..., pid: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., version: _Optional[str] = ..., requests: _Optional[_Iterable[_Union[RequestCount, _Mapping]]] = ..., sessions_deleted: _Optional[int] = ..., retention_sessions_deleted: _Optional[int] = ..., commit_batch_requests: _Optional[int] = ..., commit_seconds: _Optional[float] = ...) -> None: ...
+
+class RequestCount(_message.Message):
+    __slots__ = ("method", "code", "count")
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    method: str
+    code: str
+    count: int
+    def __init__(self, method: _Optional[str] = ..., code: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...

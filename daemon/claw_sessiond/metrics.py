@@ -1,0 +1,213 @@
+"""Daemon figures: Prometheus text on an optional loopback ``/metrics``, and the same numbers for GetStats.
+
+One :class:`Metrics` per daemon, with its own ``CollectorRegistry`` (never the
+process-global one, so two daemons in one process, as in tests, do not mix).
+It listens to the service (``rpc_observers``: method, code, seconds) and to the
+writer (``commit_observers``: batch size, seconds, ok), which calls from its
+own thread; prometheus-client's metrics are thread-safe. Database figures
+(sessions, events, file sizes) are read through the store at scrape time.
+
+The HTTP endpoint is a few lines of asyncio on the daemon's loop: no thread,
+no framework, closed with the daemon. It answers ``GET /metrics`` only. This
+module must never import grpc nor speak SQL.
+
+Names (all prefixed ``claw_sessiond_``): ``requests_total{method,code}``,
+``request_duration_seconds{method}``, ``commit_batch_size``,
+``commit_duration_seconds{outcome}``, ``appends_total``,
+``messages_written_total``, ``repairs_total``, ``write_failures_total``,
+``commits_total``, ``sessions_deleted_total``,
+``retention_sessions_deleted_total``, ``sessions``, ``events``,
+``database_bytes``, ``wal_bytes``, ``schema_version``, ``active_watchers``,
+``active_runs``, ``uptime_seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, Final
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from .config import parse_host_port
+from .store import Store
+
+__all__ = ["Metrics", "hold", "listen"]
+
+_log = logging.getLogger("claw_sessiond.metrics")
+PREFIX: Final = "claw_sessiond_"
+_BATCH_BUCKETS: Final = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+_LATENCY_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_STORE_COUNTERS: Final = (
+    ("appends", "Appends committed since start."),
+    ("messages_written", "Messages written since start."),
+    ("repairs", "Interrupted tool calls repaired since start."),
+    ("write_failures", "Write transactions that failed since start."),
+    ("commits", "Group commits since start."),
+    ("sessions_deleted", "Sessions erased (Delete or retention) since start."),
+    ("retention_deleted", "Sessions erased by the retention policy since start."),
+)
+_HTTP_TIMEOUT_S: Final = 5.0
+
+
+class _Figures(Collector):
+    """Counters kept by the store and gauges read at scrape time (see :meth:`Metrics.refresh`)."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._m = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        counters = self._m.store.counters
+        for name, text in _STORE_COUNTERS:
+            metric_name = "retention_sessions_deleted" if name == "retention_deleted" else name
+            yield CounterMetricFamily(PREFIX + metric_name, text, value=getattr(counters, name, 0))
+        gauges = {
+            **{k: (float(v), f"{k.replace('_', ' ').capitalize()} (database).") for k, v in self._m.figures.items()},
+            "active_watchers": (float(self._m.active_watchers()), "Open Watch streams."),
+            "active_runs": (float(self._m.active_runs()), "Open Attach runs."),
+            "uptime_seconds": (time.monotonic() - self._m.started, "Seconds since the daemon started."),
+        }
+        for name, (value, text) in gauges.items():
+            yield GaugeMetricFamily(PREFIX + name, text, value=value)
+
+
+class Metrics:
+    """The figures of one daemon.
+
+    Args:
+        store: read for database figures and its counters.
+        active_runs: how many Attach runs are open.
+        active_watchers: how many Watch streams are open.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        active_runs: Callable[[], int] = lambda: 0,
+        active_watchers: Callable[[], int] = lambda: 0,
+    ) -> None:
+        self.store = store
+        self.active_runs = active_runs
+        self.active_watchers = active_watchers
+        self.started = time.monotonic()
+        self.figures: dict[str, int] = {}
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            PREFIX + "requests", "RPCs finished, by method and status code.", ["method", "code"], registry=self.registry
+        )
+        self.request_seconds = Histogram(
+            PREFIX + "request_duration_seconds",
+            "RPC duration in seconds, by method.",
+            ["method"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.commit_batch = Histogram(
+            PREFIX + "commit_batch_size",
+            "Requests per group-commit transaction.",
+            buckets=_BATCH_BUCKETS,
+            registry=self.registry,
+        )
+        self.commit_seconds = Histogram(
+            PREFIX + "commit_duration_seconds",
+            "Group-commit transaction time in seconds (BEGIN to COMMIT), by outcome.",
+            ["outcome"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.request_counts: dict[tuple[str, str], int] = {}
+        self.commit_batch_requests = 0
+        self.commit_seconds_total = 0.0
+        self.registry.register(_Figures(self))
+
+    def observe_rpc(self, method: str, code: str, seconds: float) -> None:
+        """``SessionService.rpc_observers`` hook (on the loop)."""
+        self.requests.labels(method, code).inc()
+        self.request_seconds.labels(method).observe(seconds)
+        key = (method, code)
+        self.request_counts[key] = self.request_counts.get(key, 0) + 1
+
+    def observe_commit(self, batch_size: int, seconds: float, ok: bool) -> None:
+        """``StoreCounters.commit_observers`` hook (on the writer thread)."""
+        self.commit_batch.observe(batch_size)
+        self.commit_seconds.labels("ok" if ok else "failed").observe(seconds)
+        self.commit_batch_requests += batch_size
+        self.commit_seconds_total += seconds
+
+    async def refresh(self) -> None:
+        """Re-read the database figures (sessions, events, sizes, schema version)."""
+        self.figures = await self.store.figures()
+
+    async def render(self) -> bytes:
+        """The Prometheus text exposition, with fresh database figures."""
+        await self.refresh()
+        return generate_latest(self.registry)
+
+    def stats(self) -> dict[str, Any]:
+        """The extra GetStats fields (the figures /metrics has and GetStats did not)."""
+        c = self.store.counters
+        return {
+            "requests": [
+                {"method": method, "code": code, "count": count}
+                for (method, code), count in sorted(self.request_counts.items())
+            ],
+            "sessions_deleted": c.sessions_deleted,
+            "retention_sessions_deleted": getattr(c, "retention_deleted", 0),
+            "commit_batch_requests": self.commit_batch_requests,
+            "commit_seconds": self.commit_seconds_total,
+        }
+
+
+async def _handle(metrics: Metrics, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        request = await asyncio.wait_for(reader.readline(), _HTTP_TIMEOUT_S)
+        for _ in range(100):  # headers, bounded
+            line = await asyncio.wait_for(reader.readline(), _HTTP_TIMEOUT_S)
+            if line in (b"\r\n", b"\n", b""):
+                break
+        parts = request.decode("latin-1").split()
+        path = parts[1].split("?", 1)[0] if len(parts) >= 2 else ""
+        if len(parts) >= 2 and parts[0] in ("GET", "HEAD") and path == "/metrics":
+            body = await metrics.render()
+            status, ctype = "200 OK", CONTENT_TYPE_LATEST
+        else:
+            body, status, ctype = b"claw-sessiond: see /metrics\n", "404 Not Found", "text/plain; charset=utf-8"
+        head = f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        writer.write(head.encode("latin-1") + (b"" if parts[:1] == ["HEAD"] else body))
+        await writer.drain()
+    except (TimeoutError, ConnectionError, UnicodeDecodeError) as exc:
+        _log.debug("event=metrics_request_failed error=%s", exc)
+    except Exception:
+        _log.exception("event=metrics_request_crashed")
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+
+async def listen(metrics: Metrics, address: str) -> asyncio.Server:
+    """Start answering ``GET /metrics`` on ``address`` (loopback ``host:port``); close the server to stop.
+
+    Raises:
+        OSError: the address cannot be bound.
+    """
+    host, port = parse_host_port("metrics", address)
+    server = await asyncio.start_server(lambda r, w: _handle(metrics, r, w), host, port)
+    bound = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in server.sockets)
+    _log.info("event=metrics_listening address=%s", bound)
+    return server
+
+
+async def hold(server: asyncio.Server) -> None:
+    """Keep ``server`` open until cancelled, then close it."""
+    try:
+        await asyncio.Event().wait()
+    finally:
+        server.close()
+        await server.wait_closed()

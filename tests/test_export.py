@@ -9,7 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from claw_sessiond.export import ExportHeader, parse_session, session_lines
+from claw_sessiond.model import Event
 from claw_sessiond_client import (
     InvalidRequestError,
     Message,
@@ -185,3 +189,36 @@ def test_cli_export_import(spawn_daemon, tmp_path: Path) -> None:
     assert r.returncode == 1 and "not stored" in r.stderr
     r = cli("import", str(tmp_path / "missing.jsonl"), "--socket", str(d2.socket_path))
     assert r.returncode == 2
+
+
+@pytest.mark.parametrize("command", ["export", "import", "delete", "migrate-legacy"])
+def test_history_commands_have_help(command: str) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "claw_sessiond", command, "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0 and "--workspace" in r.stdout and "--socket" in r.stdout
+    top = subprocess.run([sys.executable, "-m", "claw_sessiond", "--help"], capture_output=True, text=True, timeout=60)
+    assert command in top.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "claw_sessiond", command, "--no-such-flag"], capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2
+
+
+_TS = "2026-01-02T03:04:05.000006Z"
+
+
+@given(st.lists(st.tuples(st.sampled_from(["user", "system", "assistant"]), st.text(max_size=40)), max_size=8))
+def test_lines_round_trip_through_the_parser(messages: list[tuple[str, str]]) -> None:
+    types = {"user": "user_message", "system": "system_message", "assistant": "assistant_message"}
+    events = [
+        Event(0, "s", i, types[role], "t", _TS, 1, {"role": role, "content": text})
+        for i, (role, text) in enumerate(messages, 1)
+    ]
+    lines = session_lines(ExportHeader("s", "/w", _TS, _TS, len(events)), events)
+    parsed = parse_session(lines)
+    again = [
+        Event(0, "s", e.position, e.type, e.trace_id, e.ts, e.schema_version, json.loads(e.payload))
+        for e in parsed.events
+    ]
+    assert session_lines(parsed.header, again) == lines

@@ -71,6 +71,9 @@ def _export(args: argparse.Namespace) -> int:
                 raise
     except SessiondError as exc:
         return _fail(exc, args)
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return cli.EXIT_FAILURE
     except OSError as exc:
         print(f"claw-sessiond: error: {args.output}: {exc.strerror}", file=sys.stderr)
         return cli.EXIT_FAILURE
@@ -212,9 +215,9 @@ def _migrate(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(r, ensure_ascii=False))
         else:
-            detail = f"{r.get('session_id', '')} ({r.get('kind', '?')}, {r.get('messages', 0)} messages)"
+            detail = f"  {r['session_id']} ({r['kind']}, {r['messages']} messages)" if "session_id" in r else ""
             why = f": {r['reason']}" if "reason" in r else ""
-            print(f"{r['status']:<9} {r['file']}  {detail if 'session_id' in r else ''}{why}".rstrip())
+            print(f"{r['status']:<9} {r['file']}{detail}{why}")
     counts = {s: sum(1 for r in reports if r["status"] == s) for s in ("imported", "skipped", "failed", "converted")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n or s != "converted")
     print(f"{len(files)} files: {summary}", file=sys.stderr)

@@ -81,6 +81,10 @@ _ROLE_ENUM: Final = {v: k for k, v in _ROLE_NAME.items()}
 _TRACEPARENT: Final = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
 _MAX_TRACE_ID: Final = 128
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+#: Most appends of one AppendStream in flight at once (reading stops until replies go out).
+APPEND_STREAM_WINDOW: Final = 256
+#: AppendStream tasks still running (kept referenced until they finish).
+_RUNNING: Final[set[asyncio.Task[Any]]] = set()
 #: Keep each Load chunk well under the 4 MiB default receive limit.
 LOAD_CHUNK_BYTES: Final = 1024 * 1024
 
@@ -356,6 +360,70 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
 
     @_edge
     async def Append(self, request: pb.AppendRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        return await self._append(request, context)
+
+    @_stream_edge
+    async def AppendStream(self, requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        # Each request runs as its own task as soon as it is read, so that the
+        # appends in flight on one stream share group commits; replies go out in
+        # request order (tasks reach the writer's queue in creation order).
+        window = asyncio.Semaphore(APPEND_STREAM_WINDOW)
+        replies: asyncio.Queue[asyncio.Task[pb.AppendStreamResponse] | None] = asyncio.Queue()
+
+        async def read_requests() -> None:
+            try:
+                async for request in requests:
+                    await window.acquire()
+                    task = asyncio.ensure_future(self._append_reply(request, context))
+                    _RUNNING.add(task)
+                    task.add_done_callback(_RUNNING.discard)
+                    replies.put_nowait(task)
+            finally:
+                replies.put_nowait(None)
+
+        reader = asyncio.ensure_future(read_requests())
+        try:
+            while (task := await replies.get()) is not None:
+                reply = await task
+                window.release()
+                yield reply
+            await reader  # a broken request stream surfaces here
+        finally:
+            reader.cancel()
+
+    async def _append_reply(
+        self, request: pb.AppendRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.AppendStreamResponse:
+        """One AppendStream request: its result, or its error as Append would have reported it."""
+        started = time.perf_counter()
+        code = "OK"
+        try:
+            if self.draining:
+                raise ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
+            return pb.AppendStreamResponse(result=await self._append(request, context))
+        except SessiondError as exc:
+            status = status_for(exc)
+            code = status.name
+            _log.debug("event=rpc_error method=AppendStream code=%s reason=%s", code, exc.reason)
+            return pb.AppendStreamResponse(
+                error=pb.AppendError(
+                    code=status.value[0], message=exc.message, reason=str(exc.reason), metadata=dict(exc.metadata)
+                )
+            )
+        except Exception:
+            code = "INTERNAL"
+            _log.exception("event=rpc_crashed method=AppendStream")
+            return pb.AppendStreamResponse(
+                error=pb.AppendError(
+                    code=grpc.StatusCode.INTERNAL.value[0],
+                    message="internal error in claw-sessiond (see the daemon's log)",
+                    reason=str(Reason.INTERNAL),
+                )
+            )
+        finally:
+            self.observe_rpc("Append", code, time.perf_counter() - started)
+
+    async def _append(self, request: pb.AppendRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.AppendResponse:
         trace_id = trace_id_of(request.trace_id, context)
         if request.run_id:
             self.owners.check_run(request.run_id, request.session_id)

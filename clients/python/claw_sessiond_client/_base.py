@@ -524,13 +524,27 @@ def error_from_rpc(exc: grpc.RpcError) -> E.SessiondError:
                 reason=E.Reason.INVALID_MESSAGE,
             )
         return _BY_CODE.get(code, E.InternalError)(details)
-    reason = info.reason
+    return error_from_status(code, details, info.reason, info.metadata)
+
+
+def error_from_status(
+    code: grpc.StatusCode, details: str, reason: str, metadata: Mapping[str, str]
+) -> E.SessiondError:
+    """Map a status code + ErrorInfo reason (a unary error, or an AppendStream reply's error) to an exception."""
     cls = _BY_REASON.get(reason) or _BY_CODE.get(code, E.InternalError)
     try:
         reason_enum: E.Reason | None = E.Reason(reason)
     except ValueError:
         reason_enum = None
-    return cls(details, reason=reason_enum, metadata=dict(info.metadata))
+    return cls(details, reason=reason_enum, metadata=dict(metadata))
+
+
+_CODE_OF_NUMBER: Final[dict[int, grpc.StatusCode]] = {c.value[0]: c for c in grpc.StatusCode}
+
+
+def append_stream_error(e: pb.AppendError) -> E.SessiondError:
+    """The exception for one failed AppendStream reply."""
+    return error_from_status(_CODE_OF_NUMBER.get(e.code, grpc.StatusCode.UNKNOWN), e.message, e.reason, e.metadata)
 
 
 def retryable(err: E.SessiondError) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import subprocess
 import time
@@ -261,6 +262,17 @@ class AsyncSessionClient:
             lambda: _then(self._stub.GetStats(pb.GetStatsRequest(), timeout=self.timeout_s), B.stats_of)
         )
 
+    def append_stream(self) -> AppendStream:
+        """Pipelined appends over one AppendStream call, for writers with many appends in flight.
+
+        >>> async with client.append_stream() as stream:          # doctest: +SKIP
+        ...     await asyncio.gather(*(stream.append("s", Message.user(t)) for t in texts))
+
+        Same semantics, results and errors as :meth:`append`, at a fraction of
+        a gRPC call's cost per append (README "Benchmarks").
+        """
+        return AppendStream(self)
+
     @property
     def socket_path(self) -> Path | None:
         """The Unix socket path, if connected by workspace or Unix address."""
@@ -272,3 +284,120 @@ R = TypeVar("R")
 
 async def _then(call: Awaitable[R], convert: Callable[[R], T]) -> T:
     return convert(await call)
+
+
+class _StreamBrokenError(Exception):
+    """The AppendStream call ended before this request's reply (internal: the request is re-sent)."""
+
+
+class AppendStream:
+    """Appends pipelined over one ``AppendStream`` call; see :meth:`AsyncSessionClient.append_stream`.
+
+    Any number of :meth:`append` coroutines may run at once: each request is
+    written as soon as it is called, and replies come back in request order.
+    If the stream breaks (daemon restart, network), every append still
+    waiting is sent again through the unary Append with the same request id,
+    with that method's retries, so nothing is written twice. Errors are the
+    same exceptions as :meth:`AsyncSessionClient.append` raises.
+    """
+
+    def __init__(self, client: AsyncSessionClient) -> None:
+        self._client = client
+        self._call: Any = None
+        self._waiting: collections.deque[asyncio.Future[pb.AppendStreamResponse]] = collections.deque()
+        self._write_lock = asyncio.Lock()
+        self._reader: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> AppendStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def append(
+        self,
+        session_id: str,
+        messages: Iterable[B.Message] | B.Message,
+        *,
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        workdir: str | None = None,
+        run_id: str = "",
+    ) -> B.AppendResult:
+        """Append messages atomically, in order (the arguments of :meth:`AsyncSessionClient.append`)."""
+        client = self._client
+        batch = [messages] if isinstance(messages, B.Message) else list(messages)
+        request = B.build(
+            pb.AppendRequest,
+            session_id=session_id,
+            messages=B.messages_pb(batch),
+            expected_last_position=expected_last_position,
+            request_id=request_id or B.new_request_id(),
+            workdir=client._workdir(session_id, workdir),
+            run_id=run_id,
+        )
+        fut: asyncio.Future[pb.AppendStreamResponse] = asyncio.get_running_loop().create_future()
+        call = None
+        try:
+            async with self._write_lock:  # one write at a time keeps replies in the order of _waiting
+                call = self._open()
+                self._waiting.append(fut)
+                await call.write(request)
+            reply = await asyncio.wait_for(asyncio.shield(fut), client.timeout_s)
+        except TimeoutError:
+            raise E.DeadlineError(f"no AppendStream reply within {client.timeout_s:g}s") from None
+        except (_StreamBrokenError, grpc.RpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
+            if call is not None:
+                self._broken(call)
+            return await self._unary(request)
+        if reply.HasField("error"):
+            err = B.append_stream_error(reply.error)
+            if B.retryable(err):  # shutting down, storage busy: the unary path retries
+                return await self._unary(request)
+            raise err
+        return B.append_result_of(reply.result)
+
+    async def aclose(self) -> None:
+        """Finish the stream (appends still in flight get their replies first)."""
+        call, self._call = self._call, None
+        if call is not None:
+            with contextlib.suppress(grpc.RpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
+                await call.done_writing()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    def _open(self) -> Any:
+        if self._call is None:
+            self._call = self._client._stub.AppendStream()
+            self._reader = asyncio.ensure_future(self._read(self._call, self._waiting))
+        return self._call
+
+    def _broken(self, call: Any) -> None:
+        if self._call is call:
+            self._call = None
+            self._waiting = collections.deque()
+        call.cancel()
+
+    async def _read(self, call: Any, waiting: collections.deque[asyncio.Future[pb.AppendStreamResponse]]) -> None:
+        try:
+            async for reply in call:
+                fut = waiting.popleft()
+                if not fut.done():
+                    fut.set_result(reply)
+        except grpc.RpcError:
+            pass
+        finally:
+            if self._call is call:
+                self._call = None
+                self._waiting = collections.deque()
+            while waiting:
+                fut = waiting.popleft()
+                if not fut.done():
+                    fut.set_exception(_StreamBrokenError())
+
+    async def _unary(self, request: pb.AppendRequest) -> B.AppendResult:
+        client = self._client
+        return await client._call(
+            lambda: _then(client._stub.Append(request, timeout=client.timeout_s), B.append_result_of)
+        )

@@ -202,6 +202,33 @@ class AppendResponse(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     def __init__(self, first_position: _Optional[int] = ..., last_position: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
+class AppendStreamResponse(_message.Message):
+    __slots__ = ("result", "error")
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    result: AppendResponse
+    error: AppendError
+    def __init__(self, result: _Optional[_Union[AppendResponse, _Mapping]] = ..., error: _Optional[_Union[AppendError, _Mapping]] = ...) -> None: ...
+
+class AppendError(_message.Message):
+    __slots__ = ("code", "message", "reason", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    reason: str
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
 class RecordUsageRequest(_message.Message):
     __slots__ = ("session_id", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros", "currency", "model", "pricing_version", "request_id", "workdir", "trace_id")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]

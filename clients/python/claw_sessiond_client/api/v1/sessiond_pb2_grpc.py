@@ -46,6 +46,11 @@ class SessionServiceStub:
                 request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendRequest.SerializeToString,
                 response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendResponse.FromString,
                 _registered_method=True)
+        self.AppendStream = channel.stream_stream(
+                '/claw.sessiond.v1.SessionService/AppendStream',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendStreamResponse.FromString,
+                _registered_method=True)
         self.RecordUsage = channel.unary_unary(
                 '/claw.sessiond.v1.SessionService/RecordUsage',
                 request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.RecordUsageRequest.SerializeToString,
@@ -123,6 +128,19 @@ class SessionServiceServicer:
 
     def Append(self, request, context):
         """Adds one or more messages at the end of the history, all or none, in order.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AppendStream(self, request_iterator, context):
+        """Append over one long-lived stream, for writers that keep many appends in
+        flight: each request is an ordinary AppendRequest with Append's semantics
+        (all or none, durable before its reply, idempotent by request id,
+        optimistic concurrency), and each gets exactly one reply, in request
+        order. A request that fails gets its error in its reply; the stream goes
+        on. Appends of one stream share group commits like concurrent Appends do,
+        without a gRPC call's setup per append (see README "Benchmarks").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -221,6 +239,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.Append,
                     request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendRequest.FromString,
                     response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendResponse.SerializeToString,
+            ),
+            'AppendStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.AppendStream,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendStreamResponse.SerializeToString,
             ),
             'RecordUsage': grpc.unary_unary_rpc_method_handler(
                     servicer.RecordUsage,
@@ -334,6 +357,33 @@ class SessionService:
             '/claw.sessiond.v1.SessionService/Append',
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendRequest.SerializeToString,
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AppendStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/claw.sessiond.v1.SessionService/AppendStream',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendStreamResponse.FromString,
             options,
             channel_credentials,
             insecure,

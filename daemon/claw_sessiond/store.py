@@ -275,6 +275,21 @@ def _ensure_identity(conn: sqlite3.Connection) -> bool:
     return True
 
 
+def _probe_writable(conn: sqlite3.Connection) -> None:
+    """Fail now, not at the first Append, if the database cannot be written.
+
+    SQLite silently opens a file it may not write (read-only mount, file
+    mode) read-only; only a write says so (``SQLITE_READONLY``). The probe
+    rewrites ``user_version`` with its own value and rolls back.
+    """
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(f"PRAGMA user_version = {version}")
+    finally:
+        conn.execute("ROLLBACK")
+
+
 def _open_write_connection(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
@@ -1026,6 +1041,7 @@ class Store:
                 conn = _open_write_connection(path, busy_timeout_ms)
                 try:
                     applied = schema.migrate(conn)
+                    _probe_writable(conn)
                     if _ensure_identity(conn) or applied:
                         # Put the identity into the main file at once, so a foreign WAL is detectable
                         # (check_database_file) even if the daemon is killed before its first checkpoint.
@@ -1041,9 +1057,15 @@ class Store:
             raise
         except StorageError as exc:
             raise StorageUnavailableError(f"{path}: cannot open for writing: {exc.message}") from exc
-        for perm_path in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-            with contextlib.suppress(FileNotFoundError):
-                os.chmod(perm_path, 0o600)
+        try:
+            for perm_path in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                with contextlib.suppress(FileNotFoundError):
+                    os.chmod(perm_path, 0o600)
+        except OSError as exc:
+            conn.close()
+            raise StorageUnavailableError(
+                f"{exc.filename}: cannot make it private (chmod 0600): {exc.strerror}"
+            ) from exc
         counters = StoreCounters()
         writer = _Writer(conn, path, max_group_commit, counters)
         readers = []

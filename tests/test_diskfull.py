@@ -1,0 +1,186 @@
+"""Disk full and read-only storage (SPEC §2, §6): refuse, never lose, never pretend.
+
+The workspace lives on a small tmpfs the test mounts (root only; skipped
+with the reason otherwise). Appends that do not fit fail with
+RESOURCE_EXHAUSTED (``StorageFullError``), every acknowledged write stays,
+reads keep working, and writes succeed again once space is freed. A
+read-only file system (or a read-only database file) at start-up gives a
+clear start-up error naming the file, exit 1.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from claw_sessiond_client import Message, StorageFullError
+from tests._figures import record
+from tests._robust import db_path, integrity, is_root, wait_refused
+from tests.conftest import DaemonProcess, scale
+
+
+def _run(*cmd: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs mounted for this test (unmounted at teardown)."""
+    if not is_root():
+        pytest.skip("mounting a small tmpfs needs root")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    proc = _run("mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs", str(mnt))
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        if _run("umount", str(mnt)).returncode != 0:
+            _run("umount", "-l", str(mnt))
+
+
+def _fill(path: Path, leave_bytes: int) -> int:
+    """Write a filler file so that about ``leave_bytes`` stay free; return its size."""
+    st = os.statvfs(path.parent)
+    free = st.f_bavail * st.f_frsize
+    size = max(0, free - leave_bytes)
+    with open(path, "wb") as fh:
+        fh.write(b"\0" * size)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return size
+
+
+def test_disk_full_refuses_writes_keeps_acknowledged_ones_and_recovers(small_fs: Path) -> None:
+    ws = small_fs / "ws"
+    ws.mkdir()
+    d = DaemonProcess(ws).start()
+    filler = small_fs / "filler"
+    acked: dict[str, list[str]] = {"full0": [], "full1": []}
+    refused = 0
+    try:
+        with d.client(retry_window_s=2) as c:
+            for sid in acked:  # some history before the disk fills up
+                for i in range(5):
+                    text = f"{sid} early {i}"
+                    c.append(sid, Message.user(text))
+                    acked[sid].append(text)
+            _fill(filler, leave_bytes=1536 * 1024)
+            body = "x" * 16 * 1024
+            attempts = scale(400, 1000)
+            for i in range(attempts):
+                sid = f"full{i % 2}"
+                text = f"{sid} {i} {body}"
+                try:
+                    c.append(sid, [Message.user(text)], request_id=f"full-{i}")
+                except StorageFullError as exc:
+                    assert exc.message, "the error must say what is wrong"
+                    assert exc.reason == "STORAGE_FULL"
+                    refused += 1
+                    if refused >= 5:
+                        break
+                    continue
+                acked[sid].append(text)
+            assert refused >= 5, f"the disk never filled up ({attempts} appends of 16 KiB on a 4 MiB tmpfs)"
+
+            # Reads keep working while the disk is full, and show exactly the acknowledged writes.
+            for sid, texts in acked.items():
+                assert [m.content for m in c.load(sid).messages] == texts
+            assert c.stats()["write_failures"] >= refused
+
+            # Free the space: writes succeed again (a retried request id is written once).
+            filler.unlink()
+            after = c.append("full0", Message.user("after freeing space"), request_id="after-free")
+            again = c.append("full0", Message.user("after freeing space"), request_id="after-free")
+            assert again.replayed and again.last_position == after.last_position
+            acked["full0"].append("after freeing space")
+            for sid, texts in acked.items():
+                assert [m.content for m in c.load(sid).messages] == texts
+        assert d.terminate() == 0
+    finally:
+        d.stop()
+    # Nothing acknowledged was lost, across a restart too.
+    assert integrity(db_path(ws)) == ["ok"]
+    d2 = DaemonProcess(ws).start()
+    try:
+        with d2.client() as c:
+            for sid, texts in acked.items():
+                assert [m.content for m in c.load(sid).messages] == texts
+    finally:
+        assert d2.terminate() == 0
+    record(
+        "disk_full",
+        acked_checked=sum(len(t) for t in acked.values()),
+        refused_storage_full=refused,
+        lost=0,
+        duplicated=0,
+    )
+
+
+def _make_db(ws: Path) -> Path:
+    d = DaemonProcess(ws).start()
+    with d.client() as c:
+        c.append("ro", Message.user("written before the file system became read-only"))
+    assert d.terminate() == 0
+    return db_path(ws)
+
+
+def test_read_only_filesystem_at_startup_is_a_clear_error(small_fs: Path) -> None:
+    ws = small_fs / "ws"
+    ws.mkdir()
+    db = _make_db(ws)
+    before = db.read_bytes()
+    proc = _run("mount", "-o", "remount,ro", str(small_fs))
+    if proc.returncode != 0:
+        pytest.skip(f"cannot remount read-only: {proc.stderr.strip()}")
+    try:
+        d = DaemonProcess(ws)
+        d.log_path = small_fs.parent / "ro-daemon.log"  # the workspace cannot hold the log now
+        d.spawn()
+        try:
+            code = wait_refused(d)
+        finally:
+            d.stop()
+        log = d.log()
+        assert code == 1, log
+        assert str(ws / ".claw") in log, f"the message should name the file:\n{log}"
+        assert "read-only" in log.lower(), log
+        assert "Traceback" not in log, log
+    finally:
+        _run("mount", "-o", "remount,rw", str(small_fs))
+    assert db.read_bytes() == before
+    record("read_only", refused_at_startup=1)
+
+
+def test_read_only_database_file_at_startup_is_a_clear_error(small_fs: Path) -> None:
+    """Only the database file is read-only (a ro bind mount over it): the folder and the lock still work."""
+    ws = small_fs / "ws"
+    ws.mkdir()
+    db = _make_db(ws)
+    before = db.read_bytes()
+    if _run("mount", "--bind", str(db), str(db)).returncode != 0:
+        pytest.skip("cannot bind-mount the database file")
+    try:
+        proc = _run("mount", "-o", "remount,bind,ro", str(db))
+        if proc.returncode != 0:
+            pytest.skip(f"cannot make the bind mount read-only: {proc.stderr.strip()}")
+        d = DaemonProcess(ws)
+        d.spawn()
+        try:
+            code = wait_refused(d)
+        finally:
+            d.stop()
+        log = d.log()
+        assert code == 1, log
+        assert str(db) in log, f"the message should name the file:\n{log}"
+        assert "read-only" in log.lower() or "readonly" in log.lower(), log
+        assert "Traceback" not in log, log
+    finally:
+        _run("umount", str(db))
+    assert db.read_bytes() == before
+    record("read_only", refused_at_startup=1)

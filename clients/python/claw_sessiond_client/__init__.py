@@ -14,12 +14,14 @@ from ._base import (
     Message,
     ModelUsage,
     Repair,
+    Run,
     Session,
     SessionSummary,
     Stats,
     ToolCall,
     Usage,
     UsageReport,
+    WatchEvent,
 )
 from .aio import AsyncSessionClient
 from .errors import (
@@ -60,6 +62,7 @@ __all__ = [
     "PreconditionError",
     "Reason",
     "Repair",
+    "Run",
     "SequenceConflictError",
     "Session",
     "SessionClient",
@@ -75,6 +78,7 @@ __all__ = [
     "ToolCallStateError",
     "Usage",
     "UsageReport",
+    "WatchEvent",
     "WatchLaggedError",
     "default_socket_path",
 ]

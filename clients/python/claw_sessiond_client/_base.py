@@ -33,12 +33,14 @@ __all__ = [
     "Message",
     "ModelUsage",
     "Repair",
+    "Run",
     "Session",
     "SessionSummary",
     "Stats",
     "ToolCall",
     "Usage",
     "UsageReport",
+    "WatchEvent",
 ]
 
 R = TypeVar("R")
@@ -550,3 +552,121 @@ def append_stream_error(e: pb.AppendError) -> E.SessiondError:
 def retryable(err: E.SessiondError) -> bool:
     """Errors after which the same request (same request id) may be sent again."""
     return isinstance(err, (E.DaemonUnavailableError, E.ShuttingDownError, E.DeadlineError, E.StorageUnavailableError))
+
+# ---------------------------------------------------------------- live runs and Watch
+
+
+class Run:
+    """A live run of a session, held by :meth:`attach` for the length of a ``with`` block.
+
+    Pass :attr:`run_id` as ``append(..., run_id=run.run_id)``: tool calls
+    appended that way are *in flight* while the run is alive, so another
+    process's Load does not repair them. :attr:`alive` turns False when the
+    Attach stream ends (the block exits, the channel closes, the daemon stops
+    or dropped this process as dead); the daemon then refuses the run id
+    (``PreconditionError``, reason ``UNKNOWN_RUN``) and may repair its open calls.
+    """
+
+    __slots__ = ("_alive", "lease_seconds", "run_id", "session_id")
+
+    def __init__(self, run_id: str, session_id: str, lease_seconds: int) -> None:
+        self.run_id = run_id
+        self.session_id = session_id
+        #: The daemon drops this run within about this many seconds if the process stops answering.
+        self.lease_seconds = lease_seconds
+        self._alive = True
+
+    @property
+    def alive(self) -> bool:
+        """True until the Attach stream ended."""
+        return self._alive
+
+    def end(self) -> None:
+        """Mark the run ended (called when its stream finishes)."""
+        self._alive = False
+
+    def __repr__(self) -> str:
+        return f"Run(run_id={self.run_id!r}, session_id={self.session_id!r}, alive={self._alive})"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One history event from :meth:`watch`: a message (incl. synthetic repairs) or a clear."""
+
+    position: int
+    message: Message | None
+    cleared: bool = False
+
+
+def attach_request(session_id: str, label: str) -> pb.AttachRequest:
+    """The Attach request of this process."""
+    return pb.AttachRequest(session_id=session_id, pid=os.getpid(), label=label)
+
+
+def run_of(session_id: str, first: Any) -> Run:
+    """The :class:`Run` from Attach's first reply.
+
+    Raises:
+        InternalError: the stream ended before its first reply.
+    """
+    if not isinstance(first, pb.AttachResponse) or not first.run_id:
+        raise E.InternalError("Attach stream ended before the daemon sent a run id")
+    return Run(first.run_id, session_id, int(first.lease_seconds))
+
+
+#: First pause before resuming a failed watch; doubles up to :data:`_WATCH_MAX_DELAY_S`.
+_WATCH_FIRST_DELAY_S: Final = 0.05
+_WATCH_MAX_DELAY_S: Final = 1.0
+
+
+class WatchCursor:
+    """Where a watch stands, and when to resume it after an error (pure; used by both clients).
+
+    The cursor remembers the last position delivered; every (re)started
+    Watch asks for events after it, and an event at or before it is dropped,
+    so a resumed watch delivers each event exactly once.
+    """
+
+    def __init__(self, session_id: str, after_position: int, retry_window_s: float) -> None:
+        if after_position < 0:
+            raise E.InvalidRequestError("after_position must be 0 (from the start) or a position")
+        self.session_id = session_id
+        self.position = after_position
+        self._retry_window_s = retry_window_s
+        self._delay_s = _WATCH_FIRST_DELAY_S
+        self._give_up_at: float | None = None
+
+    def request(self) -> pb.WatchRequest:
+        """The Watch request that resumes after the last delivered position."""
+        return pb.WatchRequest(session_id=self.session_id, after_position=self.position)
+
+    def accept(self, r: pb.WatchResponse) -> WatchEvent | None:
+        """The event to deliver, or None for one already delivered."""
+        if r.position <= self.position:
+            return None
+        self.position = r.position
+        self._delay_s = _WATCH_FIRST_DELAY_S
+        self._give_up_at = None
+        return WatchEvent(r.position, None if r.cleared else message_of(r.message), r.cleared)
+
+    def resume_delay(self, err: E.SessiondError, now: float) -> float:
+        """Seconds to wait before resuming after ``err``.
+
+        A lagged watch resumes at once. Outages (daemon restarting or
+        unreachable) are retried with backoff until ``retry_window_s`` passes
+        without a delivered event.
+
+        Raises:
+            SessiondError: ``err`` itself, if it is not resumable or the window is over.
+        """
+        if isinstance(err, E.WatchLaggedError):
+            return 0.0
+        if not retryable(err):
+            raise err
+        if self._give_up_at is None:
+            self._give_up_at = now + self._retry_window_s
+        delay = self._delay_s
+        if now + delay > self._give_up_at:
+            raise err
+        self._delay_s = min(delay * 2, _WATCH_MAX_DELAY_S)
+        return delay

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import os
 import subprocess
 import time
@@ -255,6 +256,59 @@ class AsyncSessionClient:
             )
             results.append(B.ImportResult(reply.session_id, reply.events_imported))
         return results
+
+    @contextlib.asynccontextmanager
+    async def attach(self, session_id: str, label: str = "") -> AsyncIterator[B.Run]:
+        """Hold run ownership of ``session_id`` for an ``async with`` block (see :meth:`SessionClient.attach`).
+
+        Raises:
+            PreconditionError: reason ``RUN_ALREADY_OWNED``: another live run owns the session.
+        """
+        request = B.attach_request(session_id, label)
+
+        async def start() -> tuple[Any, B.Run]:
+            call = self._stub.Attach(request)  # no deadline: the stream lives as long as the run
+            try:
+                first = await call.read()
+            except BaseException:
+                call.cancel()
+                raise
+            return call, B.run_of(session_id, first)
+
+        call, run = await self._call(start)
+        call.add_done_callback(lambda _call: run.end())
+        try:
+            yield run
+        finally:
+            call.cancel()
+            run.end()
+
+    async def watch(self, session_id: str, after_position: int = 0) -> AsyncIterator[B.WatchEvent]:
+        """Follow a session (see :meth:`SessionClient.watch`): resumes by itself after lag or restarts.
+
+        Raises:
+            SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
+        """
+        cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
+        autostarted = False
+        while True:
+            call = self._stub.Watch(cursor.request())
+            err: E.SessiondError
+            try:
+                async for reply in call:
+                    event = cursor.accept(reply)
+                    if event is not None:
+                        yield event
+                err = E.DaemonUnavailableError("the daemon ended the Watch stream")
+            except grpc.RpcError as exc:
+                err = B.error_from_rpc(exc)
+            finally:
+                call.cancel()
+            if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:
+                autostarted = True
+                await self._ensure_daemon()
+                continue
+            await asyncio.sleep(cursor.resume_delay(err, time.monotonic()))
 
     async def stats(self) -> B.Stats:
         """Daemon and database figures."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import time
@@ -254,6 +255,73 @@ class SessionClient:
             reply = self._call(lambda r=request: self._stub.Import(r, timeout=self.timeout_s))  # type: ignore[misc]
             results.append(B.ImportResult(reply.session_id, reply.events_imported))
         return results
+
+    @contextlib.contextmanager
+    def attach(self, session_id: str, label: str = "") -> Iterator[B.Run]:
+        """Hold run ownership of ``session_id`` for a ``with`` block.
+
+        Opens an Attach stream that stays open until the block exits. Pass
+        ``run.run_id`` to :meth:`append`: tool calls appended with it are in
+        flight (not repaired by anyone's Load) while the run is alive. If this
+        process dies, is killed or stops answering, the daemon ends the run
+        (within ``run.lease_seconds``) and its unanswered calls become
+        repairable at the next Load.
+
+        Raises:
+            PreconditionError: reason ``RUN_ALREADY_OWNED``: another live run owns the
+                session (``metadata`` has its ``run_id`` and ``pid``).
+        """
+        request = B.attach_request(session_id, label)
+
+        def start() -> tuple[Any, B.Run]:
+            call = self._stub.Attach(request)  # no deadline: the stream lives as long as the run
+            try:
+                first = next(call, None)
+            except BaseException:
+                call.cancel()
+                raise
+            return call, B.run_of(session_id, first)
+
+        call, run = self._call(start)
+        call.add_done_callback(lambda _call: run.end())
+        try:
+            yield run
+        finally:
+            call.cancel()
+            run.end()
+
+    def watch(self, session_id: str, after_position: int = 0) -> Iterator[B.WatchEvent]:
+        """Follow a session: its history events after ``after_position``, then new ones as they commit.
+
+        Yields messages (synthetic repairs included) and clears in commit
+        order, each exactly once. The iterator resumes by itself from the last
+        position it delivered when the daemon reports the watch as lagged,
+        restarts, or is briefly unreachable (within ``retry_window_s``). It
+        never ends on its own: break out of the loop (or close it) to stop.
+
+        Raises:
+            SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
+        """
+        cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
+        autostarted = False
+        while True:
+            call = self._stub.Watch(cursor.request())
+            err: E.SessiondError
+            try:
+                for reply in call:
+                    event = cursor.accept(reply)
+                    if event is not None:
+                        yield event
+                err = E.DaemonUnavailableError("the daemon ended the Watch stream")
+            except grpc.RpcError as exc:
+                err = B.error_from_rpc(exc)
+            finally:
+                call.cancel()
+            if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:
+                autostarted = True
+                self._ensure_daemon()
+                continue
+            time.sleep(cursor.resume_delay(err, time.monotonic()))
 
     def stats(self) -> B.Stats:
         """Daemon and database figures."""

@@ -222,3 +222,22 @@ def test_lines_round_trip_through_the_parser(messages: list[tuple[str, str]]) ->
         for e in parsed.events
     ]
     assert session_lines(parsed.header, again) == lines
+
+
+async def test_async_client_export_and_import(spawn_daemon, tmp_path: Path) -> None:
+    from claw_sessiond_client import AsyncSessionClient
+
+    ws1, ws2 = tmp_path / "one", tmp_path / "two"
+    ws1.mkdir(), ws2.mkdir()
+    d1, d2 = spawn_daemon(workspace_path=ws1), spawn_daemon(workspace_path=ws2)
+    async with AsyncSessionClient(address=d1.address, autostart=False) as a1:
+        await a1.append("aio", [Message.user("async"), Message.assistant("yes")])
+        lines = [line async for line in a1.export("aio")]
+        with pytest.raises(SessionNotFoundError):
+            _ = [line async for line in a1.export("missing")]
+    async with AsyncSessionClient(address=d2.address, autostart=False) as a2:
+        results = await a2.import_lines(lines)
+        assert [(r.session_id, r.events_imported) for r in results] == [("aio", 2)]
+        with pytest.raises(PreconditionError):
+            await a2.import_lines(lines)
+        assert [line async for line in a2.export()] == lines

@@ -30,7 +30,9 @@ def test_every_event_type_is_recorded_with_every_field(client: SessionClient, wo
     client.append(sid, [Message.system("sys"), Message.user("u1")])
     client.append(sid, Message.assistant("", [ToolCall("c1", "bash", '{"cmd":"ls"}'), ToolCall("c2", "cat", "{}")]))
     client.append(sid, Message.tool("c1", "out", "bash"))
-    client.record_usage(sid, input_tokens=3, output_tokens=4, cost_micros=5, currency="EUR", model="m", pricing_version="p1")
+    client.record_usage(
+        sid, input_tokens=3, output_tokens=4, cost_micros=5, currency="EUR", model="m", pricing_version="p1"
+    )
     client.record_event(sid, "permission_denial", {"tool": "cat", "reason": "denied by policy"})
     client.record_event(sid, "error", {"message": "upstream 503"})
     client.load(sid, str(workspace))  # c2 is interrupted: repaired

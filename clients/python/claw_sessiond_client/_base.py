@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -294,6 +295,9 @@ def resolve_target(workspace: str | os.PathLike[str] | None, address: str | None
     return f"unix:{default_socket_path(ws, os.environ.get('XDG_RUNTIME_DIR'))}", ws
 
 
+_SPAWNED: list[subprocess.Popen[bytes]] = []
+
+
 def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
     """Start a daemon for ``workspace`` in the background (its own session, log in ``.claw/sessiond.log``).
 
@@ -311,7 +315,7 @@ def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
     except OSError as exc:
         raise E.DaemonUnavailableError(f"cannot start claw-sessiond for {workspace}: {exc}") from exc
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(workspace)],
             stdin=subprocess.DEVNULL,
             stdout=log_fd,
@@ -320,10 +324,65 @@ def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
             close_fds=True,
             cwd=str(workspace),
         )
+        # The daemon outlives the client that started it: keep its Popen alive (no "still running"
+        # ResourceWarning when a client is collected) and reap the ones that have exited.
+        _SPAWNED[:] = [p for p in _SPAWNED if p.poll() is None]
+        _SPAWNED.append(proc)
+        return proc
     except OSError as exc:
         raise E.DaemonUnavailableError(f"cannot start claw-sessiond for {workspace}: {exc}") from exc
     finally:
         os.close(log_fd)
+
+
+class AutostartWait:
+    """How long a client that started a daemon keeps waiting for one to answer.
+
+    Until :data:`AUTOSTART_WAIT_S` has passed, unless it is hopeless: the
+    daemon this client spawned has exited and no live process is named in
+    ``.claw/sessiond.lock`` (the winner of the lock writes its pid there right
+    after taking it) for half a second. Then no daemon is coming (corrupt
+    database, not installed, ...) and the client says so at once instead of
+    waiting the full timeout. A daemon spawned by another client that won the
+    lock keeps its pid there, so losing the race is never mistaken for failure.
+    """
+
+    def __init__(self, workspace: Path, proc: subprocess.Popen[bytes] | None) -> None:
+        self.workspace = workspace
+        self.proc = proc
+        self.deadline = time.monotonic() + AUTOSTART_WAIT_S
+        self._gone_since: float | None = None
+
+    def expired(self) -> bool:
+        """The full wait is over."""
+        return time.monotonic() >= self.deadline
+
+    def hopeless(self) -> bool:
+        """No daemon is starting or running for the workspace (checked for 0.5 s)."""
+        if self._starting():
+            self._gone_since = None
+            return False
+        now = time.monotonic()
+        if self._gone_since is None:
+            self._gone_since = now
+        return now - self._gone_since >= 0.5
+
+    def _starting(self) -> bool:
+        if self.proc is None or self.proc.poll() is None:
+            return True
+        try:
+            text = (claw_dir(self.workspace) / "sessiond.lock").read_text().strip()
+        except OSError:
+            return False
+        if not text.isdigit() or int(text) == self.proc.pid:
+            return False
+        try:
+            os.kill(int(text), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
 
 def autostart_failure(workspace: Path, proc: subprocess.Popen[bytes] | None) -> E.DaemonUnavailableError:
@@ -337,7 +396,7 @@ def autostart_failure(workspace: Path, proc: subprocess.Popen[bytes] | None) -> 
     code = proc.poll() if proc is not None else None
     detail = f" (daemon exited with {code})" if code not in (None, 0) else ""
     return E.DaemonUnavailableError(
-        f"claw-sessiond for {workspace} did not come up within {AUTOSTART_WAIT_S:.0f}s{detail}; "
+        f"claw-sessiond for {workspace} did not come up{detail or f' within {AUTOSTART_WAIT_S:.0f}s'}; "
         f"last log line: {tail or '(none)'}; see {log}"
     )
 

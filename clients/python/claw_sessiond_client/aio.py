@@ -94,10 +94,16 @@ class AsyncSessionClient:
         assert self.workspace is not None
         if self._spawned is None or self._spawned.poll() is not None:
             self._spawned = B.spawn_daemon(self.workspace)
-        try:
-            await asyncio.wait_for(self._channel.channel_ready(), B.AUTOSTART_WAIT_S)
-        except TimeoutError:
-            raise B.autostart_failure(self.workspace, self._spawned) from None
+        wait = B.AutostartWait(self.workspace, self._spawned)
+        while not wait.expired():
+            try:
+                await asyncio.wait_for(self._channel.channel_ready(), 0.2)
+                return
+            except TimeoutError:
+                pass
+            if wait.hopeless():
+                break
+        raise B.autostart_failure(self.workspace, self._spawned)
 
     async def _load_chunks(self, request: pb.LoadRequest) -> B.LoadResult:
         chunks = [chunk async for chunk in self._stub.Load(request, timeout=self.timeout_s)]

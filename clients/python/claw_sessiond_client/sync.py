@@ -92,13 +92,15 @@ class SessionClient:
         assert self.workspace is not None
         if self._spawned is None or self._spawned.poll() is not None:
             self._spawned = B.spawn_daemon(self.workspace)
-        end = time.monotonic() + B.AUTOSTART_WAIT_S
-        while time.monotonic() < end:
+        wait = B.AutostartWait(self.workspace, self._spawned)
+        while not wait.expired():
             try:
                 grpc.channel_ready_future(self._channel).result(timeout=0.2)
                 return
             except grpc.FutureTimeoutError:
                 pass
+            if wait.hopeless():
+                break
         raise B.autostart_failure(self.workspace, self._spawned)
 
     def _workdir(self, session_id: str, workdir: str | None) -> str:

@@ -180,6 +180,7 @@ def test_cli_export_import(spawn_daemon, tmp_path: Path) -> None:
     r = cli("export", "cli", "--socket", str(d1.socket_path), "--output", str(out))
     assert r.returncode == 0, r.stderr
     assert out.read_text().splitlines() == expected
+    assert out.stat().st_mode & 0o777 == 0o600  # transcripts may hold secrets
     r = cli("import", str(out), "--socket", str(d2.socket_path), "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == [{"session_id": "cli", "events_imported": 1}]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -94,6 +95,25 @@ def test_metrics_address_must_be_loopback_and_free(spawn_daemon, workspace: Path
         assert proc.wait(30) == 1
     assert "cannot bind" in d.log()
     assert not d.socket_path.exists()  # it cleaned up after itself
+
+
+def test_active_runs_gauge_follows_attach(spawn_daemon) -> None:
+    import grpc
+
+    from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+    from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
+
+    port = free_port()
+    d = spawn_daemon("--metrics", f"127.0.0.1:{port}")
+    with grpc.insecure_channel(d.address) as channel:
+        stream = pb_grpc.SessionServiceStub(channel).Attach(pb.AttachRequest(session_id="r", pid=1, label="t"))
+        assert next(stream).run_id
+        assert scrape(port)[("claw_sessiond_active_runs", ())] == 1
+        stream.cancel()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and scrape(port)[("claw_sessiond_active_runs", ())] != 0:
+        time.sleep(0.05)
+    assert scrape(port)[("claw_sessiond_active_runs", ())] == 0
 
 
 def test_no_metrics_endpoint_by_default(client, daemon) -> None:

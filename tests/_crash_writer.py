@@ -1,0 +1,77 @@
+"""A writer process for tests/test_crash.py (run as a script, not collected by pytest).
+
+Usage: ``python _crash_writer.py ADDRESS WRITER SESSIONS LOG STOP_FILE DEADLINE_EPOCH``
+
+Appends batches with request ids ``w<WRITER>-<i>`` round-robin to the given
+sessions until STOP_FILE exists. Each append is retried with the *same*
+request id until it is acknowledged, across daemon kills and restarts. Every
+acknowledgement is logged as one JSON line:
+``{"rid", "session", "first", "last", "texts", "replayed"}``. A request that
+is still unacknowledged at DEADLINE_EPOCH is logged as ``{"rid", "gave_up": true}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from claw_sessiond_client import Message, SessionClient, ToolCall
+from claw_sessiond_client.errors import (
+    DaemonUnavailableError,
+    DeadlineError,
+    ShuttingDownError,
+    StorageUnavailableError,
+)
+
+_RETRY = (DaemonUnavailableError, DeadlineError, ShuttingDownError, StorageUnavailableError)
+
+
+def _batch(rid: str, i: int) -> list[Message]:
+    """1 to 3 messages; every third batch is a whole tool round (user, assistant with a call, result)."""
+    kind = i % 3
+    if kind == 0:
+        return [Message.user(f"{rid}/0")]
+    if kind == 1:
+        return [Message.user(f"{rid}/0"), Message.assistant(f"{rid}/1")]
+    call = ToolCall(f"call-{rid}", "bash", json.dumps({"cmd": f"echo {rid}"}))
+    return [Message.user(f"{rid}/0"), Message.assistant(f"{rid}/1", [call]), Message.tool(call.id, f"{rid}/2")]
+
+
+def main() -> int:
+    address, writer, sessions_arg, log_path, stop_file, deadline_arg = sys.argv[1:7]
+    sessions = sessions_arg.split(",")
+    deadline = float(deadline_arg)
+    client = SessionClient(address=address, autostart=False, timeout_s=5, retry_window_s=0.5)
+    i = 0
+    with open(log_path, "a", buffering=1) as log:
+        while not os.path.exists(stop_file) and time.time() < deadline:
+            rid = f"w{writer}-{i}"
+            session = sessions[(int(writer) + i) % len(sessions)]
+            batch = _batch(rid, i)
+            while True:
+                try:
+                    result = client.append(session, batch, request_id=rid)
+                    break
+                except _RETRY:
+                    if time.time() > deadline:
+                        log.write(json.dumps({"rid": rid, "gave_up": True}) + "\n")
+                        return 1
+                    time.sleep(0.05)
+            record = {
+                "rid": rid,
+                "session": session,
+                "first": result.first_position,
+                "last": result.last_position,
+                "texts": [m.content for m in batch],
+                "replayed": result.replayed,
+            }
+            log.write(json.dumps(record) + "\n")
+            i += 1
+    client.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

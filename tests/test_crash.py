@@ -1,0 +1,239 @@
+"""Crash under load (SPEC §2, §4): SIGKILL the daemon at random moments while 8 processes append.
+
+Each writer (``tests/_crash_writer.py``) retries every append with the same
+request id until it is acknowledged, across kills and restarts, and logs the
+acknowledgement. After every kill (daemon down, database read through a
+read-only connection) and at the end:
+
+* every acknowledged append is present exactly once, at the positions it was
+  acknowledged with, its messages contiguous and in order;
+* an append that was never acknowledged is present entirely or not at all;
+* no message is stored twice; each writer's appends to a session keep their order;
+* ``PRAGMA integrity_check`` is ok at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests._figures import record
+from tests._robust import db_path, integrity, read_only
+from tests.conftest import FULL, DaemonProcess, scale
+
+WRITERS = 8
+SESSIONS = ("crash-a", "crash-b", "crash-c")
+WRITER_SCRIPT = Path(__file__).with_name("_crash_writer.py")
+
+
+@dataclass
+class Acks:
+    """What the writers' logs say was acknowledged."""
+
+    by_rid: dict[str, dict[str, object]] = field(default_factory=dict)
+    replayed: int = 0
+    gave_up: list[str] = field(default_factory=list)
+
+
+def read_acks(logs: list[Path]) -> Acks:
+    acks = Acks()
+    for log in logs:
+        try:
+            text = log.read_text()
+        except FileNotFoundError:
+            continue
+        for line in text.splitlines(keepends=True):
+            if not line.endswith("\n"):
+                continue  # being written right now
+            entry = json.loads(line)
+            if entry.get("gave_up"):
+                acks.gave_up.append(str(entry["rid"]))
+                continue
+            acks.by_rid[str(entry["rid"])] = entry
+            acks.replayed += bool(entry["replayed"])
+    return acks
+
+
+def stored_messages(db: Path) -> dict[str, list[tuple[int, str]]]:
+    """(position, content) of every stored message, per session, in position order (read-only)."""
+    out: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    with read_only(db) as conn:
+        rows = conn.execute(
+            "SELECT session_id, position, payload FROM events WHERE position IS NOT NULL AND type != 'clear' "
+            "ORDER BY session_id, position"
+        ).fetchall()
+    for session, position, payload in rows:
+        out[session].append((int(position), str(json.loads(payload).get("content", ""))))
+    return out
+
+
+def check(db: Path, acks: Acks) -> tuple[int, int]:
+    """Assert the promises; return (acknowledged appends checked, unacknowledged appends found)."""
+    stored = stored_messages(db)
+    at: dict[tuple[str, int], str] = {}
+    seen: dict[str, int] = defaultdict(int)
+    for session, rows in stored.items():
+        positions = [p for p, _ in rows]
+        assert len(positions) == len(set(positions)), f"{session}: a position is used twice"
+        for position, content in rows:
+            at[(session, position)] = content
+            seen[content] += 1
+    duplicated = sorted(c for c, n in seen.items() if n > 1)
+    assert not duplicated, f"stored more than once: {duplicated[:10]}"
+
+    for rid, entry in acks.by_rid.items():
+        session, first, last = str(entry["session"]), int(entry["first"]), int(entry["last"])  # type: ignore[call-overload]
+        texts = list(entry["texts"])  # type: ignore[call-overload]
+        assert last - first + 1 == len(texts), f"{rid}: acknowledged {first}..{last} for {len(texts)} messages"
+        got = [at.get((session, p)) for p in range(first, last + 1)]
+        assert got == texts, f"{rid}: acknowledged at {session}:{first}..{last} but stored {got} (lost or moved)"
+
+    # Group what is stored by request id: every group is whole (all of its batch, contiguous).
+    groups: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+    for (session, position), content in at.items():
+        rid, _, index = content.rpartition("/")
+        if rid.startswith("w"):
+            groups[rid].append((session, position, int(index)))
+    unacked = 0
+    for rid, items in groups.items():
+        items.sort(key=lambda x: x[1])
+        sessions = {s for s, _, _ in items}
+        assert len(sessions) == 1, f"{rid}: stored in several sessions {sessions}"
+        indexes = [i for _, _, i in items]
+        assert indexes == list(range(len(items))), f"{rid}: partial or out of order {indexes}"
+        positions = [p for _, p, _ in items]
+        assert positions == list(range(positions[0], positions[0] + len(items))), f"{rid}: not contiguous"
+        expected_size = {0: 1, 1: 2, 2: 3}[int(rid.split("-")[1]) % 3]
+        assert len(items) == expected_size, f"{rid}: {len(items)} of {expected_size} messages stored (partial append)"
+        if rid not in acks.by_rid:
+            unacked += 1
+
+    # Each writer's appends to one session keep their order.
+    last_pos: dict[tuple[str, str], tuple[int, int]] = {}
+    for rid, entry in sorted(acks.by_rid.items(), key=lambda kv: (kv[0].split("-")[0], int(kv[0].split("-")[1]))):
+        writer, i = rid.split("-")[0], int(rid.split("-")[1])
+        key = (writer, str(entry["session"]))
+        prev = last_pos.get(key)
+        if prev is not None:
+            assert int(entry["first"]) > prev[1], f"{rid} stored before {writer}-{prev[0]} in {key[1]}"  # type: ignore[call-overload]
+        last_pos[key] = (i, int(entry["last"]))  # type: ignore[call-overload]
+    return len(acks.by_rid), unacked
+
+
+def _writer_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+
+
+@pytest.mark.slow
+def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_path: Path) -> None:
+    kills = scale(5, 24)
+    seed = int(os.environ.get("CLAW_CRASH_SEED", str(time.time_ns() % 1_000_000)))
+    rng = random.Random(seed)
+    print(f"crash test seed={seed} kills={kills} (CLAW_CRASH_SEED={seed} repeats it)")
+    db = db_path(workspace)
+    stop_file = tmp_path / "stop"
+    logs = [tmp_path / f"writer-{w}.log" for w in range(WRITERS)]
+    deadline = time.time() + (300 if FULL else 120)
+    daemon = DaemonProcess(workspace).start()
+    writers: list[subprocess.Popen[bytes]] = []
+    errs = [open(tmp_path / f"writer-{w}.err", "wb") for w in range(WRITERS)]  # noqa: SIM115 - closed below
+    survived = checked_while_down = unacked_while_down = 0
+    try:
+        for w in range(WRITERS):
+            args = [daemon.address, str(w), ",".join(SESSIONS), str(logs[w]), str(stop_file), str(deadline)]
+            writers.append(
+                subprocess.Popen(
+                    [sys.executable, str(WRITER_SCRIPT), *args],
+                    env=_writer_env(),
+                    stdout=subprocess.DEVNULL,
+                    stderr=errs[w],
+                )
+            )
+        before = 0
+        for k in range(kills):
+            # Let the load run a random while (and make sure it is running) before the kill.
+            end = time.monotonic() + 20
+            time.sleep(rng.uniform(0.15, 0.9))
+            while len(read_acks(logs).by_rid) <= before and time.monotonic() < end:
+                time.sleep(0.05)
+            daemon.kill()  # SIGKILL
+            acks = read_acks(logs)
+            assert len(acks.by_rid) > before, f"kill {k}: no progress since the last kill"
+            before = len(acks.by_rid)
+            unacked_while_down += check(db, acks)[1]  # daemon down: what is on disk is all there is
+            checked_while_down += len(acks.by_rid)
+            daemon = DaemonProcess(workspace).start()
+            survived += 1
+        time.sleep(0.5)
+        stop_file.touch()
+        for w, proc in enumerate(writers):
+            code = proc.wait(max(5.0, deadline - time.time()))
+            err = (tmp_path / f"writer-{w}.err").read_text(errors="replace")
+            assert code == 0, f"writer {w} exited {code}:\n{err}"
+        acks = read_acks(logs)
+        assert not acks.gave_up, f"requests never acknowledged before the deadline: {acks.gave_up}"
+        stored = stored_messages(db)
+        with daemon.client() as c:  # the daemon's own view agrees with the file
+            for session in SESSIONS:
+                loaded = c.load(session)
+                assert loaded.repairs == [], "every tool call was appended together with its result"
+                assert [(m.position, m.content) for m in loaded.messages] == stored[session]
+        assert daemon.terminate() == 0
+    finally:
+        for proc in writers:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        daemon.stop()
+        for fh in errs:
+            fh.close()
+    acked, unacked = check(db, acks)
+    assert integrity(db) == ["ok"]
+    record(
+        "crash",
+        crashes_survived=survived,
+        acked_checked=acked,
+        acked_checked_while_down=checked_while_down,
+        replayed_after_restart=acks.replayed,
+        committed_unacked_seen_while_down=unacked_while_down,
+        unacked_found_at_end=unacked,
+        lost=0,
+        duplicated=0,
+        partial=0,
+    )
+
+
+def test_checker_detects_loss_duplication_and_partial_appends(tmp_path: Path) -> None:
+    """The checker above must be able to fail: feed it a database with each kind of damage."""
+    import sqlite3
+
+    def make(rows: list[tuple[str, int, str]]) -> Path:
+        db = tmp_path / f"db{len(list(tmp_path.iterdir()))}.db"
+        conn = sqlite3.connect(db)
+        conn.execute("CREATE TABLE events(session_id TEXT, position INTEGER, type TEXT, payload TEXT)")
+        conn.executemany(
+            "INSERT INTO events VALUES (?, ?, 'user_message', ?)",
+            [(s, p, json.dumps({"content": c})) for s, p, c in rows],
+        )
+        conn.commit()
+        conn.close()
+        return db
+
+    ack = {"rid": "w0-1", "session": "a", "first": 1, "last": 2, "texts": ["w0-1/0", "w0-1/1"], "replayed": False}
+    acks = Acks(by_rid={"w0-1": ack})
+    assert check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1")]), acks) == (1, 0)
+    with pytest.raises(AssertionError, match="lost or moved"):
+        check(make([("a", 1, "w0-1/0")]), acks)
+    with pytest.raises(AssertionError, match="more than once"):
+        check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1"), ("a", 3, "w0-1/1")]), acks)
+    with pytest.raises(AssertionError, match="partial"):
+        check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1"), ("a", 3, "w0-2/0")]), acks)

@@ -10,7 +10,6 @@ or configuration error.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -158,11 +157,9 @@ def _serve(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"claw-sessiond: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    logging.basicConfig(
-        level=getattr(logging, cfg.log_level.upper()),
-        format="%(levelname)s %(name)s %(message)s",
-        stream=sys.stderr,
-    )
+    from . import logs
+
+    logs.configure(cfg.log_level, env)
     for name in unknown_env_vars(args.known_flags, env):
         warn(f"unknown environment variable {name} (no such option)")
     return server.run(cfg)

@@ -269,11 +269,10 @@ show = _online(_show)
 
 def _plain(value: Any) -> Any:
     """A stats value as JSON-ready data (nested messages and repeated fields included)."""
-    from google.protobuf.json_format import MessageToDict
     from google.protobuf.message import Message as ProtoMessage
 
-    if isinstance(value, ProtoMessage):
-        return MessageToDict(value, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    if isinstance(value, ProtoMessage):  # numbers stay numbers (json_format would quote int64)
+        return {f.name: _plain(getattr(value, f.name)) for f in value.DESCRIPTOR.fields}
     if isinstance(value, str | bytes | int | float | bool):
         return value
     return [_plain(v) for v in value]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -28,7 +29,7 @@ from claw_sessiond_client import (
     SessionClient,
     ToolCallStateError,
 )
-from tests.conftest import DaemonProcess, run_python
+from tests.conftest import ROOT, DaemonProcess, run_python
 
 LEASE_S = 2
 #: Scheduling slack on a shared 2-core machine on top of the documented bound.
@@ -284,3 +285,29 @@ def test_processes_racing_to_own_a_session_exactly_one_wins(live: DaemonProcess,
                     raise
                 time.sleep(0.05)
         assert not run.alive
+
+
+def test_readme_live_runs_example_runs_as_pasted(workspace: Path) -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Live runs and Watch", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert blocks, "the README section has a python example"
+    lock = workspace / ".claw" / "sessiond.lock"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", blocks[0]], cwd=workspace, capture_output=True, text=True, timeout=60
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.splitlines() == ["call_1", "1 assistant", "2 tool"]
+    finally:
+        # The example auto-started a daemon for the workspace: stop it by the pid in its lock file.
+        pid_text = lock.read_text().strip() if lock.exists() else ""
+        if pid_text.isdigit():
+            os.kill(int(pid_text), signal.SIGTERM)
+            end = time.monotonic() + 15
+            while time.monotonic() < end:
+                try:
+                    os.kill(int(pid_text), 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)

@@ -8,7 +8,23 @@ calls become repairable at the next Load.
 
 Policy: one live run per session. A second Attach on a session that already
 has a live run is refused with FAILED_PRECONDITION (reason RUN_ALREADY_OWNED)
-naming the current run id and pid.
+naming the current run id and pid. Registration happens on the event loop, so
+of several processes racing for a session exactly one wins.
+
+Details of the choice:
+
+- Ending a run writes nothing. Its unanswered calls are *repairable*, and the
+  next Load (by anyone) repairs them in its own transaction, as for any
+  interrupted call. A result the old owner sends later is then refused
+  (TOOL_CALL_ALREADY_ANSWERED), and so is its run id (UNKNOWN_RUN).
+- Dead-peer bound: a process that exits or is killed closes its socket, and
+  the run ends at once. One that stops answering without closing (SIGSTOP,
+  a hung host) is dropped by the server's keepalive within
+  ``max(lease_s, 2)`` seconds (``server.server_options``).
+- Runs live in memory: a daemon restart ends them all.
+- Ownership protects tool calls only. Appends without a run id (or from other
+  processes) keep working under the usual optimistic-concurrency rules, and
+  a run id is accepted only for its own session while the run is live.
 """
 
 from __future__ import annotations

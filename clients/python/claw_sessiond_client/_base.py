@@ -579,7 +579,12 @@ def error_from_rpc(exc: grpc.RpcError) -> E.SessiondError:
         if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
             # The transport refused an oversized message before the daemon saw it.
             return E.InvalidRequestError(details, reason=E.Reason.FIELD_TOO_LARGE)
-        if code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL) and "parse" in details.lower():
+        # grpcio reports a request its protobuf layer cannot decode as UNKNOWN "Unexpected <class
+        # 'google.protobuf.message.DecodeError'>: Error parsing message ..." (no ErrorInfo: the daemon's
+        # code never ran). Note "parsing" does not contain "parse".
+        lowered = details.lower()
+        decode_failed = "decodeerror" in lowered or "error parsing" in lowered or "parse" in lowered
+        if code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL) and decode_failed:
             return E.InvalidRequestError(
                 f"the request could not be decoded (invalid UTF-8 in a string field?): {details}",
                 reason=E.Reason.INVALID_MESSAGE,
@@ -611,6 +616,7 @@ def append_stream_error(e: pb.AppendError) -> E.SessiondError:
 def retryable(err: E.SessiondError) -> bool:
     """Errors after which the same request (same request id) may be sent again."""
     return isinstance(err, (E.DaemonUnavailableError, E.ShuttingDownError, E.DeadlineError, E.StorageUnavailableError))
+
 
 # ---------------------------------------------------------------- live runs and Watch
 

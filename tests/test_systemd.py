@@ -11,18 +11,22 @@
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
 import re
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from claw_sessiond_client import Message, SessionClient, ToolCall
 from tests.conftest import ROOT, DaemonProcess, health_status
 
 UNIT = ROOT / "systemd" / "claw-sessiond@.service"
@@ -228,3 +232,153 @@ def test_no_ready_when_start_fails(spawn_daemon: object, notify: NotifyListener)
         pass
     assert "READY=1" not in notify.lines()
     assert "holds the lock" in second.log()
+
+
+# ---------------------------------------------------------------- the unit's sandbox, emulated
+
+# A launcher that applies what the unit asks of the kernel for the process itself, then execs the
+# daemon: NoNewPrivileges=, MemoryDenyWriteExecute= (prctl PR_SET_MDWE, what systemd >= 254 uses),
+# SystemCallFilter= + SystemCallErrorNumber= and RestrictAddressFamilies= (a libseccomp filter,
+# as systemd builds it). Before exec it proves each one bites.
+_LAUNCHER = r"""
+import ctypes, errno, json, mmap, os, socket, sys
+
+cfg = json.loads(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+if cfg["mdwe"]:
+    assert libc.prctl(65, 1, 0, 0, 0) == 0, "PR_SET_MDWE refused"  # PR_MDWE_REFUSE_EXEC_GAIN
+
+class Cmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("a", ctypes.c_uint64), ("b", ctypes.c_uint64)]
+
+sc = ctypes.CDLL("libseccomp.so.2")
+sc.seccomp_init.restype = ctypes.c_void_p
+sc.seccomp_init.argtypes = [ctypes.c_uint32]
+sc.seccomp_rule_add_array.argtypes = [
+    ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(Cmp)
+]
+sc.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+sc.seccomp_load.argtypes = [ctypes.c_void_p]
+ALLOW = 0x7FFF0000
+ERRNO = lambda e: 0x00050000 | (e & 0xFFFF)
+ctx = sc.seccomp_init(ERRNO(cfg["errno"]))
+assert ctx
+socket_nr = sc.seccomp_syscall_resolve_name(b"socket")
+for name in cfg["allow"]:
+    nr = sc.seccomp_syscall_resolve_name(name.encode())
+    if nr < 0 or (nr == socket_nr and cfg["families"]):
+        continue  # not on this architecture / socket() is filtered by family below
+    assert sc.seccomp_rule_add_array(ctx, ALLOW, nr, 0, None) == 0, name
+if cfg["families"]:
+    (family,) = cfg["families"]  # one family: "== it" allowed, "!= it" EAFNOSUPPORT (as systemd does)
+    assert sc.seccomp_rule_add_array(ctx, ALLOW, socket_nr, 1, (Cmp * 1)(Cmp(0, 4, family, 0))) == 0
+    assert sc.seccomp_rule_add_array(ctx, ERRNO(errno.EAFNOSUPPORT), socket_nr, 1, (Cmp * 1)(Cmp(0, 1, family, 0))) == 0
+assert sc.seccomp_load(ctypes.c_void_p(ctx)) == 0, "seccomp_load failed"
+
+proofs = []
+try:
+    os.chroot("/")
+except PermissionError:
+    proofs.append("chroot=EPERM")
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+except OSError as exc:
+    proofs.append(f"AF_INET={errno.errorcode[exc.errno]}")
+try:
+    mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+except OSError as exc:
+    proofs.append(f"wx_mmap={errno.errorcode[exc.errno]}")
+print("sandbox-proofs " + " ".join(proofs), file=sys.stderr, flush=True)
+os.execv(sys.executable, [sys.executable, "-m", "claw_sessiond", "serve", *sys.argv[2:]])
+"""
+
+
+def _syscall_groups() -> dict[str, list[str]]:
+    out = subprocess.run(["systemd-analyze", "syscall-filter"], capture_output=True, text=True, timeout=30).stdout
+    groups: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in out.splitlines():
+        if line.startswith("@"):
+            current = groups.setdefault(line.strip(), [])
+        elif line.strip() and not line.strip().startswith("#") and line.startswith(" "):
+            current.append(line.strip())
+    return groups
+
+
+def _expand(names: list[str], groups: dict[str, list[str]]) -> set[str]:
+    out: set[str] = set()
+    for name in names:
+        out |= _expand(groups[name], groups) if name.startswith("@") else {name}
+    return out
+
+
+def unit_sandbox() -> dict[str, object]:
+    """The unit's kernel-level restrictions, read from the unit file itself."""
+    settings: dict[str, list[str]] = {}
+    for line in UNIT.read_text().splitlines():
+        key, sep, value = line.partition("=")
+        if sep and not line.startswith("#"):
+            settings.setdefault(key.strip(), []).append(value.strip())
+    groups = _syscall_groups()
+    allow: set[str] = set()
+    for value in settings["SystemCallFilter"]:
+        if value.startswith("~"):
+            allow -= _expand(value[1:].split(), groups)
+        else:
+            allow |= _expand(value.split(), groups)
+    families = [getattr(socket, f) for f in settings["RestrictAddressFamilies"][0].split()]
+    assert settings["NoNewPrivileges"] == ["yes"]
+    return {
+        "allow": sorted(allow),
+        "errno": getattr(__import__("errno"), settings["SystemCallErrorNumber"][0]),
+        "families": families,
+        "mdwe": settings["MemoryDenyWriteExecute"] == ["yes"],
+    }
+
+
+def _mdwe_supported() -> bool:
+    probe = "import ctypes; l = ctypes.CDLL(None); raise SystemExit(0 if l.prctl(65, 1, 0, 0, 0) == 0 else 1)"
+    return subprocess.run([sys.executable, "-c", probe], timeout=30).returncode == 0
+
+
+@needs_systemd_analyze
+def test_daemon_works_in_the_units_seccomp_sandbox_and_mdwe(workspace: Path, tmp_path: Path) -> None:
+    try:
+        ctypes.CDLL("libseccomp.so.2")
+    except OSError:
+        pytest.skip("libseccomp.so.2 not installed")
+    if not _mdwe_supported():
+        pytest.skip("kernel without PR_SET_MDWE (Linux < 6.3)")
+    sandbox = unit_sandbox()
+    assert "execve" in sandbox["allow"] and "chroot" not in sandbox["allow"]  # type: ignore[operator]
+    log_path = tmp_path / "sandboxed.log"
+    daemon = DaemonProcess(workspace)
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _LAUNCHER, json.dumps(sandbox), "--workspace", str(workspace)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=workspace,
+        )
+    try:
+        end = time.monotonic() + 30
+        while health_status(daemon.address) != "SERVING":
+            assert proc.poll() is None, f"sandboxed daemon exited {proc.returncode}:\n{log_path.read_text()}"
+            assert time.monotonic() < end, log_path.read_text()
+            time.sleep(0.05)
+        with SessionClient(address=daemon.address, autostart=False) as client:
+            client.append("s", [Message.user("hi"), Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")])])
+            client.record_usage("s", input_tokens=5, cost_micros=10, currency="USD")
+            loaded = client.load("s", str(workspace))
+            assert [r.tool_call_id for r in loaded.repairs] == ["c1"]
+            assert client.stats()["sessions"] == 1
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, log_path.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    log = log_path.read_text()
+    assert "sandbox-proofs chroot=EPERM AF_INET=EAFNOSUPPORT wx_mmap=EACCES" in log, log
+    assert "Traceback" not in log and "event=stopped" in log, log

@@ -27,6 +27,7 @@ from claw_sessiond_client import (
     Message,
     Reason,
     SessionClient,
+    SessionNotFoundError,
     ToolCall,
     WatchEvent,
     WatchLaggedError,
@@ -286,3 +287,15 @@ def test_watch_resumes_after_the_daemon_restarts(spawn_daemon: Any) -> None:
     watcher.close()
     assert [e.position for e in events] == [1, 2, 3, 4, 5, 6]
     assert [e.message.content for e in events if e.message] == ["1", "2", "3", "4", "5", "6"]
+
+
+def test_deleting_a_watched_session_ends_its_watch(daemon: DaemonProcess, client: SessionClient) -> None:
+    client.append("gone", [Message.user("1"), Message.user("2")])
+    watcher = daemon.client()
+    collector = Collector(watcher, "gone", 3)
+    collector.wait_for(2, 10)
+    assert client.delete("gone") == 2
+    with pytest.raises(SessionNotFoundError):
+        collector.join(10)  # positions restart after a delete: following on would skip events
+    watcher.close()
+    assert [e.position for e in collector.events] == [1, 2]

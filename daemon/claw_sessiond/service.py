@@ -610,6 +610,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     async def Delete(self, request: pb.DeleteRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
         count = await self.store.delete(request.session_id)
+        self.watch_hub.end_session(request.session_id)
         _log.info("event=session_deleted events=%d", count)
         return pb.DeleteResponse(events_deleted=count)
 

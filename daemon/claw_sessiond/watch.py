@@ -37,7 +37,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from .errors import ShuttingDownError
+from .errors import SessiondError, SessionNotFoundError, ShuttingDownError
 from .model import Message
 
 __all__ = ["WATCH_BATCH", "WatchHub", "Watcher"]
@@ -63,7 +63,7 @@ class Watcher:
     position: int
     blocked_since: float | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
-    closing: bool = False
+    ended: SessiondError | None = None
 
     async def follow(self, pull: Pull) -> AsyncGenerator[tuple[int, Message | None], None]:
         """Yield ``(position, message or None)`` after :attr:`position`, then new ones as they commit.
@@ -73,12 +73,13 @@ class Watcher:
 
         Raises:
             ShuttingDownError: the daemon is stopping (the client should resume elsewhere).
+            SessionNotFoundError: the session was deleted while watched.
         """
         while True:
             # Clear before reading: a commit that lands after the read sets it again.
             self.wake.clear()
-            if self.closing:
-                raise ShuttingDownError("claw-sessiond is shutting down; resume the watch in a moment")
+            if self.ended is not None:
+                raise self.ended
             batch = await pull(self.position, WATCH_BATCH)
             for position, message in batch:
                 self.blocked_since = time.monotonic()
@@ -133,12 +134,24 @@ class WatchHub:
             if w.blocked_since is not None and at - w.blocked_since > limit_s
         ]
 
+    def end_session(self, session_id: str) -> None:
+        """The session was deleted: its watchers end with SessionNotFoundError.
+
+        Positions restart at 1 after a delete, so following on would skip the
+        new session's first events; the watcher has to decide what to do.
+        """
+        for watcher in self._by_session.get(session_id, ()):
+            watcher.ended = SessionNotFoundError(
+                f"session {session_id!r} was deleted while being watched", session_id=session_id
+            )
+            watcher.wake.set()
+
     def end_all(self) -> None:
         """Shutdown: wake every watcher so that it ends with ShuttingDownError; refuse new ones."""
         self._closing = True
         for watchers in self._by_session.values():
             for watcher in watchers:
-                watcher.closing = True
+                watcher.ended = ShuttingDownError("claw-sessiond is shutting down; resume the watch in a moment")
                 watcher.wake.set()
 
     def count(self) -> int:

@@ -6,7 +6,9 @@
 * a real daemon subprocess talks to a test-owned ``$NOTIFY_SOCKET`` (a Unix
   datagram socket): READY=1 only once the gRPC socket answers, STATUS= while
   starting, WATCHDOG=1 periodically when ``$WATCHDOG_USEC`` is set (and not
-  otherwise), STOPPING=1 on SIGTERM, no READY=1 from a daemon that cannot start.
+  otherwise), STOPPING=1 on SIGTERM, no READY=1 from a daemon that cannot start;
+* the real daemon works inside the unit's sandbox as far as it can be built
+  without systemd (read-only mounts but .claw/, seccomp filter, MDWE).
 """
 
 from __future__ import annotations
@@ -237,14 +239,44 @@ def test_no_ready_when_start_fails(spawn_daemon: object, notify: NotifyListener)
 # ---------------------------------------------------------------- the unit's sandbox, emulated
 
 # A launcher that applies what the unit asks of the kernel for the process itself, then execs the
-# daemon: NoNewPrivileges=, MemoryDenyWriteExecute= (prctl PR_SET_MDWE, what systemd >= 254 uses),
-# SystemCallFilter= + SystemCallErrorNumber= and RestrictAddressFamilies= (a libseccomp filter,
-# as systemd builds it). Before exec it proves each one bites.
+# daemon: ProtectSystem=strict + ProtectHome=read-only + ReadWritePaths=%f/.claw (a private mount
+# namespace with every mount read-only but .claw/; needs root, else skipped), NoNewPrivileges=,
+# MemoryDenyWriteExecute= (prctl PR_SET_MDWE, what systemd >= 254 uses), SystemCallFilter= +
+# SystemCallErrorNumber= and RestrictAddressFamilies= (a libseccomp filter, as systemd builds
+# it). Before exec it proves each one bites. PrivateTmp= is not emulated: the test workspace
+# lives under /tmp.
 _LAUNCHER = r"""
 import ctypes, errno, json, mmap, os, socket, sys
 
 cfg = json.loads(sys.argv[1])
 libc = ctypes.CDLL(None, use_errno=True)
+fs_proofs = []
+if cfg["writable"] is not None:
+    # ProtectSystem=strict + ProtectHome=read-only + ReadWritePaths=: a private mount namespace
+    # where every mount is read-only except /dev, /proc, /sys and the writable paths.
+    MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+    mount = libc.mount
+    mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+    assert libc.unshare(0x00020000) == 0, "unshare(CLONE_NEWNS) failed"
+    assert mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
+    targets = [line.split()[4] for line in open("/proc/self/mountinfo")]
+    for target in targets:
+        if target.split("/")[1] in ("proc", "sys", "dev"):
+            continue
+        if mount(None, target.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None) != 0:
+            raise OSError(ctypes.get_errno(), f"remount {target} read-only")
+    for path in cfg["writable"]:
+        assert mount(path.encode(), path.encode(), None, MS_BIND, None) == 0, path
+        assert mount(None, path.encode(), None, MS_REMOUNT | MS_BIND, None) == 0, path
+    try:
+        open(os.path.join(cfg["workspace"], "probe"), "w")
+    except OSError as exc:
+        fs_proofs.append(f"workspace={errno.errorcode[exc.errno]}")
+    for path in cfg["writable"]:
+        probe = os.path.join(path, "probe")
+        open(probe, "w").close()
+        os.unlink(probe)
+        fs_proofs.append(f"{os.path.basename(path)}=rw")
 assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
 if cfg["mdwe"]:
     assert libc.prctl(65, 1, 0, 0, 0) == 0, "PR_SET_MDWE refused"  # PR_MDWE_REFUSE_EXEC_GAIN
@@ -276,7 +308,7 @@ if cfg["families"]:
     assert sc.seccomp_rule_add_array(ctx, ERRNO(errno.EAFNOSUPPORT), socket_nr, 1, (Cmp * 1)(Cmp(0, 1, family, 0))) == 0
 assert sc.seccomp_load(ctypes.c_void_p(ctx)) == 0, "seccomp_load failed"
 
-proofs = []
+proofs = fs_proofs
 try:
     os.chroot("/")
 except PermissionError:
@@ -337,6 +369,13 @@ def unit_sandbox() -> dict[str, object]:
     }
 
 
+def _can_unshare_mounts() -> bool:
+    """Root with CAP_SYS_ADMIN can emulate ProtectSystem=strict in a private mount namespace."""
+    return shutil.which("unshare") is not None and (
+        subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=30).returncode == 0
+    )
+
+
 def _mdwe_supported() -> bool:
     probe = "import ctypes; l = ctypes.CDLL(None); raise SystemExit(0 if l.prctl(65, 1, 0, 0, 0) == 0 else 1)"
     return subprocess.run([sys.executable, "-c", probe], timeout=30).returncode == 0
@@ -351,6 +390,10 @@ def test_daemon_works_in_the_units_seccomp_sandbox_and_mdwe(workspace: Path, tmp
     if not _mdwe_supported():
         pytest.skip("kernel without PR_SET_MDWE (Linux < 6.3)")
     sandbox = unit_sandbox()
+    claw = workspace / ".claw"
+    claw.mkdir(mode=0o700)  # what the unit's ExecStartPre=+mkdir does, before the sandbox
+    sandbox["workspace"] = str(workspace)
+    sandbox["writable"] = [str(claw)] if _can_unshare_mounts() else None
     assert "execve" in sandbox["allow"] and "chroot" not in sandbox["allow"]  # type: ignore[operator]
     log_path = tmp_path / "sandboxed.log"
     daemon = DaemonProcess(workspace)
@@ -380,5 +423,9 @@ def test_daemon_works_in_the_units_seccomp_sandbox_and_mdwe(workspace: Path, tmp
             proc.kill()
             proc.wait(10)
     log = log_path.read_text()
-    assert "sandbox-proofs chroot=EPERM AF_INET=EAFNOSUPPORT wx_mmap=EACCES" in log, log
+    proofs = "chroot=EPERM AF_INET=EAFNOSUPPORT wx_mmap=EACCES"
+    if sandbox["writable"] is not None:
+        proofs = "workspace=EROFS .claw=rw " + proofs
+    assert f"sandbox-proofs {proofs}" in log, log
+    assert not (workspace / "probe").exists()
     assert "Traceback" not in log and "event=stopped" in log, log

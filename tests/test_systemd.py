@@ -234,6 +234,8 @@ def test_no_ready_when_start_fails(spawn_daemon: object, notify: NotifyListener)
         pass
     assert "READY=1" not in notify.lines()
     assert "holds the lock" in second.log()
+    failed = [line for line in notify.lines() if line.startswith("STATUS=failed: ")]
+    assert failed and "holds the lock" in failed[-1], notify.lines()
 
 
 # ---------------------------------------------------------------- the unit's sandbox, emulated

@@ -320,7 +320,13 @@ async def _watchdog(notifier: Notifier, interval_s: float) -> None:
 
 async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -> int:
     notifier = Notifier(cfg.notify_socket)
-    daemon = await start(cfg, notifier)
+    try:
+        daemon = await start(cfg, notifier)
+    except (StartupError, SessiondError) as exc:
+        # `systemctl status` shows the last STATUS= line: make it the reason.
+        notifier.send(f"STATUS=failed: {getattr(exc, 'message', None) or exc}")
+        notifier.close()
+        raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

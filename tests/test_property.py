@@ -1,0 +1,481 @@
+"""Property tests: random operation sequences against a real daemon and a small reference model of SPEC.
+
+The model (:class:`Model`) is written from SPEC §2-§4 and the README error
+table, not from the daemon's code: positions 1, 2, 3 ... never reused; an
+append is all or nothing; Clear empties the visible history and keeps usage;
+Load repairs every unanswered call with a synthetic result and projects the
+history with each assistant's results right after it (existing results
+first, then synthetic ones in call order); a request id replays its first
+result and refuses other content. Hypothesis generates valid and invalid
+sequences (unknown or answered calls, duplicate call ids, negative usage,
+request id reuse); after every step the daemon's answer must equal the
+model's, and every Load must return exactly the model's projection.
+
+Pure properties of ``history.project``, ``open_calls``, ``plan_repair`` and
+``ids.check_session_id`` follow.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from claw_sessiond.errors import InvalidRequestError
+from claw_sessiond.history import OpenCall, open_calls, plan_repair, project
+from claw_sessiond.ids import MAX_SESSION_ID_BYTES, check_session_id
+from claw_sessiond.model import Message as DMessage
+from claw_sessiond.model import ToolCall as DToolCall
+from claw_sessiond_client import _base as B
+from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
+from tests._figures import record
+from tests.conftest import DaemonProcess, scale
+
+WORKDIR = "/tmp"
+CALL_IDS = ("c0", "c1", "c2", "c3", "c4")
+
+# ---------------------------------------------------------------- the reference model
+
+
+@dataclass
+class MMsg:
+    """A message as the model stores it."""
+
+    position: int
+    role: str
+    content: str = ""
+    calls: tuple[str, ...] = ()
+    tool_call_id: str = ""
+    synthetic: bool = False
+
+
+@dataclass
+class MSession:
+    stored: bool = False
+    last: int = 0
+    visible: list[MMsg] = field(default_factory=list)
+    answered: dict[str, bool] = field(default_factory=dict)  # call id in the visible history -> has a result
+    call_order: dict[str, tuple[int, int]] = field(default_factory=dict)  # call id -> (assistant position, index)
+    usage: list[int] = field(default_factory=lambda: [0, 0])
+    requests: dict[str, tuple[str, Any]] = field(default_factory=dict)  # rid -> (content key, result)
+
+
+Outcome = tuple[str, Any]  # ("ok", result) or ("err", (code name, reason))
+
+
+class Model:
+    """SPEC §2-§4 in a few lines: what every operation must return and leave behind."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, MSession] = {}
+
+    def _s(self, sid: str) -> MSession:
+        return self.sessions.setdefault(sid, MSession())
+
+    def append(self, sid: str, batch: list[dict[str, Any]], rid: str) -> Outcome:
+        s = self._s(sid)
+        seen: set[str] = set()
+        for m in batch:  # refused before storage is looked at
+            for c in m.get("calls", ()):
+                if c in seen:
+                    return ("err", ("INVALID_ARGUMENT", "DUPLICATE_TOOL_CALL_ID"))
+                seen.add(c)
+        key = repr(batch)
+        if rid in s.requests:
+            if s.requests[rid][0] != key:
+                return ("err", ("INVALID_ARGUMENT", "REQUEST_ID_REUSED"))
+            return ("ok", (*s.requests[rid][1], True))
+        answered = dict(s.answered)
+        order = dict(s.call_order)
+        position = s.last
+        new: list[MMsg] = []
+        for m in batch:
+            position += 1
+            if m["role"] == "tool":
+                cid = m["tool_call_id"]
+                if cid not in answered:
+                    return ("err", ("FAILED_PRECONDITION", "UNKNOWN_TOOL_CALL"))
+                if answered[cid]:
+                    return ("err", ("FAILED_PRECONDITION", "TOOL_CALL_ALREADY_ANSWERED"))
+                answered[cid] = True
+            for index, c in enumerate(m.get("calls", ())):
+                if c in answered:
+                    return ("err", ("INVALID_ARGUMENT", "DUPLICATE_TOOL_CALL_ID"))
+                answered[c] = False
+                order[c] = (position, index)
+            new.append(
+                MMsg(position, m["role"], m.get("content", ""), tuple(m.get("calls", ())), m.get("tool_call_id", ""))
+            )
+        first = s.last + 1
+        s.stored, s.last, s.answered, s.call_order = True, position, answered, order
+        s.visible.extend(new)
+        s.requests[rid] = (key, (first, position))
+        return ("ok", (first, position, False))
+
+    def clear(self, sid: str) -> Outcome:
+        s = self._s(sid)
+        s.stored = True
+        s.last += 1
+        s.visible, s.answered, s.call_order = [], {}, {}
+        return ("ok", s.last)
+
+    def usage(self, sid: str, input_tokens: int, output_tokens: int) -> Outcome:
+        if input_tokens < 0 or output_tokens < 0:
+            return ("err", ("INVALID_ARGUMENT", "INVALID_USAGE"))
+        s = self._s(sid)
+        s.stored = True
+        s.usage = [s.usage[0] + input_tokens, s.usage[1] + output_tokens]
+        return ("ok", tuple(s.usage))
+
+    def load(self, sid: str) -> tuple[list[tuple[str, int, int]], list[MMsg], tuple[int, int], int]:
+        """(repairs, projected history, usage, last position); repairs are written like the daemon must."""
+        s = self.sessions.get(sid)
+        if s is None or not s.stored:
+            return [], [], (0, 0), 0
+        open_ = sorted((order, c) for c, order in s.call_order.items() if not s.answered[c])
+        repairs = []
+        for (assistant_position, _index), c in open_:
+            s.last += 1
+            s.answered[c] = True
+            s.visible.append(MMsg(s.last, "tool", "", (), c, synthetic=True))
+            repairs.append((c, assistant_position, s.last))
+        return repairs, self.projection(s), (s.usage[0], s.usage[1]), s.last
+
+    @staticmethod
+    def projection(s: MSession) -> list[MMsg]:
+        owner = {c: pos for c, (pos, _i) in s.call_order.items()}
+        out: list[MMsg] = []
+        for m in s.visible:
+            if m.role == "tool":
+                continue
+            out.append(m)
+            if m.role == "assistant":
+                out.extend(t for t in s.visible if t.role == "tool" and owner.get(t.tool_call_id) == m.position)
+        return out
+
+
+# ---------------------------------------------------------------- talking to the daemon
+
+
+def _error(exc: grpc.RpcError) -> tuple[str, str]:
+    info = B._error_info(exc.trailing_metadata())  # type: ignore[attr-defined]
+    return exc.code().name, info.reason if info else ""  # type: ignore[attr-defined]
+
+
+def _pb_message(m: dict[str, Any]) -> pb.Message:
+    role = {"user": pb.ROLE_USER, "assistant": pb.ROLE_ASSISTANT, "tool": pb.ROLE_TOOL}[m["role"]]
+    return pb.Message(
+        role=role,
+        content=m.get("content", ""),
+        tool_calls=[pb.ToolCall(id=c, name="bash", arguments='{"n": 1}') for c in m.get("calls", ())],
+        tool_call_id=m.get("tool_call_id", ""),
+    )
+
+
+class Real:
+    """The same operations against the daemon, through the generated stub (no client-side checks)."""
+
+    def __init__(self, stub: pb_grpc.SessionServiceStub) -> None:
+        self.stub = stub
+
+    def append(self, sid: str, batch: list[dict[str, Any]], rid: str) -> Outcome:
+        req = pb.AppendRequest(session_id=sid, messages=[_pb_message(m) for m in batch], request_id=rid)
+        try:
+            r = self.stub.Append(req, timeout=30)
+        except grpc.RpcError as exc:
+            return ("err", _error(exc))
+        return ("ok", (r.first_position, r.last_position, r.replayed))
+
+    def clear(self, sid: str, rid: str) -> Outcome:
+        try:
+            return ("ok", self.stub.Clear(pb.ClearRequest(session_id=sid, request_id=rid), timeout=30).position)
+        except grpc.RpcError as exc:
+            return ("err", _error(exc))
+
+    def usage(self, sid: str, input_tokens: int, output_tokens: int, rid: str) -> Outcome:
+        req = pb.RecordUsageRequest(
+            session_id=sid, input_tokens=input_tokens, output_tokens=output_tokens, request_id=rid
+        )
+        try:
+            u = self.stub.RecordUsage(req, timeout=30).usage
+        except grpc.RpcError as exc:
+            return ("err", _error(exc))
+        return ("ok", (u.input_tokens, u.output_tokens))
+
+    def load(self, sid: str) -> tuple[list[tuple[str, int, int]], list[MMsg], tuple[int, int], int]:
+        chunks = list(self.stub.Load(pb.LoadRequest(session_id=sid, workdir=WORKDIR), timeout=30))
+        first = chunks[0]
+        repairs = [(r.tool_call_id, r.assistant_position, r.position) for r in first.repairs]
+        role = {pb.ROLE_USER: "user", pb.ROLE_ASSISTANT: "assistant", pb.ROLE_TOOL: "tool"}
+        history = [
+            MMsg(
+                m.position,
+                role[m.role],
+                "" if m.synthetic.reason else m.content,
+                tuple(c.id for c in m.tool_calls),
+                m.tool_call_id,
+                m.synthetic.reason == pb.SYNTHETIC_REASON_INTERRUPTED,
+            )
+            for chunk in chunks
+            for m in chunk.messages
+        ]
+        u = first.session.usage
+        return repairs, history, (u.input_tokens, u.output_tokens), first.session.last_position
+
+
+# ---------------------------------------------------------------- operations
+
+
+call_id = st.sampled_from(CALL_IDS)
+text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+assistant_msg = st.builds(
+    lambda content, calls: {"role": "assistant", "content": content, "calls": calls},
+    text,
+    st.lists(call_id, max_size=3),
+)
+user_msg = st.builds(lambda content: {"role": "user", "content": content}, text)
+tool_msg = st.builds(lambda c, content: {"role": "tool", "tool_call_id": c, "content": content or "r"}, call_id, text)
+batch = st.lists(st.one_of(user_msg, assistant_msg, tool_msg), min_size=1, max_size=4)
+operation = st.one_of(
+    st.tuples(st.just("append"), st.integers(0, 1), batch),
+    st.tuples(st.just("clear"), st.integers(0, 1)),
+    st.tuples(st.just("usage"), st.integers(0, 1), st.integers(-3, 1000), st.integers(-1, 100)),
+    st.tuples(st.just("load"), st.integers(0, 1)),
+    st.tuples(st.just("retry"), st.integers(0, 1)),
+    st.tuples(st.just("reuse"), st.integers(0, 1), batch),
+)
+
+
+@pytest.fixture(scope="module")
+def daemon_stub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pb_grpc.SessionServiceStub]:
+    d = DaemonProcess(tmp_path_factory.mktemp("property")).start()
+    channel = grpc.insecure_channel(d.address)
+    try:
+        yield pb_grpc.SessionServiceStub(channel)
+    finally:
+        channel.close()
+        d.stop()
+
+
+_COUNTS = {"sequences": 0, "operations": 0, "loads_compared": 0, "errors_compared": 0}
+
+
+@settings(
+    max_examples=scale(50, 200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    derandomize=False,
+)
+@given(ops=st.lists(operation, min_size=8, max_size=scale(25, 50)))
+def test_daemon_matches_the_reference_model(
+    daemon_stub: pb_grpc.SessionServiceStub, ops: list[tuple[Any, ...]]
+) -> None:
+    model, real = Model(), Real(daemon_stub)
+    prefix = uuid.uuid4().hex[:12]
+    sids = [f"prop-{prefix}-a", f"prop-{prefix}-b"]
+    rids = (f"{prefix}-{n}" for n in itertools.count())
+    last_append: dict[int, tuple[list[dict[str, Any]], str]] = {}
+    for op in ops:
+        kind, which = op[0], op[1]
+        sid = sids[which]
+        expected: Outcome = ("ok", None)
+        if kind in ("append", "reuse", "retry"):
+            if kind == "append":
+                b, rid = op[2], next(rids)
+            elif kind == "reuse":  # the last request id of this session, with other content
+                if which not in last_append:
+                    continue
+                b, rid = op[2], last_append[which][1]
+            else:  # exactly the last append again: a retry
+                if which not in last_append:
+                    continue
+                b, rid = last_append[which]
+            expected, got = model.append(sid, b, rid), real.append(sid, b, rid)
+            assert got == expected, f"append {b} rid={rid}: daemon {got}, model {expected}"
+            if kind == "append":
+                last_append[which] = (b, rid)
+        elif kind == "clear":
+            rid = next(rids)
+            assert real.clear(sid, rid) == model.clear(sid)
+        elif kind == "usage":
+            rid = next(rids)
+            expected, got = model.usage(sid, op[2], op[3]), real.usage(sid, op[2], op[3], rid)
+            assert got == expected, f"usage {op[2:]}: daemon {got}, model {expected}"
+        else:
+            expected_load, got_load = model.load(sid), real.load(sid)
+            assert got_load == expected_load, f"load: daemon {got_load}, model {expected_load}"
+            _COUNTS["loads_compared"] += 1
+        _COUNTS["operations"] += 1
+        _COUNTS["errors_compared"] += expected[0] == "err"
+    for sid in sids:  # the end state, with a second Load repairing nothing
+        assert real.load(sid) == model.load(sid)
+        again = real.load(sid)
+        assert again[0] == [], "a second Load repaired again"
+        assert again == model.load(sid)
+        _COUNTS["loads_compared"] += 2
+    _COUNTS["sequences"] += 1
+
+
+def test_model_figures() -> None:
+    """Runs after the model test (same module, file order): report how much was compared."""
+    if _COUNTS["sequences"]:
+        record("property", **{k: float(v) for k, v in _COUNTS.items()}, divergences=0)
+
+
+def test_the_model_comparison_can_fail(daemon_stub: pb_grpc.SessionServiceStub) -> None:
+    """Guard: a model that forgets one rule (repairs appended at the end) must disagree with the daemon."""
+    model, real = Model(), Real(daemon_stub)
+    sid = f"prop-guard-{uuid.uuid4().hex[:8]}"
+    for side in (model, real):
+        side.append(sid, [{"role": "assistant", "content": "", "calls": ["c0"]}], "g1")
+        side.append(sid, [{"role": "user", "content": "later"}], "g2")
+    good = model.load(sid)
+    got = real.load(sid)
+    assert got == good
+    wrong = [m for m in good[1] if not m.synthetic] + [m for m in good[1] if m.synthetic]
+    assert wrong != got[1], "placement of repairs is not observable: the property test could not catch it"
+
+
+# ---------------------------------------------------------------- pure properties of history.py
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[DMessage]:
+    """Position-ordered histories as the daemon can store them (results after their calls, ids unique)."""
+    out: list[DMessage] = []
+    open_ids: list[str] = []
+    ids = (f"k{n}" for n in itertools.count())
+    for position in range(1, draw(st.integers(0, 14)) + 1):
+        kind = draw(st.sampled_from(["user", "assistant", "tool"] if open_ids else ["user", "assistant"]))
+        if kind == "assistant":
+            calls = tuple(DToolCall(next(ids), "bash", "{}") for _ in range(draw(st.integers(0, 3))))
+            open_ids.extend(c.id for c in calls)
+            out.append(DMessage("assistant", tool_calls=calls, position=position))
+        elif kind == "tool":
+            cid = draw(st.sampled_from(open_ids))
+            open_ids.remove(cid)
+            out.append(DMessage("tool", "r", tool_call_id=cid, position=position))
+        else:
+            out.append(DMessage("user", "u", position=position))
+    return out
+
+
+def _repaired(history: list[DMessage]) -> list[DMessage]:
+    """Append synthetic results for every open call (what a Load writes), at the next positions."""
+    plan, _ = plan_repair(open_calls(history), lambda _r: False)
+    last = history[-1].position if history else 0
+    return history + [
+        DMessage("tool", "x", tool_call_id=c.tool_call_id, synthetic_reason="interrupted", position=last + i + 1)
+        for i, c in enumerate(plan)
+    ]
+
+
+@settings(max_examples=scale(200, 1000), deadline=None)
+@given(histories())
+def test_project_keeps_every_message_and_puts_results_after_their_call(history: list[DMessage]) -> None:
+    out = project(history)
+    assert sorted(m.position for m in out) == [m.position for m in history]
+    non_tool = [m.position for m in out if m.role != "tool"]
+    assert non_tool == [m.position for m in history if m.role != "tool"]
+    owner = {c.id: m.position for m in history for c in m.tool_calls}
+    for i, m in enumerate(out):
+        if m.role == "tool":
+            block_owner = next(p.position for p in reversed(out[:i]) if p.role != "tool")
+            assert block_owner == owner[m.tool_call_id], "a result is not in its assistant's block"
+    if not any(m.role == "tool" for m in history):
+        assert out == history
+
+
+@settings(max_examples=scale(200, 1000), deadline=None)
+@given(histories())
+def test_open_calls_are_exactly_the_unanswered_ones_in_call_order(history: list[DMessage]) -> None:
+    answered = {m.tool_call_id for m in history if m.role == "tool"}
+    calls = [(m.position, i, c.id) for m in history for i, c in enumerate(m.tool_calls)]
+    assert [(c.assistant_position, c.call_index, c.tool_call_id) for c in open_calls(history)] == [
+        x for x in calls if x[2] not in answered
+    ]
+
+
+@settings(max_examples=scale(200, 1000), deadline=None)
+@given(histories(), st.sets(st.sampled_from(["run-a", "run-b", ""])))
+def test_plan_repair_partitions_by_liveness_and_repairs_once(history: list[DMessage], live: set[str]) -> None:
+    opened = open_calls(history)
+    runs = itertools.cycle(["run-a", "run-b", ""])
+    owned = [OpenCall(c.tool_call_id, c.assistant_position, c.call_index, next(runs)) for c in opened]
+    repair, in_flight = plan_repair(list(reversed(owned)), lambda r: r in live)
+    assert sorted(repair + in_flight, key=lambda c: c.tool_call_id) == sorted(owned, key=lambda c: c.tool_call_id)
+    assert all(c.run_id and c.run_id in live for c in in_flight)
+    assert not any(c.run_id and c.run_id in live for c in repair)
+    assert repair == sorted(repair, key=lambda c: (c.assistant_position, c.call_index))
+    # After the repair is applied, planning again finds nothing; a paired history plans nothing.
+    repaired = _repaired(history)
+    assert plan_repair(open_calls(repaired), lambda _r: False) == ([], [])
+    assert _repaired(repaired) == repaired
+
+
+@settings(max_examples=scale(200, 1000), deadline=None)
+@given(histories())
+def test_repairs_land_right_after_their_assistant_after_existing_results_in_call_order(
+    history: list[DMessage],
+) -> None:
+    out = project(_repaired(history))
+    for i, m in enumerate(out):
+        if m.role != "assistant" or not m.tool_calls:
+            continue
+        block = list(itertools.takewhile(lambda x: x.role == "tool", out[i + 1 :]))
+        assert {t.tool_call_id for t in block} == {c.id for c in m.tool_calls}, "every call answered in its block"
+        synthetic = [t for t in block if t.synthetic_reason]
+        live = [t for t in block if not t.synthetic_reason]
+        assert block == live + synthetic, "synthetic results come after the existing ones"
+        call_index = {c.id: n for n, c in enumerate(m.tool_calls)}
+        assert [call_index[t.tool_call_id] for t in synthetic] == sorted(call_index[t.tool_call_id] for t in synthetic)
+
+
+# ---------------------------------------------------------------- pure properties of ids.py
+
+
+def _valid_by_spec(sid: str) -> bool:
+    """SPEC §2 / README: non-empty, at most 256 bytes, no '/', '\\', '..', NUL or control characters, not '.'."""
+    if not sid or len(sid.encode("utf-8", "surrogatepass")) > MAX_SESSION_ID_BYTES:
+        return False
+    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in sid):
+        return False
+    if "/" in sid or "\\" in sid or ".." in sid or sid == ".":
+        return False
+    return sid == sid.strip()
+
+
+id_text = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("ab.-_/\\ \t\n\x00\x1b\x7f\x85é日🙂")),
+        st.characters(codec="utf-8"),
+    ),
+    max_size=300,
+) | st.text(alphabet="aé", min_size=120, max_size=260)
+
+
+@settings(max_examples=scale(500, 3000), deadline=None)
+@given(id_text)
+def test_check_session_id_accepts_exactly_the_specified_ids(sid: str) -> None:
+    if _valid_by_spec(sid):
+        assert check_session_id(sid) == sid
+    else:
+        with pytest.raises(InvalidRequestError) as err:
+            check_session_id(sid)
+        assert err.value.reason == "INVALID_SESSION_ID"
+        assert err.value.message
+
+
+def test_check_session_id_boundaries() -> None:
+    assert check_session_id("a" * MAX_SESSION_ID_BYTES)
+    for bad in ("a" * (MAX_SESSION_ID_BYTES + 1), "é" * 129, "", ".", "..", "a/b", "a\\b", "a\x00", "x\x9f"):
+        with pytest.raises(InvalidRequestError):
+            check_session_id(bad)

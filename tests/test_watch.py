@@ -58,6 +58,7 @@ def procs() -> Iterator[list[subprocess.Popen[bytes]]]:
     yield started
     for p in started:
         if p.poll() is None:
+            os.kill(p.pid, signal.SIGCONT)
             os.kill(p.pid, signal.SIGKILL)
         p.wait(10)
 
@@ -299,3 +300,30 @@ def test_deleting_a_watched_session_ends_its_watch(daemon: DaemonProcess, client
         collector.join(10)  # positions restart after a delete: following on would skip events
     watcher.close()
     assert [e.position for e in collector.events] == [1, 2]
+
+
+STALLED_READER = r"""
+import sys, time
+from claw_sessiond_client import SessionClient
+client = SessionClient(address=sys.argv[1], autostart=False)
+stream = client.watch(sys.argv[2])
+print(next(stream).position, flush=True)
+time.sleep(120)
+"""
+
+
+def test_watcher_of_a_stopped_process_is_dropped_within_the_lease(spawn_daemon: Any, procs: Any) -> None:
+    d: DaemonProcess = spawn_daemon("--lease-s", "2")
+    with d.client() as c:
+        c.append("z", Message.user("1"))
+        p = subprocess.Popen([sys.executable, "-c", STALLED_READER, d.address, "z"], stdout=subprocess.PIPE)
+        procs.append(p)
+        assert p.stdout is not None and p.stdout.readline().strip() == b"1"
+        assert c.stats()["active_watchers"] == 1
+        os.kill(p.pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        wait_until(lambda: c.stats()["active_watchers"] == 0, 2 + 3, "keepalive to drop the stopped watcher")
+        print(f"stopped watcher dropped after {time.monotonic() - t0:.2f}s")
+        c.append("z", Message.user("2"))  # writers are unaffected either way
+    os.kill(p.pid, signal.SIGCONT)
+    p.stdout.close()

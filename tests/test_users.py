@@ -1,0 +1,218 @@
+"""Other local users (SPEC §5, §7): nothing of a workspace's sessions is reachable by another uid.
+
+Root only: the probes run as uid 65534 through ``setpriv``. The daemon is
+started from a shell whose umask is 000 and in a workspace that is 0777, so
+only the daemon's own choices (umask 077, ``.claw/`` 0700, socket 0600)
+keep the other user out. The parents of ``tmp_path`` are made traversable
+for the test, and a positive control (a world-readable file next to
+``.claw/``) proves the other user really gets that far.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from claw_sessiond_client import Message, ToolCall
+from tests._figures import record
+from tests._robust import db_path, is_root
+from tests.conftest import DaemonProcess, health_status
+
+pytestmark = pytest.mark.skipif(not is_root(), reason="probing as another uid (setpriv) needs root")
+
+NOBODY = 65534
+
+PROBE = r"""
+import json, os, socket, sys
+out = {"uid": os.getuid()}
+claw = sys.argv[1]
+def attempt(name, fn):
+    try:
+        fn()
+        out[name] = "ok"
+    except OSError as exc:
+        out[name] = type(exc).__name__ + ":" + str(exc.errno)
+attempt("control_read", lambda: open(sys.argv[2], "rb").read())
+attempt("list_claw", lambda: os.listdir(claw))
+for f in ("sessions.db", "sessions.db-wal", "sessions.db-shm", "sessiond.lock", "sessiond.log"):
+    attempt("read " + f, lambda f=f: open(os.path.join(claw, f), "rb").read(1))
+def connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(5)
+        s.connect(sys.argv[3])
+    finally:
+        s.close()
+attempt("connect", connect)
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture
+def open_parents(tmp_path: Path) -> Iterator[None]:
+    """Make every parent of tmp_path traversable by others (o+x) for the test; restore afterwards."""
+    changed: list[tuple[Path, int]] = []
+    for parent in [tmp_path, *tmp_path.parents]:
+        mode = stat.S_IMODE(parent.stat().st_mode)
+        if not mode & stat.S_IXOTH:
+            os.chmod(parent, mode | stat.S_IXOTH)
+            changed.append((parent, mode))
+    try:
+        yield
+    finally:
+        for parent, mode in changed:
+            os.chmod(parent, mode)
+
+
+def _probe_as_nobody(claw: Path, control: Path, sock: Path) -> dict[str, str]:
+    as_nobody = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    proc = subprocess.run(
+        [*as_nobody, sys.executable, "-c", PROBE, str(claw), str(control), str(sock)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, str] = json.loads(proc.stdout)
+    return result
+
+
+def _start_with_umask_000(ws: Path, *args: str) -> DaemonProcess:
+    old = os.umask(0)
+    try:
+        return DaemonProcess(ws, *args).start()
+    finally:
+        os.umask(old)
+
+
+def test_another_uid_can_neither_connect_nor_read(tmp_path: Path, open_parents: None) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.chmod(ws, 0o777)
+    control = ws / "world-readable.txt"
+    control.write_text("anyone may read this")
+    os.chmod(control, 0o644)
+    d = _start_with_umask_000(ws)
+    try:
+        with d.client() as c:  # data in the WAL, and a live -shm, while probing
+            c.append("secret", [Message.user("the password is hunter2")])
+        claw = ws / ".claw"
+        for path, mode in (
+            (claw, 0o700),
+            (d.socket_path, 0o600),
+            (db_path(ws), 0o600),
+            (Path(f"{db_path(ws)}-wal"), 0o600),
+            (Path(f"{db_path(ws)}-shm"), 0o600),
+            (claw / "sessiond.lock", 0o600),
+        ):
+            assert stat.S_IMODE(path.stat().st_mode) == mode, f"{path}: mode {oct(path.stat().st_mode)}"
+            assert path.stat().st_uid == os.getuid()
+        got = _probe_as_nobody(claw, control, d.socket_path)
+        assert got["uid"] == NOBODY
+        assert got["control_read"] == "ok", f"the probe cannot even reach the workspace: {got}"
+        denied = {k: v for k, v in got.items() if k not in ("uid", "control_read")}
+        assert all(v.startswith("PermissionError") for v in denied.values()), got
+        # Even with .claw/ opened up, the socket itself (0600) refuses the other uid.
+        os.chmod(claw, 0o711)
+        try:
+            again = _probe_as_nobody(claw, control, d.socket_path)
+        finally:
+            os.chmod(claw, 0o700)
+        assert again["connect"].startswith("PermissionError"), again
+        assert health_status(d.address) == "SERVING"
+    finally:
+        assert d.terminate() == 0
+    record("users", denied_probes=len(denied) + 1)
+
+
+def _socket_inodes(pid: int) -> set[int]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(int(target[8:-1]))
+    return inodes
+
+
+def _unix_paths(inodes: set[int]) -> list[str]:
+    paths = []
+    with open("/proc/net/unix") as fh:
+        next(fh)
+        for line in fh:
+            parts = line.split()
+            if len(parts) >= 8 and int(parts[6]) in inodes:
+                paths.append(parts[7])
+    return paths
+
+
+def _listeners(pid: int) -> list[str]:
+    proc = psutil.Process(pid)
+    conns = proc.net_connections(kind="inet") if hasattr(proc, "net_connections") else proc.connections("inet")
+    return [f"{c.laddr}" for c in conns if c.status == psutil.CONN_LISTEN]
+
+
+def test_no_abstract_socket_and_no_tcp_unless_configured(workspace: Path) -> None:
+    d = DaemonProcess(workspace).start()
+    try:
+        assert d.proc is not None
+        paths = _unix_paths(_socket_inodes(d.proc.pid))
+        assert str(d.socket_path) in paths, f"the daemon's socket is not among its Unix sockets: {paths}"
+        abstract = [p for p in paths if p.startswith("@")]
+        assert not abstract, f"abstract-namespace sockets (any uid can connect): {abstract}"
+        assert _listeners(d.proc.pid) == [], "a TCP listener without --tcp"
+    finally:
+        assert d.terminate() == 0
+    # Positive control: with --tcp the same check sees the listener.
+    tcp = DaemonProcess(workspace, "--tcp", "127.0.0.1:0").start()
+    try:
+        assert tcp.proc is not None
+        assert _listeners(tcp.proc.pid), "the listener check cannot see a configured TCP listener"
+    finally:
+        assert tcp.terminate() == 0
+    record("users", abstract_sockets=0, unconfigured_tcp_listeners=0)
+
+
+def test_clear_and_delete_leave_no_secret_in_logs_or_files(workspace: Path) -> None:
+    canary = "CANARY-" + os.urandom(8).hex()
+    d = DaemonProcess(workspace, "--log-level", "debug").start()
+    db = db_path(workspace)
+    try:
+        with d.client() as c:
+            c.append("keep", Message.user("unrelated, kept"))
+            for sid in ("to-clear", "to-delete"):
+                call = ToolCall(f"call-{sid}", "bash", json.dumps({"cmd": f"echo {canary}"}))
+                c.append(sid, [Message.user(f"my token is {canary}"), Message.assistant(canary, [call])])
+                c.append(sid, Message.tool(call.id, f"{canary}\n"))
+                c.record_usage(sid, input_tokens=1, model="m")
+                c.load(sid)
+            c.clear("to-clear")
+            c.load("to-clear")
+            # Clear keeps the past in the log (SPEC §5); Delete is the erasure, so delete both.
+            assert c.delete("to-clear") > 0
+            assert c.delete("to-delete") > 0
+            assert c.load("keep").messages[0].content == "unrelated, kept"
+        blobs = {p.name: p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists()}
+        assert blobs, "no database files to check"
+        for name, blob in blobs.items():
+            assert canary.encode() not in blob, f"{name} still holds the deleted content after delete + checkpoint"
+        assert b"unrelated, kept" in b"".join(blobs.values()), "control: kept content must be findable"
+    finally:
+        assert d.terminate() == 0
+    log = d.log()
+    assert log, "the daemon wrote no log at all (debug level), so the check proves nothing"
+    assert canary not in log, "message content reached the daemon's log"
+    after_stop = db.read_bytes() + (Path(f"{db}-wal").read_bytes() if Path(f"{db}-wal").exists() else b"")
+    assert canary.encode() not in after_stop
+    record("users", canary_absent_after_delete=1, secret_in_logs=0)

@@ -345,6 +345,10 @@ class AutostartWait:
     database, not installed, ...) and the client says so at once instead of
     waiting the full timeout. A daemon spawned by another client that won the
     lock keeps its pid there, so losing the race is never mistaken for failure.
+
+    The first time it looks hopeless, one more daemon is spawned: the one
+    this client had found still running may have been dying (a killed
+    multi-threaded process is reaped only once all its threads are gone).
     """
 
     def __init__(self, workspace: Path, proc: subprocess.Popen[bytes] | None) -> None:
@@ -352,6 +356,7 @@ class AutostartWait:
         self.proc = proc
         self.deadline = time.monotonic() + AUTOSTART_WAIT_S
         self._gone_since: float | None = None
+        self._respawned = False
 
     def expired(self) -> bool:
         """The full wait is over."""
@@ -365,7 +370,14 @@ class AutostartWait:
         now = time.monotonic()
         if self._gone_since is None:
             self._gone_since = now
-        return now - self._gone_since >= 0.5
+        if now - self._gone_since < 0.5:
+            return False
+        if not self._respawned:
+            self._respawned = True
+            self._gone_since = None
+            self.proc = spawn_daemon(self.workspace)
+            return False
+        return True
 
     def _starting(self) -> bool:
         if self.proc is None or self.proc.poll() is None:
@@ -593,9 +605,7 @@ def error_from_rpc(exc: grpc.RpcError) -> E.SessiondError:
     return error_from_status(code, details, info.reason, info.metadata)
 
 
-def error_from_status(
-    code: grpc.StatusCode, details: str, reason: str, metadata: Mapping[str, str]
-) -> E.SessiondError:
+def error_from_status(code: grpc.StatusCode, details: str, reason: str, metadata: Mapping[str, str]) -> E.SessiondError:
     """Map a status code + ErrorInfo reason (a unary error, or an AppendStream reply's error) to an exception."""
     cls = _BY_REASON.get(reason) or _BY_CODE.get(code, E.InternalError)
     try:

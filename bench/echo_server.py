@@ -12,19 +12,34 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
+from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 
-#: Full method name the clients call.
+#: Full method name the clients call (unary).
 METHOD = "/bench.Echo/Echo"
+#: Bidirectional stream: every message is echoed back, in order.
+STREAM_METHOD = "/bench.Echo/EchoStream"
 
 
 async def _echo(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
     return request
 
 
+async def _echo_stream(requests: Any, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+    async for request in requests:
+        yield request
+
+
 def _handler() -> grpc.GenericRpcHandler:
-    return grpc.method_handlers_generic_handler("bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(_echo)})
+    return grpc.method_handlers_generic_handler(
+        "bench.Echo",
+        {
+            "Echo": grpc.unary_unary_rpc_method_handler(_echo),
+            "EchoStream": grpc.stream_stream_rpc_method_handler(_echo_stream),
+        },
+    )
 
 
 async def serve(socket_path: str) -> None:

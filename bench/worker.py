@@ -16,6 +16,7 @@ ours, sqlite), ``target`` (socket path or database file), ``session_id``,
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import os
 import sys
@@ -54,6 +55,36 @@ async def _make_op(spec: dict[str, Any]) -> tuple[Op, Callable[[], Awaitable[Non
             await echo(payload, timeout=30)
 
         return op_echo, lambda: channel.close(None)
+    if kind == "echo_stream":
+        import grpc
+
+        from bench.echo_server import STREAM_METHOD
+
+        channel = grpc.aio.insecure_channel(f"unix:{spec['target']}")
+        stream = channel.stream_stream(STREAM_METHOD)()
+        payload = b"x" * size
+        waiting: collections.deque[asyncio.Future[bytes]] = collections.deque()
+        lock = asyncio.Lock()
+
+        async def read_replies() -> None:
+            async for reply in stream:
+                waiting.popleft().set_result(reply)
+
+        reader = asyncio.ensure_future(read_replies())
+
+        async def op_echo_stream(seq: int) -> None:
+            fut: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+            async with lock:  # one write at a time, replies in write order
+                waiting.append(fut)
+                await stream.write(payload)
+            await fut
+
+        async def close_stream() -> None:
+            await stream.done_writing()
+            await reader
+            await channel.close(None)
+
+        return op_echo_stream, close_stream
     if kind == "ours":
         from claw_sessiond_client import AsyncSessionClient, Message
 
@@ -64,6 +95,21 @@ async def _make_op(spec: dict[str, Any]) -> tuple[Op, Callable[[], Awaitable[Non
             await client.append(sid, Message.user(content(index, seq, size)))
 
         return op_ours, client.close
+    if kind == "ours_stream":
+        from claw_sessiond_client import AsyncSessionClient, Message
+
+        stream_client = AsyncSessionClient(address=f"unix:{spec['target']}", autostart=False)
+        pipe = stream_client.append_stream()
+        stream_sid = spec["session_id"]
+
+        async def op_ours_stream(seq: int) -> None:
+            await pipe.append(stream_sid, Message.user(content(index, seq, size)))
+
+        async def close_pipe() -> None:
+            await pipe.aclose()
+            await stream_client.close()
+
+        return op_ours_stream, close_pipe
     if kind == "sqlite":
         from agents import SQLiteSession
 

@@ -11,6 +11,7 @@ goes to the log, never to the client).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import datetime as dt
 import functools
@@ -364,48 +365,66 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
 
     @_stream_edge
     async def AppendStream(self, requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        # Each request runs as its own task as soon as it is read, so that the
-        # appends in flight on one stream share group commits; replies go out in
-        # request order (tasks reach the writer's queue in creation order).
+        # Each append runs as its own task as soon as it is read, so that the
+        # appends in flight share group commits; tasks reach the writer's queue
+        # in creation order, so replies (sent in task order) follow request
+        # order. Every reply that is ready goes out in one message.
         window = asyncio.Semaphore(APPEND_STREAM_WINDOW)
-        replies: asyncio.Queue[asyncio.Task[pb.AppendStreamResponse] | None] = asyncio.Queue()
+        queued: collections.deque[asyncio.Task[pb.AppendReply]] = collections.deque()
+        wake = asyncio.Event()
+        reading = True
 
         async def read_requests() -> None:
+            nonlocal reading
             try:
-                async for request in requests:
-                    await window.acquire()
-                    task = asyncio.ensure_future(self._append_reply(request, context))
-                    _RUNNING.add(task)
-                    task.add_done_callback(_RUNNING.discard)
-                    replies.put_nowait(task)
+                async for message in requests:
+                    for request in message.appends:
+                        await window.acquire()
+                        task = asyncio.ensure_future(self._append_reply(request, context))
+                        _RUNNING.add(task)
+                        task.add_done_callback(_RUNNING.discard)
+                        queued.append(task)
+                        wake.set()
             finally:
-                replies.put_nowait(None)
+                reading = False
+                wake.set()
 
         reader = asyncio.ensure_future(read_requests())
         try:
-            while (task := await replies.get()) is not None:
-                reply = await task
+            while True:
+                if not queued:
+                    if not reading:
+                        break
+                    wake.clear()
+                    await wake.wait()
+                    continue
+                out = pb.AppendStreamResponse()
+                out.replies.append(await queued[0])
+                queued.popleft()
                 window.release()
-                yield reply
+                while queued and queued[0].done():
+                    out.replies.append(queued.popleft().result())
+                    window.release()
+                yield out
             await reader  # a broken request stream surfaces here
         finally:
             reader.cancel()
 
     async def _append_reply(
         self, request: pb.AppendRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.AppendStreamResponse:
-        """One AppendStream request: its result, or its error as Append would have reported it."""
+    ) -> pb.AppendReply:
+        """One append of AppendStream: its result, or its error as Append would have reported it."""
         started = time.perf_counter()
         code = "OK"
         try:
             if self.draining:
                 raise ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
-            return pb.AppendStreamResponse(result=await self._append(request, context))
+            return pb.AppendReply(result=await self._append(request, context))
         except SessiondError as exc:
             status = status_for(exc)
             code = status.name
             _log.debug("event=rpc_error method=AppendStream code=%s reason=%s", code, exc.reason)
-            return pb.AppendStreamResponse(
+            return pb.AppendReply(
                 error=pb.AppendError(
                     code=status.value[0], message=exc.message, reason=str(exc.reason), metadata=dict(exc.metadata)
                 )
@@ -413,7 +432,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         except Exception:
             code = "INTERNAL"
             _log.exception("event=rpc_crashed method=AppendStream")
-            return pb.AppendStreamResponse(
+            return pb.AppendReply(
                 error=pb.AppendError(
                     code=grpc.StatusCode.INTERNAL.value[0],
                     message="internal error in claw-sessiond (see the daemon's log)",
@@ -423,7 +442,9 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         finally:
             self.observe_rpc("Append", code, time.perf_counter() - started)
 
-    async def _append(self, request: pb.AppendRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.AppendResponse:
+    async def _append(
+        self, request: pb.AppendRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.AppendResponse:
         trace_id = trace_id_of(request.trace_id, context)
         if request.run_id:
             self.owners.check_run(request.run_id, request.session_id)
@@ -567,12 +588,8 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         )
         # The status travels behind the events already in the client's flow-control
         # window, so this returns once the client reads again or goes away.
-        try:
+        with contextlib.suppress(grpc.aio.AbortError):
             await _abort(context, exc, "Watch")
-        except grpc.aio.AbortError:
-            pass
-        except Exception as gone:  # the client went away before reading the status
-            _log.debug("event=watch_lagged_unsent error=%s", type(gone).__name__)
 
     def close_watches(self) -> None:
         """Shutdown: end every Watch stream with UNAVAILABLE (clients resume against the successor)."""
@@ -614,7 +631,6 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     async def Delete(self, request: pb.DeleteRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
         count = await self.store.delete(request.session_id)
-        self.watch_hub.end_session(request.session_id)
         _log.info("event=session_deleted events=%d", count)
         return pb.DeleteResponse(events_deleted=count)
 

@@ -346,27 +346,95 @@ async def _then(call: Awaitable[R], convert: Callable[[R], T]) -> T:
     return convert(await call)
 
 
+#: Most appends one AppendStream message carries.
+_STREAM_BATCH = 256
+
+
 class _StreamBrokenError(Exception):
-    """The AppendStream call ended before this request's reply (internal: the request is re-sent)."""
+    """The AppendStream call ended before this append's reply (internal: the append is re-sent)."""
+
+
+def _expire(fut: asyncio.Future[Any], timeout_s: float) -> None:
+    if not fut.done():
+        fut.set_exception(E.DeadlineError(f"no AppendStream reply within {timeout_s:g}s"))
+
+
+class _Stream:
+    """One AppendStream call: an outbox drained by a sender task, replies matched in order by a reader task."""
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
+        self.outbox: collections.deque[tuple[pb.AppendRequest, asyncio.Future[Any]]] = collections.deque()
+        self.waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
+        self.wake = asyncio.Event()
+        self.closing = False
+        self.broken = False
+        self.sender = asyncio.ensure_future(self._send())
+        self.reader = asyncio.ensure_future(self._read())
+
+    def put(self, request: pb.AppendRequest, fut: asyncio.Future[Any]) -> None:
+        self.outbox.append((request, fut))
+        self.wake.set()
+
+    async def _send(self) -> None:
+        try:
+            while True:
+                if not self.outbox:
+                    if self.closing:
+                        await self.call.done_writing()
+                        return
+                    self.wake.clear()
+                    await self.wake.wait()
+                    continue
+                # Whatever queued up while the last write was in flight goes in one message.
+                message = pb.AppendStreamRequest()
+                while self.outbox and len(message.appends) < _STREAM_BATCH:
+                    request, fut = self.outbox.popleft()
+                    message.appends.append(request)
+                    self.waiting.append(fut)
+                await self.call.write(message)
+        except (grpc.RpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
+            self.fail()
+
+    async def _read(self) -> None:
+        try:
+            async for message in self.call:
+                for reply in message.replies:
+                    fut = self.waiting.popleft()
+                    if not fut.done():
+                        fut.set_result(reply)
+        except grpc.RpcError:
+            pass
+        finally:
+            self.fail()
+
+    def fail(self) -> None:
+        """End this call: every append without a reply is re-sent by its caller (same request id)."""
+        self.broken = True
+        self.call.cancel()
+        self.wake.set()
+        for fut in [*self.waiting, *(f for _, f in self.outbox)]:
+            if not fut.done():
+                fut.set_exception(_StreamBrokenError())
+        self.waiting.clear()
+        self.outbox.clear()
 
 
 class AppendStream:
     """Appends pipelined over one ``AppendStream`` call; see :meth:`AsyncSessionClient.append_stream`.
 
-    Any number of :meth:`append` coroutines may run at once: each request is
-    written as soon as it is called, and replies come back in request order.
-    If the stream breaks (daemon restart, network), every append still
-    waiting is sent again through the unary Append with the same request id,
-    with that method's retries, so nothing is written twice. Errors are the
-    same exceptions as :meth:`AsyncSessionClient.append` raises.
+    Any number of :meth:`append` coroutines may run at once. Appends queued
+    while a write is in flight go out together in the next message, and the
+    daemon answers with whatever replies are ready, in order. If the stream
+    breaks (daemon restart, network), every append still waiting is sent
+    again through the unary Append with the same request id, with that
+    method's retries, so nothing is written twice. Results and exceptions are
+    those of :meth:`AsyncSessionClient.append`.
     """
 
     def __init__(self, client: AsyncSessionClient) -> None:
         self._client = client
-        self._call: Any = None
-        self._waiting: collections.deque[asyncio.Future[pb.AppendStreamResponse]] = collections.deque()
-        self._write_lock = asyncio.Lock()
-        self._reader: asyncio.Task[None] | None = None
+        self._stream: _Stream | None = None
 
     async def __aenter__(self) -> AppendStream:
         return self
@@ -396,20 +464,19 @@ class AppendStream:
             workdir=client._workdir(session_id, workdir),
             run_id=run_id,
         )
-        fut: asyncio.Future[pb.AppendStreamResponse] = asyncio.get_running_loop().create_future()
-        call = None
+        stream = self._stream
+        if stream is None or stream.broken or stream.closing:
+            stream = self._stream = _Stream(client._stub.AppendStream())
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[pb.AppendReply] = loop.create_future()
+        stream.put(request, fut)
+        timer = loop.call_later(client.timeout_s, _expire, fut, client.timeout_s)
         try:
-            async with self._write_lock:  # one write at a time keeps replies in the order of _waiting
-                call = self._open()
-                self._waiting.append(fut)
-                await call.write(request)
-            reply = await asyncio.wait_for(asyncio.shield(fut), client.timeout_s)
-        except TimeoutError:
-            raise E.DeadlineError(f"no AppendStream reply within {client.timeout_s:g}s") from None
-        except (_StreamBrokenError, grpc.RpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
-            if call is not None:
-                self._broken(call)
+            reply = await fut
+        except _StreamBrokenError:
             return await self._unary(request)
+        finally:
+            timer.cancel()
         if reply.HasField("error"):
             err = B.append_stream_error(reply.error)
             if B.retryable(err):  # shutting down, storage busy: the unary path retries
@@ -418,43 +485,13 @@ class AppendStream:
         return B.append_result_of(reply.result)
 
     async def aclose(self) -> None:
-        """Finish the stream (appends still in flight get their replies first)."""
-        call, self._call = self._call, None
-        if call is not None:
-            with contextlib.suppress(grpc.RpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
-                await call.done_writing()
-        if self._reader is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-
-    def _open(self) -> Any:
-        if self._call is None:
-            self._call = self._client._stub.AppendStream()
-            self._reader = asyncio.ensure_future(self._read(self._call, self._waiting))
-        return self._call
-
-    def _broken(self, call: Any) -> None:
-        if self._call is call:
-            self._call = None
-            self._waiting = collections.deque()
-        call.cancel()
-
-    async def _read(self, call: Any, waiting: collections.deque[asyncio.Future[pb.AppendStreamResponse]]) -> None:
-        try:
-            async for reply in call:
-                fut = waiting.popleft()
-                if not fut.done():
-                    fut.set_result(reply)
-        except grpc.RpcError:
-            pass
-        finally:
-            if self._call is call:
-                self._call = None
-                self._waiting = collections.deque()
-            while waiting:
-                fut = waiting.popleft()
-                if not fut.done():
-                    fut.set_exception(_StreamBrokenError())
+        """Finish the stream; appends still in flight get their replies first."""
+        stream, self._stream = self._stream, None
+        if stream is None:
+            return
+        stream.closing = True
+        stream.wake.set()
+        await asyncio.gather(stream.sender, stream.reader, return_exceptions=True)
 
     async def _unary(self, request: pb.AppendRequest) -> B.AppendResult:
         client = self._client

@@ -202,7 +202,19 @@ class AppendResponse(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     def __init__(self, first_position: _Optional[int] = ..., last_position: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
+class AppendStreamRequest(_message.Message):
+    __slots__ = ("appends",)
+    APPENDS_FIELD_NUMBER: _ClassVar[int]
+    appends: _containers.RepeatedCompositeFieldContainer[AppendRequest]
+    def __init__(self, appends: _Optional[_Iterable[_Union[AppendRequest, _Mapping]]] = ...) -> None: ...
+
 class AppendStreamResponse(_message.Message):
+    __slots__ = ("replies",)
+    REPLIES_FIELD_NUMBER: _ClassVar[int]
+    replies: _containers.RepeatedCompositeFieldContainer[AppendReply]
+    def __init__(self, replies: _Optional[_Iterable[_Union[AppendReply, _Mapping]]] = ...) -> None: ...
+
+class AppendReply(_message.Message):
     __slots__ = ("result", "error")
     RESULT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]

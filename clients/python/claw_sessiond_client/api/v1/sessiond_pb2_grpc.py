@@ -48,7 +48,7 @@ class SessionServiceStub:
                 _registered_method=True)
         self.AppendStream = channel.stream_stream(
                 '/claw.sessiond.v1.SessionService/AppendStream',
-                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendRequest.SerializeToString,
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendStreamRequest.SerializeToString,
                 response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendStreamResponse.FromString,
                 _registered_method=True)
         self.RecordUsage = channel.unary_unary(
@@ -135,12 +135,14 @@ class SessionServiceServicer:
 
     def AppendStream(self, request_iterator, context):
         """Append over one long-lived stream, for writers that keep many appends in
-        flight: each request is an ordinary AppendRequest with Append's semantics
+        flight. Each append is an ordinary AppendRequest with Append's semantics
         (all or none, durable before its reply, idempotent by request id,
-        optimistic concurrency), and each gets exactly one reply, in request
-        order. A request that fails gets its error in its reply; the stream goes
-        on. Appends of one stream share group commits like concurrent Appends do,
-        without a gRPC call's setup per append (see README "Benchmarks").
+        optimistic concurrency) and gets exactly one reply; replies come back in
+        request order. A writer sends whatever appends it has queued in one
+        AppendStreamRequest, and the daemon sends whatever replies are ready in
+        one AppendStreamResponse, so neither side pays a gRPC call (or a stream
+        message) per append. A failed append gets its error in its reply; the
+        stream goes on. See README "Benchmarks".
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -242,7 +244,7 @@ def add_SessionServiceServicer_to_server(servicer, server):
             ),
             'AppendStream': grpc.stream_stream_rpc_method_handler(
                     servicer.AppendStream,
-                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendRequest.FromString,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendStreamRequest.FromString,
                     response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendStreamResponse.SerializeToString,
             ),
             'RecordUsage': grpc.unary_unary_rpc_method_handler(
@@ -382,7 +384,7 @@ class SessionService:
             request_iterator,
             target,
             '/claw.sessiond.v1.SessionService/AppendStream',
-            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendStreamRequest.SerializeToString,
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.AppendStreamResponse.FromString,
             options,
             channel_credentials,

@@ -1,6 +1,7 @@
 """A writer process for tests/test_crash.py (run as a script, not collected by pytest).
 
 Usage: ``python _crash_writer.py ADDRESS WRITER SESSIONS LOG STOP_FILE DEADLINE_EPOCH``
+(WRITER ``loader``: Load the sessions in a loop instead, which repairs interrupted calls.)
 
 Appends batches with request ids ``w<WRITER>-<i>`` round-robin to the given
 sessions until STOP_FILE exists. Each append is retried with the *same*
@@ -28,15 +29,35 @@ from claw_sessiond_client.errors import (
 _RETRY = (DaemonUnavailableError, DeadlineError, ShuttingDownError, StorageUnavailableError)
 
 
+#: Messages per batch kind (``i % 4``); tests/test_crash.py checks stored batches against it.
+BATCH_SIZES = (1, 2, 3, 2)
+
+
 def _batch(rid: str, i: int) -> list[Message]:
-    """1 to 3 messages; every third batch is a whole tool round (user, assistant with a call, result)."""
-    kind = i % 3
+    """Kind ``i % 4``: a user message; user + assistant; a whole tool round; an interrupted call (no result)."""
+    kind = i % 4
+    call = ToolCall(f"call-{rid}", "bash", json.dumps({"cmd": f"echo {rid}"}))
     if kind == 0:
         return [Message.user(f"{rid}/0")]
     if kind == 1:
         return [Message.user(f"{rid}/0"), Message.assistant(f"{rid}/1")]
-    call = ToolCall(f"call-{rid}", "bash", json.dumps({"cmd": f"echo {rid}"}))
-    return [Message.user(f"{rid}/0"), Message.assistant(f"{rid}/1", [call]), Message.tool(call.id, f"{rid}/2")]
+    if kind == 2:
+        return [Message.user(f"{rid}/0"), Message.assistant(f"{rid}/1", [call]), Message.tool(call.id, f"{rid}/2")]
+    return [Message.user(f"{rid}/0"), Message.assistant(f"{rid}/1", [call])]
+
+
+def _load_loop(client: SessionClient, sessions: list[str], stop_file: str, deadline: float) -> int:
+    """Loader mode: Load (and so repair) the sessions in turn until STOP_FILE exists."""
+    n = 0
+    while not os.path.exists(stop_file) and time.time() < deadline:
+        try:
+            client.load(sessions[n % len(sessions)], workdir="/tmp")
+        except _RETRY:
+            time.sleep(0.05)
+            continue
+        n += 1
+        time.sleep(0.02)
+    return 0
 
 
 def main() -> int:
@@ -44,6 +65,8 @@ def main() -> int:
     sessions = sessions_arg.split(",")
     deadline = float(deadline_arg)
     client = SessionClient(address=address, autostart=False, timeout_s=5, retry_window_s=0.5)
+    if writer == "loader":
+        return _load_loop(client, sessions, stop_file, deadline)
     i = 0
     with open(log_path, "a", buffering=1) as log:
         while not os.path.exists(stop_file) and time.time() < deadline:

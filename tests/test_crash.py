@@ -9,6 +9,9 @@ read-only connection) and at the end:
   acknowledged with, its messages contiguous and in order;
 * an append that was never acknowledged is present entirely or not at all;
 * no message is stored twice; each writer's appends to a session keep their order;
+* a loader process Loads (and so repairs) the sessions all along: no tool call ever
+  gets two results, and at the end every call has exactly one, placed after its assistant;
+* some kills hit the daemon while it starts up;
 * ``PRAGMA integrity_check`` is ok at the end.
 """
 
@@ -26,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._crash_writer import BATCH_SIZES
 from tests._figures import record
 from tests._robust import db_path, integrity, read_only
 from tests.conftest import FULL, DaemonProcess, scale
@@ -63,17 +67,35 @@ def read_acks(logs: list[Path]) -> Acks:
     return acks
 
 
-def stored_messages(db: Path) -> dict[str, list[tuple[int, str]]]:
-    """(position, content) of every stored message, per session, in position order (read-only)."""
+def stored_messages(db: Path, *, repairs: bool = False) -> dict[str, list[tuple[int, str]]]:
+    """(position, content) of every stored client message (or of every repair), per session, in position order."""
     out: dict[str, list[tuple[int, str]]] = defaultdict(list)
     with read_only(db) as conn:
         rows = conn.execute(
             "SELECT session_id, position, payload FROM events WHERE position IS NOT NULL AND type != 'clear' "
-            "ORDER BY session_id, position"
+            f"AND type {'=' if repairs else '!='} 'repair' ORDER BY session_id, position"
         ).fetchall()
     for session, position, payload in rows:
-        out[session].append((int(position), str(json.loads(payload).get("content", ""))))
+        data = json.loads(payload)
+        out[session].append((int(position), str(data.get("tool_call_id" if repairs else "content", ""))))
     return out
+
+
+def check_tool_results(db: Path) -> int:
+    """Every tool call has at most one result (live or repair); return the number of repairs."""
+    results: dict[tuple[str, str], int] = defaultdict(int)
+    calls: set[tuple[str, str]] = set()
+    with read_only(db) as conn:
+        for session, payload in conn.execute("SELECT session_id, payload FROM events WHERE position IS NOT NULL"):
+            data = json.loads(payload)
+            calls.update((session, c["id"]) for c in data.get("tool_calls", ()))
+            if data.get("role") == "tool":
+                results[(session, data["tool_call_id"])] += 1
+    twice = sorted(k for k, n in results.items() if n > 1)
+    assert not twice, f"tool calls with more than one result (repaired twice?): {twice[:5]}"
+    assert set(results) <= calls, "a result for a call that was never stored"
+    repairs = stored_messages(db, repairs=True)
+    return sum(len(v) for v in repairs.values())
 
 
 def check(db: Path, acks: Acks) -> tuple[int, int]:
@@ -112,7 +134,7 @@ def check(db: Path, acks: Acks) -> tuple[int, int]:
         assert indexes == list(range(len(items))), f"{rid}: partial or out of order {indexes}"
         positions = [p for _, p, _ in items]
         assert positions == list(range(positions[0], positions[0] + len(items))), f"{rid}: not contiguous"
-        expected_size = {0: 1, 1: 2, 2: 3}[int(rid.split("-")[1]) % 3]
+        expected_size = BATCH_SIZES[int(rid.split("-")[1]) % len(BATCH_SIZES)]
         assert len(items) == expected_size, f"{rid}: {len(items)} of {expected_size} messages stored (partial append)"
         if rid not in acks.by_rid:
             unacked += 1
@@ -145,8 +167,8 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
     deadline = time.time() + (300 if FULL else 120)
     daemon = DaemonProcess(workspace).start()
     writers: list[subprocess.Popen[bytes]] = []
-    errs = [open(tmp_path / f"writer-{w}.err", "wb") for w in range(WRITERS)]  # noqa: SIM115 - closed below
-    survived = checked_while_down = unacked_while_down = 0
+    errs = [open(tmp_path / f"writer-{w}.err", "wb") for w in range(WRITERS + 1)]  # noqa: SIM115 - closed below
+    survived = checked_while_down = unacked_while_down = killed_in_startup = 0
     try:
         for w in range(WRITERS):
             args = [daemon.address, str(w), ",".join(SESSIONS), str(logs[w]), str(stop_file), str(deadline)]
@@ -158,6 +180,15 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
                     stderr=errs[w],
                 )
             )
+        loader_args = [daemon.address, "loader", ",".join(SESSIONS), "-", str(stop_file), str(deadline)]
+        writers.append(
+            subprocess.Popen(
+                [sys.executable, str(WRITER_SCRIPT), *loader_args],
+                env=_writer_env(),
+                stdout=subprocess.DEVNULL,
+                stderr=errs[WRITERS],
+            )
+        )
         before = 0
         for k in range(kills):
             # Let the load run a random while (and make sure it is running) before the kill.
@@ -170,7 +201,15 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
             assert len(acks.by_rid) > before, f"kill {k}: no progress since the last kill"
             before = len(acks.by_rid)
             unacked_while_down += check(db, acks)[1]  # daemon down: what is on disk is all there is
+            check_tool_results(db)
             checked_while_down += len(acks.by_rid)
+            if k % 4 == 3:  # also kill one while it starts up (lock, checks, migration, bind)
+                early = DaemonProcess(workspace)
+                early.spawn()
+                time.sleep(rng.uniform(0.0, 0.6))
+                early.kill()
+                killed_in_startup += 1
+                check(db, read_acks(logs))
             daemon = DaemonProcess(workspace).start()
             survived += 1
         time.sleep(0.5)
@@ -181,12 +220,24 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
             assert code == 0, f"writer {w} exited {code}:\n{err}"
         acks = read_acks(logs)
         assert not acks.gave_up, f"requests never acknowledged before the deadline: {acks.gave_up}"
-        stored = stored_messages(db)
         with daemon.client() as c:  # the daemon's own view agrees with the file
             for session in SESSIONS:
+                c.load(session)  # repairs what the loader has not repaired yet
+            stored, repaired = stored_messages(db), stored_messages(db, repairs=True)
+            for session in SESSIONS:
                 loaded = c.load(session)
-                assert loaded.repairs == [], "every tool call was appended together with its result"
-                assert [(m.position, m.content) for m in loaded.messages] == stored[session]
+                assert loaded.repairs == [], "a second Load repaired again"
+                live = [(m.position, m.content) for m in loaded.messages if not m.synthetic]
+                assert sorted(live) == stored[session]
+                synthetic = sorted((m.position, m.tool_call_id) for m in loaded.messages if m.synthetic)
+                assert synthetic == repaired[session]
+                for i, m in enumerate(loaded.messages):  # every result right after its assistant's block
+                    if m.role == "tool":
+                        owner = next(p for p in reversed(loaded.messages[:i]) if p.role != "tool")
+                        assert m.tool_call_id in {t.id for t in owner.tool_calls}, f"{session}: result misplaced"
+                opened = [t.id for m in loaded.messages for t in m.tool_calls]
+                answered = [m.tool_call_id for m in loaded.messages if m.role == "tool"]
+                assert sorted(opened) == sorted(answered), f"{session}: a call without exactly one result"
         assert daemon.terminate() == 0
     finally:
         for proc in writers:
@@ -197,10 +248,14 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
         for fh in errs:
             fh.close()
     acked, unacked = check(db, acks)
+    repairs = check_tool_results(db)
+    assert repairs > 0, "no interrupted call was repaired: the repair-under-crash part did not run"
     assert integrity(db) == ["ok"]
     record(
         "crash",
         crashes_survived=survived,
+        killed_during_startup=killed_in_startup,
+        repairs_checked=repairs,
         acked_checked=acked,
         acked_checked_while_down=checked_while_down,
         replayed_after_restart=acks.replayed,

@@ -1,8 +1,9 @@
 """Daemon logs: one line per event with its level, journald priorities, and no message content.
 
 A real daemon stores messages, tool calls, results and audit events that carry
-a canary secret, repairs an interrupted call, refuses bad requests that carry
-the canary too, and stops; its log must never contain the canary.
+a canary secret, repairs an interrupted call, streams them to a watcher,
+exports and re-imports them, refuses bad requests that carry the canary too,
+and stops; its log must never contain the canary.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ def _exercise(daemon: DaemonProcess, workspace: Path) -> None:
         result = client.load("leaky", str(workspace))  # repairs c2
         assert [r.tool_call_id for r in result.repairs] == ["c2"]
         client.list_sessions(CANARY)
+        watched = client.watch("leaky")
+        assert CANARY in next(watched).message.content  # type: ignore[union-attr]
+        watched.close()
+        lines = list(client.export("leaky"))
+        assert any(CANARY in line for line in lines)
+        client.import_lines(lines, mode="replace")
         bad = [
             lambda: client.append("leaky", Message.tool("nope", f"late {CANARY}")),  # unknown call
             lambda: client.append("leaky", Message.tool("c2", f"late {CANARY}")),  # already repaired

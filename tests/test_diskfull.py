@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from claw_sessiond_client import Message, StorageFullError
+from claw_sessiond_client import Message, StorageFullError, ToolCall
 from tests._figures import record
 from tests._robust import db_path, integrity, is_root, wait_refused
 from tests.conftest import DaemonProcess, scale
@@ -56,6 +56,17 @@ def _fill(path: Path, leave_bytes: int) -> int:
     return size
 
 
+def _top_up(path: Path) -> None:
+    """Grow ``path`` until the file system has no byte left."""
+    with open(path, "ab", buffering=0) as fh:
+        for size in (1 << 20, 1 << 16, 1 << 12, 1 << 9, 1):
+            try:
+                while fh.write(b"\0" * size):
+                    pass
+            except OSError:
+                continue
+
+
 def test_disk_full_refuses_writes_keeps_acknowledged_ones_and_recovers(small_fs: Path) -> None:
     ws = small_fs / "ws"
     ws.mkdir()
@@ -70,6 +81,8 @@ def test_disk_full_refuses_writes_keeps_acknowledged_ones_and_recovers(small_fs:
                     text = f"{sid} early {i}"
                     c.append(sid, Message.user(text))
                     acked[sid].append(text)
+            # An interrupted tool call: repairing it on Load is a write.
+            c.append("full-open", [Message.user("run it"), Message.assistant("", [ToolCall("open-1", "bash", "{}")])])
             _fill(filler, leave_bytes=1536 * 1024)
             body = "x" * 16 * 1024
             attempts = scale(400, 1000)
@@ -88,10 +101,17 @@ def test_disk_full_refuses_writes_keeps_acknowledged_ones_and_recovers(small_fs:
                 acked[sid].append(text)
             assert refused >= 5, f"the disk never filled up ({attempts} appends of 16 KiB on a 4 MiB tmpfs)"
 
+            _top_up(filler)  # not one byte left, so even a small repair cannot fit
+
             # Reads keep working while the disk is full, and show exactly the acknowledged writes.
             for sid, texts in acked.items():
                 assert [m.content for m in c.load(sid).messages] == texts
             assert c.stats()["write_failures"] >= refused
+            # A Load that must repair is a write: it fails as storage full, it does not pretend.
+            with pytest.raises(StorageFullError):
+                c.load("full-open")
+            with pytest.raises(StorageFullError):
+                c.record_usage("full0", input_tokens=1)
 
             # Free the space: writes succeed again (a retried request id is written once).
             filler.unlink()
@@ -101,6 +121,9 @@ def test_disk_full_refuses_writes_keeps_acknowledged_ones_and_recovers(small_fs:
             acked["full0"].append("after freeing space")
             for sid, texts in acked.items():
                 assert [m.content for m in c.load(sid).messages] == texts
+            repaired = c.load("full-open")
+            assert [r.tool_call_id for r in repaired.repairs] == ["open-1"]
+            assert repaired.messages[-1].synthetic
         assert d.terminate() == 0
     finally:
         d.stop()
@@ -128,6 +151,31 @@ def _make_db(ws: Path) -> Path:
         c.append("ro", Message.user("written before the file system became read-only"))
     assert d.terminate() == 0
     return db_path(ws)
+
+
+def test_full_disk_at_startup_is_a_clear_error(small_fs: Path) -> None:
+    ws = small_fs / "ws"
+    ws.mkdir()
+    db = _make_db(ws)
+    before = db.read_bytes()
+    filler = small_fs / "filler"
+    _top_up(filler)
+    d = DaemonProcess(ws)
+    d.log_path = small_fs.parent / "full-daemon.log"  # no room for the log in the workspace
+    d.spawn()
+    try:
+        code = wait_refused(d)
+    finally:
+        d.stop()
+    log = d.log()
+    assert code == 1, log
+    assert str(db) in log, f"the message should name the file:\n{log}"
+    assert "full" in log.lower(), f"the message should say the disk is full:\n{log}"
+    assert "Traceback" not in log, log
+    assert db.read_bytes() == before
+    filler.unlink()
+    DaemonProcess(ws).start().terminate()  # and it starts once there is room again
+    record("disk_full", refused_at_startup_full=1)
 
 
 def test_read_only_filesystem_at_startup_is_a_clear_error(small_fs: Path) -> None:

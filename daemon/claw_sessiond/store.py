@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import queue
+import shutil
 import sqlite3
 import threading
 import time
@@ -273,6 +274,15 @@ def _ensure_identity(conn: sqlite3.Connection) -> bool:
         conn.execute("ROLLBACK")
         raise
     return True
+
+
+def _space_hint(path: Path) -> str:
+    """A hint for start-up errors on a full file system (SQLite reports a full -shm as an I/O error)."""
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return ""
+    return f" (the file system holding {path.parent} is full: {free} bytes free)" if free < 64 * 1024 else ""
 
 
 def _probe_writable(conn: sqlite3.Connection) -> None:
@@ -1056,7 +1066,7 @@ class Store:
         except CorruptDatabaseError:
             raise
         except StorageError as exc:
-            raise StorageUnavailableError(f"{path}: cannot open for writing: {exc.message}") from exc
+            raise StorageUnavailableError(f"{path}: cannot open for writing: {exc.message}{_space_hint(path)}") from exc
         try:
             for perm_path in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
                 with contextlib.suppress(FileNotFoundError):

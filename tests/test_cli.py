@@ -317,3 +317,15 @@ def test_readme_documents_every_command() -> None:
         assert f"$ claw-sessiond {command}" in section, command
     assert "**0** ok" in section and "**1** failure" in section and "**2** usage error" in section
     assert "--json" in section
+
+
+def test_socket_option(spawn_daemon: Any, workspace: Path, tmp_path: Path) -> None:
+    sock = tmp_path / "custom.sock"
+    daemon: DaemonProcess = spawn_daemon("--socket", str(sock))
+    with daemon.client() as client:
+        populate(client)
+    proc = cli(workspace, "ls", "--socket", str(sock))
+    assert proc.returncode == 0 and "demo" in proc.stdout, proc.stderr
+    assert cli(workspace, "ls").returncode == 1  # the default socket is not where this daemon listens
+    data = cli_json(workspace, "doctor", "--socket", str(sock))
+    assert {c["check"]: c["status"] for c in data["checks"]}["daemon"] == "ok"

@@ -247,3 +247,46 @@ def test_healthy_database_starts_with_its_data(template: str, templates: Templat
     with read_only(db) as conn:
         assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == expected + 1
     record("corruption", healthy_started=1)
+
+
+def _wal_frames(wal: Path, page_size: int) -> int:
+    return (wal.stat().st_size - 32) // (24 + page_size)
+
+
+@pytest.mark.parametrize("damage", ["garbage_shm", "torn_wal_tail"])
+def test_volatile_damage_after_a_crash_is_recovered_not_refused(
+    damage: str, templates: Templates, tmp_path: Path
+) -> None:
+    """What a crash or power cut can really leave behind must not stop the daemon.
+
+    ``-shm`` is an index SQLite rebuilds; a WAL whose last frame is torn ends
+    at the last complete commit (only an unacknowledged write can be torn,
+    since every acknowledged one was fsynced).
+    """
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    db = _copy_db(templates.crashed, ws)
+    wal = Path(f"{db}-wal")
+    with read_only(templates.crashed) as conn:
+        before = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    if damage == "garbage_shm":
+        Path(f"{db}-shm").write_bytes(os.urandom(32 * 1024))
+    else:
+        page = _page_size(db)
+        frames = _wal_frames(wal, page)
+        assert frames > 2
+        with open(wal, "r+b") as fh:
+            fh.truncate(32 + (frames - 1) * (24 + page) + page // 3)  # the last frame cut mid-page
+    d = DaemonProcess(ws).start()
+    try:
+        with d.client() as c:
+            events = c.stats()["events"]
+            assert 0 < events <= before
+            if damage == "garbage_shm":
+                assert events == before
+            c.append("after", Message.user("written after recovery"))
+    finally:
+        assert d.terminate() == 0
+    with read_only(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    record("corruption", healthy_started=1)

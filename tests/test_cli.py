@@ -109,7 +109,7 @@ def test_ls(live: DaemonProcess) -> None:
     assert lines[0].split() == ["ID", "MESSAGES", "TOKENS", "COST", "UPDATED"]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert rows["demo"][1:5] == ["4", "150", "0.000450", "USD"]
-    assert rows["crashed"][1] in ("2", "4")  # 4 once a show has repaired it
+    assert rows["crashed"][1] in ("2", "4")  # 4 once show --repair has repaired it
 
     data = cli_json(live.workspace, "ls")
     by_id = {s["id"]: s for s in data}
@@ -134,22 +134,47 @@ def test_show_transcript(live: DaemonProcess) -> None:
     assert "SYNTHETIC" not in out
 
 
-def test_show_marks_repairs(live: DaemonProcess) -> None:
-    first = cli_json(live.workspace, "show", "crashed")
-    second = cli_json(live.workspace, "show", "crashed")
-    assert sorted(first["repaired_now"] + second["repaired_now"]) == ["c1", "c2"]  # repaired once
-    assert second["repaired_now"] == []
-    messages = second["messages"]
-    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
-    assert messages[1]["tool_calls"][0] == {"id": "c1", "name": "bash", "arguments": {"cmd": "rm -r tmp"}}
-    assert [(m["tool_call_id"], m["synthetic"]) for m in messages[2:]] == [("c1", "interrupted"), ("c2", "interrupted")]
-    assert "synthetic" not in messages[0]
-    assert second["session"]["workdir"] == "/home/me/project"  # the stored one, not the CLI's folder
+def test_show_is_read_only_then_repair(live: DaemonProcess) -> None:
+    # Read-only by default: the interrupted calls are listed as open, nothing is written.
+    before = {s["id"]: s for s in cli_json(live.workspace, "ls")}["crashed"]
+    data = cli_json(live.workspace, "show", "crashed")
+    assert data["open_calls"] == ["c1", "c2"] and data["repaired_now"] == []
+    assert [m["role"] for m in data["messages"]] == ["user", "assistant"]
+    assert data["messages"][1]["tool_calls"][0] == {"id": "c1", "name": "bash", "arguments": {"cmd": "rm -r tmp"}}
+    text = cli(live.workspace, "show", "crashed").stdout
+    assert "tool calls without a result: c1, c2" in text and text.count("(no result yet)") == 2
+    assert "SYNTHETIC" not in text
+    after = {s["id"]: s for s in cli_json(live.workspace, "ls")}["crashed"]
+    assert after == before, "show without --repair wrote to the session"
+
+    # --repair loads like a resuming agent: both calls repaired once, then marked as synthetic.
+    first = cli_json(live.workspace, "show", "crashed", "--repair")
+    second = cli_json(live.workspace, "show", "crashed", "--repair")
+    assert first["repaired_now"] == ["c1", "c2"] and second["repaired_now"] == []
+    for shown in (second, cli_json(live.workspace, "show", "crashed")):
+        messages = shown["messages"]
+        assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
+        assert [(m["tool_call_id"], m["synthetic"]) for m in messages[2:]] == [
+            ("c1", "interrupted"),
+            ("c2", "interrupted"),
+        ]
+        assert "synthetic" not in messages[0]
+        assert shown["open_calls"] == []
+        assert shown["session"]["workdir"] == "/home/me/project"  # the stored one, not the CLI's folder
 
     text = cli(live.workspace, "show", "crashed").stdout
     assert text.count("SYNTHETIC (interrupted)") == 2
     assert "#3 tool ← c1 (bash)  SYNTHETIC (interrupted)" in text
-    assert "not re-run" in text
+    assert "not re-run" in text and "(no result yet)" not in text
+
+
+def test_show_lists_audit_events(live: DaemonProcess) -> None:
+    with live.client() as client:
+        client.record_event("demo", "permission_denial", {"tool": "bash", "reason": "denied by policy"})
+    data = cli_json(live.workspace, "show", "demo")
+    assert data["audit_events"][-1]["type"] == "permission_denial"
+    assert data["audit_events"][-1]["payload"] == {"tool": "bash", "reason": "denied by policy"}
+    assert "permission_denial" in cli(live.workspace, "show", "demo").stdout
 
 
 def test_show_unknown_session(live: DaemonProcess) -> None:

@@ -3,7 +3,8 @@
 Registered in :data:`claw_sessiond.cli.COMMANDS`; ``cli`` adds ``--workspace``
 and ``--socket`` to each. Online commands go through the client library
 (``SessionClient(autostart=False)``): looking at a workspace never starts a
-daemon, and nothing here opens the database for writing. ``doctor`` with the
+daemon, and nothing here opens the database for writing. Only ``show --repair``
+changes anything, through the daemon's Load (``show`` itself reads via Export). ``doctor`` with the
 daemon down first takes the daemon's own lock (``.claw/sessiond.lock``), so it
 can never run beside a daemon as a second writer, then opens the database
 read-only (``mode=ro``).
@@ -25,10 +26,11 @@ import stat
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from claw_sessiond_client import Message, SessionClient, SessiondError, Usage
+from claw_sessiond_client import Message, Session, SessionClient, SessiondError, SessionSummary, ToolCall, Usage
 from claw_sessiond_client.errors import DaemonUnavailableError
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
@@ -171,11 +173,17 @@ ls = _online(_ls)
 
 def _add_show(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", metavar="SESSION", help="session id")
+    parser.add_argument(
+        "--repair",
+        action="store_true",
+        help="load the session the way a resuming agent does: store a synthetic 'interrupted' result for "
+        "every tool call without one that no live run owns (the tool is not re-run)",
+    )
     _add_json(
         parser,
-        "show loads the session the way a resuming agent does: a tool call without a result that no live run "
-        "owns is repaired (a synthetic result marked 'interrupted' is stored, the tool is not re-run) and marked "
-        "as such here.",
+        "show reads the session through Export and never writes: tool calls without a result are listed as "
+        "open (still running, or interrupted). With --repair it calls Load instead, which repairs the "
+        "interrupted ones. Synthetic results (repairs) are marked SYNTHETIC.",
     )
 
 
@@ -194,15 +202,97 @@ def _message_json(m: Message) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True)
+class _Transcript:
+    """What ``show`` prints: metadata, the visible history, and the state of its tool calls."""
+
+    session: Session
+    messages: list[Message]
+    open_calls: list[str]
+    repaired_now: list[str]
+    audit: list[dict[str, Any]]
+
+
+def _parse_time(value: str | None) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+def _read_only_transcript(client: SessionClient, summary: SessionSummary) -> _Transcript:
+    """The visible history from the session's exported events (Export writes nothing)."""
+    from . import history, model
+
+    lines = [json.loads(line) for line in client.export(summary.id)]
+    header, events = lines[0], lines[1:]
+    cleared = max((e["position"] for e in events if e["type"] == "clear"), default=0)
+    stored = [
+        model.Message(
+            role=e["payload"]["role"],
+            content=e["payload"].get("content", ""),
+            tool_calls=tuple(
+                model.ToolCall(c["id"], c.get("name", ""), c["arguments"]) for c in e["payload"].get("tool_calls", ())
+            ),
+            tool_call_id=e["payload"].get("tool_call_id", ""),
+            name=e["payload"].get("name", ""),
+            synthetic_reason=e["payload"].get("synthetic", "") if e["type"] == "repair" else "",
+            position=e["position"],
+            created_at=e["ts"],
+            trace_id=e["trace_id"],
+        )
+        for e in events
+        if e["position"] is not None and e["position"] > cleared and e["type"] != "clear" and "role" in e["payload"]
+    ]
+    visible = history.project(stored)
+    messages = [
+        Message(
+            m.role,
+            m.content,
+            tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
+            m.tool_call_id,
+            m.name,
+            m.synthetic_reason,
+            m.position,
+            _parse_time(m.created_at),
+            m.trace_id,
+        )
+        for m in visible
+    ]
+    session = Session(
+        summary.id,
+        summary.workdir,
+        _parse_time(header.get("created_at")),
+        summary.updated_at,
+        summary.usage,
+        summary.last_position,
+        True,
+        summary.message_count,
+    )
+    audit = [
+        {"type": e["type"], "ts": e["ts"], "payload": e["payload"]}
+        for e in events
+        if e["type"] in ("permission_denial", "error")
+    ]
+    return _Transcript(session, messages, [c.tool_call_id for c in history.open_calls(visible)], [], audit)
+
+
 def _show(args: argparse.Namespace, client: SessionClient) -> int:
     """Print one session's transcript."""
     stored = [s for s in client.list_sessions(args.session, 10000) if s.id == args.session]
     if not stored:
         return _fail(f"session {args.session!r} is not stored", "claw-sessiond ls")
-    # Load with the stored workdir, so that a repair does not move the session to this shell's folder.
-    result = client.load(args.session, workdir=stored[0].workdir or os.path.abspath(args.workspace))
-    s = result.session
+    if args.repair:
+        # Load with the stored workdir, so that a repair does not move the session to this shell's folder.
+        result = client.load(args.session, workdir=stored[0].workdir or os.path.abspath(args.workspace))
+        t = _Transcript(
+            result.session,
+            result.messages,
+            [c.tool_call_id for c in result.in_flight],
+            [r.tool_call_id for r in result.repairs],
+            [],
+        )
+    else:
+        t = _read_only_transcript(client, stored[0])
     if args.json:
+        s = t.session
         _print_json(
             {
                 "session": {
@@ -214,51 +304,55 @@ def _show(args: argparse.Namespace, client: SessionClient) -> int:
                     "last_position": s.last_position,
                     "usage": _usage_json(s.usage),
                 },
-                "messages": [_message_json(m) for m in result.messages],
-                "repaired_now": [r.tool_call_id for r in result.repairs],
-                "in_flight": [
-                    {"tool_call_id": c.tool_call_id, "run_id": c.run_id, "owner_pid": c.owner_pid}
-                    for c in result.in_flight
-                ],
+                "messages": [_message_json(m) for m in t.messages],
+                "open_calls": t.open_calls,
+                "repaired_now": t.repaired_now,
+                "audit_events": t.audit,
             }
         )
         return EXIT_OK
-    _render_transcript(result)
+    _render_transcript(t)
     return EXIT_OK
 
 
-def _render_transcript(result: Any) -> None:
+def _render_transcript(t: _Transcript) -> None:
     from rich.console import Console
     from rich.markup import escape
 
     console = Console(highlight=False, soft_wrap=True)
-    s = result.session
+    s = t.session
     u = s.usage
     console.print(f"[bold]session {escape(s.id)}[/bold]  workdir {escape(s.workdir or '-')}")
     console.print(
         f"created {_time(s.created_at)}  updated {_time(s.updated_at)}  messages {s.message_count}  "
         f"tokens {u.input_tokens} in / {u.output_tokens} out  cost {escape(_cost(u))}"
     )
-    if result.repairs:
-        ids = ", ".join(r.tool_call_id for r in result.repairs)
-        console.print(f"[yellow]repaired by this load: {escape(ids)}[/yellow]")
-    for c in result.in_flight:
-        console.print(f"[cyan]in flight: {escape(c.tool_call_id)} (run {escape(c.run_id)}, pid {c.owner_pid})[/cyan]")
+    if t.repaired_now:
+        console.print(f"[yellow]repaired by this load: {escape(', '.join(t.repaired_now))}[/yellow]")
+    if t.open_calls:
+        console.print(
+            f"[yellow]tool calls without a result: {escape(', '.join(t.open_calls))} (still running, or interrupted:"
+            " the next Load repairs those no live run owns; show --repair does it now)[/yellow]"
+        )
+    for event in t.audit:
+        detail = escape(json.dumps(event["payload"], ensure_ascii=False))
+        console.print(f"[red]{escape(event['type'])}[/red] {escape(event['ts'])} {detail}")
+    open_calls = set(t.open_calls)
     styles = {"system": "magenta", "user": "green", "assistant": "blue", "tool": "cyan"}
-    for m in result.messages:
+    for m in t.messages:
         console.print()
         head = f"[bold {styles.get(m.role, 'white')}]#{m.position} {m.role}[/]"
         if m.role == "tool":
             head += f" ← {escape(m.tool_call_id)}" + (f" ({escape(m.name)})" if m.name else "")
         if m.synthetic_reason:
-            head += (
-                f"  [bold yellow]SYNTHETIC ({escape(m.synthetic_reason)}): written by claw-sessiond; tool not re-run[/]"
-            )
+            reason = escape(m.synthetic_reason)
+            head += f"  [bold yellow]SYNTHETIC ({reason}): written by claw-sessiond; tool not re-run[/]"
         console.print(head)
         if m.content:
             console.print("  " + escape(m.content).replace("\n", "\n  "))
         for call in m.tool_calls:
-            console.print(f"  → {escape(call.name)}({escape(call.arguments)})  \\[{escape(call.id)}]")
+            mark = "  [yellow](no result yet)[/yellow]" if call.id in open_calls else ""
+            console.print(f"  → {escape(call.name)}({escape(call.arguments)})  \\[{escape(call.id)}]{mark}")
 
 
 show = _online(_show)

@@ -37,7 +37,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -215,18 +215,20 @@ def bench_startup(size: Size, root: Path) -> dict[str, Any]:
 
 
 def bench_throughput(size: Size, daemon: Daemon, echo: EchoServer, root: Path, loop: _Loop) -> dict[str, Any]:
-    """Echo and ours at N x M in flight (alternating), then SQLiteSession at N x 1 and N x M."""
-    out: dict[str, Any] = {"echo": [], "ours": [], "ours_integrity": []}
+    """Echo, Append and AppendStream at N x M in flight (alternating), then SQLiteSession at N x 1 and N x M."""
+    out: dict[str, Any] = {"echo": [], "ours": [], "ours_stream": [], "ours_integrity": []}
     peaks = []
     for r in range(size.repeats):
-        out["echo"].append(_phase("echo", str(echo.socket), "", size, size.inflight))
-        sid = f"throughput-{r}"
-        sampler = RssSampler(daemon.pid)
-        phase = _phase("ours", str(daemon.socket), sid, size, size.inflight)
-        peaks.append(sampler.close())
-        out["ours_integrity"].append(_integrity(phase.pop("_acked"), _ours_tags(daemon.address, sid)))
-        out["ours"].append(phase)
-        out["echo"][-1].pop("_acked")
+        echo_phase = _phase("echo", str(echo.socket), "", size, size.inflight)
+        echo_phase.pop("_acked")
+        out["echo"].append(echo_phase)
+        for kind in ("ours", "ours_stream"):
+            sid = f"throughput-{kind}-{r}"
+            sampler = RssSampler(daemon.pid)
+            phase = _phase(kind, str(daemon.socket), sid, size, size.inflight)
+            peaks.append(sampler.close())
+            out["ours_integrity"].append(_integrity(phase.pop("_acked"), _ours_tags(daemon.address, sid)))
+            out[kind].append(phase)
     out["daemon_peak_rss_bytes"] = max(peaks)
     if SQLiteSession is None:
         _log("SQLiteSession comparisons skipped: openai-agents is not installed (pip install -e '.[bench]')")
@@ -234,16 +236,16 @@ def bench_throughput(size: Size, daemon: Daemon, echo: EchoServer, root: Path, l
     for inflight, key in ((1, "serial_writers"), (size.inflight, "concurrent_writers")):
         db = root / f"agents-{key}.db"
         theirs = _phase("sqlite", str(db), "shared", size, inflight)
-        theirs_integrity = _integrity(theirs.pop("_acked"), _sqlite_tags(db, "shared", loop))
-        sid = f"writers-{key}"
-        ours = _phase("ours", str(daemon.socket), sid, size, inflight)
-        ours_integrity = _integrity(ours.pop("_acked"), _ours_tags(daemon.address, sid))
-        out[key] = {
-            "sqlite": theirs,
-            "sqlite_integrity": theirs_integrity,
-            "ours": ours,
-            "ours_integrity": ours_integrity,
+        section: dict[str, Any] = {
+            "sqlite_integrity": _integrity(theirs.pop("_acked"), _sqlite_tags(db, "shared", loop))
         }
+        section["sqlite"] = theirs
+        for kind in ("ours", "ours_stream"):
+            sid = f"writers-{key}-{kind}"
+            ours = _phase(kind, str(daemon.socket), sid, size, inflight)
+            section[f"{kind}_integrity"] = _integrity(ours.pop("_acked"), _ours_tags(daemon.address, sid))
+            section[kind] = ours
+        out[key] = section
     return out
 
 
@@ -272,13 +274,19 @@ def _timed(fn: Callable[[], Any]) -> float:
 
 
 def bench_history(size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[str, Any]:
-    """Append latency (serial, one client) at each history length, the three stores interleaved."""
+    """Append latency (serial, one client) at each history length.
+
+    Each store is measured on its own (sizes interleaved round by round), with
+    the page cache flushed in between: a JSON rewrite of 100 MB leaves the disk
+    busy writing back, which would otherwise land on the next store's fsync.
+    """
     from claw_sessiond_client import Message, SessionClient
 
     client = SessionClient(address=daemon.address, autostart=False, timeout_s=120)
     json_store = JsonSessionStore(root / "json-sessions")
     agents_db = root / "agents-history.db"
     sessions: dict[int, Any] = {}
+    largest = max(size.history)
     try:
         for n in size.history:
             _log(f"prefill {n:,} messages of history")
@@ -289,38 +297,44 @@ def bench_history(size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[s
             if SQLiteSession is not None:
                 sessions[n] = SQLiteSession(f"hist-{n}", agents_db)
                 _prefill_sqlite(sessions[n], n, size.payload_bytes, loop)
-        samples: dict[str, dict[int, list[float]]] = {"ours": {}, "sqlite": {}, "json": {}}
-        for store in samples:
-            for n in size.history:
-                samples[store][n] = []
-        largest = max(size.history)
+
+        def ours(n: int, body: str) -> None:
+            client.append(f"hist-{n}", Message.user(body))
+
+        def sqlite(n: int, body: str) -> None:
+            loop.run(sessions[n].add_items([{"role": "user", "content": body}]))
+
+        def json_file(n: int, body: str) -> None:
+            json_store.append(f"hist-{n}", {"role": "user", "content": body})
+
+        stores: dict[str, Callable[[int, str], None]] = {"ours": ours, "json": json_file}
+        if sessions:
+            stores["sqlite"] = sqlite
+        samples: dict[str, dict[int, list[float]]] = {name: {n: [] for n in size.history} for name in stores}
         seq = 0
-        for rnd in range(size.rounds + 2):  # two warm-up rounds are dropped
-            for n in size.history:
-                seq += 1
-                body = content(7, seq, size.payload_bytes)
-                t = _timed(lambda n=n, body=body: client.append(f"hist-{n}", Message.user(body)))
-                if rnd >= 2:
-                    samples["ours"][n].append(t)
-                if n in sessions:
-                    s = sessions[n]
-                    item = {"role": "user", "content": body}
-                    t = _timed(lambda s=s, item=item: loop.run(s.add_items([item])))
+        for name, fn in stores.items():
+            os.sync()
+            for rnd in range(size.rounds + 2):  # two warm-up rounds are dropped
+                for n in size.history:
+                    if name == "json" and n == largest and rnd >= size.json_rounds_large + 2:
+                        continue  # a 100 MB rewrite per sample: a few are enough
+                    seq += 1
+                    body = content(7, seq, size.payload_bytes)
+                    t = _timed(lambda fn=fn, n=n, body=body: fn(n, body))
                     if rnd >= 2:
-                        samples["sqlite"][n].append(t)
-                json_rounds = size.json_rounds_large if n == largest else size.rounds
-                if rnd < json_rounds + 2 and (rnd >= 2 or n < largest):
-                    t = _timed(lambda n=n, body=body: json_store.append(f"hist-{n}", {"role": "user", "content": body}))
-                    if rnd >= 2:
-                        samples["json"][n].append(t)
+                        samples[name][n].append(t)
         table = {
             store: {str(n): {"p50_ms": median(v), "p90_ms": percentile(v, 90), "samples": len(v)} for n, v in d.items()}
             for store, d in samples.items()
         }
+        for store in ("ours", "sqlite", "json"):
+            table.setdefault(
+                store, {str(n): {"p50_ms": math.nan, "p90_ms": math.nan, "samples": 0} for n in size.history}
+            )
         for n in size.history:
             _log(
-                f"history {n:>7,}: ours {median(samples['ours'][n]):.2f} ms, sqlite "
-                f"{median(samples['sqlite'][n]):.2f} ms, json {median(samples['json'][n]):.2f} ms"
+                f"history {n:>7,}: ours {table['ours'][str(n)]['p50_ms']:.2f} ms, sqlite "
+                f"{table['sqlite'][str(n)]['p50_ms']:.2f} ms, json {table['json'][str(n)]['p50_ms']:.2f} ms"
             )
         return table
     finally:
@@ -360,7 +374,14 @@ def bench_serial(size: Size, daemon: Daemon, echo: EchoServer) -> dict[str, Any]
         "echo_p99_ms": percentile(theirs, 99),
         "samples": len(ours),
     }
-    _log(f"serial: ours p50 {out['ours_p50_ms']:.3f} ms, echo p50 {out['echo_p50_ms']:.3f} ms")
+    _log(f"serial (sync client): ours p50 {out['ours_p50_ms']:.3f} ms, echo p50 {out['echo_p50_ms']:.3f} ms")
+    one = replace(size, processes=1, duration_s=max(1.0, size.duration_s / 2))
+    for _ in range(size.repeats):
+        for kind in ("echo", "ours", "ours_stream"):
+            target = echo.socket if kind == "echo" else daemon.socket
+            phase = _phase(kind, str(target), "serial-aio", one, 1)
+            phase.pop("_acked")
+            out.setdefault(f"aio_{kind}", []).append(phase)
     return out
 
 
@@ -407,43 +428,54 @@ def bench_load(size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[str,
 # ---------------------------------------------------------------- report
 
 
+def _med(phases: list[dict[str, Any]], key: str) -> float:
+    return median([p[key] for p in phases])
+
+
 def _rows(res: dict[str, Any], size: Size) -> list[Row]:
     rows: list[Row] = []
     tp = res["throughput"]
-    ours_tp = median([p["ops_per_s"] for p in tp["ours"]])
-    echo_tp = median([p["ops_per_s"] for p in tp["echo"]])
-    ours_p50 = median([p["p50_ms"] for p in tp["ours"]])
-    ours_p99 = median([p["p99_ms"] for p in tp["ours"]])
-    echo_p50 = median([p["p50_ms"] for p in tp["echo"]])
-    echo_p99 = median([p["p99_ms"] for p in tp["echo"]])
     pm = f"{size.processes}x{size.inflight}"
-    r = ratio(ours_tp, echo_tp)
-    rows.append(
-        Row(
-            "ceiling",
-            f"Append/s, {pm} in flight",
-            _fmt(ours_tp, "/s", 0),
-            _fmt(echo_tp, "/s echo", 0),
-            r,
-            ">= 0.9x",
-            r >= 0.9,
+    echo_tp = _med(tp["echo"], "ops_per_s")
+    echo_lat = f"{_fmt(_med(tp['echo'], 'p50_ms'), '', 2)} / {_fmt(_med(tp['echo'], 'p99_ms'), ' ms', 2)}"
+    for kind, label in (("ours", "Append (unary)"), ("ours_stream", "AppendStream")):
+        ours_tp = _med(tp[kind], "ops_per_s")
+        r = ratio(ours_tp, echo_tp)
+        rows.append(
+            Row(
+                "ceiling",
+                f"{label} appends/s, {pm}",
+                _fmt(ours_tp, "/s", 0),
+                _fmt(echo_tp, "/s unary echo", 0),
+                r,
+                ">= 0.9x",
+                r >= 0.9,
+            )
         )
-    )
-    rows.append(
-        Row(
-            "ceiling",
-            "p50 / p99 under that load",
-            f"{_fmt(ours_p50, '', 2)} / {_fmt(ours_p99, ' ms', 2)}",
-            f"{_fmt(echo_p50, '', 2)} / {_fmt(echo_p99, ' ms', 2)}",
-            ratio(ours_p99, echo_p99),
-            "(p99 ratio)",
-            None,
+        lat = f"{_fmt(_med(tp[kind], 'p50_ms'), '', 2)} / {_fmt(_med(tp[kind], 'p99_ms'), ' ms', 2)}"
+        rows.append(
+            Row(
+                "ceiling",
+                f"{label} p50 / p99, {pm}",
+                lat,
+                echo_lat,
+                ratio(_med(tp[kind], "p99_ms"), _med(tp["echo"], "p99_ms")),
+                "(p99 ratio)",
+                None,
+            )
         )
-    )
     lost = sum(i["lost"] for i in tp["ours_integrity"])
     dup = sum(i["duplicated"] for i in tp["ours_integrity"])
     rows.append(
-        Row("ceiling", "lost / duplicated (ours)", f"{lost} / {dup}", "", math.nan, "0 / 0", lost == 0 and dup == 0)
+        Row(
+            "ceiling",
+            "lost / duplicated (all runs above)",
+            f"{lost} / {dup}",
+            "",
+            math.nan,
+            "0 / 0",
+            lost == 0 and dup == 0,
+        )
     )
     rss = tp["daemon_peak_rss_bytes"] / 2**20
     rows.append(Row("ceiling", "daemon peak RSS (psutil)", _fmt(rss, " MiB"), "", math.nan, "", None))
@@ -451,56 +483,59 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
         if key not in tp:
             rows.append(Row("SQLiteSession", label, "skipped", "openai-agents not installed", math.nan, "", None))
             continue
-        s = tp[key]
-        o, t = s["ours"], s["sqlite"]
-        r = ratio(o["ops_per_s"], t["ops_per_s"])
+        sec = tp[key]
+        t = sec["sqlite"]
+        ti = sec["sqlite_integrity"]
         want = 1.0 if key == "serial_writers" else 1.5
-        rows.append(
-            Row(
-                "SQLiteSession",
-                f"appends/s, {label}",
-                _fmt(o["ops_per_s"], "/s", 0),
-                _fmt(t["ops_per_s"], "/s", 0),
-                r,
-                f">= {want}x",
-                r >= want,
+        for kind, name in (("ours", "Append"), ("ours_stream", "AppendStream")):
+            o, oi = sec[kind], sec[f"{kind}_integrity"]
+            r = ratio(o["ops_per_s"], t["ops_per_s"])
+            rows.append(
+                Row(
+                    "SQLiteSession",
+                    f"{name} appends/s, {label}",
+                    _fmt(o["ops_per_s"], "/s", 0),
+                    _fmt(t["ops_per_s"], "/s", 0),
+                    r,
+                    f">= {want}x",
+                    r >= want,
+                )
             )
-        )
-        r = ratio(o["p99_ms"], t["p99_ms"])
-        rows.append(
-            Row(
-                "SQLiteSession",
-                f"p99, {label}",
-                _fmt(o["p99_ms"], " ms", 2),
-                _fmt(t["p99_ms"], " ms", 2),
-                r,
-                "<= 0.33x" if key == "serial_writers" else "",
-                r <= 1 / 3 if key == "serial_writers" else None,
+            r = ratio(o["p99_ms"], t["p99_ms"])
+            serial = key == "serial_writers"
+            rows.append(
+                Row(
+                    "SQLiteSession",
+                    f"{name} p99, {label}",
+                    _fmt(o["p99_ms"], " ms", 2),
+                    _fmt(t["p99_ms"], " ms", 2),
+                    r,
+                    "<= 0.33x" if serial else "",
+                    r <= 1 / 3 if serial else None,
+                )
             )
-        )
-        rows.append(
-            Row(
-                "SQLiteSession",
-                f"fairness max/min, {label}",
-                _fmt(o["fairness"], "x", 2),
-                _fmt(t["fairness"], "x", 2),
-                math.nan,
-                "ours <= 1.5x",
-                o["fairness"] <= 1.5,
+            rows.append(
+                Row(
+                    "SQLiteSession",
+                    f"{name} fairness max/min, {label}",
+                    _fmt(o["fairness"], "x", 2),
+                    _fmt(t["fairness"], "x", 2),
+                    math.nan,
+                    "ours <= 1.5x",
+                    o["fairness"] <= 1.5,
+                )
             )
-        )
-        oi, ti = s["ours_integrity"], s["sqlite_integrity"]
-        rows.append(
-            Row(
-                "SQLiteSession",
-                f"lost / dup, {label}",
-                f"{oi['lost']} / {oi['duplicated']}",
-                f"{ti['lost']} / {ti['duplicated']} (errors {t['errors']})",
-                math.nan,
-                "ours 0 / 0",
-                oi["lost"] == 0 and oi["duplicated"] == 0 and o["errors"] == 0,
+            rows.append(
+                Row(
+                    "SQLiteSession",
+                    f"{name} lost / dup, {label}",
+                    f"{oi['lost']} / {oi['duplicated']}",
+                    f"{ti['lost']} / {ti['duplicated']} (errors {t['errors']})",
+                    math.nan,
+                    "ours 0 / 0",
+                    oi["lost"] == 0 and oi["duplicated"] == 0 and o["errors"] == 0,
+                )
             )
-        )
     hist = res["history"]
     sizes = [str(n) for n in size.history]
     small, mid, large = sizes[0], sizes[-2], sizes[-1]
@@ -513,7 +548,7 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
                 _fmt(o, " ms", 2),
                 f"JSON {_fmt(j, ' ms', 2)}, SQLiteSession {_fmt(t, ' ms', 2)}",
                 ratio(j, o),
-                ">= 50x vs JSON" if n == mid else "",
+                ">= 50x vs JSON" if n == mid else "(JSON / ours)",
                 ratio(j, o) >= 50 if n == mid else None,
             )
         )
@@ -524,7 +559,7 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
     rows.append(
         Row(
             "serial",
-            "Append p50, one client",
+            "Append p50, one sync client",
             _fmt(se["ours_p50_ms"], " ms", 3),
             _fmt(se["echo_p50_ms"], " ms echo", 3),
             r,
@@ -532,6 +567,21 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
             r <= 2,
         )
     )
+    echo_aio = _med(se["aio_echo"], "p50_ms")
+    for kind, name in (("ours", "Append"), ("ours_stream", "AppendStream")):
+        v = _med(se[f"aio_{kind}"], "p50_ms")
+        r = ratio(v, echo_aio)
+        rows.append(
+            Row(
+                "serial",
+                f"{name} p50, one asyncio client",
+                _fmt(v, " ms", 3),
+                _fmt(echo_aio, " ms echo", 3),
+                r,
+                "<= 2x",
+                r <= 2,
+            )
+        )
     ld = res["load"]
     r = ratio(ld["ours_p50_ms"], ld["sqlite_p50_ms"])
     rows.append(

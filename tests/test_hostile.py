@@ -685,6 +685,107 @@ CASES: list[Case] = [
         None,
         IR,
     ),
+    # streams and history tools
+    Case(
+        "watch_session_id_slash",
+        "Watch",
+        call(pb.WatchRequest, session_id="a/b"),
+        C.INVALID_ARGUMENT,
+        "INVALID_SESSION_ID",
+        IR,
+    ),
+    Case(
+        "watch_negative_after_position",
+        "Watch",
+        call(pb.WatchRequest, session_id=SEED, after_position=-5),
+        C.INVALID_ARGUMENT,
+        "INVALID_MESSAGE",
+        IR,
+    ),
+    Case(
+        "attach_session_id_dotdot",
+        "Attach",
+        call(pb.AttachRequest, session_id=".."),
+        C.INVALID_ARGUMENT,
+        "INVALID_SESSION_ID",
+        IR,
+    ),
+    Case(
+        "export_session_id_nul",
+        "Export",
+        call(pb.ExportRequest, session_id="\x00"),
+        C.INVALID_ARGUMENT,
+        "INVALID_SESSION_ID",
+        IR,
+    ),
+    Case(
+        "export_unknown_session",
+        "Export",
+        call(pb.ExportRequest, session_id="never-written"),
+        C.NOT_FOUND,
+        "SESSION_NOT_FOUND",
+        NF,
+    ),
+    Case("import_no_lines", "Import", call(pb.ImportRequest), C.INVALID_ARGUMENT, "INVALID_IMPORT", IR),
+    Case(
+        "import_not_json", "Import", call(pb.ImportRequest, lines=["{oops"]), C.INVALID_ARGUMENT, "INVALID_IMPORT", IR
+    ),
+    Case(
+        "import_deeply_nested_line",
+        "Import",
+        call(pb.ImportRequest, lines=[nested(100_000)]),
+        C.INVALID_ARGUMENT,
+        "INVALID_IMPORT",
+        IR,
+    ),
+    Case(
+        "import_header_bad_session_id",
+        "Import",
+        lambda: pb.ImportRequest(lines=_export_with(session_id="../etc")).SerializeToString(),
+        C.INVALID_ARGUMENT,
+        "INVALID_SESSION_ID",
+        IR,
+    ),
+    Case(
+        "import_truncated",
+        "Import",
+        lambda: pb.ImportRequest(lines=_export_with(session_id="imp-trunc")[:-1]).SerializeToString(),
+        C.INVALID_ARGUMENT,
+        "INVALID_IMPORT",
+        IR,
+    ),
+    Case(
+        "import_second_header",
+        "Import",
+        lambda: pb.ImportRequest(lines=_export_with(session_id="imp-2h") * 2).SerializeToString(),
+        C.INVALID_ARGUMENT,
+        "INVALID_IMPORT",
+        IR,
+    ),
+    Case(
+        "import_events_of_another_session",
+        "Import",
+        lambda: pb.ImportRequest(lines=_export_with(session_id="imp-other", events_too=False)).SerializeToString(),
+        C.INVALID_ARGUMENT,
+        "INVALID_IMPORT",
+        IR,
+    ),
+    Case(
+        "import_existing_session_refused",
+        "Import",
+        lambda: pb.ImportRequest(lines=_export_with()).SerializeToString(),
+        C.FAILED_PRECONDITION,
+        "SESSION_EXISTS",
+        "PreconditionError",
+    ),
+    Case(
+        "import_mode_out_of_range",
+        "Import",
+        lambda: pb.ImportRequest(lines=_export_with(session_id="imp-mode"), mode=9).SerializeToString(),  # type: ignore[arg-type]
+        C.INVALID_ARGUMENT,
+        "INVALID_IMPORT",
+        IR,
+    ),
     Case("garbage_bytes", "Append", lambda: b"\xff\xff\xff\xff\xff", C.UNKNOWN, None, IR),
     Case(
         "truncated_message",
@@ -695,6 +796,23 @@ CASES: list[Case] = [
         IR,
     ),
 ]
+
+
+#: The seed session's export (filled by the fixture), the base of the Import cases.
+EXPORT: list[str] = []
+STREAMS = frozenset({"Load", "Watch", "Attach", "Export"})
+
+
+def _export_with(session_id: str | None = None, *, events_too: bool = True) -> list[str]:
+    """The seed's export, renamed to ``session_id`` (in the header, and in the events if ``events_too``)."""
+    assert EXPORT, "the fixture did not export the seed session"
+    out = []
+    for i, line in enumerate(EXPORT):
+        obj = json.loads(line)
+        if session_id is not None and (i == 0 or events_too):
+            obj["session_id"] = session_id
+        out.append(json.dumps(obj))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -709,6 +827,9 @@ def hostile_daemon(tmp_path_factory: pytest.TempPathFactory) -> object:
         )
         c.append(SEED, Message.tool("seed-call", "done"))
         c.record_usage(SEED, input_tokens=10, output_tokens=2, cost_micros=100, currency="USD", model="m")
+    with grpc.insecure_channel(d.address) as channel:
+        export = channel.unary_stream(SERVICE + "Export")(pb.ExportRequest(session_id=SEED).SerializeToString())
+        EXPORT[:] = [pb.ExportResponse.FromString(r).line for r in export]
     yield d
     d.stop()
 
@@ -718,7 +839,7 @@ def _send(address: str, case: Case) -> grpc.RpcError:
     with grpc.insecure_channel(address, options=options) as channel:
         path = SERVICE + case.method
         try:
-            if case.method == "Load":
+            if case.method in STREAMS:
                 list(channel.unary_stream(path)(case.request(), timeout=30))
             else:
                 channel.unary_unary(path)(case.request(), timeout=30)

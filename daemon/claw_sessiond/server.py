@@ -235,7 +235,7 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
         except StorageError as exc:
             raise StartupError(exc.message) from exc
         if store.applied_migrations:
-            _log.info("event=migrated steps=%s", ",".join(store.applied_migrations))
+            _log.info('event=migrated steps="%s"', ",".join(store.applied_migrations))
         try:
             daemon = await _serve_store(cfg, store, lock_fd, notifier)
         except BaseException:

@@ -17,6 +17,7 @@ import ctypes
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -324,7 +325,7 @@ try:
 except OSError as exc:
     proofs.append(f"wx_mmap={errno.errorcode[exc.errno]}")
 print("sandbox-proofs " + " ".join(proofs), file=sys.stderr, flush=True)
-os.execv(sys.executable, [sys.executable, "-m", "claw_sessiond", "serve", *sys.argv[2:]])
+os.execvp(sys.argv[2], sys.argv[2:])  # the unit's ExecStart=, %f substituted
 """
 
 
@@ -399,12 +400,18 @@ def test_daemon_works_in_the_units_seccomp_sandbox_and_mdwe(workspace: Path, tmp
     assert "execve" in sandbox["allow"] and "chroot" not in sandbox["allow"]  # type: ignore[operator]
     log_path = tmp_path / "sandboxed.log"
     daemon = DaemonProcess(workspace)
+    # Run the unit's own ExecStart= (/usr/bin/env claw-sessiond serve --workspace %f), with this
+    # venv's bin/ first on PATH as the unit's Environment=PATH= would have ~/.local/bin.
+    (exec_start,) = (line.split("=", 1)[1] for line in UNIT.read_text().splitlines() if line.startswith("ExecStart="))
+    argv = shlex.split(exec_start.replace("%f", str(workspace)))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCHER, json.dumps(sandbox), "--workspace", str(workspace)],
+            [sys.executable, "-c", _LAUNCHER, json.dumps(sandbox), *argv],
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=workspace,
+            env=env,
         )
     try:
         end = time.monotonic() + 30

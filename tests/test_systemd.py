@@ -385,7 +385,9 @@ def _mdwe_supported() -> bool:
 
 
 @needs_systemd_analyze
-def test_daemon_works_in_the_units_seccomp_sandbox_and_mdwe(workspace: Path, tmp_path: Path) -> None:
+def test_daemon_works_in_the_units_seccomp_sandbox_and_mdwe(
+    workspace: Path, tmp_path: Path, notify: NotifyListener
+) -> None:
     try:
         ctypes.CDLL("libseccomp.so.2")
     except OSError:
@@ -405,6 +407,7 @@ def test_daemon_works_in_the_units_seccomp_sandbox_and_mdwe(workspace: Path, tmp
     (exec_start,) = (line.split("=", 1)[1] for line in UNIT.read_text().splitlines() if line.startswith("ExecStart="))
     argv = shlex.split(exec_start.replace("%f", str(workspace)))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.update(NOTIFY_SOCKET=str(notify.path), WATCHDOG_USEC="200000")  # Type=notify, WatchdogSec=
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-c", _LAUNCHER, json.dumps(sandbox), *argv],
@@ -425,7 +428,10 @@ def test_daemon_works_in_the_units_seccomp_sandbox_and_mdwe(workspace: Path, tmp
             loaded = client.load("s", str(workspace))
             assert [r.tool_call_id for r in loaded.repairs] == ["c1"]
             assert client.stats()["sessions"] == 1
+        notify.wait_for("READY=1", 10)
+        notify.wait_for("WATCHDOG=1", 5)
         proc.send_signal(signal.SIGTERM)
+        notify.wait_for("STOPPING=1", 10)
         assert proc.wait(30) == 0, log_path.read_text()
     finally:
         if proc.poll() is None:

@@ -4,10 +4,10 @@ Registered in :data:`claw_sessiond.cli.COMMANDS`; ``cli`` adds ``--workspace``
 and ``--socket`` to each. Online commands go through the client library
 (``SessionClient(autostart=False)``): looking at a workspace never starts a
 daemon, and nothing here opens the database for writing. Only ``show --repair``
-changes anything, through the daemon's Load (``show`` itself reads via Export). ``doctor`` with the
-daemon down first takes the daemon's own lock (``.claw/sessiond.lock``), so it
-can never run beside a daemon as a second writer, then opens the database
-read-only (``mode=ro``).
+changes anything, through the daemon's Load (``show`` itself reads via
+Export). ``doctor`` with the daemon down first takes the daemon's own lock
+(``.claw/sessiond.lock``), so it can never run beside a daemon as a second
+writer, then opens the database read-only (``mode=ro``).
 
 Every command prints text for people, or one JSON document with ``--json``.
 Exit codes: 0 ok, 1 failure (daemon unreachable, session not found, a check

@@ -32,7 +32,7 @@ from tests._figures import record
 from tests.conftest import DaemonProcess, scale
 
 #: Allowed RSS growth of the daemon between the end of warm-up and the end of the run.
-RSS_GROWTH_BOUND_MIB = 40
+RSS_GROWTH_BOUND_MIB = 24
 #: A call slower than this is a hang, not load.
 P99_BOUND_S = 2.0
 WRITERS = 3
@@ -113,7 +113,9 @@ def test_steady_load_with_loads_and_watches(workspace: Path) -> None:
         with d.client(retry_window_s=0) as c:
             n = 0
             while not stop.is_set():
-                sid = f"soak-{n % WRITERS}-{max(0, n // 30)}" if n % 3 else (watched or ["soak-0-0"])[0]
+                # Sessions of bounded size only (writers rotate every 100 appends; the watched ones grow
+                # all run long, so Loading them would make RSS follow their size, not a leak).
+                sid = f"soak-{n % WRITERS}-{n // 30}"
                 started = time.perf_counter()
                 loaded = c.load(sid, workdir="/tmp")
                 with lock:

@@ -7,8 +7,10 @@ Appends batches with request ids ``w<WRITER>-<i>`` round-robin to the given
 sessions until STOP_FILE exists. Each append is retried with the *same*
 request id until it is acknowledged, across daemon kills and restarts. Every
 acknowledgement is logged as one JSON line:
-``{"rid", "session", "first", "last", "texts", "replayed"}``. A request that
-is still unacknowledged at DEADLINE_EPOCH is logged as ``{"rid", "gave_up": true}``.
+``{"rid", "session", "first", "last", "texts", "replayed"}``; every third
+append is followed by a RecordUsage (own request id, same retry rule), logged
+as ``{"usage", "session", "input_tokens"}``. A request that is still
+unacknowledged at DEADLINE_EPOCH is logged as ``{"rid", "gave_up": true}``.
 """
 
 from __future__ import annotations
@@ -91,6 +93,18 @@ def main() -> int:
                 "replayed": result.replayed,
             }
             log.write(json.dumps(record) + "\n")
+            if i % 3 == 2:  # usage with its own request id: counted exactly once, whatever the kills
+                urid, tokens = f"u{writer}-{i}", i + 1
+                while True:
+                    try:
+                        client.record_usage(session, input_tokens=tokens, output_tokens=1, request_id=urid)
+                        break
+                    except _RETRY:
+                        if time.time() > deadline:
+                            log.write(json.dumps({"rid": urid, "gave_up": True}) + "\n")
+                            return 1
+                        time.sleep(0.05)
+                log.write(json.dumps({"usage": urid, "session": session, "input_tokens": tokens}) + "\n")
             i += 1
     client.close()
     return 0

@@ -11,6 +11,7 @@ read-only connection) and at the end:
 * no message is stored twice; each writer's appends to a session keep their order;
 * a loader process Loads (and so repairs) the sessions all along: no tool call ever
   gets two results, and at the end every call has exactly one, placed after its assistant;
+* usage totals count every acknowledged RecordUsage exactly once (a budget survives kills);
 * some kills hit the daemon while it starts up;
 * ``PRAGMA integrity_check`` is ok at the end.
 """
@@ -44,6 +45,7 @@ class Acks:
     """What the writers' logs say was acknowledged."""
 
     by_rid: dict[str, dict[str, object]] = field(default_factory=dict)
+    usage: dict[str, tuple[str, int]] = field(default_factory=dict)  # usage request id -> (session, input tokens)
     replayed: int = 0
     gave_up: list[str] = field(default_factory=list)
 
@@ -59,6 +61,9 @@ def read_acks(logs: list[Path]) -> Acks:
             if not line.endswith("\n"):
                 continue  # being written right now
             entry = json.loads(line)
+            if "usage" in entry:
+                acks.usage[str(entry["usage"])] = (str(entry["session"]), int(entry["input_tokens"]))
+                continue
             if entry.get("gave_up"):
                 acks.gave_up.append(str(entry["rid"]))
                 continue
@@ -79,6 +84,22 @@ def stored_messages(db: Path, *, repairs: bool = False) -> dict[str, list[tuple[
         data = json.loads(payload)
         out[session].append((int(position), str(data.get("tool_call_id" if repairs else "content", ""))))
     return out
+
+
+def check_usage(db: Path, acks: Acks, *, exact: bool) -> int:
+    """Usage totals hold every acknowledged RecordUsage exactly once (at most one more per writer in flight)."""
+    acked: dict[str, int] = defaultdict(int)
+    for session, tokens in acks.usage.values():
+        acked[session] += tokens
+    with read_only(db) as conn:
+        stored = dict(conn.execute("SELECT session_id, input_tokens FROM sessions").fetchall())
+    for session in SESSIONS:
+        total = int(stored.get(session, 0))
+        if exact:
+            assert total == acked[session], f"{session}: usage {total}, acknowledged {acked[session]}"
+        else:  # daemon killed: an unacknowledged RecordUsage may have committed, never one counted twice
+            assert total >= acked[session], f"{session}: usage {total} lost some of {acked[session]}"
+    return len(acks.usage)
 
 
 def check_tool_results(db: Path) -> int:
@@ -202,6 +223,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
             before = len(acks.by_rid)
             unacked_while_down += check(db, acks)[1]  # daemon down: what is on disk is all there is
             check_tool_results(db)
+            check_usage(db, acks, exact=False)
             checked_while_down += len(acks.by_rid)
             if k % 4 == 3:  # also kill one while it starts up (lock, checks, migration, bind)
                 early = DaemonProcess(workspace)
@@ -249,6 +271,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
             fh.close()
     acked, unacked = check(db, acks)
     repairs = check_tool_results(db)
+    usage_checked = check_usage(db, acks, exact=True)
     assert repairs > 0, "no interrupted call was repaired: the repair-under-crash part did not run"
     assert integrity(db) == ["ok"]
     record(
@@ -256,6 +279,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
         crashes_survived=survived,
         killed_during_startup=killed_in_startup,
         repairs_checked=repairs,
+        usage_records_checked=usage_checked,
         acked_checked=acked,
         acked_checked_while_down=checked_while_down,
         replayed_after_restart=acks.replayed,

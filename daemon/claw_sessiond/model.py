@@ -63,7 +63,8 @@ INTERRUPTED_CONTENT: Final = (
 
 def now_rfc3339() -> str:
     """The current UTC time as RFC 3339 with microseconds."""
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # Same text as strftime("%Y-%m-%dT%H:%M:%S.%fZ") at half the cost (once per write).
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 @dataclass(frozen=True, slots=True)

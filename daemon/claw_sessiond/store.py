@@ -462,7 +462,7 @@ class _Writer:
     def _deliver(self, batch: list[_Job], results: list[tuple[bool, Any]]) -> None:
         # One wake-up of each loop per batch, not one per job: every
         # call_soon_threadsafe writes to the loop's self-pipe and costs the loop a
-        # turn; under load a batch holds dozens of jobs (bench/README: profile).
+        # turn; under load a batch holds dozens of jobs (README, Benchmarks).
         changed: set[str] = set()
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
         for job, (ok, value) in zip(batch, results, strict=True):

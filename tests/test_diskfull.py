@@ -232,3 +232,40 @@ def test_read_only_database_file_at_startup_is_a_clear_error(small_fs: Path) -> 
         _run("umount", str(db))
     assert db.read_bytes() == before
     record("read_only", refused_at_startup=1)
+
+
+def test_stop_while_the_disk_is_full_keeps_every_acknowledged_write(small_fs: Path) -> None:
+    """SIGTERM on a full disk: the final checkpoint cannot grow the file; the daemon still stops cleanly
+    and the acknowledged writes are all there at the next start (replayed from the WAL)."""
+    ws = small_fs / "ws"
+    ws.mkdir()
+    d = DaemonProcess(ws).start()
+    filler = small_fs / "filler"
+    acked: list[str] = []
+    try:
+        with d.client(retry_window_s=1) as c:
+            _fill(filler, leave_bytes=1024 * 1024)
+            for i in range(200):
+                text = f"before stop {i} " + "y" * 8 * 1024
+                try:
+                    c.append("stop-full", Message.user(text), request_id=f"stop-{i}")
+                except StorageFullError:
+                    break
+                acked.append(text)
+            _top_up(filler)
+        code = d.terminate(30)
+    finally:
+        d.stop()
+    log = d.log()
+    assert acked, "nothing was written before the disk filled up"
+    assert code == 0, f"stopping on a full disk should still exit 0, got {code}:\n{log}"
+    assert "Traceback" not in log, log
+    filler.unlink()
+    d2 = DaemonProcess(ws).start()
+    try:
+        with d2.client() as c:
+            assert [m.content for m in c.load("stop-full").messages] == acked
+    finally:
+        assert d2.terminate() == 0
+    assert integrity(db_path(ws)) == ["ok"]
+    record("disk_full", acked_checked=len(acked), stopped_on_full_disk=1, lost=0)

@@ -223,11 +223,7 @@ def check_database_file(path: Path) -> None:
             raise CorruptDatabaseError(f"{path}: {exc.message}", reason=Reason.CORRUPT_DATABASE) from exc
         if has_wal:
             seen = _identity(conn)
-            alone = sqlite3.connect(file_only, uri=True, isolation_level=None)
-            try:
-                stored = _identity(alone)
-            finally:
-                alone.close()
+            stored = _identity_of_main_file(file_only)
             if stored is not None and stored != seen:
                 raise CorruptDatabaseError(
                     f"{wal}: this WAL file belongs to another database ({seen or 'unknown'}), not to {path} "
@@ -260,6 +256,27 @@ def _identity(conn: sqlite3.Connection) -> str | None:
         (len(_IDENTITY_PREFIX), _IDENTITY_PREFIX),
     ).fetchone()
     return str(row[0]) if row else None
+
+
+def _identity_of_main_file(uri: str) -> str | None:
+    """The identity in the main file alone, or None if that cannot be read.
+
+    Without its WAL the main file need not be consistent: a checkpoint that
+    failed half-way (disk full, crash) leaves pages of several commits in it,
+    and SQLite may call it malformed. Only the identity row matters here, and
+    every version of its page holds the same row, so an unreadable file
+    means "unknown", not "foreign".
+    """
+    try:
+        alone = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        return _identity(alone)
+    except sqlite3.Error:
+        return None
+    finally:
+        alone.close()
 
 
 def _ensure_identity(conn: sqlite3.Connection) -> bool:

@@ -23,13 +23,16 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from claw_sessiond_client import InvalidRequestError, Message
 from tests._crash_writer import BATCH_SIZES
 from tests._figures import record
 from tests._robust import db_path, integrity, read_only
@@ -316,3 +319,50 @@ def test_checker_detects_loss_duplication_and_partial_appends(tmp_path: Path) ->
         check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1"), ("a", 3, "w0-1/1")]), acks)
     with pytest.raises(AssertionError, match="partial"):
         check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1"), ("a", 3, "w0-2/0")]), acks)
+
+
+def test_concurrent_retries_of_one_request_id_write_once(workspace: Path) -> None:
+    """Eight connections send the same request at the same moment (a retry storm): one write, seven replays;
+    the same id with other content at the same moment: one write, the others REQUEST_ID_REUSED."""
+    d = DaemonProcess(workspace).start()
+    rounds, senders = scale(10, 40), 8
+    clients = [d.client(retry_window_s=5) for _ in range(senders)]
+    try:
+        for r in range(rounds):
+            results: list[object] = [None] * senders
+            barrier = threading.Barrier(senders)
+
+            def send(
+                i: int, same_content: bool, r: int = r, results: list[object] = results, barrier: Any = barrier
+            ) -> None:
+                text = f"storm {r}" if same_content else f"storm {r} variant {i}"
+                barrier.wait(10)
+                try:
+                    results[i] = clients[i].append("storm", Message.user(text), request_id=f"storm-{r}")
+                except InvalidRequestError as exc:
+                    results[i] = exc
+
+            same = r % 2 == 0
+            threads = [threading.Thread(target=send, args=(i, same)) for i in range(senders)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+            written = [x for x in results if getattr(x, "replayed", None) is False]
+            assert len(written) == 1, f"round {r}: {len(written)} writes for one request id"
+            if same:
+                assert all(getattr(x, "replayed", None) is not None for x in results), results
+                assert {(x.first_position, x.last_position) for x in results} == {  # type: ignore[attr-defined]
+                    (written[0].first_position, written[0].last_position)  # type: ignore[attr-defined]
+                }
+            else:
+                refused = [x for x in results if isinstance(x, InvalidRequestError)]
+                assert all(x.reason == "REQUEST_ID_REUSED" for x in refused)
+                assert len(refused) + len(written) + sum(getattr(x, "replayed", False) is True for x in results) == 8
+        loaded = clients[0].load("storm")
+        assert len(loaded.messages) == rounds, [m.content for m in loaded.messages]
+    finally:
+        for c in clients:
+            c.close()
+        assert d.terminate() == 0
+    record("crash", concurrent_retry_rounds=rounds, duplicated=0)

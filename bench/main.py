@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import psutil
 
 from bench.echo_server import METHOD
 from bench.json_store import JsonSessionStore
@@ -214,19 +215,35 @@ def bench_startup(size: Size, root: Path) -> dict[str, Any]:
     return {"fresh_ready_ms": [s * 1000 for s in samples], "fresh_ready_ms_p50": median(samples) * 1000}
 
 
-def bench_throughput(size: Size, daemon: Daemon, echo: EchoServer, root: Path, loop: _Loop) -> dict[str, Any]:
+def _cpu_s(pid: int) -> float:
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
+def bench_throughput(
+    size: Size, daemon: Daemon, echo: EchoServer, root: Path, loop: _Loop, profile_dir: Path | None = None
+) -> dict[str, Any]:
     """Echo, Append and AppendStream at N x M in flight (alternating), then SQLiteSession at N x 1 and N x M."""
     out: dict[str, Any] = {"echo": [], "ours": [], "ours_stream": [], "ours_integrity": []}
     peaks = []
     for r in range(size.repeats):
+        cpu0 = _cpu_s(echo.pid)
         echo_phase = _phase("echo", str(echo.socket), "", size, size.inflight)
+        echo_phase["server_cpu_us_per_op"] = (_cpu_s(echo.pid) - cpu0) / max(1, echo_phase["ops"]) * 1e6
         echo_phase.pop("_acked")
         out["echo"].append(echo_phase)
         for kind in ("ours", "ours_stream"):
             sid = f"throughput-{kind}-{r}"
             sampler = RssSampler(daemon.pid)
+            prof_path = profile_dir / f"profile-{kind}.txt" if profile_dir is not None and r == 0 else None
+            prof = _profile(daemon.pid, size.duration_s + 4, prof_path) if prof_path is not None else None
+            cpu0 = _cpu_s(daemon.pid)
             phase = _phase(kind, str(daemon.socket), sid, size, size.inflight)
+            phase["daemon_cpu_us_per_op"] = (_cpu_s(daemon.pid) - cpu0) / max(1, phase["ops"]) * 1e6
             peaks.append(sampler.close())
+            if prof is not None and prof_path is not None:
+                prof.wait(120)
+                out[f"profile_{kind}"] = summarize_profile(prof_path) if prof_path.exists() else {}
             out["ours_integrity"].append(_integrity(phase.pop("_acked"), _ours_tags(daemon.address, sid)))
             out[kind].append(phase)
     out["daemon_peak_rss_bytes"] = max(peaks)
@@ -464,6 +481,20 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
                 echo_lat,
                 ratio(_med(tp[kind], "p99_ms"), _med(tp["echo"], "p99_ms")),
                 "(p99 ratio)",
+                None,
+            )
+        )
+    echo_cpu = _med(tp["echo"], "server_cpu_us_per_op")
+    for kind, label in (("ours", "Append (unary)"), ("ours_stream", "AppendStream")):
+        v = _med(tp[kind], "daemon_cpu_us_per_op")
+        rows.append(
+            Row(
+                "ceiling",
+                f"server CPU per op, {label}",
+                _fmt(v, " us", 0),
+                _fmt(echo_cpu, " us echo server", 0),
+                ratio(v, echo_cpu),
+                "",
                 None,
             )
         )
@@ -713,6 +744,7 @@ def _profile(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes] | N
             "--format",
             "raw",
             "--threads",
+            "--gil",
             "--output",
             str(out),
             "--nonblocking",
@@ -722,9 +754,15 @@ def _profile(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes] | N
     )
 
 
-def summarize_profile(path: Path, top: int = 15) -> list[tuple[str, float]]:
-    """Leaf (self) share of samples per frame in a py-spy ``raw`` (collapsed stacks) file."""
+def summarize_profile(path: Path, top: int = 12) -> dict[str, Any]:
+    """Shares of GIL-holding samples in a py-spy ``raw`` (collapsed stacks) file.
+
+    ``grpc_callbacks`` is the self time of asyncio ``Handle._run``: grpc-python's
+    Cython/C-core work run as loop callbacks, which has no Python frames of its
+    own. ``daemon_code`` is every sample with a frame in the daemon's request path.
+    """
     self_counts: collections.Counter[str] = collections.Counter()
+    ours = 0
     total = 0
     for line in path.read_text().splitlines():
         stack, _, n = line.rpartition(" ")
@@ -733,7 +771,20 @@ def summarize_profile(path: Path, top: int = 15) -> list[tuple[str, float]]:
         frames = stack.split(";")
         self_counts[frames[-1]] += int(n)
         total += int(n)
-    return [(frame, count / total) for frame, count in self_counts.most_common(top)] if total else []
+        if any(f"claw_sessiond/{m}.py" in f for f in frames for m in _REQUEST_PATH):
+            ours += int(n)
+    if not total:
+        return {}
+    grpc_share = sum(c for f, c in self_counts.items() if f.startswith("Handle._run ")) / total
+    return {
+        "samples": total,
+        "grpc_callbacks": grpc_share,
+        "daemon_code": ours / total,
+        "self_top": [(frame, count / total) for frame, count in self_counts.most_common(top)],
+    }
+
+
+_REQUEST_PATH = ("service", "store", "validate", "ids", "model", "history", "metrics")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -769,16 +820,15 @@ def main(argv: list[str] | None = None) -> int:
         echo = EchoServer(root / "echo.sock")
         daemon = Daemon(ws)
         try:
-            prof = None
-            if args.profile:
-                prof = _profile(daemon.pid, size.duration_s * 2 + 4, RESULTS / f"profile-{stamp}.txt")
-            res["throughput"] = bench_throughput(size, daemon, echo, root, loop)
-            if prof is not None:
-                prof.wait(120)
-                summary = summarize_profile(RESULTS / f"profile-{stamp}.txt")
-                res["profile_self_top"] = summary
-                for frame, share in summary:
-                    _log(f"profile {share * 100:5.1f}%  {frame}")
+            profile_dir = RESULTS if args.profile else None
+            res["throughput"] = bench_throughput(size, daemon, echo, root, loop, profile_dir)
+            for kind in ("ours", "ours_stream"):
+                prof = res["throughput"].get(f"profile_{kind}")
+                if prof:
+                    _log(
+                        f"profile {kind}: grpc callbacks {prof['grpc_callbacks'] * 100:.0f}% of GIL samples, "
+                        f"daemon code {prof['daemon_code'] * 100:.0f}%"
+                    )
             res["history"] = bench_history(size, daemon, root, loop)
             res["serial"] = bench_serial(size, daemon, echo)
             res["load"] = bench_load(size, daemon, root, loop)
@@ -803,7 +853,7 @@ def main(argv: list[str] | None = None) -> int:
     if _plot(res, plot, machine) and args.update_docs:
         DOCS_PLOT.parent.mkdir(exist_ok=True)
         shutil.copyfile(plot, DOCS_PLOT)
-    print(f"results: {RESULTS / name}; plot: {plot}; {res['elapsed_s']:.0f} s")
+    print(f"results: {RESULTS / name}; plot: {plot if plot.exists() else 'skipped'}; {res['elapsed_s']:.0f} s")
     return 0
 
 

@@ -15,6 +15,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -216,3 +217,43 @@ def test_clear_and_delete_leave_no_secret_in_logs_or_files(workspace: Path) -> N
     after_stop = db.read_bytes() + (Path(f"{db}-wal").read_bytes() if Path(f"{db}-wal").exists() else b"")
     assert canary.encode() not in after_stop
     record("users", canary_absent_after_delete=1, secret_in_logs=0)
+
+
+def test_delete_erases_even_while_other_sessions_are_being_read(workspace: Path) -> None:
+    """The checkpoint after Delete must not give up because readers are busy: Loads run all the time."""
+    canary = "CANARY-" + os.urandom(8).hex()
+    d = DaemonProcess(workspace).start()
+    db = db_path(workspace)
+    stop = threading.Event()
+    failures: list[str] = []
+
+    def read_all_the_time() -> None:
+        with d.client() as c:
+            while not stop.is_set():
+                try:
+                    c.load("busy", workdir="/tmp")
+                except Exception as exc:
+                    failures.append(repr(exc))
+                    return
+
+    try:
+        with d.client() as c:
+            c.append("busy", [Message.user("x" * 2000) for _ in range(200)])
+            readers = [threading.Thread(target=read_all_the_time, daemon=True) for _ in range(3)]
+            for t in readers:
+                t.start()
+            rounds = 5
+            for r in range(rounds):
+                sid = f"erase-{r}"
+                c.append(sid, [Message.user(f"{canary} round {r}") for _ in range(20)])
+                assert c.delete(sid) == 20
+                blob = db.read_bytes() + Path(f"{db}-wal").read_bytes()
+                assert canary.encode() not in blob, f"round {r}: deleted content still in the files"
+            stop.set()
+            for t in readers:
+                t.join(10)
+        assert not failures, failures
+    finally:
+        stop.set()
+        assert d.terminate() == 0
+    record("users", erased_under_read_load=rounds)

@@ -898,3 +898,23 @@ def test_daemon_still_serves_after_the_catalogue(hostile_daemon: DaemonProcess) 
         assert [m.content for m in loaded.messages] == ["hello", "", "done"]
         assert loaded.session.usage.input_tokens == 10
         assert c.append(SEED, Message.user("still fine")).replayed is False
+
+
+def test_requests_exactly_at_the_limits_are_accepted(hostile_daemon: DaemonProcess) -> None:
+    """Positive control for the size cases: the documented limits themselves are allowed (no off-by-one)."""
+    cases = {
+        "session id of 256 bytes": append("é" * 128, user("x")),
+        "request id of 128 bytes": append("limits", user("x"), request_id="r" * 128),
+        "batch of 1000": append("limits", *[user(str(i)) for i in range(1000)]),
+        "message of 1 MiB": append("limits", user("x" * MIB)),
+        "arguments nested 100 deep": append("limits", assistant(("deep", "bash", nested(100)))),
+        "usage near int64": call(pb.RecordUsageRequest, session_id="limits-usage", input_tokens=2**63 - 1),
+    }
+    options = [("grpc.max_send_message_length", -1)]
+    with grpc.insecure_channel(hostile_daemon.address, options=options) as channel:
+        for name, request in cases.items():
+            method = "RecordUsage" if "usage" in name else "Append"
+            try:
+                channel.unary_unary(SERVICE + method)(request(), timeout=30)
+            except grpc.RpcError as exc:
+                raise AssertionError(f"{name}: refused with {exc.code()} {exc.details()}") from None  # type: ignore[attr-defined]

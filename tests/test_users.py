@@ -24,7 +24,7 @@ import pytest
 
 from claw_sessiond_client import Message, ToolCall
 from tests._figures import record
-from tests._robust import db_path, is_root
+from tests._robust import db_path, is_root, wait_refused
 from tests.conftest import DaemonProcess, health_status
 
 pytestmark = pytest.mark.skipif(not is_root(), reason="probing as another uid (setpriv) needs root")
@@ -257,3 +257,53 @@ def test_delete_erases_even_while_other_sessions_are_being_read(workspace: Path)
         stop.set()
         assert d.terminate() == 0
     record("users", erased_under_read_load=rounds)
+
+
+def test_loose_permissions_left_by_an_old_version_are_tightened(workspace: Path) -> None:
+    """A .claw/ and files created world-readable (old version, careless copy) are made private at start-up."""
+    d = DaemonProcess(workspace).start()
+    with d.client() as c:
+        c.append("loose", Message.user("private"))
+    assert d.terminate() == 0
+    claw = workspace / ".claw"
+    os.chmod(claw, 0o777)
+    for f in claw.iterdir():
+        os.chmod(f, 0o666)
+    d2 = _start_with_umask_000(workspace)
+    try:
+        assert stat.S_IMODE(claw.stat().st_mode) == 0o700
+        for name in ("sessions.db", "sessions.db-wal", "sessions.db-shm", "sessiond.lock", "sessiond.sock"):
+            path = claw / name
+            if path.exists():
+                assert stat.S_IMODE(path.stat().st_mode) == 0o600, f"{name}: {oct(path.stat().st_mode)}"
+    finally:
+        assert d2.terminate() == 0
+    record("users", loose_permissions_tightened=1)
+
+
+@pytest.mark.parametrize("planted", ["owned_by_other_user", "symlink_to_other_users_folder"])
+def test_a_claw_folder_another_user_controls_is_refused(planted: str, workspace: Path, tmp_path: Path) -> None:
+    """Whoever owns .claw/ can replace the socket (and read what clients send): refuse to serve from it."""
+    claw = workspace / ".claw"
+    if planted == "owned_by_other_user":
+        claw.mkdir(mode=0o700)
+        os.chown(claw, NOBODY, NOBODY)
+    else:
+        target = tmp_path / "theirs"
+        target.mkdir(mode=0o777)
+        os.chown(target, NOBODY, NOBODY)
+        claw.symlink_to(target)
+        os.lchown(claw, NOBODY, NOBODY)
+    d = DaemonProcess(workspace)
+    d.spawn()
+    try:
+        code = wait_refused(d)
+    finally:
+        d.stop()
+    log = d.log()
+    assert code == 1, f"{planted}: the daemon must refuse (exit 1), got {code}:\n{log}"
+    assert str(claw) in log and "Traceback" not in log, log
+    assert not any(p.name.startswith("sessions.db") for p in Path(os.path.realpath(claw)).iterdir()), (
+        "the database was created in a folder another user controls"
+    )
+    record("users", foreign_claw_refused=1)

@@ -96,10 +96,25 @@ class Notifier:
 
 
 def prepare_claw_dir(path: Path) -> None:
-    """Create ``.claw/`` with mode 0700 (and tighten an existing one)."""
+    """Create ``.claw/`` with mode 0700 (and tighten an existing one).
+
+    Whoever owns the folder (or a symlink standing for it) can replace the
+    socket with their own and read what clients send, so a ``.claw/`` that
+    another uid controls is refused, also as root.
+
+    Raises:
+        StartupError: not a folder, or owned by another user.
+    """
     path.mkdir(mode=0o700, parents=False, exist_ok=True)
     if not path.is_dir():
         raise StartupError(f"{path}: exists and is not a folder")
+    uid = os.getuid()
+    for what, info in (("symbolic link", path.lstat()), ("folder", path.stat())):
+        if info.st_uid != uid:
+            raise StartupError(
+                f"{path}: the {what} is owned by uid {info.st_uid}, not by this daemon's uid {uid}; another user "
+                "could replace the socket or read the sessions. Remove it, or run as its owner"
+            )
     os.chmod(path, 0o700)
 
 

@@ -12,7 +12,7 @@ read-only connection) and at the end:
 * a loader process Loads (and so repairs) the sessions all along: no tool call ever
   gets two results, and at the end every call has exactly one, placed after its assistant;
 * usage totals count every acknowledged RecordUsage exactly once (a budget survives kills);
-* some kills hit the daemon while it starts up;
+* some kills hit the daemon while it starts up, some in the middle of a graceful stop;
 * ``PRAGMA integrity_check`` is ok at the end.
 """
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -192,7 +193,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
     daemon = DaemonProcess(workspace).start()
     writers: list[subprocess.Popen[bytes]] = []
     errs = [open(tmp_path / f"writer-{w}.err", "wb") for w in range(WRITERS + 1)]  # noqa: SIM115 - closed below
-    survived = checked_while_down = unacked_while_down = killed_in_startup = 0
+    survived = checked_while_down = unacked_while_down = killed_in_startup = killed_in_shutdown = 0
     try:
         for w in range(WRITERS):
             args = [daemon.address, str(w), ",".join(SESSIONS), str(logs[w]), str(stop_file), str(deadline)]
@@ -220,6 +221,10 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
             time.sleep(rng.uniform(0.15, 0.9))
             while len(read_acks(logs).by_rid) <= before and time.monotonic() < end:
                 time.sleep(0.05)
+            if k % 4 == 1:  # SIGKILL in the middle of a graceful stop (draining, final checkpoint)
+                daemon.proc.send_signal(signal.SIGTERM)  # type: ignore[union-attr]
+                time.sleep(rng.uniform(0.0, 0.3))
+                killed_in_shutdown += 1
             daemon.kill()  # SIGKILL
             acks = read_acks(logs)
             assert len(acks.by_rid) > before, f"kill {k}: no progress since the last kill"
@@ -281,6 +286,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
         "crash",
         crashes_survived=survived,
         killed_during_startup=killed_in_startup,
+        killed_during_shutdown=killed_in_shutdown,
         repairs_checked=repairs,
         usage_records_checked=usage_checked,
         acked_checked=acked,

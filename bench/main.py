@@ -332,7 +332,7 @@ def bench_history(size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[s
         for name, fn in stores.items():
             os.sync()
             # Warm-up rounds are dropped: right after a large prefill the daemon is still
-            # checkpointing its WAL and the disk still writing back (measured: 2-3x slower).
+            # checkpointing its WAL and the disk still writing back (measured: 1.5-2x slower).
             warmup = 1 if name == "json" else size.warmup
             for rnd in range(size.rounds + warmup):
                 for n in size.history:

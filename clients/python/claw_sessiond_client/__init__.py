@@ -23,7 +23,7 @@ from ._base import (
     UsageReport,
     WatchEvent,
 )
-from .aio import AsyncSessionClient
+from .aio import AppendStream, AsyncSessionClient
 from .errors import (
     CorruptDatabaseError,
     DaemonUnavailableError,
@@ -47,6 +47,7 @@ from .sync import SessionClient
 
 __all__ = [
     "AppendResult",
+    "AppendStream",
     "AsyncSessionClient",
     "ClearResult",
     "CorruptDatabaseError",

@@ -19,7 +19,7 @@ from . import errors as E
 from .api.v1 import sessiond_pb2 as pb
 from .api.v1 import sessiond_pb2_grpc as pb_grpc
 
-__all__ = ["AsyncSessionClient"]
+__all__ = ["AppendStream", "AsyncSessionClient"]
 
 T = TypeVar("T")
 

@@ -372,3 +372,49 @@ def test_concurrent_retries_of_one_request_id_write_once(workspace: Path) -> Non
             c.close()
         assert d.terminate() == 0
     record("crash", concurrent_retry_rounds=rounds, duplicated=0)
+
+
+def test_graceful_restarts_under_load_are_invisible_to_clients(workspace: Path) -> None:
+    """SIGTERM + restart while clients append: every call ends acknowledged (the client retries what the
+    stopping daemon refused or cancelled), nothing is stored twice."""
+    restarts, threads_n = scale(3, 10), 4
+    daemon = DaemonProcess(workspace).start()
+    stop = threading.Event()
+    acked: list[tuple[str, int, int, str]] = []
+    failures: list[str] = []
+
+    def write(w: int) -> None:
+        with daemon.client(retry_window_s=30) as c:
+            n = 0
+            while not stop.is_set():
+                text = f"g{w}-{n}"
+                try:
+                    r = c.append(f"graceful-{w}", Message.user(text), request_id=text)
+                except Exception as exc:  # any error reaching the caller is the bug
+                    failures.append(f"{text}: {exc!r}")
+                    return
+                acked.append((f"graceful-{w}", r.first_position, r.last_position, text))
+                n += 1
+
+    threads = [threading.Thread(target=write, args=(w,), daemon=True) for w in range(threads_n)]
+    try:
+        for t in threads:
+            t.start()
+        for _ in range(restarts):
+            time.sleep(0.7)
+            assert daemon.terminate() == 0
+            daemon = DaemonProcess(workspace).start()
+        time.sleep(0.5)
+        stop.set()
+        for t in threads:
+            t.join(60)
+    finally:
+        stop.set()
+        daemon.stop()
+    assert not failures, f"calls failed across graceful restarts: {failures[:5]}"
+    stored = stored_messages(db_path(workspace))
+    for session, first, last, text in acked:
+        assert first == last and (first, text) in stored[session], f"{text} lost"
+    contents = [c for rows in stored.values() for _, c in rows]
+    assert len(contents) == len(set(contents)) == len(acked), "lost or duplicated across graceful restarts"
+    record("crash", graceful_restarts=restarts, acked_checked=len(acked), lost=0, duplicated=0)

@@ -591,6 +591,14 @@ def error_from_rpc(exc: grpc.RpcError) -> E.SessiondError:
         if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
             # The transport refused an oversized message before the daemon saw it.
             return E.InvalidRequestError(details, reason=E.Reason.FIELD_TOO_LARGE)
+        if code == grpc.StatusCode.CANCELLED:
+            # This library never cancels a unary call, so the daemon did: a graceful stop cancels the
+            # calls it had received but not yet started (measured: a few per SIGTERM under load). The
+            # write may or may not have committed; a retry with the same request id settles it.
+            return E.DaemonUnavailableError(
+                f"the daemon cancelled the call (it is probably stopping): {details}",
+                reason=E.Reason.DAEMON_UNAVAILABLE,
+            )
         # grpcio reports a request its protobuf layer cannot decode as UNKNOWN "Unexpected <class
         # 'google.protobuf.message.DecodeError'>: Error parsing message ..." (no ErrorInfo: the daemon's
         # code never ran). Note "parsing" does not contain "parse".

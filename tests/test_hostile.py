@@ -392,6 +392,17 @@ CASES: list[Case] = [
         IR,
     ),
     Case(
+        "message_over_1_mib_in_tool_call_ids_and_names",
+        "Append",
+        append(
+            "hostile",
+            assistant(*[(f"{i:06d}" + "i" * 250, "n" * 256, "{}") for i in range(2200)]),
+        ),
+        C.INVALID_ARGUMENT,
+        "FIELD_TOO_LARGE",
+        IR,
+    ),
+    Case(
         "name_over_256_bytes",
         "Append",
         append("hostile", pb.Message(role=pb.ROLE_USER, content="x", name="n" * 257)),

@@ -120,7 +120,8 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
         if call.id in seen_calls:
             raise bad(f"duplicate tool call id {call.id!r} in this request", Reason.DUPLICATE_TOOL_CALL_ID)
         seen_calls.add(call.id)
-        size += _utf8_len(call.arguments)
+        # Ids and names count too: thousands of 256-byte ids would otherwise pass the message limit.
+        size += _utf8_len(call.arguments) + _utf8_len(call.id) + _utf8_len(call.name)
         if size > max_bytes:
             raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
         try:

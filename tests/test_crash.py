@@ -417,4 +417,4 @@ def test_graceful_restarts_under_load_are_invisible_to_clients(workspace: Path) 
         assert first == last and (first, text) in stored[session], f"{text} lost"
     contents = [c for rows in stored.values() for _, c in rows]
     assert len(contents) == len(set(contents)) == len(acked), "lost or duplicated across graceful restarts"
-    record("crash", graceful_restarts=restarts, acked_checked=len(acked), lost=0, duplicated=0)
+    record("crash", graceful_restarts=restarts, graceful_acked_checked=len(acked), lost=0, duplicated=0)

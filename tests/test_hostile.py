@@ -13,7 +13,7 @@ connection before and after).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -929,3 +929,45 @@ def test_requests_exactly_at_the_limits_are_accepted(hostile_daemon: DaemonProce
                 channel.unary_unary(SERVICE + method)(request(), timeout=30)
             except grpc.RpcError as exc:
                 raise AssertionError(f"{name}: refused with {exc.code()} {exc.details()}") from None  # type: ignore[attr-defined]
+
+
+def _stream_cases() -> list[Case]:
+    """The Append cases that decode as an AppendRequest and fit in a stream message."""
+    out = []
+    for case in CASES:
+        if case.method != "Append" or case.code == C.RESOURCE_EXHAUSTED:
+            continue
+        try:
+            pb.AppendRequest.FromString(case.request())
+        except Exception:  # bytes the protobuf layer refuses (tested above as unary calls)
+            continue
+        out.append(case)
+    return out
+
+
+def test_append_stream_gives_each_bad_append_the_unary_code_and_writes_nothing(
+    hostile_daemon: DaemonProcess,
+) -> None:
+    """The same bad appends through AppendStream: one reply each, with the code and reason of the unary call."""
+    cases = _stream_cases()
+    assert len(cases) >= 40
+    db = db_path(hostile_daemon.workspace)
+    before = dump(db)
+
+    def requests() -> Iterator[bytes]:
+        for case in cases:
+            yield pb.AppendStreamRequest(appends=[pb.AppendRequest.FromString(case.request())]).SerializeToString()
+
+    options = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+    replies: list[pb.AppendReply] = []
+    with grpc.insecure_channel(hostile_daemon.address, options=options) as channel:
+        for raw in channel.stream_stream(SERVICE + "AppendStream")(requests(), timeout=60):
+            replies.extend(pb.AppendStreamResponse.FromString(raw).replies)
+    assert len(replies) == len(cases), f"{len(replies)} replies for {len(cases)} appends"
+    for case, reply in zip(cases, replies, strict=True):
+        assert reply.HasField("error"), f"{case.name}: accepted through AppendStream"
+        assert reply.error.code == case.code.value[0], f"{case.name}: code {reply.error.code}, documented {case.code}"
+        assert reply.error.reason == case.reason, f"{case.name}: reason {reply.error.reason}"
+        assert reply.error.message.strip(), f"{case.name}: empty message"
+    assert dump(db) == before, "the database changed"
+    record("hostile", bad_inputs_tried=len(cases), database_unchanged=len(cases), via_append_stream=len(cases))

@@ -1,7 +1,8 @@
 """A writer process for tests/test_crash.py (run as a script, not collected by pytest).
 
 Usage: ``python _crash_writer.py ADDRESS WRITER SESSIONS LOG STOP_FILE DEADLINE_EPOCH``
-(WRITER ``loader``: Load the sessions in a loop instead, which repairs interrupted calls.)
+(WRITER ``loader``: Load the sessions in a loop instead, which repairs interrupted calls;
+with ``CLAW_CRASH_STREAM=1``: the same appends, 4 in flight at a time over AppendStream.)
 
 Appends batches with request ids ``w<WRITER>-<i>`` round-robin to the given
 sessions until STOP_FILE exists. Each append is retried with the *same*
@@ -19,6 +20,7 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from claw_sessiond_client.errors import (
@@ -62,10 +64,72 @@ def _load_loop(client: SessionClient, sessions: list[str], stop_file: str, deadl
     return 0
 
 
+async def _stream_main(
+    address: str, writer: str, sessions: list[str], log_path: str, stop_file: str, deadline: float
+) -> int:
+    """Stream mode: the same appends, 4 in flight at a time over AppendStream (AsyncSessionClient)."""
+    import asyncio
+
+    from claw_sessiond_client import AsyncSessionClient
+
+    client = AsyncSessionClient(address=address, autostart=False, timeout_s=5, retry_window_s=0.5)
+
+    async def until_acked(stream: Any, session: str, batch: list[Message], rid: str) -> Any:
+        while True:
+            try:
+                return await stream.append(session, batch, request_id=rid)
+            except _RETRY:
+                if time.time() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+
+    i = 0
+    with open(log_path, "a", buffering=1) as log:
+        async with client.append_stream() as stream:
+            while not os.path.exists(stop_file) and time.time() < deadline:
+                round_ = []
+                for k in range(i, i + 4):
+                    rid = f"w{writer}-{k}"
+                    round_.append((rid, sessions[(int(writer) + k) % len(sessions)], _batch(rid, k)))
+                # Pipelined: 4 in flight. What fails is retried one at a time, in order (a concurrent retry
+                # could put a later append of a session before an earlier one).
+                first = await asyncio.gather(
+                    *(stream.append(s, b, request_id=r) for r, s, b in round_), return_exceptions=True
+                )
+                results = []
+                for (rid, session, batch), outcome in zip(round_, first, strict=True):
+                    if isinstance(outcome, BaseException):
+                        if not isinstance(outcome, _RETRY):
+                            raise outcome
+                        try:
+                            outcome = await until_acked(stream, session, batch, rid)
+                        except _RETRY:
+                            log.write(json.dumps({"rid": rid, "gave_up": True}) + "\n")
+                            return 1
+                    results.append(outcome)
+                for (rid, session, batch), result in zip(round_, results, strict=True):
+                    entry = {
+                        "rid": rid,
+                        "session": session,
+                        "first": result.first_position,
+                        "last": result.last_position,
+                        "texts": [m.content for m in batch],
+                        "replayed": result.replayed,
+                    }
+                    log.write(json.dumps(entry) + "\n")
+                i += 4
+    await client.close()
+    return 0
+
+
 def main() -> int:
     address, writer, sessions_arg, log_path, stop_file, deadline_arg = sys.argv[1:7]
     sessions = sessions_arg.split(",")
     deadline = float(deadline_arg)
+    if os.environ.get("CLAW_CRASH_STREAM") == "1":
+        import asyncio
+
+        return asyncio.run(_stream_main(address, writer, sessions, log_path, stop_file, deadline))
     client = SessionClient(address=address, autostart=False, timeout_s=5, retry_window_s=0.5)
     if writer == "loader":
         return _load_loop(client, sessions, stop_file, deadline)

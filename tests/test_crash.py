@@ -1,7 +1,8 @@
 """Crash under load (SPEC §2, §4): SIGKILL the daemon at random moments while 8 processes append.
 
-Each writer (``tests/_crash_writer.py``) retries every append with the same
-request id until it is acknowledged, across kills and restarts, and logs the
+Each writer (``tests/_crash_writer.py``; two of the eight pipeline 4 appends
+at a time over AppendStream) retries every append with the same request id
+until it is acknowledged, across kills and restarts, and logs the
 acknowledgement. After every kill (daemon down, database read through a
 read-only connection) and at the end:
 
@@ -40,6 +41,7 @@ from tests._robust import db_path, integrity, read_only
 from tests.conftest import FULL, DaemonProcess, scale
 
 WRITERS = 8
+STREAM_WRITERS = 2  # of the 8, these pipeline their appends over AppendStream
 SESSIONS = ("crash-a", "crash-b", "crash-c")
 WRITER_SCRIPT = Path(__file__).with_name("_crash_writer.py")
 
@@ -200,7 +202,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
             writers.append(
                 subprocess.Popen(
                     [sys.executable, str(WRITER_SCRIPT), *args],
-                    env=_writer_env(),
+                    env={**_writer_env(), "CLAW_CRASH_STREAM": "1" if w >= WRITERS - STREAM_WRITERS else "0"},
                     stdout=subprocess.DEVNULL,
                     stderr=errs[w],
                 )

@@ -302,6 +302,20 @@ def test_deleting_a_watched_session_ends_its_watch(daemon: DaemonProcess, client
     assert [e.position for e in collector.events] == [1, 2]
 
 
+def test_replacing_a_watched_session_by_import_ends_its_watch(daemon: DaemonProcess, client: SessionClient) -> None:
+    client.append("swap", [Message.user("a"), Message.user("b"), Message.user("c")])
+    lines = list(client.export("swap"))
+    client.append("swap", Message.user("d"))
+    watcher = daemon.client()
+    collector = Collector(watcher, "swap", 5)
+    collector.wait_for(4, 10)
+    client.import_lines(lines, mode="replace")  # positions go back to 1..3: the watch must not go on
+    with pytest.raises(SessionNotFoundError):
+        collector.join(10)
+    watcher.close()
+    assert [e.position for e in collector.events] == [1, 2, 3, 4]
+
+
 STALLED_READER = r"""
 import sys, time
 from claw_sessiond_client import SessionClient

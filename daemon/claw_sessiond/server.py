@@ -269,6 +269,7 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     watch_hub = WatchHub()
     # Commits only wake watchers; each watcher reads what it missed from the database.
     store.set_commit_listener(watch_hub.notify)
+    store.set_erase_listener(watch_hub.end_session)
     service = SessionService(store, cfg, owners, watch_hub)
     metrics = Metrics(store, active_runs=owners.count, active_watchers=_watcher_count(service))
     service.rpc_observers.append(metrics.observe_rpc)

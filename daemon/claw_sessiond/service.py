@@ -588,8 +588,12 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         )
         # The status travels behind the events already in the client's flow-control
         # window, so this returns once the client reads again or goes away.
-        with contextlib.suppress(grpc.aio.AbortError):
+        try:
             await _abort(context, exc, "Watch")
+        except grpc.aio.AbortError:
+            pass
+        except Exception as gone:  # the client went away before reading the status
+            _log.debug("event=watch_lagged_unsent error=%s", type(gone).__name__)
 
     def close_watches(self) -> None:
         """Shutdown: end every Watch stream with UNAVAILABLE (clients resume against the successor)."""

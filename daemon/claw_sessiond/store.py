@@ -1049,6 +1049,7 @@ class Store:
             self._readers.put_nowait(reader)
         self._all_readers = readers
         self.counters = counters
+        self._erase_listener: Callable[[str], None] | None = None
         self.applied_migrations: list[str] = []
 
     # -- life cycle
@@ -1115,6 +1116,19 @@ class Store:
         for reader in self._all_readers:
             await reader.close()
         await asyncio.to_thread(self._writer.stop)
+
+    def set_erase_listener(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(session_id)`` on the loop after a session was erased (delete, retention, import replace).
+
+        Positions restart at 1 after an erase, so followers of the old session must stop.
+        """
+        self._erase_listener = listener
+
+    def _erased(self, session_id: str, count: int) -> None:
+        if count:
+            self.counters.sessions_deleted += 1
+        if self._erase_listener is not None:
+            self._erase_listener(session_id)
 
     def set_commit_listener(self, listener: Callable[[set[str]], None]) -> None:
         """Call ``listener(session_ids)`` on the loop after each commit that changed them."""
@@ -1301,8 +1315,7 @@ class Store:
     async def delete(self, session_id: str) -> int:
         """Erase a session and checkpoint, so its bytes leave both files. Returns events removed."""
         count = await self._writer.submit(lambda c: _delete_in_tx(c, session_id), after_commit=_checkpoint)
-        if count:
-            self.counters.sessions_deleted += 1
+        self._erased(session_id, count)
         return count
 
     async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
@@ -1324,7 +1337,7 @@ class Store:
 
         count = await self._writer.submit(run, after_commit=_checkpoint)
         if count:
-            self.counters.sessions_deleted += 1
+            self._erased(session_id, count)
         return count
 
     async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
@@ -1340,9 +1353,12 @@ class Store:
             StorageError: the write failed.
         """
         after = _checkpoint if mode == "replace" else None
-        return await self._writer.submit(
+        written = await self._writer.submit(
             lambda c: _import_in_tx(c, session, mode), session.header.session_id, after_commit=after
         )
+        if mode == "replace" and self._erase_listener is not None:
+            self._erase_listener(session.header.session_id)
+        return written
 
     async def export_session(self, session_id: str) -> tuple[ExportHeader, list[Event]] | None:
         """One session's header and every event, read in one snapshot (None if it is not stored)."""

@@ -99,3 +99,5 @@ async def test_appends_waiting_when_the_daemon_dies_are_resent_once(spawn_daemon
     assert set(counts) == {f"m{i}" for i in range(n)}, "an acknowledged append is missing"
     assert max(counts.values()) == 1, "an append was written twice"
     assert sorted(r.last_position for r in results) == list(range(1, n + 1))
+    # Re-sent appends keep the order they were first sent in (one coroutine's call order).
+    assert [m.content for m in loaded.messages] == [f"m{i}" for i in range(n)]

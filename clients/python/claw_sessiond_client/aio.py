@@ -435,6 +435,10 @@ class AppendStream:
     def __init__(self, client: AsyncSessionClient) -> None:
         self._client = client
         self._stream: _Stream | None = None
+        # Appends re-sent after a broken stream go one at a time, in the order they were
+        # sent (asyncio.Lock is FIFO; the broken stream fails its futures in send order),
+        # and new appends queue behind them, so a reconnect never reorders a session.
+        self._order = asyncio.Lock()
 
     async def __aenter__(self) -> AppendStream:
         return self
@@ -464,6 +468,8 @@ class AppendStream:
             workdir=client._workdir(session_id, workdir),
             run_id=run_id,
         )
+        if self._order.locked():  # earlier appends are being re-sent: stay behind them
+            return await self._unary(request)
         stream = self._stream
         if stream is None or stream.broken or stream.closing:
             stream = self._stream = _Stream(client._stub.AppendStream())
@@ -495,6 +501,7 @@ class AppendStream:
 
     async def _unary(self, request: pb.AppendRequest) -> B.AppendResult:
         client = self._client
-        return await client._call(
-            lambda: _then(client._stub.Append(request, timeout=client.timeout_s), B.append_result_of)
-        )
+        async with self._order:
+            return await client._call(
+                lambda: _then(client._stub.Append(request, timeout=client.timeout_s), B.append_result_of)
+            )

@@ -68,7 +68,7 @@ def test_metrics_count_the_work_done(spawn_daemon, workspace: Path) -> None:
     # GetStats carries the same figures.
     assert stats["appends"] == 5 and stats["messages_written"] == 7 and stats["sessions_deleted"] == 1
     assert stats["commit_batch_requests"] == 8 and stats["commits"] == v("commits_total")
-    counts = {(r.method, r.code): r.count for r in stats["requests"]}
+    counts = {(r["method"], r["code"]): r["count"] for r in stats["requests"]}
     assert counts[("Append", "OK")] == 5 and counts[("Load", "INVALID_ARGUMENT")] == 1
     assert stats["sessions"] == 1 and stats["events"] == 8
 
@@ -118,4 +118,4 @@ def test_active_runs_gauge_follows_attach(spawn_daemon) -> None:
 
 def test_no_metrics_endpoint_by_default(client, daemon) -> None:
     client.append("x", Message.user("y"))
-    assert client.stats()["requests"][0].method == "Append"
+    assert client.stats()["requests"][0]["method"] == "Append"

@@ -361,20 +361,9 @@ show = _online(_show)
 # ---------------------------------------------------------------- stats
 
 
-def _plain(value: Any) -> Any:
-    """A stats value as JSON-ready data (nested messages and repeated fields included)."""
-    from google.protobuf.message import Message as ProtoMessage
-
-    if isinstance(value, ProtoMessage):  # numbers stay numbers (json_format would quote int64)
-        return {f.name: _plain(getattr(value, f.name)) for f in value.DESCRIPTOR.fields}
-    if isinstance(value, str | bytes | int | float | bool):
-        return value
-    return [_plain(v) for v in value]
-
-
 def _stats(args: argparse.Namespace, client: SessionClient) -> int:
     """Print database and daemon figures."""
-    figures = {key: _plain(value) for key, value in client.stats().values.items()}
+    figures = dict(client.stats().values)
     figures["messages"] = sum(s.message_count for s in client.list_sessions("", 10000))
     if args.json:
         _print_json(figures)

@@ -541,9 +541,22 @@ def usage_report_of(r: pb.GetUsageResponse) -> UsageReport:
     )
 
 
+def _plain(message: Any) -> dict[str, Any]:
+    """A message as a dict of plain values (nested and repeated messages too)."""
+    out: dict[str, Any] = {}
+    for f in message.DESCRIPTOR.fields:
+        value = getattr(message, f.name)
+        if f.message_type is not None:
+            value = [_plain(v) for v in value] if f.is_repeated else _plain(value)
+        elif f.is_repeated:
+            value = list(value)
+        out[f.name] = value
+    return out
+
+
 def stats_of(r: pb.GetStatsResponse) -> Stats:
-    """Proto → client type (a mapping of field name to value)."""
-    return Stats({f.name: getattr(r, f.name) for f in r.DESCRIPTOR.fields})
+    """Proto → client type: a mapping of field name to plain values (``requests`` is a list of dicts)."""
+    return Stats(_plain(r))
 
 
 # ---------------------------------------------------------------- errors

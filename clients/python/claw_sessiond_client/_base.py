@@ -426,6 +426,28 @@ def build(factory: Callable[..., R], **fields: Any) -> R:
         ) from exc
 
 
+def append_request(
+    session_id: str,
+    messages: Iterable[Message] | Message,
+    *,
+    expected_last_position: int,
+    request_id: str | None,
+    workdir: str,
+    run_id: str,
+) -> pb.AppendRequest:
+    """The AppendRequest of ``append`` (unary or streamed); a fresh request id unless one is given."""
+    batch = [messages] if isinstance(messages, Message) else list(messages)
+    return build(
+        pb.AppendRequest,
+        session_id=session_id,
+        messages=messages_pb(batch),
+        expected_last_position=expected_last_position,
+        request_id=request_id or new_request_id(),
+        workdir=workdir,
+        run_id=run_id,
+    )
+
+
 def new_request_id() -> str:
     """A fresh idempotency key."""
     return uuid.uuid4().hex

@@ -146,13 +146,11 @@ class AsyncSessionClient:
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
         """
-        batch = [messages] if isinstance(messages, B.Message) else list(messages)
-        request = B.build(
-            pb.AppendRequest,
-            session_id=session_id,
-            messages=B.messages_pb(batch),
+        request = B.append_request(
+            session_id,
+            messages,
             expected_last_position=expected_last_position,
-            request_id=request_id or B.new_request_id(),
+            request_id=request_id,
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
         )
@@ -458,13 +456,11 @@ class AppendStream:
     ) -> B.AppendResult:
         """Append messages atomically, in order (the arguments of :meth:`AsyncSessionClient.append`)."""
         client = self._client
-        batch = [messages] if isinstance(messages, B.Message) else list(messages)
-        request = B.build(
-            pb.AppendRequest,
-            session_id=session_id,
-            messages=B.messages_pb(batch),
+        request = B.append_request(
+            session_id,
+            messages,
             expected_last_position=expected_last_position,
-            request_id=request_id or B.new_request_id(),
+            request_id=request_id,
             workdir=client._workdir(session_id, workdir),
             run_id=run_id,
         )

@@ -140,13 +140,11 @@ class SessionClient:
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
         """
-        batch = [messages] if isinstance(messages, B.Message) else list(messages)
-        request = B.build(
-            pb.AppendRequest,
-            session_id=session_id,
-            messages=B.messages_pb(batch),
+        request = B.append_request(
+            session_id,
+            messages,
             expected_last_position=expected_last_position,
-            request_id=request_id or B.new_request_id(),
+            request_id=request_id,
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
         )

@@ -426,7 +426,9 @@ class AppendStream:
     daemon answers with whatever replies are ready, in order. If the stream
     breaks (daemon restart, network), every append still waiting is sent
     again through the unary Append with the same request id, with that
-    method's retries, so nothing is written twice. Results and exceptions are
+    method's retries, so nothing is written twice. Re-sent appends go one at a
+    time in send order; if one of them gives up, those queued behind it fail
+    with the same error untried, so retrying failures in order keeps the order. Results and exceptions are
     those of :meth:`AsyncSessionClient.append`.
     """
 
@@ -437,6 +439,8 @@ class AppendStream:
         # sent (asyncio.Lock is FIFO; the broken stream fails its futures in send order),
         # and new appends queue behind them, so a reconnect never reorders a session.
         self._order = asyncio.Lock()
+        self._resends = 0
+        self._resend_error: E.SessiondError | None = None
 
     async def __aenter__(self) -> AppendStream:
         return self
@@ -497,7 +501,23 @@ class AppendStream:
 
     async def _unary(self, request: pb.AppendRequest) -> B.AppendResult:
         client = self._client
-        async with self._order:
-            return await client._call(
-                lambda: _then(client._stub.Append(request, timeout=client.timeout_s), B.append_result_of)
-            )
+        self._resends += 1
+        try:
+            async with self._order:
+                if self._resend_error is not None:
+                    # An earlier re-sent append gave up: fail this one too, untried, so that the
+                    # caller's retries keep the order (else this one could land before it).
+                    err = self._resend_error
+                    raise type(err)(err.message, reason=err.reason, metadata=err.metadata)
+                try:
+                    return await client._call(
+                        lambda: _then(client._stub.Append(request, timeout=client.timeout_s), B.append_result_of)
+                    )
+                except E.SessiondError as exc:
+                    if B.retryable(exc):
+                        self._resend_error = exc
+                    raise
+        finally:
+            self._resends -= 1
+            if self._resends == 0:
+                self._resend_error = None

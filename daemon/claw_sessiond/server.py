@@ -364,6 +364,7 @@ async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -
     await stop.wait()
     for task in tasks:
         task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)  # a retention sweep ends before the store closes
     await daemon.stop()
     return 0
 

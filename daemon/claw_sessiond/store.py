@@ -46,6 +46,7 @@ from .errors import (
     SequenceConflictError,
     SessiondError,
     SessionNotFoundError,
+    ShuttingDownError,
     StorageError,
     StorageFullError,
     StorageUnavailableError,
@@ -361,17 +362,31 @@ class _Writer:
         self._queue: queue.SimpleQueue[_Job | object] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="claw-sessiond-writer", daemon=True)
         self.on_commit: Callable[[set[str]], None] | None = None
+        self._stopped = False
         self._thread.start()
 
     async def submit(self, fn: Callable[[sqlite3.Connection], T], *sessions: str, after_commit: Any = None) -> T:
+        if self._stopped:
+            raise ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[T] = loop.create_future()
         self._queue.put(_Job(fn, fut, loop, sessions, after_commit))
         return await fut
 
     def stop(self) -> None:
+        self._stopped = True
         self._queue.put(_STOP)
         self._thread.join()
+        # A job that raced in behind the stop marker is refused, never left waiting.
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(job, _Job):
+                job.loop.call_soon_threadsafe(
+                    _settle, job.future, False, ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
+                )
 
     # -- thread side
 
@@ -442,13 +457,14 @@ class _Writer:
             self._observe(len(batch), started, False)
             self._deliver(batch, [(False, exc)] * len(batch))
             return
+        # Committed: from here on nothing may turn the batch into a failure.
         self._counters.commits += 1
         self._observe(len(batch), started, True)
         for job in batch:
             if job.after_commit is not None:
                 try:
                     job.after_commit(conn)
-                except sqlite3.Error as exc:
+                except Exception as exc:
                     _log.warning("event=after_commit_failed error=%s", exc)
         self._deliver(batch, results)
 
@@ -474,7 +490,10 @@ class _Writer:
     def _observe(self, size: int, started: float, ok: bool) -> None:
         elapsed = time.perf_counter() - started
         for observer in self._counters.commit_observers:
-            observer(size, elapsed, ok)
+            try:
+                observer(size, elapsed, ok)
+            except Exception:  # metrics must never fail a write
+                _log.exception("event=commit_observer_failed")
 
     def _deliver(self, batch: list[_Job], results: list[tuple[bool, Any]]) -> None:
         # One wake-up of each loop per batch, not one per job: every

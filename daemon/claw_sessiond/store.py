@@ -533,6 +533,18 @@ _SESSION_COLS: Final = (
 )
 
 
+#: The visible history (position order) and the open tool calls of a session: shared by
+#: Load's read path (aiosqlite) and the writer's repair path (sqlite3), so they cannot drift.
+_HISTORY_SQL: Final = (
+    "SELECT position, type, trace_id, ts, payload FROM events "
+    "WHERE session_id = ? AND position > ? AND type != 'clear' ORDER BY position"
+)
+_OPEN_CALLS_SQL: Final = (
+    "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls "
+    "WHERE session_id = ? AND result_position IS NULL"
+)
+
+
 @dataclass(slots=True)
 class _Row:
     session_id: str
@@ -641,10 +653,9 @@ def _insert_event_in_tx(
     return int(cur.lastrowid or 0)
 
 
-def _history_in_tx(conn: sqlite3.Connection | Any, session_id: str, after: int) -> list[Message]:
+def _history_in_tx(conn: sqlite3.Connection, session_id: str, after: int) -> list[Message]:
     rows = conn.execute(
-        "SELECT position, type, trace_id, ts, payload FROM events "
-        "WHERE session_id = ? AND position > ? AND type != 'clear' ORDER BY position",
+        _HISTORY_SQL,
         (session_id, after),
     ).fetchall()
     return [message_from_payload(*r) for r in rows]
@@ -652,8 +663,7 @@ def _history_in_tx(conn: sqlite3.Connection | Any, session_id: str, after: int) 
 
 def _open_calls_in_tx(conn: sqlite3.Connection, session_id: str) -> list[OpenCall]:
     rows = conn.execute(
-        "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls "
-        "WHERE session_id = ? AND result_position IS NULL",
+        _OPEN_CALLS_SQL,
         (session_id,),
     ).fetchall()
     return [OpenCall(*r) for r in rows]
@@ -1180,15 +1190,13 @@ class Store:
                 if row is None:
                     return LoadResult(_meta(None, session_id, workdir), [])
                 rows = await conn.execute_fetchall(
-                    "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls "
-                    "WHERE session_id = ? AND result_position IS NULL",
+                    _OPEN_CALLS_SQL,
                     (session_id,),
                 )
                 to_repair, in_flight = plan_repair([OpenCall(*r) for r in rows], is_live)
                 if not to_repair:
                     history = await conn.execute_fetchall(
-                        "SELECT position, type, trace_id, ts, payload FROM events "
-                        "WHERE session_id = ? AND position > ? AND type != 'clear' ORDER BY position",
+                        _HISTORY_SQL,
                         (session_id, row.clear_position),
                     )
                     messages = project([message_from_payload(*r) for r in history])

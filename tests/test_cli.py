@@ -332,12 +332,10 @@ def test_doctor_without_a_claw_folder(tmp_path: Path) -> None:
     assert not (tmp_path / ".claw").exists()
 
 
-def test_readme_documents_every_command() -> None:
+def test_docs_document_every_command() -> None:
     from tests.conftest import ROOT
 
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Command line") :]
-    section = section[: section.find("\n## ", 3)]
+    section = (ROOT / "docs" / "cli.md").read_text()
     for command in COMMANDS:
         assert f"$ claw-sessiond {command}" in section, command
     assert "**0** ok" in section and "**1** failure" in section and "**2** usage error" in section

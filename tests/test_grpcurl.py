@@ -1,10 +1,10 @@
-"""The README's "Inspect with grpcurl" section is true: every command runs and prints what it shows.
+"""docs/grpcurl.md is true: every command runs and prints what it shows.
 
 Each ```sh block in the section holds one command (first line ``$ ``, shell
 continuation lines after it); the next fenced block is its output. The
 commands run in order, through ``bash -c`` with grpcurl on PATH, in a fresh
 workspace with a real daemon, and their stdout+stderr must equal the shown
-output after normalisation (:func:`normalise`, documented in the README).
+output after normalisation (:func:`normalise`, documented in docs/grpcurl.md).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 from tests.conftest import ROOT, DaemonProcess
 
 SECTION = "## Inspect with grpcurl"
+PAGE = ROOT / "docs" / "grpcurl.md"
 _FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```\n", re.M | re.S)
 _TIME = re.compile(r'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"')
 _TRACE = re.compile(r'"[0-9a-f]{32}"')
@@ -35,7 +36,7 @@ def grpcurl_path() -> str:
 
 
 def readme_examples(text: str) -> list[tuple[str, str]]:
-    """(command, expected output) pairs of the README's grpcurl section, in order."""
+    """(command, expected output) pairs of the grpcurl section of docs/grpcurl.md, in order."""
     start = text.index(SECTION)
     end = text.find("\n## ", start + len(SECTION))
     section = text[start : end if end != -1 else len(text)]
@@ -68,7 +69,7 @@ def test_normalise_keeps_what_matters() -> None:
 
 
 def test_readme_grpcurl_section_is_real(spawn_daemon: object, workspace: Path) -> None:
-    examples = readme_examples((ROOT / "README.md").read_text())
+    examples = readme_examples(PAGE.read_text())
     commands = [c for c, _ in examples]
     assert len(examples) >= 9, commands
     for needle in (
@@ -82,7 +83,7 @@ def test_readme_grpcurl_section_is_real(spawn_daemon: object, workspace: Path) -
         "SessionService/Clear",
         "-format-error",
     ):
-        assert any(needle in c for c in commands), f"the README shows no grpcurl call with {needle!r}"
+        assert any(needle in c for c in commands), f"docs/grpcurl.md shows no grpcurl call with {needle!r}"
     assert all(c.startswith("grpcurl ") for c in commands), commands
 
     daemon = spawn_daemon()  # type: ignore[operator]
@@ -99,6 +100,6 @@ def test_readme_grpcurl_section_is_real(spawn_daemon: object, workspace: Path) -
             timeout=30,
         )
         got = normalise(proc.stdout)
-        assert got == normalise(expected), f"$ {command}\n--- README shows:\n{expected}\n--- got:\n{proc.stdout}"
+        assert got == normalise(expected), f"$ {command}\n--- docs/grpcurl.md shows:\n{expected}\n--- got:\n{proc.stdout}"
         if "-format-error" not in command:
             assert proc.returncode == 0, f"$ {command}\nexit {proc.returncode}\n{proc.stdout}"

@@ -29,6 +29,7 @@ workspace lock file; the page's temporary folders are removed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -126,10 +127,8 @@ def _stop_daemons(root: Path) -> None:
                 break
             time.sleep(0.05)
         else:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])

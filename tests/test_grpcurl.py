@@ -100,6 +100,7 @@ def test_readme_grpcurl_section_is_real(spawn_daemon: object, workspace: Path) -
             timeout=30,
         )
         got = normalise(proc.stdout)
-        assert got == normalise(expected), f"$ {command}\n--- docs/grpcurl.md shows:\n{expected}\n--- got:\n{proc.stdout}"
+        shown = f"$ {command}\n--- docs/grpcurl.md shows:\n{expected}\n--- got:\n{proc.stdout}"
+        assert got == normalise(expected), shown
         if "-format-error" not in command:
             assert proc.returncode == 0, f"$ {command}\nexit {proc.returncode}\n{proc.stdout}"

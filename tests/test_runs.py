@@ -291,11 +291,11 @@ def test_processes_racing_to_own_a_session_exactly_one_wins(daemon: DaemonProces
         assert not run.alive
 
 
-def test_readme_live_runs_example_runs_as_pasted(workspace: Path) -> None:
-    text = (ROOT / "README.md").read_text()
+def test_docs_live_runs_example_runs_as_pasted(workspace: Path) -> None:
+    text = (ROOT / "docs" / "api.md").read_text()
     section = text.split("## Live runs and Watch", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert blocks, "the README section has a python example"
+    assert blocks, "the docs/api.md section has a python example"
     lock = workspace / ".claw" / "sessiond.lock"
     try:
         proc = subprocess.run(

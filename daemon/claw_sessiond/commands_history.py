@@ -197,6 +197,11 @@ def _split_blocks(lines: list[str]) -> list[_Block]:
 
 def _check_block(block: _Block) -> None:
     """Validate a block with the daemon's own parser; set its session id, or status invalid and why."""
+    try:  # name the session in the report even when its block is invalid
+        named = json.loads(block.numbered[0][1]).get("session_id")
+        block.session_id = named if isinstance(named, str) else None
+    except (ValueError, RecursionError, AttributeError):
+        block.session_id = None
     try:
         block.session_id = parse_session(block.lines).header.session_id
     except DomainInvalidRequestError as exc:

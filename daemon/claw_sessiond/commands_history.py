@@ -375,6 +375,7 @@ class _Migration:
         self.client = client
         self.write = write
         self.claimed: dict[str, tuple[str, list[str]]] = {}  # session id → (file, lines) of this run
+        self.in_doubt = ""  # a file whose import got no answer (the daemon went away during the call)
 
     def one(self, path: Path) -> dict[str, Any]:
         report: dict[str, Any] = {"file": path.name}
@@ -407,6 +408,7 @@ class _Migration:
         try:
             self.client.import_lines(converted.lines, mode="refuse")
         except (DaemonUnavailableError, DeadlineError):
+            self.in_doubt = path.name
             raise
         except SessiondError as exc:
             return {**report, "status": "failed", "reason": exc.message}
@@ -423,6 +425,7 @@ def _migrate(args: argparse.Namespace) -> int:
     files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
     reports: list[dict[str, Any]] = []
     current = ""
+    migration: _Migration | None = None
     try:
         with (
             _client(args) as client,
@@ -445,8 +448,14 @@ def _migrate(args: argparse.Namespace) -> int:
     except SessiondError as exc:
         for r in reports:  # what was done before the daemon went away is still reported
             _say(json_text(r) if args.json else _migrate_line(r))
-        if current:
-            _say(f"claw-sessiond: error: stopped at {current} (its import may or may not have happened)", err=True)
+        if migration is not None and migration.in_doubt:
+            _say(
+                f"claw-sessiond: error: stopped at {current}: the daemon did not answer its import, which may or "
+                "may not have happened (check with 'claw-sessiond ls')",
+                err=True,
+            )
+        elif current:
+            _say(f"claw-sessiond: error: stopped at {current}: nothing imported from it", err=True)
         return _fail(exc, args)
     for r in reports:
         _say(json_text(r) if args.json else _migrate_line(r))
@@ -466,7 +475,12 @@ def _migrate_line(r: dict[str, Any]) -> str:
 cli.COMMANDS.update(
     {
         "export": ("export sessions as JSON Lines (format claw-sessiond-export v1)", _export_args, _export),
-        "import": ("import an export file into this workspace, all or nothing per session", _import_args, _import),
+        "import": (
+            "import an export file: the whole file is checked first, then each session goes in all or nothing; "
+            "every session is reported",
+            _import_args,
+            _import,
+        ),
         "delete": ("hard-delete a session (right to erasure); its bytes leave the files", _delete_args, _delete),
         "migrate-legacy": (
             "import a folder of Go-harness or Python-port JSON session files (safe to re-run)",

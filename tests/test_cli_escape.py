@@ -18,10 +18,13 @@ import select
 import subprocess
 import sys
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from claw_sessiond_client import InvalidRequestError, Message, SessionClient, ToolCall
 from tests.conftest import DaemonProcess
@@ -232,3 +235,39 @@ def test_session_ids_refuse_invisible_format_characters(client: SessionClient, d
     proc = cli(daemon.workspace, "delete", sid)
     assert proc.returncode == 1 and b"invisible format character" in proc.stderr
     assert_terminal_safe(proc.stderr, "delete stderr")
+
+
+# ---------------------------------------------------------------- the helper itself (pure)
+
+_any_text = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("\x00\x07\t\n\r\x1b\x7f\x85\x9b\u00ad\u200b\u200d\u202e\u2028\u2066\ufeff[]\\é日🙂")),
+        st.characters(codec="utf-8", exclude_categories=("Cs",)),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_any_text, st.booleans())
+def test_visible_leaves_nothing_a_terminal_obeys(text: str, keep_layout: bool) -> None:
+    from claw_sessiond.termsafe import visible
+
+    shown = visible(text, keep_layout=keep_layout)
+    allowed = "\n\t" if keep_layout else ""
+    assert not [ch for ch in shown if ch not in allowed and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")]
+    if text.isprintable():
+        assert shown == text  # ordinary text is untouched
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(_any_text | st.integers() | st.none(), lambda kids: st.lists(kids) | st.dictionaries(_any_text, kids))
+)
+def test_json_text_parses_back_exactly_and_is_terminal_safe(value: Any) -> None:
+    from claw_sessiond.termsafe import json_text
+
+    for indent in (None, 2):
+        text = json_text(value, indent=indent)
+        assert json.loads(text) == value
+        assert not [ch for ch in text if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")]

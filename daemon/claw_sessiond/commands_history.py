@@ -33,7 +33,7 @@ from claw_sessiond_client import (
 from . import cli, legacy
 from .errors import InvalidRequestError as DomainInvalidRequestError
 from .export import is_header, parse_session
-from .termsafe import json_text, visible
+from .termsafe import json_safe, json_text, visible
 
 __all__: list[str] = []
 
@@ -71,7 +71,7 @@ def _terminal_line(line: str) -> str:
     # An export line printed on a terminal is re-spelt with termsafe's JSON escapes: the same JSON value
     # (import reads it back identically), but no C1, DEL or bidi control reaches the terminal raw.
     # Into a pipe or a file the daemon's bytes go unchanged.
-    return json_text(json.loads(line))
+    return json_safe(line)
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -41,7 +41,7 @@ import json
 import unicodedata
 from typing import Any, Final
 
-__all__ = ["json_text", "visible"]
+__all__ = ["json_safe", "json_text", "visible"]
 
 #: Categories escaped wherever they appear: controls, format characters, line/paragraph separators, surrogates.
 _UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
@@ -86,7 +86,16 @@ def json_text(value: Any, *, indent: int | None = None) -> str:
     newlines, and ``json.dumps`` already escapes C0 inside strings, so every
     character replaced here is inside a string.
     """
-    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    return json_safe(json.dumps(value, ensure_ascii=False, indent=indent))
+
+
+def json_safe(text: str) -> str:
+    """Valid JSON text (``json.dumps`` output, an export line) re-spelt so no terminal control is raw in it.
+
+    In valid JSON a raw control or format character can only be inside a
+    string (C0 must be escaped there, so in practice DEL, C1, Cf, U+2028/9),
+    where ``\\uNNNN`` means the same character; newlines between values stay.
+    """
     if text.isascii() and "\x7f" not in text:
         return text
     return "".join(ch if ch == "\n" or not _unsafe(ch) else _json_escape(ch) for ch in text)

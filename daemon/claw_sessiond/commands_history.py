@@ -39,7 +39,9 @@ __all__: list[str] = []
 
 
 def _client(args: argparse.Namespace) -> SessionClient:
-    return SessionClient(args.workspace, address=args.socket, autostart=False)
+    # No silent re-send: an Import or Delete whose answer was lost may have committed, and a re-sent one
+    # would then be reported as refused ("already exists", "not stored"). The reports say what is known.
+    return SessionClient(args.workspace, address=args.socket, autostart=False, retry_window_s=0.0)
 
 
 def _say(text: str, *, err: bool = False) -> None:

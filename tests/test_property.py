@@ -18,6 +18,7 @@ Pure properties of ``history.project``, ``open_calls``, ``plan_repair`` and
 from __future__ import annotations
 
 import itertools
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -443,10 +444,12 @@ def test_repairs_land_right_after_their_assistant_after_existing_results_in_call
 
 
 def _valid_by_spec(sid: str) -> bool:
-    """SPEC §2 / README: non-empty, at most 256 bytes, no '/', '\\', '..', NUL or control characters, not '.'."""
+    """SPEC §2 / README: non-empty, at most 256 bytes, no '/', '\\', '..', NUL, control or Cf characters, not '.'."""
     if not sid or len(sid.encode("utf-8", "surrogatepass")) > MAX_SESSION_ID_BYTES:
         return False
     if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in sid):
+        return False
+    if any(unicodedata.category(ch) == "Cf" for ch in sid):  # invisible format characters (bidi, zero-width)
         return False
     if "/" in sid or "\\" in sid or ".." in sid or sid == ".":
         return False
@@ -455,7 +458,7 @@ def _valid_by_spec(sid: str) -> bool:
 
 id_text = st.text(
     alphabet=st.one_of(
-        st.sampled_from(list("ab.-_/\\ \t\n\x00\x1b\x7f\x85é日🙂")),
+        st.sampled_from(list("ab.-_/\\ \t\n\x00\x1b\x7f\x85é日🙂\u202e\u200b")),
         st.characters(codec="utf-8"),
     ),
     max_size=300,

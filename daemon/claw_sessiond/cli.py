@@ -14,7 +14,10 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 from . import __version__
 from .config import (
@@ -46,6 +49,15 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
 
 class _EnvDefaults(argparse.ArgumentParser):
     """An ArgumentParser whose options default to ``CLAW_SESSIOND_<OPTION>``."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse echoes arguments in its errors ("unrecognized arguments: ..."): print them terminal-safe."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        from .termsafe import visible
+
+        super()._print_message(visible(message, keep_layout=True), file)
 
 
 def _env_option(
@@ -155,7 +167,9 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         cfg = config_from_args(args, env)
     except (ConfigError, ValueError) as exc:
-        print(f"claw-sessiond: configuration error: {exc}", file=sys.stderr)
+        from .termsafe import visible
+
+        print(visible(f"claw-sessiond: configuration error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     from . import logs
 
@@ -168,7 +182,7 @@ def _serve(args: argparse.Namespace) -> int:
 def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
     """The full argument parser (``env`` supplies option defaults)."""
     env = environ() if env is None else env
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="claw-sessiond",
         description="Session store daemon for local AI-agent harnesses: one per workspace, the single writer of "
         ".claw/sessions.db, served over gRPC on .claw/sessiond.sock.",

@@ -10,6 +10,10 @@ Export). ``doctor`` with the daemon down first takes the daemon's own lock
 writer, then opens the database read-only (``mode=ro``).
 
 Every command prints text for people, or one JSON document with ``--json``.
+Text for people passes through :func:`claw_sessiond.termsafe.visible`
+(control and invisible format characters from stored content are shown as
+escapes, never sent to the terminal; rich gets content as ``Text``, never as
+markup); JSON is :func:`claw_sessiond.termsafe.json_text`, exact once parsed.
 Exit codes: 0 ok, 1 failure (daemon unreachable, session not found, a check
 failed), 2 usage error.
 """
@@ -37,6 +41,7 @@ from claw_sessiond_client.paths import claw_dir, default_socket_path
 from . import schema
 from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK
 from .errors import CorruptDatabaseError
+from .termsafe import json_text, visible
 
 __all__ = ["doctor", "ls", "show", "stats"]
 
@@ -66,9 +71,9 @@ def _client(args: argparse.Namespace) -> SessionClient:
 
 
 def _fail(message: str, hint: str = "") -> int:
-    print(f"claw-sessiond: error: {message}", file=sys.stderr)
+    print(visible(f"claw-sessiond: error: {message}"), file=sys.stderr)
     if hint:
-        print(f"Try: {hint}", file=sys.stderr)
+        print(visible(f"Try: {hint}"), file=sys.stderr)
     return EXIT_FAILURE
 
 
@@ -115,12 +120,12 @@ def _usage_json(u: Usage) -> dict[str, Any]:
 
 
 def _print_json(value: Any, out: TextIO | None = None) -> None:
-    json.dump(value, out or sys.stdout, indent=2, ensure_ascii=False)
-    (out or sys.stdout).write("\n")
+    (out or sys.stdout).write(json_text(value, indent=2) + "\n")
 
 
 def _table(rows: list[list[str]], right: set[int]) -> None:
     """Columns two spaces apart, ``right`` ones right-aligned; plain text, easy to grep."""
+    rows = [[visible(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(row)]
@@ -316,43 +321,61 @@ def _show(args: argparse.Namespace, client: SessionClient) -> int:
 
 
 def _render_transcript(t: _Transcript) -> None:
+    """Print a transcript with rich styles; every stored string is a ``Text`` span, never markup."""
     from rich.console import Console
-    from rich.markup import escape
+    from rich.text import Text
 
-    console = Console(highlight=False, soft_wrap=True)
+    def line(*parts: str | tuple[str, str]) -> Text:
+        # Text.assemble takes (text, style) pairs literally: "[bold]" or ":smile:" in content stays as typed.
+        return Text.assemble(*parts)
+
+    console = Console(highlight=False, soft_wrap=True, emoji=False, markup=False)
     s = t.session
     u = s.usage
-    console.print(f"[bold]session {escape(s.id)}[/bold]  workdir {escape(s.workdir or '-')}")
+    console.print(line((f"session {visible(s.id)}", "bold"), f"  workdir {visible(s.workdir or '-')}"))
     console.print(
-        f"created {_time(s.created_at)}  updated {_time(s.updated_at)}  messages {s.message_count}  "
-        f"tokens {u.input_tokens} in / {u.output_tokens} out  cost {escape(_cost(u))}"
+        line(
+            f"created {_time(s.created_at)}  updated {_time(s.updated_at)}  messages {s.message_count}  "
+            f"tokens {u.input_tokens} in / {u.output_tokens} out  cost {visible(_cost(u))}"
+        )
     )
     if t.repaired_now:
-        console.print(f"[yellow]repaired by this load: {escape(', '.join(t.repaired_now))}[/yellow]")
+        console.print(line((f"repaired by this load: {visible(', '.join(t.repaired_now))}", "yellow")))
     if t.open_calls:
         console.print(
-            f"[yellow]tool calls without a result: {escape(', '.join(t.open_calls))} (still running, or interrupted:"
-            " the next Load repairs those no live run owns; show --repair does it now)[/yellow]"
+            line(
+                (
+                    f"tool calls without a result: {visible(', '.join(t.open_calls))} (still running, or "
+                    "interrupted: the next Load repairs those no live run owns; show --repair does it now)",
+                    "yellow",
+                )
+            )
         )
     for event in t.audit:
-        detail = escape(json.dumps(event["payload"], ensure_ascii=False))
-        console.print(f"[red]{escape(event['type'])}[/red] {escape(event['ts'])} {detail}")
+        detail = visible(json.dumps(event["payload"], ensure_ascii=False))
+        console.print(line((visible(event["type"]), "red"), f" {visible(str(event['ts']))} {detail}"))
     open_calls = set(t.open_calls)
     styles = {"system": "magenta", "user": "green", "assistant": "blue", "tool": "cyan"}
     for m in t.messages:
         console.print()
-        head = f"[bold {styles.get(m.role, 'white')}]#{m.position} {m.role}[/]"
+        head: list[str | tuple[str, str]] = [
+            (f"#{m.position} {visible(m.role)}", f"bold {styles.get(m.role, 'white')}")
+        ]
         if m.role == "tool":
-            head += f" ← {escape(m.tool_call_id)}" + (f" ({escape(m.name)})" if m.name else "")
+            head.append(f" ← {visible(m.tool_call_id)}" + (f" ({visible(m.name)})" if m.name else ""))
         if m.synthetic_reason:
-            reason = escape(m.synthetic_reason)
-            head += f"  [bold yellow]SYNTHETIC ({reason}): written by claw-sessiond; tool not re-run[/]"
-        console.print(head)
+            reason = visible(m.synthetic_reason)
+            head.append((f"  SYNTHETIC ({reason}): written by claw-sessiond; tool not re-run", "bold yellow"))
+        console.print(line(*head))
         if m.content:
-            console.print("  " + escape(m.content).replace("\n", "\n  "))
+            console.print(line("  " + visible(m.content, keep_layout=True).replace("\n", "\n  ")))
         for call in m.tool_calls:
-            mark = "  [yellow](no result yet)[/yellow]" if call.id in open_calls else ""
-            console.print(f"  → {escape(call.name)}({escape(call.arguments)})  \\[{escape(call.id)}]{mark}")
+            call_line: list[str | tuple[str, str]] = [
+                f"  → {visible(call.name)}({visible(call.arguments)})  [{visible(call.id)}]"
+            ]
+            if call.id in open_calls:
+                call_line.append(("  (no result yet)", "yellow"))
+            console.print(line(*call_line))
 
 
 show = _online(_show)
@@ -379,7 +402,7 @@ def _stats(args: argparse.Namespace, client: SessionClient) -> int:
             text = json.dumps(value, separators=(",", ":"))
         else:
             text = str(value)
-        print(f"{key.ljust(width)}  {text}")
+        print(visible(f"{key.ljust(width)}  {text}"))
     return EXIT_OK
 
 
@@ -517,7 +540,7 @@ def _finish(args: argparse.Namespace, report: _Report) -> int:
     else:
         marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
         for c in report.checks:
-            print(f"{marks[c['status']]}  {c['check']}: {c['detail']}")
+            print(visible(f"{marks[c['status']]}  {c['check']}: {c['detail']}"))
     return EXIT_FAILURE if report.failed else EXIT_OK
 
 

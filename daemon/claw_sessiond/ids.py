@@ -3,11 +3,18 @@
 Rows are not files, but an id can end up in a file name (exports, logs), so
 the seed's rules stay: no empty id, no ``/``, ``\\``, ``..``, NUL or control
 characters, at most :data:`MAX_SESSION_ID_BYTES` bytes of UTF-8.
+
+An id is shown to people (``ls``, ``show``, logs, file names), so it may not
+hold invisible format characters either (Unicode category Cf: bidi embeddings,
+overrides and isolates such as U+202E, zero-width U+200B-U+200D, U+FEFF, soft
+hyphen): with them two different ids look the same, or an id is displayed in
+an order other than the one stored.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Final
 
 from .errors import InvalidRequestError, Reason
@@ -23,6 +30,13 @@ _CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 def _has_control(text: str) -> bool:
     # A regex scans in C: this runs on the session and request id of every request.
     return _CONTROL.search(text) is not None
+
+
+def _format_character(text: str) -> str | None:
+    """The first Unicode category Cf character of ``text``, or None."""
+    if text.isascii():  # the common case, checked in C
+        return None
+    return next((ch for ch in text if unicodedata.category(ch) == "Cf"), None)
 
 
 def check_session_id(session_id: str) -> str:
@@ -47,6 +61,9 @@ def check_session_id(session_id: str) -> str:
         raise bad("it contains NUL")
     if _has_control(session_id):
         raise bad("it contains a control character")
+    invisible = _format_character(session_id)
+    if invisible is not None:
+        raise bad(f"it contains the invisible format character U+{ord(invisible):04X} (bidi control or zero-width)")
     if "/" in session_id or "\\" in session_id:
         raise bad("it contains a path separator ('/' or '\\')")
     if ".." in session_id or session_id == ".":

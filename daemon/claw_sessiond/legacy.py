@@ -17,6 +17,13 @@ and the session's update time as its timestamp (the files keep no per-message
 times). Usage becomes one ``usage`` event with the file's totals (model
 ``""``, pricing version ``legacy``). Interrupted tool calls are imported as
 they are; the first Load repairs them.
+
+:func:`convert` also runs the checks an import would: the lines must pass
+the daemon's export parser, and every tool result must answer an earlier call
+of the file exactly once (the daemon's import refuses anything else). So a
+``migrate-legacy --dry-run`` that reports a file as convertible is not
+contradicted by the real run, except by what only the daemon's state decides
+(the session id already in use).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from .errors import InvalidRequestError
-from .export import ExportHeader, session_lines
+from .export import ExportHeader, parse_session, session_lines
 from .ids import check_session_id
 from .model import Event
 
@@ -256,5 +263,33 @@ def convert(data: bytes, *, fallback_id: str, fallback_time: str) -> LegacySessi
     if usage["input_tokens"] or usage["output_tokens"]:
         payload = {"model": "", "pricing_version": "legacy", **usage}
         events.append(Event(0, session_id, None, "usage", trace_id, updated, 1, payload))
+    _check_tool_results(payloads)
     header = ExportHeader(session_id, workdir, created, updated, len(events))
-    return LegacySession(kind, session_id, session_lines(header, events), len(payloads))
+    lines = session_lines(header, events)
+    try:
+        parse_session(lines)
+    except InvalidRequestError as exc:
+        raise LegacyError(f"the converted session would be refused by the daemon: {exc.message}") from exc
+    return LegacySession(kind, session_id, lines, len(payloads))
+
+
+def _check_tool_results(payloads: list[dict[str, Any]]) -> None:
+    """Every tool result answers exactly one earlier call; call ids are unique (the daemon's import rules).
+
+    Raises:
+        LegacyError: naming the history index.
+    """
+    answered: dict[str, bool] = {}
+    for index, payload in enumerate(payloads):
+        for call in payload.get("tool_calls", ()):
+            if call["id"] in answered:
+                raise LegacyError(f"history[{index}]: duplicate tool call id {call['id']!r}")
+            answered[call["id"]] = False
+        call_id = payload.get("tool_call_id", "")
+        if not call_id:
+            continue
+        if call_id not in answered:
+            raise LegacyError(f"history[{index}]: tool result answers unknown tool call {call_id!r}")
+        if answered[call_id]:
+            raise LegacyError(f"history[{index}]: tool call {call_id!r} has two results")
+        answered[call_id] = True

@@ -11,8 +11,8 @@ Two builds come out of one checkout:
   dependencies instead of the client itself. pip 23 cannot resolve a dependency
   to a local folder by name, nor install one editable, and a direct reference
   (``claw-sessiond-client @ file:...``) would install a *copy* of the client
-  that hides edits to ``clients/python/``. For the wheel's layout in a
-  development venv, use ``pip install -e clients/python -e .`` instead.
+  that hides edits to ``clients/python/``. (``pip install clients/python .``
+  installs the two wheels' layout from a checkout, not editable.)
 
 ``scripts/build_backend/claw_sessiond_build.py`` (the PEP 517 backend named in
 pyproject.toml) tells which of the two is being built. Everything else about

@@ -8,8 +8,8 @@ The slow test builds both wheels with ``pip wheel`` from a copy of just the
 files a build may use, installs the client wheel alone in one fresh venv and
 both wheels in another (dependencies from the package index), starts
 ``claw-sessiond serve`` from the daemon venv and makes the client venv do a
-Load/Append round trip (and get a typed error) against it. It takes about a
-minute (two venvs, grpcio from the index), so it runs with ``CLAW_FULL=1``
+Load/Append round trip (and get a typed error) against it. It takes 1-2
+minutes (two venvs, grpcio from the index), so it runs with ``CLAW_FULL=1``
 (CI). The quick tests check the sources the wheels are made of.
 """
 
@@ -147,7 +147,7 @@ def _run(cmd: list[str], timeout_s: float, **kw: object) -> subprocess.Completed
 def _copy_build_inputs(dest: Path) -> None:
     """Only what the two builds may read, without build/, egg-info or caches from the checkout."""
     junk = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".mypy_cache", ".claw")
-    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, dest / name)
     shutil.copytree(ROOT / "scripts" / "build_backend", dest / "scripts" / "build_backend", ignore=junk)
     shutil.copytree(ROOT / "daemon", dest / "daemon", ignore=junk)
@@ -170,7 +170,7 @@ def _installed(venv: Path, env: dict[str, str]) -> set[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not FULL, reason="builds wheels and two venvs (~1 min); runs with CLAW_FULL=1")
+@pytest.mark.skipif(not FULL, reason="builds wheels and two venvs (1-2 min); runs with CLAW_FULL=1")
 def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
     started = time.monotonic()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}

@@ -1,0 +1,300 @@
+"""The two distributions as users get them: real wheels in clean virtualenvs, a real daemon.
+
+``claw-sessiond-client`` (clients/python/pyproject.toml) is what an agent's
+virtualenv installs; ``claw-sessiond`` (the top-level pyproject.toml) is the
+daemon and its CLI and depends on the client at the same version.
+
+The slow test builds both wheels with ``pip wheel`` from a copy of just the
+files a build may use, installs the client wheel alone in one fresh venv and
+both wheels in another (dependencies from the package index), starts
+``claw-sessiond serve`` from the daemon venv and makes the client venv do a
+Load/Append round trip (and get a typed error) against it. It takes 1-2
+minutes (two venvs, grpcio from the index), so it runs with ``CLAW_FULL=1``
+(CI). The quick tests check the sources the wheels are made of.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from claw_sessiond_client.paths import default_socket_path
+from tests.conftest import FULL, ROOT, health_status
+
+CLIENT_DIR = ROOT / "clients" / "python"
+
+# What the daemon distribution needs and the client distribution must not pull in.
+DAEMON_ONLY_MODULES = {
+    "aiosqlite",
+    "claw_sessiond",
+    "grpc_health",
+    "grpc_reflection",
+    "grpc_status",
+    "grpc_tools",
+    "prometheus_client",
+    "rich",
+}
+DAEMON_ONLY_DISTS = {
+    "aiosqlite",
+    "claw-sessiond",
+    "grpcio-health-checking",
+    "grpcio-reflection",
+    "grpcio-status",
+    "grpcio-tools",
+    "prometheus-client",
+    "rich",
+}
+
+
+def _project(pyproject: Path) -> dict[str, object]:
+    with open(pyproject, "rb") as f:
+        project: dict[str, object] = tomllib.load(f)["project"]
+    return project
+
+
+def _imported_modules(folder: Path) -> set[str]:
+    """Top-level names of every absolute import in the .py files under ``folder``."""
+    names: set[str] = set()
+    for path in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return names
+
+
+# ---------------------------------------------------------------- quick: the sources
+
+
+def test_both_distributions_have_one_version() -> None:
+    import claw_sessiond
+
+    daemon = _project(ROOT / "pyproject.toml")
+    client = _project(CLIENT_DIR / "pyproject.toml")
+    assert client["name"] == "claw-sessiond-client"
+    assert daemon["version"] == client["version"] == claw_sessiond.__version__
+
+
+def test_the_client_imports_only_what_its_distribution_declares() -> None:
+    imported = _imported_modules(CLIENT_DIR / "claw_sessiond_client")
+    assert imported & DAEMON_ONLY_MODULES == set()
+    # grpc -> grpcio, google.protobuf -> protobuf, google.rpc -> googleapis-common-protos
+    third_party = imported - set(sys.stdlib_module_names) - {"claw_sessiond_client"}
+    assert third_party == {"grpc", "google"}
+    declared = {d.split(">")[0].split("=")[0] for d in _project(CLIENT_DIR / "pyproject.toml")["dependencies"]}  # type: ignore[attr-defined]
+    assert declared == {"grpcio", "protobuf", "googleapis-common-protos"}
+
+
+def test_nothing_at_runtime_imports_the_protobuf_compiler() -> None:
+    assert "grpc_tools" not in _imported_modules(ROOT / "daemon")
+    assert "grpc_tools" not in _imported_modules(CLIENT_DIR)
+
+
+# ---------------------------------------------------------------- slow: real wheels, real venvs
+
+CLIENT_ROUND_TRIP = r"""
+import json, sys
+import claw_sessiond_client
+from claw_sessiond_client import Message, SessionClient, ToolCall
+from claw_sessiond_client.errors import ToolCallStateError
+
+with SessionClient(sys.argv[1], autostart=False, timeout_s=20) as client:
+    first = client.load("pkg")
+    appended = client.append(
+        "pkg",
+        [
+            Message.user("list the files"),
+            Message.assistant(tool_calls=[ToolCall("call_1", "bash", '{"cmd": "ls"}')]),
+        ],
+    )
+    client.append("pkg", Message.tool("call_1", "README.md"))
+    try:
+        client.append("pkg", Message.tool("call_404", "nobody asked"))
+        reason = None
+    except ToolCallStateError as exc:
+        reason = exc.reason.name
+    loaded = client.load("pkg")
+print(json.dumps({
+    "client_file": claw_sessiond_client.__file__,
+    "empty_before": first.messages == [],
+    "positions": [appended.first_position, appended.last_position],
+    "history": [[m.position, m.role, m.content] for m in loaded.messages],
+    "error_reason": reason,
+}))
+"""
+
+
+def _run(cmd: list[str], timeout_s: float, **kw: object) -> subprocess.CompletedProcess[str]:
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, **kw)  # type: ignore[call-overload]
+    assert out.returncode == 0, f"{cmd} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
+    return out  # type: ignore[no-any-return]
+
+
+def _copy_build_inputs(dest: Path) -> None:
+    """Only what the two builds may read, without build/, egg-info or caches from the checkout."""
+    junk = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".mypy_cache", ".claw")
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "scripts" / "build_backend", dest / "scripts" / "build_backend", ignore=junk)
+    shutil.copytree(ROOT / "daemon", dest / "daemon", ignore=junk)
+    shutil.copytree(CLIENT_DIR, dest / "clients" / "python", ignore=junk, symlinks=True)
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    """A temporary folder removed at teardown (the two venvs are ~150 MB)."""
+    path = Path(tempfile.mkdtemp(prefix="claw-pkg-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _installed(venv: Path, env: dict[str, str]) -> set[str]:
+    out = _run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=json"], 60, env=env)
+    return {d["name"].lower().replace("_", "-") for d in json.loads(out.stdout)}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="builds wheels and two venvs (1-2 min); runs with CLAW_FULL=1")
+def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
+    started = time.monotonic()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["PIP_NO_INPUT"] = "1"
+
+    # 1. Two wheels, built the way a user or a release would.
+    src, dist = scratch / "src", scratch / "dist"
+    src.mkdir()
+    _copy_build_inputs(src)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "-w",
+            str(dist),
+            str(src),
+            str(src / "clients" / "python"),
+        ],
+        300,
+        env=env,
+    )
+    client_whl = next(dist.glob("claw_sessiond_client-*.whl"))
+    daemon_whl = next(dist.glob("claw_sessiond-*.whl"))
+    with zipfile.ZipFile(daemon_whl) as z:
+        daemon_files = z.namelist()
+        daemon_meta = z.read(next(n for n in daemon_files if n.endswith(".dist-info/METADATA"))).decode()
+    with zipfile.ZipFile(client_whl) as z:
+        client_files = z.namelist()
+        client_meta = z.read(next(n for n in client_files if n.endswith(".dist-info/METADATA"))).decode()
+    assert not [n for n in daemon_files if n.startswith("claw_sessiond_client/")], "the daemon wheel ships the client"
+    assert "claw_sessiond_client/api/v1/sessiond_pb2.py" in client_files
+    assert "claw_sessiond_client/py.typed" in client_files and "claw_sessiond/py.typed" in daemon_files
+    version = _project(ROOT / "pyproject.toml")["version"]
+    assert f"Requires-Dist: claw-sessiond-client=={version}" in daemon_meta.splitlines()
+    for meta, files in ((daemon_meta, daemon_files), (client_meta, client_files)):
+        assert "License-Expression: MIT" in meta.splitlines()
+        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in files)
+        assert "grpcio-tools" not in "\n".join(ln for ln in meta.splitlines() if "extra ==" not in ln)
+
+    # 2. Two clean venvs, installed at the same time: the client alone, and daemon + client.
+    client_venv, daemon_venv = scratch / "client-venv", scratch / "daemon-venv"
+    for venv in (client_venv, daemon_venv):
+        _run([sys.executable, "-m", "venv", str(venv)], 120, env=env)
+    installs = [
+        subprocess.Popen(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *map(str, wheels)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        for venv, wheels in ((client_venv, [client_whl]), (daemon_venv, [daemon_whl, client_whl]))
+    ]
+    for proc in installs:
+        try:
+            output, _ = proc.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            output, _ = proc.communicate()
+        assert proc.returncode == 0, f"{proc.args} exited {proc.returncode}:\n{output}"
+    for venv in (client_venv, daemon_venv):
+        _run([str(venv / "bin" / "python"), "-m", "pip", "check"], 60, env=env)
+    in_client_venv = _installed(client_venv, env)
+    assert "claw-sessiond-client" in in_client_venv
+    assert in_client_venv & DAEMON_ONLY_DISTS == set()
+    assert "grpcio-tools" not in _installed(daemon_venv, env)
+
+    # 3. The daemon venv's command line, then its daemon serving a workspace.
+    daemon_bin = daemon_venv / "bin" / "claw-sessiond"
+    help_out = _run([str(daemon_bin), "--help"], 60, env=env, cwd=scratch).stdout
+    assert "serve" in help_out
+    assert _run([str(daemon_bin), "--version"], 60, env=env, cwd=scratch).stdout.strip() == f"claw-sessiond {version}"
+    workspace = scratch / "ws"
+    workspace.mkdir()
+    socket_path = default_socket_path(workspace, env.get("XDG_RUNTIME_DIR"))
+    log_path = scratch / "daemon.log"
+    with open(log_path, "wb") as log:
+        daemon = subprocess.Popen(
+            [str(daemon_bin), "serve", "--workspace", str(workspace)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=workspace,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while not (socket_path.exists() and health_status(f"unix:{socket_path}") == "SERVING"):
+            assert daemon.poll() is None, f"daemon exited {daemon.returncode}:\n{log_path.read_text()}"
+            assert time.monotonic() < deadline, f"daemon not SERVING after 60 s:\n{log_path.read_text()}"
+            time.sleep(0.2)
+
+        # 4. The client-only venv: no daemon code, a real round trip and a typed error.
+        probe = subprocess.run(
+            [str(client_venv / "bin" / "python"), "-I", "-c", "import claw_sessiond"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=scratch,
+        )
+        assert probe.returncode != 0 and "No module named 'claw_sessiond'" in probe.stderr
+        out = _run(
+            [str(client_venv / "bin" / "python"), "-I", "-c", CLIENT_ROUND_TRIP, str(workspace)],
+            120,
+            env=env,
+            cwd=scratch,
+        )
+        result = json.loads(out.stdout)
+        assert Path(result["client_file"]).is_relative_to(client_venv)
+        assert result["empty_before"] is True
+        assert result["positions"] == [1, 2]
+        assert [h[:2] for h in result["history"]] == [[1, "user"], [2, "assistant"], [3, "tool"]]
+        assert result["history"][2][2] == "README.md"
+        assert result["error_reason"] == "UNKNOWN_TOOL_CALL"
+
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0, log_path.read_text()
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(timeout=10)
+    print(f"packaging test: {time.monotonic() - started:.1f} s")

@@ -40,8 +40,8 @@ from grpc_reflection.v1alpha import reflection
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
+from . import limits, retention
 from . import metrics as metrics_http
-from . import retention
 from .config import Config
 from .errors import SessiondError, StorageError
 from .metrics import Metrics
@@ -335,6 +335,8 @@ async def _watchdog(notifier: Notifier, interval_s: float) -> None:
 
 
 async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -> int:
+    limits.raise_nofile_limit()  # a flood of local connections must not starve the database of descriptors
+    limits.install_loop_error_throttle(asyncio.get_running_loop())
     notifier = Notifier(cfg.notify_socket)
     try:
         daemon = await start(cfg, notifier)

@@ -24,7 +24,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -85,11 +85,22 @@ PRLIMIT = ["prlimit", "--nofile=1024:4096", "--"]
 class LimitedDaemon(DaemonProcess):
     """A daemon started with soft/hard descriptor limits 1024/4096 (a common service default)."""
 
+    prlimit: ClassVar[list[str]] = PRLIMIT
+
     def spawn(self) -> subprocess.Popen[bytes]:
         log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self._log = log
         self.proc = subprocess.Popen(
-            [*PRLIMIT, sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(self.workspace), *self.args],
+            [
+                *self.prlimit,
+                sys.executable,
+                "-m",
+                "claw_sessiond",
+                "serve",
+                "--workspace",
+                str(self.workspace),
+                *self.args,
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
             env=self.env,
@@ -336,3 +347,49 @@ def test_a_scrape_does_not_count_the_tables_each_time(metrics_daemon: Any) -> No
     while time.monotonic() < deadline and "claw_sessiond_sessions 20002.0" not in scrape_text(port):
         time.sleep(0.2)
     assert "claw_sessiond_sessions 20002.0" in scrape_text(port)
+
+
+class TinyDaemon(LimitedDaemon):
+    """A daemon whose hard descriptor limit is 64, so it can really run out."""
+
+    prlimit: ClassVar[list[str]] = ["prlimit", "--nofile=64:64", "--"]
+
+
+def test_accept_errors_when_out_of_descriptors_are_logged_once_per_interval(workspace: Path) -> None:
+    port = free_port()
+    d = TinyDaemon(workspace, "--metrics", f"127.0.0.1:{port}").start()
+    held: list[socket.socket] = []
+    try:
+        assert d.proc is not None
+        # The owner's own processes (same uid) fill the daemon's descriptor table through the gRPC socket...
+        for _ in range(80):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(str(d.socket_path))
+            held.append(s)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and fd_count(d.proc.pid) < 64:
+            time.sleep(0.1)
+        assert fd_count(d.proc.pid) >= 63, "the daemon did not run out of descriptors"
+        # ...then scrapes queue up behind a listener whose accept() fails with EMFILE, for 6 s.
+        for _ in range(20):  # fewer than the listen backlog, so every connect completes
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            held.append(s)
+        time.sleep(6)
+        lines = [line for line in d.log().splitlines() if "socket.accept() out of system resource" in line]
+        assert 1 <= len(lines) <= 2, f"{len(lines)} accept-error lines in 6 s:\n" + "\n".join(lines[:5])
+    finally:
+        for s in held:
+            s.close()
+    # Once the descriptors are free again, the daemon serves as before.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            with SessionClient(address=d.address, autostart=False, timeout_s=5, retry_window_s=0) as c:
+                c.append("after", Message.user("x"))
+            break
+        except Exception:  # retried until the deadline
+            time.sleep(0.5)
+    with SessionClient(address=d.address, autostart=False) as c:
+        assert c.load("after", "/").messages[0].content == "x"
+    record("metrics_limits", log_bytes_at_emfile=d.log_path.stat().st_size)
+    d.stop()

@@ -135,6 +135,7 @@ def test_tcp_without_the_token_is_refused_and_touches_nothing(
     with d.client() as c:
         assert [m.content for m in c.load("victim", "/").messages] == ["secret plan", "ok"]
     assert "tcp_unauthenticated" in d.log() and "INTERNAL" not in d.log()
+    assert token_of(d.workspace) not in d.log()
 
 
 def test_the_client_library_sends_the_token_and_names_a_refusal(
@@ -151,6 +152,10 @@ def test_the_client_library_sends_the_token_and_names_a_refusal(
         assert c.load("victim", "/").messages[-1].content == "over tcp"
     monkeypatch.setenv("CLAW_TOKEN", token_of(d.workspace))
     with SessionClient(address=address, autostart=False) as c:
+        assert len(c.list_sessions()) == 1
+    # An explicit workspace's file wins over a stale $CLAW_TOKEN.
+    monkeypatch.setenv("CLAW_TOKEN", "stale")
+    with SessionClient(d.workspace, address=address, autostart=False) as c:
         assert len(c.list_sessions()) == 1
     monkeypatch.delenv("CLAW_TOKEN")
     # Without one, or with a wrong one: a documented error with a reason, nothing written.

@@ -1,12 +1,13 @@
 """The token a client sends to a daemon's ``--tcp`` port (``authorization: Bearer <token>``).
 
 Over a Unix socket no token is sent: the socket's private folder is the
-credential. Over TCP the token is, in this order: the ``token=`` argument,
-``$CLAW_TOKEN``, or ``<workspace>/.claw/tcp-token`` when a workspace was
-passed explicitly. The file is re-read whenever it changed (the daemon writes
-a fresh token at every start), so a long-lived client follows restarts. A
-workspace is never guessed from the current folder: that would send one
-workspace's token to whatever listens on the address given.
+credential. Over TCP the token is, in this order: the ``token=`` argument;
+``<workspace>/.claw/tcp-token`` when a workspace was passed explicitly and
+the file can be read; ``$CLAW_TOKEN``. The file is re-read whenever it
+changed (the daemon writes a fresh token at every start), so a long-lived
+client follows restarts. A workspace is never guessed from the current
+folder: that would send one workspace's token to whatever listens on the
+address given.
 """
 
 from __future__ import annotations
@@ -29,26 +30,31 @@ TOKEN_FILE: Final = "tcp-token"
 
 
 class TokenSource:
-    """A fixed token, or the token file of a workspace (re-read when it changes)."""
+    """The token file of a workspace (re-read when it changes), else a fixed token.
+
+    Args:
+        token: used when there is no file or it cannot be read.
+        path: a workspace's ``.claw/tcp-token``.
+    """
 
     def __init__(self, token: str | None = None, path: Path | None = None) -> None:
-        self._token = token
+        self._fallback = token
         self.path = path
+        self._from_file: str | None = None
         self._seen: tuple[int, int, int] | None = None
 
     def value(self) -> str | None:
-        """The current token (None if the file cannot be read)."""
-        if self.path is None:
-            return self._token
-        try:
-            st = os.stat(self.path)
-            key = (st.st_ino, st.st_mtime_ns, st.st_size)
-            if key != self._seen:
-                self._token = self.path.read_text().strip() or None
-                self._seen = key
-        except OSError:
-            self._token, self._seen = None, None
-        return self._token
+        """The current token (None if there is none)."""
+        if self.path is not None:
+            try:
+                st = os.stat(self.path)
+                key = (st.st_ino, st.st_mtime_ns, st.st_size)
+                if key != self._seen:
+                    self._from_file = self.path.read_text().strip() or None
+                    self._seen = key
+            except OSError:
+                self._from_file, self._seen = None, None
+        return self._from_file or self._fallback
 
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """The ``authorization`` entry to add to a call (empty without a token)."""
@@ -65,11 +71,10 @@ def token_source(
     environ = os.environ if env is None else env
     if token:
         return TokenSource(token=token)
-    if environ.get(TOKEN_ENV):
-        return TokenSource(token=environ[TOKEN_ENV])
-    if workspace is not None:
-        return TokenSource(path=claw_dir(Path(os.path.abspath(workspace))) / TOKEN_FILE)
-    return None
+    path = claw_dir(Path(os.path.abspath(workspace))) / TOKEN_FILE if workspace is not None else None
+    if path is None and not environ.get(TOKEN_ENV):
+        return None
+    return TokenSource(token=environ.get(TOKEN_ENV) or None, path=path)
 
 
 # The stubs make the interceptor classes generic; at run time they are not subscriptable.

@@ -36,8 +36,8 @@ class SessionClient:
             (UNAVAILABLE, DEADLINE_EXCEEDED, daemon restarting); every mutation
             carries a request id, so a retry never writes twice.
         token: the daemon's TCP token, sent as ``authorization: Bearer`` when
-            ``address`` is a TCP one (default: ``$CLAW_TOKEN``, else
-            ``<workspace>/.claw/tcp-token`` if ``workspace`` is given). Never
+            ``address`` is a TCP one (default: ``<workspace>/.claw/tcp-token``
+            if ``workspace`` is given and readable, else ``$CLAW_TOKEN``). Never
             sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`

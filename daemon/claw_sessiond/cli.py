@@ -78,7 +78,13 @@ def add_workspace_option(parser: argparse.ArgumentParser, env: Mapping[str, str]
 
 def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
     add_workspace_option(parser, env)
-    _env_option(parser, "--tcp", env, default=None, help="also listen on host:port (plaintext; loopback only)")
+    _env_option(
+        parser,
+        "--tcp",
+        env,
+        default=None,
+        help="also listen on host:port (plaintext; loopback only; calls need the token in .claw/tcp-token)",
+    )
     _env_option(
         parser,
         "--allow-non-loopback",

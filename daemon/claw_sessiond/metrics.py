@@ -8,8 +8,15 @@ own thread; prometheus-client's metrics are thread-safe. Database figures
 (sessions, events, file sizes) are read through the store at scrape time.
 
 The HTTP endpoint is a few lines of asyncio on the daemon's loop: no thread,
-no framework, closed with the daemon. It answers ``GET /metrics`` only. This
-module must never import grpc nor speak SQL.
+no framework, closed with the daemon. It answers ``GET /metrics`` only. Every
+local user can reach it, so it is bounded: at most :data:`MAX_CONNECTIONS`
+connections at once (more are reset as soon as they are accepted), one
+deadline of :data:`REQUEST_DEADLINE_S` for the whole request head (a client
+trickling a header line every few seconds is cut off), heads of at most
+:data:`MAX_HEADER_BYTES`, and the database figures cached for
+:data:`FIGURES_TTL_S` so a scrape costs no table scan. A hostile local user
+can still keep the slots busy, which makes scrapes fail: the daemon's RPCs
+and storage are not affected. This module must never import grpc nor speak SQL.
 
 Names (all prefixed ``claw_sessiond_``): ``requests_total{method,code}``,
 ``request_duration_seconds{method}``, ``commit_batch_size``,
@@ -24,7 +31,6 @@ Names (all prefixed ``claw_sessiond_``): ``requests_total{method,code}``,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -35,9 +41,19 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from .config import parse_host_port
+from .limits import Throttle
 from .store import Store
 
-__all__ = ["Metrics", "hold", "listen"]
+__all__ = [
+    "BACKLOG",
+    "FIGURES_TTL_S",
+    "MAX_CONNECTIONS",
+    "MAX_HEADER_BYTES",
+    "REQUEST_DEADLINE_S",
+    "Metrics",
+    "hold",
+    "listen",
+]
 
 _log = logging.getLogger("claw_sessiond.metrics")
 PREFIX: Final = "claw_sessiond_"
@@ -52,7 +68,18 @@ _STORE_COUNTERS: Final = (
     ("sessions_deleted", "Sessions erased (Delete or retention) since start."),
     ("retention_deleted", "Sessions erased by the retention policy since start."),
 )
-_HTTP_TIMEOUT_S: Final = 5.0
+#: Most /metrics connections served at once; more are closed (reset) as soon as they are accepted.
+MAX_CONNECTIONS: Final = 16
+#: Listen backlog, which is also how many connections asyncio accepts in one go before any is served
+#: (or reset): so at most MAX_CONNECTIONS + BACKLOG descriptors go to /metrics at any moment.
+BACKLOG: Final = 32
+#: The whole request head (request line and headers) must arrive within this many seconds; sending
+#: the response gets as long again.
+REQUEST_DEADLINE_S: Final = 5.0
+#: Largest request head in bytes (request line plus headers).
+MAX_HEADER_BYTES: Final = 8192
+#: Database figures (sessions, events, file sizes, schema version) are re-read at most this often.
+FIGURES_TTL_S: Final = 5.0
 
 
 class _Figures(Collector):
@@ -97,6 +124,8 @@ class Metrics:
         self.active_watchers = active_watchers
         self.started = time.monotonic()
         self.figures: dict[str, int] = {}
+        self._figures_at: float | None = None
+        self._refresh_lock = asyncio.Lock()
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             PREFIX + "requests", "RPCs finished, by method and status code.", ["method", "code"], registry=self.registry
@@ -141,11 +170,20 @@ class Metrics:
         self.commit_seconds_total += seconds
 
     async def refresh(self) -> None:
-        """Re-read the database figures (sessions, events, sizes, schema version)."""
-        self.figures = await self.store.figures()
+        """Re-read the database figures (sessions, events, sizes, schema version) if older than FIGURES_TTL_S.
+
+        Counting the tables is a scan; scrapes that come in together, or faster
+        than the TTL, share one read, so however often anyone scrapes, the
+        database is counted at most once per ``FIGURES_TTL_S``.
+        """
+        async with self._refresh_lock:
+            if self._figures_at is not None and time.monotonic() - self._figures_at < FIGURES_TTL_S:
+                return
+            self.figures = await self.store.figures()
+            self._figures_at = time.monotonic()
 
     async def render(self) -> bytes:
-        """The Prometheus text exposition, with fresh database figures."""
+        """The Prometheus text exposition (database figures at most FIGURES_TTL_S old)."""
         await self.refresh()
         return generate_latest(self.registry)
 
@@ -164,31 +202,67 @@ class Metrics:
         }
 
 
-async def _handle(metrics: Metrics, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        request = await asyncio.wait_for(reader.readline(), _HTTP_TIMEOUT_S)
-        for _ in range(100):  # headers, bounded
-            line = await asyncio.wait_for(reader.readline(), _HTTP_TIMEOUT_S)
-            if line in (b"\r\n", b"\n", b""):
-                break
-        parts = request.decode("latin-1").split()
-        path = parts[1].split("?", 1)[0] if len(parts) >= 2 else ""
-        if len(parts) >= 2 and parts[0] in ("GET", "HEAD") and path == "/metrics":
-            body = await metrics.render()
-            status, ctype = "200 OK", CONTENT_TYPE_LATEST
-        else:
-            body, status, ctype = b"claw-sessiond: see /metrics\n", "404 Not Found", "text/plain; charset=utf-8"
-        head = f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-        writer.write(head.encode("latin-1") + (b"" if parts[:1] == ["HEAD"] else body))
-        await writer.drain()
-    except (TimeoutError, ConnectionError, UnicodeDecodeError) as exc:
-        _log.debug("event=metrics_request_failed error=%s", exc)
-    except Exception:
-        _log.exception("event=metrics_request_crashed")
-    finally:
-        writer.close()
-        with contextlib.suppress(ConnectionError):
-            await writer.wait_closed()
+class _Endpoint:
+    """The ``/metrics`` HTTP handler with its limits (see the module docstring)."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+        self.active = 0
+        self.throttle = Throttle()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.active >= MAX_CONNECTIONS:
+            writer.transport.abort()  # at once: no read, no response, no lingering close
+            if (left_out := self.throttle.admit("refused")) is not None:
+                _log.warning(
+                    "event=metrics_connection_refused limit=%d suppressed_since_last=%d", MAX_CONNECTIONS, left_out
+                )
+            return
+        self.active += 1
+        answered = False
+        try:
+            answered = await self._serve(reader, writer)
+        finally:
+            self.active -= 1
+            if answered:
+                writer.close()  # the response is flushed (drained), so this frees the descriptor now
+            else:
+                writer.transport.abort()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Read one request and answer it; True if the whole response was handed to the kernel."""
+        try:
+            async with asyncio.timeout(REQUEST_DEADLINE_S):  # the whole request, not each line
+                request = await reader.readline()
+                size = len(request)
+                while size <= MAX_HEADER_BYTES:
+                    line = await reader.readline()
+                    size += len(line)
+                    if line in (b"\r\n", b"\n", b""):
+                        break
+                else:
+                    raise ValueError("request head too large")
+            parts = request.decode("latin-1").split()
+            path = parts[1].split("?", 1)[0] if len(parts) >= 2 else ""
+            if len(parts) >= 2 and parts[0] in ("GET", "HEAD") and path == "/metrics":
+                body = await self.metrics.render()
+                status, ctype = "200 OK", CONTENT_TYPE_LATEST
+            else:
+                body, status, ctype = b"claw-sessiond: see /metrics\n", "404 Not Found", "text/plain; charset=utf-8"
+            head = (
+                f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
+                "Connection: close\r\n\r\n"
+            )
+            async with asyncio.timeout(REQUEST_DEADLINE_S):  # a reader that does not read is cut off too
+                writer.write(head.encode("latin-1") + (b"" if parts[:1] == ["HEAD"] else body))
+                await writer.drain()
+            return True
+        except (TimeoutError, ConnectionError, ValueError) as exc:  # ValueError: line over the limit
+            _log.debug("event=metrics_request_failed error=%s", exc)
+        except Exception as exc:
+            if (left_out := self.throttle.admit(f"crashed|{type(exc).__name__}")) is not None:
+                _log.exception("event=metrics_request_crashed suppressed_since_last=%d", left_out)
+        return False
 
 
 async def listen(metrics: Metrics, address: str) -> asyncio.Server:
@@ -198,9 +272,10 @@ async def listen(metrics: Metrics, address: str) -> asyncio.Server:
         OSError: the address cannot be bound.
     """
     host, port = parse_host_port("metrics", address)
-    server = await asyncio.start_server(lambda r, w: _handle(metrics, r, w), host, port)
+    endpoint = _Endpoint(metrics)
+    server = await asyncio.start_server(endpoint.handle, host, port, limit=MAX_HEADER_BYTES, backlog=BACKLOG)
     bound = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in server.sockets)
-    _log.info("event=metrics_listening address=%s", bound)
+    _log.info("event=metrics_listening address=%s max_connections=%d", bound, MAX_CONNECTIONS)
     return server
 
 

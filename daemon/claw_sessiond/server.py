@@ -40,8 +40,8 @@ from grpc_reflection.v1alpha import reflection
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
+from . import auth, limits, retention
 from . import metrics as metrics_http
-from . import retention
 from .config import Config
 from .errors import SessiondError, StorageError
 from .metrics import Metrics
@@ -206,6 +206,7 @@ class Daemon:
     notifier: Notifier
     tcp_port: int | None = None
     metrics: Metrics | None = None
+    tcp_server: grpc.aio.Server | None = None
 
     async def stop(self) -> None:
         """Graceful stop (see the module docstring)."""
@@ -215,7 +216,9 @@ class Daemon:
         await self.health.enter_graceful_shutdown()
         self.service.owners.end_all()
         self.service.close_watches()
-        await self.server.stop(self.config.shutdown_grace_s)
+        await asyncio.gather(
+            *(s.stop(self.config.shutdown_grace_s) for s in (self.server, self.tcp_server) if s is not None)
+        )
         await self.store.close()
         with contextlib.suppress(FileNotFoundError):
             if self.socket_path.lstat().st_ino == self.socket_inode:
@@ -276,12 +279,16 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     store.counters.commit_observers.append(metrics.observe_commit)
     service.stats_extra = metrics.stats
     server = grpc.aio.server(options=server_options(cfg))
-    pb_grpc.add_SessionServiceServicer_to_server(service, server)
     health_servicer = health_aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
-    )
+
+    def register(srv: grpc.aio.Server) -> None:
+        pb_grpc.add_SessionServiceServicer_to_server(service, srv)
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, srv)
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), srv
+        )
+
+    register(server)
     sock = cfg.effective_socket_path
     try:
         prepare_socket_path(sock)
@@ -290,17 +297,39 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     if server.add_insecure_port(f"unix:{sock}") == 0:
         raise StartupError(f"{sock}: cannot bind the Unix socket")
     os.chmod(sock, 0o600)
-    tcp_port = None
+    tcp_port, tcp_server = None, None
     if cfg.tcp_address:
-        tcp_port = server.add_insecure_port(cfg.tcp_address)
+        # Its own server object, so the token check applies to TCP only (auth.py says why).
+        try:
+            token_path, token = auth.write_token(cfg.claw_dir)
+        except OSError as exc:
+            raise StartupError(f"{cfg.claw_dir / auth.TOKEN_FILE}: cannot write: {exc.strerror}") from exc
+        tcp_server = grpc.aio.server(options=server_options(cfg), interceptors=[auth.TokenInterceptor(token)])
+        register(tcp_server)
+        tcp_port = tcp_server.add_insecure_port(cfg.tcp_address)
         if tcp_port == 0:
             raise StartupError(f"tcp {cfg.tcp_address}: cannot bind")
-        _log.warning("event=tcp_listening address=%s (plaintext, no authentication)", cfg.tcp_address)
+        _log.warning(
+            "event=tcp_listening address=%s token_file=%s (plaintext; token required)", cfg.tcp_address, token_path
+        )
     await server.start()
+    if tcp_server is not None:
+        await tcp_server.start()
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     return Daemon(
-        cfg, store, server, service, health_servicer, lock_fd, sock, sock.lstat().st_ino, notifier, tcp_port, metrics
+        cfg,
+        store,
+        server,
+        service,
+        health_servicer,
+        lock_fd,
+        sock,
+        sock.lstat().st_ino,
+        notifier,
+        tcp_port,
+        metrics,
+        tcp_server,
     )
 
 
@@ -335,6 +364,8 @@ async def _watchdog(notifier: Notifier, interval_s: float) -> None:
 
 
 async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -> int:
+    limits.raise_nofile_limit()  # a flood of local connections must not starve the database of descriptors
+    limits.install_loop_error_throttle(asyncio.get_running_loop())
     notifier = Notifier(cfg.notify_socket)
     try:
         daemon = await start(cfg, notifier)

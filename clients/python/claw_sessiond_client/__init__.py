@@ -40,6 +40,7 @@ from .errors import (
     StorageFullError,
     StorageUnavailableError,
     ToolCallStateError,
+    UnauthenticatedError,
     WatchLaggedError,
 )
 from .paths import default_socket_path
@@ -77,6 +78,7 @@ __all__ = [
     "StorageUnavailableError",
     "ToolCall",
     "ToolCallStateError",
+    "UnauthenticatedError",
     "Usage",
     "UsageReport",
     "WatchEvent",

@@ -593,6 +593,7 @@ _BY_REASON: Final[dict[str, type[E.SessiondError]]] = {
     "CORRUPT_DATABASE": E.CorruptDatabaseError,
     "SHUTTING_DOWN": E.ShuttingDownError,
     "SESSION_NOT_FOUND": E.SessionNotFoundError,
+    "UNAUTHENTICATED": E.UnauthenticatedError,
     "INTERNAL": E.InternalError,
 }
 _BY_CODE: Final[dict[grpc.StatusCode, type[E.SessiondError]]] = {
@@ -603,6 +604,7 @@ _BY_CODE: Final[dict[grpc.StatusCode, type[E.SessiondError]]] = {
     grpc.StatusCode.RESOURCE_EXHAUSTED: E.StorageFullError,
     grpc.StatusCode.UNAVAILABLE: E.DaemonUnavailableError,
     grpc.StatusCode.DEADLINE_EXCEEDED: E.DeadlineError,
+    grpc.StatusCode.UNAUTHENTICATED: E.UnauthenticatedError,
 }
 
 

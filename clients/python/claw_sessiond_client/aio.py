@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import grpc
 
+from . import _auth
 from . import _base as B
 from . import errors as E
 from .api.v1 import sessiond_pb2 as pb
@@ -36,6 +37,10 @@ class AsyncSessionClient:
         retry_window_s: how long a call that may be retried safely is retried
             (UNAVAILABLE, DEADLINE_EXCEEDED, daemon restarting); every mutation
             carries a request id, so a retry never writes twice.
+        token: the daemon's TCP token, sent as ``authorization: Bearer`` when
+            ``address`` is a TCP one (default: ``<workspace>/.claw/tcp-token``
+            if ``workspace`` is given and readable, else ``$CLAW_TOKEN``). Never
+            sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
     subclasses, never ``grpc.RpcError``.
@@ -49,12 +54,15 @@ class AsyncSessionClient:
         autostart: bool = True,
         timeout_s: float = B.DEFAULT_TIMEOUT_S,
         retry_window_s: float = B.DEFAULT_RETRY_WINDOW_S,
+        token: str | None = None,
     ) -> None:
         self.target, self.workspace = B.resolve_target(workspace, address)
         self.autostart = autostart and self.workspace is not None
         self.timeout_s = timeout_s
         self.retry_window_s = retry_window_s
-        self._channel = grpc.aio.insecure_channel(self.target)
+        self._channel = grpc.aio.insecure_channel(
+            self.target, interceptors=_auth.aio_interceptors(_auth.token_source(self.target, workspace, token))
+        )
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None

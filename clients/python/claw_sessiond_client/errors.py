@@ -19,6 +19,7 @@ message text. A raw ``grpc.RpcError`` never escapes the client library::
     ├── ShuttingDownError        UNAVAILABLE (the daemon is stopping)
     ├── DaemonUnavailableError   nothing answers on the socket (and auto-start failed or is off)
     ├── DeadlineError            DEADLINE_EXCEEDED (a write may have committed: retry with the same request id)
+    ├── UnauthenticatedError     UNAUTHENTICATED (TCP without the daemon's token, or a stale one; nothing was done)
     └── InternalError            anything else
 """
 
@@ -42,6 +43,7 @@ __all__ = [
     "StorageFullError",
     "StorageUnavailableError",
     "ToolCallStateError",
+    "UnauthenticatedError",
     "WatchLaggedError",
 ]
 
@@ -77,6 +79,7 @@ class Reason(enum.StrEnum):
     SHUTTING_DOWN = "SHUTTING_DOWN"
     DAEMON_UNAVAILABLE = "DAEMON_UNAVAILABLE"
     DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
+    UNAUTHENTICATED = "UNAUTHENTICATED"
     INTERNAL = "INTERNAL"
 
 
@@ -178,6 +181,17 @@ class DeadlineError(SessiondError):
     """The deadline passed; a write may still have committed."""
 
     default_reason = Reason.DEADLINE_EXCEEDED
+
+
+class UnauthenticatedError(SessiondError):
+    """The daemon's TCP port refused the call: no token, or not the daemon's current one. Nothing was done.
+
+    ``metadata["problem"]`` is ``missing`` or ``mismatch``. Pass ``workspace=`` (the client then reads
+    ``<workspace>/.claw/tcp-token``), ``token=``, or set ``$CLAW_TOKEN``; the daemon writes a new token
+    at every start.
+    """
+
+    default_reason = Reason.UNAUTHENTICATED
 
 
 class InternalError(SessiondError):

@@ -1,0 +1,198 @@
+"""The token a client sends to a daemon's ``--tcp`` port (``authorization: Bearer <token>``).
+
+Over a Unix socket no token is sent: the socket's private folder is the
+credential. Over TCP the token is, in this order: the ``token=`` argument;
+``<workspace>/.claw/tcp-token`` when a workspace was passed explicitly and
+the file can be read; ``$CLAW_TOKEN``. The file is re-read whenever it
+changed (the daemon writes a fresh token at every start), so a long-lived
+client follows restarts. A workspace is never guessed from the current
+folder: that would send one workspace's token to whatever listens on the
+address given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+import grpc
+
+from .paths import claw_dir
+
+__all__ = ["TOKEN_ENV", "TOKEN_FILE", "TokenSource", "aio_interceptors", "intercept", "token_source"]
+
+#: Environment variable holding a token (used when no ``token=`` is passed).
+TOKEN_ENV: Final = "CLAW_TOKEN"
+#: The daemon's token file inside ``.claw/``.
+TOKEN_FILE: Final = "tcp-token"
+
+
+class TokenSource:
+    """The token file of a workspace (re-read when it changes), else a fixed token.
+
+    Args:
+        token: used when there is no file or it cannot be read.
+        path: a workspace's ``.claw/tcp-token``.
+    """
+
+    def __init__(self, token: str | None = None, path: Path | None = None) -> None:
+        self._fallback = token
+        self.path = path
+        self._from_file: str | None = None
+        self._seen: tuple[int, int, int] | None = None
+
+    def value(self) -> str | None:
+        """The current token (None if there is none)."""
+        if self.path is not None:
+            try:
+                st = os.stat(self.path)
+                key = (st.st_ino, st.st_mtime_ns, st.st_size)
+                if key != self._seen:
+                    self._from_file = self.path.read_text().strip() or None
+                    self._seen = key
+            except OSError:
+                self._from_file, self._seen = None, None
+        return self._from_file or self._fallback
+
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """The ``authorization`` entry to add to a call (empty without a token)."""
+        token = self.value()
+        return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+def token_source(
+    target: str, workspace: str | os.PathLike[str] | None, token: str | None, env: dict[str, str] | None = None
+) -> TokenSource | None:
+    """Where a client to ``target`` gets its token; None for a Unix socket or when there is none."""
+    if target.startswith("unix:"):
+        return None
+    environ = os.environ if env is None else env
+    if token:
+        return TokenSource(token=token)
+    path = claw_dir(Path(os.path.abspath(workspace))) / TOKEN_FILE if workspace is not None else None
+    if path is None and not environ.get(TOKEN_ENV):
+        return None
+    return TokenSource(token=environ.get(TOKEN_ENV) or None, path=path)
+
+
+# The stubs make the interceptor classes generic; at run time they are not subscriptable.
+if TYPE_CHECKING:
+    _BaseUnaryUnary = grpc.UnaryUnaryClientInterceptor[Any, Any]
+    _AioBaseUnaryUnary = grpc.aio.UnaryUnaryClientInterceptor[Any, Any]
+    _BaseUnaryStream = grpc.UnaryStreamClientInterceptor[Any, Any]
+    _AioBaseUnaryStream = grpc.aio.UnaryStreamClientInterceptor[Any, Any]
+    _BaseStreamUnary = grpc.StreamUnaryClientInterceptor[Any, Any]
+    _AioBaseStreamUnary = grpc.aio.StreamUnaryClientInterceptor[Any, Any]
+    _BaseStreamStream = grpc.StreamStreamClientInterceptor[Any, Any]
+    _AioBaseStreamStream = grpc.aio.StreamStreamClientInterceptor[Any, Any]
+else:
+    _BaseUnaryUnary = grpc.UnaryUnaryClientInterceptor
+    _AioBaseUnaryUnary = grpc.aio.UnaryUnaryClientInterceptor
+    _BaseUnaryStream = grpc.UnaryStreamClientInterceptor
+    _AioBaseUnaryStream = grpc.aio.UnaryStreamClientInterceptor
+    _BaseStreamUnary = grpc.StreamUnaryClientInterceptor
+    _AioBaseStreamUnary = grpc.aio.StreamUnaryClientInterceptor
+    _BaseStreamStream = grpc.StreamStreamClientInterceptor
+    _AioBaseStreamStream = grpc.aio.StreamStreamClientInterceptor
+
+
+class _Details(NamedTuple):
+    method: str
+    timeout: float | None
+    metadata: Any
+    credentials: Any
+    wait_for_ready: bool | None
+    compression: Any
+
+
+def _with_token(details: Any, source: TokenSource) -> Any:
+    extra = source.metadata()
+    if not extra:
+        return details
+    metadata = tuple(details.metadata or ()) + extra
+    return _Details(
+        details.method,
+        details.timeout,
+        metadata,
+        details.credentials,
+        details.wait_for_ready,
+        getattr(details, "compression", None),
+    )
+
+
+class _SyncAuth(
+    _BaseUnaryUnary,
+    _BaseUnaryStream,
+    _BaseStreamUnary,
+    _BaseStreamStream,
+):
+    def __init__(self, source: TokenSource) -> None:
+        self._source = source
+
+    def intercept_unary_unary(self, continuation: Callable[..., Any], details: Any, request: Any) -> Any:
+        return continuation(_with_token(details, self._source), request)
+
+    def intercept_unary_stream(self, continuation: Callable[..., Any], details: Any, request: Any) -> Any:
+        return continuation(_with_token(details, self._source), request)
+
+    def intercept_stream_unary(self, continuation: Callable[..., Any], details: Any, requests: Any) -> Any:
+        return continuation(_with_token(details, self._source), requests)
+
+    def intercept_stream_stream(self, continuation: Callable[..., Any], details: Any, requests: Any) -> Any:
+        return continuation(_with_token(details, self._source), requests)
+
+
+def intercept(channel: grpc.Channel, source: TokenSource | None) -> grpc.Channel:
+    """``channel`` sending the token with every call (unchanged without a source)."""
+    return channel if source is None else grpc.intercept_channel(channel, _SyncAuth(source))
+
+
+def _aio_details(details: grpc.aio.ClientCallDetails, source: TokenSource) -> grpc.aio.ClientCallDetails:
+    extra = source.metadata()
+    if not extra:
+        return details
+    metadata = grpc.aio.Metadata(*tuple(details.metadata or ()), *extra)
+    return grpc.aio.ClientCallDetails(
+        details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+    )
+
+
+class _AioUnaryUnary(_AioBaseUnaryUnary):
+    def __init__(self, source: TokenSource) -> None:
+        self._source = source
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(_aio_details(details, self._source), request)
+
+
+class _AioUnaryStream(_AioBaseUnaryStream):
+    def __init__(self, source: TokenSource) -> None:
+        self._source = source
+
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(_aio_details(details, self._source), request)
+
+
+class _AioStreamUnary(_AioBaseStreamUnary):
+    def __init__(self, source: TokenSource) -> None:
+        self._source = source
+
+    async def intercept_stream_unary(self, continuation: Any, details: Any, requests: Any) -> Any:
+        return await continuation(_aio_details(details, self._source), requests)
+
+
+class _AioStreamStream(_AioBaseStreamStream):
+    def __init__(self, source: TokenSource) -> None:
+        self._source = source
+
+    async def intercept_stream_stream(self, continuation: Any, details: Any, requests: Any) -> Any:
+        return await continuation(_aio_details(details, self._source), requests)
+
+
+def aio_interceptors(source: TokenSource | None) -> list[Any] | None:
+    """Interceptors for ``grpc.aio.insecure_channel`` that send the token (None without a source)."""
+    if source is None:
+        return None
+    return [_AioUnaryUnary(source), _AioUnaryStream(source), _AioStreamUnary(source), _AioStreamStream(source)]

@@ -1,0 +1,408 @@
+"""``--metrics`` cannot be used to exhaust the daemon (Harden item 3).
+
+The endpoint listens on loopback, so every local user can reach it. These
+tests attack it the way a hostile local user would: slow-loris connections
+(a request line, then one header line every couple of seconds), opened from
+uid 65534 through ``setpriv`` when the tests run as root (else from a
+separate process of the same uid). The daemon is started with the soft
+descriptor limit most distributions give a service (1024, hard 4096), so
+the old code ran out of descriptors exactly as reported.
+
+What must hold: the owner's clients keep connecting and writing, the
+daemon's descriptors stay bounded, its log stays small, a connection past
+the documented cap is closed at once, a request gets one whole deadline
+(not one per line), and a scrape does not count the tables each time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from claw_sessiond_client import Message, SessionClient
+from tests._figures import record
+from tests._robust import is_root
+from tests.conftest import DaemonProcess
+
+NOBODY = 65534
+#: The documented cap on concurrent /metrics connections (claw_sessiond.metrics.MAX_CONNECTIONS).
+CAP = 16
+#: The documented whole-request deadline in seconds (claw_sessiond.metrics.REQUEST_DEADLINE_S).
+DEADLINE_S = 5.0
+
+# A slow-loris attacker: opens `n` connections, sends a request line on each, then a header line on
+# every open one each `interval` s, reopening closed ones, for `hold_s` seconds. Bounded in count and time.
+LORIS = r"""
+import json, resource, socket, sys, time
+port, n, hold_s, interval = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+socks, opened, failed, closed_by_server = [], 0, 0, 0
+def open_one():
+    global opened, failed
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=2)
+        s.sendall(b"GET /metrics HTTP/1.1\r\n")
+        s.setblocking(False)
+        socks.append(s)
+        opened += 1
+    except OSError:
+        failed += 1
+start = time.monotonic()
+for _ in range(n):
+    open_one()
+end = start + hold_s
+while time.monotonic() < end:
+    for s in list(socks):
+        try:
+            s.send(b"X-Slow: 1\r\n")
+        except OSError:
+            closed_by_server += 1
+            socks.remove(s)
+            s.close()
+    while len(socks) < n and time.monotonic() < end and opened + failed < 20 * n:
+        open_one()
+    time.sleep(interval)
+for s in socks:
+    s.close()
+print(json.dumps({"uid": __import__("os").getuid(), "opened": opened, "failed": failed,
+                  "closed_by_server": closed_by_server}))
+"""
+
+
+PRLIMIT = ["prlimit", "--nofile=1024:4096", "--"]
+
+
+class LimitedDaemon(DaemonProcess):
+    """A daemon started with soft/hard descriptor limits 1024/4096 (a common service default)."""
+
+    prlimit: ClassVar[list[str]] = PRLIMIT
+
+    def spawn(self) -> subprocess.Popen[bytes]:
+        log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self._log = log
+        self.proc = subprocess.Popen(
+            [
+                *self.prlimit,
+                sys.executable,
+                "-m",
+                "claw_sessiond",
+                "serve",
+                "--workspace",
+                str(self.workspace),
+                *self.args,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            cwd=str(self.workspace),
+        )
+        return self.proc
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def fd_count(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def nofile_limits(pid: int) -> tuple[int, int]:
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            soft, hard = line.split()[3:5]
+            return int(soft), int(hard)
+    raise AssertionError("no 'Max open files' line")
+
+
+def scrape_text(port: int, timeout_s: float = 10) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=timeout_s) as r:
+        return str(r.read().decode())
+
+
+@pytest.fixture
+def metrics_daemon(workspace: Path) -> Any:
+    port = free_port()
+    d = LimitedDaemon(workspace, "--metrics", f"127.0.0.1:{port}")
+    d.start()
+    try:
+        yield d, port
+    finally:
+        d.stop()
+
+
+def test_slow_loris_from_another_user_does_not_starve_the_owner(metrics_daemon: Any, tmp_path: Path) -> None:
+    d, port = metrics_daemon
+    assert d.proc is not None
+    pid = d.proc.pid
+    baseline_fds = fd_count(pid)
+    cmd = [sys.executable, "-c", LORIS, str(port), "1100", "12", "2"]
+    if is_root():
+        cmd = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *cmd]
+    attacker = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/")
+    try:
+        ok = failures = 0
+        max_fds = baseline_fds
+        errors: list[str] = []
+        latencies: list[float] = []
+        end = time.monotonic() + 14
+        i = 0
+        while time.monotonic() < end and attacker.poll() is None and i < 200:
+            i += 1
+            max_fds = max(max_fds, fd_count(pid))
+            began = time.monotonic()
+            try:
+                # A fresh client each time: a new connection, as a newly started agent process makes.
+                with SessionClient(address=d.address, autostart=False, timeout_s=5, retry_window_s=0) as c:
+                    c.append("owner", Message.user(f"m{i}"))
+                    assert c.load("owner", "/").messages[-1].content == f"m{i}"
+                ok += 1
+                latencies.append(time.monotonic() - began)
+            except Exception as exc:  # counted and shown
+                failures += 1
+                errors.append(repr(exc)[:200])
+            time.sleep(0.3)
+        out, err = attacker.communicate(timeout=60)
+    finally:
+        if attacker.poll() is None:
+            attacker.kill()
+            attacker.wait(10)
+    report = json.loads(out.decode() or "{}") if attacker.returncode == 0 else {"stderr": err.decode()[-2000:]}
+    log_bytes = d.log_path.stat().st_size
+    record(
+        "metrics_limits",
+        loris_opened=report.get("opened"),
+        owner_ok=ok,
+        owner_failed=failures,
+        daemon_fds_baseline=baseline_fds,
+        daemon_fds_max=max_fds,
+        log_bytes=log_bytes,
+        owner_ms_median=round(sorted(latencies)[len(latencies) // 2] * 1000, 1) if latencies else None,
+        owner_ms_max=round(max(latencies) * 1000, 1) if latencies else None,
+    )
+    assert report.get("opened", 0) >= 1100, report
+    if is_root():
+        assert report["uid"] == NOBODY
+    assert failures == 0 and ok >= 10, f"owner's calls failed during the attack: {errors[:5]}"
+    # Served connections (CAP) plus one accept batch (the backlog, 32) plus slack for the owner's clients.
+    assert max_fds <= baseline_fds + CAP + 32 + 24, f"descriptors not bounded: {baseline_fds} -> {max_fds}"
+    assert log_bytes < 64 * 1024, f"log grew to {log_bytes} bytes:\n{d.log()[-3000:]}"
+    assert "claw_sessiond_sessions 1.0" in scrape_text(port)  # the endpoint still answers afterwards
+
+
+def test_soft_descriptor_limit_is_raised_to_the_hard_limit(metrics_daemon: Any) -> None:
+    d, _port = metrics_daemon
+    assert d.proc is not None
+    assert nofile_limits(d.proc.pid) == (4096, 4096), "soft RLIMIT_NOFILE not raised to the hard limit"
+
+
+def test_connections_past_the_cap_are_closed_at_once(metrics_daemon: Any) -> None:
+    _d, port = metrics_daemon
+    started = time.monotonic()
+    socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(CAP + 10)]
+    for s in socks:
+        s.setblocking(False)
+    gone: set[int] = set()
+    try:
+        # Poll for up to 3.5 s, well inside the 5 s deadline that would close the other 16 too.
+        while time.monotonic() - started < 3.5 and len(gone) < 10:
+            for i, s in enumerate(socks):
+                if i in gone:
+                    continue
+                try:
+                    if s.recv(1) == b"":
+                        gone.add(i)
+                except BlockingIOError:
+                    pass
+                except ConnectionError:
+                    gone.add(i)
+            time.sleep(0.05)
+        waited = time.monotonic() - started
+        assert len(gone) == 10, f"{len(gone)} of {CAP + 10} idle connections closed in {waited:.1f}s (want 10)"
+    finally:
+        for s in socks:
+            s.close()
+    scrape_text(port)  # the slots are free again
+
+
+def test_a_request_gets_one_deadline_not_one_per_line(metrics_daemon: Any) -> None:
+    _d, port = metrics_daemon
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"GET /metrics HTTP/1.1\r\n")
+        started = time.monotonic()
+        closed_after = None
+        for _ in range(int(DEADLINE_S * 3)):  # a header line every second, for up to 3 deadlines
+            time.sleep(1.0)
+            try:
+                s.sendall(b"X-Slow: 1\r\n")
+            except OSError:
+                closed_after = time.monotonic() - started
+                break
+            s.settimeout(0.01)
+            try:
+                if s.recv(1) == b"":
+                    closed_after = time.monotonic() - started
+                    break
+            except TimeoutError:
+                pass
+    assert closed_after is not None, "a request that trickles in a line per second was never cut off"
+    assert closed_after < DEADLINE_S + 2.5, closed_after
+
+
+async def test_scrapes_count_the_tables_at_most_once_per_ttl(tmp_path: Path) -> None:
+    """However many scrapes come, the database is counted at most once per FIGURES_TTL_S.
+
+    In-process, to see the SQL: a real Store on a real file, the real endpoint on a
+    real port, and SQLite's own trace callback on every reader connection.
+    """
+    import asyncio
+
+    from claw_sessiond import metrics as metrics_http
+    from claw_sessiond.store import Store
+
+    store = await Store.open(tmp_path / "sessions.db")
+    counted: list[str] = []
+    for reader in store._all_readers:
+        await reader.set_trace_callback(lambda sql: counted.append(sql) if "count(" in sql.lower() else None)
+    server = await metrics_http.listen(metrics_http.Metrics(store), "127.0.0.1:0")
+    port = server.sockets[0].getsockname()[1]
+
+    async def scrape() -> bytes:
+        r, w = await asyncio.open_connection("127.0.0.1", port)
+        w.write(b"GET /metrics HTTP/1.1\r\n\r\n")
+        body = await asyncio.wait_for(r.read(), 10)
+        w.close()
+        return body
+
+    try:
+        started = time.monotonic()
+        replies = []
+        for _ in range(20):  # 200 scrapes, 10 at a time (under the connection cap)
+            replies += await asyncio.gather(*(scrape() for _ in range(10)))
+        elapsed = time.monotonic() - started
+    finally:
+        server.close()
+        await server.wait_closed()
+        await store.close()
+    assert all(b" 200 OK" in r and b"claw_sessiond_sessions 0.0" in r for r in replies)
+    refreshes = 1 + int(elapsed / 5.0)  # FIGURES_TTL_S
+    record("metrics_limits", scrapes=len(replies), count_statements=len(counted), scrape_seconds=round(elapsed, 2))
+    # Two count statements (sessions, events) per refresh; 55a51f1 ran them on every scrape (400 here).
+    assert len(counted) <= 2 * refreshes, (
+        f"{len(counted)} count statements for {len(replies)} scrapes in {elapsed:.1f}s"
+    )
+
+
+def test_a_scrape_does_not_count_the_tables_each_time(metrics_daemon: Any) -> None:
+    """Bench figure: 50 scrapes of a 20,000-session (400,000-event) database take about as long as
+    50 scrapes of a 1-session one, and the gauges stay right."""
+    d, port = metrics_daemon
+    with SessionClient(address=d.address, autostart=False) as c:
+        c.append("first", Message.user("x"))
+
+    def timed(n: int) -> float:
+        started = time.perf_counter()
+        for _ in range(n):
+            scrape_text(port)
+        return time.perf_counter() - started
+
+    scrape_text(port)
+    small = timed(50)
+    # Grow the database to 20,000 sessions and 400,000 events offline-free: through the daemon's own writer
+    # would take minutes, so the daemon is stopped, rows are added with sqlite3 (it holds no lock then), and
+    # it is started again.
+    assert d.terminate() == 0
+    import sqlite3
+
+    db = d.workspace / ".claw" / "sessions.db"
+    conn = sqlite3.connect(db)
+    with conn:
+        row = conn.execute("SELECT * FROM sessions WHERE session_id = 'first'").fetchone()
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
+        ev = conn.execute("SELECT * FROM events WHERE session_id = 'first'").fetchone()
+        ev_cols = [r[1] for r in conn.execute("PRAGMA table_info(events)")]
+        sid, eid = cols.index("session_id"), ev_cols.index("event_id")
+        esid, epos = ev_cols.index("session_id"), ev_cols.index("position")
+        sessions, events = [], []
+        for k in range(20_000):
+            r = list(row)
+            r[sid] = f"bulk-{k}"
+            sessions.append(r)
+            for p in range(20):
+                e = list(ev)
+                e[eid], e[esid], e[epos] = None, f"bulk-{k}", p + 1
+                events.append(e)
+        conn.executemany(f"INSERT INTO sessions VALUES ({','.join('?' * len(cols))})", sessions)
+        conn.executemany(f"INSERT INTO events VALUES ({','.join('?' * len(ev_cols))})", events)
+    conn.close()
+    d.start()
+    text = scrape_text(port)
+    assert "claw_sessiond_sessions 20001.0" in text and "claw_sessiond_events 400001.0" in text
+    big = timed(50)
+    record("metrics_limits", scrape_ms_1_session=round(small * 20, 2), scrape_ms_20k_sessions=round(big * 20, 2))
+    assert big < small * 3 + 0.5, f"50 scrapes: {small:.3f}s with 1 session, {big:.3f}s with 20,000"
+    # The gauges still follow writes (within the documented cache lifetime).
+    with SessionClient(address=d.address, autostart=False) as c:
+        c.append("one-more", Message.user("x"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "claw_sessiond_sessions 20002.0" not in scrape_text(port):
+        time.sleep(0.2)
+    assert "claw_sessiond_sessions 20002.0" in scrape_text(port)
+
+
+class TinyDaemon(LimitedDaemon):
+    """A daemon whose hard descriptor limit is 64, so it can really run out."""
+
+    prlimit: ClassVar[list[str]] = ["prlimit", "--nofile=64:64", "--"]
+
+
+def test_accept_errors_when_out_of_descriptors_are_logged_once_per_interval(workspace: Path) -> None:
+    port = free_port()
+    d = TinyDaemon(workspace, "--metrics", f"127.0.0.1:{port}").start()
+    held: list[socket.socket] = []
+    try:
+        assert d.proc is not None
+        # The owner's own processes (same uid) fill the daemon's descriptor table through the gRPC socket...
+        for _ in range(80):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(str(d.socket_path))
+            held.append(s)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and fd_count(d.proc.pid) < 64:
+            time.sleep(0.1)
+        assert fd_count(d.proc.pid) >= 63, "the daemon did not run out of descriptors"
+        # ...then scrapes queue up behind a listener whose accept() fails with EMFILE, for 6 s.
+        for _ in range(20):  # fewer than the listen backlog, so every connect completes
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            held.append(s)
+        time.sleep(6)
+        lines = [line for line in d.log().splitlines() if "socket.accept() out of system resource" in line]
+        assert 1 <= len(lines) <= 2, f"{len(lines)} accept-error lines in 6 s:\n" + "\n".join(lines[:5])
+    finally:
+        for s in held:
+            s.close()
+    # Once the descriptors are free again, the daemon serves as before.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            with SessionClient(address=d.address, autostart=False, timeout_s=5, retry_window_s=0) as c:
+                c.append("after", Message.user("x"))
+            break
+        except Exception:  # retried until the deadline
+            time.sleep(0.5)
+    with SessionClient(address=d.address, autostart=False) as c:
+        assert c.load("after", "/").messages[0].content == "x"
+    record("metrics_limits", log_bytes_at_emfile=d.log_path.stat().st_size)
+    d.stop()

@@ -40,8 +40,8 @@ from grpc_reflection.v1alpha import reflection
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
+from . import lifecycle, logs, retention
 from . import metrics as metrics_http
-from . import retention
 from .config import Config
 from .errors import SessiondError, StorageError
 from .metrics import Metrics
@@ -206,6 +206,7 @@ class Daemon:
     notifier: Notifier
     tcp_port: int | None = None
     metrics: Metrics | None = None
+    idle: lifecycle.IdleTracker | None = None
 
     async def stop(self) -> None:
         """Graceful stop (see the module docstring)."""
@@ -275,7 +276,8 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     service.rpc_observers.append(metrics.observe_rpc)
     store.counters.commit_observers.append(metrics.observe_commit)
     service.stats_extra = metrics.stats
-    server = grpc.aio.server(options=server_options(cfg))
+    idle = lifecycle.IdleTracker(owners.count)
+    server = grpc.aio.server(options=server_options(cfg), interceptors=[idle])
     pb_grpc.add_SessionServiceServicer_to_server(service, server)
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -300,7 +302,18 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     return Daemon(
-        cfg, store, server, service, health_servicer, lock_fd, sock, sock.lstat().st_ino, notifier, tcp_port, metrics
+        cfg,
+        store,
+        server,
+        service,
+        health_servicer,
+        lock_fd,
+        sock,
+        sock.lstat().st_ino,
+        notifier,
+        tcp_port,
+        metrics,
+        idle,
     )
 
 
@@ -359,6 +372,7 @@ async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -
         raise
     for background in extra_tasks:
         tasks.append(asyncio.create_task(background(daemon)))
+    tasks.append(asyncio.create_task(_lifecycle(daemon, stop.set)))
     if on_ready is not None:
         on_ready(daemon)
     await stop.wait()
@@ -367,6 +381,26 @@ async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -
     await asyncio.gather(*tasks, return_exceptions=True)  # a retention sweep ends before the store closes
     await daemon.stop()
     return 0
+
+
+async def _lifecycle(daemon: Daemon, stop: Callable[[], None]) -> None:
+    """Registry record for ``status``/``stop``, and idle exit (:mod:`claw_sessiond.lifecycle`)."""
+    cfg = daemon.config
+
+    def begin_drain() -> None:
+        daemon.service.draining = True
+
+    await lifecycle.run(
+        workspace=cfg.workspace,
+        socket_path=daemon.socket_path,
+        lock_path=cfg.lock_path,
+        registry=cfg.registry_dir,
+        idle_exit_s=cfg.idle_exit_s,
+        log_file=cfg.log_file,
+        tracker=daemon.idle,
+        begin_drain=begin_drain,
+        stop=stop,
+    )
 
 
 #: Coroutines started beside the server (retention, metrics); each gets the Daemon.
@@ -379,7 +413,9 @@ def run(cfg: Config) -> int:
         return asyncio.run(_main(cfg))
     except StartupError as exc:
         print(f"claw-sessiond: error: {exc}", file=sys.stderr)
+        logs.log_startup_failure(str(exc))
         return 1
     except SessiondError as exc:
         print(f"claw-sessiond: error: {exc.message}", file=sys.stderr)
+        logs.log_startup_failure(exc.message)
         return 1

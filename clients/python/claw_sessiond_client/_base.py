@@ -54,6 +54,12 @@ DEFAULT_TIMEOUT_S: Final = 30.0
 DEFAULT_RETRY_WINDOW_S: Final = 15.0
 #: How long auto-start waits for a daemon to answer.
 AUTOSTART_WAIT_S: Final = 20.0
+#: An auto-started daemon stops after this long unused (``serve --idle-exit-s``), unless
+#: ``$CLAW_SESSIOND_IDLE_EXIT_S`` says otherwise (the daemon reads it; 0: never).
+AUTOSTART_IDLE_EXIT_S: Final = 600
+#: Where an auto-started daemon's stdout/stderr go (tracebacks before its log is open); kept small.
+_EARLY_OUTPUT: Final = "sessiond.stderr"
+_EARLY_OUTPUT_MAX_BYTES: Final = 64 * 1024
 
 
 # ---------------------------------------------------------------- public types
@@ -299,8 +305,11 @@ _SPAWNED: list[subprocess.Popen[bytes]] = []
 
 
 def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
-    """Start a daemon for ``workspace`` in the background (its own session, log in ``.claw/sessiond.log``).
+    """Start a daemon for ``workspace`` in the background (its own session).
 
+    The daemon writes its log to ``.claw/sessiond.log`` itself (timestamped,
+    rotated) and stops after :data:`AUTOSTART_IDLE_EXIT_S` unused; its
+    stdout/stderr (a crash before the log is open) go to ``.claw/sessiond.stderr``.
     Several clients may do this at once: the workspace lock lets exactly one
     daemon win; the others exit 1 and the clients connect to the winner.
 
@@ -308,15 +317,22 @@ def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
         DaemonUnavailableError: the daemon cannot be started (not installed, no permission).
     """
     folder = claw_dir(workspace)
+    argv = [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(workspace)]
+    argv += ["--log-file", str(folder / "sessiond.log")]
+    if "CLAW_SESSIOND_IDLE_EXIT_S" not in os.environ:
+        argv += ["--idle-exit-s", str(AUTOSTART_IDLE_EXIT_S)]
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         os.chmod(folder, 0o700)
-        log_fd = os.open(folder / "sessiond.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        log_fd = os.open(folder / _EARLY_OUTPUT, flags, 0o600)
+        if os.fstat(log_fd).st_size > _EARLY_OUTPUT_MAX_BYTES:
+            os.ftruncate(log_fd, 0)
     except OSError as exc:
         raise E.DaemonUnavailableError(f"cannot start claw-sessiond for {workspace}: {exc}") from exc
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(workspace)],
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=log_fd,
             stderr=log_fd,
@@ -398,13 +414,22 @@ class AutostartWait:
 
 
 def autostart_failure(workspace: Path, proc: subprocess.Popen[bytes] | None) -> E.DaemonUnavailableError:
-    """The error to raise when auto-start did not produce a reachable daemon."""
+    """The error to raise when auto-start did not produce a reachable daemon.
+
+    It quotes the last line of whichever was written last: the daemon's log
+    (a start-up failure is logged there) or its early output (a crash before
+    the log was open).
+    """
     log = claw_dir(workspace) / "sessiond.log"
-    try:
-        lines = log.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        lines = []
-    tail = lines[-1] if lines else ""
+    tail, newest = "", -1.0
+    for path in (log, claw_dir(workspace) / _EARLY_OUTPUT):
+        try:
+            mtime = path.stat().st_mtime
+            lines = path.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            continue
+        if lines and mtime >= newest:
+            tail, newest = lines[-1], mtime
     code = proc.poll() if proc is not None else None
     detail = f" (daemon exited with {code})" if code not in (None, 0) else ""
     return E.DaemonUnavailableError(

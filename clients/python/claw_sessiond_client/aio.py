@@ -74,14 +74,14 @@ class AsyncSessionClient:
     async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:
         deadline = time.monotonic() + self.retry_window_s
         delay = 0.05
-        started = False
+        starts = 0  # a daemon that was idle-exiting as the first start was awaited needs a second
         while True:
             try:
                 return await fn()
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
-            if isinstance(err, E.DaemonUnavailableError) and self.autostart and not started:
-                started = True
+            if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
+                starts += 1
                 await self._ensure_daemon()
                 continue
             if not B.retryable(err) or time.monotonic() + delay > deadline:

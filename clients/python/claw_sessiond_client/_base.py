@@ -57,6 +57,14 @@ AUTOSTART_WAIT_S: Final = 20.0
 #: An auto-started daemon stops after this long unused (``serve --idle-exit-s``), unless
 #: ``$CLAW_SESSIOND_IDLE_EXIT_S`` says otherwise (the daemon reads it; 0: never).
 AUTOSTART_IDLE_EXIT_S: Final = 600
+#: Channel options: a local daemon that was down (auto-start, restart, idle exit) is retried every
+#: 250 ms at most, not after gRPC's default backoff of up to 120 s, so a client reaches a new daemon
+#: well before an idle one could stop again unused.
+CHANNEL_OPTIONS: Final = (
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 250),
+)
 #: Where an auto-started daemon's stdout/stderr go (tracebacks before its log is open); kept small.
 _EARLY_OUTPUT: Final = "sessiond.stderr"
 _EARLY_OUTPUT_MAX_BYTES: Final = 64 * 1024
@@ -365,6 +373,9 @@ class AutostartWait:
     The first time it looks hopeless, one more daemon is spawned: the one
     this client had found still running may have been dying (a killed
     multi-threaded process is reaped only once all its threads are gone).
+    A spawned daemon that exited 0 came up and stopped again (an idle exit
+    before this client got connected, or a stop): it is simply started again,
+    a few times at most.
     """
 
     def __init__(self, workspace: Path, proc: subprocess.Popen[bytes] | None) -> None:
@@ -373,6 +384,7 @@ class AutostartWait:
         self.deadline = time.monotonic() + AUTOSTART_WAIT_S
         self._gone_since: float | None = None
         self._respawned = False
+        self._clean_exits = 0
 
     def expired(self) -> bool:
         """The full wait is over."""
@@ -382,6 +394,11 @@ class AutostartWait:
         """No daemon is starting or running for the workspace (checked for 0.5 s)."""
         if self._starting():
             self._gone_since = None
+            return False
+        if self.proc is not None and self.proc.poll() == 0 and self._clean_exits < 3:
+            self._clean_exits += 1
+            self._gone_since = None
+            self.proc = spawn_daemon(self.workspace)
             return False
         now = time.monotonic()
         if self._gone_since is None:

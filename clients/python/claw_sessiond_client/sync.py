@@ -52,7 +52,7 @@ class SessionClient:
         self.autostart = autostart and self.workspace is not None
         self.timeout_s = timeout_s
         self.retry_window_s = retry_window_s
-        self._channel = grpc.insecure_channel(self.target)
+        self._channel = grpc.insecure_channel(self.target, options=B.CHANNEL_OPTIONS)
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None

@@ -226,11 +226,15 @@ def test_stop_one_workspace_then_all(registry: Path, workspaces: list[Path]) -> 
 
 
 def test_stop_finds_a_daemon_without_a_record(registry: Path, workspaces: list[Path]) -> None:
+    started = time.time()
     d = DaemonProcess(workspaces[0]).start()
     try:
         for record in registry.glob("*.json"):
             record.unlink()  # as if started by an older version
         assert cli("status").stdout.strip() == "no daemons running"
+        (found,) = status_json("--workspace", str(workspaces[0]))["daemons"]  # through the lock file
+        assert found["pid"] == d.proc.pid and found["sessions"] == 0  # type: ignore[union-attr]
+        assert abs(found["uptime_s"] - (time.time() - started)) < 5
         proc = cli("stop", "--workspace", str(workspaces[0]))
         assert proc.returncode == 0, proc.stderr
         assert wait_exit(d.proc, 5) == 0  # type: ignore[arg-type]
@@ -314,3 +318,11 @@ def test_calls_racing_the_idle_exit_all_succeed(
     finally:
         for proc in _daemons_for(workspace):
             _stop_pid(proc.pid)
+
+
+@pytest.mark.parametrize("command", ["status", "stop"])
+def test_help_names_the_exit_codes(command: str) -> None:
+    proc = cli(command, "--help")
+    assert proc.returncode == 0 and "--workspace" in proc.stdout
+    assert "Exit codes: 0 ok, 1 failure" in proc.stdout and "3 no daemon running" in proc.stdout
+    assert ("--json" if command == "status" else "--timeout") in proc.stdout

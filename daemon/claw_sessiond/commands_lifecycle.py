@@ -37,11 +37,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from claw_sessiond_client import SessionClient, SessiondError
-from claw_sessiond_client.paths import claw_dir
+from claw_sessiond_client.paths import claw_dir, default_socket_path
 
 from . import lifecycle
 from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK
 from .config import environ
+from .logs import rfc3339_utc
 
 __all__ = ["EXIT_NOT_RUNNING", "status", "stop"]
 
@@ -134,22 +135,29 @@ def _unregistered(workspace: Path) -> lifecycle.Record | None:
         return None
     if not any(b"claw_sessiond" in part or b"claw-sessiond" in part for part in cmdline):
         return None
-    started = time.time()
-    with contextlib.suppress(OSError):
-        started = os.stat(f"/proc/{pid}").st_mtime  # close to the process start; shown as uptime only
+    ticks = lifecycle.process_start_time(pid)
+    started = _boot_time() + ticks / os.sysconf("SC_CLK_TCK") if ticks else time.time()
     return lifecycle.Record(
         workspace=str(workspace),
         pid=pid,
         uid=os.getuid(),
-        socket="",
+        socket=str(default_socket_path(workspace, environ().get("XDG_RUNTIME_DIR"))),
         lock=str(lock),
-        started_at="",
+        started_at=rfc3339_utc(started),
         started_unix=started,
-        process_start=lifecycle.process_start_time(pid),
+        process_start=ticks,
         idle_exit_s=0.0,
         log_file="",
         version="",
     )
+
+
+def _boot_time() -> float:
+    with contextlib.suppress(OSError, ValueError), open("/proc/stat") as fh:
+        for line in fh:
+            if line.startswith("btime "):
+                return float(line.split()[1])
+    return 0.0
 
 
 def _sessions(record: lifecycle.Record) -> int | None:

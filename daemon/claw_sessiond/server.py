@@ -9,7 +9,10 @@ Start-up order matters (SPEC §7):
 4. a stale socket file removed only if it is a socket, then bind, chmod 0600;
 5. ``READY=1`` to systemd.
 
-Stop (SIGTERM/SIGINT): ``STOPPING=1``, health NOT_SERVING, new calls get
+Once READY the daemon registers itself for ``status``/``stop`` and, with
+``--idle-exit-s``, watches for idleness (:mod:`claw_sessiond.lifecycle`).
+
+Stop (SIGTERM/SIGINT, or idle exit): ``STOPPING=1``, health NOT_SERVING, new calls get
 UNAVAILABLE, in-flight calls finish within the grace period, the writer
 drains and checkpoints the WAL (TRUNCATE), the socket is removed, the lock
 is released, exit 0.

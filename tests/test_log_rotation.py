@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond.logs import LineFormatter, RotatingLogFile
-from claw_sessiond_client import InvalidRequestError, Message
+from claw_sessiond_client import DaemonUnavailableError, InvalidRequestError, Message, SessionClient
 from tests.conftest import DaemonProcess
 
 _STAMPED = re.compile(
@@ -146,3 +146,16 @@ def test_start_up_failure_is_in_the_log_file(spawn_daemon: object, workspace: Pa
     assert "holds the lock" in second.log(), "stderr still says why"
     assert first.proc is not None and first.proc.poll() is None
     os.remove(log)
+
+
+def test_autostart_failure_before_the_log_is_open_is_quoted(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon that dies before opening its log (here: a bad setting) left its words in .claw/sessiond.stderr."""
+    monkeypatch.setenv("CLAW_SESSIOND_LOG_MAX_BYTES", "lots")
+    started = time.monotonic()
+    with SessionClient(workspace) as client, pytest.raises(DaemonUnavailableError) as failure:
+        client.load("s", str(workspace))
+    message = str(failure.value)
+    assert "daemon exited with 2" in message and "invalid int value: 'lots'" in message, message
+    assert time.monotonic() - started < 15
+    early = workspace / ".claw" / "sessiond.stderr"
+    assert stat.S_IMODE(early.stat().st_mode) == 0o600 and "--log-max-bytes" in early.read_text()

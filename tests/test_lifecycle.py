@@ -28,10 +28,11 @@ from tests.test_autostart import _daemons_for, _stop_pid
 
 @pytest.fixture
 def runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private ``$XDG_RUNTIME_DIR`` for this test (inherited by auto-started daemons)."""
+    """A private ``$XDG_RUNTIME_DIR`` and ``$XDG_STATE_HOME`` for this test (inherited by auto-started daemons)."""
     run = tmp_path / "run"
     run.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     return run
 
 
@@ -103,6 +104,7 @@ def test_status_lists_every_daemon_of_the_user(runtime_dir: Path, workspaces: li
         doc = status_json()
         assert doc["format"] == 1
         assert doc["registry"] == str(runtime_dir / "claw-sessiond" / "daemons")
+        assert doc["searched"][1:] == [str(runtime_dir.parent / "state" / "claw-sessiond" / "daemons")]
         by_ws = {d["workspace"]: d for d in doc["daemons"]}
         assert set(by_ws) == {str(ws1), str(deep)}
         first = by_ws[str(ws1)]
@@ -326,3 +328,18 @@ def test_help_names_the_exit_codes(command: str) -> None:
     assert proc.returncode == 0 and "--workspace" in proc.stdout
     assert "Exit codes: 0 ok, 1 failure" in proc.stdout and "3 no daemon running" in proc.stdout
     assert ("--json" if command == "status" else "--timeout") in proc.stdout
+
+
+def test_a_daemon_registered_under_the_state_folder_is_found_too(
+    runtime_dir: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started from a shell without $XDG_RUNTIME_DIR, listed from one with it (and stopped from there)."""
+    d = DaemonProcess(workspace, env={"XDG_RUNTIME_DIR": ""}).start()
+    try:
+        state = runtime_dir.parent / "state" / "claw-sessiond" / "daemons"
+        assert len(list(state.glob("*.json"))) == 1
+        assert [x["pid"] for x in status_json()["daemons"]] == [d.proc.pid]  # type: ignore[union-attr]
+        assert cli("stop", "--workspace", str(workspace)).returncode == 0
+        assert wait_exit(d.proc, 5) == 0  # type: ignore[arg-type]
+    finally:
+        d.stop()

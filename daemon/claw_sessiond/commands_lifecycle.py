@@ -78,8 +78,8 @@ class _Daemon:
         }
 
 
-def _registry() -> Path:
-    return lifecycle.default_registry_dir(environ())
+def _registries() -> list[Path]:
+    return lifecycle.search_dirs(environ())
 
 
 def _fail(message: str, code: int = EXIT_FAILURE) -> int:
@@ -102,13 +102,23 @@ def _same_file(a: str, b: Path) -> bool:
         return os.path.abspath(a) == str(b)
 
 
-def _find(registry: Path, workspace: Path | None) -> list[lifecycle.Record]:
-    """Live daemons (all, or ``workspace``'s); a daemon without a record is found by its lock file.
+def _find(registries: list[Path], workspace: Path | None) -> tuple[list[lifecycle.Record], list[str]]:
+    """Live daemons (all, or ``workspace``'s) and the problems met (unsafe registry folders).
 
-    Raises:
-        RegistryError: the registry folder is unsafe.
+    A daemon without a record is found by its workspace's lock file.
     """
-    live = lifecycle.live_daemons(registry)
+    live: list[lifecycle.Record] = []
+    problems = []
+    for registry in registries:
+        try:
+            live += [r for r in lifecycle.live_daemons(registry) if r.pid not in {x.pid for x in live}]
+        except lifecycle.RegistryError as exc:
+            problems.append(str(exc))
+    live.sort(key=lambda r: r.started_unix)
+    return _narrow(live, workspace), problems
+
+
+def _narrow(live: list[lifecycle.Record], workspace: Path | None) -> list[lifecycle.Record]:
     if workspace is None:
         return live
     lock = _lock_of(workspace)
@@ -243,17 +253,17 @@ def _render(daemons: list[_Daemon], now: float) -> None:
 def status(args: argparse.Namespace) -> int:
     """List running daemons."""
     workspace = _named_workspace(args)
-    registry = _registry()
-    try:
-        records = _find(registry, workspace)
-    except lifecycle.RegistryError as exc:
-        return _fail(str(exc))
+    registries = _registries()
+    records, problems = _find(registries, workspace)
+    for problem in problems:
+        _fail(problem)
     now = time.time()
     daemons = [_Daemon(r, _sessions(r)) for r in records]
     if args.json:
         doc: dict[str, Any] = {
             "format": STATUS_FORMAT,
-            "registry": str(registry),
+            "registry": str(registries[0]),
+            "searched": [str(r) for r in registries],
             "daemons": [d.json(now) for d in daemons],
         }
         if workspace is not None:
@@ -265,6 +275,8 @@ def status(args: argparse.Namespace) -> int:
         print(f"no claw-sessiond running for {workspace}")
     else:
         print("no daemons running")
+    if problems:
+        return EXIT_FAILURE
     if workspace is not None and not daemons:
         return EXIT_NOT_RUNNING
     return EXIT_OK
@@ -363,16 +375,17 @@ def stop(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         return _fail(f"--timeout must be positive (got {args.timeout})", 2)
     workspace = None if args.all else Path(os.path.abspath(args.workspace))
-    try:
-        records = _find(_registry(), workspace)
-    except lifecycle.RegistryError as exc:
-        return _fail(str(exc))
+    records, problems = _find(_registries(), workspace)
+    for problem in problems:
+        _fail(problem)
+    if not records and problems:
+        return EXIT_FAILURE
     if not records:
         if workspace is None:
             print("no daemons running")
             return EXIT_OK
         return _fail(f"no claw-sessiond is running for {workspace}", EXIT_NOT_RUNNING)
-    code = EXIT_OK
+    code = EXIT_FAILURE if problems else EXIT_OK
     for record in records:
         ok, message = _stop_one(record, args.timeout)
         if ok:

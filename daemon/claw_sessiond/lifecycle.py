@@ -9,7 +9,11 @@ daemon of this user without root and without scanning the disk:
   and is a folder owned by this uid;
 - else ``${XDG_STATE_HOME:-~/.local/state}/claw-sessiond/daemons/``.
 
-Folders are created 0700. A registry folder (or its ``claw-sessiond`` parent)
+``status`` and ``stop`` read one more folder: the state folder when
+``$XDG_RUNTIME_DIR`` is set, ``/run/user/<uid>/claw-sessiond/daemons/`` when it
+is not; so a daemon started from a login session (or by systemd) is found
+from a shell without ``$XDG_RUNTIME_DIR``, and the other way round. Folders
+are created 0700. A registry folder (or its ``claw-sessiond`` parent)
 that is a symbolic link, is owned by another uid, or is writable by group or
 others is refused: another user could plant records there. Records are written
 atomically (a fresh 0600 temporary file, then ``rename``, which never follows a
@@ -75,6 +79,7 @@ __all__ = [
     "record_path",
     "remove_record",
     "run",
+    "search_dirs",
     "write_record",
 ]
 
@@ -112,6 +117,14 @@ def default_registry_dir(env: Mapping[str, str]) -> Path:
         home = env.get("HOME") or os.path.expanduser("~")
         state = os.path.join(home, ".local", "state")
     return Path(state) / "claw-sessiond" / "daemons"
+
+
+def search_dirs(env: Mapping[str, str]) -> list[Path]:
+    """Every folder where this user's daemons may have registered, the default one first."""
+    found = [default_registry_dir(env)]
+    runtime = f"/run/user/{os.getuid()}" if not env.get("XDG_RUNTIME_DIR") else ""
+    other = default_registry_dir({**env, "XDG_RUNTIME_DIR": runtime})
+    return found if other in found else [*found, other]
 
 
 def _check_dir(path: Path) -> None:

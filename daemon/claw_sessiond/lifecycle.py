@@ -350,9 +350,16 @@ def live_daemons(registry: Path, *, clean: bool = True) -> list[Record]:
     for path, record in read_records(registry):
         if record is not None and is_live(record):
             live.append(record)
-        elif clean and (record is not None or _is_stale_junk(path)):
+        elif clean and record is not None:
+            remove_record(path, record.pid)  # re-read first: a new daemon may just have written its own
+        elif clean and _is_stale_junk(path):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+    if clean:
+        for tmp in registry.glob(".*.tmp"):  # a daemon killed between writing and renaming its record
+            if _is_stale_junk(tmp):
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.unlink()
     return sorted(live, key=lambda r: r.started_unix)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -342,4 +343,19 @@ def test_a_daemon_registered_under_the_state_folder_is_found_too(
         assert cli("stop", "--workspace", str(workspace)).returncode == 0
         assert wait_exit(d.proc, 5) == 0  # type: ignore[arg-type]
     finally:
+        d.stop()
+
+
+def test_stop_reports_a_daemon_that_does_not_exit_in_time(registry: Path, workspace: Path) -> None:
+    d = DaemonProcess(workspace).start()
+    assert d.proc is not None
+    os.kill(d.proc.pid, signal.SIGSTOP)  # cannot act on SIGTERM until continued
+    try:
+        started = time.monotonic()
+        proc = cli("stop", "--workspace", str(workspace), "--timeout", "1")
+        assert proc.returncode == 1 and f"pid {d.proc.pid}" in proc.stderr and "did not exit within 1s" in proc.stderr
+        assert time.monotonic() - started < 10
+    finally:
+        os.kill(d.proc.pid, signal.SIGCONT)
+        assert wait_exit(d.proc, 15) == 0, "the SIGTERM sent by stop takes effect once the daemon runs again"
         d.stop()

@@ -21,7 +21,9 @@ from claw_sessiond_client import Message, SessiondError, ToolCall
 from tests.conftest import DaemonProcess
 
 CANARY = "sk-canary-7f3a9c1e5b2d4f60"
-_LINE = re.compile(r"^(<[2-7]>)?(DEBUG|INFO|WARNING|ERROR|CRITICAL) claw_sessiond[.\w]* \S")
+_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "
+# Journal lines carry a priority and no time (journald stamps them); other lines carry an RFC 3339 UTC time.
+_LINE = re.compile(rf"^(<[2-7]>|{_TIME})(DEBUG|INFO|WARNING|ERROR|CRITICAL) claw_sessiond[.\w]* \S")
 
 
 def _exercise(daemon: DaemonProcess, workspace: Path) -> None:
@@ -93,7 +95,7 @@ def test_journal_stream_of_another_file_is_ignored(spawn_daemon: object, workspa
     st = os.stat(other)
     daemon: DaemonProcess = spawn_daemon(env={"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"})  # type: ignore[operator]
     assert daemon.terminate() == 0
-    assert any(line.startswith("INFO claw_sessiond.server event=ready") for line in daemon.log().splitlines())
+    assert any(re.match(_TIME + "INFO claw_sessiond.server event=ready", line) for line in daemon.log().splitlines())
 
 
 def test_traceback_stays_one_line() -> None:

@@ -133,6 +133,26 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
     _env_option(
         parser, "--log-level", env, default="info", choices=["debug", "info", "warning", "error"], help="log level"
     )
+    _add_lifecycle_options(parser, env)
+
+
+def _add_lifecycle_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    from .logs import DEFAULT_LOG_BACKUPS, DEFAULT_LOG_MAX_BYTES
+
+    _env_option(
+        parser,
+        "--idle-exit-s",
+        env,
+        default=0.0,
+        type=float,
+        help="stop gracefully after this many seconds without clients, streams, runs or calls (0: never; "
+        "auto-started daemons get 600)",
+    )
+    _env_option(parser, "--log-file", env, default=None, help="log to this file (0600, rotated) instead of stderr")
+    _env_option(
+        parser, "--log-max-bytes", env, default=DEFAULT_LOG_MAX_BYTES, type=int, help="rotate the log file at this size"
+    )
+    _env_option(parser, "--log-backups", env, default=DEFAULT_LOG_BACKUPS, type=int, help="rotated log files kept")
 
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config:
@@ -163,7 +183,18 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         notify_socket=env.get("NOTIFY_SOCKET") or None,
         watchdog_usec=watchdog_usec,
         runtime_dir=env.get("XDG_RUNTIME_DIR") or None,
+        idle_exit_s=float(args.idle_exit_s),
+        log_file=Path(os.path.abspath(args.log_file)) if args.log_file else None,
+        log_max_bytes=int(args.log_max_bytes),
+        log_backups=int(args.log_backups),
+        registry_dir=_registry_dir(env),
     ).validate()
+
+
+def _registry_dir(env: Mapping[str, str]) -> Path | None:
+    from .lifecycle import default_registry_dir
+
+    return default_registry_dir(env)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -179,7 +210,13 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from . import logs
 
-    logs.configure(cfg.log_level, env)
+    try:
+        if cfg.log_file is not None and cfg.log_file.parent == cfg.claw_dir:
+            cfg.claw_dir.mkdir(mode=0o700, exist_ok=True)
+        logs.configure(cfg.log_level, env, cfg.log_file, cfg.log_max_bytes, cfg.log_backups)
+    except OSError as exc:
+        print(f"claw-sessiond: error: {cfg.log_file}: cannot open the log file: {exc.strerror}", file=sys.stderr)
+        return EXIT_FAILURE
     for name in unknown_env_vars(args.known_flags, env):
         warn(f"unknown environment variable {name} (no such option)")
     return server.run(cfg)
@@ -227,7 +264,7 @@ def _load_commands() -> None:
     """Import the modules that register subcommands in :data:`COMMANDS`."""
     import importlib
 
-    for module in ("claw_sessiond.commands", "claw_sessiond.commands_history"):
+    for module in ("claw_sessiond.commands", "claw_sessiond.commands_history", "claw_sessiond.commands_lifecycle"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

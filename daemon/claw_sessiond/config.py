@@ -17,6 +17,8 @@ from typing import Final
 
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
+from .logs import DEFAULT_LOG_BACKUPS, DEFAULT_LOG_MAX_BYTES
+
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
     "DEFAULT_LEASE_S",
@@ -113,6 +115,16 @@ class Config:
     """``$WATCHDOG_USEC``: send ``WATCHDOG=1`` every half of it (0: off)."""
     runtime_dir: str | None = field(default=None, repr=False)
     """``$XDG_RUNTIME_DIR``, for the short socket fallback path."""
+    idle_exit_s: float = 0.0
+    """Stop gracefully after this long with no client activity (0: never; auto-start passes 600)."""
+    log_file: Path | None = None
+    """Write the log to this file (0600, rotated) instead of stderr."""
+    log_max_bytes: int = DEFAULT_LOG_MAX_BYTES
+    """Rotate ``log_file`` when it would grow past this size (0: never)."""
+    log_backups: int = DEFAULT_LOG_BACKUPS
+    """Rotated log files kept (``sessiond.log.1`` ... ``.N``)."""
+    registry_dir: Path | None = field(default=None, repr=False)
+    """Per-user folder of running-daemon records (``status``/``stop``); None: not registered."""
 
     @property
     def claw_dir(self) -> Path:
@@ -161,6 +173,9 @@ class Config:
             raise ConfigError("shutdown_grace_s/retention_days", "must not be negative", self.shutdown_grace_s)
         if self.retention_interval_s <= 0:
             raise ConfigError("retention_interval_s", "must be positive", self.retention_interval_s)
+        for name in ("idle_exit_s", "log_max_bytes", "log_backups"):
+            if getattr(self, name) < 0:
+                raise ConfigError(name, "must not be negative", getattr(self, name))
         if self.log_level not in ("debug", "info", "warning", "error"):
             raise ConfigError("log_level", "must be debug, info, warning or error", self.log_level)
         if self.tcp_address is not None:

@@ -9,7 +9,10 @@ Start-up order matters (SPEC §7):
 4. a stale socket file removed only if it is a socket, then bind, chmod 0600;
 5. ``READY=1`` to systemd.
 
-Stop (SIGTERM/SIGINT): ``STOPPING=1``, health NOT_SERVING, new calls get
+Once READY the daemon registers itself for ``status``/``stop`` and, with
+``--idle-exit-s``, watches for idleness (:mod:`claw_sessiond.lifecycle`).
+
+Stop (SIGTERM/SIGINT, or idle exit): ``STOPPING=1``, health NOT_SERVING, new calls get
 UNAVAILABLE, in-flight calls finish within the grace period, the writer
 drains and checkpoints the WAL (TRUNCATE), the socket is removed, the lock
 is released, exit 0.
@@ -40,7 +43,7 @@ from grpc_reflection.v1alpha import reflection
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
-from . import auth, limits, retention
+from . import auth, lifecycle, limits, logs, retention
 from . import metrics as metrics_http
 from .config import Config
 from .errors import SessiondError, StorageError
@@ -207,6 +210,7 @@ class Daemon:
     tcp_port: int | None = None
     metrics: Metrics | None = None
     tcp_server: grpc.aio.Server | None = None
+    idle: lifecycle.IdleTracker | None = None
 
     async def stop(self) -> None:
         """Graceful stop (see the module docstring)."""
@@ -278,7 +282,8 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     service.rpc_observers.append(metrics.observe_rpc)
     store.counters.commit_observers.append(metrics.observe_commit)
     service.stats_extra = metrics.stats
-    server = grpc.aio.server(options=server_options(cfg))
+    idle = lifecycle.IdleTracker(owners.count)
+    server = grpc.aio.server(options=server_options(cfg), interceptors=[idle])
     health_servicer = health_aio.HealthServicer()
 
     def register(srv: grpc.aio.Server) -> None:
@@ -304,7 +309,7 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
             token_path, token = auth.write_token(cfg.claw_dir)
         except OSError as exc:
             raise StartupError(f"{cfg.claw_dir / auth.TOKEN_FILE}: cannot write: {exc.strerror}") from exc
-        tcp_server = grpc.aio.server(options=server_options(cfg), interceptors=[auth.TokenInterceptor(token)])
+        tcp_server = grpc.aio.server(options=server_options(cfg), interceptors=[auth.TokenInterceptor(token), idle])
         register(tcp_server)
         tcp_port = tcp_server.add_insecure_port(cfg.tcp_address)
         if tcp_port == 0:
@@ -330,6 +335,7 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
         tcp_port,
         metrics,
         tcp_server,
+        idle,
     )
 
 
@@ -390,6 +396,7 @@ async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -
         raise
     for background in extra_tasks:
         tasks.append(asyncio.create_task(background(daemon)))
+    tasks.append(asyncio.create_task(_lifecycle(daemon, stop.set)))
     if on_ready is not None:
         on_ready(daemon)
     await stop.wait()
@@ -398,6 +405,26 @@ async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -
     await asyncio.gather(*tasks, return_exceptions=True)  # a retention sweep ends before the store closes
     await daemon.stop()
     return 0
+
+
+async def _lifecycle(daemon: Daemon, stop: Callable[[], None]) -> None:
+    """Registry record for ``status``/``stop``, and idle exit (:mod:`claw_sessiond.lifecycle`)."""
+    cfg = daemon.config
+
+    def begin_drain() -> None:
+        daemon.service.draining = True
+
+    await lifecycle.run(
+        workspace=cfg.workspace,
+        socket_path=daemon.socket_path,
+        lock_path=cfg.lock_path,
+        registry=cfg.registry_dir,
+        idle_exit_s=cfg.idle_exit_s,
+        log_file=cfg.log_file,
+        tracker=daemon.idle,
+        begin_drain=begin_drain,
+        stop=stop,
+    )
 
 
 #: Coroutines started beside the server (retention, metrics); each gets the Daemon.
@@ -410,7 +437,9 @@ def run(cfg: Config) -> int:
         return asyncio.run(_main(cfg))
     except StartupError as exc:
         print(f"claw-sessiond: error: {exc}", file=sys.stderr)
+        logs.log_startup_failure(str(exc))
         return 1
     except SessiondError as exc:
         print(f"claw-sessiond: error: {exc.message}", file=sys.stderr)
+        logs.log_startup_failure(exc.message)
         return 1

@@ -54,6 +54,20 @@ DEFAULT_TIMEOUT_S: Final = 30.0
 DEFAULT_RETRY_WINDOW_S: Final = 15.0
 #: How long auto-start waits for a daemon to answer.
 AUTOSTART_WAIT_S: Final = 20.0
+#: An auto-started daemon stops after this long unused (``serve --idle-exit-s``), unless
+#: ``$CLAW_SESSIOND_IDLE_EXIT_S`` says otherwise (the daemon reads it; 0: never).
+AUTOSTART_IDLE_EXIT_S: Final = 600
+#: Channel options: a local daemon that was down (auto-start, restart, idle exit) is retried every
+#: 250 ms at most, not after gRPC's default backoff of up to 120 s, so a client reaches a new daemon
+#: well before an idle one could stop again unused.
+CHANNEL_OPTIONS: Final = (
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 250),
+)
+#: Where an auto-started daemon's stdout/stderr go (tracebacks before its log is open); kept small.
+_EARLY_OUTPUT: Final = "sessiond.stderr"
+_EARLY_OUTPUT_MAX_BYTES: Final = 64 * 1024
 
 
 # ---------------------------------------------------------------- public types
@@ -299,8 +313,11 @@ _SPAWNED: list[subprocess.Popen[bytes]] = []
 
 
 def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
-    """Start a daemon for ``workspace`` in the background (its own session, log in ``.claw/sessiond.log``).
+    """Start a daemon for ``workspace`` in the background (its own session).
 
+    The daemon writes its log to ``.claw/sessiond.log`` itself (timestamped,
+    rotated) and stops after :data:`AUTOSTART_IDLE_EXIT_S` unused; its
+    stdout/stderr (a crash before the log is open) go to ``.claw/sessiond.stderr``.
     Several clients may do this at once: the workspace lock lets exactly one
     daemon win; the others exit 1 and the clients connect to the winner.
 
@@ -308,15 +325,22 @@ def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
         DaemonUnavailableError: the daemon cannot be started (not installed, no permission).
     """
     folder = claw_dir(workspace)
+    argv = [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(workspace)]
+    argv += ["--log-file", str(folder / "sessiond.log")]
+    if "CLAW_SESSIOND_IDLE_EXIT_S" not in os.environ:
+        argv += ["--idle-exit-s", str(AUTOSTART_IDLE_EXIT_S)]
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         os.chmod(folder, 0o700)
-        log_fd = os.open(folder / "sessiond.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        log_fd = os.open(folder / _EARLY_OUTPUT, flags, 0o600)
+        if os.fstat(log_fd).st_size > _EARLY_OUTPUT_MAX_BYTES:
+            os.ftruncate(log_fd, 0)
     except OSError as exc:
         raise E.DaemonUnavailableError(f"cannot start claw-sessiond for {workspace}: {exc}") from exc
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(workspace)],
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=log_fd,
             stderr=log_fd,
@@ -349,6 +373,9 @@ class AutostartWait:
     The first time it looks hopeless, one more daemon is spawned: the one
     this client had found still running may have been dying (a killed
     multi-threaded process is reaped only once all its threads are gone).
+    A spawned daemon that exited 0 came up and stopped again (an idle exit
+    before this client got connected, or a stop): it is simply started again,
+    a few times at most.
     """
 
     def __init__(self, workspace: Path, proc: subprocess.Popen[bytes] | None) -> None:
@@ -357,6 +384,7 @@ class AutostartWait:
         self.deadline = time.monotonic() + AUTOSTART_WAIT_S
         self._gone_since: float | None = None
         self._respawned = False
+        self._clean_exits = 0
 
     def expired(self) -> bool:
         """The full wait is over."""
@@ -366,6 +394,11 @@ class AutostartWait:
         """No daemon is starting or running for the workspace (checked for 0.5 s)."""
         if self._starting():
             self._gone_since = None
+            return False
+        if self.proc is not None and self.proc.poll() == 0 and self._clean_exits < 3:
+            self._clean_exits += 1
+            self._gone_since = None
+            self.proc = spawn_daemon(self.workspace)
             return False
         now = time.monotonic()
         if self._gone_since is None:
@@ -398,13 +431,22 @@ class AutostartWait:
 
 
 def autostart_failure(workspace: Path, proc: subprocess.Popen[bytes] | None) -> E.DaemonUnavailableError:
-    """The error to raise when auto-start did not produce a reachable daemon."""
+    """The error to raise when auto-start did not produce a reachable daemon.
+
+    It quotes the last line of whichever was written last: the daemon's log
+    (a start-up failure is logged there) or its early output (a crash before
+    the log was open).
+    """
     log = claw_dir(workspace) / "sessiond.log"
-    try:
-        lines = log.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        lines = []
-    tail = lines[-1] if lines else ""
+    tail, newest = "", -1.0
+    for path in (log, claw_dir(workspace) / _EARLY_OUTPUT):
+        try:
+            mtime = path.stat().st_mtime
+            lines = path.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            continue
+        if lines and mtime >= newest:
+            tail, newest = lines[-1], mtime
     code = proc.poll() if proc is not None else None
     detail = f" (daemon exited with {code})" if code not in (None, 0) else ""
     return E.DaemonUnavailableError(

@@ -61,7 +61,9 @@ class AsyncSessionClient:
         self.timeout_s = timeout_s
         self.retry_window_s = retry_window_s
         self._channel = grpc.aio.insecure_channel(
-            self.target, interceptors=_auth.aio_interceptors(_auth.token_source(self.target, workspace, token))
+            self.target,
+            options=B.CHANNEL_OPTIONS,
+            interceptors=_auth.aio_interceptors(_auth.token_source(self.target, workspace, token)),
         )
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._workdirs: dict[str, str] = {}
@@ -82,14 +84,14 @@ class AsyncSessionClient:
     async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:
         deadline = time.monotonic() + self.retry_window_s
         delay = 0.05
-        started = False
+        starts = 0  # a daemon that was idle-exiting as the first start was awaited needs a second
         while True:
             try:
                 return await fn()
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
-            if isinstance(err, E.DaemonUnavailableError) and self.autostart and not started:
-                started = True
+            if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
+                starts += 1
                 await self._ensure_daemon()
                 continue
             if not B.retryable(err) or time.monotonic() + delay > deadline:

@@ -58,9 +58,8 @@ class SessionClient:
         self.autostart = autostart and self.workspace is not None
         self.timeout_s = timeout_s
         self.retry_window_s = retry_window_s
-        self._channel = _auth.intercept(
-            grpc.insecure_channel(self.target), _auth.token_source(self.target, workspace, token)
-        )
+        tokens = _auth.token_source(self.target, workspace, token)
+        self._channel = _auth.intercept(grpc.insecure_channel(self.target, options=B.CHANNEL_OPTIONS), tokens)
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
@@ -80,14 +79,14 @@ class SessionClient:
     def _call(self, fn: Callable[[], T]) -> T:
         deadline = time.monotonic() + self.retry_window_s
         delay = 0.05
-        started = False
+        starts = 0  # a daemon that was idle-exiting as the first start was awaited needs a second
         while True:
             try:
                 return fn()
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
-            if isinstance(err, E.DaemonUnavailableError) and self.autostart and not started:
-                started = True
+            if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
+                starts += 1
                 self._ensure_daemon()
                 continue
             if not B.retryable(err) or time.monotonic() + delay > deadline:

@@ -135,10 +135,20 @@ def _delete(args: argparse.Namespace) -> int:
             count = client.delete(args.session)
     except SessiondError as exc:
         return _fail(exc, args)
+    pending = bool(getattr(count, "erasure_pending", False))
     if args.json:
-        print(json.dumps({"session_id": args.session, "events_deleted": count}))
+        out: dict[str, object] = {"session_id": args.session, "events_deleted": int(count)}
+        if pending:  # only when true, so the usual reply keeps its two fields
+            out["erasure_pending"] = True
+        print(json.dumps(out))
     elif count:
         print(f"deleted {args.session}: {count} events")
+    if pending:
+        print(
+            f"claw-sessiond: warning: {args.session!r} is deleted but its bytes are still in the database files "
+            "(a reader holds an older snapshot); the daemon erases them as soon as it ends",
+            file=sys.stderr,
+        )
     if not count:
         print(f"claw-sessiond: error: session {args.session!r} is not stored", file=sys.stderr)
         return cli.EXIT_FAILURE

@@ -18,7 +18,7 @@ Names (all prefixed ``claw_sessiond_``): ``requests_total{method,code}``,
 ``commits_total``, ``sessions_deleted_total``,
 ``retention_sessions_deleted_total``, ``sessions``, ``events``,
 ``database_bytes``, ``wal_bytes``, ``schema_version``, ``active_watchers``,
-``active_runs``, ``uptime_seconds``.
+``active_runs``, ``uptime_seconds``, ``erasure_pending_sessions``.
 """
 
 from __future__ import annotations
@@ -70,6 +70,10 @@ class _Figures(Collector):
             **{k: (float(v), f"{k.replace('_', ' ').capitalize()} (database).") for k, v in self._m.figures.items()},
             "active_watchers": (float(self._m.active_watchers()), "Open Watch streams."),
             "active_runs": (float(self._m.active_runs()), "Open Attach runs."),
+            "erasure_pending_sessions": (
+                float(self._m.store.erasures.count()),
+                "Erased sessions whose bytes may still be in the database files (checkpoint waiting for readers).",
+            ),
             "uptime_seconds": (time.monotonic() - self._m.started, "Seconds since the daemon started."),
         }
         for name, (value, text) in gauges.items():
@@ -159,6 +163,7 @@ class Metrics:
             ],
             "sessions_deleted": c.sessions_deleted,
             "retention_sessions_deleted": getattr(c, "retention_deleted", 0),
+            "erasure_pending_sessions": self.store.erasures.count(),
             "commit_batch_requests": self.commit_batch_requests,
             "commit_seconds": self.commit_seconds_total,
         }

@@ -40,8 +40,8 @@ from grpc_reflection.v1alpha import reflection
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
+from . import erasure, retention
 from . import metrics as metrics_http
-from . import retention
 from .config import Config
 from .errors import SessiondError, StorageError
 from .metrics import Metrics
@@ -310,12 +310,13 @@ def _watcher_count(service: SessionService) -> Callable[[], int]:
 
 
 async def _history_tasks(daemon: Daemon) -> list[asyncio.Task[None]]:
-    """Start the metrics endpoint and the retention sweep, as configured.
+    """Start the erasure retry, and the metrics endpoint and the retention sweep as configured.
 
     Raises:
         StartupError: the metrics address cannot be bound.
     """
     cfg, tasks = daemon.config, []
+    tasks.append(asyncio.create_task(erasure.run(daemon.store.erasures, daemon.store.checkpoint)))
     if cfg.metrics_address and daemon.metrics is not None:
         try:
             endpoint = await metrics_http.listen(daemon.metrics, cfg.metrics_address)

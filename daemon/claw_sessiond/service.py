@@ -634,9 +634,9 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     @_edge
     async def Delete(self, request: pb.DeleteRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
-        count = await self.store.delete(request.session_id)
-        _log.info("event=session_deleted events=%d", count)
-        return pb.DeleteResponse(events_deleted=count)
+        result = await self.store.delete(request.session_id)
+        _log.info("event=session_deleted events=%d erasure_pending=%s", result.events_deleted, result.erasure_pending)
+        return pb.DeleteResponse(events_deleted=result.events_deleted, erasure_pending=result.erasure_pending)
 
     @_stream_edge
     async def Export(self, request: pb.ExportRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:

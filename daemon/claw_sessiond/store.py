@@ -38,6 +38,7 @@ from typing import Any, Final, Literal, TypeVar
 import aiosqlite
 
 from . import schema
+from .erasure import PendingErasures
 from .errors import (
     CorruptDatabaseError,
     InvalidRequestError,
@@ -59,6 +60,7 @@ from .model import (
     INTERRUPTED_CONTENT,
     AppendResult,
     ClearResult,
+    DeleteResult,
     Event,
     EventResult,
     InFlightCall,
@@ -587,10 +589,15 @@ def _ensure_session_in_tx(conn: sqlite3.Connection, session_id: str, workdir: st
     if row is not None:
         return row
     conn.execute(
-        "INSERT INTO sessions(session_id, workdir, created_at, updated_at) VALUES (?, ?, ?, ?)",
-        (session_id, workdir, now, now),
+        "INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation) VALUES (?, ?, ?, ?, ?)",
+        (session_id, workdir, now, now, _new_incarnation()),
     )
     return _Row(session_id, workdir, now, now, 0, 0, 0, Usage())
+
+
+def _new_incarnation() -> str:
+    """A random id for a newly created session row (Watch follows one incarnation only)."""
+    return uuid.uuid4().hex[:16]
 
 
 def _replay_in_tx(conn: sqlite3.Connection, session_id: str, request_id: str, kind: str, fp: str) -> Any | None:
@@ -618,8 +625,9 @@ def _remember_in_tx(
 ) -> None:
     if request_id:
         conn.execute(
-            "INSERT INTO requests(session_id, request_id, kind, fingerprint, result) VALUES (?, ?, ?, ?, ?)",
-            (session_id, request_id, kind, fp, json.dumps(result)),
+            "INSERT INTO requests(session_id, request_id, kind, fingerprint, result, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, request_id, kind, fp, json.dumps(result), now_rfc3339()),
         )
 
 
@@ -933,9 +941,45 @@ def _delete_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
     return count
 
 
-def _checkpoint(conn: sqlite3.Connection) -> None:
-    """Fold the WAL into the database and truncate it (so deleted bytes leave the -wal file)."""
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+def _checkpoint(conn: sqlite3.Connection) -> bool:
+    """Fold the WAL into the database and truncate it, without waiting; True if that completed.
+
+    With ``secure_delete`` on, this is what takes deleted bytes out of both
+    files. A reader holding an older snapshot makes it stop part-way and
+    report busy (https://sqlite.org/pragma.html#pragma_wal_checkpoint: the
+    row is ``busy, log, checkpointed``). The busy timeout is 0 meanwhile:
+    waiting here would hold up every queued write for up to the timeout
+    (the caller records the erasure as pending and retries in the background).
+    """
+    timeout_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        busy, log, checkpointed = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {timeout_ms}")
+    if busy:
+        _log.debug("event=checkpoint_busy log=%s checkpointed=%s", log, checkpointed)
+    return not busy and log == 0
+
+
+def _checkpoint_outcome() -> tuple[list[bool], Callable[[sqlite3.Connection], None]]:
+    """An after-commit hook running :func:`_checkpoint`, and the list its result lands in."""
+    outcome: list[bool] = []
+
+    def hook(conn: sqlite3.Connection) -> None:
+        outcome.append(_checkpoint(conn))
+
+    return outcome, hook
+
+
+def _checkpoint_on_own_connection(path: Path) -> bool:
+    """:func:`_checkpoint` from a short-lived connection of its own (the erasure retry; never the writer's)."""
+    with _map_sqlite_errors(path):
+        conn = sqlite3.connect(str(path), isolation_level=None)
+        try:
+            return _checkpoint(conn)
+        finally:
+            conn.close()
 
 
 # ---------------------------------------------------------------- import (caller's transaction)
@@ -1040,11 +1084,24 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
                 found[2] = position
     if max(total) > _MAX_INT64:
         raise bad("usage totals overflow a 64-bit integer")
+    # A merge keeps the session's incarnation (its watchers follow on); a new or replaced session gets a new one.
+    kept = conn.execute("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
     for table in ("tool_calls", "usage_by_model", "sessions"):
         conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
     conn.execute(
-        f"INSERT INTO sessions({_SESSION_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (session_id, workdir, created_at, updated_at, last_position, clear_position, message_count, *total, currency),
+        f"INSERT INTO sessions({_SESSION_COLS}, incarnation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            session_id,
+            workdir,
+            created_at,
+            updated_at,
+            last_position,
+            clear_position,
+            message_count,
+            *total,
+            currency,
+            kept[0] if kept else _new_incarnation(),
+        ),
     )
     conn.executemany(
         "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position) "
@@ -1080,6 +1137,8 @@ class Store:
         self.counters = counters
         self._erase_listener: Callable[[str], None] | None = None
         self.applied_migrations: list[str] = []
+        #: Erased sessions whose bytes may still be in the files (see ``erasure.py``).
+        self.erasures = PendingErasures()
 
     # -- life cycle
 
@@ -1339,11 +1398,33 @@ class Store:
             lambda c: _record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
         )
 
-    async def delete(self, session_id: str) -> int:
-        """Erase a session and checkpoint, so its bytes leave both files. Returns events removed."""
-        count = await self._writer.submit(lambda c: _delete_in_tx(c, session_id), after_commit=_checkpoint)
+    async def delete(self, session_id: str) -> DeleteResult:
+        """Erase a session and checkpoint, so its bytes leave both files.
+
+        The checkpoint does not wait for readers: if one holds an older
+        snapshot, the result says ``erasure_pending`` and the erasure
+        finishes in the background (``erasure.run``).
+        """
+        outcome, hook = _checkpoint_outcome()
+        count = await self._writer.submit(lambda c: _delete_in_tx(c, session_id), after_commit=hook)
+        pending = self._erasure_outcome(session_id, count, outcome)
         self._erased(session_id, count)
-        return count
+        return DeleteResult(count, pending)
+
+    def _erasure_outcome(self, session_id: str, count: int, outcome: list[bool]) -> bool:
+        """Record an erasure whose checkpoint did not complete; True if it is pending."""
+        if not count or (outcome and outcome[0]):
+            return False
+        self.erasures.add(session_id)
+        return True
+
+    async def checkpoint(self) -> bool:
+        """One no-wait TRUNCATE checkpoint from a connection of its own; True if the WAL is now empty.
+
+        Raises:
+            StorageError: the checkpoint failed (disk full, I/O error).
+        """
+        return await asyncio.to_thread(_checkpoint_on_own_connection, self.path)
 
     async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
         """Ids of sessions whose last change is older than ``cutoff_rfc3339``."""
@@ -1362,8 +1443,10 @@ class Store:
                 return 0
             return _delete_in_tx(conn, session_id)
 
-        count = await self._writer.submit(run, after_commit=_checkpoint)
+        outcome, hook = _checkpoint_outcome()
+        count = await self._writer.submit(run, after_commit=hook)
         if count:
+            self._erasure_outcome(session_id, count, outcome)
             self._erased(session_id, count)
         return count
 
@@ -1379,12 +1462,16 @@ class Store:
             InvalidRequestError: reason INVALID_IMPORT, the events are not a consistent history.
             StorageError: the write failed.
         """
-        after = _checkpoint if mode == "replace" else None
+        outcome, hook = _checkpoint_outcome()
         written = await self._writer.submit(
-            lambda c: _import_in_tx(c, session, mode), session.header.session_id, after_commit=after
+            lambda c: _import_in_tx(c, session, mode),
+            session.header.session_id,
+            after_commit=hook if mode == "replace" else None,
         )
-        if mode == "replace" and self._erase_listener is not None:
-            self._erase_listener(session.header.session_id)
+        if mode == "replace":
+            self._erasure_outcome(session.header.session_id, 1, outcome)
+            if self._erase_listener is not None:
+                self._erase_listener(session.header.session_id)
         return written
 
     async def export_session(self, session_id: str) -> tuple[ExportHeader, list[Event]] | None:

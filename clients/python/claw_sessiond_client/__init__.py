@@ -8,6 +8,7 @@
 from ._base import (
     AppendResult,
     ClearResult,
+    DeleteResult,
     ImportResult,
     InFlightCall,
     LoadResult,
@@ -53,6 +54,7 @@ __all__ = [
     "CorruptDatabaseError",
     "DaemonUnavailableError",
     "DeadlineError",
+    "DeleteResult",
     "ImportResult",
     "InFlightCall",
     "InternalError",

@@ -40,7 +40,7 @@ from grpc_reflection.v1alpha import reflection
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
-from . import erasure, retention
+from . import erasure, idempotency, retention
 from . import metrics as metrics_http
 from .config import Config
 from .errors import SessiondError, StorageError
@@ -323,6 +323,8 @@ async def _history_tasks(daemon: Daemon) -> list[asyncio.Task[None]]:
         except OSError as exc:
             raise StartupError(f"metrics {cfg.metrics_address}: cannot bind: {exc.strerror or exc}") from exc
         tasks.append(asyncio.create_task(metrics_http.hold(endpoint)))
+    if cfg.request_id_retention_s > 0:
+        tasks.append(asyncio.create_task(idempotency.run(daemon.store, cfg.request_id_retention_s)))
     if cfg.retention_days > 0:
         _log.info("event=retention_on days=%s interval_s=%s", cfg.retention_days, cfg.retention_interval_s)
         tasks.append(asyncio.create_task(retention.run(daemon.store, cfg.retention_days, cfg.retention_interval_s)))

@@ -678,6 +678,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             database_bytes=figures["database_bytes"],
             wal_bytes=figures["wal_bytes"],
             schema_version=figures["schema_version"],
+            request_records=figures["request_records"],
             appends=c.appends,
             messages_written=c.messages_written,
             repairs=c.repairs,

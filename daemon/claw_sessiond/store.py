@@ -174,6 +174,7 @@ class StoreCounters:
     commits: int = 0
     sessions_deleted: int = 0
     retention_deleted: int = 0
+    requests_pruned: int = 0
     commit_observers: list[Callable[[int, float, bool], None]] = field(default_factory=list)
 
 
@@ -1341,6 +1342,7 @@ class Store:
             sessions = (await conn.execute_fetchall("SELECT count(*) FROM sessions"))[0][0]
             events = (await conn.execute_fetchall("SELECT count(*) FROM events"))[0][0]
             version = (await conn.execute_fetchall("PRAGMA user_version"))[0][0]
+            request_records = (await conn.execute_fetchall("SELECT count(*) FROM requests"))[0][0]
 
         def size(p: Path) -> int:
             try:
@@ -1354,6 +1356,7 @@ class Store:
             "database_bytes": size(self.path),
             "wal_bytes": size(Path(f"{self.path}-wal")),
             "schema_version": int(version),
+            "request_records": int(request_records),
         }
 
     # -- writes
@@ -1425,6 +1428,24 @@ class Store:
             StorageError: the checkpoint failed (disk full, I/O error).
         """
         return await asyncio.to_thread(_checkpoint_on_own_connection, self.path)
+
+    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        """Delete at most ``limit`` idempotency records written before the cutoff, oldest first; returns how many.
+
+        A retry whose record is gone is a new request (see ``idempotency.py``).
+        """
+
+        def run(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(
+                "DELETE FROM requests WHERE (session_id, request_id) IN (SELECT session_id, request_id FROM requests "
+                "WHERE created_at < ? ORDER BY created_at LIMIT ?)",
+                (cutoff_rfc3339, limit),
+            )
+            return int(cur.rowcount)
+
+        removed = await self._writer.submit(run)
+        self.counters.requests_pruned += removed
+        return removed
 
     async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
         """Ids of sessions whose last change is older than ``cutoff_rfc3339``."""

@@ -1140,6 +1140,8 @@ class Store:
         self.applied_migrations: list[str] = []
         #: Erased sessions whose bytes may still be in the files (see ``erasure.py``).
         self.erasures = PendingErasures()
+        #: Sessions written since start → monotonic time of the last write (retention spares them).
+        self._written: dict[str, float] = {}
 
     # -- life cycle
 
@@ -1367,6 +1369,7 @@ class Store:
         Raises:
             SequenceConflictError, ToolCallStateError, InvalidRequestError, StorageError.
         """
+        self._touch(job.session_id)
         result = await self._writer.submit(lambda c: _append_in_tx(c, job), job.session_id)
         if not result.replayed:
             self.counters.appends += 1
@@ -1378,6 +1381,7 @@ class Store:
     ) -> UsageResult:
         """Add usage to the session's totals (creating the session if needed)."""
         fp = fingerprint("usage", session_id, repr(delta))
+        self._touch(session_id)
         return await self._writer.submit(
             lambda c: _usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id)
         )
@@ -1387,6 +1391,7 @@ class Store:
     ) -> ClearResult:
         """Record a clear: the visible history starts after it; usage is kept."""
         fp = fingerprint("clear", session_id, expected_last_position)
+        self._touch(session_id)
         return await self._writer.submit(
             lambda c: _clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
             session_id,
@@ -1397,6 +1402,7 @@ class Store:
     ) -> EventResult:
         """Store an audit event (permission denial, error)."""
         fp = fingerprint("event", session_id, event_type, payload)
+        self._touch(session_id)
         return await self._writer.submit(
             lambda c: _record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
         )
@@ -1455,10 +1461,33 @@ class Store:
             )
         return [r[0] for r in rows]
 
+    def _touch(self, session_id: str) -> None:
+        """Remember that ``session_id`` is written now (before the write is queued, so retention sees it)."""
+        self._written[session_id] = time.monotonic()
+
+    def written_since_start(self, session_id: str) -> bool:
+        """True if the session was written since the daemon started (and not forgotten since)."""
+        return session_id in self._written
+
+    def forget_written_before(self, monotonic_s: float) -> int:
+        """Forget sessions last written before ``monotonic_s`` (``time.monotonic``); returns how many."""
+        old = [sid for sid, at in self._written.items() if at < monotonic_s]
+        for sid in old:
+            del self._written[sid]
+        return len(old)
+
     async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
-        """Delete the whole session only if it is still older than the cutoff (retention)."""
+        """Delete the whole session only if it is still older than the cutoff (retention).
+
+        A session written since the daemon started (see :meth:`written_since_start`)
+        is never deleted here, whatever its stored time says: that time is
+        wall-clock, and the wall clock may have been wrong or stepped since.
+        The check runs in the writer, after every write queued before it.
+        """
 
         def run(conn: sqlite3.Connection) -> int:
+            if session_id in self._written:
+                return 0
             row = _session_in_tx(conn, session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0

@@ -541,19 +541,20 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         if request.after_position < 0:
             raise InvalidRequestError("after_position must be 0 (from the start) or a position")
 
-        async def pull(after: int, limit: int) -> list[tuple[int, Message | None]]:
-            return await self.store.history_after(session_id, after, limit)
+        async def pull(after: int, limit: int) -> tuple[str | None, list[tuple[int, Message | None]]]:
+            return await self.store.watch_batch(session_id, after, limit)
 
-        watcher = self.watch_hub.open(session_id, request.after_position)
+        watcher = self.watch_hub.open(session_id, request.after_position, request.incarnation or None)
         self._watch_contexts[watcher] = context
         self._ensure_stall_sweeper()
         try:
             async with contextlib.aclosing(watcher.follow(pull)) as events:
                 async for position, message in events:
+                    incarnation = watcher.incarnation or ""
                     if message is None:
-                        yield pb.WatchResponse(position=position, cleared=True)
+                        yield pb.WatchResponse(position=position, cleared=True, incarnation=incarnation)
                     else:
-                        yield pb.WatchResponse(message=message_pb(message), position=position)
+                        yield pb.WatchResponse(message=message_pb(message), position=position, incarnation=incarnation)
         finally:
             self._watch_contexts.pop(watcher, None)
             self.watch_hub.close(watcher)

@@ -1284,6 +1284,28 @@ class Store:
             )
         return [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows]
 
+    async def watch_batch(
+        self, session_id: str, after_position: int, limit: int
+    ) -> tuple[str | None, list[tuple[int, Message | None]]]:
+        """The session's incarnation (None if it is not stored) and its history events after a position.
+
+        Both are read in one snapshot, so the events belong to that incarnation.
+        """
+        async with self._reader() as conn:
+            await conn.execute("BEGIN")
+            try:
+                cur = await conn.execute("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,))
+                found = await cur.fetchone()
+                rows = await conn.execute_fetchall(
+                    "SELECT position, type, trace_id, ts, payload FROM events "
+                    "WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?",
+                    (session_id, after_position, limit),
+                )
+            finally:
+                await conn.execute("COMMIT")
+        incarnation = None if found is None else str(found[0])
+        return incarnation, [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows]
+
     async def list_sessions(self, id_contains: str, limit: int) -> list[SessionSummary]:
         """Sessions whose id contains ``id_contains``, most recently updated first."""
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

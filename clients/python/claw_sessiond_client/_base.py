@@ -782,16 +782,21 @@ class WatchCursor:
             raise E.InvalidRequestError("after_position must be 0 (from the start) or a position")
         self.session_id = session_id
         self.position = after_position
+        #: The incarnation followed (from the first event); a resumed Watch asks for it, so
+        #: a session deleted and created again meanwhile ends the watch instead of mixing in.
+        self.incarnation = ""
         self._retry_window_s = retry_window_s
         self._delay_s = _WATCH_FIRST_DELAY_S
         self._give_up_at: float | None = None
 
     def request(self) -> pb.WatchRequest:
         """The Watch request that resumes after the last delivered position."""
-        return pb.WatchRequest(session_id=self.session_id, after_position=self.position)
+        return pb.WatchRequest(session_id=self.session_id, after_position=self.position, incarnation=self.incarnation)
 
     def accept(self, r: pb.WatchResponse) -> WatchEvent | None:
         """The event to deliver, or None for one already delivered."""
+        if r.incarnation and not self.incarnation:
+            self.incarnation = r.incarnation
         if r.position <= self.position:
             return None
         self.position = r.position

@@ -88,6 +88,12 @@ async def run(pending: PendingErasures, checkpoint: Callable[[], Awaitable[bool]
     after each success; nothing runs while nothing is pending.
     """
     delay = _FIRST_DELAY_S
+    # Pending state is not kept across a restart: if the previous daemon stopped
+    # with an erasure pending (a reader outlived it), this first attempt finishes it.
+    try:
+        await checkpoint()
+    except StorageError as exc:
+        _log.debug("event=erasure_checkpoint_failed error=%s", exc.message)
     while True:
         await pending.wait()
         waiting = pending.snapshot()

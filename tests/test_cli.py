@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from claw_sessiond.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from tests.conftest import DaemonProcess
 
@@ -188,13 +189,13 @@ def test_stats(live: DaemonProcess) -> None:
     data = cli_json(live.workspace, "stats")
     assert data["sessions"] == 2
     assert data["messages"] in (6, 8)
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == SCHEMA_VERSION
     assert data["database_bytes"] > 0 and data["wal_bytes"] >= 0
     assert live.proc is not None and data["pid"] == live.proc.pid
     proc = cli(live.workspace, "stats")
     assert proc.returncode == 0
     values = dict(line.split(None, 1) for line in proc.stdout.splitlines())
-    assert values["sessions"] == "2" and values["schema_version"] == "1"
+    assert values["sessions"] == "2" and values["schema_version"] == str(SCHEMA_VERSION)
     assert list(values)[:6] == ["sessions", "messages", "events", "database_bytes", "wal_bytes", "schema_version"]
 
 
@@ -206,7 +207,7 @@ def test_doctor_with_daemon_up(live: DaemonProcess) -> None:
         checks["daemon"]["status"] == "ok" and f"pid {live.proc.pid if live.proc else 0}" in checks["daemon"]["detail"]
     )
     assert checks["quick_check"]["status"] == "ok"
-    assert checks["schema_version"]["detail"] == "1"
+    assert checks["schema_version"]["detail"] == str(SCHEMA_VERSION)
     assert checks["permissions"]["status"] == "ok"
     proc = cli(live.workspace, "doctor")
     assert proc.returncode == 0
@@ -251,7 +252,7 @@ def test_doctor_offline_healthy(stopped: Path) -> None:
     checks = {c["check"]: c for c in data["checks"]}
     assert data["ok"] is True
     assert checks["daemon"]["status"] == "warn" and "checked offline under its lock" in checks["daemon"]["detail"]
-    assert checks["quick_check"]["status"] == "ok" and checks["schema_version"]["detail"] == "1"
+    assert checks["quick_check"]["status"] == "ok" and checks["schema_version"]["detail"] == str(SCHEMA_VERSION)
     assert _digest(db) == before, "doctor changed the database"
     for extra in (Path(f"{db}-wal"), Path(f"{db}-shm")):
         if extra.exists():

@@ -26,6 +26,7 @@ from .config import (
     DEFAULT_MAX_BATCH_MESSAGES,
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_REQUEST_ID_RETENTION_S,
     DEFAULT_RETENTION_INTERVAL_S,
     DEFAULT_SHUTDOWN_GRACE_S,
     DEFAULT_WATCH_STALL_S,
@@ -131,6 +132,14 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
         help="how often the retention sweep runs",
     )
     _env_option(
+        parser,
+        "--request-id-retention-s",
+        env,
+        default=DEFAULT_REQUEST_ID_RETENTION_S,
+        type=float,
+        help="retry window: forget request ids (idempotency records) older than this (0: never)",
+    )
+    _env_option(
         parser, "--log-level", env, default="info", choices=["debug", "info", "warning", "error"], help="log level"
     )
     _add_lifecycle_options(parser, env)
@@ -179,6 +188,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         watch_stall_s=float(args.watch_stall_s),
         retention_days=float(args.retention_days),
         retention_interval_s=float(args.retention_interval_s),
+        request_id_retention_s=float(args.request_id_retention_s),
         log_level=str(args.log_level),
         notify_socket=env.get("NOTIFY_SOCKET") or None,
         watchdog_usec=watchdog_usec,

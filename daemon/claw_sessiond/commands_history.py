@@ -308,10 +308,20 @@ def _delete(args: argparse.Namespace) -> int:
             count = client.delete(args.session)
     except SessiondError as exc:
         return _fail(exc, args)
+    pending = bool(getattr(count, "erasure_pending", False))
     if args.json:
-        _say(json_text({"session_id": args.session, "events_deleted": count}))
+        out: dict[str, object] = {"session_id": args.session, "events_deleted": int(count)}
+        if pending:  # only when true, so the usual reply keeps its two fields
+            out["erasure_pending"] = True
+        _say(json_text(out))
     elif count:
         _say(f"deleted {args.session}: {count} events")
+    if pending:
+        _say(
+            f"claw-sessiond: warning: {args.session!r} is deleted but its bytes are still in the database files "
+            "(a reader holds an older snapshot); the daemon erases them as soon as it ends",
+            err=True,
+        )
     if not count:
         _say(f"claw-sessiond: error: session {args.session!r} is not stored", err=True)
         return cli.EXIT_FAILURE

@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_MAX_BATCH_MESSAGES",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_REQUEST_ID_RETENTION_S",
     "DEFAULT_SHUTDOWN_GRACE_S",
     "DEFAULT_WATCH_STALL_S",
     "ENV_PREFIX",
@@ -45,6 +46,7 @@ DEFAULT_LEASE_S: Final = 10
 DEFAULT_WATCH_STALL_S: Final = 30.0
 DEFAULT_MAX_GROUP_COMMIT: Final = 512
 DEFAULT_RETENTION_INTERVAL_S: Final = 3600.0
+DEFAULT_REQUEST_ID_RETENTION_S: Final = 24 * 3600.0
 
 
 class ConfigError(ValueError):
@@ -107,6 +109,11 @@ class Config:
     """Delete sessions not updated for this many days (0: never)."""
     retention_interval_s: float = DEFAULT_RETENTION_INTERVAL_S
     """How often the retention sweep runs."""
+    request_id_retention_s: float = DEFAULT_REQUEST_ID_RETENTION_S
+    """The retry window: idempotency records older than this are pruned (0: keep them forever).
+
+    A retry within the window replays the first result; after its record is
+    pruned, the same request id is a new request."""
     log_level: str = "info"
     """debug, info, warning or error. Message content is logged at no level."""
     notify_socket: str | None = field(default=None, repr=False)
@@ -171,6 +178,8 @@ class Config:
             raise ConfigError("watch_stall_s", "must be positive", self.watch_stall_s)
         if self.shutdown_grace_s < 0 or self.retention_days < 0:
             raise ConfigError("shutdown_grace_s/retention_days", "must not be negative", self.shutdown_grace_s)
+        if self.request_id_retention_s < 0:
+            raise ConfigError("request_id_retention_s", "must not be negative", self.request_id_retention_s)
         if self.retention_interval_s <= 0:
             raise ConfigError("retention_interval_s", "must be positive", self.retention_interval_s)
         for name in ("idle_exit_s", "log_max_bytes", "log_backups"):

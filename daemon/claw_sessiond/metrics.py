@@ -25,7 +25,8 @@ Names (all prefixed ``claw_sessiond_``): ``requests_total{method,code}``,
 ``commits_total``, ``sessions_deleted_total``,
 ``retention_sessions_deleted_total``, ``sessions``, ``events``,
 ``database_bytes``, ``wal_bytes``, ``schema_version``, ``active_watchers``,
-``active_runs``, ``uptime_seconds``.
+``active_runs``, ``uptime_seconds``, ``erasure_pending_sessions``,
+``request_records``, ``request_records_pruned_total``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ _STORE_COUNTERS: Final = (
     ("commits", "Group commits since start."),
     ("sessions_deleted", "Sessions erased (Delete or retention) since start."),
     ("retention_deleted", "Sessions erased by the retention policy since start."),
+    ("requests_pruned", "Idempotency records pruned (older than the retry window) since start."),
 )
 #: Most /metrics connections served at once; more are closed (reset) as soon as they are accepted.
 MAX_CONNECTIONS: Final = 16
@@ -80,6 +82,7 @@ REQUEST_DEADLINE_S: Final = 5.0
 MAX_HEADER_BYTES: Final = 8192
 #: Database figures (sessions, events, file sizes, schema version) are re-read at most this often.
 FIGURES_TTL_S: Final = 5.0
+_COUNTER_NAMES: Final = {"retention_deleted": "retention_sessions_deleted", "requests_pruned": "request_records_pruned"}
 
 
 class _Figures(Collector):
@@ -91,12 +94,16 @@ class _Figures(Collector):
     def collect(self) -> Iterator[Metric]:
         counters = self._m.store.counters
         for name, text in _STORE_COUNTERS:
-            metric_name = "retention_sessions_deleted" if name == "retention_deleted" else name
+            metric_name = _COUNTER_NAMES.get(name, name)
             yield CounterMetricFamily(PREFIX + metric_name, text, value=getattr(counters, name, 0))
         gauges = {
             **{k: (float(v), f"{k.replace('_', ' ').capitalize()} (database).") for k, v in self._m.figures.items()},
             "active_watchers": (float(self._m.active_watchers()), "Open Watch streams."),
             "active_runs": (float(self._m.active_runs()), "Open Attach runs."),
+            "erasure_pending_sessions": (
+                float(self._m.store.erasures.count()),
+                "Erased sessions whose bytes may still be in the database files (checkpoint waiting for readers).",
+            ),
             "uptime_seconds": (time.monotonic() - self._m.started, "Seconds since the daemon started."),
         }
         for name, (value, text) in gauges.items():
@@ -197,6 +204,8 @@ class Metrics:
             ],
             "sessions_deleted": c.sessions_deleted,
             "retention_sessions_deleted": getattr(c, "retention_deleted", 0),
+            "erasure_pending_sessions": self.store.erasures.count(),
+            "request_records_pruned": c.requests_pruned,
             "commit_batch_requests": self.commit_batch_requests,
             "commit_seconds": self.commit_seconds_total,
         }

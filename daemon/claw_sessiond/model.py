@@ -15,6 +15,7 @@ __all__ = [
     "HISTORY_EVENT_TYPES",
     "AppendResult",
     "ClearResult",
+    "DeleteResult",
     "Event",
     "EventResult",
     "EventType",
@@ -208,6 +209,18 @@ class ClearResult:
     position: int
     trace_id: str
     replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteResult:
+    """Outcome of erasing a session.
+
+    ``erasure_pending`` is True when the rows are gone but their bytes may
+    still be in the database files (the checkpoint waits for a reader).
+    """
+
+    events_deleted: int
+    erasure_pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,7 +107,23 @@ CREATE TABLE usage_by_model (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: Final[Sequence[Migration]] = (Migration(1, "initial event log", _V1),)
+# v2: a session's incarnation (a random id fixed when its row is created, new
+# when a deleted id is created again: Watch follows one incarnation only), and
+# the time each idempotency record was written (records older than the retry
+# window are pruned). Rows written before the upgrade get a fresh incarnation
+# and the upgrade time, so their retry window starts at the upgrade.
+_V2 = """
+ALTER TABLE sessions ADD COLUMN incarnation TEXT NOT NULL DEFAULT '';
+UPDATE sessions SET incarnation = lower(hex(randomblob(8)));
+ALTER TABLE requests ADD COLUMN created_at TEXT NOT NULL DEFAULT '';
+UPDATE requests SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now');
+CREATE INDEX requests_created ON requests(created_at);
+"""
+
+MIGRATIONS: Final[Sequence[Migration]] = (
+    Migration(1, "initial event log", _V1),
+    Migration(2, "session incarnation and request record time", _V2),
+)
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 
 

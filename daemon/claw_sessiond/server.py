@@ -43,7 +43,7 @@ from grpc_reflection.v1alpha import reflection
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
-from . import auth, lifecycle, limits, logs, retention
+from . import auth, erasure, idempotency, lifecycle, limits, logs, retention
 from . import metrics as metrics_http
 from .config import Config
 from .errors import SessiondError, StorageError
@@ -345,18 +345,21 @@ def _watcher_count(service: SessionService) -> Callable[[], int]:
 
 
 async def _history_tasks(daemon: Daemon) -> list[asyncio.Task[None]]:
-    """Start the metrics endpoint and the retention sweep, as configured.
+    """Start the erasure retry, and the metrics endpoint and the retention sweep as configured.
 
     Raises:
         StartupError: the metrics address cannot be bound.
     """
     cfg, tasks = daemon.config, []
+    tasks.append(asyncio.create_task(erasure.run(daemon.store.erasures, daemon.store.checkpoint)))
     if cfg.metrics_address and daemon.metrics is not None:
         try:
             endpoint = await metrics_http.listen(daemon.metrics, cfg.metrics_address)
         except OSError as exc:
             raise StartupError(f"metrics {cfg.metrics_address}: cannot bind: {exc.strerror or exc}") from exc
         tasks.append(asyncio.create_task(metrics_http.hold(endpoint)))
+    if cfg.request_id_retention_s > 0:
+        tasks.append(asyncio.create_task(idempotency.run(daemon.store, cfg.request_id_retention_s)))
     if cfg.retention_days > 0:
         _log.info("event=retention_on days=%s interval_s=%s", cfg.retention_days, cfg.retention_interval_s)
         tasks.append(asyncio.create_task(retention.run(daemon.store, cfg.retention_days, cfg.retention_interval_s)))

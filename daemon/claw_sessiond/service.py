@@ -541,19 +541,20 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         if request.after_position < 0:
             raise InvalidRequestError("after_position must be 0 (from the start) or a position")
 
-        async def pull(after: int, limit: int) -> list[tuple[int, Message | None]]:
-            return await self.store.history_after(session_id, after, limit)
+        async def pull(after: int, limit: int) -> tuple[str | None, list[tuple[int, Message | None]]]:
+            return await self.store.watch_batch(session_id, after, limit)
 
-        watcher = self.watch_hub.open(session_id, request.after_position)
+        watcher = self.watch_hub.open(session_id, request.after_position, request.incarnation or None)
         self._watch_contexts[watcher] = context
         self._ensure_stall_sweeper()
         try:
             async with contextlib.aclosing(watcher.follow(pull)) as events:
                 async for position, message in events:
+                    incarnation = watcher.incarnation or ""
                     if message is None:
-                        yield pb.WatchResponse(position=position, cleared=True)
+                        yield pb.WatchResponse(position=position, cleared=True, incarnation=incarnation)
                     else:
-                        yield pb.WatchResponse(message=message_pb(message), position=position)
+                        yield pb.WatchResponse(message=message_pb(message), position=position, incarnation=incarnation)
         finally:
             self._watch_contexts.pop(watcher, None)
             self.watch_hub.close(watcher)
@@ -634,9 +635,9 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     @_edge
     async def Delete(self, request: pb.DeleteRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
-        count = await self.store.delete(request.session_id)
-        _log.info("event=session_deleted events=%d", count)
-        return pb.DeleteResponse(events_deleted=count)
+        result = await self.store.delete(request.session_id)
+        _log.info("event=session_deleted events=%d erasure_pending=%s", result.events_deleted, result.erasure_pending)
+        return pb.DeleteResponse(events_deleted=result.events_deleted, erasure_pending=result.erasure_pending)
 
     @_stream_edge
     async def Export(self, request: pb.ExportRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -678,6 +679,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             database_bytes=figures["database_bytes"],
             wal_bytes=figures["wal_bytes"],
             schema_version=figures["schema_version"],
+            request_records=figures["request_records"],
             appends=c.appends,
             messages_written=c.messages_written,
             repairs=c.repairs,

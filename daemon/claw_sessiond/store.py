@@ -38,6 +38,7 @@ from typing import Any, Final, Literal, TypeVar
 import aiosqlite
 
 from . import schema
+from .erasure import PendingErasures
 from .errors import (
     CorruptDatabaseError,
     InvalidRequestError,
@@ -59,6 +60,7 @@ from .model import (
     INTERRUPTED_CONTENT,
     AppendResult,
     ClearResult,
+    DeleteResult,
     Event,
     EventResult,
     InFlightCall,
@@ -92,6 +94,9 @@ T = TypeVar("T")
 _SQLITE_HEADER: Final = b"SQLite format 3\x00"
 _MAX_INT64: Final = 2**63 - 1
 _READERS: Final = 2
+#: How long an erasing call retries its checkpoint before reporting the erasure as pending.
+_ERASURE_GRACE_S: Final = 0.25
+_ERASURE_RETRY_S: Final = 0.01
 
 
 # ---------------------------------------------------------------- errors
@@ -172,6 +177,7 @@ class StoreCounters:
     commits: int = 0
     sessions_deleted: int = 0
     retention_deleted: int = 0
+    requests_pruned: int = 0
     commit_observers: list[Callable[[int, float, bool], None]] = field(default_factory=list)
 
 
@@ -587,10 +593,15 @@ def _ensure_session_in_tx(conn: sqlite3.Connection, session_id: str, workdir: st
     if row is not None:
         return row
     conn.execute(
-        "INSERT INTO sessions(session_id, workdir, created_at, updated_at) VALUES (?, ?, ?, ?)",
-        (session_id, workdir, now, now),
+        "INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation) VALUES (?, ?, ?, ?, ?)",
+        (session_id, workdir, now, now, _new_incarnation()),
     )
     return _Row(session_id, workdir, now, now, 0, 0, 0, Usage())
+
+
+def _new_incarnation() -> str:
+    """A random id for a newly created session row (Watch follows one incarnation only)."""
+    return uuid.uuid4().hex[:16]
 
 
 def _replay_in_tx(conn: sqlite3.Connection, session_id: str, request_id: str, kind: str, fp: str) -> Any | None:
@@ -618,8 +629,9 @@ def _remember_in_tx(
 ) -> None:
     if request_id:
         conn.execute(
-            "INSERT INTO requests(session_id, request_id, kind, fingerprint, result) VALUES (?, ?, ?, ?, ?)",
-            (session_id, request_id, kind, fp, json.dumps(result)),
+            "INSERT INTO requests(session_id, request_id, kind, fingerprint, result, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, request_id, kind, fp, json.dumps(result), now_rfc3339()),
         )
 
 
@@ -933,9 +945,45 @@ def _delete_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
     return count
 
 
-def _checkpoint(conn: sqlite3.Connection) -> None:
-    """Fold the WAL into the database and truncate it (so deleted bytes leave the -wal file)."""
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+def _checkpoint(conn: sqlite3.Connection) -> bool:
+    """Fold the WAL into the database and truncate it, without waiting; True if that completed.
+
+    With ``secure_delete`` on, this is what takes deleted bytes out of both
+    files. A reader holding an older snapshot makes it stop part-way and
+    report busy (https://sqlite.org/pragma.html#pragma_wal_checkpoint: the
+    row is ``busy, log, checkpointed``). The busy timeout is 0 meanwhile:
+    waiting here would hold up every queued write for up to the timeout
+    (the caller records the erasure as pending and retries in the background).
+    """
+    timeout_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        busy, log, checkpointed = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {timeout_ms}")
+    if busy:
+        _log.debug("event=checkpoint_busy log=%s checkpointed=%s", log, checkpointed)
+    return not busy and log == 0
+
+
+def _checkpoint_outcome() -> tuple[list[bool], Callable[[sqlite3.Connection], None]]:
+    """An after-commit hook running :func:`_checkpoint`, and the list its result lands in."""
+    outcome: list[bool] = []
+
+    def hook(conn: sqlite3.Connection) -> None:
+        outcome.append(_checkpoint(conn))
+
+    return outcome, hook
+
+
+def _checkpoint_on_own_connection(path: Path) -> bool:
+    """:func:`_checkpoint` from a short-lived connection of its own (the erasure retry; never the writer's)."""
+    with _map_sqlite_errors(path):
+        conn = sqlite3.connect(str(path), isolation_level=None)
+        try:
+            return _checkpoint(conn)
+        finally:
+            conn.close()
 
 
 # ---------------------------------------------------------------- import (caller's transaction)
@@ -1040,11 +1088,24 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
                 found[2] = position
     if max(total) > _MAX_INT64:
         raise bad("usage totals overflow a 64-bit integer")
+    # A merge keeps the session's incarnation (its watchers follow on); a new or replaced session gets a new one.
+    kept = conn.execute("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
     for table in ("tool_calls", "usage_by_model", "sessions"):
         conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
     conn.execute(
-        f"INSERT INTO sessions({_SESSION_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (session_id, workdir, created_at, updated_at, last_position, clear_position, message_count, *total, currency),
+        f"INSERT INTO sessions({_SESSION_COLS}, incarnation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            session_id,
+            workdir,
+            created_at,
+            updated_at,
+            last_position,
+            clear_position,
+            message_count,
+            *total,
+            currency,
+            kept[0] if kept else _new_incarnation(),
+        ),
     )
     conn.executemany(
         "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position) "
@@ -1080,6 +1141,10 @@ class Store:
         self.counters = counters
         self._erase_listener: Callable[[str], None] | None = None
         self.applied_migrations: list[str] = []
+        #: Erased sessions whose bytes may still be in the files (see ``erasure.py``).
+        self.erasures = PendingErasures()
+        #: Sessions written since start → monotonic time of the last write (retention spares them).
+        self._written: dict[str, float] = {}
 
     # -- life cycle
 
@@ -1145,6 +1210,12 @@ class Store:
         for reader in self._all_readers:
             await reader.close()
         await asyncio.to_thread(self._writer.stop)
+        if self.erasures.count():
+            _log.warning(
+                "event=erasure_pending_at_stop sessions=%d (their bytes leave the files at the next checkpoint, "
+                "which the next daemon runs at start)",
+                self.erasures.count(),
+            )
 
     def set_erase_listener(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(session_id)`` on the loop after a session was erased (delete, retention, import replace).
@@ -1222,6 +1293,28 @@ class Store:
             )
         return [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows]
 
+    async def watch_batch(
+        self, session_id: str, after_position: int, limit: int
+    ) -> tuple[str | None, list[tuple[int, Message | None]]]:
+        """The session's incarnation (None if it is not stored) and its history events after a position.
+
+        Both are read in one snapshot, so the events belong to that incarnation.
+        """
+        async with self._reader() as conn:
+            await conn.execute("BEGIN")
+            try:
+                cur = await conn.execute("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,))
+                found = await cur.fetchone()
+                rows = await conn.execute_fetchall(
+                    "SELECT position, type, trace_id, ts, payload FROM events "
+                    "WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?",
+                    (session_id, after_position, limit),
+                )
+            finally:
+                await conn.execute("COMMIT")
+        incarnation = None if found is None else str(found[0])
+        return incarnation, [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows]
+
     async def list_sessions(self, id_contains: str, limit: int) -> list[SessionSummary]:
         """Sessions whose id contains ``id_contains``, most recently updated first."""
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -1282,6 +1375,7 @@ class Store:
             sessions = (await conn.execute_fetchall("SELECT count(*) FROM sessions"))[0][0]
             events = (await conn.execute_fetchall("SELECT count(*) FROM events"))[0][0]
             version = (await conn.execute_fetchall("PRAGMA user_version"))[0][0]
+            request_records = (await conn.execute_fetchall("SELECT count(*) FROM requests"))[0][0]
 
         def size(p: Path) -> int:
             try:
@@ -1295,6 +1389,7 @@ class Store:
             "database_bytes": size(self.path),
             "wal_bytes": size(Path(f"{self.path}-wal")),
             "schema_version": int(version),
+            "request_records": int(request_records),
         }
 
     # -- writes
@@ -1305,6 +1400,7 @@ class Store:
         Raises:
             SequenceConflictError, ToolCallStateError, InvalidRequestError, StorageError.
         """
+        self._touch(job.session_id)
         result = await self._writer.submit(lambda c: _append_in_tx(c, job), job.session_id)
         if not result.replayed:
             self.counters.appends += 1
@@ -1316,6 +1412,7 @@ class Store:
     ) -> UsageResult:
         """Add usage to the session's totals (creating the session if needed)."""
         fp = fingerprint("usage", session_id, repr(delta))
+        self._touch(session_id)
         return await self._writer.submit(
             lambda c: _usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id)
         )
@@ -1325,6 +1422,7 @@ class Store:
     ) -> ClearResult:
         """Record a clear: the visible history starts after it; usage is kept."""
         fp = fingerprint("clear", session_id, expected_last_position)
+        self._touch(session_id)
         return await self._writer.submit(
             lambda c: _clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
             session_id,
@@ -1335,15 +1433,73 @@ class Store:
     ) -> EventResult:
         """Store an audit event (permission denial, error)."""
         fp = fingerprint("event", session_id, event_type, payload)
+        self._touch(session_id)
         return await self._writer.submit(
             lambda c: _record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
         )
 
-    async def delete(self, session_id: str) -> int:
-        """Erase a session and checkpoint, so its bytes leave both files. Returns events removed."""
-        count = await self._writer.submit(lambda c: _delete_in_tx(c, session_id), after_commit=_checkpoint)
-        self._erased(session_id, count)
-        return count
+    async def delete(self, session_id: str) -> DeleteResult:
+        """Erase a session and checkpoint, so its bytes leave both files.
+
+        The checkpoint does not wait for readers: if one holds an older
+        snapshot, the result says ``erasure_pending`` and the erasure
+        finishes in the background (``erasure.run``).
+        """
+        outcome, hook = _checkpoint_outcome()
+        count = await self._writer.submit(lambda c: _delete_in_tx(c, session_id), after_commit=hook)
+        self._erased(session_id, count)  # watchers end now, not after the checkpoint's grace
+        pending = await self._erasure_outcome(session_id, count, outcome)
+        return DeleteResult(count, pending)
+
+    async def _erasure_outcome(self, session_id: str, count: int, outcome: list[bool]) -> bool:
+        """Finish or record an erasure whose checkpoint did not complete; True if it is pending.
+
+        The daemon's own reads are short: a few more no-wait checkpoints from
+        another connection, within :data:`_ERASURE_GRACE_S`, usually finish
+        it. Only this caller waits meanwhile; the writer goes on.
+        """
+        if not count or (outcome and outcome[0]):
+            return False
+        deadline = time.monotonic() + _ERASURE_GRACE_S
+        while time.monotonic() < deadline:
+            await asyncio.sleep(_ERASURE_RETRY_S)
+            try:
+                if await self.checkpoint():
+                    return False
+            except StorageError:
+                break
+        self.erasures.add(session_id)
+        return True
+
+    async def checkpoint(self) -> bool:
+        """One no-wait TRUNCATE checkpoint from a connection of its own; True if the WAL is now empty.
+
+        Raises:
+            StorageError: the checkpoint failed (disk full, I/O error).
+        """
+        return await asyncio.to_thread(_checkpoint_on_own_connection, self.path)
+
+    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        """Delete at most ``limit`` idempotency records written before the cutoff, oldest first; returns how many.
+
+        A retry whose record is gone is a new request (see ``idempotency.py``).
+        """
+
+        def run(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(
+                "DELETE FROM requests WHERE (session_id, request_id) IN (SELECT session_id, request_id FROM requests "
+                "WHERE created_at < ? ORDER BY created_at LIMIT ?)",
+                (cutoff_rfc3339, limit),
+            )
+            return int(cur.rowcount)
+
+        async with self._reader() as reader:
+            cur = await reader.execute("SELECT 1 FROM requests WHERE created_at < ? LIMIT 1", (cutoff_rfc3339,))
+            if await cur.fetchone() is None:
+                return 0  # nothing to prune: no writer job (and no empty commit in the metrics)
+        removed = await self._writer.submit(run)
+        self.counters.requests_pruned += removed
+        return removed
 
     async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
         """Ids of sessions whose last change is older than ``cutoff_rfc3339``."""
@@ -1353,18 +1509,43 @@ class Store:
             )
         return [r[0] for r in rows]
 
+    def _touch(self, session_id: str) -> None:
+        """Remember that ``session_id`` is written now (before the write is queued, so retention sees it)."""
+        self._written[session_id] = time.monotonic()
+
+    def written_since_start(self, session_id: str) -> bool:
+        """True if the session was written since the daemon started (and not forgotten since)."""
+        return session_id in self._written
+
+    def forget_written_before(self, monotonic_s: float) -> int:
+        """Forget sessions last written before ``monotonic_s`` (``time.monotonic``); returns how many."""
+        old = [sid for sid, at in self._written.items() if at < monotonic_s]
+        for sid in old:
+            del self._written[sid]
+        return len(old)
+
     async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
-        """Delete the whole session only if it is still older than the cutoff (retention)."""
+        """Delete the whole session only if it is still older than the cutoff (retention).
+
+        A session written since the daemon started (see :meth:`written_since_start`)
+        is never deleted here, whatever its stored time says: that time is
+        wall-clock, and the wall clock may have been wrong or stepped since.
+        The check runs in the writer, after every write queued before it.
+        """
 
         def run(conn: sqlite3.Connection) -> int:
+            if session_id in self._written:
+                return 0
             row = _session_in_tx(conn, session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
             return _delete_in_tx(conn, session_id)
 
-        count = await self._writer.submit(run, after_commit=_checkpoint)
+        outcome, hook = _checkpoint_outcome()
+        count = await self._writer.submit(run, after_commit=hook)
         if count:
             self._erased(session_id, count)
+            await self._erasure_outcome(session_id, count, outcome)
         return count
 
     async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
@@ -1379,12 +1560,16 @@ class Store:
             InvalidRequestError: reason INVALID_IMPORT, the events are not a consistent history.
             StorageError: the write failed.
         """
-        after = _checkpoint if mode == "replace" else None
+        outcome, hook = _checkpoint_outcome()
         written = await self._writer.submit(
-            lambda c: _import_in_tx(c, session, mode), session.header.session_id, after_commit=after
+            lambda c: _import_in_tx(c, session, mode),
+            session.header.session_id,
+            after_commit=hook if mode == "replace" else None,
         )
-        if mode == "replace" and self._erase_listener is not None:
-            self._erase_listener(session.header.session_id)
+        if mode == "replace":
+            if self._erase_listener is not None:
+                self._erase_listener(session.header.session_id)
+            await self._erasure_outcome(session.header.session_id, 1, outcome)
         return written
 
     async def export_session(self, session_id: str) -> tuple[ExportHeader, list[Event]] | None:

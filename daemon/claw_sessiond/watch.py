@@ -4,7 +4,7 @@ Design: *wake, then pull*. The store calls :meth:`WatchHub.notify` on the
 loop with the session ids each commit changed. The hub only sets the wake
 flag of the watchers of those sessions; it never copies events. Each watcher
 then reads what it has not sent yet straight from the database
-(``Store.history_after``, at most :data:`WATCH_BATCH` events at a time) and
+(``Store.watch_batch``, at most :data:`WATCH_BATCH` events at a time) and
 sends it. So:
 
 - order and completeness come from the database: one writer assigns a
@@ -26,6 +26,19 @@ sends it. So:
   instead leaves the client hanging, so this is the only clean way to end a
   blocked stream. The memory bound above does not depend on it.)
 
+A stream follows **one incarnation** of a session. Each session row carries
+an incarnation id, fixed when the row is created; a session deleted (or
+replaced by an import) and created again under the same id is a new
+incarnation, whose positions restart at 1. Every pull reads the stored
+incarnation in the same snapshot as the events, and the watcher remembers
+the first one it sees (or the one the client asked for, when it resumes
+with ``WatchRequest.incarnation``). When the stored session is absent or
+another incarnation, the stream ends with ``SessionNotFoundError``
+(NOT_FOUND), exactly as when the delete is seen directly: it never sends an
+event of the new incarnation. A Watch of a session that is not stored yet
+(and names no incarnation) waits for it and then follows the incarnation
+that is created.
+
 Must never: hold events per watcher beyond one batch, or block the loop.
 """
 
@@ -45,8 +58,8 @@ __all__ = ["WATCH_BATCH", "WatchHub", "Watcher"]
 #: Most events read from the database per pull (bounds what one watcher holds).
 WATCH_BATCH: Final = 64
 
-#: ``pull(after_position, limit)`` → ``[(position, message or None for a clear)]``.
-Pull = Callable[[int, int], Awaitable[list[tuple[int, Message | None]]]]
+#: ``pull(after_position, limit)`` → ``(incarnation or None if not stored, [(position, message or None)])``.
+Pull = Callable[[int, int], Awaitable[tuple[str | None, list[tuple[int, Message | None]]]]]
 
 
 @dataclass(eq=False)
@@ -57,11 +70,13 @@ class Watcher:
         session_id: the session followed.
         position: the last position handed to the transport.
         blocked_since: monotonic time the current send started (None while not sending).
+        incarnation: the incarnation followed (None until the session is first seen).
     """
 
     session_id: str
     position: int
     blocked_since: float | None = None
+    incarnation: str | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     ended: SessiondError | None = None
 
@@ -73,14 +88,22 @@ class Watcher:
 
         Raises:
             ShuttingDownError: the daemon is stopping (the client should resume elsewhere).
-            SessionNotFoundError: the session was deleted while watched.
+            SessionNotFoundError: the session was deleted while watched (the incarnation followed is gone).
         """
         while True:
             # Clear before reading: a commit that lands after the read sets it again.
             self.wake.clear()
             if self.ended is not None:
                 raise self.ended
-            batch = await pull(self.position, WATCH_BATCH)
+            incarnation, batch = await pull(self.position, WATCH_BATCH)
+            if self.incarnation is None:
+                self.incarnation = incarnation  # stays None while the session is not stored yet
+            elif incarnation != self.incarnation:
+                raise SessionNotFoundError(
+                    f"session {self.session_id!r} was deleted while being watched"
+                    + (" (it has been created again: start a new Watch to follow it)" if incarnation else ""),
+                    session_id=self.session_id,
+                )
             for position, message in batch:
                 self.blocked_since = time.monotonic()
                 yield position, message
@@ -97,15 +120,17 @@ class WatchHub:
         self._by_session: dict[str, set[Watcher]] = {}
         self._closing = False
 
-    def open(self, session_id: str, after_position: int) -> Watcher:
+    def open(self, session_id: str, after_position: int, incarnation: str | None = None) -> Watcher:
         """Register a watcher of ``session_id`` that starts after ``after_position``.
+
+        ``incarnation`` (from a resumed watch) pins the incarnation to follow.
 
         Raises:
             ShuttingDownError: the daemon is stopping.
         """
         if self._closing:
             raise ShuttingDownError("claw-sessiond is shutting down; resume the watch in a moment")
-        watcher = Watcher(session_id, after_position)
+        watcher = Watcher(session_id, after_position, incarnation=incarnation)
         self._by_session.setdefault(session_id, set()).add(watcher)
         return watcher
 

@@ -8,6 +8,7 @@
 from ._base import (
     AppendResult,
     ClearResult,
+    DeleteResult,
     ImportResult,
     InFlightCall,
     LoadResult,
@@ -54,6 +55,7 @@ __all__ = [
     "CorruptDatabaseError",
     "DaemonUnavailableError",
     "DeadlineError",
+    "DeleteResult",
     "ImportResult",
     "InFlightCall",
     "InternalError",

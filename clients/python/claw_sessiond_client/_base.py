@@ -284,6 +284,38 @@ def split_export(lines: Iterable[str]) -> list[list[str]]:
     return blocks
 
 
+class DeleteResult(int):
+    """What Delete returns: the number of events removed (an ``int``, as before), plus
+    ``erasure_pending``.
+
+    ``erasure_pending`` is True when the session is gone from the database but
+    its bytes may still be in ``sessions.db`` or ``sessions.db-wal``: a reader
+    holds an older snapshot, so the checkpoint that removes them could not
+    complete. The daemon finishes it in the background as soon as readers
+    allow (``stats()["erasure_pending_sessions"]`` counts what still waits).
+    """
+
+    erasure_pending: bool
+
+    def __new__(cls, events_deleted: int, erasure_pending: bool = False) -> DeleteResult:
+        self = super().__new__(cls, events_deleted)
+        self.erasure_pending = erasure_pending
+        return self
+
+    @property
+    def events_deleted(self) -> int:
+        """Number of events removed (0 if the session was not stored)."""
+        return int(self)
+
+    def __repr__(self) -> str:
+        return f"DeleteResult(events_deleted={int(self)}, erasure_pending={self.erasure_pending})"
+
+
+def delete_result_of(r: pb.DeleteResponse) -> DeleteResult:
+    """Proto → client type."""
+    return DeleteResult(int(r.events_deleted), bool(r.erasure_pending))
+
+
 @dataclass(frozen=True, slots=True)
 class Stats:
     """Daemon figures (GetStats)."""
@@ -794,16 +826,21 @@ class WatchCursor:
             raise E.InvalidRequestError("after_position must be 0 (from the start) or a position")
         self.session_id = session_id
         self.position = after_position
+        #: The incarnation followed (from the first event); a resumed Watch asks for it, so
+        #: a session deleted and created again meanwhile ends the watch instead of mixing in.
+        self.incarnation = ""
         self._retry_window_s = retry_window_s
         self._delay_s = _WATCH_FIRST_DELAY_S
         self._give_up_at: float | None = None
 
     def request(self) -> pb.WatchRequest:
         """The Watch request that resumes after the last delivered position."""
-        return pb.WatchRequest(session_id=self.session_id, after_position=self.position)
+        return pb.WatchRequest(session_id=self.session_id, after_position=self.position, incarnation=self.incarnation)
 
     def accept(self, r: pb.WatchResponse) -> WatchEvent | None:
         """The event to deliver, or None for one already delivered."""
+        if r.incarnation and not self.incarnation:
+            self.incarnation = r.incarnation
         if r.position <= self.position:
             return None
         self.position = r.position

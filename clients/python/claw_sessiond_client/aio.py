@@ -243,12 +243,10 @@ class AsyncSessionClient:
         request = B.build(pb.GetUsageRequest, session_id=session_id)
         return await self._call(lambda: _then(self._stub.GetUsage(request, timeout=self.timeout_s), B.usage_report_of))
 
-    async def delete(self, session_id: str) -> int:
-        """Hard-delete a session; returns the number of events removed."""
+    async def delete(self, session_id: str) -> B.DeleteResult:
+        """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
         request = B.build(pb.DeleteRequest, session_id=session_id)
-        return await self._call(
-            lambda: _then(self._stub.Delete(request, timeout=self.timeout_s), lambda r: r.events_deleted)
-        )
+        return await self._call(lambda: _then(self._stub.Delete(request, timeout=self.timeout_s), B.delete_result_of))
 
     async def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> AsyncIterator[str]:
         """Lines of the export format of one session or, with None, of all (not retried)."""

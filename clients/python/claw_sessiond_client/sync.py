@@ -230,10 +230,10 @@ class SessionClient:
         request = B.build(pb.GetUsageRequest, session_id=session_id)
         return self._call(lambda: B.usage_report_of(self._stub.GetUsage(request, timeout=self.timeout_s)))
 
-    def delete(self, session_id: str) -> int:
-        """Hard-delete a session; returns the number of events removed."""
+    def delete(self, session_id: str) -> B.DeleteResult:
+        """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
         request = B.build(pb.DeleteRequest, session_id=session_id)
-        return int(self._call(lambda: self._stub.Delete(request, timeout=self.timeout_s).events_deleted))
+        return self._call(lambda: B.delete_result_of(self._stub.Delete(request, timeout=self.timeout_s)))
 
     def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> Iterator[str]:
         """Lines of the export format (JSON Lines, no newline) of one session or, with None, of all.

@@ -346,22 +346,26 @@ class AttachResponse(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., lease_seconds: _Optional[int] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ("session_id", "after_position")
+    __slots__ = ("session_id", "after_position", "incarnation")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     AFTER_POSITION_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     after_position: int
-    def __init__(self, session_id: _Optional[str] = ..., after_position: _Optional[int] = ...) -> None: ...
+    incarnation: str
+    def __init__(self, session_id: _Optional[str] = ..., after_position: _Optional[int] = ..., incarnation: _Optional[str] = ...) -> None: ...
 
 class WatchResponse(_message.Message):
-    __slots__ = ("message", "position", "cleared")
+    __slots__ = ("message", "position", "cleared", "incarnation")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     CLEARED_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
     message: Message
     position: int
     cleared: bool
-    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ..., position: _Optional[int] = ..., cleared: _Optional[bool] = ...) -> None: ...
+    incarnation: str
+    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ..., position: _Optional[int] = ..., cleared: _Optional[bool] = ..., incarnation: _Optional[str] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
     __slots__ = ("id_contains", "limit")
@@ -424,10 +428,12 @@ class DeleteRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class DeleteResponse(_message.Message):
-    __slots__ = ("events_deleted",)
+    __slots__ = ("events_deleted", "erasure_pending")
     EVENTS_DELETED_FIELD_NUMBER: _ClassVar[int]
+    ERASURE_PENDING_FIELD_NUMBER: _ClassVar[int]
     events_deleted: int
-    def __init__(self, events_deleted: _Optional[int] = ...) -> None: ...
+    erasure_pending: bool
+    def __init__(self, events_deleted: _Optional[int] = ..., erasure_pending: _Optional[bool] = ...) -> None: ...
 
 class ExportRequest(_message.Message):
     __slots__ = ("session_id",)
@@ -462,7 +468,7 @@ class GetStatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatsResponse(_message.Message):
-    __slots__ = ("sessions", "events", "database_bytes", "wal_bytes", "schema_version", "appends", "messages_written", "repairs", "write_failures", "commits", "active_watchers", "active_runs", "pid", "uptime_seconds", "version", "requests", "sessions_deleted", "retention_sessions_deleted", "commit_batch_requests", "commit_seconds")
+    __slots__ = ("sessions", "events", "database_bytes", "wal_bytes", "schema_version", "appends", "messages_written", "repairs", "write_failures", "commits", "active_watchers", "active_runs", "pid", "uptime_seconds", "version", "requests", "sessions_deleted", "retention_sessions_deleted", "commit_batch_requests", "commit_seconds", "erasure_pending_sessions", "request_records", "request_records_pruned")
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -483,6 +489,9 @@ class GetStatsResponse(_message.Message):
     RETENTION_SESSIONS_DELETED_FIELD_NUMBER: _ClassVar[int]
     COMMIT_BATCH_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     COMMIT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ERASURE_PENDING_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_RECORDS_PRUNED_FIELD_NUMBER: _ClassVar[int]
     sessions: int
     events: int
     database_bytes: int
@@ -503,7 +512,10 @@ class GetStatsResponse(_message.Message):
     retention_sessions_deleted: int
     commit_batch_requests: int
     commit_seconds: float
-    def __init__(self, sessions: _Optional[int] = ..., events: _Optional[int] = ..., database_bytes: _Optional[int] = ..., wal_bytes: _Optional[int] = ..., schema_version: _Optional[int] = ..., appends: _Optional[int] = ..., messages_written: _Optional[int] = ..., repairs: _Optional[int] = ..., write_failures: _Optional[int] = ..., commits: _Optional[int] = ..., active_watchers: _Optional[int] = ..., active_runs: _Optional[int] = ..., pid: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., version: _Optional[str] = ..., requests: _Optional[_Iterable[_Union[RequestCount, _Mapping]]] = ..., sessions_deleted: _Optional[int] = ..., retention_sessions_deleted: _Optional[int] = ..., commit_batch_requests: _Optional[int] = ..., commit_seconds: _Optional[float] = ...) -> None: ...
+    erasure_pending_sessions: int
+    request_records: int
+    request_records_pruned: int
+    def __init__(self, sessions: _Optional[int] = ..., events: _Optional[int] = ..., database_bytes: _Optional[int] = ..., wal_bytes: _Optional[int] = ..., schema_version: _Optional[int] = ..., appends: _Optional[int] = ..., messages_written: _Optional[int] = ..., repairs: _Optional[int] = ..., write_failures: _Optional[int] = ..., commits: _Optional[int] = ..., active_watchers: _Optional[int] = ..., active_runs: _Optional[int] = ..., pid: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., version: _Optional[str] = ..., requests: _Optional[_Iterable[_Union[RequestCount, _Mapping]]] = ..., sessions_deleted: _Optional[int] = ..., retention_sessions_deleted: _Optional[int] = ..., commit_batch_requests: _Optional[int] = ..., commit_seconds: _Optional[float] = ..., erasure_pending_sessions: _Optional[int] = ..., request_records: _Optional[int] = ..., request_records_pruned: _Optional[int] = ...) -> None: ...
 
 class RequestCount(_message.Message):
     __slots__ = ("method", "code", "count")

@@ -1,0 +1,86 @@
+"""Retention does not trust the wall clock: a session written since the daemon started is never erased by it.
+
+The real path to an old stored time on a session in use: the session is
+written (Append) since start, then its stored times become old because its
+content was replaced by an import of old data (``updated_at`` 2020). To the
+retention sweep that looks exactly like a wall clock that stepped years
+forward. An import-only old session next to it is erased as before, which
+shows the sweep did run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from pathlib import Path
+
+from claw_sessiond.clock import SteadyClock
+from claw_sessiond_client import Message, SessionClient
+from tests.conftest import DaemonProcess
+
+OLD = "2020-01-01T00:00:00.000000Z"
+
+
+def old_lines(sid: str, text: str) -> list[str]:
+    header = {
+        "format": "claw-sessiond-export",
+        "version": 1,
+        "session_id": sid,
+        "workdir": "/w",
+        "created_at": OLD,
+        "updated_at": OLD,
+        "events": 1,
+    }
+    event = {
+        "event_id": 1,
+        "session_id": sid,
+        "position": 1,
+        "type": "user_message",
+        "ts": OLD,
+        "trace_id": "t",
+        "schema_version": 1,
+        "payload": {"role": "user", "content": text},
+    }
+    return [json.dumps(header), json.dumps(event)]
+
+
+def ids(c: SessionClient) -> list[str]:
+    return sorted(s.id for s in c.list_sessions())
+
+
+def test_session_written_since_start_survives_old_stored_times(spawn_daemon, workspace: Path) -> None:
+    d: DaemonProcess = spawn_daemon("--retention-days", "30", "--retention-interval-s", "0.1")
+    with d.client() as c:
+        c.append("in-use", Message.user("written by a live agent"))
+        c.import_lines(old_lines("in-use", "restored from an old backup"), mode="replace")
+        c.append("in-use-2", Message.user("also live"))
+        c.record_usage("in-use-2", input_tokens=1)
+        assert next(s.updated_at for s in c.list_sessions() if s.id == "in-use").year == 2020
+        c.import_lines(old_lines("old-only", "never written since start"))
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and "old-only" in ids(c):
+            time.sleep(0.05)
+        assert ids(c) == ["in-use", "in-use-2"], d.log()
+        time.sleep(0.5)  # several more sweeps
+        assert ids(c) == ["in-use", "in-use-2"]
+        assert [m.content for m in c.load("in-use", str(workspace)).messages] == ["restored from an old backup"]
+        assert c.stats()["retention_sessions_deleted"] == 1
+    assert d.terminate() == 0
+    log = d.log()
+    assert "event=retention_deleted session=old-only" in log
+    assert "event=retention_deleted session=in-use" not in log
+
+
+def test_steady_clock_ignores_a_forward_step_and_follows_a_backward_one() -> None:
+    # The one fake here: a wall clock that steps (a real step needs root and would disturb the machine).
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    wall = [start]
+    mono = [100.0]
+    clock = SteadyClock(wall=lambda: wall[0], monotonic=lambda: mono[0])
+    mono[0] += 60
+    wall[0] = start + dt.timedelta(days=365, seconds=60)  # stepped a year forward
+    assert clock.now() == start + dt.timedelta(seconds=60)
+    assert clock.cutoff(30 * 86400) == "2025-12-02T00:01:00.000000Z"
+    wall[0] = start - dt.timedelta(days=1)  # stepped back a day
+    assert clock.now() == start - dt.timedelta(days=1)

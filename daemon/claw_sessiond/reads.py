@@ -32,7 +32,6 @@ the previous one was handed on.
 
 from __future__ import annotations
 
-import heapq
 import json
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -172,8 +171,8 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
         # (messages to send) or (far result positions grouped by size) in order.
         segments: list[tuple[list[Message], list[list[int]]]] = []
         async with reader() as conn:
-            await conn.execute("BEGIN")
             try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
                 await _guard(conn, cursor)
                 rows, _complete = await _main_rows(conn, cursor.session_id, after, cursor.last_position)
                 if not rows:
@@ -189,8 +188,8 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
                 yield shown
             for group in far_groups:
                 async with reader() as conn:
-                    await conn.execute("BEGIN")
                     try:
+                        await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
                         await _guard(conn, cursor)
                         found = await _in(
                             conn,
@@ -282,8 +281,8 @@ async def history_rows_after(
     Returns the rows ``(position, type, trace_id, ts, payload)`` and True if more may follow.
     """
     async with reader() as conn:
-        await conn.execute("BEGIN")
         try:
+            await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
             sizes = list(
                 await conn.execute_fetchall(
                     "SELECT position, length(CAST(payload AS BLOB)) FROM events "
@@ -315,8 +314,8 @@ async def export_pages(reader: Reader, cursor: HistoryCursor, max_event_id: int)
     after = 0
     while after < max_event_id:
         async with reader() as conn:
-            await conn.execute("BEGIN")
             try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
                 await _guard(conn, cursor, clears=False)  # a clear removes no events
                 sizes = list(
                     await conn.execute_fetchall(
@@ -345,57 +344,46 @@ async def scan_sessions(
 ) -> list[SessionSummary]:
     """Sessions whose id matches the LIKE ``pattern``, most recently updated first (then by id).
 
-    Walks the sessions by id in chunks of :data:`SCAN_ROWS`, one short read
-    each, keeping the best ``limit`` matches; cancellation stops it between chunks.
+    Walks the ``updated_at`` index in that order in chunks of :data:`SCAN_ROWS`
+    sessions, one short read per chunk (its boundary, then its matches), and
+    stops at ``limit`` matches: a filter that matches nothing gives the read
+    connection back every chunk, and cancellation stops it at the next one.
     """
-    best: list[tuple[str, _Desc, SessionSummary]] = []  # min-heap: worst kept match first
-    after = ""
-    first = True
-    while True:
+    out: list[SessionSummary] = []
+    after: tuple[str, str] | None = None  # (updated_at, session_id) of the last session scanned
+    while len(out) < limit:
+        where = ""
+        params: tuple[Any, ...] = ()
+        if after is not None:
+            where = " AND updated_at <= ? AND (updated_at < ? OR session_id > ?)"
+            params = (after[0], after[0], after[1])
         async with reader() as conn:
-            rows = list(
-                await conn.execute_fetchall(
-                    f"SELECT session_id LIKE ? ESCAPE '\\', {cols} FROM sessions "
-                    "WHERE session_id > ? OR ? ORDER BY session_id LIMIT ?",
-                    (pattern, after, first, SCAN_ROWS),
+            try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                end = list(
+                    await conn.execute_fetchall(
+                        f"SELECT updated_at, session_id FROM sessions WHERE 1{where} "
+                        "ORDER BY updated_at DESC, session_id LIMIT 1 OFFSET ?",
+                        (*params, SCAN_ROWS - 1),
+                    )
                 )
-            )
-        first = False
-        for values in rows:
-            if not values[0]:
-                continue
-            summary = row_of(values[1:])
-            item = (summary.updated_at, _Desc(summary.id), summary)
-            if len(best) < limit:
-                heapq.heappush(best, item)
-            elif item[:2] > best[0][:2]:
-                heapq.heapreplace(best, item)
-        if len(rows) < SCAN_ROWS:
+                upto = ""
+                upto_params: tuple[Any, ...] = ()
+                if end:
+                    upto = " AND updated_at >= ? AND (updated_at > ? OR session_id <= ?)"
+                    upto_params = (end[0][0], end[0][0], end[0][1])
+                rows = await conn.execute_fetchall(
+                    f"SELECT {cols} FROM sessions WHERE session_id LIKE ? ESCAPE '\\'{where}{upto} "
+                    "ORDER BY updated_at DESC, session_id LIMIT ?",
+                    (pattern, *params, *upto_params, limit - len(out)),
+                )
+            finally:
+                await conn.execute("COMMIT")
+        out.extend(row_of(values) for values in rows)
+        if not end:
             break
-        after = rows[-1][1]
-    best.sort(key=lambda t: t[:2], reverse=True)
-    return [t[2] for t in best]
-
-
-class _Desc:
-    """Reverses string order (ties on ``updated_at`` go to the smaller id, as ``ORDER BY id`` does)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def __lt__(self, other: _Desc) -> bool:
-        return self.value > other.value
-
-    def __gt__(self, other: _Desc) -> bool:
-        return self.value < other.value
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Desc) and self.value == other.value
-
-    def __hash__(self) -> int:
-        return hash(self.value)
+        after = (str(end[0][0]), str(end[0][1]))
+    return out
 
 
 def decode_events(rows: Sequence[Sequence[Any]]) -> list[Event]:

@@ -799,8 +799,12 @@ def _repair_in_tx(
     if plan is not None and unchanged:
         to_repair = list(plan.calls)
         payloads: Sequence[str] = plan.payloads
-        in_flight = [c for c in _open_calls_in_tx(conn, session_id) if c.run_id and is_live(c.run_id)]
-        in_flight.sort(key=lambda c: (c.assistant_position, c.call_index))
+        # Only calls appended by a run can be in flight: no need to read the open calls being repaired.
+        owned = conn.execute(_OPEN_CALLS_SQL + " AND run_id != ''", (session_id,)).fetchall()
+        in_flight = sorted(
+            (c for c in (OpenCall(*r) for r in owned) if is_live(c.run_id)),
+            key=lambda c: (c.assistant_position, c.call_index),
+        )
     else:
         to_repair, in_flight = plan_repair(_open_calls_in_tx(conn, session_id), is_live)
         names = _call_names_in_tx(conn, session_id, {c.assistant_position for c in to_repair})
@@ -1247,8 +1251,8 @@ class Store:
         """
         plan: _RepairPlan | None = None
         async with self._reader() as conn:
-            await conn.execute("BEGIN")
             try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
                 cur = await conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
                 row = _row(await cur.fetchone())
                 if row is None:
@@ -1492,8 +1496,8 @@ class Store:
         :meth:`export_pages` then reads the events up to that id page by page.
         """
         async with self._reader() as conn:
-            await conn.execute("BEGIN")
             try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
                 cur = await conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
                 row = _row(await cur.fetchone())
                 if row is None:

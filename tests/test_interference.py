@@ -1,0 +1,77 @@
+"""Single requests do not stall everyone: ordinary Appends and Loads stay fast beside heavy ones.
+
+Each test measures, in the same test and on the same daemon, the latency of
+serial ordinary requests (a 1 KB Append, a Load of a 20-message session)
+first quietly, then while one heavy request runs in another process
+(``bench/interference.py`` drives both). The machine is shared, so the
+bounds are wide: a generous factor over the quiet figure, with a floor.
+
+* sustained load (abandoned ListSessions scans, many watchers): p99;
+* one long piece of work (a large Export in a loop, a huge repair): the
+  worst single request, since a blocked loop or writer delays exactly the
+  requests that arrive during the block.
+
+``CLAW_FULL=1`` runs the sizes of the issue (100k sessions, 40 MB export,
+2,000 watchers, 200k interrupted calls).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.interference import Scale, fill, measure
+from tests.conftest import FULL, DaemonProcess, scale
+
+SIZE = Scale(
+    sessions=scale(20_000, 100_000),
+    export_events=scale(30_000, 40_000),
+    watchers=scale(300, 2_000),
+    repair_calls=scale(20_000, 200_000),
+    window_s=3.0 if not FULL else 6.0,
+)
+#: p99 under sustained load: at most this many times the quiet p99 (or the floor).
+P99_FACTOR = 6.0
+P99_FLOOR_S = 0.15
+#: Worst single request beside one long piece of work.
+WORST_FACTOR = 10.0
+WORST_FLOOR_S = 0.75
+
+
+def _quiet(daemon: DaemonProcess, workspace: Path) -> dict[str, Any]:
+    return measure(daemon.address, str(workspace), SIZE, "quiet")
+
+
+def _report(quiet: dict[str, Any], row: dict[str, Any]) -> str:
+    return (
+        f"quiet: append p99 {quiet['append_p99_ms']:.1f} ms, load p99 {quiet['load_p99_ms']:.1f} ms, "
+        f"worst {max(quiet['append_max_ms'], quiet['load_max_ms']):.0f} ms; "
+        f"{row['scenario']}: append p99 {row['append_p99_ms']:.1f} ms, load p99 {row['load_p99_ms']:.1f} ms, "
+        f"worst {max(row['append_max_ms'], row['load_max_ms']):.0f} ms ({row['appends']} requests)"
+    )
+
+
+@pytest.mark.parametrize("scenario", ["list_scans", "watchers"])
+def test_sustained_heavy_requests_keep_p99_near_quiet(spawn_daemon: Any, workspace: Path, scenario: str) -> None:
+    daemon: DaemonProcess = spawn_daemon()
+    fill(daemon.address, SIZE, parts=(scenario,))
+    quiet = _quiet(daemon, workspace)
+    row = measure(daemon.address, str(workspace), SIZE, scenario)
+    print("\n" + _report(quiet, row))
+    for kind in ("append", "load"):
+        bound_ms = max(P99_FACTOR * quiet[f"{kind}_p99_ms"], P99_FLOOR_S * 1000)
+        assert row[f"{kind}_p99_ms"] < bound_ms, f"{kind} p99 over {bound_ms:.0f} ms: " + _report(quiet, row)
+
+
+@pytest.mark.parametrize("scenario", ["export", "repair"])
+def test_one_long_request_blocks_nobody(spawn_daemon: Any, workspace: Path, scenario: str) -> None:
+    daemon: DaemonProcess = spawn_daemon()
+    fill(daemon.address, SIZE, parts=(scenario,))
+    quiet = _quiet(daemon, workspace)
+    row = measure(daemon.address, str(workspace), SIZE, scenario)
+    print("\n" + _report(quiet, row))
+    worst_ms = max(row["append_max_ms"], row["load_max_ms"])
+    bound_ms = max(WORST_FACTOR * max(quiet["append_p99_ms"], quiet["load_p99_ms"]), WORST_FLOOR_S * 1000)
+    assert worst_ms < bound_ms, f"a request waited {worst_ms:.0f} ms (bound {bound_ms:.0f}): " + _report(quiet, row)

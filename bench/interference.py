@@ -290,25 +290,32 @@ def background(kind: str, address: str, arg: str, watchers: int, scans: int) -> 
 
 
 async def _watchers(address: str, n: int) -> int:
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = pb_grpc.SessionServiceStub(channel)
-        stats = await stub.GetStats(pb.GetStatsRequest(), timeout=30)
-        del stats
+    # Spread over several connections; a watch the daemon ends (keepalive on a
+    # starved machine) is opened again after the last position it received.
+    channels = [grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(8)]
+    try:
+        stub = pb_grpc.SessionServiceStub(channels[0])
         start = 0
-        try:
-            load = stub.Load(pb.LoadRequest(session_id=PROBE_APPEND, workdir="/bench"), timeout=30)
-            async for chunk in load:
-                if chunk.HasField("session"):
-                    start = chunk.session.last_position
-        except grpc.RpcError:
-            start = 0
+        async for chunk in stub.Load(pb.LoadRequest(session_id=PROBE_APPEND, workdir="/bench"), timeout=30):
+            if chunk.HasField("session"):
+                start = chunk.session.last_position
 
-        async def follow() -> None:
-            async for _event in stub.Watch(pb.WatchRequest(session_id=PROBE_APPEND, after_position=start)):
-                pass
+        async def follow(channel: grpc.aio.Channel) -> None:
+            after = start
+            for _attempt in range(1000):
+                try:
+                    watch = pb_grpc.SessionServiceStub(channel).Watch(
+                        pb.WatchRequest(session_id=PROBE_APPEND, after_position=after)
+                    )
+                    async for event in watch:
+                        after = event.position
+                except grpc.RpcError:
+                    await asyncio.sleep(0.1)
 
-        tasks = [asyncio.ensure_future(follow()) for _ in range(n)]
-        await asyncio.gather(*tasks)
+        await asyncio.gather(*(follow(channels[i % len(channels)]) for i in range(n)))
+    finally:
+        for channel in channels:
+            await channel.close()
     return 0
 
 

@@ -93,6 +93,9 @@ T = TypeVar("T")
 _SQLITE_HEADER: Final = b"SQLite format 3\x00"
 _MAX_INT64: Final = 2**63 - 1
 _READERS: Final = 2
+#: Read connections kept for bulk reads (ListSessions scans, Export pages, pages of large
+#: Loads), so that short reads never queue behind them (see ``reads.py``).
+_BULK_READERS: Final = 1
 
 
 # ---------------------------------------------------------------- errors
@@ -1137,9 +1140,12 @@ class Store:
         self.path = path
         self._writer = writer
         self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
-        for reader in readers:
-            self._readers.put_nowait(reader)
+        self._bulk: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        bulk = min(_BULK_READERS, len(readers) - 1)  # the last ones serve bulk reads only
+        for i, reader in enumerate(readers):
+            (self._bulk if i >= len(readers) - bulk else self._readers).put_nowait(reader)
         self._all_readers = readers
+        self._has_bulk = bulk > 0
         self.counters = counters
         self._erase_listener: Callable[[str], None] | None = None
         self.applied_migrations: list[str] = []
@@ -1190,7 +1196,7 @@ class Store:
         writer = _Writer(conn, path, max_group_commit, counters)
         readers = []
         try:
-            for _ in range(_READERS):
+            for _ in range(_READERS + _BULK_READERS):
                 reader = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
                 await reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
                 readers.append(reader)
@@ -1234,6 +1240,17 @@ class Store:
                 yield conn
         finally:
             self._readers.put_nowait(conn)
+
+    @contextlib.asynccontextmanager
+    async def _bulk_reader(self) -> Any:
+        """A connection for one step of a long read (scan chunk, export or history page)."""
+        pool = self._bulk if self._has_bulk else self._readers
+        conn = await pool.get()
+        try:
+            with _map_sqlite_errors(self.path):
+                yield conn
+        finally:
+            pool.put_nowait(conn)
 
     # -- reads and Load
 
@@ -1293,7 +1310,7 @@ class Store:
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
         """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``)."""
-        return reads.history_pages(self._reader, cursor, message_from_payload)
+        return reads.history_pages(self._bulk_reader, cursor, message_from_payload)
 
     async def history_after(
         self, session_id: str, after_position: int, limit: int
@@ -1319,7 +1336,7 @@ class Store:
             assert r is not None
             return SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage)
 
-        return await reads.scan_sessions(self._reader, pattern, limit, summary, _SESSION_COLS)
+        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, _SESSION_COLS)
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         """Session totals and the per-model breakdown.
@@ -1513,7 +1530,7 @@ class Store:
 
     def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[Any], None]:
         """Raw event rows of an export, page by page (decode with ``reads.decode_events``)."""
-        return reads.export_pages(self._reader, cursor, max_event_id)
+        return reads.export_pages(self._bulk_reader, cursor, max_event_id)
 
     async def session_ids(self) -> list[str]:
         """Every stored session id, oldest first (the order of a full export)."""

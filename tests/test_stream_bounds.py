@@ -11,6 +11,8 @@ fields that had no cap.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -230,3 +232,72 @@ def test_paged_load_keeps_conversation_order_and_repairs_once(daemon: DaemonProc
         assert [(m.position, m.content, m.tool_call_id) for m in got2] == [
             (m.position, m.content, m.tool_call_id) for m in got
         ]
+
+
+def test_paged_export_round_trips_byte_identical(spawn_daemon: Any, tmp_path: Path) -> None:
+    """An export of several pages (events of every kind) imports and exports again to the same bytes."""
+    one: DaemonProcess = spawn_daemon(workspace_path=_mkdir(tmp_path / "one"))
+    events = scale(1_300, 5_000)  # > 2 pages of 512
+    channel, stub = _stub(one.address)
+    with channel:
+        msgs = [pb.Message(role=pb.ROLE_USER, content=f"m{i}") for i in range(events)]
+        for i in range(0, events, 400):
+            stub.Append(pb.AppendRequest(session_id="e", messages=msgs[i : i + 400]), timeout=30)
+            stub.RecordUsage(pb.RecordUsageRequest(session_id="e", input_tokens=i + 1), timeout=30)
+        stub.Clear(pb.ClearRequest(session_id="e"), timeout=30)
+        first = [r.line for r in stub.Export(pb.ExportRequest(session_id="e"), timeout=60)]
+    header = json.loads(first[0])
+    assert header["events"] == len(first) - 1 > 2 * 512
+    assert [json.loads(line)["event_id"] for line in first[1:]] == list(range(1, len(first)))
+    two: DaemonProcess = spawn_daemon(workspace_path=_mkdir(tmp_path / "two"))
+    channel, stub = _stub(two.address)
+    with channel:
+        stub.Import(pb.ImportRequest(lines=first), timeout=60)
+        again = [r.line for r in stub.Export(pb.ExportRequest(session_id="e"), timeout=60)]
+    assert again == first
+
+
+def test_chunked_list_sessions_matches_one_query(spawn_daemon: Any, workspace: Path) -> None:
+    """ListSessions walks the sessions in chunks; the answer is the one the single query gave."""
+    daemon: DaemonProcess = spawn_daemon()
+    n = scale(2_600, 12_000)  # > 2 chunks of 1000
+    channel, stub = _stub(daemon.address)
+    with channel:
+
+        def appends() -> Any:
+            for start in range(0, n, 500):
+                yield pb.AppendStreamRequest(
+                    appends=[
+                        pb.AppendRequest(
+                            session_id=f"{'odd' if i % 2 else 'even'}_{i:05d}",
+                            messages=[pb.Message(role=pb.ROLE_USER, content="x")],
+                        )
+                        for i in range(start, min(n, start + 500))
+                    ]
+                )
+
+        for reply in stub.AppendStream(appends(), timeout=120):
+            assert all(not r.HasField("error") for r in reply.replies)
+        db = sqlite3.connect(f"file:{workspace / '.claw' / 'sessions.db'}?mode=ro", uri=True)
+        try:
+            for contains, limit in (("", 100), ("odd", 10_000), ("d_0", 37), ("nomatch", 10_000), ("_", 1500)):
+                got = [
+                    s.id for s in stub.ListSessions(pb.ListSessionsRequest(id_contains=contains, limit=limit)).sessions
+                ]
+                pattern = "%" + contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                want = [
+                    r[0]
+                    for r in db.execute(
+                        "SELECT session_id FROM sessions WHERE session_id LIKE ? ESCAPE '\\' "
+                        "ORDER BY updated_at DESC, session_id LIMIT ?",
+                        (pattern, limit),
+                    )
+                ]
+                assert got == want, (contains, limit, len(got), len(want))
+        finally:
+            db.close()
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir()
+    return path

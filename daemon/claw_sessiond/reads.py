@@ -63,8 +63,6 @@ PAGE_ROWS: Final = 512
 SCAN_ROWS: Final = 1000
 #: Tool-call ids looked up per query (well under SQLite's 32766 parameters).
 _IDS_PER_QUERY: Final = 500
-#: A single event may exceed PAGE_BYTES by up to the message size limit (1 MiB by default).
-_MAX_ROW_BYTES_HINT: Final = 1024 * 1024
 
 Reader = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
 Decode = Callable[[int, str, str, str, str], Message]

@@ -797,7 +797,17 @@ def main(argv: list[str] | None = None) -> int:
         "--update-docs", action="store_true", help=f"also write the plot to {DOCS_PLOT.relative_to(ROOT)}"
     )
     parser.add_argument("--profile", action="store_true", help="py-spy record the daemon during one throughput run")
+    parser.add_argument(
+        "--interference",
+        action="store_true",
+        help="only the interference section: Append/Load p99, quiet and under heavy requests (bench/interference.py)",
+    )
+    parser.add_argument("--label", default="", help="with --interference: a name for the results file")
     args = parser.parse_args(argv)
+    if args.interference:
+        from bench import interference
+
+        return interference.main([*(["--tiny"] if args.tiny else []), "--label", args.label])
     size = TINY if args.tiny else FULL
     started = time.monotonic()
     RESULTS.mkdir(parents=True, exist_ok=True)

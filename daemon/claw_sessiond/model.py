@@ -19,6 +19,7 @@ __all__ = [
     "Event",
     "EventResult",
     "EventType",
+    "HistoryCursor",
     "InFlightCall",
     "LoadResult",
     "Message",
@@ -180,6 +181,24 @@ class LoadResult:
     messages: list[Message]
     repairs: list[Repair] = field(default_factory=list)
     in_flight: list[InFlightCall] = field(default_factory=list)
+    #: Set when ``messages`` is not filled because the history is larger than one page:
+    #: the caller streams it with ``Store.history_pages(cursor)``.
+    cursor: HistoryCursor | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryCursor:
+    """Where a paged read of a session's history stands: the bounds seen at its start.
+
+    Positions up to ``last_position`` never change while ``created_at`` and
+    ``clear_position`` stay the same (see ``reads.py``).
+    """
+
+    session_id: str
+    created_at: str
+    clear_position: int
+    last_position: int
+    in_flight_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

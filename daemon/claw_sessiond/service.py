@@ -19,7 +19,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Final, TypeVar
 
 import grpc
@@ -31,7 +31,8 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.errors import ERROR_DOMAIN
 
-from . import __version__, export
+from . import __version__, export, reads
+from .caps import MAX_ID_CONTAINS_BYTES, MAX_LABEL_BYTES, MAX_RUN_ID_BYTES, check_text
 from .config import Config
 from .errors import (
     InvalidRequestError,
@@ -49,6 +50,7 @@ from .errors import (
 from .ids import check_request_id, check_session_id
 from .model import Message, SessionMeta, ToolCall, Usage, UsageDelta
 from .owners import Owners
+from .sharing import SharedReads
 from .store import ImportMode, Store
 from .validate import check_workdir, parse_json_object, prepare_append, prepare_usage
 from .watch import Watcher, WatchHub
@@ -294,6 +296,15 @@ def trace_id_of(request_trace_id: str, context: grpc.aio.ServicerContext[Any, An
     return os.urandom(16).hex()  # 128 random bits, like uuid4, at a third of its cost
 
 
+async def _one_page(messages: list[Message]) -> AsyncGenerator[list[Message], None]:
+    yield messages
+
+
+def _export_line(session_id: str, ordinal: int, row: Any) -> str:
+    """Encode one export row as its line (``ordinal``: its 1-based index in the session)."""
+    return export.event_line(ordinal, session_id, reads.decode_events([row])[0])
+
+
 # ---------------------------------------------------------------- the servicer
 
 
@@ -308,6 +319,10 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         self._watch_contexts: dict[Watcher, grpc.aio.ServicerContext[Any, Any]] = {}
         self._stall_sweeper: asyncio.Task[None] | None = None
         self._lag_aborts: set[asyncio.Task[None]] = set()
+        #: Watchers at the same place share one read and one encoding (see ``sharing.py``).
+        self._watch_reads: SharedReads[tuple[str | None, list[tuple[int, pb.WatchResponse]], bool]] = SharedReads(
+            self._read_watch_batch, lambda: self.watch_hub.generation
+        )
         self.draining = False
         self.started = time.monotonic()
         self.rpc_observers: list[Callable[[str, str, float], None]] = []
@@ -342,20 +357,28 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             ],
             trace_id=trace_id,
         )
+        # One chunk of at most LOAD_CHUNK_BYTES is built at a time, and a large
+        # history is read page by page only as the client takes chunks (see reads.py).
         chunk = first
         size = chunk.ByteSize()
-        for message in result.messages:
-            # Built in place (``append`` would copy each message once more).
-            item = chunk.messages.add()
-            fill_message_pb(item, message)
-            item_size = item.ByteSize() + 8
-            if size + item_size > LOAD_CHUNK_BYTES and len(chunk.messages) > 1:
-                del chunk.messages[-1]
-                yield chunk
-                chunk = pb.LoadResponse()
-                fill_message_pb(chunk.messages.add(), message)
-                size = 0
-            size += item_size
+        pages: AsyncGenerator[list[Message], None] = (
+            self.store.history_pages(result.cursor) if result.cursor is not None else _one_page(result.messages)
+        )
+        async with contextlib.aclosing(pages):
+            async for page in pages:
+                for message in page:
+                    # Built in place (``append`` would copy each message once more).
+                    item = chunk.messages.add()
+                    fill_message_pb(item, message)
+                    item_size = item.ByteSize() + 8
+                    if size + item_size > LOAD_CHUNK_BYTES and len(chunk.messages) > 1:
+                        del chunk.messages[-1]
+                        yield chunk
+                        chunk = pb.LoadResponse()
+                        fill_message_pb(chunk.messages.add(), message)
+                        size = 0
+                    size += item_size
+                del page
         chunk.done = True
         yield chunk
 
@@ -447,6 +470,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     ) -> pb.AppendResponse:
         trace_id = trace_id_of(request.trace_id, context)
         if request.run_id:
+            check_text(request.run_id, "run_id", MAX_RUN_ID_BYTES)
             self.owners.check_run(request.run_id, request.session_id)
         job = prepare_append(
             request.session_id,
@@ -527,6 +551,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     @_stream_edge
     async def Attach(self, request: pb.AttachRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
+        check_text(request.label, "label", MAX_LABEL_BYTES)
         run = self.owners.register(request.session_id, int(request.pid), request.label)
         try:
             yield pb.AttachResponse(run_id=run.run_id, lease_seconds=self.config.lease_s)
@@ -541,23 +566,35 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         if request.after_position < 0:
             raise InvalidRequestError("after_position must be 0 (from the start) or a position")
 
-        async def pull(after: int, limit: int) -> tuple[str | None, list[tuple[int, Message | None]]]:
-            return await self.store.watch_batch(session_id, after, limit)
+        async def pull(after: int, limit: int) -> tuple[str | None, list[tuple[int, pb.WatchResponse]], bool]:
+            return await self._watch_reads.read(session_id, after, limit)
 
         watcher = self.watch_hub.open(session_id, request.after_position, request.incarnation or None)
         self._watch_contexts[watcher] = context
         self._ensure_stall_sweeper()
         try:
             async with contextlib.aclosing(watcher.follow(pull)) as events:
-                async for position, message in events:
-                    incarnation = watcher.incarnation or ""
-                    if message is None:
-                        yield pb.WatchResponse(position=position, cleared=True, incarnation=incarnation)
-                    else:
-                        yield pb.WatchResponse(message=message_pb(message), position=position, incarnation=incarnation)
+                async for _position, response in events:
+                    yield response
         finally:
             self._watch_contexts.pop(watcher, None)
             self.watch_hub.close(watcher)
+
+    async def _read_watch_batch(
+        self, session_id: str, after: int, limit: int
+    ) -> tuple[str | None, list[tuple[int, pb.WatchResponse]], bool]:
+        incarnation, batch, more = await self.store.watch_batch(session_id, after, limit)
+        tag = incarnation or ""
+        out = [
+            (
+                position,
+                pb.WatchResponse(position=position, cleared=True, incarnation=tag)
+                if message is None
+                else pb.WatchResponse(message=message_pb(message), position=position, incarnation=tag),
+            )
+            for position, message in batch
+        ]
+        return incarnation, out, more
 
     def _ensure_stall_sweeper(self) -> None:
         if self._stall_sweeper is None or self._stall_sweeper.done():
@@ -605,6 +642,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         limit = request.limit or 100
         if not 0 < limit <= 10000:
             raise InvalidRequestError("limit must be between 1 and 10000", reason=Reason.FIELD_TOO_LARGE)
+        check_text(request.id_contains, "id_contains", MAX_ID_CONTAINS_BYTES)
         rows = await self.store.list_sessions(request.id_contains, limit)
         return pb.ListSessionsResponse(
             sessions=[
@@ -647,13 +685,33 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         else:
             ids = await self.store.session_ids()
         for session_id in ids:
-            found = await self.store.export_session(session_id)
+            found = await self.store.export_start(session_id)
             if found is None:
                 if request.session_id:
                     raise SessionNotFoundError(f"session {session_id!r} is not stored", session_id=session_id)
                 continue  # deleted while the export ran
-            for line in export.session_lines(*found):
-                yield pb.ExportResponse(line=line)
+            header, cursor, max_event_id = found
+            yield pb.ExportResponse(line=export.header_line(header))
+            ordinal = 0
+            # One page at a time, and the next page is read only once this one was
+            # handed on. Each line is encoded just before it is sent: the cost is spread
+            # over the stream's writes, so it never blocks the loop in one piece.
+            # (Encoding in a worker thread measured worse: the thread holds the GIL in
+            # 5 ms slices and every other request's thread hand-offs queue behind it.)
+            pages = self.store.export_pages(cursor, max_event_id)
+            async with contextlib.aclosing(pages):
+                async for rows in pages:
+                    for row in rows:
+                        ordinal += 1
+                        yield pb.ExportResponse(line=_export_line(session_id, ordinal, row))
+                    del rows
+            if ordinal != header.events:
+                raise SequenceConflictError(
+                    f"session {session_id!r} changed while it was exported ({ordinal} events sent, header says "
+                    f"{header.events}); export it again",
+                    expected=header.events,
+                    actual=ordinal,
+                )
 
     @_edge
     async def Import(self, request: pb.ImportRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:

@@ -30,14 +30,14 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
 import aiosqlite
 
-from . import schema
+from . import reads, schema
 from .erasure import PendingErasures
 from .errors import (
     CorruptDatabaseError,
@@ -63,6 +63,7 @@ from .model import (
     DeleteResult,
     Event,
     EventResult,
+    HistoryCursor,
     InFlightCall,
     LoadResult,
     Message,
@@ -97,6 +98,9 @@ _READERS: Final = 2
 #: How long an erasing call retries its checkpoint before reporting the erasure as pending.
 _ERASURE_GRACE_S: Final = 0.25
 _ERASURE_RETRY_S: Final = 0.01
+#: Read connections kept for bulk reads (ListSessions scans, Export pages, pages of large
+#: Loads), so that short reads never queue behind them (see ``reads.py``).
+_BULK_READERS: Final = 1
 
 
 # ---------------------------------------------------------------- errors
@@ -749,45 +753,107 @@ def _append_in_tx(conn: sqlite3.Connection, job: AppendJob) -> AppendResult:
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class _RepairPlan:
+    """Synthetic results planned off the writer thread from a read of the session at ``last_position``."""
+
+    created_at: str
+    clear_position: int
+    last_position: int
+    calls: tuple[OpenCall, ...]
+    payloads: tuple[str, ...]
+
+
+def _synthetic_payload(call_id: str, name: str) -> str:
+    payload: dict[str, object] = {
+        "role": "tool",
+        "content": INTERRUPTED_CONTENT,
+        "tool_call_id": call_id,
+        "synthetic": "interrupted",
+    }
+    if name:
+        payload["name"] = name
+    return json.dumps(payload)
+
+
+def _plan_payloads(calls: Sequence[OpenCall], assistant_payloads: Sequence[tuple[int, str]]) -> tuple[str, ...]:
+    """The synthetic results' payloads (pure; parses the assistants' JSON, so run it off the loop)."""
+    names: dict[str, str] = {}
+    for _position, text in assistant_payloads:
+        for call in json.loads(text).get("tool_calls", ()):
+            names[call["id"]] = call.get("name", "")
+    return tuple(_synthetic_payload(c.tool_call_id, names.get(c.tool_call_id, "")) for c in calls)
+
+
 def _repair_in_tx(
-    conn: sqlite3.Connection, session_id: str, workdir: str, trace_id: str, is_live: Callable[[str], bool]
+    conn: sqlite3.Connection,
+    session_id: str,
+    workdir: str,
+    trace_id: str,
+    is_live: Callable[[str], bool],
+    plan: _RepairPlan | None = None,
 ) -> LoadResult:
-    """Re-read, repair interrupted calls and read the history, all in the caller's write transaction."""
+    """Repair interrupted calls in the caller's write transaction; the history is then read by pages.
+
+    ``plan`` was made from a read at the same ``last_position``: if the
+    session has not changed since (no append, clear or erase moves nothing
+    else), it is written as is, so the writer thread only runs two
+    ``executemany``; otherwise the repair is planned again here. A run that
+    was live when planning may have ended since (its calls stay open until
+    the next Load); runs never come back to life, so the plan never repairs
+    a call that is now in flight.
+    """
     row = _session_in_tx(conn, session_id)
     if row is None:
         return LoadResult(_meta(None, session_id, workdir), [])
-    to_repair, in_flight = plan_repair(_open_calls_in_tx(conn, session_id), is_live)
+    unchanged = plan is not None and (row.created_at, row.clear_position, row.last_position) == (
+        plan.created_at,
+        plan.clear_position,
+        plan.last_position,
+    )
+    if plan is not None and unchanged:
+        to_repair = list(plan.calls)
+        payloads: Sequence[str] = plan.payloads
+        # Only calls appended by a run can be in flight: no need to read the open calls being repaired.
+        owned = conn.execute(_OPEN_CALLS_SQL + " AND run_id != ''", (session_id,)).fetchall()
+        in_flight = sorted(
+            (c for c in (OpenCall(*r) for r in owned) if is_live(c.run_id)),
+            key=lambda c: (c.assistant_position, c.call_index),
+        )
+    else:
+        to_repair, in_flight = plan_repair(_open_calls_in_tx(conn, session_id), is_live)
+        names = _call_names_in_tx(conn, session_id, {c.assistant_position for c in to_repair})
+        payloads = [_synthetic_payload(c.tool_call_id, names.get(c.tool_call_id, "")) for c in to_repair]
     repairs: list[Repair] = []
     if to_repair:
         now = now_rfc3339()
-        position = row.last_position
-        names = _call_names_in_tx(conn, session_id, {c.assistant_position for c in to_repair})
-        for call in to_repair:
-            position += 1
-            payload: dict[str, object] = {
-                "role": "tool",
-                "content": INTERRUPTED_CONTENT,
-                "tool_call_id": call.tool_call_id,
-                "synthetic": "interrupted",
-            }
-            name = names.get(call.tool_call_id, "")
-            if name:
-                payload["name"] = name
-            _insert_event_in_tx(conn, session_id, position, "repair", trace_id, now, json.dumps(payload))
-            conn.execute(
-                "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
-                (position, session_id, call.tool_call_id),
-            )
-            repairs.append(Repair(call.tool_call_id, call.assistant_position, position))
+        first = row.last_position + 1
+        conn.executemany(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
+            "VALUES (?, ?, 'repair', ?, ?, ?, ?)",
+            (
+                (session_id, first + i, trace_id, now, EVENT_SCHEMA_VERSION, payload)
+                for i, payload in enumerate(payloads)
+            ),
+        )
+        conn.executemany(
+            "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
+            ((first + i, session_id, c.tool_call_id) for i, c in enumerate(to_repair)),
+        )
+        repairs = [Repair(c.tool_call_id, c.assistant_position, first + i) for i, c in enumerate(to_repair)]
+        position = first + len(repairs) - 1
         conn.execute(
             "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ?, "
             "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
             (position, len(repairs), now, workdir, workdir, session_id),
         )
         row = _session_in_tx(conn, session_id)
-    messages = project(_history_in_tx(conn, session_id, row.clear_position if row else 0))
+        assert row is not None
     flights = [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id) for c in in_flight]
-    return LoadResult(_meta(row, session_id, workdir), messages, repairs, flights)
+    cursor = HistoryCursor(
+        session_id, row.created_at, row.clear_position, row.last_position, tuple(c.tool_call_id for c in in_flight)
+    )
+    return LoadResult(_meta(row, session_id, workdir), [], repairs, flights, cursor)
 
 
 def _call_names_in_tx(conn: sqlite3.Connection, session_id: str, positions: set[int]) -> dict[str, str]:
@@ -1135,9 +1201,12 @@ class Store:
         self.path = path
         self._writer = writer
         self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
-        for reader in readers:
-            self._readers.put_nowait(reader)
+        self._bulk: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        bulk = min(_BULK_READERS, len(readers) - 1)  # the last ones serve bulk reads only
+        for i, reader in enumerate(readers):
+            (self._bulk if i >= len(readers) - bulk else self._readers).put_nowait(reader)
         self._all_readers = readers
+        self._has_bulk = bulk > 0
         self.counters = counters
         self._erase_listener: Callable[[str], None] | None = None
         self.applied_migrations: list[str] = []
@@ -1192,7 +1261,7 @@ class Store:
         writer = _Writer(conn, path, max_group_commit, counters)
         readers = []
         try:
-            for _ in range(_READERS):
+            for _ in range(_READERS + _BULK_READERS):
                 reader = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
                 await reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
                 readers.append(reader)
@@ -1243,6 +1312,17 @@ class Store:
         finally:
             self._readers.put_nowait(conn)
 
+    @contextlib.asynccontextmanager
+    async def _bulk_reader(self) -> Any:
+        """A connection for one step of a long read (scan chunk, export or history page)."""
+        pool = self._bulk if self._has_bulk else self._readers
+        conn = await pool.get()
+        try:
+            with _map_sqlite_errors(self.path):
+                yield conn
+        finally:
+            pool.put_nowait(conn)
+
     # -- reads and Load
 
     async def load(
@@ -1250,12 +1330,17 @@ class Store:
     ) -> LoadResult:
         """Get-or-create read: nothing is written for an unknown or paired session.
 
-        Interrupted calls (open, not owned by a live run) are repaired by the
-        writer, which reads the history in the same transaction.
+        Interrupted calls (open, not owned by a live run) are planned here and
+        written by the writer in one transaction. A history that fits one
+        page (``reads.PAGE_BYTES``) comes back in ``messages``; a larger one
+        (or one just repaired) comes back as a ``cursor`` for
+        :meth:`history_pages`, bounded by the last position the read (or
+        the repair's transaction) saw.
         """
+        plan: _RepairPlan | None = None
         async with self._reader() as conn:
-            await conn.execute("BEGIN")
             try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
                 cur = await conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
                 row = _row(await cur.fetchone())
                 if row is None:
@@ -1266,70 +1351,74 @@ class Store:
                 )
                 to_repair, in_flight = plan_repair([OpenCall(*r) for r in rows], is_live)
                 if not to_repair:
-                    history = await conn.execute_fetchall(
-                        _HISTORY_SQL,
-                        (session_id, row.clear_position),
-                    )
-                    messages = project([message_from_payload(*r) for r in history])
                     flights = [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id) for c in in_flight]
-                    return LoadResult(_meta(row, session_id, workdir), messages, [], flights)
+                    page = await reads.first_history_page(
+                        conn, session_id, row.clear_position, row.last_position, message_from_payload
+                    )
+                    if page is not None:
+                        return LoadResult(_meta(row, session_id, workdir), project(page), [], flights)
+                    cursor = HistoryCursor(
+                        session_id,
+                        row.created_at,
+                        row.clear_position,
+                        row.last_position,
+                        tuple(c.tool_call_id for c in in_flight),
+                    )
+                    return LoadResult(_meta(row, session_id, workdir), [], [], flights, cursor)
+                positions = sorted({c.assistant_position for c in to_repair})
+                assistants = await reads.rows_at_positions(conn, session_id, positions)
             finally:
                 await conn.execute("COMMIT")
+        payloads = await asyncio.to_thread(_plan_payloads, to_repair, assistants)
+        plan = _RepairPlan(row.created_at, row.clear_position, row.last_position, tuple(to_repair), payloads)
         result = await self._writer.submit(
-            lambda c: _repair_in_tx(c, session_id, workdir, trace_id, is_live), session_id
+            lambda c: _repair_in_tx(c, session_id, workdir, trace_id, is_live, plan), session_id
         )
         self.counters.repairs += len(result.repairs)
         if result.repairs:
             _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
         return result
 
-    async def history_after(self, session_id: str, after_position: int, limit: int) -> list[tuple[int, Message | None]]:
-        """History events (position, message or None for a clear) after a position, in commit order."""
-        async with self._reader() as conn:
-            rows = await conn.execute_fetchall(
-                "SELECT position, type, trace_id, ts, payload FROM events "
-                "WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?",
-                (session_id, after_position, limit),
-            )
-        return [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows]
+    def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
+        """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``)."""
+        return reads.history_pages(self._bulk_reader, cursor, message_from_payload)
+
+    async def history_after(
+        self, session_id: str, after_position: int, limit: int
+    ) -> tuple[list[tuple[int, Message | None]], bool]:
+        """History events (position, message or None for a clear) after a position, in commit order.
+
+        At most ``limit`` events and about ``reads.PAGE_BYTES`` payload bytes;
+        the flag says whether more may follow.
+        """
+        rows, more = await reads.history_rows_after(self._reader, session_id, after_position, limit)
+        return [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows], more
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int
-    ) -> tuple[str | None, list[tuple[int, Message | None]]]:
+    ) -> tuple[str | None, list[tuple[int, Message | None]], bool]:
         """The session's incarnation (None if it is not stored) and its history events after a position.
 
-        Both are read in one snapshot, so the events belong to that incarnation.
+        Both are read in one snapshot, so the events belong to that incarnation. At most ``limit``
+        events and about ``reads.PAGE_BYTES`` payload bytes; the flag says whether more may follow.
         """
-        async with self._reader() as conn:
-            await conn.execute("BEGIN")
-            try:
-                cur = await conn.execute("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,))
-                found = await cur.fetchone()
-                rows = await conn.execute_fetchall(
-                    "SELECT position, type, trace_id, ts, payload FROM events "
-                    "WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?",
-                    (session_id, after_position, limit),
-                )
-            finally:
-                await conn.execute("COMMIT")
-        incarnation = None if found is None else str(found[0])
-        return incarnation, [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows]
+        incarnation, rows, more = await reads.watch_rows_after(self._reader, session_id, after_position, limit)
+        return incarnation, [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows], more
 
     async def list_sessions(self, id_contains: str, limit: int) -> list[SessionSummary]:
-        """Sessions whose id contains ``id_contains``, most recently updated first."""
+        """Sessions whose id contains ``id_contains``, most recently updated first.
+
+        Scans in chunks (``reads.SCAN_ROWS``), so a filter that matches nothing
+        does not hold a read connection for the whole table.
+        """
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        async with self._reader() as conn:
-            rows = await conn.execute_fetchall(
-                f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id LIKE ? ESCAPE '\\' "
-                "ORDER BY updated_at DESC, session_id LIMIT ?",
-                (pattern, limit),
-            )
-        out = []
-        for values in rows:
+
+        def summary(values: Sequence[Any]) -> SessionSummary:
             r = _row(values)
             assert r is not None
-            out.append(SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage))
-        return out
+            return SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage)
+
+        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, _SESSION_COLS)
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         """Session totals and the per-model breakdown.
@@ -1590,6 +1679,32 @@ class Store:
                 await conn.execute("COMMIT")
         events = [Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
         return ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, len(events)), events
+
+    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
+        """A session's export header, a cursor and the last event id to export (None if not stored).
+
+        The header's event count and the id bound are read in one snapshot;
+        :meth:`export_pages` then reads the events up to that id page by page.
+        """
+        async with self._reader() as conn:
+            try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                cur = await conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
+                row = _row(await cur.fetchone())
+                if row is None:
+                    return None
+                found = await conn.execute_fetchall(
+                    "SELECT count(*), coalesce(max(event_id), 0) FROM events WHERE session_id = ?", (session_id,)
+                )
+            finally:
+                await conn.execute("COMMIT")
+        count, max_id = (int(v) for v in next(iter(found)))
+        header = ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, count)
+        return header, HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position), max_id
+
+    def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[Any], None]:
+        """Raw event rows of an export, page by page (decode with ``reads.decode_events``)."""
+        return reads.export_pages(self._bulk_reader, cursor, max_event_id)
 
     async def session_ids(self) -> list[str]:
         """Every stored session id, oldest first (the order of a full export)."""

@@ -4,8 +4,10 @@ Design: *wake, then pull*. The store calls :meth:`WatchHub.notify` on the
 loop with the session ids each commit changed. The hub only sets the wake
 flag of the watchers of those sessions; it never copies events. Each watcher
 then reads what it has not sent yet straight from the database
-(``Store.watch_batch``, at most :data:`WATCH_BATCH` events at a time) and
-sends it. So:
+(``Store.watch_batch``: the session's incarnation and at most
+:data:`WATCH_BATCH` events and about 1 MiB of payload at a time, in one
+snapshot; watchers of one session at one position share that read and its
+encoding) and sends it. So:
 
 - order and completeness come from the database: one writer assigns a
   session's positions in commit order, and a read sees whole commits only,
@@ -48,18 +50,18 @@ import asyncio
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from .errors import SessiondError, SessionNotFoundError, ShuttingDownError
-from .model import Message
 
 __all__ = ["WATCH_BATCH", "WatchHub", "Watcher"]
 
 #: Most events read from the database per pull (bounds what one watcher holds).
 WATCH_BATCH: Final = 64
 
-#: ``pull(after_position, limit)`` → ``(incarnation or None if not stored, [(position, message or None)])``.
-Pull = Callable[[int, int], Awaitable[tuple[str | None, list[tuple[int, Message | None]]]]]
+#: ``pull(after_position, limit)`` → ``(incarnation or None if not stored, [(position, item)], more may
+#: follow)``; the item is whatever the caller sends (an already encoded reply, in the daemon).
+Pull = Callable[[int, int], Awaitable[tuple[str | None, list[tuple[int, Any]], bool]]]
 
 
 @dataclass(eq=False)
@@ -80,8 +82,8 @@ class Watcher:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     ended: SessiondError | None = None
 
-    async def follow(self, pull: Pull) -> AsyncGenerator[tuple[int, Message | None], None]:
-        """Yield ``(position, message or None)`` after :attr:`position`, then new ones as they commit.
+    async def follow(self, pull: Pull) -> AsyncGenerator[tuple[int, Any], None]:
+        """Yield ``(position, item)`` after :attr:`position`, then new ones as they commit.
 
         The caller sends each item before asking for the next; the time it
         spends doing so is recorded in :attr:`blocked_since`.
@@ -95,7 +97,7 @@ class Watcher:
             self.wake.clear()
             if self.ended is not None:
                 raise self.ended
-            incarnation, batch = await pull(self.position, WATCH_BATCH)
+            incarnation, batch, more = await pull(self.position, WATCH_BATCH)
             if self.incarnation is None:
                 self.incarnation = incarnation  # stays None while the session is not stored yet
             elif incarnation != self.incarnation:
@@ -104,12 +106,12 @@ class Watcher:
                     + (" (it has been created again: start a new Watch to follow it)" if incarnation else ""),
                     session_id=self.session_id,
                 )
-            for position, message in batch:
+            for position, item in batch:
                 self.blocked_since = time.monotonic()
-                yield position, message
+                yield position, item
                 self.blocked_since = None
                 self.position = position
-            if len(batch) < WATCH_BATCH:
+            if not more:
                 await self.wake.wait()
 
 
@@ -119,6 +121,9 @@ class WatchHub:
     def __init__(self) -> None:
         self._by_session: dict[str, set[Watcher]] = {}
         self._closing = False
+        #: Bumped by every commit notification: a read started at generation g sees every
+        #: commit notified up to g (what lets watchers share one read, see ``service.py``).
+        self.generation = 0
 
     def open(self, session_id: str, after_position: int, incarnation: str | None = None) -> Watcher:
         """Register a watcher of ``session_id`` that starts after ``after_position``.
@@ -145,6 +150,7 @@ class WatchHub:
 
     def notify(self, session_ids: set[str]) -> None:
         """The store's commit listener: wake the watchers of the changed sessions."""
+        self.generation += 1
         for session_id in session_ids:
             for watcher in self._by_session.get(session_id, ()):
                 watcher.wake.set()

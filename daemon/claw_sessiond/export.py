@@ -24,6 +24,7 @@ truncated file.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,6 +33,7 @@ from typing import Any, Final
 
 from .errors import InvalidRequestError, Reason
 from .ids import check_session_id
+from .limits import MAX_JSON_DEPTH, MAX_POSITION, MAX_USAGE_COUNT, MAX_WORKDIR_BYTES, JsonError, loads_limited, utf8_len
 from .model import EVENT_SCHEMA_VERSION, HISTORY_EVENT_TYPES, Event
 
 __all__ = [
@@ -167,8 +169,15 @@ def _is_int(value: object) -> bool:
 
 
 def _check_ts(line_no: int, name: str, value: object) -> str:
-    if not isinstance(value, str) or not _TS.match(value):
+    # The shape alone lets month 13 or day 31 of February through, which every later
+    # conversion to a protobuf Timestamp (Load, ListSessions, show) would then fail on.
+    try:
+        valid = isinstance(value, str) and bool(_TS.match(value)) and bool(dt.datetime.fromisoformat(value[:-1]))
+    except ValueError:
+        valid = False
+    if not valid:
         raise _bad(line_no, f"{name} must be RFC 3339 UTC with microseconds like 2026-01-02T03:04:05.000006Z")
+    assert isinstance(value, str)
     return value
 
 
@@ -182,8 +191,13 @@ def _parse_header(line_no: int, obj: Any) -> ExportHeader:
         raise _bad(line_no, "session_id must be a string")
     check_session_id(session_id)
     workdir = obj.get("workdir", "")
-    if not isinstance(workdir, str) or (workdir and not workdir.startswith("/")) or "\x00" in workdir:
-        raise _bad(line_no, "workdir must be an absolute path or empty")
+    if (
+        not isinstance(workdir, str)
+        or (workdir and not workdir.startswith("/"))
+        or "\x00" in workdir
+        or utf8_len(workdir) > MAX_WORKDIR_BYTES
+    ):
+        raise _bad(line_no, f"workdir must be an absolute path of at most {MAX_WORKDIR_BYTES} bytes, or empty")
     count = obj.get("events")
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise _bad(line_no, "events must be a non-negative integer")
@@ -217,14 +231,14 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
             if not isinstance(call.get("arguments"), str):
                 raise _bad(line_no, "tool call arguments must be JSON text (a string)")
             try:
-                json.loads(call["arguments"])
-            except ValueError as exc:
-                raise _bad(line_no, f"tool call {call['id']!r} arguments are not valid JSON") from exc
+                loads_limited(call["arguments"])
+            except JsonError as exc:
+                raise _bad(line_no, f"tool call {call['id']!r} arguments are not valid JSON: {exc}") from exc
     elif event_type == "usage":
         for key in _USAGE_INTS:
             value = payload.get(key, 0)
-            if not _is_int(value) or value < 0:
-                raise _bad(line_no, f"usage payload.{key} must be a non-negative integer")
+            if not _is_int(value) or not 0 <= value <= MAX_USAGE_COUNT:
+                raise _bad(line_no, f"usage payload.{key} must be an integer from 0 to {MAX_USAGE_COUNT}")
         for key in ("model", "pricing_version", "currency"):
             if not isinstance(payload.get(key, ""), str):
                 raise _bad(line_no, f"usage payload.{key} must be a string")
@@ -245,12 +259,14 @@ def _parse_event(line_no: int, ordinal: int, session_id: str, obj: Any, last_pos
     if obj["session_id"] != session_id:
         raise _bad(line_no, f"session_id {obj['session_id']!r} differs from the header's {session_id!r}")
     event_type = obj["type"]
-    if event_type not in EVENT_TYPES:
+    if not isinstance(event_type, str) or event_type not in EVENT_TYPES:
         raise _bad(line_no, f"unknown event type {event_type!r}")
     position = obj["position"]
     if event_type in HISTORY_EVENT_TYPES:
         if not _is_int(position) or position <= last_position:
             raise _bad(line_no, f"a {event_type} event needs a position greater than {last_position}")
+        if position > MAX_POSITION:
+            raise _bad(line_no, f"position {position} is above the highest allowed ({MAX_POSITION})")
     elif position is not None:
         raise _bad(line_no, f"a {event_type} event has no position (null)")
     trace_id = obj["trace_id"]
@@ -282,8 +298,9 @@ def parse_session(lines: Iterable[str]) -> ImportedSession:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
+            # An event line is one level deeper than its payload.
+            obj = loads_limited(raw, MAX_JSON_DEPTH + 1)
+        except JsonError as exc:
             raise _bad(line_no, f"not valid JSON: {exc}") from exc
         if header is None:
             header = _parse_header(line_no, obj)

@@ -38,7 +38,6 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
-from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
 from . import metrics as metrics_http
 from . import retention
@@ -46,7 +45,7 @@ from .config import Config
 from .errors import SessiondError, StorageError
 from .metrics import Metrics
 from .owners import Owners
-from .service import SessionService
+from .service import SessionService, add_to_server
 from .store import Store
 from .watch import WatchHub
 
@@ -276,7 +275,7 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     store.counters.commit_observers.append(metrics.observe_commit)
     service.stats_extra = metrics.stats
     server = grpc.aio.server(options=server_options(cfg))
-    pb_grpc.add_SessionServiceServicer_to_server(service, server)
+    add_to_server(service, server)  # decodes requests itself: undecodable bytes get INVALID_ARGUMENT
     health_servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

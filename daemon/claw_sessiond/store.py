@@ -54,6 +54,7 @@ from .errors import (
 )
 from .export import ExportHeader, ImportedSession, canonical_json
 from .history import OpenCall, plan_repair, project
+from .limits import MAX_POSITION
 from .model import (
     EVENT_SCHEMA_VERSION,
     INTERRUPTED_CONTENT,
@@ -1040,6 +1041,8 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
                 found[2] = position
     if max(total) > _MAX_INT64:
         raise bad("usage totals overflow a 64-bit integer")
+    if last_position > MAX_POSITION:  # a merge adds the stored history's length to the imported positions
+        raise bad(f"positions would reach {last_position}, above the highest allowed ({MAX_POSITION})")
     for table in ("tool_calls", "usage_by_model", "sessions"):
         conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
     conn.execute(

@@ -28,7 +28,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claw_sessiond.limits import MAX_JSON_DEPTH, JsonError, json_depth, loads_limited
+from claw_sessiond.limits import MAX_JSON_DEPTH, MAX_STORED_PAYLOAD_BYTES, JsonError, json_depth, loads_limited
+from claw_sessiond_client import Message
 from claw_sessiond_client import _base as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from tests._robust import db_path, dump
@@ -250,3 +251,41 @@ def test_json_deeper_than_the_limit_is_refused_and_writes_nothing(
     assert got_reason == reason and "deeper than" in details, details
     assert dump(db) == before
     assert export_lines(depth_daemon.address)  # a full export still works
+
+
+# ---------------------------------------------------------------- the stored form must fit one export line
+
+
+def test_a_message_whose_json_form_would_not_fit_an_export_line_is_refused(depth_daemon: DaemonProcess) -> None:
+    """1 MiB of control characters passed max_message_bytes but is 6 MiB as JSON: Export then failed in every
+    client with the default 4 MiB receive limit (the project's own included). Now refused; just under fits."""
+    db = db_path(depth_daemon.workspace)
+    before = dump(db)
+    too_big = pb.AppendRequest(session_id="ctl", messages=[pb.Message(role=pb.ROLE_USER, content="\x01" * (1 << 20))])
+    code, details, reason, _ = call(depth_daemon.address, "Append", too_big)
+    assert (code, reason) == (C.INVALID_ARGUMENT, "FIELD_TOO_LARGE"), (code, details)
+    assert "export line" in details
+    assert dump(db) == before
+
+    fits = MAX_STORED_PAYLOAD_BYTES // 6 - 100
+    with depth_daemon.client() as c:
+        c.append("ctl-fits", Message.user("\x01" * fits))
+        lines = list(c.export("ctl-fits"))  # the project's client, default channel options
+        assert len(lines) == 2 and len(lines[1].encode()) < 4 * 1024 * 1024
+        assert c.load("ctl-fits", "/tmp").messages[0].content == "\x01" * fits
+        # A full backup through the client works too.
+        assert any('"session_id":"ctl-fits"' in line for line in c.export())
+
+
+def test_an_import_line_whose_payload_would_not_fit_an_export_line_is_refused(depth_daemon: DaemonProcess) -> None:
+    ts = "2026-01-02T03:04:05.000006Z"
+    header = {"format": "claw-sessiond-export", "version": 1, "session_id": "imp-big", "workdir": "", "created_at": ts}
+    header |= {"updated_at": ts, "events": 1}
+    event = {"event_id": 1, "session_id": "imp-big", "position": 1, "type": "user_message", "ts": ts}
+    event |= {"trace_id": "t", "schema_version": 1, "payload": {"role": "user", "content": "x" * (5 << 20)}}
+    db = db_path(depth_daemon.workspace)
+    before = dump(db)
+    request = pb.ImportRequest(lines=[json.dumps(header), json.dumps(event)])
+    code, details, reason, _ = call(depth_daemon.address, "Import", request)
+    assert (code, reason) == (C.INVALID_ARGUMENT, "INVALID_IMPORT"), (code, details)
+    assert dump(db) == before

@@ -33,7 +33,17 @@ from typing import Any, Final
 
 from .errors import InvalidRequestError, Reason
 from .ids import check_session_id
-from .limits import MAX_JSON_DEPTH, MAX_POSITION, MAX_USAGE_COUNT, MAX_WORKDIR_BYTES, JsonError, loads_limited, utf8_len
+from .limits import (
+    MAX_JSON_DEPTH,
+    MAX_POSITION,
+    MAX_STORED_PAYLOAD_BYTES,
+    MAX_USAGE_COUNT,
+    MAX_WORKDIR_BYTES,
+    JsonError,
+    loads_limited,
+    payload_too_large,
+    utf8_len,
+)
 from .model import EVENT_SCHEMA_VERSION, HISTORY_EVENT_TYPES, Event
 
 __all__ = [
@@ -279,9 +289,11 @@ def _parse_event(line_no: int, ordinal: int, session_id: str, obj: Any, last_pos
     if not isinstance(payload, dict):
         raise _bad(line_no, "payload must be a JSON object")
     _check_payload(line_no, event_type, payload)
-    return ImportedEvent(
-        position, event_type, _check_ts(line_no, "ts", obj["ts"]), trace_id, version, canonical_json(payload)
-    )
+    text = canonical_json(payload)
+    size = payload_too_large(text)
+    if size:
+        raise _bad(line_no, f"payload is {size} bytes as stored (at most {MAX_STORED_PAYLOAD_BYTES}: one export line)")
+    return ImportedEvent(position, event_type, _check_ts(line_no, "ts", obj["ts"]), trace_id, version, text)
 
 
 def parse_session(lines: Iterable[str]) -> ImportedSession:

@@ -37,11 +37,13 @@ __all__ = [
     "MAX_PID",
     "MAX_POSITION",
     "MAX_RUN_ID_BYTES",
+    "MAX_STORED_PAYLOAD_BYTES",
     "MAX_USAGE_COUNT",
     "MAX_WORKDIR_BYTES",
     "JsonError",
     "json_depth",
     "loads_limited",
+    "payload_too_large",
     "utf8_len",
 ]
 
@@ -51,6 +53,12 @@ MAX_JSON_DEPTH: Final = 64
 #: JSON reader holds exactly (a double's mantissa), and it leaves 2**63 - 2**53 of room, so no
 #: later Append, Clear or repair can overflow SQLite's int64 (each adds at most a batch).
 MAX_POSITION: Final = 2**53 - 1
+#: Largest stored form (JSON text) of one event's payload. An exported event is one
+#: ExportResponse, and gRPC clients refuse messages over 4 MiB unless told otherwise (the
+#: project's client and grpcurl included); 64 KiB is left for the line's other fields. The
+#: JSON form is what counts: a control character in content is stored as a 6-byte escape,
+#: so 1 MiB of them (an Append within max_message_bytes) became a 6 MiB line nobody could read.
+MAX_STORED_PAYLOAD_BYTES: Final = 4 * 1024 * 1024 - 64 * 1024
 #: Largest token count or cost in one usage event (SQLite INTEGER is int64).
 MAX_USAGE_COUNT: Final = 2**63 - 1
 #: ``id_contains`` of ListSessions: longer than the longest session id can never match.
@@ -81,6 +89,14 @@ class JsonError(ValueError):
 def utf8_len(text: str) -> int:
     """Length of ``text`` in UTF-8 bytes (lone surrogates counted, not refused)."""
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+def payload_too_large(text: str) -> int:
+    """The UTF-8 size of a payload's JSON text if it is over :data:`MAX_STORED_PAYLOAD_BYTES`, else 0."""
+    if len(text) * 4 <= MAX_STORED_PAYLOAD_BYTES:  # at most 4 bytes a character: no need to encode
+        return 0
+    size = utf8_len(text)
+    return size if size > MAX_STORED_PAYLOAD_BYTES else 0
 
 
 def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:

@@ -20,9 +20,11 @@ from .limits import (
     MAX_JSON_DEPTH,
     MAX_PID,
     MAX_RUN_ID_BYTES,
+    MAX_STORED_PAYLOAD_BYTES,
     MAX_WORKDIR_BYTES,
     JsonError,
     loads_limited,
+    payload_too_large,
     utf8_len,
 )
 from .model import Message, ToolCall, UsageDelta
@@ -93,7 +95,14 @@ def parse_json_object(text: str, what: str, max_bytes: int) -> str:
         raise InvalidRequestError(f"{what} is not valid JSON: {exc}", reason=Reason.INVALID_EVENT) from exc
     if not isinstance(value, dict):
         raise InvalidRequestError(f"{what} must be a JSON object", reason=Reason.INVALID_EVENT)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    normalised = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    size = payload_too_large(normalised)
+    if size:
+        raise InvalidRequestError(
+            f"{what} is {size} bytes once normalised (at most {MAX_STORED_PAYLOAD_BYTES})",
+            reason=Reason.FIELD_TOO_LARGE,
+        )
+    return normalised
 
 
 def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[str]) -> PreparedMessage:
@@ -156,7 +165,15 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
         tool_call_id=msg.tool_call_id,
         name=msg.name,
     )
-    return PreparedMessage(stored, _EVENT_TYPE[msg.role], json.dumps(payload, ensure_ascii=False))
+    text = json.dumps(payload, ensure_ascii=False)
+    size = payload_too_large(text)
+    if size:
+        raise bad(
+            f"message is {size} bytes once stored as JSON (control characters take 6 bytes each); an event "
+            f"must fit one export line, at most {MAX_STORED_PAYLOAD_BYTES} bytes",
+            Reason.FIELD_TOO_LARGE,
+        )
+    return PreparedMessage(stored, _EVENT_TYPE[msg.role], text)
 
 
 def prepare_append(

@@ -17,6 +17,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -127,6 +128,15 @@ def renamed(lines: list[str], session_id: str, edit: Callable[[list[dict[str, An
     return pb.ImportRequest(lines=[json.dumps(o) for o in objs]).SerializeToString()
 
 
+def rename_call(objs: list[dict[str, Any]], call_id: str) -> None:
+    """Give the seed's tool call (and its result) another id."""
+    for o in objs[1:]:
+        for call in o["payload"].get("tool_calls", ()):
+            call["id"] = call_id
+        if o["payload"].get("tool_call_id"):
+            o["payload"]["tool_call_id"] = call_id
+
+
 def first_history_event(objs: list[dict[str, Any]]) -> dict[str, Any]:
     return next(o for o in objs[1:] if o["position"] is not None)
 
@@ -222,6 +232,9 @@ def test_id_contains_of_50_kb_is_refused_at_once(edge_daemon: tuple[DaemonProces
         ("payload_nan", lambda objs: first_history_event(objs)["payload"].update(extra=float("nan"))),
         ("workdir_over_4096_bytes", lambda objs: objs[0].update(workdir="/" + "w" * 5000)),
         ("position_2_64", lambda objs: first_history_event(objs).update(position=2**64)),
+        ("tool_call_id_over_256_bytes", lambda objs: rename_call(objs, "c" * 257)),
+        ("usage_currency_not_a_code", lambda objs: objs[4]["payload"].update(currency="ÄÖÜ")),
+        ("usage_model_over_256_bytes", lambda objs: objs[4]["payload"].update(model="m" * 257)),
     ],
 )
 def test_import_lines_that_used_to_end_badly_are_refused(
@@ -620,3 +633,35 @@ def test_the_daemon_logged_no_crash_and_still_serves(edge_daemon: tuple[DaemonPr
     with daemon.client() as c:
         assert c.append("after-property", Message.user("fine")).first_position >= 1
         assert c.stats()["sessions"] >= 1
+
+
+def test_a_currency_must_be_three_ascii_capitals(edge_daemon: tuple[DaemonProcess, list[str]]) -> None:
+    """``str.isupper`` let "ÄÖÜ" through RecordUsage, and that session's export could not be imported again."""
+    daemon, _ = edge_daemon
+    request = pb.RecordUsageRequest(session_id="cur", input_tokens=1, cost_micros=5, currency="ÄÖÜ")
+    _, reason = refused(daemon, "RecordUsage", request.SerializeToString())
+    assert reason == "INVALID_USAGE"
+
+
+def test_everything_the_property_left_behind_exports_and_imports_into_a_fresh_daemon(
+    edge_daemon: tuple[DaemonProcess, list[str]], tmp_path: Path
+) -> None:
+    """Whatever was accepted must round-trip: export every session, import each into a new workspace, same bytes."""
+    daemon, _ = edge_daemon
+    with daemon.client() as c:
+        everything = list(c.export())
+    blocks: list[list[str]] = []
+    for line in everything:
+        if json.loads(line).get("format"):
+            blocks.append([])
+        blocks[-1].append(line)
+    assert len(blocks) >= 2
+    (tmp_path / "fresh").mkdir()
+    fresh = DaemonProcess(tmp_path / "fresh").start()
+    try:
+        with fresh.client() as c:
+            for block in blocks:
+                c.import_lines(block)
+            assert list(c.export()) == everything
+    finally:
+        fresh.stop()

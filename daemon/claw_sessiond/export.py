@@ -35,11 +35,13 @@ from .errors import InvalidRequestError, Reason
 from .ids import check_session_id
 from .limits import (
     MAX_JSON_DEPTH,
+    MAX_NAME_BYTES,
     MAX_POSITION,
     MAX_STORED_PAYLOAD_BYTES,
     MAX_USAGE_COUNT,
     MAX_WORKDIR_BYTES,
     JsonError,
+    is_currency_code,
     loads_limited,
     payload_too_large,
     utf8_len,
@@ -228,6 +230,9 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
         for key in ("content", "name", "tool_call_id", "synthetic"):
             if not isinstance(payload.get(key, ""), str):
                 raise _bad(line_no, f"payload.{key} must be a string")
+        for key in ("name", "tool_call_id", "synthetic"):
+            if utf8_len(payload.get(key, "")) > MAX_NAME_BYTES:
+                raise _bad(line_no, f"payload.{key} is longer than {MAX_NAME_BYTES} bytes")
         if (role == "tool") != bool(payload.get("tool_call_id")):
             raise _bad(line_no, "tool_call_id is required on tool results and forbidden elsewhere")
         calls = payload.get("tool_calls", [])
@@ -238,6 +243,8 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
                 isinstance(call.get(k), str) and call.get(k) for k in ("id", "name")
             ):
                 raise _bad(line_no, "each tool call needs a non-empty string id and name")
+            if utf8_len(call["id"]) > MAX_NAME_BYTES or utf8_len(call["name"]) > MAX_NAME_BYTES:
+                raise _bad(line_no, f"a tool call id or name is longer than {MAX_NAME_BYTES} bytes")
             if not isinstance(call.get("arguments"), str):
                 raise _bad(line_no, "tool call arguments must be JSON text (a string)")
             try:
@@ -252,6 +259,11 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
         for key in ("model", "pricing_version", "currency"):
             if not isinstance(payload.get(key, ""), str):
                 raise _bad(line_no, f"usage payload.{key} must be a string")
+            if utf8_len(payload.get(key, "")) > MAX_NAME_BYTES:
+                raise _bad(line_no, f"usage payload.{key} is longer than {MAX_NAME_BYTES} bytes")
+        currency = payload.get("currency", "")
+        if currency and not is_currency_code(currency):
+            raise _bad(line_no, f"usage payload.currency must be an ISO 4217 code such as USD (got {currency!r})")
         if payload.get("cost_micros", 0) and not payload.get("currency"):
             raise _bad(line_no, "usage with a cost needs a currency")
 

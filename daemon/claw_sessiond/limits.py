@@ -34,6 +34,7 @@ __all__ = [
     "MAX_ERROR_MESSAGE_CHARS",
     "MAX_ID_CONTAINS_BYTES",
     "MAX_JSON_DEPTH",
+    "MAX_NAME_BYTES",
     "MAX_PID",
     "MAX_POSITION",
     "MAX_RUN_ID_BYTES",
@@ -41,6 +42,7 @@ __all__ = [
     "MAX_USAGE_COUNT",
     "MAX_WORKDIR_BYTES",
     "JsonError",
+    "is_currency_code",
     "json_depth",
     "loads_limited",
     "payload_too_large",
@@ -69,6 +71,8 @@ MAX_RUN_ID_BYTES: Final = 128
 MAX_ATTACH_LABEL_BYTES: Final = 256
 #: Attach's pid: Linux pids are below 2**22; 0 means "not given".
 MAX_PID: Final = 2**31 - 1
+#: Names and ids inside messages and usage: tool-call ids and names, message names, model, pricing version.
+MAX_NAME_BYTES: Final = 256
 #: Workdirs (a path; Linux PATH_MAX is 4096).
 MAX_WORKDIR_BYTES: Final = 4096
 #: Longest status message sent to a client: a message and its ErrorInfo travel in HTTP/2
@@ -80,6 +84,14 @@ MAX_ERROR_MESSAGE_CHARS: Final = 1024
 _STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
 _SQUARE: Final = str.maketrans("{}", "[]")
+
+
+_CURRENCY: Final = re.compile(r"[A-Z]{3}")
+
+
+def is_currency_code(text: str) -> bool:
+    """Three ASCII capital letters (the shape of ISO 4217; ``str.isupper`` would let ``ÄÖÜ`` through)."""
+    return _CURRENCY.fullmatch(text) is not None
 
 
 class JsonError(ValueError):

@@ -18,11 +18,13 @@ from .limits import (
     MAX_ATTACH_LABEL_BYTES,
     MAX_ID_CONTAINS_BYTES,
     MAX_JSON_DEPTH,
+    MAX_NAME_BYTES,
     MAX_PID,
     MAX_RUN_ID_BYTES,
     MAX_STORED_PAYLOAD_BYTES,
     MAX_WORKDIR_BYTES,
     JsonError,
+    is_currency_code,
     loads_limited,
     payload_too_large,
     utf8_len,
@@ -45,7 +47,6 @@ __all__ = [
     "prepare_usage",
 ]
 
-MAX_NAME_BYTES: Final = 256
 #: ListSessions: rows returned when ``limit`` is 0, and the most one call may ask for.
 DEFAULT_LIST_LIMIT: Final = 100
 MAX_LIST_LIMIT: Final = 10000
@@ -226,7 +227,7 @@ def prepare_usage(delta: UsageDelta) -> UsageDelta:
             raise InvalidRequestError(f"{name} must not be negative", reason=Reason.INVALID_USAGE)
     if delta.cost_micros and not delta.currency:
         raise InvalidRequestError("currency is required when cost_micros > 0", reason=Reason.INVALID_USAGE)
-    if delta.currency and (len(delta.currency) != 3 or not delta.currency.isalpha() or not delta.currency.isupper()):
+    if delta.currency and not is_currency_code(delta.currency):
         raise InvalidRequestError(
             f"currency must be an ISO 4217 code such as USD (got {delta.currency!r})", reason=Reason.INVALID_USAGE
         )

@@ -211,8 +211,8 @@ def _parse_header(line_no: int, obj: Any) -> ExportHeader:
     ):
         raise _bad(line_no, f"workdir must be an absolute path of at most {MAX_WORKDIR_BYTES} bytes, or empty")
     count = obj.get("events")
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        raise _bad(line_no, "events must be a non-negative integer")
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_POSITION:
+        raise _bad(line_no, f"events must be an integer from 0 to {MAX_POSITION}")
     return ExportHeader(
         session_id,
         workdir,

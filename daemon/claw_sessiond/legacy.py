@@ -31,6 +31,7 @@ from typing import Any, Final, Literal
 from .errors import InvalidRequestError
 from .export import ExportHeader, session_lines
 from .ids import check_session_id
+from .limits import JsonError, loads_limited
 from .model import Event
 
 __all__ = ["LegacyError", "LegacySession", "convert", "normalise_time"]
@@ -113,9 +114,9 @@ def _arguments(value: object, what: str) -> str:
         return "{}"
     if isinstance(value, str):
         try:
-            json.loads(value)
-        except ValueError as exc:
-            raise LegacyError(f"{what} is a string that is not JSON text") from exc
+            loads_limited(value)  # the daemon's rule: say so here rather than as a refused Append
+        except JsonError as exc:
+            raise LegacyError(f"{what} is a string that is not acceptable JSON text: {exc}") from exc
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 

@@ -24,12 +24,26 @@ truncated file.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .bounds import (
+    MAX_JSON_DEPTH,
+    MAX_NAME_BYTES,
+    MAX_POSITION,
+    MAX_STORED_PAYLOAD_BYTES,
+    MAX_USAGE_COUNT,
+    MAX_WORKDIR_BYTES,
+    JsonError,
+    is_currency_code,
+    loads_limited,
+    payload_too_large,
+    utf8_len,
+)
 from .errors import InvalidRequestError, Reason
 from .ids import check_session_id
 from .model import EVENT_SCHEMA_VERSION, HISTORY_EVENT_TYPES, Event
@@ -167,8 +181,15 @@ def _is_int(value: object) -> bool:
 
 
 def _check_ts(line_no: int, name: str, value: object) -> str:
-    if not isinstance(value, str) or not _TS.match(value):
+    # The shape alone lets month 13 or day 31 of February through, which every later
+    # conversion to a protobuf Timestamp (Load, ListSessions, show) would then fail on.
+    try:
+        valid = isinstance(value, str) and bool(_TS.match(value)) and bool(dt.datetime.fromisoformat(value[:-1]))
+    except ValueError:
+        valid = False
+    if not valid:
         raise _bad(line_no, f"{name} must be RFC 3339 UTC with microseconds like 2026-01-02T03:04:05.000006Z")
+    assert isinstance(value, str)
     return value
 
 
@@ -182,11 +203,16 @@ def _parse_header(line_no: int, obj: Any) -> ExportHeader:
         raise _bad(line_no, "session_id must be a string")
     check_session_id(session_id)
     workdir = obj.get("workdir", "")
-    if not isinstance(workdir, str) or (workdir and not workdir.startswith("/")) or "\x00" in workdir:
-        raise _bad(line_no, "workdir must be an absolute path or empty")
+    if (
+        not isinstance(workdir, str)
+        or (workdir and not workdir.startswith("/"))
+        or "\x00" in workdir
+        or utf8_len(workdir) > MAX_WORKDIR_BYTES
+    ):
+        raise _bad(line_no, f"workdir must be an absolute path of at most {MAX_WORKDIR_BYTES} bytes, or empty")
     count = obj.get("events")
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        raise _bad(line_no, "events must be a non-negative integer")
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_POSITION:
+        raise _bad(line_no, f"events must be an integer from 0 to {MAX_POSITION}")
     return ExportHeader(
         session_id,
         workdir,
@@ -204,6 +230,9 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
         for key in ("content", "name", "tool_call_id", "synthetic"):
             if not isinstance(payload.get(key, ""), str):
                 raise _bad(line_no, f"payload.{key} must be a string")
+        for key in ("name", "tool_call_id", "synthetic"):
+            if utf8_len(payload.get(key, "")) > MAX_NAME_BYTES:
+                raise _bad(line_no, f"payload.{key} is longer than {MAX_NAME_BYTES} bytes")
         if (role == "tool") != bool(payload.get("tool_call_id")):
             raise _bad(line_no, "tool_call_id is required on tool results and forbidden elsewhere")
         calls = payload.get("tool_calls", [])
@@ -214,20 +243,27 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
                 isinstance(call.get(k), str) and call.get(k) for k in ("id", "name")
             ):
                 raise _bad(line_no, "each tool call needs a non-empty string id and name")
+            if utf8_len(call["id"]) > MAX_NAME_BYTES or utf8_len(call["name"]) > MAX_NAME_BYTES:
+                raise _bad(line_no, f"a tool call id or name is longer than {MAX_NAME_BYTES} bytes")
             if not isinstance(call.get("arguments"), str):
                 raise _bad(line_no, "tool call arguments must be JSON text (a string)")
             try:
-                json.loads(call["arguments"])
-            except ValueError as exc:
-                raise _bad(line_no, f"tool call {call['id']!r} arguments are not valid JSON") from exc
+                loads_limited(call["arguments"])
+            except JsonError as exc:
+                raise _bad(line_no, f"tool call {call['id']!r} arguments are not valid JSON: {exc}") from exc
     elif event_type == "usage":
         for key in _USAGE_INTS:
             value = payload.get(key, 0)
-            if not _is_int(value) or value < 0:
-                raise _bad(line_no, f"usage payload.{key} must be a non-negative integer")
+            if not _is_int(value) or not 0 <= value <= MAX_USAGE_COUNT:
+                raise _bad(line_no, f"usage payload.{key} must be an integer from 0 to {MAX_USAGE_COUNT}")
         for key in ("model", "pricing_version", "currency"):
             if not isinstance(payload.get(key, ""), str):
                 raise _bad(line_no, f"usage payload.{key} must be a string")
+            if utf8_len(payload.get(key, "")) > MAX_NAME_BYTES:
+                raise _bad(line_no, f"usage payload.{key} is longer than {MAX_NAME_BYTES} bytes")
+        currency = payload.get("currency", "")
+        if currency and not is_currency_code(currency):
+            raise _bad(line_no, f"usage payload.currency must be an ISO 4217 code such as USD (got {currency!r})")
         if payload.get("cost_micros", 0) and not payload.get("currency"):
             raise _bad(line_no, "usage with a cost needs a currency")
 
@@ -245,12 +281,14 @@ def _parse_event(line_no: int, ordinal: int, session_id: str, obj: Any, last_pos
     if obj["session_id"] != session_id:
         raise _bad(line_no, f"session_id {obj['session_id']!r} differs from the header's {session_id!r}")
     event_type = obj["type"]
-    if event_type not in EVENT_TYPES:
+    if not isinstance(event_type, str) or event_type not in EVENT_TYPES:
         raise _bad(line_no, f"unknown event type {event_type!r}")
     position = obj["position"]
     if event_type in HISTORY_EVENT_TYPES:
         if not _is_int(position) or position <= last_position:
             raise _bad(line_no, f"a {event_type} event needs a position greater than {last_position}")
+        if position > MAX_POSITION:
+            raise _bad(line_no, f"position {position} is above the highest allowed ({MAX_POSITION})")
     elif position is not None:
         raise _bad(line_no, f"a {event_type} event has no position (null)")
     trace_id = obj["trace_id"]
@@ -263,9 +301,11 @@ def _parse_event(line_no: int, ordinal: int, session_id: str, obj: Any, last_pos
     if not isinstance(payload, dict):
         raise _bad(line_no, "payload must be a JSON object")
     _check_payload(line_no, event_type, payload)
-    return ImportedEvent(
-        position, event_type, _check_ts(line_no, "ts", obj["ts"]), trace_id, version, canonical_json(payload)
-    )
+    text = canonical_json(payload)
+    size = payload_too_large(text)
+    if size:
+        raise _bad(line_no, f"payload is {size} bytes as stored (at most {MAX_STORED_PAYLOAD_BYTES}: one export line)")
+    return ImportedEvent(position, event_type, _check_ts(line_no, "ts", obj["ts"]), trace_id, version, text)
 
 
 def parse_session(lines: Iterable[str]) -> ImportedSession:
@@ -282,8 +322,9 @@ def parse_session(lines: Iterable[str]) -> ImportedSession:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
+            # An event line is one level deeper than its payload.
+            obj = loads_limited(raw, MAX_JSON_DEPTH + 1)
+        except JsonError as exc:
             raise _bad(line_no, f"not valid JSON: {exc}") from exc
         if header is None:
             header = _parse_header(line_no, obj)

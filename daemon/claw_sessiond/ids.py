@@ -19,7 +19,7 @@ from typing import Final
 
 from .errors import InvalidRequestError, Reason
 
-__all__ = ["MAX_REQUEST_ID_BYTES", "MAX_SESSION_ID_BYTES", "check_request_id", "check_session_id"]
+__all__ = ["MAX_REQUEST_ID_BYTES", "MAX_SESSION_ID_BYTES", "check_request_id", "check_session_id", "has_control"]
 
 MAX_SESSION_ID_BYTES: Final = 256
 MAX_REQUEST_ID_BYTES: Final = 128
@@ -27,7 +27,8 @@ MAX_REQUEST_ID_BYTES: Final = 128
 _CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
-def _has_control(text: str) -> bool:
+def has_control(text: str) -> bool:
+    """True if ``text`` holds a C0/C1 control character, NUL or DEL."""
     # A regex scans in C: this runs on the session and request id of every request.
     return _CONTROL.search(text) is not None
 
@@ -59,7 +60,7 @@ def check_session_id(session_id: str) -> str:
         raise bad(f"it is {size} bytes long (at most {MAX_SESSION_ID_BYTES})")
     if "\x00" in session_id:
         raise bad("it contains NUL")
-    if _has_control(session_id):
+    if has_control(session_id):
         raise bad("it contains a control character")
     invisible = _format_character(session_id)
     if invisible is not None:
@@ -83,6 +84,6 @@ def check_request_id(request_id: str) -> str:
         raise InvalidRequestError(
             f"request id is longer than {MAX_REQUEST_ID_BYTES} bytes", reason=Reason.FIELD_TOO_LARGE
         )
-    if _has_control(request_id):
+    if has_control(request_id):
         raise InvalidRequestError("request id contains a control character", reason=Reason.INVALID_MESSAGE)
     return request_id

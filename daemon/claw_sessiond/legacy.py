@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from .bounds import JsonError, loads_limited
 from .errors import InvalidRequestError
 from .export import ExportHeader, parse_session, session_lines
 from .ids import check_session_id
@@ -120,9 +121,9 @@ def _arguments(value: object, what: str) -> str:
         return "{}"
     if isinstance(value, str):
         try:
-            json.loads(value)
-        except ValueError as exc:
-            raise LegacyError(f"{what} is a string that is not JSON text") from exc
+            loads_limited(value)  # the daemon's rule: say so here rather than as a refused Append
+        except JsonError as exc:
+            raise LegacyError(f"{what} is a string that is not acceptable JSON text: {exc}") from exc
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 

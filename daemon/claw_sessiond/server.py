@@ -41,7 +41,6 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
-from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
 from . import auth, erasure, idempotency, lifecycle, limits, logs, retention
 from . import metrics as metrics_http
@@ -49,7 +48,7 @@ from .config import Config
 from .errors import SessiondError, StorageError
 from .metrics import Metrics
 from .owners import Owners
-from .service import SessionService
+from .service import SessionService, add_to_server
 from .store import Store
 from .watch import WatchHub
 
@@ -287,7 +286,7 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     health_servicer = health_aio.HealthServicer()
 
     def register(srv: grpc.aio.Server) -> None:
-        pb_grpc.add_SessionServiceServicer_to_server(service, srv)
+        add_to_server(service, srv)  # decodes requests itself: undecodable bytes get INVALID_ARGUMENT
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, srv)
         reflection.enable_server_reflection(
             (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), srv

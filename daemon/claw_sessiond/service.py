@@ -23,6 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import Any, Final, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -32,7 +33,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.errors import ERROR_DOMAIN
 
 from . import __version__, export, reads
-from .caps import MAX_ID_CONTAINS_BYTES, MAX_LABEL_BYTES, MAX_RUN_ID_BYTES, check_text
+from .bounds import MAX_ERROR_MESSAGE_CHARS
 from .config import Config
 from .errors import (
     InvalidRequestError,
@@ -52,10 +53,18 @@ from .model import Message, SessionMeta, ToolCall, Usage, UsageDelta
 from .owners import Owners
 from .sharing import SharedReads
 from .store import ImportMode, Store
-from .validate import check_workdir, parse_json_object, prepare_append, prepare_usage
+from .validate import (
+    check_attach,
+    check_list_sessions,
+    check_run_id,
+    check_workdir,
+    parse_json_object,
+    prepare_append,
+    prepare_usage,
+)
 from .watch import Watcher, WatchHub
 
-__all__ = ["STATUS_OF", "SessionService", "status_for"]
+__all__ = ["STATUS_OF", "SessionService", "add_to_server", "status_for"]
 
 _log = logging.getLogger("claw_sessiond.service")
 T = TypeVar("T")
@@ -100,7 +109,15 @@ def status_for(exc: SessiondError) -> grpc.StatusCode:
     return grpc.StatusCode.INTERNAL
 
 
+def _clip(text: str, limit: int = MAX_ERROR_MESSAGE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _rich_status(code: grpc.StatusCode, message: str, reason: str, metadata: Mapping[str, str]) -> Any:
+    # Status and ErrorInfo travel in trailers, which clients cap: a message quoting a huge
+    # input would turn into a client-side error about the trailer instead of this status.
+    message = _clip(message)
+    metadata = {_clip(k, 64): _clip(v, 256) for k, v in metadata.items()}
     info = error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN, metadata=dict(metadata))
     status = status_pb2.Status(code=code.value[0], message=message)
     status.details.add().Pack(info)
@@ -449,7 +466,10 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             _log.debug("event=rpc_error method=AppendStream code=%s reason=%s", code, exc.reason)
             return pb.AppendReply(
                 error=pb.AppendError(
-                    code=status.value[0], message=exc.message, reason=str(exc.reason), metadata=dict(exc.metadata)
+                    code=status.value[0],
+                    message=_clip(exc.message),
+                    reason=str(exc.reason),
+                    metadata={k: _clip(v, 256) for k, v in exc.metadata.items()},
                 )
             )
         except Exception:
@@ -470,7 +490,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     ) -> pb.AppendResponse:
         trace_id = trace_id_of(request.trace_id, context)
         if request.run_id:
-            check_text(request.run_id, "run_id", MAX_RUN_ID_BYTES)
+            check_run_id(request.run_id)
             self.owners.check_run(request.run_id, request.session_id)
         job = prepare_append(
             request.session_id,
@@ -551,7 +571,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     @_stream_edge
     async def Attach(self, request: pb.AttachRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
-        check_text(request.label, "label", MAX_LABEL_BYTES)
+        check_attach(request.pid, request.label)
         run = self.owners.register(request.session_id, int(request.pid), request.label)
         try:
             yield pb.AttachResponse(run_id=run.run_id, lease_seconds=self.config.lease_s)
@@ -639,10 +659,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
 
     @_edge
     async def ListSessions(self, request: pb.ListSessionsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        limit = request.limit or 100
-        if not 0 < limit <= 10000:
-            raise InvalidRequestError("limit must be between 1 and 10000", reason=Reason.FIELD_TOO_LARGE)
-        check_text(request.id_contains, "id_contains", MAX_ID_CONTAINS_BYTES)
+        limit = check_list_sessions(request.id_contains, request.limit)
         rows = await self.store.list_sessions(request.id_contains, limit)
         return pb.ListSessionsResponse(
             sessions=[
@@ -750,3 +767,86 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             version=__version__,
             **self.stats_extra(),
         )
+
+
+# ---------------------------------------------------------------- registration (request decoding)
+
+
+def _decoder(cls: Any) -> Callable[[bytes], Any]:
+    name = cls.DESCRIPTOR.full_name
+
+    def decode(raw: bytes) -> Any:
+        try:
+            return cls.FromString(raw)
+        except DecodeError as exc:
+            raise InvalidRequestError(
+                f"the request is not a valid {name}: {exc} (a string field holds invalid UTF-8, "
+                "or the bytes are not this message)",
+                reason=Reason.INVALID_MESSAGE,
+            ) from exc
+
+    return decode
+
+
+def _handler(service: SessionService, method: Any) -> grpc.RpcMethodHandler[Any, Any]:
+    """One RPC whose request bytes are decoded inside the handler, not by grpcio.
+
+    A request that grpcio's own deserializer cannot decode (invalid UTF-8 in a
+    string field, truncated or garbage bytes) ends as UNKNOWN "Unexpected
+    DecodeError", before any servicer code runs. Decoding here instead lets the
+    error edge refuse it as INVALID_ARGUMENT (reason INVALID_MESSAGE), counted
+    in the metrics like any other refusal.
+    """
+    name = method.name
+    decode = _decoder(getattr(pb, method.input_type.name))
+    serialize = getattr(pb, method.output_type.name).SerializeToString
+    servicer_method = getattr(service, name)
+
+    async def decoded(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        try:
+            return decode(raw)
+        except InvalidRequestError as exc:
+            service.observe_rpc(name, grpc.StatusCode.INVALID_ARGUMENT.name, 0.0)
+            await _abort(context, exc, name)
+            raise  # unreachable: abort raises
+
+    if method.client_streaming and method.server_streaming:
+
+        async def stream_stream(raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            async def requests() -> AsyncIterator[Any]:
+                async for raw in raws:
+                    yield decode(raw)  # an InvalidRequestError ends the stream through the servicer's edge
+
+            async with contextlib.aclosing(servicer_method(requests(), context)) as replies:
+                async for reply in replies:
+                    yield reply
+
+        return grpc.stream_stream_rpc_method_handler(stream_stream, response_serializer=serialize)
+    if method.server_streaming:
+
+        async def unary_stream(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            request = await decoded(raw, context)
+            async with contextlib.aclosing(servicer_method(request, context)) as replies:
+                async for reply in replies:
+                    yield reply
+
+        return grpc.unary_stream_rpc_method_handler(unary_stream, response_serializer=serialize)
+    if method.client_streaming:
+        raise NotImplementedError(f"{name}: client-streaming RPCs are not wired here")
+
+    async def unary_unary(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        return await servicer_method(await decoded(raw, context), context)
+
+    return grpc.unary_unary_rpc_method_handler(unary_unary, response_serializer=serialize)
+
+
+def add_to_server(service: SessionService, server: grpc.aio.Server) -> None:
+    """Register every RPC of SessionService (in place of the generated ``add_…_to_server``).
+
+    Same methods and serializers as the generated code, but requests arrive
+    as bytes and are decoded by :func:`_handler`, so undecodable requests get
+    INVALID_ARGUMENT instead of grpcio's UNKNOWN.
+    """
+    descriptor = pb.DESCRIPTOR.services_by_name["SessionService"]
+    handlers = {m.name: _handler(service, m) for m in descriptor.methods}
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(descriptor.full_name, handlers),))

@@ -38,6 +38,7 @@ from typing import Any, Final, Literal, TypeVar
 import aiosqlite
 
 from . import reads, schema
+from .bounds import MAX_POSITION
 from .erasure import PendingErasures
 from .errors import (
     CorruptDatabaseError,
@@ -1154,6 +1155,8 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
                 found[2] = position
     if max(total) > _MAX_INT64:
         raise bad("usage totals overflow a 64-bit integer")
+    if last_position > MAX_POSITION:  # a merge adds the stored history's length to the imported positions
+        raise bad(f"positions would reach {last_position}, above the highest allowed ({MAX_POSITION})")
     # A merge keeps the session's incarnation (its watchers follow on); a new or replaced session gets a new one.
     kept = conn.execute("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
     for table in ("tool_calls", "usage_by_model", "sessions"):

@@ -12,21 +12,44 @@ import os
 from collections.abc import Sequence
 from typing import Final
 
+from .bounds import (
+    MAX_ATTACH_LABEL_BYTES,
+    MAX_ID_CONTAINS_BYTES,
+    MAX_JSON_DEPTH,
+    MAX_NAME_BYTES,
+    MAX_PID,
+    MAX_RUN_ID_BYTES,
+    MAX_STORED_PAYLOAD_BYTES,
+    MAX_WORKDIR_BYTES,
+    JsonError,
+    is_currency_code,
+    loads_limited,
+    payload_too_large,
+    utf8_len,
+)
 from .errors import InvalidRequestError, Reason
-from .ids import check_request_id, check_session_id
+from .ids import check_request_id, check_session_id, has_control
 from .model import Message, ToolCall, UsageDelta
 from .store import AppendJob, PreparedMessage, fingerprint
 
 __all__ = [
+    "DEFAULT_LIST_LIMIT",
+    "MAX_JSON_DEPTH",
+    "MAX_LIST_LIMIT",
     "MAX_NAME_BYTES",
+    "MAX_WORKDIR_BYTES",
+    "check_attach",
+    "check_list_sessions",
+    "check_run_id",
     "check_workdir",
     "parse_json_object",
     "prepare_append",
     "prepare_usage",
 ]
 
-MAX_NAME_BYTES: Final = 256
-MAX_WORKDIR_BYTES: Final = 4096
+#: ListSessions: rows returned when ``limit`` is 0, and the most one call may ask for.
+DEFAULT_LIST_LIMIT: Final = 100
+MAX_LIST_LIMIT: Final = 10000
 _EVENT_TYPE: Final[dict[str, str]] = {
     "system": "system_message",
     "user": "user_message",
@@ -36,19 +59,7 @@ _EVENT_TYPE: Final[dict[str, str]] = {
 _ROLES: Final[frozenset[str]] = frozenset(_EVENT_TYPE)
 
 
-def _utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def _reject_constant(value: str) -> object:
-    raise ValueError(f"{value} is not valid JSON")
-
-
-def _parse_json(text: str) -> object:
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except RecursionError as exc:
-        raise ValueError("nested too deeply") from exc
+_utf8_len = utf8_len
 
 
 def check_workdir(workdir: str, *, required: bool) -> str:
@@ -80,12 +91,19 @@ def parse_json_object(text: str, what: str, max_bytes: int) -> str:
     if _utf8_len(text) > max_bytes:
         raise InvalidRequestError(f"{what} is larger than {max_bytes} bytes", reason=Reason.FIELD_TOO_LARGE)
     try:
-        value = _parse_json(text or "{}")
-    except ValueError as exc:
+        value = loads_limited(text or "{}")
+    except JsonError as exc:
         raise InvalidRequestError(f"{what} is not valid JSON: {exc}", reason=Reason.INVALID_EVENT) from exc
     if not isinstance(value, dict):
         raise InvalidRequestError(f"{what} must be a JSON object", reason=Reason.INVALID_EVENT)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    normalised = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    size = payload_too_large(normalised)
+    if size:
+        raise InvalidRequestError(
+            f"{what} is {size} bytes once normalised (at most {MAX_STORED_PAYLOAD_BYTES})",
+            reason=Reason.FIELD_TOO_LARGE,
+        )
+    return normalised
 
 
 def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[str]) -> PreparedMessage:
@@ -125,8 +143,8 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
         if size > max_bytes:
             raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
         try:
-            _parse_json(call.arguments)
-        except ValueError as exc:
+            loads_limited(call.arguments)
+        except JsonError as exc:
             raise bad(
                 f"tool_calls[{j}] ({call.name}) arguments are not valid JSON: {exc}", Reason.ARGUMENTS_NOT_JSON
             ) from exc
@@ -148,7 +166,15 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
         tool_call_id=msg.tool_call_id,
         name=msg.name,
     )
-    return PreparedMessage(stored, _EVENT_TYPE[msg.role], json.dumps(payload, ensure_ascii=False))
+    text = json.dumps(payload, ensure_ascii=False)
+    size = payload_too_large(text)
+    if size:
+        raise bad(
+            f"message is {size} bytes once stored as JSON (control characters take 6 bytes each); an event "
+            f"must fit one export line, at most {MAX_STORED_PAYLOAD_BYTES} bytes",
+            Reason.FIELD_TOO_LARGE,
+        )
+    return PreparedMessage(stored, _EVENT_TYPE[msg.role], text)
 
 
 def prepare_append(
@@ -201,7 +227,7 @@ def prepare_usage(delta: UsageDelta) -> UsageDelta:
             raise InvalidRequestError(f"{name} must not be negative", reason=Reason.INVALID_USAGE)
     if delta.cost_micros and not delta.currency:
         raise InvalidRequestError("currency is required when cost_micros > 0", reason=Reason.INVALID_USAGE)
-    if delta.currency and (len(delta.currency) != 3 or not delta.currency.isalpha() or not delta.currency.isupper()):
+    if delta.currency and not is_currency_code(delta.currency):
         raise InvalidRequestError(
             f"currency must be an ISO 4217 code such as USD (got {delta.currency!r})", reason=Reason.INVALID_USAGE
         )
@@ -209,3 +235,56 @@ def prepare_usage(delta: UsageDelta) -> UsageDelta:
         if _utf8_len(getattr(delta, name)) > MAX_NAME_BYTES:
             raise InvalidRequestError(f"{name} is longer than {MAX_NAME_BYTES} bytes", reason=Reason.FIELD_TOO_LARGE)
     return delta
+
+
+def check_list_sessions(id_contains: str, limit: int) -> int:
+    """Check a ListSessions request; returns the effective limit.
+
+    ``id_contains`` longer than the longest session id could never match (and
+    SQLite refuses LIKE patterns over 50,000 bytes); a control character
+    (NUL included) is never part of a session id.
+
+    Raises:
+        InvalidRequestError: reason FIELD_TOO_LARGE (limit, length) or INVALID_MESSAGE.
+    """
+    limit = limit or DEFAULT_LIST_LIMIT
+    if not 0 < limit <= MAX_LIST_LIMIT:
+        raise InvalidRequestError(f"limit must be between 1 and {MAX_LIST_LIMIT}", reason=Reason.FIELD_TOO_LARGE)
+    if utf8_len(id_contains) > MAX_ID_CONTAINS_BYTES:
+        raise InvalidRequestError(
+            f"id_contains is longer than {MAX_ID_CONTAINS_BYTES} bytes (no session id is longer)",
+            reason=Reason.FIELD_TOO_LARGE,
+        )
+    if has_control(id_contains):
+        raise InvalidRequestError(
+            "id_contains contains a control character (no session id does)", reason=Reason.INVALID_MESSAGE
+        )
+    return limit
+
+
+def check_run_id(run_id: str) -> str:
+    """A run id is at most :data:`MAX_RUN_ID_BYTES` bytes ("" means none).
+
+    Raises:
+        InvalidRequestError: reason FIELD_TOO_LARGE.
+    """
+    if utf8_len(run_id) > MAX_RUN_ID_BYTES:
+        raise InvalidRequestError(
+            f"run_id is longer than {MAX_RUN_ID_BYTES} bytes (use the run id Attach returned)",
+            reason=Reason.FIELD_TOO_LARGE,
+        )
+    return run_id
+
+
+def check_attach(pid: int, label: str) -> None:
+    """Attach's pid is 0 (not given) or a process id; its label is short text.
+
+    Raises:
+        InvalidRequestError: reason INVALID_MESSAGE (pid) or FIELD_TOO_LARGE (label).
+    """
+    if not 0 <= pid <= MAX_PID:
+        raise InvalidRequestError(
+            f"pid must be between 0 (not given) and {MAX_PID} (got {pid})", reason=Reason.INVALID_MESSAGE
+        )
+    if utf8_len(label) > MAX_ATTACH_LABEL_BYTES:
+        raise InvalidRequestError(f"label is longer than {MAX_ATTACH_LABEL_BYTES} bytes", reason=Reason.FIELD_TOO_LARGE)

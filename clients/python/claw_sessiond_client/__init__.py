@@ -40,9 +40,10 @@ from .errors import (
     StorageFullError,
     StorageUnavailableError,
     ToolCallStateError,
+    UntrustedPeerError,
     WatchLaggedError,
 )
-from .paths import default_socket_path
+from .paths import default_socket_path, find_workspace
 from .sync import SessionClient
 
 __all__ = [
@@ -77,9 +78,11 @@ __all__ = [
     "StorageUnavailableError",
     "ToolCall",
     "ToolCallStateError",
+    "UntrustedPeerError",
     "Usage",
     "UsageReport",
     "WatchEvent",
     "WatchLaggedError",
     "default_socket_path",
+    "find_workspace",
 ]

@@ -28,8 +28,10 @@ class AsyncSessionClient:
     """Talks to a workspace's claw-sessiond.
 
     Args:
-        workspace: the workspace folder (default: the current folder); the
-            socket is found as the daemon computes it.
+        workspace: the workspace folder, searched upward for the nearest
+            folder holding ``.claw/`` (as git finds ``.git``); default:
+            ``$CLAW_SESSIOND_WORKSPACE`` as is, else the current folder searched
+            upward. The socket is found as the daemon computes it.
         address: connect here instead (``unix:/path``, ``/path`` or ``127.0.0.1:PORT``).
         autostart: start a daemon for ``workspace`` if nothing answers (default on).
         timeout_s: per-call timeout.
@@ -38,7 +40,10 @@ class AsyncSessionClient:
             carries a request id, so a retry never writes twice.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
-    subclasses, never ``grpc.RpcError``.
+    subclasses, never ``grpc.RpcError``. Before the first request, and again
+    after the daemon was unreachable, the client checks who listens on a Unix
+    socket and raises :class:`~claw_sessiond_client.errors.UntrustedPeerError`
+    without sending anything if it is another user (as :class:`SessionClient`).
     """
 
     def __init__(
@@ -58,8 +63,15 @@ class AsyncSessionClient:
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
+        self._verified = False
 
     # -- plumbing
+
+    async def _trust(self) -> None:
+        """Check the peer (once per connection episode) before anything is sent."""
+        if not self._verified:
+            await asyncio.to_thread(B.verify_peer, self.target, self.workspace)
+            self._verified = True
 
     async def close(self) -> None:
         """Close the channel."""
@@ -76,10 +88,13 @@ class AsyncSessionClient:
         delay = 0.05
         started = False
         while True:
+            await self._trust()
             try:
                 return await fn()
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
+            if isinstance(err, E.DaemonUnavailableError):
+                self._verified = False  # whoever answers next is checked again
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and not started:
                 started = True
                 await self._ensure_daemon()
@@ -243,6 +258,7 @@ class AsyncSessionClient:
     async def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> AsyncIterator[str]:
         """Lines of the export format of one session or, with None, of all (not retried)."""
         request = B.build(pb.ExportRequest, session_id=session_id or "")
+        await self._trust()
         try:
             async for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
                 yield reply.line
@@ -296,6 +312,7 @@ class AsyncSessionClient:
         cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
         autostarted = False
         while True:
+            await self._trust()
             call = self._stub.Watch(cursor.request())
             err: E.SessiondError
             try:
@@ -308,6 +325,8 @@ class AsyncSessionClient:
                 err = B.error_from_rpc(exc)
             finally:
                 call.cancel()
+            if isinstance(err, E.DaemonUnavailableError):
+                self._verified = False
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:
                 autostarted = True
                 await self._ensure_daemon()
@@ -472,6 +491,7 @@ class AppendStream:
             return await self._unary(request)
         stream = self._stream
         if stream is None or stream.broken or stream.closing:
+            await client._trust()
             stream = self._stream = _Stream(client._stub.AppendStream())
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[pb.AppendReply] = loop.create_future()

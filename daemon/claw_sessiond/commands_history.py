@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from claw_sessiond_client import DaemonUnavailableError, PreconditionError, Reason, SessionClient, SessiondError
+from claw_sessiond_client.paths import socket_path_for
 
 from . import cli, legacy
 
@@ -27,7 +28,11 @@ __all__: list[str] = []
 
 
 def _client(args: argparse.Namespace) -> SessionClient:
-    return SessionClient(args.workspace, address=args.socket, autostart=False)
+    # The workspace was resolved by cli.main (found upward unless given): connect to exactly its socket.
+    address = (
+        args.socket or f"unix:{socket_path_for(os.path.abspath(args.workspace), os.environ.get('XDG_RUNTIME_DIR'))}"
+    )
+    return SessionClient(args.workspace, address=address, autostart=False)
 
 
 def _fail(exc: SessiondError, args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from . import errors as E
 from .api.v1 import sessiond_pb2 as pb
-from .paths import claw_dir, default_socket_path, find_workspace, folder_problem, user_label
+from .paths import claw_dir, find_workspace, folder_problem, socket_path_for, user_label, workspace_owner
 
 __all__ = [
     "AppendResult",
@@ -307,16 +307,6 @@ def resolve_workspace(workspace: str | os.PathLike[str] | None) -> Path:
     return find_workspace(workspace)
 
 
-def workspace_owner(workspace: Path) -> int:
-    """The uid that owns ``workspace``'s state: the owner of ``.claw`` (or of the folder without one)."""
-    for path in (claw_dir(workspace), workspace):
-        try:
-            return path.lstat().st_uid
-        except OSError:
-            continue
-    return os.geteuid()
-
-
 def resolve_target(workspace: str | os.PathLike[str] | None, address: str | None) -> tuple[str, Path | None]:
     """The gRPC target and the workspace (None when connecting by address)."""
     if address:
@@ -326,11 +316,7 @@ def resolve_target(workspace: str | os.PathLike[str] | None, address: str | None
             return f"unix:{address}", None
         return address, None
     ws = resolve_workspace(workspace)
-    # Root reaching another user's workspace looks where that user's daemon listens.
-    uid = os.geteuid()
-    owner = workspace_owner(ws) if uid == 0 else uid
-    runtime_dir = os.environ.get("XDG_RUNTIME_DIR") if owner == uid else None
-    return f"unix:{default_socket_path(ws, runtime_dir, owner)}", ws
+    return f"unix:{socket_path_for(ws, os.environ.get('XDG_RUNTIME_DIR'))}", ws
 
 
 def unix_path(target: str) -> Path | None:
@@ -344,7 +330,11 @@ def unix_path(target: str) -> Path | None:
 
 
 def trusted_uids(workspace: Path | None, socket_path: Path) -> set[int]:
-    """The uids the daemon may run as: the caller's; for root also the workspace's (or socket folder's) owner."""
+    """The uids the daemon may run as: the caller's; for root also the workspace's owner.
+
+    Root connecting by address alone (no workspace) also trusts the owner of
+    the socket's folder: it named that exact path itself.
+    """
     uid = os.geteuid()
     uids = {uid}
     if uid == 0:

@@ -37,7 +37,9 @@ __all__ = [
     "default_socket_path",
     "find_workspace",
     "folder_problem",
+    "socket_path_for",
     "user_label",
+    "workspace_owner",
 ]
 
 CLAW_DIR = ".claw"
@@ -105,6 +107,27 @@ def default_socket_path(
         if len(os.fsencode(short)) <= MAX_UNIX_PATH_BYTES:
             return short
     return bases[-1] / f"{digest}.sock"
+
+
+def workspace_owner(workspace: str | os.PathLike[str]) -> int:
+    """The uid that owns ``workspace``'s state: the owner of ``.claw`` (or of the folder without one)."""
+    for path in (claw_dir(workspace), Path(os.path.abspath(workspace))):
+        try:
+            return path.lstat().st_uid
+        except OSError:
+            continue
+    return os.geteuid()
+
+
+def socket_path_for(workspace: str | os.PathLike[str], runtime_dir: str | None) -> Path:
+    """Where a client finds ``workspace``'s daemon: :func:`default_socket_path` as that daemon computes it.
+
+    Root reaching another user's workspace looks where that user's daemon
+    listens (that user's uid, and not root's ``$XDG_RUNTIME_DIR``).
+    """
+    uid = os.geteuid()
+    owner = workspace_owner(workspace) if uid == 0 else uid
+    return default_socket_path(workspace, runtime_dir if owner == uid else None, owner)
 
 
 def folder_problem(path: Path, uids: Collection[int]) -> str | None:

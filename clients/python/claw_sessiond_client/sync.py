@@ -30,7 +30,9 @@ class SessionClient:
             folder holding ``.claw/`` (as git finds ``.git``); default:
             ``$CLAW_SESSIOND_WORKSPACE`` as is, else the current folder searched
             upward. The socket is found as the daemon computes it.
-        address: connect here instead (``unix:/path``, ``/path`` or ``127.0.0.1:PORT``).
+        address: connect here instead (``unix:/path``, ``/path`` or ``127.0.0.1:PORT``);
+            no auto-start then. A ``workspace`` given with it (used as is) only
+            says whose daemon to expect there (the peer check for root).
         autostart: start a daemon for ``workspace`` if nothing answers (default on).
         timeout_s: per-call timeout.
         retry_window_s: how long a call that may be retried safely is retried
@@ -55,6 +57,9 @@ class SessionClient:
         retry_window_s: float = B.DEFAULT_RETRY_WINDOW_S,
     ) -> None:
         self.target, self.workspace = B.resolve_target(workspace, address)
+        self._owner_workspace = self.workspace
+        if self._owner_workspace is None and workspace is not None:
+            self._owner_workspace = Path(os.path.abspath(workspace))
         self.autostart = autostart and self.workspace is not None
         self.timeout_s = timeout_s
         self.retry_window_s = retry_window_s
@@ -69,7 +74,7 @@ class SessionClient:
     def _trust(self) -> None:
         """Check the peer (once per connection episode) before anything is sent."""
         if not self._verified:
-            B.verify_peer(self.target, self.workspace)
+            B.verify_peer(self.target, self._owner_workspace)
             self._verified = True
 
     def close(self) -> None:

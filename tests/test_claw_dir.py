@@ -88,19 +88,21 @@ def test_database_files_planted_as_links_are_not_followed(
 ) -> None:
     claw = workspace / ".claw"
     claw.mkdir(mode=0o700)
+    # A dangling link into the attacker's folder: SQLite would create the file there and write sessions into it.
+    elsewhere = tmp_path / "attacker" / f"planted-{name}"
+    elsewhere.parent.mkdir()
+    (claw / name).symlink_to(elsewhere)
+    code, log = _refused(workspace)
+    assert code == 1, log
+    assert str(claw / name) in log and "symbolic link" in log and "Traceback" not in log, log
+    assert not elsewhere.exists(), f"{name}: SQLite followed the planted link"
+    # A link to one of the victim's files: refused the same way, the file unchanged.
+    os.unlink(claw / name)
     (claw / name).symlink_to(precious)
     code, log = _refused(workspace)
     assert code == 1, log
     assert str(claw / name) in log and "symbolic link" in log and "Traceback" not in log, log
     assert precious.read_bytes() == PRECIOUS
-    # A dangling link (the attacker's folder, not yet there) must not get a database created through it either.
-    os.unlink(claw / name)
-    elsewhere = tmp_path / "attacker" / "planted.db"
-    elsewhere.parent.mkdir()
-    (claw / name).symlink_to(elsewhere)
-    code, log = _refused(workspace)
-    assert code == 1, log
-    assert not elsewhere.exists(), f"{name}: SQLite followed the planted link"
 
 
 @pytest.mark.skipif(not is_root(), reason="a file owned by another uid needs root (chown)")

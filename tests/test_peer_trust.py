@@ -115,11 +115,11 @@ def _deep_workspace(tmp_path: Path) -> Path:
 
 
 def _squat(runtime_dir: Path) -> Path:
-    """What the other uid does first: create the fallback socket folder (its own, 0755)."""
+    """What the other uid does first: create the fallback socket folder (its own, 0700: root gets in anyway)."""
     folder = runtime_dir / "claw-sessiond"
     folder.mkdir()
     os.chown(folder, NOBODY, NOBODY)
-    os.chmod(folder, 0o755)
+    os.chmod(folder, 0o700)
     return folder
 
 
@@ -170,7 +170,7 @@ def test_client_checks_the_peer_uid_even_when_the_folder_is_private(
 ) -> None:
     """SO_PEERCRED: a socket file that looks right (ours, in our 0700 folder) but another uid listens on it."""
     theirs = tmp_path / "theirs"
-    theirs.mkdir(mode=0o755)
+    theirs.mkdir(mode=0o700)
     os.chown(theirs, NOBODY, NOBODY)
     intruder = Intruder(tmp_path, theirs / "s.sock")
     intruders.append(intruder)

@@ -84,7 +84,7 @@ class Intruder:
                 stderr=subprocess.STDOUT,
                 cwd="/",
             )
-        ready = wait_until(lambda: health_status(f"unix:{self.socket_path}") == "SERVING" or self.proc.poll(), 20)
+        ready = wait_until(lambda: health_status(f"unix:{self.socket_path}") == "SERVING" or self.proc.poll(), 60)
         assert ready and self.proc.poll() is None, self.log_path.read_text()
         return self
 
@@ -203,6 +203,7 @@ def test_daemon_refuses_a_fallback_folder_another_user_created(
     log = d.log()
     assert str(folder) in log and f"uid {NOBODY} (nobody)" in log and "Traceback" not in log, log
     assert sorted(p.name for p in folder.iterdir()) == []
+    assert not (deep / ".claw").exists(), "refused before anything was written (lock, database)"
 
 
 def test_without_xdg_runtime_dir_the_fallback_is_not_a_predictable_tmp_path(
@@ -246,7 +247,7 @@ def test_root_trusts_the_workspace_owners_daemon(tmp_path: Path, open_parents: N
         cwd="/",
     )
     try:
-        assert wait_until(lambda: health_status(f"unix:{sock}") == "SERVING" or proc.poll() is not None, 20)
+        assert wait_until(lambda: health_status(f"unix:{sock}") == "SERVING" or proc.poll() is not None, 60)
         assert proc.poll() is None
         with SessionClient(owner_ws, autostart=False) as c:
             assert c.append("admin", Message.user("checked by root")).last_position == 1

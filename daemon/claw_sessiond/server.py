@@ -142,7 +142,10 @@ def check_state_files(
         except FileNotFoundError:
             continue
         if stat.S_ISLNK(info.st_mode):
-            raise StartupError(f"{path}: is a symbolic link (to {os.readlink(path)}); refusing to follow it")
+            raise StartupError(
+                f"{path}: is a symbolic link (owner {user_label(info.st_uid)}, to {os.readlink(path)}); "
+                "refusing to follow it"
+            )
         if not stat.S_ISREG(info.st_mode):
             raise StartupError(f"{path}: exists and is not a regular file")
         if info.st_uid != uid:
@@ -150,6 +153,14 @@ def check_state_files(
                 f"{path}: owned by {user_label(info.st_uid)}, not by this daemon's {user_label(uid)}; "
                 "refusing to open it"
             )
+
+
+def _link_text(path: Path) -> str:
+    """``<path>: is a symbolic link (owner uid N (name), to <target>)``, as far as it can be read."""
+    try:
+        return f"{path}: is a symbolic link (owner {user_label(path.lstat().st_uid)}, to {os.readlink(path)})"
+    except OSError:
+        return f"{path}: is a symbolic link"
 
 
 def acquire_lock(path: Path) -> int:
@@ -168,7 +179,7 @@ def acquire_lock(path: Path) -> int:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise StartupError(f"{path}: is a symbolic link; refusing to follow it") from exc
+            raise StartupError(f"{_link_text(path)}; refusing to follow it") from exc
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
@@ -296,6 +307,10 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
     """
     notifier = notifier or Notifier(cfg.notify_socket)
     os.umask(0o077)
+    # Refuse a squatted socket folder before anything is created or written (.claw/, lock, database).
+    sock_problem = folder_problem(cfg.effective_socket_path.parent, {os.getuid()})
+    if sock_problem is not None:
+        raise StartupError(sock_problem)
     try:
         prepare_claw_dir(cfg.claw_dir)
     except OSError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import json
 import os
 import socket
@@ -419,13 +420,17 @@ def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
     problem = folder_problem(folder, trusted_uids(workspace, folder / "sessiond.sock"))
     if problem is not None:
         raise E.UntrustedPeerError(f"refusing to start claw-sessiond: {problem}", reason=E.Reason.UNTRUSTED_PEER)
+    log = folder / "sessiond.log"
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         # O_NOFOLLOW: a link planted as sessiond.log must not make this append to another file.
-        log_fd = os.open(
-            folder / "sessiond.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-        )
+        log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise E.DaemonUnavailableError(
+                f"cannot start claw-sessiond for {workspace}: {log} is a symbolic link (owner "
+                f"{user_label(log.lstat().st_uid)}); refusing to append the daemon's log to where it points"
+            ) from exc
         raise E.DaemonUnavailableError(f"cannot start claw-sessiond for {workspace}: {exc}") from exc
     try:
         proc = subprocess.Popen(

@@ -41,19 +41,16 @@ SERVE = [sys.executable, "-m", "claw_sessiond", "serve"]
 
 
 @pytest.fixture
-def open_parents(tmp_path: Path) -> Iterator[None]:
-    """Make every parent of tmp_path traversable by others (o+x) for the test; restore afterwards."""
-    changed: list[tuple[Path, int]] = []
-    for parent in [tmp_path, *tmp_path.parents]:
-        mode = stat.S_IMODE(parent.stat().st_mode)
-        if not mode & stat.S_IXOTH:
-            os.chmod(parent, mode | stat.S_IXOTH)
-            changed.append((parent, mode))
-    try:
-        yield
-    finally:
-        for parent, mode in changed:
-            os.chmod(parent, mode)
+def public() -> Iterator[Path]:
+    """A folder under /tmp that uid 65534 can reach (0755), for what the other user owns.
+
+    Not under tmp_path: making /tmp/pytest-of-root traversable would race with
+    other test runs that restore its mode.
+    """
+    path = Path(tempfile.mkdtemp(prefix="peer-", dir="/tmp"))
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
@@ -68,12 +65,12 @@ def runtime_dir() -> Iterator[Path]:
 class Intruder:
     """A daemon run by uid 65534 on a socket path of its choice, in a workspace of its own."""
 
-    def __init__(self, tmp_path: Path, socket_path: Path) -> None:
-        self.workspace = tmp_path / "intruder-ws"
+    def __init__(self, public: Path, socket_path: Path) -> None:
+        self.workspace = public / "intruder-ws"
         self.workspace.mkdir(mode=0o700)
         os.chown(self.workspace, NOBODY, NOBODY)
         self.socket_path = socket_path
-        self.log_path = tmp_path / "intruder.log"
+        self.log_path = public / "intruder.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Intruder:
@@ -142,7 +139,7 @@ def _send(kind: str, workspace: Path, **kw: object) -> None:
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_client_refuses_a_daemon_another_user_runs_in_the_fallback_folder(
     tmp_path: Path,
-    open_parents: None,
+    public: Path,
     runtime_dir: Path,
     intruders: list[Intruder],
     monkeypatch: pytest.MonkeyPatch,
@@ -154,7 +151,7 @@ def test_client_refuses_a_daemon_another_user_runs_in_the_fallback_folder(
     sock = default_socket_path(deep, str(runtime_dir))
     assert sock.parent == runtime_dir / "claw-sessiond"
     folder = _squat(runtime_dir)
-    intruder = Intruder(tmp_path, sock)
+    intruder = Intruder(public, sock)
     intruders.append(intruder)
     intruder.start()
     with pytest.raises(UntrustedPeerError) as caught:
@@ -166,13 +163,13 @@ def test_client_refuses_a_daemon_another_user_runs_in_the_fallback_folder(
 
 
 def test_client_checks_the_peer_uid_even_when_the_folder_is_private(
-    tmp_path: Path, open_parents: None, intruders: list[Intruder]
+    tmp_path: Path, public: Path, intruders: list[Intruder]
 ) -> None:
     """SO_PEERCRED: a socket file that looks right (ours, in our 0700 folder) but another uid listens on it."""
-    theirs = tmp_path / "theirs"
+    theirs = public / "theirs"
     theirs.mkdir(mode=0o700)
     os.chown(theirs, NOBODY, NOBODY)
-    intruder = Intruder(tmp_path, theirs / "s.sock")
+    intruder = Intruder(public, theirs / "s.sock")
     intruders.append(intruder)
     intruder.start()
     ours = tmp_path / "ours"
@@ -234,21 +231,20 @@ def test_without_xdg_runtime_dir_the_fallback_is_not_a_predictable_tmp_path(
         assert d.terminate() == 0
 
 
-def test_root_trusts_the_workspace_owners_daemon(tmp_path: Path, open_parents: None, intruders: list[Intruder]) -> None:
+def test_root_trusts_the_workspace_owners_daemon(tmp_path: Path, public: Path, intruders: list[Intruder]) -> None:
     """Positive control: root reaching a workspace whose owner (65534) runs the daemon is not refused."""
-    owner_ws = tmp_path / "owner-ws"
+    owner_ws = public / "owner-ws"
     owner_ws.mkdir(mode=0o700)
     os.chown(owner_ws, NOBODY, NOBODY)
     sock = owner_ws / ".claw" / "sessiond.sock"
-    proc = subprocess.Popen(
-        [*AS_NOBODY, sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(owner_ws)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd="/",
-    )
+    log_path = public / "owner.log"
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            [*AS_NOBODY, *SERVE, "--workspace", str(owner_ws)], stdout=log, stderr=subprocess.STDOUT, cwd="/"
+        )
     try:
         assert wait_until(lambda: health_status(f"unix:{sock}") == "SERVING" or proc.poll() is not None, 60)
-        assert proc.poll() is None
+        assert proc.poll() is None, log_path.read_text()
         with SessionClient(owner_ws, autostart=False) as c:
             assert c.append("admin", Message.user("checked by root")).last_position == 1
     finally:

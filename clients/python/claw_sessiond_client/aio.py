@@ -69,14 +69,22 @@ class AsyncSessionClient:
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
         self._verified = False
+        self._trusting: asyncio.Future[None] | None = None
 
     # -- plumbing
 
     async def _trust(self) -> None:
-        """Check the peer (once per connection episode) before anything is sent."""
-        if not self._verified:
-            await asyncio.to_thread(B.verify_peer, self.target, self._owner_workspace)
-            self._verified = True
+        """Check the peer (once per connection episode) before anything is sent.
+
+        Concurrent callers share one check and resume in the order they
+        called (an AppendStream's appends must keep their call order).
+        """
+        if self._verified:
+            return
+        if self._trusting is None or self._trusting.done():
+            self._trusting = asyncio.ensure_future(asyncio.to_thread(B.verify_peer, self.target, self._owner_workspace))
+        await asyncio.shield(self._trusting)  # one caller cancelled must not cancel the others' check
+        self._verified = True
 
     async def close(self) -> None:
         """Close the channel."""
@@ -497,7 +505,9 @@ class AppendStream:
         stream = self._stream
         if stream is None or stream.broken or stream.closing:
             await client._trust()
-            stream = self._stream = _Stream(client._stub.AppendStream())
+            stream = self._stream  # another append may have opened it while this one waited
+            if stream is None or stream.broken or stream.closing:
+                stream = self._stream = _Stream(client._stub.AppendStream())
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[pb.AppendReply] = loop.create_future()
         stream.put(request, fut)

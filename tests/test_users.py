@@ -260,13 +260,16 @@ def test_delete_erases_even_while_other_sessions_are_being_read(workspace: Path)
 
 
 def test_loose_permissions_left_by_an_old_version_are_tightened(workspace: Path) -> None:
-    """A .claw/ and files created world-readable (old version, careless copy) are made private at start-up."""
+    """A .claw/ and files created world-readable (old version, careless copy) are made private at start-up.
+
+    A .claw/ that others can *write* is refused instead (tests/test_claw_dir.py).
+    """
     d = DaemonProcess(workspace).start()
     with d.client() as c:
         c.append("loose", Message.user("private"))
     assert d.terminate() == 0
     claw = workspace / ".claw"
-    os.chmod(claw, 0o777)
+    os.chmod(claw, 0o755)
     for f in claw.iterdir():
         os.chmod(f, 0o666)
     d2 = _start_with_umask_000(workspace)

@@ -1,6 +1,8 @@
 """Command line: ``claw-sessiond serve`` runs the daemon; the other subcommands are for people.
 
-Every option has an environment variable ``CLAW_SESSIOND_<OPTION>``
+The workspace is ``--workspace`` (or ``CLAW_SESSIOND_WORKSPACE``) as given;
+without either, the nearest of the current folder and its parents holding
+``.claw/``, else the current folder. Every option has an environment variable ``CLAW_SESSIOND_<OPTION>``
 (``--max-message-bytes`` → ``CLAW_SESSIOND_MAX_MESSAGE_BYTES``); a flag wins
 over the variable, the variable over the default. Exit codes: 0 ok, 1
 failure (daemon unreachable, storage broken, lock held, not found), 2 usage
@@ -18,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
+
+from claw_sessiond_client.paths import find_workspace
 
 from . import __version__
 from .config import (
@@ -72,8 +76,15 @@ def _env_option(
 
 
 def add_workspace_option(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
-    """``--workspace`` (shared by every subcommand)."""
-    _env_option(parser, "--workspace", env, default=".", help="workspace folder (state lives in <workspace>/.claw/)")
+    """``--workspace`` (shared by every subcommand); unset, it is found by :func:`resolve_workspace`."""
+    _env_option(
+        parser,
+        "--workspace",
+        env,
+        default=None,
+        help="workspace folder (state lives in <workspace>/.claw/); by default the nearest of the current folder "
+        "and its parents that holds .claw/, else the current folder",
+    )
     _env_option(parser, "--socket", env, default=None, help="Unix socket path (default: .claw/sessiond.sock)")
 
 
@@ -261,11 +272,30 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     return parser
 
 
+def resolve_workspace(args: argparse.Namespace) -> None:
+    """Fill in ``args.workspace`` when neither ``--workspace`` nor its variable gave one.
+
+    The nearest of the current folder and its parents that holds ``.claw/``
+    (as git finds ``.git``), so a command run in a subfolder reaches the
+    workspace's daemon instead of starting a second, empty store. When that is
+    not the current folder, one line on stderr says which workspace is used
+    (stdout stays clean for ``--json``).
+    """
+    if getattr(args, "workspace", "") is not None or not getattr(args, "find_workspace", True):
+        return  # given, or a command for which "no workspace" means every one (status)
+    here = Path(os.getcwd())
+    found = find_workspace(here)
+    if found != Path(os.path.abspath(here)):
+        print(f"claw-sessiond: using workspace {found} (found {found / '.claw'} above {here})", file=sys.stderr)
+    args.workspace = str(found)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``claw-sessiond`` console script."""
     _load_commands()
     parser = build_parser()
     args = parser.parse_args(argv)
+    resolve_workspace(args)
     handler: Callable[[argparse.Namespace], int] = args.handler
     return handler(args)
 

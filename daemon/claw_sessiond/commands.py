@@ -36,7 +36,7 @@ from typing import Any, Final, TextIO
 
 from claw_sessiond_client import Message, Session, SessionClient, SessiondError, SessionSummary, ToolCall, Usage
 from claw_sessiond_client.errors import DaemonUnavailableError
-from claw_sessiond_client.paths import claw_dir, default_socket_path
+from claw_sessiond_client.paths import claw_dir, socket_path_for
 
 from . import schema
 from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK
@@ -62,12 +62,15 @@ def _add_json(parser: argparse.ArgumentParser, about: str = "") -> None:
 def _socket_path(args: argparse.Namespace) -> Path:
     if args.socket:
         return Path(os.path.abspath(args.socket))
-    return default_socket_path(os.path.abspath(args.workspace), os.environ.get("XDG_RUNTIME_DIR"))
+    return socket_path_for(os.path.abspath(args.workspace), os.environ.get("XDG_RUNTIME_DIR"))
 
 
 def _client(args: argparse.Namespace) -> SessionClient:
-    # Never auto-start: inspecting a workspace must not create a daemon (or a .claw/).
-    return SessionClient(address=f"unix:{_socket_path(args)}", autostart=False, retry_window_s=0.0, timeout_s=10.0)
+    # Never auto-start: inspecting a workspace must not create a daemon (or a .claw/). The workspace (already
+    # resolved by cli.main) tells the client whose daemon to expect on the socket.
+    return SessionClient(
+        args.workspace, address=f"unix:{_socket_path(args)}", autostart=False, retry_window_s=0.0, timeout_s=10.0
+    )
 
 
 def _fail(message: str, hint: str = "") -> int:

@@ -29,6 +29,7 @@ from claw_sessiond_client import (
     SessiondError,
     SessionNotFoundError,
 )
+from claw_sessiond_client.paths import socket_path_for
 
 from . import cli, legacy
 from .errors import InvalidRequestError as DomainInvalidRequestError
@@ -39,9 +40,13 @@ __all__: list[str] = []
 
 
 def _client(args: argparse.Namespace) -> SessionClient:
+    # The workspace was resolved by cli.main (found upward unless given): connect to exactly its socket.
+    address = (
+        args.socket or f"unix:{socket_path_for(os.path.abspath(args.workspace), os.environ.get('XDG_RUNTIME_DIR'))}"
+    )
     # No silent re-send: an Import or Delete whose answer was lost may have committed, and a re-sent one
     # would then be reported as refused ("already exists", "not stored"). The reports say what is known.
-    return SessionClient(args.workspace, address=args.socket, autostart=False, retry_window_s=0.0)
+    return SessionClient(args.workspace, address=address, autostart=False, retry_window_s=0.0)
 
 
 def _say(text: str, *, err: bool = False) -> None:

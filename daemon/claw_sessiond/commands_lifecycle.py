@@ -187,7 +187,7 @@ def _sessions(record: lifecycle.Record) -> int | None:
 
 def _add_status(parser: argparse.ArgumentParser) -> None:
     # --workspace (added by cli for every command) narrows status to one workspace only when given.
-    parser.set_defaults(workspace=None)
+    parser.set_defaults(workspace=None, find_workspace=False)  # no --workspace: every daemon
     parser.add_argument("--json", action="store_true", help='print one JSON document (with "format": 1)')
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (

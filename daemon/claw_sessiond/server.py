@@ -2,7 +2,9 @@
 
 Start-up order matters (SPEC §7):
 
-1. umask 077 and ``.claw/`` at 0700;
+1. umask 077 and ``.claw/`` at 0700 (refused if another user owns it or
+   others can write in it); the lock, database and socket are opened without
+   following links;
 2. an exclusive ``flock`` on ``.claw/sessiond.lock`` *before* touching the
    socket (grpcio would silently take over a live daemon's socket path);
 3. the database checked read-only, then opened, migrated, WAL verified;
@@ -41,6 +43,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+from claw_sessiond_client.paths import folder_problem, user_label
 
 from . import auth, erasure, idempotency, lifecycle, limits, logs, retention
 from . import metrics as metrics_http
@@ -98,26 +101,68 @@ class Notifier:
 
 
 def prepare_claw_dir(path: Path) -> None:
-    """Create ``.claw/`` with mode 0700 (and tighten an existing one).
+    """Create ``.claw/`` with mode 0700, or check an existing one and tighten its read bits.
 
-    Whoever owns the folder (or a symlink standing for it) can replace the
-    socket with their own and read what clients send, so a ``.claw/`` that
-    another uid controls is refused, also as root.
+    Whoever can write in the folder (its owner, or anyone when it is group or
+    world writable) can replace the socket and read what clients send, or
+    plant links where the daemon opens its lock, database and log. Such a
+    ``.claw/`` is refused (also as root), as ssh refuses a key others can
+    read: the message names the folder and its owner.
 
     Raises:
-        StartupError: not a folder, or owned by another user.
+        StartupError: not a folder, owned by another user, or writable by others.
     """
-    path.mkdir(mode=0o700, parents=False, exist_ok=True)
-    if not path.is_dir():
-        raise StartupError(f"{path}: exists and is not a folder")
     uid = os.getuid()
-    for what, info in (("symbolic link", path.lstat()), ("folder", path.stat())):
+    problem = folder_problem(path, {uid})
+    if problem is not None:
+        raise StartupError(problem)
+    path.mkdir(mode=0o700, parents=False, exist_ok=True)
+    problem = folder_problem(path, {uid})  # created just now by someone else?
+    if problem is not None:
+        raise StartupError(problem)
+    os.chmod(path, 0o700)
+
+
+def check_state_files(
+    folder: Path, names: tuple[str, ...] = ("sessions.db", "sessions.db-wal", "sessions.db-shm")
+) -> None:
+    """Each of ``names`` in ``folder`` is absent or a regular file owned by this uid (not a link).
+
+    sqlite3 opens the database and its ``-wal``/``-shm`` itself, following
+    links; checking them here is enough because the folder is ours and
+    nobody else can write in it (:func:`prepare_claw_dir`), so nothing can be
+    swapped in between this check and SQLite's open.
+
+    Raises:
+        StartupError: a file is a link, not a regular file, or owned by another user.
+    """
+    uid = os.getuid()
+    for name in names:
+        path = folder / name
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            raise StartupError(
+                f"{path}: is a symbolic link (owner {user_label(info.st_uid)}, to {os.readlink(path)}); "
+                "refusing to follow it"
+            )
+        if not stat.S_ISREG(info.st_mode):
+            raise StartupError(f"{path}: exists and is not a regular file")
         if info.st_uid != uid:
             raise StartupError(
-                f"{path}: the {what} is owned by uid {info.st_uid}, not by this daemon's uid {uid}; another user "
-                "could replace the socket or read the sessions. Remove it, or run as its owner"
+                f"{path}: owned by {user_label(info.st_uid)}, not by this daemon's {user_label(uid)}; "
+                "refusing to open it"
             )
-    os.chmod(path, 0o700)
+
+
+def _link_text(path: Path) -> str:
+    """``<path>: is a symbolic link (owner uid N (name), to <target>)``, as far as it can be read."""
+    try:
+        return f"{path}: is a symbolic link (owner {user_label(path.lstat().st_uid)}, to {os.readlink(path)})"
+    except OSError:
+        return f"{path}: is a symbolic link"
 
 
 def acquire_lock(path: Path) -> int:
@@ -125,11 +170,22 @@ def acquire_lock(path: Path) -> int:
 
     The kernel drops an flock when its holder dies, so a crashed daemon leaves
     nothing to clean up. The pid is written into the file for the refusal message.
+    The file is opened with ``O_NOFOLLOW``: a link planted there must not make
+    the daemon truncate another file.
 
     Raises:
         LockHeldError: another live process holds it.
+        StartupError: the lock file is a link or cannot be opened.
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StartupError(f"{_link_text(path)}; refusing to follow it") from exc
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StartupError(f"{path}: exists and is not a regular file")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
@@ -148,13 +204,23 @@ def acquire_lock(path: Path) -> int:
 
 
 def prepare_socket_path(path: Path) -> None:
-    """Make the socket's folder private and remove a stale socket (only if it is a socket)."""
+    """Make sure the socket's folder is ours and private, and remove a stale socket (only if it is a socket).
+
+    A fallback folder (``/tmp/claw-sessiond-<uid>`` above all) may have been
+    created first by another user to receive the clients' messages: it is
+    refused, naming its owner, never used or repaired.
+
+    Raises:
+        StartupError: the folder belongs to another user or others can write in it; a non-socket is in the way.
+    """
     parent = path.parent
-    if not parent.exists():
-        parent.mkdir(mode=0o700, parents=True)
-    info = parent.stat()
-    if parent.name != ".claw" and (info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077):
-        raise StartupError(f"{parent}: socket folder must be owned by uid {os.getuid()} with mode 0700")
+    uid = os.getuid()
+    problem = folder_problem(parent, {uid})
+    if problem is None and not os.path.lexists(parent):
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        problem = folder_problem(parent, {uid})
+    if problem is not None:
+        raise StartupError(problem)
     try:
         st = path.lstat()
     except FileNotFoundError:
@@ -162,6 +228,14 @@ def prepare_socket_path(path: Path) -> None:
     if not stat.S_ISSOCK(st.st_mode):
         raise StartupError(f"{path}: exists and is not a socket; refusing to replace it")
     path.unlink()  # stale: we hold the lock, so no live daemon owns it
+
+
+def _private_socket(path: Path) -> None:
+    """chmod 0600 the socket just bound, after checking it is one (chmod follows links)."""
+    info = path.lstat()
+    if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid():
+        raise StartupError(f"{path}: is not the socket this daemon bound; refusing to change its mode")
+    os.chmod(path, 0o600)
 
 
 def server_options(cfg: Config) -> list[tuple[str, Any]]:
@@ -239,6 +313,10 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
     """
     notifier = notifier or Notifier(cfg.notify_socket)
     os.umask(0o077)
+    # Refuse a squatted socket folder before anything is created or written (.claw/, lock, database).
+    sock_problem = folder_problem(cfg.effective_socket_path.parent, {os.getuid()})
+    if sock_problem is not None:
+        raise StartupError(sock_problem)
     try:
         prepare_claw_dir(cfg.claw_dir)
     except OSError as exc:
@@ -249,6 +327,7 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
         raise StartupError(f"{cfg.lock_path}: cannot open: {exc.strerror}") from exc
     try:
         notifier.send("STATUS=lock held; opening database")
+        check_state_files(cfg.claw_dir)
         try:
             store = await Store.open(
                 cfg.db_path, busy_timeout_ms=cfg.busy_timeout_ms, max_group_commit=cfg.max_group_commit
@@ -300,7 +379,7 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
         raise StartupError(f"{sock}: {exc.strerror}") from exc
     if server.add_insecure_port(f"unix:{sock}") == 0:
         raise StartupError(f"{sock}: cannot bind the Unix socket")
-    os.chmod(sock, 0o600)
+    _private_socket(sock)
     tcp_port, tcp_server = None, None
     if cfg.tcp_address:
         # Its own server object, so the token check applies to TCP only (auth.py says why).

@@ -42,9 +42,10 @@ from .errors import (
     StorageUnavailableError,
     ToolCallStateError,
     UnauthenticatedError,
+    UntrustedPeerError,
     WatchLaggedError,
 )
-from .paths import default_socket_path
+from .paths import default_socket_path, find_workspace
 from .sync import SessionClient
 
 __all__ = [
@@ -81,9 +82,11 @@ __all__ = [
     "ToolCall",
     "ToolCallStateError",
     "UnauthenticatedError",
+    "UntrustedPeerError",
     "Usage",
     "UsageReport",
     "WatchEvent",
     "WatchLaggedError",
     "default_socket_path",
+    "find_workspace",
 ]

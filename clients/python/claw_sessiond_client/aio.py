@@ -29,9 +29,13 @@ class AsyncSessionClient:
     """Talks to a workspace's claw-sessiond.
 
     Args:
-        workspace: the workspace folder (default: the current folder); the
-            socket is found as the daemon computes it.
-        address: connect here instead (``unix:/path``, ``/path`` or ``127.0.0.1:PORT``).
+        workspace: the workspace folder, searched upward for the nearest
+            folder holding ``.claw/`` (as git finds ``.git``); default:
+            ``$CLAW_SESSIOND_WORKSPACE`` as is, else the current folder searched
+            upward. The socket is found as the daemon computes it.
+        address: connect here instead (``unix:/path``, ``/path`` or ``127.0.0.1:PORT``);
+            no auto-start then. A ``workspace`` given with it (used as is) only
+            says whose daemon to expect there (the peer check for root).
         autostart: start a daemon for ``workspace`` if nothing answers (default on).
         timeout_s: per-call timeout.
         retry_window_s: how long a call that may be retried safely is retried
@@ -43,7 +47,10 @@ class AsyncSessionClient:
             sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
-    subclasses, never ``grpc.RpcError``.
+    subclasses, never ``grpc.RpcError``. Before the first request, and again
+    after the daemon was unreachable, the client checks who listens on a Unix
+    socket and raises :class:`~claw_sessiond_client.errors.UntrustedPeerError`
+    without sending anything if it is another user (as :class:`SessionClient`).
     """
 
     def __init__(
@@ -57,6 +64,9 @@ class AsyncSessionClient:
         token: str | None = None,
     ) -> None:
         self.target, self.workspace = B.resolve_target(workspace, address)
+        self._owner_workspace = self.workspace
+        if self._owner_workspace is None and workspace is not None:
+            self._owner_workspace = Path(os.path.abspath(workspace))
         self.autostart = autostart and self.workspace is not None
         self.timeout_s = timeout_s
         self.retry_window_s = retry_window_s
@@ -68,8 +78,23 @@ class AsyncSessionClient:
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
+        self._verified = False
+        self._trusting: asyncio.Future[None] | None = None
 
     # -- plumbing
+
+    async def _trust(self) -> None:
+        """Check the peer (once per connection episode) before anything is sent.
+
+        Concurrent callers share one check and resume in the order they
+        called (an AppendStream's appends must keep their call order).
+        """
+        if self._verified:
+            return
+        if self._trusting is None or self._trusting.done():
+            self._trusting = asyncio.ensure_future(asyncio.to_thread(B.verify_peer, self.target, self._owner_workspace))
+        await asyncio.shield(self._trusting)  # one caller cancelled must not cancel the others' check
+        self._verified = True
 
     async def close(self) -> None:
         """Close the channel."""
@@ -86,10 +111,13 @@ class AsyncSessionClient:
         delay = 0.05
         starts = 0  # a daemon that was idle-exiting as the first start was awaited needs a second
         while True:
+            await self._trust()
             try:
                 return await fn()
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
+            if isinstance(err, E.DaemonUnavailableError):
+                self._verified = False  # whoever answers next is checked again
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
                 starts += 1
                 await self._ensure_daemon()
@@ -251,6 +279,7 @@ class AsyncSessionClient:
     async def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> AsyncIterator[str]:
         """Lines of the export format of one session or, with None, of all (not retried)."""
         request = B.build(pb.ExportRequest, session_id=session_id or "")
+        await self._trust()
         try:
             async for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
                 yield reply.line
@@ -304,6 +333,7 @@ class AsyncSessionClient:
         cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
         autostarted = False
         while True:
+            await self._trust()
             call = self._stub.Watch(cursor.request())
             err: E.SessiondError
             try:
@@ -316,6 +346,8 @@ class AsyncSessionClient:
                 err = B.error_from_rpc(exc)
             finally:
                 call.cancel()
+            if isinstance(err, E.DaemonUnavailableError):
+                self._verified = False
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:
                 autostarted = True
                 await self._ensure_daemon()
@@ -480,7 +512,10 @@ class AppendStream:
             return await self._unary(request)
         stream = self._stream
         if stream is None or stream.broken or stream.closing:
-            stream = self._stream = _Stream(client._stub.AppendStream())
+            await client._trust()
+            stream = self._stream  # another append may have opened it while this one waited
+            if stream is None or stream.broken or stream.closing:
+                stream = self._stream = _Stream(client._stub.AppendStream())
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[pb.AppendReply] = loop.create_future()
         stream.put(request, fut)

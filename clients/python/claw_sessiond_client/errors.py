@@ -18,6 +18,8 @@ message text. A raw ``grpc.RpcError`` never escapes the client library::
     │   └── CorruptDatabaseError
     ├── ShuttingDownError        UNAVAILABLE (the daemon is stopping)
     ├── DaemonUnavailableError   nothing answers on the socket (and auto-start failed or is off)
+    ├── UntrustedPeerError       the socket's folder or the process listening there belongs to another
+    │                            user (raised by the client before it sends anything)
     ├── DeadlineError            DEADLINE_EXCEEDED (a write may have committed: retry with the same request id)
     ├── UnauthenticatedError     UNAUTHENTICATED (TCP without the daemon's token, or a stale one; nothing was done)
     └── InternalError            anything else
@@ -44,6 +46,7 @@ __all__ = [
     "StorageUnavailableError",
     "ToolCallStateError",
     "UnauthenticatedError",
+    "UntrustedPeerError",
     "WatchLaggedError",
 ]
 
@@ -78,6 +81,7 @@ class Reason(enum.StrEnum):
     CORRUPT_DATABASE = "CORRUPT_DATABASE"
     SHUTTING_DOWN = "SHUTTING_DOWN"
     DAEMON_UNAVAILABLE = "DAEMON_UNAVAILABLE"
+    UNTRUSTED_PEER = "UNTRUSTED_PEER"
     DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
     UNAUTHENTICATED = "UNAUTHENTICATED"
     INTERNAL = "INTERNAL"
@@ -175,6 +179,20 @@ class DaemonUnavailableError(SessiondError):
     """Nothing answers on the daemon's socket."""
 
     default_reason = Reason.DAEMON_UNAVAILABLE
+
+
+class UntrustedPeerError(SessiondError):
+    """The socket's folder, or the process listening on the socket, belongs to another user.
+
+    Raised by the client itself, before any request is sent: the folder is
+    owned by someone else or writable by others (someone created it first to
+    intercept the daemon's socket), or the peer's uid (``SO_PEERCRED``) is
+    neither the caller's nor, for root, the workspace owner's. The message
+    names the path and the owner. Not retried: remove the folder or find out
+    who runs that process.
+    """
+
+    default_reason = Reason.UNTRUSTED_PEER
 
 
 class DeadlineError(SessiondError):

@@ -1,17 +1,33 @@
-"""Where a workspace's daemon listens: the one rule shared by daemon and clients.
+"""Where a workspace's daemon lives and listens: the rules shared by daemon and clients.
 
-The socket is ``<workspace>/.claw/sessiond.sock``. A Unix socket path is
-limited to 108 bytes (``sun_path``, NUL included), so a deep workspace uses a
-short path instead: ``$XDG_RUNTIME_DIR/claw-sessiond/<hash>.sock`` (or
-``/tmp/claw-sessiond-<uid>/<hash>.sock`` without XDG_RUNTIME_DIR, or if it is too deep), where
-``<hash>`` is derived from the workspace's absolute path. Both sides compute
-the same path from the same inputs, so nothing has to be discovered.
+**Workspace.** A folder given explicitly (``--workspace``,
+``$CLAW_SESSIOND_WORKSPACE``) is used as is. Otherwise :func:`find_workspace`
+looks upward from the starting folder, as git does, for the nearest folder
+holding a ``.claw/`` folder (one owned by the caller; root accepts any
+owner); without one, the starting folder is the workspace.
+
+**Socket.** ``<workspace>/.claw/sessiond.sock``. A Unix socket path is limited
+to 108 bytes (``sun_path``, NUL included), so a deep workspace uses a short
+path ``<base>/<hash>.sock`` instead, ``<hash>`` derived from the workspace's
+absolute path, with ``<base>`` the first of these that fits in 107 bytes:
+
+1. ``$XDG_RUNTIME_DIR/claw-sessiond`` when ``XDG_RUNTIME_DIR`` is set;
+2. ``/run/user/<uid>/claw-sessiond`` when ``/run/user/<uid>`` is a folder owned by ``<uid>``;
+3. ``<home>/.claw-sessiond`` (home from the password database) when it is a folder owned by ``<uid>``;
+4. ``/tmp/claw-sessiond-<uid>``: predictable, so another user can create it
+   first; daemon and clients then refuse it (:func:`folder_problem`).
+
+Nobody but ``<uid>`` (and root) can create a folder in 1 to 3. Both sides
+compute the same path from the same inputs, so nothing has to be discovered.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import pwd
+import stat
+from collections.abc import Collection
 from pathlib import Path
 
 __all__ = [
@@ -19,6 +35,11 @@ __all__ = [
     "MAX_UNIX_PATH_BYTES",
     "claw_dir",
     "default_socket_path",
+    "find_workspace",
+    "folder_problem",
+    "socket_path_for",
+    "user_label",
+    "workspace_owner",
 ]
 
 CLAW_DIR = ".claw"
@@ -32,24 +53,140 @@ def claw_dir(workspace: str | os.PathLike[str]) -> Path:
     return Path(os.path.abspath(workspace)) / CLAW_DIR
 
 
-def _runtime_base(runtime_dir: str | None) -> Path:
+def user_label(uid: int) -> str:
+    """``uid 1000 (alice)``, or ``uid 1000`` when the uid has no name."""
+    try:
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _owned_dir(path: Path, uid: int) -> bool:
+    """``path`` is a real folder (not a link) owned by ``uid``."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == uid
+
+
+def _fallback_bases(runtime_dir: str | None, uid: int) -> list[Path]:
+    bases = []
     if runtime_dir:
-        return Path(runtime_dir) / "claw-sessiond"
-    return Path(f"/tmp/claw-sessiond-{os.getuid()}")
+        bases.append(Path(runtime_dir) / "claw-sessiond")
+    run_user = Path(f"/run/user/{uid}")
+    if _owned_dir(run_user, uid):
+        bases.append(run_user / "claw-sessiond")
+    try:
+        home = Path(pwd.getpwuid(uid).pw_dir)
+    except KeyError:
+        home = None
+    if home is not None and home.is_absolute() and _owned_dir(home, uid):
+        bases.append(home / ".claw-sessiond")
+    bases.append(Path(f"/tmp/claw-sessiond-{uid}"))
+    return bases
 
 
-def default_socket_path(workspace: str | os.PathLike[str], runtime_dir: str | None = None) -> Path:
-    """The socket path of ``workspace``'s daemon.
+def default_socket_path(
+    workspace: str | os.PathLike[str], runtime_dir: str | None = None, uid: int | None = None
+) -> Path:
+    """The socket path of ``workspace``'s daemon (see the module docstring).
 
     Args:
         workspace: the workspace folder.
         runtime_dir: ``$XDG_RUNTIME_DIR`` (pass ``os.environ.get("XDG_RUNTIME_DIR")``).
+        uid: the uid the daemon runs as (default: this process's).
     """
     primary = claw_dir(workspace) / SOCKET_NAME
     if len(os.fsencode(primary)) <= MAX_UNIX_PATH_BYTES:
         return primary
     digest = hashlib.sha256(os.fsencode(claw_dir(workspace))).hexdigest()[:24]
-    short = _runtime_base(runtime_dir) / f"{digest}.sock"
-    if len(os.fsencode(short)) <= MAX_UNIX_PATH_BYTES:
-        return short
-    return _runtime_base(None) / f"{digest}.sock"  # $XDG_RUNTIME_DIR itself is too deep
+    bases = _fallback_bases(runtime_dir, os.getuid() if uid is None else uid)
+    for base in bases:
+        short = base / f"{digest}.sock"
+        if len(os.fsencode(short)) <= MAX_UNIX_PATH_BYTES:
+            return short
+    return bases[-1] / f"{digest}.sock"
+
+
+def workspace_owner(workspace: str | os.PathLike[str]) -> int:
+    """The uid that owns ``workspace``'s state: the owner of ``.claw`` (or of the folder without one)."""
+    for path in (claw_dir(workspace), Path(os.path.abspath(workspace))):
+        try:
+            return path.lstat().st_uid
+        except OSError:
+            continue
+    return os.geteuid()
+
+
+def socket_path_for(workspace: str | os.PathLike[str], runtime_dir: str | None) -> Path:
+    """Where a client finds ``workspace``'s daemon: :func:`default_socket_path` as that daemon computes it.
+
+    Root reaching another user's workspace looks where that user's daemon
+    listens (that user's uid, and not root's ``$XDG_RUNTIME_DIR``).
+    """
+    uid = os.geteuid()
+    owner = workspace_owner(workspace) if uid == 0 else uid
+    return default_socket_path(workspace, runtime_dir if owner == uid else None, owner)
+
+
+def folder_problem(path: Path, uids: Collection[int]) -> str | None:
+    """Why ``path`` cannot hold the daemon's socket or state, or None if it can.
+
+    The folder must be owned by one of ``uids`` and writable by nobody else
+    (no group or other write bit). A symbolic link is followed only if the
+    link itself is owned by one of ``uids``. Whoever can write in the folder
+    can replace the socket (and so read what clients send) or plant links
+    where the daemon opens its files. A missing folder is no problem.
+    """
+    want = " or ".join(user_label(u) for u in sorted(set(uids)))
+    try:
+        link = path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path}: cannot inspect: {exc.strerror}"
+    if link.st_uid not in uids:
+        kind = "symbolic link" if stat.S_ISLNK(link.st_mode) else "folder"
+        return (
+            f"{path}: the {kind} is owned by {user_label(link.st_uid)}, not by {want}; another user could "
+            "replace the daemon's socket or files there. Remove it, or run as its owner"
+        )
+    try:
+        info = path.stat()
+    except OSError as exc:
+        return f"{path}: cannot inspect: {exc.strerror}"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{path}: exists and is not a folder"
+    if info.st_uid not in uids:
+        return (
+            f"{path}: the folder it links to is owned by {user_label(info.st_uid)}, not by {want}; another user "
+            "could replace the daemon's socket or files there. Remove the link, or run as its owner"
+        )
+    if stat.S_IMODE(info.st_mode) & 0o022:
+        return (
+            f"{path}: the folder (owner {user_label(info.st_uid)}) is writable by group or others "
+            f"(mode {stat.S_IMODE(info.st_mode):04o}); anyone who can write there could replace the daemon's "
+            f"socket or plant links. Run: chmod 700 {path}"
+        )
+    return None
+
+
+def find_workspace(start: str | os.PathLike[str]) -> Path:
+    """The workspace for ``start``: the nearest of it and its ancestors holding ``.claw/``.
+
+    Like git looking for ``.git``. A ``.claw`` owned by another user is
+    skipped (root accepts any owner), so a folder planted higher up (in
+    ``/tmp``, say) cannot capture every workspace below it. Without one,
+    ``start`` itself (absolute) is the workspace.
+    """
+    first = Path(os.path.abspath(start))
+    uid = os.geteuid()
+    for folder in (first, *first.parents):
+        try:
+            info = (folder / CLAW_DIR).stat()
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and (uid == 0 or info.st_uid == uid):
+            return folder
+    return first

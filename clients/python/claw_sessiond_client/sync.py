@@ -27,9 +27,13 @@ class SessionClient:
     """Talks to a workspace's claw-sessiond.
 
     Args:
-        workspace: the workspace folder (default: the current folder); the
-            socket is found as the daemon computes it.
-        address: connect here instead (``unix:/path``, ``/path`` or ``127.0.0.1:PORT``).
+        workspace: the workspace folder, searched upward for the nearest
+            folder holding ``.claw/`` (as git finds ``.git``); default:
+            ``$CLAW_SESSIOND_WORKSPACE`` as is, else the current folder searched
+            upward. The socket is found as the daemon computes it.
+        address: connect here instead (``unix:/path``, ``/path`` or ``127.0.0.1:PORT``);
+            no auto-start then. A ``workspace`` given with it (used as is) only
+            says whose daemon to expect there (the peer check for root).
         autostart: start a daemon for ``workspace`` if nothing answers (default on).
         timeout_s: per-call timeout.
         retry_window_s: how long a call that may be retried safely is retried
@@ -41,7 +45,11 @@ class SessionClient:
             sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
-    subclasses, never ``grpc.RpcError``.
+    subclasses, never ``grpc.RpcError``. Before the first request, and again
+    after the daemon was unreachable, the client checks who listens on a Unix
+    socket (:func:`~claw_sessiond_client._base.verify_peer`) and raises
+    :class:`~claw_sessiond_client.errors.UntrustedPeerError` without sending
+    anything if it is another user.
     """
 
     def __init__(
@@ -55,6 +63,9 @@ class SessionClient:
         token: str | None = None,
     ) -> None:
         self.target, self.workspace = B.resolve_target(workspace, address)
+        self._owner_workspace = self.workspace
+        if self._owner_workspace is None and workspace is not None:
+            self._owner_workspace = Path(os.path.abspath(workspace))
         self.autostart = autostart and self.workspace is not None
         self.timeout_s = timeout_s
         self.retry_window_s = retry_window_s
@@ -63,8 +74,15 @@ class SessionClient:
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
+        self._verified = False
 
     # -- plumbing
+
+    def _trust(self) -> None:
+        """Check the peer (once per connection episode) before anything is sent."""
+        if not self._verified:
+            B.verify_peer(self.target, self._owner_workspace)
+            self._verified = True
 
     def close(self) -> None:
         """Close the channel."""
@@ -81,10 +99,13 @@ class SessionClient:
         delay = 0.05
         starts = 0  # a daemon that was idle-exiting as the first start was awaited needs a second
         while True:
+            self._trust()
             try:
                 return fn()
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
+            if isinstance(err, E.DaemonUnavailableError):
+                self._verified = False  # whoever answers next is checked again
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
                 starts += 1
                 self._ensure_daemon()
@@ -241,6 +262,7 @@ class SessionClient:
         The stream is not retried: on an error, start again.
         """
         request = B.build(pb.ExportRequest, session_id=session_id or "")
+        self._trust()
         try:
             for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
                 yield reply.line
@@ -312,6 +334,7 @@ class SessionClient:
         cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
         autostarted = False
         while True:
+            self._trust()
             call = self._stub.Watch(cursor.request())
             err: E.SessiondError
             try:
@@ -324,6 +347,8 @@ class SessionClient:
                 err = B.error_from_rpc(exc)
             finally:
                 call.cancel()
+            if isinstance(err, E.DaemonUnavailableError):
+                self._verified = False
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:
                 autostarted = True
                 self._ensure_daemon()

@@ -1175,12 +1175,19 @@ class Store:
     # -- reads and Load
 
     async def load(
-        self, session_id: str, workdir: str, trace_id: str, is_live: Callable[[str], bool] = lambda _r: False
+        self,
+        session_id: str,
+        workdir: str,
+        trace_id: str,
+        is_live: Callable[[str], bool] = lambda _r: False,
+        *,
+        repair: bool = True,
     ) -> LoadResult:
         """Get-or-create read: nothing is written for an unknown or paired session.
 
         Interrupted calls (open, not owned by a live run) are repaired by the
-        writer, which reads the history in the same transaction.
+        writer, which reads the history in the same transaction; with
+        ``repair=False`` nothing is ever written (they stay open).
         """
         async with self._reader() as conn:
             await conn.execute("BEGIN")
@@ -1194,7 +1201,7 @@ class Store:
                     (session_id,),
                 )
                 to_repair, in_flight = plan_repair([OpenCall(*r) for r in rows], is_live)
-                if not to_repair:
+                if not to_repair or not repair:
                     history = await conn.execute_fetchall(
                         _HISTORY_SQL,
                         (session_id, row.clear_position),
@@ -1222,14 +1229,22 @@ class Store:
             )
         return [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows]
 
-    async def list_sessions(self, id_contains: str, limit: int) -> list[SessionSummary]:
-        """Sessions whose id contains ``id_contains``, most recently updated first."""
+    async def list_sessions(
+        self, id_contains: str, limit: int, after: tuple[str, str] | None = None
+    ) -> list[SessionSummary]:
+        """Sessions whose id contains ``id_contains``, most recently updated first.
+
+        ``after`` is the (updated_at, session_id) of the last row of the previous page (keyset paging).
+        """
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        where, params = "session_id LIKE ? ESCAPE '\\'", [pattern]
+        if after is not None:
+            where += " AND (updated_at < ? OR (updated_at = ? AND session_id > ?))"
+            params += [after[0], after[0], after[1]]
         async with self._reader() as conn:
             rows = await conn.execute_fetchall(
-                f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id LIKE ? ESCAPE '\\' "
-                "ORDER BY updated_at DESC, session_id LIMIT ?",
-                (pattern, limit),
+                f"SELECT {_SESSION_COLS} FROM sessions WHERE {where} ORDER BY updated_at DESC, session_id LIMIT ?",
+                (*params, limit),
             )
         out = []
         for values in rows:
@@ -1237,6 +1252,15 @@ class Store:
             assert r is not None
             out.append(SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage))
         return out
+
+    async def count_sessions(self, id_contains: str) -> int:
+        """How many sessions :meth:`list_sessions` would list over all its pages."""
+        pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        async with self._reader() as conn:
+            rows = await conn.execute_fetchall(
+                "SELECT count(*) FROM sessions WHERE session_id LIKE ? ESCAPE '\\'", (pattern,)
+            )
+        return int(next(iter(rows))[0])
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         """Session totals and the per-model breakdown.

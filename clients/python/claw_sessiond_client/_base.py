@@ -202,6 +202,17 @@ class SessionSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionPage:
+    """One page of :meth:`list_sessions_page`."""
+
+    sessions: list[SessionSummary]
+    #: Pass to the next call for the following page; empty on the last page.
+    next_page_token: str
+    #: How many sessions match the filter over all pages.
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
 class ModelUsage:
     """Usage of one model and pricing version."""
 
@@ -554,6 +565,11 @@ def summaries_of(r: pb.ListSessionsResponse) -> list[SessionSummary]:
         )
         for s in r.sessions
     ]
+
+
+def page_of(r: pb.ListSessionsResponse) -> SessionPage:
+    """Proto → client type."""
+    return SessionPage(summaries_of(r), r.next_page_token, r.total)
 
 
 def usage_report_of(r: pb.GetUsageResponse) -> UsageReport:

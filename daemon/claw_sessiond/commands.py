@@ -476,8 +476,8 @@ def render_transcript(t: Transcript) -> str:
             call_line: list[str | tuple[str, str]] = [
                 f"→ {visible(call.name)}({visible(call.arguments)})  [{visible(call.id)}]"
             ]
-            if call.id in open_calls:
-                call_line.append((f"  {_call_state(t, call.id)}", "yellow"))
+            if call.id in open_calls:  # the header above says what "interrupted" means
+                call_line.append((f"  {_call_state(t, call.id).split(' (no result', 1)[0]}", "yellow"))
             console.print(Padding(line(*call_line), (0, 0, 0, 2), expand=False))
     # rich pads folded lines to the width: drop the padding (it would follow a copy-paste).
     return "\n".join(text.rstrip(" ") for text in out.getvalue().split("\n"))

@@ -27,10 +27,7 @@ DEFAULT_PAGER: Final = "less -FRX"
 
 
 def width() -> int:
-    """Columns to fit: the terminal's when stdout is one, else ``$COLUMNS``, else 80."""
-    if sys.stdout.isatty():
-        with contextlib.suppress(OSError):
-            return max(20, os.get_terminal_size(sys.stdout.fileno()).columns)
+    """Columns to fit: ``$COLUMNS`` if set, else the terminal's when stdout is one, else 80."""
     return max(20, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from claw_sessiond_client import InvalidRequestError, Message, SessionClient, ToolCall
+from claw_sessiond_client import InvalidRequestError, Message, ToolCall
 from tests.conftest import DaemonProcess
 
 SGR = re.compile("\x1b\\[[0-9;]*m")
@@ -44,7 +44,7 @@ def cli(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subpr
 def on_terminal(
     workspace: Path, *args: str, cols: int = 80, rows: int = 24, env: dict[str, str] | None = None
 ) -> tuple[int, str]:
-    """Run the CLI with a pty (``cols`` x ``rows``) as its controlling terminal and stdin/stdout; return (code, text)."""
+    """Run the CLI on a pty (``cols`` x ``rows``: its controlling terminal, stdin and stdout); return (code, text)."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PAGER", "LESS")}
@@ -56,7 +56,7 @@ def on_terminal(
         cwd=workspace,
         env={**environment, "TERM": "xterm-256color", **(env or {})},
         start_new_session=True,  # the pty becomes its controlling terminal (less opens /dev/tty)
-        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),  # noqa: PLW1509 - no threads run here
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),  # the child has no threads yet
     )
     os.close(follower)
     chunks: list[bytes] = []

@@ -344,6 +344,7 @@ def stored_workdir(client: SessionClient, session_id: str) -> str | None:
     for s in client.list_sessions(session_id, _MAX_PAGE):
         if s.id == session_id:
             return s.workdir
+    client.load(session_id, "/", repair=False)  # an invalid id gets the daemon's own message (nothing is written)
     return None
 
 

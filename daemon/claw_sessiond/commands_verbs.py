@@ -89,6 +89,8 @@ def _clear_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _clear(args: argparse.Namespace, client: SessionClient) -> int:
+    if stored_workdir(client, args.session) is None:
+        return _not_stored(args)
     stored = [s for s in client.list_sessions(args.session, 10000) if s.id == args.session]
     if not stored:
         return _not_stored(args)

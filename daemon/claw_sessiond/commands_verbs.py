@@ -137,9 +137,11 @@ def _takes_value(action: argparse.Action) -> bool:
 
 
 def _short_help(action: argparse.Action | None, text: str | None = None) -> str:
+    """The first clause of a help text (no parenthesis, no env note), for one line of a completion menu."""
     raw = text if text is not None else (action.help or "" if action is not None else "")
-    raw = raw.split(" [env ", 1)[0].split("; ", 1)[0]
-    return raw[:70]
+    for cut in (" [env ", " (", "; ", ": "):
+        raw = raw.split(cut, 1)[0]
+    return raw[:60].replace("'", "’")
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, argparse.ArgumentParser]]:
@@ -227,7 +229,7 @@ def _bash(parser: argparse.ArgumentParser) -> str:
 
 def _zsh_text(text: str) -> str:
     """Text inside a single-quoted _arguments spec: no quote, and [ ] : escaped."""
-    return text.replace("'", "").replace("\\", "").replace("[", "(").replace("]", ")").replace(":", " -")
+    return text.replace("'", "’").replace("\\", "").replace("[", "(").replace("]", ")").replace(":", " -")
 
 
 def _zsh_spec(a: argparse.Action) -> str:
@@ -291,7 +293,7 @@ def _zsh(parser: argparse.ArgumentParser) -> str:
 
 
 def _fish_text(text: str) -> str:
-    return text.replace("\\", "").replace("'", "")
+    return text.replace("\\", "").replace("'", "’")
 
 
 def _fish_option(a: argparse.Action, condition: str) -> str:

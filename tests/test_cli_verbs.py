@@ -109,9 +109,7 @@ def test_clear_keeps_usage_and_says_so(daemon: DaemonProcess, client: SessionCli
     client.record_usage("talk", input_tokens=10, output_tokens=5)
     proc = cli("clear", "talk", "--workspace", ws)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == (
-        "cleared talk: 2 messages no longer in its history (usage totals kept; the event log keeps the past)\n"
-    )
+    assert proc.stdout == "cleared talk: 2 messages out of its history\nusage totals kept; export still has the past\n"
     loaded = client.load("talk", "/w", repair=False)
     assert loaded.messages == [] and loaded.session.usage.input_tokens == 10
     client.append("talk", Message.user("again"))

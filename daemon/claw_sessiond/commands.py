@@ -469,7 +469,7 @@ def render_transcript(t: Transcript) -> str:
             head.append(f" ← {visible(m.tool_call_id)}" + (f" ({visible(m.name)})" if m.name else ""))
         if m.synthetic_reason:
             reason = visible(m.synthetic_reason)
-            head.append((f"  SYNTHETIC ({reason}): written by claw-sessiond; tool not re-run", "bold yellow"))
+            head.append((f"  SYNTHETIC ({reason}): tool not re-run", "bold yellow"))
         console.print(line(*head))
         if m.content:  # folded lines keep the two-space indent
             console.print(Padding(line(visible(m.content, keep_layout=True)), (0, 0, 0, 2), expand=False))

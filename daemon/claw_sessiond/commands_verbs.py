@@ -101,12 +101,9 @@ def _clear(args: argparse.Namespace, client: SessionClient) -> int:
             {"session_id": args.session, "messages_cleared": stored[0].message_count, "position": result.position}
         )
         return cli.EXIT_OK
-    print(
-        visible(
-            f"cleared {args.session}: {stored[0].message_count} messages no longer in its history "
-            "(usage totals kept; the event log keeps the past)"
-        )
-    )
+    count = stored[0].message_count
+    print(visible(f"cleared {args.session}: {count} message{'' if count == 1 else 's'} out of its history"))
+    print("usage totals kept; export still has the past")
     return cli.EXIT_OK
 
 

@@ -151,6 +151,10 @@ def test_ls_fits_the_terminal(many: DaemonProcess) -> None:
     lines = proc.stdout.splitlines()
     assert lines and all(len(line) <= 80 for line in lines), lines  # 80 columns off a terminal
     assert all("…" in line for line in lines[1:])
+    long_id = "long-0-" + "x" * 112
+    shown = cli(many.workspace, "show", long_id).stdout.splitlines()
+    assert shown and all(len(line) <= 80 for line in shown), shown  # the header folds, the id stays whole
+    assert long_id in "".join(shown)
     code, text = on_terminal(many.workspace, "ls", "--contains", "long-", cols=60)
     assert code == 0
     rows = [SGR.sub("", line) for line in text.splitlines() if line.strip()]

@@ -171,3 +171,19 @@ def test_global_options_before_or_after_the_subcommand(daemon: DaemonProcess, cl
     assert "here" in cli("ls", "--socket", sock, cwd=elsewhere).stdout
     # After the subcommand wins over before it (the later one, as with any repeated option).
     assert cli("--workspace", "/nonexistent", "ls", "--workspace", ws, cwd=elsewhere).returncode == 0
+
+
+def test_docs_show_the_new_verbs() -> None:
+    from tests.conftest import ROOT
+
+    page = (ROOT / "docs" / "cli.md").read_text()
+    for fragment in (
+        "$ claw-sessiond repair ",
+        "$ claw-sessiond clear ",
+        "$ claw-sessiond delete scratch --yes",
+        "--tail",
+        "--since",
+        "claw-sessiond completion bash",
+        '"format": 1',
+    ):
+        assert fragment in page, fragment

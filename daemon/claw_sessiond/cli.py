@@ -2,9 +2,12 @@
 
 Every option has an environment variable ``CLAW_SESSIOND_<OPTION>``
 (``--max-message-bytes`` → ``CLAW_SESSIOND_MAX_MESSAGE_BYTES``); a flag wins
-over the variable, the variable over the default. Exit codes: 0 ok, 1
-failure (daemon unreachable, storage broken, lock held, not found), 2 usage
-or configuration error.
+over the variable, the variable over the default. ``--workspace``,
+``--socket`` and ``--json`` are accepted before or after the subcommand.
+Every ``--json`` document, failures included, is an object whose first key
+is ``"format": 1`` (:func:`print_json`, :func:`report_error`). Exit codes:
+0 ok, 1 failure (daemon unreachable, storage broken, lock held, not found),
+2 usage or configuration error; a closed stdout (``| head``) ends quietly.
 """
 
 from __future__ import annotations

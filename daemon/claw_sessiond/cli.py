@@ -143,7 +143,7 @@ def _env_option(
 
 
 def add_workspace_option(parser: argparse.ArgumentParser, env: Mapping[str, str], *, global_: bool = False) -> None:
-    """``--workspace``, ``--socket`` and ``--json``: accepted before the subcommand and after it.
+    """``--workspace`` and ``--socket``: accepted before the subcommand and after it.
 
     The top-level parser (``global_``) holds the defaults; a subcommand's copy uses ``SUPPRESS`` so that it
     sets the value only when given after the subcommand, never overwriting one given before it.

@@ -9,6 +9,7 @@ fish`` gives them).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond.cli import COMMANDS, _load_commands
+from claw_sessiond_client import Message, SessionClient
+from tests.conftest import DaemonProcess
 
 
 def script(shell: str) -> str:
@@ -27,14 +30,18 @@ def script(shell: str) -> str:
     return proc.stdout
 
 
-def _complete_bash(path: Path, *words: str) -> list[str]:
+#: The scripts call ``claw-sessiond`` itself for session ids: the venv's must be on PATH.
+ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def _complete_bash(path: Path, *words: str, cwd: Path | None = None) -> list[str]:
     """What the completion function offers for ``words`` (the last one is being typed)."""
     array = " ".join(f"'{w}'" for w in ("claw-sessiond", *words))
     code = (
         f"source {path}; COMP_WORDS=({array}); COMP_CWORD={len(words)}; "
         'COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; _claw_sessiond; printf "%s\\n" "${COMPREPLY[@]}"'
     )
-    proc = subprocess.run(["bash", "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(["bash", "-c", code], capture_output=True, text=True, timeout=60, cwd=cwd, env=ENV)
     assert proc.returncode == 0, proc.stderr
     return [line for line in proc.stdout.splitlines() if line]
 
@@ -108,3 +115,41 @@ def test_unknown_shell_is_a_usage_error() -> None:
         [sys.executable, "-m", "claw_sessiond", "completion", "tcsh"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 2 and "invalid choice" in proc.stderr and proc.stdout == ""
+    bare = subprocess.run([sys.executable, "-m", "claw_sessiond", "completion"], capture_output=True, text=True)
+    assert bare.returncode == 2 and "name a shell: bash, zsh or fish" in bare.stderr
+
+
+def test_session_ids_are_completed_from_the_workspace_s_daemon(
+    daemon: DaemonProcess, client: SessionClient, tmp_path: Path
+) -> None:
+    for sid in ("demo", "deploy-1", "other"):
+        client.append(sid, Message.user("hi"))
+    ws = daemon.workspace
+    path = tmp_path / "claw-sessiond.bash"
+    path.write_text(script("bash"))
+    assert sorted(_complete_bash(path, "show", "de", cwd=ws)) == ["demo", "deploy-1"]
+    assert sorted(_complete_bash(path, "delete", "--yes", "d", cwd=ws)) == ["demo", "deploy-1"]
+    # From another folder: the --workspace on the line (before or after the command) names the daemon.
+    assert _complete_bash(path, "--workspace", str(ws), "repair", "ot", cwd=tmp_path) == ["other"]
+    assert _complete_bash(path, "clear", "--workspace", str(ws), "ot", cwd=tmp_path) == ["other"]
+    assert _complete_bash(path, "show", "de", cwd=tmp_path) == []  # no daemon there: nothing, and no noise
+    listed = subprocess.run(
+        [sys.executable, "-m", "claw_sessiond", "completion", "--list-sessions"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert listed.returncode == 0 and listed.stdout == "" and listed.stderr == ""
+    if shutil.which("fish"):
+        fish = tmp_path / "c.fish"
+        fish.write_text(script("fish"))
+        proc = subprocess.run(
+            ["fish", "--no-config", "-c", f"source {fish}; complete -C 'claw-sessiond show de'"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ws,
+            env=ENV,
+        )
+        assert sorted(proc.stdout.split()) == ["demo", "deploy-1"], proc.stderr

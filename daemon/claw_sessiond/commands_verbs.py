@@ -20,7 +20,7 @@ import shlex
 import sys
 from collections.abc import Iterator
 
-from claw_sessiond_client import SessionClient
+from claw_sessiond_client import SessionClient, SessiondError
 
 from . import cli
 from .commands import add_session_argument, online, read_transcript, stored_workdir
@@ -113,7 +113,9 @@ _SHELLS = ("bash", "zsh", "fish")
 
 
 def _completion_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("shell", choices=_SHELLS, help="the shell to print a completion script for")
+    parser.add_argument("shell", nargs="?", choices=_SHELLS, help="the shell to print a completion script for")
+    # What the scripts call to complete a SESSION argument: ids of the workspace's daemon, nothing if none answers.
+    parser.add_argument("--list-sessions", action="store_true", help=argparse.SUPPRESS)
     parser.epilog = (
         "bash: source <(claw-sessiond completion bash)   (or save it under "
         "~/.local/share/bash-completion/completions/claw-sessiond); "
@@ -161,24 +163,20 @@ def _value_kind(action: argparse.Action) -> str:
 
 def _bash(parser: argparse.ArgumentParser) -> str:
     commands = _subcommands(parser)
-    valued = sorted(
-        {
-            o
-            for p in [parser, *(sub for _, sub in commands.values())]
-            for a in _options(p)
-            if _takes_value(a)
-            for o in a.option_strings
-        }
-    )
+    subs = [sub for _, sub in commands.values()]
+    valued = {o for p in [parser, *subs] for a in _options(p) if _takes_value(a) for o in a.option_strings}
+    others = sorted(valued - {"--workspace", "--socket"})
     lines = [
         "# bash completion for claw-sessiond (claw-sessiond completion bash)",
         "_claw_sessiond() {",
         '    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" cmd="" i',
+        "    local -a where=()  # --workspace/--socket given on the line: session ids come from that daemon",
         "    for ((i = 1; i < COMP_CWORD; i++)); do",
         '        case "${COMP_WORDS[i]}" in',
-        f"            {'|'.join(valued)}) ((i++)) ;;",
+        '            --workspace|--socket) where+=("${COMP_WORDS[i]}" "${COMP_WORDS[i+1]}"); ((i++)) ;;',
+        f"            {'|'.join(others)}) ((i++)) ;;",
         "            -*) ;;",
-        '            *) cmd="${COMP_WORDS[i]}"; break ;;',
+        '            *) [[ -z $cmd ]] && cmd="${COMP_WORDS[i]}" ;;',
         "        esac",
         "    done",
         '    case "$prev" in',
@@ -216,6 +214,9 @@ def _bash(parser: argparse.ArgumentParser) -> str:
             fallback = f'COMPREPLY=($(compgen -W {words} -- "$cur"))'
         elif positional and positional[0].dest in ("file", "folder"):
             fallback = 'COMPREPLY=($(compgen -f -- "$cur"))'
+        elif positional and positional[0].dest == "session":
+            ids = '$(claw-sessiond completion --list-sessions "${where[@]}" 2>/dev/null)'
+            fallback = f'COMPREPLY=($(compgen -W "{ids}" -- "$cur"))'
         lines.append(
             f'        {name}) if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W {shlex.quote(opts)} -- "$cur")); '
             f"else {fallback}; fi ;;"
@@ -250,6 +251,11 @@ def _zsh(parser: argparse.ArgumentParser) -> str:
     lines = [
         "#compdef claw-sessiond",
         "# zsh completion for claw-sessiond (claw-sessiond completion zsh)",
+        "_claw_sessiond_sessions() {  # ids of the daemon of this folder (or of $CLAW_SESSIOND_WORKSPACE)",
+        "    local -a ids",
+        '    ids=(${(f)"$(claw-sessiond completion --list-sessions 2>/dev/null)"})',
+        "    compadd -a ids",
+        "}",
         "_claw_sessiond() {",
         "    local curcontext=$curcontext state line",
         "    local -a commands",
@@ -274,6 +280,8 @@ def _zsh(parser: argparse.ArgumentParser) -> str:
                 specs.append(f"'1:{p.dest}:(" + " ".join(str(c) for c in p.choices) + ")'")
             elif p.dest in ("file", "folder"):
                 specs.append(f"'1:{p.dest}:_files'")
+            elif p.dest == "session":
+                specs.append("'1:session:_claw_sessiond_sessions'")
             else:
                 specs.append(f"'1:{_zsh_text(p.metavar if isinstance(p.metavar, str) else p.dest)}: '")
         lines.append(f"                {name}) _arguments {' '.join(specs)} ;;")
@@ -328,6 +336,9 @@ def _fish(parser: argparse.ArgumentParser) -> str:
                 lines.append(f"complete -c claw-sessiond -n {shlex.quote(condition)} -a {words}")
             elif p.dest in ("file", "folder"):
                 lines.append(f"complete -c claw-sessiond -n {shlex.quote(condition)} -F")
+            elif p.dest == "session":
+                ids = "'(claw-sessiond completion --list-sessions 2>/dev/null)'"
+                lines.append(f"complete -c claw-sessiond -n {shlex.quote(condition)} -a {ids}")
     return "\n".join(lines) + "\n"
 
 
@@ -338,6 +349,18 @@ def completion_script(shell: str) -> str:
 
 
 def _completion(args: argparse.Namespace) -> int:
+    if args.list_sessions:
+        from .commands import _client
+
+        try:
+            with _client(args) as client:
+                ids = [s.id for s in client.list_sessions("", 1000)]
+        except SessiondError:
+            return cli.EXIT_OK  # no daemon: nothing to offer, and nothing to say in the middle of a command line
+        sys.stdout.write("".join(visible(i) + "\n" for i in ids))
+        return cli.EXIT_OK
+    if args.shell is None:
+        return cli.report_error(args, "name a shell: bash, zsh or fish", reason="USAGE", code=cli.EXIT_USAGE)
     sys.stdout.write(completion_script(args.shell))
     return cli.EXIT_OK
 

@@ -230,3 +230,15 @@ def test_running_and_interrupted_calls_are_told_apart(daemon: DaemonProcess) -> 
         # show only looked: both calls are still open (no synthetic result was written).
         assert json.loads(cli(many.workspace, "show", "dead", "--json").stdout)["interrupted"] == ["dead_1"]
         assert client.load("live", "/w", repair=False).in_flight[0].tool_call_id == "run_1"
+
+
+def test_stats_and_doctor_fit_80_columns(many: DaemonProcess) -> None:
+    stats = cli(many.workspace, "stats")
+    assert stats.returncode == 0, stats.stderr
+    lines = stats.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    requests = lines.index("requests")  # a small table of method, code, count; not one long JSON line
+    assert lines[requests + 1].startswith("  ") and "{" not in stats.stdout
+    assert any(line.split()[:2] == ["Append", "OK"] for line in lines[requests + 1 :])
+    doctor = cli(many.workspace, "doctor")
+    assert doctor.returncode == 0 and all(len(line) <= 80 for line in doctor.stdout.splitlines()), doctor.stdout

@@ -113,13 +113,14 @@ def test_ls(live: DaemonProcess) -> None:
     assert rows["crashed"][1] in ("2", "4")  # 4 once show --repair has repaired it
 
     data = cli_json(live.workspace, "ls")
-    by_id = {s["id"]: s for s in data}
+    assert data["format"] == 1 and data["total"] == 2
+    by_id = {s["id"]: s for s in data["sessions"]}
     assert set(by_id) == {"demo", "crashed"}
     assert by_id["demo"]["messages"] == 4
     assert by_id["demo"]["usage"]["input_tokens"] == 120 and by_id["demo"]["usage"]["cost_micros"] == 450
     assert by_id["demo"]["workdir"] == "/home/me/project"
     assert by_id["demo"]["updated_at"].endswith("Z")
-    assert [s["id"] for s in cli_json(live.workspace, "ls", "--contains", "cras")] == ["crashed"]
+    assert [s["id"] for s in cli_json(live.workspace, "ls", "--contains", "cras")["sessions"]] == ["crashed"]
 
 
 def test_show_transcript(live: DaemonProcess) -> None:
@@ -137,15 +138,19 @@ def test_show_transcript(live: DaemonProcess) -> None:
 
 def test_show_is_read_only_then_repair(live: DaemonProcess) -> None:
     # Read-only by default: the interrupted calls are listed as open, nothing is written.
-    before = {s["id"]: s for s in cli_json(live.workspace, "ls")}["crashed"]
+    before = {s["id"]: s for s in cli_json(live.workspace, "ls")["sessions"]}["crashed"]
     data = cli_json(live.workspace, "show", "crashed")
     assert data["open_calls"] == ["c1", "c2"] and data["repaired_now"] == []
     assert [m["role"] for m in data["messages"]] == ["user", "assistant"]
     assert data["messages"][1]["tool_calls"][0] == {"id": "c1", "name": "bash", "arguments": {"cmd": "rm -r tmp"}}
+    assert data["interrupted"] == ["c1", "c2"] and data["running"] == []
     text = cli(live.workspace, "show", "crashed").stdout
-    assert "tool calls without a result: c1, c2" in text and text.count("(no result yet)") == 2
+    # No live run owns them: interrupted (the header lists each, and so does its call line).
+    assert "tool call c1: interrupted (no result; the next Load repairs it)" in text
+    assert text.count("interrupted (no result; the next Load repairs it)") == 2
+    assert "[c1]  interrupted\n" in text and "[c2]  interrupted\n" in text
     assert "SYNTHETIC" not in text
-    after = {s["id"]: s for s in cli_json(live.workspace, "ls")}["crashed"]
+    after = {s["id"]: s for s in cli_json(live.workspace, "ls")["sessions"]}["crashed"]
     assert after == before, "show without --repair wrote to the session"
 
     # --repair loads like a resuming agent: both calls repaired once, then marked as synthetic.
@@ -166,7 +171,7 @@ def test_show_is_read_only_then_repair(live: DaemonProcess) -> None:
     text = cli(live.workspace, "show", "crashed").stdout
     assert text.count("SYNTHETIC (interrupted)") == 2
     assert "#3 tool ← c1 (bash)  SYNTHETIC (interrupted)" in text
-    assert "not re-run" in text and "(no result yet)" not in text
+    assert "not re-run" in text and "interrupted (no result" not in text
 
 
 def test_show_lists_audit_events(live: DaemonProcess) -> None:
@@ -187,6 +192,8 @@ def test_show_unknown_session(live: DaemonProcess) -> None:
 
 def test_stats(live: DaemonProcess) -> None:
     data = cli_json(live.workspace, "stats")
+    assert data["format"] == 1
+    data = data["stats"]
     assert data["sessions"] == 2
     assert data["messages"] in (6, 8)
     assert data["schema_version"] == SCHEMA_VERSION
@@ -194,7 +201,7 @@ def test_stats(live: DaemonProcess) -> None:
     assert live.proc is not None and data["pid"] == live.proc.pid
     proc = cli(live.workspace, "stats")
     assert proc.returncode == 0
-    values = dict(line.split(None, 1) for line in proc.stdout.splitlines())
+    values = dict(line.split(None, 1) for line in proc.stdout.splitlines() if not line.startswith(" ") and " " in line)
     assert values["sessions"] == "2" and values["schema_version"] == str(SCHEMA_VERSION)
     assert list(values)[:6] == ["sessions", "messages", "events", "database_bytes", "wal_bytes", "schema_version"]
 

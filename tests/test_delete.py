@@ -57,16 +57,16 @@ def test_delete_erases_the_bytes_from_db_and_wal(daemon, client: SessionClient, 
     old_session(client, "old-but-no-retention", "kept: retention is off by default")
     assert marker.encode() in file_bytes(workspace)
 
-    r = cli("delete", "victim", "--socket", str(daemon.socket_path), "--json")
+    r = cli("delete", "victim", "--socket", str(daemon.socket_path), "--json", "--yes")  # --yes: no terminal here
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == {"session_id": "victim", "events_deleted": 4}
+    assert json.loads(r.stdout) == {"format": 1, "session_id": "victim", "events_deleted": 4}
     assert marker.encode() not in file_bytes(workspace)
     assert [s.id for s in client.list_sessions()] == ["keep", "old-but-no-retention"]
     assert client.load("victim", str(workspace)).session.stored is False
 
-    r = cli("delete", "victim", "--socket", str(daemon.socket_path))
+    r = cli("delete", "victim", "--socket", str(daemon.socket_path), "--yes")
     assert r.returncode == 1 and "not stored" in r.stderr
-    r = cli("delete", "../x", "--socket", str(daemon.socket_path))
+    r = cli("delete", "../x", "--socket", str(daemon.socket_path), "--yes")
     assert r.returncode == 1
     # the marker stays gone after a restart (nothing was resurrected from the WAL)
     assert daemon.terminate() == 0

@@ -183,7 +183,10 @@ def test_cli_export_import(spawn_daemon, tmp_path: Path) -> None:
     assert out.stat().st_mode & 0o777 == 0o600  # transcripts may hold secrets
     r = cli("import", str(out), "--socket", str(d2.socket_path), "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == [{"session_id": "cli", "events_imported": 1, "status": "imported", "lines": [1, 2]}]
+    assert json.loads(r.stdout) == {
+        "format": 1,
+        "sessions": [{"session_id": "cli", "events_imported": 1, "status": "imported", "lines": [1, 2]}],
+    }
     r = cli("import", str(out), "--socket", str(d2.socket_path))
     assert r.returncode == 1 and "already exists" in r.stderr
     r = cli("export", "nope", "--socket", str(d2.socket_path))

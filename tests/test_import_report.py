@@ -67,14 +67,16 @@ def edit_second(path: Path, blocks: dict[str, list[str]], change: Any) -> tuple[
 
 
 def by_id(stdout: str) -> dict[str, dict[str, Any]]:
-    return {r["session_id"]: r for r in json.loads(stdout)}
+    return {r["session_id"]: r for r in json.loads(stdout)["sessions"]}
 
 
 def test_whole_file_imported_and_reported(pair: Any) -> None:
     _, dst, path, blocks = pair
     r = cli("import", str(path), "--socket", str(dst.socket_path), "--json")
     assert r.returncode == 0, r.stderr
-    assert [(x["session_id"], x["status"]) for x in json.loads(r.stdout)] == [(sid, "imported") for sid in IDS]
+    assert [(x["session_id"], x["status"]) for x in json.loads(r.stdout)["sessions"]] == [
+        (sid, "imported") for sid in IDS
+    ]
     assert stored(dst) == blocks
 
 

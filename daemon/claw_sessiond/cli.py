@@ -4,19 +4,23 @@ The workspace is ``--workspace`` (or ``CLAW_SESSIOND_WORKSPACE``) as given;
 without either, the nearest of the current folder and its parents holding
 ``.claw/``, else the current folder. Every option has an environment variable ``CLAW_SESSIOND_<OPTION>``
 (``--max-message-bytes`` → ``CLAW_SESSIOND_MAX_MESSAGE_BYTES``); a flag wins
-over the variable, the variable over the default. Exit codes: 0 ok, 1
-failure (daemon unreachable, storage broken, lock held, not found), 2 usage
-or configuration error.
+over the variable, the variable over the default. ``--workspace``,
+``--socket`` and ``--json`` are accepted before or after the subcommand.
+Every ``--json`` document, failures included, is an object whose first key
+is ``"format": 1`` (:func:`print_json`, :func:`report_error`). Exit codes:
+0 ok, 1 failure (daemon unreachable, storage broken, lock held, not found),
+2 usage or configuration error; a closed stdout (``| head``) ends quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -42,7 +46,17 @@ from .config import (
     warn,
 )
 
-__all__ = ["build_parser", "main"]
+__all__ = [
+    "JSON_FORMAT",
+    "add_json_option",
+    "add_workspace_option",
+    "build_parser",
+    "json_document",
+    "main",
+    "print_json",
+    "print_json_error",
+    "report_error",
+]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -56,27 +70,111 @@ class _EnvDefaults(argparse.ArgumentParser):
     """An ArgumentParser whose options default to ``CLAW_SESSIOND_<OPTION>``."""
 
 
+#: The version of every ``--json`` document (its top-level ``"format"`` key); bumped only for breaking changes.
+JSON_FORMAT: Final = 1
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse echoes arguments in its errors ("unrecognized arguments: ..."): print them terminal-safe."""
+    """argparse echoes arguments in its errors ("unrecognized arguments: ..."): print them terminal-safe.
+
+    With ``--json`` anywhere on the command line a usage error is also a JSON error document on stdout.
+    """
+
+    json_errors: bool = False
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         from .termsafe import visible
 
         super()._print_message(visible(message, keep_layout=True), file)
 
+    def error(self, message: str) -> NoReturn:
+        if _Parser.json_errors:
+            print_json_error(message, reason="USAGE", code=EXIT_USAGE)
+        super().error(message)
+
+
+def json_document(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``--json`` document: ``{"format": 1, ...payload}`` (see docs/cli.md, "JSON output")."""
+    return {"format": JSON_FORMAT, **payload}
+
+
+def print_json(payload: Mapping[str, Any]) -> None:
+    """Print one ``--json`` document (terminal-safe JSON, exact once parsed)."""
+    from .termsafe import json_text
+
+    sys.stdout.write(json_text(json_document(payload), indent=2) + "\n")
+
+
+def print_json_error(message: str, *, reason: str, code: int) -> None:
+    """The ``--json`` form of a failure: ``{"format": 1, "error": {"message", "reason", "code"}}`` on stdout.
+
+    ``reason`` is the daemon's reason (``SESSION_NOT_FOUND`` ...) or the CLI's own (``USAGE``,
+    ``DAEMON_UNAVAILABLE``, ``NOT_STORED``, ``CONFIRMATION_REQUIRED``, ``CHECK_FAILED``); ``code`` is the exit code.
+    """
+    print_json({"error": {"message": message, "reason": reason, "code": code}})
+
+
+def check_session_arg(session_id: str) -> None:
+    """Refuse an invalid session id before it is sent anywhere (as the daemon would, with its message).
+
+    Commands that look a session up by listing (``show``, ``delete``, ``clear``, ...) would otherwise
+    pass the id as a ListSessions filter, whose refusal names the field, not the id.
+
+    Raises:
+        claw_sessiond_client.InvalidRequestError: reason INVALID_SESSION_ID.
+    """
+    from claw_sessiond_client import InvalidRequestError as ClientInvalidRequestError
+    from claw_sessiond_client import Reason
+
+    from .errors import InvalidRequestError
+    from .ids import check_session_id
+
+    try:
+        check_session_id(session_id)
+    except InvalidRequestError as exc:
+        raise ClientInvalidRequestError(exc.message, reason=Reason.INVALID_SESSION_ID) from None
+
+
+def report_error(
+    args: argparse.Namespace, message: str, *, hint: str = "", reason: str = "FAILED", code: int = EXIT_FAILURE
+) -> int:
+    """Say why a command failed: always on stderr for people, and as a JSON document on stdout with ``--json``."""
+    from .termsafe import visible
+
+    print(visible(f"claw-sessiond: error: {message}"), file=sys.stderr)
+    if hint:
+        print(visible(f"Try: {hint}"), file=sys.stderr)
+    if getattr(args, "json", False):
+        print_json_error(message, reason=reason, code=code)
+    return code
+
 
 def _env_option(
-    parser: argparse.ArgumentParser, flag: str, env: Mapping[str, str], *, default: Any, help: str, **kw: Any
+    parser: argparse.ArgumentParser,
+    flag: str,
+    env: Mapping[str, str],
+    *,
+    default: Any,
+    help: str,
+    dest_default: Any = None,
+    **kw: Any,
 ) -> None:
     name = env_name(flag)
     value = env.get(name, default)
     if kw.get("action") == "store_true":
         value = str(value).lower() in ("1", "true", "yes", "on") if name in env else default
+    if dest_default is not None:  # argparse.SUPPRESS: the top-level parser holds the value
+        value = dest_default
     parser.add_argument(flag, default=value, help=f"{help} [env {name}; default {default!r}]", **kw)
 
 
-def add_workspace_option(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
-    """``--workspace`` (shared by every subcommand); unset, it is found by :func:`resolve_workspace`."""
+def add_workspace_option(parser: argparse.ArgumentParser, env: Mapping[str, str], *, global_: bool = False) -> None:
+    """``--workspace`` and ``--socket``: accepted before the subcommand and after it.
+
+    The top-level parser (``global_``) holds the defaults; a subcommand's copy uses ``SUPPRESS`` so that it
+    sets the value only when given after the subcommand, never overwriting one given before it.
+    """
+    kw: dict[str, Any] = {} if global_ else {"dest_default": argparse.SUPPRESS}
     _env_option(
         parser,
         "--workspace",
@@ -84,12 +182,22 @@ def add_workspace_option(parser: argparse.ArgumentParser, env: Mapping[str, str]
         default=None,
         help="workspace folder (state lives in <workspace>/.claw/); by default the nearest of the current folder "
         "and its parents that holds .claw/, else the current folder",
+        **kw,
     )
-    _env_option(parser, "--socket", env, default=None, help="Unix socket path (default: .claw/sessiond.sock)")
+    _env_option(parser, "--socket", env, default=None, help="Unix socket path (default: .claw/sessiond.sock)", **kw)
+
+
+def add_json_option(parser: argparse.ArgumentParser, *, global_: bool = False) -> None:
+    """``--json`` (every command but ``serve``; see :func:`add_workspace_option` for before/after)."""
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=False if global_ else argparse.SUPPRESS,
+        help='print one JSON document instead of text (top-level "format": 1; errors too)',
+    )
 
 
 def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
-    add_workspace_option(parser, env)
     _env_option(
         parser,
         "--tcp",
@@ -253,6 +361,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         epilog="Exit codes: 0 ok, 1 failure, 2 usage or configuration error. Run 'claw-sessiond COMMAND --help'.",
     )
     parser.add_argument("--version", action="version", version=f"claw-sessiond {__version__}")
+    add_workspace_option(parser, env, global_=True)
+    add_json_option(parser, global_=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     serve = sub.add_parser(
         "serve",
@@ -260,12 +370,14 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         description="Run the daemon for a workspace in the foreground. Creates .claw/ (0700), takes the workspace "
         "lock, opens .claw/sessions.db (WAL) and listens on .claw/sessiond.sock (0600).",
     )
+    add_workspace_option(serve, env)
     _add_serve(serve, env)
     serve.set_defaults(handler=_serve)
     known = [a.option_strings[0] for a in serve._actions if a.option_strings and a.option_strings[0].startswith("--")]
     for name, (help_text, add_arguments, handler) in COMMANDS.items():
         cmd = sub.add_parser(name, help=help_text, description=help_text)
         add_workspace_option(cmd, env)
+        add_json_option(cmd)
         add_arguments(cmd)
         cmd.set_defaults(handler=handler)
     parser.set_defaults(known_flags=known)
@@ -293,18 +405,33 @@ def resolve_workspace(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``claw-sessiond`` console script."""
     _load_commands()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _Parser.json_errors = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     parser = build_parser()
     args = parser.parse_args(argv)
     resolve_workspace(args)
     handler: Callable[[argparse.Namespace], int] = args.handler
-    return handler(args)
+    try:
+        code = handler(args)
+        sys.stdout.flush()  # a closed pipe (| head) shows here, not in the interpreter's exit
+    except BrokenPipeError:
+        # The reader went away: stop quietly (no traceback, no "Exception ignored" at exit).
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
+    return code
 
 
 def _load_commands() -> None:
     """Import the modules that register subcommands in :data:`COMMANDS`."""
     import importlib
 
-    for module in ("claw_sessiond.commands", "claw_sessiond.commands_history", "claw_sessiond.commands_lifecycle"):
+    for module in (
+        "claw_sessiond.commands",
+        "claw_sessiond.commands_history",
+        "claw_sessiond.commands_lifecycle",
+        "claw_sessiond.commands_verbs",
+    ):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

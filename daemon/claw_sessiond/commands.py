@@ -1,19 +1,22 @@
 """Commands for people: ``ls``, ``show``, ``stats`` (online) and ``doctor`` (online or offline).
 
-Registered in :data:`claw_sessiond.cli.COMMANDS`; ``cli`` adds ``--workspace``
-and ``--socket`` to each. Online commands go through the client library
-(``SessionClient(autostart=False)``): looking at a workspace never starts a
-daemon, and nothing here opens the database for writing. Only ``show --repair``
-changes anything, through the daemon's Load (``show`` itself reads via
-Export). ``doctor`` with the daemon down first takes the daemon's own lock
+Registered in :data:`claw_sessiond.cli.COMMANDS`; ``cli`` adds ``--workspace``,
+``--socket`` and ``--json`` to each. Online commands go through the client
+library (``SessionClient(autostart=False)``): looking at a workspace never
+starts a daemon, and nothing here writes. ``show`` reads through Load with
+``no_repair`` (plus Export for audit events); the verb that repairs is
+``repair`` (``commands_verbs``), and ``show --repair`` is its deprecated
+alias. ``doctor`` with the daemon down first takes the daemon's own lock
 (``.claw/sessiond.lock``), so it can never run beside a daemon as a second
 writer, then opens the database read-only (``mode=ro``).
 
-Every command prints text for people, or one JSON document with ``--json``.
-Text for people passes through :func:`claw_sessiond.termsafe.visible`
-(control and invisible format characters from stored content are shown as
-escapes, never sent to the terminal; rich gets content as ``Text``, never as
-markup); JSON is :func:`claw_sessiond.termsafe.json_text`, exact once parsed.
+Every command prints text for people, or one JSON document with ``--json``
+(:func:`claw_sessiond.cli.print_json`: ``"format": 1`` first; failures are
+``{"format": 1, "error": {...}}``). Text for people passes through
+:func:`claw_sessiond.termsafe.visible` (control and invisible format
+characters from stored content are shown as escapes, never sent to the
+terminal; rich gets content as ``Text``, never as markup) and fits the
+terminal's width (:mod:`claw_sessiond.terminal`, 80 columns off a terminal).
 Exit codes: 0 ok, 1 failure (daemon unreachable, session not found, a check
 failed), 2 usage error.
 """
@@ -23,25 +26,27 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import io
 import json
 import os
+import re
 import sqlite3
 import stat
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Any, Final
 
-from claw_sessiond_client import Message, Session, SessionClient, SessiondError, SessionSummary, ToolCall, Usage
+from claw_sessiond_client import InFlightCall, Message, Session, SessionClient, SessiondError, Usage
 from claw_sessiond_client.errors import DaemonUnavailableError
 from claw_sessiond_client.paths import claw_dir, socket_path_for
 
-from . import schema
-from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK
+from . import cli, schema, terminal
+from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, print_json, report_error
 from .errors import CorruptDatabaseError
-from .termsafe import json_text, visible
+from .termsafe import visible
 
 __all__ = ["doctor", "ls", "show", "stats"]
 
@@ -49,12 +54,15 @@ _EXIT_CODES: Final = "Exit codes: 0 ok, 1 failure (daemon unreachable, not found
 
 _SQLITE_HEADER: Final = b"SQLite format 3\x00"
 
+#: ListSessions' largest page.
+_MAX_PAGE: Final = 10000
+
 
 # ---------------------------------------------------------------- shared
 
 
 def _add_json(parser: argparse.ArgumentParser, about: str = "") -> None:
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    """Help epilog (``--json`` itself is added by ``cli`` to every command)."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (textwrap.fill(about, 79) + "\n\n" if about else "") + _EXIT_CODES
 
@@ -73,14 +81,11 @@ def _client(args: argparse.Namespace) -> SessionClient:
     )
 
 
-def _fail(message: str, hint: str = "") -> int:
-    print(visible(f"claw-sessiond: error: {message}"), file=sys.stderr)
-    if hint:
-        print(visible(f"Try: {hint}"), file=sys.stderr)
-    return EXIT_FAILURE
+def _fail(args: argparse.Namespace, message: str, hint: str = "", *, reason: str = "FAILED") -> int:
+    return report_error(args, message, hint=hint, reason=reason)
 
 
-def _online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[argparse.Namespace], int]:
+def online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[argparse.Namespace], int]:
     """Run ``fn`` with a client; turn client errors into exit 1 with an actionable message."""
 
     def handler(args: argparse.Namespace) -> int:
@@ -89,15 +94,13 @@ def _online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[
                 return fn(args, client)
         except DaemonUnavailableError:
             return _fail(
+                args,
                 f"no claw-sessiond answers on {_socket_path(args)}",
                 f"claw-sessiond serve --workspace {args.workspace}  (or: claw-sessiond doctor)",
+                reason="DAEMON_UNAVAILABLE",
             )
         except SessiondError as exc:
-            return _fail(str(exc))
-        except BrokenPipeError:  # `claw-sessiond ls | head`
-            with contextlib.suppress(OSError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return EXIT_FAILURE
+            return _fail(args, exc.message, reason=str(exc.reason))
 
     handler.__doc__ = fn.__doc__
     return handler
@@ -105,6 +108,11 @@ def _online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[
 
 def _time(value: dt.datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def _short_time(value: dt.datetime | None) -> str:
+    """Seconds precision, UTC (``2026-12-02T16:17:05Z``): 20 columns; ``--json`` has the exact time."""
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else "-"
 
 
 def _cost(u: Usage) -> str:
@@ -122,14 +130,22 @@ def _usage_json(u: Usage) -> dict[str, Any]:
     }
 
 
-def _print_json(value: Any, out: TextIO | None = None) -> None:
-    (out or sys.stdout).write(json_text(value, indent=2) + "\n")
+def _clip(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: max(1, room - 1)] + "…"
 
 
-def _table(rows: list[list[str]], right: set[int]) -> None:
-    """Columns two spaces apart, ``right`` ones right-aligned; plain text, easy to grep."""
+def _table(rows: list[list[str]], right: set[int], *, shrink: int = 0, width: int | None = None) -> None:
+    """Columns two spaces apart, ``right`` ones right-aligned; plain text, easy to grep.
+
+    If a row would pass ``width`` (the terminal's), column ``shrink`` is cut with "…" to fit.
+    """
     rows = [[visible(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    limit = terminal.width() if width is None else width
+    over = sum(widths) + 2 * (len(widths) - 1) - limit
+    if over > 0:
+        widths[shrink] = max(len(rows[0][shrink]), widths[shrink] - over)
+        rows = [[_clip(c, widths[shrink]) if i == shrink else c for i, c in enumerate(r)] for r in rows]
     for row in rows:
         cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(row)]
         print("  ".join(cells).rstrip())
@@ -138,28 +154,52 @@ def _table(rows: list[list[str]], right: set[int]) -> None:
 # ---------------------------------------------------------------- ls
 
 
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= value <= _MAX_PAGE:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {_MAX_PAGE} (got {value}); --all lists every one")
+    return value
+
+
 def _add_ls(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--contains", default="", metavar="TEXT", help="only sessions whose id contains TEXT")
-    parser.add_argument("--limit", type=int, default=100, help="at most this many sessions (1-10000; default 100)")
-    _add_json(parser)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--limit", type=_limit, default=100, metavar="N", help="at most N sessions (default 100)")
+    group.add_argument("--all", action="store_true", help="every session (pages through ListSessions)")
+    _add_json(
+        parser,
+        "Most recently updated first. When more sessions match than are listed, a last line on stderr says "
+        "'showing N of M sessions'. Long ids are cut with '…' to fit the terminal (80 columns off a terminal); "
+        "--json has them whole.",
+    )
 
 
 def _ls(args: argparse.Namespace, client: SessionClient) -> int:
     """List stored sessions, most recently updated first."""
-    sessions = client.list_sessions(args.contains, args.limit)
+    page = client.list_sessions_page(args.contains, _MAX_PAGE if args.all else args.limit)
+    sessions, total = list(page.sessions), page.total
+    while args.all and page.next_page_token:
+        page = client.list_sessions_page(args.contains, _MAX_PAGE, page.next_page_token)
+        sessions += page.sessions
     if args.json:
-        _print_json(
-            [
-                {
-                    "id": s.id,
-                    "messages": s.message_count,
-                    "last_position": s.last_position,
-                    "usage": _usage_json(s.usage),
-                    "updated_at": _time(s.updated_at),
-                    "workdir": s.workdir,
-                }
-                for s in sessions
-            ]
+        print_json(
+            {
+                "sessions": [
+                    {
+                        "id": s.id,
+                        "messages": s.message_count,
+                        "last_position": s.last_position,
+                        "usage": _usage_json(s.usage),
+                        "updated_at": _time(s.updated_at),
+                        "workdir": s.workdir,
+                    }
+                    for s in sessions
+                ],
+                "total": total,
+            }
         )
         return EXIT_OK
     if not sessions:
@@ -168,34 +208,75 @@ def _ls(args: argparse.Namespace, client: SessionClient) -> int:
     rows = [["ID", "MESSAGES", "TOKENS", "COST", "UPDATED"]]
     for s in sessions:
         tokens = s.usage.input_tokens + s.usage.output_tokens
-        rows.append([s.id, str(s.message_count), str(tokens), _cost(s.usage), _time(s.updated_at) or "-"])
-    _table(rows, right={1, 2})
+        rows.append([s.id, str(s.message_count), str(tokens), _cost(s.usage), _short_time(s.updated_at)])
+    _table(rows, right={1, 2}, shrink=0)
+    if len(sessions) < total:
+        sys.stdout.flush()
+        print(f"showing {len(sessions)} of {total} sessions (--all for every one, --limit N)", file=sys.stderr)
     return EXIT_OK
 
 
-ls = _online(_ls)
+ls = online(_ls)
 
 
 # ---------------------------------------------------------------- show
 
+_DURATION: Final = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+_UNIT_S: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_since(text: str, now: dt.datetime | None = None) -> dt.datetime:
+    """``--since``: a duration back from now (``90s``, ``10m``, ``2h``, ``1d``, ``1w``) or an RFC 3339 time."""
+    m = _DURATION.match(text.strip())
+    if m:
+        return (now or dt.datetime.now(dt.UTC)) - dt.timedelta(seconds=float(m.group(1)) * _UNIT_S[m.group(2)])
+    try:
+        value = dt.datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a duration or an RFC 3339 time: {text!r} (try 10m, 2h, 1d or 2026-12-02T16:00:00Z)"
+        ) from None
+    if value.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no time zone (add Z for UTC, or +01:00)")
+    return value
+
+
+def _tail(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more (got {value})")
+    return value
+
+
+def add_session_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session", metavar="SESSION", help="session id")
+
 
 def _add_show(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("session", metavar="SESSION", help="session id")
+    add_session_argument(parser)
+    parser.add_argument("--tail", type=_tail, metavar="N", help="only the last N messages")
     parser.add_argument(
-        "--repair",
-        action="store_true",
-        help="load the session the way a resuming agent does: store a synthetic 'interrupted' result for "
-        "every tool call without one that no live run owns (the tool is not re-run)",
+        "--since",
+        type=parse_since,
+        metavar="TIME",
+        help="only messages (and audit events) from TIME on: a duration back from now (10m, 2h, 1d) or RFC 3339",
     )
+    parser.add_argument("--no-pager", action="store_true", help="never page (on a terminal, $PAGER or less -FRX)")
+    parser.add_argument("--repair", action="store_true", help="deprecated: use 'claw-sessiond repair SESSION'")
     _add_json(
         parser,
-        "show reads the session through Export and never writes: tool calls without a result are listed as "
-        "open (still running, or interrupted). With --repair it calls Load instead, which repairs the "
-        "interrupted ones. Synthetic results (repairs) are marked SYNTHETIC.",
+        "show only looks (Load without repair, Export for audit events): a tool call without a result is "
+        "marked 'running (run R, pid P)' when a live run owns it, or 'interrupted' when none does (the next "
+        "Load, or 'claw-sessiond repair', stores a synthetic result for it). Synthetic results are marked "
+        "SYNTHETIC. On a terminal the transcript goes through $PAGER (default less -FRX) and is folded to its "
+        "width.",
     )
 
 
-def _message_json(m: Message) -> dict[str, Any]:
+def message_json(m: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"position": m.position, "role": m.role, "content": m.content}
     if m.tool_calls:
         out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": json.loads(c.arguments)} for c in m.tool_calls]
@@ -210,153 +291,177 @@ def _message_json(m: Message) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True)
-class _Transcript:
-    """What ``show`` prints: metadata, the visible history, and the state of its tool calls."""
+@dataclass
+class Transcript:
+    """What ``show`` (and ``repair``) print: metadata, the history shown, and the state of its tool calls."""
 
     session: Session
     messages: list[Message]
+    #: Unanswered calls, in call order (of the whole history, not only the messages shown).
     open_calls: list[str]
-    repaired_now: list[str]
-    audit: list[dict[str, Any]]
+    #: Those a live run owns: tool call id → its InFlightCall.
+    running: dict[str, InFlightCall]
+    repaired_now: list[str] = field(default_factory=list)
+    audit: list[dict[str, Any]] = field(default_factory=list)
+    #: Messages in the history before the ones shown (``--tail``/``--since``).
+    hidden: int = 0
+
+    @property
+    def interrupted(self) -> list[str]:
+        return [c for c in self.open_calls if c not in self.running]
 
 
-def _parse_time(value: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+def _open_calls(messages: list[Message]) -> list[str]:
+    answered = {m.tool_call_id for m in messages if m.role == "tool"}
+    return [c.id for m in messages if m.role == "assistant" for c in m.tool_calls if c.id not in answered]
 
 
-def _read_only_transcript(client: SessionClient, summary: SessionSummary) -> _Transcript:
-    """The visible history from the session's exported events (Export writes nothing)."""
-    from . import history, model
+def _audit_events(client: SessionClient, session_id: str) -> list[dict[str, Any]]:
+    """Permission denials and errors, from Export (only their lines are parsed)."""
+    out = []
+    for line in client.export(session_id):
+        if '"permission_denial"' not in line and '"error"' not in line:
+            continue
+        e = json.loads(line)
+        if e.get("type") in ("permission_denial", "error"):
+            out.append({"type": e["type"], "ts": e["ts"], "payload": e["payload"]})
+    return out
 
-    lines = [json.loads(line) for line in client.export(summary.id)]
-    header, events = lines[0], lines[1:]
-    cleared = max((e["position"] for e in events if e["type"] == "clear"), default=0)
-    stored = [
-        model.Message(
-            role=e["payload"]["role"],
-            content=e["payload"].get("content", ""),
-            tool_calls=tuple(
-                model.ToolCall(c["id"], c.get("name", ""), c["arguments"]) for c in e["payload"].get("tool_calls", ())
-            ),
-            tool_call_id=e["payload"].get("tool_call_id", ""),
-            name=e["payload"].get("name", ""),
-            synthetic_reason=e["payload"].get("synthetic", "") if e["type"] == "repair" else "",
-            position=e["position"],
-            created_at=e["ts"],
-            trace_id=e["trace_id"],
-        )
-        for e in events
-        if e["position"] is not None and e["position"] > cleared and e["type"] != "clear" and "role" in e["payload"]
-    ]
-    visible = history.project(stored)
-    messages = [
-        Message(
-            m.role,
-            m.content,
-            tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
-            m.tool_call_id,
-            m.name,
-            m.synthetic_reason,
-            m.position,
-            _parse_time(m.created_at),
-            m.trace_id,
-        )
-        for m in visible
-    ]
-    session = Session(
-        summary.id,
-        summary.workdir,
-        _parse_time(header.get("created_at")),
-        summary.updated_at,
-        summary.usage,
-        summary.last_position,
-        True,
-        summary.message_count,
+
+def read_transcript(client: SessionClient, session_id: str, workdir: str, *, repair: bool) -> Transcript | None:
+    """Load a session (``repair``: as a resuming agent does; else only look); None if it is not stored."""
+    result = client.load(session_id, workdir=workdir, repair=repair)
+    if not result.session.stored:
+        return None
+    return Transcript(
+        result.session,
+        result.messages,
+        _open_calls(result.messages),
+        {c.tool_call_id: c for c in result.in_flight},
+        [r.tool_call_id for r in result.repairs],
     )
-    audit = [
-        {"type": e["type"], "ts": e["ts"], "payload": e["payload"]}
-        for e in events
-        if e["type"] in ("permission_denial", "error")
-    ]
-    return _Transcript(session, messages, [c.tool_call_id for c in history.open_calls(visible)], [], audit)
+
+
+def stored_workdir(client: SessionClient, session_id: str) -> str | None:
+    """The session's stored workdir ("" if none), or None if it is not stored (Load with it: looking moves nothing)."""
+    cli.check_session_arg(session_id)
+    for s in client.list_sessions(session_id, _MAX_PAGE):
+        if s.id == session_id:
+            return s.workdir
+    client.load(session_id, "/", repair=False)  # an invalid id gets the daemon's own message (nothing is written)
+    return None
+
+
+def _since_filter(t: Transcript, since: dt.datetime | None, tail: int | None) -> None:
+    """Keep the messages ``--since``/``--tail`` ask for; count the others."""
+    kept = t.messages
+    if since is not None:
+        kept = [m for m in kept if m.created_at is not None and m.created_at >= since]
+        t.audit = [a for a in t.audit if _parse_time(str(a["ts"])) >= since]
+    if tail is not None:
+        kept = kept[len(kept) - tail :] if tail else []
+    t.hidden = len(t.messages) - len(kept)
+    t.messages = kept
+
+
+def _parse_time(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def transcript_json(t: Transcript) -> dict[str, Any]:
+    s = t.session
+    return {
+        "session": {
+            "id": s.id,
+            "workdir": s.workdir,
+            "created_at": _time(s.created_at),
+            "updated_at": _time(s.updated_at),
+            "messages": s.message_count,
+            "last_position": s.last_position,
+            "usage": _usage_json(s.usage),
+        },
+        "messages": [message_json(m) for m in t.messages],
+        "messages_not_shown": t.hidden,
+        "open_calls": t.open_calls,
+        "running": [
+            {"tool_call_id": c.tool_call_id, "run_id": c.run_id, "owner_pid": c.owner_pid} for c in t.running.values()
+        ],
+        "interrupted": t.interrupted,
+        "repaired_now": t.repaired_now,
+        "audit_events": t.audit,
+    }
 
 
 def _show(args: argparse.Namespace, client: SessionClient) -> int:
     """Print one session's transcript."""
-    stored = [s for s in client.list_sessions(args.session, 10000) if s.id == args.session]
-    if not stored:
-        return _fail(f"session {args.session!r} is not stored", "claw-sessiond ls")
     if args.repair:
-        # Load with the stored workdir, so that a repair does not move the session to this shell's folder.
-        result = client.load(args.session, workdir=stored[0].workdir or os.path.abspath(args.workspace))
-        t = _Transcript(
-            result.session,
-            result.messages,
-            [c.tool_call_id for c in result.in_flight],
-            [r.tool_call_id for r in result.repairs],
-            [],
-        )
-    else:
-        t = _read_only_transcript(client, stored[0])
+        print("claw-sessiond: 'show --repair' is deprecated: use 'claw-sessiond repair SESSION'", file=sys.stderr)
+    workdir = stored_workdir(client, args.session)
+    if workdir is None:
+        return _fail(args, f"session {args.session!r} is not stored", "claw-sessiond ls", reason="NOT_STORED")
+    # Load with the stored workdir, so that a repair does not move the session to this shell's folder.
+    t = read_transcript(client, args.session, workdir or os.path.abspath(args.workspace), repair=args.repair)
+    if t is None:
+        return _fail(args, f"session {args.session!r} is not stored", "claw-sessiond ls", reason="NOT_STORED")
+    t.audit = _audit_events(client, args.session)
+    _since_filter(t, args.since, args.tail)
     if args.json:
-        s = t.session
-        _print_json(
-            {
-                "session": {
-                    "id": s.id,
-                    "workdir": s.workdir,
-                    "created_at": _time(s.created_at),
-                    "updated_at": _time(s.updated_at),
-                    "messages": s.message_count,
-                    "last_position": s.last_position,
-                    "usage": _usage_json(s.usage),
-                },
-                "messages": [_message_json(m) for m in t.messages],
-                "open_calls": t.open_calls,
-                "repaired_now": t.repaired_now,
-                "audit_events": t.audit,
-            }
-        )
+        print_json(transcript_json(t))
         return EXIT_OK
-    _render_transcript(t)
+    terminal.page(render_transcript(t), enabled=not args.no_pager)
     return EXIT_OK
 
 
-def _render_transcript(t: _Transcript) -> None:
-    """Print a transcript with rich styles; every stored string is a ``Text`` span, never markup."""
+def _call_state(t: Transcript, call_id: str) -> str:
+    owner = t.running.get(call_id)
+    if owner is not None:
+        return f"running (run {visible(owner.run_id)}, pid {owner.owner_pid})"
+    return "interrupted (no result; the next Load repairs it)"
+
+
+def render_transcript(t: Transcript) -> str:
+    """The transcript as text (rich styles on a terminal), folded to the terminal's width.
+
+    Every stored string is a ``Text`` span, never markup; only the messages shown are formatted.
+    """
     from rich.console import Console
+    from rich.padding import Padding
     from rich.text import Text
 
     def line(*parts: str | tuple[str, str]) -> Text:
         # Text.assemble takes (text, style) pairs literally: "[bold]" or ":smile:" in content stays as typed.
         return Text.assemble(*parts)
 
-    console = Console(highlight=False, soft_wrap=True, emoji=False, markup=False)
+    out = io.StringIO()
+    tty = sys.stdout.isatty()
+    console = Console(
+        file=out,
+        width=terminal.width(),
+        force_terminal=tty,
+        no_color=not tty,
+        highlight=False,
+        soft_wrap=False,
+        emoji=False,
+        markup=False,
+    )
     s = t.session
     u = s.usage
     console.print(line((f"session {visible(s.id)}", "bold"), f"  workdir {visible(s.workdir or '-')}"))
+    console.print(line(f"created {_time(s.created_at)}  updated {_time(s.updated_at)}"))
     console.print(
         line(
-            f"created {_time(s.created_at)}  updated {_time(s.updated_at)}  messages {s.message_count}  "
-            f"tokens {u.input_tokens} in / {u.output_tokens} out  cost {visible(_cost(u))}"
+            f"messages {s.message_count}  tokens {u.input_tokens} in / {u.output_tokens} out  cost {visible(_cost(u))}"
         )
     )
     if t.repaired_now:
-        console.print(line((f"repaired by this load: {visible(', '.join(t.repaired_now))}", "yellow")))
-    if t.open_calls:
-        console.print(
-            line(
-                (
-                    f"tool calls without a result: {visible(', '.join(t.open_calls))} (still running, or "
-                    "interrupted: the next Load repairs those no live run owns; show --repair does it now)",
-                    "yellow",
-                )
-            )
-        )
+        console.print(line((f"repaired now: {visible(', '.join(t.repaired_now))}", "yellow")))
+    for call_id in t.open_calls:
+        console.print(line((f"tool call {visible(call_id)}: {_call_state(t, call_id)}", "yellow")))
     for event in t.audit:
         detail = visible(json.dumps(event["payload"], ensure_ascii=False))
         console.print(line((visible(event["type"]), "red"), f" {visible(str(event['ts']))} {detail}"))
+    if t.hidden:
+        console.print(line((f"({t.hidden} earlier messages not shown)", "dim")))
     open_calls = set(t.open_calls)
     styles = {"system": "magenta", "user": "green", "assistant": "blue", "tool": "cyan"}
     for m in t.messages:
@@ -368,20 +473,22 @@ def _render_transcript(t: _Transcript) -> None:
             head.append(f" ← {visible(m.tool_call_id)}" + (f" ({visible(m.name)})" if m.name else ""))
         if m.synthetic_reason:
             reason = visible(m.synthetic_reason)
-            head.append((f"  SYNTHETIC ({reason}): written by claw-sessiond; tool not re-run", "bold yellow"))
+            head.append((f"  SYNTHETIC ({reason}): tool not re-run", "bold yellow"))
         console.print(line(*head))
-        if m.content:
-            console.print(line("  " + visible(m.content, keep_layout=True).replace("\n", "\n  ")))
+        if m.content:  # folded lines keep the two-space indent
+            console.print(Padding(line(visible(m.content, keep_layout=True)), (0, 0, 0, 2), expand=False))
         for call in m.tool_calls:
             call_line: list[str | tuple[str, str]] = [
-                f"  → {visible(call.name)}({visible(call.arguments)})  [{visible(call.id)}]"
+                f"→ {visible(call.name)}({visible(call.arguments)})  [{visible(call.id)}]"
             ]
-            if call.id in open_calls:
-                call_line.append(("  (no result yet)", "yellow"))
-            console.print(line(*call_line))
+            if call.id in open_calls:  # the header above says what "interrupted" means
+                call_line.append((f"  {_call_state(t, call.id).split(' (no result', 1)[0]}", "yellow"))
+            console.print(Padding(line(*call_line), (0, 0, 0, 2), expand=False))
+    # rich pads folded lines to the width: drop the padding (it would follow a copy-paste).
+    return "\n".join(text.rstrip(" ") for text in out.getvalue().split("\n"))
 
 
-show = _online(_show)
+show = online(_show)
 
 
 # ---------------------------------------------------------------- stats
@@ -390,26 +497,50 @@ show = _online(_show)
 def _stats(args: argparse.Namespace, client: SessionClient) -> int:
     """Print database and daemon figures."""
     figures = dict(client.stats().values)
-    figures["messages"] = sum(s.message_count for s in client.list_sessions("", 10000))
+    figures["messages"] = _count_messages(client)
     if args.json:
-        _print_json(figures)
+        print_json({"stats": figures})
         return EXIT_OK
     order = ["sessions", "messages", "events", "database_bytes", "wal_bytes", "schema_version"]
     keys = order + sorted(k for k in figures if k not in order)
     width = max(len(k) for k in keys)
+    room = max(20, terminal.width() - width - 2)
     for key in keys:
         value = figures[key]
-        if isinstance(value, float):
-            text = f"{value:.3f}"
-        elif isinstance(value, list | dict):
-            text = json.dumps(value, separators=(",", ":"))
-        else:
-            text = str(value)
-        print(visible(f"{key.ljust(width)}  {text}"))
+        if isinstance(value, dict):  # one indented line per entry, not one long JSON line
+            print(visible(key))
+            for name in sorted(value):
+                print(visible(f"  {_clip(str(name), width - 2).ljust(width - 2)}  {_figure(value[name], room)}"))
+            continue
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            print(visible(key))  # a list of records (requests by method and code): a small table
+            rows = [[str(v) for v in item.values()] for item in value]
+            cols = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(max(map(len, rows)))]
+            for r in rows:
+                print(visible("  " + "  ".join(c.ljust(cols[i]) for i, c in enumerate(r)).rstrip()))
+            continue
+        print(visible(f"{key.ljust(width)}  {_figure(value, room)}"))
     return EXIT_OK
 
 
-stats = _online(_stats)
+def _figure(value: Any, room: int) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, list | dict):
+        return "\n".join(textwrap.wrap(json.dumps(value, separators=(", ", ": ")), room)) or "-"
+    return str(value)
+
+
+def _count_messages(client: SessionClient) -> int:
+    page = client.list_sessions_page("", _MAX_PAGE)
+    count = sum(s.message_count for s in page.sessions)
+    while page.next_page_token:
+        page = client.list_sessions_page("", _MAX_PAGE, page.next_page_token)
+        count += sum(s.message_count for s in page.sessions)
+    return count
+
+
+stats = online(_stats)
 
 
 # ---------------------------------------------------------------- doctor
@@ -538,13 +669,20 @@ def doctor(args: argparse.Namespace) -> int:
 
 
 def _finish(args: argparse.Namespace, report: _Report) -> int:
+    failed = [c["check"] for c in report.checks if c["status"] == "fail"]
     if args.json:
-        _print_json({"ok": not report.failed, "checks": report.checks})
+        document: dict[str, Any] = {"ok": not failed, "checks": report.checks}
+        if failed:
+            message = f"check failed: {', '.join(failed)}"
+            document["error"] = {"message": message, "reason": "CHECK_FAILED", "code": EXIT_FAILURE}
+        print_json(document)
     else:
         marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+        room = terminal.width()
         for c in report.checks:
-            print(visible(f"{marks[c['status']]}  {c['check']}: {c['detail']}"))
-    return EXIT_FAILURE if report.failed else EXIT_OK
+            text = visible(f"{marks[c['status']]}  {c['check']}: {c['detail']}")
+            print("\n".join(textwrap.wrap(text, room, subsequent_indent=" " * 6, break_on_hyphens=False)))
+    return EXIT_FAILURE if failed else EXIT_OK
 
 
 COMMANDS.update(

@@ -31,7 +31,7 @@ from claw_sessiond_client import (
 )
 from claw_sessiond_client.paths import socket_path_for
 
-from . import cli, legacy
+from . import cli, legacy, terminal
 from .errors import InvalidRequestError as DomainInvalidRequestError
 from .export import is_header, parse_session
 from .termsafe import json_safe, json_text, visible
@@ -54,16 +54,16 @@ def _say(text: str, *, err: bool = False) -> None:
     print(visible(text), file=sys.stderr if err else sys.stdout)
 
 
-def _fail(exc: SessiondError, args: argparse.Namespace) -> int:
-    _say(f"claw-sessiond: error: {exc.message}", err=True)
+def _fail(exc: SessiondError, args: argparse.Namespace, prefix: str = "") -> int:
     if isinstance(exc, DaemonUnavailableError):
-        _say(f"Try: claw-sessiond serve --workspace {args.workspace}", err=True)
-    return cli.EXIT_FAILURE
+        hint, reason = f"claw-sessiond serve --workspace {args.workspace}", "DAEMON_UNAVAILABLE"
+    else:
+        hint, reason = "", str(exc.reason)
+    return cli.report_error(args, prefix + exc.message, hint=hint, reason=reason)
 
 
-def _usage(text: str) -> int:
-    _say(f"claw-sessiond: {text}", err=True)
-    return cli.EXIT_USAGE
+def _usage(args: argparse.Namespace, text: str) -> int:
+    return cli.report_error(args, text, reason="USAGE", code=cli.EXIT_USAGE)
 
 
 # ---------------------------------------------------------------- export
@@ -103,12 +103,10 @@ def _export(args: argparse.Namespace) -> int:
                 raise
     except SessiondError as exc:
         return _fail(exc, args)
-    except BrokenPipeError:  # the reader went away (| head): stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return cli.EXIT_FAILURE
+    except BrokenPipeError:  # the reader went away (| head): cli.main stops quietly
+        raise
     except OSError as exc:
-        _say(f"claw-sessiond: error: {args.output}: {exc.strerror}", err=True)
-        return cli.EXIT_FAILURE
+        return cli.report_error(args, f"{args.output}: {exc.strerror}")
     return cli.EXIT_OK
 
 
@@ -134,7 +132,6 @@ def _import_args(parser: argparse.ArgumentParser) -> None:
         default="refuse",
         help="if a session exists: refuse (default), replace it, or merge in the events it lacks",
     )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON (one object per session)")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "The whole file is checked first (format, one block per session id, and with --mode refuse that no\n"
@@ -220,6 +217,7 @@ def _check_block(block: _Block) -> None:
 
 
 def _stored(client: SessionClient, session_id: str) -> bool:
+    cli.check_session_arg(session_id)
     return any(s.id == session_id for s in client.list_sessions(session_id, 10000))
 
 
@@ -263,25 +261,27 @@ def _import_blocks(client: SessionClient, blocks: list[_Block], mode: str) -> No
 
 def _import(args: argparse.Namespace) -> int:
     if args.file != "-" and not Path(args.file).is_file():
-        return _usage(f"{args.file}: no such file")
+        return _usage(args, f"{args.file}: no such file")
     try:
         blocks = _split_blocks(list(_lines(args.file)))
     except (OSError, UnicodeDecodeError) as exc:
-        _say(f"claw-sessiond: error: {args.file}: {exc}", err=True)
-        return cli.EXIT_FAILURE
+        return cli.report_error(args, f"{args.file}: {exc}")
     if not blocks:
-        _say(f"claw-sessiond: error: {args.file}: no session to import (the file is empty)", err=True)
-        return cli.EXIT_FAILURE
+        return cli.report_error(args, f"{args.file}: no session to import (the file is empty)")
     try:
         with _client(args) as client:
             _import_blocks(client, blocks, args.mode)
     except SessiondError as exc:  # only the check talks to the daemon outside _import_blocks' own handling
-        _say(f"claw-sessiond: error: nothing imported: {exc.message}", err=True)
-        if isinstance(exc, DaemonUnavailableError):
-            _say(f"Try: claw-sessiond serve --workspace {args.workspace}", err=True)
-        return cli.EXIT_FAILURE
+        return _fail(exc, args, "nothing imported: ")
+    counts = {s: sum(1 for b in blocks if b.status == s) for s in _IMPORT_STATUSES}
+    summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
+    failed = counts["imported"] != len(blocks)
     if args.json:
-        _say(json_text([b.report() for b in blocks]))
+        document: dict[str, Any] = {"sessions": [b.report() for b in blocks]}
+        if failed:
+            message = f"{len(blocks)} sessions in {args.file}: {summary}"
+            document["error"] = {"message": message, "reason": "NOT_IMPORTED", "code": cli.EXIT_FAILURE}
+        cli.print_json(document)
     for block in blocks:
         if args.json:
             break
@@ -291,10 +291,8 @@ def _import(args: argparse.Namespace) -> int:
             a, b = block.span
             name = block.session_id if block.session_id is not None else "(no session id)"
             _say(f"claw-sessiond: error: {block.status} {name} (lines {a}-{b}): {block.reason}", err=True)
-    counts = {s: sum(1 for b in blocks if b.status == s) for s in _IMPORT_STATUSES}
-    if counts["imported"] == len(blocks):
+    if not failed:
         return cli.EXIT_OK
-    summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
     _say(f"claw-sessiond: error: {len(blocks)} sessions in {args.file}: {summary}", err=True)
     return cli.EXIT_FAILURE
 
@@ -304,22 +302,49 @@ def _import(args: argparse.Namespace) -> int:
 
 def _delete_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", help="session id to erase (every event, usage row and request record)")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--yes", "-y", action="store_true", help="do not ask (scripts); required without a terminal")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "On a terminal delete asks 'delete session X (N messages)? [y/N]'. Without a terminal it deletes\n"
+        "nothing unless --yes is given (exit 2). To keep the session but empty its history: claw-sessiond clear.\n"
+        "Exit codes: 0 deleted, 1 failure (daemon unreachable, not stored, answered no), 2 usage error."
+    )
 
 
 def _delete(args: argparse.Namespace) -> int:
     try:
         with _client(args) as client:
+            cli.check_session_arg(args.session)
+            stored = [s for s in client.list_sessions(args.session, 10000) if s.id == args.session]
+            if not stored:
+                client.load(args.session, "/", repair=False)  # an invalid id gets the daemon's own message
+                return cli.report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
+            if not args.yes:
+                answer = terminal.confirm(
+                    visible(f"delete session {args.session} ({stored[0].message_count} messages)?")
+                )
+                if answer is None:
+                    return cli.report_error(
+                        args,
+                        f"not deleting {args.session!r} without confirmation: no terminal to ask on",
+                        hint=f"claw-sessiond delete --yes {args.session}",
+                        reason="CONFIRMATION_REQUIRED",
+                        code=cli.EXIT_USAGE,
+                    )
+                if not answer:
+                    return cli.report_error(args, "not deleted (answered no)", reason="DECLINED")
             count = client.delete(args.session)
     except SessiondError as exc:
         return _fail(exc, args)
+    if not count:  # deleted meanwhile by someone else
+        return cli.report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
     pending = bool(getattr(count, "erasure_pending", False))
     if args.json:
         out: dict[str, object] = {"session_id": args.session, "events_deleted": int(count)}
         if pending:  # only when true, so the usual reply keeps its two fields
             out["erasure_pending"] = True
-        _say(json_text(out))
-    elif count:
+        cli.print_json(out)
+    else:
         _say(f"deleted {args.session}: {count} events")
     if pending:
         _say(
@@ -327,9 +352,6 @@ def _delete(args: argparse.Namespace) -> int:
             "(a reader holds an older snapshot); the daemon erases them as soon as it ends",
             err=True,
         )
-    if not count:
-        _say(f"claw-sessiond: error: session {args.session!r} is not stored", err=True)
-        return cli.EXIT_FAILURE
     return cli.EXIT_OK
 
 
@@ -345,7 +367,6 @@ def _migrate_args(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run every check the real run does (against the daemon) and report, import nothing",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object per file instead of text")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "Each file is converted and checked (the daemon's export parser, tool results answer known calls),\n"
@@ -353,6 +374,7 @@ def _migrate_args(parser: argparse.ArgumentParser) -> None:
         "'converted'); present with this file's events, it is 'skipped' (already imported); present with\n"
         "other content, or claimed by an earlier file of the folder with other content, it is a 'conflict'\n"
         "and nothing is written. --dry-run does the same checks and leaves out only the import.\n"
+        '--json writes JSON Lines: one document per file as it is handled, each with "format": 1.\n'
         "Exit codes: 0 ok, 1 any file failed or conflicts, 2 usage error."
     )
 
@@ -438,7 +460,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
     folder = Path(args.folder)
     if not folder.is_dir():
-        return _usage(f"{folder}: not a folder")
+        return _usage(args, f"{folder}: not a folder")
     files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
     reports: list[dict[str, Any]] = []
     current = ""
@@ -464,7 +486,7 @@ def _migrate(args: argparse.Namespace) -> int:
                 progress.advance(task)
     except SessiondError as exc:
         for r in reports:  # what was done before the daemon went away is still reported
-            _say(json_text(r) if args.json else _migrate_line(r))
+            _say(json_text(cli.json_document(r)) if args.json else _migrate_line(r))
         if migration is not None and migration.in_doubt:
             _say(
                 f"claw-sessiond: error: stopped at {current}: the daemon did not answer its import, which may or "
@@ -475,7 +497,7 @@ def _migrate(args: argparse.Namespace) -> int:
             _say(f"claw-sessiond: error: stopped at {current}: nothing imported from it", err=True)
         return _fail(exc, args)
     for r in reports:
-        _say(json_text(r) if args.json else _migrate_line(r))
+        _say(json_text(cli.json_document(r)) if args.json else _migrate_line(r))
     statuses = ("imported", "skipped", "conflict", "failed", "converted")
     counts = {s: sum(1 for r in reports if r["status"] == s) for s in statuses}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n or s not in ("converted", "conflict"))

@@ -39,7 +39,7 @@ from typing import Any, Final
 from claw_sessiond_client import SessionClient, SessiondError
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
-from . import lifecycle
+from . import cli, lifecycle
 from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK
 from .config import environ
 from .logs import rfc3339_utc
@@ -82,7 +82,12 @@ def _registries() -> list[Path]:
     return lifecycle.search_dirs(environ())
 
 
-def _fail(message: str, code: int = EXIT_FAILURE) -> int:
+def _fail(message: str, code: int = EXIT_FAILURE, args: argparse.Namespace | None = None) -> int:
+    """Say why on stderr; with ``args`` (and ``--json``) also as the JSON error document on stdout."""
+    if args is not None:
+        return cli.report_error(
+            args, message, reason="NOT_RUNNING" if code == EXIT_NOT_RUNNING else "FAILED", code=code
+        )
     print(f"claw-sessiond: error: {message}", file=sys.stderr)
     return code
 
@@ -188,7 +193,6 @@ def _sessions(record: lifecycle.Record) -> int | None:
 def _add_status(parser: argparse.ArgumentParser) -> None:
     # --workspace (added by cli for every command) narrows status to one workspace only when given.
     parser.set_defaults(workspace=None, find_workspace=False)  # no --workspace: every daemon
-    parser.add_argument("--json", action="store_true", help='print one JSON document (with "format": 1)')
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         textwrap.fill(
@@ -372,26 +376,38 @@ def _stop_one(record: lifecycle.Record, timeout_s: float) -> tuple[bool, str]:
 
 def stop(args: argparse.Namespace) -> int:
     """Stop daemons gracefully."""
+    as_json = bool(getattr(args, "json", False))
     if args.timeout <= 0:
-        return _fail(f"--timeout must be positive (got {args.timeout})", 2)
+        return _fail(f"--timeout must be positive (got {args.timeout})", 2, args)
     workspace = None if args.all else Path(os.path.abspath(args.workspace))
     records, problems = _find(_registries(), workspace)
     for problem in problems:
         _fail(problem)
     if not records and problems:
-        return EXIT_FAILURE
+        return _fail("; ".join(problems), EXIT_FAILURE, args) if as_json else EXIT_FAILURE
     if not records:
         if workspace is None:
-            print("no daemons running")
+            if as_json:
+                cli.print_json({"stopped": [], "failed": []})
+            else:
+                print("no daemons running")
             return EXIT_OK
-        return _fail(f"no claw-sessiond is running for {workspace}", EXIT_NOT_RUNNING)
+        return _fail(f"no claw-sessiond is running for {workspace}", EXIT_NOT_RUNNING, args)
     code = EXIT_FAILURE if problems else EXIT_OK
+    stopped: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
     for record in records:
         ok, message = _stop_one(record, args.timeout)
+        entry = {"workspace": record.workspace, "pid": record.pid, "message": message}
         if ok:
-            print(message)
+            stopped.append(entry)
+            if not as_json:
+                print(message)
         else:
+            failed.append(entry)
             code = _fail(message)
+    if as_json:
+        cli.print_json({"stopped": stopped, "failed": failed})
     return code
 
 

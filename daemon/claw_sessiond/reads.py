@@ -358,7 +358,12 @@ async def export_pages(reader: Reader, cursor: HistoryCursor, max_event_id: int)
 
 
 async def scan_sessions(
-    reader: Reader, pattern: str, limit: int, row_of: Callable[[Sequence[Any]], SessionSummary], cols: str
+    reader: Reader,
+    pattern: str,
+    limit: int,
+    row_of: Callable[[Sequence[Any]], SessionSummary],
+    cols: str,
+    start_after: tuple[str, str] | None = None,
 ) -> list[SessionSummary]:
     """Sessions whose id matches the LIKE ``pattern``, most recently updated first (then by id).
 
@@ -366,9 +371,10 @@ async def scan_sessions(
     sessions, one short read per chunk (its boundary, then its matches), and
     stops at ``limit`` matches: a filter that matches nothing gives the read
     connection back every chunk, and cancellation stops it at the next one.
+    ``start_after`` (updated_at, session_id) starts after that session (a page cursor).
     """
     out: list[SessionSummary] = []
-    after: tuple[str, str] | None = None  # (updated_at, session_id) of the last session scanned
+    after = start_after  # (updated_at, session_id) of the last session scanned
     while len(out) < limit:
         where = ""
         params: tuple[Any, ...] = ()

@@ -11,10 +11,12 @@ goes to the log, never to the client).
 from __future__ import annotations
 
 import asyncio
+import base64
 import collections
 import contextlib
 import datetime as dt
 import functools
+import json
 import logging
 import os
 import re
@@ -356,7 +358,9 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         check_session_id(request.session_id)
         check_workdir(request.workdir, required=True)
         trace_id = trace_id_of(request.trace_id, context)
-        result = await self.store.load(request.session_id, request.workdir, trace_id, self.owners.is_live)
+        result = await self.store.load(
+            request.session_id, request.workdir, trace_id, self.owners.is_live, repair=not request.no_repair
+        )
         first = pb.LoadResponse(
             session=session_pb(result.session),
             repairs=[
@@ -660,8 +664,13 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     @_edge
     async def ListSessions(self, request: pb.ListSessionsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         limit = check_list_sessions(request.id_contains, request.limit)
-        rows = await self.store.list_sessions(request.id_contains, limit)
+        after = _page_after(request.page_token) if request.page_token else None
+        rows = await self.store.list_sessions(request.id_contains, limit, after)
+        total = await self.store.count_sessions(request.id_contains)
+        more = len(rows) == limit and len(await self.store.list_sessions(request.id_contains, 1, _page_key(rows[-1])))
         return pb.ListSessionsResponse(
+            next_page_token=_page_token(rows[-1]) if more else "",
+            total=total,
             sessions=[
                 pb.SessionSummary(
                     id=r.id,
@@ -672,7 +681,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
                     last_position=r.last_position,
                 )
                 for r in rows
-            ]
+            ],
         )
 
     @_edge
@@ -850,3 +859,33 @@ def add_to_server(service: SessionService, server: grpc.aio.Server) -> None:
     descriptor = pb.DESCRIPTOR.services_by_name["SessionService"]
     handlers = {m.name: _handler(service, m) for m in descriptor.methods}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(descriptor.full_name, handlers),))
+
+
+#: A page token holds an RFC 3339 time and a session id (at most 256 bytes): base64 of that JSON is far shorter.
+_MAX_PAGE_TOKEN_CHARS: Final = 1024
+
+
+def _page_key(row: Any) -> tuple[str, str]:
+    return (str(row.updated_at), str(row.id))
+
+
+def _page_token(row: Any) -> str:
+    """ListSessions' opaque cursor: the sort key of a page's last row."""
+    return base64.urlsafe_b64encode(json.dumps(_page_key(row)).encode()).decode()
+
+
+def _page_after(token: str) -> tuple[str, str]:
+    """Decode a ``page_token``.
+
+    Raises:
+        InvalidRequestError: not a token ListSessions gave.
+    """
+    if len(token) > _MAX_PAGE_TOKEN_CHARS:
+        raise InvalidRequestError("page_token is not a token ListSessions returned", reason=Reason.INVALID_MESSAGE)
+    try:
+        updated_at, session_id = json.loads(base64.urlsafe_b64decode(token.encode()))
+        if isinstance(updated_at, str) and isinstance(session_id, str):
+            return updated_at, session_id
+    except (ValueError, TypeError):
+        pass
+    raise InvalidRequestError("page_token is not a token ListSessions returned", reason=Reason.INVALID_MESSAGE)

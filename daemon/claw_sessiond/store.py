@@ -1329,7 +1329,13 @@ class Store:
     # -- reads and Load
 
     async def load(
-        self, session_id: str, workdir: str, trace_id: str, is_live: Callable[[str], bool] = lambda _r: False
+        self,
+        session_id: str,
+        workdir: str,
+        trace_id: str,
+        is_live: Callable[[str], bool] = lambda _r: False,
+        *,
+        repair: bool = True,
     ) -> LoadResult:
         """Get-or-create read: nothing is written for an unknown or paired session.
 
@@ -1339,6 +1345,7 @@ class Store:
         (or one just repaired) comes back as a ``cursor`` for
         :meth:`history_pages`, bounded by the last position the read (or
         the repair's transaction) saw.
+        With ``repair=False`` nothing is ever written: interrupted calls stay open.
         """
         plan: _RepairPlan | None = None
         async with self._reader() as conn:
@@ -1353,7 +1360,7 @@ class Store:
                     (session_id,),
                 )
                 to_repair, in_flight = plan_repair([OpenCall(*r) for r in rows], is_live)
-                if not to_repair:
+                if not to_repair or not repair:
                     flights = [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id) for c in in_flight]
                     page = await reads.first_history_page(
                         conn, session_id, row.clear_position, row.last_position, message_from_payload
@@ -1408,11 +1415,14 @@ class Store:
         incarnation, rows, more = await reads.watch_rows_after(self._reader, session_id, after_position, limit)
         return incarnation, [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows], more
 
-    async def list_sessions(self, id_contains: str, limit: int) -> list[SessionSummary]:
+    async def list_sessions(
+        self, id_contains: str, limit: int, after: tuple[str, str] | None = None
+    ) -> list[SessionSummary]:
         """Sessions whose id contains ``id_contains``, most recently updated first.
 
-        Scans in chunks (``reads.SCAN_ROWS``), so a filter that matches nothing
-        does not hold a read connection for the whole table.
+        ``after`` is the (updated_at, session_id) of the last row of the previous page (keyset
+        paging). Scans in chunks (``reads.SCAN_ROWS``), so a filter that matches nothing does
+        not hold a read connection for the whole table.
         """
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
@@ -1421,7 +1431,19 @@ class Store:
             assert r is not None
             return SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage)
 
-        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, _SESSION_COLS)
+        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, _SESSION_COLS, after)
+
+    async def count_sessions(self, id_contains: str) -> int:
+        """How many sessions :meth:`list_sessions` would list over all its pages.
+
+        One statement on the bulk read connection, so short reads never queue behind it.
+        """
+        pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        async with self._bulk_reader() as conn:
+            rows = await conn.execute_fetchall(
+                "SELECT count(*) FROM sessions WHERE session_id LIKE ? ESCAPE '\\'", (pattern,)
+            )
+        return int(next(iter(rows))[0])
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         """Session totals and the per-model breakdown.

@@ -220,6 +220,17 @@ class SessionSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionPage:
+    """One page of :meth:`list_sessions_page`."""
+
+    sessions: list[SessionSummary]
+    #: Pass to the next call for the following page; empty on the last page.
+    next_page_token: str
+    #: How many sessions match the filter over all pages.
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
 class ModelUsage:
     """Usage of one model and pricing version."""
 
@@ -313,6 +324,12 @@ class DeleteResult(int):
 
     def __repr__(self) -> str:
         return f"DeleteResult(events_deleted={int(self)}, erasure_pending={self.erasure_pending})"
+
+    def __str__(self) -> str:  # an int in f-strings and print(), as before
+        return str(int(self))
+
+    def __format__(self, spec: str) -> str:
+        return format(int(self), spec)
 
 
 def delete_result_of(r: pb.DeleteResponse) -> DeleteResult:
@@ -746,6 +763,11 @@ def summaries_of(r: pb.ListSessionsResponse) -> list[SessionSummary]:
         )
         for s in r.sessions
     ]
+
+
+def page_of(r: pb.ListSessionsResponse) -> SessionPage:
+    """Proto → client type."""
+    return SessionPage(summaries_of(r), r.next_page_token, r.total)
 
 
 def usage_report_of(r: pb.GetUsageResponse) -> UsageReport:

@@ -136,16 +136,19 @@ class SessionClient:
 
     # -- the API
 
-    def load(self, session_id: str, workdir: str | os.PathLike[str] | None = None) -> B.LoadResult:
+    def load(
+        self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
+    ) -> B.LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
         Args:
             session_id: the session.
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
+            repair: False to only look: interrupted calls stay open (nothing is written).
         """
         wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
-        request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd)
+        request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd, no_repair=not repair)
         result = self._call(lambda: B.load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
         self._workdirs[session_id] = wd
         return result
@@ -245,6 +248,11 @@ class SessionClient:
         """Stored sessions, most recently updated first."""
         request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
         return self._call(lambda: B.summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
+
+    def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> B.SessionPage:
+        """One page of stored sessions (most recently updated first), the next page's token and the total."""
+        request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit, page_token=page_token)
+        return self._call(lambda: B.page_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
     def usage(self, session_id: str) -> B.UsageReport:
         """Totals and per-model breakdown of a stored session."""

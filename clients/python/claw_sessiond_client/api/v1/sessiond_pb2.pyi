@@ -145,14 +145,16 @@ class InFlightCall(_message.Message):
     def __init__(self, tool_call_id: _Optional[str] = ..., assistant_position: _Optional[int] = ..., run_id: _Optional[str] = ..., owner_pid: _Optional[int] = ...) -> None: ...
 
 class LoadRequest(_message.Message):
-    __slots__ = ("session_id", "workdir", "trace_id")
+    __slots__ = ("session_id", "workdir", "trace_id", "no_repair")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     WORKDIR_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    NO_REPAIR_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     workdir: str
     trace_id: str
-    def __init__(self, session_id: _Optional[str] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    no_repair: bool
+    def __init__(self, session_id: _Optional[str] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ..., no_repair: _Optional[bool] = ...) -> None: ...
 
 class LoadResponse(_message.Message):
     __slots__ = ("session", "repairs", "in_flight", "messages", "done", "trace_id")
@@ -368,12 +370,14 @@ class WatchResponse(_message.Message):
     def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ..., position: _Optional[int] = ..., cleared: _Optional[bool] = ..., incarnation: _Optional[str] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
-    __slots__ = ("id_contains", "limit")
+    __slots__ = ("id_contains", "limit", "page_token")
     ID_CONTAINS_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     id_contains: str
     limit: int
-    def __init__(self, id_contains: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    page_token: str
+    def __init__(self, id_contains: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class SessionSummary(_message.Message):
     __slots__ = ("id", "message_count", "usage", "updated_at", "workdir", "last_position")
@@ -392,10 +396,14 @@ class SessionSummary(_message.Message):
     def __init__(self, id: _Optional[str] = ..., message_count: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workdir: _Optional[str] = ..., last_position: _Optional[int] = ...) -> None: ...
 
 class ListSessionsResponse(_message.Message):
-    __slots__ = ("sessions",)
+    __slots__ = ("sessions", "next_page_token", "total")
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
     sessions: _containers.RepeatedCompositeFieldContainer[SessionSummary]
-    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionSummary, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    total: int
+    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total: _Optional[int] = ...) -> None: ...
 
 class GetUsageRequest(_message.Message):
     __slots__ = ("session_id",)

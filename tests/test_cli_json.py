@@ -1,0 +1,139 @@
+"""Every ``--json`` document carries ``"format": 1``; failures are JSON error documents; closed pipes are quiet.
+
+Real daemon, the real CLI in subprocesses, and real shell pipelines for the
+closed-pipe cases (``| head -1``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claw_sessiond_client import Message, SessionClient, ToolCall
+from tests.conftest import DaemonProcess
+
+
+def cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "claw_sessiond", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        input=stdin,
+    )
+
+
+def document(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    data = json.loads(proc.stdout)
+    assert isinstance(data, dict) and data["format"] == 1, proc.stdout
+    assert next(iter(data)) == "format"  # first, so that `head -3` shows it
+    return data
+
+
+def populate(client: SessionClient) -> None:
+    client.append("demo", [Message.user("hi"), Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")])])
+    client.append("demo", Message.tool("c1", "ok"))
+    client.append("crashed", [Message.user("go"), Message.assistant(tool_calls=[ToolCall("c9", "bash", "{}")])])
+    client.append("doomed", Message.user("bye"))
+    client.append("emptied", Message.user("bye"))
+
+
+def test_every_command_s_json_has_format_1(daemon: DaemonProcess, client: SessionClient, tmp_path: Path) -> None:
+    populate(client)
+    ws = ["--workspace", str(daemon.workspace)]
+    ok: dict[str, list[str]] = {
+        "ls": ["ls"],
+        "show": ["show", "demo"],
+        "stats": ["stats"],
+        "doctor": ["doctor"],
+        "repair": ["repair", "crashed"],
+        "clear": ["clear", "emptied"],
+        "delete": ["delete", "doomed", "--yes"],
+    }
+    shapes = {
+        "ls": {"sessions", "total"},
+        "show": {"session", "messages", "open_calls", "running", "interrupted", "repaired_now", "audit_events"},
+        "stats": {"stats"},
+        "doctor": {"ok", "checks"},
+        "repair": {"session_id", "repaired", "running"},
+        "clear": {"session_id", "messages_cleared", "position"},
+        "delete": {"session_id", "events_deleted"},
+    }
+    for name, args in ok.items():
+        proc = cli(*args, *ws, "--json")
+        assert proc.returncode == 0, (name, proc.stderr)
+        data = document(proc)
+        assert shapes[name] <= set(data), (name, data)
+        assert "error" not in data
+    export = tmp_path / "demo.jsonl"
+    assert cli("export", "demo", "-o", str(export), *ws).returncode == 0
+    client.delete("demo")
+    imported = document(cli("import", str(export), *ws, "--json"))
+    assert [s["status"] for s in imported["sessions"]] == ["imported"]
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "old.json").write_text(json.dumps({"session_id": "old", "messages": ["hello"]}))
+    lines = cli("migrate-legacy", str(legacy), *ws, "--json").stdout.splitlines()
+    assert [json.loads(line)["format"] for line in lines] == [1]  # JSON Lines: one document per file
+
+
+@pytest.mark.parametrize(
+    ("args", "reason", "code"),
+    [
+        (["show", "nope"], "NOT_STORED", 1),
+        (["repair", "nope"], "NOT_STORED", 1),
+        (["clear", "nope"], "NOT_STORED", 1),
+        (["delete", "nope", "--yes"], "NOT_STORED", 1),
+        (["delete", "../x", "--yes"], "INVALID_SESSION_ID", 1),
+        (["show", "../x"], "INVALID_SESSION_ID", 1),
+        (["export", "nope"], "SESSION_NOT_FOUND", 1),
+        (["import", "/nonexistent.jsonl"], "USAGE", 2),
+        (["ls", "--limit", "0"], "USAGE", 2),
+        (["show"], "USAGE", 2),
+        (["no-such-command"], "USAGE", 2),
+    ],
+)
+def test_failures_are_json_error_documents(daemon: DaemonProcess, args: list[str], reason: str, code: int) -> None:
+    proc = cli(*args, "--workspace", str(daemon.workspace), "--json")
+    assert proc.returncode == code, proc.stderr
+    data = document(proc)
+    assert set(data) == {"format", "error"}
+    assert data["error"]["reason"] == reason and data["error"]["code"] == code
+    assert data["error"]["message"] and data["error"]["message"] in proc.stderr  # people still read stderr
+
+
+def test_daemon_down_and_failed_checks(tmp_path: Path, daemon: DaemonProcess) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for args in (["ls"], ["stats"], ["show", "x"], ["delete", "x", "--yes"], ["export"]):
+        proc = cli("--json", *args, "--workspace", str(empty))
+        assert proc.returncode == 1
+        error = document(proc)["error"]
+        assert error["reason"] == "DAEMON_UNAVAILABLE" and error["code"] == 1, (args, error)
+    doctor = cli("doctor", "--workspace", str(empty), "--json")
+    assert doctor.returncode == 1
+    data = document(doctor)
+    assert data["ok"] is False and data["error"]["reason"] == "CHECK_FAILED" and data["checks"]
+    assert not (empty / ".claw").exists()
+
+
+def _pipeline(command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", f"set -o pipefail; {command}"], capture_output=True, text=True, timeout=60)
+
+
+def test_a_closed_pipe_ends_quietly(daemon: DaemonProcess, client: SessionClient) -> None:
+    for i in range(300):  # enough output to outgrow the pipe's buffer after head has gone
+        client.append(f"session-{i:04d}", Message.user("x"))
+    ws = str(daemon.workspace)
+    py = sys.executable
+    for args in ("doctor --json", "ls --all --json", "ls --all", "stats", "show session-0001 --json", "export"):
+        proc = _pipeline(f"{py} -m claw_sessiond --workspace {ws} {args} | head -1")
+        assert proc.stdout.strip(), args
+        assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, (args, proc.stderr)
+        assert "BrokenPipe" not in proc.stderr, (args, proc.stderr)

@@ -23,10 +23,37 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from claw_sessiond_client import SessionClient
 from claw_sessiond_client.paths import default_socket_path
-from tests._figures import pytest_terminal_summary  # noqa: F401  (prints the robustness figures)
+from tests._figures import (  # noqa: F401  (collect and print the robustness figures)
+    pytest_configure,
+    pytest_terminal_summary,
+    pytest_unconfigure,
+)
 
 FULL = os.environ.get("CLAW_FULL") == "1"
 ROOT = Path(__file__).resolve().parent.parent
+
+
+#: Tests that must not run at the same time as each other under pytest-xdist (``--dist loadgroup``
+#: puts a group on one worker): ``perms`` open the shared temporary folders to another uid for a
+#: moment and restore them; ``timing`` compare latencies or memory against a baseline measured in
+#: the same test, so two of them must not load the machine at once.
+_GROUPS = {
+    "test_users.py": "perms",
+    "test_tcp_auth.py": "perms",
+    "test_daemon.py": "perms",
+    "test_interference.py": "timing",
+    "test_soak.py": "timing",
+    "test_metrics_limits.py": "timing",
+    "test_stream_bounds.py": "timing",
+    "test_crash.py": "timing",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        group = _GROUPS.get(item.path.name)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def scale(short: int, full: int) -> int:

@@ -112,7 +112,9 @@ def test_ls_says_how_many_it_did_not_show_and_all_pages_through(many: DaemonProc
     ids = [line.split()[0] for line in every.stdout.splitlines()[1:]]
     assert len(ids) == 106 and "showing" not in every.stderr
 
-    data = json.loads(cli(many.workspace, "ls", "--all", "--json").stdout)
+    listed = cli(many.workspace, "ls", "--all", "--json")
+    data = json.loads(listed.stdout)
+    assert listed.returncode == 0 and "error" not in data, (listed.stdout, listed.stderr)
     assert data["format"] == 1 and data["total"] == 106 and len({s["id"] for s in data["sessions"]}) == 106
     with many.client() as client:
         assert [s["id"] for s in data["sessions"]] == [s.id for s in client.list_sessions("", 10000)]

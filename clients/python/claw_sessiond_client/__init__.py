@@ -7,6 +7,7 @@
 
 from ._base import (
     AppendResult,
+    BackupFigures,
     ClearResult,
     DeleteResult,
     ImportResult,
@@ -52,6 +53,7 @@ __all__ = [
     "AppendResult",
     "AppendStream",
     "AsyncSessionClient",
+    "BackupFigures",
     "ClearResult",
     "CorruptDatabaseError",
     "DaemonUnavailableError",

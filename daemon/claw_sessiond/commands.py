@@ -5,7 +5,9 @@ and ``--socket`` to each. Online commands go through the client library
 (``SessionClient(autostart=False)``): looking at a workspace never starts a
 daemon, and nothing here opens the database for writing. Only ``show --repair``
 changes anything, through the daemon's Load (``show`` itself reads via
-Export). ``doctor`` with the daemon down first takes the daemon's own lock
+Export). With no daemon answering, ``ls``, ``show`` and ``stats`` give a
+read-only view instead (``offline.py``: under the daemon's lock, ``mode=ro``;
+``--no-offline`` keeps the error). ``doctor`` with the daemon down first takes the daemon's own lock
 (``.claw/sessiond.lock``), so it can never run beside a daemon as a second
 writer, then opens the database read-only (``mode=ro``).
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -41,6 +44,7 @@ from claw_sessiond_client.paths import claw_dir, socket_path_for
 from . import schema
 from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK
 from .errors import CorruptDatabaseError
+from .offline import add_offline_options, run_offline
 from .termsafe import json_text, visible
 
 __all__ = ["doctor", "ls", "show", "stats"]
@@ -84,10 +88,14 @@ def _online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[
     """Run ``fn`` with a client; turn client errors into exit 1 with an actionable message."""
 
     def handler(args: argparse.Namespace) -> int:
+        if getattr(args, "offline", None) is True:
+            return run_offline(args, fn)
         try:
             with _client(args) as client:
                 return fn(args, client)
         except DaemonUnavailableError:
+            if getattr(args, "offline", False) is None:  # no daemon: the read-only view (--no-offline: the error)
+                return run_offline(args, fn)
             return _fail(
                 f"no claw-sessiond answers on {_socket_path(args)}",
                 f"claw-sessiond serve --workspace {args.workspace}  (or: claw-sessiond doctor)",
@@ -219,6 +227,10 @@ class _Transcript:
     open_calls: list[str]
     repaired_now: list[str]
     audit: list[dict[str, Any]]
+    open_calls_note: str = (
+        "still running, or interrupted: the next Load repairs those no live run owns; show --repair does it now"
+    )
+    open_call_mark: str = "no result yet"
 
 
 def _parse_time(value: str | None) -> dt.datetime | None:
@@ -279,7 +291,9 @@ def _read_only_transcript(client: SessionClient, summary: SessionSummary) -> _Tr
         for e in events
         if e["type"] in ("permission_denial", "error")
     ]
-    return _Transcript(session, messages, [c.tool_call_id for c in history.open_calls(visible)], [], audit)
+    t = _Transcript(session, messages, [c.tool_call_id for c in history.open_calls(visible)], [], audit)
+    note = getattr(client, "open_call_note", "")  # the offline view: nothing repairs them now
+    return dataclasses.replace(t, open_calls_note="daemon down: not repaired", open_call_mark=note) if note else t
 
 
 def _show(args: argparse.Namespace, client: SessionClient) -> int:
@@ -348,8 +362,7 @@ def _render_transcript(t: _Transcript) -> None:
         console.print(
             line(
                 (
-                    f"tool calls without a result: {visible(', '.join(t.open_calls))} (still running, or "
-                    "interrupted: the next Load repairs those no live run owns; show --repair does it now)",
+                    f"tool calls without a result: {visible(', '.join(t.open_calls))} ({t.open_calls_note})",
                     "yellow",
                 )
             )
@@ -377,7 +390,7 @@ def _render_transcript(t: _Transcript) -> None:
                 f"  → {visible(call.name)}({visible(call.arguments)})  [{visible(call.id)}]"
             ]
             if call.id in open_calls:
-                call_line.append(("  (no result yet)", "yellow"))
+                call_line.append((f"  ({t.open_call_mark})", "yellow"))
             console.print(line(*call_line))
 
 
@@ -549,11 +562,15 @@ def _finish(args: argparse.Namespace, report: _Report) -> int:
 
 COMMANDS.update(
     {
-        "ls": ("list stored sessions (id, messages, tokens, cost, updated)", _add_ls, ls),
-        "show": ("print a session's transcript (roles, tool calls, results, repairs)", _add_show, show),
+        "ls": ("list stored sessions (id, messages, tokens, cost, updated)", add_offline_options(_add_ls), ls),
+        "show": (
+            "print a session's transcript (roles, tool calls, results, repairs)",
+            add_offline_options(_add_show),
+            show,
+        ),
         "stats": (
             "print database and daemon figures (sessions, messages, sizes, schema version)",
-            _add_json,
+            add_offline_options(_add_json),
             stats,
         ),
         "doctor": ("check the daemon, the database (quick_check, schema) and permissions", _add_doctor, doctor),

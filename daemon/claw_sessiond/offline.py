@@ -1,0 +1,225 @@
+"""Read-only inspection with the daemon down: ``ls``, ``show``, ``stats`` and ``export`` offline.
+
+When no daemon answers (or with ``--offline``), these commands take the
+daemon's own lock (``.claw/sessiond.lock``) first, so no daemon can start
+while they read and there is never a second writer, then read the database
+through :meth:`claw_sessiond.store.Store.open_read_only` (``mode=ro``
+connections, the daemon's own read code). Nothing is written: no repair, no
+migration, no checkpoint. One line on stderr says that the view is offline.
+
+:class:`OfflineClient` offers the few methods those commands call on a
+``SessionClient`` (``list_sessions``, ``export``, ``stats``) and returns the
+client library's types, so the command bodies are the same online and
+offline. ``load`` (``show --repair``) needs the daemon and is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Final, cast
+
+from claw_sessiond_client import SessionClient, SessionSummary, Stats, Usage
+from claw_sessiond_client.paths import claw_dir
+
+from . import export, reads
+from .cli import EXIT_FAILURE
+from .errors import SessiondError as DomainError
+from .store import Store
+from .termsafe import visible
+from .validate import check_list_sessions
+
+__all__ = ["OPEN_CALL_NOTE", "OfflineClient", "OfflineError", "add_offline_options", "run_offline"]
+
+#: How ``show`` marks a tool call without a result in an offline view (nothing repairs it).
+OPEN_CALL_NOTE: Final = "no result (daemon down: not repaired)"
+
+
+class OfflineError(Exception):
+    """The offline view cannot be given; the message says why (exit 1)."""
+
+
+def add_offline_options(add: Callable[[argparse.ArgumentParser], None]) -> Callable[[argparse.ArgumentParser], None]:
+    """Wrap a command's ``add_arguments`` with ``--offline`` / ``--no-offline``."""
+
+    def add_with_offline(parser: argparse.ArgumentParser) -> None:
+        add(parser)
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument(
+            "--offline",
+            dest="offline",
+            action="store_true",
+            default=None,
+            help="read the database read-only under the workspace lock, without asking a daemon (refused while "
+            "one runs); by default this happens only when no daemon answers",
+        )
+        group.add_argument(
+            "--no-offline",
+            dest="offline",
+            action="store_false",
+            help="fail if no daemon answers, instead of reading the database read-only",
+        )
+
+    return add_with_offline
+
+
+def _time(value: str | None) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+class OfflineClient:
+    """A read-only view of a workspace's database under its lock; use as a context manager.
+
+    Raises (on entering):
+        OfflineError: no ``.claw/`` or no database, a daemon holds the lock, or the database is damaged.
+    """
+
+    #: Read by ``show`` to mark tool calls without a result.
+    open_call_note: Final = OPEN_CALL_NOTE
+
+    def __init__(self, workspace: str | os.PathLike[str]) -> None:
+        self.workspace = Path(os.path.abspath(workspace))
+        self.db = claw_dir(self.workspace) / "sessions.db"
+        self._lock_fd: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._store: Store | None = None
+
+    def __enter__(self) -> OfflineClient:
+        from .server import LockHeldError, StartupError, acquire_lock
+
+        folder = self.db.parent
+        if not folder.is_dir():
+            raise OfflineError(f"{folder} does not exist: nothing is stored for {self.workspace}")
+        # SQLite may create -shm (and an empty -wal) beside the database even for a read-only connection.
+        os.umask(0o077)
+        try:
+            self._lock_fd = acquire_lock(folder / "sessiond.lock")
+        except LockHeldError as exc:
+            raise OfflineError(f"{exc}; it does not answer (starting or stopping?): try again in a moment") from exc
+        except (StartupError, OSError) as exc:
+            raise OfflineError(f"cannot take the workspace lock: {exc}") from exc
+        try:
+            if not self.db.exists() or self.db.stat().st_size == 0:
+                raise OfflineError(f"{self.db} does not exist yet: nothing is stored")
+            self._loop = asyncio.new_event_loop()
+            try:
+                self._store = self._run(Store.open_read_only(self.db))
+            except DomainError as exc:
+                raise OfflineError(exc.message) from exc
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections, then release the lock."""
+        if self._store is not None and self._loop is not None:
+            with contextlib.suppress(Exception):
+                self._run(self._store.close())
+            self._store = None
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _run(self, coro: Any) -> Any:
+        assert self._loop is not None
+        return self._loop.run_until_complete(coro)
+
+    @property
+    def store(self) -> Store:
+        assert self._store is not None, "use OfflineClient as a context manager"
+        return self._store
+
+    # -- the SessionClient methods the inspection commands call
+
+    def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[SessionSummary]:
+        """Stored sessions, most recently updated first (as ``SessionClient.list_sessions``)."""
+        try:
+            limit = check_list_sessions(id_contains, limit)
+            rows = self._run(self.store.list_sessions(id_contains, limit))
+        except DomainError as exc:
+            raise OfflineError(exc.message) from exc
+        return [
+            SessionSummary(
+                r.id,
+                r.message_count,
+                Usage(
+                    r.usage.input_tokens,
+                    r.usage.output_tokens,
+                    r.usage.cache_read_tokens,
+                    r.usage.cache_write_tokens,
+                    r.usage.cost_micros,
+                    r.usage.currency,
+                ),
+                _time(r.updated_at),
+                r.workdir,
+                r.last_position,
+            )
+            for r in rows
+        ]
+
+    def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> Iterator[str]:
+        """Export lines, exactly as the daemon's Export writes them (one snapshot per session)."""
+        try:
+            ids = [session_id] if session_id else self._run(self.store.session_ids())
+            for sid in ids:
+                found = self._run(self.store.export_start(sid))
+                if found is None:
+                    if session_id:
+                        raise OfflineError(f"session {sid!r} is not stored")
+                    continue
+                header, cursor, max_event_id = found
+                yield export.header_line(header)
+                ordinal = 0
+                pages = self.store.export_pages(cursor, max_event_id)
+                try:
+                    while True:
+                        try:
+                            rows = self._run(pages.__anext__())
+                        except StopAsyncIteration:
+                            break
+                        for event in reads.decode_events(rows):
+                            ordinal += 1
+                            yield export.event_line(ordinal, sid, event)
+                finally:
+                    self._run(pages.aclose())
+        except DomainError as exc:
+            raise OfflineError(exc.message) from exc
+
+    def stats(self) -> Stats:
+        """Database figures (no daemon figures: none runs)."""
+        try:
+            figures: dict[str, Any] = dict(self._run(self.store.figures()))
+        except DomainError as exc:
+            raise OfflineError(exc.message) from exc
+        figures["daemon"] = "not running (read-only view)"
+        return Stats(figures)
+
+    def load(self, session_id: str, workdir: str | os.PathLike[str] | None = None) -> Any:
+        """Load repairs and may write: refused offline."""
+        raise OfflineError("this needs the daemon (Load may repair, a write); start it: claw-sessiond serve")
+
+
+def run_offline(args: argparse.Namespace, fn: Callable[[argparse.Namespace, SessionClient], int]) -> int:
+    """Run an inspection command on an :class:`OfflineClient`; errors become exit 1 with a message."""
+    client = OfflineClient(args.workspace)
+    try:
+        with client:
+            print(visible(f"claw-sessiond: no daemon running; read-only view of {client.db}"), file=sys.stderr)
+            # The command calls only the read methods above (list_sessions, export, stats; load is refused).
+            return fn(args, cast(SessionClient, client))
+    except OfflineError as exc:
+        print(visible(f"claw-sessiond: error: {exc}"), file=sys.stderr)
+        return EXIT_FAILURE

@@ -22,7 +22,7 @@ import pytest
 
 from claw_sessiond.schema import APPLICATION_ID, SCHEMA_VERSION
 from claw_sessiond_client import Message
-from tests._robust import db_path, integrity, sha256_of
+from tests._robust import db_path, file_digests, integrity, sha256_of
 from tests.conftest import DaemonProcess, scale
 from tests.test_cli import cli, populate
 
@@ -120,10 +120,10 @@ def test_backup_with_the_daemon_down_uses_the_lock(spawn_daemon: Any, workspace:
     with d.client() as c:
         populate(c)
     d.terminate()
-    before = sha256_of(db_path(workspace))
+    before = file_digests(db_path(workspace))
     doc = run_json(workspace, "backup", str(tmp_path / "b.db"))
     assert doc["source"] == "offline" and doc["sessions"] == 2
-    assert sha256_of(db_path(workspace)) == before
+    assert file_digests(db_path(workspace)) == before, "an offline backup changed (or added) a database file"
     assert not (workspace / ".claw" / "sessiond.sock").exists(), "backup must not start a daemon"
 
 

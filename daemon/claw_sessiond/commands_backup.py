@@ -173,7 +173,7 @@ def _offline_copy(workspace: Path, tmp: Path) -> CopyFigures:
         print(visible(f"claw-sessiond: no daemon running; copying {db} under the workspace lock"), file=sys.stderr)
         try:
             check_database_file(db)
-            return copy_database(db, tmp)
+            return copy_database(db, tmp, locked=True)
         except DomainError as exc:
             raise _Refused(f"{exc.message} (nothing was written)") from exc
 

@@ -397,7 +397,7 @@ def _remove_stale_backups(folder: Path) -> None:
                 stale.unlink()
 
 
-def copy_database(source: Path, target: Path, busy_timeout_ms: int = 5000) -> CopyFigures:
+def copy_database(source: Path, target: Path, busy_timeout_ms: int = 5000, *, locked: bool = False) -> CopyFigures:
     """Copy the database at ``source`` into the existing empty file ``target`` (SQLite's online backup API).
 
     The source is opened read-only (``mode=ro``: it cannot write, so a live
@@ -405,13 +405,18 @@ def copy_database(source: Path, target: Path, busy_timeout_ms: int = 5000) -> Co
     whole copy is one backup step, so it reads one snapshot: every commit
     before it, none after. The copy is then switched to a rollback journal
     (one self-contained file, no ``-wal`` beside it), fsynced, and its
-    figures are read from the copy.
+    figures are read from the copy. ``locked``: the caller holds the
+    workspace lock (no daemon runs), so a source without WAL data is read
+    ``immutable=1`` and nothing is created beside it.
 
     Raises:
         StorageError: reading the source or writing the copy failed.
     """
     with _map_sqlite_errors(source):
-        src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, isolation_level=None)
+        wal = Path(f"{source}-wal")
+        frozen = locked and not (wal.exists() and wal.stat().st_size > 0)
+        uri = f"file:{source}?mode=ro" + ("&immutable=1" if frozen else "")
+        src = sqlite3.connect(uri, uri=True, isolation_level=None)
         try:
             src.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             dst = sqlite3.connect(str(target), isolation_level=None)
@@ -1432,11 +1437,16 @@ class Store:
             StorageError: it cannot be opened.
         """
         await asyncio.to_thread(check_database_file, path)
+        wal = Path(f"{path}-wal")
+        # Without a WAL holding data, immutable=1 reads the main file alone and creates nothing beside it
+        # (no -wal, no -shm); the caller's lock guarantees that nobody changes it meanwhile.
+        has_wal = wal.exists() and wal.stat().st_size > 0
+        uri = f"file:{path}?mode=ro" if has_wal else f"file:{path}?mode=ro&immutable=1"
         readers = []
         try:
             for _ in range(_READERS + _BULK_READERS):
                 with _map_sqlite_errors(path):
-                    reader = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+                    reader = await aiosqlite.connect(uri, uri=True, isolation_level=None)
                     readers.append(reader)
                     await reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         except BaseException:

@@ -217,3 +217,24 @@ def test_restore_refuses_a_bad_file_and_changes_nothing(
     after = {p.name: sha256_of(p) for p in folder.iterdir() if p.name.startswith("sessions.db")}
     assert after == before
     assert not list(folder.glob(".restore-*"))
+
+
+def test_async_client_backup_matches_the_sync_one(daemon: DaemonProcess) -> None:
+    import asyncio
+    import io
+
+    from claw_sessiond_client import AsyncSessionClient
+
+    with daemon.client() as c:
+        populate(c)
+        sync_copy = io.BytesIO()
+        sync_figures = c.backup(sync_copy)
+
+    async def run() -> tuple[Any, bytes]:
+        async with AsyncSessionClient(address=daemon.address, autostart=False) as ac:
+            out = io.BytesIO()
+            return await ac.backup(out), out.getvalue()
+
+    figures, data = asyncio.run(run())
+    assert figures == sync_figures and len(data) == figures.bytes == len(sync_copy.getvalue())
+    assert data.startswith(b"SQLite format 3\x00")

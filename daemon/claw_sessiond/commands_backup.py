@@ -198,6 +198,7 @@ def backup(args: argparse.Namespace) -> int:
             expected = _from_daemon(args, tmp)
         except DaemonUnavailableError:
             source = "offline"
+            os.truncate(tmp, 0)  # a daemon that died mid-stream may have sent part of a copy
             expected = _offline_copy(Path(os.path.abspath(args.workspace)), tmp)
         figures = _verify(tmp, expected)
         os.replace(tmp, target)

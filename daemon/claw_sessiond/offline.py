@@ -101,7 +101,10 @@ class OfflineClient:
         try:
             self._lock_fd = acquire_lock(folder / "sessiond.lock")
         except LockHeldError as exc:
-            raise OfflineError(f"{exc}; it does not answer (starting or stopping?): try again in a moment") from exc
+            raise OfflineError(
+                f"{exc}; no read-only view while it holds the lock (if it does not answer, it is starting or "
+                "stopping: try again in a moment)"
+            ) from exc
         except (StartupError, OSError) as exc:
             raise OfflineError(f"cannot take the workspace lock: {exc}") from exc
         try:

@@ -50,10 +50,11 @@ _GROUPS = {
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test file is one unit for the workers (its module fixtures are made once, and tests
+    that read what an earlier test of the file left, such as figures, see it); the groups above
+    join several files into one unit."""
     for item in items:
-        group = _GROUPS.get(item.path.name)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(_GROUPS.get(item.path.name, item.path.name)))
 
 
 def scale(short: int, full: int) -> int:

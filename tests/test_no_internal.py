@@ -577,6 +577,7 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
         ),
         "Import": _import_request(lines),
         "GetStats": st.just(pb.GetStatsRequest().SerializeToString()),
+        "Backup": st.just(pb.BackupRequest().SerializeToString()),
     }
 
 

@@ -431,6 +431,7 @@ def _load_commands() -> None:
         "claw_sessiond.commands_history",
         "claw_sessiond.commands_lifecycle",
         "claw_sessiond.commands_verbs",
+        "claw_sessiond.commands_backup",
     ):
         try:
             importlib.import_module(module)

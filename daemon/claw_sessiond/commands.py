@@ -6,9 +6,11 @@ library (``SessionClient(autostart=False)``): looking at a workspace never
 starts a daemon, and nothing here writes. ``show`` reads through Load with
 ``no_repair`` (plus Export for audit events); the verb that repairs is
 ``repair`` (``commands_verbs``), and ``show --repair`` is its deprecated
-alias. ``doctor`` with the daemon down first takes the daemon's own lock
-(``.claw/sessiond.lock``), so it can never run beside a daemon as a second
-writer, then opens the database read-only (``mode=ro``).
+alias. With no daemon answering, ``ls``, ``show`` and ``stats`` give a
+read-only view instead (``offline.py``: under the daemon's lock, ``mode=ro``;
+``--no-offline`` keeps the error). ``doctor`` with the daemon down first takes
+the daemon's own lock (``.claw/sessiond.lock``), so it can never run beside a
+daemon as a second writer, then opens the database read-only (``mode=ro``).
 
 Every command prints text for people, or one JSON document with ``--json``
 (:func:`claw_sessiond.cli.print_json`: ``"format": 1`` first; failures are
@@ -46,6 +48,7 @@ from claw_sessiond_client.paths import claw_dir, socket_path_for
 from . import cli, schema, terminal
 from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, print_json, report_error
 from .errors import CorruptDatabaseError
+from .offline import OPEN_CALL_NOTE, add_offline_options, run_offline
 from .termsafe import visible
 
 __all__ = ["doctor", "ls", "show", "stats"]
@@ -89,10 +92,14 @@ def online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[
     """Run ``fn`` with a client; turn client errors into exit 1 with an actionable message."""
 
     def handler(args: argparse.Namespace) -> int:
+        if getattr(args, "offline", None) is True:
+            return run_offline(args, fn)
         try:
             with _client(args) as client:
                 return fn(args, client)
         except DaemonUnavailableError:
+            if getattr(args, "offline", False) is None:  # no daemon: the read-only view (--no-offline: the error)
+                return run_offline(args, fn)
             return _fail(
                 args,
                 f"no claw-sessiond answers on {_socket_path(args)}",
@@ -310,6 +317,9 @@ class Transcript:
     def interrupted(self) -> list[str]:
         return [c for c in self.open_calls if c not in self.running]
 
+    #: Set by the offline view (daemon down): nothing repairs open calls now.
+    offline: bool = False
+
 
 def _open_calls(messages: list[Message]) -> list[str]:
     answered = {m.tool_call_id for m in messages if m.role == "tool"}
@@ -339,6 +349,7 @@ def read_transcript(client: SessionClient, session_id: str, workdir: str, *, rep
         _open_calls(result.messages),
         {c.tool_call_id: c for c in result.in_flight},
         [r.tool_call_id for r in result.repairs],
+        offline=bool(getattr(client, "offline", False)),
     )
 
 
@@ -413,6 +424,8 @@ def _show(args: argparse.Namespace, client: SessionClient) -> int:
 
 
 def _call_state(t: Transcript, call_id: str) -> str:
+    if t.offline:
+        return OPEN_CALL_NOTE
     owner = t.running.get(call_id)
     if owner is not None:
         return f"running (run {visible(owner.run_id)}, pid {owner.owner_pid})"
@@ -687,11 +700,15 @@ def _finish(args: argparse.Namespace, report: _Report) -> int:
 
 COMMANDS.update(
     {
-        "ls": ("list stored sessions (id, messages, tokens, cost, updated)", _add_ls, ls),
-        "show": ("print a session's transcript (roles, tool calls, results, repairs)", _add_show, show),
+        "ls": ("list stored sessions (id, messages, tokens, cost, updated)", add_offline_options(_add_ls), ls),
+        "show": (
+            "print a session's transcript (roles, tool calls, results, repairs)",
+            add_offline_options(_add_show),
+            show,
+        ),
         "stats": (
             "print database and daemon figures (sessions, messages, sizes, schema version)",
-            _add_json,
+            add_offline_options(_add_json),
             stats,
         ),
         "doctor": ("check the daemon, the database (quick_check, schema) and permissions", _add_doctor, doctor),

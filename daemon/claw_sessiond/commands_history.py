@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from claw_sessiond_client import (
     DaemonUnavailableError,
@@ -34,6 +34,7 @@ from claw_sessiond_client.paths import socket_path_for
 from . import cli, legacy, terminal
 from .errors import InvalidRequestError as DomainInvalidRequestError
 from .export import is_header, parse_session
+from .offline import OfflineClient, OfflineError, add_offline_options
 from .termsafe import json_safe, json_text, visible
 
 __all__: list[str] = []
@@ -82,25 +83,49 @@ def _terminal_line(line: str) -> str:
 
 
 def _export(args: argparse.Namespace) -> int:
+    if args.offline is not True:
+        try:
+            with _client(args) as client:
+                return _export_from(args, client)
+        except DaemonUnavailableError as exc:
+            if args.offline is False:
+                return _fail(exc, args)
+    # No daemon answers (or --offline): the same lines, read-only under the workspace lock.
     try:
-        with _client(args) as client:
-            if args.output == "-":
-                on_terminal = sys.stdout.isatty()
+        with OfflineClient(args.workspace) as offline:
+            _say(f"claw-sessiond: no daemon running; read-only view of {offline.db}", err=True)
+            return _export_from(args, cast(SessionClient, offline))
+    except OfflineError as exc:
+        return cli.report_error(args, str(exc), reason="DAEMON_UNAVAILABLE")
+
+
+def _export_from(args: argparse.Namespace, client: SessionClient) -> int:
+    """Write the export; a DaemonUnavailableError before the first line propagates (the offline fallback)."""
+    written = 0
+    try:
+        if args.output == "-":
+            on_terminal = sys.stdout.isatty()
+            for line in client.export(args.session):
+                sys.stdout.write((_terminal_line(line) if on_terminal else line) + "\n")
+                written += 1
+            return cli.EXIT_OK
+        target = Path(args.output)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:  # mkstemp creates it 0600
                 for line in client.export(args.session):
-                    sys.stdout.write((_terminal_line(line) if on_terminal else line) + "\n")
-                return cli.EXIT_OK
-            target = Path(args.output)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:  # mkstemp creates it 0600
-                    for line in client.export(args.session):
-                        fh.write(line + "\n")
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, target)
-            except BaseException:
-                os.unlink(tmp)
-                raise
+                    fh.write(line + "\n")
+                    written += 1
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except DaemonUnavailableError as exc:
+        if written == 0:
+            raise  # nothing was written yet: the caller may give the offline view instead
+        return _fail(exc, args)
     except SessiondError as exc:
         return _fail(exc, args)
     except BrokenPipeError:  # the reader went away (| head): cli.main stops quietly
@@ -513,7 +538,11 @@ def _migrate_line(r: dict[str, Any]) -> str:
 
 cli.COMMANDS.update(
     {
-        "export": ("export sessions as JSON Lines (format claw-sessiond-export v1)", _export_args, _export),
+        "export": (
+            "export sessions as JSON Lines (format claw-sessiond-export v1)",
+            add_offline_options(_export_args),
+            _export,
+        ),
         "import": (
             "import an export file: the whole file is checked first, then each session goes in all or nothing; "
             "every session is reported",

@@ -54,7 +54,7 @@ from .ids import check_request_id, check_session_id
 from .model import Message, SessionMeta, ToolCall, Usage, UsageDelta
 from .owners import Owners
 from .sharing import SharedReads
-from .store import ImportMode, Store
+from .store import BACKUP_CHUNK_BYTES, ImportMode, Store
 from .validate import (
     check_attach,
     check_list_sessions,
@@ -776,6 +776,30 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             version=__version__,
             **self.stats_extra(),
         )
+
+    @_stream_edge
+    async def Backup(self, request: pb.BackupRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        path, figures = await self.store.backup()
+        try:
+            _log.info(
+                "event=backup_copied sessions=%d events=%d bytes=%d", figures.sessions, figures.events, figures.bytes
+            )
+            fd = await asyncio.to_thread(os.open, path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as fh:
+                first = pb.BackupFigures(
+                    sessions=figures.sessions,
+                    events=figures.events,
+                    bytes=figures.bytes,
+                    schema_version=figures.schema_version,
+                )
+                chunk = await asyncio.to_thread(fh.read, BACKUP_CHUNK_BYTES)
+                yield pb.BackupResponse(data=chunk, figures=first)
+                # At most one chunk in memory here; the next is read once this one was handed on.
+                while chunk := await asyncio.to_thread(fh.read, BACKUP_CHUNK_BYTES):
+                    yield pb.BackupResponse(data=chunk)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
 
 # ---------------------------------------------------------------- registration (request decoding)

@@ -80,12 +80,17 @@ from .model import (
 )
 
 __all__ = [
+    "BACKUP_CHUNK_BYTES",
     "AppendJob",
+    "CopyFigures",
     "ImportMode",
     "PreparedMessage",
     "Store",
     "StoreCounters",
+    "check_copy",
     "check_database_file",
+    "copy_database",
+    "create_private_file",
     "fingerprint",
     "message_from_payload",
 ]
@@ -347,6 +352,131 @@ def _open_write_connection(path: Path, busy_timeout_ms: int) -> sqlite3.Connecti
     return conn
 
 
+# ---------------------------------------------------------------- backup and restore
+
+#: Largest piece of a backup per Backup reply (and per read of the copy).
+BACKUP_CHUNK_BYTES: Final = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class CopyFigures:
+    """What a copy of the database holds, read from the copy itself."""
+
+    sessions: int
+    events: int
+    bytes: int
+    schema_version: int
+
+
+def create_private_file(path: Path) -> None:
+    """Create ``path`` empty, 0600, refusing an existing file or a link there (``O_EXCL | O_NOFOLLOW``)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    os.close(fd)
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _figures_of(conn: sqlite3.Connection, path: Path) -> CopyFigures:
+    sessions = int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
+    events = int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    return CopyFigures(sessions, events, path.stat().st_size, version)
+
+
+def _remove_stale_backups(folder: Path) -> None:
+    """Remove backup copies a previous daemon left when it died mid-Backup (we hold the lock: none is in use)."""
+    for stale in folder.glob(".backup-*.tmp"):
+        with contextlib.suppress(FileNotFoundError):
+            if stale.is_file() and not stale.is_symlink():
+                stale.unlink()
+
+
+def copy_database(source: Path, target: Path, busy_timeout_ms: int = 5000, *, locked: bool = False) -> CopyFigures:
+    """Copy the database at ``source`` into the existing empty file ``target`` (SQLite's online backup API).
+
+    The source is opened read-only (``mode=ro``: it cannot write, so a live
+    daemon's writer is never blocked and nothing of the source changes). The
+    whole copy is one backup step, so it reads one snapshot: every commit
+    before it, none after. The copy is then switched to a rollback journal
+    (one self-contained file, no ``-wal`` beside it), fsynced, and its
+    figures are read from the copy. ``locked``: the caller holds the
+    workspace lock (no daemon runs), so a source without WAL data is read
+    ``immutable=1`` and nothing is created beside it.
+
+    Raises:
+        StorageError: reading the source or writing the copy failed.
+    """
+    with _map_sqlite_errors(source):
+        wal = Path(f"{source}-wal")
+        frozen = locked and not (wal.exists() and wal.stat().st_size > 0)
+        uri = f"file:{source}?mode=ro" + ("&immutable=1" if frozen else "")
+        src = sqlite3.connect(uri, uri=True, isolation_level=None)
+        try:
+            src.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            dst = sqlite3.connect(str(target), isolation_level=None)
+            try:
+                src.backup(dst)  # pages=-1: the whole database in one step, one read transaction
+                dst.execute("PRAGMA journal_mode = DELETE")
+                figures = _figures_of(dst, target)
+            finally:
+                dst.close()
+        finally:
+            src.close()
+    _fsync_file(target)
+    return CopyFigures(figures.sessions, figures.events, target.stat().st_size, figures.schema_version)
+
+
+def check_copy(path: Path) -> CopyFigures:
+    """Verify a database copy read-only and return its figures.
+
+    Checks the header, ``PRAGMA integrity_check`` (every page, every index),
+    ``application_id`` and the schema version (ours, not newer than this
+    code), then counts sessions and events. Never writes the file.
+
+    Raises:
+        CorruptDatabaseError: naming the file and what is wrong.
+    """
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+    except OSError as exc:
+        raise CorruptDatabaseError(f"{path}: cannot read: {exc.strerror}", reason=Reason.CORRUPT_DATABASE) from exc
+    if not header.startswith(_SQLITE_HEADER):
+        raise CorruptDatabaseError(f"{path}: not an SQLite database (bad header)", reason=Reason.CORRUPT_DATABASE)
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise CorruptDatabaseError(f"{path}: cannot open: {exc}", reason=Reason.CORRUPT_DATABASE) from exc
+    try:
+        rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check").fetchall()]
+        if rows != ["ok"]:
+            raise CorruptDatabaseError(
+                f"{path}: integrity_check failed: {'; '.join(rows[:3])}", reason=Reason.CORRUPT_DATABASE
+            )
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        if app_id != schema.APPLICATION_ID:
+            raise CorruptDatabaseError(
+                f"{path}: not a claw-sessiond database (application_id {app_id:#x})", reason=Reason.CORRUPT_DATABASE
+            )
+        try:
+            schema.pending(conn)
+        except CorruptDatabaseError as exc:
+            raise CorruptDatabaseError(f"{path}: {exc.message}", reason=Reason.CORRUPT_DATABASE) from exc
+        return _figures_of(conn, path)
+    except sqlite3.Error as exc:
+        raise CorruptDatabaseError(
+            f"{path}: {getattr(exc, 'sqlite_errorname', '') or 'error'}: {exc}", reason=Reason.CORRUPT_DATABASE
+        ) from exc
+    finally:
+        conn.close()
+
+
 # ---------------------------------------------------------------- the writer
 
 
@@ -520,6 +650,20 @@ class _Writer:
             loop.call_soon_threadsafe(_settle_all, settled)
         if changed and self.on_commit is not None and batch:
             batch[0].loop.call_soon_threadsafe(self.on_commit, changed)
+
+
+class _NoWriter(_Writer):
+    """The writer of a read-only :class:`Store` (the daemon is down): it refuses every write."""
+
+    def __init__(self) -> None:  # no connection, no thread
+        self.on_commit = None
+        self._stopped = True
+
+    async def submit(self, fn: Callable[[sqlite3.Connection], T], *sessions: str, after_commit: Any = None) -> T:
+        raise StorageUnavailableError("read-only view of the database (no daemon running): nothing can be written")
+
+    def stop(self) -> None:
+        return None
 
 
 def _settle_all(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
@@ -1217,6 +1361,7 @@ class Store:
         self.erasures = PendingErasures()
         #: Sessions written since start → monotonic time of the last write (retention spares them).
         self._written: dict[str, float] = {}
+        self._backup_lock = asyncio.Lock()
 
     # -- life cycle
 
@@ -1229,6 +1374,7 @@ class Store:
             StorageError: the file cannot be opened for writing (read-only file system, ...).
         """
         await asyncio.to_thread(check_database_file, path)
+        await asyncio.to_thread(_remove_stale_backups, path.parent)
 
         def open_writer() -> tuple[sqlite3.Connection, list[str]]:
             with _map_sqlite_errors(path):
@@ -1276,6 +1422,38 @@ class Store:
         store = cls(path, writer, readers, counters)
         store.applied_migrations = applied
         return store
+
+    @classmethod
+    async def open_read_only(cls, path: Path, *, busy_timeout_ms: int = 5000) -> Store:
+        """A Store that only reads ``path`` (``mode=ro`` connections; every write is refused).
+
+        For inspection with the daemon down: the caller holds the workspace
+        lock, so no daemon (no writer) can start meanwhile. Nothing is
+        migrated, repaired or checkpointed. The file is checked first, as at
+        a daemon's start (:func:`check_database_file`).
+
+        Raises:
+            CorruptDatabaseError: the file is damaged or not ours.
+            StorageError: it cannot be opened.
+        """
+        await asyncio.to_thread(check_database_file, path)
+        wal = Path(f"{path}-wal")
+        # Without a WAL holding data, immutable=1 reads the main file alone and creates nothing beside it
+        # (no -wal, no -shm); the caller's lock guarantees that nobody changes it meanwhile.
+        has_wal = wal.exists() and wal.stat().st_size > 0
+        uri = f"file:{path}?mode=ro" if has_wal else f"file:{path}?mode=ro&immutable=1"
+        readers = []
+        try:
+            for _ in range(_READERS + _BULK_READERS):
+                with _map_sqlite_errors(path):
+                    reader = await aiosqlite.connect(uri, uri=True, isolation_level=None)
+                    readers.append(reader)
+                    await reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        except BaseException:
+            for reader in readers:
+                await reader.close()
+            raise
+        return cls(path, _NoWriter(), readers, StoreCounters())
 
     async def close(self) -> None:
         """Finish queued writes, checkpoint (TRUNCATE) and close every connection."""
@@ -1730,6 +1908,31 @@ class Store:
     def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[Any], None]:
         """Raw event rows of an export, page by page (decode with ``reads.decode_events``)."""
         return reads.export_pages(self._bulk_reader, cursor, max_event_id)
+
+    async def backup(self) -> tuple[Path, CopyFigures]:
+        """A consistent copy of the database in a new private file beside it; returns its path and figures.
+
+        The file (``.backup-<random>.tmp`` in the database's folder) is created
+        0600 with ``O_EXCL | O_NOFOLLOW``; the caller streams and removes it.
+        One backup runs at a time (each costs the database's size on disk);
+        others wait. The copy reads one snapshot and never blocks the writer
+        (:func:`copy_database`).
+
+        Raises:
+            StorageError: the copy failed (the temporary file is removed).
+        """
+        async with self._backup_lock:
+            target = self.path.parent / f".backup-{uuid.uuid4().hex}.tmp"
+            try:
+                await asyncio.to_thread(create_private_file, target)
+            except OSError as exc:
+                raise StorageUnavailableError(f"{target}: cannot create the backup file: {exc.strerror}") from exc
+            try:
+                return target, await asyncio.to_thread(copy_database, self.path, target)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    target.unlink()
+                raise
 
     async def session_ids(self) -> list[str]:
         """Every stored session id, oldest first (the order of a full export)."""

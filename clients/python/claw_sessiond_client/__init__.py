@@ -7,6 +7,7 @@
 
 from ._base import (
     AppendResult,
+    BackupFigures,
     ClearResult,
     DeleteResult,
     ImportResult,
@@ -53,6 +54,7 @@ __all__ = [
     "AppendResult",
     "AppendStream",
     "AsyncSessionClient",
+    "BackupFigures",
     "ClearResult",
     "CorruptDatabaseError",
     "DaemonUnavailableError",

@@ -31,6 +31,7 @@ from .paths import claw_dir, find_workspace, folder_problem, socket_path_for, us
 
 __all__ = [
     "AppendResult",
+    "BackupFigures",
     "ClearResult",
     "ImportResult",
     "InFlightCall",
@@ -788,6 +789,21 @@ def _plain(message: Any) -> dict[str, Any]:
             value = list(value)
         out[f.name] = value
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class BackupFigures:
+    """What a backup holds (figures the daemon read from the copy it sent)."""
+
+    sessions: int
+    events: int
+    bytes: int
+    schema_version: int
+
+
+def backup_figures_of(r: pb.BackupFigures) -> BackupFigures:
+    """Proto → client type."""
+    return BackupFigures(r.sessions, r.events, r.bytes, r.schema_version)
 
 
 def stats_of(r: pb.GetStatsResponse) -> Stats:

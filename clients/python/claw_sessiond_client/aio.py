@@ -10,7 +10,7 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import grpc
 
@@ -293,6 +293,26 @@ class AsyncSessionClient:
                 yield reply.line
         except grpc.RpcError as exc:
             raise B.error_from_rpc(exc) from None
+
+    async def backup(self, out: BinaryIO, *, timeout_s: float | None = None) -> B.BackupFigures:
+        """Write a consistent copy of the whole database to ``out`` (see :meth:`SessionClient.backup`)."""
+        await self._trust()
+        figures: B.BackupFigures | None = None
+        written = 0
+        try:
+            async for reply in self._stub.Backup(pb.BackupRequest(), timeout=timeout_s or self.timeout_s * 30):
+                if figures is None:
+                    if not reply.HasField("figures"):
+                        raise E.SessiondError("the Backup stream did not start with the copy's figures")
+                    figures = B.backup_figures_of(reply.figures)
+                out.write(reply.data)
+                written += len(reply.data)
+        except grpc.RpcError as exc:
+            raise B.error_from_rpc(exc) from None
+        if figures is None or written != figures.bytes:
+            expected = figures.bytes if figures is not None else "unknown"
+            raise E.SessiondError(f"the backup stream ended after {written} bytes of {expected}")
+        return figures
 
     async def import_lines(self, lines: Iterable[str], *, mode: str = "refuse") -> list[B.ImportResult]:
         """Import export lines, one Import call per session block (see :meth:`SessionClient.import_lines`)."""

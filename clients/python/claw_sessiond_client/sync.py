@@ -8,7 +8,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import grpc
 
@@ -362,6 +362,36 @@ class SessionClient:
                 self._ensure_daemon()
                 continue
             time.sleep(cursor.resume_delay(err, time.monotonic()))
+
+    def backup(self, out: BinaryIO, *, timeout_s: float | None = None) -> B.BackupFigures:
+        """Write a consistent copy of the whole database to ``out``; return what it holds.
+
+        The daemon copies one snapshot with SQLite's online backup API and
+        streams the file in pieces of at most 1 MiB; writes go on meanwhile.
+        The stream is not retried: on an error, start again (``out`` then
+        holds a partial copy).
+
+        Raises:
+            StorageError: the daemon could not make the copy.
+            SessiondError: the stream ended early or its size is not the announced one.
+        """
+        self._trust()
+        figures: B.BackupFigures | None = None
+        written = 0
+        try:
+            for reply in self._stub.Backup(pb.BackupRequest(), timeout=timeout_s or self.timeout_s * 30):
+                if figures is None:
+                    if not reply.HasField("figures"):
+                        raise E.SessiondError("the Backup stream did not start with the copy's figures")
+                    figures = B.backup_figures_of(reply.figures)
+                out.write(reply.data)
+                written += len(reply.data)
+        except grpc.RpcError as exc:
+            raise B.error_from_rpc(exc) from None
+        if figures is None or written != figures.bytes:
+            expected = figures.bytes if figures is not None else "unknown"
+            raise E.SessiondError(f"the backup stream ended after {written} bytes of {expected}")
+        return figures
 
     def stats(self) -> B.Stats:
         """Daemon and database figures."""

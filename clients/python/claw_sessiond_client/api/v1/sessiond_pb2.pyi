@@ -534,3 +534,27 @@ class RequestCount(_message.Message):
     code: str
     count: int
     def __init__(self, method: _Optional[str] = ..., code: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+
+class BackupRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class BackupResponse(_message.Message):
+    __slots__ = ("data", "figures")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    FIGURES_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    figures: BackupFigures
+    def __init__(self, data: _Optional[bytes] = ..., figures: _Optional[_Union[BackupFigures, _Mapping]] = ...) -> None: ...
+
+class BackupFigures(_message.Message):
+    __slots__ = ("sessions", "events", "bytes", "schema_version")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    SCHEMA_VERSION_FIELD_NUMBER: _ClassVar[int]
+    sessions: int
+    events: int
+    bytes: int
+    schema_version: int
+    def __init__(self, sessions: _Optional[int] = ..., events: _Optional[int] = ..., bytes: _Optional[int] = ..., schema_version: _Optional[int] = ...) -> None: ...

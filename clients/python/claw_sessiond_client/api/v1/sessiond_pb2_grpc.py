@@ -106,6 +106,11 @@ class SessionServiceStub:
                 request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetStatsRequest.SerializeToString,
                 response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetStatsResponse.FromString,
                 _registered_method=True)
+        self.Backup = channel.unary_stream(
+                '/claw.sessiond.v1.SessionService/Backup',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -229,6 +234,15 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Backup(self, request, context):
+        """A consistent copy of the whole database (SQLite's online backup API, one
+        snapshot), streamed in chunks of at most 1 MiB. The first reply carries the
+        figures of the copy; every reply carries the next bytes of the file.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -301,6 +315,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.GetStats,
                     request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetStatsRequest.FromString,
                     response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetStatsResponse.SerializeToString,
+            ),
+            'Backup': grpc.unary_stream_rpc_method_handler(
+                    servicer.Backup,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -683,6 +702,33 @@ class SessionService:
             '/claw.sessiond.v1.SessionService/GetStats',
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetStatsRequest.SerializeToString,
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Backup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/Backup',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -304,7 +304,12 @@ def _load_commands() -> None:
     """Import the modules that register subcommands in :data:`COMMANDS`."""
     import importlib
 
-    for module in ("claw_sessiond.commands", "claw_sessiond.commands_history", "claw_sessiond.commands_lifecycle"):
+    for module in (
+        "claw_sessiond.commands",
+        "claw_sessiond.commands_history",
+        "claw_sessiond.commands_lifecycle",
+        "claw_sessiond.commands_find",
+    ):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -134,7 +134,9 @@ def _emit_json(value: dict[str, Any]) -> None:
 
 
 def _add_search(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("query", metavar="QUERY", help="words to find (all must occur; at most 1024 bytes)")
+    parser.add_argument(
+        "query", metavar="QUERY", nargs="+", help="words to find (all must occur; at most 1024 bytes in all)"
+    )
     parser.add_argument("--session", default="", metavar="ID", help="only this session")
     parser.add_argument("--role", choices=["user", "assistant", "tool", "system"], help="only messages of this role")
     parser.add_argument("--since", metavar="TIME", help="only messages stored since TIME (7d, 12h, a date, ISO time)")
@@ -183,7 +185,7 @@ def _search(args: argparse.Namespace, client: SessionClient) -> int:
     if not 1 <= args.limit <= _MAX_LIMIT:
         raise _UsageError(f"--limit must be between 1 and {_MAX_LIMIT} (got {args.limit})")
     result = client.search(
-        args.query,
+        " ".join(args.query),
         raw=args.raw,
         session_id=args.session,
         role=args.role or "",

@@ -311,3 +311,39 @@ def test_the_upgrade_indexes_a_database_written_before_the_index(
         c.delete("legacy")
         assert c.search("written").hits == []
     assert new.terminate() == 0
+
+
+SLOW_SQL = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n WHERE i < 0"
+
+
+async def test_a_long_statement_is_interrupted_at_its_time_bound_and_when_its_caller_leaves(tmp_path: Path) -> None:
+    """The bound every Search and usage report runs under, on a real SQLite connection (a statement that never ends)."""
+    import asyncio
+
+    import aiosqlite
+
+    from claw_sessiond import queries
+    from claw_sessiond.errors import InvalidRequestError
+
+    conn = await aiosqlite.connect(tmp_path / "slow.db")
+    try:
+
+        async def slow() -> list[Any]:
+            return list(await conn.execute_fetchall(SLOW_SQL))
+
+        started = time.monotonic()
+        with pytest.raises(InvalidRequestError, match=r"took longer than 0\.2s"):
+            await queries._bounded(conn, slow, 0.2, "search")
+        assert time.monotonic() - started < 3
+        assert list(await conn.execute_fetchall("SELECT 1")) == [(1,)]  # the connection is usable again
+
+        task = asyncio.create_task(queries._bounded(conn, slow, 60, "search"))
+        await asyncio.sleep(0.2)
+        started = time.monotonic()
+        task.cancel()  # what grpc does when the caller goes away
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert time.monotonic() - started < 3
+        assert list(await conn.execute_fetchall("SELECT 2")) == [(2,)]
+    finally:
+        await conn.close()

@@ -139,9 +139,11 @@ def test_follow_all_sessions_prefixes_ids_and_is_terminal_safe(daemon: DaemonPro
             code, err = f.interrupt()
         assert code == 0 and err == ""
 
+        wait_until(lambda: c.stats()["active_watchers"] == 0, 20, "the first follower to be gone")
         j = Follower(daemon, "--json")
         try:
-            time.sleep(1.0)  # a follow without -n starts at what is stored when it connects
+            # A follow without -n starts at what is stored when it connects: wait until it has.
+            wait_until(lambda: c.stats()["active_watchers"] == 1, 20, "the follower to connect")
             c.append("b", Message.user("late"))
             event = json.loads(j.next())
             assert event["format"] == 1 and event["session_id"] == "b" and event["position"] == 3
@@ -173,6 +175,7 @@ def test_a_stalled_follow_all_reader_is_cut_off_not_buffered(spawn_daemon: Any) 
         c.append("lag", Message.user("first"))
         channel = grpc.insecure_channel(d.address)
         raw = pb_grpc.SessionServiceStub(channel).WatchAll(pb.WatchAllRequest(last=1))
+        assert next(raw).started  # the start marker
         first = next(raw)
         assert first.session_id == "lag" and first.position == 1
         pushed = 8  # MiB: more than the ~4 MiB flow-control window, so the daemon's send blocks
@@ -195,3 +198,44 @@ def test_a_stalled_follow_all_reader_is_cut_off_not_buffered(spawn_daemon: Any) 
             got = [next(stream) for _ in range(3)]
             assert [(e.session_id, e.position) for e in got] == [("lag", 127), ("lag", 128), ("lag", 129)]
             stream.close()
+
+
+def test_follow_all_resumes_from_its_start_even_before_any_event(spawn_daemon: Any) -> None:
+    first: DaemonProcess = spawn_daemon()
+    # On the wire: a fresh stream first says where it starts (0 on an empty database).
+    with grpc.insecure_channel(first.address) as channel:
+        stub = pb_grpc.SessionServiceStub(channel)
+        call = stub.WatchAll(pb.WatchAllRequest())
+        marker = next(call)
+        assert marker.started and marker.event_id == 0 and not marker.session_id
+        call.cancel()
+    with first.client() as c:
+        c.append("early", Message.user("committed before the resume"))
+    with grpc.insecure_channel(first.address) as channel:
+        call = pb_grpc.SessionServiceStub(channel).WatchAll(pb.WatchAllRequest(after_event_id=0, resume=True))
+        event = next(call)
+        assert not event.started and event.session_id == "early" and event.message.content.startswith("committed")
+        call.cancel()
+
+    # The client keeps the start across a daemon restart: what was committed meanwhile arrives.
+    follower = first.client(retry_window_s=30)
+    stream = follower.watch_all()
+    got: queue.Queue[Any] = queue.Queue()
+
+    def pump() -> None:
+        try:
+            for e in stream:
+                got.put(e)
+        except BaseException as exc:  # the generator was closed, or the window ran out
+            got.put(exc)
+
+    threading.Thread(target=pump, daemon=True).start()
+    time.sleep(1.0)  # connected, start marker received, nothing to send yet
+    assert first.terminate() == 0
+    second: DaemonProcess = spawn_daemon()
+    with second.client() as c:
+        c.append("during", Message.user("written while the follower was reconnecting"))
+        c.append("after", Message.user("and one more"))
+    events = [got.get(timeout=20) for _ in range(2)]
+    assert [(e.session_id, e.position) for e in events] == [("during", 1), ("after", 1)], events
+    follower.close()

@@ -618,7 +618,7 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
         "WatchAll": ser(
             shaped(
                 pb.WatchAllRequest,
-                {"after_event_id": st.just(0), "last": st.sampled_from([0, 3])},
+                {"after_event_id": st.just(0), "last": st.sampled_from([0, 3]), "resume": st.booleans()},
                 {"after_event_id": INT64, "last": INT32},
             )
         ),

@@ -814,7 +814,12 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
                 f"after_event_id must be 0 or an event id, and last between 0 and {queries.MAX_FOLLOW_LAST}",
                 reason=Reason.FIELD_TOO_LARGE,
             )
-        after = request.after_event_id or await self.store.follow_start(request.last)
+        resume = request.resume or request.after_event_id > 0
+        after = request.after_event_id if resume else await self.store.follow_start(request.last)
+        if not resume:
+            # Where this stream starts, before any event: a client that must reconnect
+            # resumes from here instead of from "now", so nothing committed meanwhile is lost.
+            yield pb.WatchAllResponse(event_id=after, started=True)
 
         async def pull(after_id: int, limit: int) -> tuple[str | None, list[tuple[int, pb.WatchAllResponse]], bool]:
             batch, more = await self.store.follow_batch(after_id, limit)

@@ -176,17 +176,25 @@ class FollowCursor:
 
     def __init__(self, last: int, retry_window_s: float) -> None:
         self.after = 0
+        self.started = False
         self.last = last
         self._watch = B.WatchCursor("-", 0, retry_window_s)
 
     def request(self) -> pb.WatchAllRequest:
         """The WatchAll request that resumes after the last delivered event (or starts)."""
-        return pb.WatchAllRequest(after_event_id=self.after, last=self.last if not self.after else 0)
+        if not self.started:
+            return pb.WatchAllRequest(last=self.last)
+        return pb.WatchAllRequest(after_event_id=self.after, resume=True)
 
     def accept(self, r: pb.WatchAllResponse) -> FollowEvent | None:
-        """The event to deliver, or None for one already delivered."""
+        """The event to deliver, or None for the start marker or one already delivered."""
+        if r.started:
+            if not self.started:
+                self.started, self.after = True, r.event_id
+            return None
         if r.event_id <= self.after:
             return None
+        self.started = True
         self.after = r.event_id
         self._watch.accept(pb.WatchResponse(position=self._watch.position + 1, cleared=True))  # resets backoff
         message = None if r.cleared else B.message_of(r.message)

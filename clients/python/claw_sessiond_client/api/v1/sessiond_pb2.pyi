@@ -582,26 +582,30 @@ class SnippetPart(_message.Message):
     def __init__(self, text: _Optional[str] = ..., match: _Optional[bool] = ...) -> None: ...
 
 class WatchAllRequest(_message.Message):
-    __slots__ = ("after_event_id", "last")
+    __slots__ = ("after_event_id", "last", "resume")
     AFTER_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
     after_event_id: int
     last: int
-    def __init__(self, after_event_id: _Optional[int] = ..., last: _Optional[int] = ...) -> None: ...
+    resume: bool
+    def __init__(self, after_event_id: _Optional[int] = ..., last: _Optional[int] = ..., resume: _Optional[bool] = ...) -> None: ...
 
 class WatchAllResponse(_message.Message):
-    __slots__ = ("event_id", "session_id", "position", "message", "cleared")
+    __slots__ = ("event_id", "session_id", "position", "message", "cleared", "started")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     CLEARED_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
     event_id: int
     session_id: str
     position: int
     message: Message
     cleared: bool
-    def __init__(self, event_id: _Optional[int] = ..., session_id: _Optional[str] = ..., position: _Optional[int] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., cleared: _Optional[bool] = ...) -> None: ...
+    started: bool
+    def __init__(self, event_id: _Optional[int] = ..., session_id: _Optional[str] = ..., position: _Optional[int] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., cleared: _Optional[bool] = ..., started: _Optional[bool] = ...) -> None: ...
 
 class GetUsageReportRequest(_message.Message):
     __slots__ = ("since", "until", "by_session")

@@ -347,3 +347,34 @@ async def test_a_long_statement_is_interrupted_at_its_time_bound_and_when_its_ca
         assert list(await conn.execute_fetchall("SELECT 2")) == [(2,)]
     finally:
         await conn.close()
+
+
+async def test_the_async_client_searches_reports_and_follows(daemon: DaemonProcess) -> None:
+    import asyncio
+    import contextlib
+
+    from claw_sessiond_client import AsyncSessionClient
+
+    c = AsyncSessionClient(address=daemon.address, autostart=False)
+    try:
+        await c.append("a", [Message.user("async words here"), Message.assistant("more async words")])
+        await c.record_usage("a", input_tokens=3, output_tokens=1, cost_micros=5, currency="USD", model="m")
+        found = await c.search("async words", role="assistant")
+        assert [(h.session_id, h.position) for h in found.hits] == [("a", 2)]
+        report = await c.usage_report(by_session=True)
+        assert [(r.session_id, r.model, r.usage.cost_micros) for r in report.rows] == [("a", "m", 5)]
+
+        async def first_two() -> list[tuple[str, int]]:
+            got: list[tuple[str, int]] = []
+            async with contextlib.aclosing(c.watch_all(last=1)) as stream:
+                async for event in stream:
+                    got.append((event.session_id, event.position))
+                    if len(got) == 1:
+                        await c.append("b", Message.user("new"))
+                    if len(got) == 2:
+                        return got
+            return got
+
+        assert await asyncio.wait_for(first_two(), 20) == [("a", 2), ("b", 1)]
+    finally:
+        await c.close()

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from claw_sessiond_client import Message, SessionClient, SessiondError
+from claw_sessiond_client._finds import FollowEvent, SearchHit, UsageReportRow
 from claw_sessiond_client.errors import DaemonUnavailableError, InvalidRequestError, SessionNotFoundError
-from claw_sessiond_client.finds import FollowEvent, SearchHit, UsageReportRow
 from claw_sessiond_client.paths import socket_path_for
 
 from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, EXIT_USAGE

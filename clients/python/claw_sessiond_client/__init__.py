@@ -24,6 +24,7 @@ from ._base import (
     UsageReport,
     WatchEvent,
 )
+from ._finds import CrossSessionUsage, FollowEvent, SearchHit, SearchResult, UsageReportRow
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
     CorruptDatabaseError,
@@ -54,9 +55,11 @@ __all__ = [
     "AsyncSessionClient",
     "ClearResult",
     "CorruptDatabaseError",
+    "CrossSessionUsage",
     "DaemonUnavailableError",
     "DeadlineError",
     "DeleteResult",
+    "FollowEvent",
     "ImportResult",
     "InFlightCall",
     "InternalError",
@@ -68,6 +71,8 @@ __all__ = [
     "Reason",
     "Repair",
     "Run",
+    "SearchHit",
+    "SearchResult",
     "SequenceConflictError",
     "Session",
     "SessionClient",
@@ -85,6 +90,7 @@ __all__ = [
     "UntrustedPeerError",
     "Usage",
     "UsageReport",
+    "UsageReportRow",
     "WatchEvent",
     "WatchLaggedError",
     "default_socket_path",

@@ -17,8 +17,8 @@ import grpc
 
 from . import _auth
 from . import _base as B
+from . import _finds as F
 from . import errors as E
-from . import finds as F
 from .api.v1 import sessiond_pb2 as pb
 from .api.v1 import sessiond_pb2_grpc as pb_grpc
 
@@ -383,7 +383,7 @@ class AsyncSessionClient:
 
     async def usage_report(
         self, *, since: dt.datetime | None = None, until: dt.datetime | None = None, by_session: bool = False
-    ) -> F.UsageReport:
+    ) -> F.CrossSessionUsage:
         """Usage and cost across sessions (see :meth:`SessionClient.usage_report`)."""
         request = F.usage_report_request(since, until, by_session)
         return await self._call(

@@ -15,8 +15,8 @@ import grpc
 
 from . import _auth
 from . import _base as B
+from . import _finds as F
 from . import errors as E
-from . import finds as F
 from .api.v1 import sessiond_pb2 as pb
 from .api.v1 import sessiond_pb2_grpc as pb_grpc
 
@@ -390,7 +390,7 @@ class SessionClient:
 
     def usage_report(
         self, *, since: dt.datetime | None = None, until: dt.datetime | None = None, by_session: bool = False
-    ) -> F.UsageReport:
+    ) -> F.CrossSessionUsage:
         """Usage and cost across sessions by UTC day, model, pricing version and currency (and session)."""
         request = F.usage_report_request(since, until, by_session)
         return self._call(lambda: F.usage_report_of(self._stub.GetUsageReport(request, timeout=self.timeout_s)))

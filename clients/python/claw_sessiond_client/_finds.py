@@ -1,7 +1,7 @@
 """Cross-session reads: search hits, follow-all events, usage report rows (pure: request building, conversion).
 
 Used by :class:`~claw_sessiond_client.sync.SessionClient` (``search``,
-``watch_all``, ``usage_report``). No I/O here.
+``watch_all``, ``usage_report``; the result types are exported by the package). No I/O here.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from . import errors as E
 from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
+    "CrossSessionUsage",
     "FollowCursor",
     "FollowEvent",
     "SearchHit",
     "SearchResult",
-    "UsageReport",
     "UsageReportRow",
     "search_request",
     "search_result_of",
@@ -77,7 +77,7 @@ class UsageReportRow:
 
 
 @dataclass(frozen=True, slots=True)
-class UsageReport:
+class CrossSessionUsage:
     """Rows ordered by day, model, pricing version, currency; ``truncated`` if the daemon's row cap was hit."""
 
     rows: list[UsageReportRow]
@@ -160,9 +160,9 @@ def usage_report_request(
     return request
 
 
-def usage_report_of(r: pb.GetUsageReportResponse) -> UsageReport:
-    """GetUsageReportResponse → :class:`UsageReport`."""
-    return UsageReport(
+def usage_report_of(r: pb.GetUsageReportResponse) -> CrossSessionUsage:
+    """GetUsageReportResponse → :class:`CrossSessionUsage`."""
+    return CrossSessionUsage(
         [
             UsageReportRow(row.day, row.model, row.pricing_version, B.usage_of(row.usage), row.session_id, row.events)
             for row in r.rows

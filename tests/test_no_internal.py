@@ -22,6 +22,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,9 +38,21 @@ C = grpc.StatusCode
 BAD = (C.INTERNAL, C.UNKNOWN)
 SEED = "seed"
 OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
-UNARY = ("Append", "RecordUsage", "Clear", "RecordEvent", "ListSessions", "GetUsage", "Delete", "Import", "GetStats")
+UNARY = (
+    "Append",
+    "RecordUsage",
+    "Clear",
+    "RecordEvent",
+    "ListSessions",
+    "GetUsage",
+    "Delete",
+    "Import",
+    "GetStats",
+    "Search",
+    "GetUsageReport",
+)
 STREAMS = ("Load", "Export")
-FOLLOWING = ("Watch", "Attach")  # stay open while accepted
+FOLLOWING = ("Watch", "Attach", "WatchAll")  # stay open while accepted
 #: What the property sent (printed with the robustness figures).
 TALLY: dict[str, int] = {"requests_sent": 0, "refused": 0}
 
@@ -380,6 +393,7 @@ JSON = st.one_of(
     TEXT,
 )
 ROLE = st.sampled_from([0, 1, 2, 3, 4, 5, -1, 99])
+TIMESTAMPS = st.builds(Timestamp, seconds=INT64, nanos=INT32)
 
 
 @st.composite
@@ -578,6 +592,44 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
         "Import": _import_request(lines),
         "GetStats": st.just(pb.GetStatsRequest().SerializeToString()),
         "Backup": st.just(pb.BackupRequest().SerializeToString()),
+        "Search": ser(
+            shaped(
+                pb.SearchRequest,
+                {
+                    "query": st.sampled_from(["seed", "hello world", 'a "b" c*']),
+                    "raw": st.just(False),
+                    "session_id": st.sampled_from(["", SEED]),
+                    "role": st.just(0),
+                    "since": st.none(),
+                    "until": st.none(),
+                    "limit": st.sampled_from([0, 5]),
+                    "include_cleared": st.booleans(),
+                },
+                {
+                    "query": TEXT,
+                    "raw": st.booleans(),
+                    "session_id": TEXT,
+                    "role": ROLE,
+                    "since": TIMESTAMPS,
+                    "until": TIMESTAMPS,
+                    "limit": INT32,
+                },
+            )
+        ),
+        "WatchAll": ser(
+            shaped(
+                pb.WatchAllRequest,
+                {"after_event_id": st.just(0), "last": st.sampled_from([0, 3]), "resume": st.booleans()},
+                {"after_event_id": INT64, "last": INT32},
+            )
+        ),
+        "GetUsageReport": ser(
+            shaped(
+                pb.GetUsageReportRequest,
+                {"since": st.none(), "until": st.none(), "by_session": st.booleans()},
+                {"since": TIMESTAMPS, "until": TIMESTAMPS},
+            )
+        ),
     }
 
 

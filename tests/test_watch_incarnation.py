@@ -172,7 +172,7 @@ def test_a_database_written_by_the_base_commit_opens_and_upgrades(
     new: DaemonProcess = spawn_daemon()
     with new.client() as c:
         stats = c.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION == 2
+        assert stats["schema_version"] == SCHEMA_VERSION >= 2
         assert stats["request_records"] == 2
         retry = c.append("legacy", [Message.user("from v1")], request_id="req-v1")
         assert retry.replayed and retry.first_position == first.first_position

@@ -432,6 +432,7 @@ def _load_commands() -> None:
         "claw_sessiond.commands_lifecycle",
         "claw_sessiond.commands_verbs",
         "claw_sessiond.commands_backup",
+        "claw_sessiond.commands_find",
     ):
         try:
             importlib.import_module(module)

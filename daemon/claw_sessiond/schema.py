@@ -120,9 +120,37 @@ UPDATE requests SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now');
 CREATE INDEX requests_created ON requests(created_at);
 """
 
+# v3: full-text search over message content (FTS5, external content). The index
+# holds no copy of the text: snippets read it back from the events through the
+# ``message_text`` view. Triggers keep it in step with ``events`` inside the
+# writer's own transaction (append, repair, import, delete, retention), so it can
+# never disagree with the log. Deleting a session also runs FTS5 'optimize'
+# (store.py ``_delete_in_tx``): a delete alone only adds tombstones and the old
+# index segments keep the words until merged. The 'rebuild' indexes what an
+# older database already holds. A partial index makes the usage report's time
+# filter cheap.
+_MESSAGE_TYPES = "('system_message', 'user_message', 'assistant_message', 'tool_result', 'repair')"
+_V3 = f"""
+CREATE VIEW message_text AS
+    SELECT event_id, json_extract(payload, '$.content') AS content FROM events WHERE type IN {_MESSAGE_TYPES};
+CREATE VIRTUAL TABLE message_fts USING fts5(
+    content, content = 'message_text', content_rowid = 'event_id', tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER message_fts_insert AFTER INSERT ON events WHEN new.type IN {_MESSAGE_TYPES} BEGIN
+    INSERT INTO message_fts(rowid, content) VALUES (new.event_id, json_extract(new.payload, '$.content'));
+END;
+CREATE TRIGGER message_fts_delete AFTER DELETE ON events WHEN old.type IN {_MESSAGE_TYPES} BEGIN
+    INSERT INTO message_fts(message_fts, rowid, content)
+        VALUES ('delete', old.event_id, json_extract(old.payload, '$.content'));
+END;
+INSERT INTO message_fts(message_fts) VALUES ('rebuild');
+CREATE INDEX events_usage_ts ON events(ts) WHERE type = 'usage';
+"""
+
 MIGRATIONS: Final[Sequence[Migration]] = (
     Migration(1, "initial event log", _V1),
     Migration(2, "session incarnation and request record time", _V2),
+    Migration(3, "full-text search index of message content; usage time index", _V3),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 
@@ -178,6 +206,16 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
 
 
 def _statements(script: str) -> list[str]:
-    """Split a DDL script at statement ends (our DDL has no ';' inside strings)."""
+    """Split a DDL script at statement ends (a trigger's body keeps its ';': ``sqlite3.complete_statement``)."""
     lines = [line for line in script.splitlines() if not line.lstrip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    out: list[str] = []
+    pending = ""
+    for piece in "\n".join(lines).split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                out.append(pending.strip().removesuffix(";"))
+            pending = ""
+    if pending.strip(" \n;"):
+        out.append(pending.strip().removesuffix(";"))
+    return out

@@ -34,7 +34,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.errors import ERROR_DOMAIN
 
-from . import __version__, export, reads
+from . import __version__, export, queries, reads
 from .bounds import MAX_ERROR_MESSAGE_CHARS
 from .config import Config
 from .errors import (
@@ -64,7 +64,7 @@ from .validate import (
     prepare_append,
     prepare_usage,
 )
-from .watch import Watcher, WatchHub
+from .watch import ALL_SESSIONS, Watcher, WatchHub
 
 __all__ = ["STATUS_OF", "SessionService", "add_to_server", "status_for"]
 
@@ -800,6 +800,127 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         finally:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+
+    # -- cross-session reads for people: search, follow all, usage report
+
+    @_edge
+    async def Search(self, request: pb.SearchRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        match = queries.fts_query(request.query, raw=request.raw)
+        if request.session_id:
+            check_session_id(request.session_id)
+        role = ""
+        if request.role != pb.ROLE_UNSPECIFIED:
+            if request.role not in _ROLE_NAME:
+                raise InvalidRequestError(f"unknown role {request.role}", reason=Reason.INVALID_MESSAGE)
+            role = _ROLE_NAME[request.role]
+        if not 0 <= request.limit <= queries.MAX_SEARCH_HITS:
+            raise InvalidRequestError(
+                f"limit must be between 1 and {queries.MAX_SEARCH_HITS} (0: {queries.DEFAULT_SEARCH_HITS})",
+                reason=Reason.FIELD_TOO_LARGE,
+            )
+        filters = queries.SearchFilter(
+            session_id=request.session_id,
+            role=role,
+            since=_time_bound(request, "since"),
+            until=_time_bound(request, "until"),
+            include_cleared=request.include_cleared,
+        )
+        hits, truncated = await self.store.search(match, filters, request.limit or queries.DEFAULT_SEARCH_HITS)
+        out = pb.SearchResponse(truncated=truncated)
+        for h in hits:
+            hit = out.hits.add(
+                session_id=h.session_id,
+                position=h.position,
+                role=_ROLE_ENUM.get(h.role, pb.ROLE_UNSPECIFIED),
+                rank=h.rank,
+                cleared=h.cleared,
+            )
+            _set_timestamp(hit.created_at, h.ts)
+            for text, is_match in queries.split_snippet(h.snippet):
+                hit.snippet.add(text=text, match=is_match)
+        return out
+
+    @_stream_edge
+    async def WatchAll(self, request: pb.WatchAllRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        if request.after_event_id < 0 or not 0 <= request.last <= queries.MAX_FOLLOW_LAST:
+            raise InvalidRequestError(
+                f"after_event_id must be 0 or an event id, and last between 0 and {queries.MAX_FOLLOW_LAST}",
+                reason=Reason.FIELD_TOO_LARGE,
+            )
+        resume = request.resume or request.after_event_id > 0
+        after = request.after_event_id if resume else await self.store.follow_start(request.last)
+        if not resume:
+            # Where this stream starts, before any event: a client that must reconnect
+            # resumes from here instead of from "now", so nothing committed meanwhile is lost.
+            yield pb.WatchAllResponse(event_id=after, started=True)
+
+        async def pull(after_id: int, limit: int) -> tuple[str | None, list[tuple[int, pb.WatchAllResponse]], bool]:
+            batch, more = await self.store.follow_batch(after_id, limit)
+            out = [
+                (
+                    event_id,
+                    pb.WatchAllResponse(event_id=event_id, session_id=sid, position=position, cleared=True)
+                    if message is None
+                    else pb.WatchAllResponse(
+                        event_id=event_id, session_id=sid, position=position, message=message_pb(message)
+                    ),
+                )
+                for event_id, sid, position, message in batch
+            ]
+            return ALL_SESSIONS, out, more
+
+        # Registered like a Watch (under a key no session id can have): every commit wakes it,
+        # and the stall sweeper ends it with WATCH_LAGGED if its client stops reading.
+        watcher = self.watch_hub.open(ALL_SESSIONS, after, ALL_SESSIONS)
+        self._watch_contexts[watcher] = context
+        self._ensure_stall_sweeper()
+        try:
+            async with contextlib.aclosing(watcher.follow(pull)) as events:
+                async for _event_id, response in events:
+                    yield response
+        finally:
+            self._watch_contexts.pop(watcher, None)
+            self.watch_hub.close(watcher)
+
+    @_edge
+    async def GetUsageReport(
+        self, request: pb.GetUsageReportRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> Any:
+        rows, truncated = await self.store.usage_report(
+            _time_bound(request, "since"), _time_bound(request, "until"), by_session=request.by_session
+        )
+        return pb.GetUsageReportResponse(
+            rows=[
+                pb.UsageReportRow(
+                    day=r.day,
+                    model=r.model,
+                    pricing_version=r.pricing_version,
+                    session_id=r.session_id,
+                    events=r.events,
+                    usage=pb.Usage(
+                        input_tokens=r.input_tokens,
+                        output_tokens=r.output_tokens,
+                        cache_read_tokens=r.cache_read_tokens,
+                        cache_write_tokens=r.cache_write_tokens,
+                        cost_micros=r.cost_micros,
+                        currency=r.currency,
+                    ),
+                )
+                for r in rows
+            ],
+            truncated=truncated,
+        )
+
+
+def _time_bound(request: Any, field: str) -> str:
+    """A request's optional Timestamp field as stored-time text ("" if unset)."""
+    if not request.HasField(field):
+        return ""
+    try:
+        when = getattr(request, field).ToDatetime(tzinfo=dt.UTC)
+    except (ValueError, OverflowError) as exc:
+        raise InvalidRequestError(f"{field} is not a valid time: {exc}", reason=Reason.INVALID_MESSAGE) from exc
+    return str(when.isoformat(timespec="microseconds")).replace("+00:00", "Z")
 
 
 # ---------------------------------------------------------------- registration (request decoding)

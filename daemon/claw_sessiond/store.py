@@ -37,7 +37,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import aiosqlite
 
-from . import reads, schema
+from . import queries, reads, schema
 from .bounds import MAX_POSITION
 from .erasure import PendingErasures
 from .errors import (
@@ -1153,7 +1153,21 @@ def _delete_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
     count = int(conn.execute("SELECT count(*) FROM events WHERE session_id = ?", (session_id,)).fetchone()[0])
     for table in _SESSION_TABLES:
         conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+    if count:
+        _erase_search_index_in_tx(conn)
     return count
+
+
+def _erase_search_index_in_tx(conn: sqlite3.Connection) -> None:
+    """Take deleted messages' words out of the search index's pages, not just mark them deleted.
+
+    The delete trigger (schema v3) only adds FTS5 tombstones: the words stay in
+    the older index segments until a merge reaches them. 'optimize' merges every
+    segment into one now, so with ``secure_delete`` the freed pages are zeroed
+    and the checkpoint that follows every erasure clears the WAL. It rewrites the
+    whole index (measured: 0.2 s for 50 000 messages), in the erasing transaction.
+    """
+    conn.execute("INSERT INTO message_fts(message_fts) VALUES ('optimize')")
 
 
 def _checkpoint(conn: sqlite3.Connection) -> bool:
@@ -1939,3 +1953,46 @@ class Store:
         async with self._reader() as conn:
             rows = await conn.execute_fetchall("SELECT session_id FROM sessions ORDER BY created_at, session_id")
         return [r[0] for r in rows]
+
+    # -- cross-session reads for people (queries.py)
+
+    async def search(
+        self, match: str, filters: queries.SearchFilter, limit: int
+    ) -> tuple[list[queries.SearchRow], bool]:
+        """Full-text search on a bulk read connection, bounded in time (see ``queries.search``).
+
+        Raises:
+            InvalidRequestError: malformed FTS5 query, or the search took too long.
+        """
+        async with self._bulk_reader() as conn:
+            return await queries.search(conn, match, filters, limit)
+
+    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[queries.UsageRow], bool]:
+        """Usage events grouped by day, model, pricing version and currency (see ``queries.usage_report``)."""
+        async with self._bulk_reader() as conn:
+            return await queries.usage_report(conn, since, until, by_session=by_session)
+
+    async def follow_start(self, last: int) -> int:
+        """The event id a follow-all starts after (see ``queries.follow_start``)."""
+        async with self._reader() as conn:
+            return await queries.follow_start(conn, last)
+
+    async def follow_batch(
+        self, after_event_id: int, limit: int
+    ) -> tuple[list[tuple[int, str, int, Message | None]], bool]:
+        """History events of every session after an event id.
+
+        Returns ``(event_id, session_id, position, message or None for a clear)`` rows and True if more may follow.
+        """
+        async with self._reader() as conn:
+            rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
+        out = [
+            (
+                int(r[0]),
+                str(r[1]),
+                int(r[2]),
+                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6]),
+            )
+            for r in rows
+        ]
+        return out, more

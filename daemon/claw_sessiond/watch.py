@@ -54,10 +54,13 @@ from typing import Any, Final
 
 from .errors import SessiondError, SessionNotFoundError, ShuttingDownError
 
-__all__ = ["WATCH_BATCH", "WatchHub", "Watcher"]
+__all__ = ["ALL_SESSIONS", "WATCH_BATCH", "WatchHub", "Watcher"]
 
 #: Most events read from the database per pull (bounds what one watcher holds).
 WATCH_BATCH: Final = 64
+#: The key of WatchAll's watchers (no session id can contain "/"): every commit wakes them,
+#: and their position is an event id. They share the stall limit of every other watcher.
+ALL_SESSIONS: Final = "/all"
 
 #: ``pull(after_position, limit)`` → ``(incarnation or None if not stored, [(position, item)], more may
 #: follow)``; the item is whatever the caller sends (an already encoded reply, in the daemon).
@@ -151,6 +154,8 @@ class WatchHub:
     def notify(self, session_ids: set[str]) -> None:
         """The store's commit listener: wake the watchers of the changed sessions."""
         self.generation += 1
+        for watcher in self._by_session.get(ALL_SESSIONS, ()):
+            watcher.wake.set()
         for session_id in session_ids:
             for watcher in self._by_session.get(session_id, ()):
                 watcher.wake.set()

@@ -26,6 +26,7 @@ from ._base import (
     UsageReport,
     WatchEvent,
 )
+from ._finds import CrossSessionUsage, FollowEvent, SearchHit, SearchResult, UsageReportRow
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
     CorruptDatabaseError,
@@ -57,9 +58,11 @@ __all__ = [
     "BackupFigures",
     "ClearResult",
     "CorruptDatabaseError",
+    "CrossSessionUsage",
     "DaemonUnavailableError",
     "DeadlineError",
     "DeleteResult",
+    "FollowEvent",
     "ImportResult",
     "InFlightCall",
     "InternalError",
@@ -71,6 +74,8 @@ __all__ = [
     "Reason",
     "Repair",
     "Run",
+    "SearchHit",
+    "SearchResult",
     "SequenceConflictError",
     "Session",
     "SessionClient",
@@ -89,6 +94,7 @@ __all__ = [
     "UntrustedPeerError",
     "Usage",
     "UsageReport",
+    "UsageReportRow",
     "WatchEvent",
     "WatchLaggedError",
     "default_socket_path",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import datetime as dt
 import os
 import subprocess
 import time
@@ -16,6 +17,7 @@ import grpc
 
 from . import _auth
 from . import _base as B
+from . import _finds as F
 from . import errors as E
 from .api.v1 import sessiond_pb2 as pb
 from .api.v1 import sessiond_pb2_grpc as pb_grpc
@@ -380,6 +382,65 @@ class AsyncSessionClient:
                 autostarted = True
                 await self._ensure_daemon()
                 continue
+            await asyncio.sleep(cursor.resume_delay(err, time.monotonic()))
+
+    async def search(
+        self,
+        query: str,
+        *,
+        raw: bool = False,
+        session_id: str = "",
+        role: str = "",
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        limit: int = 0,
+        include_cleared: bool = False,
+    ) -> F.SearchResult:
+        """Full-text search across sessions (see :meth:`SessionClient.search`)."""
+        request = F.search_request(
+            query,
+            raw=raw,
+            session_id=session_id,
+            role=role,
+            since=since,
+            until=until,
+            limit=limit,
+            include_cleared=include_cleared,
+        )
+        return await self._call(lambda: _then(self._stub.Search(request, timeout=self.timeout_s), F.search_result_of))
+
+    async def usage_report(
+        self, *, since: dt.datetime | None = None, until: dt.datetime | None = None, by_session: bool = False
+    ) -> F.CrossSessionUsage:
+        """Usage and cost across sessions (see :meth:`SessionClient.usage_report`)."""
+        request = F.usage_report_request(since, until, by_session)
+        return await self._call(
+            lambda: _then(self._stub.GetUsageReport(request, timeout=self.timeout_s), F.usage_report_of)
+        )
+
+    async def watch_all(self, last: int = 0) -> AsyncIterator[F.FollowEvent]:
+        """Follow every session (see :meth:`SessionClient.watch_all`): resumes by itself after lag or restarts.
+
+        Raises:
+            SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
+        """
+        cursor = F.FollowCursor(last, self.retry_window_s)
+        while True:
+            await self._trust()
+            call = self._stub.WatchAll(cursor.request())
+            err: E.SessiondError
+            try:
+                async for reply in call:
+                    event = cursor.accept(reply)
+                    if event is not None:
+                        yield event
+                err = E.DaemonUnavailableError("the daemon ended the WatchAll stream")
+            except grpc.RpcError as exc:
+                err = B.error_from_rpc(exc)
+            finally:
+                call.cancel()
+            if isinstance(err, E.DaemonUnavailableError):
+                self._verified = False
             await asyncio.sleep(cursor.resume_delay(err, time.monotonic()))
 
     async def stats(self) -> B.Stats:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import subprocess
 import time
@@ -14,6 +15,7 @@ import grpc
 
 from . import _auth
 from . import _base as B
+from . import _finds as F
 from . import errors as E
 from .api.v1 import sessiond_pb2 as pb
 from .api.v1 import sessiond_pb2_grpc as pb_grpc
@@ -392,6 +394,72 @@ class SessionClient:
             expected = figures.bytes if figures is not None else "unknown"
             raise E.SessiondError(f"the backup stream ended after {written} bytes of {expected}")
         return figures
+
+    def search(
+        self,
+        query: str,
+        *,
+        raw: bool = False,
+        session_id: str = "",
+        role: str = "",
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        limit: int = 0,
+        include_cleared: bool = False,
+    ) -> F.SearchResult:
+        """Full-text search over message content across sessions, best match first.
+
+        ``query`` is plain words (all must occur) unless ``raw`` (FTS5 syntax).
+
+        Raises:
+            InvalidRequestError: empty or malformed query, bad filter, or a search that ran too long.
+        """
+        request = F.search_request(
+            query,
+            raw=raw,
+            session_id=session_id,
+            role=role,
+            since=since,
+            until=until,
+            limit=limit,
+            include_cleared=include_cleared,
+        )
+        return self._call(lambda: F.search_result_of(self._stub.Search(request, timeout=self.timeout_s)))
+
+    def usage_report(
+        self, *, since: dt.datetime | None = None, until: dt.datetime | None = None, by_session: bool = False
+    ) -> F.CrossSessionUsage:
+        """Usage and cost across sessions by UTC day, model, pricing version and currency (and session)."""
+        request = F.usage_report_request(since, until, by_session)
+        return self._call(lambda: F.usage_report_of(self._stub.GetUsageReport(request, timeout=self.timeout_s)))
+
+    def watch_all(self, last: int = 0) -> Iterator[F.FollowEvent]:
+        """Follow every session: new history events in commit order (after the last ``last`` ones, if given).
+
+        Resumes by itself after the last event delivered, like :meth:`watch`.
+        It never ends on its own: break out of the loop (or close it) to stop.
+
+        Raises:
+            SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
+        """
+        cursor = F.FollowCursor(last, self.retry_window_s)
+        while True:
+            self._trust()
+            call = self._stub.WatchAll(cursor.request())
+            err: E.SessiondError
+            try:
+                for reply in call:
+                    event = cursor.accept(reply)
+                    if event is not None:
+                        yield event
+                err = E.DaemonUnavailableError("the daemon ended the WatchAll stream")
+            except grpc.RpcError as exc:
+                err = B.error_from_rpc(exc)
+            finally:
+                call.cancel()
+            if isinstance(err, E.DaemonUnavailableError):
+                self._verified = False
+            time.sleep(cursor.resume_delay(err, time.monotonic()))
 
     def stats(self) -> B.Stats:
         """Daemon and database figures."""

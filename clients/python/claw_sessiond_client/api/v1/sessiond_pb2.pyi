@@ -558,3 +558,117 @@ class BackupFigures(_message.Message):
     bytes: int
     schema_version: int
     def __init__(self, sessions: _Optional[int] = ..., events: _Optional[int] = ..., bytes: _Optional[int] = ..., schema_version: _Optional[int] = ...) -> None: ...
+
+class SearchRequest(_message.Message):
+    __slots__ = ("query", "raw", "session_id", "role", "since", "until", "limit", "include_cleared")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    RAW_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_CLEARED_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    raw: bool
+    session_id: str
+    role: Role
+    since: _timestamp_pb2.Timestamp
+    until: _timestamp_pb2.Timestamp
+    limit: int
+    include_cleared: bool
+    def __init__(self, query: _Optional[str] = ..., raw: _Optional[bool] = ..., session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., limit: _Optional[int] = ..., include_cleared: _Optional[bool] = ...) -> None: ...
+
+class SearchResponse(_message.Message):
+    __slots__ = ("hits", "truncated")
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    hits: _containers.RepeatedCompositeFieldContainer[SearchHit]
+    truncated: bool
+    def __init__(self, hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., truncated: _Optional[bool] = ...) -> None: ...
+
+class SearchHit(_message.Message):
+    __slots__ = ("session_id", "position", "role", "created_at", "rank", "snippet", "cleared")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_FIELD_NUMBER: _ClassVar[int]
+    CLEARED_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    position: int
+    role: Role
+    created_at: _timestamp_pb2.Timestamp
+    rank: float
+    snippet: _containers.RepeatedCompositeFieldContainer[SnippetPart]
+    cleared: bool
+    def __init__(self, session_id: _Optional[str] = ..., position: _Optional[int] = ..., role: _Optional[_Union[Role, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., rank: _Optional[float] = ..., snippet: _Optional[_Iterable[_Union[SnippetPart, _Mapping]]] = ..., cleared: _Optional[bool] = ...) -> None: ...
+
+class SnippetPart(_message.Message):
+    __slots__ = ("text", "match")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    match: bool
+    def __init__(self, text: _Optional[str] = ..., match: _Optional[bool] = ...) -> None: ...
+
+class WatchAllRequest(_message.Message):
+    __slots__ = ("after_event_id", "last", "resume")
+    AFTER_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
+    after_event_id: int
+    last: int
+    resume: bool
+    def __init__(self, after_event_id: _Optional[int] = ..., last: _Optional[int] = ..., resume: _Optional[bool] = ...) -> None: ...
+
+class WatchAllResponse(_message.Message):
+    __slots__ = ("event_id", "session_id", "position", "message", "cleared", "started")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CLEARED_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    event_id: int
+    session_id: str
+    position: int
+    message: Message
+    cleared: bool
+    started: bool
+    def __init__(self, event_id: _Optional[int] = ..., session_id: _Optional[str] = ..., position: _Optional[int] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., cleared: _Optional[bool] = ..., started: _Optional[bool] = ...) -> None: ...
+
+class GetUsageReportRequest(_message.Message):
+    __slots__ = ("since", "until", "by_session")
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    BY_SESSION_FIELD_NUMBER: _ClassVar[int]
+    since: _timestamp_pb2.Timestamp
+    until: _timestamp_pb2.Timestamp
+    by_session: bool
+    def __init__(self, since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., by_session: _Optional[bool] = ...) -> None: ...
+
+class GetUsageReportResponse(_message.Message):
+    __slots__ = ("rows", "truncated")
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    rows: _containers.RepeatedCompositeFieldContainer[UsageReportRow]
+    truncated: bool
+    def __init__(self, rows: _Optional[_Iterable[_Union[UsageReportRow, _Mapping]]] = ..., truncated: _Optional[bool] = ...) -> None: ...
+
+class UsageReportRow(_message.Message):
+    __slots__ = ("day", "model", "pricing_version", "usage", "session_id", "events")
+    DAY_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PRICING_VERSION_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    day: str
+    model: str
+    pricing_version: str
+    usage: Usage
+    session_id: str
+    events: int
+    def __init__(self, day: _Optional[str] = ..., model: _Optional[str] = ..., pricing_version: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., session_id: _Optional[str] = ..., events: _Optional[int] = ...) -> None: ...

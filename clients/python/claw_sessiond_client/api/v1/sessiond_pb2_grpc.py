@@ -111,6 +111,21 @@ class SessionServiceStub:
                 request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupRequest.SerializeToString,
                 response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupResponse.FromString,
                 _registered_method=True)
+        self.Search = channel.unary_unary(
+                '/claw.sessiond.v1.SessionService/Search',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.SearchRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.SearchResponse.FromString,
+                _registered_method=True)
+        self.WatchAll = channel.unary_stream(
+                '/claw.sessiond.v1.SessionService/WatchAll',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.WatchAllRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.WatchAllResponse.FromString,
+                _registered_method=True)
+        self.GetUsageReport = channel.unary_unary(
+                '/claw.sessiond.v1.SessionService/GetUsageReport',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -243,6 +258,32 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Search(self, request, context):
+        """Full-text search over message content across sessions (SQLite FTS5),
+        best matches first (bm25). Searches the visible history unless
+        `include_cleared` is set. A malformed query is INVALID_ARGUMENT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchAll(self, request, context):
+        """Follows the new history events of every session, in commit order (event
+        id order), starting after `after_event_id` (0: only what commits from now
+        on, unless `last` asks for the last N history events first).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetUsageReport(self, request, context):
+        """Usage and cost across sessions grouped by model, pricing version,
+        currency and UTC day (from the usage events).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -320,6 +361,21 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.Backup,
                     request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupRequest.FromString,
                     response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupResponse.SerializeToString,
+            ),
+            'Search': grpc.unary_unary_rpc_method_handler(
+                    servicer.Search,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.SearchRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.SearchResponse.SerializeToString,
+            ),
+            'WatchAll': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchAll,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.WatchAllRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.WatchAllResponse.SerializeToString,
+            ),
+            'GetUsageReport': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetUsageReport,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -729,6 +785,87 @@ class SessionService:
             '/claw.sessiond.v1.SessionService/Backup',
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupRequest.SerializeToString,
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.BackupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Search(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/Search',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.SearchRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.SearchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchAll(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/WatchAll',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.WatchAllRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.WatchAllResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetUsageReport(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/GetUsageReport',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -26,7 +26,9 @@ from ._base import (
 )
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
+    ClientClosedError,
     CorruptDatabaseError,
+    DaemonNotRespondingError,
     DaemonUnavailableError,
     DeadlineError,
     InternalError,
@@ -53,7 +55,9 @@ __all__ = [
     "AppendStream",
     "AsyncSessionClient",
     "ClearResult",
+    "ClientClosedError",
     "CorruptDatabaseError",
+    "DaemonNotRespondingError",
     "DaemonUnavailableError",
     "DeadlineError",
     "DeleteResult",

@@ -79,6 +79,7 @@ class AsyncSessionClient:
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
         self._verified = False
+        self._closed = False
         self._trusting: asyncio.Future[None] | None = None
 
     # -- plumbing
@@ -89,15 +90,47 @@ class AsyncSessionClient:
         Concurrent callers share one check and resume in the order they
         called (an AppendStream's appends must keep their call order).
         """
+        if self._closed:
+            raise B.closed_error()
         if self._verified:
             return
         if self._trusting is None or self._trusting.done():
-            self._trusting = asyncio.ensure_future(asyncio.to_thread(B.verify_peer, self.target, self._owner_workspace))
+            self._trusting = asyncio.ensure_future(self._check_peer())
         await asyncio.shield(self._trusting)  # one caller cancelled must not cancel the others' check
         self._verified = True
 
+    async def _check_peer(self) -> None:
+        """The peer check, then (a daemon accepts connections) :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S`
+        for it to answer; one that does not (stopped, hung) is reported at once, not retried."""
+        await asyncio.to_thread(B.verify_peer, self.target, self._owner_workspace)
+        if await asyncio.to_thread(B.accepts_connections, self.target):
+            ping = self._channel.unary_unary(B.HEALTH_CHECK_METHOD, None, None)
+            try:
+                await ping(b"", timeout=B.CONNECT_TIMEOUT_S)
+            except grpc.RpcError as exc:
+                if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise B.not_responding_error(self.target, self._owner_workspace, B.CONNECT_TIMEOUT_S) from None
+
+    async def _final(self, err: E.SessiondError) -> E.SessiondError | None:
+        """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""
+        if type(err) is E.DaemonUnavailableError and not self.autostart:
+            return await asyncio.to_thread(
+                B.no_daemon_error, self.target, self._owner_workspace, self.workspace is not None
+            )
+        if type(err) is E.DeadlineError:
+            hung = await asyncio.to_thread(B.hung_error, self.target, self._owner_workspace, err, self.timeout_s)
+            return hung if hung is not err else None
+        return None
+
+    def _closed_mid_call(self, exc: Exception) -> E.ClientClosedError:
+        """grpc's error for a channel closed during a call, as the documented error (else re-raised)."""
+        if not self._closed:
+            raise exc
+        return B.closed_error()
+
     async def close(self) -> None:
-        """Close the channel."""
+        """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
+        self._closed = True
         await self._channel.close(None)
 
     async def __aenter__(self) -> AsyncSessionClient:
@@ -116,12 +149,17 @@ class AsyncSessionClient:
                 return await fn()
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
+            except (ValueError, grpc.aio.UsageError) as exc:
+                raise self._closed_mid_call(exc) from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False  # whoever answers next is checked again
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
                 starts += 1
                 await self._ensure_daemon()
                 continue
+            final = await self._final(err)
+            if final is not None:
+                raise final from None
             if not B.retryable(err) or time.monotonic() + delay > deadline:
                 raise err
             await asyncio.sleep(delay)
@@ -160,6 +198,8 @@ class AsyncSessionClient:
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
         """
+        B.check_type("session_id", session_id, str)
+        B.check_type("workdir", workdir, (*B.PathArg, type(None)))
         wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
         request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd)
         result = await self._call(lambda: self._load_chunks(request))
@@ -209,6 +249,17 @@ class AsyncSessionClient:
         request_id: str | None = None,
     ) -> B.Usage:
         """Add tokens and cost to the session's totals; returns the new totals."""
+        B.check_type("session_id", session_id, str)
+        B.check_ints(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+            cost_micros=cost_micros,
+        )
+        for name, text in (("currency", currency), ("model", model), ("pricing_version", pricing_version)):
+            B.check_type(name, text, str)
+        B.check_type("request_id", request_id, (str, type(None)))
         request = B.build(
             pb.RecordUsageRequest,
             session_id=session_id,
@@ -231,6 +282,9 @@ class AsyncSessionClient:
         self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
     ) -> B.ClearResult:
         """Empty the visible history (usage totals are kept)."""
+        B.check_type("session_id", session_id, str)
+        B.check_ints(expected_last_position=expected_last_position)
+        B.check_type("request_id", request_id, (str, type(None)))
         request = B.build(
             pb.ClearRequest,
             session_id=session_id,
@@ -244,9 +298,15 @@ class AsyncSessionClient:
     async def record_event(
         self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None
     ) -> int:
-        """Record a ``permission_denial`` or ``error`` event; returns its event id."""
-        import json
+        """Record a ``permission_denial`` or ``error`` event; returns its event id.
 
+        Raises:
+            TypeError: ``payload`` is not a JSON-serialisable dict (or another argument has the wrong type).
+        """
+        B.check_type("session_id", session_id, str)
+        B.check_type("kind", kind, str)
+        B.check_type("request_id", request_id, (str, type(None)))
+        text = B.event_payload(payload)
         kinds = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
         if kind not in kinds:
             raise E.InvalidRequestError(f"kind must be one of {sorted(kinds)}", reason=E.Reason.INVALID_EVENT)
@@ -254,7 +314,7 @@ class AsyncSessionClient:
             pb.RecordEventRequest,
             session_id=session_id,
             kind=kinds[kind],
-            payload=json.dumps(payload),
+            payload=text,
             request_id=request_id or B.new_request_id(),
         )
         return await self._call(
@@ -263,28 +323,36 @@ class AsyncSessionClient:
 
     async def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[B.SessionSummary]:
         """Stored sessions, most recently updated first."""
+        B.check_type("id_contains", id_contains, str)
+        B.check_ints(limit=limit)
         request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
         return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), B.summaries_of))
 
     async def usage(self, session_id: str) -> B.UsageReport:
         """Totals and per-model breakdown of a stored session."""
+        B.check_type("session_id", session_id, str)
         request = B.build(pb.GetUsageRequest, session_id=session_id)
         return await self._call(lambda: _then(self._stub.GetUsage(request, timeout=self.timeout_s), B.usage_report_of))
 
     async def delete(self, session_id: str) -> B.DeleteResult:
         """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
+        B.check_type("session_id", session_id, str)
         request = B.build(pb.DeleteRequest, session_id=session_id)
         return await self._call(lambda: _then(self._stub.Delete(request, timeout=self.timeout_s), B.delete_result_of))
 
     async def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> AsyncIterator[str]:
         """Lines of the export format of one session or, with None, of all (not retried)."""
+        B.check_type("session_id", session_id, (str, type(None)))
         request = B.build(pb.ExportRequest, session_id=session_id or "")
         await self._trust()
         try:
             async for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
                 yield reply.line
         except grpc.RpcError as exc:
-            raise B.error_from_rpc(exc) from None
+            err = B.error_from_rpc(exc)
+            raise (await self._final(err) or err) from None
+        except (ValueError, grpc.aio.UsageError) as exc:
+            raise self._closed_mid_call(exc) from None
 
     async def import_lines(self, lines: Iterable[str], *, mode: str = "refuse") -> list[B.ImportResult]:
         """Import export lines, one Import call per session block (see :meth:`SessionClient.import_lines`)."""
@@ -334,7 +402,10 @@ class AsyncSessionClient:
         autostarted = False
         while True:
             await self._trust()
-            call = self._stub.Watch(cursor.request())
+            try:
+                call = self._stub.Watch(cursor.request())
+            except (ValueError, grpc.aio.UsageError) as exc:
+                raise self._closed_mid_call(exc) from None
             err: E.SessiondError
             try:
                 async for reply in call:
@@ -352,6 +423,9 @@ class AsyncSessionClient:
                 autostarted = True
                 await self._ensure_daemon()
                 continue
+            final = await self._final(err)
+            if final is not None:
+                raise final
             await asyncio.sleep(cursor.resume_delay(err, time.monotonic()))
 
     async def stats(self) -> B.Stats:
@@ -500,6 +574,8 @@ class AppendStream:
     ) -> B.AppendResult:
         """Append messages atomically, in order (the arguments of :meth:`AsyncSessionClient.append`)."""
         client = self._client
+        if client._closed:
+            raise B.closed_error()
         request = B.append_request(
             session_id,
             messages,
@@ -515,7 +591,11 @@ class AppendStream:
             await client._trust()
             stream = self._stream  # another append may have opened it while this one waited
             if stream is None or stream.broken or stream.closing:
-                stream = self._stream = _Stream(client._stub.AppendStream())
+                try:
+                    call = client._stub.AppendStream()
+                except (ValueError, grpc.aio.UsageError) as exc:
+                    raise client._closed_mid_call(exc) from None
+                stream = self._stream = _Stream(call)
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[pb.AppendReply] = loop.create_future()
         stream.put(request, fut)

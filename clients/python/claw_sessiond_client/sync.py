@@ -75,17 +75,42 @@ class SessionClient:
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
         self._verified = False
+        self._closed = False
 
     # -- plumbing
 
     def _trust(self) -> None:
-        """Check the peer (once per connection episode) before anything is sent."""
+        """Check the peer (once per connection episode) before anything is sent.
+
+        A daemon that accepts the connection gets :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S`
+        to answer it; one that does not (stopped, hung) is reported at once, not retried.
+        """
+        if self._closed:
+            raise B.closed_error()
         if not self._verified:
             B.verify_peer(self.target, self._owner_workspace)
+            if B.accepts_connections(self.target) and not B.health_ping(self._channel, B.CONNECT_TIMEOUT_S):
+                raise B.not_responding_error(self.target, self._owner_workspace, B.CONNECT_TIMEOUT_S)
             self._verified = True
 
+    def _final(self, err: E.SessiondError) -> E.SessiondError | None:
+        """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""
+        if type(err) is E.DaemonUnavailableError and not self.autostart:
+            return B.no_daemon_error(self.target, self._owner_workspace, self.workspace is not None)
+        if type(err) is E.DeadlineError:
+            hung = B.hung_error(self.target, self._owner_workspace, err, self.timeout_s)
+            return hung if hung is not err else None
+        return None
+
+    def _closed_mid_call(self, exc: ValueError) -> E.ClientClosedError:
+        """grpc's ``ValueError`` for a channel closed during a call, as the documented error (else re-raised)."""
+        if not self._closed:
+            raise exc
+        return B.closed_error()
+
     def close(self) -> None:
-        """Close the channel."""
+        """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
+        self._closed = True
         self._channel.close()
 
     def __enter__(self) -> SessionClient:
@@ -104,12 +129,17 @@ class SessionClient:
                 return fn()
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
+            except ValueError as exc:
+                raise self._closed_mid_call(exc) from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False  # whoever answers next is checked again
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
                 starts += 1
                 self._ensure_daemon()
                 continue
+            final = self._final(err)
+            if final is not None:
+                raise final from None
             if not B.retryable(err) or time.monotonic() + delay > deadline:
                 raise err
             time.sleep(delay)
@@ -144,6 +174,8 @@ class SessionClient:
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
         """
+        B.check_type("session_id", session_id, str)
+        B.check_type("workdir", workdir, (*B.PathArg, type(None)))
         wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
         request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd)
         result = self._call(lambda: B.load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
@@ -193,6 +225,17 @@ class SessionClient:
         request_id: str | None = None,
     ) -> B.Usage:
         """Add tokens and cost to the session's totals; returns the new totals."""
+        B.check_type("session_id", session_id, str)
+        B.check_ints(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+            cost_micros=cost_micros,
+        )
+        for name, text in (("currency", currency), ("model", model), ("pricing_version", pricing_version)):
+            B.check_type(name, text, str)
+        B.check_type("request_id", request_id, (str, type(None)))
         request = B.build(
             pb.RecordUsageRequest,
             session_id=session_id,
@@ -213,6 +256,9 @@ class SessionClient:
         self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
     ) -> B.ClearResult:
         """Empty the visible history (usage totals are kept)."""
+        B.check_type("session_id", session_id, str)
+        B.check_ints(expected_last_position=expected_last_position)
+        B.check_type("request_id", request_id, (str, type(None)))
         request = B.build(
             pb.ClearRequest,
             session_id=session_id,
@@ -226,9 +272,15 @@ class SessionClient:
     def record_event(
         self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None
     ) -> int:
-        """Record a ``permission_denial`` or ``error`` event; returns its event id."""
-        import json
+        """Record a ``permission_denial`` or ``error`` event; returns its event id.
 
+        Raises:
+            TypeError: ``payload`` is not a JSON-serialisable dict (or another argument has the wrong type).
+        """
+        B.check_type("session_id", session_id, str)
+        B.check_type("kind", kind, str)
+        B.check_type("request_id", request_id, (str, type(None)))
+        text = B.event_payload(payload)
         kinds = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
         if kind not in kinds:
             raise E.InvalidRequestError(f"kind must be one of {sorted(kinds)}", reason=E.Reason.INVALID_EVENT)
@@ -236,23 +288,27 @@ class SessionClient:
             pb.RecordEventRequest,
             session_id=session_id,
             kind=kinds[kind],
-            payload=json.dumps(payload),
+            payload=text,
             request_id=request_id or B.new_request_id(),
         )
         return int(self._call(lambda: self._stub.RecordEvent(request, timeout=self.timeout_s).event_id))
 
     def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[B.SessionSummary]:
         """Stored sessions, most recently updated first."""
+        B.check_type("id_contains", id_contains, str)
+        B.check_ints(limit=limit)
         request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
         return self._call(lambda: B.summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
     def usage(self, session_id: str) -> B.UsageReport:
         """Totals and per-model breakdown of a stored session."""
+        B.check_type("session_id", session_id, str)
         request = B.build(pb.GetUsageRequest, session_id=session_id)
         return self._call(lambda: B.usage_report_of(self._stub.GetUsage(request, timeout=self.timeout_s)))
 
     def delete(self, session_id: str) -> B.DeleteResult:
         """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
+        B.check_type("session_id", session_id, str)
         request = B.build(pb.DeleteRequest, session_id=session_id)
         return self._call(lambda: B.delete_result_of(self._stub.Delete(request, timeout=self.timeout_s)))
 
@@ -261,13 +317,17 @@ class SessionClient:
 
         The stream is not retried: on an error, start again.
         """
+        B.check_type("session_id", session_id, (str, type(None)))
         request = B.build(pb.ExportRequest, session_id=session_id or "")
         self._trust()
         try:
             for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
                 yield reply.line
         except grpc.RpcError as exc:
-            raise B.error_from_rpc(exc) from None
+            err = B.error_from_rpc(exc)
+            raise (self._final(err) or err) from None
+        except ValueError as exc:
+            raise self._closed_mid_call(exc) from None
 
     def import_lines(self, lines: Iterable[str], *, mode: str = "refuse") -> list[B.ImportResult]:
         """Import export lines, one Import call per session block: all or nothing per session.
@@ -335,7 +395,10 @@ class SessionClient:
         autostarted = False
         while True:
             self._trust()
-            call = self._stub.Watch(cursor.request())
+            try:
+                call = self._stub.Watch(cursor.request())
+            except ValueError as exc:
+                raise self._closed_mid_call(exc) from None
             err: E.SessiondError
             try:
                 for reply in call:
@@ -353,6 +416,9 @@ class SessionClient:
                 autostarted = True
                 self._ensure_daemon()
                 continue
+            final = self._final(err)
+            if final is not None:
+                raise final
             time.sleep(cursor.resume_delay(err, time.monotonic()))
 
     def stats(self) -> B.Stats:

@@ -677,24 +677,39 @@ def not_responding_error(target: str, workspace: Path | None, waited_s: float) -
 HEALTH_CHECK_METHOD: Final = "/grpc.health.v1.Health/Check"
 
 
-def health_ping(channel: grpc.Channel, timeout_s: float) -> bool:
-    """False when the daemon did not answer a health check within ``timeout_s``; any answer (or other error) is True.
+def health_ping(channel: grpc.Channel, target: str, timeout_s: float) -> bool:
+    """False when the daemon at ``target`` accepts connections but does not answer a health check within ``timeout_s``.
 
-    A stopped daemon's kernel still accepts connections and gRPC reports the
-    channel ready, so only a round trip tells whether the process answers.
+    A stopped daemon's kernel still accepts connections (the listen backlog),
+    and gRPC may even report the channel ready, so only a round trip tells
+    whether the process answers. Any reply, or an error other than
+    UNAVAILABLE / DEADLINE_EXCEEDED, is an answer; UNAVAILABLE while the
+    socket still accepts (gRPC gave up waiting for the daemon's first HTTP/2
+    frame) is tried again until ``timeout_s``; a socket that stops accepting
+    is left to the caller's own error path (True).
     """
     ping = channel.unary_unary(HEALTH_CHECK_METHOD, None, None)
-    try:
-        ping(b"", timeout=timeout_s)
-    except grpc.RpcError as exc:
-        return bool(exc.code() != grpc.StatusCode.DEADLINE_EXCEEDED)
-    return True
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            ping(b"", timeout=left)
+            return True
+        except grpc.RpcError as exc:
+            code = exc.code()
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return False
+        if code != grpc.StatusCode.UNAVAILABLE or not accepts_connections(target):
+            return True
+        time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 
 
 def answers_within(target: str, timeout_s: float) -> bool:
-    """A fresh connection to ``target`` answers a health check within ``timeout_s`` (blocking)."""
+    """A fresh connection to ``target`` answers a health check within ``timeout_s`` (see :func:`health_ping`)."""
     with grpc.insecure_channel(target) as channel:
-        return health_ping(channel, timeout_s)
+        return health_ping(channel, target, timeout_s)
 
 
 def hung_error(target: str, workspace: Path | None, err: E.SessiondError, waited_s: float) -> E.SessiondError:

@@ -103,13 +103,9 @@ class AsyncSessionClient:
         """The peer check, then (a daemon accepts connections) :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S`
         for it to answer; one that does not (stopped, hung) is reported at once, not retried."""
         await asyncio.to_thread(B.verify_peer, self.target, self._owner_workspace)
-        if await asyncio.to_thread(B.accepts_connections, self.target):
-            ping = self._channel.unary_unary(B.HEALTH_CHECK_METHOD, None, None)
-            try:
-                await ping(b"", timeout=B.CONNECT_TIMEOUT_S)
-            except grpc.RpcError as exc:
-                if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-                    raise B.not_responding_error(self.target, self._owner_workspace, B.CONNECT_TIMEOUT_S) from None
+        accepts = await asyncio.to_thread(B.accepts_connections, self.target)
+        if accepts and not await asyncio.to_thread(B.answers_within, self.target, B.CONNECT_TIMEOUT_S):
+            raise B.not_responding_error(self.target, self._owner_workspace, B.CONNECT_TIMEOUT_S)
 
     async def _final(self, err: E.SessiondError) -> E.SessiondError | None:
         """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""

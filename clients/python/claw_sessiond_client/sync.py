@@ -89,7 +89,9 @@ class SessionClient:
             raise B.closed_error()
         if not self._verified:
             B.verify_peer(self.target, self._owner_workspace)
-            if B.accepts_connections(self.target) and not B.health_ping(self._channel, B.CONNECT_TIMEOUT_S):
+            if B.accepts_connections(self.target) and not B.health_ping(
+                self._channel, self.target, B.CONNECT_TIMEOUT_S
+            ):
                 raise B.not_responding_error(self.target, self._owner_workspace, B.CONNECT_TIMEOUT_S)
             self._verified = True
 

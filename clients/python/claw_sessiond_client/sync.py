@@ -45,7 +45,13 @@ class SessionClient:
             sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
-    subclasses, never ``grpc.RpcError``. Before the first request, and again
+    subclasses, never ``grpc.RpcError`` (nor ``ValueError`` or ``OSError``), and
+    ``TypeError`` naming the field for an argument of the wrong type, before
+    anything is sent. With no daemon for the workspace (and auto-start off) the
+    error comes at once, naming the workspace and how to start one; a daemon
+    that does not answer is a ``DaemonNotRespondingError`` naming its pid (within
+    :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S` on a new connection); a
+    call after :meth:`close` is a ``ClientClosedError``. Before the first request, and again
     after the daemon was unreachable, the client checks who listens on a Unix
     socket (:func:`~claw_sessiond_client._base.verify_peer`) and raises
     :class:`~claw_sessiond_client.errors.UntrustedPeerError` without sending

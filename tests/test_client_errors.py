@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -408,3 +409,16 @@ def test_client_only_install_starts_the_daemon_from_path(workspace: Path) -> Non
     while B.lock_holder(workspace / ".claw" / "sessiond.lock") is not None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert B.lock_holder(workspace / ".claw" / "sessiond.lock") is None
+
+
+def test_close_from_another_thread_ends_a_watch_with_client_closed(daemon: DaemonProcess) -> None:
+    client = SessionClient(daemon.workspace, autostart=False)
+    client.load("w")
+    closer = threading.Timer(0.5, client.close)
+    closer.start()
+    try:
+        with _timed(5.0), pytest.raises(ClientClosedError):
+            for _event in client.watch("w"):
+                pass
+    finally:
+        closer.join(5)

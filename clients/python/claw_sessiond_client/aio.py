@@ -153,6 +153,8 @@ class AsyncSessionClient:
                 err = B.error_from_rpc(exc)
             except (ValueError, grpc.aio.UsageError) as exc:
                 raise self._closed_mid_call(exc) from None
+            if self._closed:  # closed by another thread or task during the call
+                raise B.closed_error() from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False  # whoever answers next is checked again
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
@@ -419,6 +421,8 @@ class AsyncSessionClient:
                 err = B.error_from_rpc(exc)
             finally:
                 call.cancel()
+            if self._closed:  # closed by another thread or task during the call
+                raise B.closed_error() from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:

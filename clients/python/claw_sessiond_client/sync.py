@@ -139,6 +139,8 @@ class SessionClient:
                 err = B.error_from_rpc(exc)
             except ValueError as exc:
                 raise self._closed_mid_call(exc) from None
+            if self._closed:  # closed by another thread or task during the call
+                raise B.closed_error() from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False  # whoever answers next is checked again
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
@@ -418,6 +420,8 @@ class SessionClient:
                 err = B.error_from_rpc(exc)
             finally:
                 call.cancel()
+            if self._closed:  # closed by another thread or task during the call
+                raise B.closed_error() from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:

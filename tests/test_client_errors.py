@@ -38,6 +38,7 @@ from claw_sessiond_client import (
     DaemonNotRespondingError,
     DaemonUnavailableError,
     DeadlineError,
+    InvalidRequestError,
     Message,
     SessionClient,
     SessiondError,
@@ -422,3 +423,16 @@ def test_close_from_another_thread_ends_a_watch_with_client_closed(daemon: Daemo
                 pass
     finally:
         closer.join(5)
+
+
+def test_load_from_a_deleted_current_folder_is_an_invalid_request(workspace: Path, tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    here = os.getcwd()
+    os.chdir(gone)
+    try:
+        gone.rmdir()
+        with SessionClient(workspace, autostart=False) as client, pytest.raises(InvalidRequestError, match="workdir"):
+            client.load("s")
+    finally:
+        os.chdir(here)

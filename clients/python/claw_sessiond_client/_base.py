@@ -330,6 +330,23 @@ def event_payload(payload: object) -> str:
 PathArg = (str, os.PathLike)
 
 
+def load_workdir(workdir: str | os.PathLike[str] | None) -> str:
+    """Load's workdir: ``workdir`` (or the current folder) made absolute.
+
+    Raises:
+        TypeError: ``workdir`` is not a str, a path or None.
+        InvalidRequestError: no ``workdir`` and the current folder no longer exists.
+    """
+    check_type("workdir", workdir, (*PathArg, type(None)))
+    try:
+        return os.path.abspath(workdir if workdir is not None else os.getcwd())
+    except OSError as exc:
+        raise E.InvalidRequestError(
+            f"workdir: the current folder cannot be read ({exc.strerror}); pass workdir=",
+            reason=E.Reason.INVALID_WORKDIR,
+        ) from None
+
+
 def import_mode(mode: str) -> pb.ImportMode:
     """``refuse`` / ``replace`` / ``merge`` → the proto enum value.
 

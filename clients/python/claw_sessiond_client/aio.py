@@ -203,8 +203,7 @@ class AsyncSessionClient:
                 Later mutations through this client store it.
         """
         B.check_type("session_id", session_id, str)
-        B.check_type("workdir", workdir, (*B.PathArg, type(None)))
-        wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
+        wd = B.load_workdir(workdir)
         request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd)
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd

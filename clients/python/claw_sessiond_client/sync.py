@@ -185,8 +185,7 @@ class SessionClient:
                 Later mutations through this client store it.
         """
         B.check_type("session_id", session_id, str)
-        B.check_type("workdir", workdir, (*B.PathArg, type(None)))
-        wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
+        wd = B.load_workdir(workdir)
         request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd)
         result = self._call(lambda: B.load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
         self._workdirs[session_id] = wd

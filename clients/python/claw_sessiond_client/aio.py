@@ -110,8 +110,27 @@ class AsyncSessionClient:
         for it to answer; one that does not (stopped, hung) is reported at once, not retried."""
         await asyncio.to_thread(B.verify_peer, self.target, self._owner_workspace)
         accepts = await asyncio.to_thread(B.accepts_connections, self.target)
-        if accepts and not await asyncio.to_thread(B.answers_within, self.target, B.CONNECT_TIMEOUT_S):
+        if accepts and not await self._answers(B.CONNECT_TIMEOUT_S):
             raise B.not_responding_error(self.target, self._owner_workspace, B.CONNECT_TIMEOUT_S)
+
+    async def _answers(self, timeout_s: float) -> bool:
+        """:func:`~claw_sessiond_client._base.health_ping` on this client's channel."""
+        ping = self._channel.unary_unary(B.HEALTH_CHECK_METHOD, None, None)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                await ping(b"", timeout=left)
+                return True
+            except grpc.RpcError as exc:
+                code = exc.code()
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return False
+            if code != grpc.StatusCode.UNAVAILABLE or not await asyncio.to_thread(B.accepts_connections, self.target):
+                return True
+            await asyncio.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 
     async def _final(self, err: E.SessiondError) -> E.SessiondError | None:
         """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""

@@ -29,7 +29,9 @@ from ._base import (
 from ._finds import CrossSessionUsage, FollowEvent, SearchHit, SearchResult, UsageReportRow
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
+    ClientClosedError,
     CorruptDatabaseError,
+    DaemonNotRespondingError,
     DaemonUnavailableError,
     DeadlineError,
     InternalError,
@@ -57,8 +59,10 @@ __all__ = [
     "AsyncSessionClient",
     "BackupFigures",
     "ClearResult",
+    "ClientClosedError",
     "CorruptDatabaseError",
     "CrossSessionUsage",
+    "DaemonNotRespondingError",
     "DaemonUnavailableError",
     "DeadlineError",
     "DeleteResult",

@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import importlib.util
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -75,16 +77,76 @@ _EARLY_OUTPUT: Final = "sessiond.stderr"
 _EARLY_OUTPUT_MAX_BYTES: Final = 64 * 1024
 
 
+# ---------------------------------------------------------------- argument checks
+
+
+def _type_names(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def check_type(field: str, value: object, kind: type | tuple[type, ...]) -> None:
+    """Raise ``TypeError`` naming ``field`` unless ``value`` is a ``kind`` (a bool is not an int here).
+
+    Raises:
+        TypeError: ``field: expected str, got dict``.
+    """
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+    if not ok:
+        raise TypeError(f"{field}: expected {_type_names(kind)}, got {type(value).__name__} ({value!r:.80})")
+
+
+def check_ints(**fields: object) -> None:
+    """:func:`check_type` of several int fields."""
+    for name, value in fields.items():
+        check_type(name, value, int)
+
+
+def arguments_text(arguments: object, field: str) -> str:
+    """Tool-call arguments as JSON text: a str as is, anything else JSON-encoded (compact, ``ensure_ascii=False``).
+
+    Raises:
+        TypeError: neither a str nor JSON-serialisable; the message names ``field``.
+    """
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise TypeError(
+            f"{field}: expected JSON text (str) or a JSON-serialisable value (dict, list, ...), "
+            f"got {type(arguments).__name__}: {exc}"
+        ) from None
+
+
 # ---------------------------------------------------------------- public types
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ToolCall:
-    """A tool call of an assistant message; ``arguments`` is JSON text."""
+    """A tool call of an assistant message; ``arguments`` is JSON text.
+
+    ``arguments`` may also be given as a JSON-serialisable value (a dict, as
+    Anthropic's SDK hands out a ``tool_use`` block's ``input``; a list; ...):
+    it is stored encoded as compact JSON (``separators=(",", ":")``,
+    ``ensure_ascii=False``), so :attr:`arguments` is always text.
+
+    Raises:
+        TypeError: ``id`` or ``name`` is not a str, or ``arguments`` is neither
+            a str nor JSON-serialisable.
+    """
 
     id: str
     name: str
-    arguments: str = "{}"
+    arguments: str
+
+    def __init__(self, id: str, name: str, arguments: str | Mapping[str, Any] | Sequence[Any] = "{}") -> None:
+        check_type("ToolCall.id", id, str)
+        check_type("ToolCall.name", name, str)
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "arguments", arguments_text(arguments, f"ToolCall({id!r}).arguments"))
 
     @property
     def args(self) -> Any:
@@ -264,12 +326,46 @@ IMPORT_MODES: Final = {
 }
 
 
+def event_payload(payload: object) -> str:
+    """RecordEvent's payload (a dict) as JSON text.
+
+    Raises:
+        TypeError: not a dict, or not JSON-serialisable.
+    """
+    check_type("payload", payload, dict)
+    try:
+        return json.dumps(payload, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise TypeError(f"payload: expected a JSON-serialisable dict: {exc}") from None
+
+
+PathArg = (str, os.PathLike)
+
+
+def load_workdir(workdir: str | os.PathLike[str] | None) -> str:
+    """Load's workdir: ``workdir`` (or the current folder) made absolute.
+
+    Raises:
+        TypeError: ``workdir`` is not a str, a path or None.
+        InvalidRequestError: no ``workdir`` and the current folder no longer exists.
+    """
+    check_type("workdir", workdir, (*PathArg, type(None)))
+    try:
+        return os.path.abspath(workdir if workdir is not None else os.getcwd())
+    except OSError as exc:
+        raise E.InvalidRequestError(
+            f"workdir: the current folder cannot be read ({exc.strerror}); pass workdir=",
+            reason=E.Reason.INVALID_WORKDIR,
+        ) from None
+
+
 def import_mode(mode: str) -> pb.ImportMode:
     """``refuse`` / ``replace`` / ``merge`` → the proto enum value.
 
     Raises:
         InvalidRequestError: an unknown mode.
     """
+    check_type("mode", mode, str)
     if mode not in IMPORT_MODES:
         raise E.InvalidRequestError(f"mode must be one of {sorted(IMPORT_MODES)}", reason=E.Reason.INVALID_IMPORT)
     return IMPORT_MODES[mode]
@@ -280,9 +376,16 @@ def split_export(lines: Iterable[str]) -> list[list[str]]:
 
     Raises:
         InvalidRequestError: the first non-blank line is not a header, or a line is not JSON.
+        TypeError: ``lines`` is a single str or bytes, not iterable, or holds something else than str.
     """
+    if isinstance(lines, (str, bytes)) or not isinstance(lines, Iterable):
+        raise TypeError(
+            f"lines: expected an iterable of str (export lines), got {type(lines).__name__}; "
+            "pass text.splitlines() or an open file"
+        )
     blocks: list[list[str]] = []
     for number, raw in enumerate(lines, 1):
+        check_type(f"lines[{number - 1}]", raw, str)
         line = raw.rstrip("\r\n")
         if not line.strip():
             continue
@@ -466,7 +569,234 @@ def verify_peer(target: str, workspace: Path | None) -> None:
         )
 
 
+# ---------------------------------------------------------------- why nothing answers
+
+#: How long a new connection to a daemon that accepts it may take to answer (the HTTP/2 handshake)
+#: before the client reports it as not responding (:class:`~claw_sessiond_client.errors.DaemonNotRespondingError`).
+CONNECT_TIMEOUT_S: Final = 5.0
+#: How long the check after a call's deadline waits for a fresh connection to the daemon to answer.
+HUNG_CHECK_S: Final = 1.0
+LOCK_NAME: Final = "sessiond.lock"
+LOG_NAME: Final = "sessiond.log"
+
+
+def lock_path_for(target: str, workspace: Path | None) -> Path | None:
+    """The workspace lock file of the daemon at ``target``, when it can be known.
+
+    From the workspace, else from a socket at ``<workspace>/.claw/sessiond.sock``.
+    """
+    if workspace is not None:
+        return claw_dir(workspace) / LOCK_NAME
+    path = unix_path(target)
+    if path is not None and path.parent.name == ".claw":
+        return path.parent / LOCK_NAME
+    return None
+
+
+def lock_holder(lock: Path) -> int | None:
+    """The pid holding the daemon's ``flock`` on ``lock`` (0 if held by an unknown pid), or None if free.
+
+    Read from ``/proc/locks`` (Linux), which does not touch the lock: a probe
+    ``flock`` here could make a daemon starting at that instant fail to take
+    it. Elsewhere the pid the daemon writes into the file is checked alive.
+    """
+    try:
+        info = os.stat(lock)
+    except OSError:
+        return None
+    key = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            table = f.read()
+    except OSError:
+        table = None
+    if table is not None:
+        for line in table.splitlines():
+            parts = line.split()
+            # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:2147763 0 EOF"; blocked waiters have "->" after the number.
+            if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == key:
+                return int(parts[4]) if parts[4].isdigit() else 0
+        return None
+    try:
+        text = lock.read_text(errors="replace").strip()
+    except OSError:
+        return None
+    if not text.isdigit():
+        return None
+    try:
+        os.kill(int(text), 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return int(text)
+
+
+def socket_state(path: Path) -> str:
+    """``missing``, ``refused`` (a socket file nobody listens on), ``accepts``, or ``error`` (anything else)."""
+    if not os.path.lexists(path):
+        return "missing"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as probe:
+        probe.settimeout(PEER_CHECK_TIMEOUT_S)
+        try:
+            probe.connect(os.fspath(path))
+        except FileNotFoundError:
+            return "missing"
+        except ConnectionRefusedError:
+            return "refused"
+        except OSError:
+            return "error"
+    return "accepts"
+
+
+def _workspace_of(target: str, workspace: Path | None) -> Path | None:
+    if workspace is not None:
+        return workspace
+    lock = lock_path_for(target, None)
+    return lock.parent.parent if lock is not None else None
+
+
+def no_daemon_error(
+    target: str, workspace: Path | None, autostart_hint: bool = True
+) -> E.DaemonUnavailableError | None:
+    """The error to raise at once when no daemon runs for ``target``, or None when a retry may help.
+
+    No daemon: the socket is missing, or refuses connections (left by a
+    crash), and nobody holds the workspace lock. A held lock means a daemon
+    is starting or stopping (transient). Without a known lock (a TCP or a
+    bare socket address) nothing can be concluded: None.
+    """
+    path = unix_path(target)
+    lock = lock_path_for(target, workspace)
+    if path is None or lock is None:
+        return None
+    state = socket_state(path)
+    if state not in ("missing", "refused") or lock_holder(lock) is not None:
+        return None
+    ws = _workspace_of(target, workspace)
+    where = f"no socket at {path}" if state == "missing" else f"{path} is left from a daemon that is gone"
+    return E.DaemonUnavailableError(
+        f"no claw-sessiond runs for {ws} ({where}); start one with: claw-sessiond serve --workspace {ws}"
+        + (", or use autostart=True" if autostart_hint else ""),
+        reason=E.Reason.DAEMON_UNAVAILABLE,
+        metadata={"workspace": str(ws), "socket": str(path)},
+    )
+
+
+def accepts_connections(target: str) -> bool:
+    """Something listens on ``target``'s Unix socket (always False for other targets)."""
+    path = unix_path(target)
+    return path is not None and socket_state(path) == "accepts"
+
+
+def not_responding_error(target: str, workspace: Path | None, waited_s: float) -> E.DaemonNotRespondingError:
+    """The error for a daemon that accepts connections but did not answer within ``waited_s``."""
+    ws = _workspace_of(target, workspace)
+    lock = lock_path_for(target, workspace)
+    pid = lock_holder(lock) if lock is not None else None
+    who = f"claw-sessiond pid {pid}" if pid else "claw-sessiond"
+    where = f" for {ws}" if ws is not None else f" at {target}"
+    log = f"; see {claw_dir(ws) / LOG_NAME}" if ws is not None else ""
+    metadata = {"waited_s": f"{waited_s:g}"}
+    if pid:
+        metadata["pid"] = str(pid)
+    return E.DaemonNotRespondingError(
+        f"{who}{where} accepts connections but did not answer within {waited_s:.1f} s (stopped? overloaded?){log}",
+        reason=E.Reason.DEADLINE_EXCEEDED,
+        metadata=metadata,
+    )
+
+
+#: The daemon's health check, called with raw bytes (an empty ``HealthCheckRequest`` is ``b""``): the
+#: client distribution does not depend on grpcio-health-checking.
+HEALTH_CHECK_METHOD: Final = "/grpc.health.v1.Health/Check"
+
+
+def health_ping(channel: grpc.Channel, target: str, timeout_s: float) -> bool:
+    """False when the daemon at ``target`` accepts connections but does not answer a health check within ``timeout_s``.
+
+    A stopped daemon's kernel still accepts connections (the listen backlog),
+    and gRPC may even report the channel ready, so only a round trip tells
+    whether the process answers. Any reply, or an error other than
+    UNAVAILABLE / DEADLINE_EXCEEDED, is an answer; UNAVAILABLE while the
+    socket still accepts (gRPC gave up waiting for the daemon's first HTTP/2
+    frame) is tried again until ``timeout_s``; a socket that stops accepting
+    is left to the caller's own error path (True).
+    """
+    ping = channel.unary_unary(HEALTH_CHECK_METHOD, None, None)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            ping(b"", timeout=left)
+            return True
+        except grpc.RpcError as exc:
+            code = exc.code()
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return False
+        if code != grpc.StatusCode.UNAVAILABLE or not accepts_connections(target):
+            return True
+        time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+
+
+def answers_within(target: str, timeout_s: float) -> bool:
+    """A fresh connection to ``target`` answers a health check within ``timeout_s`` (see :func:`health_ping`)."""
+    with grpc.insecure_channel(target) as channel:
+        return health_ping(channel, target, timeout_s)
+
+
+def hung_error(target: str, workspace: Path | None, err: E.SessiondError, waited_s: float) -> E.SessiondError:
+    """After a call's deadline: :class:`DaemonNotRespondingError` if the daemon no longer answers at all, else ``err``.
+
+    Blocks up to :data:`HUNG_CHECK_S` (only after a deadline, only for a Unix socket).
+    """
+    if type(err) is not E.DeadlineError or not accepts_connections(target):
+        return err
+    if answers_within(target, HUNG_CHECK_S):
+        return err
+    return not_responding_error(target, workspace, waited_s)
+
+
+def closed_error() -> E.ClientClosedError:
+    """The error of a call on a closed client."""
+    return E.ClientClosedError(
+        "this client is closed (close() was called or its with block ended); create a new client",
+        reason=E.Reason.CLIENT_CLOSED,
+    )
+
+
 _SPAWNED: list[subprocess.Popen[bytes]] = []
+
+
+def daemon_command(workspace: Path) -> list[str]:
+    """The daemon's command: ``python -m claw_sessiond`` in this interpreter, else ``claw-sessiond`` on PATH.
+
+    A virtualenv holding only the ``claw-sessiond-client`` distribution has
+    no ``claw_sessiond`` module; a daemon installed elsewhere (pipx, the
+    system) is then found on ``PATH``.
+
+    Raises:
+        DaemonUnavailableError: neither exists: the daemon is not installed here.
+    """
+    try:
+        found = importlib.util.find_spec("claw_sessiond") is not None
+    except (ImportError, ValueError):
+        found = False
+    if found:
+        return [sys.executable, "-m", "claw_sessiond"]
+    exe = shutil.which("claw-sessiond")
+    if exe is not None:
+        return [exe]
+    raise E.DaemonUnavailableError(
+        f"cannot start claw-sessiond for {workspace}: the daemon is not installed here (no module claw_sessiond "
+        f"in {sys.executable}, no claw-sessiond command on PATH). Install it: pip install claw-sessiond "
+        f"(or pipx install claw-sessiond), then start it with: claw-sessiond serve --workspace {workspace} "
+        "(or let autostart=True start it)",
+        reason=E.Reason.DAEMON_UNAVAILABLE,
+        metadata={"workspace": str(workspace)},
+    )
 
 
 def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
@@ -487,7 +817,7 @@ def spawn_daemon(workspace: Path) -> subprocess.Popen[bytes]:
     problem = folder_problem(folder, trusted_uids(workspace, folder / "sessiond.sock"))
     if problem is not None:
         raise E.UntrustedPeerError(f"refusing to start claw-sessiond: {problem}", reason=E.Reason.UNTRUSTED_PEER)
-    argv = [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(workspace)]
+    argv = [*daemon_command(workspace), "serve", "--workspace", str(workspace)]
     argv += ["--log-file", str(folder / "sessiond.log")]
     if "CLAW_SESSIOND_IDLE_EXIT_S" not in os.environ:
         argv += ["--idle-exit-s", str(AUTOSTART_IDLE_EXIT_S)]
@@ -632,7 +962,8 @@ def build(factory: Callable[..., R], **fields: Any) -> R:
         return factory(**fields)
     except (UnicodeEncodeError, ValueError, TypeError) as exc:
         raise E.InvalidRequestError(
-            f"request cannot be encoded: {exc} (strings must be valid UTF-8)", reason=E.Reason.INVALID_MESSAGE
+            f"request cannot be encoded: {exc} (strings must be valid UTF-8, integers fit 64 bits)",
+            reason=E.Reason.INVALID_MESSAGE,
         ) from exc
 
 
@@ -646,7 +977,12 @@ def append_request(
     run_id: str,
 ) -> pb.AppendRequest:
     """The AppendRequest of ``append`` (unary or streamed); a fresh request id unless one is given."""
-    batch = [messages] if isinstance(messages, Message) else list(messages)
+    check_type("session_id", session_id, str)
+    check_ints(expected_last_position=expected_last_position)
+    check_type("request_id", request_id, (str, type(None)))
+    check_type("workdir", workdir, str)
+    check_type("run_id", run_id, str)
+    batch = message_batch(messages)
     return build(
         pb.AppendRequest,
         session_id=session_id,
@@ -663,8 +999,50 @@ def new_request_id() -> str:
     return uuid.uuid4().hex
 
 
-def message_pb(m: Message) -> pb.Message:
-    """Client message → proto."""
+_MESSAGE_HINT: Final = (
+    "build one with Message.user(...), Message.assistant(...), Message.tool(...) or Message.system(...)"
+)
+
+
+def message_batch(messages: object) -> list[Message]:
+    """``append``'s ``messages`` argument as a list of :class:`Message`.
+
+    Raises:
+        TypeError: it is not a Message or an iterable of them (a dict, a str, ...); the message names the item.
+    """
+    if isinstance(messages, Message):
+        return [messages]
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise TypeError(
+            f"messages: expected a Message or a list of Message, got {type(messages).__name__} "
+            f"({messages!r:.80}); {_MESSAGE_HINT}"
+        )
+    batch = list(messages)
+    for i, m in enumerate(batch):
+        if not isinstance(m, Message):
+            raise TypeError(f"messages[{i}]: expected a Message, got {type(m).__name__} ({m!r:.80}); {_MESSAGE_HINT}")
+    return batch
+
+
+def message_pb(m: Message, where: str = "message") -> pb.Message:
+    """Client message → proto.
+
+    Raises:
+        TypeError: a field of the wrong type (named as ``messages[i].content``, ...).
+        InvalidRequestError: an unknown role.
+    """
+    check_type(f"{where}.role", m.role, str)
+    check_type(f"{where}.content", m.content, str)
+    check_type(f"{where}.tool_call_id", m.tool_call_id, str)
+    check_type(f"{where}.name", m.name, str)
+    check_type(f"{where}.tool_calls", m.tool_calls, (tuple, list))
+    for i, c in enumerate(m.tool_calls):
+        if not isinstance(c, ToolCall):
+            raise TypeError(
+                f"{where}.tool_calls[{i}]: expected a ToolCall, got {type(c).__name__} ({c!r:.80}); "
+                "build one with ToolCall(id, name, arguments)"
+            )
+        check_type(f"{where}.tool_calls[{i}].arguments", c.arguments, str)
     role = ROLES.get(m.role)
     if role is None:
         raise E.InvalidRequestError(
@@ -682,7 +1060,7 @@ def message_pb(m: Message) -> pb.Message:
 
 def messages_pb(messages: Iterable[Message]) -> list[pb.Message]:
     """Client messages → protos."""
-    return [message_pb(m) for m in messages]
+    return [message_pb(m, f"messages[{i}]") for i, m in enumerate(messages)]
 
 
 # ---------------------------------------------------------------- responses
@@ -949,7 +1327,13 @@ class WatchEvent:
 
 
 def attach_request(session_id: str, label: str) -> pb.AttachRequest:
-    """The Attach request of this process."""
+    """The Attach request of this process.
+
+    Raises:
+        TypeError: ``session_id`` or ``label`` is not a str.
+    """
+    check_type("session_id", session_id, str)
+    check_type("label", label, str)
     return pb.AttachRequest(session_id=session_id, pid=os.getpid(), label=label)
 
 
@@ -978,6 +1362,8 @@ class WatchCursor:
     """
 
     def __init__(self, session_id: str, after_position: int, retry_window_s: float) -> None:
+        check_type("session_id", session_id, str)
+        check_ints(after_position=after_position)
         if after_position < 0:
             raise E.InvalidRequestError("after_position must be 0 (from the start) or a position")
         self.session_id = session_id

@@ -49,7 +49,13 @@ class AsyncSessionClient:
             sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
-    subclasses, never ``grpc.RpcError``. Before the first request, and again
+    subclasses, never ``grpc.RpcError`` (nor ``ValueError`` or ``OSError``), and
+    ``TypeError`` naming the field for an argument of the wrong type, before
+    anything is sent. With no daemon for the workspace (and auto-start off) the
+    error comes at once, naming the workspace and how to start one; a daemon
+    that does not answer is a ``DaemonNotRespondingError`` naming its pid (within
+    :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S` on a new connection); a
+    call after :meth:`close` is a ``ClientClosedError``. Before the first request, and again
     after the daemon was unreachable, the client checks who listens on a Unix
     socket and raises :class:`~claw_sessiond_client.errors.UntrustedPeerError`
     without sending anything if it is another user (as :class:`SessionClient`).
@@ -81,6 +87,7 @@ class AsyncSessionClient:
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
         self._verified = False
+        self._closed = False
         self._trusting: asyncio.Future[None] | None = None
 
     # -- plumbing
@@ -91,15 +98,62 @@ class AsyncSessionClient:
         Concurrent callers share one check and resume in the order they
         called (an AppendStream's appends must keep their call order).
         """
+        if self._closed:
+            raise B.closed_error()
         if self._verified:
             return
         if self._trusting is None or self._trusting.done():
-            self._trusting = asyncio.ensure_future(asyncio.to_thread(B.verify_peer, self.target, self._owner_workspace))
+            self._trusting = asyncio.ensure_future(self._check_peer())
         await asyncio.shield(self._trusting)  # one caller cancelled must not cancel the others' check
         self._verified = True
 
+    async def _check_peer(self) -> None:
+        """The peer check, then (a daemon accepts connections) :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S`
+        for it to answer; one that does not (stopped, hung) is reported at once, not retried."""
+        await asyncio.to_thread(B.verify_peer, self.target, self._owner_workspace)
+        accepts = await asyncio.to_thread(B.accepts_connections, self.target)
+        if accepts and not await self._answers(B.CONNECT_TIMEOUT_S):
+            raise B.not_responding_error(self.target, self._owner_workspace, B.CONNECT_TIMEOUT_S)
+
+    async def _answers(self, timeout_s: float) -> bool:
+        """:func:`~claw_sessiond_client._base.health_ping` on this client's channel."""
+        ping = self._channel.unary_unary(B.HEALTH_CHECK_METHOD, None, None)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                await ping(b"", timeout=left)
+                return True
+            except grpc.RpcError as exc:
+                code = exc.code()
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return False
+            if code != grpc.StatusCode.UNAVAILABLE or not await asyncio.to_thread(B.accepts_connections, self.target):
+                return True
+            await asyncio.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+
+    async def _final(self, err: E.SessiondError) -> E.SessiondError | None:
+        """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""
+        if type(err) is E.DaemonUnavailableError and not self.autostart:
+            return await asyncio.to_thread(
+                B.no_daemon_error, self.target, self._owner_workspace, self.workspace is not None
+            )
+        if type(err) is E.DeadlineError:
+            hung = await asyncio.to_thread(B.hung_error, self.target, self._owner_workspace, err, self.timeout_s)
+            return hung if hung is not err else None
+        return None
+
+    def _closed_mid_call(self, exc: Exception) -> E.ClientClosedError:
+        """grpc's error for a channel closed during a call, as the documented error (else re-raised)."""
+        if not self._closed:
+            raise exc
+        return B.closed_error()
+
     async def close(self) -> None:
-        """Close the channel."""
+        """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
+        self._closed = True
         await self._channel.close(None)
 
     async def __aenter__(self) -> AsyncSessionClient:
@@ -118,12 +172,19 @@ class AsyncSessionClient:
                 return await fn()
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
+            except (ValueError, grpc.aio.UsageError) as exc:
+                raise self._closed_mid_call(exc) from None
+            if self._closed:  # closed by another thread or task during the call
+                raise B.closed_error() from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False  # whoever answers next is checked again
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
                 starts += 1
                 await self._ensure_daemon()
                 continue
+            final = await self._final(err)
+            if final is not None:
+                raise final from None
             if not B.retryable(err) or time.monotonic() + delay > deadline:
                 raise err
             await asyncio.sleep(delay)
@@ -165,7 +226,8 @@ class AsyncSessionClient:
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
         """
-        wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
+        B.check_type("session_id", session_id, str)
+        wd = B.load_workdir(workdir)
         request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd, no_repair=not repair)
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
@@ -214,6 +276,17 @@ class AsyncSessionClient:
         request_id: str | None = None,
     ) -> B.Usage:
         """Add tokens and cost to the session's totals; returns the new totals."""
+        B.check_type("session_id", session_id, str)
+        B.check_ints(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+            cost_micros=cost_micros,
+        )
+        for name, text in (("currency", currency), ("model", model), ("pricing_version", pricing_version)):
+            B.check_type(name, text, str)
+        B.check_type("request_id", request_id, (str, type(None)))
         request = B.build(
             pb.RecordUsageRequest,
             session_id=session_id,
@@ -236,6 +309,9 @@ class AsyncSessionClient:
         self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
     ) -> B.ClearResult:
         """Empty the visible history (usage totals are kept)."""
+        B.check_type("session_id", session_id, str)
+        B.check_ints(expected_last_position=expected_last_position)
+        B.check_type("request_id", request_id, (str, type(None)))
         request = B.build(
             pb.ClearRequest,
             session_id=session_id,
@@ -249,9 +325,15 @@ class AsyncSessionClient:
     async def record_event(
         self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None
     ) -> int:
-        """Record a ``permission_denial`` or ``error`` event; returns its event id."""
-        import json
+        """Record a ``permission_denial`` or ``error`` event; returns its event id.
 
+        Raises:
+            TypeError: ``payload`` is not a JSON-serialisable dict (or another argument has the wrong type).
+        """
+        B.check_type("session_id", session_id, str)
+        B.check_type("kind", kind, str)
+        B.check_type("request_id", request_id, (str, type(None)))
+        text = B.event_payload(payload)
         kinds = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
         if kind not in kinds:
             raise E.InvalidRequestError(f"kind must be one of {sorted(kinds)}", reason=E.Reason.INVALID_EVENT)
@@ -259,7 +341,7 @@ class AsyncSessionClient:
             pb.RecordEventRequest,
             session_id=session_id,
             kind=kinds[kind],
-            payload=json.dumps(payload),
+            payload=text,
             request_id=request_id or B.new_request_id(),
         )
         return await self._call(
@@ -268,6 +350,8 @@ class AsyncSessionClient:
 
     async def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[B.SessionSummary]:
         """Stored sessions, most recently updated first."""
+        B.check_type("id_contains", id_contains, str)
+        B.check_ints(limit=limit)
         request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
         return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), B.summaries_of))
 
@@ -278,23 +362,29 @@ class AsyncSessionClient:
 
     async def usage(self, session_id: str) -> B.UsageReport:
         """Totals and per-model breakdown of a stored session."""
+        B.check_type("session_id", session_id, str)
         request = B.build(pb.GetUsageRequest, session_id=session_id)
         return await self._call(lambda: _then(self._stub.GetUsage(request, timeout=self.timeout_s), B.usage_report_of))
 
     async def delete(self, session_id: str) -> B.DeleteResult:
         """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
+        B.check_type("session_id", session_id, str)
         request = B.build(pb.DeleteRequest, session_id=session_id)
         return await self._call(lambda: _then(self._stub.Delete(request, timeout=self.timeout_s), B.delete_result_of))
 
     async def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> AsyncIterator[str]:
         """Lines of the export format of one session or, with None, of all (not retried)."""
+        B.check_type("session_id", session_id, (str, type(None)))
         request = B.build(pb.ExportRequest, session_id=session_id or "")
         await self._trust()
         try:
             async for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
                 yield reply.line
         except grpc.RpcError as exc:
-            raise B.error_from_rpc(exc) from None
+            err = B.error_from_rpc(exc)
+            raise (await self._final(err) or err) from None
+        except (ValueError, grpc.aio.UsageError) as exc:
+            raise self._closed_mid_call(exc) from None
 
     async def backup(self, out: BinaryIO, *, timeout_s: float | None = None) -> B.BackupFigures:
         """Write a consistent copy of the whole database to ``out`` (see :meth:`SessionClient.backup`)."""
@@ -361,13 +451,18 @@ class AsyncSessionClient:
             SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
         """
         cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
+        answered = False
         autostarted = False
         while True:
             await self._trust()
-            call = self._stub.Watch(cursor.request())
+            try:
+                call = self._stub.Watch(cursor.request())
+            except (ValueError, grpc.aio.UsageError) as exc:
+                raise self._closed_mid_call(exc) from None
             err: E.SessiondError
             try:
                 async for reply in call:
+                    answered = True  # a stream that was served resumes across a restart
                     event = cursor.accept(reply)
                     if event is not None:
                         yield event
@@ -376,12 +471,17 @@ class AsyncSessionClient:
                 err = B.error_from_rpc(exc)
             finally:
                 call.cancel()
+            if self._closed:  # closed by another thread or task during the call
+                raise B.closed_error() from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:
                 autostarted = True
                 await self._ensure_daemon()
                 continue
+            final = None if answered else await self._final(err)
+            if final is not None:
+                raise final
             await asyncio.sleep(cursor.resume_delay(err, time.monotonic()))
 
     async def search(
@@ -425,12 +525,17 @@ class AsyncSessionClient:
             SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
         """
         cursor = F.FollowCursor(last, self.retry_window_s)
+        answered = False
         while True:
             await self._trust()
-            call = self._stub.WatchAll(cursor.request())
+            try:
+                call = self._stub.WatchAll(cursor.request())
+            except (ValueError, grpc.aio.UsageError) as exc:
+                raise self._closed_mid_call(exc) from None
             err: E.SessiondError
             try:
                 async for reply in call:
+                    answered = True  # a stream that was served resumes across a restart
                     event = cursor.accept(reply)
                     if event is not None:
                         yield event
@@ -439,8 +544,13 @@ class AsyncSessionClient:
                 err = B.error_from_rpc(exc)
             finally:
                 call.cancel()
+            if self._closed:  # closed by another thread or task during the call
+                raise B.closed_error() from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False
+            final = None if answered else await self._final(err)
+            if final is not None:
+                raise final
             await asyncio.sleep(cursor.resume_delay(err, time.monotonic()))
 
     async def stats(self) -> B.Stats:
@@ -589,6 +699,8 @@ class AppendStream:
     ) -> B.AppendResult:
         """Append messages atomically, in order (the arguments of :meth:`AsyncSessionClient.append`)."""
         client = self._client
+        if client._closed:
+            raise B.closed_error()
         request = B.append_request(
             session_id,
             messages,
@@ -604,7 +716,11 @@ class AppendStream:
             await client._trust()
             stream = self._stream  # another append may have opened it while this one waited
             if stream is None or stream.broken or stream.closing:
-                stream = self._stream = _Stream(client._stub.AppendStream())
+                try:
+                    call = client._stub.AppendStream()
+                except (ValueError, grpc.aio.UsageError) as exc:
+                    raise client._closed_mid_call(exc) from None
+                stream = self._stream = _Stream(call)
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[pb.AppendReply] = loop.create_future()
         stream.put(request, fut)

@@ -17,10 +17,13 @@ message text. A raw ``grpc.RpcError`` never escapes the client library::
     │   ├── StorageUnavailableError
     │   └── CorruptDatabaseError
     ├── ShuttingDownError        UNAVAILABLE (the daemon is stopping)
-    ├── DaemonUnavailableError   nothing answers on the socket (and auto-start failed or is off)
+    ├── DaemonUnavailableError   nothing answers on the socket (and auto-start failed or is off), or the
+    │                            daemon is not installed where auto-start looks
     ├── UntrustedPeerError       the socket's folder or the process listening there belongs to another
     │                            user (raised by the client before it sends anything)
     ├── DeadlineError            DEADLINE_EXCEEDED (a write may have committed: retry with the same request id)
+    │   └── DaemonNotRespondingError  the daemon accepts connections but does not answer (stopped? overloaded?)
+    ├── ClientClosedError        a call on a client after ``close()`` (raised by the client; nothing was sent)
     ├── UnauthenticatedError     UNAUTHENTICATED (TCP without the daemon's token, or a stale one; nothing was done)
     └── InternalError            anything else
 """
@@ -30,7 +33,9 @@ from __future__ import annotations
 import enum
 
 __all__ = [
+    "ClientClosedError",
     "CorruptDatabaseError",
+    "DaemonNotRespondingError",
     "DaemonUnavailableError",
     "DeadlineError",
     "InternalError",
@@ -84,6 +89,7 @@ class Reason(enum.StrEnum):
     UNTRUSTED_PEER = "UNTRUSTED_PEER"
     DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
     UNAUTHENTICATED = "UNAUTHENTICATED"
+    CLIENT_CLOSED = "CLIENT_CLOSED"
     INTERNAL = "INTERNAL"
 
 
@@ -176,7 +182,16 @@ class ShuttingDownError(SessiondError):
 
 
 class DaemonUnavailableError(SessiondError):
-    """Nothing answers on the daemon's socket."""
+    """Nothing answers on the daemon's socket.
+
+    When no daemon runs for the workspace at all (no socket, or a stale one,
+    and nobody holds ``.claw/sessiond.lock``) and auto-start is off, the client
+    raises this at once, naming the workspace and how to start a daemon; it
+    retries (within ``retry_window_s``) only while a daemon holds the lock
+    (starting or stopping). Auto-start raises it when the daemon is not
+    installed where it looks (``python -m claw_sessiond``, then
+    ``claw-sessiond`` on ``PATH``) or did not come up.
+    """
 
     default_reason = Reason.DAEMON_UNAVAILABLE
 
@@ -199,6 +214,26 @@ class DeadlineError(SessiondError):
     """The deadline passed; a write may still have committed."""
 
     default_reason = Reason.DEADLINE_EXCEEDED
+
+
+class DaemonNotRespondingError(DeadlineError):
+    """The daemon accepts connections but did not answer in time: stopped (``SIGSTOP``), hung or overloaded.
+
+    ``metadata`` has ``pid`` (the holder of ``.claw/sessiond.lock``, when
+    known) and ``waited_s``. A new connection is given
+    :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S` to complete its
+    handshake; a call on an established connection its ``timeout_s``. Not
+    retried by the client. Like any :class:`DeadlineError`, a write sent
+    before may have committed: retry it with the same request id.
+    """
+
+    default_reason = Reason.DEADLINE_EXCEEDED
+
+
+class ClientClosedError(SessiondError):
+    """A method was called on a client after ``close()`` (or its ``with`` block ended). Nothing was sent."""
+
+    default_reason = Reason.CLIENT_CLOSED
 
 
 class UnauthenticatedError(SessiondError):

@@ -47,7 +47,13 @@ class SessionClient:
             sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
-    subclasses, never ``grpc.RpcError``. Before the first request, and again
+    subclasses, never ``grpc.RpcError`` (nor ``ValueError`` or ``OSError``), and
+    ``TypeError`` naming the field for an argument of the wrong type, before
+    anything is sent. With no daemon for the workspace (and auto-start off) the
+    error comes at once, naming the workspace and how to start one; a daemon
+    that does not answer is a ``DaemonNotRespondingError`` naming its pid (within
+    :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S` on a new connection); a
+    call after :meth:`close` is a ``ClientClosedError``. Before the first request, and again
     after the daemon was unreachable, the client checks who listens on a Unix
     socket (:func:`~claw_sessiond_client._base.verify_peer`) and raises
     :class:`~claw_sessiond_client.errors.UntrustedPeerError` without sending
@@ -77,17 +83,44 @@ class SessionClient:
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
         self._verified = False
+        self._closed = False
 
     # -- plumbing
 
     def _trust(self) -> None:
-        """Check the peer (once per connection episode) before anything is sent."""
+        """Check the peer (once per connection episode) before anything is sent.
+
+        A daemon that accepts the connection gets :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S`
+        to answer it; one that does not (stopped, hung) is reported at once, not retried.
+        """
+        if self._closed:
+            raise B.closed_error()
         if not self._verified:
             B.verify_peer(self.target, self._owner_workspace)
+            if B.accepts_connections(self.target) and not B.health_ping(
+                self._channel, self.target, B.CONNECT_TIMEOUT_S
+            ):
+                raise B.not_responding_error(self.target, self._owner_workspace, B.CONNECT_TIMEOUT_S)
             self._verified = True
 
+    def _final(self, err: E.SessiondError) -> E.SessiondError | None:
+        """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""
+        if type(err) is E.DaemonUnavailableError and not self.autostart:
+            return B.no_daemon_error(self.target, self._owner_workspace, self.workspace is not None)
+        if type(err) is E.DeadlineError:
+            hung = B.hung_error(self.target, self._owner_workspace, err, self.timeout_s)
+            return hung if hung is not err else None
+        return None
+
+    def _closed_mid_call(self, exc: ValueError) -> E.ClientClosedError:
+        """grpc's ``ValueError`` for a channel closed during a call, as the documented error (else re-raised)."""
+        if not self._closed:
+            raise exc
+        return B.closed_error()
+
     def close(self) -> None:
-        """Close the channel."""
+        """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
+        self._closed = True
         self._channel.close()
 
     def __enter__(self) -> SessionClient:
@@ -106,12 +139,19 @@ class SessionClient:
                 return fn()
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
+            except ValueError as exc:
+                raise self._closed_mid_call(exc) from None
+            if self._closed:  # closed by another thread or task during the call
+                raise B.closed_error() from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False  # whoever answers next is checked again
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
                 starts += 1
                 self._ensure_daemon()
                 continue
+            final = self._final(err)
+            if final is not None:
+                raise final from None
             if not B.retryable(err) or time.monotonic() + delay > deadline:
                 raise err
             time.sleep(delay)
@@ -149,7 +189,8 @@ class SessionClient:
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
         """
-        wd = os.path.abspath(workdir if workdir is not None else os.getcwd())
+        B.check_type("session_id", session_id, str)
+        wd = B.load_workdir(workdir)
         request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd, no_repair=not repair)
         result = self._call(lambda: B.load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
         self._workdirs[session_id] = wd
@@ -198,6 +239,17 @@ class SessionClient:
         request_id: str | None = None,
     ) -> B.Usage:
         """Add tokens and cost to the session's totals; returns the new totals."""
+        B.check_type("session_id", session_id, str)
+        B.check_ints(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+            cost_micros=cost_micros,
+        )
+        for name, text in (("currency", currency), ("model", model), ("pricing_version", pricing_version)):
+            B.check_type(name, text, str)
+        B.check_type("request_id", request_id, (str, type(None)))
         request = B.build(
             pb.RecordUsageRequest,
             session_id=session_id,
@@ -218,6 +270,9 @@ class SessionClient:
         self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
     ) -> B.ClearResult:
         """Empty the visible history (usage totals are kept)."""
+        B.check_type("session_id", session_id, str)
+        B.check_ints(expected_last_position=expected_last_position)
+        B.check_type("request_id", request_id, (str, type(None)))
         request = B.build(
             pb.ClearRequest,
             session_id=session_id,
@@ -231,9 +286,15 @@ class SessionClient:
     def record_event(
         self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None
     ) -> int:
-        """Record a ``permission_denial`` or ``error`` event; returns its event id."""
-        import json
+        """Record a ``permission_denial`` or ``error`` event; returns its event id.
 
+        Raises:
+            TypeError: ``payload`` is not a JSON-serialisable dict (or another argument has the wrong type).
+        """
+        B.check_type("session_id", session_id, str)
+        B.check_type("kind", kind, str)
+        B.check_type("request_id", request_id, (str, type(None)))
+        text = B.event_payload(payload)
         kinds = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
         if kind not in kinds:
             raise E.InvalidRequestError(f"kind must be one of {sorted(kinds)}", reason=E.Reason.INVALID_EVENT)
@@ -241,13 +302,15 @@ class SessionClient:
             pb.RecordEventRequest,
             session_id=session_id,
             kind=kinds[kind],
-            payload=json.dumps(payload),
+            payload=text,
             request_id=request_id or B.new_request_id(),
         )
         return int(self._call(lambda: self._stub.RecordEvent(request, timeout=self.timeout_s).event_id))
 
     def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[B.SessionSummary]:
         """Stored sessions, most recently updated first."""
+        B.check_type("id_contains", id_contains, str)
+        B.check_ints(limit=limit)
         request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
         return self._call(lambda: B.summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
@@ -258,11 +321,13 @@ class SessionClient:
 
     def usage(self, session_id: str) -> B.UsageReport:
         """Totals and per-model breakdown of a stored session."""
+        B.check_type("session_id", session_id, str)
         request = B.build(pb.GetUsageRequest, session_id=session_id)
         return self._call(lambda: B.usage_report_of(self._stub.GetUsage(request, timeout=self.timeout_s)))
 
     def delete(self, session_id: str) -> B.DeleteResult:
         """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
+        B.check_type("session_id", session_id, str)
         request = B.build(pb.DeleteRequest, session_id=session_id)
         return self._call(lambda: B.delete_result_of(self._stub.Delete(request, timeout=self.timeout_s)))
 
@@ -271,13 +336,17 @@ class SessionClient:
 
         The stream is not retried: on an error, start again.
         """
+        B.check_type("session_id", session_id, (str, type(None)))
         request = B.build(pb.ExportRequest, session_id=session_id or "")
         self._trust()
         try:
             for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
                 yield reply.line
         except grpc.RpcError as exc:
-            raise B.error_from_rpc(exc) from None
+            err = B.error_from_rpc(exc)
+            raise (self._final(err) or err) from None
+        except ValueError as exc:
+            raise self._closed_mid_call(exc) from None
 
     def import_lines(self, lines: Iterable[str], *, mode: str = "refuse") -> list[B.ImportResult]:
         """Import export lines, one Import call per session block: all or nothing per session.
@@ -342,13 +411,18 @@ class SessionClient:
             SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
         """
         cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
+        answered = False
         autostarted = False
         while True:
             self._trust()
-            call = self._stub.Watch(cursor.request())
+            try:
+                call = self._stub.Watch(cursor.request())
+            except ValueError as exc:
+                raise self._closed_mid_call(exc) from None
             err: E.SessiondError
             try:
                 for reply in call:
+                    answered = True  # a stream that was served resumes across a restart
                     event = cursor.accept(reply)
                     if event is not None:
                         yield event
@@ -357,12 +431,17 @@ class SessionClient:
                 err = B.error_from_rpc(exc)
             finally:
                 call.cancel()
+            if self._closed:  # closed by another thread or task during the call
+                raise B.closed_error() from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False
             if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:
                 autostarted = True
                 self._ensure_daemon()
                 continue
+            final = None if answered else self._final(err)
+            if final is not None:
+                raise final
             time.sleep(cursor.resume_delay(err, time.monotonic()))
 
     def backup(self, out: BinaryIO, *, timeout_s: float | None = None) -> B.BackupFigures:
@@ -443,12 +522,17 @@ class SessionClient:
             SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
         """
         cursor = F.FollowCursor(last, self.retry_window_s)
+        answered = False
         while True:
             self._trust()
-            call = self._stub.WatchAll(cursor.request())
+            try:
+                call = self._stub.WatchAll(cursor.request())
+            except ValueError as exc:
+                raise self._closed_mid_call(exc) from None
             err: E.SessiondError
             try:
                 for reply in call:
+                    answered = True  # a stream that was served resumes across a restart
                     event = cursor.accept(reply)
                     if event is not None:
                         yield event
@@ -457,8 +541,13 @@ class SessionClient:
                 err = B.error_from_rpc(exc)
             finally:
                 call.cancel()
+            if self._closed:  # closed by another thread or task during the call
+                raise B.closed_error() from None
             if isinstance(err, E.DaemonUnavailableError):
                 self._verified = False
+            final = None if answered else self._final(err)
+            if final is not None:
+                raise final
             time.sleep(cursor.resume_delay(err, time.monotonic()))
 
     def stats(self) -> B.Stats:

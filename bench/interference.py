@@ -38,6 +38,7 @@ import grpc
 
 from bench.procs import ROOT, Daemon, stop
 from bench.stats import median, percentile, ratio
+from claw_sessiond.config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
@@ -62,8 +63,10 @@ class Scale:
     scans_in_flight: int = 8
 
 
-TINY = Scale(sessions=3_000, export_events=6_000, watchers=200, repair_calls=10_000, window_s=2.0)
-FULL = Scale(sessions=100_000, export_events=40_000, watchers=2_000, repair_calls=200_000, window_s=6.0)
+#: The daemon's default ``--max-open-tool-calls``: the largest repair an append can set up.
+MAX_OPEN_CALLS = DEFAULT_MAX_OPEN_TOOL_CALLS
+TINY = Scale(sessions=3_000, export_events=6_000, watchers=200, repair_calls=MAX_OPEN_CALLS, window_s=2.0)
+FULL = Scale(sessions=100_000, export_events=40_000, watchers=2_000, repair_calls=MAX_OPEN_CALLS, window_s=6.0)
 
 
 def _log(text: str) -> None:

@@ -92,6 +92,8 @@ APPEND_STREAM_WINDOW: Final = 256
 _RUNNING: Final[set[asyncio.Task[Any]]] = set()
 #: Keep each Load chunk well under the 4 MiB default receive limit.
 LOAD_CHUNK_BYTES: Final = 1024 * 1024
+#: Messages converted for a Load before it yields to the loop (bounds one slice of loop time).
+LOAD_YIELD_EVERY: Final = 128
 
 
 def status_for(exc: SessiondError) -> grpc.StatusCode:
@@ -344,10 +346,6 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         result = await self.store.load(request.session_id, request.workdir, trace_id, self.owners.is_live)
         first = pb.LoadResponse(
             session=session_pb(result.session),
-            repairs=[
-                pb.Repair(tool_call_id=r.tool_call_id, assistant_position=r.assistant_position, position=r.position)
-                for r in result.repairs
-            ],
             in_flight=[
                 pb.InFlightCall(
                     tool_call_id=c.tool_call_id,
@@ -359,6 +357,12 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             ],
             trace_id=trace_id,
         )
+        # A large repair's report (up to --max-open-tool-calls entries) is built in
+        # slices, yielding to the loop between them.
+        for i, r in enumerate(result.repairs, 1):
+            first.repairs.add(tool_call_id=r.tool_call_id, assistant_position=r.assistant_position, position=r.position)
+            if i % 512 == 0:
+                await asyncio.sleep(0)
         # One chunk of at most LOAD_CHUNK_BYTES is built at a time, and a large
         # history is read page by page only as the client takes chunks (see reads.py).
         chunk = first
@@ -368,7 +372,9 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         )
         async with contextlib.aclosing(pages):
             async for page in pages:
-                for message in page:
+                for n, message in enumerate(page, 1):
+                    if n % LOAD_YIELD_EVERY == 0:
+                        await asyncio.sleep(0)  # a page is up to 512 messages: let others in between
                     # Built in place (``append`` would copy each message once more).
                     item = chunk.messages.add()
                     fill_message_pb(item, message)

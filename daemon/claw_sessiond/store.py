@@ -106,7 +106,7 @@ _ERASURE_RETRY_S: Final = 0.01
 _BULK_READERS: Final = 1
 #: A repair of more open calls than this is written in chunks of this many, one writer job
 #: each (measured: ~10-40 µs a call, so a chunk holds the writer for a few ms).
-REPAIR_CHUNK: Final = 256
+REPAIR_CHUNK: Final = 128
 
 
 # ---------------------------------------------------------------- errors
@@ -1438,7 +1438,12 @@ class Store:
                     _OPEN_CALLS_SQL,
                     (session_id,),
                 )
-                to_repair, in_flight = plan_repair([OpenCall(*r) for r in rows], is_live)
+                if len(rows) > REPAIR_CHUNK:  # sorting thousands of calls: off the loop
+                    to_repair, in_flight = await asyncio.to_thread(
+                        lambda: plan_repair([OpenCall(*r) for r in rows], is_live)
+                    )
+                else:
+                    to_repair, in_flight = plan_repair([OpenCall(*r) for r in rows], is_live)
                 if not to_repair:
                     flights = [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id) for c in in_flight]
                     page = await reads.first_history_page(

@@ -92,6 +92,8 @@ APPEND_STREAM_WINDOW: Final = 256
 _RUNNING: Final[set[asyncio.Task[Any]]] = set()
 #: Keep each Load chunk well under the 4 MiB default receive limit.
 LOAD_CHUNK_BYTES: Final = 1024 * 1024
+#: Export pacing: pause this many times the time a page took before the next page.
+EXPORT_PAUSE_RATIO: Final = 1.0
 #: Messages converted for a Load before it yields to the loop (bounds one slice of loop time).
 LOAD_YIELD_EVERY: Final = 128
 
@@ -706,13 +708,23 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             # over the stream's writes, so it never blocks the loop in one piece.
             # (Encoding in a worker thread measured worse: the thread holds the GIL in
             # 5 ms slices and every other request's thread hand-offs queue behind it.)
+            #
+            # Paced: after each page the stream pauses for EXPORT_PAUSE_RATIO times the
+            # wall time the page took, so that an export (and the client draining it as
+            # fast as it can) uses at most about half of the machine's time. On a busy
+            # machine an export at full speed starved everything else, down to the disk's
+            # journal thread: commits (fsync) of ordinary Appends took 20-130 ms.
             pages = self.store.export_pages(cursor, max_event_id)
             async with contextlib.aclosing(pages):
+                started = time.perf_counter()
                 async for rows in pages:
                     for row in rows:
                         ordinal += 1
                         yield pb.ExportResponse(line=_export_line(session_id, ordinal, row))
                     del rows
+                    now = time.perf_counter()
+                    await asyncio.sleep((now - started) * EXPORT_PAUSE_RATIO)
+                    started = time.perf_counter()
             if ordinal != header.events:
                 raise SequenceConflictError(
                     f"session {session_id!r} changed while it was exported ({ordinal} events sent, header says "

@@ -281,6 +281,8 @@ class WatchHub:
         """Shutdown: wake every watcher so that it ends with ShuttingDownError; refuse new ones."""
         self._closing = True
         self._due.clear()
+        if self._dispatcher is not None:
+            self._dispatcher.cancel()
         for watchers in self._by_session.values():
             for watcher in watchers:
                 watcher.ended = ShuttingDownError("claw-sessiond is shutting down; resume the watch in a moment")

@@ -107,6 +107,10 @@ _BULK_READERS: Final = 1
 #: A repair of more open calls than this is written in chunks of this many, one writer job
 #: each (measured: ~10-40 µs a call, so a chunk holds the writer for a few ms).
 REPAIR_CHUNK: Final = 128
+#: Open calls planned (or synthetic payloads made) on the loop before it yields.
+_PLAN_SLICE: Final = 512
+#: After each chunk of a large repair, pause this many times the time the chunk took.
+REPAIR_PAUSE_RATIO: Final = 1.0
 
 
 # ---------------------------------------------------------------- errors
@@ -811,13 +815,25 @@ def _synthetic_payload(call_id: str, name: str) -> str:
     return json.dumps(payload)
 
 
-def _plan_payloads(calls: Sequence[OpenCall], assistant_payloads: Sequence[tuple[int, str]]) -> tuple[str, ...]:
-    """The synthetic results' payloads (pure; parses the assistants' JSON, so run it off the loop)."""
+async def _plan_payloads(calls: Sequence[OpenCall], assistant_payloads: Sequence[tuple[int, str]]) -> tuple[str, ...]:
+    """The synthetic results' payloads, made on the loop in slices (yielding between them).
+
+    Not in a worker thread: a thread computing holds the GIL in 5 ms turns,
+    and every other request's hand-offs between the loop and the SQLite
+    threads then wait behind it (measured: an ordinary Load took 33 ms).
+    """
     names: dict[str, str] = {}
     for _position, text in assistant_payloads:
         for call in json.loads(text).get("tool_calls", ()):
             names[call["id"]] = call.get("name", "")
-    return tuple(_synthetic_payload(c.tool_call_id, names.get(c.tool_call_id, "")) for c in calls)
+        await asyncio.sleep(0)
+    out: list[str] = []
+    for i in range(0, len(calls), _PLAN_SLICE):
+        out.extend(
+            _synthetic_payload(c.tool_call_id, names.get(c.tool_call_id, "")) for c in calls[i : i + _PLAN_SLICE]
+        )
+        await asyncio.sleep(0)
+    return tuple(out)
 
 
 def _repair_in_tx(
@@ -1438,12 +1454,13 @@ class Store:
                     _OPEN_CALLS_SQL,
                     (session_id,),
                 )
-                if len(rows) > REPAIR_CHUNK:  # sorting thousands of calls: off the loop
-                    to_repair, in_flight = await asyncio.to_thread(
-                        lambda: plan_repair([OpenCall(*r) for r in rows], is_live)
-                    )
-                else:
-                    to_repair, in_flight = plan_repair([OpenCall(*r) for r in rows], is_live)
+                # Up to --max-open-tool-calls rows: built in slices, yielding between them.
+                calls: list[OpenCall] = []
+                for i in range(0, len(rows), _PLAN_SLICE):
+                    if i:
+                        await asyncio.sleep(0)
+                    calls.extend(OpenCall(*r) for r in rows[i : i + _PLAN_SLICE])
+                to_repair, in_flight = plan_repair(calls, is_live)
                 if not to_repair:
                     flights = [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id) for c in in_flight]
                     page = await reads.first_history_page(
@@ -1463,7 +1480,7 @@ class Store:
                 assistants = await reads.rows_at_positions(conn, session_id, positions)
             finally:
                 await conn.execute("COMMIT")
-        payloads = await asyncio.to_thread(_plan_payloads, to_repair, assistants)
+        payloads = await _plan_payloads(to_repair, assistants)
         # A large repair is written in chunks of REPAIR_CHUNK calls, one writer job each,
         # so that other requests' transactions run between them (the writer is never
         # held for more than one chunk). The last chunk is written by ``_repair_in_tx``
@@ -1483,6 +1500,7 @@ class Store:
                 payloads[start : start + REPAIR_CHUNK],
             )
             start += REPAIR_CHUNK
+            began = time.perf_counter()
             done = await self._writer.submit(
                 functools.partial(_repair_chunk_in_tx, session_id=session_id, trace_id=trace_id, chunk=chunk),
                 session_id,
@@ -1491,6 +1509,9 @@ class Store:
                 break
             earlier.extend(done[0])
             last = done[1]
+            # Paced like an export: pause as long as the chunk took, so that a large repair
+            # takes at most about half of the writer's (and the machine's) time.
+            await asyncio.sleep((time.perf_counter() - began) * REPAIR_PAUSE_RATIO)
         else:
             plan = _RepairPlan(row.created_at, row.clear_position, last, tuple(to_repair[start:]), payloads[start:])
         result = await self._writer.submit(

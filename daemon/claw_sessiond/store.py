@@ -1437,7 +1437,9 @@ class Store:
         """Get-or-create read: nothing is written for an unknown or paired session.
 
         Interrupted calls (open, not owned by a live run) are planned here and
-        written by the writer in one transaction. A history that fits one
+        written by the writer: in one transaction, or, for more than
+        :data:`REPAIR_CHUNK` calls, in paced chunks whose last one is written in
+        the transaction that bounds what this Load returns (see below). A history that fits one
         page (``reads.PAGE_BYTES``) comes back in ``messages``; a larger one
         (or one just repaired) comes back as a ``cursor`` for
         :meth:`history_pages`, bounded by the last position the read (or

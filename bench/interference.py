@@ -266,8 +266,9 @@ def measure(address: str, workdir: str, scale: Scale, scenario: str, repair_inde
             if scenario == "repair" and proc.returncode not in (0, None):
                 err = proc.stderr.read().decode() if proc.stderr else ""
                 raise RuntimeError(f"repair Load failed ({proc.returncode}): {err[-2000:]}")
-            if proc.stderr:
-                proc.stderr.close()
+            for pipe in (proc.stdin, proc.stderr):
+                if pipe:
+                    pipe.close()
     return {
         "scenario": scenario,
         "window_s": window,

@@ -202,7 +202,7 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
                     finally:
                         await conn.execute("COMMIT")
                 found.sort(key=lambda r: r[0])
-                yield [decode(*r) for r in found]
+                yield await _decode_rows(found, decode)
 
 
 async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Message]:

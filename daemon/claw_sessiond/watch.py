@@ -49,7 +49,8 @@ to the loop between slices. A woken watcher sends what it has not sent
 (at most one pull, :data:`WATCH_BATCH` events) and pays one token per
 message; if more is waiting it queues itself again at the back. A watcher
 marked due while it is already queued or sending is not queued twice
-(*coalescing*: its next turn carries every event committed meanwhile). So
+(*coalescing*: its next turn carries every event committed meanwhile). A new
+stream's first pull waits for its turn as well, so a backlog is paid for. So
 the loop spends at most about ``sends_per_s`` watch messages' worth of time
 per second on fan-out however many watchers and commits there are, and
 when ``N`` watchers are due at once the last one is woken about
@@ -124,6 +125,11 @@ class Watcher:
             ShuttingDownError: the daemon is stopping (the client should resume elsewhere).
             SessionNotFoundError: the session was deleted while watched (the incarnation followed is gone).
         """
+        if self.hub is not None:  # the first pull waits for its turn too (a backlog is paid like the rest)
+            self.busy = False
+            self.hub.due(self)
+            await self.wake.wait()
+            self.busy = True
         while True:
             # Clear before reading: a commit that lands after the read sets it again.
             self.wake.clear()

@@ -62,7 +62,7 @@ PAGE_BYTES: Final = 1024 * 1024
 PAGE_ROWS: Final = 512
 #: Payload bytes decoded before yielding to the loop (a page of assistants with thousands
 #: of calls took the loop ~15 ms to decode in one piece).
-DECODE_SLICE_BYTES: Final = 64 * 1024
+DECODE_SLICE_BYTES: Final = 16 * 1024
 #: Sessions examined per ListSessions chunk (one short read each).
 SCAN_ROWS: Final = 1000
 #: Tool-call ids looked up per query (well under SQLite's 32766 parameters).

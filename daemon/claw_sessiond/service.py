@@ -95,7 +95,7 @@ LOAD_CHUNK_BYTES: Final = 1024 * 1024
 #: Export pacing: pause this many times the time a page took before the next page.
 EXPORT_PAUSE_RATIO: Final = 1.0
 #: Messages converted for a Load before it yields to the loop (bounds one slice of loop time).
-LOAD_YIELD_EVERY: Final = 128
+LOAD_YIELD_EVERY: Final = 32
 
 
 def status_for(exc: SessiondError) -> grpc.StatusCode:

@@ -108,7 +108,7 @@ _BULK_READERS: Final = 1
 #: each (measured: ~10-40 µs a call, so a chunk holds the writer for a few ms).
 REPAIR_CHUNK: Final = 128
 #: Open calls planned (or synthetic payloads made) on the loop before it yields.
-_PLAN_SLICE: Final = 512
+_PLAN_SLICE: Final = 128
 #: After each chunk of a large repair, pause this many times the time the chunk took.
 REPAIR_PAUSE_RATIO: Final = 1.0
 

@@ -9,8 +9,11 @@ each of these runs in another process:
   nothing over many sessions, 20 ms deadline, 8 at a time, again and again);
 * ``export``: Export of a large session, read as fast as it comes, in a loop;
 * ``watchers``: many Watch streams following the session the probe appends to;
-* ``repair``: Load of a session with a huge number of interrupted tool calls
-  (the window lasts as long as that Load plus a little).
+* ``repair``: Load of a session with the largest number of interrupted tool
+  calls an append can set up (the daemon's default ``--max-open-tool-calls``,
+  10,000; the issue's 200k can no longer be stored). The window opens when
+  the background process, started and connected, sends that Load, and lasts
+  until it has read the whole reply (plus a little).
 
 It prints each p99 and its ratio to the quiet p99 (target: at most 3x) and
 writes ``bench/results/interference-<mode>.json``. Absolute times on a
@@ -24,6 +27,7 @@ import asyncio
 import contextlib
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -62,8 +66,11 @@ class Scale:
     scans_in_flight: int = 8
 
 
-TINY = Scale(sessions=3_000, export_events=6_000, watchers=200, repair_calls=10_000, window_s=2.0)
-FULL = Scale(sessions=100_000, export_events=40_000, watchers=2_000, repair_calls=200_000, window_s=6.0)
+#: The daemon's default ``--max-open-tool-calls`` (``claw_sessiond.config``): the largest
+#: repair an append can set up. A literal, so that the bench also drives older daemons.
+MAX_OPEN_CALLS = 10_000
+TINY = Scale(sessions=3_000, export_events=6_000, watchers=200, repair_calls=MAX_OPEN_CALLS, window_s=2.0)
+FULL = Scale(sessions=100_000, export_events=40_000, watchers=2_000, repair_calls=MAX_OPEN_CALLS, window_s=6.0)
 
 
 def _log(text: str) -> None:
@@ -189,9 +196,25 @@ def _spawn_background(kind: str, address: str, scale: Scale, arg: str = "") -> s
             str(scale.scans_in_flight),
         ],
         cwd=str(ROOT),
+        stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
+    """Wait until a background process says ``ready`` (its start-up is not part of the window)."""
+    assert proc.stderr is not None
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        readable, _, _ = select.select([proc.stderr], [], [], 0.2)
+        if readable:
+            line = proc.stderr.readline()
+            if line.strip() == b"ready":
+                return
+            if not line and proc.poll() is not None:
+                break
+    raise RuntimeError(f"background process not ready within {timeout_s:g} s (exit code {proc.poll()})")
 
 
 def _active_watchers(address: str) -> int:
@@ -216,6 +239,12 @@ def measure(address: str, workdir: str, scale: Scale, scenario: str, repair_inde
             time.sleep(0.5)  # let it get going
         elif scenario == "repair":
             proc = _spawn_background("repair", address, scale, f"repair-{repair_index}")
+            # Python's start-up (importing grpc) is not the heavy request: the window
+            # opens when the process, connected and ready, is told to send its Load.
+            _wait_ready(proc)
+            assert proc.stdin is not None
+            proc.stdin.write(b"go\n")
+            proc.stdin.flush()
 
             def watch_exit() -> None:
                 assert proc is not None
@@ -237,8 +266,9 @@ def measure(address: str, workdir: str, scale: Scale, scenario: str, repair_inde
             if scenario == "repair" and proc.returncode not in (0, None):
                 err = proc.stderr.read().decode() if proc.stderr else ""
                 raise RuntimeError(f"repair Load failed ({proc.returncode}): {err[-2000:]}")
-            if proc.stderr:
-                proc.stderr.close()
+            for pipe in (proc.stdin, proc.stderr):
+                if pipe:
+                    pipe.close()
     return {
         "scenario": scenario,
         "window_s": window,
@@ -261,6 +291,9 @@ def background(kind: str, address: str, arg: str, watchers: int, scans: int) -> 
     if kind == "repair":
         with _channel(address) as channel:
             stub = pb_grpc.SessionServiceStub(channel)
+            grpc.channel_ready_future(channel).result(timeout=30)
+            print("ready", file=sys.stderr, flush=True)
+            sys.stdin.readline()
             chunks = list(stub.Load(pb.LoadRequest(session_id=arg, workdir="/bench"), timeout=600))
             repaired = len(chunks[0].repairs) if chunks else 0
             print(f"repaired {repaired}", file=sys.stderr)

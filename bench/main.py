@@ -803,11 +803,13 @@ def main(argv: list[str] | None = None) -> int:
         help="only the interference section: Append/Load p99, quiet and under heavy requests (bench/interference.py)",
     )
     parser.add_argument("--label", default="", help="with --interference: a name for the results file")
+    parser.add_argument("--only", default="", help="with --interference: comma-separated scenarios to run")
     args = parser.parse_args(argv)
     if args.interference:
         from bench import interference
 
-        return interference.main([*(["--tiny"] if args.tiny else []), "--label", args.label])
+        only = ["--only", args.only] if args.only else []
+        return interference.main([*(["--tiny"] if args.tiny else []), "--label", args.label, *only])
     size = TINY if args.tiny else FULL
     started = time.monotonic()
     RESULTS.mkdir(parents=True, exist_ok=True)

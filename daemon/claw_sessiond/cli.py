@@ -239,6 +239,7 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
         type=float,
         help="end a Watch as lagged after its client stopped reading this long",
     )
+    _add_fairness_options(parser, env)
     _env_option(
         parser, "--retention-days", env, default=0.0, type=float, help="delete sessions idle this long (0: never)"
     )
@@ -262,6 +263,30 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
         parser, "--log-level", env, default="info", choices=["debug", "info", "warning", "error"], help="log level"
     )
     _add_lifecycle_options(parser, env)
+
+
+def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    from .config import DEFAULT_MAX_OPEN_TOOL_CALLS, DEFAULT_MAX_WATCHERS, DEFAULT_WATCH_SENDS_PER_S
+
+    _env_option(
+        parser, "--max-watchers", env, default=DEFAULT_MAX_WATCHERS, type=int, help="most Watch streams open at once"
+    )
+    _env_option(
+        parser,
+        "--watch-sends-per-s",
+        env,
+        default=DEFAULT_WATCH_SENDS_PER_S,
+        type=float,
+        help="Watch fan-out budget: messages per second over all streams",
+    )
+    _env_option(
+        parser,
+        "--max-open-tool-calls",
+        env,
+        default=DEFAULT_MAX_OPEN_TOOL_CALLS,
+        type=int,
+        help="most unanswered tool calls per session (bounds one repair)",
+    )
 
 
 def _add_lifecycle_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
@@ -305,6 +330,9 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         busy_timeout_ms=int(args.busy_timeout_ms),
         lease_s=int(args.lease_s),
         watch_stall_s=float(args.watch_stall_s),
+        max_watchers=int(args.max_watchers),
+        watch_sends_per_s=float(args.watch_sends_per_s),
+        max_open_tool_calls=int(args.max_open_tool_calls),
         retention_days=float(args.retention_days),
         retention_interval_s=float(args.retention_interval_s),
         request_id_retention_s=float(args.request_id_retention_s),

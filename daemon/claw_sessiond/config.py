@@ -24,9 +24,12 @@ __all__ = [
     "DEFAULT_LEASE_S",
     "DEFAULT_MAX_BATCH_MESSAGES",
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_MAX_OPEN_TOOL_CALLS",
     "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_MAX_WATCHERS",
     "DEFAULT_REQUEST_ID_RETENTION_S",
     "DEFAULT_SHUTDOWN_GRACE_S",
+    "DEFAULT_WATCH_SENDS_PER_S",
     "DEFAULT_WATCH_STALL_S",
     "ENV_PREFIX",
     "Config",
@@ -44,6 +47,12 @@ DEFAULT_SHUTDOWN_GRACE_S: Final = 10.0
 DEFAULT_BUSY_TIMEOUT_MS: Final = 5000
 DEFAULT_LEASE_S: Final = 10
 DEFAULT_WATCH_STALL_S: Final = 30.0
+#: Open Watch streams per daemon; one more is refused (RESOURCE_EXHAUSTED / TOO_MANY_STREAMS).
+DEFAULT_MAX_WATCHERS: Final = 4096
+#: Watch fan-out budget: messages per second over all Watch streams (see ``watch.py``).
+DEFAULT_WATCH_SENDS_PER_S: Final = 500.0
+#: Open (unanswered) tool calls per session; an append beyond it is refused (TOO_MANY_OPEN_CALLS).
+DEFAULT_MAX_OPEN_TOOL_CALLS: Final = 10_000
 DEFAULT_MAX_GROUP_COMMIT: Final = 512
 DEFAULT_RETENTION_INTERVAL_S: Final = 3600.0
 DEFAULT_REQUEST_ID_RETENTION_S: Final = 24 * 3600.0
@@ -103,6 +112,15 @@ class Config:
     """Bound for detecting a dead run owner (keepalive interval + timeout)."""
     watch_stall_s: float = DEFAULT_WATCH_STALL_S
     """A Watch whose send stays blocked this long (its client stopped reading) is ended as lagged."""
+    max_watchers: int = DEFAULT_MAX_WATCHERS
+    """Most Watch streams open at once; one more gets RESOURCE_EXHAUSTED / ``TOO_MANY_STREAMS``."""
+    watch_sends_per_s: float = DEFAULT_WATCH_SENDS_PER_S
+    """Fan-out budget: Watch messages sent per second over all streams (more watchers: each waits longer)."""
+    max_open_tool_calls: int = DEFAULT_MAX_OPEN_TOOL_CALLS
+    """Most open (unanswered) tool calls in one session: bounds the work of one repair.
+
+    An append (or import) that would leave more is refused with FAILED_PRECONDITION /
+    ``TOO_MANY_OPEN_CALLS`` (import: INVALID_ARGUMENT / ``INVALID_IMPORT``); nothing is written."""
     max_group_commit: int = DEFAULT_MAX_GROUP_COMMIT
     """Most requests committed in one transaction."""
     retention_days: float = 0.0
@@ -169,7 +187,16 @@ class Config:
         sock = self.effective_socket_path
         if len(os.fsencode(sock)) > 107:
             raise ConfigError("socket", "longer than the 107-byte Unix socket path limit", str(sock))
-        for name in ("max_message_bytes", "max_batch_messages", "max_request_bytes", "max_group_commit", "lease_s"):
+        for name in (
+            "max_message_bytes",
+            "max_batch_messages",
+            "max_request_bytes",
+            "max_group_commit",
+            "lease_s",
+            "max_watchers",
+            "watch_sends_per_s",
+            "max_open_tool_calls",
+        ):
             if getattr(self, name) <= 0:
                 raise ConfigError(name, "must be positive", getattr(self, name))
         if self.max_request_bytes < self.max_message_bytes:

@@ -8,7 +8,8 @@ of the same name in ``claw_sessiond_client.errors`` (a test checks it)::
     ├── InvalidRequestError      reason: INVALID_SESSION_ID | INVALID_MESSAGE | ARGUMENTS_NOT_JSON | ...
     ├── SessionNotFoundError
     ├── ToolCallStateError       reason: UNKNOWN_TOOL_CALL | TOOL_CALL_ALREADY_ANSWERED
-    ├── PreconditionError        reason: SESSION_EXISTS | RUN_ALREADY_OWNED | CURRENCY_MISMATCH | ...
+    ├── PreconditionError        reason: SESSION_EXISTS | RUN_ALREADY_OWNED | TOO_MANY_OPEN_CALLS | ...
+    ├── ResourceLimitError       reason: TOO_MANY_STREAMS
     ├── SequenceConflictError    fields: expected, actual
     ├── WatchLaggedError
     ├── StorageError
@@ -27,6 +28,7 @@ __all__ = [
     "InvalidRequestError",
     "PreconditionError",
     "Reason",
+    "ResourceLimitError",
     "SequenceConflictError",
     "SessionNotFoundError",
     "SessiondError",
@@ -73,6 +75,12 @@ class PreconditionError(SessiondError):
     """The session's state forbids the call."""
 
     default_reason = Reason.SESSION_EXISTS
+
+
+class ResourceLimitError(SessiondError):
+    """A daemon-wide limit is reached (too many open streams); retry later. Nothing is written."""
+
+    default_reason = Reason.TOO_MANY_STREAMS
 
 
 class SequenceConflictError(SessiondError):

@@ -351,7 +351,8 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
 
 async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifier) -> Daemon:
     owners = Owners()
-    watch_hub = WatchHub()
+    watch_hub = WatchHub(cfg.max_watchers, cfg.watch_sends_per_s)
+    store.max_open_tool_calls = cfg.max_open_tool_calls
     # Commits only wake watchers; each watcher reads what it missed from the database.
     store.set_commit_listener(watch_hub.notify)
     store.set_erase_listener(watch_hub.end_session)

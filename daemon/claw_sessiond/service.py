@@ -41,6 +41,7 @@ from .errors import (
     InvalidRequestError,
     PreconditionError,
     Reason,
+    ResourceLimitError,
     SequenceConflictError,
     SessiondError,
     SessionNotFoundError,
@@ -80,6 +81,7 @@ STATUS_OF: Final[Mapping[type[SessiondError], grpc.StatusCode]] = {
     SequenceConflictError: grpc.StatusCode.ABORTED,
     WatchLaggedError: grpc.StatusCode.ABORTED,
     StorageFullError: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    ResourceLimitError: grpc.StatusCode.RESOURCE_EXHAUSTED,
     StorageError: grpc.StatusCode.UNAVAILABLE,
     ShuttingDownError: grpc.StatusCode.UNAVAILABLE,
     SessiondError: grpc.StatusCode.INTERNAL,
@@ -101,6 +103,10 @@ APPEND_STREAM_WINDOW: Final = 256
 _RUNNING: Final[set[asyncio.Task[Any]]] = set()
 #: Keep each Load chunk well under the 4 MiB default receive limit.
 LOAD_CHUNK_BYTES: Final = 1024 * 1024
+#: Export pacing: pause this many times the time a page took before the next page.
+EXPORT_PAUSE_RATIO: Final = 1.0
+#: Messages converted for a Load before it yields to the loop (bounds one slice of loop time).
+LOAD_YIELD_EVERY: Final = 32
 
 
 def status_for(exc: SessiondError) -> grpc.StatusCode:
@@ -363,10 +369,6 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         )
         first = pb.LoadResponse(
             session=session_pb(result.session),
-            repairs=[
-                pb.Repair(tool_call_id=r.tool_call_id, assistant_position=r.assistant_position, position=r.position)
-                for r in result.repairs
-            ],
             in_flight=[
                 pb.InFlightCall(
                     tool_call_id=c.tool_call_id,
@@ -378,6 +380,12 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             ],
             trace_id=trace_id,
         )
+        # A large repair's report (up to --max-open-tool-calls entries) is built in
+        # slices, yielding to the loop between them.
+        for i, r in enumerate(result.repairs, 1):
+            first.repairs.add(tool_call_id=r.tool_call_id, assistant_position=r.assistant_position, position=r.position)
+            if i % 512 == 0:
+                await asyncio.sleep(0)
         # One chunk of at most LOAD_CHUNK_BYTES is built at a time, and a large
         # history is read page by page only as the client takes chunks (see reads.py).
         chunk = first
@@ -387,7 +395,9 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         )
         async with contextlib.aclosing(pages):
             async for page in pages:
-                for message in page:
+                for n, message in enumerate(page, 1):
+                    if n % LOAD_YIELD_EVERY == 0:
+                        await asyncio.sleep(0)  # a page is up to 512 messages: let others in between
                     # Built in place (``append`` would copy each message once more).
                     item = chunk.messages.add()
                     fill_message_pb(item, message)
@@ -724,13 +734,23 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             # over the stream's writes, so it never blocks the loop in one piece.
             # (Encoding in a worker thread measured worse: the thread holds the GIL in
             # 5 ms slices and every other request's thread hand-offs queue behind it.)
+            #
+            # Paced: after each page the stream pauses for EXPORT_PAUSE_RATIO times the
+            # wall time the page took, so that an export (and the client draining it as
+            # fast as it can) uses at most about half of the machine's time. On a busy
+            # machine an export at full speed starved everything else, down to the disk's
+            # journal thread: commits (fsync) of ordinary Appends took 20-130 ms.
             pages = self.store.export_pages(cursor, max_event_id)
             async with contextlib.aclosing(pages):
+                started = time.perf_counter()
                 async for rows in pages:
                     for row in rows:
                         ordinal += 1
                         yield pb.ExportResponse(line=_export_line(session_id, ordinal, row))
                     del rows
+                    now = time.perf_counter()
+                    await asyncio.sleep((now - started) * EXPORT_PAUSE_RATIO)
+                    started = time.perf_counter()
             if ordinal != header.events:
                 raise SequenceConflictError(
                     f"session {session_id!r} changed while it was exported ({ordinal} events sent, header says "

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -39,6 +41,7 @@ import aiosqlite
 
 from . import queries, reads, schema
 from .bounds import MAX_POSITION
+from .config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from .erasure import PendingErasures
 from .errors import (
     CorruptDatabaseError,
@@ -107,6 +110,13 @@ _ERASURE_RETRY_S: Final = 0.01
 #: Read connections kept for bulk reads (ListSessions scans, Export pages, pages of large
 #: Loads), so that short reads never queue behind them (see ``reads.py``).
 _BULK_READERS: Final = 1
+#: A repair of more open calls than this is written in chunks of this many, one writer job
+#: each (measured: ~10-40 µs a call, so a chunk holds the writer for a few ms).
+REPAIR_CHUNK: Final = 128
+#: Open calls planned (or synthetic payloads made) on the loop before it yields.
+_PLAN_SLICE: Final = 128
+#: After each chunk of a large repair, pause this many times the time the chunk took.
+REPAIR_PAUSE_RATIO: Final = 1.0
 
 
 # ---------------------------------------------------------------- errors
@@ -830,7 +840,34 @@ def _open_calls_in_tx(conn: sqlite3.Connection, session_id: str) -> list[OpenCal
     return [OpenCall(*r) for r in rows]
 
 
-def _append_in_tx(conn: sqlite3.Connection, job: AppendJob) -> AppendResult:
+def _open_call_count_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
+    # Counts entries of the partial index ``tool_calls_open``: at most the limit plus one append.
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM tool_calls WHERE session_id = ? AND result_position IS NULL", (session_id,)
+        ).fetchone()[0]
+    )
+
+
+def _check_open_calls(open_calls: int, limit: int, session_id: str) -> None:
+    if open_calls > limit:
+        raise PreconditionError(
+            f"session {session_id!r} would have {open_calls} unanswered tool calls, more than the limit of "
+            f"{limit} (--max-open-tool-calls); append results for its open calls first, or Load it to repair "
+            "interrupted ones",
+            reason=Reason.TOO_MANY_OPEN_CALLS,
+            open_calls=open_calls,
+            limit=limit,
+        )
+
+
+def _append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int = 0) -> AppendResult:
+    """Append ``job`` in the caller's transaction (``max_open_calls``: 0 for no limit).
+
+    Only an append that makes new calls can exceed the limit, so only such an
+    append counts the session's open calls (after its own writes, so that the
+    results it carries count too; a refusal rolls back its savepoint).
+    """
     replay = _replay_in_tx(conn, job.session_id, job.request_id, "append", job.fingerprint)
     if replay is not None:
         return AppendResult(replay["first"], replay["last"], replay["at"], replay["trace"], replayed=True)
@@ -881,6 +918,8 @@ def _append_in_tx(conn: sqlite3.Connection, job: AppendJob) -> AppendResult:
                     tool_call_id=call.id,
                 )
         _insert_event_in_tx(conn, job.session_id, position, prepared.event_type, job.trace_id, now, prepared.payload)
+    if max_open_calls and any(p.message.tool_calls for p in job.messages):
+        _check_open_calls(_open_call_count_in_tx(conn, job.session_id), max_open_calls, job.session_id)
     conn.execute(
         "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ?, "
         "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
@@ -921,13 +960,25 @@ def _synthetic_payload(call_id: str, name: str) -> str:
     return json.dumps(payload)
 
 
-def _plan_payloads(calls: Sequence[OpenCall], assistant_payloads: Sequence[tuple[int, str]]) -> tuple[str, ...]:
-    """The synthetic results' payloads (pure; parses the assistants' JSON, so run it off the loop)."""
+async def _plan_payloads(calls: Sequence[OpenCall], assistant_payloads: Sequence[tuple[int, str]]) -> tuple[str, ...]:
+    """The synthetic results' payloads, made on the loop in slices (yielding between them).
+
+    Not in a worker thread: a thread computing holds the GIL in 5 ms turns,
+    and every other request's hand-offs between the loop and the SQLite
+    threads then wait behind it (measured: an ordinary Load took 33 ms).
+    """
     names: dict[str, str] = {}
     for _position, text in assistant_payloads:
         for call in json.loads(text).get("tool_calls", ()):
             names[call["id"]] = call.get("name", "")
-    return tuple(_synthetic_payload(c.tool_call_id, names.get(c.tool_call_id, "")) for c in calls)
+        await asyncio.sleep(0)
+    out: list[str] = []
+    for i in range(0, len(calls), _PLAN_SLICE):
+        out.extend(
+            _synthetic_payload(c.tool_call_id, names.get(c.tool_call_id, "")) for c in calls[i : i + _PLAN_SLICE]
+        )
+        await asyncio.sleep(0)
+    return tuple(out)
 
 
 def _repair_in_tx(
@@ -999,6 +1050,48 @@ def _repair_in_tx(
         session_id, row.created_at, row.clear_position, row.last_position, tuple(c.tool_call_id for c in in_flight)
     )
     return LoadResult(_meta(row, session_id, workdir), [], repairs, flights, cursor)
+
+
+def _repair_chunk_in_tx(
+    conn: sqlite3.Connection, session_id: str, trace_id: str, chunk: _RepairPlan
+) -> tuple[list[Repair], int] | None:
+    """Write one chunk of a large repair (not the last); returns its repairs and the new last position.
+
+    Calls answered since planning (a live result, or a concurrent Load's
+    repair) are skipped. None if the session was cleared, erased or replaced
+    since planning: the caller then plans again in its final transaction.
+    """
+    row = _session_in_tx(conn, session_id)
+    if row is None or (row.created_at, row.clear_position) != (chunk.created_at, chunk.clear_position):
+        return None
+    still_open = {
+        r[0]
+        for r in conn.execute(
+            f"SELECT call_id FROM tool_calls WHERE session_id = ? AND result_position IS NULL "
+            f"AND call_id IN ({','.join('?' * len(chunk.calls))})",
+            (session_id, *(c.tool_call_id for c in chunk.calls)),
+        )
+    }
+    todo = [(c, p) for c, p in zip(chunk.calls, chunk.payloads, strict=True) if c.tool_call_id in still_open]
+    if not todo:
+        return [], row.last_position
+    now = now_rfc3339()
+    first = row.last_position + 1
+    conn.executemany(
+        "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
+        "VALUES (?, ?, 'repair', ?, ?, ?, ?)",
+        ((session_id, first + i, trace_id, now, EVENT_SCHEMA_VERSION, p) for i, (_c, p) in enumerate(todo)),
+    )
+    conn.executemany(
+        "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
+        ((first + i, session_id, c.tool_call_id) for i, (c, _p) in enumerate(todo)),
+    )
+    last = first + len(todo) - 1
+    conn.execute(
+        "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ? WHERE session_id = ?",
+        (last, len(todo), now, session_id),
+    )
+    return [Repair(c.tool_call_id, c.assistant_position, first + i) for i, (c, _p) in enumerate(todo)], last
 
 
 def _call_names_in_tx(conn: sqlite3.Connection, session_id: str, positions: set[int]) -> dict[str, str]:
@@ -1220,7 +1313,7 @@ def _canonical_payload(text: str) -> str:
     return canonical_json(json.loads(text))
 
 
-def _import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: ImportMode) -> int:
+def _import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: ImportMode, max_open_calls: int = 0) -> int:
     """Write an imported session's events and rebuild its derived rows; returns events written."""
     header = session.header
     sid = header.session_id
@@ -1255,6 +1348,17 @@ def _import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: Impo
             (sid, position, e.type, e.trace_id, e.ts, e.schema_version, e.payload),
         )
     _rebuild_in_tx(conn, sid, workdir, created_at, updated_at)
+    if max_open_calls:
+        open_calls = _open_call_count_in_tx(conn, sid)
+        if open_calls > max_open_calls:
+            # Refused rather than stored: its repair would hold the writer beyond the bound.
+            raise InvalidRequestError(
+                f"the imported session {sid!r} has {open_calls} unanswered tool calls, more than the limit of "
+                f"{max_open_calls} (--max-open-tool-calls); nothing was imported",
+                reason=Reason.INVALID_IMPORT,
+                open_calls=open_calls,
+                limit=max_open_calls,
+            )
     return len(events)
 
 
@@ -1369,6 +1473,8 @@ class Store:
         self._all_readers = readers
         self._has_bulk = bulk > 0
         self.counters = counters
+        #: Most open (unanswered) tool calls per session (0: no limit); set from the config.
+        self.max_open_tool_calls: int = DEFAULT_MAX_OPEN_TOOL_CALLS
         self._erase_listener: Callable[[str], None] | None = None
         self.applied_migrations: list[str] = []
         #: Erased sessions whose bytes may still be in the files (see ``erasure.py``).
@@ -1532,14 +1638,15 @@ class Store:
         """Get-or-create read: nothing is written for an unknown or paired session.
 
         Interrupted calls (open, not owned by a live run) are planned here and
-        written by the writer in one transaction. A history that fits one
+        written by the writer: in one transaction, or, for more than
+        :data:`REPAIR_CHUNK` calls, in paced chunks whose last one is written in
+        the transaction that bounds what this Load returns (see below). A history that fits one
         page (``reads.PAGE_BYTES``) comes back in ``messages``; a larger one
         (or one just repaired) comes back as a ``cursor`` for
         :meth:`history_pages`, bounded by the last position the read (or
         the repair's transaction) saw.
         With ``repair=False`` nothing is ever written: interrupted calls stay open.
         """
-        plan: _RepairPlan | None = None
         async with self._reader() as conn:
             try:
                 await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
@@ -1551,7 +1658,13 @@ class Store:
                     _OPEN_CALLS_SQL,
                     (session_id,),
                 )
-                to_repair, in_flight = plan_repair([OpenCall(*r) for r in rows], is_live)
+                # Up to --max-open-tool-calls rows: built in slices, yielding between them.
+                calls: list[OpenCall] = []
+                for i in range(0, len(rows), _PLAN_SLICE):
+                    if i:
+                        await asyncio.sleep(0)
+                    calls.extend(OpenCall(*r) for r in rows[i : i + _PLAN_SLICE])
+                to_repair, in_flight = plan_repair(calls, is_live)
                 if not to_repair or not repair:
                     flights = [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id) for c in in_flight]
                     page = await reads.first_history_page(
@@ -1571,12 +1684,47 @@ class Store:
                 assistants = await reads.rows_at_positions(conn, session_id, positions)
             finally:
                 await conn.execute("COMMIT")
-        payloads = await asyncio.to_thread(_plan_payloads, to_repair, assistants)
-        plan = _RepairPlan(row.created_at, row.clear_position, row.last_position, tuple(to_repair), payloads)
+        payloads = await _plan_payloads(to_repair, assistants)
+        # A large repair is written in chunks of REPAIR_CHUNK calls, one writer job each,
+        # so that other requests' transactions run between them (the writer is never
+        # held for more than one chunk). The last chunk is written by ``_repair_in_tx``
+        # in the transaction that also reads what this Load returns, which re-plans if
+        # anything changed meanwhile: the history returned is fully repaired. If the
+        # caller goes away between chunks, the chunks written stand (each is whole, in
+        # call order) and the next Load repairs the rest.
+        earlier: list[Repair] = []
+        start, last = 0, row.last_position
+        plan: _RepairPlan | None = None
+        while len(to_repair) - start > REPAIR_CHUNK:
+            chunk = _RepairPlan(
+                row.created_at,
+                row.clear_position,
+                last,
+                tuple(to_repair[start : start + REPAIR_CHUNK]),
+                payloads[start : start + REPAIR_CHUNK],
+            )
+            start += REPAIR_CHUNK
+            began = time.perf_counter()
+            done = await self._writer.submit(
+                functools.partial(_repair_chunk_in_tx, session_id=session_id, trace_id=trace_id, chunk=chunk),
+                session_id,
+            )
+            if done is None:  # cleared, erased or replaced meanwhile: plan again in the last transaction
+                break
+            earlier.extend(done[0])
+            last = done[1]
+            # Paced like an export: pause as long as the chunk took, so that a large repair
+            # takes at most about half of the writer's (and the machine's) time.
+            await asyncio.sleep((time.perf_counter() - began) * REPAIR_PAUSE_RATIO)
+        else:
+            plan = _RepairPlan(row.created_at, row.clear_position, last, tuple(to_repair[start:]), payloads[start:])
         result = await self._writer.submit(
             lambda c: _repair_in_tx(c, session_id, workdir, trace_id, is_live, plan), session_id
         )
-        self.counters.repairs += len(result.repairs)
+        if earlier:
+            self.counters.repairs += len(earlier)
+            result = dataclasses.replace(result, repairs=earlier + result.repairs)
+        self.counters.repairs += len(result.repairs) - len(earlier)
         if result.repairs:
             _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
         return result
@@ -1707,7 +1855,8 @@ class Store:
             SequenceConflictError, ToolCallStateError, InvalidRequestError, StorageError.
         """
         self._touch(job.session_id)
-        result = await self._writer.submit(lambda c: _append_in_tx(c, job), job.session_id)
+        limit = self.max_open_tool_calls
+        result = await self._writer.submit(lambda c: _append_in_tx(c, job, limit), job.session_id)
         if not result.replayed:
             self.counters.appends += 1
             self.counters.messages_written += len(job.messages)
@@ -1863,12 +2012,13 @@ class Store:
 
         Raises:
             PreconditionError: reason SESSION_EXISTS (mode refuse).
-            InvalidRequestError: reason INVALID_IMPORT, the events are not a consistent history.
+            InvalidRequestError: reason INVALID_IMPORT, the events are not a consistent history, or the
+                session would have more open tool calls than :attr:`max_open_tool_calls`.
             StorageError: the write failed.
         """
         outcome, hook = _checkpoint_outcome()
         written = await self._writer.submit(
-            lambda c: _import_in_tx(c, session, mode),
+            lambda c: _import_in_tx(c, session, mode, self.max_open_tool_calls),
             session.header.session_id,
             after_commit=hook if mode == "replace" else None,
         )

@@ -1196,6 +1196,7 @@ _BY_REASON: Final[dict[str, type[E.SessiondError]]] = {
     "TOOL_CALL_ALREADY_ANSWERED": E.ToolCallStateError,
     "SEQUENCE_CONFLICT": E.SequenceConflictError,
     "WATCH_LAGGED": E.WatchLaggedError,
+    "TOO_MANY_STREAMS": E.ResourceLimitError,
     "STORAGE_FULL": E.StorageFullError,
     "STORAGE_UNAVAILABLE": E.StorageUnavailableError,
     "CORRUPT_DATABASE": E.CorruptDatabaseError,

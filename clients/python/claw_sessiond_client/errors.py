@@ -42,6 +42,7 @@ __all__ = [
     "InvalidRequestError",
     "PreconditionError",
     "Reason",
+    "ResourceLimitError",
     "SequenceConflictError",
     "SessionNotFoundError",
     "SessiondError",
@@ -81,6 +82,8 @@ class Reason(enum.StrEnum):
     UNKNOWN_RUN = "UNKNOWN_RUN"
     SEQUENCE_CONFLICT = "SEQUENCE_CONFLICT"
     WATCH_LAGGED = "WATCH_LAGGED"
+    TOO_MANY_STREAMS = "TOO_MANY_STREAMS"
+    TOO_MANY_OPEN_CALLS = "TOO_MANY_OPEN_CALLS"
     STORAGE_FULL = "STORAGE_FULL"
     STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE"
     CORRUPT_DATABASE = "CORRUPT_DATABASE"
@@ -132,6 +135,12 @@ class PreconditionError(SessiondError):
     """The session is not in a state that allows the call (exists, owned, ...)."""
 
     default_reason = Reason.SESSION_EXISTS
+
+
+class ResourceLimitError(SessiondError):
+    """A daemon-wide limit is reached (``TOO_MANY_STREAMS``: too many open Watch streams); retry later."""
+
+    default_reason = Reason.TOO_MANY_STREAMS
 
 
 class SequenceConflictError(SessiondError):

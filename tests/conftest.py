@@ -49,12 +49,12 @@ _GROUPS = {
 }
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_itemcollected(item: pytest.Item) -> None:
     """Every test file is one unit for the workers (its module fixtures are made once, and tests
     that read what an earlier test of the file left, such as figures, see it); the groups above
-    join several files into one unit."""
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_GROUPS.get(item.path.name, item.path.name)))
+    join several files into one unit. Marked as each item is collected: xdist reads the marks
+    in its own ``pytest_collection_modifyitems``."""
+    item.add_marker(pytest.mark.xdist_group(_GROUPS.get(item.path.name, item.path.name)))
 
 
 def scale(short: int, full: int) -> int:

@@ -337,8 +337,9 @@ def test_every_method_after_close_and_with_the_daemon_gone(spawn_daemon: Any, wo
 
     asyncio.run(closed_async())
 
-    # The daemon gone: clients made while it ran (connected) and after.
-    live = SessionClient(workspace, autostart=False)
+    # The daemon gone: clients made while it ran (connected) and after. One that was served retries
+    # within its retry window (the daemon may be restarting), so its window is kept short here.
+    live = SessionClient(workspace, autostart=False, retry_window_s=0.5)
     live.stats()
     assert daemon.terminate() == 0
     for client_now in (live, SessionClient(workspace, autostart=False)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -102,21 +103,35 @@ def test_idempotent_retry_across_a_daemon_restart(spawn_daemon, workspace: Path)
 
 
 def test_client_retry_survives_a_restart_in_the_middle(spawn_daemon, workspace: Path) -> None:
-    """The client library retries UNAVAILABLE with the same request id while the daemon restarts."""
+    """The client library retries UNAVAILABLE with the same request id while the daemon restarts.
+
+    The client was served before the stop (a client that never reached a daemon fails at once
+    instead: tests/test_client_errors.py), then appends while no daemon runs.
+    """
     d = spawn_daemon()
     with d.client() as c:
         c.load("gap", str(workspace))
         c.append("gap", Message.user("before"))
-    d.terminate()
     script = (
         "import sys, json\n"
         "from claw_sessiond_client import Message, SessionClient\n"
         "c = SessionClient(address=sys.argv[1], autostart=False, retry_window_s=30)\n"
+        "c.stats()\n"
+        "print('served', flush=True)\n"
+        "sys.stdin.readline()\n"
         "r = c.append('gap', Message.user('during restart'))\n"
         "print(json.dumps([r.first_position, r.replayed]))\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script, d.address], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, d.address], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
+        assert proc.stdout is not None and proc.stdin is not None
+        assert proc.stdout.readline().strip() == "served"
+        d.terminate()
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        time.sleep(0.3)  # the append is retrying while no daemon runs
         d2 = spawn_daemon()
         out, _ = proc.communicate(timeout=60)
     finally:

@@ -85,7 +85,7 @@ def test_explicit_workspace_is_used_as_given(served: DaemonProcess, workspace: P
     sub = workspace / "src" / "pkg"
     for env, args in (({}, ("--workspace", str(sub))), ({"CLAW_SESSIOND_WORKSPACE": str(sub)}, ())):
         proc = _cli(workspace, "ls", *args, env=env)
-        assert proc.returncode == 1 and "no claw-sessiond answers" in proc.stderr, proc.stderr
+        assert proc.returncode == 1 and f"nothing is stored for {sub}" in proc.stderr, proc.stderr  # sub, not ws
         assert "using workspace" not in proc.stderr
     assert not (sub / ".claw").exists()
 

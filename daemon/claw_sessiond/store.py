@@ -359,6 +359,10 @@ def _open_write_connection(path: Path, busy_timeout_ms: int) -> sqlite3.Connecti
     # Deleted content must not linger in freed pages (right to erasure).
     conn.execute("PRAGMA secure_delete = ON")
     conn.execute("PRAGMA foreign_keys = OFF")
+    # Statement journals and sort files (the search index's triggers and merges need them) stay in
+    # memory: no temporary files outside .claw/, which a sandbox (ProtectSystem=strict) may not allow,
+    # and no transcript text in a world-visible temporary folder.
+    conn.execute("PRAGMA temp_store = MEMORY")
     return conn
 
 
@@ -1533,6 +1537,7 @@ class Store:
             for _ in range(_READERS + _BULK_READERS):
                 reader = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
                 await reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+                await reader.execute("PRAGMA temp_store = MEMORY")  # as the writer: no temporary files
                 readers.append(reader)
         except BaseException:
             for reader in readers:

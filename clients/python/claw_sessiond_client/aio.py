@@ -87,6 +87,9 @@ class AsyncSessionClient:
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
         self._verified = False
+        #: A daemon answered this client once: when it is gone later, it is likely restarting, so calls
+        #: retry within ``retry_window_s`` instead of failing at once as when no daemon ever answered.
+        self._served = False
         self._closed = False
         self._trusting: asyncio.Future[None] | None = None
 
@@ -136,7 +139,7 @@ class AsyncSessionClient:
 
     async def _final(self, err: E.SessiondError) -> E.SessiondError | None:
         """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""
-        if type(err) is E.DaemonUnavailableError and not self.autostart:
+        if type(err) is E.DaemonUnavailableError and not self.autostart and not self._served:
             return await asyncio.to_thread(
                 B.no_daemon_error, self.target, self._owner_workspace, self.workspace is not None
             )
@@ -169,7 +172,9 @@ class AsyncSessionClient:
         while True:
             await self._trust()
             try:
-                return await fn()
+                result = await fn()
+                self._served = True
+                return result
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
             except (ValueError, grpc.aio.UsageError) as exc:

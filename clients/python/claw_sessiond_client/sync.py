@@ -83,6 +83,9 @@ class SessionClient:
         self._workdirs: dict[str, str] = {}
         self._spawned: subprocess.Popen[bytes] | None = None
         self._verified = False
+        #: A daemon answered this client once: when it is gone later, it is likely restarting, so calls
+        #: retry within ``retry_window_s`` instead of failing at once as when no daemon ever answered.
+        self._served = False
         self._closed = False
 
     # -- plumbing
@@ -105,7 +108,7 @@ class SessionClient:
 
     def _final(self, err: E.SessiondError) -> E.SessiondError | None:
         """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""
-        if type(err) is E.DaemonUnavailableError and not self.autostart:
+        if type(err) is E.DaemonUnavailableError and not self.autostart and not self._served:
             return B.no_daemon_error(self.target, self._owner_workspace, self.workspace is not None)
         if type(err) is E.DeadlineError:
             hung = B.hung_error(self.target, self._owner_workspace, err, self.timeout_s)
@@ -136,7 +139,9 @@ class SessionClient:
         while True:
             self._trust()
             try:
-                return fn()
+                result = fn()
+                self._served = True
+                return result
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
             except ValueError as exc:

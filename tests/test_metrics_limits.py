@@ -31,7 +31,7 @@ import pytest
 from claw_sessiond_client import Message, SessionClient
 from tests._figures import record
 from tests._robust import is_root
-from tests.conftest import DaemonProcess
+from tests.conftest import FULL, DaemonProcess
 
 NOBODY = 65534
 #: The documented cap on concurrent /metrics connections (claw_sessiond.metrics.MAX_CONNECTIONS).
@@ -314,6 +314,8 @@ async def test_scrapes_count_the_tables_at_most_once_per_ttl(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="a figure, not a check (20,000 sessions; ~30 s): runs with CLAW_FULL=1")
 def test_a_scrape_does_not_count_the_tables_each_time(metrics_daemon: Any) -> None:
     """Bench figure: 50 scrapes of a 20,000-session (400,000-event) database take about as long as
     50 scrapes of a 1-session one, and the gauges stay right."""

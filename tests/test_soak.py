@@ -60,7 +60,7 @@ def _watch_works(address: str) -> bool:
 
 @pytest.mark.slow
 def test_steady_load_with_loads_and_watches(workspace: Path) -> None:
-    duration = float(scale(15, 120))
+    duration = float(scale(8, 120))
     warmup = min(5.0, duration / 3)
     d = DaemonProcess(workspace).start()
     assert d.proc is not None

@@ -68,7 +68,7 @@ class Scale:
 
 #: The daemon's default ``--max-open-tool-calls`` (``claw_sessiond.config``): the largest
 #: repair an append can set up. A literal, so that the bench also drives older daemons.
-MAX_OPEN_CALLS = 10_000
+MAX_OPEN_CALLS = 1_000
 TINY = Scale(sessions=3_000, export_events=6_000, watchers=200, repair_calls=MAX_OPEN_CALLS, window_s=2.0)
 FULL = Scale(sessions=100_000, export_events=40_000, watchers=2_000, repair_calls=MAX_OPEN_CALLS, window_s=6.0)
 
@@ -399,8 +399,11 @@ def print_table(res: dict[str, Any]) -> None:
             f"{'' if lr is None else f'{lr:.1f}x':>6} {max(row['append_max_ms'], row['load_max_ms']):>7.0f}ms"
         )
     worst = max((max(r["append_ratio"], r["load_ratio"]) for r in res["rows"][1:]), default=float("nan"))
-    verdict = "met" if worst <= TARGET_RATIO else "NOT met"
-    print(f"worst ratio {worst:.1f}x (target <= {TARGET_RATIO:g}x: {verdict}{'; --tiny judges nothing' * 0})")
+    if res["mode"] == "tiny":  # windows of seconds on a shared machine: the figures show the bench runs, not its ratios
+        print(f"worst ratio {worst:.1f}x (--tiny: sizes too small to mean anything; the target is not judged)")
+    else:
+        verdict = "met" if worst <= TARGET_RATIO else "NOT met"
+        print(f"worst ratio {worst:.1f}x (target <= {TARGET_RATIO:g}x: {verdict})")
 
 
 def main(argv: list[str] | None = None) -> int:

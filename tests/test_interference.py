@@ -11,7 +11,7 @@ shared). The four heavy requests of the issue:
 * many Watch streams following the session the probe appends to (the
   fan-out budget spreads their sends, see ``watch.py``);
 * a Load that repairs the largest number of interrupted calls an append
-  can set up (``--max-open-tool-calls``, 10,000), written in chunks.
+  can set up (``--max-open-tool-calls``, 1,000), written in chunks.
 
 ``CLAW_FULL=1`` uses the issue's sizes where they are allowed (100k
 sessions, 40k export events, 2,000 watchers) and watches twice as long.

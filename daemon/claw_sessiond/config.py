@@ -52,7 +52,7 @@ DEFAULT_MAX_WATCHERS: Final = 4096
 #: Watch fan-out budget: messages per second over all Watch streams (see ``watch.py``).
 DEFAULT_WATCH_SENDS_PER_S: Final = 500.0
 #: Open (unanswered) tool calls per session; an append beyond it is refused (TOO_MANY_OPEN_CALLS).
-DEFAULT_MAX_OPEN_TOOL_CALLS: Final = 10_000
+DEFAULT_MAX_OPEN_TOOL_CALLS: Final = 1_000
 DEFAULT_MAX_GROUP_COMMIT: Final = 512
 DEFAULT_RETENTION_INTERVAL_S: Final = 3600.0
 DEFAULT_REQUEST_ID_RETENTION_S: Final = 24 * 3600.0

@@ -36,16 +36,17 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Tests that must not run at the same time as each other under pytest-xdist (``--dist loadgroup``
 #: puts a group on one worker): ``perms`` open the shared temporary folders to another uid for a
 #: moment and restore them; ``timing`` compare latencies or memory against a baseline measured in
-#: the same test, so two of them must not load the machine at once.
+#: the same test, so two of them must not run at once; ``load`` put heavy load on the machine
+#: (slow connections by the thousand, kill -9 under eight writers), kept apart from each other.
 _GROUPS = {
     "test_users.py": "perms",
     "test_tcp_auth.py": "perms",
     "test_daemon.py": "perms",
     "test_interference.py": "timing",
     "test_soak.py": "timing",
-    "test_metrics_limits.py": "timing",
+    "test_metrics_limits.py": "load",
     "test_stream_bounds.py": "timing",
-    "test_crash.py": "timing",
+    "test_crash.py": "load",
 }
 
 

@@ -193,9 +193,11 @@ def _turns(n: int) -> list[pb.Message]:
     return out
 
 
-def test_paged_load_keeps_conversation_order_and_repairs_once(daemon: DaemonProcess, workspace: Path) -> None:
+def test_paged_load_keeps_conversation_order_and_repairs_once(spawn_daemon: Any, workspace: Path) -> None:
     """A history of many pages: each assistant is followed by its results, repairs placed right after it."""
     turns = scale(400, 2000)  # 1200+ messages: several pages of 512
+    # The full size leaves more unanswered calls than the default limit (1,000): this test is about paging.
+    daemon: DaemonProcess = spawn_daemon("--max-open-tool-calls", "100000")
     channel, stub = _stub(daemon.address)
     with channel:
         messages = _turns(turns)

@@ -38,7 +38,9 @@ SIZE = Scale(
 #: p99 under a heavy request: at most this many times the quiet p99 (or the floor). The
 #: target is 3x (measured by ``bench/run --interference``); the test leaves room for noise.
 P99_FACTOR = 6.0
-P99_FLOOR_S = 0.1
+#: The suite runs in parallel workers, so a quiet p99 of a few ms can triple from a neighbour's load alone;
+#: the floor keeps the check about stalls (before the fix: 0.5 to 8 s), the bench judges the 3x target.
+P99_FLOOR_S = 0.25
 #: Worst single request beside the repair (no request waits for the whole repair).
 WORST_FLOOR_S = 0.5
 

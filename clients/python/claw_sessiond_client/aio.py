@@ -9,7 +9,7 @@ import datetime as dt
 import os
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -449,29 +449,24 @@ class AsyncSessionClient:
             call.cancel()
             run.end()
 
-    async def watch(self, session_id: str, after_position: int = 0) -> AsyncIterator[B.WatchEvent]:
-        """Follow a session (see :meth:`SessionClient.watch`): resumes by itself after lag or restarts.
-
-        Raises:
-            SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
-        """
-        cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
+    async def _follow(self, start: Callable[[], Any], cursor: Any, name: str) -> AsyncGenerator[Any, None]:
+        """Run a following stream (Watch, WatchAll); see :meth:`SessionClient._follow`."""
         answered = False
         autostarted = False
         while True:
             await self._trust()
             try:
-                call = self._stub.Watch(cursor.request())
+                call = start()
             except (ValueError, grpc.aio.UsageError) as exc:
                 raise self._closed_mid_call(exc) from None
             err: E.SessiondError
             try:
                 async for reply in call:
-                    answered = True  # a stream that was served resumes across a restart
+                    answered = True
                     event = cursor.accept(reply)
                     if event is not None:
                         yield event
-                err = E.DaemonUnavailableError("the daemon ended the Watch stream")
+                err = E.DaemonUnavailableError(f"the daemon ended the {name} stream")
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
             finally:
@@ -488,6 +483,18 @@ class AsyncSessionClient:
             if final is not None:
                 raise final
             await asyncio.sleep(cursor.resume_delay(err, time.monotonic()))
+
+    async def watch(self, session_id: str, after_position: int = 0) -> AsyncIterator[B.WatchEvent]:
+        """Follow a session (see :meth:`SessionClient.watch`): resumes by itself after lag or restarts.
+
+        Raises:
+            SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
+        """
+        cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
+        follow = self._follow(lambda: self._stub.Watch(cursor.request()), cursor, "Watch")
+        async with contextlib.aclosing(follow) as events:  # closed at once when the caller stops
+            async for event in events:
+                yield event
 
     async def search(
         self,
@@ -530,33 +537,10 @@ class AsyncSessionClient:
             SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
         """
         cursor = F.FollowCursor(last, self.retry_window_s)
-        answered = False
-        while True:
-            await self._trust()
-            try:
-                call = self._stub.WatchAll(cursor.request())
-            except (ValueError, grpc.aio.UsageError) as exc:
-                raise self._closed_mid_call(exc) from None
-            err: E.SessiondError
-            try:
-                async for reply in call:
-                    answered = True  # a stream that was served resumes across a restart
-                    event = cursor.accept(reply)
-                    if event is not None:
-                        yield event
-                err = E.DaemonUnavailableError("the daemon ended the WatchAll stream")
-            except grpc.RpcError as exc:
-                err = B.error_from_rpc(exc)
-            finally:
-                call.cancel()
-            if self._closed:  # closed by another thread or task during the call
-                raise B.closed_error() from None
-            if isinstance(err, E.DaemonUnavailableError):
-                self._verified = False
-            final = None if answered else await self._final(err)
-            if final is not None:
-                raise final
-            await asyncio.sleep(cursor.resume_delay(err, time.monotonic()))
+        follow = self._follow(lambda: self._stub.WatchAll(cursor.request()), cursor, "WatchAll")
+        async with contextlib.aclosing(follow) as events:  # closed at once when the caller stops
+            async for event in events:
+                yield event
 
     async def stats(self) -> B.Stats:
         """Daemon and database figures."""

@@ -416,22 +416,32 @@ class SessionClient:
             SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
         """
         cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
+        return self._follow(lambda: self._stub.Watch(cursor.request()), cursor, "Watch")
+
+    def _follow(self, start: Callable[[], Any], cursor: Any, name: str) -> Iterator[Any]:
+        """Run a following stream (Watch, WatchAll) and resume it from ``cursor`` after lag, restarts and outages.
+
+        ``cursor`` has ``request()``, ``accept(reply)`` (the event to yield, or None) and
+        ``resume_delay(err, now)`` (raises ``err`` once the retry window is spent). A stream that
+        was served resumes across a daemon restart; one that never was fails at once when no
+        daemon runs (as a unary call does).
+        """
         answered = False
         autostarted = False
         while True:
             self._trust()
             try:
-                call = self._stub.Watch(cursor.request())
+                call = start()
             except ValueError as exc:
                 raise self._closed_mid_call(exc) from None
             err: E.SessiondError
             try:
                 for reply in call:
-                    answered = True  # a stream that was served resumes across a restart
+                    answered = True
                     event = cursor.accept(reply)
                     if event is not None:
                         yield event
-                err = E.DaemonUnavailableError("the daemon ended the Watch stream")
+                err = E.DaemonUnavailableError(f"the daemon ended the {name} stream")
             except grpc.RpcError as exc:
                 err = B.error_from_rpc(exc)
             finally:
@@ -527,33 +537,7 @@ class SessionClient:
             SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
         """
         cursor = F.FollowCursor(last, self.retry_window_s)
-        answered = False
-        while True:
-            self._trust()
-            try:
-                call = self._stub.WatchAll(cursor.request())
-            except ValueError as exc:
-                raise self._closed_mid_call(exc) from None
-            err: E.SessiondError
-            try:
-                for reply in call:
-                    answered = True  # a stream that was served resumes across a restart
-                    event = cursor.accept(reply)
-                    if event is not None:
-                        yield event
-                err = E.DaemonUnavailableError("the daemon ended the WatchAll stream")
-            except grpc.RpcError as exc:
-                err = B.error_from_rpc(exc)
-            finally:
-                call.cancel()
-            if self._closed:  # closed by another thread or task during the call
-                raise B.closed_error() from None
-            if isinstance(err, E.DaemonUnavailableError):
-                self._verified = False
-            final = None if answered else self._final(err)
-            if final is not None:
-                raise final
-            time.sleep(cursor.resume_delay(err, time.monotonic()))
+        return self._follow(lambda: self._stub.WatchAll(cursor.request()), cursor, "WatchAll")
 
     def stats(self) -> B.Stats:
         """Daemon and database figures."""

@@ -31,7 +31,8 @@ from claw_sessiond_client import Message, SessionClient, ToolCall
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from tests._robust import db_path, read_only
-from tests.conftest import ROOT, DaemonProcess
+from tests.conftest import DaemonProcess
+from tests.test_watch_incarnation import install_old_database
 
 #: The commit this feature started from (schema version 2, no search index).
 BASE_COMMIT = "a5e914a"
@@ -261,39 +262,13 @@ def test_an_fts5_delete_alone_keeps_the_words_which_is_why_erasure_optimizes(tmp
     assert marker.encode() not in path.read_bytes()
 
 
-def base_tree(tmp_path: Path) -> Path:
-    """The daemon and client sources of :data:`BASE_COMMIT` (skip if this checkout lacks that history)."""
-    out = tmp_path / "base"
-    out.mkdir()
-    try:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", BASE_COMMIT, "daemon", "clients"],
-            capture_output=True,
-            timeout=60,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        pytest.skip(f"git archive {BASE_COMMIT} unavailable here: {exc}")
-    subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True, timeout=60)
-    return out
-
-
 def test_the_upgrade_indexes_a_database_written_before_the_index(
     spawn_daemon: Any, workspace: Path, tmp_path: Path
 ) -> None:
-    base = base_tree(tmp_path)
-    env = {"PYTHONPATH": os.pathsep.join([str(base / "daemon"), str(base / "clients" / "python")])}
-    old = DaemonProcess(workspace, env=env)
-    try:
-        old.start()
-        with SessionClient(address=old.address, autostart=False) as c:
-            c.append("legacy", [Message.user("written before the index existed"), Message.assistant("indexed later")])
-            c.append("gone", Message.user("cleared before the upgrade"))
-            c.clear("gone")
-            c.record_usage("legacy", input_tokens=5, output_tokens=1, cost_micros=7, currency="USD", model="m")
-            assert c.stats()["schema_version"] == 2  # really the old code
-    finally:
-        old.stop()
+    # Written by the code of BASE_COMMIT (schema 2): "legacy" [user "written before the index
+    # existed", assistant "indexed later"], "gone" [user "cleared before the upgrade"] then Clear,
+    # and usage 5/1 tokens, 7 micro-USD, model "m" (tests/fixtures/db/make_fixtures.py).
+    install_old_database(workspace, "schema-v2.sessions.db")
     with read_only(db_path(workspace)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
 

@@ -4,24 +4,23 @@ Real daemons, real clients. The resume test stops the daemon while a watch is
 open, deletes and re-creates the session on its successor, and lets the
 client resume by itself: it must end with SessionNotFoundError instead of
 delivering the new session's events as if they followed the old ones. The
-upgrade test writes a database with the daemon of the commit before the
-schema change (extracted with ``git archive``) and opens it with this one.
+upgrade test opens a database that the commit before the schema change
+wrote (tests/fixtures/db/schema-v1.sessions.db) with this daemon.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 
 from claw_sessiond.schema import SCHEMA_VERSION
-from claw_sessiond_client import Message, SessionClient, SessionNotFoundError, WatchEvent
+from claw_sessiond_client import Message, SessionNotFoundError, WatchEvent
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from tests._robust import db_path, read_only
@@ -135,37 +134,21 @@ def test_incarnation_on_the_wire(daemon: DaemonProcess, workspace: Path) -> None
     assert isinstance(replies, list) and replies[0].incarnation not in ("", incarnation)
 
 
-def base_tree(tmp_path: Path) -> Path:
-    """The daemon and client sources of :data:`BASE_COMMIT` (skip if this checkout lacks that history)."""
-    out = tmp_path / "base"
-    out.mkdir()
-    try:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", BASE_COMMIT, "daemon", "clients"],
-            capture_output=True,
-            timeout=60,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        pytest.skip(f"git archive {BASE_COMMIT} unavailable here: {exc}")
-    subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True, timeout=60)
-    return out
+def install_old_database(workspace: Path, name: str) -> None:
+    """Put a database an earlier version wrote into ``workspace`` (as its daemon left it: .claw/ 0700, file 0600)."""
+    claw = workspace / ".claw"
+    claw.mkdir(mode=0o700, exist_ok=True)
+    target = claw / "sessions.db"
+    shutil.copyfile(ROOT / "tests" / "fixtures" / "db" / name, target)
+    os.chmod(target, 0o600)
 
 
 def test_a_database_written_by_the_base_commit_opens_and_upgrades(
     spawn_daemon: Any, workspace: Path, tmp_path: Path
 ) -> None:
-    base = base_tree(tmp_path)
-    env = {"PYTHONPATH": os.pathsep.join([str(base / "daemon"), str(base / "clients" / "python")])}
-    old = DaemonProcess(workspace, env=env)
-    try:
-        old.start()
-        with SessionClient(address=old.address, autostart=False) as c:
-            first = c.append("legacy", [Message.user("from v1")], request_id="req-v1")
-            c.append("other", Message.user("x"))
-            assert c.stats()["schema_version"] == 1  # really the old code
-    finally:
-        old.stop()
+    # Written by the code of BASE_COMMIT (schema 1): Append "legacy" ["from v1"] with request id
+    # "req-v1" (position 1), then Append "other" ["x"] (tests/fixtures/db/make_fixtures.py).
+    install_old_database(workspace, "schema-v1.sessions.db")
     with read_only(db_path(workspace)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
 
@@ -175,7 +158,7 @@ def test_a_database_written_by_the_base_commit_opens_and_upgrades(
         assert stats["schema_version"] == SCHEMA_VERSION >= 2
         assert stats["request_records"] == 2
         retry = c.append("legacy", [Message.user("from v1")], request_id="req-v1")
-        assert retry.replayed and retry.first_position == first.first_position
+        assert retry.replayed and retry.first_position == 1
         assert [m.content for m in c.load("legacy", str(workspace)).messages] == ["from v1"]
     replies = raw_watch(new.address, session_id="legacy")
     assert isinstance(replies, list) and replies and replies[0].incarnation

@@ -24,8 +24,8 @@ def file_bytes(workspace: Path) -> bytes:
     return db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
 
 
-def old_session(c: SessionClient, sid: str, text: str) -> None:
-    """Import a session whose events and last change are from 2020 (how retention tests get "old" data)."""
+def old_lines(sid: str, text: str) -> list[str]:
+    """Export lines of a session whose events and last change are from 2020 (how retention tests get "old" data)."""
     header = {
         "format": "claw-sessiond-export",
         "version": 1,
@@ -45,7 +45,12 @@ def old_session(c: SessionClient, sid: str, text: str) -> None:
         "schema_version": 1,
         "payload": {"role": "user", "content": text},
     }
-    c.import_lines([json.dumps(header), json.dumps(event)])
+    return [json.dumps(header), json.dumps(event)]
+
+
+def old_session(c: SessionClient, sid: str, text: str) -> None:
+    """Import :func:`old_lines`."""
+    c.import_lines(old_lines(sid, text))
 
 
 def test_delete_erases_the_bytes_from_db_and_wal(daemon, client: SessionClient, workspace: Path) -> None:

@@ -11,38 +11,13 @@ shows the sweep did run.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import time
 from pathlib import Path
 
 from claw_sessiond.clock import SteadyClock
 from claw_sessiond_client import Message, SessionClient
 from tests.conftest import DaemonProcess
-
-OLD = "2020-01-01T00:00:00.000000Z"
-
-
-def old_lines(sid: str, text: str) -> list[str]:
-    header = {
-        "format": "claw-sessiond-export",
-        "version": 1,
-        "session_id": sid,
-        "workdir": "/w",
-        "created_at": OLD,
-        "updated_at": OLD,
-        "events": 1,
-    }
-    event = {
-        "event_id": 1,
-        "session_id": sid,
-        "position": 1,
-        "type": "user_message",
-        "ts": OLD,
-        "trace_id": "t",
-        "schema_version": 1,
-        "payload": {"role": "user", "content": text},
-    }
-    return [json.dumps(header), json.dumps(event)]
+from tests.test_delete import old_lines
 
 
 def ids(c: SessionClient) -> list[str]:

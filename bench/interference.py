@@ -218,8 +218,20 @@ def _wait_ready(proc: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
 
 
 def _active_watchers(address: str) -> int:
+    """The daemon's count of open Watch streams; 0 when a poll fails on a starved machine.
+
+    While hundreds of watchers connect on two busy cores, one poll can end
+    CANCELLED or UNAVAILABLE (a connection closed under it); the caller polls
+    again until its deadline instead of failing the whole measurement.
+    """
     with _channel(address) as channel:
-        return int(pb_grpc.SessionServiceStub(channel).GetStats(pb.GetStatsRequest(), timeout=30).active_watchers)
+        try:
+            reply = pb_grpc.SessionServiceStub(channel).GetStats(pb.GetStatsRequest(), timeout=30)
+        except grpc.RpcError as exc:
+            if exc.code() in (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAVAILABLE):
+                return 0
+            raise
+        return int(reply.active_watchers)
 
 
 def measure(address: str, workdir: str, scale: Scale, scenario: str, repair_index: int = 0) -> dict[str, Any]:

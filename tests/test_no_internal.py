@@ -469,7 +469,10 @@ def _import_request(lines: list[str]) -> st.SearchStrategy[bytes]:
             o["session_id"] = sid
         for _ in range(draw(st.integers(0, 2))):
             obj = objs[draw(st.integers(0, len(objs) - 1))]
-            target = obj["payload"] if "payload" in obj and draw(st.booleans()) else obj
+            # An earlier corruption may have made the payload a scalar or a list:
+            # only a dict can take a key.
+            payload = obj.get("payload")
+            target = payload if isinstance(payload, dict) and draw(st.booleans()) else obj
             key = draw(st.sampled_from([*sorted(target), "extra"]) if target else st.just("extra"))
             target[key] = draw(value)
         texts = [json.dumps(o) for o in objs]

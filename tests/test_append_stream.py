@@ -12,7 +12,7 @@ from claw_sessiond_client import AsyncSessionClient, Message, ToolCall
 from claw_sessiond_client import errors as E
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.conftest import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess, scale
 
 
 def _client(daemon: DaemonProcess) -> AsyncSessionClient:

@@ -23,7 +23,8 @@ import psutil
 import pytest
 
 from claw_sessiond_client import DaemonUnavailableError, SessionClient
-from tests.conftest import health_status, scale
+from tests.helpers.daemon import health_status, scale
+from tests.helpers.process import daemons_for, stop_pid
 
 CLIENT = r"""
 import asyncio, os, sys, time
@@ -45,43 +46,21 @@ else:
 """
 
 
-def _daemons_for(workspace: Path) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        cmd = proc.info["cmdline"] or []
-        if "claw_sessiond" in cmd and "serve" in cmd and str(workspace) in cmd:
-            found.append(proc)
-    return found
-
-
 def _live_pids(workspace: Path) -> list[int]:
     pids = []
-    for proc in _daemons_for(workspace):
+    for proc in daemons_for(workspace):
         with contextlib.suppress(psutil.NoSuchProcess):
             if proc.status() != psutil.STATUS_ZOMBIE:
                 pids.append(proc.pid)
     return pids
 
 
-def _stop_pid(pid: int) -> None:
-    with_timeout = time.monotonic() + 20
-    try:
-        os.kill(pid, signal.SIGTERM)
-        while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-            if time.monotonic() > with_timeout:
-                os.kill(pid, signal.SIGKILL)
-                break
-            time.sleep(0.05)
-    except (ProcessLookupError, psutil.NoSuchProcess):
-        pass
-
-
 @pytest.fixture
 def autostarted(workspace: Path) -> Iterator[Path]:
     """The workspace; at teardown, every daemon serving it is stopped by its pid."""
     yield workspace
-    for proc in _daemons_for(workspace):
-        _stop_pid(proc.pid)
+    for proc in daemons_for(workspace):
+        stop_pid(proc.pid)
 
 
 def test_simultaneous_clients_start_exactly_one_daemon(autostarted: Path) -> None:
@@ -138,7 +117,7 @@ def test_autostart_false_never_starts_a_daemon(workspace: Path) -> None:
         client.load("s", str(workspace))
     assert time.monotonic() - started < 5
     assert not (workspace / ".claw").exists()
-    assert _daemons_for(workspace) == []
+    assert daemons_for(workspace) == []
 
 
 @pytest.mark.parametrize("client_kind", ["sync", "async"])
@@ -173,4 +152,4 @@ except DaemonUnavailableError as exc:
     assert "not an SQLite database" in message and str(claw / "sessions.db") in message
     assert "sessiond.log" in message
     assert elapsed < 10, f"the client took {elapsed:.1f}s to give up on a daemon that had already exited"
-    assert _daemons_for(workspace) == []
+    assert daemons_for(workspace) == []

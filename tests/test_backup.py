@@ -12,8 +12,6 @@ import json
 import re
 import sqlite3
 import stat
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -22,15 +20,16 @@ import pytest
 
 from claw_sessiond.schema import APPLICATION_ID, SCHEMA_VERSION
 from claw_sessiond_client import Message
-from tests._robust import db_path, file_digests, integrity, sha256_of
-from tests.conftest import DaemonProcess, scale
-from tests.test_cli import cli, populate
+from tests.helpers.cli import claw, in_workspace
+from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.data import populate_demo
+from tests.helpers.sqlite_file import db_path, file_digests, integrity, sha256_of
 
 LINE = re.compile(r"^backup (\S+): (\d+) sessions, (\d+) events, (\d+) bytes, verified$")
 
 
 def run_json(workspace: Path, *args: str) -> dict[str, Any]:
-    proc = cli(workspace, *args, "--json")
+    proc = in_workspace(workspace, *args, "--json")
     assert proc.returncode == 0, proc.stderr
     doc: dict[str, Any] = json.loads(proc.stdout)
     assert doc["format"] == 1 and doc["verified"] is True
@@ -50,26 +49,22 @@ def copy_counts(path: Path) -> tuple[int, int]:
 
 
 def export_bytes(workspace: Path, session: str) -> bytes:
-    proc = subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", "export", session, "--workspace", str(workspace)],
-        capture_output=True,
-        timeout=30,
-    )
+    proc = claw("export", session, "--workspace", str(workspace), timeout_s=30, text=False)
     assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    return bytes(proc.stdout)
 
 
 @pytest.mark.parametrize("command", ["backup", "restore"])
 def test_help_and_usage(command: str, tmp_path: Path) -> None:
-    proc = cli(tmp_path, command, "--help")
+    proc = in_workspace(tmp_path, command, "--help")
     assert proc.returncode == 0 and "--json" in proc.stdout and "--force" in proc.stdout
     assert "Exit codes: 0 ok, 1 failure" in proc.stdout
-    assert cli(tmp_path, command).returncode == 2  # FILE missing
+    assert in_workspace(tmp_path, command).returncode == 2  # FILE missing
 
 
 def test_backup_while_a_client_writes(daemon: DaemonProcess, tmp_path: Path) -> None:
     with daemon.client() as c:
-        populate(c)
+        populate_demo(c)
     stop = threading.Event()
     written: list[int] = []
 
@@ -85,7 +80,7 @@ def test_backup_while_a_client_writes(daemon: DaemonProcess, tmp_path: Path) -> 
     thread.start()
     try:
         target = tmp_path / "copy.db"
-        proc = cli(daemon.workspace, "backup", str(target))
+        proc = in_workspace(daemon.workspace, "backup", str(target))
     finally:
         stop.set()
         thread.join(60)
@@ -104,10 +99,10 @@ def test_backup_while_a_client_writes(daemon: DaemonProcess, tmp_path: Path) -> 
 
 def test_backup_refuses_an_existing_file_unless_forced(daemon: DaemonProcess, tmp_path: Path) -> None:
     with daemon.client() as c:
-        populate(c)
+        populate_demo(c)
     target = tmp_path / "copy.db"
     target.write_bytes(b"precious")
-    proc = cli(daemon.workspace, "backup", str(target))
+    proc = in_workspace(daemon.workspace, "backup", str(target))
     assert proc.returncode == 1 and "--force" in proc.stderr
     assert target.read_bytes() == b"precious"
     doc = run_json(daemon.workspace, "backup", str(target), "--force")
@@ -118,7 +113,7 @@ def test_backup_refuses_an_existing_file_unless_forced(daemon: DaemonProcess, tm
 def test_backup_with_the_daemon_down_uses_the_lock(spawn_daemon: Any, workspace: Path, tmp_path: Path) -> None:
     d: DaemonProcess = spawn_daemon()
     with d.client() as c:
-        populate(c)
+        populate_demo(c)
     d.terminate()
     before = file_digests(db_path(workspace))
     doc = run_json(workspace, "backup", str(tmp_path / "b.db"))
@@ -130,21 +125,21 @@ def test_backup_with_the_daemon_down_uses_the_lock(spawn_daemon: Any, workspace:
 def test_round_trip_backup_delete_restore(spawn_daemon: Any, workspace: Path, tmp_path: Path) -> None:
     d: DaemonProcess = spawn_daemon()
     with d.client() as c:
-        populate(c)
+        populate_demo(c)
         c.append("keep", [Message.user("ünïcode ✓"), Message.assistant("ok")])
     original = export_bytes(workspace, "keep")
     backup = tmp_path / "b.db"
-    assert cli(workspace, "backup", str(backup)).returncode == 0
+    assert in_workspace(workspace, "backup", str(backup)).returncode == 0
     with d.client() as c:
         assert c.delete("keep").events_deleted == 2
     # The daemon runs: restore refuses and points at `stop`.
-    proc = cli(workspace, "restore", str(backup), "--force")
+    proc = in_workspace(workspace, "restore", str(backup), "--force")
     assert proc.returncode == 1 and "claw-sessiond stop" in proc.stderr
-    assert cli(workspace, "stop").returncode == 0
+    assert in_workspace(workspace, "stop").returncode == 0
     d.terminate()
     db = db_path(workspace)
     before = sha256_of(db)
-    proc = cli(workspace, "restore", str(backup))
+    proc = in_workspace(workspace, "restore", str(backup))
     assert proc.returncode == 1 and "--force" in proc.stderr and "nothing was changed" in proc.stderr
     assert sha256_of(db) == before
     doc = run_json(workspace, "restore", str(backup), "--force")
@@ -161,9 +156,9 @@ def test_round_trip_backup_delete_restore(spawn_daemon: Any, workspace: Path, tm
 
 def test_restore_into_a_new_workspace(spawn_daemon: Any, daemon: DaemonProcess, tmp_path: Path) -> None:
     with daemon.client() as c:
-        populate(c)
+        populate_demo(c)
     backup = tmp_path / "b.db"
-    assert cli(daemon.workspace, "backup", str(backup)).returncode == 0
+    assert in_workspace(daemon.workspace, "backup", str(backup)).returncode == 0
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     doc = run_json(fresh, "restore", str(backup))
@@ -196,9 +191,9 @@ def test_restore_refuses_a_bad_file_and_changes_nothing(
 ) -> None:
     d: DaemonProcess = spawn_daemon()
     with d.client() as c:
-        populate(c)
+        populate_demo(c)
     bad = tmp_path / "bad.db"
-    assert cli(workspace, "backup", str(bad)).returncode == 0
+    assert in_workspace(workspace, "backup", str(bad)).returncode == 0
     d.terminate()
     if spoil == "damaged":
         _damage(bad)
@@ -211,7 +206,7 @@ def test_restore_refuses_a_bad_file_and_changes_nothing(
         bad.write_bytes(b"hello, this is not a database\n" * 200)
     folder = workspace / ".claw"
     before = {p.name: sha256_of(p) for p in folder.iterdir() if p.name.startswith("sessions.db")}
-    proc = cli(workspace, "restore", str(bad), "--force")
+    proc = in_workspace(workspace, "restore", str(bad), "--force")
     assert proc.returncode == 1, proc.stdout
     assert "not a usable backup" in proc.stderr and "nothing was changed" in proc.stderr
     after = {p.name: sha256_of(p) for p in folder.iterdir() if p.name.startswith("sessions.db")}
@@ -226,7 +221,7 @@ def test_async_client_backup_matches_the_sync_one(daemon: DaemonProcess) -> None
     from claw_sessiond_client import AsyncSessionClient
 
     with daemon.client() as c:
-        populate(c)
+        populate_demo(c)
         sync_copy = io.BytesIO()
         sync_figures = c.backup(sync_copy)
 

@@ -10,9 +10,7 @@ victim outside ``.claw/`` and checks that it is byte for byte unchanged.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import DaemonUnavailableError, SessionClient, UntrustedPeerError
-from tests._robust import is_root, pid_alive, wait_refused, wait_until
-from tests.conftest import DaemonProcess
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.process import is_root, stop_lock_holder, wait_refused
 
 NOBODY = 65534
 PRECIOUS = b"the victim's own file: must never change\n"
@@ -38,14 +36,7 @@ def precious(tmp_path: Path) -> Path:
 def stop_autostarted(workspace: Path) -> Iterator[None]:
     """Teardown: stop a daemon a client auto-started (found by the pid in the lock file), by its pid."""
     yield
-    try:
-        text = (workspace / ".claw" / "sessiond.lock").read_text().strip()
-    except OSError:
-        return
-    if text.isdigit():
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(text), signal.SIGTERM)
-            wait_until(lambda: not pid_alive(int(text)), 20)
+    stop_lock_holder(workspace)
 
 
 def _refused(workspace: Path) -> tuple[int, str]:

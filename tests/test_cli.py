@@ -20,54 +20,11 @@ from typing import Any
 import pytest
 
 from claw_sessiond.schema import SCHEMA_VERSION
-from claw_sessiond_client import Message, SessionClient, ToolCall
-from tests.conftest import DaemonProcess
+from tests.helpers.cli import in_workspace, in_workspace_json
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.data import populate_demo
 
 COMMANDS = ("ls", "show", "stats", "doctor")
-
-
-def cli(workspace: Path, *args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", *args[:1], "--workspace", str(workspace), *args[1:]],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        cwd=workspace,
-    )
-
-
-def cli_json(workspace: Path, *args: str) -> Any:
-    proc = cli(workspace, *args, "--json")
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
-def populate(client: SessionClient) -> None:
-    client.append(
-        "demo",
-        [
-            Message.system("be brief"),
-            Message.user("list the files"),
-            Message.assistant("sure", tool_calls=[ToolCall("call_1", "bash", '{"cmd": "ls -la"}')]),
-        ],
-        workdir="/home/me/project",
-    )
-    client.append("demo", Message.tool("call_1", "README.md\nsetup.py", name="bash"))
-    client.record_usage("demo", input_tokens=120, output_tokens=30, cost_micros=450, currency="USD", model="gpt-4.1")
-    # The run "dies" after storing the calls: two interrupted calls, repaired at the next Load.
-    client.append(
-        "crashed",
-        [
-            Message.user("clean up"),
-            Message.assistant(
-                tool_calls=[
-                    ToolCall("c1", "bash", '{"cmd": "rm -r tmp"}'),
-                    ToolCall("c2", "write_file", '{"path": "notes.txt"}'),
-                ]
-            ),
-        ],
-        workdir="/home/me/project",
-    )
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +35,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     daemon = DaemonProcess(ws).start()
     try:
         with daemon.client() as client:
-            populate(client)
+            populate_demo(client)
         yield daemon
     finally:
         daemon.stop()
@@ -86,7 +43,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_help(command: str, tmp_path: Path) -> None:
-    proc = cli(tmp_path, command, "--help")
+    proc = in_workspace(tmp_path, command, "--help")
     assert proc.returncode == 0
     assert "--json" in proc.stdout and "--workspace" in proc.stdout
     assert "Exit codes: 0 ok, 1 failure" in proc.stdout and "2 usage" in proc.stdout
@@ -99,12 +56,12 @@ def test_top_level_help_lists_commands(tmp_path: Path) -> None:
 
 
 def test_usage_error_exits_2(tmp_path: Path) -> None:
-    assert cli(tmp_path, "show").returncode == 2
-    assert cli(tmp_path, "ls", "--no-such-flag").returncode == 2
+    assert in_workspace(tmp_path, "show").returncode == 2
+    assert in_workspace(tmp_path, "ls", "--no-such-flag").returncode == 2
 
 
 def test_ls(live: DaemonProcess) -> None:
-    proc = cli(live.workspace, "ls")
+    proc = in_workspace(live.workspace, "ls")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split() == ["ID", "MESSAGES", "TOKENS", "COST", "UPDATED"]
@@ -112,7 +69,7 @@ def test_ls(live: DaemonProcess) -> None:
     assert rows["demo"][1:5] == ["4", "150", "0.000450", "USD"]
     assert rows["crashed"][1] in ("2", "4")  # 4 once show --repair has repaired it
 
-    data = cli_json(live.workspace, "ls")
+    data = in_workspace_json(live.workspace, "ls")
     assert data["format"] == 1 and data["total"] == 2
     by_id = {s["id"]: s for s in data["sessions"]}
     assert set(by_id) == {"demo", "crashed"}
@@ -120,11 +77,11 @@ def test_ls(live: DaemonProcess) -> None:
     assert by_id["demo"]["usage"]["input_tokens"] == 120 and by_id["demo"]["usage"]["cost_micros"] == 450
     assert by_id["demo"]["workdir"] == "/home/me/project"
     assert by_id["demo"]["updated_at"].endswith("Z")
-    assert [s["id"] for s in cli_json(live.workspace, "ls", "--contains", "cras")["sessions"]] == ["crashed"]
+    assert [s["id"] for s in in_workspace_json(live.workspace, "ls", "--contains", "cras")["sessions"]] == ["crashed"]
 
 
 def test_show_transcript(live: DaemonProcess) -> None:
-    proc = cli(live.workspace, "show", "demo")
+    proc = in_workspace(live.workspace, "show", "demo")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "session demo" in out and "workdir /home/me/project" in out
@@ -138,26 +95,26 @@ def test_show_transcript(live: DaemonProcess) -> None:
 
 def test_show_is_read_only_then_repair(live: DaemonProcess) -> None:
     # Read-only by default: the interrupted calls are listed as open, nothing is written.
-    before = {s["id"]: s for s in cli_json(live.workspace, "ls")["sessions"]}["crashed"]
-    data = cli_json(live.workspace, "show", "crashed")
+    before = {s["id"]: s for s in in_workspace_json(live.workspace, "ls")["sessions"]}["crashed"]
+    data = in_workspace_json(live.workspace, "show", "crashed")
     assert data["open_calls"] == ["c1", "c2"] and data["repaired_now"] == []
     assert [m["role"] for m in data["messages"]] == ["user", "assistant"]
     assert data["messages"][1]["tool_calls"][0] == {"id": "c1", "name": "bash", "arguments": {"cmd": "rm -r tmp"}}
     assert data["interrupted"] == ["c1", "c2"] and data["running"] == []
-    text = cli(live.workspace, "show", "crashed").stdout
+    text = in_workspace(live.workspace, "show", "crashed").stdout
     # No live run owns them: interrupted (the header lists each, and so does its call line).
     assert "tool call c1: interrupted (no result; the next Load repairs it)" in text
     assert text.count("interrupted (no result; the next Load repairs it)") == 2
     assert "[c1]  interrupted\n" in text and "[c2]  interrupted\n" in text
     assert "SYNTHETIC" not in text
-    after = {s["id"]: s for s in cli_json(live.workspace, "ls")["sessions"]}["crashed"]
+    after = {s["id"]: s for s in in_workspace_json(live.workspace, "ls")["sessions"]}["crashed"]
     assert after == before, "show without --repair wrote to the session"
 
     # --repair loads like a resuming agent: both calls repaired once, then marked as synthetic.
-    first = cli_json(live.workspace, "show", "crashed", "--repair")
-    second = cli_json(live.workspace, "show", "crashed", "--repair")
+    first = in_workspace_json(live.workspace, "show", "crashed", "--repair")
+    second = in_workspace_json(live.workspace, "show", "crashed", "--repair")
     assert first["repaired_now"] == ["c1", "c2"] and second["repaired_now"] == []
-    for shown in (second, cli_json(live.workspace, "show", "crashed")):
+    for shown in (second, in_workspace_json(live.workspace, "show", "crashed")):
         messages = shown["messages"]
         assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
         assert [(m["tool_call_id"], m["synthetic"]) for m in messages[2:]] == [
@@ -168,7 +125,7 @@ def test_show_is_read_only_then_repair(live: DaemonProcess) -> None:
         assert shown["open_calls"] == []
         assert shown["session"]["workdir"] == "/home/me/project"  # the stored one, not the CLI's folder
 
-    text = cli(live.workspace, "show", "crashed").stdout
+    text = in_workspace(live.workspace, "show", "crashed").stdout
     assert text.count("SYNTHETIC (interrupted)") == 2
     assert "#3 tool ← c1 (bash)  SYNTHETIC (interrupted)" in text
     assert "not re-run" in text and "interrupted (no result" not in text
@@ -177,21 +134,21 @@ def test_show_is_read_only_then_repair(live: DaemonProcess) -> None:
 def test_show_lists_audit_events(live: DaemonProcess) -> None:
     with live.client() as client:
         client.record_event("demo", "permission_denial", {"tool": "bash", "reason": "denied by policy"})
-    data = cli_json(live.workspace, "show", "demo")
+    data = in_workspace_json(live.workspace, "show", "demo")
     assert data["audit_events"][-1]["type"] == "permission_denial"
     assert data["audit_events"][-1]["payload"] == {"tool": "bash", "reason": "denied by policy"}
-    assert "permission_denial" in cli(live.workspace, "show", "demo").stdout
+    assert "permission_denial" in in_workspace(live.workspace, "show", "demo").stdout
 
 
 def test_show_unknown_session(live: DaemonProcess) -> None:
-    proc = cli(live.workspace, "show", "nope")
+    proc = in_workspace(live.workspace, "show", "nope")
     assert proc.returncode == 1
     assert "session 'nope' is not stored" in proc.stderr
-    assert "nope" not in cli(live.workspace, "ls").stdout  # looking did not create it
+    assert "nope" not in in_workspace(live.workspace, "ls").stdout  # looking did not create it
 
 
 def test_stats(live: DaemonProcess) -> None:
-    data = cli_json(live.workspace, "stats")
+    data = in_workspace_json(live.workspace, "stats")
     assert data["format"] == 1
     data = data["stats"]
     assert data["sessions"] == 2
@@ -199,7 +156,7 @@ def test_stats(live: DaemonProcess) -> None:
     assert data["schema_version"] == SCHEMA_VERSION
     assert data["database_bytes"] > 0 and data["wal_bytes"] >= 0
     assert live.proc is not None and data["pid"] == live.proc.pid
-    proc = cli(live.workspace, "stats")
+    proc = in_workspace(live.workspace, "stats")
     assert proc.returncode == 0
     values = dict(line.split(None, 1) for line in proc.stdout.splitlines() if not line.startswith(" ") and " " in line)
     assert values["sessions"] == "2" and values["schema_version"] == str(SCHEMA_VERSION)
@@ -207,7 +164,7 @@ def test_stats(live: DaemonProcess) -> None:
 
 
 def test_doctor_with_daemon_up(live: DaemonProcess) -> None:
-    data = cli_json(live.workspace, "doctor")
+    data = in_workspace_json(live.workspace, "doctor")
     checks = {c["check"]: c for c in data["checks"]}
     assert data["ok"] is True
     assert (
@@ -216,7 +173,7 @@ def test_doctor_with_daemon_up(live: DaemonProcess) -> None:
     assert checks["quick_check"]["status"] == "ok"
     assert checks["schema_version"]["detail"] == str(SCHEMA_VERSION)
     assert checks["permissions"]["status"] == "ok"
-    proc = cli(live.workspace, "doctor")
+    proc = in_workspace(live.workspace, "doctor")
     assert proc.returncode == 0
     assert "ok    daemon: pid" in proc.stdout and "ok    quick_check: ok" in proc.stdout
 
@@ -230,7 +187,7 @@ def stopped(workspace: Path) -> Path:
     daemon = DaemonProcess(workspace).start()
     try:
         with daemon.client() as client:
-            populate(client)
+            populate_demo(client)
             client.load("crashed", "/home/me/project")
     finally:
         assert daemon.terminate() == 0
@@ -243,23 +200,23 @@ def _digest(path: Path) -> str:
 
 def test_online_commands_with_daemon_down(stopped: Path, tmp_path: Path) -> None:
     for args in (("ls",), ("show", "demo"), ("stats",), ("ls", "--json")):
-        proc = cli(stopped, *args, "--no-offline")
+        proc = in_workspace(stopped, *args, "--no-offline")
         assert proc.returncode == 1, args
         assert "no claw-sessiond answers on" in proc.stderr and "Try:" in proc.stderr
         # Without --no-offline: the read-only view under the workspace lock (tests/test_offline.py).
-        proc = cli(stopped, *args)
+        proc = in_workspace(stopped, *args)
         assert proc.returncode == 0, (args, proc.stderr)
         assert "no daemon running; read-only view of" in proc.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert cli(empty, "ls").returncode == 1
+    assert in_workspace(empty, "ls").returncode == 1
     assert not (empty / ".claw").exists(), "an online command auto-started a daemon"
 
 
 def test_doctor_offline_healthy(stopped: Path) -> None:
     db = stopped / ".claw" / "sessions.db"
     before = _digest(db)
-    data = cli_json(stopped, "doctor")
+    data = in_workspace_json(stopped, "doctor")
     checks = {c["check"]: c for c in data["checks"]}
     assert data["ok"] is True
     assert checks["daemon"]["status"] == "warn" and "checked offline under its lock" in checks["daemon"]["detail"]
@@ -277,7 +234,7 @@ def test_doctor_refuses_a_held_lock(stopped: Path) -> None:
     fd = os.open(stopped / ".claw" / "sessiond.lock", os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        proc = cli(stopped, "doctor")
+        proc = in_workspace(stopped, "doctor")
     finally:
         os.close(fd)
     assert proc.returncode == 1
@@ -319,11 +276,11 @@ def test_doctor_on_corrupt_database(stopped: Path, damage: str) -> None:
     else:
         _corrupt_btree(db)
     before = _digest(db)
-    proc = cli(stopped, "doctor")
+    proc = in_workspace(stopped, "doctor")
     assert proc.returncode == 1, proc.stdout
     expected = "FAIL  database:" if damage == "garbage" else "FAIL  quick_check:"
     assert expected in proc.stdout
-    data = json.loads(cli(stopped, "doctor", "--json").stdout)
+    data = json.loads(in_workspace(stopped, "doctor", "--json").stdout)
     assert data["ok"] is False
     assert any(c["status"] == "fail" for c in data["checks"])
     assert _digest(db) == before
@@ -332,20 +289,20 @@ def test_doctor_on_corrupt_database(stopped: Path, damage: str) -> None:
 def test_doctor_on_loose_permissions(stopped: Path) -> None:
     db = stopped / ".claw" / "sessions.db"
     db.chmod(0o644)
-    proc = cli(stopped, "doctor")
+    proc = in_workspace(stopped, "doctor")
     assert proc.returncode == 1
     assert "FAIL  permissions: readable by other users: sessions.db 0644" in proc.stdout
 
 
 def test_doctor_without_a_claw_folder(tmp_path: Path) -> None:
-    proc = cli(tmp_path, "doctor")
+    proc = in_workspace(tmp_path, "doctor")
     assert proc.returncode == 1
     assert "FAIL  workspace:" in proc.stdout
     assert not (tmp_path / ".claw").exists()
 
 
 def test_docs_document_every_command() -> None:
-    from tests.conftest import ROOT
+    from tests.helpers.daemon import ROOT
 
     section = (ROOT / "docs" / "cli.md").read_text()
     for command in COMMANDS:
@@ -358,9 +315,9 @@ def test_socket_option(spawn_daemon: Any, workspace: Path, tmp_path: Path) -> No
     sock = tmp_path / "custom.sock"
     daemon: DaemonProcess = spawn_daemon("--socket", str(sock))
     with daemon.client() as client:
-        populate(client)
-    proc = cli(workspace, "ls", "--socket", str(sock))
+        populate_demo(client)
+    proc = in_workspace(workspace, "ls", "--socket", str(sock))
     assert proc.returncode == 0 and "demo" in proc.stdout, proc.stderr
-    assert cli(workspace, "ls").returncode == 1  # the default socket is not where this daemon listens
-    data = cli_json(workspace, "doctor", "--socket", str(sock))
+    assert in_workspace(workspace, "ls").returncode == 1  # the default socket is not where this daemon listens
+    data = in_workspace_json(workspace, "doctor", "--socket", str(sock))
     assert {c["check"]: c["status"] for c in data["checks"]}["daemon"] == "ok"

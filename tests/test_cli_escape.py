@@ -12,12 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
 import subprocess
-import sys
-import time
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -27,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claw_sessiond_client import InvalidRequestError, Message, SessionClient, ToolCall
-from tests.conftest import DaemonProcess
+from tests.helpers.cli import after_command, in_workspace, on_pty
+from tests.helpers.daemon import DaemonProcess
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"  # would put "rm -rf ~" in the clipboard
 TITLE = "\x1b]0;pwned\x07"
@@ -44,13 +41,8 @@ FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u
 
 
 def cli(workspace: Path, *args: str, timeout_s: float = 60) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", *args[:1], "--workspace", str(workspace), *args[1:]],
-        capture_output=True,
-        timeout=timeout_s,
-        cwd=workspace,
-        env={**os.environ, "COLUMNS": "1000"},  # no folding: the fragments below are checked whole
-    )
+    # No folding: the fragments below are checked whole.
+    return in_workspace(workspace, *args, timeout_s=timeout_s, text=False, env={"COLUMNS": "1000"})
 
 
 def assert_terminal_safe(data: bytes, what: str) -> str:
@@ -175,47 +167,19 @@ def test_error_messages_and_summaries_echoing_input_are_escaped(hostile: DaemonP
         assert_terminal_safe(proc.stderr, "import stderr")
 
 
-def _run_on_terminal(workspace: Path, *args: str, timeout_s: float = 60) -> bytes:
-    """Run the CLI with a pseudo-terminal as stdout (rich styles on, export sees a tty); return what it wrote."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "claw_sessiond", *args[:1], "--workspace", str(workspace), *args[1:]],
-        stdout=follower,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        cwd=workspace,
-        # show pages on a terminal: cat keeps this test about escapes (tests/test_cli_paging.py runs less).
-        env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200", "PAGER": "cat"},
-    )
-    os.close(follower)
-    chunks: list[bytes] = []
-    end = time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < end:
-            ready, _, _ = select.select([leader], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:  # EIO: the child closed its end
-                    break
-                if not chunk:
-                    break
-                chunks.append(chunk)
-            elif proc.poll() is not None:
-                break
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        os.close(leader)
-    return b"".join(chunks)
-
-
 def test_on_a_real_terminal_only_the_cli_s_own_styles_are_escape_sequences(hostile: DaemonProcess) -> None:
     ws = hostile.workspace
     for args in (("show", SID), ("ls",), ("export", SID)):
-        raw = _run_on_terminal(ws, *args).decode("utf-8")
+        run = on_pty(
+            *after_command("--workspace", ws, args),
+            cwd=ws,
+            # show pages on a terminal: cat keeps this test about escapes (tests/e2e/test_cli_paging.py runs less).
+            env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200", "PAGER": "cat"},
+            stdin="devnull",
+            stderr="devnull",
+        )
+        assert run.code == 0
+        raw = run.output.decode("utf-8")
         # rich's own styling is SGR (ESC [ ... m) and nothing else; remove it, then nothing may remain.
         plain = re.sub("\x1b\\[[0-9;]*m", "", raw).replace("\r\n", "\n")
         bad = FORBIDDEN.findall(plain)

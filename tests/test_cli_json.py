@@ -15,18 +15,8 @@ from typing import Any
 import pytest
 
 from claw_sessiond_client import Message, SessionClient, ToolCall
-from tests.conftest import DaemonProcess
-
-
-def cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-        input=stdin,
-    )
+from tests.helpers.cli import claw
+from tests.helpers.daemon import DaemonProcess
 
 
 def document(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -66,20 +56,20 @@ def test_every_command_s_json_has_format_1(daemon: DaemonProcess, client: Sessio
         "delete": {"session_id", "events_deleted"},
     }
     for name, args in ok.items():
-        proc = cli(*args, *ws, "--json")
+        proc = claw(*args, *ws, "--json")
         assert proc.returncode == 0, (name, proc.stderr)
         data = document(proc)
         assert shapes[name] <= set(data), (name, data)
         assert "error" not in data
     export = tmp_path / "demo.jsonl"
-    assert cli("export", "demo", "-o", str(export), *ws).returncode == 0
+    assert claw("export", "demo", "-o", str(export), *ws).returncode == 0
     client.delete("demo")
-    imported = document(cli("import", str(export), *ws, "--json"))
+    imported = document(claw("import", str(export), *ws, "--json"))
     assert [s["status"] for s in imported["sessions"]] == ["imported"]
     legacy = tmp_path / "legacy"
     legacy.mkdir()
     (legacy / "old.json").write_text(json.dumps({"session_id": "old", "messages": ["hello"]}))
-    lines = cli("migrate-legacy", str(legacy), *ws, "--json").stdout.splitlines()
+    lines = claw("migrate-legacy", str(legacy), *ws, "--json").stdout.splitlines()
     assert [json.loads(line)["format"] for line in lines] == [1]  # JSON Lines: one document per file
 
 
@@ -100,7 +90,7 @@ def test_every_command_s_json_has_format_1(daemon: DaemonProcess, client: Sessio
     ],
 )
 def test_failures_are_json_error_documents(daemon: DaemonProcess, args: list[str], reason: str, code: int) -> None:
-    proc = cli(*args, "--workspace", str(daemon.workspace), "--json")
+    proc = claw(*args, "--workspace", str(daemon.workspace), "--json")
     assert proc.returncode == code, proc.stderr
     data = document(proc)
     assert set(data) == {"format", "error"}
@@ -112,11 +102,11 @@ def test_daemon_down_and_failed_checks(tmp_path: Path, daemon: DaemonProcess) ->
     empty = tmp_path / "empty"
     empty.mkdir()
     for args in (["ls"], ["stats"], ["show", "x"], ["delete", "x", "--yes"], ["export"]):
-        proc = cli("--json", *args, "--workspace", str(empty))
+        proc = claw("--json", *args, "--workspace", str(empty))
         assert proc.returncode == 1
         error = document(proc)["error"]
         assert error["reason"] == "DAEMON_UNAVAILABLE" and error["code"] == 1, (args, error)
-    doctor = cli("doctor", "--workspace", str(empty), "--json")
+    doctor = claw("doctor", "--workspace", str(empty), "--json")
     assert doctor.returncode == 1
     data = document(doctor)
     assert data["ok"] is False and data["error"]["reason"] == "CHECK_FAILED" and data["checks"]

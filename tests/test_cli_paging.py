@@ -7,16 +7,11 @@ output depends on a terminal.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
 import re
-import select
-import struct
 import subprocess
 import sys
-import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,63 +19,32 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import InvalidRequestError, Message, ToolCall
-from tests.conftest import DaemonProcess
+from tests.helpers.cli import claw, on_pty
+from tests.helpers.daemon import DaemonProcess
 
 SGR = re.compile("\x1b\\[[0-9;]*m")
 BIG = 10_000
 
 
 def cli(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", "--workspace", str(workspace), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=workspace,
-        env={**os.environ, **(env or {})},
-    )
+    return claw("--workspace", str(workspace), *args, cwd=workspace, env=env)
 
 
 def on_terminal(
     workspace: Path, *args: str, cols: int = 80, rows: int = 24, env: dict[str, str] | None = None
 ) -> tuple[int, str]:
     """Run the CLI on a pty (``cols`` x ``rows``: its controlling terminal, stdin and stdout); return (code, text)."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PAGER", "LESS")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "claw_sessiond", "--workspace", str(workspace), *args],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
+    run = on_pty(
+        "--workspace",
+        str(workspace),
+        *args,
         cwd=workspace,
         env={**environment, "TERM": "xterm-256color", **(env or {})},
-        start_new_session=True,  # the pty becomes its controlling terminal (less opens /dev/tty)
-        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),  # the child has no threads yet
+        size=(rows, cols),
+        controlling=True,  # less opens /dev/tty
     )
-    os.close(follower)
-    chunks: list[bytes] = []
-    end = time.monotonic() + 60
-    try:
-        while time.monotonic() < end:
-            ready, _, _ = select.select([leader], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:  # EIO: every holder of the follower closed it
-                    break
-                if not chunk:
-                    break
-                chunks.append(chunk)
-            elif proc.poll() is not None:
-                break
-        code = proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        os.close(leader)
-    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return run.code, run.text().replace("\r\n", "\n")
 
 
 @pytest.fixture(scope="module")

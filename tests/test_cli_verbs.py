@@ -7,22 +7,11 @@ pseudo-terminal that answers the question.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from claw_sessiond_client import Message, SessionClient, ToolCall
-from tests.conftest import DaemonProcess
-
-
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", *args], capture_output=True, text=True, timeout=60, cwd=cwd
-    )
+from tests.helpers.cli import claw, on_pty
+from tests.helpers.daemon import DaemonProcess
 
 
 def crashed(client: SessionClient, sid: str = "crashed") -> None:
@@ -38,67 +27,34 @@ def crashed(client: SessionClient, sid: str = "crashed") -> None:
 
 def answer_on_terminal(workspace: Path, answer: bytes, *args: str) -> tuple[int, str]:
     """Run the CLI on a pty; when it asks, type ``answer``; return (exit code, everything it printed)."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "claw_sessiond", "--workspace", str(workspace), *args],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        cwd=workspace,
-    )
-    os.close(follower)
-    out = b""
-    sent = False
-    end = time.monotonic() + 60
-    try:
-        while time.monotonic() < end:
-            ready, _, _ = select.select([leader], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                out += chunk
-                if not sent and b"[y/N]" in out:
-                    os.write(leader, answer)
-                    sent = True
-            elif proc.poll() is not None:
-                break
-        code = proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        os.close(leader)
-    return code, out.decode("utf-8", "replace")
+    run = on_pty("--workspace", str(workspace), *args, cwd=workspace, answer=(b"[y/N]", answer))
+    return run.code, run.text()
 
 
 def test_repair_is_its_own_verb_and_show_repair_still_works(daemon: DaemonProcess, client: SessionClient) -> None:
     ws = str(daemon.workspace)
     crashed(client)
     crashed(client, "other")
-    shown = cli("show", "crashed", "--workspace", ws)
+    shown = claw("show", "crashed", "--workspace", ws)
     assert shown.stdout.count("interrupted") >= 2
-    proc = cli("repair", "crashed", "--workspace", ws)
+    proc = claw("repair", "crashed", "--workspace", ws)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
         "repaired c1: synthetic 'interrupted' result at #3",
         "repaired c2: synthetic 'interrupted' result at #4",
     ]
-    again = cli("repair", "crashed", "--workspace", ws)
+    again = claw("repair", "crashed", "--workspace", ws)
     assert again.returncode == 0 and again.stdout == "nothing to repair in crashed\n"
-    data = json.loads(cli("--json", "repair", "crashed", "--workspace", ws).stdout)
+    data = json.loads(claw("--json", "repair", "crashed", "--workspace", ws).stdout)
     assert data == {"format": 1, "session_id": "crashed", "repaired": [], "running": []}
     assert {s.id: s.workdir for s in client.list_sessions()}["crashed"] == "/home/me/project"  # not moved
 
-    alias = cli("show", "other", "--repair", "--json", "--workspace", ws)
+    alias = claw("show", "other", "--repair", "--json", "--workspace", ws)
     assert alias.returncode == 0
     assert alias.stderr == "claw-sessiond: 'show --repair' is deprecated: use 'claw-sessiond repair SESSION'\n"
     assert json.loads(alias.stdout)["repaired_now"] == ["c1", "c2"]
 
-    missing = cli("repair", "nope", "--workspace", ws)
+    missing = claw("repair", "nope", "--workspace", ws)
     assert missing.returncode == 1 and "session 'nope' is not stored" in missing.stderr
     assert {s.id for s in client.list_sessions()} == {"other", "crashed"}  # looking did not create it
 
@@ -107,19 +63,19 @@ def test_clear_keeps_usage_and_says_so(daemon: DaemonProcess, client: SessionCli
     ws = str(daemon.workspace)
     client.append("talk", [Message.user("hi"), Message.assistant("hello")])
     client.record_usage("talk", input_tokens=10, output_tokens=5)
-    proc = cli("clear", "talk", "--workspace", ws)
+    proc = claw("clear", "talk", "--workspace", ws)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "cleared talk: 2 messages out of its history\nusage totals kept; export still has the past\n"
     loaded = client.load("talk", "/w", repair=False)
     assert loaded.messages == [] and loaded.session.usage.input_tokens == 10
     client.append("talk", Message.user("again"))
-    data = json.loads(cli("clear", "talk", "--json", "--workspace", ws).stdout)
+    data = json.loads(claw("clear", "talk", "--json", "--workspace", ws).stdout)
     assert data["format"] == 1 and data["messages_cleared"] == 1 and data["session_id"] == "talk"
 
-    missing = cli("clear", "nope", "--workspace", ws)
+    missing = claw("clear", "nope", "--workspace", ws)
     assert missing.returncode == 1 and "not stored" in missing.stderr
     assert "nope" not in {s.id for s in client.list_sessions()}  # clearing did not create it
-    bad = cli("clear", "../x", "--workspace", ws)
+    bad = claw("clear", "../x", "--workspace", ws)
     assert bad.returncode == 1
 
 
@@ -128,10 +84,10 @@ def test_delete_asks_refuses_without_a_terminal_and_takes_yes(daemon: DaemonProc
     for sid in ("a", "b", "c", "d"):
         client.append(sid, [Message.user("one"), Message.user("two"), Message.user("three")])
 
-    refused = cli("delete", "a", "--workspace", str(ws))  # stdin is not a terminal here
+    refused = claw("delete", "a", "--workspace", str(ws))  # stdin is not a terminal here
     assert refused.returncode == 2
     assert "without confirmation" in refused.stderr and "delete --yes a" in refused.stderr
-    as_json = cli("delete", "a", "--workspace", str(ws), "--json")
+    as_json = claw("delete", "a", "--workspace", str(ws), "--json")
     assert as_json.returncode == 2
     assert json.loads(as_json.stdout)["error"] == {
         "message": "not deleting 'a' without confirmation: no terminal to ask on",
@@ -148,11 +104,11 @@ def test_delete_asks_refuses_without_a_terminal_and_takes_yes(daemon: DaemonProc
     code, text = answer_on_terminal(ws, b"y\n", "delete", "a")
     assert code == 0 and "deleted a: 3 events" in text
 
-    assert cli("delete", "b", "--yes", "--workspace", str(ws)).returncode == 0
-    assert cli("delete", "c", "-y", "--workspace", str(ws)).returncode == 0
-    assert cli("--workspace", str(ws), "delete", "--yes", "d").returncode == 0
+    assert claw("delete", "b", "--yes", "--workspace", str(ws)).returncode == 0
+    assert claw("delete", "c", "-y", "--workspace", str(ws)).returncode == 0
+    assert claw("--workspace", str(ws), "delete", "--yes", "d").returncode == 0
     assert client.list_sessions() == []
-    again = cli("delete", "b", "--yes", "--workspace", str(ws))
+    again = claw("delete", "b", "--yes", "--workspace", str(ws))
     assert again.returncode == 1 and "not stored" in again.stderr
 
 
@@ -160,21 +116,21 @@ def test_global_options_before_or_after_the_subcommand(daemon: DaemonProcess, cl
     client.append("here", Message.user("hi"))
     ws = str(daemon.workspace)
     elsewhere = daemon.workspace.parent  # run from another folder: only the option can name the workspace
-    after = cli("ls", "--workspace", ws, "--json", cwd=elsewhere)
-    before = cli("--workspace", ws, "--json", "ls", cwd=elsewhere)
-    mixed = cli("--workspace", ws, "ls", "--json", cwd=elsewhere)
+    after = claw("ls", "--workspace", ws, "--json", cwd=elsewhere)
+    before = claw("--workspace", ws, "--json", "ls", cwd=elsewhere)
+    mixed = claw("--workspace", ws, "ls", "--json", cwd=elsewhere)
     assert after.returncode == before.returncode == mixed.returncode == 0, (after.stderr, before.stderr)
     assert json.loads(after.stdout)["sessions"][0]["id"] == "here"
     assert json.loads(before.stdout) == json.loads(after.stdout) == json.loads(mixed.stdout)
     sock = str(daemon.socket_path)
-    assert "here" in cli("--socket", sock, "ls", cwd=elsewhere).stdout
-    assert "here" in cli("ls", "--socket", sock, cwd=elsewhere).stdout
+    assert "here" in claw("--socket", sock, "ls", cwd=elsewhere).stdout
+    assert "here" in claw("ls", "--socket", sock, cwd=elsewhere).stdout
     # After the subcommand wins over before it (the later one, as with any repeated option).
-    assert cli("--workspace", "/nonexistent", "ls", "--workspace", ws, cwd=elsewhere).returncode == 0
+    assert claw("--workspace", "/nonexistent", "ls", "--workspace", ws, cwd=elsewhere).returncode == 0
 
 
 def test_docs_show_the_new_verbs() -> None:
-    from tests.conftest import ROOT
+    from tests.helpers.daemon import ROOT
 
     page = (ROOT / "docs" / "cli.md").read_text()
     for fragment in (

@@ -46,7 +46,7 @@ from claw_sessiond_client import (
     ToolCall,
 )
 from claw_sessiond_client import _base as B
-from tests.conftest import ROOT, DaemonProcess
+from tests.helpers.daemon import ROOT, DaemonProcess
 
 HEADER = json.dumps({"format": "claw-sessiond-export", "version": 1, "session_id": "imp"})
 

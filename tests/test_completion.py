@@ -19,7 +19,7 @@ import pytest
 
 from claw_sessiond.cli import COMMANDS, _load_commands
 from claw_sessiond_client import Message, SessionClient
-from tests.conftest import DaemonProcess
+from tests.helpers.daemon import DaemonProcess
 
 
 def script(shell: str) -> str:

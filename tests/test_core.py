@@ -17,7 +17,7 @@ from claw_sessiond_client import (
     ToolCall,
     ToolCallStateError,
 )
-from tests.conftest import DaemonProcess, run_python
+from tests.helpers.daemon import DaemonProcess, run_python
 
 
 def rows(db: Path, sql: str) -> list[tuple[object, ...]]:

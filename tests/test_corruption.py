@@ -19,9 +19,11 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import Message
-from tests._figures import record
-from tests._robust import db_path, file_digests, populate, read_only, wait_refused
-from tests.conftest import DaemonProcess
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.data import populate_turns
+from tests.helpers.figures import record
+from tests.helpers.process import wait_refused
+from tests.helpers.sqlite_file import db_path, file_digests, read_only
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ def _make(root: Path, name: str, *, crash: bool, sessions: int) -> Path:
     d = DaemonProcess(ws).start()
     try:
         with d.client() as c:
-            populate(c, sessions=sessions, turns=4, prefix=name)
+            populate_turns(c, sessions=sessions, turns=4, prefix=name)
         if crash:
             d.kill()
             assert Path(f"{db_path(ws)}-wal").stat().st_size > 0, "a killed daemon should leave a WAL"

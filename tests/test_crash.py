@@ -1,6 +1,6 @@
 """Crash under load (SPEC §2, §4): SIGKILL the daemon at random moments while 8 processes append.
 
-Each writer (``tests/_crash_writer.py``; two of the eight pipeline 4 appends
+Each writer (``tests/helpers/crash_writer.py``; two of the eight pipeline 4 appends
 at a time over AppendStream) retries every append with the same request id
 until it is acknowledged, across kills and restarts, and logs the
 acknowledgement. After every kill (daemon down, database read through a
@@ -35,15 +35,16 @@ from typing import Any
 import pytest
 
 from claw_sessiond_client import InvalidRequestError, Message
-from tests._crash_writer import BATCH_SIZES
-from tests._figures import record
-from tests._robust import db_path, integrity, read_only
-from tests.conftest import FULL, DaemonProcess, scale
+from tests.helpers.crash_writer import BATCH_SIZES
+from tests.helpers.daemon import FULL, DaemonProcess, scale
+from tests.helpers.figures import record
+from tests.helpers.sqlite_file import db_path, integrity, read_only
 
 WRITERS = 8
 STREAM_WRITERS = 2  # of the 8, these pipeline their appends over AppendStream
 SESSIONS = ("crash-a", "crash-b", "crash-c")
-WRITER_SCRIPT = Path(__file__).with_name("_crash_writer.py")
+#: The writer process, run as a module (a script's own folder would come first on its sys.path).
+WRITER = (sys.executable, "-m", "tests.helpers.crash_writer")
 
 
 @dataclass
@@ -201,7 +202,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
             args = [daemon.address, str(w), ",".join(SESSIONS), str(logs[w]), str(stop_file), str(deadline)]
             writers.append(
                 subprocess.Popen(
-                    [sys.executable, str(WRITER_SCRIPT), *args],
+                    [*WRITER, *args],
                     env={**_writer_env(), "CLAW_CRASH_STREAM": "1" if w >= WRITERS - STREAM_WRITERS else "0"},
                     stdout=subprocess.DEVNULL,
                     stderr=errs[w],
@@ -210,7 +211,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
         loader_args = [daemon.address, "loader", ",".join(SESSIONS), "-", str(stop_file), str(deadline)]
         writers.append(
             subprocess.Popen(
-                [sys.executable, str(WRITER_SCRIPT), *loader_args],
+                [*WRITER, *loader_args],
                 env=_writer_env(),
                 stdout=subprocess.DEVNULL,
                 stderr=errs[WRITERS],

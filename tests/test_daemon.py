@@ -16,7 +16,7 @@ import grpc
 import pytest
 
 from claw_sessiond_client import Message, SessionClient, ShuttingDownError, default_socket_path
-from tests.conftest import ROOT, DaemonProcess, health_status
+from tests.helpers.daemon import ROOT, DaemonProcess, health_status
 
 
 def test_state_is_private(daemon: DaemonProcess, workspace: Path) -> None:

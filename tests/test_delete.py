@@ -3,49 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 from claw_sessiond_client import Message, SessionClient, ToolCall
-
-OLD = "2020-01-01T00:00:00.000000Z"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "claw_sessiond", *args], capture_output=True, text=True, timeout=60)
-
-
-def file_bytes(workspace: Path) -> bytes:
-    db = workspace / ".claw" / "sessions.db"
-    wal = Path(f"{db}-wal")
-    return db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
-
-
-def old_lines(sid: str, text: str) -> list[str]:
-    """Export lines of a session whose events and last change are from 2020 (how retention tests get "old" data)."""
-    header = {
-        "format": "claw-sessiond-export",
-        "version": 1,
-        "session_id": sid,
-        "workdir": "/w",
-        "created_at": OLD,
-        "updated_at": OLD,
-        "events": 1,
-    }
-    event = {
-        "event_id": 1,
-        "session_id": sid,
-        "position": 1,
-        "type": "user_message",
-        "ts": OLD,
-        "trace_id": "t",
-        "schema_version": 1,
-        "payload": {"role": "user", "content": text},
-    }
-    return [json.dumps(header), json.dumps(event)]
+from tests.helpers.cli import claw
+from tests.helpers.data import old_lines
+from tests.helpers.sqlite_file import file_bytes
 
 
 def old_session(c: SessionClient, sid: str, text: str) -> None:
@@ -62,16 +27,16 @@ def test_delete_erases_the_bytes_from_db_and_wal(daemon, client: SessionClient, 
     old_session(client, "old-but-no-retention", "kept: retention is off by default")
     assert marker.encode() in file_bytes(workspace)
 
-    r = cli("delete", "victim", "--socket", str(daemon.socket_path), "--json", "--yes")  # --yes: no terminal here
+    r = claw("delete", "victim", "--socket", str(daemon.socket_path), "--json", "--yes")  # --yes: no terminal here
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"format": 1, "session_id": "victim", "events_deleted": 4}
     assert marker.encode() not in file_bytes(workspace)
     assert [s.id for s in client.list_sessions()] == ["keep", "old-but-no-retention"]
     assert client.load("victim", str(workspace)).session.stored is False
 
-    r = cli("delete", "victim", "--socket", str(daemon.socket_path), "--yes")
+    r = claw("delete", "victim", "--socket", str(daemon.socket_path), "--yes")
     assert r.returncode == 1 and "not stored" in r.stderr
-    r = cli("delete", "../x", "--socket", str(daemon.socket_path), "--yes")
+    r = claw("delete", "../x", "--socket", str(daemon.socket_path), "--yes")
     assert r.returncode == 1
     # the marker stays gone after a restart (nothing was resurrected from the WAL)
     assert daemon.terminate() == 0

@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import Message, StorageFullError, ToolCall
-from tests._figures import record
-from tests._robust import db_path, integrity, is_root, wait_refused
-from tests.conftest import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.figures import record
+from tests.helpers.process import is_root, wait_refused
+from tests.helpers.sqlite_file import db_path, integrity
 
 
 def _run(*cmd: str) -> subprocess.CompletedProcess[str]:

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers.daemon import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"(?:^<!-- doc: ([a-z-]+)(?: (.*?))? -->\n)?^```([a-z]*)\n(.*?)^```$", re.M | re.S)

@@ -14,8 +14,9 @@ import uuid
 from pathlib import Path
 
 from claw_sessiond_client import Message
-from tests._robust import db_path, wait_until
-from tests.conftest import DaemonProcess
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.process import wait_until
+from tests.helpers.sqlite_file import db_path
 
 BUSY_TIMEOUT_MS = 3000
 

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import IO, Any
 
 import grpc
@@ -26,7 +25,8 @@ from claw_sessiond_client import _base as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.errors import Reason, WatchLaggedError
-from tests.conftest import DaemonProcess
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.process import wait_for
 
 BIG_BATCH = [Message.user("x" * 60_000) for _ in range(16)]  # ~1 MiB per append
 
@@ -70,15 +70,6 @@ class Follower:
             self.proc.terminate()
         _, err = self.proc.communicate(timeout=15)
         return self.proc.returncode, err
-
-
-def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 def test_follow_one_session_json_lines_and_ctrl_c_exits_0(daemon: DaemonProcess) -> None:
@@ -139,11 +130,11 @@ def test_follow_all_sessions_prefixes_ids_and_is_terminal_safe(daemon: DaemonPro
             code, err = f.interrupt()
         assert code == 0 and err == ""
 
-        wait_until(lambda: c.stats()["active_watchers"] == 0, 20, "the first follower to be gone")
+        wait_for(lambda: c.stats()["active_watchers"] == 0, 20, "the first follower to be gone")
         j = Follower(daemon, "--json")
         try:
             # A follow without -n starts at what is stored when it connects: wait until it has.
-            wait_until(lambda: c.stats()["active_watchers"] == 1, 20, "the follower to connect")
+            wait_for(lambda: c.stats()["active_watchers"] == 1, 20, "the follower to connect")
             c.append("b", Message.user("late"))
             event = json.loads(j.next())
             assert event["format"] == 1 and event["session_id"] == "b" and event["position"] == 3
@@ -181,7 +172,7 @@ def test_a_stalled_follow_all_reader_is_cut_off_not_buffered(spawn_daemon: Any) 
         pushed = 8  # MiB: more than the ~4 MiB flow-control window, so the daemon's send blocks
         for _ in range(pushed):
             c.append("lag", BIG_BATCH)
-        wait_until(lambda: d.log().count("event=watch_lagged") >= 1, 15, "the follower to be declared lagged")
+        wait_for(lambda: d.log().count("event=watch_lagged") >= 1, 15, "the follower to be declared lagged")
         received = [first.event_id]
         with pytest.raises(grpc.RpcError) as ended:
             for reply in raw:
@@ -190,7 +181,7 @@ def test_a_stalled_follow_all_reader_is_cut_off_not_buffered(spawn_daemon: Any) 
         assert isinstance(err, WatchLaggedError) and err.reason == Reason.WATCH_LAGGED
         assert received == sorted(received) and len(received) < 1 + pushed * len(BIG_BATCH)
         channel.close()
-        wait_until(lambda: c.stats()["active_watchers"] == 0, 10, "the watcher to be released")
+        wait_for(lambda: c.stats()["active_watchers"] == 0, 10, "the watcher to be released")
 
         # The client's watch_all with last=N starts with the last N history events, in order.
         with d.client() as w:

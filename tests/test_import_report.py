@@ -10,23 +10,17 @@ but inconsistent (only the daemon can refuse it: the 1st and 3rd go in, the
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from claw_sessiond_client import Message, ToolCall
-from tests.conftest import DaemonProcess
+from tests.helpers.cli import claw
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.data import exports
 
 IDS = ["s-one", "s-two", "s-three"]
-
-
-def cli(*args: str, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", *args], capture_output=True, text=True, timeout=timeout_s
-    )
 
 
 @pytest.fixture
@@ -51,11 +45,6 @@ def pair(spawn_daemon: Any, tmp_path: Path) -> tuple[DaemonProcess, DaemonProces
     return src, dst, path, blocks
 
 
-def stored(d: DaemonProcess) -> dict[str, list[str]]:
-    with d.client() as c:
-        return {s.id: list(c.export(s.id)) for s in c.list_sessions()}
-
-
 def edit_second(path: Path, blocks: dict[str, list[str]], change: Any) -> tuple[int, int]:
     """Rewrite the file with ``change`` applied to s-two's tool result line; return s-two's line span."""
     two = [json.loads(line) for line in blocks["s-two"]]
@@ -72,12 +61,12 @@ def by_id(stdout: str) -> dict[str, dict[str, Any]]:
 
 def test_whole_file_imported_and_reported(pair: Any) -> None:
     _, dst, path, blocks = pair
-    r = cli("import", str(path), "--socket", str(dst.socket_path), "--json")
+    r = claw("import", str(path), "--socket", str(dst.socket_path), "--json")
     assert r.returncode == 0, r.stderr
     assert [(x["session_id"], x["status"]) for x in json.loads(r.stdout)["sessions"]] == [
         (sid, "imported") for sid in IDS
     ]
-    assert stored(dst) == blocks
+    assert exports(dst) == blocks
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
@@ -89,9 +78,9 @@ def test_a_malformed_second_session_imports_nothing(pair: Any, fmt: str) -> None
 
     first, last = edit_second(path, blocks, bad_type)
     args = ["import", str(path), "--socket", str(dst.socket_path)] + (["--json"] if fmt == "json" else [])
-    r = cli(*args)
+    r = claw(*args)
     assert r.returncode == 1
-    assert stored(dst) == {}, "a file with an invalid session imported something"
+    assert exports(dst) == {}, "a file with an invalid session imported something"
     if fmt == "json":
         report = by_id(r.stdout)
         assert [report[s]["status"] for s in IDS] == ["held_back", "invalid", "held_back"]
@@ -115,9 +104,9 @@ def test_a_second_session_the_daemon_refuses_is_reported_and_the_others_go_in(pa
 
     edit_second(path, blocks, orphan)
     args = ["import", str(path), "--socket", str(dst.socket_path)] + (["--json"] if fmt == "json" else [])
-    r = cli(*args)
+    r = claw(*args)
     assert r.returncode == 1
-    assert stored(dst) == {"s-one": blocks["s-one"], "s-three": blocks["s-three"]}
+    assert exports(dst) == {"s-one": blocks["s-one"], "s-three": blocks["s-three"]}
     if fmt == "json":
         report = by_id(r.stdout)
         assert [report[s]["status"] for s in IDS] == ["imported", "refused", "imported"]
@@ -133,25 +122,25 @@ def test_an_existing_or_repeated_session_imports_nothing(pair: Any, tmp_path: Pa
     _, dst, path, blocks = pair
     with dst.client() as c:
         c.append("s-two", [Message.user("already here")], workdir="/w")
-    before = stored(dst)
-    r = cli("import", str(path), "--socket", str(dst.socket_path), "--json")
+    before = exports(dst)
+    r = claw("import", str(path), "--socket", str(dst.socket_path), "--json")
     assert r.returncode == 1
     assert [by_id(r.stdout)[s]["status"] for s in IDS] == ["held_back", "exists", "held_back"]
-    assert stored(dst) == before
-    r = cli("import", str(path), "--socket", str(dst.socket_path), "--mode", "replace", "--json")
+    assert exports(dst) == before
+    r = claw("import", str(path), "--socket", str(dst.socket_path), "--mode", "replace", "--json")
     assert r.returncode == 0, r.stderr
-    assert stored(dst) == blocks
+    assert exports(dst) == blocks
 
     twice = tmp_path / "twice.jsonl"
     twice.write_text("".join(line + "\n" for line in blocks["s-one"] + blocks["s-one"]))
-    r = cli("import", str(twice), "--socket", str(dst.socket_path), "--mode", "replace")
+    r = claw("import", str(twice), "--socket", str(dst.socket_path), "--mode", "replace")
     assert r.returncode == 1 and "is also in lines 1-2: one block per session" in r.stderr
-    assert stored(dst) == blocks
+    assert exports(dst) == blocks
 
 
 def test_daemon_down_imports_nothing_and_says_so(pair: Any) -> None:
     _, dst, path, _ = pair
     dst.terminate()
-    r = cli("import", str(path), "--socket", str(dst.socket_path))
+    r = claw("import", str(path), "--socket", str(dst.socket_path))
     assert r.returncode == 1
     assert "nothing imported" in r.stderr and "Try: claw-sessiond serve" in r.stderr

@@ -26,7 +26,7 @@ import pytest
 
 from bench.interference import Scale, fill, measure
 from claw_sessiond.config import DEFAULT_MAX_OPEN_TOOL_CALLS
-from tests.conftest import FULL, DaemonProcess, scale
+from tests.helpers.daemon import FULL, DaemonProcess, scale
 
 SIZE = Scale(
     sessions=scale(20_000, 100_000),

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,8 +30,9 @@ from claw_sessiond.bounds import MAX_JSON_DEPTH, MAX_STORED_PAYLOAD_BYTES, JsonE
 from claw_sessiond_client import Message
 from claw_sessiond_client import _base as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
-from tests._robust import db_path, dump
-from tests.conftest import DaemonProcess, scale
+from tests.helpers.cli import in_workspace
+from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.sqlite_file import db_path, dump
 
 SERVICE = "/claw.sessiond.v1.SessionService/"
 C = grpc.StatusCode
@@ -127,16 +126,6 @@ def export_lines(address: str, session_id: str = "") -> list[str]:
     return [pb.ExportResponse.FromString(r).line for r in replies]
 
 
-def cli(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", args[0], "--workspace", str(workspace), *args[1:]],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=workspace,
-    )
-
-
 def store_deep_session(address: str, session_id: str, depth: int) -> tuple[str, str]:
     """A session with a payload and tool arguments nested ``depth`` levels; returns (payload, arguments)."""
     payload, arguments = nested_object(depth), json.dumps({"args": json.loads(nested_array(depth - 1))})
@@ -166,9 +155,9 @@ def test_the_deepest_allowed_json_exports_shows_and_imports_again(depth_daemon: 
     assert all(line in everything for line in lines)
 
     # show (text and --json) reads it back through Export.
-    shown = cli(depth_daemon.workspace, "show", "deep-64")
+    shown = in_workspace(depth_daemon.workspace, "show", "deep-64")
     assert shown.returncode == 0, shown.stderr
-    shown_json = cli(depth_daemon.workspace, "show", "deep-64", "--json")
+    shown_json = in_workspace(depth_daemon.workspace, "show", "deep-64", "--json")
     assert shown_json.returncode == 0, shown_json.stderr
     data = json.loads(shown_json.stdout)
     assert data["messages"][1]["tool_calls"][0]["arguments"] == json.loads(arguments)
@@ -176,13 +165,13 @@ def test_the_deepest_allowed_json_exports_shows_and_imports_again(depth_daemon: 
 
     # A full backup with the CLI, restored into a second workspace, exports the same bytes.
     backup = tmp_path / "backup.jsonl"
-    done = cli(depth_daemon.workspace, "export", "-o", str(backup))
+    done = in_workspace(depth_daemon.workspace, "export", "-o", str(backup))
     assert done.returncode == 0, done.stderr
     other = DaemonProcess(tmp_path / "restored")
     other.workspace.mkdir()
     other.start()
     try:
-        restored = cli(other.workspace, "import", str(backup))
+        restored = in_workspace(other.workspace, "import", str(backup))
         assert restored.returncode == 0, restored.stderr
         assert export_lines(other.address, "deep-64") == lines
         code, details, _, replies = call(other.address, "Load", pb.LoadRequest(session_id="deep-64", workdir="/tmp"))

@@ -12,8 +12,9 @@ import pytest
 
 from claw_sessiond import legacy
 from claw_sessiond.export import parse_session
+from tests.helpers.daemon import ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "legacy"
+FIXTURES = ROOT / "tests" / "fixtures" / "legacy"
 NOW = "2026-12-01T00:00:00.000000Z"
 
 

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from claw_sessiond_client import Message
-from tests.conftest import DaemonProcess
+from tests.helpers.daemon import ROOT, DaemonProcess
+from tests.helpers.data import exports
 
-FIXTURES = Path(__file__).parent / "fixtures" / "legacy"
+FIXTURES = ROOT / "tests" / "fixtures" / "legacy"
 
 
 def migrate(folder: Path, d: DaemonProcess, *extra: str) -> tuple[int, dict[str, dict[str, Any]], str]:
@@ -33,11 +34,6 @@ def migrate(folder: Path, d: DaemonProcess, *extra: str) -> tuple[int, dict[str,
     if "--json" not in extra:
         return r.returncode, {}, r.stdout + r.stderr
     return r.returncode, {x["file"]: x for x in map(json.loads, r.stdout.splitlines())}, r.stderr
-
-
-def stored(d: DaemonProcess) -> dict[str, list[str]]:
-    with d.client() as c:
-        return {s.id: list(c.export(s.id)) for s in c.list_sessions()}
 
 
 def folder_of(tmp_path: Path, name: str, files: dict[str, bytes]) -> Path:
@@ -60,7 +56,7 @@ def test_a_different_file_on_a_used_id_is_a_conflict_in_both_runs(spawn_daemon: 
     first = folder_of(tmp_path, "first", {"terminal_default.json": (FIXTURES / "go_snake_case.json").read_bytes()})
     code, reports, stderr = migrate(first, d, "--json")
     assert code == 0 and reports["terminal_default.json"]["status"] == "imported", stderr
-    before = stored(d)
+    before = exports(d)
 
     second = folder_of(tmp_path, "second", {"edited.json": changed_snake_case()})
     for extra in (("--dry-run",), ()):
@@ -70,7 +66,7 @@ def test_a_different_file_on_a_used_id_is_a_conflict_in_both_runs(spawn_daemon: 
         assert report["status"] == "conflict" and report["session_id"] == "terminal_default"
         assert "already stored with different content" in report["reason"]
         assert "1 conflict" in stderr
-        assert stored(d) == before, "a conflicting file changed the stored session"
+        assert exports(d) == before, "a conflicting file changed the stored session"
     code, _, text = migrate(second, d)
     assert code == 1 and "conflict  edited.json  terminal_default" in text
 
@@ -79,7 +75,7 @@ def test_a_different_file_on_a_used_id_is_a_conflict_in_both_runs(spawn_daemon: 
         code, reports, _ = migrate(first, d, "--json", *extra)
         assert code == 0 and reports["terminal_default.json"]["status"] == "skipped"
         assert "already imported" in reports["terminal_default.json"]["reason"]
-    assert stored(d) == before
+    assert exports(d) == before
 
 
 def test_a_rerun_after_the_session_grew_still_skips(spawn_daemon: Any, tmp_path: Path) -> None:
@@ -89,22 +85,22 @@ def test_a_rerun_after_the_session_grew_still_skips(spawn_daemon: Any, tmp_path:
     with d.client() as c:
         assert [r.tool_call_id for r in c.load("go-crashed", "/srv/work").repairs] == ["call-2"]
         c.append("go-crashed", Message.user("carry on"), workdir="/srv/work")
-    grown = stored(d)
+    grown = exports(d)
     code, reports, _ = migrate(folder, d, "--json")
     assert code == 0 and reports["go_default_names.json"]["status"] == "skipped"
-    assert stored(d) == grown
+    assert exports(d) == grown
 
 
 def test_a_session_written_by_an_agent_is_not_overwritten_or_skipped(spawn_daemon: Any, tmp_path: Path) -> None:
     d: DaemonProcess = spawn_daemon()
     with d.client() as c:
         c.append("0f3c2a9e8b7d4c1a", Message.user("an agent's own session"), workdir="/w")
-    before = stored(d)
+    before = exports(d)
     folder = folder_of(tmp_path, "port", {"0f3c2a9e8b7d4c1a.json": (FIXTURES / "0f3c2a9e8b7d4c1a.json").read_bytes()})
     for extra in (("--dry-run",), ()):
         code, reports, _ = migrate(folder, d, "--json", *extra)
         assert code == 1 and reports["0f3c2a9e8b7d4c1a.json"]["status"] == "conflict"
-    assert stored(d) == before
+    assert exports(d) == before
 
 
 def test_two_files_of_one_folder_claiming_one_id(spawn_daemon: Any, tmp_path: Path) -> None:
@@ -112,7 +108,7 @@ def test_two_files_of_one_folder_claiming_one_id(spawn_daemon: Any, tmp_path: Pa
     original = (FIXTURES / "go_snake_case.json").read_bytes()
     folder = folder_of(tmp_path, "two", {"a.json": original, "b.json": changed_snake_case(), "c.json": original})
     dry = migrate(folder, d, "--json", "--dry-run")
-    assert stored(d) == {}
+    assert exports(d) == {}
     code, reports, _ = migrate(folder, d, "--json")
     assert code == dry[0] == 1
     assert {f: r["status"] for f, r in reports.items()} == {
@@ -133,7 +129,7 @@ def test_the_dry_run_predicts_the_real_run_on_the_fixture_folder(spawn_daemon: A
     folder = tmp_path / "fixtures"
     shutil.copytree(FIXTURES, folder)
     dry_code, dry, _ = migrate(folder, d, "--json", "--dry-run")
-    assert stored(d) == {}, "the dry run wrote"
+    assert exports(d) == {}, "the dry run wrote"
     code, real, _ = migrate(folder, d, "--json")
     assert dry_code == code == 1
     predicted = {f: ("imported" if r["status"] == "converted" else r["status"]) for f, r in dry.items()}

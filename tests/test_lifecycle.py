@@ -23,8 +23,9 @@ import pytest
 
 from claw_sessiond import lifecycle
 from claw_sessiond_client import Message, SessionClient
-from tests.conftest import DaemonProcess
-from tests.test_autostart import _daemons_for, _stop_pid
+from tests.helpers.cli import claw
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.process import daemons_for, stop_pid
 
 
 @pytest.fixture
@@ -51,19 +52,12 @@ def workspaces(tmp_path: Path) -> Iterator[list[Path]]:
         ws.mkdir(parents=True)
     yield made
     for ws in made:
-        for proc in _daemons_for(ws):
-            _stop_pid(proc.pid)
-
-
-def cli(*args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
-    """Run ``claw-sessiond ARGS`` in a fresh process with this test's environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", *args], capture_output=True, text=True, timeout=timeout_s
-    )
+        for proc in daemons_for(ws):
+            stop_pid(proc.pid)
 
 
 def status_json(*args: str) -> dict[str, Any]:
-    proc = cli("status", "--json", *args)
+    proc = claw("status", "--json", *args)
     assert proc.returncode in (0, 3), proc.stderr
     doc: dict[str, Any] = json.loads(proc.stdout)
     return doc
@@ -116,7 +110,7 @@ def test_status_lists_every_daemon_of_the_user(runtime_dir: Path, workspaces: li
         assert 0 <= first["uptime_s"] < 120 and first["started_at"].endswith("Z")
         assert first["idle_exit_s"] == 0  # started by a person: never idles out
 
-        text = cli("status")
+        text = claw("status")
         assert text.returncode == 0, text.stderr
         lines = text.stdout.splitlines()
         assert lines[0].split() == ["PID", "UPTIME", "SESSIONS", "WORKSPACE", "SOCKET"]
@@ -125,13 +119,13 @@ def test_status_lists_every_daemon_of_the_user(runtime_dir: Path, workspaces: li
 
         one = status_json("--workspace", str(ws1))
         assert [d["pid"] for d in one["daemons"]] == [daemons[0].proc.pid]  # type: ignore[union-attr]
-        missing = cli("status", "--workspace", str(ws2))
+        missing = claw("status", "--workspace", str(ws2))
         assert missing.returncode == 3 and "no claw-sessiond running" in missing.stdout
     finally:
         for d in daemons:
             d.stop()
     assert [d.proc.returncode for d in daemons] == [0, 0]  # type: ignore[union-attr]
-    none = cli("status")
+    none = claw("status")
     assert none.returncode == 0 and none.stdout.strip() == "no daemons running"
     assert list((runtime_dir / "claw-sessiond" / "daemons").glob("*.json")) == []  # removed at graceful stop
 
@@ -168,10 +162,10 @@ def test_stale_and_forged_records_are_ignored_and_never_signalled(registry: Path
         assert status_json()["daemons"] == []
         assert not stale.exists() and not forged_path.exists(), "stale records are cleaned"
         lifecycle.write_record(registry, forged)
-        refused = cli("stop", "--workspace", str(ws2))
+        refused = claw("stop", "--workspace", str(ws2))
         assert refused.returncode == 3 and "no claw-sessiond is running" in refused.stderr
         assert bystander.poll() is None, "stop signalled a process that is not the lock holder"
-        everything = cli("stop", "--all")
+        everything = claw("stop", "--all")
         assert everything.returncode == 0 and "no daemons running" in everything.stdout
         assert bystander.poll() is None
     finally:
@@ -186,7 +180,7 @@ def stat_mode(path: Path) -> int:
 def test_unsafe_registry_folder_is_refused(runtime_dir: Path, registry: Path, workspaces: list[Path]) -> None:
     registry.mkdir(parents=True, mode=0o700)
     os.chmod(registry, 0o777)
-    proc = cli("status")
+    proc = claw("status")
     assert proc.returncode == 1 and "writable by group or others" in proc.stderr and str(registry) in proc.stderr
     # The daemon still serves (the workspace lock keeps it single) but does not register there.
     d = DaemonProcess(workspaces[0]).start()
@@ -197,7 +191,7 @@ def test_unsafe_registry_folder_is_refused(runtime_dir: Path, registry: Path, wo
         d.stop()
     os.rmdir(registry)
     os.symlink(runtime_dir, registry)  # a link in place of the folder is refused too
-    proc = cli("status")
+    proc = claw("status")
     assert proc.returncode == 1 and "symbolic link" in proc.stderr
 
 
@@ -209,16 +203,16 @@ def test_stop_one_workspace_then_all(registry: Path, workspaces: list[Path]) -> 
     daemons = [DaemonProcess(ws).start() for ws in workspaces]
     try:
         first = daemons[0]
-        proc = cli("stop", "--workspace", str(ws1))
+        proc = claw("stop", "--workspace", str(ws1))
         assert proc.returncode == 0, proc.stderr
         assert f"stopped claw-sessiond pid {first.proc.pid} for {ws1}" in proc.stdout  # type: ignore[union-attr]
         assert wait_exit(first.proc, 5) == 0  # type: ignore[arg-type]
         assert "event=stopped" in first.log()
         assert not first.socket_path.exists() and not lifecycle.lock_is_held(lock_of(ws1))
-        again = cli("stop", "--workspace", str(ws1))
+        again = claw("stop", "--workspace", str(ws1))
         assert again.returncode == 3 and f"no claw-sessiond is running for {ws1}" in again.stderr
 
-        proc = cli("stop", "--all", "--timeout", "10")
+        proc = claw("stop", "--all", "--timeout", "10")
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.count("stopped claw-sessiond pid") == 2
         assert [wait_exit(d.proc, 5) for d in daemons[1:]] == [0, 0]  # type: ignore[arg-type]
@@ -234,11 +228,11 @@ def test_stop_finds_a_daemon_without_a_record(registry: Path, workspaces: list[P
     try:
         for record in registry.glob("*.json"):
             record.unlink()  # as if started by an older version
-        assert cli("status").stdout.strip() == "no daemons running"
+        assert claw("status").stdout.strip() == "no daemons running"
         (found,) = status_json("--workspace", str(workspaces[0]))["daemons"]  # through the lock file
         assert found["pid"] == d.proc.pid and found["sessions"] == 0  # type: ignore[union-attr]
         assert abs(found["uptime_s"] - (time.time() - started)) < 5
-        proc = cli("stop", "--workspace", str(workspaces[0]))
+        proc = claw("stop", "--workspace", str(workspaces[0]))
         assert proc.returncode == 0, proc.stderr
         assert wait_exit(d.proc, 5) == 0  # type: ignore[arg-type]
     finally:
@@ -285,7 +279,7 @@ def test_autostarted_daemon_idles_out_and_the_client_starts_a_new_one(
     cmd = psutil.Process(pid).cmdline()
     assert cmd[cmd.index("--idle-exit-s") + 1] == "600"
     assert cmd[cmd.index("--log-file") + 1] == str(default_ws / ".claw" / "sessiond.log")
-    assert cli("stop", "--workspace", str(default_ws)).returncode == 0
+    assert claw("stop", "--workspace", str(default_ws)).returncode == 0
     assert wait_gone(pid, 5)
 
     monkeypatch.setenv("CLAW_SESSIOND_IDLE_EXIT_S", "0.5")
@@ -319,13 +313,13 @@ def test_calls_racing_the_idle_exit_all_succeed(
         assert contents == [f"m{i}" for i in range(6)]
         assert len(pids) >= 2, "no call met an idle exit (timing too loose to test the race)"
     finally:
-        for proc in _daemons_for(workspace):
-            _stop_pid(proc.pid)
+        for proc in daemons_for(workspace):
+            stop_pid(proc.pid)
 
 
 @pytest.mark.parametrize("command", ["status", "stop"])
 def test_help_names_the_exit_codes(command: str) -> None:
-    proc = cli(command, "--help")
+    proc = claw(command, "--help")
     assert proc.returncode == 0 and "--workspace" in proc.stdout
     assert "Exit codes: 0 ok, 1 failure" in proc.stdout and "3 no daemon running" in proc.stdout
     assert ("--json" if command == "status" else "--timeout") in proc.stdout
@@ -340,7 +334,7 @@ def test_a_daemon_registered_under_the_state_folder_is_found_too(
         state = runtime_dir.parent / "state" / "claw-sessiond" / "daemons"
         assert len(list(state.glob("*.json"))) == 1
         assert [x["pid"] for x in status_json()["daemons"]] == [d.proc.pid]  # type: ignore[union-attr]
-        assert cli("stop", "--workspace", str(workspace)).returncode == 0
+        assert claw("stop", "--workspace", str(workspace)).returncode == 0
         assert wait_exit(d.proc, 5) == 0  # type: ignore[arg-type]
     finally:
         d.stop()
@@ -352,7 +346,7 @@ def test_stop_reports_a_daemon_that_does_not_exit_in_time(registry: Path, worksp
     os.kill(d.proc.pid, signal.SIGSTOP)  # cannot act on SIGTERM until continued
     try:
         started = time.monotonic()
-        proc = cli("stop", "--workspace", str(workspace), "--timeout", "1")
+        proc = claw("stop", "--workspace", str(workspace), "--timeout", "1")
         assert proc.returncode == 1 and f"pid {d.proc.pid}" in proc.stderr and "did not exit within 1s" in proc.stderr
         assert time.monotonic() - started < 10
     finally:

@@ -19,7 +19,7 @@ import pytest
 
 from claw_sessiond.logs import LineFormatter, RotatingLogFile
 from claw_sessiond_client import DaemonUnavailableError, InvalidRequestError, Message, SessionClient
-from tests.conftest import DaemonProcess
+from tests.helpers.daemon import DaemonProcess
 
 _STAMPED = re.compile(
     r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (DEBUG|INFO|WARNING|ERROR) claw_sessiond[.\w]* event=\w+"

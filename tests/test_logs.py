@@ -18,7 +18,7 @@ import pytest
 
 from claw_sessiond.logs import LineFormatter
 from claw_sessiond_client import Message, SessiondError, ToolCall
-from tests.conftest import DaemonProcess
+from tests.helpers.daemon import DaemonProcess
 
 CANARY = "sk-canary-7f3a9c1e5b2d4f60"
 _TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "

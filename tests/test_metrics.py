@@ -14,12 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from claw_sessiond_client import InvalidRequestError, Message
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.helpers.daemon import free_port
 
 
 def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

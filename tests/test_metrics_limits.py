@@ -29,9 +29,9 @@ from typing import Any, ClassVar
 import pytest
 
 from claw_sessiond_client import Message, SessionClient
-from tests._figures import record
-from tests._robust import is_root
-from tests.conftest import FULL, DaemonProcess
+from tests.helpers.daemon import FULL, DaemonProcess, free_port
+from tests.helpers.figures import record
+from tests.helpers.process import is_root
 
 NOBODY = 65534
 #: The documented cap on concurrent /metrics connections (claw_sessiond.metrics.MAX_CONNECTIONS).
@@ -107,12 +107,6 @@ class LimitedDaemon(DaemonProcess):
             cwd=str(self.workspace),
         )
         return self.proc
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def fd_count(pid: int) -> int:

@@ -29,9 +29,9 @@ from hypothesis import strategies as st
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from claw_sessiond_client import _base as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
-from tests._figures import record
-from tests._robust import db_path, dump
-from tests.conftest import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.figures import record
+from tests.helpers.sqlite_file import db_path, dump
 
 SERVICE = "/claw.sessiond.v1.SessionService/"
 C = grpc.StatusCode

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client.paths import default_socket_path
-from tests.conftest import FULL, ROOT, health_status
+from tests.helpers.daemon import FULL, ROOT, health_status
 
 CLIENT_DIR = ROOT / "clients" / "python"
 

@@ -30,8 +30,8 @@ from claw_sessiond_client import (
     UntrustedPeerError,
     default_socket_path,
 )
-from tests._robust import is_root, wait_exit, wait_until
-from tests.conftest import DaemonProcess, health_status
+from tests.helpers.daemon import DaemonProcess, health_status
+from tests.helpers.process import is_root, wait_exit, wait_until
 
 pytestmark = pytest.mark.skipif(not is_root(), reason="a second uid (setpriv) needs root")
 

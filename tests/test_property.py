@@ -37,8 +37,8 @@ from claw_sessiond.model import ToolCall as DToolCall
 from claw_sessiond_client import _base as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests._figures import record
-from tests.conftest import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.figures import record
 
 WORKDIR = "/tmp"
 CALL_IDS = ("c0", "c1", "c2", "c3", "c4")

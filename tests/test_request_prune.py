@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from claw_sessiond_client import Message
-from tests._robust import db_path, read_only, wait_until
-from tests.conftest import DaemonProcess
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.process import wait_until
+from tests.helpers.sqlite_file import db_path, read_only
 
 
 def stored_records(workspace: Path) -> int:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from claw_sessiond.clock import SteadyClock
 from claw_sessiond_client import Message, SessionClient
-from tests.conftest import DaemonProcess
-from tests.test_delete import old_lines
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.data import old_lines
 
 
 def ids(c: SessionClient) -> list[str]:

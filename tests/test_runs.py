@@ -30,7 +30,7 @@ from claw_sessiond_client import (
     SessionClient,
     ToolCallStateError,
 )
-from tests.conftest import ROOT, DaemonProcess, run_python
+from tests.helpers.daemon import ROOT, DaemonProcess, run_python
 
 LEASE_S = 2
 #: Scheduling slack on a shared 2-core machine on top of the documented bound.

@@ -11,12 +11,7 @@ written by the commit before the index existed.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import sqlite3
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -30,26 +25,16 @@ from claw_sessiond.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests._robust import db_path, read_only
-from tests.conftest import DaemonProcess
-from tests.test_watch_incarnation import install_old_database
+from tests.helpers.cli import on_daemon, on_daemon_pty
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.sqlite_file import db_path, file_bytes, install_old_database, read_only
 
 #: The commit this feature started from (schema version 2, no search index).
 BASE_COMMIT = "a5e914a"
 
 
-def cli(daemon: DaemonProcess, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", *args[:1], "--socket", str(daemon.socket_path), *args[1:]],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=daemon.workspace,
-    )
-
-
 def search_json(daemon: DaemonProcess, *args: str) -> dict[str, Any]:
-    proc = cli(daemon, "search", *args, "--json")
+    proc = on_daemon(daemon, "search", *args, "--json")
     assert proc.returncode == 0, proc.stderr
     out: dict[str, Any] = json.loads(proc.stdout)
     assert out["format"] == 1
@@ -58,12 +43,6 @@ def search_json(daemon: DaemonProcess, *args: str) -> dict[str, Any]:
 
 def where(out: dict[str, Any]) -> list[tuple[str, int]]:
     return [(h["session_id"], h["position"]) for h in out["hits"]]
-
-
-def file_bytes(workspace: Path) -> bytes:
-    db = db_path(workspace)
-    wal = Path(f"{db}-wal")
-    return db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
 
 
 def populate(c: SessionClient) -> None:
@@ -115,11 +94,11 @@ def test_search_ranks_filters_and_hides_cleared_history(daemon: DaemonProcess) -
         assert [(h.session_id, h.position) for h in result.hits] == [("beta", 1)]
         assert [t for t, match in result.hits[0].snippet if match] == ["deploy"]
 
-        text = cli(daemon, "search", "parser", "crash")
+        text = on_daemon(daemon, "search", "parser", "crash")
         assert text.returncode == 0, text.stderr
         assert text.stdout.splitlines()[0].startswith("alpha #4 tool")
         assert "[parser] [crash]" in text.stdout  # not a terminal: matches in brackets
-        nothing = cli(daemon, "search", "nonexistentword")
+        nothing = on_daemon(daemon, "search", "nonexistentword")
         assert nothing.returncode == 0 and "no matches" in nothing.stdout
 
 
@@ -151,60 +130,23 @@ def test_queries_are_plain_words_and_bad_raw_syntax_is_invalid_argument(daemon: 
             assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (request, err.value.details())
             assert "internal" not in (err.value.details() or "").lower()
 
-    bad = cli(daemon, "search", '"unterminated', "--raw")
+    bad = on_daemon(daemon, "search", '"unterminated', "--raw")
     assert bad.returncode == 2 and "not valid FTS5 syntax" in bad.stderr and "Traceback" not in bad.stderr
-    assert cli(daemon, "search", "x", "--limit", "0").returncode == 2
-    assert cli(daemon, "search", "x", "--since", "yesterday-ish").returncode == 2
-    assert cli(daemon, "search", "x", "--role", "robot").returncode == 2
-
-
-def run_in_pty(daemon: DaemonProcess, *args: str, timeout_s: float = 30) -> str:
-    """Run the CLI with its stdout on a real pty (80 columns); return what the terminal received."""
-    master, slave = pty.openpty()
-    import fcntl
-    import struct
-    import termios
-
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "claw_sessiond", *args[:1], "--socket", str(daemon.socket_path), *args[1:]],
-        stdout=slave,
-        stderr=subprocess.PIPE,
-        cwd=daemon.workspace,
-        env={**os.environ, "COLUMNS": "80", "TERM": "xterm"},
-    )
-    os.close(slave)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the pty
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif proc.poll() is not None:
-            break
-    os.close(master)
-    assert proc.wait(10) == 0, proc.stderr.read() if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    return b"".join(chunks).decode()
+    assert on_daemon(daemon, "search", "x", "--limit", "0").returncode == 2
+    assert on_daemon(daemon, "search", "x", "--since", "yesterday-ish").returncode == 2
+    assert on_daemon(daemon, "search", "x", "--role", "robot").returncode == 2
 
 
 def test_snippets_on_a_terminal_are_bold_and_terminal_safe(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         c.append("t", Message.user("danger \x1b]52;c;cGF3bmVk\x07 clipboard \x1b[2J wipe \u202e reversed"))
-    out = run_in_pty(daemon, "search", "clipboard")
+    out = on_daemon_pty(daemon, "search", "clipboard")
     assert "\x1b[1mclipboard\x1b[0m" in out  # the match is bold
     assert "\x1b]52" not in out and "\x1b[2J" not in out and "\u202e" not in out
     assert "\\x1b]52" in out and "\\u202e" in out  # the controls are shown, escaped
     # Only our own bold marks are raw escapes.
     assert out.replace("\x1b[1m", "").replace("\x1b[0m", "").count("\x1b") == 0
-    piped = cli(daemon, "search", "clipboard")
+    piped = on_daemon(daemon, "search", "clipboard")
     assert "[clipboard]" in piped.stdout and "\x1b" not in piped.stdout
 
 
@@ -221,7 +163,7 @@ def test_delete_and_import_replace_erase_the_indexed_words(daemon: DaemonProcess
         assert len(c.search(marker).hits) == 20
         assert marker.encode() in file_bytes(workspace)
 
-        r = cli(daemon, "delete", "victim", "--yes", "--json")
+        r = on_daemon(daemon, "delete", "victim", "--yes", "--json")
         assert r.returncode == 0, r.stderr
         assert c.search(marker).hits == []
         assert marker.encode() not in file_bytes(workspace)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import InvalidRequestError, Message, Reason, SequenceConflictError, SessionClient
-from tests.conftest import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess, scale
 
 _WRITER = """
 import sys, time

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import Message
-from tests._figures import record
-from tests._robust import db_path, read_only, wait_exit
-from tests.conftest import DaemonProcess, health_status, scale
+from tests.helpers.daemon import DaemonProcess, health_status, scale
+from tests.helpers.figures import record
+from tests.helpers.process import wait_exit
+from tests.helpers.sqlite_file import db_path, read_only
 
 
 def _serves(d: DaemonProcess, session: str, text: str) -> int:

@@ -23,7 +23,7 @@ import pytest
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.conftest import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess, scale
 
 MIB = 1024 * 1024
 #: Documented bound (README, "Bounds"): a stalled stream holds at most about this much.

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import Message, SessionClient, ToolCall
-from tests.conftest import ROOT, DaemonProcess, health_status
+from tests.helpers.daemon import ROOT, DaemonProcess, health_status
 
 UNIT = ROOT / "systemd" / "claw-sessiond@.service"
 MAX_EXPOSURE = 2.0

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import stat
 import subprocess
 import sys
@@ -28,9 +27,10 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 import claw_sessiond_client as claw
 from claw_sessiond_client import AsyncSessionClient, Message, SessionClient
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
-from tests._robust import db_path, dump, is_root
-from tests.conftest import DaemonProcess
-from tests.test_grpcurl import grpcurl_path
+from tests.helpers.cli import grpcurl_path
+from tests.helpers.daemon import DaemonProcess, free_port
+from tests.helpers.process import is_root
+from tests.helpers.sqlite_file import db_path, dump
 
 NOBODY = 65534
 PROBE = """
@@ -42,12 +42,6 @@ except OSError as exc:
     print(type(exc).__name__)
 """
 SERVICE = pb.DESCRIPTOR.services_by_name["SessionService"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def token_of(workspace: Path) -> str:

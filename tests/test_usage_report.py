@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from typing import Any
 
 from claw_sessiond_client import SessionClient
-from tests.conftest import DaemonProcess
-from tests.test_search import run_in_pty
+from tests.helpers.cli import claw, on_daemon, on_daemon_pty
+from tests.helpers.daemon import DaemonProcess
 
 
 def usage_event(n: int, ts: str, model: str, cost: int, currency: str, tokens: int) -> dict[str, Any]:
@@ -77,12 +76,7 @@ def populate(c: SessionClient) -> None:
 
 
 def cli(daemon: DaemonProcess, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", "usage", "--socket", str(daemon.socket_path), *args],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    return on_daemon(daemon, "usage", *args, timeout_s=30)
 
 
 def report(daemon: DaemonProcess, *args: str) -> dict[str, Any]:
@@ -151,10 +145,10 @@ def test_usage_text_and_chart_fit_80_columns(daemon: DaemonProcess) -> None:
     small = next(line for line in lines if line.startswith("small-model"))
     assert big.count("#") > small.count("#") >= 1
 
-    tty = run_in_pty(daemon, "usage", "--by", "day")
+    tty = on_daemon_pty(daemon, "usage", "--by", "day")
     tty_lines = [line for line in tty.replace("\r\n", "\n").splitlines() if line]
     assert any("█" in line for line in tty_lines) and all(len(line) <= 80 for line in tty_lines), tty_lines
-    ascii_tty = run_in_pty(daemon, "usage", "--ascii")
+    ascii_tty = on_daemon_pty(daemon, "usage", "--ascii")
     assert "█" not in ascii_tty and "#" in ascii_tty
 
     assert cli(daemon, "--since", "last tuesday").returncode == 2
@@ -164,10 +158,5 @@ def test_usage_text_and_chart_fit_80_columns(daemon: DaemonProcess) -> None:
 def test_no_usage_and_unreachable_daemon(daemon: DaemonProcess, tmp_path: Any) -> None:
     empty = cli(daemon)
     assert empty.returncode == 0 and "no usage recorded" in empty.stdout
-    gone = subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", "usage", "--socket", str(tmp_path / "nothing.sock")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    gone = claw("usage", "--socket", str(tmp_path / "nothing.sock"), timeout_s=30)
     assert gone.returncode == 1 and "Try:" in gone.stderr

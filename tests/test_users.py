@@ -23,9 +23,10 @@ import psutil
 import pytest
 
 from claw_sessiond_client import Message, ToolCall
-from tests._figures import record
-from tests._robust import db_path, is_root, wait_refused
-from tests.conftest import DaemonProcess, health_status
+from tests.helpers.daemon import DaemonProcess, health_status
+from tests.helpers.figures import record
+from tests.helpers.process import is_root, wait_refused
+from tests.helpers.sqlite_file import db_path
 
 pytestmark = pytest.mark.skipif(not is_root(), reason="probing as another uid (setpriv) needs root")
 

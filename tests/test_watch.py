@@ -35,7 +35,8 @@ from claw_sessiond_client import (
 from claw_sessiond_client import _base as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.conftest import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.process import wait_for
 
 MIB = 1024 * 1024
 #: 16 messages of 64 KiB: one MiB per Append.
@@ -103,14 +104,6 @@ class Collector:
         return self.events
 
 
-def wait_until(predicate: Any, timeout_s: float, what: str) -> None:
-    end = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > end:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
 def test_watch_from_zero_sees_every_commit_of_four_writers_once_in_order(
     daemon: DaemonProcess, client: SessionClient, procs: Any
 ) -> None:
@@ -119,7 +112,7 @@ def test_watch_from_zero_sees_every_commit_of_four_writers_once_in_order(
     total = 3 + 4 * per_writer * 2
     watcher = daemon.client()
     collector = Collector(watcher, "w", total)
-    wait_until(lambda: client.stats()["active_watchers"] == 1, 10, "the watcher to open")
+    wait_for(lambda: client.stats()["active_watchers"] == 1, 10, "the watcher to open")
     writers = [
         subprocess.Popen([sys.executable, "-c", WRITER, daemon.address, "w", f"p{i}", str(per_writer)])
         for i in range(4)
@@ -157,7 +150,7 @@ def test_stalled_watcher_blocks_no_append_and_daemon_memory_stays_bounded(
     watcher = daemon.client()
     stream = watcher.watch("big")
     first = next(stream)  # the stream is open; from here on nobody reads it
-    wait_until(lambda: client.stats()["active_watchers"] == 1, 10, "the watcher to open")
+    wait_for(lambda: client.stats()["active_watchers"] == 1, 10, "the watcher to open")
     time.sleep(0.5)
     before = rss().rss
 
@@ -198,7 +191,7 @@ def test_lagged_watcher_is_told_and_the_client_resumes_from_its_position(spawn_d
         for _ in range(pushed):
             c.append("lag", BIG_BATCH)
         total = 1 + pushed * len(BIG_BATCH)
-        wait_until(lambda: d.log().count("event=watch_lagged") >= 2, 10, "both watchers to be declared lagged")
+        wait_for(lambda: d.log().count("event=watch_lagged") >= 2, 10, "both watchers to be declared lagged")
 
         received = [1]
         with pytest.raises(grpc.RpcError) as ended:
@@ -336,7 +329,7 @@ def test_watcher_of_a_stopped_process_is_dropped_within_the_lease(spawn_daemon: 
         assert c.stats()["active_watchers"] == 1
         os.kill(p.pid, signal.SIGSTOP)
         t0 = time.monotonic()
-        wait_until(lambda: c.stats()["active_watchers"] == 0, 2 + 3, "keepalive to drop the stopped watcher")
+        wait_for(lambda: c.stats()["active_watchers"] == 0, 2 + 3, "keepalive to drop the stopped watcher")
         print(f"stopped watcher dropped after {time.monotonic() - t0:.2f}s")
         c.append("z", Message.user("2"))  # writers are unaffected either way
     os.kill(p.pid, signal.SIGCONT)

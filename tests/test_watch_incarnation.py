@@ -10,8 +10,6 @@ wrote (tests/fixtures/db/schema-v1.sessions.db) with this daemon.
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,8 +21,8 @@ from claw_sessiond.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message, SessionNotFoundError, WatchEvent
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests._robust import db_path, read_only
-from tests.conftest import ROOT, DaemonProcess
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.sqlite_file import db_path, install_old_database, read_only
 
 #: The last commit with schema version 1 (before incarnations and record times).
 BASE_COMMIT = "55a51f1"
@@ -132,15 +130,6 @@ def test_incarnation_on_the_wire(daemon: DaemonProcess, workspace: Path) -> None
         c.append("w", Message.user("reborn"))
     replies = raw_watch(daemon.address, session_id="w")
     assert isinstance(replies, list) and replies[0].incarnation not in ("", incarnation)
-
-
-def install_old_database(workspace: Path, name: str) -> None:
-    """Put a database an earlier version wrote into ``workspace`` (as its daemon left it: .claw/ 0700, file 0600)."""
-    claw = workspace / ".claw"
-    claw.mkdir(mode=0o700, exist_ok=True)
-    target = claw / "sessions.db"
-    shutil.copyfile(ROOT / "tests" / "fixtures" / "db" / name, target)
-    os.chmod(target, 0o600)
 
 
 def test_a_database_written_by_the_base_commit_opens_and_upgrades(

@@ -21,20 +21,14 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import AsyncSessionClient, DaemonUnavailableError, Message, SessionClient, find_workspace
-from tests._robust import wait_exit
-from tests.conftest import DaemonProcess
+from tests.helpers.cli import claw
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.process import wait_exit
 
 
 def _cli(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("CLAW_SESSIOND_")}
-    return subprocess.run(
-        [sys.executable, "-m", "claw_sessiond", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=str(cwd),
-        env={**base, **(env or {})},
-    )
+    return claw(*args, cwd=cwd, environ=base, env=env)
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
-"""A writer process for tests/test_crash.py (run as a script, not collected by pytest).
+"""A writer process for the crash test (tests/storage/sqlite/test_crash.py), run as a module.
 
-Usage: ``python _crash_writer.py ADDRESS WRITER SESSIONS LOG STOP_FILE DEADLINE_EPOCH``
+Usage: ``python -m tests.helpers.crash_writer ADDRESS WRITER SESSIONS LOG STOP_FILE DEADLINE_EPOCH``
 (WRITER ``loader``: Load the sessions in a loop instead, which repairs interrupted calls;
 with ``CLAW_CRASH_STREAM=1``: the same appends, 4 in flight at a time over AppendStream.)
 
@@ -33,7 +33,7 @@ from claw_sessiond_client.errors import (
 _RETRY = (DaemonUnavailableError, DeadlineError, ShuttingDownError, StorageUnavailableError)
 
 
-#: Messages per batch kind (``i % 4``); tests/test_crash.py checks stored batches against it.
+#: Messages per batch kind (``i % 4``); the crash test checks stored batches against it.
 BATCH_SIZES = (1, 2, 3, 2)
 
 

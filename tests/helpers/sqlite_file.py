@@ -1,0 +1,75 @@
+"""The SQLite files of a workspace themselves: for tests/storage/sqlite/ and tests.helpers.inspect only.
+
+Everything here reads the database only through read-only connections, so
+a helper can never be the thing that changed the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+#: Databases written by earlier versions (tests/fixtures/db/make_fixtures.py).
+OLD_DATABASES = Path(__file__).resolve().parents[1] / "fixtures" / "db"
+
+
+def db_path(workspace: Path) -> Path:
+    """``<workspace>/.claw/sessions.db``."""
+    return workspace / ".claw" / "sessions.db"
+
+
+def sha256_of(path: Path) -> str | None:
+    """Hex digest of a file's bytes, or None if it does not exist."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def file_digests(db: Path) -> dict[str, str | None]:
+    """Digests of the database and its WAL (None for a missing file)."""
+    return {"db": sha256_of(db), "wal": sha256_of(Path(f"{db}-wal"))}
+
+
+def file_bytes(workspace: Path) -> bytes:
+    """The bytes of the workspace's database followed by those of its WAL (if there is one)."""
+    db = db_path(workspace)
+    wal = Path(f"{db}-wal")
+    return db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+@contextlib.contextmanager
+def read_only(db: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection (``mode=ro``) that is always closed."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    try:
+        conn.execute("PRAGMA busy_timeout = 5000")
+        yield conn
+    finally:
+        conn.close()
+
+
+def dump(db: Path) -> list[str]:
+    """The whole database as SQL text (``iterdump``) through a read-only connection."""
+    with read_only(db) as conn:
+        return list(conn.iterdump())
+
+
+def integrity(db: Path) -> list[str]:
+    """``PRAGMA integrity_check`` rows (``["ok"]`` when healthy)."""
+    with read_only(db) as conn:
+        return [str(r[0]) for r in conn.execute("PRAGMA integrity_check").fetchall()]
+
+
+def install_old_database(workspace: Path, name: str) -> None:
+    """Put a database an earlier version wrote into ``workspace`` (as its daemon left it: .claw/ 0700, file 0600)."""
+    claw = workspace / ".claw"
+    claw.mkdir(mode=0o700, exist_ok=True)
+    target = claw / "sessions.db"
+    shutil.copyfile(OLD_DATABASES / name, target)
+    os.chmod(target, 0o600)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -18,14 +17,7 @@ from claw_sessiond_client import (
     ToolCallStateError,
 )
 from tests.helpers.daemon import DaemonProcess, run_python
-
-
-def rows(db: Path, sql: str) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
+from tests.helpers.inspect import stored
 
 
 def test_history_usage_and_created_at_survive_a_restart(spawn_daemon, workspace: Path) -> None:
@@ -49,9 +41,8 @@ def test_first_load_writes_nothing(client: SessionClient, daemon: DaemonProcess,
     result = client.load("fresh", str(workspace))
     assert result.messages == [] and not result.session.stored and result.session.last_position == 0
     assert result.session.workdir == str(workspace)
-    db = workspace / ".claw" / "sessions.db"
-    assert rows(db, "SELECT count(*) FROM sessions") == [(0,)]
-    assert rows(db, "SELECT count(*) FROM events") == [(0,)]
+    assert stored(workspace).sessions() == []
+    assert stored(workspace).events() == []
 
 
 def test_tool_calls_round_trip_with_json_arguments(client: SessionClient, workspace: Path) -> None:
@@ -92,13 +83,12 @@ def test_workdir_of_the_caller_replaces_the_stored_one(client: SessionClient, wo
     old, new = tmp_path / "old", tmp_path / "new"
     client.load("w", str(old))
     client.append("w", Message.user("x"))
-    db = workspace / ".claw" / "sessions.db"
-    assert rows(db, "SELECT workdir FROM sessions") == [(str(old),)]
+    assert [s.workdir for s in stored(workspace).sessions()] == [str(old)]
     moved = client.load("w", str(new))
     assert moved.session.workdir == str(new)
-    assert rows(db, "SELECT workdir FROM sessions") == [(str(old),)], "Load alone must not write"
+    assert [s.workdir for s in stored(workspace).sessions()] == [str(old)], "Load alone must not write"
     client.append("w", Message.user("y"))
-    assert rows(db, "SELECT workdir FROM sessions") == [(str(new),)]
+    assert [s.workdir for s in stored(workspace).sessions()] == [str(new)]
 
 
 @pytest.mark.parametrize(
@@ -179,12 +169,11 @@ def test_paired_history_is_untouched(client: SessionClient, workspace: Path) -> 
     client.load("p", str(workspace))
     client.append("p", [Message.assistant("", [ToolCall("c", "x", "{}")]), Message.tool("c", "r")])
     first = client.load("p", str(workspace))
-    db = workspace / ".claw" / "sessions.db"
-    events_before = rows(db, "SELECT count(*) FROM events")
+    events_before = len(stored(workspace).events())
     second = client.load("p", str(workspace))
     assert first.repairs == second.repairs == []
     assert second.session.updated_at == first.session.updated_at
-    assert rows(db, "SELECT count(*) FROM events") == events_before
+    assert len(stored(workspace).events()) == events_before
 
 
 def test_repairs_once_across_repeated_loads_and_restarts(spawn_daemon, workspace: Path) -> None:
@@ -274,8 +263,7 @@ def test_invalid_appends_are_refused_and_write_nothing(
 ) -> None:
     client.load("v", str(workspace))
     client.append("v", Message.user("existing"))
-    db = workspace / ".claw" / "sessions.db"
-    before = rows(db, "SELECT event_id, payload FROM events")
+    before = [(e.event_id, e.payload) for e in stored(workspace).events()]
     if messages and messages[0].role == "robot":
         # The client refuses an unknown role itself; send the raw enum value to test the daemon.
         from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
@@ -287,7 +275,7 @@ def test_invalid_appends_are_refused_and_write_nothing(
         with pytest.raises(InvalidRequestError) as err:
             client.append("v", messages)
     assert err.value.reason == reason and err.value.message
-    assert rows(db, "SELECT event_id, payload FROM events") == before
+    assert [(e.event_id, e.payload) for e in stored(workspace).events()] == before
 
 
 def test_tool_result_for_unknown_call_is_refused(client: SessionClient, workspace: Path) -> None:

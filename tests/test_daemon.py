@@ -17,6 +17,7 @@ import pytest
 
 from claw_sessiond_client import Message, SessionClient, ShuttingDownError, default_socket_path
 from tests.helpers.daemon import ROOT, DaemonProcess, health_status
+from tests.helpers.inspect import stored
 
 
 def test_state_is_private(daemon: DaemonProcess, workspace: Path) -> None:
@@ -176,14 +177,8 @@ def test_sigterm_finishes_in_flight_writes_and_exits_zero(daemon: DaemonProcess,
     assert "event=stopping" in log and "event=stopped" in log
     claw = workspace / ".claw"
     assert not (claw / "sessiond.sock").exists()
-    wal = claw / "sessions.db-wal"
-    assert not wal.exists() or wal.stat().st_size == 0, "WAL checkpointed (TRUNCATE) at stop"
-    import sqlite3
-
-    conn = sqlite3.connect(f"file:{claw / 'sessions.db'}?mode=ro", uri=True)
-    stored = conn.execute("SELECT count(*) FROM events WHERE session_id = 'term'").fetchone()[0]
-    conn.close()
-    assert stored >= len(acked), "every acknowledged append is durable"
+    assert stored(workspace).write_ahead_log_empty(), "WAL checkpointed (TRUNCATE) at stop"
+    assert len(stored(workspace).events("term")) >= len(acked), "every acknowledged append is durable"
 
 
 def test_sigint_also_stops_gracefully(daemon: DaemonProcess) -> None:

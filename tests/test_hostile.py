@@ -6,8 +6,8 @@ between the bytes and the daemon, and bytes a well-behaved client can never
 produce (invalid UTF-8, out-of-range enums, garbage) reach it too. For every
 case: the status code the README documents, the ``ErrorInfo.reason`` where
 the daemon attaches one, a non-empty message, the client exception the
-README names, and the database unchanged (``iterdump`` of a read-only
-connection before and after).
+README names, and the database unchanged (a snapshot of everything stored,
+``tests.helpers.inspect``, before and after).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from claw_sessiond_client import _base as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.figures import record
-from tests.helpers.sqlite_file import db_path, dump
+from tests.helpers.inspect import stored
 
 SERVICE = "/claw.sessiond.v1.SessionService/"
 C = grpc.StatusCode
@@ -867,8 +867,8 @@ def test_catalogue_is_large_and_distinct() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_bad_request_gets_documented_status_and_writes_nothing(case: Case, hostile_daemon: DaemonProcess) -> None:
-    db = db_path(hostile_daemon.workspace)
-    before = dump(db)
+    store = stored(hostile_daemon)
+    before = store.snapshot()
     exc = _send(hostile_daemon.address, case)
     code, details = exc.code(), exc.details()  # type: ignore[attr-defined]
     assert code == case.code, f"{case.name}: got {code} ({details}), documented {case.code}"
@@ -881,7 +881,7 @@ def test_bad_request_gets_documented_status_and_writes_nothing(case: Case, hosti
     client_error = B.error_from_rpc(exc)
     assert type(client_error).__name__ == case.client_error, f"{case.name}: client raises {client_error!r}"
     assert "Traceback" not in details
-    assert dump(db) == before, f"{case.name}: the database changed"
+    assert store.snapshot() == before, f"{case.name}: the database changed"
     assert hostile_daemon.proc is not None and hostile_daemon.proc.poll() is None, "the daemon died"
     record("hostile", bad_inputs_tried=1, database_unchanged=1)
 
@@ -890,8 +890,8 @@ def test_client_refuses_a_string_that_is_not_utf8_before_sending(hostile_daemon:
     """A Python str can hold a lone surrogate; the client library refuses it as InvalidRequestError."""
     from claw_sessiond_client import InvalidRequestError
 
-    db = db_path(hostile_daemon.workspace)
-    before = dump(db)
+    store = stored(hostile_daemon)
+    before = store.snapshot()
     with hostile_daemon.client() as c:
         for bad in (Message.user("\ud800"), Message("user", "x", name="\udfff")):
             with pytest.raises(InvalidRequestError) as err:
@@ -899,7 +899,7 @@ def test_client_refuses_a_string_that_is_not_utf8_before_sending(hostile_daemon:
             assert err.value.message
         with pytest.raises(InvalidRequestError):
             c.append("\ud83d", Message.user("x"))
-    assert dump(db) == before
+    assert store.snapshot() == before
     record("hostile", bad_inputs_tried=3, database_unchanged=3)
 
 
@@ -951,8 +951,8 @@ def test_append_stream_gives_each_bad_append_the_unary_code_and_writes_nothing(
     """The same bad appends through AppendStream: one reply each, with the code and reason of the unary call."""
     cases = _stream_cases()
     assert len(cases) >= 40
-    db = db_path(hostile_daemon.workspace)
-    before = dump(db)
+    store = stored(hostile_daemon)
+    before = store.snapshot()
 
     def requests() -> Iterator[bytes]:
         for case in cases:
@@ -969,5 +969,5 @@ def test_append_stream_gives_each_bad_append_the_unary_code_and_writes_nothing(
         assert reply.error.code == case.code.value[0], f"{case.name}: code {reply.error.code}, documented {case.code}"
         assert reply.error.reason == case.reason, f"{case.name}: reason {reply.error.reason}"
         assert reply.error.message.strip(), f"{case.name}: empty message"
-    assert dump(db) == before, "the database changed"
+    assert store.snapshot() == before, "the database changed"
     record("hostile", bad_inputs_tried=len(cases), database_unchanged=len(cases), via_append_stream=len(cases))

@@ -32,7 +32,7 @@ from claw_sessiond_client import _base as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from tests.helpers.cli import in_workspace
 from tests.helpers.daemon import DaemonProcess, scale
-from tests.helpers.sqlite_file import db_path, dump
+from tests.helpers.inspect import stored
 
 SERVICE = "/claw.sessiond.v1.SessionService/"
 C = grpc.StatusCode
@@ -195,14 +195,14 @@ def test_import_takes_a_line_at_the_limit_and_refuses_one_level_more(depth_daemo
     audit["payload"] = json.loads(nested_object(MAX_JSON_DEPTH + 1))
     for obj in lines:
         obj["session_id"] = "deep-imported-2"
-    db = db_path(depth_daemon.workspace)
-    before = dump(db)
+    store = stored(depth_daemon)
+    before = store.snapshot()
     code, details, reason, _ = call(
         depth_daemon.address, "Import", pb.ImportRequest(lines=[json.dumps(o) for o in lines])
     )
     assert (code, reason) == (C.INVALID_ARGUMENT, "INVALID_IMPORT"), (code, details)
     assert "deeper than 65" in details
-    assert dump(db) == before
+    assert store.snapshot() == before
 
 
 @pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 500, 900, 990, 5000])
@@ -233,12 +233,12 @@ def test_json_deeper_than_the_limit_is_refused_and_writes_nothing(
         if where == "import_line":  # one more payload key: the payload is `depth` deep, the line one more
             line = line[:-2] + ',"deep":' + inner + "}}"
         request = pb.ImportRequest(lines=[json.dumps(header), line])
-    db = db_path(depth_daemon.workspace)
-    before = dump(db)
+    store = stored(depth_daemon)
+    before = store.snapshot()
     code, details, got_reason, _ = call(depth_daemon.address, method, request)
     assert code == C.INVALID_ARGUMENT, f"{where} at depth {depth}: {code.name} {details}"
     assert got_reason == reason and "deeper than" in details, details
-    assert dump(db) == before
+    assert store.snapshot() == before
     assert export_lines(depth_daemon.address)  # a full export still works
 
 
@@ -248,13 +248,13 @@ def test_json_deeper_than_the_limit_is_refused_and_writes_nothing(
 def test_a_message_whose_json_form_would_not_fit_an_export_line_is_refused(depth_daemon: DaemonProcess) -> None:
     """1 MiB of control characters passed max_message_bytes but is 6 MiB as JSON: Export then failed in every
     client with the default 4 MiB receive limit (the project's own included). Now refused; just under fits."""
-    db = db_path(depth_daemon.workspace)
-    before = dump(db)
+    store = stored(depth_daemon)
+    before = store.snapshot()
     too_big = pb.AppendRequest(session_id="ctl", messages=[pb.Message(role=pb.ROLE_USER, content="\x01" * (1 << 20))])
     code, details, reason, _ = call(depth_daemon.address, "Append", too_big)
     assert (code, reason) == (C.INVALID_ARGUMENT, "FIELD_TOO_LARGE"), (code, details)
     assert "export line" in details
-    assert dump(db) == before
+    assert store.snapshot() == before
 
     fits = MAX_STORED_PAYLOAD_BYTES // 6 - 100
     with depth_daemon.client() as c:
@@ -272,9 +272,9 @@ def test_an_import_line_whose_payload_would_not_fit_an_export_line_is_refused(de
     header |= {"updated_at": ts, "events": 1}
     event = {"event_id": 1, "session_id": "imp-big", "position": 1, "type": "user_message", "ts": ts}
     event |= {"trace_id": "t", "schema_version": 1, "payload": {"role": "user", "content": "x" * (5 << 20)}}
-    db = db_path(depth_daemon.workspace)
-    before = dump(db)
+    store = stored(depth_daemon)
+    before = store.snapshot()
     request = pb.ImportRequest(lines=[json.dumps(header), json.dumps(event)])
     code, details, reason, _ = call(depth_daemon.address, "Import", request)
     assert (code, reason) == (C.INVALID_ARGUMENT, "INVALID_IMPORT"), (code, details)
-    assert dump(db) == before
+    assert store.snapshot() == before

@@ -7,7 +7,7 @@ hypothesis property over EVERY RPC of the service with generated field
 values (extreme and negative integers, long and odd strings, NUL, deep and
 invalid JSON, mutated import lines, invalid UTF-8), asserting that the status
 is never INTERNAL or UNKNOWN, that a refusal leaves the database unchanged
-(``iterdump`` of a read-only connection), that the daemon keeps serving,
+(a snapshot of everything stored, ``tests.helpers.inspect``), that the daemon keeps serving,
 and that its log records no crash. ``CLAW_FULL=1`` runs more examples.
 """
 
@@ -31,7 +31,7 @@ from claw_sessiond_client import _base as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from tests.helpers.daemon import DaemonProcess, scale
 from tests.helpers.figures import record
-from tests.helpers.sqlite_file import db_path, dump
+from tests.helpers.inspect import stored
 
 SERVICE = "/claw.sessiond.v1.SessionService/"
 C = grpc.StatusCode
@@ -115,12 +115,12 @@ def refused(
     daemon: DaemonProcess, method: str, request: bytes, code: grpc.StatusCode = C.INVALID_ARGUMENT
 ) -> tuple[str, str | None]:
     """Send a request that must be refused with ``code``; check nothing changed; return (details, reason)."""
-    db = db_path(daemon.workspace)
-    before = dump(db)
+    store = stored(daemon)
+    before = store.snapshot()
     got = rpc(daemon.address, method, request)
     assert got.code == code, f"{method}: got {got.code.name} ({got.details[:300]}), want {code.name}"
     assert got.details.strip() and "Traceback" not in got.details
-    assert dump(db) == before, f"{method}: the database changed"
+    assert store.snapshot() == before, f"{method}: the database changed"
     return got.details, got.reason
 
 
@@ -345,11 +345,11 @@ def test_undecodable_append_in_a_stream_ends_the_stream_with_invalid_argument(
     edge_daemon: tuple[DaemonProcess, list[str]],
 ) -> None:
     daemon, _ = edge_daemon
-    db = db_path(daemon.workspace)
-    before = dump(db)
+    store = stored(daemon)
+    before = store.snapshot()
     got = rpc(daemon.address, "AppendStream", b"\x0a\x04\x0a\x02\xff\xfe")
     assert got.code == C.INVALID_ARGUMENT and got.reason == "INVALID_MESSAGE", (got.code, got.details)
-    assert dump(db) == before
+    assert store.snapshot() == before
 
 
 # ---------------------------------------------------------------- the property over every RPC
@@ -658,8 +658,8 @@ def test_no_request_ends_in_internal_or_unknown_and_refusals_change_nothing(
     strategies = request_strategies(lines)
     method = data.draw(st.sampled_from(sorted(strategies)), label="method")
     request = data.draw(strategies[method], label="request") + data.draw(CORRUPTIONS, label="corruption")
-    db = db_path(daemon.workspace)
-    before = dump(db)
+    store = stored(daemon)
+    before = store.snapshot()
     got = rpc(daemon.address, method, request)
     code, details, replies = got.code, got.details, got.replies
     assert code not in BAD, f"{method}: {code.name} {details[:500]}"
@@ -674,7 +674,7 @@ def test_no_request_ends_in_internal_or_unknown_and_refusals_change_nothing(
         assert all(r.error.message.strip() for r in outcomes if r.HasField("error"))
         changed_nothing = len(errors) == len(outcomes)
     if changed_nothing:
-        assert dump(db) == before, f"{method}: refused ({code.name} {details[:200]}) but the database changed"
+        assert store.snapshot() == before, f"{method}: refused ({code.name} {details[:200]}) but the database changed"
     assert daemon.proc is not None and daemon.proc.poll() is None, "the daemon died"
     TALLY["requests_sent"] += 1
     TALLY["refused"] += int(changed_nothing)

@@ -2,8 +2,8 @@
 
 A real daemon with a one-second window (``--request-id-retention-s 1``); the
 number of stored records is read from GetStats (``request_records``, a count
-of the ``requests`` table) and, independently, through a read-only sqlite3
-connection.
+of the ``requests`` table) and, independently, read from storage
+(``tests.helpers.inspect``).
 """
 
 from __future__ import annotations
@@ -12,13 +12,12 @@ from pathlib import Path
 
 from claw_sessiond_client import Message
 from tests.helpers.daemon import DaemonProcess
+from tests.helpers.inspect import stored
 from tests.helpers.process import wait_until
-from tests.helpers.sqlite_file import db_path, read_only
 
 
 def stored_records(workspace: Path) -> int:
-    with read_only(db_path(workspace)) as conn:
-        return int(conn.execute("SELECT count(*) FROM requests").fetchone()[0])
+    return stored(workspace).request_records()
 
 
 def test_records_replay_inside_the_window_and_are_pruned_after_it(spawn_daemon, workspace: Path) -> None:

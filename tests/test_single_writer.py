@@ -16,8 +16,8 @@ import pytest
 from claw_sessiond_client import Message
 from tests.helpers.daemon import DaemonProcess, health_status, scale
 from tests.helpers.figures import record
+from tests.helpers.inspect import stored
 from tests.helpers.process import wait_exit
-from tests.helpers.sqlite_file import db_path, read_only
 
 
 def _serves(d: DaemonProcess, session: str, text: str) -> int:
@@ -47,8 +47,7 @@ def test_second_daemon_is_refused_every_time_and_the_first_keeps_serving(workspa
             assert _serves(first, "sw", f"after refusal {i}") == i + 1
     finally:
         assert first.terminate() == 0
-    with read_only(db_path(workspace)) as conn:
-        assert conn.execute("SELECT count(*) FROM events WHERE session_id = 'sw'").fetchone()[0] == rounds
+    assert len(stored(workspace).events("sw")) == rounds
     record("single_writer", second_daemons_refused=rounds)
 
 

@@ -29,8 +29,8 @@ from claw_sessiond_client import AsyncSessionClient, Message, SessionClient
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from tests.helpers.cli import grpcurl_path
 from tests.helpers.daemon import DaemonProcess, free_port
+from tests.helpers.inspect import stored
 from tests.helpers.process import is_root
-from tests.helpers.sqlite_file import db_path, dump
 
 NOBODY = 65534
 PROBE = """
@@ -113,10 +113,10 @@ def test_tcp_without_the_token_is_refused_and_touches_nothing(
     tcp_daemon: tuple[DaemonProcess, str], metadata: tuple[tuple[str, str], ...]
 ) -> None:
     d, address = tcp_daemon
-    before = dump(db_path(d.workspace))
+    before = stored(d).snapshot()
     codes = _call_every_method(address, metadata)
     assert codes == {m.name: "UNAUTHENTICATED" for m in SERVICE.methods}, codes
-    assert dump(db_path(d.workspace)) == before, "a refused call changed the database"
+    assert stored(d).snapshot() == before, "a refused call changed the database"
     # Reflection needs the token too; health stays open (it says only that a daemon serves).
     with grpc.insecure_channel(address) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)

@@ -111,9 +111,9 @@ def test_another_uid_can_neither_connect_nor_read(tmp_path: Path, open_parents: 
         for path, mode in (
             (claw, 0o700),
             (d.socket_path, 0o600),
-            (db_path(ws), 0o600),
-            (Path(f"{db_path(ws)}-wal"), 0o600),
-            (Path(f"{db_path(ws)}-shm"), 0o600),
+            (claw / "sessions.db", 0o600),
+            (claw / "sessions.db-wal", 0o600),
+            (claw / "sessions.db-shm", 0o600),
             (claw / "sessiond.lock", 0o600),
         ):
             assert stat.S_IMODE(path.stat().st_mode) == mode, f"{path}: mode {oct(path.stat().st_mode)}"

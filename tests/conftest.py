@@ -37,14 +37,14 @@ TESTS = Path(__file__).resolve().parent
 #: (slow connections by the thousand, kill -9 under eight writers), kept apart from each other.
 #: Keyed by the file's path under tests/.
 _GROUPS = {
-    "test_users.py": "perms",
-    "test_tcp_auth.py": "perms",
-    "test_daemon.py": "perms",
-    "test_interference.py": "timing",
-    "test_soak.py": "timing",
-    "test_metrics_limits.py": "load",
-    "test_stream_bounds.py": "timing",
-    "test_crash.py": "load",
+    "e2e/test_users.py": "perms",
+    "e2e/test_tcp_auth.py": "perms",
+    "e2e/test_daemon.py": "perms",
+    "e2e/test_interference.py": "timing",
+    "e2e/test_soak.py": "timing",
+    "e2e/test_metrics_limits.py": "load",
+    "e2e/test_stream_bounds.py": "timing",
+    "storage/sqlite/test_crash.py": "load",
 }
 
 

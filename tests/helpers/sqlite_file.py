@@ -14,8 +14,8 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-#: Databases written by earlier versions (tests/fixtures/db/make_fixtures.py).
-OLD_DATABASES = Path(__file__).resolve().parents[1] / "fixtures" / "db"
+#: Databases written by earlier versions (tests/storage/sqlite/fixtures/make_fixtures.py).
+OLD_DATABASES = Path(__file__).resolve().parents[1] / "storage" / "sqlite" / "fixtures"
 
 
 def db_path(workspace: Path) -> Path:

@@ -263,7 +263,7 @@ def test_delete_erases_even_while_other_sessions_are_being_read(workspace: Path)
 def test_loose_permissions_left_by_an_old_version_are_tightened(workspace: Path) -> None:
     """A .claw/ and files created world-readable (old version, careless copy) are made private at start-up.
 
-    A .claw/ that others can *write* is refused instead (tests/test_claw_dir.py).
+    A .claw/ that others can *write* is refused instead (tests/e2e/test_claw_dir.py).
     """
     d = DaemonProcess(workspace).start()
     with d.client() as c:

@@ -1,6 +1,6 @@
 """Erasure while a reader holds an old snapshot: the reply says pending, writes go on, the bytes go later.
 
-A real sqlite3 reader (read-only, as ``tests/_robust.py`` opens them) keeps a
+A real sqlite3 reader (read-only, as ``tests/helpers/sqlite_file.py`` opens them) keeps a
 read transaction open on the daemon's database, which stops the
 ``wal_checkpoint(TRUNCATE)`` that takes deleted bytes out of the files.
 """

@@ -106,7 +106,7 @@ def test_client_retry_survives_a_restart_in_the_middle(spawn_daemon, workspace: 
     """The client library retries UNAVAILABLE with the same request id while the daemon restarts.
 
     The client was served before the stop (a client that never reached a daemon fails at once
-    instead: tests/test_client_errors.py), then appends while no daemon runs.
+    instead: tests/e2e/test_client_errors.py), then appends while no daemon runs.
     """
     d = spawn_daemon()
     with d.client() as c:

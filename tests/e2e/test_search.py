@@ -209,7 +209,7 @@ def test_the_upgrade_indexes_a_database_written_before_the_index(
 ) -> None:
     # Written by the code of BASE_COMMIT (schema 2): "legacy" [user "written before the index
     # existed", assistant "indexed later"], "gone" [user "cleared before the upgrade"] then Clear,
-    # and usage 5/1 tokens, 7 micro-USD, model "m" (tests/fixtures/db/make_fixtures.py).
+    # and usage 5/1 tokens, 7 micro-USD, model "m" (tests/storage/sqlite/fixtures/make_fixtures.py).
     install_old_database(workspace, "schema-v2.sessions.db")
     with read_only(db_path(workspace)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 2

@@ -22,7 +22,7 @@ foreground, and the second is the command ``.ci/run`` runs on a fresh clone.
 
 In a ```sh block, lines that start with ``$ `` are a transcript: those lines (with
 their ``\\`` continuations) run, and the lines between them are output shown to the
-reader, not compared here (tests/test_grpcurl.py and tests/test_cli.py compare
+reader, not compared here (tests/e2e/test_grpcurl.py and tests/e2e/test_cli.py compare
 outputs). Every daemon a page started is stopped afterwards by the pid in its
 workspace lock file; the page's temporary folders are removed.
 """

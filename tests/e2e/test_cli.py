@@ -203,7 +203,7 @@ def test_online_commands_with_daemon_down(stopped: Path, tmp_path: Path) -> None
         proc = in_workspace(stopped, *args, "--no-offline")
         assert proc.returncode == 1, args
         assert "no claw-sessiond answers on" in proc.stderr and "Try:" in proc.stderr
-        # Without --no-offline: the read-only view under the workspace lock (tests/test_offline.py).
+        # Without --no-offline: the read-only view under the workspace lock (tests/storage/sqlite/test_offline.py).
         proc = in_workspace(stopped, *args)
         assert proc.returncode == 0, (args, proc.stderr)
         assert "no daemon running; read-only view of" in proc.stderr

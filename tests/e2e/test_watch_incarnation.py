@@ -5,7 +5,7 @@ open, deletes and re-creates the session on its successor, and lets the
 client resume by itself: it must end with SessionNotFoundError instead of
 delivering the new session's events as if they followed the old ones. The
 upgrade test opens a database that the commit before the schema change
-wrote (tests/fixtures/db/schema-v1.sessions.db) with this daemon.
+wrote (tests/storage/sqlite/fixtures/schema-v1.sessions.db) with this daemon.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def test_a_database_written_by_the_base_commit_opens_and_upgrades(
     spawn_daemon: Any, workspace: Path, tmp_path: Path
 ) -> None:
     # Written by the code of BASE_COMMIT (schema 1): Append "legacy" ["from v1"] with request id
-    # "req-v1" (position 1), then Append "other" ["x"] (tests/fixtures/db/make_fixtures.py).
+    # "req-v1" (position 1), then Append "other" ["x"] (tests/storage/sqlite/fixtures/make_fixtures.py).
     install_old_database(workspace, "schema-v1.sessions.db")
     with read_only(db_path(workspace)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1

@@ -112,19 +112,6 @@ def test_empty_or_relative_workdir_is_refused(client: SessionClient) -> None:
         assert err.value.reason == Reason.INVALID_WORKDIR
 
 
-def test_corrupt_database_stops_the_daemon_naming_the_file(spawn_daemon, workspace: Path) -> None:
-    claw = workspace / ".claw"
-    claw.mkdir(mode=0o700)
-    db = claw / "sessions.db"
-    db.write_bytes(b"this is not a database" * 100)
-    before = db.read_bytes()
-    d = spawn_daemon(start=False)
-    proc = d.spawn()
-    assert proc.wait(30) == 1
-    assert str(db) in d.log()
-    assert db.read_bytes() == before
-
-
 def test_repair_inserts_only_the_missing_result_of_two(client: SessionClient, workspace: Path) -> None:
     client.load("r1", str(workspace))
     client.append(

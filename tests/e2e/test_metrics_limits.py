@@ -10,8 +10,9 @@ the old code ran out of descriptors exactly as reported.
 
 What must hold: the owner's clients keep connecting and writing, the
 daemon's descriptors stay bounded, its log stays small, a connection past
-the documented cap is closed at once, a request gets one whole deadline
-(not one per line), and a scrape does not count the tables each time.
+the documented cap is closed at once, and a request gets one whole deadline
+(not one per line). That a scrape does not count the tables each time is
+checked on the SQLite file (tests/storage/sqlite/test_metrics_scrape.py).
 """
 
 from __future__ import annotations
@@ -22,15 +23,16 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from claw_sessiond_client import Message, SessionClient
-from tests.helpers.daemon import FULL, DaemonProcess, free_port
+from tests.helpers.daemon import free_port
 from tests.helpers.figures import record
+from tests.helpers.metrics import LimitedDaemon, limited_metrics_daemon, scrape_text
 from tests.helpers.process import is_root
 
 NOBODY = 65534
@@ -79,36 +81,6 @@ print(json.dumps({"uid": __import__("os").getuid(), "opened": opened, "failed": 
 """
 
 
-PRLIMIT = ["prlimit", "--nofile=1024:4096", "--"]
-
-
-class LimitedDaemon(DaemonProcess):
-    """A daemon started with soft/hard descriptor limits 1024/4096 (a common service default)."""
-
-    prlimit: ClassVar[list[str]] = PRLIMIT
-
-    def spawn(self) -> subprocess.Popen[bytes]:
-        log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        self._log = log
-        self.proc = subprocess.Popen(
-            [
-                *self.prlimit,
-                sys.executable,
-                "-m",
-                "claw_sessiond",
-                "serve",
-                "--workspace",
-                str(self.workspace),
-                *self.args,
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=self.env,
-            cwd=str(self.workspace),
-        )
-        return self.proc
-
-
 def fd_count(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -121,20 +93,10 @@ def nofile_limits(pid: int) -> tuple[int, int]:
     raise AssertionError("no 'Max open files' line")
 
 
-def scrape_text(port: int, timeout_s: float = 10) -> str:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=timeout_s) as r:
-        return str(r.read().decode())
-
-
 @pytest.fixture
-def metrics_daemon(workspace: Path) -> Any:
-    port = free_port()
-    d = LimitedDaemon(workspace, "--metrics", f"127.0.0.1:{port}")
-    d.start()
-    try:
-        yield d, port
-    finally:
-        d.stop()
+def metrics_daemon(workspace: Path) -> Iterator[Any]:
+    with limited_metrics_daemon(workspace) as pair:
+        yield pair
 
 
 def test_slow_loris_from_another_user_does_not_starve_the_owner(metrics_daemon: Any, tmp_path: Path) -> None:
@@ -261,110 +223,6 @@ def test_a_request_gets_one_deadline_not_one_per_line(metrics_daemon: Any) -> No
                 pass
     assert closed_after is not None, "a request that trickles in a line per second was never cut off"
     assert closed_after < DEADLINE_S + 2.5, closed_after
-
-
-async def test_scrapes_count_the_tables_at_most_once_per_ttl(tmp_path: Path) -> None:
-    """However many scrapes come, the database is counted at most once per FIGURES_TTL_S.
-
-    In-process, to see the SQL: a real Store on a real file, the real endpoint on a
-    real port, and SQLite's own trace callback on every reader connection.
-    """
-    import asyncio
-
-    from claw_sessiond import metrics as metrics_http
-    from claw_sessiond.store import Store
-
-    store = await Store.open(tmp_path / "sessions.db")
-    counted: list[str] = []
-    for reader in store._all_readers:
-        await reader.set_trace_callback(lambda sql: counted.append(sql) if "count(" in sql.lower() else None)
-    server = await metrics_http.listen(metrics_http.Metrics(store), "127.0.0.1:0")
-    port = server.sockets[0].getsockname()[1]
-
-    async def scrape() -> bytes:
-        r, w = await asyncio.open_connection("127.0.0.1", port)
-        w.write(b"GET /metrics HTTP/1.1\r\n\r\n")
-        body = await asyncio.wait_for(r.read(), 10)
-        w.close()
-        return body
-
-    try:
-        started = time.monotonic()
-        replies = []
-        for _ in range(20):  # 200 scrapes, 10 at a time (under the connection cap)
-            replies += await asyncio.gather(*(scrape() for _ in range(10)))
-        elapsed = time.monotonic() - started
-    finally:
-        server.close()
-        await server.wait_closed()
-        await store.close()
-    assert all(b" 200 OK" in r and b"claw_sessiond_sessions 0.0" in r for r in replies)
-    refreshes = 1 + int(elapsed / 5.0)  # FIGURES_TTL_S
-    record("metrics_limits", scrapes=len(replies), count_statements=len(counted), scrape_seconds=round(elapsed, 2))
-    # Three count statements (sessions, events, request records) per refresh; 55a51f1 ran its two
-    # on every scrape (400 here).
-    assert len(counted) <= 3 * refreshes, (
-        f"{len(counted)} count statements for {len(replies)} scrapes in {elapsed:.1f}s"
-    )
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not FULL, reason="a figure, not a check (20,000 sessions; ~30 s): runs with CLAW_FULL=1")
-def test_a_scrape_does_not_count_the_tables_each_time(metrics_daemon: Any) -> None:
-    """Bench figure: 50 scrapes of a 20,000-session (400,000-event) database take about as long as
-    50 scrapes of a 1-session one, and the gauges stay right."""
-    d, port = metrics_daemon
-    with SessionClient(address=d.address, autostart=False) as c:
-        c.append("first", Message.user("x"))
-
-    def timed(n: int) -> float:
-        started = time.perf_counter()
-        for _ in range(n):
-            scrape_text(port)
-        return time.perf_counter() - started
-
-    scrape_text(port)
-    small = timed(50)
-    # Grow the database to 20,000 sessions and 400,000 events offline-free: through the daemon's own writer
-    # would take minutes, so the daemon is stopped, rows are added with sqlite3 (it holds no lock then), and
-    # it is started again.
-    assert d.terminate() == 0
-    import sqlite3
-
-    db = d.workspace / ".claw" / "sessions.db"
-    conn = sqlite3.connect(db)
-    with conn:
-        row = conn.execute("SELECT * FROM sessions WHERE session_id = 'first'").fetchone()
-        cols = [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
-        ev = conn.execute("SELECT * FROM events WHERE session_id = 'first'").fetchone()
-        ev_cols = [r[1] for r in conn.execute("PRAGMA table_info(events)")]
-        sid, eid = cols.index("session_id"), ev_cols.index("event_id")
-        esid, epos = ev_cols.index("session_id"), ev_cols.index("position")
-        sessions, events = [], []
-        for k in range(20_000):
-            r = list(row)
-            r[sid] = f"bulk-{k}"
-            sessions.append(r)
-            for p in range(20):
-                e = list(ev)
-                e[eid], e[esid], e[epos] = None, f"bulk-{k}", p + 1
-                events.append(e)
-        conn.executemany(f"INSERT INTO sessions VALUES ({','.join('?' * len(cols))})", sessions)
-        conn.executemany(f"INSERT INTO events VALUES ({','.join('?' * len(ev_cols))})", events)
-    conn.close()
-    d.start()
-    text = scrape_text(port)
-    assert "claw_sessiond_sessions 20001.0" in text and "claw_sessiond_events 400001.0" in text
-    big = timed(50)
-    record("metrics_limits", scrape_ms_1_session=round(small * 20, 2), scrape_ms_20k_sessions=round(big * 20, 2))
-    assert big < small * 3 + 0.5, f"50 scrapes: {small:.3f}s with 1 session, {big:.3f}s with 20,000"
-    # The gauges still follow writes (within the documented cache lifetime).
-    with SessionClient(address=d.address, autostart=False) as c:
-        c.append("one-more", Message.user("x"))
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and "claw_sessiond_sessions 20002.0" not in scrape_text(port):
-        time.sleep(0.2)
-    assert "claw_sessiond_sessions 20002.0" in scrape_text(port)
 
 
 class TinyDaemon(LimitedDaemon):

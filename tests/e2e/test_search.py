@@ -3,34 +3,25 @@
 Covers ranking and filters, visible vs cleared history, plain-word queries
 that contain FTS5 syntax, malformed ``--raw`` queries (INVALID_ARGUMENT, exit
 2, never INTERNAL), terminal-safe highlighted snippets on a pty and in a
-pipe, erasure of the indexed words by Delete and import-replace (bytes gone
-from ``.db`` and ``-wal``), and the schema upgrade that indexes a database
-written by the commit before the index existed.
+pipe. The erasure of indexed words from the files, the time bound of every
+statement (tests/storage/sqlite/test_search_index.py) and the upgrade that
+indexes a database written before the index existed
+(tests/storage/sqlite/test_database_file.py) are with the SQLite tests.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import time
-import uuid
-from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 
-from claw_sessiond import schema
-from claw_sessiond.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from tests.helpers.cli import on_daemon, on_daemon_pty
 from tests.helpers.daemon import DaemonProcess
-from tests.helpers.sqlite_file import db_path, file_bytes, install_old_database, read_only
-
-#: The commit this feature started from (schema version 2, no search index).
-BASE_COMMIT = "a5e914a"
 
 
 def search_json(daemon: DaemonProcess, *args: str) -> dict[str, Any]:
@@ -148,122 +139,6 @@ def test_snippets_on_a_terminal_are_bold_and_terminal_safe(daemon: DaemonProcess
     assert out.replace("\x1b[1m", "").replace("\x1b[0m", "").count("\x1b") == 0
     piped = on_daemon(daemon, "search", "clipboard")
     assert "[clipboard]" in piped.stdout and "\x1b" not in piped.stdout
-
-
-def test_delete_and_import_replace_erase_the_indexed_words(daemon: DaemonProcess, workspace: Path) -> None:
-    # Lower case and a rare first letter: FTS5 stores a term whole (not prefix-compressed) when no
-    # neighbouring term shares its start, so its bytes are findable while it is in the index.
-    marker = f"zzq{uuid.uuid4().hex}"
-    replaced = f"zzw{uuid.uuid4().hex}"
-    with daemon.client() as c:
-        for i in range(30):  # enough index segments that a tombstone alone would not merge them away
-            c.append("keep", Message.user(f"keeper message number {i} about parsers"))
-            c.append("victim", Message.user(f"secret {marker} number {i}"))
-        c.append("twin", Message.user(f"about to be replaced {replaced}"))
-        assert len(c.search(marker).hits) == 20
-        assert marker.encode() in file_bytes(workspace)
-
-        r = on_daemon(daemon, "delete", "victim", "--yes", "--json")
-        assert r.returncode == 0, r.stderr
-        assert c.search(marker).hits == []
-        assert marker.encode() not in file_bytes(workspace)
-
-        lines = list(c.export("twin"))
-        header = json.loads(lines[0])
-        event = json.loads(lines[1])
-        event["payload"]["content"] = "a new text"
-        c.import_lines([json.dumps(header), json.dumps(event)], mode="replace")
-        assert c.search(replaced).hits == [] and len(c.search("new text").hits) == 1
-        assert replaced.encode() not in file_bytes(workspace)
-        assert len(c.search("keeper parsers", limit=200).hits) == 30  # the rest of the index is intact
-    assert daemon.terminate() == 0
-    assert marker.encode() not in file_bytes(workspace) and replaced.encode() not in file_bytes(workspace)
-
-
-def test_an_fts5_delete_alone_keeps_the_words_which_is_why_erasure_optimizes(tmp_path: Path) -> None:
-    """The reason for 'optimize' in ``_delete_in_tx``, shown on the real schema without the daemon."""
-    path = tmp_path / "plain.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA secure_delete = ON")
-    schema.migrate(conn)
-    marker = f"zzq{uuid.uuid4().hex}"
-    for i, text in enumerate([f"secret {marker}", "other words", "more words"]):
-        conn.execute(
-            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
-            "VALUES ('s', ?, 'user_message', 't', 'now', 1, ?)",
-            (i + 1, json.dumps({"role": "user", "content": text})),
-        )
-    conn.execute("DELETE FROM events WHERE position = 1")
-    assert conn.execute("SELECT count(*) FROM message_fts WHERE message_fts MATCH ?", (marker,)).fetchone()[0] == 0
-    conn.close()
-    assert marker.encode() in path.read_bytes()  # not found by search, but still in the index pages
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA secure_delete = ON")
-    conn.execute("INSERT INTO message_fts(message_fts) VALUES ('optimize')")
-    conn.close()
-    assert marker.encode() not in path.read_bytes()
-
-
-def test_the_upgrade_indexes_a_database_written_before_the_index(
-    spawn_daemon: Any, workspace: Path, tmp_path: Path
-) -> None:
-    # Written by the code of BASE_COMMIT (schema 2): "legacy" [user "written before the index
-    # existed", assistant "indexed later"], "gone" [user "cleared before the upgrade"] then Clear,
-    # and usage 5/1 tokens, 7 micro-USD, model "m" (tests/storage/sqlite/fixtures/make_fixtures.py).
-    install_old_database(workspace, "schema-v2.sessions.db")
-    with read_only(db_path(workspace)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
-
-    new: DaemonProcess = spawn_daemon()
-    with new.client() as c:
-        assert c.stats()["schema_version"] == SCHEMA_VERSION == 3
-        assert [(h.session_id, h.position) for h in c.search("index").hits] == [("legacy", 1)]
-        assert [h.position for h in c.search("indexed later").hits] == [2]
-        assert c.search("cleared upgrade").hits == []
-        assert [h.session_id for h in c.search("cleared upgrade", include_cleared=True).hits] == ["gone"]
-        c.append("legacy", Message.user("written after the upgrade"))
-        assert sorted(h.position for h in c.search("written").hits) == [1, 3]
-        report = c.usage_report()
-        assert [(r.model, r.usage.cost_micros, r.usage.currency) for r in report.rows] == [("m", 7, "USD")]
-        c.delete("legacy")
-        assert c.search("written").hits == []
-    assert new.terminate() == 0
-
-
-SLOW_SQL = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n WHERE i < 0"
-
-
-async def test_a_long_statement_is_interrupted_at_its_time_bound_and_when_its_caller_leaves(tmp_path: Path) -> None:
-    """The bound every Search and usage report runs under, on a real SQLite connection (a statement that never ends)."""
-    import asyncio
-
-    import aiosqlite
-
-    from claw_sessiond import queries
-    from claw_sessiond.errors import InvalidRequestError
-
-    conn = await aiosqlite.connect(tmp_path / "slow.db")
-    try:
-
-        async def slow() -> list[Any]:
-            return list(await conn.execute_fetchall(SLOW_SQL))
-
-        started = time.monotonic()
-        with pytest.raises(InvalidRequestError, match=r"took longer than 0\.2s"):
-            await queries._bounded(conn, slow, 0.2, "search")
-        assert time.monotonic() - started < 3
-        assert list(await conn.execute_fetchall("SELECT 1")) == [(1,)]  # the connection is usable again
-
-        task = asyncio.create_task(queries._bounded(conn, slow, 60, "search"))
-        await asyncio.sleep(0.2)
-        started = time.monotonic()
-        task.cancel()  # what grpc does when the caller goes away
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert time.monotonic() - started < 3
-        assert list(await conn.execute_fetchall("SELECT 2")) == [(2,)]
-    finally:
-        await conn.close()
 
 
 async def test_the_async_client_searches_reports_and_follows(daemon: DaemonProcess) -> None:

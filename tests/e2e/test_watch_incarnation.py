@@ -3,9 +3,9 @@
 Real daemons, real clients. The resume test stops the daemon while a watch is
 open, deletes and re-creates the session on its successor, and lets the
 client resume by itself: it must end with SessionNotFoundError instead of
-delivering the new session's events as if they followed the old ones. The
-upgrade test opens a database that the commit before the schema change
-wrote (tests/storage/sqlite/fixtures/schema-v1.sessions.db) with this daemon.
+delivering the new session's events as if they followed the old ones. (The
+upgrade of a database written before incarnations existed is in
+tests/storage/sqlite/test_database_file.py.)
 """
 
 from __future__ import annotations
@@ -17,15 +17,8 @@ from typing import Any
 
 import grpc
 
-from claw_sessiond.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message, SessionNotFoundError, WatchEvent
-from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
-from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.helpers.daemon import DaemonProcess
-from tests.helpers.sqlite_file import db_path, install_old_database, read_only
-
-#: The last commit with schema version 1 (before incarnations and record times).
-BASE_COMMIT = "55a51f1"
+from tests.helpers.daemon import DaemonProcess, raw_watch
 
 
 def next_within(it: Iterator[WatchEvent], timeout_s: float) -> WatchEvent | BaseException:
@@ -95,21 +88,6 @@ def test_a_watch_of_a_session_not_stored_yet_follows_the_one_created(daemon: Dae
         assert isinstance(second, WatchEvent) and second.position == 2
 
 
-def raw_watch(address: str, **fields: Any) -> list[pb.WatchResponse] | grpc.RpcError:
-    """Read a Watch stream with the bare stub until it has nothing more within a short deadline."""
-    with grpc.insecure_channel(address) as channel:
-        stub = pb_grpc.SessionServiceStub(channel)
-        replies: list[pb.WatchResponse] = []
-        try:
-            for reply in stub.Watch(pb.WatchRequest(**fields), timeout=1.5):
-                replies.append(reply)
-        except grpc.RpcError as exc:
-            if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-                return replies
-            return exc
-        return replies
-
-
 def test_incarnation_on_the_wire(daemon: DaemonProcess, workspace: Path) -> None:
     with daemon.client() as c:
         c.append("w", [Message.user("a"), Message.user("b")])
@@ -130,30 +108,3 @@ def test_incarnation_on_the_wire(daemon: DaemonProcess, workspace: Path) -> None
         c.append("w", Message.user("reborn"))
     replies = raw_watch(daemon.address, session_id="w")
     assert isinstance(replies, list) and replies[0].incarnation not in ("", incarnation)
-
-
-def test_a_database_written_by_the_base_commit_opens_and_upgrades(
-    spawn_daemon: Any, workspace: Path, tmp_path: Path
-) -> None:
-    # Written by the code of BASE_COMMIT (schema 1): Append "legacy" ["from v1"] with request id
-    # "req-v1" (position 1), then Append "other" ["x"] (tests/storage/sqlite/fixtures/make_fixtures.py).
-    install_old_database(workspace, "schema-v1.sessions.db")
-    with read_only(db_path(workspace)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
-
-    new: DaemonProcess = spawn_daemon()
-    with new.client() as c:
-        stats = c.stats()
-        assert stats["schema_version"] == SCHEMA_VERSION >= 2
-        assert stats["request_records"] == 2
-        retry = c.append("legacy", [Message.user("from v1")], request_id="req-v1")
-        assert retry.replayed and retry.first_position == 1
-        assert [m.content for m in c.load("legacy", str(workspace)).messages] == ["from v1"]
-    replies = raw_watch(new.address, session_id="legacy")
-    assert isinstance(replies, list) and replies and replies[0].incarnation
-    assert new.terminate() == 0
-    with read_only(db_path(workspace)) as conn:
-        rows = conn.execute("SELECT incarnation FROM sessions").fetchall()
-        assert len(rows) == 2 and all(len(r[0]) == 16 for r in rows) and rows[0][0] != rows[1][0]
-        created = conn.execute("SELECT created_at FROM requests").fetchall()
-        assert len(created) == 2 and all(r[0].endswith("Z") and r[0] > "2020" for r in created)

@@ -21,6 +21,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from claw_sessiond_client import SessionClient
+from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.paths import default_socket_path
 
 FULL = os.environ.get("CLAW_FULL") == "1"
@@ -128,6 +130,21 @@ def health_status(address: str, service: str = "") -> str:
         except grpc.RpcError:
             return "UNREACHABLE"
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
+
+
+def raw_watch(address: str, **fields: Any) -> list[pb.WatchResponse] | grpc.RpcError:
+    """Read a Watch stream with the bare stub until it has nothing more within a short deadline."""
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_grpc.SessionServiceStub(channel)
+        replies: list[pb.WatchResponse] = []
+        try:
+            for reply in stub.Watch(pb.WatchRequest(**fields), timeout=1.5):
+                replies.append(reply)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return replies
+            return exc
+        return replies
 
 
 def run_python(code: str, *args: str, timeout_s: float = 60, env: dict[str, str] | None = None) -> str:

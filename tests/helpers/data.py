@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from tests.helpers.daemon import DaemonProcess
@@ -82,3 +83,15 @@ def exports(daemon: DaemonProcess) -> dict[str, list[str]]:
     """Every stored session's export lines, by session id (asked of the daemon)."""
     with daemon.client() as c:
         return {s.id: list(c.export(s.id)) for s in c.list_sessions()}
+
+
+def stop_after_demo(workspace: Path) -> Path:
+    """Write :func:`populate_demo` with a real daemon (the crashed session loaded once), stop it; the workspace."""
+    daemon = DaemonProcess(workspace).start()
+    try:
+        with daemon.client() as client:
+            populate_demo(client)
+            client.load("crashed", "/home/me/project")
+    finally:
+        assert daemon.terminate() == 0
+    return workspace

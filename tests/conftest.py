@@ -44,7 +44,7 @@ _GROUPS = {
     "e2e/test_soak.py": "timing",
     "e2e/test_metrics_limits.py": "load",
     "e2e/test_stream_bounds.py": "timing",
-    "storage/sqlite/test_crash.py": "load",
+    "e2e/test_crash.py": "load",
     "storage/sqlite/test_metrics_scrape.py": "load",
 }
 

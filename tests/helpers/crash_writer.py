@@ -1,4 +1,4 @@
-"""A writer process for the crash test (tests/storage/sqlite/test_crash.py), run as a module.
+"""A writer process for the crash test (tests/e2e/test_crash.py), run as a module.
 
 Usage: ``python -m tests.helpers.crash_writer ADDRESS WRITER SESSIONS LOG STOP_FILE DEADLINE_EPOCH``
 (WRITER ``loader``: Load the sessions in a loop instead, which repairs interrupted calls;

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tests.helpers.daemon import DaemonProcess
-from tests.helpers.sqlite_file import db_path, dump, read_only
+from tests.helpers.sqlite_file import db_path, dump, integrity, read_only
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,10 @@ class Stored(Protocol):
         """Nothing is left in a write-ahead log beside the store (true for a backend without one)."""
         ...
 
+    def integrity_problems(self) -> list[str]:
+        """What the backend's own consistency check finds wrong (nothing: an empty list)."""
+        ...
+
 
 class SqliteStored:
     """:class:`Stored` of a workspace's SQLite database, through read-only connections."""
@@ -107,6 +111,10 @@ class SqliteStored:
     def write_ahead_log_empty(self) -> bool:
         wal = Path(f"{self.db}-wal")  # emptied by the checkpoint (TRUNCATE) at a graceful stop
         return not wal.exists() or wal.stat().st_size == 0
+
+    def integrity_problems(self) -> list[str]:
+        found = integrity(self.db)  # PRAGMA integrity_check: ["ok"] when healthy
+        return [] if found == ["ok"] else found
 
 
 def stored(where: Path | DaemonProcess) -> Stored:

@@ -3,8 +3,8 @@
 Each writer (``tests/helpers/crash_writer.py``; two of the eight pipeline 4 appends
 at a time over AppendStream) retries every append with the same request id
 until it is acknowledged, across kills and restarts, and logs the
-acknowledgement. After every kill (daemon down, database read through a
-read-only connection) and at the end:
+acknowledgement. After every kill (daemon down, storage read directly through
+``tests.helpers.inspect``) and at the end:
 
 * every acknowledged append is present exactly once, at the positions it was
   acknowledged with, its messages contiguous and in order;
@@ -14,7 +14,7 @@ read-only connection) and at the end:
   gets two results, and at the end every call has exactly one, placed after its assistant;
 * usage totals count every acknowledged RecordUsage exactly once (a budget survives kills);
 * some kills hit the daemon while it starts up, some in the middle of a graceful stop;
-* ``PRAGMA integrity_check`` is ok at the end.
+* the storage's own integrity check (SQLite: ``PRAGMA integrity_check``) finds nothing wrong at the end.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from typing import Any
 import pytest
 
 from claw_sessiond_client import InvalidRequestError, Message
+from tests.helpers import inspect
 from tests.helpers.crash_writer import BATCH_SIZES
 from tests.helpers.daemon import FULL, DaemonProcess, scale
 from tests.helpers.figures import record
-from tests.helpers.sqlite_file import db_path, integrity, read_only
 
 WRITERS = 8
 STREAM_WRITERS = 2  # of the 8, these pipeline their appends over AppendStream
@@ -79,27 +79,28 @@ def read_acks(logs: list[Path]) -> Acks:
     return acks
 
 
-def stored_messages(db: Path, *, repairs: bool = False) -> dict[str, list[tuple[int, str]]]:
+def stored_messages(store: inspect.Stored, *, repairs: bool = False) -> dict[str, list[tuple[int, str]]]:
     """(position, content) of every stored client message (or of every repair), per session, in position order."""
     out: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    with read_only(db) as conn:
-        rows = conn.execute(
-            "SELECT session_id, position, payload FROM events WHERE position IS NOT NULL AND type != 'clear' "
-            f"AND type {'=' if repairs else '!='} 'repair' ORDER BY session_id, position"
-        ).fetchall()
-    for session, position, payload in rows:
-        data = json.loads(payload)
+    rows = sorted(
+        (
+            (e.session_id, e.position, e.payload)
+            for e in store.events()
+            if e.position is not None and e.type != "clear" and (e.type == "repair") == repairs
+        ),
+        key=lambda row: (row[0], row[1]),
+    )
+    for session, position, data in rows:
         out[session].append((int(position), str(data.get("tool_call_id" if repairs else "content", ""))))
     return out
 
 
-def check_usage(db: Path, acks: Acks, *, exact: bool) -> int:
+def check_usage(store: inspect.Stored, acks: Acks, *, exact: bool) -> int:
     """Usage totals hold every acknowledged RecordUsage exactly once (at most one more per writer in flight)."""
     acked: dict[str, int] = defaultdict(int)
     for session, tokens in acks.usage.values():
         acked[session] += tokens
-    with read_only(db) as conn:
-        stored = dict(conn.execute("SELECT session_id, input_tokens FROM sessions").fetchall())
+    stored = {s.session_id: s.input_tokens for s in store.sessions()}
     for session in SESSIONS:
         total = int(stored.get(session, 0))
         if exact:
@@ -109,26 +110,27 @@ def check_usage(db: Path, acks: Acks, *, exact: bool) -> int:
     return len(acks.usage)
 
 
-def check_tool_results(db: Path) -> int:
+def check_tool_results(store: inspect.Stored) -> int:
     """Every tool call has at most one result (live or repair); return the number of repairs."""
     results: dict[tuple[str, str], int] = defaultdict(int)
     calls: set[tuple[str, str]] = set()
-    with read_only(db) as conn:
-        for session, payload in conn.execute("SELECT session_id, payload FROM events WHERE position IS NOT NULL"):
-            data = json.loads(payload)
-            calls.update((session, c["id"]) for c in data.get("tool_calls", ()))
-            if data.get("role") == "tool":
-                results[(session, data["tool_call_id"])] += 1
+    for event in store.events():
+        if event.position is None:
+            continue
+        session, data = event.session_id, event.payload
+        calls.update((session, c["id"]) for c in data.get("tool_calls", ()))
+        if data.get("role") == "tool":
+            results[(session, data["tool_call_id"])] += 1
     twice = sorted(k for k, n in results.items() if n > 1)
     assert not twice, f"tool calls with more than one result (repaired twice?): {twice[:5]}"
     assert set(results) <= calls, "a result for a call that was never stored"
-    repairs = stored_messages(db, repairs=True)
+    repairs = stored_messages(store, repairs=True)
     return sum(len(v) for v in repairs.values())
 
 
-def check(db: Path, acks: Acks) -> tuple[int, int]:
+def check(store: inspect.Stored, acks: Acks) -> tuple[int, int]:
     """Assert the promises; return (acknowledged appends checked, unacknowledged appends found)."""
-    stored = stored_messages(db)
+    stored = stored_messages(store)
     at: dict[tuple[str, int], str] = {}
     seen: dict[str, int] = defaultdict(int)
     for session, rows in stored.items():
@@ -189,7 +191,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
     seed = int(os.environ.get("CLAW_CRASH_SEED", str(time.time_ns() % 1_000_000)))
     rng = random.Random(seed)
     print(f"crash test seed={seed} kills={kills} (CLAW_CRASH_SEED={seed} repeats it)")
-    db = db_path(workspace)
+    store = inspect.stored(workspace)
     stop_file = tmp_path / "stop"
     logs = [tmp_path / f"writer-{w}.log" for w in range(WRITERS)]
     deadline = time.time() + (300 if FULL else 120)
@@ -232,9 +234,9 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
             acks = read_acks(logs)
             assert len(acks.by_rid) > before, f"kill {k}: no progress since the last kill"
             before = len(acks.by_rid)
-            unacked_while_down += check(db, acks)[1]  # daemon down: what is on disk is all there is
-            check_tool_results(db)
-            check_usage(db, acks, exact=False)
+            unacked_while_down += check(store, acks)[1]  # daemon down: what is on disk is all there is
+            check_tool_results(store)
+            check_usage(store, acks, exact=False)
             checked_while_down += len(acks.by_rid)
             if k % 4 == 3:  # also kill one while it starts up (lock, checks, migration, bind)
                 early = DaemonProcess(workspace)
@@ -242,7 +244,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
                 time.sleep(rng.uniform(0.0, 0.6))
                 early.kill()
                 killed_in_startup += 1
-                check(db, read_acks(logs))
+                check(store, read_acks(logs))
             daemon = DaemonProcess(workspace).start()
             survived += 1
         time.sleep(0.5)
@@ -256,7 +258,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
         with daemon.client() as c:  # the daemon's own view agrees with the file
             for session in SESSIONS:
                 c.load(session)  # repairs what the loader has not repaired yet
-            stored, repaired = stored_messages(db), stored_messages(db, repairs=True)
+            stored, repaired = stored_messages(store), stored_messages(store, repairs=True)
             for session in SESSIONS:
                 loaded = c.load(session)
                 assert loaded.repairs == [], "a second Load repaired again"
@@ -280,11 +282,11 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
         daemon.stop()
         for fh in errs:
             fh.close()
-    acked, unacked = check(db, acks)
-    repairs = check_tool_results(db)
-    usage_checked = check_usage(db, acks, exact=True)
+    acked, unacked = check(store, acks)
+    repairs = check_tool_results(store)
+    usage_checked = check_usage(store, acks, exact=True)
     assert repairs > 0, "no interrupted call was repaired: the repair-under-crash part did not run"
-    assert integrity(db) == ["ok"]
+    assert store.integrity_problems() == []
     record(
         "crash",
         crashes_survived=survived,
@@ -303,21 +305,22 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
     )
 
 
-def test_checker_detects_loss_duplication_and_partial_appends(tmp_path: Path) -> None:
-    """The checker above must be able to fail: feed it a database with each kind of damage."""
-    import sqlite3
+class _OnlyEvents:
+    """Storage that holds these events and nothing else (all the checker reads)."""
 
-    def make(rows: list[tuple[str, int, str]]) -> Path:
-        db = tmp_path / f"db{len(list(tmp_path.iterdir()))}.db"
-        conn = sqlite3.connect(db)
-        conn.execute("CREATE TABLE events(session_id TEXT, position INTEGER, type TEXT, payload TEXT)")
-        conn.executemany(
-            "INSERT INTO events VALUES (?, ?, 'user_message', ?)",
-            [(s, p, json.dumps({"content": c})) for s, p, c in rows],
-        )
-        conn.commit()
-        conn.close()
-        return db
+    def __init__(self, events: list[inspect.StoredEvent]) -> None:
+        self._events = events
+
+    def events(self, session_id: str | None = None) -> list[inspect.StoredEvent]:
+        return [e for e in self._events if session_id in (None, e.session_id)]
+
+
+def test_checker_detects_loss_duplication_and_partial_appends(tmp_path: Path) -> None:
+    """The checker above must be able to fail: feed it stored events with each kind of damage."""
+
+    def make(rows: list[tuple[str, int, str]]) -> Any:
+        events = [inspect.StoredEvent(i + 1, s, p, "user_message", {"content": c}) for i, (s, p, c) in enumerate(rows)]
+        return _OnlyEvents(events)
 
     ack = {"rid": "w0-1", "session": "a", "first": 1, "last": 2, "texts": ["w0-1/0", "w0-1/1"], "replayed": False}
     acks = Acks(by_rid={"w0-1": ack})
@@ -415,7 +418,7 @@ def test_graceful_restarts_under_load_are_invisible_to_clients(workspace: Path) 
         stop.set()
         daemon.stop()
     assert not failures, f"calls failed across graceful restarts: {failures[:5]}"
-    stored = stored_messages(db_path(workspace))
+    stored = stored_messages(inspect.stored(workspace))
     for session, first, last, text in acked:
         assert first == last and (first, text) in stored[session], f"{text} lost"
     contents = [c for rows in stored.values() for _, c in rows]

@@ -6,93 +6,34 @@ lines of an import (an event line is one level deeper than its payload).
 Before it, payloads nested ~500-990 levels were stored and then Export of
 that session, a full export (backup) and ``show`` failed with INTERNAL.
 
-Pure properties of the depth scan first (it must agree with the parsed
-value's depth), then a real daemon: 64 levels round-trip through Export,
-the CLI's ``show`` and ``export``/``import`` into a second workspace, byte
-for byte; 65 and more are refused with INVALID_ARGUMENT and write nothing.
+A real daemon (the depth scan alone is in tests/unit/test_json_depth_scan.py):
+64 levels round-trip through Export, the CLI's ``show`` and ``export``/``import``
+into a second workspace, byte for byte; 65 and more are refused with
+INVALID_ARGUMENT and write nothing.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from claw_sessiond.bounds import MAX_JSON_DEPTH, MAX_STORED_PAYLOAD_BYTES, JsonError, json_depth, loads_limited
+from claw_sessiond.bounds import MAX_JSON_DEPTH, MAX_STORED_PAYLOAD_BYTES
 from claw_sessiond_client import Message
 from claw_sessiond_client import _base as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from tests.helpers.cli import in_workspace
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.data import depth_of, nested_array, nested_object
 from tests.helpers.inspect import stored
 
 SERVICE = "/claw.sessiond.v1.SessionService/"
 C = grpc.StatusCode
 OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
-
-
-def depth_of(value: Any) -> int:
-    """Reference depth of a parsed value (the test's own definition: ``{}`` and ``[]`` are 1)."""
-    if isinstance(value, dict):
-        return 1 + max((depth_of(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((depth_of(v) for v in value), default=0)
-    return 0
-
-
-def nested_object(depth: int) -> str:
-    """A JSON object ``depth`` levels deep: ``{"a":[[...]]}``, the object being level 1."""
-    return '{"a":' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
-
-
-def nested_array(depth: int) -> str:
-    return "[" * depth + "]" * depth
-
-
-# ---------------------------------------------------------------- the scan (pure)
-
-TRICKY_TEXT = st.text(alphabet=st.sampled_from('[]{}"\\ax,:\u00e9'), max_size=8)
-VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | TRICKY_TEXT,
-    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(TRICKY_TEXT, kids, max_size=3),
-    max_leaves=40,
-)
-
-
-@settings(max_examples=scale(300, 3000), deadline=None)
-@given(value=VALUES, ascii_only=st.booleans(), spaced=st.booleans())
-def test_depth_scan_agrees_with_the_parsed_value(value: Any, ascii_only: bool, spaced: bool) -> None:
-    """Brackets and quotes inside strings (escaped or not) never count; the scan equals the parsed depth."""
-    text = json.dumps(value, ensure_ascii=ascii_only, indent=1 if spaced else None)
-    assert json_depth(text, limit=1000) == depth_of(value)
-    if depth_of(value) <= MAX_JSON_DEPTH:
-        assert loads_limited(text) == value
-
-
-@pytest.mark.parametrize("make", [nested_object, nested_array], ids=["object", "array"])
-def test_the_limit_is_64_levels(make: Any) -> None:
-    assert MAX_JSON_DEPTH == 64
-    assert depth_of(loads_limited(make(64))) == 64
-    for depth in (65, 500, 990, 100_000):
-        with pytest.raises(JsonError, match="deeper than 64"):
-            loads_limited(make(depth))
-
-
-def test_a_hostile_depth_costs_next_to_nothing() -> None:
-    """The scan stops after at most 65 passes; json.loads never sees the text."""
-    started = time.monotonic()
-    for text in ("[" * 1_000_000, nested_array(500_000), "[]" * 500_000, '["' + "[" * 1_000_000 + '"]'):
-        with contextlib.suppress(JsonError):
-            loads_limited(text)
-    assert time.monotonic() - started < 5
 
 
 # ---------------------------------------------------------------- a real daemon

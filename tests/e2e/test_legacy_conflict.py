@@ -18,10 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from claw_sessiond_client import Message
-from tests.helpers.daemon import ROOT, DaemonProcess
-from tests.helpers.data import exports
-
-FIXTURES = ROOT / "tests" / "fixtures" / "legacy"
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.data import LEGACY_FILES, exports
 
 
 def migrate(folder: Path, d: DaemonProcess, *extra: str) -> tuple[int, dict[str, dict[str, Any]], str]:
@@ -46,14 +44,14 @@ def folder_of(tmp_path: Path, name: str, files: dict[str, bytes]) -> Path:
 
 def changed_snake_case() -> bytes:
     """go_snake_case.json with one message edited: same session id, different content."""
-    obj = json.loads((FIXTURES / "go_snake_case.json").read_bytes())
+    obj = json.loads((LEGACY_FILES / "go_snake_case.json").read_bytes())
     obj["history"][1]["content"] = "a different question"
     return json.dumps(obj).encode()
 
 
 def test_a_different_file_on_a_used_id_is_a_conflict_in_both_runs(spawn_daemon: Any, tmp_path: Path) -> None:
     d: DaemonProcess = spawn_daemon()
-    first = folder_of(tmp_path, "first", {"terminal_default.json": (FIXTURES / "go_snake_case.json").read_bytes()})
+    first = folder_of(tmp_path, "first", {"terminal_default.json": (LEGACY_FILES / "go_snake_case.json").read_bytes()})
     code, reports, stderr = migrate(first, d, "--json")
     assert code == 0 and reports["terminal_default.json"]["status"] == "imported", stderr
     before = exports(d)
@@ -80,7 +78,7 @@ def test_a_different_file_on_a_used_id_is_a_conflict_in_both_runs(spawn_daemon: 
 
 def test_a_rerun_after_the_session_grew_still_skips(spawn_daemon: Any, tmp_path: Path) -> None:
     d: DaemonProcess = spawn_daemon()
-    folder = folder_of(tmp_path, "go", {"go_default_names.json": (FIXTURES / "go_default_names.json").read_bytes()})
+    folder = folder_of(tmp_path, "go", {"go_default_names.json": (LEGACY_FILES / "go_default_names.json").read_bytes()})
     assert migrate(folder, d, "--json")[0] == 0
     with d.client() as c:
         assert [r.tool_call_id for r in c.load("go-crashed", "/srv/work").repairs] == ["call-2"]
@@ -96,7 +94,9 @@ def test_a_session_written_by_an_agent_is_not_overwritten_or_skipped(spawn_daemo
     with d.client() as c:
         c.append("0f3c2a9e8b7d4c1a", Message.user("an agent's own session"), workdir="/w")
     before = exports(d)
-    folder = folder_of(tmp_path, "port", {"0f3c2a9e8b7d4c1a.json": (FIXTURES / "0f3c2a9e8b7d4c1a.json").read_bytes()})
+    folder = folder_of(
+        tmp_path, "port", {"0f3c2a9e8b7d4c1a.json": (LEGACY_FILES / "0f3c2a9e8b7d4c1a.json").read_bytes()}
+    )
     for extra in (("--dry-run",), ()):
         code, reports, _ = migrate(folder, d, "--json", *extra)
         assert code == 1 and reports["0f3c2a9e8b7d4c1a.json"]["status"] == "conflict"
@@ -105,7 +105,7 @@ def test_a_session_written_by_an_agent_is_not_overwritten_or_skipped(spawn_daemo
 
 def test_two_files_of_one_folder_claiming_one_id(spawn_daemon: Any, tmp_path: Path) -> None:
     d: DaemonProcess = spawn_daemon()
-    original = (FIXTURES / "go_snake_case.json").read_bytes()
+    original = (LEGACY_FILES / "go_snake_case.json").read_bytes()
     folder = folder_of(tmp_path, "two", {"a.json": original, "b.json": changed_snake_case(), "c.json": original})
     dry = migrate(folder, d, "--json", "--dry-run")
     assert exports(d) == {}
@@ -127,7 +127,7 @@ def test_two_files_of_one_folder_claiming_one_id(spawn_daemon: Any, tmp_path: Pa
 def test_the_dry_run_predicts_the_real_run_on_the_fixture_folder(spawn_daemon: Any, tmp_path: Path) -> None:
     d: DaemonProcess = spawn_daemon()
     folder = tmp_path / "fixtures"
-    shutil.copytree(FIXTURES, folder)
+    shutil.copytree(LEGACY_FILES, folder)
     dry_code, dry, _ = migrate(folder, d, "--json", "--dry-run")
     assert exports(d) == {}, "the dry run wrote"
     code, real, _ = migrate(folder, d, "--json")

@@ -1,13 +1,16 @@
-"""Sessions written through a real client, and export lines of sessions from long ago."""
+"""Test data: sessions written through a real client, export lines from long ago, legacy files, deep JSON."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from claw_sessiond_client import Message, SessionClient, ToolCall
-from tests.helpers.daemon import DaemonProcess
+from tests.helpers.daemon import ROOT, DaemonProcess
 
+#: Session files of the seed harnesses (``migrate-legacy`` input), good and broken.
+LEGACY_FILES = ROOT / "tests" / "fixtures" / "legacy"
 #: A stored time in 2020: old enough for any retention setting.
 OLD = "2020-01-01T00:00:00.000000Z"
 
@@ -95,3 +98,22 @@ def stop_after_demo(workspace: Path) -> Path:
     finally:
         assert daemon.terminate() == 0
     return workspace
+
+
+def depth_of(value: Any) -> int:
+    """Reference depth of a parsed value (the test's own definition: ``{}`` and ``[]`` are 1)."""
+    if isinstance(value, dict):
+        return 1 + max((depth_of(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((depth_of(v) for v in value), default=0)
+    return 0
+
+
+def nested_object(depth: int) -> str:
+    """A JSON object ``depth`` levels deep: ``{"a":[[...]]}``, the object being level 1."""
+    return '{"a":' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+
+def nested_array(depth: int) -> str:
+    """A JSON array ``depth`` levels deep: ``[[...]]``."""
+    return "[" * depth + "]" * depth

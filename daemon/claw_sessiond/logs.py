@@ -18,7 +18,7 @@ the file is simply started afresh). A file that another process already
 rotated (it no longer has the name) is reopened, not rotated again.
 
 What is logged is ids, counts, codes and sizes: never message content, tool
-arguments or results, at any level (tests/test_logs.py plants a canary).
+arguments or results, at any level (tests/e2e/test_logs.py plants a canary).
 ``--log-level`` applies to the daemon's own loggers; libraries log at
 WARNING and above (aiosqlite's debug log would print SQL parameters).
 """

@@ -5,27 +5,6 @@
 ...     client.append("demo", Message.user("hello"))
 """
 
-from ._base import (
-    AppendResult,
-    BackupFigures,
-    ClearResult,
-    DeleteResult,
-    ImportResult,
-    InFlightCall,
-    LoadResult,
-    Message,
-    ModelUsage,
-    Repair,
-    Run,
-    Session,
-    SessionPage,
-    SessionSummary,
-    Stats,
-    ToolCall,
-    Usage,
-    UsageReport,
-    WatchEvent,
-)
 from ._finds import CrossSessionUsage, FollowEvent, SearchHit, SearchResult, UsageReportRow
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
@@ -53,6 +32,27 @@ from .errors import (
 )
 from .paths import default_socket_path, find_workspace
 from .sync import SessionClient
+from .types import (
+    AppendResult,
+    BackupFigures,
+    ClearResult,
+    DeleteResult,
+    ImportResult,
+    InFlightCall,
+    LoadResult,
+    Message,
+    ModelUsage,
+    Repair,
+    Run,
+    Session,
+    SessionPage,
+    SessionSummary,
+    Stats,
+    ToolCall,
+    Usage,
+    UsageReport,
+    WatchEvent,
+)
 
 __all__ = [
     "AppendResult",

@@ -20,7 +20,6 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -28,8 +27,30 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 
 from . import errors as E
+from ._checks import arguments_text as arguments_text
+from ._checks import check_ints as check_ints
+from ._checks import check_type as check_type
 from .api.v1 import sessiond_pb2 as pb
 from .paths import claw_dir, find_workspace, folder_problem, socket_path_for, user_label, workspace_owner
+from .types import AppendResult as AppendResult
+from .types import BackupFigures as BackupFigures
+from .types import ClearResult as ClearResult
+from .types import DeleteResult as DeleteResult
+from .types import ImportResult as ImportResult
+from .types import InFlightCall as InFlightCall
+from .types import LoadResult as LoadResult
+from .types import Message as Message
+from .types import ModelUsage as ModelUsage
+from .types import Repair as Repair
+from .types import Run as Run
+from .types import Session as Session
+from .types import SessionPage as SessionPage
+from .types import SessionSummary as SessionSummary
+from .types import Stats as Stats
+from .types import ToolCall as ToolCall
+from .types import Usage as Usage
+from .types import UsageReport as UsageReport
+from .types import WatchEvent as WatchEvent
 
 __all__ = [
     "AppendResult",
@@ -75,247 +96,6 @@ CHANNEL_OPTIONS: Final = (
 #: Where an auto-started daemon's stdout/stderr go (tracebacks before its log is open); kept small.
 _EARLY_OUTPUT: Final = "sessiond.stderr"
 _EARLY_OUTPUT_MAX_BYTES: Final = 64 * 1024
-
-
-# ---------------------------------------------------------------- argument checks
-
-
-def _type_names(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(k.__name__ for k in kinds)
-
-
-def check_type(field: str, value: object, kind: type | tuple[type, ...]) -> None:
-    """Raise ``TypeError`` naming ``field`` unless ``value`` is a ``kind`` (a bool is not an int here).
-
-    Raises:
-        TypeError: ``field: expected str, got dict``.
-    """
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
-    if not ok:
-        raise TypeError(f"{field}: expected {_type_names(kind)}, got {type(value).__name__} ({value!r:.80})")
-
-
-def check_ints(**fields: object) -> None:
-    """:func:`check_type` of several int fields."""
-    for name, value in fields.items():
-        check_type(name, value, int)
-
-
-def arguments_text(arguments: object, field: str) -> str:
-    """Tool-call arguments as JSON text: a str as is, anything else JSON-encoded (compact, ``ensure_ascii=False``).
-
-    Raises:
-        TypeError: neither a str nor JSON-serialisable; the message names ``field``.
-    """
-    if isinstance(arguments, str):
-        return arguments
-    try:
-        return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise TypeError(
-            f"{field}: expected JSON text (str) or a JSON-serialisable value (dict, list, ...), "
-            f"got {type(arguments).__name__}: {exc}"
-        ) from None
-
-
-# ---------------------------------------------------------------- public types
-
-
-@dataclass(frozen=True, slots=True, init=False)
-class ToolCall:
-    """A tool call of an assistant message; ``arguments`` is JSON text.
-
-    ``arguments`` may also be given as a JSON-serialisable value (a dict, as
-    Anthropic's SDK hands out a ``tool_use`` block's ``input``; a list; ...):
-    it is stored encoded as compact JSON (``separators=(",", ":")``,
-    ``ensure_ascii=False``), so :attr:`arguments` is always text.
-
-    Raises:
-        TypeError: ``id`` or ``name`` is not a str, or ``arguments`` is neither
-            a str nor JSON-serialisable.
-    """
-
-    id: str
-    name: str
-    arguments: str
-
-    def __init__(self, id: str, name: str, arguments: str | Mapping[str, Any] | Sequence[Any] = "{}") -> None:
-        check_type("ToolCall.id", id, str)
-        check_type("ToolCall.name", name, str)
-        object.__setattr__(self, "id", id)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "arguments", arguments_text(arguments, f"ToolCall({id!r}).arguments"))
-
-    @property
-    def args(self) -> Any:
-        """The arguments parsed from JSON."""
-        return json.loads(self.arguments)
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One message. ``position``, ``created_at``, ``synthetic_reason`` and ``trace_id`` are set by the daemon."""
-
-    role: str
-    content: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str = ""
-    name: str = ""
-    synthetic_reason: str = ""
-    position: int = 0
-    created_at: dt.datetime | None = None
-    trace_id: str = ""
-
-    @classmethod
-    def system(cls, content: str) -> Message:
-        """A system message."""
-        return cls("system", content)
-
-    @classmethod
-    def user(cls, content: str) -> Message:
-        """A user message."""
-        return cls("user", content)
-
-    @classmethod
-    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
-        """An assistant message, optionally with tool calls."""
-        return cls("assistant", content, tuple(tool_calls))
-
-    @classmethod
-    def tool(cls, tool_call_id: str, content: str, name: str = "") -> Message:
-        """A tool result answering ``tool_call_id``."""
-        return cls("tool", content, (), tool_call_id, name)
-
-    @property
-    def synthetic(self) -> bool:
-        """True if the daemon wrote this message itself (a repair)."""
-        return bool(self.synthetic_reason)
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Token and cost totals; ``cost_micros`` is millionths of ``currency``."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost_micros: int = 0
-    currency: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """Session metadata as returned by Load."""
-
-    id: str
-    workdir: str
-    created_at: dt.datetime | None
-    updated_at: dt.datetime | None
-    usage: Usage
-    last_position: int
-    stored: bool
-    message_count: int
-
-
-@dataclass(frozen=True, slots=True)
-class Repair:
-    """An interrupted tool call that a Load answered with a synthetic result."""
-
-    tool_call_id: str
-    assistant_position: int
-    position: int
-
-
-@dataclass(frozen=True, slots=True)
-class InFlightCall:
-    """An unanswered call that a live run owns."""
-
-    tool_call_id: str
-    assistant_position: int
-    run_id: str
-    owner_pid: int
-
-
-@dataclass(frozen=True, slots=True)
-class LoadResult:
-    """What :meth:`load` returns."""
-
-    session: Session
-    messages: list[Message]
-    repairs: list[Repair] = field(default_factory=list)
-    in_flight: list[InFlightCall] = field(default_factory=list)
-    trace_id: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class AppendResult:
-    """What :meth:`append` returns."""
-
-    first_position: int
-    last_position: int
-    replayed: bool
-    trace_id: str
-    created_at: dt.datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class ClearResult:
-    """What :meth:`clear` returns."""
-
-    position: int
-    replayed: bool
-    trace_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class SessionSummary:
-    """One row of :meth:`list_sessions`."""
-
-    id: str
-    message_count: int
-    usage: Usage
-    updated_at: dt.datetime | None
-    workdir: str
-    last_position: int
-
-
-@dataclass(frozen=True, slots=True)
-class SessionPage:
-    """One page of :meth:`list_sessions_page`."""
-
-    sessions: list[SessionSummary]
-    #: Pass to the next call for the following page; empty on the last page.
-    next_page_token: str
-    #: How many sessions match the filter over all pages.
-    total: int
-
-
-@dataclass(frozen=True, slots=True)
-class ModelUsage:
-    """Usage of one model and pricing version."""
-
-    model: str
-    pricing_version: str
-    usage: Usage
-
-
-@dataclass(frozen=True, slots=True)
-class UsageReport:
-    """Session totals and the per-model breakdown."""
-
-    total: Usage
-    by_model: list[ModelUsage]
-
-
-@dataclass(frozen=True, slots=True)
-class ImportResult:
-    """What one session's import wrote (:meth:`import_lines` returns one per session)."""
-
-    session_id: str
-    events_imported: int
 
 
 #: ImportMode names accepted by ``import_lines``.
@@ -403,52 +183,9 @@ def split_export(lines: Iterable[str]) -> list[list[str]]:
     return blocks
 
 
-class DeleteResult(int):
-    """What Delete returns: the number of events removed (an ``int``, as before), plus
-    ``erasure_pending``.
-
-    ``erasure_pending`` is True when the session is gone from the database but
-    its bytes may still be in ``sessions.db`` or ``sessions.db-wal``: a reader
-    holds an older snapshot, so the checkpoint that removes them could not
-    complete. The daemon finishes it in the background as soon as readers
-    allow (``stats()["erasure_pending_sessions"]`` counts what still waits).
-    """
-
-    erasure_pending: bool
-
-    def __new__(cls, events_deleted: int, erasure_pending: bool = False) -> DeleteResult:
-        self = super().__new__(cls, events_deleted)
-        self.erasure_pending = erasure_pending
-        return self
-
-    @property
-    def events_deleted(self) -> int:
-        """Number of events removed (0 if the session was not stored)."""
-        return int(self)
-
-    def __repr__(self) -> str:
-        return f"DeleteResult(events_deleted={int(self)}, erasure_pending={self.erasure_pending})"
-
-    def __str__(self) -> str:  # an int in f-strings and print(), as before
-        return str(int(self))
-
-    def __format__(self, spec: str) -> str:
-        return format(int(self), spec)
-
-
 def delete_result_of(r: pb.DeleteResponse) -> DeleteResult:
     """Proto → client type."""
     return DeleteResult(int(r.events_deleted), bool(r.erasure_pending))
-
-
-@dataclass(frozen=True, slots=True)
-class Stats:
-    """Daemon figures (GetStats)."""
-
-    values: Mapping[str, Any]
-
-    def __getitem__(self, key: str) -> Any:
-        return self.values[key]
 
 
 # ---------------------------------------------------------------- addresses
@@ -1169,16 +906,6 @@ def _plain(message: Any) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class BackupFigures:
-    """What a backup holds (figures the daemon read from the copy it sent)."""
-
-    sessions: int
-    events: int
-    bytes: int
-    schema_version: int
-
-
 def backup_figures_of(r: pb.BackupFigures) -> BackupFigures:
     """Proto → client type."""
     return BackupFigures(r.sessions, r.events, r.bytes, r.schema_version)
@@ -1283,48 +1010,6 @@ def retryable(err: E.SessiondError) -> bool:
 
 
 # ---------------------------------------------------------------- live runs and Watch
-
-
-class Run:
-    """A live run of a session, held by :meth:`attach` for the length of a ``with`` block.
-
-    Pass :attr:`run_id` as ``append(..., run_id=run.run_id)``: tool calls
-    appended that way are *in flight* while the run is alive, so another
-    process's Load does not repair them. :attr:`alive` turns False when the
-    Attach stream ends (the block exits, the channel closes, the daemon stops
-    or dropped this process as dead); the daemon then refuses the run id
-    (``PreconditionError``, reason ``UNKNOWN_RUN``) and may repair its open calls.
-    """
-
-    __slots__ = ("_alive", "lease_seconds", "run_id", "session_id")
-
-    def __init__(self, run_id: str, session_id: str, lease_seconds: int) -> None:
-        self.run_id = run_id
-        self.session_id = session_id
-        #: The daemon drops this run within about this many seconds if the process stops answering.
-        self.lease_seconds = lease_seconds
-        self._alive = True
-
-    @property
-    def alive(self) -> bool:
-        """True until the Attach stream ended."""
-        return self._alive
-
-    def end(self) -> None:
-        """Mark the run ended (called when its stream finishes)."""
-        self._alive = False
-
-    def __repr__(self) -> str:
-        return f"Run(run_id={self.run_id!r}, session_id={self.session_id!r}, alive={self._alive})"
-
-
-@dataclass(frozen=True, slots=True)
-class WatchEvent:
-    """One history event from :meth:`watch`: a message (incl. synthetic repairs) or a clear."""
-
-    position: int
-    message: Message | None
-    cleared: bool = False
 
 
 def attach_request(session_id: str, label: str) -> pb.AttachRequest:

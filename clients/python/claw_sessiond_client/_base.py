@@ -24,12 +24,17 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2
 
 from . import errors as E
 from ._checks import arguments_text as arguments_text
 from ._checks import check_ints as check_ints
 from ._checks import check_type as check_type
+from ._status import _error_info as _error_info
+from ._status import append_stream_error as append_stream_error
+from ._status import closed_error as closed_error
+from ._status import error_from_rpc as error_from_rpc
+from ._status import error_from_status as error_from_status
+from ._status import retryable as retryable
 from .api.v1 import sessiond_pb2 as pb
 from .paths import claw_dir, find_workspace, folder_problem, socket_path_for, user_label, workspace_owner
 from .types import AppendResult as AppendResult
@@ -496,14 +501,6 @@ def hung_error(target: str, workspace: Path | None, err: E.SessiondError, waited
     return not_responding_error(target, workspace, waited_s)
 
 
-def closed_error() -> E.ClientClosedError:
-    """The error of a call on a closed client."""
-    return E.ClientClosedError(
-        "this client is closed (close() was called or its with block ended); create a new client",
-        reason=E.Reason.CLIENT_CLOSED,
-    )
-
-
 _SPAWNED: list[subprocess.Popen[bytes]] = []
 
 
@@ -914,99 +911,6 @@ def backup_figures_of(r: pb.BackupFigures) -> BackupFigures:
 def stats_of(r: pb.GetStatsResponse) -> Stats:
     """Proto → client type: a mapping of field name to plain values (``requests`` is a list of dicts)."""
     return Stats(_plain(r))
-
-
-# ---------------------------------------------------------------- errors
-
-_BY_REASON: Final[dict[str, type[E.SessiondError]]] = {
-    "UNKNOWN_TOOL_CALL": E.ToolCallStateError,
-    "TOOL_CALL_ALREADY_ANSWERED": E.ToolCallStateError,
-    "SEQUENCE_CONFLICT": E.SequenceConflictError,
-    "WATCH_LAGGED": E.WatchLaggedError,
-    "TOO_MANY_STREAMS": E.ResourceLimitError,
-    "STORAGE_FULL": E.StorageFullError,
-    "STORAGE_UNAVAILABLE": E.StorageUnavailableError,
-    "CORRUPT_DATABASE": E.CorruptDatabaseError,
-    "SHUTTING_DOWN": E.ShuttingDownError,
-    "SESSION_NOT_FOUND": E.SessionNotFoundError,
-    "UNAUTHENTICATED": E.UnauthenticatedError,
-    "INTERNAL": E.InternalError,
-}
-_BY_CODE: Final[dict[grpc.StatusCode, type[E.SessiondError]]] = {
-    grpc.StatusCode.INVALID_ARGUMENT: E.InvalidRequestError,
-    grpc.StatusCode.NOT_FOUND: E.SessionNotFoundError,
-    grpc.StatusCode.FAILED_PRECONDITION: E.PreconditionError,
-    grpc.StatusCode.ABORTED: E.SequenceConflictError,
-    grpc.StatusCode.RESOURCE_EXHAUSTED: E.StorageFullError,
-    grpc.StatusCode.UNAVAILABLE: E.DaemonUnavailableError,
-    grpc.StatusCode.DEADLINE_EXCEEDED: E.DeadlineError,
-    grpc.StatusCode.UNAUTHENTICATED: E.UnauthenticatedError,
-}
-
-
-def _error_info(trailing: Any) -> error_details_pb2.ErrorInfo | None:
-    for key, value in trailing or ():
-        if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info) and info.domain == E.ERROR_DOMAIN:
-                    return info
-    return None
-
-
-def error_from_rpc(exc: grpc.RpcError) -> E.SessiondError:
-    """Map a gRPC error (sync or aio) to the client exception tree."""
-    code: grpc.StatusCode = exc.code()
-    details: str = exc.details() or code.name
-    info = _error_info(exc.trailing_metadata())
-    if info is None:
-        if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-            # The transport refused an oversized message before the daemon saw it.
-            return E.InvalidRequestError(details, reason=E.Reason.FIELD_TOO_LARGE)
-        if code == grpc.StatusCode.CANCELLED:
-            # This library never cancels a unary call, so the daemon did: a graceful stop cancels the
-            # calls it had received but not yet started (measured: a few per SIGTERM under load). The
-            # write may or may not have committed; a retry with the same request id settles it.
-            return E.DaemonUnavailableError(
-                f"the daemon cancelled the call (it is probably stopping): {details}",
-                reason=E.Reason.DAEMON_UNAVAILABLE,
-            )
-        # grpcio reports a request its protobuf layer cannot decode as UNKNOWN "Unexpected <class
-        # 'google.protobuf.message.DecodeError'>: Error parsing message ..." (no ErrorInfo: the daemon's
-        # code never ran). Note "parsing" does not contain "parse".
-        lowered = details.lower()
-        decode_failed = "decodeerror" in lowered or "error parsing" in lowered or "parse" in lowered
-        if code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL) and decode_failed:
-            return E.InvalidRequestError(
-                f"the request could not be decoded (invalid UTF-8 in a string field?): {details}",
-                reason=E.Reason.INVALID_MESSAGE,
-            )
-        return _BY_CODE.get(code, E.InternalError)(details)
-    return error_from_status(code, details, info.reason, info.metadata)
-
-
-def error_from_status(code: grpc.StatusCode, details: str, reason: str, metadata: Mapping[str, str]) -> E.SessiondError:
-    """Map a status code + ErrorInfo reason (a unary error, or an AppendStream reply's error) to an exception."""
-    cls = _BY_REASON.get(reason) or _BY_CODE.get(code, E.InternalError)
-    try:
-        reason_enum: E.Reason | None = E.Reason(reason)
-    except ValueError:
-        reason_enum = None
-    return cls(details, reason=reason_enum, metadata=dict(metadata))
-
-
-_CODE_OF_NUMBER: Final[dict[int, grpc.StatusCode]] = {c.value[0]: c for c in grpc.StatusCode}
-
-
-def append_stream_error(e: pb.AppendError) -> E.SessiondError:
-    """The exception for one failed AppendStream reply."""
-    return error_from_status(_CODE_OF_NUMBER.get(e.code, grpc.StatusCode.UNKNOWN), e.message, e.reason, e.metadata)
-
-
-def retryable(err: E.SessiondError) -> bool:
-    """Errors after which the same request (same request id) may be sent again."""
-    return isinstance(err, (E.DaemonUnavailableError, E.ShuttingDownError, E.DeadlineError, E.StorageUnavailableError))
 
 
 # ---------------------------------------------------------------- live runs and Watch

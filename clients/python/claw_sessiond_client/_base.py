@@ -10,7 +10,6 @@ import contextlib
 import datetime as dt
 import errno
 import importlib.util
-import json
 import os
 import shutil
 import socket
@@ -18,10 +17,9 @@ import struct
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import grpc
 
@@ -29,6 +27,19 @@ from . import errors as E
 from ._checks import arguments_text as arguments_text
 from ._checks import check_ints as check_ints
 from ._checks import check_type as check_type
+from ._requests import IMPORT_MODES as IMPORT_MODES
+from ._requests import ROLES as ROLES
+from ._requests import PathArg as PathArg
+from ._requests import append_request as append_request
+from ._requests import build as build
+from ._requests import event_payload as event_payload
+from ._requests import import_mode as import_mode
+from ._requests import load_workdir as load_workdir
+from ._requests import message_batch as message_batch
+from ._requests import message_pb as message_pb
+from ._requests import messages_pb as messages_pb
+from ._requests import new_request_id as new_request_id
+from ._requests import split_export as split_export
 from ._status import _error_info as _error_info
 from ._status import append_stream_error as append_stream_error
 from ._status import closed_error as closed_error
@@ -77,9 +88,7 @@ __all__ = [
     "WatchEvent",
 ]
 
-R = TypeVar("R")
 
-ROLES: Final = {"system": pb.ROLE_SYSTEM, "user": pb.ROLE_USER, "assistant": pb.ROLE_ASSISTANT, "tool": pb.ROLE_TOOL}
 _ROLE_NAMES: Final = {v: k for k, v in ROLES.items()}
 #: Default per-call timeout in seconds.
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -101,91 +110,6 @@ CHANNEL_OPTIONS: Final = (
 #: Where an auto-started daemon's stdout/stderr go (tracebacks before its log is open); kept small.
 _EARLY_OUTPUT: Final = "sessiond.stderr"
 _EARLY_OUTPUT_MAX_BYTES: Final = 64 * 1024
-
-
-#: ImportMode names accepted by ``import_lines``.
-IMPORT_MODES: Final = {
-    "refuse": pb.IMPORT_MODE_UNSPECIFIED,
-    "replace": pb.IMPORT_MODE_REPLACE,
-    "merge": pb.IMPORT_MODE_MERGE,
-}
-
-
-def event_payload(payload: object) -> str:
-    """RecordEvent's payload (a dict) as JSON text.
-
-    Raises:
-        TypeError: not a dict, or not JSON-serialisable.
-    """
-    check_type("payload", payload, dict)
-    try:
-        return json.dumps(payload, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise TypeError(f"payload: expected a JSON-serialisable dict: {exc}") from None
-
-
-PathArg = (str, os.PathLike)
-
-
-def load_workdir(workdir: str | os.PathLike[str] | None) -> str:
-    """Load's workdir: ``workdir`` (or the current folder) made absolute.
-
-    Raises:
-        TypeError: ``workdir`` is not a str, a path or None.
-        InvalidRequestError: no ``workdir`` and the current folder no longer exists.
-    """
-    check_type("workdir", workdir, (*PathArg, type(None)))
-    try:
-        return os.path.abspath(workdir if workdir is not None else os.getcwd())
-    except OSError as exc:
-        raise E.InvalidRequestError(
-            f"workdir: the current folder cannot be read ({exc.strerror}); pass workdir=",
-            reason=E.Reason.INVALID_WORKDIR,
-        ) from None
-
-
-def import_mode(mode: str) -> pb.ImportMode:
-    """``refuse`` / ``replace`` / ``merge`` → the proto enum value.
-
-    Raises:
-        InvalidRequestError: an unknown mode.
-    """
-    check_type("mode", mode, str)
-    if mode not in IMPORT_MODES:
-        raise E.InvalidRequestError(f"mode must be one of {sorted(IMPORT_MODES)}", reason=E.Reason.INVALID_IMPORT)
-    return IMPORT_MODES[mode]
-
-
-def split_export(lines: Iterable[str]) -> list[list[str]]:
-    """Split export lines into one block per session (a block starts at each header line).
-
-    Raises:
-        InvalidRequestError: the first non-blank line is not a header, or a line is not JSON.
-        TypeError: ``lines`` is a single str or bytes, not iterable, or holds something else than str.
-    """
-    if isinstance(lines, (str, bytes)) or not isinstance(lines, Iterable):
-        raise TypeError(
-            f"lines: expected an iterable of str (export lines), got {type(lines).__name__}; "
-            "pass text.splitlines() or an open file"
-        )
-    blocks: list[list[str]] = []
-    for number, raw in enumerate(lines, 1):
-        check_type(f"lines[{number - 1}]", raw, str)
-        line = raw.rstrip("\r\n")
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise E.InvalidRequestError(
-                f"export line {number} is not valid JSON: {exc}", reason=E.Reason.INVALID_IMPORT
-            ) from exc
-        if isinstance(obj, dict) and "format" in obj:
-            blocks.append([])
-        elif not blocks:
-            raise E.InvalidRequestError("an export starts with a header line", reason=E.Reason.INVALID_IMPORT)
-        blocks[-1].append(line)
-    return blocks
 
 
 def delete_result_of(r: pb.DeleteResponse) -> DeleteResult:
@@ -685,116 +609,6 @@ def autostart_failure(workspace: Path, proc: subprocess.Popen[bytes] | None) -> 
         f"claw-sessiond for {workspace} did not come up{detail or f' within {AUTOSTART_WAIT_S:.0f}s'}; "
         f"last log line: {tail or '(none)'}; see {log}"
     )
-
-
-# ---------------------------------------------------------------- requests
-
-
-def build(factory: Callable[..., R], **fields: Any) -> R:
-    """Construct a request message; text the protobuf layer cannot encode becomes InvalidRequestError."""
-    try:
-        return factory(**fields)
-    except (UnicodeEncodeError, ValueError, TypeError) as exc:
-        raise E.InvalidRequestError(
-            f"request cannot be encoded: {exc} (strings must be valid UTF-8, integers fit 64 bits)",
-            reason=E.Reason.INVALID_MESSAGE,
-        ) from exc
-
-
-def append_request(
-    session_id: str,
-    messages: Iterable[Message] | Message,
-    *,
-    expected_last_position: int,
-    request_id: str | None,
-    workdir: str,
-    run_id: str,
-) -> pb.AppendRequest:
-    """The AppendRequest of ``append`` (unary or streamed); a fresh request id unless one is given."""
-    check_type("session_id", session_id, str)
-    check_ints(expected_last_position=expected_last_position)
-    check_type("request_id", request_id, (str, type(None)))
-    check_type("workdir", workdir, str)
-    check_type("run_id", run_id, str)
-    batch = message_batch(messages)
-    return build(
-        pb.AppendRequest,
-        session_id=session_id,
-        messages=messages_pb(batch),
-        expected_last_position=expected_last_position,
-        request_id=request_id or new_request_id(),
-        workdir=workdir,
-        run_id=run_id,
-    )
-
-
-def new_request_id() -> str:
-    """A fresh idempotency key."""
-    return uuid.uuid4().hex
-
-
-_MESSAGE_HINT: Final = (
-    "build one with Message.user(...), Message.assistant(...), Message.tool(...) or Message.system(...)"
-)
-
-
-def message_batch(messages: object) -> list[Message]:
-    """``append``'s ``messages`` argument as a list of :class:`Message`.
-
-    Raises:
-        TypeError: it is not a Message or an iterable of them (a dict, a str, ...); the message names the item.
-    """
-    if isinstance(messages, Message):
-        return [messages]
-    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
-        raise TypeError(
-            f"messages: expected a Message or a list of Message, got {type(messages).__name__} "
-            f"({messages!r:.80}); {_MESSAGE_HINT}"
-        )
-    batch = list(messages)
-    for i, m in enumerate(batch):
-        if not isinstance(m, Message):
-            raise TypeError(f"messages[{i}]: expected a Message, got {type(m).__name__} ({m!r:.80}); {_MESSAGE_HINT}")
-    return batch
-
-
-def message_pb(m: Message, where: str = "message") -> pb.Message:
-    """Client message → proto.
-
-    Raises:
-        TypeError: a field of the wrong type (named as ``messages[i].content``, ...).
-        InvalidRequestError: an unknown role.
-    """
-    check_type(f"{where}.role", m.role, str)
-    check_type(f"{where}.content", m.content, str)
-    check_type(f"{where}.tool_call_id", m.tool_call_id, str)
-    check_type(f"{where}.name", m.name, str)
-    check_type(f"{where}.tool_calls", m.tool_calls, (tuple, list))
-    for i, c in enumerate(m.tool_calls):
-        if not isinstance(c, ToolCall):
-            raise TypeError(
-                f"{where}.tool_calls[{i}]: expected a ToolCall, got {type(c).__name__} ({c!r:.80}); "
-                "build one with ToolCall(id, name, arguments)"
-            )
-        check_type(f"{where}.tool_calls[{i}].arguments", c.arguments, str)
-    role = ROLES.get(m.role)
-    if role is None:
-        raise E.InvalidRequestError(
-            f"unknown role {m.role!r} (use system, user, assistant or tool)", reason=E.Reason.INVALID_MESSAGE
-        )
-    return build(
-        pb.Message,
-        role=role,
-        content=m.content,
-        tool_calls=[build(pb.ToolCall, id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls],
-        tool_call_id=m.tool_call_id,
-        name=m.name,
-    )
-
-
-def messages_pb(messages: Iterable[Message]) -> list[pb.Message]:
-    """Client messages → protos."""
-    return [message_pb(m, f"messages[{i}]") for i, m in enumerate(messages)]
 
 
 # ---------------------------------------------------------------- responses

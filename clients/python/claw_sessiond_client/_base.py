@@ -6,25 +6,41 @@ clients call the same way.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import importlib.util
 import os
 import shutil
-import socket
-import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Final
 
-import grpc
-
 from . import errors as E
 from ._checks import arguments_text as arguments_text
 from ._checks import check_ints as check_ints
 from ._checks import check_type as check_type
+from ._liveness import CONNECT_TIMEOUT_S as CONNECT_TIMEOUT_S
+from ._liveness import HEALTH_CHECK_METHOD as HEALTH_CHECK_METHOD
+from ._liveness import HUNG_CHECK_S as HUNG_CHECK_S
+from ._liveness import LOCK_NAME as LOCK_NAME
+from ._liveness import LOG_NAME as LOG_NAME
+from ._liveness import accepts_connections as accepts_connections
+from ._liveness import answers_within as answers_within
+from ._liveness import health_ping as health_ping
+from ._liveness import hung_error as hung_error
+from ._liveness import lock_holder as lock_holder
+from ._liveness import lock_path_for as lock_path_for
+from ._liveness import no_daemon_error as no_daemon_error
+from ._liveness import not_responding_error as not_responding_error
+from ._liveness import socket_state as socket_state
+from ._peer import PEER_CHECK_TIMEOUT_S as PEER_CHECK_TIMEOUT_S
+from ._peer import WORKSPACE_ENV as WORKSPACE_ENV
+from ._peer import resolve_target as resolve_target
+from ._peer import resolve_workspace as resolve_workspace
+from ._peer import trusted_uids as trusted_uids
+from ._peer import unix_path as unix_path
+from ._peer import verify_peer as verify_peer
 from ._requests import IMPORT_MODES as IMPORT_MODES
 from ._requests import ROLES as ROLES
 from ._requests import PathArg as PathArg
@@ -56,7 +72,7 @@ from ._status import error_from_rpc as error_from_rpc
 from ._status import error_from_status as error_from_status
 from ._status import retryable as retryable
 from .api.v1 import sessiond_pb2 as pb
-from .paths import claw_dir, find_workspace, folder_problem, socket_path_for, user_label, workspace_owner
+from .paths import claw_dir, folder_problem, user_label
 from .types import AppendResult as AppendResult
 from .types import BackupFigures as BackupFigures
 from .types import ClearResult as ClearResult
@@ -118,314 +134,6 @@ CHANNEL_OPTIONS: Final = (
 #: Where an auto-started daemon's stdout/stderr go (tracebacks before its log is open); kept small.
 _EARLY_OUTPUT: Final = "sessiond.stderr"
 _EARLY_OUTPUT_MAX_BYTES: Final = 64 * 1024
-
-
-# ---------------------------------------------------------------- addresses
-
-
-#: Set to the workspace when no path is given (the CLI's ``--workspace`` reads it too); used as is.
-WORKSPACE_ENV: Final = "CLAW_SESSIOND_WORKSPACE"
-
-
-def resolve_workspace(workspace: str | os.PathLike[str] | None) -> Path:
-    """The workspace a client talks to.
-
-    A path argument, or the current folder, is searched upward for the
-    nearest folder holding ``.claw/`` (:func:`~claw_sessiond_client.paths.find_workspace`),
-    so a client started in a subfolder reaches the workspace's daemon instead
-    of starting a second one with an empty history. Without a path argument,
-    ``$CLAW_SESSIOND_WORKSPACE`` (when set) is used as is.
-    """
-    if workspace is None:
-        explicit = os.environ.get(WORKSPACE_ENV)
-        if explicit:
-            return Path(os.path.abspath(explicit))
-        return find_workspace(os.getcwd())
-    return find_workspace(workspace)
-
-
-def resolve_target(workspace: str | os.PathLike[str] | None, address: str | None) -> tuple[str, Path | None]:
-    """The gRPC target and the workspace (None when connecting by address)."""
-    if address:
-        if address.startswith(("unix:", "dns:", "ipv4:", "ipv6:")):
-            return address, None
-        if address.startswith("/"):
-            return f"unix:{address}", None
-        return address, None
-    ws = resolve_workspace(workspace)
-    return f"unix:{socket_path_for(ws, os.environ.get('XDG_RUNTIME_DIR'))}", ws
-
-
-def unix_path(target: str) -> Path | None:
-    """The socket path of a ``unix:`` target (``unix:/p`` or ``unix:///p``), else None."""
-    if not target.startswith("unix:"):
-        return None
-    rest = target[5:]
-    if rest.startswith("//"):
-        rest = rest[2:]
-    return Path(rest)
-
-
-def trusted_uids(workspace: Path | None, socket_path: Path) -> set[int]:
-    """The uids the daemon may run as: the caller's; for root also the workspace's owner.
-
-    Root connecting by address alone (no workspace) also trusts the owner of
-    the socket's folder: it named that exact path itself.
-    """
-    uid = os.geteuid()
-    uids = {uid}
-    if uid == 0:
-        if workspace is not None:
-            uids.add(workspace_owner(workspace))
-        else:
-            with contextlib.suppress(OSError):
-                uids.add(socket_path.parent.lstat().st_uid)
-    return uids
-
-
-_UCRED: Final = struct.Struct("3i")  # struct ucred: pid, uid, gid
-#: How long the peer check waits to connect (a listener whose backlog is full).
-PEER_CHECK_TIMEOUT_S: Final = 5.0
-
-
-def verify_peer(target: str, workspace: Path | None) -> None:
-    """Check, before anything is sent, that the daemon at ``target`` is who it should be.
-
-    For a Unix socket: its folder must be owned by a trusted uid
-    (:func:`trusted_uids`) and writable by nobody else, the socket file must
-    be owned by a trusted uid, and the process listening on it
-    (``SO_PEERCRED`` of a plain connection made here first) must run as a
-    trusted uid. grpc-python exposes no peer credentials, so grpc connects
-    on its own afterwards. That check-then-connect window is safe because of
-    the folder check: only a trusted uid can create, remove or rename entries
-    in that folder, so the socket grpc reaches is one a trusted uid made.
-    Nothing listening (no folder, no socket, connection refused) passes: the
-    call then fails as unavailable (or auto-starts a daemon, checked again
-    before use). TCP targets are not checked.
-
-    Raises:
-        UntrustedPeerError: the folder, the socket or the peer belongs to another user.
-    """
-    path = unix_path(target)
-    if path is None:
-        return
-    uids = trusted_uids(workspace, path)
-    problem = folder_problem(path.parent, uids)
-    if problem is not None:
-        raise E.UntrustedPeerError(f"refusing to talk to {path}: {problem}", reason=E.Reason.UNTRUSTED_PEER)
-    try:
-        info = path.lstat()
-    except OSError:
-        return
-    if info.st_uid not in uids:
-        raise E.UntrustedPeerError(
-            f"refusing to talk to {path}: the socket is owned by {user_label(info.st_uid)}, not by "
-            f"{' or '.join(user_label(u) for u in sorted(uids))}",
-            reason=E.Reason.UNTRUSTED_PEER,
-        )
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as probe:
-        probe.settimeout(PEER_CHECK_TIMEOUT_S)
-        try:
-            probe.connect(os.fspath(path))
-        except OSError:
-            return  # nothing (live) listens, or no permission: grpc reports it as unavailable
-        pid, peer_uid, _gid = _UCRED.unpack(probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
-    if peer_uid not in uids:
-        raise E.UntrustedPeerError(
-            f"refusing to talk to {path}: the process listening there (pid {pid}) runs as {user_label(peer_uid)}, "
-            f"not as {' or '.join(user_label(u) for u in sorted(uids))}; nothing was sent",
-            reason=E.Reason.UNTRUSTED_PEER,
-        )
-
-
-# ---------------------------------------------------------------- why nothing answers
-
-#: How long a new connection to a daemon that accepts it may take to answer (the HTTP/2 handshake)
-#: before the client reports it as not responding (:class:`~claw_sessiond_client.errors.DaemonNotRespondingError`).
-CONNECT_TIMEOUT_S: Final = 5.0
-#: How long the check after a call's deadline waits for a fresh connection to the daemon to answer.
-HUNG_CHECK_S: Final = 1.0
-LOCK_NAME: Final = "sessiond.lock"
-LOG_NAME: Final = "sessiond.log"
-
-
-def lock_path_for(target: str, workspace: Path | None) -> Path | None:
-    """The workspace lock file of the daemon at ``target``, when it can be known.
-
-    From the workspace, else from a socket at ``<workspace>/.claw/sessiond.sock``.
-    """
-    if workspace is not None:
-        return claw_dir(workspace) / LOCK_NAME
-    path = unix_path(target)
-    if path is not None and path.parent.name == ".claw":
-        return path.parent / LOCK_NAME
-    return None
-
-
-def lock_holder(lock: Path) -> int | None:
-    """The pid holding the daemon's ``flock`` on ``lock`` (0 if held by an unknown pid), or None if free.
-
-    Read from ``/proc/locks`` (Linux), which does not touch the lock: a probe
-    ``flock`` here could make a daemon starting at that instant fail to take
-    it. Elsewhere the pid the daemon writes into the file is checked alive.
-    """
-    try:
-        info = os.stat(lock)
-    except OSError:
-        return None
-    key = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
-    try:
-        with open("/proc/locks", encoding="ascii", errors="replace") as f:
-            table = f.read()
-    except OSError:
-        table = None
-    if table is not None:
-        for line in table.splitlines():
-            parts = line.split()
-            # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:2147763 0 EOF"; blocked waiters have "->" after the number.
-            if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == key:
-                return int(parts[4]) if parts[4].isdigit() else 0
-        return None
-    try:
-        text = lock.read_text(errors="replace").strip()
-    except OSError:
-        return None
-    if not text.isdigit():
-        return None
-    try:
-        os.kill(int(text), 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass
-    return int(text)
-
-
-def socket_state(path: Path) -> str:
-    """``missing``, ``refused`` (a socket file nobody listens on), ``accepts``, or ``error`` (anything else)."""
-    if not os.path.lexists(path):
-        return "missing"
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as probe:
-        probe.settimeout(PEER_CHECK_TIMEOUT_S)
-        try:
-            probe.connect(os.fspath(path))
-        except FileNotFoundError:
-            return "missing"
-        except ConnectionRefusedError:
-            return "refused"
-        except OSError:
-            return "error"
-    return "accepts"
-
-
-def _workspace_of(target: str, workspace: Path | None) -> Path | None:
-    if workspace is not None:
-        return workspace
-    lock = lock_path_for(target, None)
-    return lock.parent.parent if lock is not None else None
-
-
-def no_daemon_error(
-    target: str, workspace: Path | None, autostart_hint: bool = True
-) -> E.DaemonUnavailableError | None:
-    """The error to raise at once when no daemon runs for ``target``, or None when a retry may help.
-
-    No daemon: the socket is missing, or refuses connections (left by a
-    crash), and nobody holds the workspace lock. A held lock means a daemon
-    is starting or stopping (transient). Without a known lock (a TCP or a
-    bare socket address) nothing can be concluded: None.
-    """
-    path = unix_path(target)
-    lock = lock_path_for(target, workspace)
-    if path is None or lock is None:
-        return None
-    state = socket_state(path)
-    if state not in ("missing", "refused") or lock_holder(lock) is not None:
-        return None
-    ws = _workspace_of(target, workspace)
-    where = f"no socket at {path}" if state == "missing" else f"{path} is left from a daemon that is gone"
-    return E.DaemonUnavailableError(
-        f"no claw-sessiond runs for {ws} ({where}); start one with: claw-sessiond serve --workspace {ws}"
-        + (", or use autostart=True" if autostart_hint else ""),
-        reason=E.Reason.DAEMON_UNAVAILABLE,
-        metadata={"workspace": str(ws), "socket": str(path)},
-    )
-
-
-def accepts_connections(target: str) -> bool:
-    """Something listens on ``target``'s Unix socket (always False for other targets)."""
-    path = unix_path(target)
-    return path is not None and socket_state(path) == "accepts"
-
-
-def not_responding_error(target: str, workspace: Path | None, waited_s: float) -> E.DaemonNotRespondingError:
-    """The error for a daemon that accepts connections but did not answer within ``waited_s``."""
-    ws = _workspace_of(target, workspace)
-    lock = lock_path_for(target, workspace)
-    pid = lock_holder(lock) if lock is not None else None
-    who = f"claw-sessiond pid {pid}" if pid else "claw-sessiond"
-    where = f" for {ws}" if ws is not None else f" at {target}"
-    log = f"; see {claw_dir(ws) / LOG_NAME}" if ws is not None else ""
-    metadata = {"waited_s": f"{waited_s:g}"}
-    if pid:
-        metadata["pid"] = str(pid)
-    return E.DaemonNotRespondingError(
-        f"{who}{where} accepts connections but did not answer within {waited_s:.1f} s (stopped? overloaded?){log}",
-        reason=E.Reason.DEADLINE_EXCEEDED,
-        metadata=metadata,
-    )
-
-
-#: The daemon's health check, called with raw bytes (an empty ``HealthCheckRequest`` is ``b""``): the
-#: client distribution does not depend on grpcio-health-checking.
-HEALTH_CHECK_METHOD: Final = "/grpc.health.v1.Health/Check"
-
-
-def health_ping(channel: grpc.Channel, target: str, timeout_s: float) -> bool:
-    """False when the daemon at ``target`` accepts connections but does not answer a health check within ``timeout_s``.
-
-    A stopped daemon's kernel still accepts connections (the listen backlog),
-    and gRPC may even report the channel ready, so only a round trip tells
-    whether the process answers. Any reply, or an error other than
-    UNAVAILABLE / DEADLINE_EXCEEDED, is an answer; UNAVAILABLE while the
-    socket still accepts (gRPC gave up waiting for the daemon's first HTTP/2
-    frame) is tried again until ``timeout_s``; a socket that stops accepting
-    is left to the caller's own error path (True).
-    """
-    ping = channel.unary_unary(HEALTH_CHECK_METHOD, None, None)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        try:
-            ping(b"", timeout=left)
-            return True
-        except grpc.RpcError as exc:
-            code = exc.code()
-        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return False
-        if code != grpc.StatusCode.UNAVAILABLE or not accepts_connections(target):
-            return True
-        time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
-
-
-def answers_within(target: str, timeout_s: float) -> bool:
-    """A fresh connection to ``target`` answers a health check within ``timeout_s`` (see :func:`health_ping`)."""
-    with grpc.insecure_channel(target) as channel:
-        return health_ping(channel, target, timeout_s)
-
-
-def hung_error(target: str, workspace: Path | None, err: E.SessiondError, waited_s: float) -> E.SessiondError:
-    """After a call's deadline: :class:`DaemonNotRespondingError` if the daemon no longer answers at all, else ``err``.
-
-    Blocks up to :data:`HUNG_CHECK_S` (only after a deadline, only for a Unix socket).
-    """
-    if type(err) is not E.DeadlineError or not accepts_connections(target):
-        return err
-    if answers_within(target, HUNG_CHECK_S):
-        return err
-    return not_responding_error(target, workspace, waited_s)
 
 
 _SPAWNED: list[subprocess.Popen[bytes]] = []

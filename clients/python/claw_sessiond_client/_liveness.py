@@ -35,6 +35,7 @@ __all__ = [
     "lock_path_for",
     "no_daemon_error",
     "not_responding_error",
+    "ping_verdict",
     "socket_state",
 ]
 
@@ -180,6 +181,20 @@ def not_responding_error(target: str, workspace: Path | None, waited_s: float) -
 HEALTH_CHECK_METHOD: Final = "/grpc.health.v1.Health/Check"
 
 
+def ping_verdict(code: grpc.StatusCode) -> bool | None:
+    """What a health check that failed with ``code`` says (see :func:`health_ping`).
+
+    False: no answer in time (DEADLINE_EXCEEDED). True: an answer (any other
+    error but UNAVAILABLE). None: UNAVAILABLE, to be tried again while the
+    socket still accepts connections.
+    """
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return False
+    if code != grpc.StatusCode.UNAVAILABLE:
+        return True
+    return None
+
+
 def health_ping(channel: grpc.Channel, target: str, timeout_s: float) -> bool:
     """False when the daemon at ``target`` accepts connections but does not answer a health check within ``timeout_s``.
 
@@ -201,10 +216,10 @@ def health_ping(channel: grpc.Channel, target: str, timeout_s: float) -> bool:
             ping(b"", timeout=left)
             return True
         except grpc.RpcError as exc:
-            code = exc.code()
-        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return False
-        if code != grpc.StatusCode.UNAVAILABLE or not accepts_connections(target):
+            verdict = ping_verdict(exc.code())
+        if verdict is not None:
+            return verdict
+        if not accepts_connections(target):
             return True
         time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 

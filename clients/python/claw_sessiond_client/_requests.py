@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, TypeVar
 
 from . import errors as E
@@ -21,18 +21,29 @@ from .api.v1 import sessiond_pb2 as pb
 from .types import Message, ToolCall
 
 __all__ = [
+    "EVENT_KINDS",
     "IMPORT_MODES",
     "ROLES",
     "append_request",
     "build",
+    "clear_request",
+    "delete_request",
     "event_payload",
+    "export_request",
     "import_mode",
+    "import_requests",
+    "list_sessions_page_request",
+    "list_sessions_request",
+    "load_request",
     "load_workdir",
     "message_batch",
     "message_pb",
     "messages_pb",
     "new_request_id",
+    "record_event_request",
+    "record_usage_request",
     "split_export",
+    "usage_request",
 ]
 
 R = TypeVar("R")
@@ -231,3 +242,148 @@ def split_export(lines: Iterable[str]) -> list[list[str]]:
             raise E.InvalidRequestError("an export starts with a header line", reason=E.Reason.INVALID_IMPORT)
         blocks[-1].append(line)
     return blocks
+
+
+# ---------------------------------------------------------------- one request per RPC
+#
+# Each checks its arguments in the order the methods always did (the first wrong one is named),
+# then builds the request. ``workdirs`` is the client's memory of the workdir each session was
+# loaded with: a mutation stores it.
+
+#: RecordEvent kinds accepted by ``record_event``.
+EVENT_KINDS: Final = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
+
+
+def load_request(session_id: str, workdir: str | os.PathLike[str] | None, repair: bool) -> tuple[pb.LoadRequest, str]:
+    """Load's request, and the absolute workdir it carries (the client remembers it for later mutations)."""
+    check_type("session_id", session_id, str)
+    wd = load_workdir(workdir)
+    return build(pb.LoadRequest, session_id=session_id, workdir=wd, no_repair=not repair), wd
+
+
+def record_usage_request(
+    session_id: str,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    cache_read_tokens: int,
+    cache_write_tokens: int,
+    cost_micros: int,
+    currency: str,
+    model: str,
+    pricing_version: str,
+    request_id: str | None,
+    workdirs: Mapping[str, str],
+) -> pb.RecordUsageRequest:
+    """RecordUsage's request (a fresh request id unless one is given)."""
+    check_type("session_id", session_id, str)
+    check_ints(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read_tokens,
+        cache_write_tokens=cache_write_tokens,
+        cost_micros=cost_micros,
+    )
+    for name, text in (("currency", currency), ("model", model), ("pricing_version", pricing_version)):
+        check_type(name, text, str)
+    check_type("request_id", request_id, (str, type(None)))
+    return build(
+        pb.RecordUsageRequest,
+        session_id=session_id,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read_tokens,
+        cache_write_tokens=cache_write_tokens,
+        cost_micros=cost_micros,
+        currency=currency,
+        model=model,
+        pricing_version=pricing_version,
+        request_id=request_id or new_request_id(),
+        workdir=workdirs.get(session_id, ""),
+    )
+
+
+def clear_request(
+    session_id: str, expected_last_position: int, request_id: str | None, workdirs: Mapping[str, str]
+) -> pb.ClearRequest:
+    """Clear's request (a fresh request id unless one is given)."""
+    check_type("session_id", session_id, str)
+    check_ints(expected_last_position=expected_last_position)
+    check_type("request_id", request_id, (str, type(None)))
+    return build(
+        pb.ClearRequest,
+        session_id=session_id,
+        request_id=request_id or new_request_id(),
+        expected_last_position=expected_last_position,
+        workdir=workdirs.get(session_id, ""),
+    )
+
+
+def record_event_request(
+    session_id: str, kind: str, payload: dict[str, Any], request_id: str | None
+) -> pb.RecordEventRequest:
+    """RecordEvent's request (a fresh request id unless one is given).
+
+    Raises:
+        TypeError: ``payload`` is not a JSON-serialisable dict (or another argument has the wrong type).
+        InvalidRequestError: an unknown ``kind``.
+    """
+    check_type("session_id", session_id, str)
+    check_type("kind", kind, str)
+    check_type("request_id", request_id, (str, type(None)))
+    text = event_payload(payload)
+    if kind not in EVENT_KINDS:
+        raise E.InvalidRequestError(f"kind must be one of {sorted(EVENT_KINDS)}", reason=E.Reason.INVALID_EVENT)
+    return build(
+        pb.RecordEventRequest,
+        session_id=session_id,
+        kind=EVENT_KINDS[kind],
+        payload=text,
+        request_id=request_id or new_request_id(),
+    )
+
+
+def list_sessions_request(id_contains: str, limit: int) -> pb.ListSessionsRequest:
+    """ListSessions' request for ``list_sessions`` (arguments checked by type)."""
+    check_type("id_contains", id_contains, str)
+    check_ints(limit=limit)
+    return build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
+
+
+def list_sessions_page_request(id_contains: str, limit: int, page_token: str) -> pb.ListSessionsRequest:
+    """ListSessions' request for ``list_sessions_page`` (a wrong type is an InvalidRequestError from :func:`build`)."""
+    return build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit, page_token=page_token)
+
+
+def usage_request(session_id: str) -> pb.GetUsageRequest:
+    """GetUsage's request."""
+    check_type("session_id", session_id, str)
+    return build(pb.GetUsageRequest, session_id=session_id)
+
+
+def delete_request(session_id: str) -> pb.DeleteRequest:
+    """Delete's request."""
+    check_type("session_id", session_id, str)
+    return build(pb.DeleteRequest, session_id=session_id)
+
+
+def export_request(session_id: str | None) -> pb.ExportRequest:
+    """Export's request: one session, or all with None."""
+    check_type("session_id", session_id, (str, type(None)))
+    return build(pb.ExportRequest, session_id=session_id or "")
+
+
+def import_requests(lines: Iterable[str], mode: str) -> Iterator[pb.ImportRequest]:
+    """One Import request per session block of ``lines``, built as the caller asks for the next one.
+
+    The mode and every line are checked before the first request is handed out
+    (nothing is sent if one is wrong); a block is built only once the
+    previous one's call is done.
+
+    Raises:
+        InvalidRequestError: an unknown mode, a line that is not JSON, no header first.
+        TypeError: ``lines`` is not an iterable of str.
+    """
+    enum = import_mode(mode)
+    for block in split_export(lines):
+        yield build(pb.ImportRequest, lines=block, mode=enum)

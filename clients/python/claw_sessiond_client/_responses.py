@@ -16,7 +16,9 @@ from .api.v1 import sessiond_pb2 as pb
 from .types import (
     AppendResult,
     BackupFigures,
+    ClearResult,
     DeleteResult,
+    ImportResult,
     InFlightCall,
     LoadResult,
     Message,
@@ -32,12 +34,17 @@ from .types import (
 )
 
 __all__ = [
+    "BackupCopy",
     "append_result_of",
     "backup_figures_of",
+    "clear_result_of",
     "delete_result_of",
+    "event_id_of",
+    "import_result_of",
     "load_result_of",
     "message_of",
     "page_of",
+    "recorded_usage_of",
     "session_of",
     "stats_of",
     "summaries_of",
@@ -164,3 +171,55 @@ def backup_figures_of(r: pb.BackupFigures) -> BackupFigures:
 def stats_of(r: pb.GetStatsResponse) -> Stats:
     """Proto → client type: a mapping of field name to plain values (``requests`` is a list of dicts)."""
     return Stats(_plain(r))
+
+
+def recorded_usage_of(r: pb.RecordUsageResponse) -> Usage:
+    """RecordUsage's reply → the session's new totals."""
+    return usage_of(r.usage)
+
+
+def clear_result_of(r: pb.ClearResponse) -> ClearResult:
+    """Proto → client type."""
+    return ClearResult(r.position, r.replayed, r.trace_id)
+
+
+def event_id_of(r: pb.RecordEventResponse) -> int:
+    """RecordEvent's reply → the event id."""
+    return int(r.event_id)
+
+
+def import_result_of(r: pb.ImportResponse) -> ImportResult:
+    """Proto → client type."""
+    return ImportResult(r.session_id, r.events_imported)
+
+
+class BackupCopy:
+    """A Backup stream checked as it arrives: the copy's figures first, then data adding up to their size."""
+
+    def __init__(self) -> None:
+        self.figures: BackupFigures | None = None
+        self.written = 0
+
+    def data(self, reply: pb.BackupResponse) -> bytes:
+        """The bytes of ``reply`` to write.
+
+        Raises:
+            SessiondError: the stream did not start with the figures.
+        """
+        if self.figures is None:
+            if not reply.HasField("figures"):
+                raise E.SessiondError("the Backup stream did not start with the copy's figures")
+            self.figures = backup_figures_of(reply.figures)
+        self.written += len(reply.data)
+        return reply.data
+
+    def result(self) -> BackupFigures:
+        """The figures of a complete copy.
+
+        Raises:
+            SessiondError: the stream ended early, or its size is not the announced one.
+        """
+        if self.figures is None or self.written != self.figures.bytes:
+            expected = self.figures.bytes if self.figures is not None else "unknown"
+            raise E.SessiondError(f"the backup stream ended after {self.written} bytes of {expected}")
+        return self.figures

@@ -6,6 +6,27 @@
 """
 
 from ._finds import CrossSessionUsage, FollowEvent, SearchHit, SearchResult, UsageReportRow
+from ._types import (
+    AppendResult,
+    BackupFigures,
+    ClearResult,
+    DeleteResult,
+    ImportResult,
+    InFlightCall,
+    LoadResult,
+    Message,
+    ModelUsage,
+    Repair,
+    Run,
+    Session,
+    SessionPage,
+    SessionSummary,
+    Stats,
+    ToolCall,
+    Usage,
+    UsageReport,
+    WatchEvent,
+)
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
     ClientClosedError,
@@ -32,27 +53,6 @@ from .errors import (
 )
 from .paths import default_socket_path, find_workspace
 from .sync import SessionClient
-from .types import (
-    AppendResult,
-    BackupFigures,
-    ClearResult,
-    DeleteResult,
-    ImportResult,
-    InFlightCall,
-    LoadResult,
-    Message,
-    ModelUsage,
-    Repair,
-    Run,
-    Session,
-    SessionPage,
-    SessionSummary,
-    Stats,
-    ToolCall,
-    Usage,
-    UsageReport,
-    WatchEvent,
-)
 
 __all__ = [
     "AppendResult",

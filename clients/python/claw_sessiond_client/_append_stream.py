@@ -18,8 +18,8 @@ from . import errors as E
 from ._requests import append_request
 from ._responses import append_result_of
 from ._status import append_stream_error, closed_error, retryable
+from ._types import AppendResult, Message
 from .api.v1 import sessiond_pb2 as pb
-from .types import AppendResult, Message
 
 if TYPE_CHECKING:
     from .aio import AsyncSessionClient

@@ -71,25 +71,25 @@ from ._status import closed_error as closed_error
 from ._status import error_from_rpc as error_from_rpc
 from ._status import error_from_status as error_from_status
 from ._status import retryable as retryable
-from .types import AppendResult as AppendResult
-from .types import BackupFigures as BackupFigures
-from .types import ClearResult as ClearResult
-from .types import DeleteResult as DeleteResult
-from .types import ImportResult as ImportResult
-from .types import InFlightCall as InFlightCall
-from .types import LoadResult as LoadResult
-from .types import Message as Message
-from .types import ModelUsage as ModelUsage
-from .types import Repair as Repair
-from .types import Run as Run
-from .types import Session as Session
-from .types import SessionPage as SessionPage
-from .types import SessionSummary as SessionSummary
-from .types import Stats as Stats
-from .types import ToolCall as ToolCall
-from .types import Usage as Usage
-from .types import UsageReport as UsageReport
-from .types import WatchEvent as WatchEvent
+from ._types import AppendResult as AppendResult
+from ._types import BackupFigures as BackupFigures
+from ._types import ClearResult as ClearResult
+from ._types import DeleteResult as DeleteResult
+from ._types import ImportResult as ImportResult
+from ._types import InFlightCall as InFlightCall
+from ._types import LoadResult as LoadResult
+from ._types import Message as Message
+from ._types import ModelUsage as ModelUsage
+from ._types import Repair as Repair
+from ._types import Run as Run
+from ._types import Session as Session
+from ._types import SessionPage as SessionPage
+from ._types import SessionSummary as SessionSummary
+from ._types import Stats as Stats
+from ._types import ToolCall as ToolCall
+from ._types import Usage as Usage
+from ._types import UsageReport as UsageReport
+from ._types import WatchEvent as WatchEvent
 
 __all__ = [
     "AppendResult",

@@ -17,8 +17,8 @@ from typing import Any, Final, TypeVar
 
 from . import errors as E
 from ._checks import check_ints, check_type
+from ._types import Message, ToolCall
 from .api.v1 import sessiond_pb2 as pb
-from .types import Message, ToolCall
 
 __all__ = [
     "EVENT_KINDS",

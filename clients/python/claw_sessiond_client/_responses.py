@@ -12,8 +12,7 @@ from typing import Any, Final
 
 from . import errors as E
 from ._requests import ROLES
-from .api.v1 import sessiond_pb2 as pb
-from .types import (
+from ._types import (
     AppendResult,
     BackupFigures,
     ClearResult,
@@ -32,6 +31,7 @@ from .types import (
     Usage,
     UsageReport,
 )
+from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
     "BackupCopy",

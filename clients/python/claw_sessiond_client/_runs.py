@@ -1,6 +1,6 @@
 """Live runs (Attach) and Watch: the requests, the first reply, and where a watch stands (pure).
 
-:func:`attach_request` and :func:`run_of` open a :class:`~claw_sessiond_client.types.Run`;
+:func:`attach_request` and :func:`run_of` open a :class:`~claw_sessiond_client.Run`;
 :class:`WatchCursor` remembers the last position a watch delivered and how
 long to wait before resuming it after an error. Both clients drive the
 streams themselves.
@@ -15,8 +15,8 @@ from . import errors as E
 from ._checks import check_ints, check_type
 from ._responses import message_of
 from ._status import retryable
+from ._types import Run, WatchEvent
 from .api.v1 import sessiond_pb2 as pb
-from .types import Run, WatchEvent
 
 __all__ = ["WatchCursor", "attach_request", "run_of"]
 

@@ -54,9 +54,7 @@ from ._responses import (
 )
 from ._runs import WatchCursor, attach_request, run_of
 from ._status import error_from_rpc
-from .api.v1 import sessiond_pb2 as pb
-from .api.v1 import sessiond_pb2_grpc as pb_grpc
-from .types import (
+from ._types import (
     AppendResult,
     BackupFigures,
     ClearResult,
@@ -72,6 +70,8 @@ from .types import (
     UsageReport,
     WatchEvent,
 )
+from .api.v1 import sessiond_pb2 as pb
+from .api.v1 import sessiond_pb2_grpc as pb_grpc
 
 __all__ = ["AppendStream", "AsyncSessionClient"]
 

@@ -1,8 +1,10 @@
 """The public types of the client: what its methods take and return (frozen dataclasses, no I/O).
 
 Both :class:`~claw_sessiond_client.sync.SessionClient` and
-:class:`~claw_sessiond_client.aio.AsyncSessionClient` return these; the
-package exports them all.
+:class:`~claw_sessiond_client.aio.AsyncSessionClient` return these. Import
+them from the package (``from claw_sessiond_client import Message``), which
+exports them all; the module itself is private, like every module that is not
+one of the package's public ones (aio, api, errors, paths, sync).
 """
 
 from __future__ import annotations

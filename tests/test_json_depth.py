@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from claw_sessiond.bounds import MAX_JSON_DEPTH, MAX_STORED_PAYLOAD_BYTES, JsonError, json_depth, loads_limited
 from claw_sessiond_client import Message
-from claw_sessiond_client import _base as B
+from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from tests._robust import db_path, dump
 from tests.conftest import DaemonProcess, scale

@@ -1,11 +1,8 @@
-"""The SessionService servicer: proto ↔ domain, and THE error edge.
+"""The SessionService servicer: proto ↔ domain.
 
-Only this module and ``server.py`` import grpc. Every RPC is wrapped by
-:func:`_edge` (unary) or :func:`_stream_edge` (server streaming), which map
-domain errors to status codes through one table, attach a
-``google.rpc.ErrorInfo`` (domain ``claw-sessiond``, a :class:`Reason`), and
-turn anything unexpected into INTERNAL with a generic message (the traceback
-goes to the log, never to the client).
+Every RPC is wrapped by :func:`~claw_sessiond.rpc.edge.edge` (unary) or
+:func:`~claw_sessiond.rpc.edge.stream_edge` (server streaming): the error edge,
+with its one table from domain error to status, lives in ``rpc/edge.py``.
 """
 
 from __future__ import annotations
@@ -15,45 +12,34 @@ import base64
 import collections
 import contextlib
 import datetime as dt
-import functools
 import json
 import logging
 import os
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any, Final, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
-from google.rpc import error_details_pb2, status_pb2
-from grpc_status import rpc_status
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from claw_sessiond_client.errors import ERROR_DOMAIN
 
 from . import __version__, export, queries, reads
-from .bounds import MAX_ERROR_MESSAGE_CHARS
 from .config import Config
 from .errors import (
     InvalidRequestError,
-    PreconditionError,
     Reason,
-    ResourceLimitError,
     SequenceConflictError,
-    SessiondError,
     SessionNotFoundError,
-    ShuttingDownError,
-    StorageError,
-    StorageFullError,
-    ToolCallStateError,
     WatchLaggedError,
 )
 from .ids import check_request_id, check_session_id
 from .model import Message, SessionMeta, ToolCall, Usage, UsageDelta
 from .owners import Owners
+from .rpc.edge import STATUS_OF, EdgeState, abort, append_error, edge, status_for, stream_edge
 from .sharing import SharedReads
 from .store import BACKUP_CHUNK_BYTES, ImportMode, Store
 from .validate import (
@@ -71,21 +57,6 @@ __all__ = ["STATUS_OF", "SessionService", "add_to_server", "status_for"]
 
 _log = logging.getLogger("claw_sessiond.service")
 T = TypeVar("T")
-
-#: Domain error → gRPC status. Lookup walks the MRO, so subclasses inherit.
-STATUS_OF: Final[Mapping[type[SessiondError], grpc.StatusCode]] = {
-    InvalidRequestError: grpc.StatusCode.INVALID_ARGUMENT,
-    SessionNotFoundError: grpc.StatusCode.NOT_FOUND,
-    ToolCallStateError: grpc.StatusCode.FAILED_PRECONDITION,
-    PreconditionError: grpc.StatusCode.FAILED_PRECONDITION,
-    SequenceConflictError: grpc.StatusCode.ABORTED,
-    WatchLaggedError: grpc.StatusCode.ABORTED,
-    StorageFullError: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    ResourceLimitError: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    StorageError: grpc.StatusCode.UNAVAILABLE,
-    ShuttingDownError: grpc.StatusCode.UNAVAILABLE,
-    SessiondError: grpc.StatusCode.INTERNAL,
-}
 
 _ROLE_NAME: Final = {
     pb.ROLE_SYSTEM: "system",
@@ -107,108 +78,6 @@ LOAD_CHUNK_BYTES: Final = 1024 * 1024
 EXPORT_PAUSE_RATIO: Final = 1.0
 #: Messages converted for a Load before it yields to the loop (bounds one slice of loop time).
 LOAD_YIELD_EVERY: Final = 32
-
-
-def status_for(exc: SessiondError) -> grpc.StatusCode:
-    """The status code of a domain error (walks the MRO)."""
-    for cls in type(exc).__mro__:
-        if cls in STATUS_OF:
-            return STATUS_OF[cls]
-    return grpc.StatusCode.INTERNAL
-
-
-def _clip(text: str, limit: int = MAX_ERROR_MESSAGE_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _rich_status(code: grpc.StatusCode, message: str, reason: str, metadata: Mapping[str, str]) -> Any:
-    # Status and ErrorInfo travel in trailers, which clients cap: a message quoting a huge
-    # input would turn into a client-side error about the trailer instead of this status.
-    message = _clip(message)
-    metadata = {_clip(k, 64): _clip(v, 256) for k, v in metadata.items()}
-    info = error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN, metadata=dict(metadata))
-    status = status_pb2.Status(code=code.value[0], message=message)
-    status.details.add().Pack(info)
-    return rpc_status.to_status(status)
-
-
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException, method: str) -> None:
-    if isinstance(exc, SessiondError):
-        code = status_for(exc)
-        message, reason, metadata = exc.message, str(exc.reason), exc.metadata
-        level = logging.WARNING if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED) else 10
-        _log.log(level, "event=rpc_error method=%s code=%s reason=%s", method, code.name, reason)
-    else:
-        _log.exception("event=rpc_crashed method=%s", method)
-        code, message, reason, metadata = (
-            grpc.StatusCode.INTERNAL,
-            "internal error in claw-sessiond (see the daemon's log)",
-            str(Reason.INTERNAL),
-            {},
-        )
-    s = _rich_status(code, message, reason, metadata)
-    await context.abort(s.code, s.details, s.trailing_metadata)
-
-
-RequestT = TypeVar("RequestT")
-
-
-def _edge(
-    fn: Callable[[SessionService, Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[T]],
-) -> Callable[[SessionService, Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[T]]:
-    """Wrap a unary RPC: shutdown check, metrics, error mapping."""
-    method = fn.__name__
-
-    @functools.wraps(fn)
-    async def wrapper(self: SessionService, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> T:
-        started = time.perf_counter()
-        code = "OK"
-        try:
-            if self.draining:
-                raise ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
-            return await fn(self, request, context)
-        except asyncio.CancelledError:
-            code = "CANCELLED"
-            raise
-        except BaseException as exc:
-            code = status_for(exc).name if isinstance(exc, SessiondError) else "INTERNAL"
-            if isinstance(exc, (grpc.aio.AbortError, GeneratorExit)):
-                raise
-            await _abort(context, exc, method)
-            raise  # unreachable: abort raises
-        finally:
-            self.observe_rpc(method, code, time.perf_counter() - started)
-
-    return wrapper
-
-
-def _stream_edge(
-    fn: Callable[[SessionService, Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[T]],
-) -> Callable[[SessionService, Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[T]]:
-    """Wrap a server-streaming RPC the same way."""
-    method = fn.__name__
-
-    @functools.wraps(fn)
-    async def wrapper(self: SessionService, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        started = time.perf_counter()
-        code = "OK"
-        try:
-            if self.draining:
-                raise ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
-            async for item in fn(self, request, context):
-                yield item
-        except asyncio.CancelledError:
-            code = "CANCELLED"
-            raise
-        except BaseException as exc:
-            if isinstance(exc, (grpc.aio.AbortError, GeneratorExit)):
-                raise
-            code = status_for(exc).name if isinstance(exc, SessiondError) else "INTERNAL"
-            await _abort(context, exc, method)
-        finally:
-            self.observe_rpc(method, code, time.perf_counter() - started)
-
-    return wrapper
 
 
 # ---------------------------------------------------------------- conversions
@@ -333,10 +202,11 @@ def _export_line(session_id: str, ordinal: int, row: Any) -> str:
 # ---------------------------------------------------------------- the servicer
 
 
-class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
+class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     """Implements claw.sessiond.v1.SessionService on a :class:`Store`."""
 
     def __init__(self, store: Store, config: Config, owners: Owners, watch_hub: WatchHub | None = None) -> None:
+        EdgeState.__init__(self)
         self.store = store
         self.config = config
         self.owners = owners
@@ -348,18 +218,11 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         self._watch_reads: SharedReads[tuple[str | None, list[tuple[int, pb.WatchResponse]], bool]] = SharedReads(
             self._read_watch_batch, lambda: self.watch_hub.generation
         )
-        self.draining = False
         self.started = time.monotonic()
-        self.rpc_observers: list[Callable[[str, str, float], None]] = []
         #: Extra GetStats fields (request counts, commit figures), set by the daemon's metrics.
         self.stats_extra: Callable[[], Mapping[str, Any]] = dict
 
-    def observe_rpc(self, method: str, code: str, seconds: float) -> None:
-        """Report one finished RPC to the metrics observers."""
-        for observer in self.rpc_observers:
-            observer(method, code, seconds)
-
-    @_stream_edge
+    @stream_edge
     async def Load(self, request: pb.LoadRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
         check_workdir(request.workdir, required=True)
@@ -413,11 +276,11 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         chunk.done = True
         yield chunk
 
-    @_edge
+    @edge
     async def Append(self, request: pb.AppendRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         return await self._append(request, context)
 
-    @_stream_edge
+    @stream_edge
     async def AppendStream(self, requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         # Each append runs as its own task as soon as it is read, so that the
         # appends in flight share group commits; tasks reach the writer's queue
@@ -471,31 +334,11 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         started = time.perf_counter()
         code = "OK"
         try:
-            if self.draining:
-                raise ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
+            self.check_serving()
             return pb.AppendReply(result=await self._append(request, context))
-        except SessiondError as exc:
-            status = status_for(exc)
-            code = status.name
-            _log.debug("event=rpc_error method=AppendStream code=%s reason=%s", code, exc.reason)
-            return pb.AppendReply(
-                error=pb.AppendError(
-                    code=status.value[0],
-                    message=_clip(exc.message),
-                    reason=str(exc.reason),
-                    metadata={k: _clip(v, 256) for k, v in exc.metadata.items()},
-                )
-            )
-        except Exception:
-            code = "INTERNAL"
-            _log.exception("event=rpc_crashed method=AppendStream")
-            return pb.AppendReply(
-                error=pb.AppendError(
-                    code=grpc.StatusCode.INTERNAL.value[0],
-                    message="internal error in claw-sessiond (see the daemon's log)",
-                    reason=str(Reason.INTERNAL),
-                )
-            )
+        except Exception as exc:
+            code, error = append_error(exc)
+            return pb.AppendReply(error=error)
         finally:
             self.observe_rpc("Append", code, time.perf_counter() - started)
 
@@ -526,7 +369,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             created_at=timestamp(result.created_at),
         )
 
-    @_edge
+    @edge
     async def RecordUsage(self, request: pb.RecordUsageRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
         check_request_id(request.request_id)
@@ -549,7 +392,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         )
         return pb.RecordUsageResponse(usage=usage_pb(result.usage), replayed=result.replayed, trace_id=result.trace_id)
 
-    @_edge
+    @edge
     async def Clear(self, request: pb.ClearRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
         check_request_id(request.request_id)
@@ -566,7 +409,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         )
         return pb.ClearResponse(position=result.position, replayed=result.replayed, trace_id=result.trace_id)
 
-    @_edge
+    @edge
     async def RecordEvent(self, request: pb.RecordEventRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
         check_request_id(request.request_id)
@@ -582,7 +425,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         )
         return pb.RecordEventResponse(event_id=result.event_id, replayed=result.replayed, trace_id=result.trace_id)
 
-    @_stream_edge
+    @stream_edge
     async def Attach(self, request: pb.AttachRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
         check_attach(request.pid, request.label)
@@ -593,7 +436,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         finally:
             self.owners.unregister(run.run_id)
 
-    @_stream_edge
+    @stream_edge
     async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         session_id = request.session_id
         check_session_id(session_id)
@@ -661,7 +504,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         # The status travels behind the events already in the client's flow-control
         # window, so this returns once the client reads again or goes away.
         try:
-            await _abort(context, exc, "Watch")
+            await abort(context, exc, "Watch")
         except grpc.aio.AbortError:
             pass
         except Exception as gone:  # the client went away before reading the status
@@ -671,7 +514,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         """Shutdown: end every Watch stream with UNAVAILABLE (clients resume against the successor)."""
         self.watch_hub.end_all()
 
-    @_edge
+    @edge
     async def ListSessions(self, request: pb.ListSessionsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         limit = check_list_sessions(request.id_contains, request.limit)
         after = _page_after(request.page_token) if request.page_token else None
@@ -694,7 +537,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             ],
         )
 
-    @_edge
+    @edge
     async def GetUsage(self, request: pb.GetUsageRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
         total, by_model = await self.store.usage_by_model(request.session_id)
@@ -706,14 +549,14 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             ],
         )
 
-    @_edge
+    @edge
     async def Delete(self, request: pb.DeleteRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
         result = await self.store.delete(request.session_id)
         _log.info("event=session_deleted events=%d erasure_pending=%s", result.events_deleted, result.erasure_pending)
         return pb.DeleteResponse(events_deleted=result.events_deleted, erasure_pending=result.erasure_pending)
 
-    @_stream_edge
+    @stream_edge
     async def Export(self, request: pb.ExportRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         if request.session_id:
             check_session_id(request.session_id)
@@ -759,7 +602,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
                     actual=ordinal,
                 )
 
-    @_edge
+    @edge
     async def Import(self, request: pb.ImportRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         modes: dict[int, ImportMode] = {
             pb.IMPORT_MODE_UNSPECIFIED: "refuse",
@@ -773,7 +616,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         _log.info("event=session_imported mode=%s events=%d", modes[request.mode], count)
         return pb.ImportResponse(session_id=session.header.session_id, events_imported=count)
 
-    @_edge
+    @edge
     async def GetStats(self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         figures = await self.store.figures()
         c = self.store.counters
@@ -797,7 +640,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             **self.stats_extra(),
         )
 
-    @_stream_edge
+    @stream_edge
     async def Backup(self, request: pb.BackupRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         path, figures = await self.store.backup()
         try:
@@ -823,7 +666,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
 
     # -- cross-session reads for people: search, follow all, usage report
 
-    @_edge
+    @edge
     async def Search(self, request: pb.SearchRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         match = queries.fts_query(request.query, raw=request.raw)
         if request.session_id:
@@ -860,7 +703,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
                 hit.snippet.add(text=text, match=is_match)
         return out
 
-    @_stream_edge
+    @stream_edge
     async def WatchAll(self, request: pb.WatchAllRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         if request.after_event_id < 0 or not 0 <= request.last <= queries.MAX_FOLLOW_LAST:
             raise InvalidRequestError(
@@ -902,7 +745,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
             self._watch_contexts.pop(watcher, None)
             self.watch_hub.close(watcher)
 
-    @_edge
+    @edge
     async def GetUsageReport(
         self, request: pb.GetUsageReportRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> Any:
@@ -981,7 +824,7 @@ def _handler(service: SessionService, method: Any) -> grpc.RpcMethodHandler[Any,
             return decode(raw)
         except InvalidRequestError as exc:
             service.observe_rpc(name, grpc.StatusCode.INVALID_ARGUMENT.name, 0.0)
-            await _abort(context, exc, name)
+            await abort(context, exc, name)
             raise  # unreachable: abort raises
 
     if method.client_streaming and method.server_streaming:

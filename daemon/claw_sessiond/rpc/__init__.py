@@ -1,0 +1,7 @@
+"""The RPC edge: the only package that imports grpc.
+
+- ``edge.py``: the error edge (domain error → status, one table) and the
+  wrappers every RPC runs in.
+
+Nothing below this package imports it.
+"""

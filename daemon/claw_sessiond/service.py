@@ -11,18 +11,15 @@ import asyncio
 import base64
 import collections
 import contextlib
-import datetime as dt
 import json
 import logging
 import os
-import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any, Final, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
@@ -37,11 +34,26 @@ from .errors import (
     WatchLaggedError,
 )
 from .ids import check_request_id, check_session_id
-from .model import Message, SessionMeta, ToolCall, Usage, UsageDelta
+from .model import Message, UsageDelta
 from .owners import Owners
+from .rpc.convert import (
+    event_kind_of,
+    fill_message_pb,
+    import_mode_of,
+    message_from_pb,
+    message_pb,
+    role_filter_of,
+    role_pb,
+    session_pb,
+    set_timestamp,
+    time_bound,
+    timestamp,
+    trace_id_of,
+    usage_pb,
+)
 from .rpc.edge import STATUS_OF, EdgeState, abort, append_error, edge, status_for, stream_edge
 from .sharing import SharedReads
-from .store import BACKUP_CHUNK_BYTES, ImportMode, Store
+from .store import BACKUP_CHUNK_BYTES, Store
 from .validate import (
     check_attach,
     check_list_sessions,
@@ -58,16 +70,6 @@ __all__ = ["STATUS_OF", "SessionService", "add_to_server", "status_for"]
 _log = logging.getLogger("claw_sessiond.service")
 T = TypeVar("T")
 
-_ROLE_NAME: Final = {
-    pb.ROLE_SYSTEM: "system",
-    pb.ROLE_USER: "user",
-    pb.ROLE_ASSISTANT: "assistant",
-    pb.ROLE_TOOL: "tool",
-}
-_ROLE_ENUM: Final = {v: k for k, v in _ROLE_NAME.items()}
-_TRACEPARENT: Final = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
-_MAX_TRACE_ID: Final = 128
-_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 #: Most appends of one AppendStream in flight at once (reading stops until replies go out).
 APPEND_STREAM_WINDOW: Final = 256
 #: AppendStream tasks still running (kept referenced until they finish).
@@ -81,113 +83,6 @@ LOAD_YIELD_EVERY: Final = 32
 
 
 # ---------------------------------------------------------------- conversions
-
-
-def _set_timestamp(out: Timestamp, value: str) -> None:
-    # Hot path (every Append reply, every message of a Load): ``FromJsonString`` goes
-    # through ``strptime`` (~14 µs); ``fromisoformat`` is C (~2 µs). Only our own
-    # ``now_rfc3339`` shape (microseconds, "Z") takes it, so nothing is rounded.
-    when = None
-    if len(value) == 27 and value[-1] == "Z":
-        try:
-            when = dt.datetime.fromisoformat(value)
-        except ValueError:
-            when = None
-    if when is None:
-        out.FromJsonString(value)
-        return
-    delta = when - _EPOCH
-    out.seconds = delta.days * 86400 + delta.seconds
-    out.nanos = delta.microseconds * 1000
-
-
-def timestamp(value: str | None) -> Timestamp | None:
-    """RFC 3339 text → Timestamp (None stays None)."""
-    if not value:
-        return None
-    ts = Timestamp()
-    _set_timestamp(ts, value)
-    return ts
-
-
-def usage_pb(u: Usage) -> pb.Usage:
-    """Domain usage → proto."""
-    return pb.Usage(
-        input_tokens=u.input_tokens,
-        output_tokens=u.output_tokens,
-        cache_read_tokens=u.cache_read_tokens,
-        cache_write_tokens=u.cache_write_tokens,
-        cost_micros=u.cost_micros,
-        currency=u.currency,
-    )
-
-
-def fill_message_pb(out: pb.Message, m: Message) -> None:
-    """Write a domain message into ``out`` (for example ``chunk.messages.add()``: no copy)."""
-    out.role = _ROLE_ENUM.get(m.role, pb.ROLE_UNSPECIFIED)
-    if m.content:
-        out.content = m.content
-    for c in m.tool_calls:
-        out.tool_calls.add(id=c.id, name=c.name, arguments=c.arguments)
-    if m.tool_call_id:
-        out.tool_call_id = m.tool_call_id
-    if m.name:
-        out.name = m.name
-    out.position = m.position
-    if m.created_at:
-        _set_timestamp(out.created_at, m.created_at)
-    if m.trace_id:
-        out.trace_id = m.trace_id
-    if m.synthetic_reason == "interrupted":
-        out.synthetic.reason = pb.SYNTHETIC_REASON_INTERRUPTED
-
-
-def message_pb(m: Message) -> pb.Message:
-    """Domain message → proto."""
-    out = pb.Message()
-    fill_message_pb(out, m)
-    return out
-
-
-def session_pb(s: SessionMeta) -> pb.Session:
-    """Domain session metadata → proto."""
-    return pb.Session(
-        id=s.id,
-        workdir=s.workdir,
-        created_at=timestamp(s.created_at),
-        updated_at=timestamp(s.updated_at),
-        usage=usage_pb(s.usage),
-        last_position=s.last_position,
-        stored=s.stored,
-        message_count=s.message_count,
-    )
-
-
-def message_from_pb(m: pb.Message) -> Message:
-    """Proto message → domain (role "unknown(N)" for unknown enum values; validation refuses it)."""
-    return Message(
-        role=_ROLE_NAME.get(m.role, f"unknown({m.role})"),
-        content=m.content,
-        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
-        tool_call_id=m.tool_call_id,
-        name=m.name,
-    )
-
-
-def trace_id_of(request_trace_id: str, context: grpc.aio.ServicerContext[Any, Any]) -> str:
-    """Trace id: the request's, else W3C ``traceparent`` metadata's, else a new one."""
-    if request_trace_id:
-        if len(request_trace_id) > _MAX_TRACE_ID or not request_trace_id.isprintable():
-            raise InvalidRequestError(
-                f"trace_id must be at most {_MAX_TRACE_ID} printable characters", reason=Reason.FIELD_TOO_LARGE
-            )
-        return request_trace_id
-    for key, value in context.invocation_metadata() or ():
-        if key == "traceparent" and isinstance(value, str):
-            match = _TRACEPARENT.match(value.strip().lower())
-            if match and match.group(1) != "0" * 32:
-                return match.group(1)
-    return os.urandom(16).hex()  # 128 random bits, like uuid4, at a third of its cost
 
 
 async def _one_page(messages: list[Message]) -> AsyncGenerator[list[Message], None]:
@@ -413,15 +308,11 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
     async def RecordEvent(self, request: pb.RecordEventRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         check_session_id(request.session_id)
         check_request_id(request.request_id)
-        kinds = {pb.EVENT_KIND_PERMISSION_DENIAL: "permission_denial", pb.EVENT_KIND_ERROR: "error"}
-        if request.kind not in kinds:
-            raise InvalidRequestError(
-                "kind must be EVENT_KIND_PERMISSION_DENIAL or EVENT_KIND_ERROR", reason=Reason.INVALID_EVENT
-            )
+        kind = event_kind_of(request.kind)
         payload = parse_json_object(request.payload, "payload", self.config.max_message_bytes)
         trace_id = trace_id_of(request.trace_id, context)
         result = await self.store.record_event(
-            request.session_id, kinds[request.kind], payload, request_id=request.request_id, trace_id=trace_id
+            request.session_id, kind, payload, request_id=request.request_id, trace_id=trace_id
         )
         return pb.RecordEventResponse(event_id=result.event_id, replayed=result.replayed, trace_id=result.trace_id)
 
@@ -604,16 +495,10 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
 
     @edge
     async def Import(self, request: pb.ImportRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        modes: dict[int, ImportMode] = {
-            pb.IMPORT_MODE_UNSPECIFIED: "refuse",
-            pb.IMPORT_MODE_REPLACE: "replace",
-            pb.IMPORT_MODE_MERGE: "merge",
-        }
-        if request.mode not in modes:
-            raise InvalidRequestError(f"unknown import mode {request.mode}", reason=Reason.INVALID_IMPORT)
+        mode = import_mode_of(request.mode)
         session = export.parse_session(request.lines)
-        count = await self.store.import_session(session, modes[request.mode])
-        _log.info("event=session_imported mode=%s events=%d", modes[request.mode], count)
+        count = await self.store.import_session(session, mode)
+        _log.info("event=session_imported mode=%s events=%d", mode, count)
         return pb.ImportResponse(session_id=session.header.session_id, events_imported=count)
 
     @edge
@@ -671,11 +556,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         match = queries.fts_query(request.query, raw=request.raw)
         if request.session_id:
             check_session_id(request.session_id)
-        role = ""
-        if request.role != pb.ROLE_UNSPECIFIED:
-            if request.role not in _ROLE_NAME:
-                raise InvalidRequestError(f"unknown role {request.role}", reason=Reason.INVALID_MESSAGE)
-            role = _ROLE_NAME[request.role]
+        role = role_filter_of(request.role)
         if not 0 <= request.limit <= queries.MAX_SEARCH_HITS:
             raise InvalidRequestError(
                 f"limit must be between 1 and {queries.MAX_SEARCH_HITS} (0: {queries.DEFAULT_SEARCH_HITS})",
@@ -684,8 +565,8 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         filters = queries.SearchFilter(
             session_id=request.session_id,
             role=role,
-            since=_time_bound(request, "since"),
-            until=_time_bound(request, "until"),
+            since=time_bound(request, "since"),
+            until=time_bound(request, "until"),
             include_cleared=request.include_cleared,
         )
         hits, truncated = await self.store.search(match, filters, request.limit or queries.DEFAULT_SEARCH_HITS)
@@ -694,11 +575,11 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
             hit = out.hits.add(
                 session_id=h.session_id,
                 position=h.position,
-                role=_ROLE_ENUM.get(h.role, pb.ROLE_UNSPECIFIED),
+                role=role_pb(h.role),
                 rank=h.rank,
                 cleared=h.cleared,
             )
-            _set_timestamp(hit.created_at, h.ts)
+            set_timestamp(hit.created_at, h.ts)
             for text, is_match in queries.split_snippet(h.snippet):
                 hit.snippet.add(text=text, match=is_match)
         return out
@@ -750,7 +631,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         self, request: pb.GetUsageReportRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> Any:
         rows, truncated = await self.store.usage_report(
-            _time_bound(request, "since"), _time_bound(request, "until"), by_session=request.by_session
+            time_bound(request, "since"), time_bound(request, "until"), by_session=request.by_session
         )
         return pb.GetUsageReportResponse(
             rows=[
@@ -773,17 +654,6 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
             ],
             truncated=truncated,
         )
-
-
-def _time_bound(request: Any, field: str) -> str:
-    """A request's optional Timestamp field as stored-time text ("" if unset)."""
-    if not request.HasField(field):
-        return ""
-    try:
-        when = getattr(request, field).ToDatetime(tzinfo=dt.UTC)
-    except (ValueError, OverflowError) as exc:
-        raise InvalidRequestError(f"{field} is not a valid time: {exc}", reason=Reason.INVALID_MESSAGE) from exc
-    return str(when.isoformat(timespec="microseconds")).replace("+00:00", "Z")
 
 
 # ---------------------------------------------------------------- registration (request decoding)

@@ -8,10 +8,8 @@ with its one table from domain error to status, lives in ``rpc/edge.py``.
 from __future__ import annotations
 
 import asyncio
-import base64
 import collections
 import contextlib
-import json
 import logging
 import os
 import time
@@ -56,9 +54,16 @@ from .sharing import SharedReads
 from .store import BACKUP_CHUNK_BYTES, Store
 from .validate import (
     check_attach,
+    check_clear_expected,
+    check_follow_start,
     check_list_sessions,
     check_run_id,
+    check_search_limit,
+    check_watch_after,
     check_workdir,
+    page_after,
+    page_key,
+    page_token,
     parse_json_object,
     prepare_append,
     prepare_usage,
@@ -292,8 +297,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         check_session_id(request.session_id)
         check_request_id(request.request_id)
         check_workdir(request.workdir, required=False)
-        if request.expected_last_position < -1:
-            raise InvalidRequestError("expected_last_position must be -1, 0 or a position")
+        check_clear_expected(request.expected_last_position)
         trace_id = trace_id_of(request.trace_id, context)
         result = await self.store.clear(
             request.session_id,
@@ -331,8 +335,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
     async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         session_id = request.session_id
         check_session_id(session_id)
-        if request.after_position < 0:
-            raise InvalidRequestError("after_position must be 0 (from the start) or a position")
+        check_watch_after(request.after_position)
 
         async def pull(after: int, limit: int) -> tuple[str | None, list[tuple[int, pb.WatchResponse]], bool]:
             return await self._watch_reads.read(session_id, after, limit)
@@ -408,12 +411,12 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
     @edge
     async def ListSessions(self, request: pb.ListSessionsRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         limit = check_list_sessions(request.id_contains, request.limit)
-        after = _page_after(request.page_token) if request.page_token else None
+        after = page_after(request.page_token) if request.page_token else None
         rows = await self.store.list_sessions(request.id_contains, limit, after)
         total = await self.store.count_sessions(request.id_contains)
-        more = len(rows) == limit and len(await self.store.list_sessions(request.id_contains, 1, _page_key(rows[-1])))
+        more = len(rows) == limit and len(await self.store.list_sessions(request.id_contains, 1, page_key(rows[-1])))
         return pb.ListSessionsResponse(
-            next_page_token=_page_token(rows[-1]) if more else "",
+            next_page_token=page_token(rows[-1]) if more else "",
             total=total,
             sessions=[
                 pb.SessionSummary(
@@ -557,11 +560,9 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         if request.session_id:
             check_session_id(request.session_id)
         role = role_filter_of(request.role)
-        if not 0 <= request.limit <= queries.MAX_SEARCH_HITS:
-            raise InvalidRequestError(
-                f"limit must be between 1 and {queries.MAX_SEARCH_HITS} (0: {queries.DEFAULT_SEARCH_HITS})",
-                reason=Reason.FIELD_TOO_LARGE,
-            )
+        limit = check_search_limit(
+            request.limit, max_hits=queries.MAX_SEARCH_HITS, default_hits=queries.DEFAULT_SEARCH_HITS
+        )
         filters = queries.SearchFilter(
             session_id=request.session_id,
             role=role,
@@ -569,7 +570,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
             until=time_bound(request, "until"),
             include_cleared=request.include_cleared,
         )
-        hits, truncated = await self.store.search(match, filters, request.limit or queries.DEFAULT_SEARCH_HITS)
+        hits, truncated = await self.store.search(match, filters, limit)
         out = pb.SearchResponse(truncated=truncated)
         for h in hits:
             hit = out.hits.add(
@@ -586,11 +587,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
 
     @stream_edge
     async def WatchAll(self, request: pb.WatchAllRequest, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        if request.after_event_id < 0 or not 0 <= request.last <= queries.MAX_FOLLOW_LAST:
-            raise InvalidRequestError(
-                f"after_event_id must be 0 or an event id, and last between 0 and {queries.MAX_FOLLOW_LAST}",
-                reason=Reason.FIELD_TOO_LARGE,
-            )
+        check_follow_start(request.after_event_id, request.last, max_last=queries.MAX_FOLLOW_LAST)
         resume = request.resume or request.after_event_id > 0
         after = request.after_event_id if resume else await self.store.follow_start(request.last)
         if not resume:
@@ -737,33 +734,3 @@ def add_to_server(service: SessionService, server: grpc.aio.Server) -> None:
     descriptor = pb.DESCRIPTOR.services_by_name["SessionService"]
     handlers = {m.name: _handler(service, m) for m in descriptor.methods}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(descriptor.full_name, handlers),))
-
-
-#: A page token holds an RFC 3339 time and a session id (at most 256 bytes): base64 of that JSON is far shorter.
-_MAX_PAGE_TOKEN_CHARS: Final = 1024
-
-
-def _page_key(row: Any) -> tuple[str, str]:
-    return (str(row.updated_at), str(row.id))
-
-
-def _page_token(row: Any) -> str:
-    """ListSessions' opaque cursor: the sort key of a page's last row."""
-    return base64.urlsafe_b64encode(json.dumps(_page_key(row)).encode()).decode()
-
-
-def _page_after(token: str) -> tuple[str, str]:
-    """Decode a ``page_token``.
-
-    Raises:
-        InvalidRequestError: not a token ListSessions gave.
-    """
-    if len(token) > _MAX_PAGE_TOKEN_CHARS:
-        raise InvalidRequestError("page_token is not a token ListSessions returned", reason=Reason.INVALID_MESSAGE)
-    try:
-        updated_at, session_id = json.loads(base64.urlsafe_b64decode(token.encode()))
-        if isinstance(updated_at, str) and isinstance(session_id, str):
-            return updated_at, session_id
-    except (ValueError, TypeError):
-        pass
-    raise InvalidRequestError("page_token is not a token ListSessions returned", reason=Reason.INVALID_MESSAGE)

@@ -23,6 +23,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from ..errors import InvalidRequestError, Reason
 from ..model import Message, SessionMeta, ToolCall, Usage
 from ..store import ImportMode
+from ..validate import check_trace_id
 from .edge import Context
 
 __all__ = [
@@ -49,7 +50,6 @@ _ROLE_NAME: Final[dict[pb.Role, str]] = {
 }
 _ROLE_ENUM: Final = {v: k for k, v in _ROLE_NAME.items()}
 _TRACEPARENT: Final = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
-_MAX_TRACE_ID: Final = 128
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 _IMPORT_MODE: Final[dict[pb.ImportMode, ImportMode]] = {
@@ -200,11 +200,7 @@ def message_from_pb(m: pb.Message) -> Message:
 def trace_id_of(request_trace_id: str, context: Context) -> str:
     """Trace id: the request's, else W3C ``traceparent`` metadata's, else a new one."""
     if request_trace_id:
-        if len(request_trace_id) > _MAX_TRACE_ID or not request_trace_id.isprintable():
-            raise InvalidRequestError(
-                f"trace_id must be at most {_MAX_TRACE_ID} printable characters", reason=Reason.FIELD_TOO_LARGE
-            )
-        return request_trace_id
+        return check_trace_id(request_trace_id)
     for key, value in context.invocation_metadata() or ():
         if key == "traceparent" and isinstance(value, str):
             match = _TRACEPARENT.match(value.strip().lower())

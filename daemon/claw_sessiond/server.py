@@ -51,7 +51,8 @@ from .config import Config
 from .errors import SessiondError, StorageError
 from .metrics import Metrics
 from .owners import Owners
-from .service import SessionService, add_to_server
+from .rpc.server import add_to_server
+from .rpc.service import SessionService
 from .store import Store
 from .watch import WatchHub
 

@@ -2,7 +2,10 @@
 
 - ``edge.py``: the error edge (domain error → status, one table) and the
   wrappers every RPC runs in;
-- ``convert.py``: proto ↔ domain model.
+- ``convert.py``: proto ↔ domain model;
+- ``service.py`` (with ``service_watch.py`` and ``service_history.py``): the
+  RPC methods of ``claw.sessiond.v1.SessionService``;
+- ``server.py``: building the grpc.aio server.
 
 Nothing below this package imports it.
 """

@@ -45,12 +45,14 @@ from grpc_reflection.v1alpha import reflection
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.paths import folder_problem, user_label
 
-from . import auth, erasure, idempotency, lifecycle, limits, logs, retention
+from . import erasure, idempotency, lifecycle, limits, logs, retention
 from . import metrics as metrics_http
 from .config import Config
 from .errors import SessiondError, StorageError
 from .metrics import Metrics
 from .owners import Owners
+from .rpc import auth
+from .rpc.idle import IdleTracker
 from .rpc.server import add_to_server
 from .rpc.service import SessionService
 from .store import Store
@@ -284,7 +286,7 @@ class Daemon:
     tcp_port: int | None = None
     metrics: Metrics | None = None
     tcp_server: grpc.aio.Server | None = None
-    idle: lifecycle.IdleTracker | None = None
+    idle: IdleTracker | None = None
 
     async def stop(self) -> None:
         """Graceful stop (see the module docstring)."""
@@ -362,7 +364,7 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     service.rpc_observers.append(metrics.observe_rpc)
     store.counters.commit_observers.append(metrics.observe_commit)
     service.stats_extra = metrics.stats
-    idle = lifecycle.IdleTracker(owners.count)
+    idle = IdleTracker(owners.count)
     server = grpc.aio.server(options=server_options(cfg), interceptors=[idle])
     health_servicer = health_aio.HealthServicer()
 

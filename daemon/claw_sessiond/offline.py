@@ -101,7 +101,7 @@ class OfflineClient:
         self._store: Store | None = None
 
     def __enter__(self) -> OfflineClient:
-        from .server import LockHeldError, StartupError, acquire_lock
+        from .daemon import LockHeldError, StartupError, acquire_lock
 
         folder = self.db.parent
         if not folder.is_dir():

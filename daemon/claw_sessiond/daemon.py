@@ -38,7 +38,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from claw_sessiond_client.paths import folder_problem, user_label
 
@@ -279,7 +278,7 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     store.set_commit_listener(watch_hub.notify)
     store.set_erase_listener(watch_hub.end_session)
     service = SessionService(store, cfg, owners, watch_hub)
-    metrics = Metrics(store, active_runs=owners.count, active_watchers=_watcher_count(service))
+    metrics = Metrics(store, active_runs=owners.count, active_watchers=watch_hub.count)
     service.rpc_observers.append(metrics.observe_rpc)
     store.counters.commit_observers.append(metrics.observe_commit)
     service.stats_extra = metrics.stats
@@ -291,11 +290,6 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
         servers.bind_tcp(cfg.tcp_address)
     await servers.start()
     return Daemon(cfg, store, servers, service, lock_fd, sock, socket_inode, notifier, metrics, idle)
-
-
-def _watcher_count(service: SessionService) -> Callable[[], int]:
-    hub = getattr(service, "watch_hub", None)  # Watch streams, when the service has them
-    return (lambda: int(hub.count())) if hub is not None else (lambda: 0)
 
 
 async def _history_tasks(daemon: Daemon) -> list[asyncio.Task[None]]:
@@ -351,8 +345,6 @@ async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -
             task.cancel()
         await daemon.stop()
         raise
-    for background in extra_tasks:
-        tasks.append(asyncio.create_task(background(daemon)))
     tasks.append(asyncio.create_task(_lifecycle(daemon, stop.set)))
     if on_ready is not None:
         on_ready(daemon)
@@ -382,10 +374,6 @@ async def _lifecycle(daemon: Daemon, stop: Callable[[], None]) -> None:
         begin_drain=begin_drain,
         stop=stop,
     )
-
-
-#: Coroutines started beside the server (retention, metrics); each gets the Daemon.
-extra_tasks: list[Callable[[Daemon], Any]] = []
 
 
 def run(cfg: Config) -> int:

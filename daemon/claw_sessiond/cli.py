@@ -355,7 +355,7 @@ def _registry_dir(env: Mapping[str, str]) -> Path | None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from . import server
+    from . import daemon as server
 
     env = environ()
     try:

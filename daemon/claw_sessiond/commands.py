@@ -575,7 +575,7 @@ class _Report:
 
 @contextlib.contextmanager
 def _held_lock(path: Path) -> Iterator[int]:
-    from .server import acquire_lock
+    from .daemon import acquire_lock
 
     fd = acquire_lock(path)
     try:
@@ -670,7 +670,7 @@ def doctor(args: argparse.Namespace) -> int:
         # Reading beside a live daemon is safe: a mode=ro connection can never write.
         _check_database(report, folder / "sessions.db")
     else:
-        from .server import StartupError
+        from .errors import StartupError
 
         try:
             with _held_lock(folder / "sessiond.lock"):

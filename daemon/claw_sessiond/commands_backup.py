@@ -88,7 +88,7 @@ def _unlink_copy(path: Path) -> None:
 @contextlib.contextmanager
 def _workspace_lock(folder: Path, why: str) -> Iterator[None]:
     """Hold the daemon's lock: no daemon runs, and none can start, inside the block."""
-    from .server import LockHeldError, StartupError, acquire_lock
+    from .daemon import LockHeldError, StartupError, acquire_lock
 
     try:
         fd = acquire_lock(folder / "sessiond.lock")

@@ -101,7 +101,7 @@ class OfflineClient:
         self._store: Store | None = None
 
     def __enter__(self) -> OfflineClient:
-        from .server import LockHeldError, StartupError, acquire_lock
+        from .daemon import LockHeldError, StartupError, acquire_lock
 
         folder = self.db.parent
         if not folder.is_dir():
@@ -205,7 +205,9 @@ class OfflineClient:
 
     def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
         """One page of :meth:`list_sessions`, with the same cursor and total as ListSessions."""
-        from .service import _page_after, _page_key, _page_token
+        from .validate import page_after as _page_after
+        from .validate import page_key as _page_key
+        from .validate import page_token as _page_token
 
         try:
             limit = check_list_sessions(id_contains, limit)

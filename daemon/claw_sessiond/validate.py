@@ -7,10 +7,11 @@ request never reaches a transaction.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from .bounds import (
     MAX_ATTACH_LABEL_BYTES,
@@ -37,16 +38,27 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_LIST_LIMIT",
     "MAX_NAME_BYTES",
+    "MAX_TRACE_ID_CHARS",
     "MAX_WORKDIR_BYTES",
     "check_attach",
+    "check_clear_expected",
+    "check_follow_start",
     "check_list_sessions",
     "check_run_id",
+    "check_search_limit",
+    "check_trace_id",
+    "check_watch_after",
     "check_workdir",
+    "page_after",
+    "page_key",
+    "page_token",
     "parse_json_object",
     "prepare_append",
     "prepare_usage",
 ]
 
+#: A trace id sent with a request: at most this many printable characters.
+MAX_TRACE_ID_CHARS: Final = 128
 #: ListSessions: rows returned when ``limit`` is 0, and the most one call may ask for.
 DEFAULT_LIST_LIMIT: Final = 100
 MAX_LIST_LIMIT: Final = 10000
@@ -288,3 +300,93 @@ def check_attach(pid: int, label: str) -> None:
         )
     if utf8_len(label) > MAX_ATTACH_LABEL_BYTES:
         raise InvalidRequestError(f"label is longer than {MAX_ATTACH_LABEL_BYTES} bytes", reason=Reason.FIELD_TOO_LARGE)
+
+
+def check_trace_id(trace_id: str) -> str:
+    """A trace id sent with a request is short printable text.
+
+    Raises:
+        InvalidRequestError: reason FIELD_TOO_LARGE.
+    """
+    if len(trace_id) > MAX_TRACE_ID_CHARS or not trace_id.isprintable():
+        raise InvalidRequestError(
+            f"trace_id must be at most {MAX_TRACE_ID_CHARS} printable characters", reason=Reason.FIELD_TOO_LARGE
+        )
+    return trace_id
+
+
+def check_clear_expected(expected_last_position: int) -> None:
+    """Clear's ``expected_last_position`` is -1 (no session yet), 0 (no check) or a position.
+
+    Raises:
+        InvalidRequestError: reason INVALID_MESSAGE.
+    """
+    if expected_last_position < -1:
+        raise InvalidRequestError("expected_last_position must be -1, 0 or a position")
+
+
+def check_watch_after(after_position: int) -> None:
+    """Watch's ``after_position`` is 0 (from the start) or a position.
+
+    Raises:
+        InvalidRequestError: reason INVALID_MESSAGE.
+    """
+    if after_position < 0:
+        raise InvalidRequestError("after_position must be 0 (from the start) or a position")
+
+
+def check_search_limit(limit: int, *, max_hits: int, default_hits: int) -> int:
+    """Search's ``limit`` is 0 (``default_hits``) up to ``max_hits``; returns the effective limit.
+
+    Raises:
+        InvalidRequestError: reason FIELD_TOO_LARGE.
+    """
+    if not 0 <= limit <= max_hits:
+        raise InvalidRequestError(
+            f"limit must be between 1 and {max_hits} (0: {default_hits})", reason=Reason.FIELD_TOO_LARGE
+        )
+    return limit or default_hits
+
+
+def check_follow_start(after_event_id: int, last: int, *, max_last: int) -> None:
+    """WatchAll starts after an event id (0: now) and replays at most ``max_last`` events first.
+
+    Raises:
+        InvalidRequestError: reason FIELD_TOO_LARGE.
+    """
+    if after_event_id < 0 or not 0 <= last <= max_last:
+        raise InvalidRequestError(
+            f"after_event_id must be 0 or an event id, and last between 0 and {max_last}",
+            reason=Reason.FIELD_TOO_LARGE,
+        )
+
+
+#: A page token holds an RFC 3339 time and a session id (at most 256 bytes): base64 of that JSON is far shorter.
+_MAX_PAGE_TOKEN_CHARS: Final = 1024
+
+
+def page_key(row: Any) -> tuple[str, str]:
+    """The sort key of a ListSessions row: (updated_at, session id)."""
+    return (str(row.updated_at), str(row.id))
+
+
+def page_token(row: Any) -> str:
+    """ListSessions' opaque cursor: the sort key of a page's last row."""
+    return base64.urlsafe_b64encode(json.dumps(page_key(row)).encode()).decode()
+
+
+def page_after(token: str) -> tuple[str, str]:
+    """Decode a ``page_token``.
+
+    Raises:
+        InvalidRequestError: not a token ListSessions gave.
+    """
+    if len(token) > _MAX_PAGE_TOKEN_CHARS:
+        raise InvalidRequestError("page_token is not a token ListSessions returned", reason=Reason.INVALID_MESSAGE)
+    try:
+        updated_at, session_id = json.loads(base64.urlsafe_b64decode(token.encode()))
+        if isinstance(updated_at, str) and isinstance(session_id, str):
+            return updated_at, session_id
+    except (ValueError, TypeError):
+        pass
+    raise InvalidRequestError("page_token is not a token ListSessions returned", reason=Reason.INVALID_MESSAGE)

@@ -24,8 +24,8 @@ of ``claw.sessiond.v1.SessionService`` and server reflection need it;
 ``grpc.health.v1.Health`` stays open, since it tells only whether a daemon
 serves, which the open port already tells.
 
-This module is part of the RPC edge (like ``server.py``): it imports grpc and
-never speaks SQL.
+This module is part of the RPC edge (``rpc/``): it imports grpc and never
+speaks SQL.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from grpc_status import rpc_status
 
 from claw_sessiond_client.errors import ERROR_DOMAIN
 
-from .limits import Throttle
+from ..limits import Throttle
 
 __all__ = ["OPEN_PREFIXES", "TOKEN_FILE", "TokenInterceptor", "write_token"]
 

@@ -1,4 +1,4 @@
-"""The daemon process: lock, database, Unix socket, health, reflection, sd_notify, graceful stop.
+"""The daemon process: ``.claw/``, lock, database, sd_notify, signals, background tasks, graceful stop.
 
 Start-up order matters (SPEC §7):
 
@@ -10,6 +10,9 @@ Start-up order matters (SPEC §7):
 3. the database checked read-only, then opened, migrated, WAL verified;
 4. a stale socket file removed only if it is a socket, then bind, chmod 0600;
 5. ``READY=1`` to systemd.
+
+Building and binding the gRPC servers (step 4, health, reflection) is
+:mod:`claw_sessiond.rpc.server`; this module never imports grpc.
 
 Once READY the daemon registers itself for ``status``/``stop`` and, with
 ``--idle-exit-s``, watches for idleness (:mod:`claw_sessiond.lifecycle`).
@@ -35,38 +38,25 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
 
-import grpc
-from grpc_health.v1 import _async as health_aio
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
-
-from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.paths import folder_problem, user_label
 
-from . import auth, erasure, idempotency, lifecycle, limits, logs, retention
+from . import erasure, idempotency, lifecycle, limits, logs, retention
 from . import metrics as metrics_http
 from .config import Config
-from .errors import SessiondError, StorageError
+from .errors import LockHeldError, SessiondError, StartupError, StorageError
 from .metrics import Metrics
 from .owners import Owners
-from .service import SessionService, add_to_server
+from .rpc.idle import IdleTracker
+from .rpc.server import Servers
+from .rpc.service import SessionService
 from .store import Store
 from .watch import WatchHub
 
-__all__ = ["SERVICE_NAME", "Daemon", "LockHeldError", "StartupError", "acquire_lock", "run"]
+__all__ = ["Daemon", "LockHeldError", "Notifier", "StartupError", "acquire_lock", "run", "start"]
 
+# The logger keeps the name it had when this was server.py: log lines (and tests of them) stay the same.
 _log = logging.getLogger("claw_sessiond.server")
-SERVICE_NAME: Final = pb.DESCRIPTOR.services_by_name["SessionService"].full_name
-
-
-class StartupError(Exception):
-    """The daemon cannot start; the message names the file and the problem. Exit code 1."""
-
-
-class LockHeldError(StartupError):
-    """Another daemon holds the workspace lock."""
 
 
 # ---------------------------------------------------------------- sd_notify
@@ -97,7 +87,7 @@ class Notifier:
             self._sock.close()
 
 
-# ---------------------------------------------------------------- workspace, lock, socket
+# ---------------------------------------------------------------- workspace, lock
 
 
 def prepare_claw_dir(path: Path) -> None:
@@ -203,99 +193,30 @@ def acquire_lock(path: Path) -> int:
     return fd
 
 
-def prepare_socket_path(path: Path) -> None:
-    """Make sure the socket's folder is ours and private, and remove a stale socket (only if it is a socket).
-
-    A fallback folder (``/tmp/claw-sessiond-<uid>`` above all) may have been
-    created first by another user to receive the clients' messages: it is
-    refused, naming its owner, never used or repaired.
-
-    Raises:
-        StartupError: the folder belongs to another user or others can write in it; a non-socket is in the way.
-    """
-    parent = path.parent
-    uid = os.getuid()
-    problem = folder_problem(parent, {uid})
-    if problem is None and not os.path.lexists(parent):
-        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        problem = folder_problem(parent, {uid})
-    if problem is not None:
-        raise StartupError(problem)
-    try:
-        st = path.lstat()
-    except FileNotFoundError:
-        return
-    if not stat.S_ISSOCK(st.st_mode):
-        raise StartupError(f"{path}: exists and is not a socket; refusing to replace it")
-    path.unlink()  # stale: we hold the lock, so no live daemon owns it
-
-
-def _private_socket(path: Path) -> None:
-    """chmod 0600 the socket just bound, after checking it is one (chmod follows links)."""
-    info = path.lstat()
-    if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid():
-        raise StartupError(f"{path}: is not the socket this daemon bound; refusing to change its mode")
-    os.chmod(path, 0o600)
-
-
-def server_options(cfg: Config) -> list[tuple[str, Any]]:
-    """Channel arguments: request size limit and keepalive that bounds dead-peer detection.
-
-    The daemon pings every connection after ``lease_s / 2`` without reads and
-    closes it if the ack does not come within another ``lease_s / 2`` (each at
-    least 1 s), so a peer that stopped answering (killed host, SIGSTOPped
-    process, half-open socket) is dropped within ``max(lease_s, 2)`` seconds,
-    and its Attach runs end. grpcio 1.85 times a keepalive ping out after
-    ``grpc.http2.ping_timeout_ms`` (default 60 s), *not* after
-    ``grpc.keepalive_timeout_ms`` alone (measured: with only the latter set, a
-    SIGSTOPped owner was never dropped), so both are set.
-    """
-    half_ms = max(1000, cfg.lease_s * 1000 // 2)
-    return [
-        ("grpc.max_receive_message_length", cfg.max_request_bytes),
-        ("grpc.keepalive_time_ms", half_ms),
-        ("grpc.keepalive_timeout_ms", half_ms),
-        ("grpc.http2.ping_timeout_ms", half_ms),
-        ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.http2.max_pings_without_data", 0),
-        ("grpc.http2.min_ping_interval_without_data_ms", 1000),
-        ("grpc.http2.min_recv_ping_interval_without_data_ms", 1000),
-        ("grpc.so_reuseport", 0),
-    ]
-
-
-# ---------------------------------------------------------------- the daemon
-
-
 @dataclass
 class Daemon:
     """A running daemon: what ``start`` built and ``stop`` tears down."""
 
     config: Config
     store: Store
-    server: grpc.aio.Server
+    servers: Servers
     service: SessionService
-    health: Any
     lock_fd: int
     socket_path: Path
     socket_inode: int
     notifier: Notifier
-    tcp_port: int | None = None
     metrics: Metrics | None = None
-    tcp_server: grpc.aio.Server | None = None
-    idle: lifecycle.IdleTracker | None = None
+    idle: IdleTracker | None = None
 
     async def stop(self) -> None:
         """Graceful stop (see the module docstring)."""
         self.notifier.send("STOPPING=1", "STATUS=stopping: finishing in-flight calls")
         _log.info("event=stopping grace_s=%s", self.config.shutdown_grace_s)
         self.service.draining = True
-        await self.health.enter_graceful_shutdown()
+        await self.servers.enter_graceful_shutdown()
         self.service.owners.end_all()
         self.service.close_watches()
-        await asyncio.gather(
-            *(s.stop(self.config.shutdown_grace_s) for s in (self.server, self.tcp_server) if s is not None)
-        )
+        await self.servers.stop(self.config.shutdown_grace_s)
         await self.store.close()
         with contextlib.suppress(FileNotFoundError):
             if self.socket_path.lstat().st_ino == self.socket_inode:
@@ -357,70 +278,18 @@ async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifi
     store.set_commit_listener(watch_hub.notify)
     store.set_erase_listener(watch_hub.end_session)
     service = SessionService(store, cfg, owners, watch_hub)
-    metrics = Metrics(store, active_runs=owners.count, active_watchers=_watcher_count(service))
+    metrics = Metrics(store, active_runs=owners.count, active_watchers=watch_hub.count)
     service.rpc_observers.append(metrics.observe_rpc)
     store.counters.commit_observers.append(metrics.observe_commit)
     service.stats_extra = metrics.stats
-    idle = lifecycle.IdleTracker(owners.count)
-    server = grpc.aio.server(options=server_options(cfg), interceptors=[idle])
-    health_servicer = health_aio.HealthServicer()
-
-    def register(srv: grpc.aio.Server) -> None:
-        add_to_server(service, srv)  # decodes requests itself: undecodable bytes get INVALID_ARGUMENT
-        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, srv)
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), srv
-        )
-
-    register(server)
+    idle = IdleTracker(owners.count)
+    servers = Servers(cfg, service, idle)
     sock = cfg.effective_socket_path
-    try:
-        prepare_socket_path(sock)
-    except OSError as exc:
-        raise StartupError(f"{sock}: {exc.strerror}") from exc
-    if server.add_insecure_port(f"unix:{sock}") == 0:
-        raise StartupError(f"{sock}: cannot bind the Unix socket")
-    _private_socket(sock)
-    tcp_port, tcp_server = None, None
+    socket_inode = servers.bind_unix(sock)
     if cfg.tcp_address:
-        # Its own server object, so the token check applies to TCP only (auth.py says why).
-        try:
-            token_path, token = auth.write_token(cfg.claw_dir)
-        except OSError as exc:
-            raise StartupError(f"{cfg.claw_dir / auth.TOKEN_FILE}: cannot write: {exc.strerror}") from exc
-        tcp_server = grpc.aio.server(options=server_options(cfg), interceptors=[auth.TokenInterceptor(token), idle])
-        register(tcp_server)
-        tcp_port = tcp_server.add_insecure_port(cfg.tcp_address)
-        if tcp_port == 0:
-            raise StartupError(f"tcp {cfg.tcp_address}: cannot bind")
-        _log.warning(
-            "event=tcp_listening address=%s token_file=%s (plaintext; token required)", cfg.tcp_address, token_path
-        )
-    await server.start()
-    if tcp_server is not None:
-        await tcp_server.start()
-    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
-    return Daemon(
-        cfg,
-        store,
-        server,
-        service,
-        health_servicer,
-        lock_fd,
-        sock,
-        sock.lstat().st_ino,
-        notifier,
-        tcp_port,
-        metrics,
-        tcp_server,
-        idle,
-    )
-
-
-def _watcher_count(service: SessionService) -> Callable[[], int]:
-    hub = getattr(service, "watch_hub", None)  # Watch streams, when the service has them
-    return (lambda: int(hub.count())) if hub is not None else (lambda: 0)
+        servers.bind_tcp(cfg.tcp_address)
+    await servers.start()
+    return Daemon(cfg, store, servers, service, lock_fd, sock, socket_inode, notifier, metrics, idle)
 
 
 async def _history_tasks(daemon: Daemon) -> list[asyncio.Task[None]]:
@@ -476,8 +345,6 @@ async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -
             task.cancel()
         await daemon.stop()
         raise
-    for background in extra_tasks:
-        tasks.append(asyncio.create_task(background(daemon)))
     tasks.append(asyncio.create_task(_lifecycle(daemon, stop.set)))
     if on_ready is not None:
         on_ready(daemon)
@@ -507,10 +374,6 @@ async def _lifecycle(daemon: Daemon, stop: Callable[[], None]) -> None:
         begin_drain=begin_drain,
         stop=stop,
     )
-
-
-#: Coroutines started beside the server (retention, metrics); each gets the Daemon.
-extra_tasks: list[Callable[[Daemon], Any]] = []
 
 
 def run(cfg: Config) -> int:

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import hashlib
 import json
 import logging
 import os
@@ -35,7 +34,7 @@ import uuid
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, TypeVar
 
 import aiosqlite
 
@@ -57,25 +56,37 @@ from .errors import (
     StorageUnavailableError,
     ToolCallStateError,
 )
-from .export import ExportHeader, ImportedSession, canonical_json
+from .events import (
+    CLEAR_PAYLOAD,
+    EVENT_SCHEMA_VERSION,
+    call_names,
+    canonical_json,
+    decode_events,
+    encode_repair,
+    encode_usage,
+    fingerprint,
+    message_from_payload,
+    usage_from_payload,
+)
+from .export import ExportHeader, ImportedSession
 from .history import OpenCall, plan_repair, project
 from .model import (
-    EVENT_SCHEMA_VERSION,
-    INTERRUPTED_CONTENT,
+    AppendJob,
     AppendResult,
     ClearResult,
     DeleteResult,
     Event,
     EventResult,
     HistoryCursor,
+    ImportMode,
     InFlightCall,
     LoadResult,
     Message,
     ModelUsage,
+    PreparedMessage,
     Repair,
     SessionMeta,
     SessionSummary,
-    ToolCall,
     Usage,
     UsageDelta,
     UsageResult,
@@ -139,51 +150,7 @@ def _map_sqlite_errors(path: Path | None = None) -> Iterator[None]:
         ) from exc
 
 
-# ---------------------------------------------------------------- prepared requests
-
-
-@dataclass(frozen=True, slots=True)
-class PreparedMessage:
-    """A validated message ready to store: its event type and JSON payload."""
-
-    message: Message
-    event_type: str
-    payload: str
-
-
-@dataclass(frozen=True, slots=True)
-class AppendJob:
-    """A validated Append."""
-
-    session_id: str
-    messages: Sequence[PreparedMessage]
-    expected_last_position: int = 0
-    request_id: str = ""
-    fingerprint: str = ""
-    workdir: str = ""
-    run_id: str = ""
-    trace_id: str = ""
-
-
-def fingerprint(*parts: object) -> str:
-    """A stable hash of a request's content, to detect a reused request id."""
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def message_from_payload(position: int, event_type: str, trace_id: str, ts: str, payload: str) -> Message:
-    """Rebuild a :class:`Message` from a stored history event."""
-    data = json.loads(payload)
-    return Message(
-        role=data["role"],
-        content=data.get("content", ""),
-        tool_calls=tuple(ToolCall(c["id"], c.get("name", ""), c["arguments"]) for c in data.get("tool_calls", ())),
-        tool_call_id=data.get("tool_call_id", ""),
-        name=data.get("name", ""),
-        synthetic_reason=data.get("synthetic", "") if event_type == "repair" else "",
-        position=position,
-        created_at=ts,
-        trace_id=trace_id,
-    )
+# ---------------------------------------------------------------- counters
 
 
 @dataclass
@@ -952,18 +919,6 @@ class _RepairPlan:
     payloads: tuple[str, ...]
 
 
-def _synthetic_payload(call_id: str, name: str) -> str:
-    payload: dict[str, object] = {
-        "role": "tool",
-        "content": INTERRUPTED_CONTENT,
-        "tool_call_id": call_id,
-        "synthetic": "interrupted",
-    }
-    if name:
-        payload["name"] = name
-    return json.dumps(payload)
-
-
 async def _plan_payloads(calls: Sequence[OpenCall], assistant_payloads: Sequence[tuple[int, str]]) -> tuple[str, ...]:
     """The synthetic results' payloads, made on the loop in slices (yielding between them).
 
@@ -973,14 +928,11 @@ async def _plan_payloads(calls: Sequence[OpenCall], assistant_payloads: Sequence
     """
     names: dict[str, str] = {}
     for _position, text in assistant_payloads:
-        for call in json.loads(text).get("tool_calls", ()):
-            names[call["id"]] = call.get("name", "")
+        names.update(call_names(text))
         await asyncio.sleep(0)
     out: list[str] = []
     for i in range(0, len(calls), _PLAN_SLICE):
-        out.extend(
-            _synthetic_payload(c.tool_call_id, names.get(c.tool_call_id, "")) for c in calls[i : i + _PLAN_SLICE]
-        )
+        out.extend(encode_repair(c.tool_call_id, names.get(c.tool_call_id, "")) for c in calls[i : i + _PLAN_SLICE])
         await asyncio.sleep(0)
     return tuple(out)
 
@@ -1023,7 +975,7 @@ def _repair_in_tx(
     else:
         to_repair, in_flight = plan_repair(_open_calls_in_tx(conn, session_id), is_live)
         names = _call_names_in_tx(conn, session_id, {c.assistant_position for c in to_repair})
-        payloads = [_synthetic_payload(c.tool_call_id, names.get(c.tool_call_id, "")) for c in to_repair]
+        payloads = [encode_repair(c.tool_call_id, names.get(c.tool_call_id, "")) for c in to_repair]
     repairs: list[Repair] = []
     if to_repair:
         now = now_rfc3339()
@@ -1105,8 +1057,7 @@ def _call_names_in_tx(conn: sqlite3.Connection, session_id: str, positions: set[
             "SELECT payload FROM events WHERE session_id = ? AND position = ?", (session_id, pos)
         ).fetchone()
         if found:
-            for call in json.loads(found[0]).get("tool_calls", ()):
-                names[call["id"]] = call.get("name", "")
+            names.update(call_names(found[0]))
     return names
 
 
@@ -1183,17 +1134,7 @@ def _usage_in_tx(
             delta.currency if delta.cost_micros else "",
         ),
     )
-    payload = {
-        "model": delta.model,
-        "pricing_version": delta.pricing_version,
-        "input_tokens": delta.input_tokens,
-        "output_tokens": delta.output_tokens,
-        "cache_read_tokens": delta.cache_read_tokens,
-        "cache_write_tokens": delta.cache_write_tokens,
-        "cost_micros": delta.cost_micros,
-        "currency": delta.currency,
-    }
-    _insert_event_in_tx(conn, session_id, None, "usage", trace_id, now, json.dumps(payload))
+    _insert_event_in_tx(conn, session_id, None, "usage", trace_id, now, encode_usage(delta))
     usage_dict = {
         "input_tokens": new.input_tokens,
         "output_tokens": new.output_tokens,
@@ -1218,7 +1159,7 @@ def _clear_in_tx(
     if row is None:
         row = _ensure_session_in_tx(conn, session_id, workdir, now)
     position = row.last_position + 1
-    _insert_event_in_tx(conn, session_id, position, "clear", trace_id, now, "{}")
+    _insert_event_in_tx(conn, session_id, position, "clear", trace_id, now, CLEAR_PAYLOAD)
     conn.execute("DELETE FROM tool_calls WHERE session_id = ?", (session_id,))
     conn.execute(
         "UPDATE sessions SET last_position = ?, clear_position = ?, message_count = 0, updated_at = ?, "
@@ -1310,8 +1251,6 @@ def _checkpoint_on_own_connection(path: Path) -> bool:
 
 # ---------------------------------------------------------------- import (caller's transaction)
 
-ImportMode = Literal["refuse", "replace", "merge"]
-
 
 def _canonical_payload(text: str) -> str:
     return canonical_json(json.loads(text))
@@ -1394,15 +1333,20 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
             clear_position, message_count = position, 0
             calls.clear()
         elif event_type == "usage":
-            counts = [int(payload.get(k, 0)) for k in _USAGE_KEYS]
-            cur = str(payload.get("currency", "")) if counts[4] else ""
+            delta = usage_from_payload(payload)
+            counts = [
+                delta.input_tokens,
+                delta.output_tokens,
+                delta.cache_read_tokens,
+                delta.cache_write_tokens,
+                delta.cost_micros,
+            ]
+            cur = delta.currency if counts[4] else ""
             if cur and currency and cur != currency:
                 raise bad(f"usage is recorded in {currency} and {cur}")
             currency = currency or cur
             total = [a + b for a, b in zip(total, counts, strict=True)]
-            entry = by_model.setdefault(
-                (str(payload.get("model", "")), str(payload.get("pricing_version", ""))), [0, 0, 0, 0, 0, ""]
-            )
+            entry = by_model.setdefault((delta.model, delta.pricing_version), [0, 0, 0, 0, 0, ""])
             entry[:5] = [a + b for a, b in zip(entry[:5], counts, strict=True)]
             entry[5] = entry[5] or cur
         elif position is not None:
@@ -1452,9 +1396,6 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
         "cache_read_tokens, cache_write_tokens, cost_micros, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(session_id, model, version, *values) for (model, version), values in by_model.items()],
     )
-
-
-_USAGE_KEYS: Final = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros")
 
 
 # ---------------------------------------------------------------- the store
@@ -1820,7 +1761,7 @@ class Store:
             params = (session_id, after_event_id, limit)
         async with self._reader() as conn:
             rows = await conn.execute_fetchall(sql, params)
-        return [Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
+        return decode_events(rows)
 
     async def session_meta(self, session_id: str) -> SessionMeta:
         """Stored metadata of a session (``stored`` False if it has no row)."""
@@ -2049,7 +1990,7 @@ class Store:
                 )
             finally:
                 await conn.execute("COMMIT")
-        events = [Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
+        events = decode_events(rows)
         return ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, len(events)), events
 
     async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:

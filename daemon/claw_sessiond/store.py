@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import json
 import logging
 import os
 import queue
@@ -38,35 +37,28 @@ from typing import Any, Final, TypeVar
 
 import aiosqlite
 
-from . import queries, reads, schema
-from .bounds import MAX_POSITION
+from . import queries, reads, rules, schema
 from .config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from .erasure import PendingErasures
 from .errors import (
     CorruptDatabaseError,
-    InvalidRequestError,
-    PreconditionError,
     Reason,
-    SequenceConflictError,
     SessiondError,
     SessionNotFoundError,
     ShuttingDownError,
     StorageError,
     StorageFullError,
     StorageUnavailableError,
-    ToolCallStateError,
 )
 from .events import (
     CLEAR_PAYLOAD,
     EVENT_SCHEMA_VERSION,
     call_names,
-    canonical_json,
     decode_events,
     encode_repair,
     encode_usage,
     fingerprint,
     message_from_payload,
-    usage_from_payload,
 )
 from .export import ExportHeader, ImportedSession
 from .history import OpenCall, plan_repair, project
@@ -92,6 +84,7 @@ from .model import (
     UsageResult,
     now_rfc3339,
 )
+from .rules import StoredRequest
 
 __all__ = [
     "BACKUP_CHUNK_BYTES",
@@ -734,47 +727,30 @@ def _new_incarnation() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def _replay_in_tx(conn: sqlite3.Connection, session_id: str, request_id: str, kind: str, fp: str) -> Any | None:
-    """The stored result of an earlier request with this id, or None."""
+def _stored_request_in_tx(conn: sqlite3.Connection, session_id: str, request_id: str) -> StoredRequest | None:
+    """The record of an earlier request with this id on this session, or None (also for no id)."""
     if not request_id:
         return None
     found = conn.execute(
         "SELECT kind, fingerprint, result FROM requests WHERE session_id = ? AND request_id = ?",
         (session_id, request_id),
     ).fetchone()
-    if found is None:
-        return None
-    if found[0] != kind or found[1] != fp:
-        raise InvalidRequestError(
-            f"request id {request_id!r} was already used for a different {found[0]} request on this session; "
-            "use a new request id for new content",
-            reason=Reason.REQUEST_ID_REUSED,
-            request_id=request_id,
-        )
-    return json.loads(found[2])
+    return None if found is None else StoredRequest(found[0], found[1], found[2])
 
 
 def _remember_in_tx(
-    conn: sqlite3.Connection, session_id: str, request_id: str, kind: str, fp: str, result: Any
+    conn: sqlite3.Connection,
+    session_id: str,
+    request_id: str,
+    kind: str,
+    fp: str,
+    result: AppendResult | UsageResult | ClearResult | EventResult,
 ) -> None:
     if request_id:
         conn.execute(
             "INSERT INTO requests(session_id, request_id, kind, fingerprint, result, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (session_id, request_id, kind, fp, json.dumps(result), now_rfc3339()),
-        )
-
-
-def _check_expected(expected: int, actual: int) -> None:
-    if expected == 0:
-        return
-    want = 0 if expected == -1 else expected
-    if want != actual:
-        raise SequenceConflictError(
-            f"session changed: expected last position {want}, it is {actual}; reload and retry",
-            reason=Reason.SEQUENCE_CONFLICT,
-            expected=want,
-            actual=actual,
+            (session_id, request_id, kind, fp, rules.result_record(result), now_rfc3339()),
         )
 
 
@@ -795,14 +771,6 @@ def _insert_event_in_tx(
     return int(cur.lastrowid or 0)
 
 
-def _history_in_tx(conn: sqlite3.Connection, session_id: str, after: int) -> list[Message]:
-    rows = conn.execute(
-        _HISTORY_SQL,
-        (session_id, after),
-    ).fetchall()
-    return [message_from_payload(*r) for r in rows]
-
-
 def _open_calls_in_tx(conn: sqlite3.Connection, session_id: str) -> list[OpenCall]:
     rows = conn.execute(
         _OPEN_CALLS_SQL,
@@ -820,18 +788,6 @@ def _open_call_count_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
     )
 
 
-def _check_open_calls(open_calls: int, limit: int, session_id: str) -> None:
-    if open_calls > limit:
-        raise PreconditionError(
-            f"session {session_id!r} would have {open_calls} unanswered tool calls, more than the limit of "
-            f"{limit} (--max-open-tool-calls); append results for its open calls first, or Load it to repair "
-            "interrupted ones",
-            reason=Reason.TOO_MANY_OPEN_CALLS,
-            open_calls=open_calls,
-            limit=limit,
-        )
-
-
 def _append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int = 0) -> AppendResult:
     """Append ``job`` in the caller's transaction (``max_open_calls``: 0 for no limit).
 
@@ -839,12 +795,13 @@ def _append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int 
     append counts the session's open calls (after its own writes, so that the
     results it carries count too; a refusal rolls back its savepoint).
     """
-    replay = _replay_in_tx(conn, job.session_id, job.request_id, "append", job.fingerprint)
-    if replay is not None:
-        return AppendResult(replay["first"], replay["last"], replay["at"], replay["trace"], replayed=True)
+    stored = _stored_request_in_tx(conn, job.session_id, job.request_id)
+    record = rules.replay_record(job.request_id, "append", job.fingerprint, stored)
+    if record is not None:
+        return rules.append_from_record(record)
     now = now_rfc3339()
     row = _session_in_tx(conn, job.session_id)
-    _check_expected(job.expected_last_position, row.last_position if row else 0)
+    rules.check_expected(job.expected_last_position, row.last_position if row else 0)
     if row is None:
         row = _ensure_session_in_tx(conn, job.session_id, job.workdir, now)
     position = row.last_position
@@ -857,21 +814,7 @@ def _append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int 
                 "SELECT result_position FROM tool_calls WHERE session_id = ? AND call_id = ?",
                 (job.session_id, msg.tool_call_id),
             ).fetchone()
-            if found is None:
-                raise ToolCallStateError(
-                    f"tool result for unknown tool call {msg.tool_call_id!r}: no assistant message in the visible "
-                    "history made that call",
-                    reason=Reason.UNKNOWN_TOOL_CALL,
-                    tool_call_id=msg.tool_call_id,
-                )
-            if found[0] is not None:
-                raise ToolCallStateError(
-                    f"tool call {msg.tool_call_id!r} already has a result (position {found[0]}); if that result is "
-                    "a synthetic 'interrupted' one, the call was repaired after its run ended",
-                    reason=Reason.TOOL_CALL_ALREADY_ANSWERED,
-                    tool_call_id=msg.tool_call_id,
-                    result_position=found[0],
-                )
+            rules.admit_tool_result(msg.tool_call_id, found is not None, found[0] if found is not None else None)
             conn.execute(
                 "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
                 (position, job.session_id, msg.tool_call_id),
@@ -882,29 +825,17 @@ def _append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int 
                 "VALUES (?, ?, ?, ?, ?)",
                 (job.session_id, call.id, position, index, job.run_id),
             )
-            if cur.rowcount == 0:
-                raise InvalidRequestError(
-                    f"duplicate tool call id {call.id!r}: the session's visible history already has a call with it",
-                    reason=Reason.DUPLICATE_TOOL_CALL_ID,
-                    tool_call_id=call.id,
-                )
+            rules.check_call_inserted(call.id, cur.rowcount != 0)
         _insert_event_in_tx(conn, job.session_id, position, prepared.event_type, job.trace_id, now, prepared.payload)
-    if max_open_calls and any(p.message.tool_calls for p in job.messages):
-        _check_open_calls(_open_call_count_in_tx(conn, job.session_id), max_open_calls, job.session_id)
+    if max_open_calls and rules.makes_calls(job.messages):
+        rules.check_open_calls(_open_call_count_in_tx(conn, job.session_id), max_open_calls, job.session_id)
     conn.execute(
         "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ?, "
         "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
         (position, len(job.messages), now, job.workdir, job.workdir, job.session_id),
     )
     result = AppendResult(first, position, now, job.trace_id)
-    _remember_in_tx(
-        conn,
-        job.session_id,
-        job.request_id,
-        "append",
-        job.fingerprint,
-        {"first": first, "last": position, "at": now, "trace": job.trace_id},
-    )
+    _remember_in_tx(conn, job.session_id, job.request_id, "append", job.fingerprint, result)
     return result
 
 
@@ -1070,32 +1001,12 @@ def _usage_in_tx(
     workdir: str,
     trace_id: str,
 ) -> UsageResult:
-    replay = _replay_in_tx(conn, session_id, request_id, "usage", fp)
-    if replay is not None:
-        return UsageResult(Usage(**replay["usage"]), replay["trace"], replayed=True)
+    record = rules.replay_record(request_id, "usage", fp, _stored_request_in_tx(conn, session_id, request_id))
+    if record is not None:
+        return rules.usage_from_record(record)
     now = now_rfc3339()
     row = _ensure_session_in_tx(conn, session_id, workdir, now)
-    old = row.usage
-    if delta.cost_micros and old.currency and delta.currency != old.currency:
-        raise PreconditionError(
-            f"session costs are recorded in {old.currency}; got cost in {delta.currency!r}",
-            reason=Reason.CURRENCY_MISMATCH,
-            currency=old.currency,
-        )
-    new = Usage(
-        old.input_tokens + delta.input_tokens,
-        old.output_tokens + delta.output_tokens,
-        old.cache_read_tokens + delta.cache_read_tokens,
-        old.cache_write_tokens + delta.cache_write_tokens,
-        old.cost_micros + delta.cost_micros,
-        old.currency or (delta.currency if delta.cost_micros else ""),
-    )
-    if max(new.input_tokens, new.output_tokens, new.cache_read_tokens, new.cache_write_tokens, new.cost_micros) > (
-        _MAX_INT64
-    ):
-        raise InvalidRequestError(
-            "usage totals would overflow a 64-bit integer", reason=Reason.INVALID_USAGE, session_id=session_id
-        )
+    new = rules.add_usage(row.usage, delta, session_id)
     conn.execute(
         "UPDATE sessions SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, "
         "cost_micros = ?, currency = ?, updated_at = ?, workdir = CASE WHEN ? != '' THEN ? ELSE workdir END "
@@ -1131,31 +1042,24 @@ def _usage_in_tx(
             delta.cache_read_tokens,
             delta.cache_write_tokens,
             delta.cost_micros,
-            delta.currency if delta.cost_micros else "",
+            rules.charged_currency(delta),
         ),
     )
     _insert_event_in_tx(conn, session_id, None, "usage", trace_id, now, encode_usage(delta))
-    usage_dict = {
-        "input_tokens": new.input_tokens,
-        "output_tokens": new.output_tokens,
-        "cache_read_tokens": new.cache_read_tokens,
-        "cache_write_tokens": new.cache_write_tokens,
-        "cost_micros": new.cost_micros,
-        "currency": new.currency,
-    }
-    _remember_in_tx(conn, session_id, request_id, "usage", fp, {"usage": usage_dict, "trace": trace_id})
-    return UsageResult(new, trace_id)
+    result = UsageResult(new, trace_id)
+    _remember_in_tx(conn, session_id, request_id, "usage", fp, result)
+    return result
 
 
 def _clear_in_tx(
     conn: sqlite3.Connection, session_id: str, request_id: str, fp: str, expected: int, workdir: str, trace_id: str
 ) -> ClearResult:
-    replay = _replay_in_tx(conn, session_id, request_id, "clear", fp)
-    if replay is not None:
-        return ClearResult(replay["position"], replay["trace"], replayed=True)
+    record = rules.replay_record(request_id, "clear", fp, _stored_request_in_tx(conn, session_id, request_id))
+    if record is not None:
+        return rules.clear_from_record(record)
     now = now_rfc3339()
     row = _session_in_tx(conn, session_id)
-    _check_expected(expected, row.last_position if row else 0)
+    rules.check_expected(expected, row.last_position if row else 0)
     if row is None:
         row = _ensure_session_in_tx(conn, session_id, workdir, now)
     position = row.last_position + 1
@@ -1166,22 +1070,24 @@ def _clear_in_tx(
         "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
         (position, position, now, workdir, workdir, session_id),
     )
-    _remember_in_tx(conn, session_id, request_id, "clear", fp, {"position": position, "trace": trace_id})
-    return ClearResult(position, trace_id)
+    result = ClearResult(position, trace_id)
+    _remember_in_tx(conn, session_id, request_id, "clear", fp, result)
+    return result
 
 
 def _record_event_in_tx(
     conn: sqlite3.Connection, session_id: str, event_type: str, payload: str, request_id: str, fp: str, trace_id: str
 ) -> EventResult:
-    replay = _replay_in_tx(conn, session_id, request_id, "event", fp)
-    if replay is not None:
-        return EventResult(replay["event_id"], replay["trace"], replayed=True)
+    record = rules.replay_record(request_id, "event", fp, _stored_request_in_tx(conn, session_id, request_id))
+    if record is not None:
+        return rules.event_from_record(record)
     now = now_rfc3339()
     _ensure_session_in_tx(conn, session_id, "", now)
     event_id = _insert_event_in_tx(conn, session_id, None, event_type, trace_id, now, payload)
     conn.execute("UPDATE sessions SET updated_at = ? WHERE session_id = ?", (now, session_id))
-    _remember_in_tx(conn, session_id, request_id, "event", fp, {"event_id": event_id, "trace": trace_id})
-    return EventResult(event_id, trace_id)
+    result = EventResult(event_id, trace_id)
+    _remember_in_tx(conn, session_id, request_id, "event", fp, result)
+    return result
 
 
 _SESSION_TABLES: Final = ("events", "tool_calls", "requests", "usage_by_model", "sessions")
@@ -1252,10 +1158,6 @@ def _checkpoint_on_own_connection(path: Path) -> bool:
 # ---------------------------------------------------------------- import (caller's transaction)
 
 
-def _canonical_payload(text: str) -> str:
-    return canonical_json(json.loads(text))
-
-
 def _import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: ImportMode, max_open_calls: int = 0) -> int:
     """Write an imported session's events and rebuild its derived rows; returns events written."""
     header = session.header
@@ -1264,23 +1166,16 @@ def _import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: Impo
     events = list(session.events)
     created_at, updated_at, workdir = header.created_at, header.updated_at, header.workdir
     offset = 0
+    rules.check_import_mode(sid, row is not None, mode)
     if row is not None:
-        if mode == "refuse":
-            raise PreconditionError(
-                f"session {sid!r} already exists; import with mode replace (erase it first) or merge",
-                reason=Reason.SESSION_EXISTS,
-                session_id=sid,
-            )
         if mode == "replace":
             _delete_in_tx(conn, sid)
         else:  # merge: skip events already stored (same type, time, trace and payload), append the rest
             stored = {
-                (r[0], r[1], r[2], _canonical_payload(r[3]))
+                rules.stored_event_key(*r)
                 for r in conn.execute("SELECT type, ts, trace_id, payload FROM events WHERE session_id = ?", (sid,))
             }
-            events = [e for e in events if (e.type, e.ts, e.trace_id, e.payload) not in stored]
-            offset = row.last_position - min((e.position for e in events if e.position is not None), default=1) + 1
-            offset = max(offset, 0)
+            events, offset = rules.merge_events(stored, events, row.last_position)
             created_at, workdir = row.created_at, row.workdir or workdir
             updated_at = max(row.updated_at, updated_at)
     for e in events:
@@ -1292,81 +1187,22 @@ def _import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: Impo
         )
     _rebuild_in_tx(conn, sid, workdir, created_at, updated_at)
     if max_open_calls:
-        open_calls = _open_call_count_in_tx(conn, sid)
-        if open_calls > max_open_calls:
-            # Refused rather than stored: its repair would hold the writer beyond the bound.
-            raise InvalidRequestError(
-                f"the imported session {sid!r} has {open_calls} unanswered tool calls, more than the limit of "
-                f"{max_open_calls} (--max-open-tool-calls); nothing was imported",
-                reason=Reason.INVALID_IMPORT,
-                open_calls=open_calls,
-                limit=max_open_calls,
-            )
+        # Refused rather than stored: its repair would hold the writer beyond the bound.
+        rules.check_imported_open_calls(_open_call_count_in_tx(conn, sid), max_open_calls, sid)
     return len(events)
 
 
 def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, created_at: str, updated_at: str) -> None:
-    """Recompute a session's row, tool-call index and usage tables from its events.
+    """Recompute a session's row, tool-call index and usage tables from its events (``rules.fold_events``).
 
     Raises:
         InvalidRequestError: reason INVALID_IMPORT, if the events are not a consistent history.
     """
-
-    def bad(why: str) -> InvalidRequestError:
-        return InvalidRequestError(
-            f"import of {session_id!r}: {why}", reason=Reason.INVALID_IMPORT, session_id=session_id
-        )
-
     rows = conn.execute(
         "SELECT position, type, payload FROM events WHERE session_id = ? ORDER BY event_id", (session_id,)
     ).fetchall()
-    last_position = clear_position = message_count = 0
-    calls: dict[str, list[Any]] = {}  # call_id -> [assistant_position, call_index, result_position]
-    total = [0, 0, 0, 0, 0]
-    currency = ""
-    by_model: dict[tuple[str, str], list[Any]] = {}
-    for position, event_type, text in rows:
-        payload = json.loads(text)
-        if position is not None:
-            last_position = max(last_position, position)
-        if event_type == "clear":
-            clear_position, message_count = position, 0
-            calls.clear()
-        elif event_type == "usage":
-            delta = usage_from_payload(payload)
-            counts = [
-                delta.input_tokens,
-                delta.output_tokens,
-                delta.cache_read_tokens,
-                delta.cache_write_tokens,
-                delta.cost_micros,
-            ]
-            cur = delta.currency if counts[4] else ""
-            if cur and currency and cur != currency:
-                raise bad(f"usage is recorded in {currency} and {cur}")
-            currency = currency or cur
-            total = [a + b for a, b in zip(total, counts, strict=True)]
-            entry = by_model.setdefault((delta.model, delta.pricing_version), [0, 0, 0, 0, 0, ""])
-            entry[:5] = [a + b for a, b in zip(entry[:5], counts, strict=True)]
-            entry[5] = entry[5] or cur
-        elif position is not None:
-            message_count += 1
-            for index, call in enumerate(payload.get("tool_calls", ())):
-                if call["id"] in calls:
-                    raise bad(f"duplicate tool call id {call['id']!r} in the visible history")
-                calls[call["id"]] = [position, index, None]
-            call_id = payload.get("tool_call_id", "")
-            if call_id:
-                found = calls.get(call_id)
-                if found is None:
-                    raise bad(f"tool result at position {position} answers unknown tool call {call_id!r}")
-                if found[2] is not None:
-                    raise bad(f"tool call {call_id!r} has two results")
-                found[2] = position
-    if max(total) > _MAX_INT64:
-        raise bad("usage totals overflow a 64-bit integer")
-    if last_position > MAX_POSITION:  # a merge adds the stored history's length to the imported positions
-        raise bad(f"positions would reach {last_position}, above the highest allowed ({MAX_POSITION})")
+    fold = rules.fold_events(session_id, rows)
+    u = fold.usage
     # A merge keeps the session's incarnation (its watchers follow on); a new or replaced session gets a new one.
     kept = conn.execute("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
     for table in ("tool_calls", "usage_by_model", "sessions"):
@@ -1378,24 +1214,30 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
             workdir,
             created_at,
             updated_at,
-            last_position,
-            clear_position,
-            message_count,
-            *total,
-            currency,
+            fold.last_position,
+            fold.clear_position,
+            fold.message_count,
+            *_usage_values(u),
             kept[0] if kept else _new_incarnation(),
         ),
     )
     conn.executemany(
         "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position) "
         "VALUES (?, ?, ?, ?, ?)",
-        [(session_id, call_id, *values) for call_id, values in calls.items()],
+        [
+            (session_id, call_id, c.assistant_position, c.call_index, c.result_position)
+            for call_id, c in fold.calls.items()
+        ],
     )
     conn.executemany(
         "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "
         "cache_read_tokens, cache_write_tokens, cost_micros, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(session_id, model, version, *values) for (model, version), values in by_model.items()],
+        [(session_id, model, version, *_usage_values(v)) for (model, version), v in fold.by_model.items()],
     )
+
+
+def _usage_values(u: Usage) -> tuple[int, int, int, int, int, str]:
+    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
 
 
 # ---------------------------------------------------------------- the store

@@ -38,6 +38,7 @@ from typing import Any, Final, TypeVar
 import aiosqlite
 
 from . import queries, reads, rules, schema
+from . import repair as repairing
 from .config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from .erasure import PendingErasures
 from .errors import (
@@ -55,13 +56,12 @@ from .events import (
     EVENT_SCHEMA_VERSION,
     call_names,
     decode_events,
-    encode_repair,
     encode_usage,
     fingerprint,
     message_from_payload,
 )
 from .export import ExportHeader, ImportedSession
-from .history import OpenCall, plan_repair, project
+from .history import OpenCall, project
 from .model import (
     AppendJob,
     AppendResult,
@@ -71,7 +71,6 @@ from .model import (
     EventResult,
     HistoryCursor,
     ImportMode,
-    InFlightCall,
     LoadResult,
     Message,
     ModelUsage,
@@ -84,6 +83,7 @@ from .model import (
     UsageResult,
     now_rfc3339,
 )
+from .repair import RepairPlan
 from .rules import StoredRequest
 
 __all__ = [
@@ -114,13 +114,6 @@ _ERASURE_RETRY_S: Final = 0.01
 #: Read connections kept for bulk reads (ListSessions scans, Export pages, pages of large
 #: Loads), so that short reads never queue behind them (see ``reads.py``).
 _BULK_READERS: Final = 1
-#: A repair of more open calls than this is written in chunks of this many, one writer job
-#: each (measured: ~10-40 µs a call, so a chunk holds the writer for a few ms).
-REPAIR_CHUNK: Final = 128
-#: Open calls planned (or synthetic payloads made) on the loop before it yields.
-_PLAN_SLICE: Final = 128
-#: After each chunk of a large repair, pause this many times the time the chunk took.
-REPAIR_PAUSE_RATIO: Final = 1.0
 
 
 # ---------------------------------------------------------------- errors
@@ -839,42 +832,13 @@ def _append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int 
     return result
 
 
-@dataclass(frozen=True, slots=True)
-class _RepairPlan:
-    """Synthetic results planned off the writer thread from a read of the session at ``last_position``."""
-
-    created_at: str
-    clear_position: int
-    last_position: int
-    calls: tuple[OpenCall, ...]
-    payloads: tuple[str, ...]
-
-
-async def _plan_payloads(calls: Sequence[OpenCall], assistant_payloads: Sequence[tuple[int, str]]) -> tuple[str, ...]:
-    """The synthetic results' payloads, made on the loop in slices (yielding between them).
-
-    Not in a worker thread: a thread computing holds the GIL in 5 ms turns,
-    and every other request's hand-offs between the loop and the SQLite
-    threads then wait behind it (measured: an ordinary Load took 33 ms).
-    """
-    names: dict[str, str] = {}
-    for _position, text in assistant_payloads:
-        names.update(call_names(text))
-        await asyncio.sleep(0)
-    out: list[str] = []
-    for i in range(0, len(calls), _PLAN_SLICE):
-        out.extend(encode_repair(c.tool_call_id, names.get(c.tool_call_id, "")) for c in calls[i : i + _PLAN_SLICE])
-        await asyncio.sleep(0)
-    return tuple(out)
-
-
 def _repair_in_tx(
     conn: sqlite3.Connection,
     session_id: str,
     workdir: str,
     trace_id: str,
     is_live: Callable[[str], bool],
-    plan: _RepairPlan | None = None,
+    plan: RepairPlan | None = None,
 ) -> LoadResult:
     """Repair interrupted calls in the caller's write transaction; the history is then read by pages.
 
@@ -889,28 +853,21 @@ def _repair_in_tx(
     row = _session_in_tx(conn, session_id)
     if row is None:
         return LoadResult(_meta(None, session_id, workdir), [])
-    unchanged = plan is not None and (row.created_at, row.clear_position, row.last_position) == (
-        plan.created_at,
-        plan.clear_position,
-        plan.last_position,
-    )
-    if plan is not None and unchanged:
+    if plan is not None and plan.unchanged(row.created_at, row.clear_position, row.last_position):
         to_repair = list(plan.calls)
         payloads: Sequence[str] = plan.payloads
         # Only calls appended by a run can be in flight: no need to read the open calls being repaired.
         owned = conn.execute(_OPEN_CALLS_SQL + " AND run_id != ''", (session_id,)).fetchall()
-        in_flight = sorted(
-            (c for c in (OpenCall(*r) for r in owned) if is_live(c.run_id)),
-            key=lambda c: (c.assistant_position, c.call_index),
-        )
+        in_flight = repairing.in_flight_calls((OpenCall(*r) for r in owned), is_live)
     else:
-        to_repair, in_flight = plan_repair(_open_calls_in_tx(conn, session_id), is_live)
-        names = _call_names_in_tx(conn, session_id, {c.assistant_position for c in to_repair})
-        payloads = [encode_repair(c.tool_call_id, names.get(c.tool_call_id, "")) for c in to_repair]
+        to_repair, in_flight = repairing.plan_repair(_open_calls_in_tx(conn, session_id), is_live)
+        names = _call_names_in_tx(conn, session_id, set(repairing.assistant_positions(to_repair)))
+        payloads = repairing.synthetic_payloads(to_repair, names)
     repairs: list[Repair] = []
     if to_repair:
         now = now_rfc3339()
-        first = row.last_position + 1
+        repairs = repairing.place(to_repair, row.last_position)
+        first = repairs[0].position
         conn.executemany(
             "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
             "VALUES (?, ?, 'repair', ?, ?, ?, ?)",
@@ -921,10 +878,9 @@ def _repair_in_tx(
         )
         conn.executemany(
             "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
-            ((first + i, session_id, c.tool_call_id) for i, c in enumerate(to_repair)),
+            ((r.position, session_id, r.tool_call_id) for r in repairs),
         )
-        repairs = [Repair(c.tool_call_id, c.assistant_position, first + i) for i, c in enumerate(to_repair)]
-        position = first + len(repairs) - 1
+        position = repairs[-1].position
         conn.execute(
             "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ?, "
             "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
@@ -932,15 +888,14 @@ def _repair_in_tx(
         )
         row = _session_in_tx(conn, session_id)
         assert row is not None
-    flights = [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id) for c in in_flight]
     cursor = HistoryCursor(
         session_id, row.created_at, row.clear_position, row.last_position, tuple(c.tool_call_id for c in in_flight)
     )
-    return LoadResult(_meta(row, session_id, workdir), [], repairs, flights, cursor)
+    return LoadResult(_meta(row, session_id, workdir), [], repairs, repairing.flights(in_flight), cursor)
 
 
 def _repair_chunk_in_tx(
-    conn: sqlite3.Connection, session_id: str, trace_id: str, chunk: _RepairPlan
+    conn: sqlite3.Connection, session_id: str, trace_id: str, chunk: RepairPlan
 ) -> tuple[list[Repair], int] | None:
     """Write one chunk of a large repair (not the last); returns its repairs and the new last position.
 
@@ -949,7 +904,7 @@ def _repair_chunk_in_tx(
     since planning: the caller then plans again in its final transaction.
     """
     row = _session_in_tx(conn, session_id)
-    if row is None or (row.created_at, row.clear_position) != (chunk.created_at, chunk.clear_position):
+    if row is None or not chunk.same_history(row.created_at, row.clear_position):
         return None
     still_open = {
         r[0]
@@ -963,22 +918,25 @@ def _repair_chunk_in_tx(
     if not todo:
         return [], row.last_position
     now = now_rfc3339()
-    first = row.last_position + 1
+    repairs = repairing.place([c for c, _p in todo], row.last_position)
     conn.executemany(
         "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
         "VALUES (?, ?, 'repair', ?, ?, ?, ?)",
-        ((session_id, first + i, trace_id, now, EVENT_SCHEMA_VERSION, p) for i, (_c, p) in enumerate(todo)),
+        (
+            (session_id, r.position, trace_id, now, EVENT_SCHEMA_VERSION, p)
+            for r, (_c, p) in zip(repairs, todo, strict=True)
+        ),
     )
     conn.executemany(
         "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
-        ((first + i, session_id, c.tool_call_id) for i, (c, _p) in enumerate(todo)),
+        ((r.position, session_id, r.tool_call_id) for r in repairs),
     )
-    last = first + len(todo) - 1
+    last = repairs[-1].position
     conn.execute(
         "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ? WHERE session_id = ?",
-        (last, len(todo), now, session_id),
+        (last, len(repairs), now, session_id),
     )
-    return [Repair(c.tool_call_id, c.assistant_position, first + i) for i, (c, _p) in enumerate(todo)], last
+    return repairs, last
 
 
 def _call_names_in_tx(conn: sqlite3.Connection, session_id: str, positions: set[int]) -> dict[str, str]:
@@ -1427,7 +1385,7 @@ class Store:
 
         Interrupted calls (open, not owned by a live run) are planned here and
         written by the writer: in one transaction, or, for more than
-        :data:`REPAIR_CHUNK` calls, in paced chunks whose last one is written in
+        :data:`~claw_sessiond.repair.REPAIR_CHUNK` calls, in paced chunks whose last one is written in
         the transaction that bounds what this Load returns (see below). A history that fits one
         page (``reads.PAGE_BYTES``) comes back in ``messages``; a larger one
         (or one just repaired) comes back as a ``cursor`` for
@@ -1448,13 +1406,13 @@ class Store:
                 )
                 # Up to --max-open-tool-calls rows: built in slices, yielding between them.
                 calls: list[OpenCall] = []
-                for i in range(0, len(rows), _PLAN_SLICE):
+                for i in range(0, len(rows), repairing.PLAN_SLICE):
                     if i:
                         await asyncio.sleep(0)
-                    calls.extend(OpenCall(*r) for r in rows[i : i + _PLAN_SLICE])
-                to_repair, in_flight = plan_repair(calls, is_live)
+                    calls.extend(OpenCall(*r) for r in rows[i : i + repairing.PLAN_SLICE])
+                to_repair, in_flight = repairing.plan_repair(calls, is_live)
                 if not to_repair or not repair:
-                    flights = [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id) for c in in_flight]
+                    flights = repairing.flights(in_flight)
                     page = await reads.first_history_page(
                         conn, session_id, row.clear_position, row.last_position, message_from_payload
                     )
@@ -1468,11 +1426,10 @@ class Store:
                         tuple(c.tool_call_id for c in in_flight),
                     )
                     return LoadResult(_meta(row, session_id, workdir), [], [], flights, cursor)
-                positions = sorted({c.assistant_position for c in to_repair})
-                assistants = await reads.rows_at_positions(conn, session_id, positions)
+                assistants = await reads.rows_at_positions(conn, session_id, repairing.assistant_positions(to_repair))
             finally:
                 await conn.execute("COMMIT")
-        payloads = await _plan_payloads(to_repair, assistants)
+        payloads = await repairing.plan_payloads(to_repair, assistants)
         # A large repair is written in chunks of REPAIR_CHUNK calls, one writer job each,
         # so that other requests' transactions run between them (the writer is never
         # held for more than one chunk). The last chunk is written by ``_repair_in_tx``
@@ -1482,16 +1439,16 @@ class Store:
         # call order) and the next Load repairs the rest.
         earlier: list[Repair] = []
         start, last = 0, row.last_position
-        plan: _RepairPlan | None = None
-        while len(to_repair) - start > REPAIR_CHUNK:
-            chunk = _RepairPlan(
+        plan: RepairPlan | None = None
+        while len(to_repair) - start > repairing.REPAIR_CHUNK:
+            chunk = RepairPlan(
                 row.created_at,
                 row.clear_position,
                 last,
-                tuple(to_repair[start : start + REPAIR_CHUNK]),
-                payloads[start : start + REPAIR_CHUNK],
+                tuple(to_repair[start : start + repairing.REPAIR_CHUNK]),
+                payloads[start : start + repairing.REPAIR_CHUNK],
             )
-            start += REPAIR_CHUNK
+            start += repairing.REPAIR_CHUNK
             began = time.perf_counter()
             done = await self._writer.submit(
                 functools.partial(_repair_chunk_in_tx, session_id=session_id, trace_id=trace_id, chunk=chunk),
@@ -1503,9 +1460,9 @@ class Store:
             last = done[1]
             # Paced like an export: pause as long as the chunk took, so that a large repair
             # takes at most about half of the writer's (and the machine's) time.
-            await asyncio.sleep((time.perf_counter() - began) * REPAIR_PAUSE_RATIO)
+            await asyncio.sleep((time.perf_counter() - began) * repairing.REPAIR_PAUSE_RATIO)
         else:
-            plan = _RepairPlan(row.created_at, row.clear_position, last, tuple(to_repair[start:]), payloads[start:])
+            plan = RepairPlan(row.created_at, row.clear_position, last, tuple(to_repair[start:]), payloads[start:])
         result = await self._writer.submit(
             lambda c: _repair_in_tx(c, session_id, workdir, trace_id, is_live, plan), session_id
         )

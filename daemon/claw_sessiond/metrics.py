@@ -43,7 +43,7 @@ from prometheus_client.registry import Collector
 
 from .config import parse_host_port
 from .limits import Throttle
-from .store import Store
+from .storage.sqlite import SQLiteStorage as Store
 
 __all__ = [
     "BACKLOG",

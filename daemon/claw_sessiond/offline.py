@@ -38,10 +38,10 @@ from claw_sessiond_client import (
 )
 from claw_sessiond_client.paths import claw_dir
 
-from . import export, reads
+from . import events, export
 from .cli import report_error
 from .errors import SessiondError as DomainError
-from .store import Store
+from .storage.sqlite import SQLiteStorage as Store
 from .termsafe import visible
 from .validate import check_list_sessions
 
@@ -186,7 +186,7 @@ class OfflineClient:
                             rows = self._run(pages.__anext__())
                         except StopAsyncIteration:
                             break
-                        for event in reads.decode_events(rows):
+                        for event in events.decode_events(rows):
                             ordinal += 1
                             yield export.event_line(ordinal, sid, event)
                 finally:

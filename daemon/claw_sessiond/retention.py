@@ -28,7 +28,7 @@ from typing import Final
 
 from .clock import SteadyClock
 from .errors import StorageError
-from .store import Store
+from .storage.sqlite import SQLiteStorage as Store
 
 __all__ = ["run", "sweep"]
 

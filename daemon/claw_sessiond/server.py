@@ -50,9 +50,9 @@ from . import metrics as metrics_http
 from .config import Config
 from .errors import SessiondError, StorageError
 from .metrics import Metrics
-from .owners import Owners
 from .service import SessionService, add_to_server
-from .store import Store
+from .storage.sqlite import SQLiteStorage as Store
+from .storage.sqlite.runs import Owners
 from .watch import WatchHub
 
 __all__ = ["SERVICE_NAME", "Daemon", "LockHeldError", "StartupError", "acquire_lock", "run"]

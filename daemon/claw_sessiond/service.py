@@ -34,7 +34,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.errors import ERROR_DOMAIN
 
-from . import __version__, export, queries, reads
+from . import __version__, events, export, queries
 from .bounds import MAX_ERROR_MESSAGE_CHARS
 from .config import Config
 from .errors import (
@@ -52,10 +52,11 @@ from .errors import (
     WatchLaggedError,
 )
 from .ids import check_request_id, check_session_id
-from .model import Message, SessionMeta, ToolCall, Usage, UsageDelta
-from .owners import Owners
+from .model import ImportMode, Message, SessionMeta, ToolCall, Usage, UsageDelta
 from .sharing import SharedReads
-from .store import BACKUP_CHUNK_BYTES, ImportMode, Store
+from .storage.sqlite import SQLiteStorage as Store
+from .storage.sqlite.runs import Owners
+from .storage.sqlite.store import BACKUP_CHUNK_BYTES
 from .validate import (
     check_attach,
     check_list_sessions,
@@ -327,7 +328,7 @@ async def _one_page(messages: list[Message]) -> AsyncGenerator[list[Message], No
 
 def _export_line(session_id: str, ordinal: int, row: Any) -> str:
     """Encode one export row as its line (``ordinal``: its 1-based index in the session)."""
-    return export.event_line(ordinal, session_id, reads.decode_events([row])[0])
+    return export.event_line(ordinal, session_id, events.decode_events([row])[0])
 
 
 # ---------------------------------------------------------------- the servicer

@@ -40,8 +40,8 @@ from typing import Any, Final
 
 import aiosqlite
 
-from .errors import Reason, SequenceConflictError
-from .model import Event, HistoryCursor, Message, SessionSummary
+from ...errors import Reason, SequenceConflictError
+from ...model import Event, HistoryCursor, Message, SessionSummary
 
 __all__ = [
     "PAGE_BYTES",

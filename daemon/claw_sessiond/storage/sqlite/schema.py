@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from .errors import CorruptDatabaseError, Reason
-from .model import now_rfc3339
+from ...errors import CorruptDatabaseError, Reason
+from ...model import now_rfc3339
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "pending"]
 

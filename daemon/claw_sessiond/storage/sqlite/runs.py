@@ -34,7 +34,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
-from .errors import PreconditionError, Reason
+from ...errors import PreconditionError, Reason
 
 __all__ = ["Owners", "Run"]
 

@@ -37,11 +37,11 @@ from typing import Any, Final, TypeVar
 
 import aiosqlite
 
-from . import queries, reads, rules, schema
-from . import repair as repairing
-from .config import DEFAULT_MAX_OPEN_TOOL_CALLS
-from .erasure import PendingErasures
-from .errors import (
+from ... import repair as repairing
+from ... import rules
+from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
+from ...erasure import PendingErasures
+from ...errors import (
     CorruptDatabaseError,
     Reason,
     SessiondError,
@@ -51,7 +51,7 @@ from .errors import (
     StorageFullError,
     StorageUnavailableError,
 )
-from .events import (
+from ...events import (
     CLEAR_PAYLOAD,
     EVENT_SCHEMA_VERSION,
     call_names,
@@ -60,9 +60,9 @@ from .events import (
     fingerprint,
     message_from_payload,
 )
-from .export import ExportHeader, ImportedSession
-from .history import OpenCall, project
-from .model import (
+from ...export import ExportHeader, ImportedSession
+from ...history import OpenCall, project
+from ...model import (
     AppendJob,
     AppendResult,
     ClearResult,
@@ -83,8 +83,10 @@ from .model import (
     UsageResult,
     now_rfc3339,
 )
-from .repair import RepairPlan
-from .rules import StoredRequest
+from ...queries import SearchFilter, SearchRow, UsageRow
+from ...repair import RepairPlan
+from ...rules import StoredRequest
+from . import queries, reads, schema
 
 __all__ = [
     "BACKUP_CHUNK_BYTES",
@@ -92,7 +94,7 @@ __all__ = [
     "CopyFigures",
     "ImportMode",
     "PreparedMessage",
-    "Store",
+    "SQLiteStorage",
     "StoreCounters",
     "check_copy",
     "check_database_file",
@@ -620,7 +622,7 @@ class _Writer:
 
 
 class _NoWriter(_Writer):
-    """The writer of a read-only :class:`Store` (the daemon is down): it refuses every write."""
+    """The writer of a read-only :class:`SQLiteStorage` (the daemon is down): it refuses every write."""
 
     def __init__(self) -> None:  # no connection, no thread
         self.on_commit = None
@@ -1201,7 +1203,7 @@ def _usage_values(u: Usage) -> tuple[int, int, int, int, int, str]:
 # ---------------------------------------------------------------- the store
 
 
-class Store:
+class SQLiteStorage:
     """Sessions in one SQLite database. All methods are coroutines on the daemon's loop.
 
     Use :meth:`open` to create one; :meth:`close` checkpoints the WAL.
@@ -1231,7 +1233,7 @@ class Store:
     # -- life cycle
 
     @classmethod
-    async def open(cls, path: Path, *, busy_timeout_ms: int = 5000, max_group_commit: int = 512) -> Store:
+    async def open(cls, path: Path, *, busy_timeout_ms: int = 5000, max_group_commit: int = 512) -> SQLiteStorage:
         """Check, open and migrate the database at ``path``.
 
         Raises:
@@ -1290,8 +1292,8 @@ class Store:
         return store
 
     @classmethod
-    async def open_read_only(cls, path: Path, *, busy_timeout_ms: int = 5000) -> Store:
-        """A Store that only reads ``path`` (``mode=ro`` connections; every write is refused).
+    async def open_read_only(cls, path: Path, *, busy_timeout_ms: int = 5000) -> SQLiteStorage:
+        """A SQLiteStorage that only reads ``path`` (``mode=ro`` connections; every write is refused).
 
         For inspection with the daemon down: the caller holds the workspace
         lock, so no daemon (no writer) can start meanwhile. Nothing is
@@ -1631,7 +1633,7 @@ class Store:
     async def record_event(
         self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str
     ) -> EventResult:
-        """Store an audit event (permission denial, error)."""
+        """SQLiteStorage an audit event (permission denial, error)."""
         fp = fingerprint("event", session_id, event_type, payload)
         self._touch(session_id)
         return await self._writer.submit(
@@ -1851,9 +1853,7 @@ class Store:
 
     # -- cross-session reads for people (queries.py)
 
-    async def search(
-        self, match: str, filters: queries.SearchFilter, limit: int
-    ) -> tuple[list[queries.SearchRow], bool]:
+    async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         """Full-text search on a bulk read connection, bounded in time (see ``queries.search``).
 
         Raises:
@@ -1862,7 +1862,7 @@ class Store:
         async with self._bulk_reader() as conn:
             return await queries.search(conn, match, filters, limit)
 
-    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[queries.UsageRow], bool]:
+    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
         """Usage events grouped by day, model, pricing version and currency (see ``queries.usage_report``)."""
         async with self._bulk_reader() as conn:
             return await queries.usage_report(conn, since, until, by_session=by_session)

@@ -1,0 +1,1 @@
+"""Storage: the interface the daemon uses, and its backends (today SQLite)."""

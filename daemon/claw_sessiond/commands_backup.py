@@ -46,7 +46,7 @@ from . import cli
 from .cli import COMMANDS, EXIT_OK
 from .errors import CorruptDatabaseError
 from .errors import SessiondError as DomainError
-from .storage.sqlite.store import (
+from .storage import (
     BACKUP_CHUNK_BYTES,
     CopyFigures,
     check_copy,

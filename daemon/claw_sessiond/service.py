@@ -54,9 +54,7 @@ from .errors import (
 from .ids import check_request_id, check_session_id
 from .model import ImportMode, Message, SessionMeta, ToolCall, Usage, UsageDelta
 from .sharing import SharedReads
-from .storage.sqlite import SQLiteStorage as Store
-from .storage.sqlite.runs import Owners
-from .storage.sqlite.store import BACKUP_CHUNK_BYTES
+from .storage import BACKUP_CHUNK_BYTES, RunRegistry, Storage
 from .validate import (
     check_attach,
     check_list_sessions,
@@ -335,9 +333,9 @@ def _export_line(session_id: str, ordinal: int, row: Any) -> str:
 
 
 class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
-    """Implements claw.sessiond.v1.SessionService on a :class:`Store`."""
+    """Implements claw.sessiond.v1.SessionService on a :class:`~claw_sessiond.storage.Storage`."""
 
-    def __init__(self, store: Store, config: Config, owners: Owners, watch_hub: WatchHub | None = None) -> None:
+    def __init__(self, store: Storage, config: Config, owners: RunRegistry, watch_hub: WatchHub | None = None) -> None:
         self.store = store
         self.config = config
         self.owners = owners
@@ -365,9 +363,7 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         check_session_id(request.session_id)
         check_workdir(request.workdir, required=True)
         trace_id = trace_id_of(request.trace_id, context)
-        result = await self.store.load(
-            request.session_id, request.workdir, trace_id, self.owners.is_live, repair=not request.no_repair
-        )
+        result = await self.store.load(request.session_id, request.workdir, trace_id, repair=not request.no_repair)
         first = pb.LoadResponse(
             session=session_pb(result.session),
             in_flight=[
@@ -779,12 +775,12 @@ class SessionService(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         figures = await self.store.figures()
         c = self.store.counters
         return pb.GetStatsResponse(
-            sessions=figures["sessions"],
-            events=figures["events"],
-            database_bytes=figures["database_bytes"],
-            wal_bytes=figures["wal_bytes"],
-            schema_version=figures["schema_version"],
-            request_records=figures["request_records"],
+            sessions=figures.sessions,
+            events=figures.events,
+            database_bytes=figures.stored_bytes,
+            wal_bytes=figures.log_bytes,
+            schema_version=figures.schema_version,
+            request_records=figures.request_records,
             appends=c.appends,
             messages_written=c.messages_written,
             repairs=c.repairs,

@@ -186,7 +186,7 @@ class Metrics:
         self.request_counts[key] = self.request_counts.get(key, 0) + 1
 
     def observe_commit(self, batch_size: int, seconds: float, ok: bool) -> None:
-        """``StoreCounters.commit_observers`` hook (on the writer thread)."""
+        """``StorageCounters.commit_observers`` hook (on the writer thread)."""
         self.commit_batch.observe(batch_size)
         self.commit_seconds.labels("ok" if ok else "failed").observe(seconds)
         self.commit_batch_requests += batch_size

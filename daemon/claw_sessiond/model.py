@@ -160,7 +160,7 @@ class LoadResult:
     repairs: list[Repair] = field(default_factory=list)
     in_flight: list[InFlightCall] = field(default_factory=list)
     #: Set when ``messages`` is not filled because the history is larger than one page:
-    #: the caller streams it with ``Store.history_pages(cursor)``.
+    #: the caller streams it with ``Storage.history_pages(cursor)``.
     cursor: HistoryCursor | None = None
 
 
@@ -169,7 +169,7 @@ class HistoryCursor:
     """Where a paged read of a session's history stands: the bounds seen at its start.
 
     Positions up to ``last_position`` never change while ``created_at`` and
-    ``clear_position`` stay the same (see ``reads.py``).
+    ``clear_position`` stay the same (see ``storage/sqlite/reads.py``).
     """
 
     session_id: str

@@ -280,7 +280,7 @@ class SQLiteReads:
         return header, HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position), max_id
 
     def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
-        """Raw event rows of an export, page by page (decode with ``reads.decode_events``)."""
+        """Raw event rows of an export, page by page (decode with ``events.decode_events``)."""
         return reads.export_pages(self._bulk_reader, cursor, max_event_id)
 
     async def session_ids(self) -> list[str]:

@@ -303,7 +303,7 @@ class SQLiteStorage(SQLiteReads):
     async def record_event(
         self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str
     ) -> EventResult:
-        """SQLiteStorage an audit event (permission denial, error)."""
+        """Store an audit event (permission denial, error)."""
         fp = fingerprint("event", session_id, event_type, payload)
         self._touch(session_id)
         return await self._writer.submit(

@@ -70,6 +70,8 @@ OPEN_CALLS_SQL: Final = (
 
 @dataclass(slots=True)
 class SessionRow:
+    """A row of ``sessions`` (:data:`SESSION_COLS`), its usage columns as one :class:`~claw_sessiond.model.Usage`."""
+
     session_id: str
     workdir: str
     created_at: str
@@ -81,12 +83,14 @@ class SessionRow:
 
 
 def session_row(values: Sequence[Any] | None) -> SessionRow | None:
+    """The :class:`SessionRow` of a ``SELECT {SESSION_COLS}`` result (None for no row)."""
     if values is None:
         return None
     return SessionRow(values[0], values[1], values[2], values[3], values[4], values[5], values[6], Usage(*values[7:13]))
 
 
 def session_meta(row: SessionRow | None, session_id: str, workdir: str | None) -> SessionMeta:
+    """What Load reports of a session: its row, or an unstored session (``workdir``: the caller's, if given)."""
     if row is None:
         return SessionMeta(session_id, workdir or "", None, None, Usage(), 0, False, 0)
     return SessionMeta(
@@ -102,6 +106,7 @@ def session_meta(row: SessionRow | None, session_id: str, workdir: str | None) -
 
 
 def session_in_tx(conn: sqlite3.Connection, session_id: str) -> SessionRow | None:
+    """The session's row, or None if it is not stored (caller's transaction)."""
     return session_row(
         conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
     )

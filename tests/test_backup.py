@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from claw_sessiond.schema import APPLICATION_ID, SCHEMA_VERSION
+from claw_sessiond.storage.sqlite.schema import APPLICATION_ID, SCHEMA_VERSION
 from claw_sessiond_client import Message
 from tests._robust import db_path, file_digests, integrity, sha256_of
 from tests.conftest import DaemonProcess, scale

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from claw_sessiond.schema import SCHEMA_VERSION
+from claw_sessiond.storage.sqlite.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from tests.conftest import DaemonProcess
 

@@ -292,7 +292,7 @@ def test_database_newer_than_the_code_is_refused(spawn_daemon, workspace: Path) 
 def test_migrations_are_named_ordered_and_recorded(daemon: DaemonProcess, workspace: Path) -> None:
     import sqlite3
 
-    from claw_sessiond.schema import MIGRATIONS, SCHEMA_VERSION
+    from claw_sessiond.storage.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 
     assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
     conn = sqlite3.connect(f"file:{workspace / '.claw' / 'sessions.db'}?mode=ro", uri=True)

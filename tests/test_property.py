@@ -30,10 +30,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claw_sessiond.errors import InvalidRequestError
-from claw_sessiond.history import OpenCall, open_calls, plan_repair, project
+from claw_sessiond.history import OpenCall, open_calls, project
 from claw_sessiond.ids import MAX_SESSION_ID_BYTES, check_session_id
 from claw_sessiond.model import Message as DMessage
 from claw_sessiond.model import ToolCall as DToolCall
+from claw_sessiond.repair import plan_repair
 from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc

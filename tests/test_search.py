@@ -25,8 +25,8 @@ from typing import Any
 import grpc
 import pytest
 
-from claw_sessiond import schema
-from claw_sessiond.schema import SCHEMA_VERSION
+from claw_sessiond.storage.sqlite import schema
+from claw_sessiond.storage.sqlite.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
@@ -297,8 +297,8 @@ async def test_a_long_statement_is_interrupted_at_its_time_bound_and_when_its_ca
 
     import aiosqlite
 
-    from claw_sessiond import queries
     from claw_sessiond.errors import InvalidRequestError
+    from claw_sessiond.storage.sqlite import queries
 
     conn = await aiosqlite.connect(tmp_path / "slow.db")
     try:

@@ -19,7 +19,7 @@ from typing import Any
 
 import grpc
 
-from claw_sessiond.schema import SCHEMA_VERSION
+from claw_sessiond.storage.sqlite.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message, SessionNotFoundError, WatchEvent
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc

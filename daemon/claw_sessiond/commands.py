@@ -45,10 +45,11 @@ from claw_sessiond_client import InFlightCall, Message, Session, SessionClient, 
 from claw_sessiond_client.errors import DaemonUnavailableError
 from claw_sessiond_client.paths import claw_dir, socket_path_for
 
-from . import cli, schema, terminal
+from . import cli, terminal
 from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, print_json, report_error
 from .errors import CorruptDatabaseError
 from .offline import OPEN_CALL_NOTE, add_offline_options, run_offline
+from .storage.sqlite import schema
 from .termsafe import visible
 
 __all__ = ["doctor", "ls", "show", "stats"]

@@ -46,7 +46,14 @@ from . import cli
 from .cli import COMMANDS, EXIT_OK
 from .errors import CorruptDatabaseError
 from .errors import SessiondError as DomainError
-from .store import BACKUP_CHUNK_BYTES, CopyFigures, check_copy, check_database_file, copy_database, create_private_file
+from .storage import (
+    BACKUP_CHUNK_BYTES,
+    CopyFigures,
+    check_copy,
+    check_database_file,
+    copy_database,
+    create_private_file,
+)
 from .termsafe import json_text, visible
 
 __all__ = ["backup", "restore"]

@@ -46,11 +46,10 @@ from . import metrics as metrics_http
 from .config import Config
 from .errors import LockHeldError, SessiondError, StartupError, StorageError
 from .metrics import Metrics
-from .owners import Owners
 from .rpc.idle import IdleTracker
 from .rpc.server import Servers
 from .rpc.service import SessionService
-from .store import Store
+from .storage import Storage, open_storage
 from .watch import WatchHub
 
 __all__ = ["Daemon", "LockHeldError", "Notifier", "StartupError", "acquire_lock", "run", "start"]
@@ -198,7 +197,7 @@ class Daemon:
     """A running daemon: what ``start`` built and ``stop`` tears down."""
 
     config: Config
-    store: Store
+    store: Storage
     servers: Servers
     service: SessionService
     lock_fd: int
@@ -250,9 +249,7 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
         notifier.send("STATUS=lock held; opening database")
         check_state_files(cfg.claw_dir)
         try:
-            store = await Store.open(
-                cfg.db_path, busy_timeout_ms=cfg.busy_timeout_ms, max_group_commit=cfg.max_group_commit
-            )
+            store = await open_storage(cfg)
         except StorageError as exc:
             raise StartupError(exc.message) from exc
         if store.applied_migrations:
@@ -270,13 +267,11 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
     return daemon
 
 
-async def _serve_store(cfg: Config, store: Store, lock_fd: int, notifier: Notifier) -> Daemon:
-    owners = Owners()
+async def _serve_store(cfg: Config, store: Storage, lock_fd: int, notifier: Notifier) -> Daemon:
+    owners = store.runs
     watch_hub = WatchHub(cfg.max_watchers, cfg.watch_sends_per_s)
-    store.max_open_tool_calls = cfg.max_open_tool_calls
     # Commits only wake watchers; each watcher reads what it missed from the database.
-    store.set_commit_listener(watch_hub.notify)
-    store.set_erase_listener(watch_hub.end_session)
+    store.subscribe(watch_hub)
     service = SessionService(store, cfg, owners, watch_hub)
     metrics = Metrics(store, active_runs=owners.count, active_watchers=watch_hub.count)
     service.rpc_observers.append(metrics.observe_rpc)

@@ -3,7 +3,7 @@
 When no daemon answers (or with ``--offline``), these commands take the
 daemon's own lock (``.claw/sessiond.lock``) first, so no daemon can start
 while they read and there is never a second writer, then read the database
-through :meth:`claw_sessiond.store.Store.open_read_only` (``mode=ro``
+through :func:`claw_sessiond.storage.open_read_only` (``mode=ro``
 connections, the daemon's own read code). Nothing is written: no repair, no
 migration, no checkpoint. One line on stderr says that the view is offline.
 
@@ -38,10 +38,10 @@ from claw_sessiond_client import (
 )
 from claw_sessiond_client.paths import claw_dir
 
-from . import export, reads
+from . import events, export
 from .cli import report_error
 from .errors import SessiondError as DomainError
-from .store import Store
+from .storage import Storage, open_read_only
 from .termsafe import visible
 from .validate import check_list_sessions
 
@@ -98,7 +98,7 @@ class OfflineClient:
         self.db = claw_dir(self.workspace) / "sessions.db"
         self._lock_fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._store: Store | None = None
+        self._store: Storage | None = None
 
     def __enter__(self) -> OfflineClient:
         from .daemon import LockHeldError, StartupError, acquire_lock
@@ -122,7 +122,7 @@ class OfflineClient:
                 raise OfflineError(f"{self.db} does not exist yet: nothing is stored")
             self._loop = asyncio.new_event_loop()
             try:
-                self._store = self._run(Store.open_read_only(self.db))
+                self._store = self._run(open_read_only(self.db))
             except DomainError as exc:
                 raise OfflineError(exc.message) from exc
         except BaseException:
@@ -151,7 +151,7 @@ class OfflineClient:
         return self._loop.run_until_complete(coro)
 
     @property
-    def store(self) -> Store:
+    def store(self) -> Storage:
         assert self._store is not None, "use OfflineClient as a context manager"
         return self._store
 
@@ -186,7 +186,7 @@ class OfflineClient:
                             rows = self._run(pages.__anext__())
                         except StopAsyncIteration:
                             break
-                        for event in reads.decode_events(rows):
+                        for event in events.decode_events(rows):
                             ordinal += 1
                             yield export.event_line(ordinal, sid, event)
                 finally:
@@ -196,8 +196,10 @@ class OfflineClient:
 
     def stats(self) -> Stats:
         """Database figures (no daemon figures: none runs)."""
+        from .metrics import figure_fields  # here: the CLI does not load prometheus-client for every command
+
         try:
-            figures: dict[str, Any] = dict(self._run(self.store.figures()))
+            figures: dict[str, Any] = figure_fields(self._run(self.store.figures()))
         except DomainError as exc:
             raise OfflineError(exc.message) from exc
         figures["daemon"] = "not running (read-only view)"

@@ -29,9 +29,9 @@ from .bounds import (
     utf8_len,
 )
 from .errors import InvalidRequestError, Reason
+from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint
 from .ids import check_request_id, check_session_id, has_control
-from .model import Message, ToolCall, UsageDelta
-from .store import AppendJob, PreparedMessage, fingerprint
+from .model import AppendJob, Message, PreparedMessage, ToolCall, UsageDelta
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
@@ -62,13 +62,7 @@ MAX_TRACE_ID_CHARS: Final = 128
 #: ListSessions: rows returned when ``limit`` is 0, and the most one call may ask for.
 DEFAULT_LIST_LIMIT: Final = 100
 MAX_LIST_LIMIT: Final = 10000
-_EVENT_TYPE: Final[dict[str, str]] = {
-    "system": "system_message",
-    "user": "user_message",
-    "assistant": "assistant_message",
-    "tool": "tool_result",
-}
-_ROLES: Final[frozenset[str]] = frozenset(_EVENT_TYPE)
+_ROLES: Final[frozenset[str]] = frozenset(EVENT_TYPE_OF_ROLE)
 
 
 _utf8_len = utf8_len
@@ -136,10 +130,6 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
         raise bad("only a tool message may carry tool_call_id")
     if msg.tool_calls and msg.role != "assistant":
         raise bad("only an assistant message may carry tool_calls")
-    payload: dict[str, object] = {"role": msg.role}
-    if msg.content:
-        payload["content"] = msg.content
-    calls = []
     for j, call in enumerate(msg.tool_calls):
         if not call.id:
             raise bad(f"tool_calls[{j}] has no id")
@@ -160,17 +150,10 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
             raise bad(
                 f"tool_calls[{j}] ({call.name}) arguments are not valid JSON: {exc}", Reason.ARGUMENTS_NOT_JSON
             ) from exc
-        calls.append({"id": call.id, "name": call.name, "arguments": call.arguments})
     if size > max_bytes:
         raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
-    if calls:
-        payload["tool_calls"] = calls
-    if msg.tool_call_id:
-        if _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
-            raise bad(f"tool_call_id is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
-        payload["tool_call_id"] = msg.tool_call_id
-    if msg.name:
-        payload["name"] = msg.name
+    if _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
+        raise bad(f"tool_call_id is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
     stored = Message(
         role=msg.role,
         content=msg.content,
@@ -178,7 +161,7 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
         tool_call_id=msg.tool_call_id,
         name=msg.name,
     )
-    text = json.dumps(payload, ensure_ascii=False)
+    text = encode_message(stored)
     size = payload_too_large(text)
     if size:
         raise bad(
@@ -186,7 +169,7 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
             f"must fit one export line, at most {MAX_STORED_PAYLOAD_BYTES} bytes",
             Reason.FIELD_TOO_LARGE,
         )
-    return PreparedMessage(stored, _EVENT_TYPE[msg.role], text)
+    return PreparedMessage(stored, EVENT_TYPE_OF_ROLE[msg.role], text)
 
 
 def prepare_append(

@@ -288,6 +288,16 @@ class WatchHub:
             )
             watcher.wake.set()
 
+    # The storage's change feed (``storage.base.ChangeListener``): the hub subscribes itself.
+
+    def changed(self, session_ids: set[str]) -> None:
+        """A commit changed these sessions: :meth:`notify`."""
+        self.notify(session_ids)
+
+    def erased(self, session_id: str) -> None:
+        """The session was erased: :meth:`end_session`."""
+        self.end_session(session_id)
+
     def end_all(self) -> None:
         """Shutdown: wake every watcher so that it ends with ShuttingDownError; refuse new ones."""
         self._closing = True

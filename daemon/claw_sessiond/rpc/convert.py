@@ -21,8 +21,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..errors import InvalidRequestError, Reason
-from ..model import Message, SessionMeta, ToolCall, Usage
-from ..store import ImportMode
+from ..model import ImportMode, Message, SessionMeta, ToolCall, Usage
 from ..validate import check_trace_id
 from .edge import Context
 

@@ -27,9 +27,8 @@ from .. import __version__
 from ..config import Config
 from ..ids import check_request_id, check_session_id
 from ..model import Message, UsageDelta
-from ..owners import Owners
 from ..sharing import SharedReads
-from ..store import Store
+from ..storage import RunRegistry, Storage
 from ..validate import (
     check_attach,
     check_clear_expected,
@@ -78,7 +77,7 @@ async def _one_page(messages: list[Message]) -> AsyncGenerator[list[Message], No
 class SessionService(WatchRpcs, HistoryRpcs, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     """Implements claw.sessiond.v1.SessionService on a :class:`Store`."""
 
-    def __init__(self, store: Store, config: Config, owners: Owners, watch_hub: WatchHub | None = None) -> None:
+    def __init__(self, store: Storage, config: Config, owners: RunRegistry, watch_hub: WatchHub | None = None) -> None:
         super().__init__()
         self.store = store
         self.config = config
@@ -100,9 +99,7 @@ class SessionService(WatchRpcs, HistoryRpcs, pb_grpc.SessionServiceServicer):  #
         check_session_id(request.session_id)
         check_workdir(request.workdir, required=True)
         trace_id = trace_id_of(request.trace_id, context)
-        result = await self.store.load(
-            request.session_id, request.workdir, trace_id, self.owners.is_live, repair=not request.no_repair
-        )
+        result = await self.store.load(request.session_id, request.workdir, trace_id, repair=not request.no_repair)
         first = pb.LoadResponse(
             session=session_pb(result.session),
             in_flight=[
@@ -123,7 +120,7 @@ class SessionService(WatchRpcs, HistoryRpcs, pb_grpc.SessionServiceServicer):  #
             if i % 512 == 0:
                 await asyncio.sleep(0)
         # One chunk of at most LOAD_CHUNK_BYTES is built at a time, and a large
-        # history is read page by page only as the client takes chunks (see reads.py).
+        # history is read page by page only as the client takes chunks (see storage/sqlite/reads.py).
         chunk = first
         size = chunk.ByteSize()
         pages: AsyncGenerator[list[Message], None] = (
@@ -347,12 +344,12 @@ class SessionService(WatchRpcs, HistoryRpcs, pb_grpc.SessionServiceServicer):  #
         figures = await self.store.figures()
         c = self.store.counters
         return pb.GetStatsResponse(
-            sessions=figures["sessions"],
-            events=figures["events"],
-            database_bytes=figures["database_bytes"],
-            wal_bytes=figures["wal_bytes"],
-            schema_version=figures["schema_version"],
-            request_records=figures["request_records"],
+            sessions=figures.sessions,
+            events=figures.events,
+            database_bytes=figures.stored_bytes,
+            wal_bytes=figures.log_bytes,
+            schema_version=figures.schema_version,
+            request_records=figures.request_records,
             appends=c.appends,
             messages_written=c.messages_written,
             repairs=c.repairs,

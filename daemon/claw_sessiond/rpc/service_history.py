@@ -14,10 +14,10 @@ from typing import Any, Final
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
-from .. import export, queries, reads
+from .. import events, export, queries
 from ..errors import SequenceConflictError, SessionNotFoundError
 from ..ids import check_session_id
-from ..store import BACKUP_CHUNK_BYTES, Store
+from ..storage import BACKUP_CHUNK_BYTES, Storage
 from ..validate import check_search_limit
 from .convert import import_mode_of, role_filter_of, role_pb, set_timestamp, time_bound
 from .edge import Context, EdgeState, edge, stream_edge
@@ -32,13 +32,13 @@ EXPORT_PAUSE_RATIO: Final = 1.0
 
 def _export_line(session_id: str, ordinal: int, row: Any) -> str:
     """Encode one export row as its line (``ordinal``: its 1-based index in the session)."""
-    return export.event_line(ordinal, session_id, reads.decode_events([row])[0])
+    return export.event_line(ordinal, session_id, events.decode_events([row])[0])
 
 
 class HistoryRpcs(EdgeState):
     """Export, Import, Backup, Search and GetUsageReport (state set up by :class:`.service.SessionService`)."""
 
-    store: Store
+    store: Storage
 
     @stream_edge
     async def Export(self, request: pb.ExportRequest, context: Context) -> Any:

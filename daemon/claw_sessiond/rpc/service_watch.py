@@ -22,7 +22,7 @@ from ..config import Config
 from ..errors import WatchLaggedError
 from ..ids import check_session_id
 from ..sharing import SharedReads
-from ..store import Store
+from ..storage import Storage
 from ..validate import check_follow_start, check_watch_after
 from ..watch import ALL_SESSIONS, Watcher, WatchHub
 from .convert import message_pb
@@ -36,7 +36,7 @@ _log = logging.getLogger("claw_sessiond.service")
 class WatchRpcs(EdgeState):
     """Watch and WatchAll, with the stall sweeper (state set up by :class:`.service.SessionService`)."""
 
-    store: Store
+    store: Storage
     config: Config
     watch_hub: WatchHub
     _watch_contexts: dict[Watcher, Context]

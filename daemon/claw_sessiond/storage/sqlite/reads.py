@@ -1,6 +1,6 @@
 """Paged reads for the streaming RPCs (Load, Export, Watch) and chunked scans (ListSessions).
 
-Part of the storage layer: SQL lives only here and in ``store.py``. What
+Part of the SQLite backend (its SQL lives in this package only). What
 this module owns is *how much* a read holds at once. A stream whose client
 stops reading must pin a small, fixed amount of memory, not a session, so:
 
@@ -33,27 +33,25 @@ the previous one was handed on.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 
 import aiosqlite
 
-from .errors import Reason, SequenceConflictError
-from .model import Event, HistoryCursor, Message, SessionSummary
+from ...errors import Reason, SequenceConflictError
+from ...model import HistoryCursor, Message, SessionSummary
 
 __all__ = [
     "PAGE_BYTES",
     "PAGE_ROWS",
     "SCAN_ROWS",
-    "decode_events",
     "export_pages",
     "first_history_page",
     "history_pages",
-    "history_rows_after",
     "rows_at_positions",
     "scan_sessions",
+    "watch_rows_after",
 ]
 
 #: Most payload bytes read into one page (a page always holds at least one event).
@@ -293,36 +291,21 @@ async def _arrange(
     return segments
 
 
-async def history_rows_after(
-    reader: Reader, session_id: str, after_position: int, limit: int
-) -> tuple[list[Any], bool]:
-    """Up to ``limit`` history rows (any type) after a position, about :data:`PAGE_BYTES` at most.
-
-    Returns the rows ``(position, type, trace_id, ts, payload)`` and True if more may follow.
-    """
-    _, rows, more = await _rows_after(reader, session_id, after_position, limit, with_incarnation=False)
-    return rows, more
-
-
 async def watch_rows_after(
     reader: Reader, session_id: str, after_position: int, limit: int
 ) -> tuple[str | None, list[Any], bool]:
-    """:func:`history_rows_after` plus the session's incarnation (None if not stored), in one snapshot."""
-    return await _rows_after(reader, session_id, after_position, limit, with_incarnation=True)
+    """The session's incarnation (None if not stored) and up to ``limit`` history rows (any type) after a
+    position, about :data:`PAGE_BYTES` at most, in one snapshot.
 
-
-async def _rows_after(
-    reader: Reader, session_id: str, after_position: int, limit: int, *, with_incarnation: bool
-) -> tuple[str | None, list[Any], bool]:
-    incarnation: str | None = None
+    Returns the incarnation, the rows ``(position, type, trace_id, ts, payload)`` and True if more may follow.
+    """
     async with reader() as conn:
         try:
             await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-            if with_incarnation:
-                found = list(
-                    await conn.execute_fetchall("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,))
-                )
-                incarnation = str(found[0][0]) if found else None
+            found = list(
+                await conn.execute_fetchall("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,))
+            )
+            incarnation = str(found[0][0]) if found else None
             sizes = list(
                 await conn.execute_fetchall(
                     "SELECT position, length(CAST(payload AS BLOB)) FROM events "
@@ -430,8 +413,3 @@ async def scan_sessions(
             break
         after = (str(end[0][0]), str(end[0][1]))
     return out
-
-
-def decode_events(rows: Sequence[Sequence[Any]]) -> list[Event]:
-    """Rows of :func:`export_pages` → events (parses JSON: run it off the event loop)."""
-    return [Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]

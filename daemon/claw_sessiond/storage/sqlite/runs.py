@@ -1,4 +1,4 @@
-"""Live-run ownership: which connected process is running which session.
+"""Live-run ownership in this daemon's memory: the SQLite backend's :class:`~claw_sessiond.storage.base.RunRegistry`.
 
 A run is registered while its ``Attach`` stream is open. Tool calls appended
 with its run id are *in flight* while it is registered: Load does not repair
@@ -29,30 +29,18 @@ Details of the choice:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
-from dataclasses import dataclass, field
 
-from .errors import PreconditionError, Reason
+from ...errors import PreconditionError, Reason
+from ..base import Run, RunRegistry
 
-__all__ = ["Owners", "Run"]
+__all__ = ["InMemoryRuns"]
 
 _log = logging.getLogger("claw_sessiond.owners")
 
 
-@dataclass
-class Run:
-    """One live run."""
-
-    run_id: str
-    session_id: str
-    pid: int
-    label: str
-    ended: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-class Owners:
+class InMemoryRuns:
     """Registry of live runs (lives on the event loop; ``is_live`` is also read by the writer thread)."""
 
     def __init__(self) -> None:
@@ -122,3 +110,6 @@ class Owners:
     def count(self) -> int:
         """Number of live runs."""
         return len(self._runs)
+
+
+_: type[RunRegistry] = InMemoryRuns  # mypy proves that InMemoryRuns is a RunRegistry

@@ -180,14 +180,21 @@ class SessionClient(ClientCore):
     def _ensure_daemon(self) -> None:
         """Start a daemon (once per outage) and wait until it answers."""
         wait = self._autostart_wait()
-        while not wait.expired():
-            try:
-                grpc.channel_ready_future(self._channel).result(timeout=0.2)
-                return
-            except grpc.FutureTimeoutError:
-                pass
-            if wait.hopeless():
-                break
+        # One readiness future, cancelled on the way out: each future subscribes a
+        # polling thread to the channel, and a thread still polling when the
+        # channel closes dies with "Channel closed!".
+        ready = grpc.channel_ready_future(self._channel)
+        try:
+            while not wait.expired():
+                try:
+                    ready.result(timeout=0.2)
+                    return
+                except grpc.FutureTimeoutError:
+                    pass
+                if wait.hopeless():
+                    break
+        finally:
+            ready.cancel()
         raise self._autostart_failure()
 
     # -- the API

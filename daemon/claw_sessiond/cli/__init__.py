@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 from claw_sessiond_client.paths import find_workspace
 
-from . import __version__
-from .config import (
+from .. import __version__
+from ..config import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_LEASE_S,
     DEFAULT_MAX_BATCH_MESSAGES,
@@ -83,7 +83,7 @@ class _Parser(argparse.ArgumentParser):
     json_errors: bool = False
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
-        from .termsafe import visible
+        from ..termsafe import visible
 
         super()._print_message(visible(message, keep_layout=True), file)
 
@@ -100,7 +100,7 @@ def json_document(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 def print_json(payload: Mapping[str, Any]) -> None:
     """Print one ``--json`` document (terminal-safe JSON, exact once parsed)."""
-    from .termsafe import json_text
+    from ..termsafe import json_text
 
     sys.stdout.write(json_text(json_document(payload), indent=2) + "\n")
 
@@ -126,8 +126,8 @@ def check_session_arg(session_id: str) -> None:
     from claw_sessiond_client import InvalidRequestError as ClientInvalidRequestError
     from claw_sessiond_client import Reason
 
-    from .errors import InvalidRequestError
-    from .ids import check_session_id
+    from ..errors import InvalidRequestError
+    from ..ids import check_session_id
 
     try:
         check_session_id(session_id)
@@ -139,7 +139,7 @@ def report_error(
     args: argparse.Namespace, message: str, *, hint: str = "", reason: str = "FAILED", code: int = EXIT_FAILURE
 ) -> int:
     """Say why a command failed: always on stderr for people, and as a JSON document on stdout with ``--json``."""
-    from .termsafe import visible
+    from ..termsafe import visible
 
     print(visible(f"claw-sessiond: error: {message}"), file=sys.stderr)
     if hint:
@@ -266,7 +266,7 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
 
 
 def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
-    from .config import DEFAULT_MAX_OPEN_TOOL_CALLS, DEFAULT_MAX_WATCHERS, DEFAULT_WATCH_SENDS_PER_S
+    from ..config import DEFAULT_MAX_OPEN_TOOL_CALLS, DEFAULT_MAX_WATCHERS, DEFAULT_WATCH_SENDS_PER_S
 
     _env_option(
         parser, "--max-watchers", env, default=DEFAULT_MAX_WATCHERS, type=int, help="most Watch streams open at once"
@@ -290,7 +290,7 @@ def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str
 
 
 def _add_lifecycle_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
-    from .logs import DEFAULT_LOG_BACKUPS, DEFAULT_LOG_MAX_BYTES
+    from ..logs import DEFAULT_LOG_BACKUPS, DEFAULT_LOG_MAX_BYTES
 
     _env_option(
         parser,
@@ -349,23 +349,23 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
 
 
 def _registry_dir(env: Mapping[str, str]) -> Path | None:
-    from .lifecycle import default_registry_dir
+    from ..lifecycle import default_registry_dir
 
     return default_registry_dir(env)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from . import server
+    from .. import server
 
     env = environ()
     try:
         cfg = config_from_args(args, env)
     except (ConfigError, ValueError) as exc:
-        from .termsafe import visible
+        from ..termsafe import visible
 
         print(visible(f"claw-sessiond: configuration error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
-    from . import logs
+    from .. import logs
 
     try:
         if cfg.log_file is not None and cfg.log_file.parent == cfg.claw_dir:

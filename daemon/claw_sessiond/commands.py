@@ -15,10 +15,10 @@ daemon as a second writer, then opens the database read-only (``mode=ro``).
 Every command prints text for people, or one JSON document with ``--json``
 (:func:`claw_sessiond.cli.print_json`: ``"format": 1`` first; failures are
 ``{"format": 1, "error": {...}}``). Text for people passes through
-:func:`claw_sessiond.termsafe.visible` (control and invisible format
+:func:`claw_sessiond.cli.termsafe.visible` (control and invisible format
 characters from stored content are shown as escapes, never sent to the
 terminal; rich gets content as ``Text``, never as markup) and fits the
-terminal's width (:mod:`claw_sessiond.terminal`, 80 columns off a terminal).
+terminal's width (:mod:`claw_sessiond.cli.terminal`, 80 columns off a terminal).
 Exit codes: 0 ok, 1 failure (daemon unreachable, session not found, a check
 failed), 2 usage error.
 """
@@ -45,11 +45,11 @@ from claw_sessiond_client import InFlightCall, Message, Session, SessionClient, 
 from claw_sessiond_client.errors import DaemonUnavailableError
 from claw_sessiond_client.paths import claw_dir, socket_path_for
 
-from . import cli, schema, terminal
-from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, print_json, report_error
+from . import cli, schema
+from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, print_json, report_error, terminal
+from .cli.termsafe import visible
 from .errors import CorruptDatabaseError
 from .offline import OPEN_CALL_NOTE, add_offline_options, run_offline
-from .termsafe import visible
 
 __all__ = ["doctor", "ls", "show", "stats"]
 

@@ -44,10 +44,10 @@ from claw_sessiond_client.paths import claw_dir, socket_path_for
 
 from . import cli
 from .cli import COMMANDS, EXIT_OK
+from .cli.termsafe import json_text, visible
 from .errors import CorruptDatabaseError
 from .errors import SessiondError as DomainError
 from .store import BACKUP_CHUNK_BYTES, CopyFigures, check_copy, check_database_file, copy_database, create_private_file
-from .termsafe import json_text, visible
 
 __all__ = ["backup", "restore"]
 

@@ -6,8 +6,8 @@ database) and register themselves in :data:`claw_sessiond.cli.COMMANDS`.
 Exit codes: 0 ok (``follow`` ended with Ctrl-C included), 1 failure (daemon
 unreachable, storage error), 2 usage error (a bad option value, a malformed
 query). No SQL here, no grpc: only the client. Every line for people goes
-through :func:`claw_sessiond.termsafe.visible`; ``--json`` output is
-:func:`claw_sessiond.termsafe.json_text` with ``"format": 1``.
+through :func:`claw_sessiond.cli.termsafe.visible`; ``--json`` output is
+:func:`claw_sessiond.cli.termsafe.json_text` with ``"format": 1``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from claw_sessiond_client.paths import socket_path_for
 
 from . import cli
 from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from .termsafe import json_text, visible
+from .cli.termsafe import json_text, visible
 
 __all__ = ["follow", "search", "usage"]
 

@@ -5,8 +5,8 @@ daemon stays the single writer) and register themselves in
 :data:`claw_sessiond.cli.COMMANDS`. Exit codes: 0 ok, 1 failure (daemon
 unreachable, session not found, refused or failed import, a legacy file in
 conflict), 2 usage error. No SQL here, no grpc: only the client. Every line
-for people goes through :func:`claw_sessiond.termsafe.visible`; ``--json`` is
-:func:`claw_sessiond.termsafe.json_text`.
+for people goes through :func:`claw_sessiond.cli.termsafe.visible`; ``--json`` is
+:func:`claw_sessiond.cli.termsafe.json_text`.
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ from claw_sessiond_client import (
 )
 from claw_sessiond_client.paths import socket_path_for
 
-from . import cli, legacy, terminal
+from . import cli, legacy
+from .cli import terminal
+from .cli.termsafe import json_safe, json_text, visible
 from .errors import InvalidRequestError as DomainInvalidRequestError
 from .export import is_header, parse_session
 from .offline import OfflineClient, OfflineError, add_offline_options
-from .termsafe import json_safe, json_text, visible
 
 __all__: list[str] = []
 

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from claw_sessiond_client import SessionClient, SessiondError
 
 from . import cli
+from .cli.termsafe import visible
 from .commands import add_session_argument, online, read_transcript, stored_workdir
-from .termsafe import visible
 
 __all__: list[str] = []
 

@@ -40,9 +40,9 @@ from claw_sessiond_client.paths import claw_dir
 
 from . import export, reads
 from .cli import report_error
+from .cli.termsafe import visible
 from .errors import SessiondError as DomainError
 from .store import Store
-from .termsafe import visible
 from .validate import check_list_sessions
 
 __all__ = ["OPEN_CALL_NOTE", "OfflineClient", "OfflineError", "add_offline_options", "run_offline"]

@@ -83,7 +83,7 @@ class _Parser(argparse.ArgumentParser):
     json_errors: bool = False
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
-        from ..termsafe import visible
+        from .termsafe import visible
 
         super()._print_message(visible(message, keep_layout=True), file)
 
@@ -100,7 +100,7 @@ def json_document(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 def print_json(payload: Mapping[str, Any]) -> None:
     """Print one ``--json`` document (terminal-safe JSON, exact once parsed)."""
-    from ..termsafe import json_text
+    from .termsafe import json_text
 
     sys.stdout.write(json_text(json_document(payload), indent=2) + "\n")
 
@@ -139,7 +139,7 @@ def report_error(
     args: argparse.Namespace, message: str, *, hint: str = "", reason: str = "FAILED", code: int = EXIT_FAILURE
 ) -> int:
     """Say why a command failed: always on stderr for people, and as a JSON document on stdout with ``--json``."""
-    from ..termsafe import visible
+    from .termsafe import visible
 
     print(visible(f"claw-sessiond: error: {message}"), file=sys.stderr)
     if hint:
@@ -361,7 +361,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         cfg = config_from_args(args, env)
     except (ConfigError, ValueError) as exc:
-        from ..termsafe import visible
+        from .termsafe import visible
 
         print(visible(f"claw-sessiond: configuration error: {exc}"), file=sys.stderr)
         return EXIT_USAGE

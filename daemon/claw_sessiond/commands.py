@@ -47,9 +47,9 @@ from claw_sessiond_client.paths import claw_dir, socket_path_for
 
 from . import cli, schema
 from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, print_json, report_error, terminal
+from .cli.offline import OPEN_CALL_NOTE, add_offline_options, run_offline
 from .cli.termsafe import visible
 from .errors import CorruptDatabaseError
-from .offline import OPEN_CALL_NOTE, add_offline_options, run_offline
 
 __all__ = ["doctor", "ls", "show", "stats"]
 

@@ -33,10 +33,10 @@ from claw_sessiond_client.paths import socket_path_for
 
 from . import cli, legacy
 from .cli import terminal
+from .cli.offline import OfflineClient, OfflineError, add_offline_options
 from .cli.termsafe import json_safe, json_text, visible
 from .errors import InvalidRequestError as DomainInvalidRequestError
 from .export import is_header, parse_session
-from .offline import OfflineClient, OfflineError, add_offline_options
 
 __all__: list[str] = []
 

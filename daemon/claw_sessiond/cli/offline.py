@@ -38,12 +38,12 @@ from claw_sessiond_client import (
 )
 from claw_sessiond_client.paths import claw_dir
 
-from . import export, reads
-from .cli import report_error
-from .cli.termsafe import visible
-from .errors import SessiondError as DomainError
-from .store import Store
-from .validate import check_list_sessions
+from .. import export, reads
+from ..errors import SessiondError as DomainError
+from ..store import Store
+from ..validate import check_list_sessions
+from . import report_error
+from .termsafe import visible
 
 __all__ = ["OPEN_CALL_NOTE", "OfflineClient", "OfflineError", "add_offline_options", "run_offline"]
 
@@ -101,7 +101,7 @@ class OfflineClient:
         self._store: Store | None = None
 
     def __enter__(self) -> OfflineClient:
-        from .server import LockHeldError, StartupError, acquire_lock
+        from ..server import LockHeldError, StartupError, acquire_lock
 
         folder = self.db.parent
         if not folder.is_dir():
@@ -205,7 +205,7 @@ class OfflineClient:
 
     def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
         """One page of :meth:`list_sessions`, with the same cursor and total as ListSessions."""
-        from .service import _page_after, _page_key, _page_token
+        from ..service import _page_after, _page_key, _page_token
 
         try:
             limit = check_list_sessions(id_contains, limit)

@@ -13,7 +13,7 @@ the daemon's own lock (``.claw/sessiond.lock``), so it can never run beside a
 daemon as a second writer, then opens the database read-only (``mode=ro``).
 
 Every command prints text for people, or one JSON document with ``--json``
-(:func:`claw_sessiond.cli.print_json`: ``"format": 1`` first; failures are
+(:func:`claw_sessiond.print_json`: ``"format": 1`` first; failures are
 ``{"format": 1, "error": {...}}``). Text for people passes through
 :func:`claw_sessiond.cli.termsafe.visible` (control and invisible format
 characters from stored content are shown as escapes, never sent to the
@@ -41,13 +41,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from claw_sessiond_client import InFlightCall, Message, Session, SessionClient, SessiondError, Usage
+from claw_sessiond_client import InFlightCall, Message, Session, SessionClient, SessiondError
 from claw_sessiond_client.errors import DaemonUnavailableError
 from claw_sessiond_client.paths import claw_dir, socket_path_for
 
 from . import cli, schema
-from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, print_json, report_error, terminal
+from .cli import COMMANDS, terminal
+from .cli.failure import EXIT_FAILURE, EXIT_OK, report_error
 from .cli.offline import OPEN_CALL_NOTE, add_offline_options, run_offline
+from .cli.output import clip, cost, print_json, rfc3339, short_time, table, usage_json
 from .cli.termsafe import visible
 from .errors import CorruptDatabaseError
 
@@ -113,51 +115,6 @@ def online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[
     return handler
 
 
-def _time(value: dt.datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
-
-
-def _short_time(value: dt.datetime | None) -> str:
-    """Seconds precision, UTC (``2026-12-02T16:17:05Z``): 20 columns; ``--json`` has the exact time."""
-    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else "-"
-
-
-def _cost(u: Usage) -> str:
-    return f"{u.cost_micros / 1_000_000:.6f} {u.currency}".rstrip() if u.cost_micros else "0"
-
-
-def _usage_json(u: Usage) -> dict[str, Any]:
-    return {
-        "input_tokens": u.input_tokens,
-        "output_tokens": u.output_tokens,
-        "cache_read_tokens": u.cache_read_tokens,
-        "cache_write_tokens": u.cache_write_tokens,
-        "cost_micros": u.cost_micros,
-        "currency": u.currency,
-    }
-
-
-def _clip(text: str, room: int) -> str:
-    return text if len(text) <= room else text[: max(1, room - 1)] + "…"
-
-
-def _table(rows: list[list[str]], right: set[int], *, shrink: int = 0, width: int | None = None) -> None:
-    """Columns two spaces apart, ``right`` ones right-aligned; plain text, easy to grep.
-
-    If a row would pass ``width`` (the terminal's), column ``shrink`` is cut with "…" to fit.
-    """
-    rows = [[visible(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    limit = terminal.width() if width is None else width
-    over = sum(widths) + 2 * (len(widths) - 1) - limit
-    if over > 0:
-        widths[shrink] = max(len(rows[0][shrink]), widths[shrink] - over)
-        rows = [[_clip(c, widths[shrink]) if i == shrink else c for i, c in enumerate(r)] for r in rows]
-    for row in rows:
-        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(row)]
-        print("  ".join(cells).rstrip())
-
-
 # ---------------------------------------------------------------- ls
 
 
@@ -199,8 +156,8 @@ def _ls(args: argparse.Namespace, client: SessionClient) -> int:
                         "id": s.id,
                         "messages": s.message_count,
                         "last_position": s.last_position,
-                        "usage": _usage_json(s.usage),
-                        "updated_at": _time(s.updated_at),
+                        "usage": usage_json(s.usage),
+                        "updated_at": rfc3339(s.updated_at),
                         "workdir": s.workdir,
                     }
                     for s in sessions
@@ -215,8 +172,8 @@ def _ls(args: argparse.Namespace, client: SessionClient) -> int:
     rows = [["ID", "MESSAGES", "TOKENS", "COST", "UPDATED"]]
     for s in sessions:
         tokens = s.usage.input_tokens + s.usage.output_tokens
-        rows.append([s.id, str(s.message_count), str(tokens), _cost(s.usage), _short_time(s.updated_at)])
-    _table(rows, right={1, 2}, shrink=0)
+        rows.append([s.id, str(s.message_count), str(tokens), cost(s.usage), short_time(s.updated_at)])
+    table(rows, right={1, 2}, shrink=0)
     if len(sessions) < total:
         sys.stdout.flush()
         print(f"showing {len(sessions)} of {total} sessions (--all for every one, --limit N)", file=sys.stderr)
@@ -293,7 +250,7 @@ def message_json(m: Message) -> dict[str, Any]:
         out["name"] = m.name
     if m.synthetic_reason:
         out["synthetic"] = m.synthetic_reason
-    out["created_at"] = _time(m.created_at)
+    out["created_at"] = rfc3339(m.created_at)
     out["trace_id"] = m.trace_id
     return out
 
@@ -385,11 +342,11 @@ def transcript_json(t: Transcript) -> dict[str, Any]:
         "session": {
             "id": s.id,
             "workdir": s.workdir,
-            "created_at": _time(s.created_at),
-            "updated_at": _time(s.updated_at),
+            "created_at": rfc3339(s.created_at),
+            "updated_at": rfc3339(s.updated_at),
             "messages": s.message_count,
             "last_position": s.last_position,
-            "usage": _usage_json(s.usage),
+            "usage": usage_json(s.usage),
         },
         "messages": [message_json(m) for m in t.messages],
         "messages_not_shown": t.hidden,
@@ -460,11 +417,9 @@ def render_transcript(t: Transcript) -> str:
     s = t.session
     u = s.usage
     console.print(line((f"session {visible(s.id)}", "bold"), f"  workdir {visible(s.workdir or '-')}"))
-    console.print(line(f"created {_time(s.created_at)}  updated {_time(s.updated_at)}"))
+    console.print(line(f"created {rfc3339(s.created_at)}  updated {rfc3339(s.updated_at)}"))
     console.print(
-        line(
-            f"messages {s.message_count}  tokens {u.input_tokens} in / {u.output_tokens} out  cost {visible(_cost(u))}"
-        )
+        line(f"messages {s.message_count}  tokens {u.input_tokens} in / {u.output_tokens} out  cost {visible(cost(u))}")
     )
     if t.repaired_now:
         console.print(line((f"repaired now: {visible(', '.join(t.repaired_now))}", "yellow")))
@@ -523,7 +478,7 @@ def _stats(args: argparse.Namespace, client: SessionClient) -> int:
         if isinstance(value, dict):  # one indented line per entry, not one long JSON line
             print(visible(key))
             for name in sorted(value):
-                print(visible(f"  {_clip(str(name), width - 2).ljust(width - 2)}  {_figure(value[name], room)}"))
+                print(visible(f"  {clip(str(name), width - 2).ljust(width - 2)}  {_figure(value[name], room)}"))
             continue
         if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
             print(visible(key))  # a list of records (requests by method and code): a small table

@@ -42,8 +42,8 @@ from claw_sessiond_client import SessionClient, SessiondError
 from claw_sessiond_client.errors import DaemonUnavailableError
 from claw_sessiond_client.paths import claw_dir, socket_path_for
 
-from . import cli
-from .cli import COMMANDS, EXIT_OK
+from .cli import COMMANDS
+from .cli.failure import EXIT_OK, report_error
 from .cli.termsafe import json_text, visible
 from .errors import CorruptDatabaseError
 from .errors import SessiondError as DomainError
@@ -62,7 +62,7 @@ class _Refused(Exception):
 
 def _fail(args: argparse.Namespace, message: str) -> int:
     """Exit 1 with the message on stderr (and, with --json, the JSON error document on stdout)."""
-    return cli.report_error(args, message)
+    return report_error(args, message)
 
 
 def _add_common(parser: argparse.ArgumentParser, about: str) -> None:

@@ -29,9 +29,10 @@ from claw_sessiond_client._finds import FollowEvent, SearchHit, UsageReportRow
 from claw_sessiond_client.errors import DaemonUnavailableError, InvalidRequestError, SessionNotFoundError
 from claw_sessiond_client.paths import socket_path_for
 
-from . import cli
-from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from .cli.termsafe import json_text, visible
+from .cli import COMMANDS
+from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, report_error
+from .cli.output import print_json_line, say
+from .cli.termsafe import visible
 
 __all__ = ["follow", "search", "usage"]
 
@@ -64,10 +65,6 @@ def _client(args: argparse.Namespace, *, timeout_s: float = 10.0) -> SessionClie
     )
 
 
-def _say(text: str, *, err: bool = False) -> None:
-    print(visible(text), file=sys.stderr if err else sys.stdout, flush=True)
-
-
 def _online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[argparse.Namespace], int]:
     """Run ``fn`` with a client; client errors exit 1 (2 for a refused argument), with a message to act on."""
 
@@ -76,18 +73,18 @@ def _online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[
             with _client(args) as client:
                 return fn(args, client)
         except _UsageError as exc:
-            return cli.report_error(args, str(exc), reason="USAGE", code=EXIT_USAGE)
+            return report_error(args, str(exc), reason="USAGE", code=EXIT_USAGE)
         except DaemonUnavailableError:
-            return cli.report_error(
+            return report_error(
                 args,
                 f"no claw-sessiond answers for workspace {args.workspace}",
                 hint=f"claw-sessiond serve --workspace {args.workspace}  (or: claw-sessiond doctor)",
                 reason="DAEMON_UNAVAILABLE",
             )
         except InvalidRequestError as exc:
-            return cli.report_error(args, exc.message, reason=str(exc.reason.value), code=EXIT_USAGE)
+            return report_error(args, exc.message, reason=str(exc.reason.value), code=EXIT_USAGE)
         except SessiondError as exc:
-            return cli.report_error(args, exc.message, reason=str(exc.reason.value))
+            return report_error(args, exc.message, reason=str(exc.reason.value))
         except BrokenPipeError:  # `claw-sessiond search x | head`
             with contextlib.suppress(OSError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -125,10 +122,6 @@ def _iso(when: dt.datetime | None) -> str | None:
 def _epilog(parser: argparse.ArgumentParser, about: str) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = about + "\n\n" + _EXIT_CODES
-
-
-def _emit_json(value: dict[str, Any]) -> None:
-    print(json_text({"format": 1, **value}), flush=True)
 
 
 # ---------------------------------------------------------------- search
@@ -195,20 +188,20 @@ def _search(args: argparse.Namespace, client: SessionClient) -> int:
         include_cleared=args.all,
     )
     if args.json:
-        _emit_json({"hits": [_hit_json(h) for h in result.hits], "truncated": result.truncated})
+        print_json_line({"hits": [_hit_json(h) for h in result.hits], "truncated": result.truncated}, flush=True)
         return EXIT_OK
     if not result.hits:
-        _say("no matches" + ("" if args.all else " (--all also searches cleared history)"))
+        say("no matches" + ("" if args.all else " (--all also searches cleared history)"), flush=True)
         return EXIT_OK
     on_terminal = sys.stdout.isatty()
     for hit in result.hits:
         when = hit.created_at.strftime("%Y-%m-%d %H:%M") if hit.created_at else "-"
         cleared = "  (cleared)" if hit.cleared else ""
-        _say(f"{hit.session_id} #{hit.position} {hit.role}  {when}{cleared}")
+        say(f"{hit.session_id} #{hit.position} {hit.role}  {when}{cleared}", flush=True)
         # The snippet is made terminal-safe part by part: only our own bold marks stay raw.
         print("  " + _snippet(hit, on_terminal), flush=True)
     if result.truncated:
-        _say(f"(more matches: showing the best {len(result.hits)}; raise --limit or narrow the search)")
+        say(f"(more matches: showing the best {len(result.hits)}; raise --limit or narrow the search)", flush=True)
     return EXIT_OK
 
 
@@ -270,7 +263,7 @@ def _print_event(
         body["cleared"] = message is None
         if message is not None:
             body["message"] = _message_json(message)
-        _emit_json(body)
+        print_json_line(body, flush=True)
         return
     if message is None:
         print(visible(f"{prefix}#{position} -- history cleared --"), flush=True)
@@ -295,7 +288,7 @@ def _follow(args: argparse.Namespace, client: SessionClient) -> int:
     except KeyboardInterrupt:
         return EXIT_OK
     except SessionNotFoundError as exc:  # deleted while followed
-        _say(f"claw-sessiond: {exc.message}", err=True)
+        say(f"claw-sessiond: {exc.message}", err=True, flush=True)
         return EXIT_FAILURE
     return EXIT_OK  # pragma: no cover - watch never ends by itself
 
@@ -426,7 +419,7 @@ def _usage(args: argparse.Namespace, client: SessionClient) -> int:
         [UsageReportRow("", "", r.pricing_version, r.usage, "", r.events) for r in report.rows], "model"
     )
     if args.json:
-        _emit_json(
+        print_json_line(
             {
                 "by": args.by,
                 "since": _iso(since),
@@ -434,11 +427,12 @@ def _usage(args: argparse.Namespace, client: SessionClient) -> int:
                 "groups": [g.json(args.by) for g in groups],
                 "totals": [{k: v for k, v in t.json("model").items() if k != "model"} for t in totals],
                 "truncated": report.truncated,
-            }
+            },
+            flush=True,
         )
         return EXIT_OK
     if not groups:
-        _say("no usage recorded" + (" in that time" if since or until else ""))
+        say("no usage recorded" + (" in that time" if since or until else ""), flush=True)
         return EXIT_OK
     ascii_only = args.ascii or not sys.stdout.isatty()
     label = {"model": "MODEL", "day": "DAY (UTC)", "session": "SESSION"}[args.by]
@@ -480,7 +474,7 @@ def _usage(args: argparse.Namespace, client: SessionClient) -> int:
             flush=True,
         )
     if report.truncated:
-        _say("(the daemon returned its maximum of groups: narrow the report with --since/--until)")
+        say("(the daemon returned its maximum of groups: narrow the report with --since/--until)", flush=True)
     return EXIT_OK
 
 

@@ -33,7 +33,9 @@ from claw_sessiond_client.paths import socket_path_for
 
 from . import cli, legacy
 from .cli import terminal
+from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, report_error
 from .cli.offline import OfflineClient, OfflineError, add_offline_options
+from .cli.output import json_document, print_json, say
 from .cli.termsafe import json_safe, json_text, visible
 from .errors import InvalidRequestError as DomainInvalidRequestError
 from .export import is_header, parse_session
@@ -51,21 +53,16 @@ def _client(args: argparse.Namespace) -> SessionClient:
     return SessionClient(args.workspace, address=address, autostart=False, retry_window_s=0.0)
 
 
-def _say(text: str, *, err: bool = False) -> None:
-    """Print a line for people: every stored or user-given string in it is made terminal-safe."""
-    print(visible(text), file=sys.stderr if err else sys.stdout)
-
-
 def _fail(exc: SessiondError, args: argparse.Namespace, prefix: str = "") -> int:
     if isinstance(exc, DaemonUnavailableError):
         hint, reason = f"claw-sessiond serve --workspace {args.workspace}", "DAEMON_UNAVAILABLE"
     else:
         hint, reason = "", str(exc.reason)
-    return cli.report_error(args, prefix + exc.message, hint=hint, reason=reason)
+    return report_error(args, prefix + exc.message, hint=hint, reason=reason)
 
 
 def _usage(args: argparse.Namespace, text: str) -> int:
-    return cli.report_error(args, text, reason="USAGE", code=cli.EXIT_USAGE)
+    return report_error(args, text, reason="USAGE", code=EXIT_USAGE)
 
 
 # ---------------------------------------------------------------- export
@@ -94,10 +91,10 @@ def _export(args: argparse.Namespace) -> int:
     # No daemon answers (or --offline): the same lines, read-only under the workspace lock.
     try:
         with OfflineClient(args.workspace) as offline:
-            _say(f"claw-sessiond: no daemon running; read-only view of {offline.db}", err=True)
+            say(f"claw-sessiond: no daemon running; read-only view of {offline.db}", err=True)
             return _export_from(args, cast(SessionClient, offline))
     except OfflineError as exc:
-        return cli.report_error(args, str(exc), reason="DAEMON_UNAVAILABLE")
+        return report_error(args, str(exc), reason="DAEMON_UNAVAILABLE")
 
 
 def _export_from(args: argparse.Namespace, client: SessionClient) -> int:
@@ -109,7 +106,7 @@ def _export_from(args: argparse.Namespace, client: SessionClient) -> int:
             for line in client.export(args.session):
                 sys.stdout.write((_terminal_line(line) if on_terminal else line) + "\n")
                 written += 1
-            return cli.EXIT_OK
+            return EXIT_OK
         target = Path(args.output)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
         try:
@@ -132,8 +129,8 @@ def _export_from(args: argparse.Namespace, client: SessionClient) -> int:
     except BrokenPipeError:  # the reader went away (| head): cli.main stops quietly
         raise
     except OSError as exc:
-        return cli.report_error(args, f"{args.output}: {exc.strerror}")
-    return cli.EXIT_OK
+        return report_error(args, f"{args.output}: {exc.strerror}")
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------- import
@@ -291,9 +288,9 @@ def _import(args: argparse.Namespace) -> int:
     try:
         blocks = _split_blocks(list(_lines(args.file)))
     except (OSError, UnicodeDecodeError) as exc:
-        return cli.report_error(args, f"{args.file}: {exc}")
+        return report_error(args, f"{args.file}: {exc}")
     if not blocks:
-        return cli.report_error(args, f"{args.file}: no session to import (the file is empty)")
+        return report_error(args, f"{args.file}: no session to import (the file is empty)")
     try:
         with _client(args) as client:
             _import_blocks(client, blocks, args.mode)
@@ -306,21 +303,21 @@ def _import(args: argparse.Namespace) -> int:
         document: dict[str, Any] = {"sessions": [b.report() for b in blocks]}
         if failed:
             message = f"{len(blocks)} sessions in {args.file}: {summary}"
-            document["error"] = {"message": message, "reason": "NOT_IMPORTED", "code": cli.EXIT_FAILURE}
-        cli.print_json(document)
+            document["error"] = {"message": message, "reason": "NOT_IMPORTED", "code": EXIT_FAILURE}
+        print_json(document)
     for block in blocks:
         if args.json:
             break
         if block.status == "imported":
-            _say(f"imported {block.session_id}: {block.events_imported} events")
+            say(f"imported {block.session_id}: {block.events_imported} events")
         else:
             a, b = block.span
             name = block.session_id if block.session_id is not None else "(no session id)"
-            _say(f"claw-sessiond: error: {block.status} {name} (lines {a}-{b}): {block.reason}", err=True)
+            say(f"claw-sessiond: error: {block.status} {name} (lines {a}-{b}): {block.reason}", err=True)
     if not failed:
-        return cli.EXIT_OK
-    _say(f"claw-sessiond: error: {len(blocks)} sessions in {args.file}: {summary}", err=True)
-    return cli.EXIT_FAILURE
+        return EXIT_OK
+    say(f"claw-sessiond: error: {len(blocks)} sessions in {args.file}: {summary}", err=True)
+    return EXIT_FAILURE
 
 
 # ---------------------------------------------------------------- delete
@@ -344,41 +341,41 @@ def _delete(args: argparse.Namespace) -> int:
             stored = [s for s in client.list_sessions(args.session, 10000) if s.id == args.session]
             if not stored:
                 client.load(args.session, "/", repair=False)  # an invalid id gets the daemon's own message
-                return cli.report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
+                return report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
             if not args.yes:
                 answer = terminal.confirm(
                     visible(f"delete session {args.session} ({stored[0].message_count} messages)?")
                 )
                 if answer is None:
-                    return cli.report_error(
+                    return report_error(
                         args,
                         f"not deleting {args.session!r} without confirmation: no terminal to ask on",
                         hint=f"claw-sessiond delete --yes {args.session}",
                         reason="CONFIRMATION_REQUIRED",
-                        code=cli.EXIT_USAGE,
+                        code=EXIT_USAGE,
                     )
                 if not answer:
-                    return cli.report_error(args, "not deleted (answered no)", reason="DECLINED")
+                    return report_error(args, "not deleted (answered no)", reason="DECLINED")
             count = client.delete(args.session)
     except SessiondError as exc:
         return _fail(exc, args)
     if not count:  # deleted meanwhile by someone else
-        return cli.report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
+        return report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
     pending = bool(getattr(count, "erasure_pending", False))
     if args.json:
         out: dict[str, object] = {"session_id": args.session, "events_deleted": int(count)}
         if pending:  # only when true, so the usual reply keeps its two fields
             out["erasure_pending"] = True
-        cli.print_json(out)
+        print_json(out)
     else:
-        _say(f"deleted {args.session}: {count} events")
+        say(f"deleted {args.session}: {count} events")
     if pending:
-        _say(
+        say(
             f"claw-sessiond: warning: {args.session!r} is deleted but its bytes are still in the database files "
             "(a reader holds an older snapshot); the daemon erases them as soon as it ends",
             err=True,
         )
-    return cli.EXIT_OK
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------- migrate-legacy
@@ -512,23 +509,23 @@ def _migrate(args: argparse.Namespace) -> int:
                 progress.advance(task)
     except SessiondError as exc:
         for r in reports:  # what was done before the daemon went away is still reported
-            _say(json_text(cli.json_document(r)) if args.json else _migrate_line(r))
+            say(json_text(json_document(r)) if args.json else _migrate_line(r))
         if migration is not None and migration.in_doubt:
-            _say(
+            say(
                 f"claw-sessiond: error: stopped at {current}: the daemon did not answer its import, which may or "
                 "may not have happened (check with 'claw-sessiond ls')",
                 err=True,
             )
         elif current:
-            _say(f"claw-sessiond: error: stopped at {current}: nothing imported from it", err=True)
+            say(f"claw-sessiond: error: stopped at {current}: nothing imported from it", err=True)
         return _fail(exc, args)
     for r in reports:
-        _say(json_text(cli.json_document(r)) if args.json else _migrate_line(r))
+        say(json_text(json_document(r)) if args.json else _migrate_line(r))
     statuses = ("imported", "skipped", "conflict", "failed", "converted")
     counts = {s: sum(1 for r in reports if r["status"] == s) for s in statuses}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n or s not in ("converted", "conflict"))
-    _say(f"{len(files)} files: {summary}", err=True)
-    return cli.EXIT_FAILURE if counts["failed"] or counts["conflict"] else cli.EXIT_OK
+    say(f"{len(files)} files: {summary}", err=True)
+    return EXIT_FAILURE if counts["failed"] or counts["conflict"] else EXIT_OK
 
 
 def _migrate_line(r: dict[str, Any]) -> str:

@@ -39,8 +39,10 @@ from typing import Any, Final
 from claw_sessiond_client import SessionClient, SessiondError
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
-from . import cli, lifecycle
-from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK
+from . import lifecycle
+from .cli import COMMANDS
+from .cli.failure import EXIT_FAILURE, EXIT_OK, report_error
+from .cli.output import print_json
 from .config import environ
 from .logs import rfc3339_utc
 
@@ -85,9 +87,7 @@ def _registries() -> list[Path]:
 def _fail(message: str, code: int = EXIT_FAILURE, args: argparse.Namespace | None = None) -> int:
     """Say why on stderr; with ``args`` (and ``--json``) also as the JSON error document on stdout."""
     if args is not None:
-        return cli.report_error(
-            args, message, reason="NOT_RUNNING" if code == EXIT_NOT_RUNNING else "FAILED", code=code
-        )
+        return report_error(args, message, reason="NOT_RUNNING" if code == EXIT_NOT_RUNNING else "FAILED", code=code)
     print(f"claw-sessiond: error: {message}", file=sys.stderr)
     return code
 
@@ -388,7 +388,7 @@ def stop(args: argparse.Namespace) -> int:
     if not records:
         if workspace is None:
             if as_json:
-                cli.print_json({"stopped": [], "failed": []})
+                print_json({"stopped": [], "failed": []})
             else:
                 print("no daemons running")
             return EXIT_OK
@@ -407,7 +407,7 @@ def stop(args: argparse.Namespace) -> int:
             failed.append(entry)
             code = _fail(message)
     if as_json:
-        cli.print_json({"stopped": stopped, "failed": failed})
+        print_json({"stopped": stopped, "failed": failed})
     return code
 
 

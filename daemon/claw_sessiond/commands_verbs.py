@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from claw_sessiond_client import SessionClient, SessiondError
 
 from . import cli
+from .cli.failure import EXIT_OK, EXIT_USAGE, report_error
+from .cli.output import print_json
 from .cli.termsafe import visible
 from .commands import add_session_argument, online, read_transcript, stored_workdir
 
@@ -30,9 +32,7 @@ __all__: list[str] = []
 
 
 def _not_stored(args: argparse.Namespace) -> int:
-    return cli.report_error(
-        args, f"session {args.session!r} is not stored", hint="claw-sessiond ls", reason="NOT_STORED"
-    )
+    return report_error(args, f"session {args.session!r} is not stored", hint="claw-sessiond ls", reason="NOT_STORED")
 
 
 # ---------------------------------------------------------------- repair
@@ -56,7 +56,7 @@ def _repair(args: argparse.Namespace, client: SessionClient) -> int:
         return _not_stored(args)
     positions = {m.tool_call_id: m.position for m in t.messages if m.role == "tool"}
     if args.json:
-        cli.print_json(
+        print_json(
             {
                 "session_id": args.session,
                 "repaired": [{"tool_call_id": c, "position": positions.get(c)} for c in t.repaired_now],
@@ -66,14 +66,14 @@ def _repair(args: argparse.Namespace, client: SessionClient) -> int:
                 ],
             }
         )
-        return cli.EXIT_OK
+        return EXIT_OK
     for call_id in t.repaired_now:
         print(visible(f"repaired {call_id}: synthetic 'interrupted' result at #{positions.get(call_id)}"))
     for c in t.running.values():
         print(visible(f"left {c.tool_call_id}: running (run {c.run_id}, pid {c.owner_pid})"))
     if not t.repaired_now:
         print(visible(f"nothing to repair in {args.session}"))
-    return cli.EXIT_OK
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------- clear
@@ -97,14 +97,14 @@ def _clear(args: argparse.Namespace, client: SessionClient) -> int:
     # Clear what was seen: if the session changed since, the daemon refuses (ABORTED) and nothing is cleared.
     result = client.clear(args.session, expected_last_position=stored[0].last_position or 0)
     if args.json:
-        cli.print_json(
+        print_json(
             {"session_id": args.session, "messages_cleared": stored[0].message_count, "position": result.position}
         )
-        return cli.EXIT_OK
+        return EXIT_OK
     count = stored[0].message_count
     print(visible(f"cleared {args.session}: {count} message{'' if count == 1 else 's'} out of its history"))
     print("usage totals kept; export still has the past")
-    return cli.EXIT_OK
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------- completion
@@ -356,13 +356,13 @@ def _completion(args: argparse.Namespace) -> int:
             with _client(args) as client:
                 ids = [s.id for s in client.list_sessions("", 1000)]
         except SessiondError:
-            return cli.EXIT_OK  # no daemon: nothing to offer, and nothing to say in the middle of a command line
+            return EXIT_OK  # no daemon: nothing to offer, and nothing to say in the middle of a command line
         sys.stdout.write("".join(visible(i) + "\n" for i in ids))
-        return cli.EXIT_OK
+        return EXIT_OK
     if args.shell is None:
-        return cli.report_error(args, "name a shell: bash, zsh or fish", reason="USAGE", code=cli.EXIT_USAGE)
+        return report_error(args, "name a shell: bash, zsh or fish", reason="USAGE", code=EXIT_USAGE)
     sys.stdout.write(completion_script(args.shell))
-    return cli.EXIT_OK
+    return EXIT_OK
 
 
 cli.COMMANDS.update(

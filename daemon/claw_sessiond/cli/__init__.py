@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -40,38 +40,17 @@ from ..config import (
     DEFAULT_WATCH_STALL_S,
     Config,
     ConfigError,
-    env_name,
     environ,
     unknown_env_vars,
     warn,
 )
+from .failure import EXIT_FAILURE, EXIT_USAGE, print_json_error
+from .options import add_json_option, add_workspace_option, env_option
 
-__all__ = [
-    "JSON_FORMAT",
-    "add_json_option",
-    "add_workspace_option",
-    "build_parser",
-    "json_document",
-    "main",
-    "print_json",
-    "print_json_error",
-    "report_error",
-]
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
+__all__ = ["build_parser", "main"]
 
 #: Subcommands added by other modules: name → (help, add_arguments, handler).
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
-
-
-class _EnvDefaults(argparse.ArgumentParser):
-    """An ArgumentParser whose options default to ``CLAW_SESSIOND_<OPTION>``."""
-
-
-#: The version of every ``--json`` document (its top-level ``"format"`` key); bumped only for breaking changes.
-JSON_FORMAT: Final = 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -91,27 +70,6 @@ class _Parser(argparse.ArgumentParser):
         if _Parser.json_errors:
             print_json_error(message, reason="USAGE", code=EXIT_USAGE)
         super().error(message)
-
-
-def json_document(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``--json`` document: ``{"format": 1, ...payload}`` (see docs/cli.md, "JSON output")."""
-    return {"format": JSON_FORMAT, **payload}
-
-
-def print_json(payload: Mapping[str, Any]) -> None:
-    """Print one ``--json`` document (terminal-safe JSON, exact once parsed)."""
-    from .termsafe import json_text
-
-    sys.stdout.write(json_text(json_document(payload), indent=2) + "\n")
-
-
-def print_json_error(message: str, *, reason: str, code: int) -> None:
-    """The ``--json`` form of a failure: ``{"format": 1, "error": {"message", "reason", "code"}}`` on stdout.
-
-    ``reason`` is the daemon's reason (``SESSION_NOT_FOUND`` ...) or the CLI's own (``USAGE``,
-    ``DAEMON_UNAVAILABLE``, ``NOT_STORED``, ``CONFIRMATION_REQUIRED``, ``CHECK_FAILED``); ``code`` is the exit code.
-    """
-    print_json({"error": {"message": message, "reason": reason, "code": code}})
 
 
 def check_session_arg(session_id: str) -> None:
@@ -135,77 +93,15 @@ def check_session_arg(session_id: str) -> None:
         raise ClientInvalidRequestError(exc.message, reason=Reason.INVALID_SESSION_ID) from None
 
 
-def report_error(
-    args: argparse.Namespace, message: str, *, hint: str = "", reason: str = "FAILED", code: int = EXIT_FAILURE
-) -> int:
-    """Say why a command failed: always on stderr for people, and as a JSON document on stdout with ``--json``."""
-    from .termsafe import visible
-
-    print(visible(f"claw-sessiond: error: {message}"), file=sys.stderr)
-    if hint:
-        print(visible(f"Try: {hint}"), file=sys.stderr)
-    if getattr(args, "json", False):
-        print_json_error(message, reason=reason, code=code)
-    return code
-
-
-def _env_option(
-    parser: argparse.ArgumentParser,
-    flag: str,
-    env: Mapping[str, str],
-    *,
-    default: Any,
-    help: str,
-    dest_default: Any = None,
-    **kw: Any,
-) -> None:
-    name = env_name(flag)
-    value = env.get(name, default)
-    if kw.get("action") == "store_true":
-        value = str(value).lower() in ("1", "true", "yes", "on") if name in env else default
-    if dest_default is not None:  # argparse.SUPPRESS: the top-level parser holds the value
-        value = dest_default
-    parser.add_argument(flag, default=value, help=f"{help} [env {name}; default {default!r}]", **kw)
-
-
-def add_workspace_option(parser: argparse.ArgumentParser, env: Mapping[str, str], *, global_: bool = False) -> None:
-    """``--workspace`` and ``--socket``: accepted before the subcommand and after it.
-
-    The top-level parser (``global_``) holds the defaults; a subcommand's copy uses ``SUPPRESS`` so that it
-    sets the value only when given after the subcommand, never overwriting one given before it.
-    """
-    kw: dict[str, Any] = {} if global_ else {"dest_default": argparse.SUPPRESS}
-    _env_option(
-        parser,
-        "--workspace",
-        env,
-        default=None,
-        help="workspace folder (state lives in <workspace>/.claw/); by default the nearest of the current folder "
-        "and its parents that holds .claw/, else the current folder",
-        **kw,
-    )
-    _env_option(parser, "--socket", env, default=None, help="Unix socket path (default: .claw/sessiond.sock)", **kw)
-
-
-def add_json_option(parser: argparse.ArgumentParser, *, global_: bool = False) -> None:
-    """``--json`` (every command but ``serve``; see :func:`add_workspace_option` for before/after)."""
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        default=False if global_ else argparse.SUPPRESS,
-        help='print one JSON document instead of text (top-level "format": 1; errors too)',
-    )
-
-
 def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
-    _env_option(
+    env_option(
         parser,
         "--tcp",
         env,
         default=None,
         help="also listen on host:port (plaintext; loopback only; calls need the token in .claw/tcp-token)",
     )
-    _env_option(
+    env_option(
         parser,
         "--allow-non-loopback",
         env,
@@ -213,9 +109,9 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
         action="store_true",
         help="allow --tcp on a non-loopback address (anyone who can reach it can read and write sessions)",
     )
-    _env_option(parser, "--metrics", env, default=None, help="serve Prometheus metrics on loopback host:port")
-    _env_option(parser, "--max-message-bytes", env, default=DEFAULT_MAX_MESSAGE_BYTES, type=int, help="largest message")
-    _env_option(
+    env_option(parser, "--metrics", env, default=None, help="serve Prometheus metrics on loopback host:port")
+    env_option(parser, "--max-message-bytes", env, default=DEFAULT_MAX_MESSAGE_BYTES, type=int, help="largest message")
+    env_option(
         parser,
         "--max-batch-messages",
         env,
@@ -223,15 +119,15 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
         type=int,
         help="most messages per append",
     )
-    _env_option(
+    env_option(
         parser, "--max-request-bytes", env, default=DEFAULT_MAX_REQUEST_BYTES, type=int, help="gRPC receive limit"
     )
-    _env_option(
+    env_option(
         parser, "--shutdown-grace-s", env, default=DEFAULT_SHUTDOWN_GRACE_S, type=float, help="grace at shutdown"
     )
-    _env_option(parser, "--busy-timeout-ms", env, default=DEFAULT_BUSY_TIMEOUT_MS, type=int, help="SQLite busy timeout")
-    _env_option(parser, "--lease-s", env, default=DEFAULT_LEASE_S, type=int, help="dead run-owner detection bound")
-    _env_option(
+    env_option(parser, "--busy-timeout-ms", env, default=DEFAULT_BUSY_TIMEOUT_MS, type=int, help="SQLite busy timeout")
+    env_option(parser, "--lease-s", env, default=DEFAULT_LEASE_S, type=int, help="dead run-owner detection bound")
+    env_option(
         parser,
         "--watch-stall-s",
         env,
@@ -240,10 +136,10 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
         help="end a Watch as lagged after its client stopped reading this long",
     )
     _add_fairness_options(parser, env)
-    _env_option(
+    env_option(
         parser, "--retention-days", env, default=0.0, type=float, help="delete sessions idle this long (0: never)"
     )
-    _env_option(
+    env_option(
         parser,
         "--retention-interval-s",
         env,
@@ -251,7 +147,7 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
         type=float,
         help="how often the retention sweep runs",
     )
-    _env_option(
+    env_option(
         parser,
         "--request-id-retention-s",
         env,
@@ -259,7 +155,7 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
         type=float,
         help="retry window: forget request ids (idempotency records) older than this (0: never)",
     )
-    _env_option(
+    env_option(
         parser, "--log-level", env, default="info", choices=["debug", "info", "warning", "error"], help="log level"
     )
     _add_lifecycle_options(parser, env)
@@ -268,10 +164,10 @@ def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
 def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
     from ..config import DEFAULT_MAX_OPEN_TOOL_CALLS, DEFAULT_MAX_WATCHERS, DEFAULT_WATCH_SENDS_PER_S
 
-    _env_option(
+    env_option(
         parser, "--max-watchers", env, default=DEFAULT_MAX_WATCHERS, type=int, help="most Watch streams open at once"
     )
-    _env_option(
+    env_option(
         parser,
         "--watch-sends-per-s",
         env,
@@ -279,7 +175,7 @@ def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str
         type=float,
         help="Watch fan-out budget: messages per second over all streams",
     )
-    _env_option(
+    env_option(
         parser,
         "--max-open-tool-calls",
         env,
@@ -292,7 +188,7 @@ def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str
 def _add_lifecycle_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
     from ..logs import DEFAULT_LOG_BACKUPS, DEFAULT_LOG_MAX_BYTES
 
-    _env_option(
+    env_option(
         parser,
         "--idle-exit-s",
         env,
@@ -301,11 +197,11 @@ def _add_lifecycle_options(parser: argparse.ArgumentParser, env: Mapping[str, st
         help="stop gracefully after this many seconds without clients, streams, runs or calls (0: never; "
         "auto-started daemons get 600)",
     )
-    _env_option(parser, "--log-file", env, default=None, help="log to this file (0600, rotated) instead of stderr")
-    _env_option(
+    env_option(parser, "--log-file", env, default=None, help="log to this file (0600, rotated) instead of stderr")
+    env_option(
         parser, "--log-max-bytes", env, default=DEFAULT_LOG_MAX_BYTES, type=int, help="rotate the log file at this size"
     )
-    _env_option(parser, "--log-backups", env, default=DEFAULT_LOG_BACKUPS, type=int, help="rotated log files kept")
+    env_option(parser, "--log-backups", env, default=DEFAULT_LOG_BACKUPS, type=int, help="rotated log files kept")
 
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config:

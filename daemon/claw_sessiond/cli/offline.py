@@ -42,7 +42,7 @@ from .. import export, reads
 from ..errors import SessiondError as DomainError
 from ..store import Store
 from ..validate import check_list_sessions
-from . import report_error
+from .failure import report_error
 from .termsafe import visible
 
 __all__ = ["OPEN_CALL_NOTE", "OfflineClient", "OfflineError", "add_offline_options", "run_offline"]

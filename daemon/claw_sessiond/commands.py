@@ -36,19 +36,20 @@ import sqlite3
 import stat
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from claw_sessiond_client import InFlightCall, Message, Session, SessionClient, SessiondError
 from claw_sessiond_client.errors import DaemonUnavailableError
-from claw_sessiond_client.paths import claw_dir, socket_path_for
+from claw_sessiond_client.paths import claw_dir
 
-from . import cli, schema
+from . import schema
 from .cli import COMMANDS, terminal
+from .cli.connect import MAX_PAGE, online, open_client, socket_path, stored_summary
 from .cli.failure import EXIT_FAILURE, EXIT_OK, report_error
-from .cli.offline import OPEN_CALL_NOTE, add_offline_options, run_offline
+from .cli.offline import OPEN_CALL_NOTE, add_offline_options
 from .cli.output import clip, cost, print_json, rfc3339, short_time, table, usage_json
 from .cli.termsafe import visible
 from .errors import CorruptDatabaseError
@@ -58,9 +59,6 @@ __all__ = ["doctor", "ls", "show", "stats"]
 _EXIT_CODES: Final = "Exit codes: 0 ok, 1 failure (daemon unreachable, not found, check failed), 2 usage error."
 
 _SQLITE_HEADER: Final = b"SQLite format 3\x00"
-
-#: ListSessions' largest page.
-_MAX_PAGE: Final = 10000
 
 
 # ---------------------------------------------------------------- shared
@@ -72,49 +70,6 @@ def _add_json(parser: argparse.ArgumentParser, about: str = "") -> None:
     parser.epilog = (textwrap.fill(about, 79) + "\n\n" if about else "") + _EXIT_CODES
 
 
-def _socket_path(args: argparse.Namespace) -> Path:
-    if args.socket:
-        return Path(os.path.abspath(args.socket))
-    return socket_path_for(os.path.abspath(args.workspace), os.environ.get("XDG_RUNTIME_DIR"))
-
-
-def _client(args: argparse.Namespace) -> SessionClient:
-    # Never auto-start: inspecting a workspace must not create a daemon (or a .claw/). The workspace (already
-    # resolved by cli.main) tells the client whose daemon to expect on the socket.
-    return SessionClient(
-        args.workspace, address=f"unix:{_socket_path(args)}", autostart=False, retry_window_s=0.0, timeout_s=10.0
-    )
-
-
-def _fail(args: argparse.Namespace, message: str, hint: str = "", *, reason: str = "FAILED") -> int:
-    return report_error(args, message, hint=hint, reason=reason)
-
-
-def online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[argparse.Namespace], int]:
-    """Run ``fn`` with a client; turn client errors into exit 1 with an actionable message."""
-
-    def handler(args: argparse.Namespace) -> int:
-        if getattr(args, "offline", None) is True:
-            return run_offline(args, fn)
-        try:
-            with _client(args) as client:
-                return fn(args, client)
-        except DaemonUnavailableError:
-            if getattr(args, "offline", False) is None:  # no daemon: the read-only view (--no-offline: the error)
-                return run_offline(args, fn)
-            return _fail(
-                args,
-                f"no claw-sessiond answers on {_socket_path(args)}",
-                f"claw-sessiond serve --workspace {args.workspace}  (or: claw-sessiond doctor)",
-                reason="DAEMON_UNAVAILABLE",
-            )
-        except SessiondError as exc:
-            return _fail(args, exc.message, reason=str(exc.reason))
-
-    handler.__doc__ = fn.__doc__
-    return handler
-
-
 # ---------------------------------------------------------------- ls
 
 
@@ -123,8 +78,8 @@ def _limit(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 1 <= value <= _MAX_PAGE:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {_MAX_PAGE} (got {value}); --all lists every one")
+    if not 1 <= value <= MAX_PAGE:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_PAGE} (got {value}); --all lists every one")
     return value
 
 
@@ -143,10 +98,10 @@ def _add_ls(parser: argparse.ArgumentParser) -> None:
 
 def _ls(args: argparse.Namespace, client: SessionClient) -> int:
     """List stored sessions, most recently updated first."""
-    page = client.list_sessions_page(args.contains, _MAX_PAGE if args.all else args.limit)
+    page = client.list_sessions_page(args.contains, MAX_PAGE if args.all else args.limit)
     sessions, total = list(page.sessions), page.total
     while args.all and page.next_page_token:
-        page = client.list_sessions_page(args.contains, _MAX_PAGE, page.next_page_token)
+        page = client.list_sessions_page(args.contains, MAX_PAGE, page.next_page_token)
         sessions += page.sessions
     if args.json:
         print_json(
@@ -312,10 +267,9 @@ def read_transcript(client: SessionClient, session_id: str, workdir: str, *, rep
 
 def stored_workdir(client: SessionClient, session_id: str) -> str | None:
     """The session's stored workdir ("" if none), or None if it is not stored (Load with it: looking moves nothing)."""
-    cli.check_session_arg(session_id)
-    for s in client.list_sessions(session_id, _MAX_PAGE):
-        if s.id == session_id:
-            return s.workdir
+    summary = stored_summary(client, session_id)
+    if summary is not None:
+        return summary.workdir
     client.load(session_id, "/", repair=False)  # an invalid id gets the daemon's own message (nothing is written)
     return None
 
@@ -366,11 +320,15 @@ def _show(args: argparse.Namespace, client: SessionClient) -> int:
         print("claw-sessiond: 'show --repair' is deprecated: use 'claw-sessiond repair SESSION'", file=sys.stderr)
     workdir = stored_workdir(client, args.session)
     if workdir is None:
-        return _fail(args, f"session {args.session!r} is not stored", "claw-sessiond ls", reason="NOT_STORED")
+        return report_error(
+            args, f"session {args.session!r} is not stored", hint="claw-sessiond ls", reason="NOT_STORED"
+        )
     # Load with the stored workdir, so that a repair does not move the session to this shell's folder.
     t = read_transcript(client, args.session, workdir or os.path.abspath(args.workspace), repair=args.repair)
     if t is None:
-        return _fail(args, f"session {args.session!r} is not stored", "claw-sessiond ls", reason="NOT_STORED")
+        return report_error(
+            args, f"session {args.session!r} is not stored", hint="claw-sessiond ls", reason="NOT_STORED"
+        )
     t.audit = _audit_events(client, args.session)
     _since_filter(t, args.since, args.tail)
     if args.json:
@@ -500,10 +458,10 @@ def _figure(value: Any, room: int) -> str:
 
 
 def _count_messages(client: SessionClient) -> int:
-    page = client.list_sessions_page("", _MAX_PAGE)
+    page = client.list_sessions_page("", MAX_PAGE)
     count = sum(s.message_count for s in page.sessions)
     while page.next_page_token:
-        page = client.list_sessions_page("", _MAX_PAGE, page.next_page_token)
+        page = client.list_sessions_page("", MAX_PAGE, page.next_page_token)
         count += sum(s.message_count for s in page.sessions)
     return count
 
@@ -605,7 +563,7 @@ def doctor(args: argparse.Namespace) -> int:
     workspace = Path(os.path.abspath(args.workspace))
     folder = claw_dir(workspace)
     report = _Report()
-    sock = _socket_path(args)
+    sock = socket_path(args)
     # SQLite may create -wal/-shm beside the database even for a read-only connection: keep them private.
     os.umask(0o077)
     if not folder.is_dir():
@@ -613,7 +571,7 @@ def doctor(args: argparse.Namespace) -> int:
         return _finish(args, report)
     daemon_up = False
     try:
-        with _client(args) as client:
+        with open_client(args.workspace, sock) as client:
             figures = client.stats().values
         daemon_up = True
         report.add("daemon", "ok", f"pid {figures['pid']} answers on {sock} (version {figures['version']})")

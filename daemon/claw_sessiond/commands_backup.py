@@ -38,11 +38,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from claw_sessiond_client import SessionClient, SessiondError
+from claw_sessiond_client import SessiondError
 from claw_sessiond_client.errors import DaemonUnavailableError
-from claw_sessiond_client.paths import claw_dir, socket_path_for
+from claw_sessiond_client.paths import claw_dir
 
 from .cli import COMMANDS
+from .cli.connect import open_client, socket_path
 from .cli.failure import EXIT_OK, report_error
 from .cli.termsafe import json_text, visible
 from .errors import CorruptDatabaseError
@@ -153,8 +154,7 @@ def _add_backup(parser: argparse.ArgumentParser) -> None:
 
 def _from_daemon(args: argparse.Namespace, tmp: Path) -> CopyFigures:
     """Raises DaemonUnavailableError if no daemon answers (nothing was written then)."""
-    address = f"unix:{socket_path_for(os.path.abspath(args.workspace), os.environ.get('XDG_RUNTIME_DIR'))}"
-    with SessionClient(args.workspace, address=args.socket or address, autostart=False, retry_window_s=0.0) as client:
+    with open_client(args.workspace, socket_path(args), timeout_s=None) as client:
         fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "wb") as fh:
             got = client.backup(fh)

@@ -13,10 +13,8 @@ through :func:`claw_sessiond.cli.termsafe.visible`; ``--json`` output is
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import json
-import os
 import re
 import shutil
 import sys
@@ -24,13 +22,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from claw_sessiond_client import Message, SessionClient, SessiondError
+from claw_sessiond_client import Message, SessionClient
 from claw_sessiond_client._finds import FollowEvent, SearchHit, UsageReportRow
-from claw_sessiond_client.errors import DaemonUnavailableError, InvalidRequestError, SessionNotFoundError
-from claw_sessiond_client.paths import socket_path_for
+from claw_sessiond_client.errors import SessionNotFoundError
 
 from .cli import COMMANDS
-from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, report_error
+from .cli.connect import MAX_PAGE, online
+from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
 from .cli.output import print_json_line, say
 from .cli.termsafe import visible
 
@@ -47,58 +45,23 @@ _BLOCKS: Final = " ▏▎▍▌▋▊▉█"
 _WIDTH: Final = 80
 
 
-class _UsageError(Exception):
-    """A bad option value: exit 2."""
-
-
 # ---------------------------------------------------------------- shared
 
 
-def _client(args: argparse.Namespace, *, timeout_s: float = 10.0) -> SessionClient:
-    sock = args.socket or str(socket_path_for(os.path.abspath(args.workspace), os.environ.get("XDG_RUNTIME_DIR")))
-    return SessionClient(
-        args.workspace,
-        address=f"unix:{os.path.abspath(sock)}",
-        autostart=False,
-        retry_window_s=0.0,
-        timeout_s=timeout_s,
-    )
+def _online(body: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[argparse.Namespace], int]:
+    """Run ``body`` with a client: a refused argument (a malformed query, a bad filter) exits 2, other errors 1."""
+    return online(body, unavailable=_no_answer, invalid_code=EXIT_USAGE)
 
 
-def _online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[argparse.Namespace], int]:
-    """Run ``fn`` with a client; client errors exit 1 (2 for a refused argument), with a message to act on."""
-
-    def handler(args: argparse.Namespace) -> int:
-        try:
-            with _client(args) as client:
-                return fn(args, client)
-        except _UsageError as exc:
-            return report_error(args, str(exc), reason="USAGE", code=EXIT_USAGE)
-        except DaemonUnavailableError:
-            return report_error(
-                args,
-                f"no claw-sessiond answers for workspace {args.workspace}",
-                hint=f"claw-sessiond serve --workspace {args.workspace}  (or: claw-sessiond doctor)",
-                reason="DAEMON_UNAVAILABLE",
-            )
-        except InvalidRequestError as exc:
-            return report_error(args, exc.message, reason=str(exc.reason.value), code=EXIT_USAGE)
-        except SessiondError as exc:
-            return report_error(args, exc.message, reason=str(exc.reason.value))
-        except BrokenPipeError:  # `claw-sessiond search x | head`
-            with contextlib.suppress(OSError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return EXIT_FAILURE
-
-    handler.__doc__ = fn.__doc__
-    return handler
+def _no_answer(args: argparse.Namespace) -> str:
+    return f"no claw-sessiond answers for workspace {args.workspace}"
 
 
 def parse_time(value: str | None, *, now: dt.datetime | None = None) -> dt.datetime | None:
     """``--since``/``--until``: ``30m``, ``12h``, ``7d``, ``2w`` ago, a date, or an ISO time (UTC unless it says).
 
     Raises:
-        _UsageError: not one of those forms.
+        UsageError: not one of those forms.
     """
     if not value:
         return None
@@ -109,7 +72,7 @@ def parse_time(value: str | None, *, now: dt.datetime | None = None) -> dt.datet
     try:
         when = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise _UsageError(
+        raise UsageError(
             f"{value!r} is not a time: use 30m, 12h, 7d, 2w (ago), 2026-12-01 or 2026-12-01T08:00:00Z"
         ) from None
     return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
@@ -176,7 +139,7 @@ def _hit_json(hit: SearchHit) -> dict[str, Any]:
 def _search(args: argparse.Namespace, client: SessionClient) -> int:
     """Full-text search over message content across sessions."""
     if not 1 <= args.limit <= _MAX_LIMIT:
-        raise _UsageError(f"--limit must be between 1 and {_MAX_LIMIT} (got {args.limit})")
+        raise UsageError(f"--limit must be between 1 and {_MAX_LIMIT} (got {args.limit})")
     result = client.search(
         " ".join(args.query),
         raw=args.raw,
@@ -274,9 +237,9 @@ def _print_event(
 def _follow(args: argparse.Namespace, client: SessionClient) -> int:
     """Print new messages as they commit (one session, or all)."""
     if not 0 <= args.n <= _MAX_LAST:
-        raise _UsageError(f"-n must be between 0 and {_MAX_LAST} (got {args.n})")
+        raise UsageError(f"-n must be between 0 and {_MAX_LAST} (got {args.n})")
     if args.session is None and args.from_start:
-        raise _UsageError("--from-start needs a SESSION (use -n N to see the last messages of every session)")
+        raise UsageError("--from-start needs a SESSION (use -n N to see the last messages of every session)")
     try:
         if args.session is None:
             for event in client.watch_all(last=args.n):
@@ -306,7 +269,7 @@ def _print_all(event: FollowEvent, as_json: bool) -> None:
 
 def _start_position(client: SessionClient, session_id: str, last: int) -> int:
     """The position to follow after: the session's last one, less ``last`` (0 if it is not stored)."""
-    for summary in client.list_sessions(session_id, 10_000):
+    for summary in client.list_sessions(session_id, MAX_PAGE):
         if summary.id == session_id:
             return max(0, summary.last_position - last)
     return 0

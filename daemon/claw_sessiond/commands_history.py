@@ -29,11 +29,11 @@ from claw_sessiond_client import (
     SessiondError,
     SessionNotFoundError,
 )
-from claw_sessiond_client.paths import socket_path_for
 
 from . import cli, legacy
 from .cli import terminal
-from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, report_error
+from .cli.connect import open_client, socket_path, stored_summary
+from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail_client, report_error
 from .cli.offline import OfflineClient, OfflineError, add_offline_options
 from .cli.output import json_document, print_json, say
 from .cli.termsafe import json_safe, json_text, visible
@@ -41,24 +41,6 @@ from .errors import InvalidRequestError as DomainInvalidRequestError
 from .export import is_header, parse_session
 
 __all__: list[str] = []
-
-
-def _client(args: argparse.Namespace) -> SessionClient:
-    # The workspace was resolved by cli.main (found upward unless given): connect to exactly its socket.
-    address = (
-        args.socket or f"unix:{socket_path_for(os.path.abspath(args.workspace), os.environ.get('XDG_RUNTIME_DIR'))}"
-    )
-    # No silent re-send: an Import or Delete whose answer was lost may have committed, and a re-sent one
-    # would then be reported as refused ("already exists", "not stored"). The reports say what is known.
-    return SessionClient(args.workspace, address=address, autostart=False, retry_window_s=0.0)
-
-
-def _fail(exc: SessiondError, args: argparse.Namespace, prefix: str = "") -> int:
-    if isinstance(exc, DaemonUnavailableError):
-        hint, reason = f"claw-sessiond serve --workspace {args.workspace}", "DAEMON_UNAVAILABLE"
-    else:
-        hint, reason = "", str(exc.reason)
-    return report_error(args, prefix + exc.message, hint=hint, reason=reason)
 
 
 def _usage(args: argparse.Namespace, text: str) -> int:
@@ -83,11 +65,11 @@ def _terminal_line(line: str) -> str:
 def _export(args: argparse.Namespace) -> int:
     if args.offline is not True:
         try:
-            with _client(args) as client:
+            with open_client(args.workspace, socket_path(args), timeout_s=None) as client:
                 return _export_from(args, client)
         except DaemonUnavailableError as exc:
             if args.offline is False:
-                return _fail(exc, args)
+                return fail_client(args, exc)
     # No daemon answers (or --offline): the same lines, read-only under the workspace lock.
     try:
         with OfflineClient(args.workspace) as offline:
@@ -123,9 +105,9 @@ def _export_from(args: argparse.Namespace, client: SessionClient) -> int:
     except DaemonUnavailableError as exc:
         if written == 0:
             raise  # nothing was written yet: the caller may give the offline view instead
-        return _fail(exc, args)
+        return fail_client(args, exc)
     except SessiondError as exc:
-        return _fail(exc, args)
+        return fail_client(args, exc)
     except BrokenPipeError:  # the reader went away (| head): cli.main stops quietly
         raise
     except OSError as exc:
@@ -239,11 +221,6 @@ def _check_block(block: _Block) -> None:
             block.reason = f"line {block.numbered[int(line) - 1][0]}: {exc.message.split(': ', 1)[1]}"
 
 
-def _stored(client: SessionClient, session_id: str) -> bool:
-    cli.check_session_arg(session_id)
-    return any(s.id == session_id for s in client.list_sessions(session_id, 10000))
-
-
 def _import_blocks(client: SessionClient, blocks: list[_Block], mode: str) -> None:
     """Check every block, then (only if all pass) import them one by one; each block ends with a status."""
     first_at: dict[str, _Block] = {}
@@ -257,7 +234,8 @@ def _import_blocks(client: SessionClient, blocks: list[_Block], mode: str) -> No
             block.status, block.reason = "invalid", f"session {sid!r} is also in lines {a}-{b}: one block per session"
         else:
             first_at[sid] = block
-            if _stored(client, sid) and mode == "refuse":  # asked in every mode: the daemon must answer first
+            # Asked in every mode: the daemon must answer first.
+            if stored_summary(client, sid) is not None and mode == "refuse":
                 block.status = "exists"
                 block.reason = f"session {sid!r} already exists; import with --mode replace (erase it first) or merge"
     if any(b.status != "not_attempted" for b in blocks):
@@ -292,10 +270,10 @@ def _import(args: argparse.Namespace) -> int:
     if not blocks:
         return report_error(args, f"{args.file}: no session to import (the file is empty)")
     try:
-        with _client(args) as client:
+        with open_client(args.workspace, socket_path(args), timeout_s=None) as client:
             _import_blocks(client, blocks, args.mode)
     except SessiondError as exc:  # only the check talks to the daemon outside _import_blocks' own handling
-        return _fail(exc, args, "nothing imported: ")
+        return fail_client(args, exc, prefix="nothing imported: ")
     counts = {s: sum(1 for b in blocks if b.status == s) for s in _IMPORT_STATUSES}
     summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
     failed = counts["imported"] != len(blocks)
@@ -336,16 +314,13 @@ def _delete_args(parser: argparse.ArgumentParser) -> None:
 
 def _delete(args: argparse.Namespace) -> int:
     try:
-        with _client(args) as client:
-            cli.check_session_arg(args.session)
-            stored = [s for s in client.list_sessions(args.session, 10000) if s.id == args.session]
-            if not stored:
+        with open_client(args.workspace, socket_path(args), timeout_s=None) as client:
+            stored = stored_summary(client, args.session)
+            if stored is None:
                 client.load(args.session, "/", repair=False)  # an invalid id gets the daemon's own message
                 return report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
             if not args.yes:
-                answer = terminal.confirm(
-                    visible(f"delete session {args.session} ({stored[0].message_count} messages)?")
-                )
+                answer = terminal.confirm(visible(f"delete session {args.session} ({stored.message_count} messages)?"))
                 if answer is None:
                     return report_error(
                         args,
@@ -358,7 +333,7 @@ def _delete(args: argparse.Namespace) -> int:
                     return report_error(args, "not deleted (answered no)", reason="DECLINED")
             count = client.delete(args.session)
     except SessiondError as exc:
-        return _fail(exc, args)
+        return fail_client(args, exc)
     if not count:  # deleted meanwhile by someone else
         return report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
     pending = bool(getattr(count, "erasure_pending", False))
@@ -490,7 +465,7 @@ def _migrate(args: argparse.Namespace) -> int:
     migration: _Migration | None = None
     try:
         with (
-            _client(args) as client,
+            open_client(args.workspace, socket_path(args), timeout_s=None) as client,
             Progress(
                 TextColumn("migrating"),
                 BarColumn(),
@@ -518,7 +493,7 @@ def _migrate(args: argparse.Namespace) -> int:
             )
         elif current:
             say(f"claw-sessiond: error: stopped at {current}: nothing imported from it", err=True)
-        return _fail(exc, args)
+        return fail_client(args, exc)
     for r in reports:
         say(json_text(json_document(r)) if args.json else _migrate_line(r))
     statuses = ("imported", "skipped", "conflict", "failed", "converted")

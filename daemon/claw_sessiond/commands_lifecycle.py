@@ -36,11 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from claw_sessiond_client import SessionClient, SessiondError
+from claw_sessiond_client import SessiondError
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
 from . import lifecycle
 from .cli import COMMANDS
+from .cli.connect import STATUS_TIMEOUT_S, open_client
 from .cli.failure import EXIT_FAILURE, EXIT_OK, report_error
 from .cli.output import print_json
 from .config import environ
@@ -179,9 +180,7 @@ def _sessions(record: lifecycle.Record) -> int | None:
     if not record.socket:
         return None
     try:
-        with SessionClient(
-            address=f"unix:{record.socket}", autostart=False, retry_window_s=0.0, timeout_s=2.0
-        ) as client:
+        with open_client(None, Path(record.socket), timeout_s=STATUS_TIMEOUT_S) as client:
             return int(client.stats()["sessions"])
     except (SessiondError, KeyError, ValueError, TypeError):
         return None

@@ -23,10 +23,11 @@ from collections.abc import Iterator
 from claw_sessiond_client import SessionClient, SessiondError
 
 from . import cli
+from .cli.connect import online, open_client, socket_path, stored_summary
 from .cli.failure import EXIT_OK, EXIT_USAGE, report_error
 from .cli.output import print_json
 from .cli.termsafe import visible
-from .commands import add_session_argument, online, read_transcript, stored_workdir
+from .commands import add_session_argument, read_transcript, stored_workdir
 
 __all__: list[str] = []
 
@@ -91,17 +92,15 @@ def _clear_args(parser: argparse.ArgumentParser) -> None:
 def _clear(args: argparse.Namespace, client: SessionClient) -> int:
     if stored_workdir(client, args.session) is None:
         return _not_stored(args)
-    stored = [s for s in client.list_sessions(args.session, 10000) if s.id == args.session]
-    if not stored:
+    stored = stored_summary(client, args.session)
+    if stored is None:
         return _not_stored(args)
     # Clear what was seen: if the session changed since, the daemon refuses (ABORTED) and nothing is cleared.
-    result = client.clear(args.session, expected_last_position=stored[0].last_position or 0)
+    result = client.clear(args.session, expected_last_position=stored.last_position or 0)
     if args.json:
-        print_json(
-            {"session_id": args.session, "messages_cleared": stored[0].message_count, "position": result.position}
-        )
+        print_json({"session_id": args.session, "messages_cleared": stored.message_count, "position": result.position})
         return EXIT_OK
-    count = stored[0].message_count
+    count = stored.message_count
     print(visible(f"cleared {args.session}: {count} message{'' if count == 1 else 's'} out of its history"))
     print("usage totals kept; export still has the past")
     return EXIT_OK
@@ -350,10 +349,8 @@ def completion_script(shell: str) -> str:
 
 def _completion(args: argparse.Namespace) -> int:
     if args.list_sessions:
-        from .commands import _client
-
         try:
-            with _client(args) as client:
+            with open_client(args.workspace, socket_path(args)) as client:
                 ids = [s.id for s in client.list_sessions("", 1000)]
         except SessiondError:
             return EXIT_OK  # no daemon: nothing to offer, and nothing to say in the middle of a command line

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from claw_sessiond.cli import COMMANDS, _load_commands
+from claw_sessiond.cli import COMMANDS
+from claw_sessiond.cli import build_parser as _load_commands  # the command list is explicit now: nothing to load
 from claw_sessiond_client import Message, SessionClient
 from tests.conftest import DaemonProcess
 

@@ -46,10 +46,11 @@ from claw_sessiond_client.errors import DaemonUnavailableError
 from claw_sessiond_client.paths import claw_dir
 
 from . import schema
-from .cli import COMMANDS, terminal
+from .cli import terminal
 from .cli.connect import MAX_PAGE, online, open_client, socket_path, stored_summary
 from .cli.failure import EXIT_FAILURE, EXIT_OK, report_error
 from .cli.offline import OPEN_CALL_NOTE, add_offline_options
+from .cli.options import Command
 from .cli.output import clip, cost, print_json, rfc3339, short_time, table, usage_json
 from .cli.termsafe import visible
 from .errors import CorruptDatabaseError
@@ -611,19 +612,30 @@ def _finish(args: argparse.Namespace, report: _Report) -> int:
     return EXIT_FAILURE if failed else EXIT_OK
 
 
-COMMANDS.update(
-    {
-        "ls": ("list stored sessions (id, messages, tokens, cost, updated)", add_offline_options(_add_ls), ls),
-        "show": (
-            "print a session's transcript (roles, tool calls, results, repairs)",
-            add_offline_options(_add_show),
-            show,
-        ),
-        "stats": (
-            "print database and daemon figures (sessions, messages, sizes, schema version)",
-            add_offline_options(_add_json),
-            stats,
-        ),
-        "doctor": ("check the daemon, the database (quick_check, schema) and permissions", _add_doctor, doctor),
-    }
+LS: Final = Command(
+    "ls",
+    "list stored sessions (id, messages, tokens, cost, updated)",
+    add_offline_options(_add_ls),
+    ls,
+)
+
+SHOW: Final = Command(
+    "show",
+    "print a session's transcript (roles, tool calls, results, repairs)",
+    add_offline_options(_add_show),
+    show,
+)
+
+STATS: Final = Command(
+    "stats",
+    "print database and daemon figures (sessions, messages, sizes, schema version)",
+    add_offline_options(_add_json),
+    stats,
+)
+
+DOCTOR: Final = Command(
+    "doctor",
+    "check the daemon, the database (quick_check, schema) and permissions",
+    _add_doctor,
+    doctor,
 )

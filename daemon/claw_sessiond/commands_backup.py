@@ -42,9 +42,9 @@ from claw_sessiond_client import SessiondError
 from claw_sessiond_client.errors import DaemonUnavailableError
 from claw_sessiond_client.paths import claw_dir
 
-from .cli import COMMANDS
 from .cli.connect import open_client, socket_path
 from .cli.failure import EXIT_OK, report_error
+from .cli.options import Command
 from .cli.termsafe import json_text, visible
 from .errors import CorruptDatabaseError
 from .errors import SessiondError as DomainError
@@ -335,13 +335,16 @@ def restore(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS.update(
-    {
-        "backup": ("write a verified copy of the whole store to FILE (daemon running or not)", _add_backup, backup),
-        "restore": (
-            "replace the store with a verified backup FILE (daemon stopped; the old database is kept)",
-            _add_restore,
-            restore,
-        ),
-    }
+BACKUP: Final = Command(
+    "backup",
+    "write a verified copy of the whole store to FILE (daemon running or not)",
+    _add_backup,
+    backup,
+)
+
+RESTORE: Final = Command(
+    "restore",
+    "replace the store with a verified backup FILE (daemon stopped; the old database is kept)",
+    _add_restore,
+    restore,
 )

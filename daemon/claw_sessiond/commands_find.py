@@ -26,9 +26,9 @@ from claw_sessiond_client import Message, SessionClient
 from claw_sessiond_client._finds import FollowEvent, SearchHit, UsageReportRow
 from claw_sessiond_client.errors import SessionNotFoundError
 
-from .cli import COMMANDS
 from .cli.connect import MAX_PAGE, online
 from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
+from .cli.options import Command
 from .cli.output import print_json_line, say
 from .cli.termsafe import visible
 
@@ -444,14 +444,23 @@ def _usage(args: argparse.Namespace, client: SessionClient) -> int:
 usage = _online(_usage)
 
 
-COMMANDS.update(
-    {
-        "search": ("full-text search over message content across sessions (ranked, highlighted)", _add_search, search),
-        "follow": (
-            "print new messages as they are stored, of one session or of all (like tail -f)",
-            _add_follow,
-            follow,
-        ),
-        "usage": ("usage and cost across sessions by model, day or session, with a bar chart", _add_usage, usage),
-    }
+SEARCH: Final = Command(
+    "search",
+    "full-text search over message content across sessions (ranked, highlighted)",
+    _add_search,
+    search,
+)
+
+FOLLOW: Final = Command(
+    "follow",
+    "print new messages as they are stored, of one session or of all (like tail -f)",
+    _add_follow,
+    follow,
+)
+
+USAGE: Final = Command(
+    "usage",
+    "usage and cost across sessions by model, day or session, with a bar chart",
+    _add_usage,
+    usage,
 )

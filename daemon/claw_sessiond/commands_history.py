@@ -30,11 +30,12 @@ from claw_sessiond_client import (
     SessionNotFoundError,
 )
 
-from . import cli, legacy
+from . import legacy
 from .cli import terminal
 from .cli.connect import open_client, socket_path, stored_summary
 from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail_client, report_error
 from .cli.offline import OfflineClient, OfflineError, add_offline_options
+from .cli.options import Command
 from .cli.output import json_document, print_json, say
 from .cli.termsafe import json_safe, json_text, visible
 from .errors import InvalidRequestError as DomainInvalidRequestError
@@ -509,24 +510,31 @@ def _migrate_line(r: dict[str, Any]) -> str:
     return f"{r['status']:<9} {r['file']}{detail}{why}"
 
 
-cli.COMMANDS.update(
-    {
-        "export": (
-            "export sessions as JSON Lines (format claw-sessiond-export v1)",
-            add_offline_options(_export_args),
-            _export,
-        ),
-        "import": (
-            "import an export file: the whole file is checked first, then each session goes in all or nothing; "
-            "every session is reported",
-            _import_args,
-            _import,
-        ),
-        "delete": ("hard-delete a session (right to erasure); its bytes leave the files", _delete_args, _delete),
-        "migrate-legacy": (
-            "import a folder of Go-harness or Python-port JSON session files (safe to re-run)",
-            _migrate_args,
-            _migrate,
-        ),
-    }
+EXPORT: Final = Command(
+    "export",
+    "export sessions as JSON Lines (format claw-sessiond-export v1)",
+    add_offline_options(_export_args),
+    _export,
+)
+
+IMPORT: Final = Command(
+    "import",
+    "import an export file: the whole file is checked first, then each session goes in all or nothing; "
+    "every session is reported",
+    _import_args,
+    _import,
+)
+
+DELETE: Final = Command(
+    "delete",
+    "hard-delete a session (right to erasure); its bytes leave the files",
+    _delete_args,
+    _delete,
+)
+
+MIGRATE_LEGACY: Final = Command(
+    "migrate-legacy",
+    "import a folder of Go-harness or Python-port JSON session files (safe to re-run)",
+    _migrate_args,
+    _migrate,
 )

@@ -40,9 +40,9 @@ from claw_sessiond_client import SessiondError
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
 from . import lifecycle
-from .cli import COMMANDS
 from .cli.connect import STATUS_TIMEOUT_S, open_client
 from .cli.failure import EXIT_FAILURE, EXIT_OK, report_error
+from .cli.options import Command
 from .cli.output import print_json
 from .config import environ
 from .logs import rfc3339_utc
@@ -410,9 +410,16 @@ def stop(args: argparse.Namespace) -> int:
     return code
 
 
-COMMANDS.update(
-    {
-        "status": ("list this user's running daemons (workspace, pid, uptime, sessions, socket)", _add_status, status),
-        "stop": ("stop a workspace's daemon (or --all) gracefully and wait until it has exited", _add_stop, stop),
-    }
+STATUS: Final = Command(
+    "status",
+    "list this user's running daemons (workspace, pid, uptime, sessions, socket)",
+    _add_status,
+    status,
+)
+
+STOP: Final = Command(
+    "stop",
+    "stop a workspace's daemon (or --all) gracefully and wait until it has exited",
+    _add_stop,
+    stop,
 )

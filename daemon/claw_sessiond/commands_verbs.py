@@ -16,15 +16,17 @@ from the CLI. Exit codes: 0 ok, 1 failure, 2 usage error.
 from __future__ import annotations
 
 import argparse
+import functools
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from typing import Final
 
 from claw_sessiond_client import SessionClient, SessiondError
 
-from . import cli
 from .cli.connect import online, open_client, socket_path, stored_summary
 from .cli.failure import EXIT_OK, EXIT_USAGE, report_error
+from .cli.options import Command
 from .cli.output import print_json
 from .cli.termsafe import visible
 from .commands import add_session_argument, read_transcript, stored_workdir
@@ -341,13 +343,14 @@ def _fish(parser: argparse.ArgumentParser) -> str:
     return "\n".join(lines) + "\n"
 
 
-def completion_script(shell: str) -> str:
-    """The completion script for ``shell`` ("bash", "zsh" or "fish"), from the CLI's own parser."""
-    parser = cli.build_parser({})
+def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
+    """The completion script for ``shell`` ("bash", "zsh" or "fish") from ``parser``, the CLI's own."""
     return {"bash": _bash, "zsh": _zsh, "fish": _fish}[shell](parser)
 
 
-def _completion(args: argparse.Namespace) -> int:
+def _completion(
+    args: argparse.Namespace, *, build_parser: Callable[[Mapping[str, str]], argparse.ArgumentParser]
+) -> int:
     if args.list_sessions:
         try:
             with open_client(args.workspace, socket_path(args)) as client:
@@ -358,18 +361,30 @@ def _completion(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.shell is None:
         return report_error(args, "name a shell: bash, zsh or fish", reason="USAGE", code=EXIT_USAGE)
-    sys.stdout.write(completion_script(args.shell))
+    sys.stdout.write(completion_script(build_parser({}), args.shell))  # no environment: no defaults from it
     return EXIT_OK
 
 
-cli.COMMANDS.update(
-    {
-        "repair": (
-            "repair a session as a resuming agent's Load does (synthetic results for interrupted tool calls)",
-            _repair_args,
-            online(_repair),
-        ),
-        "clear": ("empty a session's visible history (usage totals are kept)", _clear_args, online(_clear)),
-        "completion": ("print a shell completion script (bash, zsh or fish)", _completion_args, _completion),
-    }
+REPAIR: Final = Command(
+    "repair",
+    "repair a session as a resuming agent's Load does (synthetic results for interrupted tool calls)",
+    _repair_args,
+    online(_repair),
 )
+
+CLEAR: Final = Command(
+    "clear",
+    "empty a session's visible history (usage totals are kept)",
+    _clear_args,
+    online(_clear),
+)
+
+
+def completion_command(build_parser: Callable[[Mapping[str, str]], argparse.ArgumentParser]) -> Command:
+    """The ``completion`` subcommand; its scripts come from ``build_parser({})`` (the CLI's own parser)."""
+    return Command(
+        "completion",
+        "print a shell completion script (bash, zsh or fish)",
+        _completion_args,
+        functools.partial(_completion, build_parser=build_parser),
+    )

@@ -20,14 +20,22 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Final, NoReturn
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
 from claw_sessiond_client.paths import find_workspace
 
-from .. import __version__
+from .. import (
+    __version__,
+    commands,
+    commands_backup,
+    commands_find,
+    commands_history,
+    commands_lifecycle,
+    commands_verbs,
+)
 from ..config import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_LEASE_S,
@@ -45,12 +53,9 @@ from ..config import (
     warn,
 )
 from .failure import EXIT_FAILURE, EXIT_USAGE, print_json_error
-from .options import add_json_option, add_workspace_option, env_option
+from .options import Command, add_json_option, add_workspace_option, env_option
 
-__all__ = ["build_parser", "main"]
-
-#: Subcommands added by other modules: name → (help, add_arguments, handler).
-COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,27 +75,6 @@ class _Parser(argparse.ArgumentParser):
         if _Parser.json_errors:
             print_json_error(message, reason="USAGE", code=EXIT_USAGE)
         super().error(message)
-
-
-def check_session_arg(session_id: str) -> None:
-    """Refuse an invalid session id before it is sent anywhere (as the daemon would, with its message).
-
-    Commands that look a session up by listing (``show``, ``delete``, ``clear``, ...) would otherwise
-    pass the id as a ListSessions filter, whose refusal names the field, not the id.
-
-    Raises:
-        claw_sessiond_client.InvalidRequestError: reason INVALID_SESSION_ID.
-    """
-    from claw_sessiond_client import InvalidRequestError as ClientInvalidRequestError
-    from claw_sessiond_client import Reason
-
-    from ..errors import InvalidRequestError
-    from ..ids import check_session_id
-
-    try:
-        check_session_id(session_id)
-    except InvalidRequestError as exc:
-        raise ClientInvalidRequestError(exc.message, reason=Reason.INVALID_SESSION_ID) from None
 
 
 def _add_serve(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
@@ -298,12 +282,13 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     _add_serve(serve, env)
     serve.set_defaults(handler=_serve)
     known = [a.option_strings[0] for a in serve._actions if a.option_strings and a.option_strings[0].startswith("--")]
-    for name, (help_text, add_arguments, handler) in COMMANDS.items():
-        cmd = sub.add_parser(name, help=help_text, description=help_text)
+    for command in COMMANDS.values():
+        cmd = sub.add_parser(command.name, help=command.help, description=command.description or command.help)
         add_workspace_option(cmd, env)
-        add_json_option(cmd)
-        add_arguments(cmd)
-        cmd.set_defaults(handler=handler)
+        if command.json:
+            add_json_option(cmd)
+        command.add_arguments(cmd)
+        cmd.set_defaults(handler=command.handler)
     parser.set_defaults(known_flags=known)
     return parser
 
@@ -328,7 +313,6 @@ def resolve_workspace(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``claw-sessiond`` console script."""
-    _load_commands()
     argv = list(sys.argv[1:] if argv is None else argv)
     _Parser.json_errors = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     parser = build_parser()
@@ -346,20 +330,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-def _load_commands() -> None:
-    """Import the modules that register subcommands in :data:`COMMANDS`."""
-    import importlib
-
-    for module in (
-        "claw_sessiond.commands",
-        "claw_sessiond.commands_history",
-        "claw_sessiond.commands_lifecycle",
-        "claw_sessiond.commands_verbs",
-        "claw_sessiond.commands_backup",
-        "claw_sessiond.commands_find",
-    ):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+#: Every subcommand but ``serve``, in the order of ``--help`` and of the completion scripts.
+COMMANDS: Final[Mapping[str, Command]] = {
+    command.name: command
+    for command in (
+        commands.LS,
+        commands.SHOW,
+        commands.STATS,
+        commands.DOCTOR,
+        commands_history.EXPORT,
+        commands_history.IMPORT,
+        commands_history.DELETE,
+        commands_history.MIGRATE_LEGACY,
+        commands_lifecycle.STATUS,
+        commands_lifecycle.STOP,
+        commands_verbs.REPAIR,
+        commands_verbs.CLEAR,
+        commands_verbs.completion_command(build_parser),
+        commands_backup.BACKUP,
+        commands_backup.RESTORE,
+        commands_find.SEARCH,
+        commands_find.FOLLOW,
+        commands_find.USAGE,
+    )
+}

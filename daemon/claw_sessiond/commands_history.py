@@ -33,7 +33,7 @@ from claw_sessiond_client import (
 from . import legacy
 from .cli import terminal
 from .cli.connect import open_client, socket_path, stored_summary
-from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail_client, report_error
+from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, error_json, fail_client, report_error
 from .cli.offline import OfflineClient, OfflineError, add_offline_options
 from .cli.options import Command
 from .cli.output import json_document, print_json, say
@@ -282,7 +282,7 @@ def _import(args: argparse.Namespace) -> int:
         document: dict[str, Any] = {"sessions": [b.report() for b in blocks]}
         if failed:
             message = f"{len(blocks)} sessions in {args.file}: {summary}"
-            document["error"] = {"message": message, "reason": "NOT_IMPORTED", "code": EXIT_FAILURE}
+            document["error"] = error_json(message, reason="NOT_IMPORTED", code=EXIT_FAILURE)
         print_json(document)
     for block in blocks:
         if args.json:

@@ -26,10 +26,10 @@ from claw_sessiond_client import SessionClient, SessiondError
 
 from .cli.connect import online, open_client, socket_path, stored_summary
 from .cli.failure import EXIT_OK, EXIT_USAGE, report_error
-from .cli.options import Command
+from .cli.options import Command, add_session_argument
 from .cli.output import print_json
 from .cli.termsafe import visible
-from .commands import add_session_argument, read_transcript, stored_workdir
+from .cli.transcript import read_transcript, stored_workdir
 
 __all__: list[str] = []
 

@@ -29,7 +29,6 @@ from claw_sessiond_client.paths import find_workspace
 
 from .. import (
     __version__,
-    commands,
     commands_backup,
     commands_find,
     commands_history,
@@ -37,7 +36,7 @@ from .. import (
     commands_verbs,
 )
 from ..config import environ
-from . import serve
+from . import doctor, inspect, serve
 from .failure import EXIT_FAILURE, EXIT_USAGE, print_json_error
 from .options import Command, add_json_option, add_workspace_option
 
@@ -133,10 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 COMMANDS: Final[Mapping[str, Command]] = {
     command.name: command
     for command in (
-        commands.LS,
-        commands.SHOW,
-        commands.STATS,
-        commands.DOCTOR,
+        inspect.LS,
+        inspect.SHOW,
+        inspect.STATS,
+        doctor.DOCTOR,
         commands_history.EXPORT,
         commands_history.IMPORT,
         commands_history.DELETE,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Final
+from typing import Any, Final
 
 from claw_sessiond_client import DaemonUnavailableError, InvalidRequestError, SessiondError
 
@@ -30,6 +30,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "UsageError",
+    "error_json",
     "fail_client",
     "print_error",
     "print_json_error",
@@ -46,9 +47,14 @@ class UsageError(Exception):
     """A bad option value found after parsing (a time, a limit): exit 2, reason ``USAGE``."""
 
 
+def error_json(message: str, *, reason: str, code: int) -> dict[str, Any]:
+    """The ``"error"`` of a ``--json`` document: ``{"message", "reason", "code"}``."""
+    return {"message": message, "reason": reason, "code": code}
+
+
 def print_json_error(message: str, *, reason: str, code: int) -> None:
     """The ``--json`` form of a failure: ``{"format": 1, "error": {"message", "reason", "code"}}`` on stdout."""
-    print_json({"error": {"message": message, "reason": reason, "code": code}})
+    print_json({"error": error_json(message, reason=reason, code=code)})
 
 
 def print_error(message: str, hint: str = "", *, escape: bool = True) -> None:

@@ -33,10 +33,9 @@ from .. import (
     commands_find,
     commands_history,
     commands_lifecycle,
-    commands_verbs,
 )
 from ..config import environ
-from . import doctor, inspect, serve
+from . import completion, doctor, inspect, serve, verbs
 from .failure import EXIT_FAILURE, EXIT_USAGE, print_json_error
 from .options import Command, add_json_option, add_workspace_option
 
@@ -142,9 +141,9 @@ COMMANDS: Final[Mapping[str, Command]] = {
         commands_history.MIGRATE_LEGACY,
         commands_lifecycle.STATUS,
         commands_lifecycle.STOP,
-        commands_verbs.REPAIR,
-        commands_verbs.CLEAR,
-        commands_verbs.completion_command(build_parser),
+        verbs.REPAIR,
+        verbs.CLEAR,
+        completion.completion_command(build_parser),
         commands_backup.BACKUP,
         commands_backup.RESTORE,
         commands_find.SEARCH,

@@ -31,11 +31,10 @@ from .. import (
     __version__,
     commands_backup,
     commands_find,
-    commands_history,
     commands_lifecycle,
 )
 from ..config import environ
-from . import completion, doctor, inspect, serve, verbs
+from . import completion, doctor, inspect, migrate, serve, transfer, verbs
 from .failure import EXIT_FAILURE, EXIT_USAGE, print_json_error
 from .options import Command, add_json_option, add_workspace_option
 
@@ -135,10 +134,10 @@ COMMANDS: Final[Mapping[str, Command]] = {
         inspect.SHOW,
         inspect.STATS,
         doctor.DOCTOR,
-        commands_history.EXPORT,
-        commands_history.IMPORT,
-        commands_history.DELETE,
-        commands_history.MIGRATE_LEGACY,
+        transfer.EXPORT,
+        transfer.IMPORT,
+        verbs.DELETE,
+        migrate.MIGRATE_LEGACY,
         commands_lifecycle.STATUS,
         commands_lifecycle.STOP,
         verbs.REPAIR,

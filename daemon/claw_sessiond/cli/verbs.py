@@ -1,4 +1,4 @@
-"""Verbs that change a session on purpose: ``repair`` and ``clear``.
+"""Verbs that change a session on purpose: ``repair``, ``clear`` and ``delete``.
 
 ``repair`` does what a resuming agent's Load does: every tool call without
 a result that no live run owns gets a synthetic ``interrupted`` result (the
@@ -7,7 +7,8 @@ visible history through the Clear RPC (usage totals are kept; the event log
 keeps the past). Both go through the daemon (the single writer) with the
 session's stored workdir, so they never move a session to the shell's
 folder, and refuse a session that is not stored instead of creating it.
-Exit codes: 0 ok, 1 failure, 2 usage error.
+``delete`` erases a session (right to erasure), after asking on a terminal
+(``--yes`` without one). Exit codes: 0 ok, 1 failure, 2 usage error.
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
-from claw_sessiond_client import SessionClient
+from claw_sessiond_client import SessionClient, SessiondError
 
-from .connect import online, stored_summary
-from .failure import EXIT_OK, report_error
+from . import terminal
+from .connect import online, open_client, socket_path, stored_summary
+from .failure import EXIT_OK, EXIT_USAGE, fail_client, report_error
 from .options import Command, add_session_argument
-from .output import print_json
+from .output import print_json, say
 from .termsafe import visible
 from .transcript import read_transcript, stored_workdir
 
-__all__ = ["CLEAR", "REPAIR"]
+__all__ = ["CLEAR", "DELETE", "REPAIR"]
 
 
 def _not_stored(args: argparse.Namespace) -> int:
@@ -101,6 +103,61 @@ def _clear(args: argparse.Namespace, client: SessionClient) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------- delete
+
+
+def _delete_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session", help="session id to erase (every event, usage row and request record)")
+    parser.add_argument("--yes", "-y", action="store_true", help="do not ask (scripts); required without a terminal")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "On a terminal delete asks 'delete session X (N messages)? [y/N]'. Without a terminal it deletes\n"
+        "nothing unless --yes is given (exit 2). To keep the session but empty its history: claw-sessiond clear.\n"
+        "Exit codes: 0 deleted, 1 failure (daemon unreachable, not stored, answered no), 2 usage error."
+    )
+
+
+def _delete(args: argparse.Namespace) -> int:
+    try:
+        with open_client(args.workspace, socket_path(args), timeout_s=None) as client:
+            stored = stored_summary(client, args.session)
+            if stored is None:
+                client.load(args.session, "/", repair=False)  # an invalid id gets the daemon's own message
+                return report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
+            if not args.yes:
+                answer = terminal.confirm(visible(f"delete session {args.session} ({stored.message_count} messages)?"))
+                if answer is None:
+                    return report_error(
+                        args,
+                        f"not deleting {args.session!r} without confirmation: no terminal to ask on",
+                        hint=f"claw-sessiond delete --yes {args.session}",
+                        reason="CONFIRMATION_REQUIRED",
+                        code=EXIT_USAGE,
+                    )
+                if not answer:
+                    return report_error(args, "not deleted (answered no)", reason="DECLINED")
+            count = client.delete(args.session)
+    except SessiondError as exc:
+        return fail_client(args, exc)
+    if not count:  # deleted meanwhile by someone else
+        return report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
+    pending = bool(getattr(count, "erasure_pending", False))
+    if args.json:
+        out: dict[str, object] = {"session_id": args.session, "events_deleted": int(count)}
+        if pending:  # only when true, so the usual reply keeps its two fields
+            out["erasure_pending"] = True
+        print_json(out)
+    else:
+        say(f"deleted {args.session}: {count} events")
+    if pending:
+        say(
+            f"claw-sessiond: warning: {args.session!r} is deleted but its bytes are still in the database files "
+            "(a reader holds an older snapshot); the daemon erases them as soon as it ends",
+            err=True,
+        )
+    return EXIT_OK
+
+
 REPAIR: Final = Command(
     "repair",
     "repair a session as a resuming agent's Load does (synthetic results for interrupted tool calls)",
@@ -113,4 +170,11 @@ CLEAR: Final = Command(
     "empty a session's visible history (usage totals are kept)",
     _clear_args,
     online(_clear),
+)
+
+DELETE: Final = Command(
+    "delete",
+    "hard-delete a session (right to erasure); its bytes leave the files",
+    _delete_args,
+    _delete,
 )

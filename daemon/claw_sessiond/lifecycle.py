@@ -38,7 +38,7 @@ the switch to draining happen in one step on the event loop, so a call that
 arrives afterwards gets UNAVAILABLE and the client starts a new daemon.
 
 This module never opens the database and never signals a process (``stop`` is
-in :mod:`claw_sessiond.commands_lifecycle`).
+in :mod:`claw_sessiond.cli.lifecycle`).
 """
 
 from __future__ import annotations

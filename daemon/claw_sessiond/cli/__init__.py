@@ -29,12 +29,9 @@ from claw_sessiond_client.paths import find_workspace
 
 from .. import (
     __version__,
-    commands_backup,
-    commands_find,
-    commands_lifecycle,
 )
 from ..config import environ
-from . import completion, doctor, inspect, migrate, serve, transfer, verbs
+from . import backup, completion, doctor, find, inspect, lifecycle, migrate, serve, transfer, verbs
 from .failure import EXIT_FAILURE, EXIT_USAGE, print_json_error
 from .options import Command, add_json_option, add_workspace_option
 
@@ -138,15 +135,15 @@ COMMANDS: Final[Mapping[str, Command]] = {
         transfer.IMPORT,
         verbs.DELETE,
         migrate.MIGRATE_LEGACY,
-        commands_lifecycle.STATUS,
-        commands_lifecycle.STOP,
+        lifecycle.STATUS,
+        lifecycle.STOP,
         verbs.REPAIR,
         verbs.CLEAR,
         completion.completion_command(build_parser),
-        commands_backup.BACKUP,
-        commands_backup.RESTORE,
-        commands_find.SEARCH,
-        commands_find.FOLLOW,
-        commands_find.USAGE,
+        backup.BACKUP,
+        backup.RESTORE,
+        find.SEARCH,
+        find.FOLLOW,
+        find.USAGE,
     )
 }

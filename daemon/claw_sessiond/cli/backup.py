@@ -32,7 +32,6 @@ import os
 import sqlite3
 import stat
 import sys
-import textwrap
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,15 +41,16 @@ from claw_sessiond_client import SessiondError
 from claw_sessiond_client.errors import DaemonUnavailableError
 from claw_sessiond_client.paths import claw_dir
 
-from .cli.connect import open_client, socket_path
-from .cli.failure import EXIT_OK, report_error
-from .cli.options import Command
-from .cli.termsafe import json_text, visible
-from .errors import CorruptDatabaseError
-from .errors import SessiondError as DomainError
-from .store import BACKUP_CHUNK_BYTES, CopyFigures, check_copy, check_database_file, copy_database, create_private_file
+from ..errors import CorruptDatabaseError
+from ..errors import SessiondError as DomainError
+from ..store import BACKUP_CHUNK_BYTES, CopyFigures, check_copy, check_database_file, copy_database, create_private_file
+from .connect import open_client, socket_path
+from .failure import EXIT_OK, report_error
+from .options import Command, set_epilog
+from .output import print_json
+from .termsafe import visible
 
-__all__ = ["backup", "restore"]
+__all__ = ["BACKUP", "RESTORE", "backup", "restore"]
 
 _EXIT_CODES: Final = "Exit codes: 0 ok, 1 failure (refused, verification failed, daemon state), 2 usage error."
 #: Most attempts at a free name for the kept database (``-1`` … ``-99`` after the time).
@@ -67,8 +67,7 @@ def _fail(args: argparse.Namespace, message: str) -> int:
 
 
 def _add_common(parser: argparse.ArgumentParser, about: str) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = textwrap.fill(about, 79) + "\n\n" + _EXIT_CODES
+    set_epilog(parser, about, _EXIT_CODES)
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -89,7 +88,7 @@ def _unlink_copy(path: Path) -> None:
 @contextlib.contextmanager
 def _workspace_lock(folder: Path, why: str) -> Iterator[None]:
     """Hold the daemon's lock: no daemon runs, and none can start, inside the block."""
-    from .server import LockHeldError, StartupError, acquire_lock
+    from ..server import LockHeldError, StartupError, acquire_lock
 
     try:
         fd = acquire_lock(folder / "sessiond.lock")
@@ -120,7 +119,6 @@ def _verify(path: Path, expected: CopyFigures | None) -> CopyFigures:
 def _report(args: argparse.Namespace, verb: str, file: Path, figures: CopyFigures, extra: dict[str, Any]) -> None:
     if args.json:
         doc = {
-            "format": 1,
             "command": verb,
             "file": str(file),
             "sessions": figures.sessions,
@@ -130,7 +128,7 @@ def _report(args: argparse.Namespace, verb: str, file: Path, figures: CopyFigure
             "verified": True,
             **extra,
         }
-        sys.stdout.write(json_text(doc, indent=2) + "\n")
+        print_json(doc)
         return
     print(
         visible(f"{verb} {file}: {figures.sessions} sessions, {figures.events} events, {figures.bytes} bytes, verified")

@@ -2,7 +2,7 @@
 
 They talk to the workspace's running daemon through the client library (the
 daemon stays the single writer and the only process that opens the
-database) and register themselves in :data:`claw_sessiond.cli.COMMANDS`.
+database).
 Exit codes: 0 ok (``follow`` ended with Ctrl-C included), 1 failure (daemon
 unreachable, storage error), 2 usage error (a bad option value, a malformed
 query). No SQL here, no grpc: only the client. Every line for people goes
@@ -26,13 +26,13 @@ from claw_sessiond_client import Message, SessionClient
 from claw_sessiond_client._finds import FollowEvent, SearchHit, UsageReportRow
 from claw_sessiond_client.errors import SessionNotFoundError
 
-from .cli.connect import MAX_PAGE, online
-from .cli.failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
-from .cli.options import Command
-from .cli.output import print_json_line, say
-from .cli.termsafe import visible
+from .connect import MAX_PAGE, online
+from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
+from .options import Command, set_epilog
+from .output import print_json_line, say
+from .termsafe import visible
 
-__all__ = ["follow", "search", "usage"]
+__all__ = ["FOLLOW", "SEARCH", "USAGE", "follow", "search", "usage"]
 
 _EXIT_CODES: Final = "Exit codes: 0 ok, 1 failure (daemon unreachable, storage error), 2 usage error."
 #: What ``search --limit`` accepts (the daemon's cap, ``queries.MAX_SEARCH_HITS``).
@@ -83,8 +83,7 @@ def _iso(when: dt.datetime | None) -> str | None:
 
 
 def _epilog(parser: argparse.ArgumentParser, about: str) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = about + "\n\n" + _EXIT_CODES
+    set_epilog(parser, about, _EXIT_CODES, fill=False)  # already folded
 
 
 # ---------------------------------------------------------------- search

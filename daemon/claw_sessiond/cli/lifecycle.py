@@ -28,8 +28,6 @@ import json
 import os
 import select
 import signal
-import sys
-import textwrap
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,17 +37,16 @@ from typing import Any, Final
 from claw_sessiond_client import SessiondError
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
-from . import lifecycle
-from .cli.connect import STATUS_TIMEOUT_S, open_client
-from .cli.failure import EXIT_FAILURE, EXIT_OK, report_error
-from .cli.options import Command
-from .cli.output import print_json
-from .config import environ
-from .logs import rfc3339_utc
+from .. import lifecycle
+from ..config import environ
+from ..logs import rfc3339_utc
+from .connect import STATUS_TIMEOUT_S, open_client
+from .failure import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, print_error, report_error
+from .options import Command, set_epilog
+from .output import print_json
 
-__all__ = ["EXIT_NOT_RUNNING", "status", "stop"]
+__all__ = ["STATUS", "STOP", "status", "stop"]
 
-EXIT_NOT_RUNNING: Final = 3
 STATUS_FORMAT: Final = 1
 DEFAULT_STOP_TIMEOUT_S: Final = 15.0
 _WIDTH: Final = 80
@@ -89,7 +86,7 @@ def _fail(message: str, code: int = EXIT_FAILURE, args: argparse.Namespace | Non
     """Say why on stderr; with ``args`` (and ``--json``) also as the JSON error document on stdout."""
     if args is not None:
         return report_error(args, message, reason="NOT_RUNNING" if code == EXIT_NOT_RUNNING else "FAILED", code=code)
-    print(f"claw-sessiond: error: {message}", file=sys.stderr)
+    print_error(message, escape=False)  # the registry's paths as recorded
     return code
 
 
@@ -192,16 +189,12 @@ def _sessions(record: lifecycle.Record) -> int | None:
 def _add_status(parser: argparse.ArgumentParser) -> None:
     # --workspace (added by cli for every command) narrows status to one workspace only when given.
     parser.set_defaults(workspace=None, find_workspace=False)  # no --workspace: every daemon
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = (
-        textwrap.fill(
-            "Lists every claw-sessiond of this user, found in the per-user registry "
-            "($XDG_RUNTIME_DIR/claw-sessiond/daemons/, or ~/.local/state/claw-sessiond/daemons/); records of "
-            "daemons that are gone are deleted. Looking does not keep an idle daemon alive.",
-            79,
-        )
-        + "\n\n"
-        + _EXIT_CODES
+    set_epilog(
+        parser,
+        "Lists every claw-sessiond of this user, found in the per-user registry "
+        "($XDG_RUNTIME_DIR/claw-sessiond/daemons/, or ~/.local/state/claw-sessiond/daemons/); records of "
+        "daemons that are gone are deleted. Looking does not keep an idle daemon alive.",
+        _EXIT_CODES,
     )
 
 
@@ -297,17 +290,13 @@ def _add_stop(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"seconds to wait for each daemon to exit (default {DEFAULT_STOP_TIMEOUT_S:g})",
     )
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = (
-        textwrap.fill(
-            "Sends SIGTERM to the daemon that holds the workspace lock (checked: recorded pid, this uid, same "
-            "process start time) and waits until it has exited: in-flight calls finish, the WAL is checkpointed, "
-            "the socket is removed and the lock released. Without --all, stops the daemon of --workspace "
-            "(default: the current folder).",
-            79,
-        )
-        + "\n\n"
-        + _EXIT_CODES
+    set_epilog(
+        parser,
+        "Sends SIGTERM to the daemon that holds the workspace lock (checked: recorded pid, this uid, same "
+        "process start time) and waits until it has exited: in-flight calls finish, the WAL is checkpointed, "
+        "the socket is removed and the lock released. Without --all, stops the daemon of --workspace "
+        "(default: the current folder).",
+        _EXIT_CODES,
     )
 
 

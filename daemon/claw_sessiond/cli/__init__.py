@@ -1,15 +1,38 @@
 """Command line: ``claw-sessiond serve`` runs the daemon; the other subcommands are for people.
 
+:func:`main` is the ``claw-sessiond`` console script (and ``python -m
+claw_sessiond``); :func:`build_parser` makes the whole parser, from
+:data:`COMMANDS`, the explicit list of subcommands. One module per group of
+subcommands, each defining its :class:`~claw_sessiond.cli.options.Command`
+entries:
+
+=================  ===========================================================
+``serve``          the daemon itself (:mod:`.serve`)
+``inspect``        ``ls``, ``show``, ``stats`` (:mod:`.transcript`: what ``show`` prints)
+``doctor``         checks of the daemon, the database and ``.claw/``
+``transfer``       ``export``, ``import``; ``migrate``: ``migrate-legacy``
+``verbs``          ``repair``, ``clear``, ``delete``
+``lifecycle``      ``status``, ``stop``
+``backup``         ``backup``, ``restore``
+``find``           ``search``, ``follow``, ``usage``
+``completion``     shell completion scripts from this parser
+=================  ===========================================================
+
+They share :mod:`.options` (the options every command takes), :mod:`.connect`
+(the one client factory), :mod:`.failure` (the one failure report and the
+exit codes), :mod:`.output` (JSON documents, lines, tables), :mod:`.offline`
+(the read-only views with no daemon), :mod:`.terminal` and :mod:`.termsafe`.
+
 The workspace is ``--workspace`` (or ``CLAW_SESSIOND_WORKSPACE``) as given;
 without either, the nearest of the current folder and its parents holding
-``.claw/``, else the current folder. Every option has an environment variable ``CLAW_SESSIOND_<OPTION>``
-(``--max-message-bytes`` → ``CLAW_SESSIOND_MAX_MESSAGE_BYTES``); a flag wins
-over the variable, the variable over the default. ``--workspace``,
-``--socket`` and ``--json`` are accepted before or after the subcommand.
-Every ``--json`` document, failures included, is an object whose first key
-is ``"format": 1`` (:func:`print_json`, :func:`report_error`). Exit codes:
-0 ok, 1 failure (daemon unreachable, storage broken, lock held, not found),
-2 usage or configuration error; a closed stdout (``| head``) ends quietly.
+``.claw/``, else the current folder. Every option has an environment variable
+``CLAW_SESSIOND_<OPTION>`` (``--max-message-bytes`` →
+``CLAW_SESSIOND_MAX_MESSAGE_BYTES``); a flag wins over the variable, the
+variable over the default. ``--workspace``, ``--socket`` and ``--json`` are
+accepted before or after the subcommand. Every ``--json`` document, failures
+included, is an object whose first key is ``"format": 1``. Exit codes: 0 ok,
+1 failure (daemon unreachable, storage broken, lock held, not found), 2 usage
+or configuration error; a closed stdout (``| head``) ends quietly.
 """
 
 from __future__ import annotations
@@ -27,13 +50,12 @@ if TYPE_CHECKING:
 
 from claw_sessiond_client.paths import find_workspace
 
-from .. import (
-    __version__,
-)
+from .. import __version__
 from ..config import environ
 from . import backup, completion, doctor, find, inspect, lifecycle, migrate, serve, transfer, verbs
 from .failure import EXIT_FAILURE, EXIT_USAGE, print_json_error
 from .options import Command, add_json_option, add_workspace_option
+from .termsafe import visible
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -47,8 +69,6 @@ class _Parser(argparse.ArgumentParser):
     json_errors: bool = False
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
-        from .termsafe import visible
-
         super()._print_message(visible(message, keep_layout=True), file)
 
     def error(self, message: str) -> NoReturn:
@@ -76,10 +96,9 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     daemon.set_defaults(handler=serve.run)
     known = [a.option_strings[0] for a in daemon._actions if a.option_strings and a.option_strings[0].startswith("--")]
     for command in COMMANDS.values():
-        cmd = sub.add_parser(command.name, help=command.help, description=command.description or command.help)
+        cmd = sub.add_parser(command.name, help=command.help, description=command.help)
         add_workspace_option(cmd, env)
-        if command.json:
-            add_json_option(cmd)
+        add_json_option(cmd)
         command.add_arguments(cmd)
         cmd.set_defaults(handler=command.handler)
     parser.set_defaults(known_flags=known)

@@ -247,7 +247,10 @@ def _copy_in(source: Path, tmp: Path) -> None:
 
 
 def _sessions_in(db: Path) -> int | None:
-    """Sessions stored in the current database (0: none or no file; None: it cannot be read)."""
+    """Sessions stored in the current database (0: none or no file; None: it cannot be read).
+
+    Raw sqlite3, like doctor's storage check: the other place the CLI reads the database file itself.
+    """
     wal = Path(f"{db}-wal")
     if not db.exists() or db.stat().st_size == 0:
         return None if wal.exists() and wal.stat().st_size > 0 else 0

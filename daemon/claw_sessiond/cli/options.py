@@ -28,21 +28,17 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """One subcommand: its name, its help line, how to add its arguments, and what runs it.
+    """One subcommand for people: its name, its help line, how to add its arguments, and what runs it.
 
-    ``add_arguments`` gets the subcommand's parser with ``--workspace``, ``--socket`` and (unless
-    ``json`` is false) ``--json`` already added; ``handler`` gets the parsed arguments and returns the
-    exit code.
+    ``help`` is also the description of its ``--help``. ``add_arguments`` gets the subcommand's parser
+    with ``--workspace``, ``--socket`` and ``--json`` already added; ``handler`` gets the parsed
+    arguments and returns the exit code.
     """
 
     name: str
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     handler: Callable[[argparse.Namespace], int]
-    #: The subcommand's ``--help`` description (default: ``help``).
-    description: str = ""
-    #: Whether it takes ``--json`` (every command but ``serve``).
-    json: bool = True
 
 
 def env_option(

@@ -39,7 +39,7 @@ arrives afterwards gets UNAVAILABLE and the client starts a new daemon. The
 server interceptor that counts calls is ``rpc/idle.py``.
 
 This module never opens the database and never signals a process (``stop`` is
-in :mod:`claw_sessiond.commands_lifecycle`).
+in :mod:`claw_sessiond.cli.lifecycle`).
 """
 
 from __future__ import annotations

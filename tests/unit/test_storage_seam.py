@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "daemon" / "claw_sessiond"
 _DRIVERS = {"sqlite3", "aiosqlite"}
 #: Outside storage/, these still import sqlite3 (or the SQLite backend) and are to stop.
-_CLI_STILL_ON_SQLITE = {"commands.py", "commands_backup.py"}
+_CLI_STILL_ON_SQLITE: set[str] = set()
 #: Pure modules: no I/O drivers, no grpc, no storage.
 _PURE = ("events.py", "rules.py", "repair.py", "history.py", "model.py", "export.py", "legacy.py", "queries.py")
 

@@ -1,113 +1,29 @@
-"""Verbs that change a session on purpose (``repair``, ``clear``) and ``completion`` (shell scripts).
+"""``completion bash|zsh|fish``: shell completion scripts made from the CLI's own parser.
 
-``repair`` does what a resuming agent's Load does: every tool call without
-a result that no live run owns gets a synthetic ``interrupted`` result (the
-tool is not re-run), and it prints what it repaired. ``clear`` empties the
-visible history through the Clear RPC (usage totals are kept; the event log
-keeps the past). Both go through the daemon (the single writer) with the
-session's stored workdir, so they never move a session to the shell's
-folder, and refuse a session that is not stored instead of creating it.
-
-``completion bash|zsh|fish`` prints a completion script generated from the
-argparse parser itself (commands, options, choices), so it cannot drift
-from the CLI. Exit codes: 0 ok, 1 failure, 2 usage error.
+The script is generated from the argparse parser itself (commands, options,
+choices), so it cannot drift from the CLI. A ``SESSION`` argument is
+completed with the ids of the workspace's daemon (``completion
+--list-sessions``, a hidden option the scripts call; nothing when no daemon
+answers). Exit codes: 0 ok, 2 usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 
-from claw_sessiond_client import SessionClient, SessiondError
+from claw_sessiond_client import SessiondError
 
-from . import cli
-from .commands import add_session_argument, online, read_transcript, stored_workdir
+from .connect import open_client, socket_path
+from .failure import EXIT_OK, EXIT_USAGE, report_error
+from .options import Command
 from .termsafe import visible
 
-__all__: list[str] = []
+__all__ = ["completion_command", "completion_script"]
 
-
-def _not_stored(args: argparse.Namespace) -> int:
-    return cli.report_error(
-        args, f"session {args.session!r} is not stored", hint="claw-sessiond ls", reason="NOT_STORED"
-    )
-
-
-# ---------------------------------------------------------------- repair
-
-
-def _repair_args(parser: argparse.ArgumentParser) -> None:
-    add_session_argument(parser)
-    parser.epilog = (
-        "Stores a synthetic 'interrupted' result for every tool call without one that no live run owns "
-        "(see Attach), as a resuming agent's Load does; the tool is not re-run. Calls a live run owns are "
-        "left alone and listed. Running it again repairs nothing. Exit codes: 0 ok, 1 failure, 2 usage error."
-    )
-
-
-def _repair(args: argparse.Namespace, client: SessionClient) -> int:
-    workdir = stored_workdir(client, args.session)
-    if workdir is None:
-        return _not_stored(args)
-    t = read_transcript(client, args.session, workdir or "/", repair=True)
-    if t is None:
-        return _not_stored(args)
-    positions = {m.tool_call_id: m.position for m in t.messages if m.role == "tool"}
-    if args.json:
-        cli.print_json(
-            {
-                "session_id": args.session,
-                "repaired": [{"tool_call_id": c, "position": positions.get(c)} for c in t.repaired_now],
-                "running": [
-                    {"tool_call_id": c.tool_call_id, "run_id": c.run_id, "owner_pid": c.owner_pid}
-                    for c in t.running.values()
-                ],
-            }
-        )
-        return cli.EXIT_OK
-    for call_id in t.repaired_now:
-        print(visible(f"repaired {call_id}: synthetic 'interrupted' result at #{positions.get(call_id)}"))
-    for c in t.running.values():
-        print(visible(f"left {c.tool_call_id}: running (run {c.run_id}, pid {c.owner_pid})"))
-    if not t.repaired_now:
-        print(visible(f"nothing to repair in {args.session}"))
-    return cli.EXIT_OK
-
-
-# ---------------------------------------------------------------- clear
-
-
-def _clear_args(parser: argparse.ArgumentParser) -> None:
-    add_session_argument(parser)
-    parser.epilog = (
-        "Empties the visible history (the Clear RPC): the next Load starts from nothing. Usage totals are "
-        "kept, and the event log keeps the past (export shows it). To erase a session: claw-sessiond delete. "
-        "Exit codes: 0 ok, 1 failure (not stored, changed meanwhile), 2 usage error."
-    )
-
-
-def _clear(args: argparse.Namespace, client: SessionClient) -> int:
-    if stored_workdir(client, args.session) is None:
-        return _not_stored(args)
-    stored = [s for s in client.list_sessions(args.session, 10000) if s.id == args.session]
-    if not stored:
-        return _not_stored(args)
-    # Clear what was seen: if the session changed since, the daemon refuses (ABORTED) and nothing is cleared.
-    result = client.clear(args.session, expected_last_position=stored[0].last_position or 0)
-    if args.json:
-        cli.print_json(
-            {"session_id": args.session, "messages_cleared": stored[0].message_count, "position": result.position}
-        )
-        return cli.EXIT_OK
-    count = stored[0].message_count
-    print(visible(f"cleared {args.session}: {count} message{'' if count == 1 else 's'} out of its history"))
-    print("usage totals kept; export still has the past")
-    return cli.EXIT_OK
-
-
-# ---------------------------------------------------------------- completion
 
 _SHELLS = ("bash", "zsh", "fish")
 
@@ -342,37 +258,33 @@ def _fish(parser: argparse.ArgumentParser) -> str:
     return "\n".join(lines) + "\n"
 
 
-def completion_script(shell: str) -> str:
-    """The completion script for ``shell`` ("bash", "zsh" or "fish"), from the CLI's own parser."""
-    parser = cli.build_parser({})
+def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
+    """The completion script for ``shell`` ("bash", "zsh" or "fish") from ``parser``, the CLI's own."""
     return {"bash": _bash, "zsh": _zsh, "fish": _fish}[shell](parser)
 
 
-def _completion(args: argparse.Namespace) -> int:
+def _completion(
+    args: argparse.Namespace, *, build_parser: Callable[[Mapping[str, str]], argparse.ArgumentParser]
+) -> int:
     if args.list_sessions:
-        from .commands import _client
-
         try:
-            with _client(args) as client:
+            with open_client(args.workspace, socket_path(args)) as client:
                 ids = [s.id for s in client.list_sessions("", 1000)]
         except SessiondError:
-            return cli.EXIT_OK  # no daemon: nothing to offer, and nothing to say in the middle of a command line
+            return EXIT_OK  # no daemon: nothing to offer, and nothing to say in the middle of a command line
         sys.stdout.write("".join(visible(i) + "\n" for i in ids))
-        return cli.EXIT_OK
+        return EXIT_OK
     if args.shell is None:
-        return cli.report_error(args, "name a shell: bash, zsh or fish", reason="USAGE", code=cli.EXIT_USAGE)
-    sys.stdout.write(completion_script(args.shell))
-    return cli.EXIT_OK
+        return report_error(args, "name a shell: bash, zsh or fish", reason="USAGE", code=EXIT_USAGE)
+    sys.stdout.write(completion_script(build_parser({}), args.shell))  # no environment: no defaults from it
+    return EXIT_OK
 
 
-cli.COMMANDS.update(
-    {
-        "repair": (
-            "repair a session as a resuming agent's Load does (synthetic results for interrupted tool calls)",
-            _repair_args,
-            online(_repair),
-        ),
-        "clear": ("empty a session's visible history (usage totals are kept)", _clear_args, online(_clear)),
-        "completion": ("print a shell completion script (bash, zsh or fish)", _completion_args, _completion),
-    }
-)
+def completion_command(build_parser: Callable[[Mapping[str, str]], argparse.ArgumentParser]) -> Command:
+    """The ``completion`` subcommand; its scripts come from ``build_parser({})`` (the CLI's own parser)."""
+    return Command(
+        "completion",
+        "print a shell completion script (bash, zsh or fish)",
+        _completion_args,
+        functools.partial(_completion, build_parser=build_parser),
+    )

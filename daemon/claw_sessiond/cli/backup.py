@@ -29,34 +29,35 @@ import argparse
 import contextlib
 import datetime as dt
 import os
-import sqlite3
 import stat
 import sys
-import textwrap
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from claw_sessiond_client import SessionClient, SessiondError
+from claw_sessiond_client import SessiondError
 from claw_sessiond_client.errors import DaemonUnavailableError
-from claw_sessiond_client.paths import claw_dir, socket_path_for
+from claw_sessiond_client.paths import claw_dir
 
-from . import cli
-from .cli import COMMANDS, EXIT_OK
-from .errors import CorruptDatabaseError
-from .errors import SessiondError as DomainError
-from .storage import (
+from ..errors import CorruptDatabaseError
+from ..errors import SessiondError as DomainError
+from ..storage import (
     BACKUP_CHUNK_BYTES,
     CopyFigures,
     check_copy,
     check_database_file,
     copy_database,
     create_private_file,
+    stored_sessions,
 )
-from .termsafe import json_text, visible
+from .connect import open_client, socket_path
+from .failure import EXIT_OK, report_error
+from .options import Command, set_epilog
+from .output import print_json
+from .termsafe import visible
 
-__all__ = ["backup", "restore"]
+__all__ = ["BACKUP", "RESTORE", "backup", "restore"]
 
 _EXIT_CODES: Final = "Exit codes: 0 ok, 1 failure (refused, verification failed, daemon state), 2 usage error."
 #: Most attempts at a free name for the kept database (``-1`` … ``-99`` after the time).
@@ -69,12 +70,11 @@ class _Refused(Exception):
 
 def _fail(args: argparse.Namespace, message: str) -> int:
     """Exit 1 with the message on stderr (and, with --json, the JSON error document on stdout)."""
-    return cli.report_error(args, message)
+    return report_error(args, message)
 
 
 def _add_common(parser: argparse.ArgumentParser, about: str) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = textwrap.fill(about, 79) + "\n\n" + _EXIT_CODES
+    set_epilog(parser, about, _EXIT_CODES)
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -95,7 +95,7 @@ def _unlink_copy(path: Path) -> None:
 @contextlib.contextmanager
 def _workspace_lock(folder: Path, why: str) -> Iterator[None]:
     """Hold the daemon's lock: no daemon runs, and none can start, inside the block."""
-    from .daemon import LockHeldError, StartupError, acquire_lock
+    from ..daemon import LockHeldError, StartupError, acquire_lock
 
     try:
         fd = acquire_lock(folder / "sessiond.lock")
@@ -126,7 +126,6 @@ def _verify(path: Path, expected: CopyFigures | None) -> CopyFigures:
 def _report(args: argparse.Namespace, verb: str, file: Path, figures: CopyFigures, extra: dict[str, Any]) -> None:
     if args.json:
         doc = {
-            "format": 1,
             "command": verb,
             "file": str(file),
             "sessions": figures.sessions,
@@ -136,7 +135,7 @@ def _report(args: argparse.Namespace, verb: str, file: Path, figures: CopyFigure
             "verified": True,
             **extra,
         }
-        sys.stdout.write(json_text(doc, indent=2) + "\n")
+        print_json(doc)
         return
     print(
         visible(f"{verb} {file}: {figures.sessions} sessions, {figures.events} events, {figures.bytes} bytes, verified")
@@ -160,8 +159,7 @@ def _add_backup(parser: argparse.ArgumentParser) -> None:
 
 def _from_daemon(args: argparse.Namespace, tmp: Path) -> CopyFigures:
     """Raises DaemonUnavailableError if no daemon answers (nothing was written then)."""
-    address = f"unix:{socket_path_for(os.path.abspath(args.workspace), os.environ.get('XDG_RUNTIME_DIR'))}"
-    with SessionClient(args.workspace, address=args.socket or address, autostart=False, retry_window_s=0.0) as client:
+    with open_client(args.workspace, socket_path(args), timeout_s=None) as client:
         fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "wb") as fh:
             got = client.backup(fh)
@@ -255,23 +253,6 @@ def _copy_in(source: Path, tmp: Path) -> None:
             os.fsync(dst.fileno())
 
 
-def _sessions_in(db: Path) -> int | None:
-    """Sessions stored in the current database (0: none or no file; None: it cannot be read)."""
-    wal = Path(f"{db}-wal")
-    if not db.exists() or db.stat().st_size == 0:
-        return None if wal.exists() and wal.stat().st_size > 0 else 0
-    try:
-        check_database_file(db)
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
-        try:
-            found = conn.execute("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sessions'").fetchone()
-            return int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0]) if found else 0
-        finally:
-            conn.close()
-    except (DomainError, sqlite3.Error):
-        return None
-
-
 def _keep_aside(db: Path) -> Path | None:
     """Rename the database, then its -wal and -shm, to a free ``sessions.db.before-restore-<time>`` name."""
     side = [Path(f"{db}{s}") for s in ("", "-wal", "-shm")]
@@ -319,7 +300,7 @@ def restore(args: argparse.Namespace) -> int:
                 for side in (Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):  # created empty by a read of a WAL copy
                     with contextlib.suppress(FileNotFoundError):
                         side.unlink()
-                stored = _sessions_in(db)
+                stored = stored_sessions(db)
                 if stored != 0 and not args.force:
                     what = f"holds {stored} sessions" if stored is not None else "cannot be read"
                     raise _Refused(
@@ -342,13 +323,16 @@ def restore(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS.update(
-    {
-        "backup": ("write a verified copy of the whole store to FILE (daemon running or not)", _add_backup, backup),
-        "restore": (
-            "replace the store with a verified backup FILE (daemon stopped; the old database is kept)",
-            _add_restore,
-            restore,
-        ),
-    }
+BACKUP: Final = Command(
+    "backup",
+    "write a verified copy of the whole store to FILE (daemon running or not)",
+    _add_backup,
+    backup,
+)
+
+RESTORE: Final = Command(
+    "restore",
+    "replace the store with a verified backup FILE (daemon stopped; the old database is kept)",
+    _add_restore,
+    restore,
 )

@@ -2,21 +2,19 @@
 
 They talk to the workspace's running daemon through the client library (the
 daemon stays the single writer and the only process that opens the
-database) and register themselves in :data:`claw_sessiond.cli.COMMANDS`.
+database).
 Exit codes: 0 ok (``follow`` ended with Ctrl-C included), 1 failure (daemon
 unreachable, storage error), 2 usage error (a bad option value, a malformed
 query). No SQL here, no grpc: only the client. Every line for people goes
-through :func:`claw_sessiond.termsafe.visible`; ``--json`` output is
-:func:`claw_sessiond.termsafe.json_text` with ``"format": 1``.
+through :func:`claw_sessiond.cli.termsafe.visible`; ``--json`` output is
+:func:`claw_sessiond.cli.termsafe.json_text` with ``"format": 1``.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import json
-import os
 import re
 import shutil
 import sys
@@ -24,16 +22,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from claw_sessiond_client import Message, SessionClient, SessiondError
+from claw_sessiond_client import Message, SessionClient
 from claw_sessiond_client._finds import FollowEvent, SearchHit, UsageReportRow
-from claw_sessiond_client.errors import DaemonUnavailableError, InvalidRequestError, SessionNotFoundError
-from claw_sessiond_client.paths import socket_path_for
+from claw_sessiond_client.errors import SessionNotFoundError
 
-from . import cli
-from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from .termsafe import json_text, visible
+from .connect import MAX_PAGE, online
+from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
+from .options import Command, set_epilog
+from .output import print_json_line, say
+from .termsafe import visible
 
-__all__ = ["follow", "search", "usage"]
+__all__ = ["FOLLOW", "SEARCH", "USAGE", "follow", "search", "usage"]
 
 _EXIT_CODES: Final = "Exit codes: 0 ok, 1 failure (daemon unreachable, storage error), 2 usage error."
 #: What ``search --limit`` accepts (the daemon's cap, ``queries.MAX_SEARCH_HITS``).
@@ -46,62 +45,23 @@ _BLOCKS: Final = " ▏▎▍▌▋▊▉█"
 _WIDTH: Final = 80
 
 
-class _UsageError(Exception):
-    """A bad option value: exit 2."""
-
-
 # ---------------------------------------------------------------- shared
 
 
-def _client(args: argparse.Namespace, *, timeout_s: float = 10.0) -> SessionClient:
-    sock = args.socket or str(socket_path_for(os.path.abspath(args.workspace), os.environ.get("XDG_RUNTIME_DIR")))
-    return SessionClient(
-        args.workspace,
-        address=f"unix:{os.path.abspath(sock)}",
-        autostart=False,
-        retry_window_s=0.0,
-        timeout_s=timeout_s,
-    )
+def _online(body: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[argparse.Namespace], int]:
+    """Run ``body`` with a client: a refused argument (a malformed query, a bad filter) exits 2, other errors 1."""
+    return online(body, unavailable=_no_answer, invalid_code=EXIT_USAGE)
 
 
-def _say(text: str, *, err: bool = False) -> None:
-    print(visible(text), file=sys.stderr if err else sys.stdout, flush=True)
-
-
-def _online(fn: Callable[[argparse.Namespace, SessionClient], int]) -> Callable[[argparse.Namespace], int]:
-    """Run ``fn`` with a client; client errors exit 1 (2 for a refused argument), with a message to act on."""
-
-    def handler(args: argparse.Namespace) -> int:
-        try:
-            with _client(args) as client:
-                return fn(args, client)
-        except _UsageError as exc:
-            return cli.report_error(args, str(exc), reason="USAGE", code=EXIT_USAGE)
-        except DaemonUnavailableError:
-            return cli.report_error(
-                args,
-                f"no claw-sessiond answers for workspace {args.workspace}",
-                hint=f"claw-sessiond serve --workspace {args.workspace}  (or: claw-sessiond doctor)",
-                reason="DAEMON_UNAVAILABLE",
-            )
-        except InvalidRequestError as exc:
-            return cli.report_error(args, exc.message, reason=str(exc.reason.value), code=EXIT_USAGE)
-        except SessiondError as exc:
-            return cli.report_error(args, exc.message, reason=str(exc.reason.value))
-        except BrokenPipeError:  # `claw-sessiond search x | head`
-            with contextlib.suppress(OSError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return EXIT_FAILURE
-
-    handler.__doc__ = fn.__doc__
-    return handler
+def _no_answer(args: argparse.Namespace) -> str:
+    return f"no claw-sessiond answers for workspace {args.workspace}"
 
 
 def parse_time(value: str | None, *, now: dt.datetime | None = None) -> dt.datetime | None:
     """``--since``/``--until``: ``30m``, ``12h``, ``7d``, ``2w`` ago, a date, or an ISO time (UTC unless it says).
 
     Raises:
-        _UsageError: not one of those forms.
+        UsageError: not one of those forms.
     """
     if not value:
         return None
@@ -112,7 +72,7 @@ def parse_time(value: str | None, *, now: dt.datetime | None = None) -> dt.datet
     try:
         when = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise _UsageError(
+        raise UsageError(
             f"{value!r} is not a time: use 30m, 12h, 7d, 2w (ago), 2026-12-01 or 2026-12-01T08:00:00Z"
         ) from None
     return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
@@ -123,12 +83,7 @@ def _iso(when: dt.datetime | None) -> str | None:
 
 
 def _epilog(parser: argparse.ArgumentParser, about: str) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = about + "\n\n" + _EXIT_CODES
-
-
-def _emit_json(value: dict[str, Any]) -> None:
-    print(json_text({"format": 1, **value}), flush=True)
+    set_epilog(parser, about, _EXIT_CODES, fill=False)  # already folded
 
 
 # ---------------------------------------------------------------- search
@@ -183,7 +138,7 @@ def _hit_json(hit: SearchHit) -> dict[str, Any]:
 def _search(args: argparse.Namespace, client: SessionClient) -> int:
     """Full-text search over message content across sessions."""
     if not 1 <= args.limit <= _MAX_LIMIT:
-        raise _UsageError(f"--limit must be between 1 and {_MAX_LIMIT} (got {args.limit})")
+        raise UsageError(f"--limit must be between 1 and {_MAX_LIMIT} (got {args.limit})")
     result = client.search(
         " ".join(args.query),
         raw=args.raw,
@@ -195,20 +150,20 @@ def _search(args: argparse.Namespace, client: SessionClient) -> int:
         include_cleared=args.all,
     )
     if args.json:
-        _emit_json({"hits": [_hit_json(h) for h in result.hits], "truncated": result.truncated})
+        print_json_line({"hits": [_hit_json(h) for h in result.hits], "truncated": result.truncated}, flush=True)
         return EXIT_OK
     if not result.hits:
-        _say("no matches" + ("" if args.all else " (--all also searches cleared history)"))
+        say("no matches" + ("" if args.all else " (--all also searches cleared history)"), flush=True)
         return EXIT_OK
     on_terminal = sys.stdout.isatty()
     for hit in result.hits:
         when = hit.created_at.strftime("%Y-%m-%d %H:%M") if hit.created_at else "-"
         cleared = "  (cleared)" if hit.cleared else ""
-        _say(f"{hit.session_id} #{hit.position} {hit.role}  {when}{cleared}")
+        say(f"{hit.session_id} #{hit.position} {hit.role}  {when}{cleared}", flush=True)
         # The snippet is made terminal-safe part by part: only our own bold marks stay raw.
         print("  " + _snippet(hit, on_terminal), flush=True)
     if result.truncated:
-        _say(f"(more matches: showing the best {len(result.hits)}; raise --limit or narrow the search)")
+        say(f"(more matches: showing the best {len(result.hits)}; raise --limit or narrow the search)", flush=True)
     return EXIT_OK
 
 
@@ -270,7 +225,7 @@ def _print_event(
         body["cleared"] = message is None
         if message is not None:
             body["message"] = _message_json(message)
-        _emit_json(body)
+        print_json_line(body, flush=True)
         return
     if message is None:
         print(visible(f"{prefix}#{position} -- history cleared --"), flush=True)
@@ -281,9 +236,9 @@ def _print_event(
 def _follow(args: argparse.Namespace, client: SessionClient) -> int:
     """Print new messages as they commit (one session, or all)."""
     if not 0 <= args.n <= _MAX_LAST:
-        raise _UsageError(f"-n must be between 0 and {_MAX_LAST} (got {args.n})")
+        raise UsageError(f"-n must be between 0 and {_MAX_LAST} (got {args.n})")
     if args.session is None and args.from_start:
-        raise _UsageError("--from-start needs a SESSION (use -n N to see the last messages of every session)")
+        raise UsageError("--from-start needs a SESSION (use -n N to see the last messages of every session)")
     try:
         if args.session is None:
             for event in client.watch_all(last=args.n):
@@ -295,7 +250,7 @@ def _follow(args: argparse.Namespace, client: SessionClient) -> int:
     except KeyboardInterrupt:
         return EXIT_OK
     except SessionNotFoundError as exc:  # deleted while followed
-        _say(f"claw-sessiond: {exc.message}", err=True)
+        say(f"claw-sessiond: {exc.message}", err=True, flush=True)
         return EXIT_FAILURE
     return EXIT_OK  # pragma: no cover - watch never ends by itself
 
@@ -313,7 +268,7 @@ def _print_all(event: FollowEvent, as_json: bool) -> None:
 
 def _start_position(client: SessionClient, session_id: str, last: int) -> int:
     """The position to follow after: the session's last one, less ``last`` (0 if it is not stored)."""
-    for summary in client.list_sessions(session_id, 10_000):
+    for summary in client.list_sessions(session_id, MAX_PAGE):
         if summary.id == session_id:
             return max(0, summary.last_position - last)
     return 0
@@ -426,7 +381,7 @@ def _usage(args: argparse.Namespace, client: SessionClient) -> int:
         [UsageReportRow("", "", r.pricing_version, r.usage, "", r.events) for r in report.rows], "model"
     )
     if args.json:
-        _emit_json(
+        print_json_line(
             {
                 "by": args.by,
                 "since": _iso(since),
@@ -434,11 +389,12 @@ def _usage(args: argparse.Namespace, client: SessionClient) -> int:
                 "groups": [g.json(args.by) for g in groups],
                 "totals": [{k: v for k, v in t.json("model").items() if k != "model"} for t in totals],
                 "truncated": report.truncated,
-            }
+            },
+            flush=True,
         )
         return EXIT_OK
     if not groups:
-        _say("no usage recorded" + (" in that time" if since or until else ""))
+        say("no usage recorded" + (" in that time" if since or until else ""), flush=True)
         return EXIT_OK
     ascii_only = args.ascii or not sys.stdout.isatty()
     label = {"model": "MODEL", "day": "DAY (UTC)", "session": "SESSION"}[args.by]
@@ -480,21 +436,30 @@ def _usage(args: argparse.Namespace, client: SessionClient) -> int:
             flush=True,
         )
     if report.truncated:
-        _say("(the daemon returned its maximum of groups: narrow the report with --since/--until)")
+        say("(the daemon returned its maximum of groups: narrow the report with --since/--until)", flush=True)
     return EXIT_OK
 
 
 usage = _online(_usage)
 
 
-COMMANDS.update(
-    {
-        "search": ("full-text search over message content across sessions (ranked, highlighted)", _add_search, search),
-        "follow": (
-            "print new messages as they are stored, of one session or of all (like tail -f)",
-            _add_follow,
-            follow,
-        ),
-        "usage": ("usage and cost across sessions by model, day or session, with a bar chart", _add_usage, usage),
-    }
+SEARCH: Final = Command(
+    "search",
+    "full-text search over message content across sessions (ranked, highlighted)",
+    _add_search,
+    search,
+)
+
+FOLLOW: Final = Command(
+    "follow",
+    "print new messages as they are stored, of one session or of all (like tail -f)",
+    _add_follow,
+    follow,
+)
+
+USAGE: Final = Command(
+    "usage",
+    "usage and cost across sessions by model, day or session, with a bar chart",
+    _add_usage,
+    usage,
 )

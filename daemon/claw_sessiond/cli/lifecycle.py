@@ -28,25 +28,25 @@ import json
 import os
 import select
 import signal
-import sys
-import textwrap
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from claw_sessiond_client import SessionClient, SessiondError
+from claw_sessiond_client import SessiondError
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
-from . import cli, lifecycle
-from .cli import COMMANDS, EXIT_FAILURE, EXIT_OK
-from .config import environ
-from .logs import rfc3339_utc
+from .. import lifecycle
+from ..config import environ
+from ..logs import rfc3339_utc
+from .connect import STATUS_TIMEOUT_S, open_client
+from .failure import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, print_error, report_error
+from .options import Command, set_epilog
+from .output import print_json
 
-__all__ = ["EXIT_NOT_RUNNING", "status", "stop"]
+__all__ = ["STATUS", "STOP", "status", "stop"]
 
-EXIT_NOT_RUNNING: Final = 3
 STATUS_FORMAT: Final = 1
 DEFAULT_STOP_TIMEOUT_S: Final = 15.0
 _WIDTH: Final = 80
@@ -85,10 +85,8 @@ def _registries() -> list[Path]:
 def _fail(message: str, code: int = EXIT_FAILURE, args: argparse.Namespace | None = None) -> int:
     """Say why on stderr; with ``args`` (and ``--json``) also as the JSON error document on stdout."""
     if args is not None:
-        return cli.report_error(
-            args, message, reason="NOT_RUNNING" if code == EXIT_NOT_RUNNING else "FAILED", code=code
-        )
-    print(f"claw-sessiond: error: {message}", file=sys.stderr)
+        return report_error(args, message, reason="NOT_RUNNING" if code == EXIT_NOT_RUNNING else "FAILED", code=code)
+    print_error(message, escape=False)  # the registry's paths as recorded
     return code
 
 
@@ -179,9 +177,7 @@ def _sessions(record: lifecycle.Record) -> int | None:
     if not record.socket:
         return None
     try:
-        with SessionClient(
-            address=f"unix:{record.socket}", autostart=False, retry_window_s=0.0, timeout_s=2.0
-        ) as client:
+        with open_client(None, Path(record.socket), timeout_s=STATUS_TIMEOUT_S) as client:
             return int(client.stats()["sessions"])
     except (SessiondError, KeyError, ValueError, TypeError):
         return None
@@ -193,16 +189,12 @@ def _sessions(record: lifecycle.Record) -> int | None:
 def _add_status(parser: argparse.ArgumentParser) -> None:
     # --workspace (added by cli for every command) narrows status to one workspace only when given.
     parser.set_defaults(workspace=None, find_workspace=False)  # no --workspace: every daemon
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = (
-        textwrap.fill(
-            "Lists every claw-sessiond of this user, found in the per-user registry "
-            "($XDG_RUNTIME_DIR/claw-sessiond/daemons/, or ~/.local/state/claw-sessiond/daemons/); records of "
-            "daemons that are gone are deleted. Looking does not keep an idle daemon alive.",
-            79,
-        )
-        + "\n\n"
-        + _EXIT_CODES
+    set_epilog(
+        parser,
+        "Lists every claw-sessiond of this user, found in the per-user registry "
+        "($XDG_RUNTIME_DIR/claw-sessiond/daemons/, or ~/.local/state/claw-sessiond/daemons/); records of "
+        "daemons that are gone are deleted. Looking does not keep an idle daemon alive.",
+        _EXIT_CODES,
     )
 
 
@@ -298,17 +290,13 @@ def _add_stop(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"seconds to wait for each daemon to exit (default {DEFAULT_STOP_TIMEOUT_S:g})",
     )
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = (
-        textwrap.fill(
-            "Sends SIGTERM to the daemon that holds the workspace lock (checked: recorded pid, this uid, same "
-            "process start time) and waits until it has exited: in-flight calls finish, the WAL is checkpointed, "
-            "the socket is removed and the lock released. Without --all, stops the daemon of --workspace "
-            "(default: the current folder).",
-            79,
-        )
-        + "\n\n"
-        + _EXIT_CODES
+    set_epilog(
+        parser,
+        "Sends SIGTERM to the daemon that holds the workspace lock (checked: recorded pid, this uid, same "
+        "process start time) and waits until it has exited: in-flight calls finish, the WAL is checkpointed, "
+        "the socket is removed and the lock released. Without --all, stops the daemon of --workspace "
+        "(default: the current folder).",
+        _EXIT_CODES,
     )
 
 
@@ -388,7 +376,7 @@ def stop(args: argparse.Namespace) -> int:
     if not records:
         if workspace is None:
             if as_json:
-                cli.print_json({"stopped": [], "failed": []})
+                print_json({"stopped": [], "failed": []})
             else:
                 print("no daemons running")
             return EXIT_OK
@@ -407,13 +395,20 @@ def stop(args: argparse.Namespace) -> int:
             failed.append(entry)
             code = _fail(message)
     if as_json:
-        cli.print_json({"stopped": stopped, "failed": failed})
+        print_json({"stopped": stopped, "failed": failed})
     return code
 
 
-COMMANDS.update(
-    {
-        "status": ("list this user's running daemons (workspace, pid, uptime, sessions, socket)", _add_status, status),
-        "stop": ("stop a workspace's daemon (or --all) gracefully and wait until it has exited", _add_stop, stop),
-    }
+STATUS: Final = Command(
+    "status",
+    "list this user's running daemons (workspace, pid, uptime, sessions, socket)",
+    _add_status,
+    status,
+)
+
+STOP: Final = Command(
+    "stop",
+    "stop a workspace's daemon (or --all) gracefully and wait until it has exited",
+    _add_stop,
+    stop,
 )

@@ -38,12 +38,12 @@ from claw_sessiond_client import (
 )
 from claw_sessiond_client.paths import claw_dir
 
-from . import events, export
-from .cli import report_error
-from .errors import SessiondError as DomainError
-from .storage import Storage, open_read_only
+from .. import events, export
+from ..errors import SessiondError as DomainError
+from ..storage import Storage, open_read_only
+from ..validate import check_list_sessions
+from .failure import report_error
 from .termsafe import visible
-from .validate import check_list_sessions
 
 __all__ = ["OPEN_CALL_NOTE", "OfflineClient", "OfflineError", "add_offline_options", "run_offline"]
 
@@ -101,7 +101,7 @@ class OfflineClient:
         self._store: Storage | None = None
 
     def __enter__(self) -> OfflineClient:
-        from .daemon import LockHeldError, StartupError, acquire_lock
+        from ..daemon import LockHeldError, StartupError, acquire_lock
 
         folder = self.db.parent
         if not folder.is_dir():
@@ -196,7 +196,7 @@ class OfflineClient:
 
     def stats(self) -> Stats:
         """Database figures (no daemon figures: none runs)."""
-        from .metrics import figure_fields  # here: the CLI does not load prometheus-client for every command
+        from ..metrics import figure_fields  # here: the CLI does not load prometheus-client for every command
 
         try:
             figures: dict[str, Any] = figure_fields(self._run(self.store.figures()))
@@ -207,9 +207,9 @@ class OfflineClient:
 
     def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
         """One page of :meth:`list_sessions`, with the same cursor and total as ListSessions."""
-        from .validate import page_after as _page_after
-        from .validate import page_key as _page_key
-        from .validate import page_token as _page_token
+        from ..validate import page_after as _page_after
+        from ..validate import page_key as _page_key
+        from ..validate import page_token as _page_token
 
         try:
             limit = check_list_sessions(id_contains, limit)

@@ -5,7 +5,7 @@ Owns the decisions that depend on whether a person is looking: the width
 through a pager (only when stdout is a terminal, never with ``--no-pager``
 or ``--json``), and confirmation prompts (only when stdin and stderr are
 terminals). It never sees stored content unescaped: callers pass text that
-:func:`claw_sessiond.termsafe.visible` already made safe, so the pager runs
+:func:`claw_sessiond.cli.termsafe.visible` already made safe, so the pager runs
 with ``-R`` (pass the CLI's own colours) and nothing stored can drive it.
 """
 

@@ -1,4 +1,4 @@
-"""The RPC methods of ``claw.sessiond.v1.SessionService``, on a :class:`Store`.
+"""The RPC methods of ``claw.sessiond.v1.SessionService``, on a :class:`~claw_sessiond.storage.Storage`.
 
 Each method checks its request (:mod:`claw_sessiond.validate`), converts it
 (:mod:`.convert`), calls the store, and converts the result back. Every one

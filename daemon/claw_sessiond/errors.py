@@ -1,7 +1,7 @@
-"""Domain errors of the daemon. Nothing here knows about gRPC.
+"""Domain errors of the daemon, and start-up errors. Nothing here knows about gRPC.
 
-Store, repair and validation raise only these; ``service.py`` maps them to
-status codes in one table (the error edge). Each class has a client-side twin
+Store, repair and validation raise only domain errors; ``rpc/edge.py`` maps
+them to status codes in one table (the error edge). Each class has a client-side twin
 of the same name in ``claw_sessiond_client.errors`` (a test checks it)::
 
     SessiondError
@@ -17,6 +17,12 @@ of the same name in ``claw_sessiond_client.errors`` (a test checks it)::
     │   ├── StorageUnavailableError
     │   └── CorruptDatabaseError (at start-up: exit 1 naming the file; never overwrite)
     └── ShuttingDownError
+
+Start-up failures are not RPC errors: the daemon exits 1 with a message that
+names the file (``daemon.py``; the CLI's offline commands take the same lock)::
+
+    StartupError
+    └── LockHeldError
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from claw_sessiond_client.errors import Reason
 __all__ = [
     "CorruptDatabaseError",
     "InvalidRequestError",
+    "LockHeldError",
     "PreconditionError",
     "Reason",
     "ResourceLimitError",
@@ -33,6 +40,7 @@ __all__ = [
     "SessionNotFoundError",
     "SessiondError",
     "ShuttingDownError",
+    "StartupError",
     "StorageError",
     "StorageFullError",
     "StorageUnavailableError",
@@ -123,3 +131,11 @@ class ShuttingDownError(SessiondError):
     """The daemon is stopping."""
 
     default_reason = Reason.SHUTTING_DOWN
+
+
+class StartupError(Exception):
+    """The daemon cannot start; the message names the file and the problem. Exit code 1."""
+
+
+class LockHeldError(StartupError):
+    """Another daemon holds the workspace lock."""

@@ -45,17 +45,24 @@ from .bounds import (
     utf8_len,
 )
 from .errors import InvalidRequestError, Reason
+from .events import (
+    EVENT_SCHEMA_VERSION,
+    EVENT_TYPES,
+    HISTORY_EVENT_TYPES,
+    ROLE_OF_EVENT_TYPE,
+    USAGE_COUNT_KEYS,
+    canonical_json,
+    sorted_payload,
+)
 from .ids import check_session_id
-from .model import EVENT_SCHEMA_VERSION, HISTORY_EVENT_TYPES, Event
+from .model import Event
 
 __all__ = [
-    "EVENT_TYPES",
     "FORMAT",
     "FORMAT_VERSION",
     "ExportHeader",
     "ImportedEvent",
     "ImportedSession",
-    "canonical_json",
     "event_line",
     "header_line",
     "is_header",
@@ -65,19 +72,9 @@ __all__ = [
 
 FORMAT: Final = "claw-sessiond-export"
 FORMAT_VERSION: Final = 1
-#: Every event type the daemon writes.
-EVENT_TYPES: Final = frozenset(HISTORY_EVENT_TYPES | {"usage", "permission_denial", "error"})
 #: RFC 3339 UTC with microseconds, the only form stored (and compared as text by retention).
 _TS: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
 _MAX_TRACE_ID: Final = 128
-_ROLE_OF_TYPE: Final = {
-    "system_message": "system",
-    "user_message": "user",
-    "assistant_message": "assistant",
-    "tool_result": "tool",
-    "repair": "tool",
-}
-_USAGE_INTS: Final = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,19 +108,6 @@ class ImportedSession:
     events: list[ImportedEvent]
 
 
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
-
-
-def canonical_json(value: Any) -> str:
-    """Compact JSON with sorted keys (the one spelling of a payload)."""
-    return json.dumps(_sorted(value), ensure_ascii=False, separators=(",", ":"))
-
-
 def _dump(ordered: Mapping[str, Any]) -> str:
     return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
 
@@ -154,7 +138,7 @@ def event_line(ordinal: int, session_id: str, event: Event) -> str:
             "ts": event.ts,
             "trace_id": event.trace_id,
             "schema_version": event.schema_version,
-            "payload": _sorted(event.payload),
+            "payload": sorted_payload(event.payload),
         }
     )
 
@@ -223,7 +207,7 @@ def _parse_header(line_no: int, obj: Any) -> ExportHeader:
 
 
 def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> None:
-    role = _ROLE_OF_TYPE.get(event_type)
+    role = ROLE_OF_EVENT_TYPE.get(event_type)
     if role is not None:
         if payload.get("role") != role:
             raise _bad(line_no, f"a {event_type} payload needs role {role!r}")
@@ -252,7 +236,7 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
             except JsonError as exc:
                 raise _bad(line_no, f"tool call {call['id']!r} arguments are not valid JSON: {exc}") from exc
     elif event_type == "usage":
-        for key in _USAGE_INTS:
+        for key in USAGE_COUNT_KEYS:
             value = payload.get(key, 0)
             if not _is_int(value) or not 0 <= value <= MAX_USAGE_COUNT:
                 raise _bad(line_no, f"usage payload.{key} must be an integer from 0 to {MAX_USAGE_COUNT}")

@@ -1,4 +1,4 @@
-"""The history projection and the repair planner (pure: no SQL, no gRPC).
+"""The history projection and the open calls of a history (pure: no SQL, no gRPC; the repair planner is ``repair.py``).
 
 The event log is append-only, so a repair cannot physically insert a message
 in the middle. Instead the *projection* defines conversation order:
@@ -12,12 +12,12 @@ model providers require.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .model import Message
 
-__all__ = ["OpenCall", "open_calls", "plan_repair", "project"]
+__all__ = ["OpenCall", "open_calls", "project"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +68,3 @@ def open_calls(messages: Sequence[Message]) -> list[OpenCall]:
         for index, call in enumerate(msg.tool_calls)
         if call.id not in answered
     ]
-
-
-def plan_repair(calls: Sequence[OpenCall], is_live: Callable[[str], bool]) -> tuple[list[OpenCall], list[OpenCall]]:
-    """Split open calls into (to repair, in flight).
-
-    A call appended by a run that is still alive is in flight, not
-    interrupted. Order is kept: by assistant position, then call index.
-    """
-    ordered = sorted(calls, key=lambda c: (c.assistant_position, c.call_index))
-    repair = [c for c in ordered if not (c.run_id and is_live(c.run_id))]
-    in_flight = [c for c in ordered if c.run_id and is_live(c.run_id)]
-    return repair, in_flight

@@ -21,7 +21,7 @@ from typing import Final
 
 from .clock import SteadyClock
 from .errors import StorageError
-from .store import Store
+from .storage import Storage
 
 __all__ = ["PRUNE_BATCH", "interval_s", "prune", "run"]
 
@@ -37,7 +37,7 @@ def interval_s(window_s: float) -> float:
     return min(max(window_s / 10, 0.05), 300.0)
 
 
-async def prune(store: Store, window_s: float, clock: SteadyClock) -> int:
+async def prune(store: Storage, window_s: float, clock: SteadyClock) -> int:
     """Delete the records older than the window, batch by batch; returns how many."""
     cutoff = clock.cutoff(window_s)
     total = 0
@@ -52,7 +52,7 @@ async def prune(store: Store, window_s: float, clock: SteadyClock) -> int:
     return total
 
 
-async def run(store: Store, window_s: float, clock: SteadyClock | None = None) -> None:
+async def run(store: Storage, window_s: float, clock: SteadyClock | None = None) -> None:
     """Prune now, then every :func:`interval_s`, until cancelled. A failed sweep is logged and retried."""
     steady = clock or SteadyClock()
     while True:

@@ -37,9 +37,10 @@ from typing import Any, Final, Literal
 
 from .bounds import JsonError, loads_limited
 from .errors import InvalidRequestError
+from .events import EVENT_TYPE_OF_ROLE, message_payload
 from .export import ExportHeader, parse_session, session_lines
 from .ids import check_session_id
-from .model import Event
+from .model import Event, Message, ToolCall
 
 __all__ = ["LegacyError", "LegacySession", "convert", "normalise_time"]
 
@@ -144,14 +145,7 @@ def _go_message(index: int, raw: object) -> dict[str, Any]:
         raise LegacyError(f"{where}: unknown role {role!r}")
     if role == "tool" and not tool_call_id:
         raise LegacyError(f"{where}: a tool message needs tool_call_id")
-    payload: dict[str, Any] = {"role": role}
-    if content:
-        payload["content"] = content
-    if role == "tool":
-        payload["tool_call_id"] = tool_call_id
     name = _str(f.get("name"), f"{where}.name")
-    if name:
-        payload["name"] = name
     calls_raw = f.get("toolcalls") or []
     if not isinstance(calls_raw, list):
         raise LegacyError(f"{where}.tool_calls must be a list")
@@ -168,10 +162,9 @@ def _go_message(index: int, raw: object) -> dict[str, Any]:
         call_name = _str(cf.get("name"), f"{where}.tool_calls[{j}].name")
         if not call_id or not call_name:
             raise LegacyError(f"{where}.tool_calls[{j}] needs an id and a name")
-        calls.append({"id": call_id, "name": call_name, "arguments": _arguments(cf.get("arguments"), call_id)})
-    if calls:
-        payload["tool_calls"] = calls
-    return payload
+        calls.append(ToolCall(call_id, call_name, _arguments(cf.get("arguments"), call_id)))
+    message = Message(role, content or "", tuple(calls), tool_call_id if role == "tool" else "", name)
+    return message_payload(message)
 
 
 def _go_usage(f: dict[str, Any], history: list[Any]) -> dict[str, int]:
@@ -243,7 +236,7 @@ def convert(data: bytes, *, fallback_id: str, fallback_time: str) -> LegacySessi
         for i, m in enumerate(messages):
             if not isinstance(m, str):
                 raise LegacyError(f"messages[{i}] must be a string (a user prompt), got {type(m).__name__}")
-        payloads = [{"role": "user", "content": m} for m in messages if m]
+        payloads = [message_payload(Message("user", m)) for m in messages if m]
         usage = {
             "input_tokens": _int(f.get("inputtokens"), "input_tokens"),
             "output_tokens": _int(f.get("outputtokens"), "output_tokens"),
@@ -257,9 +250,8 @@ def convert(data: bytes, *, fallback_id: str, fallback_time: str) -> LegacySessi
     updated = updated or created or fallback_time
     created = created or updated
     events: list[Event] = []
-    event_types = {"system": "system_message", "user": "user_message", "assistant": "assistant_message"}
     for position, payload in enumerate(payloads, 1):
-        event_type = event_types.get(payload["role"], "tool_result")
+        event_type = EVENT_TYPE_OF_ROLE[str(payload["role"])]
         events.append(Event(position, session_id, position, event_type, trace_id, updated, 1, payload))
     if usage["input_tokens"] or usage["output_tokens"]:
         payload = {"model": "", "pricing_version": "legacy", **usage}

@@ -35,10 +35,11 @@ it then stops exactly as on SIGTERM (exit 0, socket removed, lock released).
 GetStats (``status``, ``stats``, ``doctor``), health checks and reflection do
 not count as use: looking at a daemon does not keep it alive. The decision and
 the switch to draining happen in one step on the event loop, so a call that
-arrives afterwards gets UNAVAILABLE and the client starts a new daemon.
+arrives afterwards gets UNAVAILABLE and the client starts a new daemon. The
+server interceptor that counts calls is ``rpc/idle.py``.
 
 This module never opens the database and never signals a process (``stop`` is
-in :mod:`claw_sessiond.commands_lifecycle`).
+in :mod:`claw_sessiond.cli.lifecycle`).
 """
 
 from __future__ import annotations
@@ -48,25 +49,22 @@ import contextlib
 import errno
 import fcntl
 import hashlib
-import inspect
 import json
 import logging
 import os
 import stat
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
-
-import grpc
+from typing import Final, Protocol
 
 from . import __version__
 from .logs import rfc3339_utc
 
 __all__ = [
     "RECORD_FORMAT",
-    "IdleTracker",
+    "IdleClock",
     "Record",
     "RegistryError",
     "default_registry_dir",
@@ -86,9 +84,6 @@ __all__ = [
 _log = logging.getLogger("claw_sessiond.lifecycle")
 
 RECORD_FORMAT: Final = 1
-_SERVICE_PREFIX: Final = "/claw.sessiond.v1.SessionService/"
-#: Calls that only look at the daemon: they do not reset the idle clock.
-_NEUTRAL: Final = frozenset({"GetStats"})
 _MAX_RECORD_BYTES: Final = 64 * 1024
 
 
@@ -375,84 +370,12 @@ def _is_stale_junk(path: Path) -> bool:
 # ---------------------------------------------------------------- idle tracking
 
 
-if TYPE_CHECKING:
-    _Interceptor = grpc.aio.ServerInterceptor[Any, Any]
-else:  # grpcio's class is not subscriptable at run time; grpc-stubs' is generic
-    _Interceptor = grpc.aio.ServerInterceptor
-
-
-class IdleTracker(_Interceptor):
-    """Counts SessionService calls and streams in progress and remembers the last start or end of one."""
-
-    def __init__(self, live_runs: Callable[[], int] = lambda: 0) -> None:
-        self.in_progress = 0
-        self.last_activity = time.monotonic()
-        self.live_runs = live_runs
-
-    def _enter(self) -> None:
-        self.in_progress += 1
-        self.last_activity = time.monotonic()
-
-    def _exit(self) -> None:
-        self.in_progress -= 1
-        self.last_activity = time.monotonic()
+class IdleClock(Protocol):
+    """Tells how long the daemon has been unused (the RPC layer's interceptor, ``rpc/idle.py``)."""
 
     def idle_for(self) -> float:
         """Seconds without use (0 while a call, stream or run is live)."""
-        if self.in_progress or self.live_runs():
-            return 0.0
-        return time.monotonic() - self.last_activity
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        handler = await continuation(handler_call_details)
-        method: str = handler_call_details.method
-        if handler is None or not method.startswith(_SERVICE_PREFIX) or method[len(_SERVICE_PREFIX) :] in _NEUTRAL:
-            return handler
-        return self._wrap(handler)
-
-    def _wrap(self, handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
-        kinds = {
-            "unary_unary": grpc.unary_unary_rpc_method_handler,
-            "unary_stream": grpc.unary_stream_rpc_method_handler,
-            "stream_unary": grpc.stream_unary_rpc_method_handler,
-            "stream_stream": grpc.stream_stream_rpc_method_handler,
-        }
-        for attr, make in kinds.items():
-            behavior = getattr(handler, attr)
-            if behavior is not None:
-                wrapped = self._tracked(behavior)
-                return make(
-                    wrapped,
-                    request_deserializer=handler.request_deserializer,
-                    response_serializer=handler.response_serializer,
-                )
-        return handler
-
-    def _tracked(self, behavior: Callable[..., Any]) -> Callable[..., Any]:
-        if inspect.isasyncgenfunction(behavior):
-
-            async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
-                self._enter()
-                try:
-                    async for item in behavior(request, context):
-                        yield item
-                finally:
-                    self._exit()
-
-            return stream
-
-        async def call(request: Any, context: Any) -> Any:
-            self._enter()
-            try:
-                return await behavior(request, context)
-            finally:
-                self._exit()
-
-        return call
+        ...
 
 
 # ---------------------------------------------------------------- the daemon's task
@@ -466,7 +389,7 @@ async def run(
     registry: Path | None,
     idle_exit_s: float,
     log_file: Path | None,
-    tracker: IdleTracker | None,
+    tracker: IdleClock | None,
     begin_drain: Callable[[], None],
     stop: Callable[[], None],
 ) -> None:

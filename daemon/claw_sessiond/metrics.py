@@ -43,7 +43,7 @@ from prometheus_client.registry import Collector
 
 from .config import parse_host_port
 from .limits import Throttle
-from .store import Store
+from .storage import Storage, StorageFigures
 
 __all__ = [
     "BACKLOG",
@@ -52,6 +52,7 @@ __all__ = [
     "MAX_HEADER_BYTES",
     "REQUEST_DEADLINE_S",
     "Metrics",
+    "figure_fields",
     "hold",
     "listen",
 ]
@@ -83,6 +84,21 @@ MAX_HEADER_BYTES: Final = 8192
 #: Database figures (sessions, events, file sizes, schema version) are re-read at most this often.
 FIGURES_TTL_S: Final = 5.0
 _COUNTER_NAMES: Final = {"retention_deleted": "retention_sessions_deleted", "requests_pruned": "request_records_pruned"}
+#: The storage's figures as gauges (and GetStats fields): (name, ``StorageFigures`` field), in the order shown.
+#: The names are those of the first, SQLite-only version: the database file and its WAL.
+_FIGURE_NAMES: Final = (
+    ("sessions", "sessions"),
+    ("events", "events"),
+    ("database_bytes", "stored_bytes"),
+    ("wal_bytes", "log_bytes"),
+    ("schema_version", "schema_version"),
+    ("request_records", "request_records"),
+)
+
+
+def figure_fields(figures: StorageFigures) -> dict[str, int]:
+    """The storage's figures under the names ``/metrics`` and GetStats report them."""
+    return {name: int(getattr(figures, field)) for name, field in _FIGURE_NAMES}
 
 
 class _Figures(Collector):
@@ -121,7 +137,7 @@ class Metrics:
 
     def __init__(
         self,
-        store: Store,
+        store: Storage,
         *,
         active_runs: Callable[[], int] = lambda: 0,
         active_watchers: Callable[[], int] = lambda: 0,
@@ -170,7 +186,7 @@ class Metrics:
         self.request_counts[key] = self.request_counts.get(key, 0) + 1
 
     def observe_commit(self, batch_size: int, seconds: float, ok: bool) -> None:
-        """``StoreCounters.commit_observers`` hook (on the writer thread)."""
+        """``StorageCounters.commit_observers`` hook (on the writer thread)."""
         self.commit_batch.observe(batch_size)
         self.commit_seconds.labels("ok" if ok else "failed").observe(seconds)
         self.commit_batch_requests += batch_size
@@ -186,7 +202,7 @@ class Metrics:
         async with self._refresh_lock:
             if self._figures_at is not None and time.monotonic() - self._figures_at < FIGURES_TTL_S:
                 return
-            self.figures = await self.store.figures()
+            self.figures = figure_fields(await self.store.figures())
             self._figures_at = time.monotonic()
 
     async def render(self) -> bytes:

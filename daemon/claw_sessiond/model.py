@@ -1,4 +1,4 @@
-"""Plain data of the domain: messages, tool calls, usage, events, results. No I/O.
+"""Plain data of the domain: messages, tool calls, usage, events, validated requests, results. No I/O.
 
 Timestamps are RFC 3339 UTC strings with microseconds (``2026-12-02T15:38:46.123456Z``),
 the form stored in the database and exported.
@@ -7,23 +7,24 @@ the form stored in the database and exported.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Literal
 
 __all__ = [
-    "EVENT_SCHEMA_VERSION",
-    "HISTORY_EVENT_TYPES",
+    "AppendJob",
     "AppendResult",
     "ClearResult",
     "DeleteResult",
     "Event",
     "EventResult",
-    "EventType",
     "HistoryCursor",
+    "ImportMode",
     "InFlightCall",
     "LoadResult",
     "Message",
     "ModelUsage",
+    "PreparedMessage",
     "Repair",
     "Role",
     "SessionMeta",
@@ -36,31 +37,8 @@ __all__ = [
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
-EventType = Literal[
-    "system_message",
-    "user_message",
-    "assistant_message",
-    "tool_result",
-    "repair",
-    "clear",
-    "usage",
-    "permission_denial",
-    "error",
-]
-#: Event types that take a position in the session's history (Watch sends them).
-HISTORY_EVENT_TYPES: Final = frozenset(
-    {"system_message", "user_message", "assistant_message", "tool_result", "repair", "clear"}
-)
-#: Version of the event payload format; bumped when a payload changes shape.
-EVENT_SCHEMA_VERSION: Final = 1
-
-#: Text of the synthetic tool result a repair writes. Deliberately unlike a live
-#: "cancelled": the tool may or may not have run, and it was not re-run.
-INTERRUPTED_CONTENT: Final = (
-    "[claw-sessiond] This tool call did not complete: the previous run was interrupted before its result "
-    "was recorded. The tool was NOT re-run; it may or may not have taken effect. Check the state before "
-    "deciding whether to call it again."
-)
+#: What an import does with a session that is already stored: refuse, replace (erase it first) or merge.
+ImportMode = Literal["refuse", "replace", "merge"]
 
 
 def now_rfc3339() -> str:
@@ -182,7 +160,7 @@ class LoadResult:
     repairs: list[Repair] = field(default_factory=list)
     in_flight: list[InFlightCall] = field(default_factory=list)
     #: Set when ``messages`` is not filled because the history is larger than one page:
-    #: the caller streams it with ``Store.history_pages(cursor)``.
+    #: the caller streams it with ``Storage.history_pages(cursor)``.
     cursor: HistoryCursor | None = None
 
 
@@ -191,7 +169,7 @@ class HistoryCursor:
     """Where a paged read of a session's history stands: the bounds seen at its start.
 
     Positions up to ``last_position`` never change while ``created_at`` and
-    ``clear_position`` stay the same (see ``reads.py``).
+    ``clear_position`` stay the same (see ``storage/sqlite/reads.py``).
     """
 
     session_id: str
@@ -263,3 +241,26 @@ class Event:
     ts: str
     schema_version: int
     payload: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedMessage:
+    """A validated message ready to store: its event type and JSON payload (``events.encode_message``)."""
+
+    message: Message
+    event_type: str
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class AppendJob:
+    """A validated Append (built by ``validate.prepare_append``)."""
+
+    session_id: str
+    messages: Sequence[PreparedMessage]
+    expected_last_position: int = 0
+    request_id: str = ""
+    fingerprint: str = ""
+    workdir: str = ""
+    run_id: str = ""
+    trace_id: str = ""

@@ -28,7 +28,7 @@ from typing import Final
 
 from .clock import SteadyClock
 from .errors import StorageError
-from .store import Store
+from .storage import Storage
 
 __all__ = ["run", "sweep"]
 
@@ -38,7 +38,7 @@ _MIN_INTERVAL_S: Final = 0.05
 _DAY_S: Final = 86400.0
 
 
-async def sweep(store: Store, retention_days: float, clock: SteadyClock | None = None) -> int:
+async def sweep(store: Storage, retention_days: float, clock: SteadyClock | None = None) -> int:
     """Erase every expired session once; returns how many were erased."""
     steady = clock or SteadyClock()
     window_s = retention_days * _DAY_S
@@ -61,7 +61,7 @@ async def sweep(store: Store, retention_days: float, clock: SteadyClock | None =
     return removed
 
 
-async def run(store: Store, retention_days: float, interval_s: float) -> None:
+async def run(store: Storage, retention_days: float, interval_s: float) -> None:
     """Sweep now, then every ``interval_s``, until cancelled. A failed sweep is logged and retried later."""
     clock = SteadyClock()
     while True:

@@ -7,10 +7,11 @@ request never reaches a transaction.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from .bounds import (
     MAX_ATTACH_LABEL_BYTES,
@@ -28,35 +29,40 @@ from .bounds import (
     utf8_len,
 )
 from .errors import InvalidRequestError, Reason
+from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint
 from .ids import check_request_id, check_session_id, has_control
-from .model import Message, ToolCall, UsageDelta
-from .store import AppendJob, PreparedMessage, fingerprint
+from .model import AppendJob, Message, PreparedMessage, ToolCall, UsageDelta
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
     "MAX_JSON_DEPTH",
     "MAX_LIST_LIMIT",
     "MAX_NAME_BYTES",
+    "MAX_TRACE_ID_CHARS",
     "MAX_WORKDIR_BYTES",
     "check_attach",
+    "check_clear_expected",
+    "check_follow_start",
     "check_list_sessions",
     "check_run_id",
+    "check_search_limit",
+    "check_trace_id",
+    "check_watch_after",
     "check_workdir",
+    "page_after",
+    "page_key",
+    "page_token",
     "parse_json_object",
     "prepare_append",
     "prepare_usage",
 ]
 
+#: A trace id sent with a request: at most this many printable characters.
+MAX_TRACE_ID_CHARS: Final = 128
 #: ListSessions: rows returned when ``limit`` is 0, and the most one call may ask for.
 DEFAULT_LIST_LIMIT: Final = 100
 MAX_LIST_LIMIT: Final = 10000
-_EVENT_TYPE: Final[dict[str, str]] = {
-    "system": "system_message",
-    "user": "user_message",
-    "assistant": "assistant_message",
-    "tool": "tool_result",
-}
-_ROLES: Final[frozenset[str]] = frozenset(_EVENT_TYPE)
+_ROLES: Final[frozenset[str]] = frozenset(EVENT_TYPE_OF_ROLE)
 
 
 _utf8_len = utf8_len
@@ -124,10 +130,6 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
         raise bad("only a tool message may carry tool_call_id")
     if msg.tool_calls and msg.role != "assistant":
         raise bad("only an assistant message may carry tool_calls")
-    payload: dict[str, object] = {"role": msg.role}
-    if msg.content:
-        payload["content"] = msg.content
-    calls = []
     for j, call in enumerate(msg.tool_calls):
         if not call.id:
             raise bad(f"tool_calls[{j}] has no id")
@@ -148,17 +150,10 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
             raise bad(
                 f"tool_calls[{j}] ({call.name}) arguments are not valid JSON: {exc}", Reason.ARGUMENTS_NOT_JSON
             ) from exc
-        calls.append({"id": call.id, "name": call.name, "arguments": call.arguments})
     if size > max_bytes:
         raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
-    if calls:
-        payload["tool_calls"] = calls
-    if msg.tool_call_id:
-        if _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
-            raise bad(f"tool_call_id is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
-        payload["tool_call_id"] = msg.tool_call_id
-    if msg.name:
-        payload["name"] = msg.name
+    if _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
+        raise bad(f"tool_call_id is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
     stored = Message(
         role=msg.role,
         content=msg.content,
@@ -166,7 +161,7 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
         tool_call_id=msg.tool_call_id,
         name=msg.name,
     )
-    text = json.dumps(payload, ensure_ascii=False)
+    text = encode_message(stored)
     size = payload_too_large(text)
     if size:
         raise bad(
@@ -174,7 +169,7 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
             f"must fit one export line, at most {MAX_STORED_PAYLOAD_BYTES} bytes",
             Reason.FIELD_TOO_LARGE,
         )
-    return PreparedMessage(stored, _EVENT_TYPE[msg.role], text)
+    return PreparedMessage(stored, EVENT_TYPE_OF_ROLE[msg.role], text)
 
 
 def prepare_append(
@@ -288,3 +283,93 @@ def check_attach(pid: int, label: str) -> None:
         )
     if utf8_len(label) > MAX_ATTACH_LABEL_BYTES:
         raise InvalidRequestError(f"label is longer than {MAX_ATTACH_LABEL_BYTES} bytes", reason=Reason.FIELD_TOO_LARGE)
+
+
+def check_trace_id(trace_id: str) -> str:
+    """A trace id sent with a request is short printable text.
+
+    Raises:
+        InvalidRequestError: reason FIELD_TOO_LARGE.
+    """
+    if len(trace_id) > MAX_TRACE_ID_CHARS or not trace_id.isprintable():
+        raise InvalidRequestError(
+            f"trace_id must be at most {MAX_TRACE_ID_CHARS} printable characters", reason=Reason.FIELD_TOO_LARGE
+        )
+    return trace_id
+
+
+def check_clear_expected(expected_last_position: int) -> None:
+    """Clear's ``expected_last_position`` is -1 (no session yet), 0 (no check) or a position.
+
+    Raises:
+        InvalidRequestError: reason INVALID_MESSAGE.
+    """
+    if expected_last_position < -1:
+        raise InvalidRequestError("expected_last_position must be -1, 0 or a position")
+
+
+def check_watch_after(after_position: int) -> None:
+    """Watch's ``after_position`` is 0 (from the start) or a position.
+
+    Raises:
+        InvalidRequestError: reason INVALID_MESSAGE.
+    """
+    if after_position < 0:
+        raise InvalidRequestError("after_position must be 0 (from the start) or a position")
+
+
+def check_search_limit(limit: int, *, max_hits: int, default_hits: int) -> int:
+    """Search's ``limit`` is 0 (``default_hits``) up to ``max_hits``; returns the effective limit.
+
+    Raises:
+        InvalidRequestError: reason FIELD_TOO_LARGE.
+    """
+    if not 0 <= limit <= max_hits:
+        raise InvalidRequestError(
+            f"limit must be between 1 and {max_hits} (0: {default_hits})", reason=Reason.FIELD_TOO_LARGE
+        )
+    return limit or default_hits
+
+
+def check_follow_start(after_event_id: int, last: int, *, max_last: int) -> None:
+    """WatchAll starts after an event id (0: now) and replays at most ``max_last`` events first.
+
+    Raises:
+        InvalidRequestError: reason FIELD_TOO_LARGE.
+    """
+    if after_event_id < 0 or not 0 <= last <= max_last:
+        raise InvalidRequestError(
+            f"after_event_id must be 0 or an event id, and last between 0 and {max_last}",
+            reason=Reason.FIELD_TOO_LARGE,
+        )
+
+
+#: A page token holds an RFC 3339 time and a session id (at most 256 bytes): base64 of that JSON is far shorter.
+_MAX_PAGE_TOKEN_CHARS: Final = 1024
+
+
+def page_key(row: Any) -> tuple[str, str]:
+    """The sort key of a ListSessions row: (updated_at, session id)."""
+    return (str(row.updated_at), str(row.id))
+
+
+def page_token(row: Any) -> str:
+    """ListSessions' opaque cursor: the sort key of a page's last row."""
+    return base64.urlsafe_b64encode(json.dumps(page_key(row)).encode()).decode()
+
+
+def page_after(token: str) -> tuple[str, str]:
+    """Decode a ``page_token``.
+
+    Raises:
+        InvalidRequestError: not a token ListSessions gave.
+    """
+    if len(token) > _MAX_PAGE_TOKEN_CHARS:
+        raise InvalidRequestError("page_token is not a token ListSessions returned", reason=Reason.INVALID_MESSAGE)
+    try:
+        updated_at, session_id = json.loads(base64.urlsafe_b64decode(token.encode()))
+        if isinstance(updated_at, str) and isinstance(session_id, str):
+            return updated_at, session_id
+    except (ValueError, TypeError):
+        pass
+    raise InvalidRequestError("page_token is not a token ListSessions returned", reason=Reason.INVALID_MESSAGE)

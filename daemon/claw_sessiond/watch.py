@@ -19,7 +19,7 @@ encoding) and sends it. So:
   window is full (measured: sends block after about 4 MiB unread);
 - a watcher whose send stays blocked for longer than the stall limit
   (``--watch-stall-s``: the client stopped reading) is *lagged*:
-  ``service.py`` ends its stream with ABORTED / ``WATCH_LAGGED`` carrying the
+  ``rpc/service_watch.py`` ends its stream with ABORTED / ``WATCH_LAGGED`` carrying the
   last position sent. HTTP/2 sends that status behind the events already in
   the client's window, so the client first reads those, then the error, and
   resumes with a new Watch after the last position it received. Nothing is
@@ -185,7 +185,7 @@ class WatchHub:
         self._dispatcher: asyncio.Task[None] | None = None
         self.wakes = 0  # watchers woken by the dispatcher (for tests and stats)
         #: Bumped by every commit notification: a read started at generation g sees every
-        #: commit notified up to g (what lets watchers share one read, see ``service.py``).
+        #: commit notified up to g (what lets watchers share one read, see ``rpc/service_watch.py``).
         self.generation = 0
 
     def open(self, session_id: str, after_position: int, incarnation: str | None = None) -> Watcher:
@@ -287,6 +287,16 @@ class WatchHub:
                 f"session {session_id!r} was deleted while being watched", session_id=session_id
             )
             watcher.wake.set()
+
+    # The storage's change feed (``storage.base.ChangeListener``): the hub subscribes itself.
+
+    def changed(self, session_ids: set[str]) -> None:
+        """A commit changed these sessions: :meth:`notify`."""
+        self.notify(session_ids)
+
+    def erased(self, session_id: str) -> None:
+        """The session was erased: :meth:`end_session`."""
+        self.end_session(session_id)
 
     def end_all(self) -> None:
         """Shutdown: wake every watcher so that it ends with ShuttingDownError; refuse new ones."""

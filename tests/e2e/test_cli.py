@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from claw_sessiond.schema import SCHEMA_VERSION
+from claw_sessiond.storage.sqlite.schema import SCHEMA_VERSION
 from tests.helpers.cli import in_workspace, in_workspace_json
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.data import populate_demo, stop_after_demo
@@ -215,7 +215,7 @@ def test_doctor_refuses_a_held_lock(stopped: Path) -> None:
 
 def test_doctor_while_lock_is_held_by_doctor_a_daemon_cannot_start(stopped: Path) -> None:
     """The lock doctor takes is the daemon's: a daemon started meanwhile exits 1 instead of writing."""
-    from claw_sessiond.server import LockHeldError, acquire_lock
+    from claw_sessiond.daemon import LockHeldError, acquire_lock
 
     fd = acquire_lock(stopped / ".claw" / "sessiond.lock")  # what doctor does when the daemon is down
     try:

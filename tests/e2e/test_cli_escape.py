@@ -218,7 +218,7 @@ _any_text = st.text(
 @settings(max_examples=300, deadline=None)
 @given(_any_text, st.booleans())
 def test_visible_leaves_nothing_a_terminal_obeys(text: str, keep_layout: bool) -> None:
-    from claw_sessiond.termsafe import visible
+    from claw_sessiond.cli.termsafe import visible
 
     shown = visible(text, keep_layout=keep_layout)
     allowed = "\n\t" if keep_layout else ""
@@ -232,7 +232,7 @@ def test_visible_leaves_nothing_a_terminal_obeys(text: str, keep_layout: bool) -
     st.recursive(_any_text | st.integers() | st.none(), lambda kids: st.lists(kids) | st.dictionaries(_any_text, kids))
 )
 def test_json_text_parses_back_exactly_and_is_terminal_safe(value: Any) -> None:
-    from claw_sessiond.termsafe import json_text
+    from claw_sessiond.cli.termsafe import json_text
 
     for indent in (None, 2):
         text = json_text(value, indent=indent)

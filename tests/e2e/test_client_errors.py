@@ -45,7 +45,7 @@ from claw_sessiond_client import (
     SessiondError,
     ToolCall,
 )
-from claw_sessiond_client import _base as B
+from claw_sessiond_client import _liveness as B
 from tests.helpers.daemon import ROOT, DaemonProcess
 
 HEADER = json.dumps({"format": "claw-sessiond-export", "version": 1, "session_id": "imp"})

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from claw_sessiond.cli import COMMANDS, _load_commands
+from claw_sessiond.cli import COMMANDS
 from claw_sessiond_client import Message, SessionClient
 from tests.helpers.daemon import DaemonProcess
 
@@ -59,7 +59,6 @@ def test_bash(tmp_path: Path) -> None:
     assert registered.stdout.strip() == "complete -o default -F _claw_sessiond claw-sessiond"
 
     assert _complete_bash(path, "sh") == ["show"]
-    _load_commands()
     assert set(_complete_bash(path, "")) == {"serve", *COMMANDS}
     assert set(_complete_bash(path, "show", "--")) >= {"--tail", "--since", "--no-pager", "--json", "--workspace"}
     assert set(_complete_bash(path, "delete", "-")) >= {"--yes", "-y"}

@@ -234,7 +234,7 @@ def test_public_surface_is_sorted_and_complete() -> None:
 
 def test_every_domain_error_has_a_status_a_reason_and_a_client_twin() -> None:
     from claw_sessiond import errors as daemon_errors
-    from claw_sessiond.service import status_for
+    from claw_sessiond.rpc.edge import status_for
     from claw_sessiond_client import errors as client_errors
 
     def subclasses(cls: type) -> list[type]:

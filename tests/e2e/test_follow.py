@@ -21,7 +21,7 @@ import grpc
 import pytest
 
 from claw_sessiond_client import Message
-from claw_sessiond_client import _base as B
+from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.errors import Reason, WatchLaggedError

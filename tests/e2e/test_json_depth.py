@@ -24,7 +24,7 @@ import pytest
 
 from claw_sessiond.bounds import MAX_JSON_DEPTH, MAX_STORED_PAYLOAD_BYTES
 from claw_sessiond_client import Message
-from claw_sessiond_client import _base as B
+from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from tests.helpers.cli import in_workspace
 from tests.helpers.daemon import DaemonProcess

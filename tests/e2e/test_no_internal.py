@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claw_sessiond_client import Message, SessionClient, ToolCall
-from claw_sessiond_client import _base as B
+from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from tests.helpers.daemon import DaemonProcess, scale
 from tests.helpers.figures import record

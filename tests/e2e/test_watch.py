@@ -32,7 +32,7 @@ from claw_sessiond_client import (
     WatchEvent,
     WatchLaggedError,
 )
-from claw_sessiond_client import _base as B
+from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from tests.helpers.daemon import DaemonProcess, scale

@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claw_sessiond.errors import InvalidRequestError
-from claw_sessiond.history import OpenCall, open_calls, plan_repair, project
+from claw_sessiond.history import OpenCall, open_calls, project
 from claw_sessiond.ids import MAX_SESSION_ID_BYTES, check_session_id
 from claw_sessiond.model import Message as DMessage
 from claw_sessiond.model import ToolCall as DToolCall
+from claw_sessiond.repair import plan_repair
 from tests.helpers.daemon import scale
 
 # ---------------------------------------------------------------- pure properties of history.py

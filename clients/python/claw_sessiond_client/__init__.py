@@ -5,7 +5,8 @@
 ...     client.append("demo", Message.user("hello"))
 """
 
-from ._base import (
+from ._finds import CrossSessionUsage, FollowEvent, SearchHit, SearchResult, UsageReportRow
+from ._types import (
     AppendResult,
     BackupFigures,
     ClearResult,
@@ -26,7 +27,6 @@ from ._base import (
     UsageReport,
     WatchEvent,
 )
-from ._finds import CrossSessionUsage, FollowEvent, SearchHit, SearchResult, UsageReportRow
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
     ClientClosedError,

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from . import _base as B
 from . import errors as E
+from ._responses import message_of, usage_of
+from ._runs import WatchCursor
+from ._types import Message, Usage
 from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
@@ -60,7 +62,7 @@ class FollowEvent:
     event_id: int
     session_id: str
     position: int
-    message: B.Message | None
+    message: Message | None
     cleared: bool
 
 
@@ -71,7 +73,7 @@ class UsageReportRow:
     day: str
     model: str
     pricing_version: str
-    usage: B.Usage
+    usage: Usage
     session_id: str
     events: int
 
@@ -164,7 +166,7 @@ def usage_report_of(r: pb.GetUsageReportResponse) -> CrossSessionUsage:
     """GetUsageReportResponse → :class:`CrossSessionUsage`."""
     return CrossSessionUsage(
         [
-            UsageReportRow(row.day, row.model, row.pricing_version, B.usage_of(row.usage), row.session_id, row.events)
+            UsageReportRow(row.day, row.model, row.pricing_version, usage_of(row.usage), row.session_id, row.events)
             for row in r.rows
         ],
         r.truncated,
@@ -178,7 +180,7 @@ class FollowCursor:
         self.after = 0
         self.started = False
         self.last = last
-        self._watch = B.WatchCursor("-", 0, retry_window_s)
+        self._watch = WatchCursor("-", 0, retry_window_s)
 
     def request(self) -> pb.WatchAllRequest:
         """The WatchAll request that resumes after the last delivered event (or starts)."""
@@ -197,7 +199,7 @@ class FollowCursor:
         self.started = True
         self.after = r.event_id
         self._watch.accept(pb.WatchResponse(position=self._watch.position + 1, cleared=True))  # resets backoff
-        message = None if r.cleared else B.message_of(r.message)
+        message = None if r.cleared else message_of(r.message)
         return FollowEvent(r.event_id, r.session_id, r.position, message, r.cleared)
 
     def resume_delay(self, err: E.SessiondError, now: float) -> float:

@@ -1,33 +1,85 @@
-"""The asyncio client, :class:`AsyncSessionClient` (one ``grpc.aio.Channel``)."""
+"""The asyncio client, :class:`AsyncSessionClient` (one ``grpc.aio.Channel``).
+
+A thin face over :class:`~claw_sessiond_client._core.ClientCore`, like
+:class:`~claw_sessiond_client.sync.SessionClient`: this module only awaits the
+calls and sleeps, and runs the blocking checks (peer, liveness) in a thread.
+The pipelined appends are in :mod:`claw_sessiond_client._append_stream`.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import datetime as dt
 import os
-import subprocess
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
-from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 import grpc
 
 from . import _auth
-from . import _base as B
 from . import _finds as F
 from . import errors as E
+from ._append_stream import AppendStream
+from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, ClientCore, FollowRetry
+from ._liveness import CONNECT_TIMEOUT_S, HEALTH_CHECK_METHOD, accepts_connections, ping_verdict
+from ._peer import verify_peer
+from ._requests import (
+    append_request,
+    clear_request,
+    delete_request,
+    export_request,
+    import_requests,
+    list_sessions_page_request,
+    list_sessions_request,
+    load_request,
+    record_event_request,
+    record_usage_request,
+    usage_request,
+)
+from ._responses import (
+    BackupCopy,
+    append_result_of,
+    clear_result_of,
+    delete_result_of,
+    event_id_of,
+    import_result_of,
+    load_result_of,
+    page_of,
+    recorded_usage_of,
+    stats_of,
+    summaries_of,
+    usage_report_of,
+)
+from ._runs import WatchCursor, attach_request, run_of
+from ._status import error_from_rpc
+from ._types import (
+    AppendResult,
+    BackupFigures,
+    ClearResult,
+    DeleteResult,
+    ImportResult,
+    LoadResult,
+    Message,
+    Run,
+    SessionPage,
+    SessionSummary,
+    Stats,
+    Usage,
+    UsageReport,
+    WatchEvent,
+)
 from .api.v1 import sessiond_pb2 as pb
 from .api.v1 import sessiond_pb2_grpc as pb_grpc
 
 __all__ = ["AppendStream", "AsyncSessionClient"]
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
-class AsyncSessionClient:
+class AsyncSessionClient(ClientCore):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -54,7 +106,7 @@ class AsyncSessionClient:
     anything is sent. With no daemon for the workspace (and auto-start off) the
     error comes at once, naming the workspace and how to start one; a daemon
     that does not answer is a ``DaemonNotRespondingError`` naming its pid (within
-    :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S` on a new connection); a
+    :data:`~claw_sessiond_client._liveness.CONNECT_TIMEOUT_S` on a new connection); a
     call after :meth:`close` is a ``ClientClosedError``. Before the first request, and again
     after the daemon was unreachable, the client checks who listens on a Unix
     socket and raises :class:`~claw_sessiond_client.errors.UntrustedPeerError`
@@ -67,30 +119,17 @@ class AsyncSessionClient:
         *,
         address: str | None = None,
         autostart: bool = True,
-        timeout_s: float = B.DEFAULT_TIMEOUT_S,
-        retry_window_s: float = B.DEFAULT_RETRY_WINDOW_S,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retry_window_s: float = DEFAULT_RETRY_WINDOW_S,
         token: str | None = None,
     ) -> None:
-        self.target, self.workspace = B.resolve_target(workspace, address)
-        self._owner_workspace = self.workspace
-        if self._owner_workspace is None and workspace is not None:
-            self._owner_workspace = Path(os.path.abspath(workspace))
-        self.autostart = autostart and self.workspace is not None
-        self.timeout_s = timeout_s
-        self.retry_window_s = retry_window_s
+        super().__init__(workspace, address, autostart, timeout_s, retry_window_s)
         self._channel = grpc.aio.insecure_channel(
             self.target,
-            options=B.CHANNEL_OPTIONS,
+            options=CHANNEL_OPTIONS,
             interceptors=_auth.aio_interceptors(_auth.token_source(self.target, workspace, token)),
         )
         self._stub = pb_grpc.SessionServiceStub(self._channel)
-        self._workdirs: dict[str, str] = {}
-        self._spawned: subprocess.Popen[bytes] | None = None
-        self._verified = False
-        #: A daemon answered this client once: when it is gone later, it is likely restarting, so calls
-        #: retry within ``retry_window_s`` instead of failing at once as when no daemon ever answered.
-        self._served = False
-        self._closed = False
         self._trusting: asyncio.Future[None] | None = None
 
     # -- plumbing
@@ -101,8 +140,7 @@ class AsyncSessionClient:
         Concurrent callers share one check and resume in the order they
         called (an AppendStream's appends must keep their call order).
         """
-        if self._closed:
-            raise B.closed_error()
+        self._check_open()
         if self._verified:
             return
         if self._trusting is None or self._trusting.done():
@@ -111,16 +149,16 @@ class AsyncSessionClient:
         self._verified = True
 
     async def _check_peer(self) -> None:
-        """The peer check, then (a daemon accepts connections) :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S`
+        """The peer check, then (a daemon accepts connections) :data:`~claw_sessiond_client._liveness.CONNECT_TIMEOUT_S`
         for it to answer; one that does not (stopped, hung) is reported at once, not retried."""
-        await asyncio.to_thread(B.verify_peer, self.target, self._owner_workspace)
-        accepts = await asyncio.to_thread(B.accepts_connections, self.target)
-        if accepts and not await self._answers(B.CONNECT_TIMEOUT_S):
-            raise B.not_responding_error(self.target, self._owner_workspace, B.CONNECT_TIMEOUT_S)
+        await asyncio.to_thread(verify_peer, self.target, self._owner_workspace)
+        accepts = await asyncio.to_thread(accepts_connections, self.target)
+        if accepts and not await self._answers(CONNECT_TIMEOUT_S):
+            raise self._not_responding()
 
     async def _answers(self, timeout_s: float) -> bool:
-        """:func:`~claw_sessiond_client._base.health_ping` on this client's channel."""
-        ping = self._channel.unary_unary(B.HEALTH_CHECK_METHOD, None, None)
+        """:func:`~claw_sessiond_client._liveness.health_ping` on this client's channel."""
+        ping = self._channel.unary_unary(HEALTH_CHECK_METHOD, None, None)
         deadline = time.monotonic() + timeout_s
         while True:
             left = deadline - time.monotonic()
@@ -130,29 +168,17 @@ class AsyncSessionClient:
                 await ping(b"", timeout=left)
                 return True
             except grpc.RpcError as exc:
-                code = exc.code()
-            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-                return False
-            if code != grpc.StatusCode.UNAVAILABLE or not await asyncio.to_thread(B.accepts_connections, self.target):
+                verdict = ping_verdict(exc.code())
+            if verdict is not None:
+                return verdict
+            if not await asyncio.to_thread(accepts_connections, self.target):
                 return True
             await asyncio.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 
     async def _final(self, err: E.SessiondError) -> E.SessiondError | None:
         """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""
-        if type(err) is E.DaemonUnavailableError and not self.autostart and not self._served:
-            return await asyncio.to_thread(
-                B.no_daemon_error, self.target, self._owner_workspace, self.workspace is not None
-            )
-        if type(err) is E.DeadlineError:
-            hung = await asyncio.to_thread(B.hung_error, self.target, self._owner_workspace, err, self.timeout_s)
-            return hung if hung is not err else None
-        return None
-
-    def _closed_mid_call(self, exc: Exception) -> E.ClientClosedError:
-        """grpc's error for a channel closed during a call, as the documented error (else re-raised)."""
-        if not self._closed:
-            raise exc
-        return B.closed_error()
+        check = self._final_check(err)
+        return None if check is None else await asyncio.to_thread(check)
 
     async def close(self) -> None:
         """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
@@ -166,9 +192,7 @@ class AsyncSessionClient:
         await self.close()
 
     async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:
-        deadline = time.monotonic() + self.retry_window_s
-        delay = 0.05
-        starts = 0  # a daemon that was idle-exiting as the first start was awaited needs a second
+        retry = CallRetry(self)
         while True:
             await self._trust()
             try:
@@ -176,31 +200,20 @@ class AsyncSessionClient:
                 self._served = True
                 return result
             except grpc.RpcError as exc:
-                err = B.error_from_rpc(exc)
+                err = error_from_rpc(exc)
             except (ValueError, grpc.aio.UsageError) as exc:
                 raise self._closed_mid_call(exc) from None
-            if self._closed:  # closed by another thread or task during the call
-                raise B.closed_error() from None
-            if isinstance(err, E.DaemonUnavailableError):
-                self._verified = False  # whoever answers next is checked again
-            if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
-                starts += 1
+            if retry.needs_daemon(err):
                 await self._ensure_daemon()
                 continue
             final = await self._final(err)
             if final is not None:
                 raise final from None
-            if not B.retryable(err) or time.monotonic() + delay > deadline:
-                raise err
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
+            await asyncio.sleep(retry.pause(err))
 
     async def _ensure_daemon(self) -> None:
         """Start a daemon (once per outage) and wait until it answers."""
-        assert self.workspace is not None
-        if self._spawned is None or self._spawned.poll() is not None:
-            self._spawned = B.spawn_daemon(self.workspace)
-        wait = B.AutostartWait(self.workspace, self._spawned)
+        wait = self._autostart_wait()
         while not wait.expired():
             try:
                 await asyncio.wait_for(self._channel.channel_ready(), 0.2)
@@ -209,20 +222,21 @@ class AsyncSessionClient:
                 pass
             if wait.hopeless():
                 break
-        raise B.autostart_failure(self.workspace, self._spawned)
+        raise self._autostart_failure()
 
-    async def _load_chunks(self, request: pb.LoadRequest) -> B.LoadResult:
+    async def _load_chunks(self, request: pb.LoadRequest) -> LoadResult:
         chunks = [chunk async for chunk in self._stub.Load(request, timeout=self.timeout_s)]
-        return B.load_result_of(chunks)
+        return load_result_of(chunks)
 
-    def _workdir(self, session_id: str, workdir: str | None) -> str:
-        return workdir if workdir is not None else self._workdirs.get(session_id, "")
+    async def _send_append(self, request: pb.AppendRequest) -> AppendResult:
+        """One unary Append, with :meth:`_call`'s retries (also the fallback of :class:`AppendStream`)."""
+        return await self._call(lambda: _then(self._stub.Append(request, timeout=self.timeout_s), append_result_of))
 
     # -- the API
 
     async def load(
         self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
-    ) -> B.LoadResult:
+    ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
         Args:
@@ -231,9 +245,7 @@ class AsyncSessionClient:
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
         """
-        B.check_type("session_id", session_id, str)
-        wd = B.load_workdir(workdir)
-        request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd, no_repair=not repair)
+        request, wd = load_request(session_id, workdir, repair)
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
         return result
@@ -241,13 +253,13 @@ class AsyncSessionClient:
     async def append(
         self,
         session_id: str,
-        messages: Iterable[B.Message] | B.Message,
+        messages: Iterable[Message] | Message,
         *,
         expected_last_position: int = 0,
         request_id: str | None = None,
         workdir: str | None = None,
         run_id: str = "",
-    ) -> B.AppendResult:
+    ) -> AppendResult:
         """Append messages atomically, in order.
 
         Args:
@@ -256,7 +268,7 @@ class AsyncSessionClient:
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
         """
-        request = B.append_request(
+        request = append_request(
             session_id,
             messages,
             expected_last_position=expected_last_position,
@@ -264,7 +276,7 @@ class AsyncSessionClient:
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
         )
-        return await self._call(lambda: _then(self._stub.Append(request, timeout=self.timeout_s), B.append_result_of))
+        return await self._send_append(request)
 
     async def record_usage(
         self,
@@ -279,22 +291,10 @@ class AsyncSessionClient:
         model: str = "",
         pricing_version: str = "",
         request_id: str | None = None,
-    ) -> B.Usage:
+    ) -> Usage:
         """Add tokens and cost to the session's totals; returns the new totals."""
-        B.check_type("session_id", session_id, str)
-        B.check_ints(
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cache_read_tokens=cache_read_tokens,
-            cache_write_tokens=cache_write_tokens,
-            cost_micros=cost_micros,
-        )
-        for name, text in (("currency", currency), ("model", model), ("pricing_version", pricing_version)):
-            B.check_type(name, text, str)
-        B.check_type("request_id", request_id, (str, type(None)))
-        request = B.build(
-            pb.RecordUsageRequest,
-            session_id=session_id,
+        request = record_usage_request(
+            session_id,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             cache_read_tokens=cache_read_tokens,
@@ -303,29 +303,19 @@ class AsyncSessionClient:
             currency=currency,
             model=model,
             pricing_version=pricing_version,
-            request_id=request_id or B.new_request_id(),
-            workdir=self._workdir(session_id, None),
+            request_id=request_id,
+            workdirs=self._workdirs,
         )
         return await self._call(
-            lambda: _then(self._stub.RecordUsage(request, timeout=self.timeout_s), lambda r: B.usage_of(r.usage))
+            lambda: _then(self._stub.RecordUsage(request, timeout=self.timeout_s), recorded_usage_of)
         )
 
     async def clear(
         self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
-    ) -> B.ClearResult:
+    ) -> ClearResult:
         """Empty the visible history (usage totals are kept)."""
-        B.check_type("session_id", session_id, str)
-        B.check_ints(expected_last_position=expected_last_position)
-        B.check_type("request_id", request_id, (str, type(None)))
-        request = B.build(
-            pb.ClearRequest,
-            session_id=session_id,
-            request_id=request_id or B.new_request_id(),
-            expected_last_position=expected_last_position,
-            workdir=self._workdir(session_id, None),
-        )
-        r = await self._call(lambda: _then(self._stub.Clear(request, timeout=self.timeout_s), lambda r: r))
-        return B.ClearResult(r.position, r.replayed, r.trace_id)
+        request = clear_request(session_id, expected_last_position, request_id, self._workdirs)
+        return await self._call(lambda: _then(self._stub.Clear(request, timeout=self.timeout_s), clear_result_of))
 
     async def record_event(
         self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None
@@ -335,111 +325,80 @@ class AsyncSessionClient:
         Raises:
             TypeError: ``payload`` is not a JSON-serialisable dict (or another argument has the wrong type).
         """
-        B.check_type("session_id", session_id, str)
-        B.check_type("kind", kind, str)
-        B.check_type("request_id", request_id, (str, type(None)))
-        text = B.event_payload(payload)
-        kinds = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
-        if kind not in kinds:
-            raise E.InvalidRequestError(f"kind must be one of {sorted(kinds)}", reason=E.Reason.INVALID_EVENT)
-        request = B.build(
-            pb.RecordEventRequest,
-            session_id=session_id,
-            kind=kinds[kind],
-            payload=text,
-            request_id=request_id or B.new_request_id(),
-        )
-        return await self._call(
-            lambda: _then(self._stub.RecordEvent(request, timeout=self.timeout_s), lambda r: r.event_id)
-        )
+        request = record_event_request(session_id, kind, payload, request_id)
+        return await self._call(lambda: _then(self._stub.RecordEvent(request, timeout=self.timeout_s), event_id_of))
 
-    async def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[B.SessionSummary]:
+    async def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[SessionSummary]:
         """Stored sessions, most recently updated first."""
-        B.check_type("id_contains", id_contains, str)
-        B.check_ints(limit=limit)
-        request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
-        return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), B.summaries_of))
+        request = list_sessions_request(id_contains, limit)
+        return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), summaries_of))
 
-    async def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> B.SessionPage:
+    async def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
         """One page of stored sessions (most recently updated first), the next page's token and the total."""
-        request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit, page_token=page_token)
-        return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), B.page_of))
+        request = list_sessions_page_request(id_contains, limit, page_token)
+        return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), page_of))
 
-    async def usage(self, session_id: str) -> B.UsageReport:
+    async def usage(self, session_id: str) -> UsageReport:
         """Totals and per-model breakdown of a stored session."""
-        B.check_type("session_id", session_id, str)
-        request = B.build(pb.GetUsageRequest, session_id=session_id)
-        return await self._call(lambda: _then(self._stub.GetUsage(request, timeout=self.timeout_s), B.usage_report_of))
+        request = usage_request(session_id)
+        return await self._call(lambda: _then(self._stub.GetUsage(request, timeout=self.timeout_s), usage_report_of))
 
-    async def delete(self, session_id: str) -> B.DeleteResult:
+    async def delete(self, session_id: str) -> DeleteResult:
         """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
-        B.check_type("session_id", session_id, str)
-        request = B.build(pb.DeleteRequest, session_id=session_id)
-        return await self._call(lambda: _then(self._stub.Delete(request, timeout=self.timeout_s), B.delete_result_of))
+        request = delete_request(session_id)
+        return await self._call(lambda: _then(self._stub.Delete(request, timeout=self.timeout_s), delete_result_of))
 
     async def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> AsyncIterator[str]:
         """Lines of the export format of one session or, with None, of all (not retried)."""
-        B.check_type("session_id", session_id, (str, type(None)))
-        request = B.build(pb.ExportRequest, session_id=session_id or "")
+        request = export_request(session_id)
         await self._trust()
         try:
             async for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
                 yield reply.line
         except grpc.RpcError as exc:
-            err = B.error_from_rpc(exc)
+            err = error_from_rpc(exc)
             raise (await self._final(err) or err) from None
         except (ValueError, grpc.aio.UsageError) as exc:
             raise self._closed_mid_call(exc) from None
 
-    async def backup(self, out: BinaryIO, *, timeout_s: float | None = None) -> B.BackupFigures:
+    async def backup(self, out: BinaryIO, *, timeout_s: float | None = None) -> BackupFigures:
         """Write a consistent copy of the whole database to ``out`` (see :meth:`SessionClient.backup`)."""
         await self._trust()
-        figures: B.BackupFigures | None = None
-        written = 0
+        copy = BackupCopy()
         try:
             async for reply in self._stub.Backup(pb.BackupRequest(), timeout=timeout_s or self.timeout_s * 30):
-                if figures is None:
-                    if not reply.HasField("figures"):
-                        raise E.SessiondError("the Backup stream did not start with the copy's figures")
-                    figures = B.backup_figures_of(reply.figures)
-                out.write(reply.data)
-                written += len(reply.data)
+                out.write(copy.data(reply))
         except grpc.RpcError as exc:
-            raise B.error_from_rpc(exc) from None
-        if figures is None or written != figures.bytes:
-            expected = figures.bytes if figures is not None else "unknown"
-            raise E.SessiondError(f"the backup stream ended after {written} bytes of {expected}")
-        return figures
+            raise error_from_rpc(exc) from None
+        return copy.result()
 
-    async def import_lines(self, lines: Iterable[str], *, mode: str = "refuse") -> list[B.ImportResult]:
+    async def import_lines(self, lines: Iterable[str], *, mode: str = "refuse") -> list[ImportResult]:
         """Import export lines, one Import call per session block (see :meth:`SessionClient.import_lines`)."""
-        enum = B.import_mode(mode)
         results = []
-        for block in B.split_export(lines):
-            request = B.build(pb.ImportRequest, lines=block, mode=enum)
+        for request in import_requests(lines, mode):
             reply = await self._call(
-                lambda r=request: _then(self._stub.Import(r, timeout=self.timeout_s), lambda x: x)  # type: ignore[misc]
+                lambda r=request: _then(self._stub.Import(r, timeout=self.timeout_s), import_result_of)  # type: ignore[misc]
             )
-            results.append(B.ImportResult(reply.session_id, reply.events_imported))
+            results.append(reply)
         return results
 
     @contextlib.asynccontextmanager
-    async def attach(self, session_id: str, label: str = "") -> AsyncIterator[B.Run]:
+    async def attach(self, session_id: str, label: str = "") -> AsyncIterator[Run]:
         """Hold run ownership of ``session_id`` for an ``async with`` block (see :meth:`SessionClient.attach`).
 
         Raises:
             PreconditionError: reason ``RUN_ALREADY_OWNED``: another live run owns the session.
         """
-        request = B.attach_request(session_id, label)
+        request = attach_request(session_id, label)
 
-        async def start() -> tuple[Any, B.Run]:
+        async def start() -> tuple[Any, Run]:
             call = self._stub.Attach(request)  # no deadline: the stream lives as long as the run
             try:
                 first = await call.read()
             except BaseException:
                 call.cancel()
                 raise
-            return call, B.run_of(session_id, first)
+            return call, run_of(session_id, first)
 
         call, run = await self._call(start)
         call.add_done_callback(lambda _call: run.end())
@@ -451,8 +410,7 @@ class AsyncSessionClient:
 
     async def _follow(self, start: Callable[[], Any], cursor: Any, name: str) -> AsyncGenerator[Any, None]:
         """Run a following stream (Watch, WatchAll); see :meth:`SessionClient._follow`."""
-        answered = False
-        autostarted = False
+        follow = FollowRetry(self, cursor, name)
         while True:
             await self._trust()
             try:
@@ -462,35 +420,30 @@ class AsyncSessionClient:
             err: E.SessiondError
             try:
                 async for reply in call:
-                    answered = True
-                    event = cursor.accept(reply)
+                    event = follow.accept(reply)
                     if event is not None:
                         yield event
-                err = E.DaemonUnavailableError(f"the daemon ended the {name} stream")
+                err = follow.ended()
             except grpc.RpcError as exc:
-                err = B.error_from_rpc(exc)
+                err = error_from_rpc(exc)
             finally:
                 call.cancel()
-            if self._closed:  # closed by another thread or task during the call
-                raise B.closed_error() from None
-            if isinstance(err, E.DaemonUnavailableError):
-                self._verified = False
-            if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:
-                autostarted = True
+            if follow.needs_daemon(err):
                 await self._ensure_daemon()
                 continue
-            final = None if answered else await self._final(err)
+            check = follow.final_check(err)
+            final = None if check is None else await asyncio.to_thread(check)
             if final is not None:
                 raise final
-            await asyncio.sleep(cursor.resume_delay(err, time.monotonic()))
+            await asyncio.sleep(follow.pause(err))
 
-    async def watch(self, session_id: str, after_position: int = 0) -> AsyncIterator[B.WatchEvent]:
+    async def watch(self, session_id: str, after_position: int = 0) -> AsyncIterator[WatchEvent]:
         """Follow a session (see :meth:`SessionClient.watch`): resumes by itself after lag or restarts.
 
         Raises:
             SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
         """
-        cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
+        cursor = WatchCursor(session_id, after_position, self.retry_window_s)
         follow = self._follow(lambda: self._stub.Watch(cursor.request()), cursor, "Watch")
         async with contextlib.aclosing(follow) as events:  # closed at once when the caller stops
             async for event in events:
@@ -542,10 +495,10 @@ class AsyncSessionClient:
             async for event in events:
                 yield event
 
-    async def stats(self) -> B.Stats:
+    async def stats(self) -> Stats:
         """Daemon and database figures."""
         return await self._call(
-            lambda: _then(self._stub.GetStats(pb.GetStatsRequest(), timeout=self.timeout_s), B.stats_of)
+            lambda: _then(self._stub.GetStats(pb.GetStatsRequest(), timeout=self.timeout_s), stats_of)
         )
 
     def append_stream(self) -> AppendStream:
@@ -559,202 +512,6 @@ class AsyncSessionClient:
         """
         return AppendStream(self)
 
-    @property
-    def socket_path(self) -> Path | None:
-        """The Unix socket path, if connected by workspace or Unix address."""
-        return Path(self.target[5:]) if self.target.startswith("unix:") else None
-
-
-R = TypeVar("R")
-
 
 async def _then(call: Awaitable[R], convert: Callable[[R], T]) -> T:
     return convert(await call)
-
-
-#: Most appends one AppendStream message carries.
-_STREAM_BATCH = 256
-
-
-class _StreamBrokenError(Exception):
-    """The AppendStream call ended before this append's reply (internal: the append is re-sent)."""
-
-
-def _expire(fut: asyncio.Future[Any], timeout_s: float) -> None:
-    if not fut.done():
-        fut.set_exception(E.DeadlineError(f"no AppendStream reply within {timeout_s:g}s"))
-
-
-class _Stream:
-    """One AppendStream call: an outbox drained by a sender task, replies matched in order by a reader task."""
-
-    def __init__(self, call: Any) -> None:
-        self.call = call
-        self.outbox: collections.deque[tuple[pb.AppendRequest, asyncio.Future[Any]]] = collections.deque()
-        self.waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
-        self.wake = asyncio.Event()
-        self.closing = False
-        self.broken = False
-        self.sender = asyncio.ensure_future(self._send())
-        self.reader = asyncio.ensure_future(self._read())
-
-    def put(self, request: pb.AppendRequest, fut: asyncio.Future[Any]) -> None:
-        self.outbox.append((request, fut))
-        self.wake.set()
-
-    async def _send(self) -> None:
-        try:
-            while True:
-                if not self.outbox:
-                    if self.closing:
-                        await self.call.done_writing()
-                        return
-                    self.wake.clear()
-                    await self.wake.wait()
-                    continue
-                # Whatever queued up while the last write was in flight goes in one message.
-                message = pb.AppendStreamRequest()
-                while self.outbox and len(message.appends) < _STREAM_BATCH:
-                    request, fut = self.outbox.popleft()
-                    message.appends.append(request)
-                    self.waiting.append(fut)
-                await self.call.write(message)
-        except (grpc.RpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
-            self.fail()
-
-    async def _read(self) -> None:
-        try:
-            async for message in self.call:
-                for reply in message.replies:
-                    fut = self.waiting.popleft()
-                    if not fut.done():
-                        fut.set_result(reply)
-        except grpc.RpcError:
-            pass
-        finally:
-            self.fail()
-
-    def fail(self) -> None:
-        """End this call: every append without a reply is re-sent by its caller (same request id)."""
-        self.broken = True
-        self.call.cancel()
-        self.wake.set()
-        for fut in [*self.waiting, *(f for _, f in self.outbox)]:
-            if not fut.done():
-                fut.set_exception(_StreamBrokenError())
-        self.waiting.clear()
-        self.outbox.clear()
-
-
-class AppendStream:
-    """Appends pipelined over one ``AppendStream`` call; see :meth:`AsyncSessionClient.append_stream`.
-
-    Any number of :meth:`append` coroutines may run at once. Appends queued
-    while a write is in flight go out together in the next message, and the
-    daemon answers with whatever replies are ready, in order. If the stream
-    breaks (daemon restart, network), every append still waiting is sent
-    again through the unary Append with the same request id, with that
-    method's retries, so nothing is written twice. Re-sent appends go one at a
-    time in send order; if one of them gives up, those queued behind it fail
-    with the same error untried, so retrying failures in order keeps the order. Results and exceptions are
-    those of :meth:`AsyncSessionClient.append`.
-    """
-
-    def __init__(self, client: AsyncSessionClient) -> None:
-        self._client = client
-        self._stream: _Stream | None = None
-        # Appends re-sent after a broken stream go one at a time, in the order they were
-        # sent (asyncio.Lock is FIFO; the broken stream fails its futures in send order),
-        # and new appends queue behind them, so a reconnect never reorders a session.
-        self._order = asyncio.Lock()
-        self._resends = 0
-        self._resend_error: E.SessiondError | None = None
-
-    async def __aenter__(self) -> AppendStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def append(
-        self,
-        session_id: str,
-        messages: Iterable[B.Message] | B.Message,
-        *,
-        expected_last_position: int = 0,
-        request_id: str | None = None,
-        workdir: str | None = None,
-        run_id: str = "",
-    ) -> B.AppendResult:
-        """Append messages atomically, in order (the arguments of :meth:`AsyncSessionClient.append`)."""
-        client = self._client
-        if client._closed:
-            raise B.closed_error()
-        request = B.append_request(
-            session_id,
-            messages,
-            expected_last_position=expected_last_position,
-            request_id=request_id,
-            workdir=client._workdir(session_id, workdir),
-            run_id=run_id,
-        )
-        if self._order.locked():  # earlier appends are being re-sent: stay behind them
-            return await self._unary(request)
-        stream = self._stream
-        if stream is None or stream.broken or stream.closing:
-            await client._trust()
-            stream = self._stream  # another append may have opened it while this one waited
-            if stream is None or stream.broken or stream.closing:
-                try:
-                    call = client._stub.AppendStream()
-                except (ValueError, grpc.aio.UsageError) as exc:
-                    raise client._closed_mid_call(exc) from None
-                stream = self._stream = _Stream(call)
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[pb.AppendReply] = loop.create_future()
-        stream.put(request, fut)
-        timer = loop.call_later(client.timeout_s, _expire, fut, client.timeout_s)
-        try:
-            reply = await fut
-        except _StreamBrokenError:
-            return await self._unary(request)
-        finally:
-            timer.cancel()
-        if reply.HasField("error"):
-            err = B.append_stream_error(reply.error)
-            if B.retryable(err):  # shutting down, storage busy: the unary path retries
-                return await self._unary(request)
-            raise err
-        return B.append_result_of(reply.result)
-
-    async def aclose(self) -> None:
-        """Finish the stream; appends still in flight get their replies first."""
-        stream, self._stream = self._stream, None
-        if stream is None:
-            return
-        stream.closing = True
-        stream.wake.set()
-        await asyncio.gather(stream.sender, stream.reader, return_exceptions=True)
-
-    async def _unary(self, request: pb.AppendRequest) -> B.AppendResult:
-        client = self._client
-        self._resends += 1
-        try:
-            async with self._order:
-                if self._resend_error is not None:
-                    # An earlier re-sent append gave up: fail this one too, untried, so that the
-                    # caller's retries keep the order (else this one could land before it).
-                    err = self._resend_error
-                    raise type(err)(err.message, reason=err.reason, metadata=err.metadata)
-                try:
-                    return await client._call(
-                        lambda: _then(client._stub.Append(request, timeout=client.timeout_s), B.append_result_of)
-                    )
-                except E.SessiondError as exc:
-                    if B.retryable(exc):
-                        self._resend_error = exc
-                    raise
-        finally:
-            self._resends -= 1
-            if self._resends == 0:
-                self._resend_error = None

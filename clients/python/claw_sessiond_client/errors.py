@@ -230,7 +230,7 @@ class DaemonNotRespondingError(DeadlineError):
 
     ``metadata`` has ``pid`` (the holder of ``.claw/sessiond.lock``, when
     known) and ``waited_s``. A new connection is given
-    :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S` to complete its
+    :data:`~claw_sessiond_client._liveness.CONNECT_TIMEOUT_S` to complete its
     handshake; a call on an established connection its ``timeout_s``. Not
     retried by the client. Like any :class:`DeadlineError`, a write sent
     before may have committed: retry it with the same request id.

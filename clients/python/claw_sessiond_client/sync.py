@@ -1,22 +1,73 @@
-"""The blocking client, :class:`SessionClient` (one ``grpc.Channel``)."""
+"""The blocking client, :class:`SessionClient` (one ``grpc.Channel``).
+
+A thin face over :class:`~claw_sessiond_client._core.ClientCore`: requests are
+built by ``_requests``, replies converted by ``_responses``, errors mapped by
+``_status``, and what to do after a failure is decided by the core; this
+module only makes the calls, waits and sleeps.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
 import os
-import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 import grpc
 
 from . import _auth
-from . import _base as B
 from . import _finds as F
 from . import errors as E
+from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, ClientCore, FollowRetry
+from ._liveness import CONNECT_TIMEOUT_S, accepts_connections, health_ping
+from ._peer import verify_peer
+from ._requests import (
+    append_request,
+    clear_request,
+    delete_request,
+    export_request,
+    import_requests,
+    list_sessions_page_request,
+    list_sessions_request,
+    load_request,
+    record_event_request,
+    record_usage_request,
+    usage_request,
+)
+from ._responses import (
+    BackupCopy,
+    append_result_of,
+    clear_result_of,
+    delete_result_of,
+    event_id_of,
+    import_result_of,
+    load_result_of,
+    page_of,
+    recorded_usage_of,
+    stats_of,
+    summaries_of,
+    usage_report_of,
+)
+from ._runs import WatchCursor, attach_request, run_of
+from ._status import error_from_rpc
+from ._types import (
+    AppendResult,
+    BackupFigures,
+    ClearResult,
+    DeleteResult,
+    ImportResult,
+    LoadResult,
+    Message,
+    Run,
+    SessionPage,
+    SessionSummary,
+    Stats,
+    Usage,
+    UsageReport,
+    WatchEvent,
+)
 from .api.v1 import sessiond_pb2 as pb
 from .api.v1 import sessiond_pb2_grpc as pb_grpc
 
@@ -25,7 +76,7 @@ __all__ = ["SessionClient"]
 T = TypeVar("T")
 
 
-class SessionClient:
+class SessionClient(ClientCore):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -52,10 +103,10 @@ class SessionClient:
     anything is sent. With no daemon for the workspace (and auto-start off) the
     error comes at once, naming the workspace and how to start one; a daemon
     that does not answer is a ``DaemonNotRespondingError`` naming its pid (within
-    :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S` on a new connection); a
+    :data:`~claw_sessiond_client._liveness.CONNECT_TIMEOUT_S` on a new connection); a
     call after :meth:`close` is a ``ClientClosedError``. Before the first request, and again
     after the daemon was unreachable, the client checks who listens on a Unix
-    socket (:func:`~claw_sessiond_client._base.verify_peer`) and raises
+    socket (:func:`~claw_sessiond_client._peer.verify_peer`) and raises
     :class:`~claw_sessiond_client.errors.UntrustedPeerError` without sending
     anything if it is another user.
     """
@@ -66,60 +117,34 @@ class SessionClient:
         *,
         address: str | None = None,
         autostart: bool = True,
-        timeout_s: float = B.DEFAULT_TIMEOUT_S,
-        retry_window_s: float = B.DEFAULT_RETRY_WINDOW_S,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retry_window_s: float = DEFAULT_RETRY_WINDOW_S,
         token: str | None = None,
     ) -> None:
-        self.target, self.workspace = B.resolve_target(workspace, address)
-        self._owner_workspace = self.workspace
-        if self._owner_workspace is None and workspace is not None:
-            self._owner_workspace = Path(os.path.abspath(workspace))
-        self.autostart = autostart and self.workspace is not None
-        self.timeout_s = timeout_s
-        self.retry_window_s = retry_window_s
+        super().__init__(workspace, address, autostart, timeout_s, retry_window_s)
         tokens = _auth.token_source(self.target, workspace, token)
-        self._channel = _auth.intercept(grpc.insecure_channel(self.target, options=B.CHANNEL_OPTIONS), tokens)
+        self._channel = _auth.intercept(grpc.insecure_channel(self.target, options=CHANNEL_OPTIONS), tokens)
         self._stub = pb_grpc.SessionServiceStub(self._channel)
-        self._workdirs: dict[str, str] = {}
-        self._spawned: subprocess.Popen[bytes] | None = None
-        self._verified = False
-        #: A daemon answered this client once: when it is gone later, it is likely restarting, so calls
-        #: retry within ``retry_window_s`` instead of failing at once as when no daemon ever answered.
-        self._served = False
-        self._closed = False
 
     # -- plumbing
 
     def _trust(self) -> None:
         """Check the peer (once per connection episode) before anything is sent.
 
-        A daemon that accepts the connection gets :data:`~claw_sessiond_client._base.CONNECT_TIMEOUT_S`
+        A daemon that accepts the connection gets :data:`~claw_sessiond_client._liveness.CONNECT_TIMEOUT_S`
         to answer it; one that does not (stopped, hung) is reported at once, not retried.
         """
-        if self._closed:
-            raise B.closed_error()
+        self._check_open()
         if not self._verified:
-            B.verify_peer(self.target, self._owner_workspace)
-            if B.accepts_connections(self.target) and not B.health_ping(
-                self._channel, self.target, B.CONNECT_TIMEOUT_S
-            ):
-                raise B.not_responding_error(self.target, self._owner_workspace, B.CONNECT_TIMEOUT_S)
+            verify_peer(self.target, self._owner_workspace)
+            if accepts_connections(self.target) and not health_ping(self._channel, self.target, CONNECT_TIMEOUT_S):
+                raise self._not_responding()
             self._verified = True
 
     def _final(self, err: E.SessiondError) -> E.SessiondError | None:
         """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""
-        if type(err) is E.DaemonUnavailableError and not self.autostart and not self._served:
-            return B.no_daemon_error(self.target, self._owner_workspace, self.workspace is not None)
-        if type(err) is E.DeadlineError:
-            hung = B.hung_error(self.target, self._owner_workspace, err, self.timeout_s)
-            return hung if hung is not err else None
-        return None
-
-    def _closed_mid_call(self, exc: ValueError) -> E.ClientClosedError:
-        """grpc's ``ValueError`` for a channel closed during a call, as the documented error (else re-raised)."""
-        if not self._closed:
-            raise exc
-        return B.closed_error()
+        check = self._final_check(err)
+        return None if check is None else check()
 
     def close(self) -> None:
         """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
@@ -133,9 +158,7 @@ class SessionClient:
         self.close()
 
     def _call(self, fn: Callable[[], T]) -> T:
-        deadline = time.monotonic() + self.retry_window_s
-        delay = 0.05
-        starts = 0  # a daemon that was idle-exiting as the first start was awaited needs a second
+        retry = CallRetry(self)
         while True:
             self._trust()
             try:
@@ -143,49 +166,42 @@ class SessionClient:
                 self._served = True
                 return result
             except grpc.RpcError as exc:
-                err = B.error_from_rpc(exc)
+                err = error_from_rpc(exc)
             except ValueError as exc:
                 raise self._closed_mid_call(exc) from None
-            if self._closed:  # closed by another thread or task during the call
-                raise B.closed_error() from None
-            if isinstance(err, E.DaemonUnavailableError):
-                self._verified = False  # whoever answers next is checked again
-            if isinstance(err, E.DaemonUnavailableError) and self.autostart and starts < 2:
-                starts += 1
+            if retry.needs_daemon(err):
                 self._ensure_daemon()
                 continue
             final = self._final(err)
             if final is not None:
                 raise final from None
-            if not B.retryable(err) or time.monotonic() + delay > deadline:
-                raise err
-            time.sleep(delay)
-            delay = min(delay * 2, 1.0)
+            time.sleep(retry.pause(err))
 
     def _ensure_daemon(self) -> None:
         """Start a daemon (once per outage) and wait until it answers."""
-        assert self.workspace is not None
-        if self._spawned is None or self._spawned.poll() is not None:
-            self._spawned = B.spawn_daemon(self.workspace)
-        wait = B.AutostartWait(self.workspace, self._spawned)
-        while not wait.expired():
-            try:
-                grpc.channel_ready_future(self._channel).result(timeout=0.2)
-                return
-            except grpc.FutureTimeoutError:
-                pass
-            if wait.hopeless():
-                break
-        raise B.autostart_failure(self.workspace, self._spawned)
-
-    def _workdir(self, session_id: str, workdir: str | None) -> str:
-        return workdir if workdir is not None else self._workdirs.get(session_id, "")
+        wait = self._autostart_wait()
+        # One readiness future, cancelled on the way out: each future subscribes a
+        # polling thread to the channel, and a thread still polling when the
+        # channel closes dies with "Channel closed!".
+        ready = grpc.channel_ready_future(self._channel)
+        try:
+            while not wait.expired():
+                try:
+                    ready.result(timeout=0.2)
+                    return
+                except grpc.FutureTimeoutError:
+                    pass
+                if wait.hopeless():
+                    break
+        finally:
+            ready.cancel()
+        raise self._autostart_failure()
 
     # -- the API
 
     def load(
         self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
-    ) -> B.LoadResult:
+    ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
         Args:
@@ -194,23 +210,21 @@ class SessionClient:
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
         """
-        B.check_type("session_id", session_id, str)
-        wd = B.load_workdir(workdir)
-        request = B.build(pb.LoadRequest, session_id=session_id, workdir=wd, no_repair=not repair)
-        result = self._call(lambda: B.load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
+        request, wd = load_request(session_id, workdir, repair)
+        result = self._call(lambda: load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
         self._workdirs[session_id] = wd
         return result
 
     def append(
         self,
         session_id: str,
-        messages: Iterable[B.Message] | B.Message,
+        messages: Iterable[Message] | Message,
         *,
         expected_last_position: int = 0,
         request_id: str | None = None,
         workdir: str | None = None,
         run_id: str = "",
-    ) -> B.AppendResult:
+    ) -> AppendResult:
         """Append messages atomically, in order.
 
         Args:
@@ -219,7 +233,7 @@ class SessionClient:
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
         """
-        request = B.append_request(
+        request = append_request(
             session_id,
             messages,
             expected_last_position=expected_last_position,
@@ -227,7 +241,7 @@ class SessionClient:
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
         )
-        return self._call(lambda: B.append_result_of(self._stub.Append(request, timeout=self.timeout_s)))
+        return self._call(lambda: append_result_of(self._stub.Append(request, timeout=self.timeout_s)))
 
     def record_usage(
         self,
@@ -242,22 +256,10 @@ class SessionClient:
         model: str = "",
         pricing_version: str = "",
         request_id: str | None = None,
-    ) -> B.Usage:
+    ) -> Usage:
         """Add tokens and cost to the session's totals; returns the new totals."""
-        B.check_type("session_id", session_id, str)
-        B.check_ints(
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cache_read_tokens=cache_read_tokens,
-            cache_write_tokens=cache_write_tokens,
-            cost_micros=cost_micros,
-        )
-        for name, text in (("currency", currency), ("model", model), ("pricing_version", pricing_version)):
-            B.check_type(name, text, str)
-        B.check_type("request_id", request_id, (str, type(None)))
-        request = B.build(
-            pb.RecordUsageRequest,
-            session_id=session_id,
+        request = record_usage_request(
+            session_id,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             cache_read_tokens=cache_read_tokens,
@@ -266,27 +268,15 @@ class SessionClient:
             currency=currency,
             model=model,
             pricing_version=pricing_version,
-            request_id=request_id or B.new_request_id(),
-            workdir=self._workdir(session_id, None),
+            request_id=request_id,
+            workdirs=self._workdirs,
         )
-        return self._call(lambda: B.usage_of(self._stub.RecordUsage(request, timeout=self.timeout_s).usage))
+        return self._call(lambda: recorded_usage_of(self._stub.RecordUsage(request, timeout=self.timeout_s)))
 
-    def clear(
-        self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
-    ) -> B.ClearResult:
+    def clear(self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None) -> ClearResult:
         """Empty the visible history (usage totals are kept)."""
-        B.check_type("session_id", session_id, str)
-        B.check_ints(expected_last_position=expected_last_position)
-        B.check_type("request_id", request_id, (str, type(None)))
-        request = B.build(
-            pb.ClearRequest,
-            session_id=session_id,
-            request_id=request_id or B.new_request_id(),
-            expected_last_position=expected_last_position,
-            workdir=self._workdir(session_id, None),
-        )
-        r = self._call(lambda: self._stub.Clear(request, timeout=self.timeout_s))
-        return B.ClearResult(r.position, r.replayed, r.trace_id)
+        request = clear_request(session_id, expected_last_position, request_id, self._workdirs)
+        return self._call(lambda: clear_result_of(self._stub.Clear(request, timeout=self.timeout_s)))
 
     def record_event(
         self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None
@@ -296,64 +286,46 @@ class SessionClient:
         Raises:
             TypeError: ``payload`` is not a JSON-serialisable dict (or another argument has the wrong type).
         """
-        B.check_type("session_id", session_id, str)
-        B.check_type("kind", kind, str)
-        B.check_type("request_id", request_id, (str, type(None)))
-        text = B.event_payload(payload)
-        kinds = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
-        if kind not in kinds:
-            raise E.InvalidRequestError(f"kind must be one of {sorted(kinds)}", reason=E.Reason.INVALID_EVENT)
-        request = B.build(
-            pb.RecordEventRequest,
-            session_id=session_id,
-            kind=kinds[kind],
-            payload=text,
-            request_id=request_id or B.new_request_id(),
-        )
-        return int(self._call(lambda: self._stub.RecordEvent(request, timeout=self.timeout_s).event_id))
+        request = record_event_request(session_id, kind, payload, request_id)
+        return self._call(lambda: event_id_of(self._stub.RecordEvent(request, timeout=self.timeout_s)))
 
-    def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[B.SessionSummary]:
+    def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[SessionSummary]:
         """Stored sessions, most recently updated first."""
-        B.check_type("id_contains", id_contains, str)
-        B.check_ints(limit=limit)
-        request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
-        return self._call(lambda: B.summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
+        request = list_sessions_request(id_contains, limit)
+        return self._call(lambda: summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
-    def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> B.SessionPage:
+    def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
         """One page of stored sessions (most recently updated first), the next page's token and the total."""
-        request = B.build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit, page_token=page_token)
-        return self._call(lambda: B.page_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
+        request = list_sessions_page_request(id_contains, limit, page_token)
+        return self._call(lambda: page_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
-    def usage(self, session_id: str) -> B.UsageReport:
+    def usage(self, session_id: str) -> UsageReport:
         """Totals and per-model breakdown of a stored session."""
-        B.check_type("session_id", session_id, str)
-        request = B.build(pb.GetUsageRequest, session_id=session_id)
-        return self._call(lambda: B.usage_report_of(self._stub.GetUsage(request, timeout=self.timeout_s)))
+        request = usage_request(session_id)
+        return self._call(lambda: usage_report_of(self._stub.GetUsage(request, timeout=self.timeout_s)))
 
-    def delete(self, session_id: str) -> B.DeleteResult:
+    def delete(self, session_id: str) -> DeleteResult:
         """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
-        B.check_type("session_id", session_id, str)
-        request = B.build(pb.DeleteRequest, session_id=session_id)
-        return self._call(lambda: B.delete_result_of(self._stub.Delete(request, timeout=self.timeout_s)))
+        request = delete_request(session_id)
+        return self._call(lambda: delete_result_of(self._stub.Delete(request, timeout=self.timeout_s)))
 
     def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> Iterator[str]:
         """Lines of the export format (JSON Lines, no newline) of one session or, with None, of all.
 
         The stream is not retried: on an error, start again.
         """
-        B.check_type("session_id", session_id, (str, type(None)))
-        request = B.build(pb.ExportRequest, session_id=session_id or "")
+        request = export_request(session_id)
         self._trust()
         try:
             for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
                 yield reply.line
         except grpc.RpcError as exc:
-            err = B.error_from_rpc(exc)
+            err = error_from_rpc(exc)
             raise (self._final(err) or err) from None
         except ValueError as exc:
             raise self._closed_mid_call(exc) from None
 
-    def import_lines(self, lines: Iterable[str], *, mode: str = "refuse") -> list[B.ImportResult]:
+    def import_lines(self, lines: Iterable[str], *, mode: str = "refuse") -> list[ImportResult]:
         """Import export lines, one Import call per session block: all or nothing per session.
 
         Args:
@@ -361,16 +333,14 @@ class SessionClient:
             mode: ``refuse`` (default: an existing session is a PreconditionError),
                 ``replace`` (erase it first) or ``merge`` (add the events it lacks).
         """
-        enum = B.import_mode(mode)
         results = []
-        for block in B.split_export(lines):
-            request = B.build(pb.ImportRequest, lines=block, mode=enum)
+        for request in import_requests(lines, mode):
             reply = self._call(lambda r=request: self._stub.Import(r, timeout=self.timeout_s))  # type: ignore[misc]
-            results.append(B.ImportResult(reply.session_id, reply.events_imported))
+            results.append(import_result_of(reply))
         return results
 
     @contextlib.contextmanager
-    def attach(self, session_id: str, label: str = "") -> Iterator[B.Run]:
+    def attach(self, session_id: str, label: str = "") -> Iterator[Run]:
         """Hold run ownership of ``session_id`` for a ``with`` block.
 
         Opens an Attach stream that stays open until the block exits. Pass
@@ -384,16 +354,16 @@ class SessionClient:
             PreconditionError: reason ``RUN_ALREADY_OWNED``: another live run owns the
                 session (``metadata`` has its ``run_id`` and ``pid``).
         """
-        request = B.attach_request(session_id, label)
+        request = attach_request(session_id, label)
 
-        def start() -> tuple[Any, B.Run]:
+        def start() -> tuple[Any, Run]:
             call = self._stub.Attach(request)  # no deadline: the stream lives as long as the run
             try:
                 first = next(call, None)
             except BaseException:
                 call.cancel()
                 raise
-            return call, B.run_of(session_id, first)
+            return call, run_of(session_id, first)
 
         call, run = self._call(start)
         call.add_done_callback(lambda _call: run.end())
@@ -403,7 +373,7 @@ class SessionClient:
             call.cancel()
             run.end()
 
-    def watch(self, session_id: str, after_position: int = 0) -> Iterator[B.WatchEvent]:
+    def watch(self, session_id: str, after_position: int = 0) -> Iterator[WatchEvent]:
         """Follow a session: its history events after ``after_position``, then new ones as they commit.
 
         Yields messages (synthetic repairs included) and clears in commit
@@ -415,7 +385,7 @@ class SessionClient:
         Raises:
             SessiondError: a non-resumable error, or an outage longer than ``retry_window_s``.
         """
-        cursor = B.WatchCursor(session_id, after_position, self.retry_window_s)
+        cursor = WatchCursor(session_id, after_position, self.retry_window_s)
         return self._follow(lambda: self._stub.Watch(cursor.request()), cursor, "Watch")
 
     def _follow(self, start: Callable[[], Any], cursor: Any, name: str) -> Iterator[Any]:
@@ -426,8 +396,7 @@ class SessionClient:
         was served resumes across a daemon restart; one that never was fails at once when no
         daemon runs (as a unary call does).
         """
-        answered = False
-        autostarted = False
+        follow = FollowRetry(self, cursor, name)
         while True:
             self._trust()
             try:
@@ -437,29 +406,24 @@ class SessionClient:
             err: E.SessiondError
             try:
                 for reply in call:
-                    answered = True
-                    event = cursor.accept(reply)
+                    event = follow.accept(reply)
                     if event is not None:
                         yield event
-                err = E.DaemonUnavailableError(f"the daemon ended the {name} stream")
+                err = follow.ended()
             except grpc.RpcError as exc:
-                err = B.error_from_rpc(exc)
+                err = error_from_rpc(exc)
             finally:
                 call.cancel()
-            if self._closed:  # closed by another thread or task during the call
-                raise B.closed_error() from None
-            if isinstance(err, E.DaemonUnavailableError):
-                self._verified = False
-            if isinstance(err, E.DaemonUnavailableError) and self.autostart and not autostarted:
-                autostarted = True
+            if follow.needs_daemon(err):
                 self._ensure_daemon()
                 continue
-            final = None if answered else self._final(err)
+            check = follow.final_check(err)
+            final = None if check is None else check()
             if final is not None:
                 raise final
-            time.sleep(cursor.resume_delay(err, time.monotonic()))
+            time.sleep(follow.pause(err))
 
-    def backup(self, out: BinaryIO, *, timeout_s: float | None = None) -> B.BackupFigures:
+    def backup(self, out: BinaryIO, *, timeout_s: float | None = None) -> BackupFigures:
         """Write a consistent copy of the whole database to ``out``; return what it holds.
 
         The daemon copies one snapshot with SQLite's online backup API and
@@ -472,22 +436,13 @@ class SessionClient:
             SessiondError: the stream ended early or its size is not the announced one.
         """
         self._trust()
-        figures: B.BackupFigures | None = None
-        written = 0
+        copy = BackupCopy()
         try:
             for reply in self._stub.Backup(pb.BackupRequest(), timeout=timeout_s or self.timeout_s * 30):
-                if figures is None:
-                    if not reply.HasField("figures"):
-                        raise E.SessiondError("the Backup stream did not start with the copy's figures")
-                    figures = B.backup_figures_of(reply.figures)
-                out.write(reply.data)
-                written += len(reply.data)
+                out.write(copy.data(reply))
         except grpc.RpcError as exc:
-            raise B.error_from_rpc(exc) from None
-        if figures is None or written != figures.bytes:
-            expected = figures.bytes if figures is not None else "unknown"
-            raise E.SessiondError(f"the backup stream ended after {written} bytes of {expected}")
-        return figures
+            raise error_from_rpc(exc) from None
+        return copy.result()
 
     def search(
         self,
@@ -539,11 +494,6 @@ class SessionClient:
         cursor = F.FollowCursor(last, self.retry_window_s)
         return self._follow(lambda: self._stub.WatchAll(cursor.request()), cursor, "WatchAll")
 
-    def stats(self) -> B.Stats:
+    def stats(self) -> Stats:
         """Daemon and database figures."""
-        return self._call(lambda: B.stats_of(self._stub.GetStats(pb.GetStatsRequest(), timeout=self.timeout_s)))
-
-    @property
-    def socket_path(self) -> Path | None:
-        """The Unix socket path, if connected by workspace or Unix address."""
-        return Path(self.target[5:]) if self.target.startswith("unix:") else None
+        return self._call(lambda: stats_of(self._stub.GetStats(pb.GetStatsRequest(), timeout=self.timeout_s)))

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from claw_sessiond.schema import APPLICATION_ID, SCHEMA_VERSION
+from claw_sessiond.storage.sqlite.schema import APPLICATION_ID, SCHEMA_VERSION
 from claw_sessiond_client import Message
 from tests.helpers.cli import claw, in_workspace
 from tests.helpers.daemon import DaemonProcess, scale

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from claw_sessiond.schema import SCHEMA_VERSION
+from claw_sessiond.storage.sqlite.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message
 from tests.helpers.daemon import DaemonProcess, raw_watch
 from tests.helpers.sqlite_file import db_path, install_old_database, read_only
@@ -34,7 +34,7 @@ def test_wal_and_synchronous_full_are_in_effect(daemon: DaemonProcess, workspace
 def test_migrations_are_named_ordered_and_recorded(daemon: DaemonProcess, workspace: Path) -> None:
     import sqlite3
 
-    from claw_sessiond.schema import MIGRATIONS, SCHEMA_VERSION
+    from claw_sessiond.storage.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 
     assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
     conn = sqlite3.connect(f"file:{workspace / '.claw' / 'sessions.db'}?mode=ro", uri=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from claw_sessiond.schema import SCHEMA_VERSION
+from claw_sessiond.storage.sqlite.schema import SCHEMA_VERSION
 from tests.helpers.cli import in_workspace, in_workspace_json
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.data import stop_after_demo

@@ -36,7 +36,7 @@ async def test_scrapes_count_the_tables_at_most_once_per_ttl(tmp_path: Path) -> 
     import asyncio
 
     from claw_sessiond import metrics as metrics_http
-    from claw_sessiond.store import Store
+    from claw_sessiond.storage.sqlite import SQLiteStorage as Store
 
     store = await Store.open(tmp_path / "sessions.db")
     counted: list[str] = []

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from claw_sessiond import schema
+from claw_sessiond.storage.sqlite import schema
 from claw_sessiond_client import Message
 from tests.helpers.cli import on_daemon
 from tests.helpers.daemon import DaemonProcess
@@ -87,8 +87,8 @@ async def test_a_long_statement_is_interrupted_at_its_time_bound_and_when_its_ca
 
     import aiosqlite
 
-    from claw_sessiond import queries
     from claw_sessiond.errors import InvalidRequestError
+    from claw_sessiond.storage.sqlite import queries
 
     conn = await aiosqlite.connect(tmp_path / "slow.db")
     try:

@@ -9,7 +9,7 @@ import pytest
 
 from claw_sessiond.errors import ShuttingDownError
 from claw_sessiond.model import Message
-from claw_sessiond.store import Store
+from claw_sessiond.storage.sqlite import SQLiteStorage as Store
 from claw_sessiond.validate import prepare_append
 
 

@@ -1,0 +1,389 @@
+"""Request building: arguments checked and turned into the daemon's request messages (pure).
+
+A wrong type is a ``TypeError`` naming the field; a value the daemon would
+refuse for sure (an unknown role or import mode, text protobuf cannot encode)
+is an :class:`~claw_sessiond_client.errors.InvalidRequestError`. Both raise
+before anything is sent. Every mutation gets a request id here (the
+idempotency key a retry reuses).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Final, TypeVar
+
+from . import errors as E
+from ._checks import check_ints, check_type
+from ._types import Message, ToolCall
+from .api.v1 import sessiond_pb2 as pb
+
+__all__ = [
+    "EVENT_KINDS",
+    "IMPORT_MODES",
+    "ROLES",
+    "append_request",
+    "build",
+    "clear_request",
+    "delete_request",
+    "event_payload",
+    "export_request",
+    "import_mode",
+    "import_requests",
+    "list_sessions_page_request",
+    "list_sessions_request",
+    "load_request",
+    "load_workdir",
+    "message_batch",
+    "message_pb",
+    "messages_pb",
+    "new_request_id",
+    "record_event_request",
+    "record_usage_request",
+    "split_export",
+    "usage_request",
+]
+
+R = TypeVar("R")
+
+
+ROLES: Final = {"system": pb.ROLE_SYSTEM, "user": pb.ROLE_USER, "assistant": pb.ROLE_ASSISTANT, "tool": pb.ROLE_TOOL}
+
+
+#: ImportMode names accepted by ``import_lines``.
+IMPORT_MODES: Final = {
+    "refuse": pb.IMPORT_MODE_UNSPECIFIED,
+    "replace": pb.IMPORT_MODE_REPLACE,
+    "merge": pb.IMPORT_MODE_MERGE,
+}
+
+
+PathArg = (str, os.PathLike)
+
+
+def build(factory: Callable[..., R], **fields: Any) -> R:
+    """Construct a request message; text the protobuf layer cannot encode becomes InvalidRequestError."""
+    try:
+        return factory(**fields)
+    except (UnicodeEncodeError, ValueError, TypeError) as exc:
+        raise E.InvalidRequestError(
+            f"request cannot be encoded: {exc} (strings must be valid UTF-8, integers fit 64 bits)",
+            reason=E.Reason.INVALID_MESSAGE,
+        ) from exc
+
+
+def new_request_id() -> str:
+    """A fresh idempotency key."""
+    return uuid.uuid4().hex
+
+
+_MESSAGE_HINT: Final = (
+    "build one with Message.user(...), Message.assistant(...), Message.tool(...) or Message.system(...)"
+)
+
+
+def message_batch(messages: object) -> list[Message]:
+    """``append``'s ``messages`` argument as a list of :class:`Message`.
+
+    Raises:
+        TypeError: it is not a Message or an iterable of them (a dict, a str, ...); the message names the item.
+    """
+    if isinstance(messages, Message):
+        return [messages]
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise TypeError(
+            f"messages: expected a Message or a list of Message, got {type(messages).__name__} "
+            f"({messages!r:.80}); {_MESSAGE_HINT}"
+        )
+    batch = list(messages)
+    for i, m in enumerate(batch):
+        if not isinstance(m, Message):
+            raise TypeError(f"messages[{i}]: expected a Message, got {type(m).__name__} ({m!r:.80}); {_MESSAGE_HINT}")
+    return batch
+
+
+def message_pb(m: Message, where: str = "message") -> pb.Message:
+    """Client message → proto.
+
+    Raises:
+        TypeError: a field of the wrong type (named as ``messages[i].content``, ...).
+        InvalidRequestError: an unknown role.
+    """
+    check_type(f"{where}.role", m.role, str)
+    check_type(f"{where}.content", m.content, str)
+    check_type(f"{where}.tool_call_id", m.tool_call_id, str)
+    check_type(f"{where}.name", m.name, str)
+    check_type(f"{where}.tool_calls", m.tool_calls, (tuple, list))
+    for i, c in enumerate(m.tool_calls):
+        if not isinstance(c, ToolCall):
+            raise TypeError(
+                f"{where}.tool_calls[{i}]: expected a ToolCall, got {type(c).__name__} ({c!r:.80}); "
+                "build one with ToolCall(id, name, arguments)"
+            )
+        check_type(f"{where}.tool_calls[{i}].arguments", c.arguments, str)
+    role = ROLES.get(m.role)
+    if role is None:
+        raise E.InvalidRequestError(
+            f"unknown role {m.role!r} (use system, user, assistant or tool)", reason=E.Reason.INVALID_MESSAGE
+        )
+    return build(
+        pb.Message,
+        role=role,
+        content=m.content,
+        tool_calls=[build(pb.ToolCall, id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls],
+        tool_call_id=m.tool_call_id,
+        name=m.name,
+    )
+
+
+def messages_pb(messages: Iterable[Message]) -> list[pb.Message]:
+    """Client messages → protos."""
+    return [message_pb(m, f"messages[{i}]") for i, m in enumerate(messages)]
+
+
+def append_request(
+    session_id: str,
+    messages: Iterable[Message] | Message,
+    *,
+    expected_last_position: int,
+    request_id: str | None,
+    workdir: str,
+    run_id: str,
+) -> pb.AppendRequest:
+    """The AppendRequest of ``append`` (unary or streamed); a fresh request id unless one is given."""
+    check_type("session_id", session_id, str)
+    check_ints(expected_last_position=expected_last_position)
+    check_type("request_id", request_id, (str, type(None)))
+    check_type("workdir", workdir, str)
+    check_type("run_id", run_id, str)
+    batch = message_batch(messages)
+    return build(
+        pb.AppendRequest,
+        session_id=session_id,
+        messages=messages_pb(batch),
+        expected_last_position=expected_last_position,
+        request_id=request_id or new_request_id(),
+        workdir=workdir,
+        run_id=run_id,
+    )
+
+
+def event_payload(payload: object) -> str:
+    """RecordEvent's payload (a dict) as JSON text.
+
+    Raises:
+        TypeError: not a dict, or not JSON-serialisable.
+    """
+    check_type("payload", payload, dict)
+    try:
+        return json.dumps(payload, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise TypeError(f"payload: expected a JSON-serialisable dict: {exc}") from None
+
+
+def load_workdir(workdir: str | os.PathLike[str] | None) -> str:
+    """Load's workdir: ``workdir`` (or the current folder) made absolute.
+
+    Raises:
+        TypeError: ``workdir`` is not a str, a path or None.
+        InvalidRequestError: no ``workdir`` and the current folder no longer exists.
+    """
+    check_type("workdir", workdir, (*PathArg, type(None)))
+    try:
+        return os.path.abspath(workdir if workdir is not None else os.getcwd())
+    except OSError as exc:
+        raise E.InvalidRequestError(
+            f"workdir: the current folder cannot be read ({exc.strerror}); pass workdir=",
+            reason=E.Reason.INVALID_WORKDIR,
+        ) from None
+
+
+def import_mode(mode: str) -> pb.ImportMode:
+    """``refuse`` / ``replace`` / ``merge`` → the proto enum value.
+
+    Raises:
+        InvalidRequestError: an unknown mode.
+    """
+    check_type("mode", mode, str)
+    if mode not in IMPORT_MODES:
+        raise E.InvalidRequestError(f"mode must be one of {sorted(IMPORT_MODES)}", reason=E.Reason.INVALID_IMPORT)
+    return IMPORT_MODES[mode]
+
+
+def split_export(lines: Iterable[str]) -> list[list[str]]:
+    """Split export lines into one block per session (a block starts at each header line).
+
+    Raises:
+        InvalidRequestError: the first non-blank line is not a header, or a line is not JSON.
+        TypeError: ``lines`` is a single str or bytes, not iterable, or holds something else than str.
+    """
+    if isinstance(lines, (str, bytes)) or not isinstance(lines, Iterable):
+        raise TypeError(
+            f"lines: expected an iterable of str (export lines), got {type(lines).__name__}; "
+            "pass text.splitlines() or an open file"
+        )
+    blocks: list[list[str]] = []
+    for number, raw in enumerate(lines, 1):
+        check_type(f"lines[{number - 1}]", raw, str)
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise E.InvalidRequestError(
+                f"export line {number} is not valid JSON: {exc}", reason=E.Reason.INVALID_IMPORT
+            ) from exc
+        if isinstance(obj, dict) and "format" in obj:
+            blocks.append([])
+        elif not blocks:
+            raise E.InvalidRequestError("an export starts with a header line", reason=E.Reason.INVALID_IMPORT)
+        blocks[-1].append(line)
+    return blocks
+
+
+# ---------------------------------------------------------------- one request per RPC
+#
+# Each checks its arguments in the order the methods always did (the first wrong one is named),
+# then builds the request. ``workdirs`` is the client's memory of the workdir each session was
+# loaded with: a mutation stores it.
+
+#: RecordEvent kinds accepted by ``record_event``.
+EVENT_KINDS: Final = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
+
+
+def load_request(session_id: str, workdir: str | os.PathLike[str] | None, repair: bool) -> tuple[pb.LoadRequest, str]:
+    """Load's request, and the absolute workdir it carries (the client remembers it for later mutations)."""
+    check_type("session_id", session_id, str)
+    wd = load_workdir(workdir)
+    return build(pb.LoadRequest, session_id=session_id, workdir=wd, no_repair=not repair), wd
+
+
+def record_usage_request(
+    session_id: str,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    cache_read_tokens: int,
+    cache_write_tokens: int,
+    cost_micros: int,
+    currency: str,
+    model: str,
+    pricing_version: str,
+    request_id: str | None,
+    workdirs: Mapping[str, str],
+) -> pb.RecordUsageRequest:
+    """RecordUsage's request (a fresh request id unless one is given)."""
+    check_type("session_id", session_id, str)
+    check_ints(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read_tokens,
+        cache_write_tokens=cache_write_tokens,
+        cost_micros=cost_micros,
+    )
+    for name, text in (("currency", currency), ("model", model), ("pricing_version", pricing_version)):
+        check_type(name, text, str)
+    check_type("request_id", request_id, (str, type(None)))
+    return build(
+        pb.RecordUsageRequest,
+        session_id=session_id,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read_tokens,
+        cache_write_tokens=cache_write_tokens,
+        cost_micros=cost_micros,
+        currency=currency,
+        model=model,
+        pricing_version=pricing_version,
+        request_id=request_id or new_request_id(),
+        workdir=workdirs.get(session_id, ""),
+    )
+
+
+def clear_request(
+    session_id: str, expected_last_position: int, request_id: str | None, workdirs: Mapping[str, str]
+) -> pb.ClearRequest:
+    """Clear's request (a fresh request id unless one is given)."""
+    check_type("session_id", session_id, str)
+    check_ints(expected_last_position=expected_last_position)
+    check_type("request_id", request_id, (str, type(None)))
+    return build(
+        pb.ClearRequest,
+        session_id=session_id,
+        request_id=request_id or new_request_id(),
+        expected_last_position=expected_last_position,
+        workdir=workdirs.get(session_id, ""),
+    )
+
+
+def record_event_request(
+    session_id: str, kind: str, payload: dict[str, Any], request_id: str | None
+) -> pb.RecordEventRequest:
+    """RecordEvent's request (a fresh request id unless one is given).
+
+    Raises:
+        TypeError: ``payload`` is not a JSON-serialisable dict (or another argument has the wrong type).
+        InvalidRequestError: an unknown ``kind``.
+    """
+    check_type("session_id", session_id, str)
+    check_type("kind", kind, str)
+    check_type("request_id", request_id, (str, type(None)))
+    text = event_payload(payload)
+    if kind not in EVENT_KINDS:
+        raise E.InvalidRequestError(f"kind must be one of {sorted(EVENT_KINDS)}", reason=E.Reason.INVALID_EVENT)
+    return build(
+        pb.RecordEventRequest,
+        session_id=session_id,
+        kind=EVENT_KINDS[kind],
+        payload=text,
+        request_id=request_id or new_request_id(),
+    )
+
+
+def list_sessions_request(id_contains: str, limit: int) -> pb.ListSessionsRequest:
+    """ListSessions' request for ``list_sessions`` (arguments checked by type)."""
+    check_type("id_contains", id_contains, str)
+    check_ints(limit=limit)
+    return build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
+
+
+def list_sessions_page_request(id_contains: str, limit: int, page_token: str) -> pb.ListSessionsRequest:
+    """ListSessions' request for ``list_sessions_page`` (a wrong type is an InvalidRequestError from :func:`build`)."""
+    return build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit, page_token=page_token)
+
+
+def usage_request(session_id: str) -> pb.GetUsageRequest:
+    """GetUsage's request."""
+    check_type("session_id", session_id, str)
+    return build(pb.GetUsageRequest, session_id=session_id)
+
+
+def delete_request(session_id: str) -> pb.DeleteRequest:
+    """Delete's request."""
+    check_type("session_id", session_id, str)
+    return build(pb.DeleteRequest, session_id=session_id)
+
+
+def export_request(session_id: str | None) -> pb.ExportRequest:
+    """Export's request: one session, or all with None."""
+    check_type("session_id", session_id, (str, type(None)))
+    return build(pb.ExportRequest, session_id=session_id or "")
+
+
+def import_requests(lines: Iterable[str], mode: str) -> Iterator[pb.ImportRequest]:
+    """One Import request per session block of ``lines``, built as the caller asks for the next one.
+
+    The mode and every line are checked before the first request is handed out
+    (nothing is sent if one is wrong); a block is built only once the
+    previous one's call is done.
+
+    Raises:
+        InvalidRequestError: an unknown mode, a line that is not JSON, no header first.
+        TypeError: ``lines`` is not an iterable of str.
+    """
+    enum = import_mode(mode)
+    for block in split_export(lines):
+        yield build(pb.ImportRequest, lines=block, mode=enum)

@@ -1,0 +1,225 @@
+"""Response conversion: the daemon's reply messages become the public types (pure).
+
+A reply that breaks the protocol (a Load stream without its last chunk) is an
+:class:`~claw_sessiond_client.errors.InternalError`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any, Final
+
+from . import errors as E
+from ._requests import ROLES
+from ._types import (
+    AppendResult,
+    BackupFigures,
+    ClearResult,
+    DeleteResult,
+    ImportResult,
+    InFlightCall,
+    LoadResult,
+    Message,
+    ModelUsage,
+    Repair,
+    Session,
+    SessionPage,
+    SessionSummary,
+    Stats,
+    ToolCall,
+    Usage,
+    UsageReport,
+)
+from .api.v1 import sessiond_pb2 as pb
+
+__all__ = [
+    "BackupCopy",
+    "append_result_of",
+    "backup_figures_of",
+    "clear_result_of",
+    "delete_result_of",
+    "event_id_of",
+    "import_result_of",
+    "load_result_of",
+    "message_of",
+    "page_of",
+    "recorded_usage_of",
+    "session_of",
+    "stats_of",
+    "summaries_of",
+    "usage_of",
+    "usage_report_of",
+]
+
+_ROLE_NAMES: Final = {v: k for k, v in ROLES.items()}
+
+
+def delete_result_of(r: pb.DeleteResponse) -> DeleteResult:
+    """Proto → client type."""
+    return DeleteResult(int(r.events_deleted), bool(r.erasure_pending))
+
+
+def _time(ts: Any, present: bool) -> dt.datetime | None:
+    return ts.ToDatetime(tzinfo=dt.UTC) if present else None
+
+
+def usage_of(u: pb.Usage) -> Usage:
+    """Proto usage → client type."""
+    return Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
+
+
+def message_of(m: pb.Message) -> Message:
+    """Proto message → client type."""
+    return Message(
+        role=_ROLE_NAMES.get(m.role, "unknown"),
+        content=m.content,
+        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
+        tool_call_id=m.tool_call_id,
+        name=m.name,
+        synthetic_reason="interrupted" if m.synthetic.reason == pb.SYNTHETIC_REASON_INTERRUPTED else "",
+        position=m.position,
+        created_at=_time(m.created_at, m.HasField("created_at")),
+        trace_id=m.trace_id,
+    )
+
+
+def session_of(s: pb.Session) -> Session:
+    """Proto session → client type."""
+    return Session(
+        s.id,
+        s.workdir,
+        _time(s.created_at, s.HasField("created_at")),
+        _time(s.updated_at, s.HasField("updated_at")),
+        usage_of(s.usage),
+        s.last_position,
+        s.stored,
+        s.message_count,
+    )
+
+
+def load_result_of(chunks: Sequence[pb.LoadResponse]) -> LoadResult:
+    """Assemble Load's streamed chunks.
+
+    Raises:
+        InternalError: the stream ended without its last chunk.
+    """
+    if not chunks or not chunks[-1].done:
+        raise E.InternalError("Load stream ended early (no final chunk)")
+    first = chunks[0]
+    return LoadResult(
+        session_of(first.session),
+        [message_of(m) for chunk in chunks for m in chunk.messages],
+        [Repair(r.tool_call_id, r.assistant_position, r.position) for r in first.repairs],
+        [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id, c.owner_pid) for c in first.in_flight],
+        first.trace_id,
+    )
+
+
+def append_result_of(r: pb.AppendResponse) -> AppendResult:
+    """Proto → client type."""
+    return AppendResult(
+        r.first_position, r.last_position, r.replayed, r.trace_id, _time(r.created_at, r.HasField("created_at"))
+    )
+
+
+def summaries_of(r: pb.ListSessionsResponse) -> list[SessionSummary]:
+    """Proto → client type."""
+    return [
+        SessionSummary(
+            s.id,
+            s.message_count,
+            usage_of(s.usage),
+            _time(s.updated_at, s.HasField("updated_at")),
+            s.workdir,
+            s.last_position,
+        )
+        for s in r.sessions
+    ]
+
+
+def page_of(r: pb.ListSessionsResponse) -> SessionPage:
+    """Proto → client type."""
+    return SessionPage(summaries_of(r), r.next_page_token, r.total)
+
+
+def usage_report_of(r: pb.GetUsageResponse) -> UsageReport:
+    """Proto → client type."""
+    return UsageReport(
+        usage_of(r.total), [ModelUsage(m.model, m.pricing_version, usage_of(m.usage)) for m in r.by_model]
+    )
+
+
+def _plain(message: Any) -> dict[str, Any]:
+    """A message as a dict of plain values (nested and repeated messages too)."""
+    out: dict[str, Any] = {}
+    for f in message.DESCRIPTOR.fields:
+        value = getattr(message, f.name)
+        if f.message_type is not None:
+            value = [_plain(v) for v in value] if f.is_repeated else _plain(value)
+        elif f.is_repeated:
+            value = list(value)
+        out[f.name] = value
+    return out
+
+
+def backup_figures_of(r: pb.BackupFigures) -> BackupFigures:
+    """Proto → client type."""
+    return BackupFigures(r.sessions, r.events, r.bytes, r.schema_version)
+
+
+def stats_of(r: pb.GetStatsResponse) -> Stats:
+    """Proto → client type: a mapping of field name to plain values (``requests`` is a list of dicts)."""
+    return Stats(_plain(r))
+
+
+def recorded_usage_of(r: pb.RecordUsageResponse) -> Usage:
+    """RecordUsage's reply → the session's new totals."""
+    return usage_of(r.usage)
+
+
+def clear_result_of(r: pb.ClearResponse) -> ClearResult:
+    """Proto → client type."""
+    return ClearResult(r.position, r.replayed, r.trace_id)
+
+
+def event_id_of(r: pb.RecordEventResponse) -> int:
+    """RecordEvent's reply → the event id."""
+    return int(r.event_id)
+
+
+def import_result_of(r: pb.ImportResponse) -> ImportResult:
+    """Proto → client type."""
+    return ImportResult(r.session_id, r.events_imported)
+
+
+class BackupCopy:
+    """A Backup stream checked as it arrives: the copy's figures first, then data adding up to their size."""
+
+    def __init__(self) -> None:
+        self.figures: BackupFigures | None = None
+        self.written = 0
+
+    def data(self, reply: pb.BackupResponse) -> bytes:
+        """The bytes of ``reply`` to write.
+
+        Raises:
+            SessiondError: the stream did not start with the figures.
+        """
+        if self.figures is None:
+            if not reply.HasField("figures"):
+                raise E.SessiondError("the Backup stream did not start with the copy's figures")
+            self.figures = backup_figures_of(reply.figures)
+        self.written += len(reply.data)
+        return reply.data
+
+    def result(self) -> BackupFigures:
+        """The figures of a complete copy.
+
+        Raises:
+            SessiondError: the stream ended early, or its size is not the announced one.
+        """
+        if self.figures is None or self.written != self.figures.bytes:
+            expected = self.figures.bytes if self.figures is not None else "unknown"
+            raise E.SessiondError(f"the backup stream ended after {self.written} bytes of {expected}")
+        return self.figures

@@ -1,0 +1,108 @@
+"""Live runs (Attach) and Watch: the requests, the first reply, and where a watch stands (pure).
+
+:func:`attach_request` and :func:`run_of` open a :class:`~claw_sessiond_client.Run`;
+:class:`WatchCursor` remembers the last position a watch delivered and how
+long to wait before resuming it after an error. Both clients drive the
+streams themselves.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Final
+
+from . import errors as E
+from ._checks import check_ints, check_type
+from ._responses import message_of
+from ._status import retryable
+from ._types import Run, WatchEvent
+from .api.v1 import sessiond_pb2 as pb
+
+__all__ = ["WatchCursor", "attach_request", "run_of"]
+
+
+def attach_request(session_id: str, label: str) -> pb.AttachRequest:
+    """The Attach request of this process.
+
+    Raises:
+        TypeError: ``session_id`` or ``label`` is not a str.
+    """
+    check_type("session_id", session_id, str)
+    check_type("label", label, str)
+    return pb.AttachRequest(session_id=session_id, pid=os.getpid(), label=label)
+
+
+def run_of(session_id: str, first: Any) -> Run:
+    """The :class:`Run` from Attach's first reply.
+
+    Raises:
+        InternalError: the stream ended before its first reply.
+    """
+    if not isinstance(first, pb.AttachResponse) or not first.run_id:
+        raise E.InternalError("Attach stream ended before the daemon sent a run id")
+    return Run(first.run_id, session_id, int(first.lease_seconds))
+
+
+#: First pause before resuming a failed watch; doubles up to :data:`_WATCH_MAX_DELAY_S`.
+_WATCH_FIRST_DELAY_S: Final = 0.05
+_WATCH_MAX_DELAY_S: Final = 1.0
+
+
+class WatchCursor:
+    """Where a watch stands, and when to resume it after an error (pure; used by both clients).
+
+    The cursor remembers the last position delivered; every (re)started
+    Watch asks for events after it, and an event at or before it is dropped,
+    so a resumed watch delivers each event exactly once.
+    """
+
+    def __init__(self, session_id: str, after_position: int, retry_window_s: float) -> None:
+        check_type("session_id", session_id, str)
+        check_ints(after_position=after_position)
+        if after_position < 0:
+            raise E.InvalidRequestError("after_position must be 0 (from the start) or a position")
+        self.session_id = session_id
+        self.position = after_position
+        #: The incarnation followed (from the first event); a resumed Watch asks for it, so
+        #: a session deleted and created again meanwhile ends the watch instead of mixing in.
+        self.incarnation = ""
+        self._retry_window_s = retry_window_s
+        self._delay_s = _WATCH_FIRST_DELAY_S
+        self._give_up_at: float | None = None
+
+    def request(self) -> pb.WatchRequest:
+        """The Watch request that resumes after the last delivered position."""
+        return pb.WatchRequest(session_id=self.session_id, after_position=self.position, incarnation=self.incarnation)
+
+    def accept(self, r: pb.WatchResponse) -> WatchEvent | None:
+        """The event to deliver, or None for one already delivered."""
+        if r.incarnation and not self.incarnation:
+            self.incarnation = r.incarnation
+        if r.position <= self.position:
+            return None
+        self.position = r.position
+        self._delay_s = _WATCH_FIRST_DELAY_S
+        self._give_up_at = None
+        return WatchEvent(r.position, None if r.cleared else message_of(r.message), r.cleared)
+
+    def resume_delay(self, err: E.SessiondError, now: float) -> float:
+        """Seconds to wait before resuming after ``err``.
+
+        A lagged watch resumes at once. Outages (daemon restarting or
+        unreachable) are retried with backoff until ``retry_window_s`` passes
+        without a delivered event.
+
+        Raises:
+            SessiondError: ``err`` itself, if it is not resumable or the window is over.
+        """
+        if isinstance(err, E.WatchLaggedError):
+            return 0.0
+        if not retryable(err):
+            raise err
+        if self._give_up_at is None:
+            self._give_up_at = now + self._retry_window_s
+        delay = self._delay_s
+        if now + delay > self._give_up_at:
+            raise err
+        self._delay_s = min(delay * 2, _WATCH_MAX_DELAY_S)
+        return delay

@@ -1,0 +1,330 @@
+"""The public types of the client: what its methods take and return (frozen dataclasses, no I/O).
+
+Both :class:`~claw_sessiond_client.sync.SessionClient` and
+:class:`~claw_sessiond_client.aio.AsyncSessionClient` return these. Import
+them from the package (``from claw_sessiond_client import Message``), which
+exports them all; the module itself is private, like every module that is not
+one of the package's public ones (aio, api, errors, paths, sync).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._checks import arguments_text, check_type
+
+__all__ = [
+    "AppendResult",
+    "BackupFigures",
+    "ClearResult",
+    "DeleteResult",
+    "ImportResult",
+    "InFlightCall",
+    "LoadResult",
+    "Message",
+    "ModelUsage",
+    "Repair",
+    "Run",
+    "Session",
+    "SessionPage",
+    "SessionSummary",
+    "Stats",
+    "ToolCall",
+    "Usage",
+    "UsageReport",
+    "WatchEvent",
+]
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ToolCall:
+    """A tool call of an assistant message; ``arguments`` is JSON text.
+
+    ``arguments`` may also be given as a JSON-serialisable value (a dict, as
+    Anthropic's SDK hands out a ``tool_use`` block's ``input``; a list; ...):
+    it is stored encoded as compact JSON (``separators=(",", ":")``,
+    ``ensure_ascii=False``), so :attr:`arguments` is always text.
+
+    Raises:
+        TypeError: ``id`` or ``name`` is not a str, or ``arguments`` is neither
+            a str nor JSON-serialisable.
+    """
+
+    id: str
+    name: str
+    arguments: str
+
+    def __init__(self, id: str, name: str, arguments: str | Mapping[str, Any] | Sequence[Any] = "{}") -> None:
+        check_type("ToolCall.id", id, str)
+        check_type("ToolCall.name", name, str)
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "arguments", arguments_text(arguments, f"ToolCall({id!r}).arguments"))
+
+    @property
+    def args(self) -> Any:
+        """The arguments parsed from JSON."""
+        return json.loads(self.arguments)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message. ``position``, ``created_at``, ``synthetic_reason`` and ``trace_id`` are set by the daemon."""
+
+    role: str
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str = ""
+    name: str = ""
+    synthetic_reason: str = ""
+    position: int = 0
+    created_at: dt.datetime | None = None
+    trace_id: str = ""
+
+    @classmethod
+    def system(cls, content: str) -> Message:
+        """A system message."""
+        return cls("system", content)
+
+    @classmethod
+    def user(cls, content: str) -> Message:
+        """A user message."""
+        return cls("user", content)
+
+    @classmethod
+    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
+        """An assistant message, optionally with tool calls."""
+        return cls("assistant", content, tuple(tool_calls))
+
+    @classmethod
+    def tool(cls, tool_call_id: str, content: str, name: str = "") -> Message:
+        """A tool result answering ``tool_call_id``."""
+        return cls("tool", content, (), tool_call_id, name)
+
+    @property
+    def synthetic(self) -> bool:
+        """True if the daemon wrote this message itself (a repair)."""
+        return bool(self.synthetic_reason)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token and cost totals; ``cost_micros`` is millionths of ``currency``."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_micros: int = 0
+    currency: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """Session metadata as returned by Load."""
+
+    id: str
+    workdir: str
+    created_at: dt.datetime | None
+    updated_at: dt.datetime | None
+    usage: Usage
+    last_position: int
+    stored: bool
+    message_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """An interrupted tool call that a Load answered with a synthetic result."""
+
+    tool_call_id: str
+    assistant_position: int
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class InFlightCall:
+    """An unanswered call that a live run owns."""
+
+    tool_call_id: str
+    assistant_position: int
+    run_id: str
+    owner_pid: int
+
+
+@dataclass(frozen=True, slots=True)
+class LoadResult:
+    """What :meth:`load` returns."""
+
+    session: Session
+    messages: list[Message]
+    repairs: list[Repair] = field(default_factory=list)
+    in_flight: list[InFlightCall] = field(default_factory=list)
+    trace_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What :meth:`append` returns."""
+
+    first_position: int
+    last_position: int
+    replayed: bool
+    trace_id: str
+    created_at: dt.datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClearResult:
+    """What :meth:`clear` returns."""
+
+    position: int
+    replayed: bool
+    trace_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One row of :meth:`list_sessions`."""
+
+    id: str
+    message_count: int
+    usage: Usage
+    updated_at: dt.datetime | None
+    workdir: str
+    last_position: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """One page of :meth:`list_sessions_page`."""
+
+    sessions: list[SessionSummary]
+    #: Pass to the next call for the following page; empty on the last page.
+    next_page_token: str
+    #: How many sessions match the filter over all pages.
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class ModelUsage:
+    """Usage of one model and pricing version."""
+
+    model: str
+    pricing_version: str
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """Session totals and the per-model breakdown."""
+
+    total: Usage
+    by_model: list[ModelUsage]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What one session's import wrote (:meth:`import_lines` returns one per session)."""
+
+    session_id: str
+    events_imported: int
+
+
+class DeleteResult(int):
+    """What Delete returns: the number of events removed (an ``int``, as before), plus
+    ``erasure_pending``.
+
+    ``erasure_pending`` is True when the session is gone from the database but
+    its bytes may still be in ``sessions.db`` or ``sessions.db-wal``: a reader
+    holds an older snapshot, so the checkpoint that removes them could not
+    complete. The daemon finishes it in the background as soon as readers
+    allow (``stats()["erasure_pending_sessions"]`` counts what still waits).
+    """
+
+    erasure_pending: bool
+
+    def __new__(cls, events_deleted: int, erasure_pending: bool = False) -> DeleteResult:
+        self = super().__new__(cls, events_deleted)
+        self.erasure_pending = erasure_pending
+        return self
+
+    @property
+    def events_deleted(self) -> int:
+        """Number of events removed (0 if the session was not stored)."""
+        return int(self)
+
+    def __repr__(self) -> str:
+        return f"DeleteResult(events_deleted={int(self)}, erasure_pending={self.erasure_pending})"
+
+    def __str__(self) -> str:  # an int in f-strings and print(), as before
+        return str(int(self))
+
+    def __format__(self, spec: str) -> str:
+        return format(int(self), spec)
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Daemon figures (GetStats)."""
+
+    values: Mapping[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+
+@dataclass(frozen=True, slots=True)
+class BackupFigures:
+    """What a backup holds (figures the daemon read from the copy it sent)."""
+
+    sessions: int
+    events: int
+    bytes: int
+    schema_version: int
+
+
+class Run:
+    """A live run of a session, held by :meth:`attach` for the length of a ``with`` block.
+
+    Pass :attr:`run_id` as ``append(..., run_id=run.run_id)``: tool calls
+    appended that way are *in flight* while the run is alive, so another
+    process's Load does not repair them. :attr:`alive` turns False when the
+    Attach stream ends (the block exits, the channel closes, the daemon stops
+    or dropped this process as dead); the daemon then refuses the run id
+    (``PreconditionError``, reason ``UNKNOWN_RUN``) and may repair its open calls.
+    """
+
+    __slots__ = ("_alive", "lease_seconds", "run_id", "session_id")
+
+    def __init__(self, run_id: str, session_id: str, lease_seconds: int) -> None:
+        self.run_id = run_id
+        self.session_id = session_id
+        #: The daemon drops this run within about this many seconds if the process stops answering.
+        self.lease_seconds = lease_seconds
+        self._alive = True
+
+    @property
+    def alive(self) -> bool:
+        """True until the Attach stream ended."""
+        return self._alive
+
+    def end(self) -> None:
+        """Mark the run ended (called when its stream finishes)."""
+        self._alive = False
+
+    def __repr__(self) -> str:
+        return f"Run(run_id={self.run_id!r}, session_id={self.session_id!r}, alive={self._alive})"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One history event from :meth:`watch`: a message (incl. synthetic repairs) or a clear."""
+
+    position: int
+    message: Message | None
+    cleared: bool = False

@@ -1,0 +1,15 @@
+"""Framework adapters: glue between the client and an agent framework, one subpackage each.
+
+An adapter lives in ``claw_sessiond_client.contrib.<framework>`` and imports
+the framework it adapts; that framework is installed only through the
+adapter's own optional extra (``pip install 'claw-sessiond-client[<framework>]'``),
+so the client itself keeps depending on grpcio, protobuf and
+googleapis-common-protos alone. Nothing outside ``contrib`` imports from it.
+An adapter only uses the public API (``from claw_sessiond_client import ...``).
+
+There are none yet.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

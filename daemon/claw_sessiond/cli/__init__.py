@@ -1,0 +1,168 @@
+"""Command line: ``claw-sessiond serve`` runs the daemon; the other subcommands are for people.
+
+:func:`main` is the ``claw-sessiond`` console script (and ``python -m
+claw_sessiond``); :func:`build_parser` makes the whole parser, from
+:data:`COMMANDS`, the explicit list of subcommands. One module per group of
+subcommands, each defining its :class:`~claw_sessiond.cli.options.Command`
+entries:
+
+=================  ===========================================================
+``serve``          the daemon itself (:mod:`.serve`)
+``inspect``        ``ls``, ``show``, ``stats`` (:mod:`.transcript`: what ``show`` prints)
+``doctor``         checks of the daemon, the database and ``.claw/``
+``transfer``       ``export``, ``import``; ``migrate``: ``migrate-legacy``
+``verbs``          ``repair``, ``clear``, ``delete``
+``lifecycle``      ``status``, ``stop``
+``backup``         ``backup``, ``restore``
+``find``           ``search``, ``follow``, ``usage``
+``completion``     shell completion scripts from this parser
+=================  ===========================================================
+
+They share :mod:`.options` (the options every command takes), :mod:`.connect`
+(the one client factory), :mod:`.failure` (the one failure report and the
+exit codes), :mod:`.output` (JSON documents, lines, tables), :mod:`.offline`
+(the read-only views with no daemon), :mod:`.terminal` and :mod:`.termsafe`.
+
+The workspace is ``--workspace`` (or ``CLAW_SESSIOND_WORKSPACE``) as given;
+without either, the nearest of the current folder and its parents holding
+``.claw/``, else the current folder. Every option has an environment variable
+``CLAW_SESSIOND_<OPTION>`` (``--max-message-bytes`` →
+``CLAW_SESSIOND_MAX_MESSAGE_BYTES``); a flag wins over the variable, the
+variable over the default. ``--workspace``, ``--socket`` and ``--json`` are
+accepted before or after the subcommand. Every ``--json`` document, failures
+included, is an object whose first key is ``"format": 1``. Exit codes: 0 ok,
+1 failure (daemon unreachable, storage broken, lock held, not found), 2 usage
+or configuration error; a closed stdout (``| head``) ends quietly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, NoReturn
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
+from claw_sessiond_client.paths import find_workspace
+
+from .. import __version__
+from ..config import environ
+from . import backup, completion, doctor, find, inspect, lifecycle, migrate, serve, transfer, verbs
+from .failure import EXIT_FAILURE, EXIT_USAGE, print_json_error
+from .options import Command, add_json_option, add_workspace_option
+from .termsafe import visible
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse echoes arguments in its errors ("unrecognized arguments: ..."): print them terminal-safe.
+
+    With ``--json`` anywhere on the command line a usage error is also a JSON error document on stdout.
+    """
+
+    json_errors: bool = False
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        super()._print_message(visible(message, keep_layout=True), file)
+
+    def error(self, message: str) -> NoReturn:
+        if _Parser.json_errors:
+            print_json_error(message, reason="USAGE", code=EXIT_USAGE)
+        super().error(message)
+
+
+def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    """The full argument parser (``env`` supplies option defaults)."""
+    env = environ() if env is None else env
+    parser = _Parser(
+        prog="claw-sessiond",
+        description="Session store daemon for local AI-agent harnesses: one per workspace, the single writer of "
+        ".claw/sessions.db, served over gRPC on .claw/sessiond.sock.",
+        epilog="Exit codes: 0 ok, 1 failure, 2 usage or configuration error. Run 'claw-sessiond COMMAND --help'.",
+    )
+    parser.add_argument("--version", action="version", version=f"claw-sessiond {__version__}")
+    add_workspace_option(parser, env, global_=True)
+    add_json_option(parser, global_=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    daemon = sub.add_parser("serve", help=serve.HELP, description=serve.DESCRIPTION)
+    add_workspace_option(daemon, env)
+    serve.add_arguments(daemon, env)
+    daemon.set_defaults(handler=serve.run)
+    known = [a.option_strings[0] for a in daemon._actions if a.option_strings and a.option_strings[0].startswith("--")]
+    for command in COMMANDS.values():
+        cmd = sub.add_parser(command.name, help=command.help, description=command.help)
+        add_workspace_option(cmd, env)
+        add_json_option(cmd)
+        command.add_arguments(cmd)
+        cmd.set_defaults(handler=command.handler)
+    parser.set_defaults(known_flags=known)
+    return parser
+
+
+def resolve_workspace(args: argparse.Namespace) -> None:
+    """Fill in ``args.workspace`` when neither ``--workspace`` nor its variable gave one.
+
+    The nearest of the current folder and its parents that holds ``.claw/``
+    (as git finds ``.git``), so a command run in a subfolder reaches the
+    workspace's daemon instead of starting a second, empty store. When that is
+    not the current folder, one line on stderr says which workspace is used
+    (stdout stays clean for ``--json``).
+    """
+    if getattr(args, "workspace", "") is not None or not getattr(args, "find_workspace", True):
+        return  # given, or a command for which "no workspace" means every one (status)
+    here = Path(os.getcwd())
+    found = find_workspace(here)
+    if found != Path(os.path.abspath(here)):
+        print(f"claw-sessiond: using workspace {found} (found {found / '.claw'} above {here})", file=sys.stderr)
+    args.workspace = str(found)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``claw-sessiond`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _Parser.json_errors = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    resolve_workspace(args)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        code = handler(args)
+        sys.stdout.flush()  # a closed pipe (| head) shows here, not in the interpreter's exit
+    except BrokenPipeError:
+        # The reader went away: stop quietly (no traceback, no "Exception ignored" at exit).
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
+    return code
+
+
+#: Every subcommand but ``serve``, in the order of ``--help`` and of the completion scripts.
+COMMANDS: Final[Mapping[str, Command]] = {
+    command.name: command
+    for command in (
+        inspect.LS,
+        inspect.SHOW,
+        inspect.STATS,
+        doctor.DOCTOR,
+        transfer.EXPORT,
+        transfer.IMPORT,
+        verbs.DELETE,
+        migrate.MIGRATE_LEGACY,
+        lifecycle.STATUS,
+        lifecycle.STOP,
+        verbs.REPAIR,
+        verbs.CLEAR,
+        completion.completion_command(build_parser),
+        backup.BACKUP,
+        backup.RESTORE,
+        find.SEARCH,
+        find.FOLLOW,
+        find.USAGE,
+    )
+}

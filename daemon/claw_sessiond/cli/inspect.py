@@ -1,0 +1,282 @@
+"""Looking at a workspace: ``ls``, ``show`` and ``stats``.
+
+They go through the daemon (:func:`claw_sessiond.cli.connect.online`), which
+they never start, and write nothing: ``show`` reads through Load with
+``no_repair`` (plus Export for audit events; :mod:`claw_sessiond.cli.transcript`);
+the verb that repairs is ``repair`` (:mod:`claw_sessiond.cli.verbs`), and
+``show --repair`` is its deprecated alias. With no daemon answering they give
+a read-only view instead (:mod:`claw_sessiond.cli.offline`: under the
+daemon's lock, ``mode=ro``; ``--no-offline`` keeps the error).
+
+Every command prints text for people, or one JSON document with ``--json``
+(:mod:`claw_sessiond.cli.output`). Exit codes: 0 ok, 1 failure (daemon
+unreachable, session not found), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import sys
+import textwrap
+from typing import Any, Final
+
+from claw_sessiond_client import SessionClient
+
+from . import terminal
+from .connect import MAX_PAGE, online
+from .failure import EXIT_OK, report_error
+from .offline import add_offline_options
+from .options import Command, add_session_argument, set_epilog
+from .output import clip, cost, print_json, rfc3339, short_time, table, usage_json
+from .termsafe import visible
+from .transcript import Transcript, audit_events, read_transcript, render_transcript, stored_workdir, transcript_json
+
+__all__ = ["LS", "SHOW", "STATS", "ls", "parse_since", "show", "stats"]
+
+_EXIT_CODES: Final = "Exit codes: 0 ok, 1 failure (daemon unreachable, not found, check failed), 2 usage error."
+
+
+def _epilog(parser: argparse.ArgumentParser, about: str = "") -> None:
+    set_epilog(parser, about, _EXIT_CODES)
+
+
+# ---------------------------------------------------------------- ls
+
+
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= value <= MAX_PAGE:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_PAGE} (got {value}); --all lists every one")
+    return value
+
+
+def _add_ls(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--contains", default="", metavar="TEXT", help="only sessions whose id contains TEXT")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--limit", type=_limit, default=100, metavar="N", help="at most N sessions (default 100)")
+    group.add_argument("--all", action="store_true", help="every session (pages through ListSessions)")
+    _epilog(
+        parser,
+        "Most recently updated first. When more sessions match than are listed, a last line on stderr says "
+        "'showing N of M sessions'. Long ids are cut with '…' to fit the terminal (80 columns off a terminal); "
+        "--json has them whole.",
+    )
+
+
+def _ls(args: argparse.Namespace, client: SessionClient) -> int:
+    """List stored sessions, most recently updated first."""
+    page = client.list_sessions_page(args.contains, MAX_PAGE if args.all else args.limit)
+    sessions, total = list(page.sessions), page.total
+    while args.all and page.next_page_token:
+        page = client.list_sessions_page(args.contains, MAX_PAGE, page.next_page_token)
+        sessions += page.sessions
+    if args.json:
+        print_json(
+            {
+                "sessions": [
+                    {
+                        "id": s.id,
+                        "messages": s.message_count,
+                        "last_position": s.last_position,
+                        "usage": usage_json(s.usage),
+                        "updated_at": rfc3339(s.updated_at),
+                        "workdir": s.workdir,
+                    }
+                    for s in sessions
+                ],
+                "total": total,
+            }
+        )
+        return EXIT_OK
+    if not sessions:
+        print("no sessions")
+        return EXIT_OK
+    rows = [["ID", "MESSAGES", "TOKENS", "COST", "UPDATED"]]
+    for s in sessions:
+        tokens = s.usage.input_tokens + s.usage.output_tokens
+        rows.append([s.id, str(s.message_count), str(tokens), cost(s.usage), short_time(s.updated_at)])
+    table(rows, right={1, 2}, shrink=0)
+    if len(sessions) < total:
+        sys.stdout.flush()
+        print(f"showing {len(sessions)} of {total} sessions (--all for every one, --limit N)", file=sys.stderr)
+    return EXIT_OK
+
+
+ls = online(_ls)
+
+
+# ---------------------------------------------------------------- show
+
+_DURATION: Final = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+_UNIT_S: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_since(text: str, now: dt.datetime | None = None) -> dt.datetime:
+    """``--since``: a duration back from now (``90s``, ``10m``, ``2h``, ``1d``, ``1w``) or an RFC 3339 time."""
+    m = _DURATION.match(text.strip())
+    if m:
+        return (now or dt.datetime.now(dt.UTC)) - dt.timedelta(seconds=float(m.group(1)) * _UNIT_S[m.group(2)])
+    try:
+        value = dt.datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a duration or an RFC 3339 time: {text!r} (try 10m, 2h, 1d or 2026-12-02T16:00:00Z)"
+        ) from None
+    if value.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no time zone (add Z for UTC, or +01:00)")
+    return value
+
+
+def _tail(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more (got {value})")
+    return value
+
+
+def _add_show(parser: argparse.ArgumentParser) -> None:
+    add_session_argument(parser)
+    parser.add_argument("--tail", type=_tail, metavar="N", help="only the last N messages")
+    parser.add_argument(
+        "--since",
+        type=parse_since,
+        metavar="TIME",
+        help="only messages (and audit events) from TIME on: a duration back from now (10m, 2h, 1d) or RFC 3339",
+    )
+    parser.add_argument("--no-pager", action="store_true", help="never page (on a terminal, $PAGER or less -FRX)")
+    parser.add_argument("--repair", action="store_true", help="deprecated: use 'claw-sessiond repair SESSION'")
+    _epilog(
+        parser,
+        "show only looks (Load without repair, Export for audit events): a tool call without a result is "
+        "marked 'running (run R, pid P)' when a live run owns it, or 'interrupted' when none does (the next "
+        "Load, or 'claw-sessiond repair', stores a synthetic result for it). Synthetic results are marked "
+        "SYNTHETIC. On a terminal the transcript goes through $PAGER (default less -FRX) and is folded to its "
+        "width.",
+    )
+
+
+def _since_filter(t: Transcript, since: dt.datetime | None, tail: int | None) -> None:
+    """Keep the messages ``--since``/``--tail`` ask for; count the others."""
+    kept = t.messages
+    if since is not None:
+        kept = [m for m in kept if m.created_at is not None and m.created_at >= since]
+        t.audit = [a for a in t.audit if _parse_time(str(a["ts"])) >= since]
+    if tail is not None:
+        kept = kept[len(kept) - tail :] if tail else []
+    t.hidden = len(t.messages) - len(kept)
+    t.messages = kept
+
+
+def _parse_time(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _show(args: argparse.Namespace, client: SessionClient) -> int:
+    """Print one session's transcript."""
+    if args.repair:
+        print("claw-sessiond: 'show --repair' is deprecated: use 'claw-sessiond repair SESSION'", file=sys.stderr)
+    workdir = stored_workdir(client, args.session)
+    if workdir is None:
+        return report_error(
+            args, f"session {args.session!r} is not stored", hint="claw-sessiond ls", reason="NOT_STORED"
+        )
+    # Load with the stored workdir, so that a repair does not move the session to this shell's folder.
+    t = read_transcript(client, args.session, workdir or os.path.abspath(args.workspace), repair=args.repair)
+    if t is None:
+        return report_error(
+            args, f"session {args.session!r} is not stored", hint="claw-sessiond ls", reason="NOT_STORED"
+        )
+    t.audit = audit_events(client, args.session)
+    _since_filter(t, args.since, args.tail)
+    if args.json:
+        print_json(transcript_json(t))
+        return EXIT_OK
+    terminal.page(render_transcript(t), enabled=not args.no_pager)
+    return EXIT_OK
+
+
+show = online(_show)
+
+
+# ---------------------------------------------------------------- stats
+
+
+def _stats(args: argparse.Namespace, client: SessionClient) -> int:
+    """Print database and daemon figures."""
+    figures = dict(client.stats().values)
+    figures["messages"] = _count_messages(client)
+    if args.json:
+        print_json({"stats": figures})
+        return EXIT_OK
+    order = ["sessions", "messages", "events", "database_bytes", "wal_bytes", "schema_version"]
+    keys = order + sorted(k for k in figures if k not in order)
+    width = max(len(k) for k in keys)
+    room = max(20, terminal.width() - width - 2)
+    for key in keys:
+        value = figures[key]
+        if isinstance(value, dict):  # one indented line per entry, not one long JSON line
+            print(visible(key))
+            for name in sorted(value):
+                print(visible(f"  {clip(str(name), width - 2).ljust(width - 2)}  {_figure(value[name], room)}"))
+            continue
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            print(visible(key))  # a list of records (requests by method and code): a small table
+            rows = [[str(v) for v in item.values()] for item in value]
+            cols = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(max(map(len, rows)))]
+            for r in rows:
+                print(visible("  " + "  ".join(c.ljust(cols[i]) for i, c in enumerate(r)).rstrip()))
+            continue
+        print(visible(f"{key.ljust(width)}  {_figure(value, room)}"))
+    return EXIT_OK
+
+
+def _figure(value: Any, room: int) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, list | dict):
+        return "\n".join(textwrap.wrap(json.dumps(value, separators=(", ", ": ")), room)) or "-"
+    return str(value)
+
+
+def _count_messages(client: SessionClient) -> int:
+    page = client.list_sessions_page("", MAX_PAGE)
+    count = sum(s.message_count for s in page.sessions)
+    while page.next_page_token:
+        page = client.list_sessions_page("", MAX_PAGE, page.next_page_token)
+        count += sum(s.message_count for s in page.sessions)
+    return count
+
+
+stats = online(_stats)
+
+
+LS: Final = Command(
+    "ls",
+    "list stored sessions (id, messages, tokens, cost, updated)",
+    add_offline_options(_add_ls),
+    ls,
+)
+
+SHOW: Final = Command(
+    "show",
+    "print a session's transcript (roles, tool calls, results, repairs)",
+    add_offline_options(_add_show),
+    show,
+)
+
+STATS: Final = Command(
+    "stats",
+    "print database and daemon figures (sessions, messages, sizes, schema version)",
+    add_offline_options(_epilog),
+    stats,
+)

@@ -1,0 +1,292 @@
+"""Read-only inspection with the daemon down: ``ls``, ``show``, ``stats`` and ``export`` offline.
+
+When no daemon answers (or with ``--offline``), these commands take the
+daemon's own lock (``.claw/sessiond.lock``) first, so no daemon can start
+while they read and there is never a second writer, then read the database
+through :func:`claw_sessiond.storage.open_read_only` (``mode=ro``
+connections, the daemon's own read code). Nothing is written: no repair, no
+migration, no checkpoint. One line on stderr says that the view is offline.
+
+:class:`OfflineClient` offers the few methods those commands call on a
+``SessionClient`` (``list_sessions``, ``export``, ``stats``) and returns the
+client library's types, so the command bodies are the same online and
+offline. ``load`` (``show --repair``) needs the daemon and is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Final, cast
+
+from claw_sessiond_client import (
+    LoadResult,
+    Message,
+    Session,
+    SessionClient,
+    SessionPage,
+    SessionSummary,
+    Stats,
+    ToolCall,
+    Usage,
+)
+from claw_sessiond_client.paths import claw_dir
+
+from .. import events, export
+from ..errors import SessiondError as DomainError
+from ..storage import Storage, open_read_only
+from ..validate import check_list_sessions
+from .failure import report_error
+from .termsafe import visible
+
+__all__ = ["OPEN_CALL_NOTE", "OfflineClient", "OfflineError", "add_offline_options", "run_offline"]
+
+#: How ``show`` marks a tool call without a result in an offline view (nothing repairs it).
+OPEN_CALL_NOTE: Final = "no result (daemon down: not repaired)"
+
+
+class OfflineError(Exception):
+    """The offline view cannot be given; the message says why (exit 1)."""
+
+
+def add_offline_options(add: Callable[[argparse.ArgumentParser], None]) -> Callable[[argparse.ArgumentParser], None]:
+    """Wrap a command's ``add_arguments`` with ``--offline`` / ``--no-offline``."""
+
+    def add_with_offline(parser: argparse.ArgumentParser) -> None:
+        add(parser)
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument(
+            "--offline",
+            dest="offline",
+            action="store_true",
+            default=None,
+            help="read the database read-only under the workspace lock, without asking a daemon (refused while "
+            "one runs); by default this happens only when no daemon answers",
+        )
+        group.add_argument(
+            "--no-offline",
+            dest="offline",
+            action="store_false",
+            help="fail if no daemon answers, instead of reading the database read-only",
+        )
+
+    return add_with_offline
+
+
+def _time(value: str | None) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+class OfflineClient:
+    """A read-only view of a workspace's database under its lock; use as a context manager.
+
+    Raises (on entering):
+        OfflineError: no ``.claw/`` or no database, a daemon holds the lock, or the database is damaged.
+    """
+
+    #: Read by ``show``: tool calls without a result are marked :data:`OPEN_CALL_NOTE`, not running/interrupted.
+    offline: Final = True
+
+    def __init__(self, workspace: str | os.PathLike[str]) -> None:
+        self.workspace = Path(os.path.abspath(workspace))
+        self.db = claw_dir(self.workspace) / "sessions.db"
+        self._lock_fd: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._store: Storage | None = None
+
+    def __enter__(self) -> OfflineClient:
+        from ..daemon import LockHeldError, StartupError, acquire_lock
+
+        folder = self.db.parent
+        if not folder.is_dir():
+            raise OfflineError(f"{folder} does not exist: nothing is stored for {self.workspace}")
+        # SQLite may create -shm (and an empty -wal) beside the database even for a read-only connection.
+        os.umask(0o077)
+        try:
+            self._lock_fd = acquire_lock(folder / "sessiond.lock")
+        except LockHeldError as exc:
+            raise OfflineError(
+                f"{exc}; no read-only view while it holds the lock (if it does not answer, it is starting or "
+                "stopping: try again in a moment)"
+            ) from exc
+        except (StartupError, OSError) as exc:
+            raise OfflineError(f"cannot take the workspace lock: {exc}") from exc
+        try:
+            if not self.db.exists() or self.db.stat().st_size == 0:
+                raise OfflineError(f"{self.db} does not exist yet: nothing is stored")
+            self._loop = asyncio.new_event_loop()
+            try:
+                self._store = self._run(open_read_only(self.db))
+            except DomainError as exc:
+                raise OfflineError(exc.message) from exc
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections, then release the lock."""
+        if self._store is not None and self._loop is not None:
+            with contextlib.suppress(Exception):
+                self._run(self._store.close())
+            self._store = None
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _run(self, coro: Any) -> Any:
+        assert self._loop is not None
+        return self._loop.run_until_complete(coro)
+
+    @property
+    def store(self) -> Storage:
+        assert self._store is not None, "use OfflineClient as a context manager"
+        return self._store
+
+    # -- the SessionClient methods the inspection commands call
+
+    def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[SessionSummary]:
+        """Stored sessions, most recently updated first (as ``SessionClient.list_sessions``)."""
+        try:
+            limit = check_list_sessions(id_contains, limit)
+            rows = self._run(self.store.list_sessions(id_contains, limit))
+        except DomainError as exc:
+            raise OfflineError(exc.message) from exc
+        return [_summary(r) for r in rows]
+
+    def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> Iterator[str]:
+        """Export lines, exactly as the daemon's Export writes them (one snapshot per session)."""
+        try:
+            ids = [session_id] if session_id else self._run(self.store.session_ids())
+            for sid in ids:
+                found = self._run(self.store.export_start(sid))
+                if found is None:
+                    if session_id:
+                        raise OfflineError(f"session {sid!r} is not stored")
+                    continue
+                header, cursor, max_event_id = found
+                yield export.header_line(header)
+                ordinal = 0
+                pages = self.store.export_pages(cursor, max_event_id)
+                try:
+                    while True:
+                        try:
+                            rows = self._run(pages.__anext__())
+                        except StopAsyncIteration:
+                            break
+                        for event in events.decode_events(rows):
+                            ordinal += 1
+                            yield export.event_line(ordinal, sid, event)
+                finally:
+                    self._run(pages.aclose())
+        except DomainError as exc:
+            raise OfflineError(exc.message) from exc
+
+    def stats(self) -> Stats:
+        """Database figures (no daemon figures: none runs)."""
+        from ..metrics import figure_fields  # here: the CLI does not load prometheus-client for every command
+
+        try:
+            figures: dict[str, Any] = figure_fields(self._run(self.store.figures()))
+        except DomainError as exc:
+            raise OfflineError(exc.message) from exc
+        figures["daemon"] = "not running (read-only view)"
+        return Stats(figures)
+
+    def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
+        """One page of :meth:`list_sessions`, with the same cursor and total as ListSessions."""
+        from ..validate import page_after as _page_after
+        from ..validate import page_key as _page_key
+        from ..validate import page_token as _page_token
+
+        try:
+            limit = check_list_sessions(id_contains, limit)
+            after = _page_after(page_token) if page_token else None
+            rows = self._run(self.store.list_sessions(id_contains, limit, after))
+            total = int(self._run(self.store.count_sessions(id_contains)))
+            more = len(rows) == limit and bool(self._run(self.store.list_sessions(id_contains, 1, _page_key(rows[-1]))))
+        except DomainError as exc:
+            raise OfflineError(exc.message) from exc
+        return SessionPage([_summary(r) for r in rows], _page_token(rows[-1]) if more else "", total)
+
+    def load(
+        self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
+    ) -> LoadResult:
+        """Look at a session without repairing (``repair=False``); a Load that repairs is refused offline."""
+        if repair:
+            raise OfflineError("this needs the daemon (Load may repair, a write); start it: claw-sessiond serve")
+        try:
+            result = self._run(self.store.load(session_id, os.fspath(workdir or "/"), "offline", repair=False))
+            messages = list(result.messages)
+            if result.cursor is not None:
+                pages = self.store.history_pages(result.cursor)
+                try:
+                    while True:
+                        try:
+                            messages += self._run(pages.__anext__())
+                        except StopAsyncIteration:
+                            break
+                finally:
+                    self._run(pages.aclose())
+        except DomainError as exc:
+            raise OfflineError(exc.message) from exc
+        s = result.session
+        session = Session(
+            s.id,
+            s.workdir,
+            _time(s.created_at),
+            _time(s.updated_at),
+            _usage(s.usage),
+            s.last_position,
+            s.stored,
+            s.message_count,
+        )
+        return LoadResult(session, [_message(m) for m in messages], [], [])
+
+
+def _usage(u: Any) -> Usage:
+    return Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
+
+
+def _summary(r: Any) -> SessionSummary:
+    return SessionSummary(r.id, r.message_count, _usage(r.usage), _time(r.updated_at), r.workdir, r.last_position)
+
+
+def _message(m: Any) -> Message:
+    calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls)
+    return Message(
+        m.role,
+        m.content,
+        calls,
+        m.tool_call_id,
+        m.name,
+        m.synthetic_reason,
+        m.position,
+        _time(m.created_at or None),
+        m.trace_id,
+    )
+
+
+def run_offline(args: argparse.Namespace, fn: Callable[[argparse.Namespace, SessionClient], int]) -> int:
+    """Run an inspection command on an :class:`OfflineClient`; errors become exit 1 with a message."""
+    client = OfflineClient(args.workspace)
+    try:
+        with client:
+            print(visible(f"claw-sessiond: no daemon running; read-only view of {client.db}"), file=sys.stderr)
+            # The command calls only the read methods above (list_sessions, export, stats; load is refused).
+            return fn(args, cast(SessionClient, client))
+    except OfflineError as exc:
+        # No daemon answered and no read-only view either: for --json, the same reason as the online failure.
+        return report_error(args, str(exc), reason="DAEMON_UNAVAILABLE")

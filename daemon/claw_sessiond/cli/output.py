@@ -1,0 +1,108 @@
+"""What the commands print: ``--json`` documents, lines for people, tables, times and money.
+
+Every ``--json`` document is an object whose first key is ``"format": 1``
+(:func:`json_document`), written by :func:`print_json` (one indented document)
+or :func:`print_json_line` (one document per line: JSON Lines). Both go through
+:func:`claw_sessiond.cli.termsafe.json_text`: exact once parsed, and no
+terminal control in the bytes. Every line for people goes through
+:func:`claw_sessiond.cli.termsafe.visible` (:func:`say`, :func:`table`) and fits
+the terminal's width (:mod:`claw_sessiond.cli.terminal`, 80 columns off a terminal).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Mapping
+from typing import Any, Final
+
+from claw_sessiond_client import Usage
+
+from . import terminal
+from .termsafe import json_text, visible
+
+__all__ = [
+    "JSON_FORMAT",
+    "clip",
+    "cost",
+    "json_document",
+    "print_json",
+    "print_json_line",
+    "rfc3339",
+    "say",
+    "short_time",
+    "table",
+    "usage_json",
+]
+
+#: The version of every ``--json`` document (its top-level ``"format"`` key); bumped only for breaking changes.
+JSON_FORMAT: Final = 1
+
+
+def json_document(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``--json`` document: ``{"format": 1, ...payload}`` (see docs/cli.md, "JSON output")."""
+    return {"format": JSON_FORMAT, **payload}
+
+
+def print_json(payload: Mapping[str, Any]) -> None:
+    """Print one ``--json`` document (terminal-safe JSON, exact once parsed)."""
+    sys.stdout.write(json_text(json_document(payload), indent=2) + "\n")
+
+
+def print_json_line(payload: Mapping[str, Any], *, flush: bool = False) -> None:
+    """Print one ``--json`` document on one line (JSON Lines: ``follow``, ``search``, ``usage``)."""
+    print(json_text(json_document(payload)), flush=flush)
+
+
+def say(text: str, *, err: bool = False, flush: bool = False) -> None:
+    """Print a line for people: every stored or user-given string in it is made terminal-safe."""
+    print(visible(text), file=sys.stderr if err else sys.stdout, flush=flush)
+
+
+def rfc3339(value: dt.datetime | None) -> str | None:
+    """The exact time as ``--json`` gives it (``...Z`` for UTC), or None."""
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def short_time(value: dt.datetime | None) -> str:
+    """Seconds precision, UTC (``2026-12-02T16:17:05Z``): 20 columns; ``--json`` has the exact time."""
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else "-"
+
+
+def cost(u: Usage) -> str:
+    """A usage's cost for people (``0.000450 USD``; ``0`` when none)."""
+    return f"{u.cost_micros / 1_000_000:.6f} {u.currency}".rstrip() if u.cost_micros else "0"
+
+
+def usage_json(u: Usage) -> dict[str, Any]:
+    """A usage in ``--json`` documents."""
+    return {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_read_tokens": u.cache_read_tokens,
+        "cache_write_tokens": u.cache_write_tokens,
+        "cost_micros": u.cost_micros,
+        "currency": u.currency,
+    }
+
+
+def clip(text: str, room: int) -> str:
+    """``text`` cut to ``room`` characters, the last one "…" when it was cut."""
+    return text if len(text) <= room else text[: max(1, room - 1)] + "…"
+
+
+def table(rows: list[list[str]], right: set[int], *, shrink: int = 0, width: int | None = None) -> None:
+    """Columns two spaces apart, ``right`` ones right-aligned; plain text, easy to grep.
+
+    If a row would pass ``width`` (the terminal's), column ``shrink`` is cut with "…" to fit.
+    """
+    rows = [[visible(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    limit = terminal.width() if width is None else width
+    over = sum(widths) + 2 * (len(widths) - 1) - limit
+    if over > 0:
+        widths[shrink] = max(len(rows[0][shrink]), widths[shrink] - over)
+        rows = [[clip(c, widths[shrink]) if i == shrink else c for i, c in enumerate(r)] for r in rows]
+    for row in rows:
+        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(row)]
+        print("  ".join(cells).rstrip())

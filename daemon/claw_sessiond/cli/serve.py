@@ -1,0 +1,227 @@
+"""``claw-sessiond serve``: run the daemon for a workspace in the foreground.
+
+Its options (limits, fairness, retention, logging, idle exit) each have an
+environment variable ``CLAW_SESSIOND_<OPTION>``; :func:`config_from_args`
+turns them into the daemon's validated :class:`~claw_sessiond.config.Config`.
+A configuration error exits 2 (``claw-sessiond: configuration error: ...``),
+a log file that cannot be opened exits 1; otherwise the exit code is the
+daemon's (:func:`claw_sessiond.server.run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from ..config import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    DEFAULT_LEASE_S,
+    DEFAULT_MAX_BATCH_MESSAGES,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_REQUEST_ID_RETENTION_S,
+    DEFAULT_RETENTION_INTERVAL_S,
+    DEFAULT_SHUTDOWN_GRACE_S,
+    DEFAULT_WATCH_STALL_S,
+    Config,
+    ConfigError,
+    environ,
+    unknown_env_vars,
+    warn,
+)
+from .failure import EXIT_FAILURE, EXIT_USAGE
+from .options import env_option
+from .termsafe import visible
+
+__all__ = ["DESCRIPTION", "HELP", "add_arguments", "config_from_args", "run"]
+
+HELP: Final = "run the daemon for a workspace (foreground; SIGTERM stops it gracefully)"
+DESCRIPTION: Final = (
+    "Run the daemon for a workspace in the foreground. Creates .claw/ (0700), takes the workspace "
+    "lock, opens .claw/sessions.db (WAL) and listens on .claw/sessiond.sock (0600)."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    env_option(
+        parser,
+        "--tcp",
+        env,
+        default=None,
+        help="also listen on host:port (plaintext; loopback only; calls need the token in .claw/tcp-token)",
+    )
+    env_option(
+        parser,
+        "--allow-non-loopback",
+        env,
+        default=False,
+        action="store_true",
+        help="allow --tcp on a non-loopback address (anyone who can reach it can read and write sessions)",
+    )
+    env_option(parser, "--metrics", env, default=None, help="serve Prometheus metrics on loopback host:port")
+    env_option(parser, "--max-message-bytes", env, default=DEFAULT_MAX_MESSAGE_BYTES, type=int, help="largest message")
+    env_option(
+        parser,
+        "--max-batch-messages",
+        env,
+        default=DEFAULT_MAX_BATCH_MESSAGES,
+        type=int,
+        help="most messages per append",
+    )
+    env_option(
+        parser, "--max-request-bytes", env, default=DEFAULT_MAX_REQUEST_BYTES, type=int, help="gRPC receive limit"
+    )
+    env_option(
+        parser, "--shutdown-grace-s", env, default=DEFAULT_SHUTDOWN_GRACE_S, type=float, help="grace at shutdown"
+    )
+    env_option(parser, "--busy-timeout-ms", env, default=DEFAULT_BUSY_TIMEOUT_MS, type=int, help="SQLite busy timeout")
+    env_option(parser, "--lease-s", env, default=DEFAULT_LEASE_S, type=int, help="dead run-owner detection bound")
+    env_option(
+        parser,
+        "--watch-stall-s",
+        env,
+        default=DEFAULT_WATCH_STALL_S,
+        type=float,
+        help="end a Watch as lagged after its client stopped reading this long",
+    )
+    _add_fairness_options(parser, env)
+    env_option(
+        parser, "--retention-days", env, default=0.0, type=float, help="delete sessions idle this long (0: never)"
+    )
+    env_option(
+        parser,
+        "--retention-interval-s",
+        env,
+        default=DEFAULT_RETENTION_INTERVAL_S,
+        type=float,
+        help="how often the retention sweep runs",
+    )
+    env_option(
+        parser,
+        "--request-id-retention-s",
+        env,
+        default=DEFAULT_REQUEST_ID_RETENTION_S,
+        type=float,
+        help="retry window: forget request ids (idempotency records) older than this (0: never)",
+    )
+    env_option(
+        parser, "--log-level", env, default="info", choices=["debug", "info", "warning", "error"], help="log level"
+    )
+    _add_lifecycle_options(parser, env)
+
+
+def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    from ..config import DEFAULT_MAX_OPEN_TOOL_CALLS, DEFAULT_MAX_WATCHERS, DEFAULT_WATCH_SENDS_PER_S
+
+    env_option(
+        parser, "--max-watchers", env, default=DEFAULT_MAX_WATCHERS, type=int, help="most Watch streams open at once"
+    )
+    env_option(
+        parser,
+        "--watch-sends-per-s",
+        env,
+        default=DEFAULT_WATCH_SENDS_PER_S,
+        type=float,
+        help="Watch fan-out budget: messages per second over all streams",
+    )
+    env_option(
+        parser,
+        "--max-open-tool-calls",
+        env,
+        default=DEFAULT_MAX_OPEN_TOOL_CALLS,
+        type=int,
+        help="most unanswered tool calls per session (bounds one repair)",
+    )
+
+
+def _add_lifecycle_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    from ..logs import DEFAULT_LOG_BACKUPS, DEFAULT_LOG_MAX_BYTES
+
+    env_option(
+        parser,
+        "--idle-exit-s",
+        env,
+        default=0.0,
+        type=float,
+        help="stop gracefully after this many seconds without clients, streams, runs or calls (0: never; "
+        "auto-started daemons get 600)",
+    )
+    env_option(parser, "--log-file", env, default=None, help="log to this file (0600, rotated) instead of stderr")
+    env_option(
+        parser, "--log-max-bytes", env, default=DEFAULT_LOG_MAX_BYTES, type=int, help="rotate the log file at this size"
+    )
+    env_option(parser, "--log-backups", env, default=DEFAULT_LOG_BACKUPS, type=int, help="rotated log files kept")
+
+
+def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config:
+    """Build and validate the daemon's Config.
+
+    Raises:
+        ConfigError: a setting is invalid.
+    """
+    watchdog = env.get("WATCHDOG_USEC", "")
+    watchdog_pid = env.get("WATCHDOG_PID", "")
+    watchdog_usec = int(watchdog) if watchdog.isdigit() and watchdog_pid in ("", str(os.getpid())) else 0
+    return Config(
+        workspace=Path(os.path.abspath(args.workspace)),
+        socket_path=Path(os.path.abspath(args.socket)) if args.socket else None,
+        tcp_address=args.tcp,
+        allow_non_loopback=bool(args.allow_non_loopback),
+        metrics_address=args.metrics,
+        max_message_bytes=int(args.max_message_bytes),
+        max_batch_messages=int(args.max_batch_messages),
+        max_request_bytes=int(args.max_request_bytes),
+        shutdown_grace_s=float(args.shutdown_grace_s),
+        busy_timeout_ms=int(args.busy_timeout_ms),
+        lease_s=int(args.lease_s),
+        watch_stall_s=float(args.watch_stall_s),
+        max_watchers=int(args.max_watchers),
+        watch_sends_per_s=float(args.watch_sends_per_s),
+        max_open_tool_calls=int(args.max_open_tool_calls),
+        retention_days=float(args.retention_days),
+        retention_interval_s=float(args.retention_interval_s),
+        request_id_retention_s=float(args.request_id_retention_s),
+        log_level=str(args.log_level),
+        notify_socket=env.get("NOTIFY_SOCKET") or None,
+        watchdog_usec=watchdog_usec,
+        runtime_dir=env.get("XDG_RUNTIME_DIR") or None,
+        idle_exit_s=float(args.idle_exit_s),
+        log_file=Path(os.path.abspath(args.log_file)) if args.log_file else None,
+        log_max_bytes=int(args.log_max_bytes),
+        log_backups=int(args.log_backups),
+        registry_dir=_registry_dir(env),
+    ).validate()
+
+
+def _registry_dir(env: Mapping[str, str]) -> Path | None:
+    from ..lifecycle import default_registry_dir
+
+    return default_registry_dir(env)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the daemon in the foreground until it stops; its exit code (2 for a configuration error)."""
+    from .. import daemon as server
+
+    env = environ()
+    try:
+        cfg = config_from_args(args, env)
+    except (ConfigError, ValueError) as exc:
+        print(visible(f"claw-sessiond: configuration error: {exc}"), file=sys.stderr)
+        return EXIT_USAGE
+    from .. import logs
+
+    try:
+        if cfg.log_file is not None and cfg.log_file.parent == cfg.claw_dir:
+            cfg.claw_dir.mkdir(mode=0o700, exist_ok=True)
+        logs.configure(cfg.log_level, env, cfg.log_file, cfg.log_max_bytes, cfg.log_backups)
+    except OSError as exc:
+        print(f"claw-sessiond: error: {cfg.log_file}: cannot open the log file: {exc.strerror}", file=sys.stderr)
+        return EXIT_FAILURE
+    for name in unknown_env_vars(args.known_flags, env):
+        warn(f"unknown environment variable {name} (no such option)")
+    return server.run(cfg)

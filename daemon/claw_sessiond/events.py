@@ -1,0 +1,232 @@
+"""Event types, the role map and the payload codec: how every stored event's payload is spelled.
+
+The event log is the source of truth, and its payloads are JSON text. This
+module is the one place that writes and reads them, for every backend and
+for the export format:
+
+- a message (``system_message``, ``user_message``, ``assistant_message``,
+  ``tool_result``): ``{"role", "content"?, "tool_calls"?, "tool_call_id"?, "name"?}``,
+  written by :func:`encode_message`, read by :func:`message_from_payload`;
+- a repair (the synthetic result of an interrupted call): a tool message with
+  ``"synthetic": "interrupted"`` and :data:`INTERRUPTED_CONTENT`
+  (:func:`encode_repair`);
+- usage: the delta of one RecordUsage (:func:`encode_usage`,
+  :func:`usage_from_payload`);
+- a clear: ``{}``; audit events (``permission_denial``, ``error``): the
+  caller's JSON object as given.
+
+The spelling is part of the database format and of request fingerprints
+(a retry after an upgrade must hash the same), so every encoder here keeps
+the exact bytes of the code it replaced: key order, separators, ASCII
+escaping. Pure: no I/O, no SQL, no grpc.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
+
+from .model import Event, Message, ToolCall, UsageDelta
+
+__all__ = [
+    "AUDIT_EVENT_TYPES",
+    "CLEAR_PAYLOAD",
+    "EVENT_SCHEMA_VERSION",
+    "EVENT_TYPES",
+    "EVENT_TYPE_OF_ROLE",
+    "HISTORY_EVENT_TYPES",
+    "INTERRUPTED_CONTENT",
+    "MESSAGE_EVENT_TYPES",
+    "ROLE_OF_EVENT_TYPE",
+    "SYNTHETIC_INTERRUPTED",
+    "USAGE_COUNT_KEYS",
+    "EventRow",
+    "EventType",
+    "call_names",
+    "canonical_json",
+    "decode_events",
+    "encode_message",
+    "encode_repair",
+    "encode_usage",
+    "fingerprint",
+    "message_from_payload",
+    "message_payload",
+    "sorted_payload",
+    "usage_from_payload",
+    "usage_payload",
+]
+
+EventType = Literal[
+    "system_message",
+    "user_message",
+    "assistant_message",
+    "tool_result",
+    "repair",
+    "clear",
+    "usage",
+    "permission_denial",
+    "error",
+]
+#: The event type of a message written by Append, by role.
+EVENT_TYPE_OF_ROLE: Final[Mapping[str, str]] = {
+    "system": "system_message",
+    "user": "user_message",
+    "assistant": "assistant_message",
+    "tool": "tool_result",
+}
+#: The role in the payload of every event type that holds a message (a repair is a tool result).
+ROLE_OF_EVENT_TYPE: Final[Mapping[str, str]] = {**{t: r for r, t in EVENT_TYPE_OF_ROLE.items()}, "repair": "tool"}
+#: Event types whose payload is a message.
+MESSAGE_EVENT_TYPES: Final = frozenset(ROLE_OF_EVENT_TYPE)
+#: Event types that take a position in the session's history (Watch sends them).
+HISTORY_EVENT_TYPES: Final = frozenset(MESSAGE_EVENT_TYPES | {"clear"})
+#: Event types RecordEvent writes (no position).
+AUDIT_EVENT_TYPES: Final = frozenset({"permission_denial", "error"})
+#: Every event type the daemon writes.
+EVENT_TYPES: Final = frozenset(HISTORY_EVENT_TYPES | {"usage"} | AUDIT_EVENT_TYPES)
+#: Version of the event payload format; bumped when a payload changes shape.
+EVENT_SCHEMA_VERSION: Final = 1
+#: The payload of a clear.
+CLEAR_PAYLOAD: Final = "{}"
+#: The counts of a usage payload, in the order of :class:`~claw_sessiond.model.Usage`.
+USAGE_COUNT_KEYS: Final = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros")
+#: ``synthetic`` of a repair's payload (and ``Message.synthetic_reason`` when read back).
+SYNTHETIC_INTERRUPTED: Final = "interrupted"
+
+#: Text of the synthetic tool result a repair writes. Deliberately unlike a live
+#: "cancelled": the tool may or may not have run, and it was not re-run.
+INTERRUPTED_CONTENT: Final = (
+    "[claw-sessiond] This tool call did not complete: the previous run was interrupted before its result "
+    "was recorded. The tool was NOT re-run; it may or may not have taken effect. Check the state before "
+    "deciding whether to call it again."
+)
+
+#: A stored event with its payload still JSON text:
+#: ``(event_id, session_id, position, type, trace_id, ts, schema_version, payload)``.
+EventRow = tuple[int, str, int | None, str, str, str, int, str]
+
+
+# ---------------------------------------------------------------- messages
+
+
+def message_payload(msg: Message) -> dict[str, object]:
+    """The payload of a message: role, then content, tool calls, tool call id and name where set."""
+    payload: dict[str, object] = {"role": msg.role}
+    if msg.content:
+        payload["content"] = msg.content
+    if msg.tool_calls:
+        payload["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in msg.tool_calls]
+    if msg.tool_call_id:
+        payload["tool_call_id"] = msg.tool_call_id
+    if msg.name:
+        payload["name"] = msg.name
+    return payload
+
+
+def encode_message(msg: Message) -> str:
+    """The stored payload text of a message written by Append (UTF-8 kept, not escaped)."""
+    return json.dumps(message_payload(msg), ensure_ascii=False)
+
+
+def message_from_payload(position: int, event_type: str, trace_id: str, ts: str, payload: str) -> Message:
+    """Rebuild a :class:`Message` from a stored history event (a message or a repair)."""
+    data = json.loads(payload)
+    return Message(
+        role=data["role"],
+        content=data.get("content", ""),
+        tool_calls=tuple(ToolCall(c["id"], c.get("name", ""), c["arguments"]) for c in data.get("tool_calls", ())),
+        tool_call_id=data.get("tool_call_id", ""),
+        name=data.get("name", ""),
+        synthetic_reason=data.get("synthetic", "") if event_type == "repair" else "",
+        position=position,
+        created_at=ts,
+        trace_id=trace_id,
+    )
+
+
+def call_names(payload: str) -> dict[str, str]:
+    """``{call id: tool name}`` of the tool calls in a stored assistant payload (empty for any other)."""
+    return {call["id"]: call.get("name", "") for call in json.loads(payload).get("tool_calls", ())}
+
+
+def encode_repair(tool_call_id: str, name: str) -> str:
+    """The payload of the synthetic result that repairs an interrupted call (``name``: the call's tool)."""
+    payload: dict[str, object] = {
+        "role": "tool",
+        "content": INTERRUPTED_CONTENT,
+        "tool_call_id": tool_call_id,
+        "synthetic": SYNTHETIC_INTERRUPTED,
+    }
+    if name:
+        payload["name"] = name
+    return json.dumps(payload)
+
+
+# ---------------------------------------------------------------- usage
+
+
+def usage_payload(delta: UsageDelta) -> dict[str, object]:
+    """The payload of a usage event: what one RecordUsage added."""
+    return {
+        "model": delta.model,
+        "pricing_version": delta.pricing_version,
+        "input_tokens": delta.input_tokens,
+        "output_tokens": delta.output_tokens,
+        "cache_read_tokens": delta.cache_read_tokens,
+        "cache_write_tokens": delta.cache_write_tokens,
+        "cost_micros": delta.cost_micros,
+        "currency": delta.currency,
+    }
+
+
+def encode_usage(delta: UsageDelta) -> str:
+    """The stored payload text of a usage event."""
+    return json.dumps(usage_payload(delta))
+
+
+def usage_from_payload(payload: Mapping[str, Any]) -> UsageDelta:
+    """A usage event's delta (missing keys count 0 or empty, as in payloads of older writers)."""
+    tokens_in, tokens_out, cache_read, cache_write, cost = (int(payload.get(k, 0)) for k in USAGE_COUNT_KEYS)
+    return UsageDelta(
+        tokens_in,
+        tokens_out,
+        cache_read,
+        cache_write,
+        cost,
+        currency=str(payload.get("currency", "")),
+        model=str(payload.get("model", "")),
+        pricing_version=str(payload.get("pricing_version", "")),
+    )
+
+
+# ---------------------------------------------------------------- export spelling and request hashes
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def canonical_json(value: Any) -> str:
+    """Compact JSON with sorted keys (the one spelling of a payload in an export, and for comparing two)."""
+    return json.dumps(_sorted(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def sorted_payload(value: Any) -> Any:
+    """``value`` with every object's keys sorted (how an export line holds a payload)."""
+    return _sorted(value)
+
+
+def decode_events(rows: Sequence[EventRow | Sequence[Any]]) -> list[Event]:
+    """Stored event rows → events (parses the JSON payloads: run it off the event loop for many)."""
+    return [Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
+
+
+def fingerprint(*parts: object) -> str:
+    """A stable hash of a request's content, to detect a reused request id."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()

@@ -1,0 +1,13 @@
+"""The RPC edge: the only package that imports grpc.
+
+- ``edge.py``: the error edge (domain error → status, one table) and the
+  wrappers every RPC runs in;
+- ``convert.py``: proto ↔ domain model;
+- ``service.py`` (with ``service_watch.py`` and ``service_history.py``): the
+  RPC methods of ``claw.sessiond.v1.SessionService``;
+- ``server.py``: building the grpc.aio server;
+- ``auth.py`` (the ``--tcp`` token) and ``idle.py`` (the idle-exit clock):
+  server interceptors.
+
+Nothing below this package imports it.
+"""

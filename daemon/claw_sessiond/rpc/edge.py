@@ -1,0 +1,221 @@
+"""The error edge: domain errors become gRPC statuses here, through one table.
+
+Every RPC of the servicer is wrapped by :func:`edge` (unary) or
+:func:`stream_edge` (server streaming). The wrapper refuses calls while the
+daemon drains, reports each finished call to the metrics observers, maps a
+domain error to its status code through :data:`STATUS_OF` (walking the MRO,
+so a subclass inherits its parent's code), attaches a ``google.rpc.ErrorInfo``
+(domain ``claw-sessiond``, a :class:`Reason`), and turns anything unexpected
+into INTERNAL with a generic message: the traceback goes to the log, never to
+the client. ``asyncio.CancelledError`` passes through untouched.
+
+AppendStream reports each append's error inside its reply instead of ending
+the stream; :func:`append_error` builds that reply from the same table.
+
+Must never: touch storage, or decide anything but how an error is reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Final, TypeAlias, TypeVar
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+from claw_sessiond_client.errors import ERROR_DOMAIN
+
+from ..bounds import MAX_ERROR_MESSAGE_CHARS
+from ..errors import (
+    InvalidRequestError,
+    PreconditionError,
+    Reason,
+    ResourceLimitError,
+    SequenceConflictError,
+    SessiondError,
+    SessionNotFoundError,
+    ShuttingDownError,
+    StorageError,
+    StorageFullError,
+    ToolCallStateError,
+    WatchLaggedError,
+)
+
+__all__ = [
+    "INTERNAL_MESSAGE",
+    "STATUS_OF",
+    "Context",
+    "EdgeState",
+    "abort",
+    "append_error",
+    "clip",
+    "edge",
+    "status_for",
+    "stream_edge",
+]
+
+# The logger keeps the name it had when this lived in service.py: log lines and the filters
+# people wrote for them stay the same.
+_log = logging.getLogger("claw_sessiond.service")
+T = TypeVar("T")
+Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
+
+#: Domain error → gRPC status. Lookup walks the MRO, so subclasses inherit.
+STATUS_OF: Final[Mapping[type[SessiondError], grpc.StatusCode]] = {
+    InvalidRequestError: grpc.StatusCode.INVALID_ARGUMENT,
+    SessionNotFoundError: grpc.StatusCode.NOT_FOUND,
+    ToolCallStateError: grpc.StatusCode.FAILED_PRECONDITION,
+    PreconditionError: grpc.StatusCode.FAILED_PRECONDITION,
+    SequenceConflictError: grpc.StatusCode.ABORTED,
+    WatchLaggedError: grpc.StatusCode.ABORTED,
+    StorageFullError: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    ResourceLimitError: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    StorageError: grpc.StatusCode.UNAVAILABLE,
+    ShuttingDownError: grpc.StatusCode.UNAVAILABLE,
+    SessiondError: grpc.StatusCode.INTERNAL,
+}
+#: What a client is told about an error that is not a domain error (the traceback is logged).
+INTERNAL_MESSAGE: Final = "internal error in claw-sessiond (see the daemon's log)"
+_DRAINING: Final = "claw-sessiond is shutting down; retry in a moment"
+
+
+def status_for(exc: SessiondError) -> grpc.StatusCode:
+    """The status code of a domain error (walks the MRO)."""
+    for cls in type(exc).__mro__:
+        if cls in STATUS_OF:
+            return STATUS_OF[cls]
+    return grpc.StatusCode.INTERNAL
+
+
+def clip(text: str, limit: int = MAX_ERROR_MESSAGE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, ending in "..." when cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _rich_status(code: grpc.StatusCode, message: str, reason: str, metadata: Mapping[str, str]) -> Any:
+    # Status and ErrorInfo travel in trailers, which clients cap: a message quoting a huge
+    # input would turn into a client-side error about the trailer instead of this status.
+    message = clip(message)
+    metadata = {clip(k, 64): clip(v, 256) for k, v in metadata.items()}
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN, metadata=dict(metadata))
+    status = status_pb2.Status(code=code.value[0], message=message)
+    status.details.add().Pack(info)
+    return rpc_status.to_status(status)
+
+
+async def abort(context: Context, exc: BaseException, method: str) -> None:
+    """End the call with the status of ``exc`` (see the module docstring); always raises."""
+    if isinstance(exc, SessiondError):
+        code = status_for(exc)
+        message, reason, metadata = exc.message, str(exc.reason), exc.metadata
+        level = logging.WARNING if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED) else 10
+        _log.log(level, "event=rpc_error method=%s code=%s reason=%s", method, code.name, reason)
+    else:
+        _log.exception("event=rpc_crashed method=%s", method)
+        code, message, reason, metadata = (grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE, str(Reason.INTERNAL), {})
+    s = _rich_status(code, message, reason, metadata)
+    await context.abort(s.code, s.details, s.trailing_metadata)
+
+
+def append_error(exc: Exception) -> tuple[str, pb.AppendError]:
+    """One AppendStream item's error, as Append would have reported it: (status code name, error).
+
+    Call it from the ``except`` block that caught ``exc`` (an unexpected
+    error's traceback is logged).
+    """
+    if isinstance(exc, SessiondError):
+        status = status_for(exc)
+        _log.debug("event=rpc_error method=AppendStream code=%s reason=%s", status.name, exc.reason)
+        return status.name, pb.AppendError(
+            code=status.value[0],
+            message=clip(exc.message),
+            reason=str(exc.reason),
+            metadata={k: clip(v, 256) for k, v in exc.metadata.items()},
+        )
+    _log.exception("event=rpc_crashed method=AppendStream")
+    return "INTERNAL", pb.AppendError(
+        code=grpc.StatusCode.INTERNAL.value[0], message=INTERNAL_MESSAGE, reason=str(Reason.INTERNAL)
+    )
+
+
+class EdgeState:
+    """What the edge needs of a servicer: the draining switch and the observers of finished calls."""
+
+    def __init__(self) -> None:
+        self.draining = False
+        self.rpc_observers: list[Callable[[str, str, float], None]] = []
+
+    def check_serving(self) -> None:
+        """Refuse a call while the daemon drains.
+
+        Raises:
+            ShuttingDownError: the daemon is draining (clients retry against its successor).
+        """
+        if self.draining:
+            raise ShuttingDownError(_DRAINING)
+
+    def observe_rpc(self, method: str, code: str, seconds: float) -> None:
+        """Report one finished RPC to the metrics observers."""
+        for observer in self.rpc_observers:
+            observer(method, code, seconds)
+
+
+S = TypeVar("S", bound=EdgeState)
+
+
+def edge(fn: Callable[[S, Any, Context], Awaitable[T]]) -> Callable[[S, Any, Context], Awaitable[T]]:
+    """Wrap a unary RPC: shutdown check, metrics, error mapping."""
+    method = fn.__name__
+
+    @functools.wraps(fn)
+    async def wrapper(self: S, request: Any, context: Context) -> T:
+        started = time.perf_counter()
+        code = "OK"
+        try:
+            self.check_serving()
+            return await fn(self, request, context)
+        except asyncio.CancelledError:
+            code = "CANCELLED"
+            raise
+        except BaseException as exc:
+            code = status_for(exc).name if isinstance(exc, SessiondError) else "INTERNAL"
+            if isinstance(exc, (grpc.aio.AbortError, GeneratorExit)):
+                raise
+            await abort(context, exc, method)
+            raise  # unreachable: abort raises
+        finally:
+            self.observe_rpc(method, code, time.perf_counter() - started)
+
+    return wrapper
+
+
+def stream_edge(fn: Callable[[S, Any, Context], AsyncIterator[T]]) -> Callable[[S, Any, Context], AsyncIterator[T]]:
+    """Wrap a server-streaming RPC the same way."""
+    method = fn.__name__
+
+    @functools.wraps(fn)
+    async def wrapper(self: S, request: Any, context: Context) -> Any:
+        started = time.perf_counter()
+        code = "OK"
+        try:
+            self.check_serving()
+            async for item in fn(self, request, context):
+                yield item
+        except asyncio.CancelledError:
+            code = "CANCELLED"
+            raise
+        except BaseException as exc:
+            if isinstance(exc, (grpc.aio.AbortError, GeneratorExit)):
+                raise
+            code = status_for(exc).name if isinstance(exc, SessiondError) else "INTERNAL"
+            await abort(context, exc, method)
+        finally:
+            self.observe_rpc(method, code, time.perf_counter() - started)
+
+    return wrapper

@@ -1,0 +1,92 @@
+"""Storage: the interface the rest of the daemon uses (``base.py``) and its backends (today ``sqlite/``).
+
+The daemon opens its storage with :func:`open_storage` and speaks to it only
+through :class:`~claw_sessiond.storage.base.Storage`. The offline tools (the
+CLI with no daemon running, under the workspace lock) use the rest:
+:func:`open_read_only` for inspection, :func:`check_storage` for ``doctor``,
+and the copy functions for ``backup`` and ``restore``. No module outside this
+package imports a database driver.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import Config
+from .base import (
+    BACKUP_CHUNK_BYTES,
+    ChangeListener,
+    CheckStatus,
+    CopyFigures,
+    HistoryItem,
+    Run,
+    RunRegistry,
+    Storage,
+    StorageCheck,
+    StorageCounters,
+    StorageFigures,
+)
+from .sqlite.backup import check_copy, copy_database, create_private_file
+from .sqlite.checks import check_database, stored_sessions
+from .sqlite.files import check_database_file
+from .sqlite.store import SQLiteSettings, SQLiteStorage
+
+__all__ = [
+    "BACKUP_CHUNK_BYTES",
+    "ChangeListener",
+    "CheckStatus",
+    "CopyFigures",
+    "HistoryItem",
+    "Run",
+    "RunRegistry",
+    "Storage",
+    "StorageCheck",
+    "StorageCounters",
+    "StorageFigures",
+    "check_copy",
+    "check_database_file",
+    "check_storage",
+    "copy_database",
+    "create_private_file",
+    "open_read_only",
+    "open_storage",
+    "settings_of",
+    "stored_sessions",
+]
+
+
+def settings_of(cfg: Config) -> SQLiteSettings:
+    """The backend settings the daemon's configuration hands over."""
+    return SQLiteSettings(busy_timeout_ms=cfg.busy_timeout_ms, max_group_commit=cfg.max_group_commit)
+
+
+async def open_storage(cfg: Config) -> Storage:
+    """Check, open and migrate the workspace's storage (``cfg.db_path``), ready for the daemon.
+
+    Raises:
+        CorruptDatabaseError: the file is damaged or not ours (its bytes are not touched).
+        StorageError: it cannot be opened for writing (read-only file system, full disk, ...).
+    """
+    return await SQLiteStorage.open(cfg.db_path, settings_of(cfg), max_open_tool_calls=cfg.max_open_tool_calls)
+
+
+async def open_read_only(path: Path) -> Storage:
+    """A storage that only reads the database at ``path``; every write is refused.
+
+    For inspection with the daemon down: the caller holds the workspace lock.
+    Nothing is migrated, repaired or checkpointed.
+
+    Raises:
+        CorruptDatabaseError: the file is damaged or not ours.
+        StorageError: it cannot be opened.
+    """
+    return await SQLiteStorage.open_read_only(path)
+
+
+def check_storage(path: Path) -> list[StorageCheck]:
+    """``doctor``'s checks of the database at ``path``, read-only (safe beside a live daemon).
+
+    Returns the checks in order: ``database`` (missing: warn; not a database
+    or unreadable: fail) alone, or ``quick_check`` then ``schema_version``.
+    """
+    return check_database(path)

@@ -1,0 +1,387 @@
+"""What the daemon needs from a storage backend, and nothing about how.
+
+Every write is all-or-nothing and durable before its coroutine returns. The
+writes of one session commit in one total order, and the writes this daemon
+submits for one session commit in submission order. A request id makes a
+write idempotent per session (``rules.replay_record``). Backends raise only
+``claw_sessiond.errors``; their own errors are mapped once, inside the
+backend. Each backend's transaction code calls the pure rules
+(``rules.py``, ``repair.py``, ``events.py``, ``history.py``) and never
+re-decides them.
+
+Three things that used to be in-process callbacks are part of the interface:
+
+- **runs** (:class:`RunRegistry`): which live run owns which session. A Load
+  asks the storage's own registry which open calls are in flight; no
+  callable from the service layer reaches a transaction.
+- **the change feed** (:class:`ChangeListener`, :meth:`Storage.subscribe`):
+  after a commit, the sessions it changed; after an erasure, the session
+  whose positions restart. It wakes watchers, who then read what they
+  missed: order and completeness come from the storage, not the signal.
+- **figures** (:class:`StorageFigures`, :class:`StorageCounters`): what
+  stats and metrics report, in backend-neutral words.
+
+Must never: import grpc, or take a callable from the service layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal, Protocol
+
+from ..erasure import PendingErasures
+from ..events import EventRow
+from ..export import ExportHeader, ImportedSession
+from ..model import (
+    AppendJob,
+    AppendResult,
+    ClearResult,
+    DeleteResult,
+    EventResult,
+    HistoryCursor,
+    ImportMode,
+    LoadResult,
+    Message,
+    ModelUsage,
+    SessionSummary,
+    Usage,
+    UsageDelta,
+    UsageResult,
+)
+from ..queries import SearchFilter, SearchRow, UsageRow
+
+__all__ = [
+    "BACKUP_CHUNK_BYTES",
+    "ChangeListener",
+    "CheckStatus",
+    "CopyFigures",
+    "HistoryItem",
+    "Run",
+    "RunRegistry",
+    "Storage",
+    "StorageCheck",
+    "StorageCounters",
+    "StorageFigures",
+]
+
+#: Largest piece of a backup per Backup reply (and per read of the copy).
+BACKUP_CHUNK_BYTES: Final = 1024 * 1024
+
+#: A history event as Watch sends it: (position, the message, or None for a clear).
+HistoryItem = tuple[int, Message | None]
+
+
+# ---------------------------------------------------------------- runs
+
+
+@dataclass
+class Run:
+    """One live run: an open Attach stream that owns a session's tool calls."""
+
+    run_id: str
+    session_id: str
+    pid: int
+    label: str
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the run ends (or the daemon stops): the Attach stream then closes."""
+
+
+class RunRegistry(Protocol):
+    """Which live run owns which session (SPEC §4: one live run per session).
+
+    Tool calls appended with a live run's id are *in flight*: a Load does not
+    repair them. When the run ends, they become repairable at the next Load.
+    Lives on the event loop.
+    """
+
+    def register(self, session_id: str, pid: int, label: str) -> Run:
+        """Start a run on ``session_id``.
+
+        Raises:
+            PreconditionError: reason RUN_ALREADY_OWNED, the session already has a live run.
+        """
+        ...
+
+    def unregister(self, run_id: str) -> None:
+        """End a run (idempotent)."""
+        ...
+
+    def end_all(self) -> None:
+        """Release every run's stream (shutdown)."""
+        ...
+
+    def is_live(self, run_id: str) -> bool:
+        """True while the run's Attach stream is open."""
+        ...
+
+    def pid_of(self, run_id: str) -> int:
+        """The pid a live run declared (0 if unknown)."""
+        ...
+
+    def check_run(self, run_id: str, session_id: str) -> None:
+        """An Append's run id must name a live run of that session.
+
+        Raises:
+            PreconditionError: reason UNKNOWN_RUN.
+        """
+        ...
+
+    def count(self) -> int:
+        """Number of live runs of this daemon."""
+        ...
+
+
+# ---------------------------------------------------------------- the change feed
+
+
+class ChangeListener(Protocol):
+    """Told about changes, on the event loop, after they are durable."""
+
+    def changed(self, session_ids: set[str]) -> None:
+        """A commit changed these sessions (only after the commit: never for a write that failed)."""
+        ...
+
+    def erased(self, session_id: str) -> None:
+        """The session was erased (delete, retention, import replace): its positions restart at 1."""
+        ...
+
+
+# ---------------------------------------------------------------- figures
+
+
+@dataclass
+class StorageCounters:
+    """Running figures of this daemon's storage since start (read by metrics and GetStats)."""
+
+    appends: int = 0
+    messages_written: int = 0
+    repairs: int = 0
+    write_failures: int = 0
+    commits: int = 0
+    """Write transactions committed (a backend that commits requests in groups counts each group once)."""
+    sessions_deleted: int = 0
+    retention_deleted: int = 0
+    requests_pruned: int = 0
+    commit_observers: list[Callable[[int, float, bool], None]] = field(default_factory=list)
+    """Told about every write transaction: the requests it carried, its seconds from begin to commit, and
+    whether it committed. Called on the thread that ran it (a writer thread); an observer that raises is
+    logged and never fails the write."""
+
+
+@dataclass(frozen=True, slots=True)
+class StorageFigures:
+    """What the storage holds now (read at stats and scrape time)."""
+
+    sessions: int
+    events: int
+    request_records: int
+    """Idempotency records kept (requests that can still be replayed)."""
+    schema_version: int
+    stored_bytes: int
+    """Bytes the storage takes (SQLite: the database file)."""
+    log_bytes: int
+    """Bytes of written changes not yet folded into the stored data (SQLite: the WAL file; 0 where none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CopyFigures:
+    """What a copy of the storage (a backup) holds, read from the copy itself."""
+
+    sessions: int
+    events: int
+    bytes: int
+    schema_version: int
+
+
+CheckStatus = Literal["ok", "warn", "fail"]
+
+
+@dataclass(frozen=True, slots=True)
+class StorageCheck:
+    """One outcome of checking a storage (``doctor``): ok, warn (worth knowing) or fail."""
+
+    name: str
+    status: CheckStatus
+    detail: str
+
+
+# ---------------------------------------------------------------- the storage
+
+
+class Storage(Protocol):
+    """Sessions, stored durably. All methods are coroutines on the daemon's event loop (unless noted)."""
+
+    @property
+    def runs(self) -> RunRegistry:
+        """The live runs; :meth:`load` consults them to leave in-flight calls open."""
+        ...
+
+    @property
+    def counters(self) -> StorageCounters:
+        """This daemon's running figures."""
+        ...
+
+    @property
+    def erasures(self) -> PendingErasures:
+        """Erased sessions whose bytes may still be in the storage's files (:meth:`checkpoint` finishes them)."""
+        ...
+
+    @property
+    def applied_migrations(self) -> Sequence[str]:
+        """Names of the schema migrations applied when this storage was opened."""
+        ...
+
+    # -- reads
+
+    async def load(self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True) -> LoadResult:
+        """Get-or-create read: repairs interrupted calls (not those of live runs) unless ``repair`` is False.
+
+        A history that fits one page comes back in ``messages``; a larger one as a ``cursor`` for
+        :meth:`history_pages`.
+        """
+        ...
+
+    def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
+        """The visible history of a Load's cursor in conversation order, page by page.
+
+        Raises:
+            SequenceConflictError: the session was cleared or erased meanwhile.
+        """
+        ...
+
+    async def watch_batch(
+        self, session_id: str, after_position: int, limit: int
+    ) -> tuple[str | None, list[HistoryItem], bool]:
+        """The session's incarnation (None if not stored), its history events after a position, and whether
+        more may follow; read in one snapshot."""
+        ...
+
+    async def list_sessions(
+        self, id_contains: str, limit: int, after: tuple[str, str] | None = None
+    ) -> list[SessionSummary]:
+        """Sessions whose id contains ``id_contains``, most recently updated first, after the
+        (updated_at, session_id) keyset cursor ``after``."""
+        ...
+
+    async def count_sessions(self, id_contains: str) -> int:
+        """How many sessions :meth:`list_sessions` would list over all its pages."""
+        ...
+
+    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
+        """Session totals and the per-model breakdown.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+        """
+        ...
+
+    async def session_ids(self) -> list[str]:
+        """Every stored session id, oldest first (the order of a full export)."""
+        ...
+
+    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
+        """A session's export header, a cursor and the last event id to export (None if not stored)."""
+        ...
+
+    def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
+        """The session's events up to ``max_event_id`` in event order, page by page, payloads still text
+        (decode with ``events.decode_events``)."""
+        ...
+
+    async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
+        """Full-text search (``queries.fts_query`` builds ``match``), bounded in time; True if more matched."""
+        ...
+
+    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
+        """Usage events grouped by day, model, pricing version and currency (and session)."""
+        ...
+
+    async def follow_start(self, last: int) -> int:
+        """The event id a follow-all starts after (the newest, or before the last ``last`` history events)."""
+        ...
+
+    async def follow_batch(
+        self, after_event_id: int, limit: int
+    ) -> tuple[list[tuple[int, str, int, Message | None]], bool]:
+        """History events of every session after an event id: ``(event_id, session_id, position, message or
+        None for a clear)``, and whether more may follow."""
+        ...
+
+    # -- writes
+
+    async def append(self, job: AppendJob) -> AppendResult:
+        """Append validated messages, all or none."""
+        ...
+
+    async def record_usage(
+        self, session_id: str, delta: UsageDelta, *, request_id: str, workdir: str, trace_id: str
+    ) -> UsageResult:
+        """Add usage to the session's totals (creating the session if needed)."""
+        ...
+
+    async def clear(
+        self, session_id: str, *, request_id: str, expected_last_position: int, workdir: str, trace_id: str
+    ) -> ClearResult:
+        """Record a clear: the visible history starts after it; usage is kept."""
+        ...
+
+    async def record_event(
+        self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str
+    ) -> EventResult:
+        """Store an audit event (permission denial, error)."""
+        ...
+
+    async def delete(self, session_id: str) -> DeleteResult:
+        """Erase a session (its content leaves the storage; see :attr:`erasures` for what may linger)."""
+        ...
+
+    async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
+        """Write an imported session, all or nothing, and rebuild its derived state; returns events written."""
+        ...
+
+    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        """Delete at most ``limit`` idempotency records written before the cutoff, oldest first."""
+        ...
+
+    # -- retention
+
+    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
+        """Ids of sessions whose last change is older than the cutoff."""
+        ...
+
+    def written_since_start(self, session_id: str) -> bool:
+        """True if the session was written since the daemon started (retention spares it). Not a coroutine."""
+        ...
+
+    def forget_written_before(self, monotonic_s: float) -> int:
+        """Forget sessions last written before ``monotonic_s`` (``time.monotonic``). Not a coroutine."""
+        ...
+
+    async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
+        """Erase the session only if it is still older than the cutoff and not written since start."""
+        ...
+
+    # -- operations
+
+    async def checkpoint(self) -> bool:
+        """Try to finish pending erasures now (SQLite: a no-wait WAL checkpoint); True if nothing lingers."""
+        ...
+
+    async def backup(self) -> tuple[Path, CopyFigures]:
+        """A consistent copy in a new private file; returns its path (the caller streams and removes it)."""
+        ...
+
+    async def figures(self) -> StorageFigures:
+        """What the storage holds now."""
+        ...
+
+    def subscribe(self, listener: ChangeListener) -> None:
+        """Tell ``listener`` about every later commit and erasure. Not a coroutine."""
+        ...
+
+    async def close(self) -> None:
+        """Finish queued writes and release everything."""
+        ...

@@ -1,0 +1,14 @@
+"""The SQLite backend: one WAL database file under ``.claw/``, one writer thread, read-only readers.
+
+Modules: ``store.py`` (the facade, :class:`SQLiteStorage`), ``reading.py``
+(its reads), ``writer.py`` (the writer thread and group commit), ``tx.py``,
+``repair_tx.py``, ``import_tx.py`` (transaction code), ``reads.py`` and
+``queries.py`` (paged and cross-session reads), ``files.py`` (file checks at
+open), ``backup.py`` (copies), ``checks.py`` (``doctor``), ``schema.py``
+(migrations), ``errors.py`` (sqlite3 errors → domain errors), ``runs.py``
+(the in-memory run registry). Only this package imports sqlite3 and aiosqlite.
+"""
+
+from .store import SQLiteSettings, SQLiteStorage
+
+__all__ = ["SQLiteSettings", "SQLiteStorage"]

@@ -1,0 +1,206 @@
+"""The cross-session reads for people in SQLite: full-text search (FTS5), the usage report, follow-all pages.
+
+Each function takes one read connection from the caller (``store.py`` lends
+it and maps sqlite3 errors) and returns plain tuples or the rows of
+``claw_sessiond.queries``. Bounds (documented in ``docs/security.md``): a
+search returns at most ``MAX_SEARCH_HITS`` hits, each snippet at most
+``SNIPPET_TOKENS`` tokens, and its statement is interrupted
+(``sqlite3_interrupt``) after ``SEARCH_TIMEOUT_S`` or as soon as the caller
+goes away. The usage report returns at most ``MAX_REPORT_ROWS`` groups within
+``REPORT_TIMEOUT_S``. A follow-all page holds at most the rows asked for and
+about ``reads.PAGE_BYTES`` of payload.
+
+Must never: run a statement without a time bound, or hold a connection
+across a yield.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
+
+import aiosqlite
+
+from ...errors import InvalidRequestError, Reason
+from ...queries import (
+    MATCH_CLOSE,
+    MATCH_OPEN,
+    MAX_FOLLOW_LAST,
+    MAX_REPORT_ROWS,
+    REPORT_TIMEOUT_S,
+    SEARCH_TIMEOUT_S,
+    SNIPPET_TOKENS,
+    SearchFilter,
+    SearchRow,
+    UsageRow,
+)
+from .reads import PAGE_BYTES, _cut
+
+__all__ = ["follow_rows_after", "follow_start", "search", "usage_report"]
+
+T = TypeVar("T")
+
+
+async def _bounded(conn: aiosqlite.Connection, run: Callable[[], Awaitable[T]], timeout_s: float, what: str) -> T:
+    """Run ``run`` on ``conn``; interrupt its statement on timeout or when the caller is cancelled."""
+    task = asyncio.ensure_future(run())
+    try:
+        return await asyncio.wait_for(asyncio.shield(task), timeout_s)
+    except (TimeoutError, asyncio.CancelledError) as exc:
+        await conn.interrupt()
+        with contextlib.suppress(Exception):
+            await task  # the statement ends at once with SQLITE_INTERRUPT; the connection is clean again
+        if isinstance(exc, TimeoutError):
+            raise InvalidRequestError(
+                f"the {what} took longer than {timeout_s:g}s and was stopped; narrow it "
+                "(a session, a role, a time range, more words)",
+                reason=Reason.FIELD_TOO_LARGE,
+            ) from None
+        raise
+    finally:
+        if not task.done():  # pragma: no cover - only if interrupt() could not end it
+            task.cancel()
+
+
+_SEARCH_SQL: Final = (
+    "SELECT e.session_id, e.position, json_extract(e.payload, '$.role'), e.ts, bm25(message_fts), "
+    f"snippet(message_fts, 0, '{MATCH_OPEN}', '{MATCH_CLOSE}', '…', {SNIPPET_TOKENS}), e.position <= s.clear_position "
+    "FROM message_fts JOIN events AS e ON e.event_id = message_fts.rowid "
+    "JOIN sessions AS s ON s.session_id = e.session_id "
+    "WHERE message_fts MATCH ?{where} ORDER BY bm25(message_fts), e.event_id LIMIT ?"
+)
+
+
+async def search(
+    conn: aiosqlite.Connection, match: str, filters: SearchFilter, limit: int
+) -> tuple[list[SearchRow], bool]:
+    """Up to ``limit`` hits, best first, and True if more matched.
+
+    Raises:
+        InvalidRequestError: the MATCH expression is not valid FTS5 syntax, or the search took too long.
+    """
+    where = ""
+    params: list[Any] = [match]
+    if filters.session_id:
+        where += " AND e.session_id = ?"
+        params.append(filters.session_id)
+    if filters.role:
+        where += " AND json_extract(e.payload, '$.role') = ?"
+        params.append(filters.role)
+    if filters.since:
+        where += " AND e.ts >= ?"
+        params.append(filters.since)
+    if filters.until:
+        where += " AND e.ts < ?"
+        params.append(filters.until)
+    if not filters.include_cleared:
+        where += " AND e.position > s.clear_position"
+    params.append(limit + 1)
+
+    async def run() -> list[Any]:
+        return list(await conn.execute_fetchall(_SEARCH_SQL.format(where=where), params))
+
+    try:
+        rows = await _bounded(conn, run, SEARCH_TIMEOUT_S, "search")
+    except sqlite3.OperationalError as exc:
+        # The statement is ours and fixed; SQLITE_ERROR here comes from the MATCH expression.
+        if getattr(exc, "sqlite_errorname", "") == "SQLITE_ERROR":
+            raise InvalidRequestError(
+                f"the search query is not valid FTS5 syntax ({exc}); drop --raw to search for plain words",
+                reason=Reason.INVALID_MESSAGE,
+            ) from exc
+        raise
+    hits = [
+        SearchRow(str(r[0]), int(r[1]), str(r[2] or ""), str(r[3]), float(r[4]), str(r[5] or ""), bool(r[6]))
+        for r in rows[:limit]
+    ]
+    return hits, len(rows) > limit
+
+
+async def usage_report(
+    conn: aiosqlite.Connection, since: str, until: str, *, by_session: bool
+) -> tuple[list[UsageRow], bool]:
+    """Usage events grouped by UTC day, model, pricing version, currency (and session), in that order.
+
+    A cost's currency is the event's currency when it has a cost (as the
+    session totals count it), else empty: costs of different currencies are
+    separate groups, never added.
+
+    Raises:
+        InvalidRequestError: a group's total overflows 64 bits, or the report took too long.
+    """
+    session = "e.session_id" if by_session else "''"
+    sql = (
+        f"SELECT substr(e.ts, 1, 10) AS day, coalesce(json_extract(e.payload, '$.model'), '') AS model, "
+        "coalesce(json_extract(e.payload, '$.pricing_version'), '') AS pricing, "
+        "CASE WHEN coalesce(json_extract(e.payload, '$.cost_micros'), 0) != 0 "
+        "THEN coalesce(json_extract(e.payload, '$.currency'), '') ELSE '' END AS currency, "
+        f"{session} AS sid, "
+        "sum(coalesce(json_extract(e.payload, '$.input_tokens'), 0)), "
+        "sum(coalesce(json_extract(e.payload, '$.output_tokens'), 0)), "
+        "sum(coalesce(json_extract(e.payload, '$.cache_read_tokens'), 0)), "
+        "sum(coalesce(json_extract(e.payload, '$.cache_write_tokens'), 0)), "
+        "sum(coalesce(json_extract(e.payload, '$.cost_micros'), 0)), count(*) "
+        "FROM events AS e WHERE e.type = 'usage' AND e.ts >= ? AND e.ts < ? "
+        "GROUP BY day, model, pricing, currency, sid ORDER BY day, model, pricing, currency, sid LIMIT ?"
+    )
+    params = (since, until or "\uffff", MAX_REPORT_ROWS + 1)
+
+    async def run() -> list[Any]:
+        return list(await conn.execute_fetchall(sql, params))
+
+    try:
+        rows = await _bounded(conn, run, REPORT_TIMEOUT_S, "usage report")
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorname", "") == "SQLITE_ERROR":  # sum(): integer overflow
+            raise InvalidRequestError(
+                f"a usage total does not fit a 64-bit integer ({exc}); report a shorter time range",
+                reason=Reason.INVALID_USAGE,
+            ) from exc
+        raise
+    out = [UsageRow(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), *(int(v) for v in r[5:11])) for r in rows]
+    return out[:MAX_REPORT_ROWS], len(out) > MAX_REPORT_ROWS
+
+
+async def follow_start(conn: aiosqlite.Connection, last: int) -> int:
+    """The event id to follow after: the newest one, or the one before the last ``last`` history events."""
+    if last <= 0:
+        found = list(await conn.execute_fetchall("SELECT coalesce(max(event_id), 0) FROM events"))
+        return int(found[0][0])
+    found = list(
+        await conn.execute_fetchall(
+            "SELECT event_id FROM events WHERE position IS NOT NULL ORDER BY event_id DESC LIMIT 1 OFFSET ?",
+            (min(last, MAX_FOLLOW_LAST) - 1,),
+        )
+    )
+    return int(found[0][0]) - 1 if found else 0
+
+
+async def follow_rows_after(conn: aiosqlite.Connection, after_event_id: int, limit: int) -> tuple[list[Any], bool]:
+    """History events of any session after an event id: at most ``limit`` rows and about ``PAGE_BYTES``.
+
+    Returns rows ``(event_id, session_id, position, type, trace_id, ts, payload)`` and True if more may follow.
+    """
+    try:
+        await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+        sizes = list(
+            await conn.execute_fetchall(
+                "SELECT event_id, length(CAST(payload AS BLOB)) FROM events "
+                "WHERE event_id > ? AND position IS NOT NULL ORDER BY event_id LIMIT ?",
+                (after_event_id, limit),
+            )
+        )
+        if not sizes:
+            return [], False
+        n = _cut(sizes, PAGE_BYTES)
+        rows = await conn.execute_fetchall(
+            "SELECT event_id, session_id, position, type, trace_id, ts, payload FROM events "
+            "WHERE event_id > ? AND event_id <= ? AND position IS NOT NULL ORDER BY event_id",
+            (after_event_id, int(sizes[n - 1][0])),
+        )
+    finally:
+        await conn.execute("COMMIT")
+    return list(rows), n < len(sizes) or len(sizes) >= limit

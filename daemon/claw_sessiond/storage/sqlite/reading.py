@@ -1,0 +1,331 @@
+"""The read side of the SQLite backend: Load (with its repair), paged history, listings, exports, search.
+
+Reads run on aiosqlite connections opened read-only: ``_READERS`` for short
+reads and ``_BULK_READERS`` kept for bulk reads (ListSessions scans, export
+pages, pages of large Loads), so that short reads never queue behind them
+(see ``reads.py``). A Load that finds interrupted tool calls plans their
+repair on the loop (``repair.py``) and hands the writing to the writer
+(``repair_tx.py``), which re-checks the plan in its transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import logging
+import time
+from collections.abc import AsyncGenerator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import aiosqlite
+
+from ... import repair as repairing
+from ...errors import SessionNotFoundError
+from ...events import EventRow, message_from_payload
+from ...export import ExportHeader
+from ...history import OpenCall, project
+from ...model import HistoryCursor, LoadResult, Message, ModelUsage, Repair, SessionSummary, Usage
+from ...queries import SearchFilter, SearchRow, UsageRow
+from ...repair import RepairPlan
+from ..base import HistoryItem, RunRegistry, StorageCounters
+from . import queries, reads
+from .errors import map_sqlite_errors
+from .repair_tx import repair_chunk_in_tx, repair_in_tx
+from .tx import OPEN_CALLS_SQL, SESSION_COLS, session_meta, session_row
+from .writer import Writer
+
+__all__ = ["READERS", "SQLiteReads"]
+
+_log = logging.getLogger("claw_sessiond.store")
+#: Read connections for short reads.
+_READERS: Final = 2
+#: Read connections kept for bulk reads (ListSessions scans, Export pages, pages of large
+#: Loads), so that short reads never queue behind them (see ``reads.py``).
+_BULK_READERS: Final = 1
+#: Every read connection of a storage.
+READERS: Final = _READERS + _BULK_READERS
+
+
+class SQLiteReads:
+    """The read methods of :class:`~claw_sessiond.storage.sqlite.store.SQLiteStorage` (a mixin)."""
+
+    path: Path
+    runs: RunRegistry
+    counters: StorageCounters
+    _writer: Writer
+    _all_readers: list[aiosqlite.Connection]
+    _readers: asyncio.Queue[aiosqlite.Connection]
+    _bulk: asyncio.Queue[aiosqlite.Connection]
+    _has_bulk: bool
+
+    def _pool(self, readers: list[aiosqlite.Connection]) -> None:
+        """Share out the read connections: the last one serves bulk reads only."""
+        self._all_readers = readers
+        self._readers = asyncio.Queue()
+        self._bulk = asyncio.Queue()
+        bulk = min(_BULK_READERS, len(readers) - 1)
+        for i, reader in enumerate(readers):
+            (self._bulk if i >= len(readers) - bulk else self._readers).put_nowait(reader)
+        self._has_bulk = bulk > 0
+
+    @contextlib.asynccontextmanager
+    async def _reader(self) -> Any:
+        conn = await self._readers.get()
+        try:
+            with map_sqlite_errors(self.path):
+                yield conn
+        finally:
+            self._readers.put_nowait(conn)
+
+    @contextlib.asynccontextmanager
+    async def _bulk_reader(self) -> Any:
+        """A connection for one step of a long read (scan chunk, export or history page)."""
+        pool = self._bulk if self._has_bulk else self._readers
+        conn = await pool.get()
+        try:
+            with map_sqlite_errors(self.path):
+                yield conn
+        finally:
+            pool.put_nowait(conn)
+
+    # -- Load and history
+
+    async def load(
+        self,
+        session_id: str,
+        workdir: str,
+        trace_id: str,
+        *,
+        repair: bool = True,
+    ) -> LoadResult:
+        """Get-or-create read: nothing is written for an unknown or paired session.
+
+        Interrupted calls (open, not owned by a live run of :attr:`runs`) are planned here and
+        written by the writer: in one transaction, or, for more than
+        :data:`~claw_sessiond.repair.REPAIR_CHUNK` calls, in paced chunks whose last one is written in
+        the transaction that bounds what this Load returns (see below). A history that fits one
+        page (``reads.PAGE_BYTES``) comes back in ``messages``; a larger one
+        (or one just repaired) comes back as a ``cursor`` for
+        :meth:`history_pages`, bounded by the last position the read (or
+        the repair's transaction) saw.
+        With ``repair=False`` nothing is ever written: interrupted calls stay open.
+        """
+        async with self._reader() as conn:
+            try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                cur = await conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
+                row = session_row(await cur.fetchone())
+                if row is None:
+                    return LoadResult(session_meta(None, session_id, workdir), [])
+                rows = await conn.execute_fetchall(
+                    OPEN_CALLS_SQL,
+                    (session_id,),
+                )
+                # Up to --max-open-tool-calls rows: built in slices, yielding between them.
+                calls: list[OpenCall] = []
+                for i in range(0, len(rows), repairing.PLAN_SLICE):
+                    if i:
+                        await asyncio.sleep(0)
+                    calls.extend(OpenCall(*r) for r in rows[i : i + repairing.PLAN_SLICE])
+                to_repair, in_flight = repairing.plan_repair(calls, self.runs.is_live)
+                if not to_repair or not repair:
+                    flights = repairing.flights(in_flight)
+                    page = await reads.first_history_page(
+                        conn, session_id, row.clear_position, row.last_position, message_from_payload
+                    )
+                    if page is not None:
+                        return LoadResult(session_meta(row, session_id, workdir), project(page), [], flights)
+                    cursor = HistoryCursor(
+                        session_id,
+                        row.created_at,
+                        row.clear_position,
+                        row.last_position,
+                        tuple(c.tool_call_id for c in in_flight),
+                    )
+                    return LoadResult(session_meta(row, session_id, workdir), [], [], flights, cursor)
+                assistants = await reads.rows_at_positions(conn, session_id, repairing.assistant_positions(to_repair))
+            finally:
+                await conn.execute("COMMIT")
+        payloads = await repairing.plan_payloads(to_repair, assistants)
+        # A large repair is written in chunks of REPAIR_CHUNK calls, one writer job each,
+        # so that other requests' transactions run between them (the writer is never
+        # held for more than one chunk). The last chunk is written by ``repair_in_tx``
+        # in the transaction that also reads what this Load returns, which re-plans if
+        # anything changed meanwhile: the history returned is fully repaired. If the
+        # caller goes away between chunks, the chunks written stand (each is whole, in
+        # call order) and the next Load repairs the rest.
+        earlier: list[Repair] = []
+        start, last = 0, row.last_position
+        plan: RepairPlan | None = None
+        while len(to_repair) - start > repairing.REPAIR_CHUNK:
+            chunk = RepairPlan(
+                row.created_at,
+                row.clear_position,
+                last,
+                tuple(to_repair[start : start + repairing.REPAIR_CHUNK]),
+                payloads[start : start + repairing.REPAIR_CHUNK],
+            )
+            start += repairing.REPAIR_CHUNK
+            began = time.perf_counter()
+            done = await self._writer.submit(
+                functools.partial(repair_chunk_in_tx, session_id=session_id, trace_id=trace_id, chunk=chunk),
+                session_id,
+            )
+            if done is None:  # cleared, erased or replaced meanwhile: plan again in the last transaction
+                break
+            earlier.extend(done[0])
+            last = done[1]
+            # Paced like an export: pause as long as the chunk took, so that a large repair
+            # takes at most about half of the writer's (and the machine's) time.
+            await asyncio.sleep((time.perf_counter() - began) * repairing.REPAIR_PAUSE_RATIO)
+        else:
+            plan = RepairPlan(row.created_at, row.clear_position, last, tuple(to_repair[start:]), payloads[start:])
+        result = await self._writer.submit(
+            lambda c: repair_in_tx(c, session_id, workdir, trace_id, self.runs.is_live, plan), session_id
+        )
+        if earlier:
+            self.counters.repairs += len(earlier)
+            result = dataclasses.replace(result, repairs=earlier + result.repairs)
+        self.counters.repairs += len(result.repairs) - len(earlier)
+        if result.repairs:
+            _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
+        return result
+
+    def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
+        """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``)."""
+        return reads.history_pages(self._bulk_reader, cursor, message_from_payload)
+
+    async def watch_batch(
+        self, session_id: str, after_position: int, limit: int
+    ) -> tuple[str | None, list[HistoryItem], bool]:
+        """The session's incarnation (None if it is not stored) and its history events after a position.
+
+        Both are read in one snapshot, so the events belong to that incarnation. At most ``limit``
+        events and about ``reads.PAGE_BYTES`` payload bytes; the flag says whether more may follow.
+        """
+        incarnation, rows, more = await reads.watch_rows_after(self._reader, session_id, after_position, limit)
+        return incarnation, [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows], more
+
+    async def list_sessions(
+        self, id_contains: str, limit: int, after: tuple[str, str] | None = None
+    ) -> list[SessionSummary]:
+        """Sessions whose id contains ``id_contains``, most recently updated first.
+
+        ``after`` is the (updated_at, session_id) of the last row of the previous page (keyset
+        paging). Scans in chunks (``reads.SCAN_ROWS``), so a filter that matches nothing does
+        not hold a read connection for the whole table.
+        """
+        pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+        def summary(values: Sequence[Any]) -> SessionSummary:
+            r = session_row(values)
+            assert r is not None
+            return SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage)
+
+        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, SESSION_COLS, after)
+
+    async def count_sessions(self, id_contains: str) -> int:
+        """How many sessions :meth:`list_sessions` would list over all its pages.
+
+        One statement on the bulk read connection, so short reads never queue behind it.
+        """
+        pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        async with self._bulk_reader() as conn:
+            rows = await conn.execute_fetchall(
+                "SELECT count(*) FROM sessions WHERE session_id LIKE ? ESCAPE '\\'", (pattern,)
+            )
+        return int(next(iter(rows))[0])
+
+    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
+        """Session totals and the per-model breakdown.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+        """
+        async with self._reader() as conn:
+            cur = await conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
+            row = session_row(await cur.fetchone())
+            if row is None:
+                raise SessionNotFoundError(f"session {session_id!r} is not stored", session_id=session_id)
+            rows = await conn.execute_fetchall(
+                "SELECT model, pricing_version, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
+                "cost_micros, currency FROM usage_by_model WHERE session_id = ? ORDER BY model, pricing_version",
+                (session_id,),
+            )
+        return row.usage, [ModelUsage(r[0], r[1], Usage(*r[2:8])) for r in rows]
+
+    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
+        """A session's export header, a cursor and the last event id to export (None if not stored).
+
+        The header's event count and the id bound are read in one snapshot;
+        :meth:`export_pages` then reads the events up to that id page by page.
+        """
+        async with self._reader() as conn:
+            try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                cur = await conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
+                row = session_row(await cur.fetchone())
+                if row is None:
+                    return None
+                found = await conn.execute_fetchall(
+                    "SELECT count(*), coalesce(max(event_id), 0) FROM events WHERE session_id = ?", (session_id,)
+                )
+            finally:
+                await conn.execute("COMMIT")
+        count, max_id = (int(v) for v in next(iter(found)))
+        header = ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, count)
+        return header, HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position), max_id
+
+    def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
+        """Raw event rows of an export, page by page (decode with ``events.decode_events``)."""
+        return reads.export_pages(self._bulk_reader, cursor, max_event_id)
+
+    async def session_ids(self) -> list[str]:
+        """Every stored session id, oldest first (the order of a full export)."""
+        async with self._reader() as conn:
+            rows = await conn.execute_fetchall("SELECT session_id FROM sessions ORDER BY created_at, session_id")
+        return [r[0] for r in rows]
+
+    # -- cross-session reads for people (queries.py)
+
+    async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
+        """Full-text search on a bulk read connection, bounded in time (see ``queries.search``).
+
+        Raises:
+            InvalidRequestError: malformed FTS5 query, or the search took too long.
+        """
+        async with self._bulk_reader() as conn:
+            return await queries.search(conn, match, filters, limit)
+
+    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
+        """Usage events grouped by day, model, pricing version and currency (see ``queries.usage_report``)."""
+        async with self._bulk_reader() as conn:
+            return await queries.usage_report(conn, since, until, by_session=by_session)
+
+    async def follow_start(self, last: int) -> int:
+        """The event id a follow-all starts after (see ``queries.follow_start``)."""
+        async with self._reader() as conn:
+            return await queries.follow_start(conn, last)
+
+    async def follow_batch(
+        self, after_event_id: int, limit: int
+    ) -> tuple[list[tuple[int, str, int, Message | None]], bool]:
+        """History events of every session after an event id.
+
+        Returns ``(event_id, session_id, position, message or None for a clear)`` rows and True if more may follow.
+        """
+        async with self._reader() as conn:
+            rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
+        out = [
+            (
+                int(r[0]),
+                str(r[1]),
+                int(r[2]),
+                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6]),
+            )
+            for r in rows
+        ]
+        return out, more

@@ -1,0 +1,415 @@
+"""Paged reads for the streaming RPCs (Load, Export, Watch) and chunked scans (ListSessions).
+
+Part of the SQLite backend (its SQL lives in this package only). What
+this module owns is *how much* a read holds at once. A stream whose client
+stops reading must pin a small, fixed amount of memory, not a session, so:
+
+- history and export events are read page by page (at most
+  :data:`PAGE_ROWS` events and about :data:`PAGE_BYTES` payload bytes a
+  page, never fewer than one event), each page in its own short read
+  transaction, and the next page is read only after the caller has handed
+  the previous one to the transport (the caller is an async generator that
+  yields each page; gRPC's flow control blocks that yield while the
+  client's window is full);
+- no read connection is ever held across a yield, so a stalled stream
+  cannot take one of the (two) shared read connections from other RPCs;
+- scans that may touch every session (ListSessions) run in chunks of
+  :data:`SCAN_ROWS` rows, giving the connection back between chunks, so a
+  scan that matches nothing interleaves with other reads and stops at the
+  next chunk when its caller goes away (cancellation).
+
+Consistency without a long-lived snapshot: a session's events at positions
+(or event ids) up to the bound read at the start never change, except when
+the session is erased (delete, retention, import replace) or cleared (a
+clear drops the tool-call index the projection uses). Every page therefore
+re-checks, in its own transaction, that the session still has the
+``created_at`` and ``clear_position`` seen at the start; if not, the stream
+ends with ABORTED (``SEQUENCE_CONFLICT``: load again), never with a mix.
+
+Must never: yield while holding a read connection, or read a page before
+the previous one was handed on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Final
+
+import aiosqlite
+
+from ...errors import Reason, SequenceConflictError
+from ...model import HistoryCursor, Message, SessionSummary
+
+__all__ = [
+    "PAGE_BYTES",
+    "PAGE_ROWS",
+    "SCAN_ROWS",
+    "export_pages",
+    "first_history_page",
+    "history_pages",
+    "rows_at_positions",
+    "scan_sessions",
+    "watch_rows_after",
+]
+
+#: Most payload bytes read into one page (a page always holds at least one event).
+PAGE_BYTES: Final = 1024 * 1024
+#: Most events in one page.
+PAGE_ROWS: Final = 512
+#: Payload bytes decoded before yielding to the loop (a page of assistants with thousands
+#: of calls took the loop ~15 ms to decode in one piece).
+DECODE_SLICE_BYTES: Final = 16 * 1024
+#: Sessions examined per ListSessions chunk (one short read each).
+SCAN_ROWS: Final = 1000
+#: Tool-call ids looked up per query (well under SQLite's 32766 parameters).
+_IDS_PER_QUERY: Final = 500
+
+Reader = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
+Decode = Callable[[int, str, str, str, str], Message]
+
+_HISTORY_COLS: Final = "position, type, trace_id, ts, payload"
+_EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload"
+
+
+def _cut(sizes: Sequence[Sequence[Any]], max_bytes: int) -> int:
+    """How many of the leading rows ``(key, bytes)`` fit in ``max_bytes`` (at least one)."""
+    total = 0
+    for i, (_key, size) in enumerate(sizes):
+        total += int(size or 0)
+        if total > max_bytes and i > 0:
+            return i
+    return len(sizes)
+
+
+async def _guard(conn: aiosqlite.Connection, cursor: HistoryCursor, *, clears: bool = True) -> None:
+    """Raise if the session was erased (or, with ``clears``, cleared) since the cursor was taken (caller's tx)."""
+    cur = await conn.execute(
+        "SELECT created_at, clear_position, last_position FROM sessions WHERE session_id = ?", (cursor.session_id,)
+    )
+    row = await cur.fetchone()
+    if row is None or row[0] != cursor.created_at or (clears and row[1] != cursor.clear_position):
+        actual = int(row[2]) if row is not None else 0
+        raise SequenceConflictError(
+            f"session {cursor.session_id!r} was cleared or erased while its history was being streamed; load it again",
+            reason=Reason.SEQUENCE_CONFLICT,
+            expected=cursor.last_position,
+            actual=actual,
+        )
+
+
+async def _main_rows(conn: aiosqlite.Connection, session_id: str, after: int, last: int) -> tuple[list[Any], bool]:
+    """The next page of visible history rows after ``after`` (position ≤ ``last``); True if nothing follows."""
+    sizes = await conn.execute_fetchall(
+        "SELECT position, length(CAST(payload AS BLOB)) FROM events "
+        "WHERE session_id = ? AND position > ? AND position <= ? AND type != 'clear' ORDER BY position LIMIT ?",
+        (session_id, after, last, PAGE_ROWS),
+    )
+    sizes = list(sizes)
+    if not sizes:
+        return [], True
+    n = _cut(sizes, PAGE_BYTES)
+    end = int(sizes[n - 1][0])
+    rows = await conn.execute_fetchall(
+        f"SELECT {_HISTORY_COLS} FROM events "
+        "WHERE session_id = ? AND position > ? AND position <= ? AND type != 'clear' ORDER BY position",
+        (session_id, after, end),
+    )
+    return list(rows), n == len(sizes) < PAGE_ROWS
+
+
+async def _in(
+    conn: aiosqlite.Connection, sql: str, head: tuple[Any, ...], ids: Sequence[Any], tail: tuple[Any, ...] = ()
+) -> list[Any]:
+    """Run ``sql`` (with one ``{ids}`` placeholder list) over ``ids`` in chunks."""
+    out: list[Any] = []
+    for i in range(0, len(ids), _IDS_PER_QUERY):
+        part = ids[i : i + _IDS_PER_QUERY]
+        marks = ",".join("?" * len(part))
+        out.extend(await conn.execute_fetchall(sql.format(ids=marks), (*head, *part, *tail)))
+    return out
+
+
+async def rows_at_positions(
+    conn: aiosqlite.Connection, session_id: str, positions: Sequence[int]
+) -> list[tuple[int, str]]:
+    """``(position, payload)`` of the events at ``positions`` (caller's transaction)."""
+    rows = await _in(
+        conn,
+        "SELECT position, payload FROM events WHERE session_id = ? AND position IN ({ids})",
+        (session_id,),
+        positions,
+    )
+    return [(int(r[0]), str(r[1])) for r in rows]
+
+
+async def first_history_page(
+    conn: aiosqlite.Connection, session_id: str, clear_position: int, last_position: int, decode: Decode
+) -> list[Message] | None:
+    """The whole visible history in position order if it fits one page, else None (caller's transaction)."""
+    rows, complete = await _main_rows(conn, session_id, clear_position, last_position)
+    if not complete:
+        return None
+    return [decode(*r) for r in rows]
+
+
+async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -> AsyncGenerator[list[Message], None]:
+    """The visible history in conversation order (as ``history.project`` orders it), page by page.
+
+    Each assistant message is followed by its tool results in position
+    order; results that lie beyond the assistant's page are fetched by
+    position right after it ("far" results, for example synthetic repairs),
+    in byte-bounded groups, and skipped where they occur later.
+
+    Raises:
+        SequenceConflictError: the session was cleared or erased meanwhile.
+    """
+    after = cursor.clear_position
+    in_flight = set(cursor.in_flight_ids)
+    while after < cursor.last_position:
+        # (messages to send) or (far result positions grouped by size) in order.
+        segments: list[tuple[list[Message], list[list[int]]]] = []
+        async with reader() as conn:
+            try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                await _guard(conn, cursor)
+                rows, _complete = await _main_rows(conn, cursor.session_id, after, cursor.last_position)
+                if not rows:
+                    break
+                page_end = int(rows[-1][0])
+                messages = await _decode_rows(rows, decode)
+                segments = await _arrange(conn, cursor, messages, page_end, in_flight)
+            finally:
+                await conn.execute("COMMIT")
+        after = page_end
+        for shown, far_groups in segments:
+            if shown:
+                yield shown
+            for group in far_groups:
+                async with reader() as conn:
+                    try:
+                        await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                        await _guard(conn, cursor)
+                        found = await _in(
+                            conn,
+                            f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = ? AND position IN ({{ids}})",
+                            (cursor.session_id,),
+                            group,
+                        )
+                    finally:
+                        await conn.execute("COMMIT")
+                found.sort(key=lambda r: r[0])
+                yield await _decode_rows(found, decode)
+
+
+async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Message]:
+    """Decode a page, yielding to the loop after every :data:`DECODE_SLICE_BYTES` of payload.
+
+    On the loop, in slices, rather than in a worker thread: a thread decoding
+    holds the GIL in 5 ms turns, and every other request's hand-offs between
+    the loop and the SQLite threads then wait behind it.
+    """
+    out: list[Message] = []
+    budget = DECODE_SLICE_BYTES
+    for r in rows:
+        out.append(decode(*r))
+        budget -= len(r[4])
+        if budget <= 0:
+            budget = DECODE_SLICE_BYTES
+            await asyncio.sleep(0)
+    return out
+
+
+async def _arrange(
+    conn: aiosqlite.Connection, cursor: HistoryCursor, messages: list[Message], page_end: int, in_flight: set[str]
+) -> list[tuple[list[Message], list[list[int]]]]:
+    """Order one page like ``project`` and find the far results of its assistants (caller's transaction)."""
+    sid = cursor.session_id
+    owner_in_page: dict[str, int] = {}
+    for m in messages:
+        if m.role == "assistant":
+            for call in m.tool_calls:
+                owner_in_page[call.id] = m.position
+    results: dict[int, list[Message]] = {}
+    loose = [m.tool_call_id for m in messages if m.role == "tool" and m.tool_call_id not in owner_in_page]
+    # A tool message answering an assistant of an earlier page was sent with it (as a far result).
+    owned_elsewhere = (
+        {
+            r[0]
+            for r in await _in(
+                conn, "SELECT call_id FROM tool_calls WHERE session_id = ? AND call_id IN ({ids})", (sid,), loose
+            )
+        }
+        if loose
+        else set()
+    )
+    answered_in_page: set[str] = set()
+    for m in messages:
+        if m.role == "tool" and m.tool_call_id in owner_in_page:
+            results.setdefault(owner_in_page[m.tool_call_id], []).append(m)
+            answered_in_page.add(m.tool_call_id)
+    segments: list[tuple[list[Message], list[list[int]]]] = []
+    current: list[Message] = []
+    for m in messages:
+        if m.role == "tool" and (m.tool_call_id in owner_in_page or m.tool_call_id in owned_elsewhere):
+            continue
+        current.append(m)
+        if m.role != "assistant" or not m.tool_calls:
+            continue
+        current.extend(results.get(m.position, ()))
+        missing = [c.id for c in m.tool_calls if c.id not in answered_in_page and c.id not in in_flight]
+        if not missing:
+            continue
+        far = await _in(
+            conn,
+            "SELECT result_position FROM tool_calls WHERE session_id = ? AND call_id IN ({ids}) "
+            "AND result_position > ? AND result_position <= ?",
+            (sid,),
+            missing,
+            (page_end, cursor.last_position),
+        )
+        if not far:
+            continue
+        positions = sorted(int(r[0]) for r in far)
+        sizes = await _in(
+            conn,
+            "SELECT position, length(CAST(payload AS BLOB)) FROM events WHERE session_id = ? AND position IN ({ids})",
+            (sid,),
+            positions,
+        )
+        sizes.sort(key=lambda r: r[0])
+        groups: list[list[int]] = []
+        while sizes:
+            n = min(_cut(sizes, PAGE_BYTES), PAGE_ROWS)
+            groups.append([int(r[0]) for r in sizes[:n]])
+            sizes = sizes[n:]
+        segments.append((current, groups))
+        current = []
+    if current:
+        segments.append((current, []))
+    return segments
+
+
+async def watch_rows_after(
+    reader: Reader, session_id: str, after_position: int, limit: int
+) -> tuple[str | None, list[Any], bool]:
+    """The session's incarnation (None if not stored) and up to ``limit`` history rows (any type) after a
+    position, about :data:`PAGE_BYTES` at most, in one snapshot.
+
+    Returns the incarnation, the rows ``(position, type, trace_id, ts, payload)`` and True if more may follow.
+    """
+    async with reader() as conn:
+        try:
+            await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+            found = list(
+                await conn.execute_fetchall("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,))
+            )
+            incarnation = str(found[0][0]) if found else None
+            sizes = list(
+                await conn.execute_fetchall(
+                    "SELECT position, length(CAST(payload AS BLOB)) FROM events "
+                    "WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?",
+                    (session_id, after_position, limit),
+                )
+            )
+            if not sizes:
+                return incarnation, [], False
+            n = _cut(sizes, PAGE_BYTES)
+            rows = await conn.execute_fetchall(
+                f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = ? AND position > ? AND position <= ? "
+                "ORDER BY position",
+                (session_id, after_position, int(sizes[n - 1][0])),
+            )
+        finally:
+            await conn.execute("COMMIT")
+    return incarnation, list(rows), n < len(sizes) or len(sizes) >= limit
+
+
+async def export_pages(reader: Reader, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[Any], None]:
+    """A session's event rows with ids up to ``max_event_id``, in event order, page by page.
+
+    Rows are ``(event_id, session_id, position, type, trace_id, ts, schema_version, payload)``.
+
+    Raises:
+        SequenceConflictError: the session was erased meanwhile.
+    """
+    after = 0
+    while after < max_event_id:
+        async with reader() as conn:
+            try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                await _guard(conn, cursor, clears=False)  # a clear removes no events
+                sizes = list(
+                    await conn.execute_fetchall(
+                        "SELECT event_id, length(CAST(payload AS BLOB)) FROM events "
+                        "WHERE session_id = ? AND event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?",
+                        (cursor.session_id, after, max_event_id, PAGE_ROWS),
+                    )
+                )
+                if not sizes:
+                    return
+                end = int(sizes[_cut(sizes, PAGE_BYTES) - 1][0])
+                rows = await conn.execute_fetchall(
+                    f"SELECT {_EXPORT_COLS} FROM events WHERE session_id = ? AND event_id > ? AND event_id <= ? "
+                    "ORDER BY event_id",
+                    (cursor.session_id, after, end),
+                )
+            finally:
+                await conn.execute("COMMIT")
+        after = end
+        # Payloads stay text here; the caller decodes and encodes them off the event loop.
+        yield list(rows)
+
+
+async def scan_sessions(
+    reader: Reader,
+    pattern: str,
+    limit: int,
+    row_of: Callable[[Sequence[Any]], SessionSummary],
+    cols: str,
+    start_after: tuple[str, str] | None = None,
+) -> list[SessionSummary]:
+    """Sessions whose id matches the LIKE ``pattern``, most recently updated first (then by id).
+
+    Walks the ``updated_at`` index in that order in chunks of :data:`SCAN_ROWS`
+    sessions, one short read per chunk (its boundary, then its matches), and
+    stops at ``limit`` matches: a filter that matches nothing gives the read
+    connection back every chunk, and cancellation stops it at the next one.
+    ``start_after`` (updated_at, session_id) starts after that session (a page cursor).
+    """
+    out: list[SessionSummary] = []
+    after = start_after  # (updated_at, session_id) of the last session scanned
+    while len(out) < limit:
+        where = ""
+        params: tuple[Any, ...] = ()
+        if after is not None:
+            where = " AND updated_at <= ? AND (updated_at < ? OR session_id > ?)"
+            params = (after[0], after[0], after[1])
+        async with reader() as conn:
+            try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                end = list(
+                    await conn.execute_fetchall(
+                        f"SELECT updated_at, session_id FROM sessions WHERE 1{where} "
+                        "ORDER BY updated_at DESC, session_id LIMIT 1 OFFSET ?",
+                        (*params, SCAN_ROWS - 1),
+                    )
+                )
+                upto = ""
+                upto_params: tuple[Any, ...] = ()
+                if end:
+                    upto = " AND updated_at >= ? AND (updated_at > ? OR session_id <= ?)"
+                    upto_params = (end[0][0], end[0][0], end[0][1])
+                rows = await conn.execute_fetchall(
+                    f"SELECT {cols} FROM sessions WHERE session_id LIKE ? ESCAPE '\\'{where}{upto} "
+                    "ORDER BY updated_at DESC, session_id LIMIT ?",
+                    (pattern, *params, *upto_params, limit - len(out)),
+                )
+            finally:
+                await conn.execute("COMMIT")
+        out.extend(row_of(values) for values in rows)
+        if not end:
+            break
+        after = (str(end[0][0]), str(end[0][1]))
+    return out

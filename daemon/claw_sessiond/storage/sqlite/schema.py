@@ -1,0 +1,221 @@
+"""Database schema: ordered, named forward migrations and the schema version.
+
+The version is ``PRAGMA user_version``; each migration runs in its own
+``BEGIN IMMEDIATE`` transaction together with its row in
+``schema_migrations``. ``application_id`` marks the file as ours, so a
+foreign SQLite database is refused rather than written into. A database
+whose version is newer than :data:`SCHEMA_VERSION` is refused.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ...errors import CorruptDatabaseError, Reason
+from ...model import now_rfc3339
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "pending"]
+
+#: "CLAW" as a big-endian 32-bit integer (PRAGMA application_id).
+APPLICATION_ID: Final = 0x434C4157
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One forward step: ``version`` is the user_version after it runs."""
+
+    version: int
+    name: str
+    sql: str
+
+
+_V1 = """
+CREATE TABLE schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+);
+-- One row per stored session: metadata and running totals (derived from events,
+-- kept here so Load and Append need no scan).
+CREATE TABLE sessions (
+    session_id         TEXT PRIMARY KEY,
+    workdir            TEXT NOT NULL,
+    created_at         TEXT NOT NULL,
+    updated_at         TEXT NOT NULL,
+    last_position      INTEGER NOT NULL DEFAULT 0,
+    clear_position     INTEGER NOT NULL DEFAULT 0,
+    message_count      INTEGER NOT NULL DEFAULT 0,
+    input_tokens       INTEGER NOT NULL DEFAULT 0,
+    output_tokens      INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_micros        INTEGER NOT NULL DEFAULT 0,
+    currency           TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX sessions_updated ON sessions(updated_at);
+-- The source of truth: an append-only log. History events (messages, repairs,
+-- clears) have a per-session position; usage and audit events have none.
+CREATE TABLE events (
+    event_id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id     TEXT NOT NULL,
+    position       INTEGER,
+    type           TEXT NOT NULL,
+    trace_id       TEXT NOT NULL,
+    ts             TEXT NOT NULL,
+    schema_version INTEGER NOT NULL,
+    payload        TEXT NOT NULL
+);
+CREATE UNIQUE INDEX events_position ON events(session_id, position);
+CREATE INDEX events_session ON events(session_id, event_id);
+-- Index of the tool calls in the visible history (rebuilt by Clear), so that
+-- Append can check a tool result and Load can find open calls without a scan.
+CREATE TABLE tool_calls (
+    session_id         TEXT NOT NULL,
+    call_id            TEXT NOT NULL,
+    assistant_position INTEGER NOT NULL,
+    call_index         INTEGER NOT NULL,
+    result_position    INTEGER,
+    run_id             TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (session_id, call_id)
+) WITHOUT ROWID;
+CREATE INDEX tool_calls_open ON tool_calls(session_id) WHERE result_position IS NULL;
+-- Idempotency keys: the first result of each request id, and a fingerprint of
+-- its content so that a reused id with other content is refused.
+CREATE TABLE requests (
+    session_id  TEXT NOT NULL,
+    request_id  TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    result      TEXT NOT NULL,
+    PRIMARY KEY (session_id, request_id)
+) WITHOUT ROWID;
+-- Usage per (model, pricing version), for reconciliation.
+CREATE TABLE usage_by_model (
+    session_id         TEXT NOT NULL,
+    model              TEXT NOT NULL,
+    pricing_version    TEXT NOT NULL,
+    input_tokens       INTEGER NOT NULL DEFAULT 0,
+    output_tokens      INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_micros        INTEGER NOT NULL DEFAULT 0,
+    currency           TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (session_id, model, pricing_version)
+) WITHOUT ROWID;
+"""
+
+# v2: a session's incarnation (a random id fixed when its row is created, new
+# when a deleted id is created again: Watch follows one incarnation only), and
+# the time each idempotency record was written (records older than the retry
+# window are pruned). Rows written before the upgrade get a fresh incarnation
+# and the upgrade time, so their retry window starts at the upgrade.
+_V2 = """
+ALTER TABLE sessions ADD COLUMN incarnation TEXT NOT NULL DEFAULT '';
+UPDATE sessions SET incarnation = lower(hex(randomblob(8)));
+ALTER TABLE requests ADD COLUMN created_at TEXT NOT NULL DEFAULT '';
+UPDATE requests SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now');
+CREATE INDEX requests_created ON requests(created_at);
+"""
+
+# v3: full-text search over message content (FTS5, external content). The index
+# holds no copy of the text: snippets read it back from the events through the
+# ``message_text`` view. Triggers keep it in step with ``events`` inside the
+# writer's own transaction (append, repair, import, delete, retention), so it can
+# never disagree with the log. Deleting a session also runs FTS5 'optimize'
+# (tx.py ``delete_in_tx``): a delete alone only adds tombstones and the old
+# index segments keep the words until merged. The 'rebuild' indexes what an
+# older database already holds. A partial index makes the usage report's time
+# filter cheap.
+_MESSAGE_TYPES = "('system_message', 'user_message', 'assistant_message', 'tool_result', 'repair')"
+_V3 = f"""
+CREATE VIEW message_text AS
+    SELECT event_id, json_extract(payload, '$.content') AS content FROM events WHERE type IN {_MESSAGE_TYPES};
+CREATE VIRTUAL TABLE message_fts USING fts5(
+    content, content = 'message_text', content_rowid = 'event_id', tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER message_fts_insert AFTER INSERT ON events WHEN new.type IN {_MESSAGE_TYPES} BEGIN
+    INSERT INTO message_fts(rowid, content) VALUES (new.event_id, json_extract(new.payload, '$.content'));
+END;
+CREATE TRIGGER message_fts_delete AFTER DELETE ON events WHEN old.type IN {_MESSAGE_TYPES} BEGIN
+    INSERT INTO message_fts(message_fts, rowid, content)
+        VALUES ('delete', old.event_id, json_extract(old.payload, '$.content'));
+END;
+INSERT INTO message_fts(message_fts) VALUES ('rebuild');
+CREATE INDEX events_usage_ts ON events(ts) WHERE type = 'usage';
+"""
+
+MIGRATIONS: Final[Sequence[Migration]] = (
+    Migration(1, "initial event log", _V1),
+    Migration(2, "session incarnation and request record time", _V2),
+    Migration(3, "full-text search index of message content; usage time index", _V3),
+)
+SCHEMA_VERSION: Final = MIGRATIONS[-1].version
+
+
+def pending(conn: sqlite3.Connection) -> list[Migration]:
+    """Migrations not yet applied (read-only).
+
+    Raises:
+        CorruptDatabaseError: the database is newer than this code, or not ours.
+    """
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    if version == 0:
+        tables = conn.execute("SELECT count(*) FROM sqlite_schema WHERE type = 'table'").fetchone()[0]
+        if tables:
+            raise CorruptDatabaseError(
+                "not a claw-sessiond database (it has tables but no claw-sessiond schema version)",
+                reason=Reason.CORRUPT_DATABASE,
+            )
+    elif app_id != APPLICATION_ID:
+        raise CorruptDatabaseError(
+            f"not a claw-sessiond database (application_id {app_id:#x})", reason=Reason.CORRUPT_DATABASE
+        )
+    if version > SCHEMA_VERSION:
+        raise CorruptDatabaseError(
+            f"database schema version {version} is newer than this claw-sessiond ({SCHEMA_VERSION}); "
+            "upgrade claw-sessiond",
+            reason=Reason.CORRUPT_DATABASE,
+        )
+    return [m for m in MIGRATIONS if m.version > version]
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply pending migrations in order, each in its own transaction; return their names."""
+    applied = []
+    for step in pending(conn):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(step.sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                (step.version, step.name, now_rfc3339()),
+            )
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {step.version}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(step.name)
+    return applied
+
+
+def _statements(script: str) -> list[str]:
+    """Split a DDL script at statement ends (a trigger's body keeps its ';': ``sqlite3.complete_statement``)."""
+    lines = [line for line in script.splitlines() if not line.lstrip().startswith("--")]
+    out: list[str] = []
+    pending = ""
+    for piece in "\n".join(lines).split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                out.append(pending.strip().removesuffix(";"))
+            pending = ""
+    if pending.strip(" \n;"):
+        out.append(pending.strip().removesuffix(";"))
+    return out

@@ -1,0 +1,197 @@
+"""The storage interface in-process on a real database file: runs, the change feed, figures, checks.
+
+Everything here goes through ``claw_sessiond.storage`` (``open_storage``,
+``Storage``, ``check_storage``), the way the daemon and the CLI use it; the
+database is a real SQLite file in ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from claw_sessiond.config import Config
+from claw_sessiond.errors import PreconditionError, Reason, SequenceConflictError, StorageUnavailableError
+from claw_sessiond.events import decode_events
+from claw_sessiond.export import event_line, header_line, parse_session
+from claw_sessiond.metrics import figure_fields
+from claw_sessiond.model import Message, ToolCall
+from claw_sessiond.storage import (
+    Storage,
+    StorageFigures,
+    check_storage,
+    open_read_only,
+    open_storage,
+    stored_sessions,
+)
+from claw_sessiond.validate import prepare_append
+
+
+def _job(session_id: str, *messages: Message, run_id: str = "", expected: int = 0):  # type: ignore[no-untyped-def]
+    return prepare_append(
+        session_id,
+        list(messages),
+        expected_last_position=expected,
+        request_id="",
+        workdir="",
+        run_id=run_id,
+        trace_id="t",
+        max_message_bytes=1 << 20,
+        max_batch_messages=100,
+    )
+
+
+def _calls(*ids: str) -> Message:
+    return Message("assistant", tool_calls=tuple(ToolCall(i, "bash", "{}") for i in ids))
+
+
+class _Feed:
+    """A ChangeListener that remembers what it was told."""
+
+    def __init__(self) -> None:
+        self.changes: list[set[str]] = []
+        self.erasures: list[str] = []
+
+    def changed(self, session_ids: set[str]) -> None:
+        self.changes.append(set(session_ids))
+
+    def erased(self, session_id: str) -> None:
+        self.erasures.append(session_id)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    (tmp_path / ".claw").mkdir(mode=0o700)
+    return Config(workspace=tmp_path)
+
+
+@pytest.fixture
+async def storage(config: Config) -> AsyncIterator[Storage]:
+    opened = await open_storage(config)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def test_a_live_runs_calls_stay_in_flight_and_are_repaired_once_it_ends(storage: Storage) -> None:
+    run = storage.runs.register("s", 4242, "agent")
+    with pytest.raises(PreconditionError) as owned:
+        storage.runs.register("s", 1, "other")
+    assert owned.value.reason == Reason.RUN_ALREADY_OWNED
+    await storage.append(_job("s", Message("user", "go"), _calls("a", "b"), run_id=run.run_id))
+    await storage.append(_job("s", _calls("c")))  # no run: interrupted as soon as it is open
+
+    first = await storage.load("s", "/w", "t1")
+    assert [r.tool_call_id for r in first.repairs] == ["c"]
+    assert [(c.tool_call_id, c.run_id) for c in first.in_flight] == [("a", run.run_id), ("b", run.run_id)]
+    assert storage.runs.pid_of(run.run_id) == 4242
+
+    storage.runs.unregister(run.run_id)
+    assert run.ended.is_set() and not storage.runs.is_live(run.run_id)
+    second = await storage.load("s", "/w", "t2")
+    assert [(r.tool_call_id, r.position) for r in second.repairs] == [("a", 5), ("b", 6)]
+    assert second.in_flight == []
+    assert (await storage.load("s", "/w", "t3")).repairs == []  # repaired once
+
+
+async def test_the_change_feed_tells_commits_and_erasures(storage: Storage) -> None:
+    feed = _Feed()
+    storage.subscribe(feed)
+    await storage.append(_job("s1", Message("user", "hi")))
+    await storage.clear("s1", request_id="", expected_last_position=0, workdir="", trace_id="t")
+    with pytest.raises(SequenceConflictError):  # a refused write changes nothing and tells nothing
+        await storage.append(_job("s1", Message("user", "late"), expected=1))
+    assert feed.changes == [{"s1"}, {"s1"}]
+    assert feed.erasures == []
+
+    deleted = await storage.delete("s1")
+    assert deleted.events_deleted == 2
+    assert feed.erasures == ["s1"]
+
+    await storage.append(_job("s2", Message("user", "x")))
+    found = await storage.export_start("s2")
+    assert found is not None
+    header, cursor, max_id = found
+    lines = [header_line(header)]
+    async for rows in storage.export_pages(cursor, max_id):
+        lines += [event_line(i + 1, "s2", e) for i, e in enumerate(decode_events(rows))]
+    await storage.import_session(parse_session(lines), "replace")
+    assert feed.erasures == ["s1", "s2"]  # an import that replaces erases first
+
+
+async def test_figures_are_neutral_and_reported_under_the_names_of_before(storage: Storage) -> None:
+    await storage.append(_job("s", Message("user", "hi"), Message("assistant", "hello")))
+    figures = await storage.figures()
+    assert isinstance(figures, StorageFigures)
+    assert (figures.sessions, figures.events, figures.request_records) == (1, 2, 0)
+    assert figures.stored_bytes > 0 and figures.schema_version >= 3
+    assert figure_fields(figures) == {
+        "sessions": 1,
+        "events": 2,
+        "database_bytes": figures.stored_bytes,
+        "wal_bytes": figures.log_bytes,
+        "schema_version": figures.schema_version,
+        "request_records": 0,
+    }
+    assert storage.counters.appends == 1 and storage.counters.messages_written == 2
+
+
+async def test_the_configured_open_call_limit_reaches_the_storage(tmp_path: Path) -> None:
+    (tmp_path / ".claw").mkdir(mode=0o700)
+    storage = await open_storage(Config(workspace=tmp_path, max_open_tool_calls=2))
+    try:
+        await storage.append(_job("s", _calls("a", "b")))
+        with pytest.raises(PreconditionError) as caught:
+            await storage.append(_job("s", _calls("c")))
+        assert caught.value.reason == Reason.TOO_MANY_OPEN_CALLS
+    finally:
+        await storage.close()
+
+
+async def test_a_read_only_storage_reads_and_refuses_writes(config: Config) -> None:
+    storage = await open_storage(config)
+    await storage.append(_job("s", Message("user", "kept")))
+    await storage.close()
+    view = await open_read_only(config.db_path)
+    try:
+        loaded = await view.load("s", "/w", "t", repair=False)
+        assert [m.content for m in loaded.messages] == ["kept"]
+        with pytest.raises(StorageUnavailableError):
+            await view.append(_job("s", Message("user", "no")))
+    finally:
+        await view.close()
+
+
+async def test_doctors_checks_and_the_stored_sessions_of_a_file(config: Config, tmp_path: Path) -> None:
+    db = config.db_path
+    assert [(c.name, c.status) for c in check_storage(db)] == [("database", "warn")]
+    assert stored_sessions(db) == 0
+    storage = await open_storage(config)
+    await storage.append(_job("s", Message("user", "hi")))
+    await storage.append(_job("t", Message("user", "hi")))
+    await storage.close()
+    checks = check_storage(db)
+    assert [(c.name, c.status) for c in checks] == [("quick_check", "ok"), ("schema_version", "ok")]
+    assert checks[1].detail == str(await _version(config))
+    assert stored_sessions(db) == 2
+
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database at all, just text" * 10)
+    (only,) = check_storage(garbage)
+    assert (only.name, only.status) == ("database", "fail") and "bad header" in only.detail
+    assert stored_sessions(garbage) is None
+    os.truncate(garbage, 0)
+    Path(f"{garbage}-wal").write_bytes(b"x" * 100)  # an empty database beside a WAL with data: unknown
+    assert stored_sessions(garbage) is None
+
+
+async def _version(config: Config) -> int:
+    view = await open_read_only(config.db_path)
+    try:
+        return (await view.figures()).schema_version
+    finally:
+        await view.close()

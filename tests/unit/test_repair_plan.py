@@ -1,6 +1,6 @@
 """Repair planning and placement (``repair.py``) without a database.
 
-``tests/test_property.py`` pins ``plan_repair``'s partition and idempotence;
+``tests/unit/test_history_properties.py`` pins ``plan_repair``'s partition and idempotence;
 here: where the synthetic results go, what they say, the slice-by-slice
 planner, and the checks a backend makes before writing a plan.
 """

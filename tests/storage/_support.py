@@ -8,6 +8,7 @@ goes through :class:`~claw_sessiond.storage.Storage` methods.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -136,8 +137,18 @@ async def export_lines(storage: Storage, session_id: str) -> list[str]:
     lines = [header_line(header)]
     pages = storage.export_pages(cursor, max_event_id)
     async for rows in pages:
-        lines += [event_line(len(lines), session_id, e) for e in decode_events(rows)]
+        lines += [event_line(len(lines) + i, session_id, e) for i, e in enumerate(decode_events(rows))]
     return lines
+
+
+def renamed(lines: list[str], session_id: str) -> list[str]:
+    """An export block moved to another session id."""
+    out = []
+    for line in lines:
+        obj = json.loads(line)
+        obj["session_id"] = session_id
+        out.append(json.dumps(obj))
+    return out
 
 
 async def event_types(storage: Storage, session_id: str) -> list[str]:

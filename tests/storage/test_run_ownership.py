@@ -7,21 +7,21 @@ import pytest
 from claw_sessiond.errors import PreconditionError, Reason
 from claw_sessiond.model import InFlightCall
 from claw_sessiond.storage import Storage
-from tests.storage._support import append, assistant, event_types, history, result, snapshot, user
+from tests.storage._support import append, assistant, event_types, history, result, user
 
 
 async def test_a_call_of_a_live_run_is_in_flight_and_not_repaired(storage: Storage) -> None:
     run = storage.runs.register("s", 4242, "agent")
     await append(storage, "s", user("go"), assistant("a", "b"), run_id=run.run_id)
     await append(storage, "s", assistant("c"))  # appended without a run: interrupted as soon as it is open
-    before = await snapshot(storage, "s")
+    events_before = (await storage.figures()).events
 
     loaded = await storage.load("s", "/w", "t")
     assert [r.tool_call_id for r in loaded.repairs] == ["c"]
     assert loaded.in_flight == [InFlightCall("a", 2, run.run_id), InFlightCall("b", 2, run.run_id)]
     again = await storage.load("s", "/w", "t")
     assert again.repairs == [] and again.in_flight == loaded.in_flight
-    assert (await storage.figures()).events == before[1] + 1  # the one repair of "c", and nothing for a or b
+    assert (await storage.figures()).events == events_before + 1  # the one repair of "c", and nothing for a or b
     read_only = await storage.load("s", "/w", "t", repair=False)
     assert read_only.in_flight == loaded.in_flight
 

@@ -14,14 +14,7 @@ from typing import Any
 import pytest
 
 from claw_sessiond_client import SessionClient
-from tests.helpers.daemon import (  # noqa: F401  (FULL, ROOT, scale, health_status, run_python: for old imports)
-    FULL,
-    ROOT,
-    DaemonProcess,
-    health_status,
-    run_python,
-    scale,
-)
+from tests.helpers.daemon import FULL, DaemonProcess
 from tests.helpers.figures import (  # noqa: F401  (collect and print the robustness figures)
     pytest_configure,
     pytest_terminal_summary,

@@ -141,7 +141,8 @@ class ChangeListener(Protocol):
     """Told about changes, on the event loop, after they are durable."""
 
     def changed(self, session_ids: set[str]) -> None:
-        """A commit changed these sessions (only after the commit: never for a write that failed)."""
+        """A commit changed the history of these sessions (appends, repairs, clears, imports; not usage or
+        audit events, which no watcher follows); only after the commit, never for a write that failed."""
         ...
 
     def erased(self, session_id: str) -> None:

@@ -1,4 +1,7 @@
-"""The storage interface in-process on a real database file: runs, the change feed, figures, checks.
+"""The SQLite backend through the storage interface: figures' names, the configured limit, read-only, checks.
+
+Runs, the change feed and every other promise of the interface are pinned
+once for every backend by the contract suite (``tests/storage/test_*.py``).
 
 Everything here goes through ``claw_sessiond.storage`` (``open_storage``,
 ``Storage``, ``check_storage``), the way the daemon and the CLI use it; the
@@ -14,9 +17,7 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond.config import Config
-from claw_sessiond.errors import PreconditionError, Reason, SequenceConflictError, StorageUnavailableError
-from claw_sessiond.events import decode_events
-from claw_sessiond.export import event_line, header_line, parse_session
+from claw_sessiond.errors import PreconditionError, Reason, StorageUnavailableError
 from claw_sessiond.metrics import figure_fields
 from claw_sessiond.model import Message, ToolCall
 from claw_sessiond.storage import (
@@ -75,52 +76,6 @@ async def storage(config: Config) -> AsyncIterator[Storage]:
         yield opened
     finally:
         await opened.close()
-
-
-async def test_a_live_runs_calls_stay_in_flight_and_are_repaired_once_it_ends(storage: Storage) -> None:
-    run = storage.runs.register("s", 4242, "agent")
-    with pytest.raises(PreconditionError) as owned:
-        storage.runs.register("s", 1, "other")
-    assert owned.value.reason == Reason.RUN_ALREADY_OWNED
-    await storage.append(_job("s", Message("user", "go"), _calls("a", "b"), run_id=run.run_id))
-    await storage.append(_job("s", _calls("c")))  # no run: interrupted as soon as it is open
-
-    first = await storage.load("s", "/w", "t1")
-    assert [r.tool_call_id for r in first.repairs] == ["c"]
-    assert [(c.tool_call_id, c.run_id) for c in first.in_flight] == [("a", run.run_id), ("b", run.run_id)]
-    assert storage.runs.pid_of(run.run_id) == 4242
-
-    storage.runs.unregister(run.run_id)
-    assert run.ended.is_set() and not storage.runs.is_live(run.run_id)
-    second = await storage.load("s", "/w", "t2")
-    assert [(r.tool_call_id, r.position) for r in second.repairs] == [("a", 5), ("b", 6)]
-    assert second.in_flight == []
-    assert (await storage.load("s", "/w", "t3")).repairs == []  # repaired once
-
-
-async def test_the_change_feed_tells_commits_and_erasures(storage: Storage) -> None:
-    feed = _Feed()
-    storage.subscribe(feed)
-    await storage.append(_job("s1", Message("user", "hi")))
-    await storage.clear("s1", request_id="", expected_last_position=0, workdir="", trace_id="t")
-    with pytest.raises(SequenceConflictError):  # a refused write changes nothing and tells nothing
-        await storage.append(_job("s1", Message("user", "late"), expected=1))
-    assert feed.changes == [{"s1"}, {"s1"}]
-    assert feed.erasures == []
-
-    deleted = await storage.delete("s1")
-    assert deleted.events_deleted == 2
-    assert feed.erasures == ["s1"]
-
-    await storage.append(_job("s2", Message("user", "x")))
-    found = await storage.export_start("s2")
-    assert found is not None
-    header, cursor, max_id = found
-    lines = [header_line(header)]
-    async for rows in storage.export_pages(cursor, max_id):
-        lines += [event_line(i + 1, "s2", e) for i, e in enumerate(decode_events(rows))]
-    await storage.import_session(parse_session(lines), "replace")
-    assert feed.erasures == ["s1", "s2"]  # an import that replaces erases first
 
 
 async def test_figures_are_neutral_and_reported_under_the_names_of_before(storage: Storage) -> None:

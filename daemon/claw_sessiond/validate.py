@@ -344,8 +344,10 @@ def check_follow_start(after_event_id: int, last: int, *, max_last: int) -> None
         )
 
 
-#: A page token holds an RFC 3339 time and a session id (at most 256 bytes): base64 of that JSON is far shorter.
-_MAX_PAGE_TOKEN_CHARS: Final = 1024
+#: A page token holds an RFC 3339 time and a session id (at most 256 bytes). JSON escapes each
+#: non-ASCII byte to up to 6 characters and base64 adds a third: a real token stays under 2,200
+#: characters; 4,096 leaves room (1,024 refused tokens for long non-ASCII ids that ListSessions made).
+_MAX_PAGE_TOKEN_CHARS: Final = 4096
 
 
 def page_key(row: Any) -> tuple[str, str]:

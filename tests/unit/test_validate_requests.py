@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from claw_sessiond.errors import InvalidRequestError, Reason
+from claw_sessiond.ids import check_session_id
 from claw_sessiond.validate import (
     MAX_TRACE_ID_CHARS,
     check_clear_expected,
@@ -88,6 +89,16 @@ def test_a_page_token_decodes_to_the_key_of_the_row_it_was_made_from(updated_at:
     assert page_after(token) == page_key(row) == (updated_at, session_id)
 
 
+def test_the_token_of_the_longest_non_ascii_session_id_is_accepted() -> None:
+    """256 bytes of two-byte characters: the token is over 1,024 characters (once refused)."""
+    session_id = "é" * 128
+    check_session_id(session_id)
+    row = SimpleNamespace(updated_at="2026-12-03T10:04:37.784425Z", id=session_id)
+    token = page_token(row)
+    assert len(token) > 1024
+    assert page_after(token) == (row.updated_at, session_id)
+
+
 def _b64(value: object) -> str:
     return base64.urlsafe_b64encode(json.dumps(value).encode()).decode()
 
@@ -100,7 +111,7 @@ def _b64(value: object) -> str:
         _b64(["2026-01-01T00:00:00Z"]),
         _b64(["2026-01-01T00:00:00Z", 5]),
         _b64(["a", "b", "c"]),
-        _b64(["a", "b" * 2000]),  # longer than any token ListSessions makes
+        _b64(["a", "b" * 4000]),  # longer than any token ListSessions makes
     ],
 )
 def test_a_token_not_made_by_list_sessions_is_refused(token: str) -> None:

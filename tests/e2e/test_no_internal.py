@@ -458,7 +458,14 @@ def append_requests() -> st.SearchStrategy[pb.AppendRequest]:
 
 def _import_request(lines: list[str]) -> st.SearchStrategy[bytes]:
     value = st.one_of(
-        INT64, TEXT, st.none(), st.booleans(), st.just([]), st.just({}), st.floats(), JSON.map(lambda t: {"x": t})
+        INT64,
+        TEXT,
+        st.none(),
+        st.booleans(),
+        st.builds(list),
+        st.builds(dict),
+        st.floats(),
+        JSON.map(lambda t: {"x": t}),
     )
 
     @st.composite

@@ -40,6 +40,7 @@ __all__ = [
     "INTERRUPTED_CONTENT",
     "MESSAGE_EVENT_TYPES",
     "ROLE_OF_EVENT_TYPE",
+    "SESSION_EVENT_TYPES",
     "SYNTHETIC_INTERRUPTED",
     "USAGE_COUNT_KEYS",
     "EventRow",
@@ -63,9 +64,13 @@ EventType = Literal[
     "user_message",
     "assistant_message",
     "tool_result",
+    "other_entry",
     "repair",
     "clear",
+    "edit",
     "usage",
+    "state",
+    "session_settings",
     "permission_denial",
     "error",
 ]
@@ -75,17 +80,23 @@ EVENT_TYPE_OF_ROLE: Final[Mapping[str, str]] = {
     "user": "user_message",
     "assistant": "assistant_message",
     "tool": "tool_result",
+    "other": "other_entry",
 }
 #: The role in the payload of every event type that holds a message (a repair is a tool result).
 ROLE_OF_EVENT_TYPE: Final[Mapping[str, str]] = {**{t: r for r, t in EVENT_TYPE_OF_ROLE.items()}, "repair": "tool"}
 #: Event types whose payload is a message.
 MESSAGE_EVENT_TYPES: Final = frozenset(ROLE_OF_EVENT_TYPE)
 #: Event types that take a position in the session's history (Watch sends them).
-HISTORY_EVENT_TYPES: Final = frozenset(MESSAGE_EVENT_TYPES | {"clear"})
+#: An ``edit`` (EditTail) records the positions it removed: ``{"removed": [p, ...]}``.
+HISTORY_EVENT_TYPES: Final = frozenset(MESSAGE_EVENT_TYPES | {"clear", "edit"})
 #: Event types RecordEvent writes (no position).
 AUDIT_EVENT_TYPES: Final = frozenset({"permission_denial", "error"})
+#: Session-level events with no position: ``state`` (one StateDelta:
+#: ``{"scope", "delta"}``) and ``session_settings`` (labels / tool policy as
+#: set by CreateSession or UpdateSession: ``{"labels"?, "tool_policy"?}``).
+SESSION_EVENT_TYPES: Final = frozenset({"state", "session_settings"})
 #: Every event type the daemon writes.
-EVENT_TYPES: Final = frozenset(HISTORY_EVENT_TYPES | {"usage"} | AUDIT_EVENT_TYPES)
+EVENT_TYPES: Final = frozenset(HISTORY_EVENT_TYPES | {"usage"} | AUDIT_EVENT_TYPES | SESSION_EVENT_TYPES)
 #: Version of the event payload format; bumped when a payload changes shape.
 EVENT_SCHEMA_VERSION: Final = 1
 #: The payload of a clear.
@@ -111,17 +122,44 @@ EventRow = tuple[int, str, int | None, str, str, str, int, str]
 # ---------------------------------------------------------------- messages
 
 
+def _call_payload(call: ToolCall) -> dict[str, object]:
+    out: dict[str, object] = {"id": call.id, "name": call.name, "arguments": call.arguments}
+    if call.pending:
+        out["pending"] = True
+    if call.arguments_not_json:
+        out["arguments_not_json"] = True
+    return out
+
+
 def message_payload(msg: Message) -> dict[str, object]:
-    """The payload of a message: role, then content, tool calls, tool call id and name where set."""
+    """The payload of a message: role, then content, tool calls, tool call id and name where set.
+
+    Then, only where set (so a plain message is spelled exactly as before
+    they existed): ``client_id``, ``metadata`` (the caller's JSON text, as a
+    string), ``usage``, ``cancelled``, ``orphan``, ``supersedes``. The
+    format tag and the item are not in the payload: they are stored beside it.
+    """
     payload: dict[str, object] = {"role": msg.role}
     if msg.content:
         payload["content"] = msg.content
     if msg.tool_calls:
-        payload["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in msg.tool_calls]
+        payload["tool_calls"] = [_call_payload(c) for c in msg.tool_calls]
     if msg.tool_call_id:
         payload["tool_call_id"] = msg.tool_call_id
     if msg.name:
         payload["name"] = msg.name
+    if msg.client_id:
+        payload["client_id"] = msg.client_id
+    if msg.metadata:
+        payload["metadata"] = msg.metadata
+    if msg.usage is not None:
+        payload["usage"] = usage_payload(msg.usage)
+    if msg.cancelled:
+        payload["cancelled"] = True
+    if msg.orphan:
+        payload["orphan"] = True
+    if msg.supersedes:
+        payload["supersedes"] = msg.supersedes
     return payload
 
 
@@ -130,19 +168,45 @@ def encode_message(msg: Message) -> str:
     return json.dumps(message_payload(msg), ensure_ascii=False)
 
 
-def message_from_payload(position: int, event_type: str, trace_id: str, ts: str, payload: str) -> Message:
-    """Rebuild a :class:`Message` from a stored history event (a message or a repair)."""
+def message_from_payload(
+    position: int,
+    event_type: str,
+    trace_id: str,
+    ts: str,
+    payload: str,
+    fmt: str | None = None,
+    item: bytes | None = None,
+) -> Message:
+    """Rebuild a :class:`Message` from a stored history event (a message or a repair) and its stored item."""
     data = json.loads(payload)
+    usage = data.get("usage")
     return Message(
         role=data["role"],
         content=data.get("content", ""),
-        tool_calls=tuple(ToolCall(c["id"], c.get("name", ""), c["arguments"]) for c in data.get("tool_calls", ())),
+        tool_calls=tuple(
+            ToolCall(
+                c["id"],
+                c.get("name", ""),
+                c["arguments"],
+                bool(c.get("pending", False)),
+                bool(c.get("arguments_not_json", False)),
+            )
+            for c in data.get("tool_calls", ())
+        ),
         tool_call_id=data.get("tool_call_id", ""),
         name=data.get("name", ""),
         synthetic_reason=data.get("synthetic", "") if event_type == "repair" else "",
         position=position,
         created_at=ts,
         trace_id=trace_id,
+        format=fmt or "",
+        item=item or b"",
+        client_id=data.get("client_id", ""),
+        metadata=data.get("metadata", ""),
+        usage=None if usage is None else usage_from_payload(usage),
+        cancelled=bool(data.get("cancelled", False)),
+        orphan=bool(data.get("orphan", False)),
+        supersedes=int(data.get("supersedes", 0)),
     )
 
 

@@ -36,7 +36,7 @@ __all__ = [
     "now_rfc3339",
 ]
 
-Role = Literal["system", "user", "assistant", "tool"]
+Role = Literal["system", "user", "assistant", "tool", "other"]
 #: What an import does with a session that is already stored: refuse, replace (erase it first) or merge.
 ImportMode = Literal["refuse", "replace", "merge"]
 
@@ -49,11 +49,17 @@ def now_rfc3339() -> str:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One tool invocation; ``arguments`` is normalised JSON text."""
+    """One tool invocation; ``arguments`` is JSON text (or free text when ``arguments_not_json``).
+
+    ``pending``: the call awaits something outside the run (approval, a long
+    tool) and is never repaired or dropped until answered.
+    """
 
     id: str
     name: str
     arguments: str
+    pending: bool = False
+    arguments_not_json: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +76,17 @@ class Message:
     position: int = 0
     created_at: str = ""
     trace_id: str = ""
+    format: str = ""
+    """Format tag of ``item`` (empty: no item)."""
+    item: bytes = b""
+    """The framework's own item, stored and returned byte for byte (a column, not in the payload)."""
+    client_id: str = ""
+    metadata: str = ""
+    """Per-entry metadata: JSON object text, kept exactly as given."""
+    usage: UsageDelta | None = None
+    cancelled: bool = False
+    orphan: bool = False
+    supersedes: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,8 +98,11 @@ def test_the_role_map_and_the_event_types_agree() -> None:
     for role, event_type in events.EVENT_TYPE_OF_ROLE.items():
         assert events.ROLE_OF_EVENT_TYPE[event_type] == role
     assert events.ROLE_OF_EVENT_TYPE["repair"] == "tool"
-    assert events.MESSAGE_EVENT_TYPES | {"clear"} == events.HISTORY_EVENT_TYPES
-    assert events.HISTORY_EVENT_TYPES | {"usage", "permission_denial", "error"} == events.EVENT_TYPES
+    assert events.MESSAGE_EVENT_TYPES | {"clear", "edit"} == events.HISTORY_EVENT_TYPES
+    assert (
+        events.HISTORY_EVENT_TYPES | {"usage", "permission_denial", "error", "state", "session_settings"}
+        == events.EVENT_TYPES
+    )
     assert "usage" not in events.HISTORY_EVENT_TYPES and "clear" not in events.MESSAGE_EVENT_TYPES
 
 

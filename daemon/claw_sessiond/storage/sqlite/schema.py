@@ -147,10 +147,50 @@ INSERT INTO message_fts(message_fts) VALUES ('rebuild');
 CREATE INDEX events_usage_ts ON events(ts) WHERE type = 'usage';
 """
 
+# v4: faithful history (issue 14). Each history event may carry the caller's
+# own item (``format`` tag + ``item`` bytes, kept byte for byte beside the JSON
+# payload) and a client id (unique in the visible history: checked in the write
+# transaction through ``events_client_id``). ``hidden_by`` is the position of
+# the event that took an entry out of the projection while the log keeps it:
+# an EditTail's ``edit`` event, or the real result that superseded a synthetic
+# repair. Tool calls record ``pending`` and their repair mode ('' means the
+# session's policy). Sessions gain a JSON state, labels (JSON, mirrored into
+# ``session_labels`` for exact-match listing), a default tool policy (JSON) and
+# their lineage; ``scope_states`` holds states shared by many sessions.
+_V4 = """
+ALTER TABLE events ADD COLUMN format TEXT;
+ALTER TABLE events ADD COLUMN item BLOB;
+ALTER TABLE events ADD COLUMN client_id TEXT;
+ALTER TABLE events ADD COLUMN hidden_by INTEGER;
+CREATE INDEX events_client_id ON events(session_id, client_id) WHERE client_id IS NOT NULL;
+CREATE INDEX events_session_ts ON events(session_id, ts) WHERE position IS NOT NULL;
+ALTER TABLE tool_calls ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tool_calls ADD COLUMN repair_mode TEXT NOT NULL DEFAULT '';
+ALTER TABLE tool_calls ADD COLUMN synthetic_position INTEGER;
+ALTER TABLE sessions ADD COLUMN state TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE sessions ADD COLUMN labels TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE sessions ADD COLUMN tool_policy TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE sessions ADD COLUMN forked_from TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN forked_at_position INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE session_labels (
+    session_id TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    PRIMARY KEY (session_id, key)
+) WITHOUT ROWID;
+CREATE INDEX session_labels_match ON session_labels(key, value, session_id);
+CREATE TABLE scope_states (
+    scope      TEXT PRIMARY KEY,
+    state      TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: Final[Sequence[Migration]] = (
     Migration(1, "initial event log", _V1),
     Migration(2, "session incarnation and request record time", _V2),
     Migration(3, "full-text search index of message content; usage time index", _V3),
+    Migration(4, "faithful history: items, client ids, edits, pending calls, session state and labels", _V4),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 

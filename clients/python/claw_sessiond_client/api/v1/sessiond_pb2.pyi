@@ -17,6 +17,14 @@ class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ROLE_USER: _ClassVar[Role]
     ROLE_ASSISTANT: _ClassVar[Role]
     ROLE_TOOL: _ClassVar[Role]
+    ROLE_OTHER: _ClassVar[Role]
+
+class RepairMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REPAIR_MODE_UNSPECIFIED: _ClassVar[RepairMode]
+    REPAIR_MODE_SYNTHESIZE: _ClassVar[RepairMode]
+    REPAIR_MODE_DROP: _ClassVar[RepairMode]
+    REPAIR_MODE_OFF: _ClassVar[RepairMode]
 
 class SyntheticReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -39,6 +47,11 @@ ROLE_SYSTEM: Role
 ROLE_USER: Role
 ROLE_ASSISTANT: Role
 ROLE_TOOL: Role
+ROLE_OTHER: Role
+REPAIR_MODE_UNSPECIFIED: RepairMode
+REPAIR_MODE_SYNTHESIZE: RepairMode
+REPAIR_MODE_DROP: RepairMode
+REPAIR_MODE_OFF: RepairMode
 SYNTHETIC_REASON_UNSPECIFIED: SyntheticReason
 SYNTHETIC_REASON_INTERRUPTED: SyntheticReason
 EVENT_KIND_UNSPECIFIED: EventKind
@@ -49,14 +62,48 @@ IMPORT_MODE_REPLACE: ImportMode
 IMPORT_MODE_MERGE: ImportMode
 
 class ToolCall(_message.Message):
-    __slots__ = ("id", "name", "arguments")
+    __slots__ = ("id", "name", "arguments", "pending", "arguments_not_json")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_NOT_JSON_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     arguments: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
+    pending: bool
+    arguments_not_json: bool
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ..., pending: _Optional[bool] = ..., arguments_not_json: _Optional[bool] = ...) -> None: ...
+
+class ToolPolicy(_message.Message):
+    __slots__ = ("repair", "allow_orphan_results", "allow_unparsed_calls")
+    REPAIR_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_ORPHAN_RESULTS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_UNPARSED_CALLS_FIELD_NUMBER: _ClassVar[int]
+    repair: RepairMode
+    allow_orphan_results: bool
+    allow_unparsed_calls: bool
+    def __init__(self, repair: _Optional[_Union[RepairMode, str]] = ..., allow_orphan_results: _Optional[bool] = ..., allow_unparsed_calls: _Optional[bool] = ...) -> None: ...
+
+class EntryUsage(_message.Message):
+    __slots__ = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros", "currency", "model", "pricing_version")
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_READ_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_WRITE_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COST_MICROS_FIELD_NUMBER: _ClassVar[int]
+    CURRENCY_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PRICING_VERSION_FIELD_NUMBER: _ClassVar[int]
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_micros: int
+    currency: str
+    model: str
+    pricing_version: str
+    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., cost_micros: _Optional[int] = ..., currency: _Optional[str] = ..., model: _Optional[str] = ..., pricing_version: _Optional[str] = ...) -> None: ...
 
 class Synthetic(_message.Message):
     __slots__ = ("reason",)
@@ -65,7 +112,7 @@ class Synthetic(_message.Message):
     def __init__(self, reason: _Optional[_Union[SyntheticReason, str]] = ...) -> None: ...
 
 class Message(_message.Message):
-    __slots__ = ("role", "content", "tool_calls", "tool_call_id", "name", "synthetic", "position", "created_at", "trace_id")
+    __slots__ = ("role", "content", "tool_calls", "tool_call_id", "name", "synthetic", "position", "created_at", "trace_id", "format", "item", "client_id", "metadata", "usage", "cancelled", "orphan", "supersedes")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
@@ -75,6 +122,14 @@ class Message(_message.Message):
     POSITION_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    ITEM_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    ORPHAN_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
     role: Role
     content: str
     tool_calls: _containers.RepeatedCompositeFieldContainer[ToolCall]
@@ -84,7 +139,15 @@ class Message(_message.Message):
     position: int
     created_at: _timestamp_pb2.Timestamp
     trace_id: str
-    def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., synthetic: _Optional[_Union[Synthetic, _Mapping]] = ..., position: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    format: str
+    item: bytes
+    client_id: str
+    metadata: str
+    usage: EntryUsage
+    cancelled: bool
+    orphan: bool
+    supersedes: int
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., synthetic: _Optional[_Union[Synthetic, _Mapping]] = ..., position: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trace_id: _Optional[str] = ..., format: _Optional[str] = ..., item: _Optional[bytes] = ..., client_id: _Optional[str] = ..., metadata: _Optional[str] = ..., usage: _Optional[_Union[EntryUsage, _Mapping]] = ..., cancelled: _Optional[bool] = ..., orphan: _Optional[bool] = ..., supersedes: _Optional[int] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros", "currency")
@@ -103,7 +166,14 @@ class Usage(_message.Message):
     def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., cost_micros: _Optional[int] = ..., currency: _Optional[str] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "workdir", "created_at", "updated_at", "usage", "last_position", "stored", "message_count")
+    __slots__ = ("id", "workdir", "created_at", "updated_at", "usage", "last_position", "stored", "message_count", "state", "labels", "tool_policy", "forked_from", "forked_at_position", "incarnation")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ID_FIELD_NUMBER: _ClassVar[int]
     WORKDIR_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +182,12 @@ class Session(_message.Message):
     LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
     STORED_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_POLICY_FIELD_NUMBER: _ClassVar[int]
+    FORKED_FROM_FIELD_NUMBER: _ClassVar[int]
+    FORKED_AT_POSITION_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
     id: str
     workdir: str
     created_at: _timestamp_pb2.Timestamp
@@ -120,7 +196,31 @@ class Session(_message.Message):
     last_position: int
     stored: bool
     message_count: int
-    def __init__(self, id: _Optional[str] = ..., workdir: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., last_position: _Optional[int] = ..., stored: _Optional[bool] = ..., message_count: _Optional[int] = ...) -> None: ...
+    state: str
+    labels: _containers.ScalarMap[str, str]
+    tool_policy: ToolPolicy
+    forked_from: str
+    forked_at_position: int
+    incarnation: str
+    def __init__(self, id: _Optional[str] = ..., workdir: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., last_position: _Optional[int] = ..., stored: _Optional[bool] = ..., message_count: _Optional[int] = ..., state: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., tool_policy: _Optional[_Union[ToolPolicy, _Mapping]] = ..., forked_from: _Optional[str] = ..., forked_at_position: _Optional[int] = ..., incarnation: _Optional[str] = ...) -> None: ...
+
+class StateDelta(_message.Message):
+    __slots__ = ("scope", "delta")
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    scope: str
+    delta: str
+    def __init__(self, scope: _Optional[str] = ..., delta: _Optional[str] = ...) -> None: ...
+
+class ScopeState(_message.Message):
+    __slots__ = ("scope", "state", "updated_at")
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    scope: str
+    state: str
+    updated_at: _timestamp_pb2.Timestamp
+    def __init__(self, scope: _Optional[str] = ..., state: _Optional[str] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Repair(_message.Message):
     __slots__ = ("tool_call_id", "assistant_position", "position")
@@ -145,35 +245,49 @@ class InFlightCall(_message.Message):
     def __init__(self, tool_call_id: _Optional[str] = ..., assistant_position: _Optional[int] = ..., run_id: _Optional[str] = ..., owner_pid: _Optional[int] = ...) -> None: ...
 
 class LoadRequest(_message.Message):
-    __slots__ = ("session_id", "workdir", "trace_id", "no_repair")
+    __slots__ = ("session_id", "workdir", "trace_id", "no_repair", "last", "after_position", "after_time", "scopes")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     WORKDIR_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     NO_REPAIR_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    AFTER_POSITION_FIELD_NUMBER: _ClassVar[int]
+    AFTER_TIME_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     workdir: str
     trace_id: str
     no_repair: bool
-    def __init__(self, session_id: _Optional[str] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ..., no_repair: _Optional[bool] = ...) -> None: ...
+    last: int
+    after_position: int
+    after_time: _timestamp_pb2.Timestamp
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_id: _Optional[str] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ..., no_repair: _Optional[bool] = ..., last: _Optional[int] = ..., after_position: _Optional[int] = ..., after_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scopes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LoadResponse(_message.Message):
-    __slots__ = ("session", "repairs", "in_flight", "messages", "done", "trace_id")
+    __slots__ = ("session", "repairs", "in_flight", "messages", "done", "trace_id", "complete", "start_position", "scope_states")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     REPAIRS_FIELD_NUMBER: _ClassVar[int]
     IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     DONE_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    START_POSITION_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_STATES_FIELD_NUMBER: _ClassVar[int]
     session: Session
     repairs: _containers.RepeatedCompositeFieldContainer[Repair]
     in_flight: _containers.RepeatedCompositeFieldContainer[InFlightCall]
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     done: bool
     trace_id: str
-    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., repairs: _Optional[_Iterable[_Union[Repair, _Mapping]]] = ..., in_flight: _Optional[_Iterable[_Union[InFlightCall, _Mapping]]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., done: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    complete: bool
+    start_position: int
+    scope_states: _containers.RepeatedCompositeFieldContainer[ScopeState]
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., repairs: _Optional[_Iterable[_Union[Repair, _Mapping]]] = ..., in_flight: _Optional[_Iterable[_Union[InFlightCall, _Mapping]]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., done: _Optional[bool] = ..., trace_id: _Optional[str] = ..., complete: _Optional[bool] = ..., start_position: _Optional[int] = ..., scope_states: _Optional[_Iterable[_Union[ScopeState, _Mapping]]] = ...) -> None: ...
 
 class AppendRequest(_message.Message):
-    __slots__ = ("session_id", "messages", "expected_last_position", "request_id", "workdir", "run_id", "trace_id")
+    __slots__ = ("session_id", "messages", "expected_last_position", "request_id", "workdir", "run_id", "trace_id", "tool_policy", "state_deltas")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
@@ -181,6 +295,8 @@ class AppendRequest(_message.Message):
     WORKDIR_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_POLICY_FIELD_NUMBER: _ClassVar[int]
+    STATE_DELTAS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     expected_last_position: int
@@ -188,7 +304,9 @@ class AppendRequest(_message.Message):
     workdir: str
     run_id: str
     trace_id: str
-    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., expected_last_position: _Optional[int] = ..., request_id: _Optional[str] = ..., workdir: _Optional[str] = ..., run_id: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    tool_policy: ToolPolicy
+    state_deltas: _containers.RepeatedCompositeFieldContainer[StateDelta]
+    def __init__(self, session_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., expected_last_position: _Optional[int] = ..., request_id: _Optional[str] = ..., workdir: _Optional[str] = ..., run_id: _Optional[str] = ..., trace_id: _Optional[str] = ..., tool_policy: _Optional[_Union[ToolPolicy, _Mapping]] = ..., state_deltas: _Optional[_Iterable[_Union[StateDelta, _Mapping]]] = ...) -> None: ...
 
 class AppendResponse(_message.Message):
     __slots__ = ("first_position", "last_position", "replayed", "trace_id", "created_at")
@@ -282,28 +400,34 @@ class RecordUsageResponse(_message.Message):
     def __init__(self, usage: _Optional[_Union[Usage, _Mapping]] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class ClearRequest(_message.Message):
-    __slots__ = ("session_id", "request_id", "expected_last_position", "workdir", "trace_id")
+    __slots__ = ("session_id", "request_id", "expected_last_position", "workdir", "trace_id", "erase")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
     WORKDIR_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    ERASE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     request_id: str
     expected_last_position: int
     workdir: str
     trace_id: str
-    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., expected_last_position: _Optional[int] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    erase: bool
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., expected_last_position: _Optional[int] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ..., erase: _Optional[bool] = ...) -> None: ...
 
 class ClearResponse(_message.Message):
-    __slots__ = ("position", "replayed", "trace_id")
+    __slots__ = ("position", "replayed", "trace_id", "events_erased", "erasure_pending")
     POSITION_FIELD_NUMBER: _ClassVar[int]
     REPLAYED_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_ERASED_FIELD_NUMBER: _ClassVar[int]
+    ERASURE_PENDING_FIELD_NUMBER: _ClassVar[int]
     position: int
     replayed: bool
     trace_id: str
-    def __init__(self, position: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    events_erased: int
+    erasure_pending: bool
+    def __init__(self, position: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ..., events_erased: _Optional[int] = ..., erasure_pending: _Optional[bool] = ...) -> None: ...
 
 class RecordEventRequest(_message.Message):
     __slots__ = ("session_id", "kind", "payload", "request_id", "trace_id")
@@ -357,43 +481,73 @@ class WatchRequest(_message.Message):
     incarnation: str
     def __init__(self, session_id: _Optional[str] = ..., after_position: _Optional[int] = ..., incarnation: _Optional[str] = ...) -> None: ...
 
+class TailEdit(_message.Message):
+    __slots__ = ("removed_positions",)
+    REMOVED_POSITIONS_FIELD_NUMBER: _ClassVar[int]
+    removed_positions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, removed_positions: _Optional[_Iterable[int]] = ...) -> None: ...
+
 class WatchResponse(_message.Message):
-    __slots__ = ("message", "position", "cleared", "incarnation")
+    __slots__ = ("message", "position", "cleared", "incarnation", "edit", "erased")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     CLEARED_FIELD_NUMBER: _ClassVar[int]
     INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    EDIT_FIELD_NUMBER: _ClassVar[int]
+    ERASED_FIELD_NUMBER: _ClassVar[int]
     message: Message
     position: int
     cleared: bool
     incarnation: str
-    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ..., position: _Optional[int] = ..., cleared: _Optional[bool] = ..., incarnation: _Optional[str] = ...) -> None: ...
+    edit: TailEdit
+    erased: bool
+    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ..., position: _Optional[int] = ..., cleared: _Optional[bool] = ..., incarnation: _Optional[str] = ..., edit: _Optional[_Union[TailEdit, _Mapping]] = ..., erased: _Optional[bool] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
-    __slots__ = ("id_contains", "limit", "page_token")
+    __slots__ = ("id_contains", "limit", "page_token", "labels")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ID_CONTAINS_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
     id_contains: str
     limit: int
     page_token: str
-    def __init__(self, id_contains: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    labels: _containers.ScalarMap[str, str]
+    def __init__(self, id_contains: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class SessionSummary(_message.Message):
-    __slots__ = ("id", "message_count", "usage", "updated_at", "workdir", "last_position")
+    __slots__ = ("id", "message_count", "usage", "updated_at", "workdir", "last_position", "labels", "created_at")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     WORKDIR_FIELD_NUMBER: _ClassVar[int]
     LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     id: str
     message_count: int
     usage: Usage
     updated_at: _timestamp_pb2.Timestamp
     workdir: str
     last_position: int
-    def __init__(self, id: _Optional[str] = ..., message_count: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workdir: _Optional[str] = ..., last_position: _Optional[int] = ...) -> None: ...
+    labels: _containers.ScalarMap[str, str]
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., message_count: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., workdir: _Optional[str] = ..., last_position: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListSessionsResponse(_message.Message):
     __slots__ = ("sessions", "next_page_token", "total")
@@ -624,20 +778,24 @@ class WatchAllRequest(_message.Message):
     def __init__(self, after_event_id: _Optional[int] = ..., last: _Optional[int] = ..., resume: _Optional[bool] = ...) -> None: ...
 
 class WatchAllResponse(_message.Message):
-    __slots__ = ("event_id", "session_id", "position", "message", "cleared", "started")
+    __slots__ = ("event_id", "session_id", "position", "message", "cleared", "started", "edit", "erased")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     CLEARED_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
+    EDIT_FIELD_NUMBER: _ClassVar[int]
+    ERASED_FIELD_NUMBER: _ClassVar[int]
     event_id: int
     session_id: str
     position: int
     message: Message
     cleared: bool
     started: bool
-    def __init__(self, event_id: _Optional[int] = ..., session_id: _Optional[str] = ..., position: _Optional[int] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., cleared: _Optional[bool] = ..., started: _Optional[bool] = ...) -> None: ...
+    edit: TailEdit
+    erased: bool
+    def __init__(self, event_id: _Optional[int] = ..., session_id: _Optional[str] = ..., position: _Optional[int] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., cleared: _Optional[bool] = ..., started: _Optional[bool] = ..., edit: _Optional[_Union[TailEdit, _Mapping]] = ..., erased: _Optional[bool] = ...) -> None: ...
 
 class GetUsageReportRequest(_message.Message):
     __slots__ = ("since", "until", "by_session")
@@ -672,3 +830,166 @@ class UsageReportRow(_message.Message):
     session_id: str
     events: int
     def __init__(self, day: _Optional[str] = ..., model: _Optional[str] = ..., pricing_version: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., session_id: _Optional[str] = ..., events: _Optional[int] = ...) -> None: ...
+
+class EditTailRequest(_message.Message):
+    __slots__ = ("session_id", "remove_last", "after_position", "replacements", "expected_last_position", "request_id", "workdir", "run_id", "trace_id", "tool_policy", "discard_pending")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_LAST_FIELD_NUMBER: _ClassVar[int]
+    AFTER_POSITION_FIELD_NUMBER: _ClassVar[int]
+    REPLACEMENTS_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKDIR_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_POLICY_FIELD_NUMBER: _ClassVar[int]
+    DISCARD_PENDING_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    remove_last: int
+    after_position: int
+    replacements: _containers.RepeatedCompositeFieldContainer[Message]
+    expected_last_position: int
+    request_id: str
+    workdir: str
+    run_id: str
+    trace_id: str
+    tool_policy: ToolPolicy
+    discard_pending: bool
+    def __init__(self, session_id: _Optional[str] = ..., remove_last: _Optional[int] = ..., after_position: _Optional[int] = ..., replacements: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., expected_last_position: _Optional[int] = ..., request_id: _Optional[str] = ..., workdir: _Optional[str] = ..., run_id: _Optional[str] = ..., trace_id: _Optional[str] = ..., tool_policy: _Optional[_Union[ToolPolicy, _Mapping]] = ..., discard_pending: _Optional[bool] = ...) -> None: ...
+
+class EditTailResponse(_message.Message):
+    __slots__ = ("removed", "edit_position", "first_position", "last_position", "replayed", "trace_id")
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    EDIT_POSITION_FIELD_NUMBER: _ClassVar[int]
+    FIRST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    removed: _containers.RepeatedCompositeFieldContainer[Message]
+    edit_position: int
+    first_position: int
+    last_position: int
+    replayed: bool
+    trace_id: str
+    def __init__(self, removed: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., edit_position: _Optional[int] = ..., first_position: _Optional[int] = ..., last_position: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class CreateSessionRequest(_message.Message):
+    __slots__ = ("session_id", "workdir", "state", "labels", "tool_policy", "request_id", "trace_id")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKDIR_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_POLICY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    workdir: str
+    state: str
+    labels: _containers.ScalarMap[str, str]
+    tool_policy: ToolPolicy
+    request_id: str
+    trace_id: str
+    def __init__(self, session_id: _Optional[str] = ..., workdir: _Optional[str] = ..., state: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., tool_policy: _Optional[_Union[ToolPolicy, _Mapping]] = ..., request_id: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class CreateSessionResponse(_message.Message):
+    __slots__ = ("session", "replayed", "trace_id")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    replayed: bool
+    trace_id: str
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class ForkSessionRequest(_message.Message):
+    __slots__ = ("source_session_id", "session_id", "up_to_position", "workdir", "labels", "request_id", "trace_id")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SOURCE_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    UP_TO_POSITION_FIELD_NUMBER: _ClassVar[int]
+    WORKDIR_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    source_session_id: str
+    session_id: str
+    up_to_position: int
+    workdir: str
+    labels: _containers.ScalarMap[str, str]
+    request_id: str
+    trace_id: str
+    def __init__(self, source_session_id: _Optional[str] = ..., session_id: _Optional[str] = ..., up_to_position: _Optional[int] = ..., workdir: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., request_id: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class ForkSessionResponse(_message.Message):
+    __slots__ = ("session", "entries_copied", "replayed", "trace_id")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_COPIED_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    entries_copied: int
+    replayed: bool
+    trace_id: str
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., entries_copied: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class UpdateSessionRequest(_message.Message):
+    __slots__ = ("session_id", "state_deltas", "set_labels", "remove_labels", "tool_policy", "expected_last_position", "request_id", "trace_id")
+    class SetLabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_DELTAS_FIELD_NUMBER: _ClassVar[int]
+    SET_LABELS_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_LABELS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_POLICY_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    state_deltas: _containers.RepeatedCompositeFieldContainer[StateDelta]
+    set_labels: _containers.ScalarMap[str, str]
+    remove_labels: _containers.RepeatedScalarFieldContainer[str]
+    tool_policy: ToolPolicy
+    expected_last_position: int
+    request_id: str
+    trace_id: str
+    def __init__(self, session_id: _Optional[str] = ..., state_deltas: _Optional[_Iterable[_Union[StateDelta, _Mapping]]] = ..., set_labels: _Optional[_Mapping[str, str]] = ..., remove_labels: _Optional[_Iterable[str]] = ..., tool_policy: _Optional[_Union[ToolPolicy, _Mapping]] = ..., expected_last_position: _Optional[int] = ..., request_id: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class UpdateSessionResponse(_message.Message):
+    __slots__ = ("session", "replayed", "trace_id")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    replayed: bool
+    trace_id: str
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class GetScopeStatesRequest(_message.Message):
+    __slots__ = ("scopes",)
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, scopes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetScopeStatesResponse(_message.Message):
+    __slots__ = ("states",)
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    states: _containers.RepeatedCompositeFieldContainer[ScopeState]
+    def __init__(self, states: _Optional[_Iterable[_Union[ScopeState, _Mapping]]] = ...) -> None: ...

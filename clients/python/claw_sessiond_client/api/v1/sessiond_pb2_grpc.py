@@ -126,6 +126,31 @@ class SessionServiceStub:
                 request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportRequest.SerializeToString,
                 response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportResponse.FromString,
                 _registered_method=True)
+        self.EditTail = channel.unary_unary(
+                '/claw.sessiond.v1.SessionService/EditTail',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailResponse.FromString,
+                _registered_method=True)
+        self.CreateSession = channel.unary_unary(
+                '/claw.sessiond.v1.SessionService/CreateSession',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.CreateSessionRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.CreateSessionResponse.FromString,
+                _registered_method=True)
+        self.ForkSession = channel.unary_unary(
+                '/claw.sessiond.v1.SessionService/ForkSession',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.ForkSessionRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.ForkSessionResponse.FromString,
+                _registered_method=True)
+        self.UpdateSession = channel.unary_unary(
+                '/claw.sessiond.v1.SessionService/UpdateSession',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.UpdateSessionRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.UpdateSessionResponse.FromString,
+                _registered_method=True)
+        self.GetScopeStates = channel.unary_unary(
+                '/claw.sessiond.v1.SessionService/GetScopeStates',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -284,6 +309,50 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def EditTail(self, request, context):
+        """Edits the end of the history atomically: removes the last entries (or
+        every entry after a position) and appends replacements in their place, all
+        or nothing, only if the last position is still `expected_last_position`
+        (ABORTED otherwise). The removed entries stay in the log (hidden from the
+        projection; an `edit` event records which), and come back in the reply.
+        Costs O(entries touched), not O(history).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateSession(self, request, context):
+        """Creates an empty session with initial state, labels and tool policy;
+        ALREADY_EXISTS if the id is stored (exclusive create).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForkSession(self, request, context):
+        """Creates a new session whose history starts as a copy of another's visible
+        history up to a position (its state and labels too); the new session
+        records where it came from (`Session.forked_from`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateSession(self, request, context):
+        """Changes a session's state (by a delta), shared scope states, labels or
+        tool policy, atomically, with optimistic concurrency and a request id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetScopeStates(self, request, context):
+        """Reads shared scope states (see StateDelta.scope) without a session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -376,6 +445,31 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.GetUsageReport,
                     request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportRequest.FromString,
                     response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportResponse.SerializeToString,
+            ),
+            'EditTail': grpc.unary_unary_rpc_method_handler(
+                    servicer.EditTail,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailResponse.SerializeToString,
+            ),
+            'CreateSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSession,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.CreateSessionRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.CreateSessionResponse.SerializeToString,
+            ),
+            'ForkSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForkSession,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.ForkSessionRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.ForkSessionResponse.SerializeToString,
+            ),
+            'UpdateSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateSession,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.UpdateSessionRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.UpdateSessionResponse.SerializeToString,
+            ),
+            'GetScopeStates': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetScopeStates,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -866,6 +960,141 @@ class SessionService:
             '/claw.sessiond.v1.SessionService/GetUsageReport',
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportRequest.SerializeToString,
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetUsageReportResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EditTail(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/EditTail',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/CreateSession',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.CreateSessionRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.CreateSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForkSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/ForkSession',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.ForkSessionRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.ForkSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/UpdateSession',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.UpdateSessionRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.UpdateSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetScopeStates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/GetScopeStates',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -52,7 +52,7 @@ from ._responses import (
     summaries_of,
     usage_report_of,
 )
-from ._runs import WatchCursor, attach_request, run_of
+from ._runs import END_RUN_TIMEOUT_S, WatchCursor, attach_request, end_run_request, ping_task, run_of
 from ._status import error_from_rpc
 from ._types import (
     AppendResult,
@@ -383,13 +383,13 @@ class AsyncSessionClient(ClientCore):
         return results
 
     @contextlib.asynccontextmanager
-    async def attach(self, session_id: str, label: str = "") -> AsyncIterator[Run]:
+    async def attach(self, session_id: str, label: str = "", *, ping_timeout_s: int = 0) -> AsyncIterator[Run]:
         """Hold run ownership of ``session_id`` for an ``async with`` block (see :meth:`SessionClient.attach`).
 
         Raises:
             PreconditionError: reason ``RUN_ALREADY_OWNED``: another live run owns the session.
         """
-        request = attach_request(session_id, label)
+        request = attach_request(session_id, label, ping_timeout_s)
 
         async def start() -> tuple[Any, Run]:
             call = self._stub.Attach(request)  # no deadline: the stream lives as long as the run
@@ -402,11 +402,22 @@ class AsyncSessionClient(ClientCore):
 
         call, run = await self._call(start)
         call.add_done_callback(lambda _call: run.end())
+        pinger = asyncio.ensure_future(ping_task(self._stub, run))
         try:
             yield run
         finally:
+            pinger.cancel()
+            if run.alive and not self._closed:
+                with contextlib.suppress(grpc.RpcError, ValueError, grpc.aio.UsageError):
+                    await self._stub.EndRun(end_run_request(run.run_id), timeout=END_RUN_TIMEOUT_S)
             call.cancel()
             run.end()
+
+    async def end_run(self, run_id: str) -> bool:
+        """End a run and return once it is no longer live (see :meth:`SessionClient.end_run`)."""
+        request = end_run_request(run_id)
+        reply = await self._call(lambda: self._stub.EndRun(request, timeout=self.timeout_s))
+        return bool(reply.was_live)
 
     async def _follow(self, start: Callable[[], Any], cursor: Any, name: str) -> AsyncGenerator[Any, None]:
         """Run a following stream (Watch, WatchAll); see :meth:`SessionClient._follow`."""

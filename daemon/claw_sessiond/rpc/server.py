@@ -69,12 +69,16 @@ def server_options(cfg: Config, *, tcp: bool = False) -> list[tuple[str, Any]]:
     ``grpc.keepalive_timeout_ms`` alone (measured), so both are set.
     """
     half_ms = max(1000, cfg.lease_s * 1000 // 2)
-    keepalive_ms = half_ms if tcp else NO_KEEPALIVE_MS
+    # On the Unix socket no ping may ever time out: grpc also sends pings of its own (flow-control
+    # "BDP" probes after data arrives), and an unanswered one closes the connection after
+    # grpc.http2.ping_timeout_ms (default 60 s; measured: a client stopped right after an append
+    # lost its connection when this was 1 s).
+    ping_ms = half_ms if tcp else NO_KEEPALIVE_MS
     return [
         ("grpc.max_receive_message_length", cfg.max_request_bytes),
-        ("grpc.keepalive_time_ms", keepalive_ms),
-        ("grpc.keepalive_timeout_ms", half_ms),
-        ("grpc.http2.ping_timeout_ms", half_ms),
+        ("grpc.keepalive_time_ms", ping_ms),
+        ("grpc.keepalive_timeout_ms", ping_ms),
+        ("grpc.http2.ping_timeout_ms", ping_ms),
         ("grpc.keepalive_permit_without_calls", 1 if tcp else 0),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.http2.min_ping_interval_without_data_ms", 1000),

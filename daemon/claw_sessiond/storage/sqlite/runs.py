@@ -74,9 +74,7 @@ class InMemoryRuns:
                 run_id=owner.run_id,
                 pid=owner.pid,
             )
-        run = Run(
-            uuid.uuid4().hex, session_id, pid, label, process_start=process_start, ping_timeout_s=ping_timeout_s
-        )
+        run = Run(uuid.uuid4().hex, session_id, pid, label, process_start=process_start, ping_timeout_s=ping_timeout_s)
         self._runs[run.run_id] = run
         self._by_session[session_id] = run.run_id
         _log.info(

@@ -124,13 +124,26 @@ class AsyncSessionClient(ClientCore):
         token: str | None = None,
     ) -> None:
         super().__init__(workspace, address, autostart, timeout_s, retry_window_s)
+        self._tokens = _auth.token_source(self.target, workspace, token)
         self._channel = grpc.aio.insecure_channel(
-            self.target,
-            options=CHANNEL_OPTIONS,
-            interceptors=_auth.aio_interceptors(_auth.token_source(self.target, workspace, token)),
+            self.target, options=CHANNEL_OPTIONS, interceptors=_auth.aio_interceptors(self._tokens)
         )
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._trusting: asyncio.Future[None] | None = None
+        self._retired: list[grpc.aio.Channel] = []
+
+    def _follow_endpoint(self) -> bool:
+        """Follow the endpoint file if the daemon moved (as :meth:`SessionClient._follow_endpoint`)."""
+        moved = self._moved_target()
+        if moved is None:
+            return False
+        self._retired.append(self._channel)
+        self.target = moved
+        self._channel = grpc.aio.insecure_channel(
+            moved, options=CHANNEL_OPTIONS, interceptors=_auth.aio_interceptors(self._tokens)
+        )
+        self._stub = pb_grpc.SessionServiceStub(self._channel)
+        return True
 
     # -- plumbing
 
@@ -144,6 +157,7 @@ class AsyncSessionClient(ClientCore):
         if self._verified:
             return
         if self._trusting is None or self._trusting.done():
+            self._follow_endpoint()
             self._trusting = asyncio.ensure_future(self._check_peer())
         await asyncio.shield(self._trusting)  # one caller cancelled must not cancel the others' check
         self._verified = True
@@ -184,6 +198,8 @@ class AsyncSessionClient(ClientCore):
         """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
         self._closed = True
         await self._channel.close(None)
+        for channel in self._retired:
+            await channel.close(None)
 
     async def __aenter__(self) -> AsyncSessionClient:
         return self
@@ -220,6 +236,8 @@ class AsyncSessionClient(ClientCore):
                 return
             except TimeoutError:
                 pass
+            if self._follow_endpoint():  # another client's daemon won the lock, and listens elsewhere
+                continue
             if wait.hopeless():
                 break
         raise self._autostart_failure()

@@ -122,9 +122,24 @@ class SessionClient(ClientCore):
         token: str | None = None,
     ) -> None:
         super().__init__(workspace, address, autostart, timeout_s, retry_window_s)
-        tokens = _auth.token_source(self.target, workspace, token)
-        self._channel = _auth.intercept(grpc.insecure_channel(self.target, options=CHANNEL_OPTIONS), tokens)
+        self._tokens = _auth.token_source(self.target, workspace, token)
+        self._channel = _auth.intercept(grpc.insecure_channel(self.target, options=CHANNEL_OPTIONS), self._tokens)
         self._stub = pb_grpc.SessionServiceStub(self._channel)
+        self._retired: list[grpc.Channel] = []
+
+    def _follow_endpoint(self) -> bool:
+        """Move to where the workspace's daemon listens now (``.claw/endpoint.json``), if it moved; True if so.
+
+        The old channel is closed with the client (a call still on it fails as the daemon did).
+        """
+        moved = self._moved_target()
+        if moved is None:
+            return False
+        self._retired.append(self._channel)
+        self.target = moved
+        self._channel = _auth.intercept(grpc.insecure_channel(moved, options=CHANNEL_OPTIONS), self._tokens)
+        self._stub = pb_grpc.SessionServiceStub(self._channel)
+        return True
 
     # -- plumbing
 
@@ -136,6 +151,7 @@ class SessionClient(ClientCore):
         """
         self._check_open()
         if not self._verified:
+            self._follow_endpoint()
             verify_peer(self.target, self._owner_workspace)
             if accepts_connections(self.target) and not health_ping(self._channel, self.target, CONNECT_TIMEOUT_S):
                 raise self._not_responding()
@@ -150,6 +166,8 @@ class SessionClient(ClientCore):
         """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
         self._closed = True
         self._channel.close()
+        for channel in self._retired:
+            channel.close()
 
     def __enter__(self) -> SessionClient:
         return self
@@ -191,6 +209,10 @@ class SessionClient(ClientCore):
                     return
                 except grpc.FutureTimeoutError:
                     pass
+                if self._follow_endpoint():  # another client's daemon won the lock, and listens elsewhere
+                    ready.cancel()
+                    ready = grpc.channel_ready_future(self._channel)
+                    continue
                 if wait.hopeless():
                     break
         finally:

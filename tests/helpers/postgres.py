@@ -181,3 +181,33 @@ def require_server() -> Path:
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
         pytest.fail("running as root needs setpriv (util-linux) to start PostgreSQL as the postgres user")
     return bin_dir
+
+
+class _Shared:
+    """One server per test process (an xdist worker), started at first use and stopped at the session's end."""
+
+    def __init__(self) -> None:
+        self._stack = contextlib.ExitStack()
+        self._server: Server | None = None
+        self._databases: dict[str, str] = {}
+
+    def server(self) -> Server:
+        if self._server is None:
+            self._server = self._stack.enter_context(throwaway_postgres(require_server()))
+        return self._server
+
+    def database_for(self, key: str) -> str:
+        """The URL of the database of ``key`` (a test folder): created at first use, the same one after."""
+        if key not in self._databases:
+            server = self.server()
+            self._databases[key] = server.create_database(f"t_{os.getpid()}_{len(self._databases)}")
+        return self._databases[key]
+
+    def stop(self) -> None:
+        self._stack.close()
+        self._server = None
+        self._databases.clear()
+
+
+#: The test process's server (``tests/conftest.py`` stops it at the end of the session).
+SHARED: Final = _Shared()

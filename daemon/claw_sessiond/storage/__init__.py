@@ -65,10 +65,18 @@ def settings_of(cfg: Config) -> SQLiteSettings:
 async def open_storage(cfg: Config) -> Storage:
     """Check, open and migrate the workspace's storage (``cfg.db_path``), ready for the daemon.
 
+    With a ``postgresql://`` database URL (``cfg.database_url``) the sessions live in that database
+    instead (``postgres/``, imported only then).
+
     Raises:
-        CorruptDatabaseError: the file is damaged or not ours (its bytes are not touched).
-        StorageError: it cannot be opened for writing (read-only file system, full disk, ...).
+        CorruptDatabaseError: the file (or schema) is damaged or not ours (its bytes are not touched).
+        StorageError: it cannot be opened for writing (read-only file system, full disk, unreachable
+            server, refused login, ...).
     """
+    if cfg.uses_postgres:
+        from .postgres.store import PostgresStorage  # asyncpg: the optional "postgres" extra
+
+        return await PostgresStorage.open(cfg.database_url, max_open_tool_calls=cfg.max_open_tool_calls)
     return await SQLiteStorage.open(cfg.db_path, settings_of(cfg), max_open_tool_calls=cfg.max_open_tool_calls)
 
 

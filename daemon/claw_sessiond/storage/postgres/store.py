@@ -1,0 +1,612 @@
+"""The PostgreSQL backend's facade: :class:`PostgresStorage`, one database shared by any number of daemons.
+
+Every write is one transaction on a pooled connection (asyncpg), whose
+first statement locks the session row (``tx.py``): the database, not the
+daemon, orders each session's writes. This daemon's own writes to one
+session also keep their submission order: each goes through a per-session
+FIFO lane (:class:`_Lanes`, entered before the first ``await``), and runs
+in a task of its own shielded from the caller's cancellation, so a
+transaction, once submitted, commits or rolls back whole whatever the RPC
+does. Reads run on pooled connections, in ``REPEATABLE READ READ ONLY``
+transactions where two statements need one snapshot (``reads.py``).
+asyncpg errors are translated once (``errors.py``). Connections set
+``synchronous_commit = on`` (a write is durable before its reply); at open
+the server must have ``fsync`` on and accept writes.
+
+What this backend does not do yet (docs/postgres.md, Status): runs across
+daemons (runs live in this daemon's memory, as on SQLite), and the change
+feed across daemons (LISTEN/NOTIFY): listeners hear of this daemon's
+commits only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+import urllib.parse
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import asyncpg
+
+from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
+from ...erasure import PendingErasures
+from ...errors import PreconditionError, Reason, SessionNotFoundError, StorageError, StorageUnavailableError
+from ...events import EventRow, fingerprint, message_from_payload
+from ...export import ExportHeader, ImportedSession
+from ...history import OpenCall, project
+from ...model import (
+    AppendJob,
+    AppendResult,
+    ClearResult,
+    DeleteResult,
+    EventResult,
+    HistoryCursor,
+    ImportMode,
+    LoadResult,
+    Message,
+    ModelUsage,
+    SessionSummary,
+    Usage,
+    UsageDelta,
+    UsageResult,
+)
+from ...queries import SearchFilter, SearchRow, UsageRow
+from ... import repair as repairing
+from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
+from ..sqlite.runs import InMemoryRuns
+from . import queries, reads, schema
+from .errors import map_pg_errors, safe_dsn
+from .repair_tx import import_in_tx, repair_in_tx
+from .tx import (
+    OPEN_CALLS_SQL,
+    SESSION_COLS,
+    append_in_tx,
+    clear_in_tx,
+    delete_in_tx,
+    lock_session_in_tx,
+    record_event_in_tx,
+    session_meta,
+    session_row,
+    usage_in_tx,
+)
+
+__all__ = ["PostgresSettings", "PostgresStorage", "describe_target"]
+
+_log = logging.getLogger("claw_sessiond.store")
+T = TypeVar("T")
+
+#: Connections of one daemon's pool (writes and reads share it).
+_POOL_MAX: Final = 10
+#: How long a connection attempt at open may take.
+_CONNECT_TIMEOUT_S: Final = 10.0
+#: Tables a delete touched, vacuumed after it (their dead tuples hold the erased content until then).
+_VACUUMED: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PostgresSettings:
+    """Settings of the PostgreSQL backend."""
+
+    lock_timeout_ms: int = 10_000
+    """How long a statement waits for a row lock (``lock_timeout``) before the write fails as unavailable."""
+    pool_max: int = _POOL_MAX
+    """Most connections this daemon opens."""
+
+
+def describe_target(dsn: str) -> str:
+    """``host:port/database as user`` of a URL, for start-up errors (never the password)."""
+    parts = urllib.parse.urlsplit(dsn)
+    query = dict(urllib.parse.parse_qsl(parts.query))
+    host = parts.hostname or query.get("host", "") or "localhost"
+    port = parts.port or query.get("port", "") or 5432
+    database = parts.path.lstrip("/") or query.get("dbname", "") or "(default)"
+    user = urllib.parse.unquote(parts.username or "") or query.get("user", "") or "(default)"
+    return f"{host}:{port}/{database} as {user}"
+
+
+class _Lanes:
+    """Per-session FIFO locks: this daemon's writes to one session run in submission order."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, session_id: str) -> AsyncIterator[None]:
+        lock, users = self._locks.get(session_id, (asyncio.Lock(), 0))
+        self._locks[session_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[session_id]
+            if users == 1:
+                del self._locks[session_id]
+            else:
+                self._locks[session_id] = (lock, users - 1)
+
+
+class PostgresStorage:
+    """Sessions in one PostgreSQL database. All methods are coroutines on the daemon's loop (unless noted)."""
+
+    def __init__(self, pool: Any, dsn: str, counters: StorageCounters, max_open_tool_calls: int) -> None:
+        self._pool = pool
+        self._where = safe_dsn(dsn)
+        self.counters = counters
+        self.runs = InMemoryRuns()
+        self.max_open_tool_calls = max_open_tool_calls
+        self.erasures = PendingErasures()
+        self.applied_migrations: list[str] = []
+        self._listeners: list[ChangeListener] = []
+        self._lanes = _Lanes()
+        self._written: dict[str, float] = {}
+        self._vacuum: asyncio.Task[None] | None = None
+        self._vacuum_again = False
+
+    # -- life cycle
+
+    @classmethod
+    async def open(
+        cls,
+        dsn: str,
+        settings: PostgresSettings | None = None,
+        *,
+        max_open_tool_calls: int = DEFAULT_MAX_OPEN_TOOL_CALLS,
+    ) -> PostgresStorage:
+        """Connect, check the server and migrate the schema.
+
+        Raises:
+            StorageUnavailableError: the server cannot be reached, refuses the login, is read-only or has
+                fsync off (the message names the host, port, database and user; never the password).
+            CorruptDatabaseError: the schema is not ours or newer than this code.
+        """
+        settings = settings or PostgresSettings()
+        target = describe_target(dsn)
+        server_settings = {
+            "search_path": schema.SCHEMA,
+            "synchronous_commit": "on",
+            "lock_timeout": str(settings.lock_timeout_ms),
+            "application_name": "claw-sessiond",
+        }
+        try:
+            conn = await asyncpg.connect(dsn, timeout=_CONNECT_TIMEOUT_S, server_settings=server_settings)
+        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
+            raise StorageUnavailableError(
+                f"PostgreSQL {target}: cannot connect: {_reason(exc)}", reason=Reason.STORAGE_UNAVAILABLE
+            ) from None
+        try:
+            async with map_pg_errors(target):
+                if await conn.fetchval("SHOW fsync") != "on":
+                    raise StorageUnavailableError(
+                        f"PostgreSQL {target}: fsync is off, so no write would be durable; refusing to start",
+                        reason=Reason.STORAGE_UNAVAILABLE,
+                    )
+                if await conn.fetchval("SELECT pg_is_in_recovery()"):
+                    raise StorageUnavailableError(
+                        f"PostgreSQL {target}: the server is a read-only standby; connect to the primary",
+                        reason=Reason.STORAGE_UNAVAILABLE,
+                    )
+                applied = await schema.migrate(conn)
+        finally:
+            await conn.close()
+        async with map_pg_errors(target):
+            pool = await asyncpg.create_pool(
+                dsn,
+                min_size=1,
+                max_size=settings.pool_max,
+                timeout=_CONNECT_TIMEOUT_S,
+                server_settings=server_settings,
+            )
+        store = cls(pool, dsn, StorageCounters(), max_open_tool_calls)
+        store.applied_migrations = applied
+        _log.info("event=storage_open backend=postgresql server=%s", target)
+        return store
+
+    async def close(self) -> None:
+        """Wait for a running vacuum, then close every connection."""
+        if self._vacuum is not None:
+            with contextlib.suppress(Exception):
+                await self._vacuum
+        await self._pool.close()
+
+    def subscribe(self, listener: ChangeListener) -> None:
+        """Tell ``listener`` about every later commit and erasure of this daemon."""
+        self._listeners.append(listener)
+
+    def _changed(self, session_ids: set[str]) -> None:
+        for listener in self._listeners:
+            listener.changed(session_ids)
+
+    def _erased(self, session_id: str) -> None:
+        for listener in self._listeners:
+            listener.erased(session_id)
+
+    # -- connections
+
+    @contextlib.asynccontextmanager
+    async def _reader(self) -> AsyncIterator[Any]:
+        async with map_pg_errors(self._where), self._pool.acquire() as conn:
+            yield conn
+
+    async def _write(self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False) -> T:
+        """Run ``fn`` in one transaction, in the session's lane, shielded from the caller's cancellation."""
+        return await asyncio.shield(asyncio.ensure_future(self._write_in_lane(session_id, fn, changed)))
+
+    async def _write_in_lane(self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool) -> T:
+        async with self._lanes.hold(session_id):
+            began = time.perf_counter()
+            committed = False
+            try:
+                async with self._reader() as conn, conn.transaction():
+                    result = await fn(conn)
+                committed = True
+            except StorageError:
+                self.counters.write_failures += 1
+                raise
+            finally:
+                self._observe(time.perf_counter() - began, committed)
+            if changed:
+                self._changed({session_id})
+            return result
+
+    def _observe(self, seconds: float, committed: bool) -> None:
+        if committed:
+            self.counters.commits += 1
+        for observer in self.counters.commit_observers:
+            try:
+                observer(1, seconds, committed)
+            except Exception:  # an observer never fails a write
+                _log.exception("event=commit_observer_failed")
+
+    # -- reads
+
+    async def load(self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True) -> LoadResult:
+        """Get-or-create read; interrupted calls (not those of live runs) are repaired in one transaction.
+
+        A read-only snapshot first: with nothing to repair (or ``repair`` False) nothing is written.
+        Otherwise the repair transaction locks the session row, plans again under the lock and writes,
+        so concurrent Loads repair each call once.
+        """
+        async with self._reader() as conn, reads.snapshot(conn):
+            row = session_row(
+                await conn.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1", session_id)
+            )
+            if row is None:
+                return LoadResult(session_meta(None, session_id, workdir), [])
+            calls = [OpenCall(r[0], int(r[1]), int(r[2]), r[3]) for r in await conn.fetch(OPEN_CALLS_SQL, session_id)]
+            to_repair, in_flight = repairing.plan_repair(calls, self.runs.is_live)
+            if not to_repair or not repair:
+                flights = repairing.flights(in_flight)
+                page = await reads.first_history_page(
+                    conn, session_id, row.clear_position, row.last_position, message_from_payload
+                )
+                if page is not None:
+                    return LoadResult(session_meta(row, session_id, workdir), project(page), [], flights)
+                cursor = HistoryCursor(
+                    session_id,
+                    row.created_at,
+                    row.clear_position,
+                    row.last_position,
+                    tuple(c.tool_call_id for c in in_flight),
+                )
+                return LoadResult(session_meta(row, session_id, workdir), [], [], flights, cursor)
+        result = await self._write(
+            session_id, lambda c: repair_in_tx(c, session_id, workdir, trace_id, self.runs.is_live), changed=True
+        )
+        self.counters.repairs += len(result.repairs)
+        if result.repairs:
+            _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
+        return result
+
+    def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
+        """The visible history of a Load's cursor, page by page (see ``reads.py``)."""
+        return reads.history_pages(self._reader, cursor, message_from_payload)
+
+    async def watch_batch(
+        self, session_id: str, after_position: int, limit: int
+    ) -> tuple[str | None, list[HistoryItem], bool]:
+        """The session's incarnation (None if not stored) and its history events after a position."""
+        incarnation, rows, more = await reads.watch_rows_after(self._reader, session_id, after_position, limit)
+        return incarnation, [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows], more
+
+    async def list_sessions(
+        self, id_contains: str, limit: int, after: tuple[str, str] | None = None
+    ) -> list[SessionSummary]:
+        """Sessions whose id contains ``id_contains`` (literal, ASCII case-insensitive), most recently updated
+        first, after the keyset cursor ``after``."""
+
+        def summary(values: Sequence[Any]) -> SessionSummary:
+            r = session_row(values)
+            assert r is not None
+            return SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage)
+
+        return await reads.scan_sessions(self._reader, _like(id_contains), limit, summary, SESSION_COLS, after)
+
+    async def count_sessions(self, id_contains: str) -> int:
+        """How many sessions :meth:`list_sessions` would list over all its pages."""
+        async with self._reader() as conn:
+            return int(
+                await conn.fetchval(
+                    "SELECT count(*) FROM sessions WHERE session_id ILIKE $1 ESCAPE '\\'", _like(id_contains)
+                )
+            )
+
+    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
+        """Session totals and the per-model breakdown.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+        """
+        async with self._reader() as conn, reads.snapshot(conn):
+            row = session_row(
+                await conn.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1", session_id)
+            )
+            if row is None:
+                raise SessionNotFoundError(f"session {session_id!r} is not stored", session_id=session_id)
+            rows = await conn.fetch(
+                "SELECT model, pricing_version, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
+                "cost_micros, currency FROM usage_by_model WHERE session_id = $1 ORDER BY model, pricing_version",
+                session_id,
+            )
+        return row.usage, [ModelUsage(r[0], r[1], Usage(*(int(v) for v in r[2:7]), r[7])) for r in rows]
+
+    async def session_ids(self) -> list[str]:
+        """Every stored session id, oldest first (the order of a full export)."""
+        async with self._reader() as conn:
+            rows = await conn.fetch("SELECT session_id FROM sessions ORDER BY created_at, session_id")
+        return [r[0] for r in rows]
+
+    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
+        """A session's export header, a cursor and the last event id to export (None if not stored)."""
+        async with self._reader() as conn, reads.snapshot(conn):
+            row = session_row(
+                await conn.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1", session_id)
+            )
+            if row is None:
+                return None
+            found = await conn.fetchrow(
+                "SELECT count(*), coalesce(max(event_id), 0) FROM events WHERE session_id = $1", session_id
+            )
+        header = ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, int(found[0]))
+        cursor = HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position)
+        return header, cursor, int(found[1])
+
+    def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
+        """Raw event rows of an export, page by page (decode with ``events.decode_events``)."""
+        return reads.export_pages(self._reader, cursor, max_event_id)
+
+    async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
+        """Full-text search (PostgreSQL text search; see ``queries.py`` for how it differs from FTS5)."""
+        async with self._reader() as conn:
+            return await queries.search(conn, match, filters, limit)
+
+    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
+        """Usage events grouped by day, model, pricing version and currency (and session)."""
+        async with self._reader() as conn:
+            return await queries.usage_report(conn, since, until, by_session=by_session)
+
+    async def follow_start(self, last: int) -> int:
+        """The event id a follow-all starts after."""
+        async with self._reader() as conn:
+            return await queries.follow_start(conn, last)
+
+    async def follow_batch(
+        self, after_event_id: int, limit: int
+    ) -> tuple[list[tuple[int, str, int, Message | None]], bool]:
+        """History events of every session after an event id, and whether more may follow."""
+        async with self._reader() as conn:
+            rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
+        out = [
+            (
+                int(r[0]),
+                str(r[1]),
+                int(r[2]),
+                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6]),
+            )
+            for r in rows
+        ]
+        return out, more
+
+    # -- writes
+
+    async def append(self, job: AppendJob) -> AppendResult:
+        """Append validated messages, all or none."""
+        self._touch(job.session_id)
+        limit = self.max_open_tool_calls
+        result = await self._write(job.session_id, lambda c: append_in_tx(c, job, limit), changed=True)
+        if not result.replayed:
+            self.counters.appends += 1
+            self.counters.messages_written += len(job.messages)
+        return result
+
+    async def record_usage(
+        self, session_id: str, delta: UsageDelta, *, request_id: str, workdir: str, trace_id: str
+    ) -> UsageResult:
+        """Add usage to the session's totals (creating the session if needed)."""
+        fp = fingerprint("usage", session_id, repr(delta))
+        self._touch(session_id)
+        return await self._write(
+            session_id, lambda c: usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id)
+        )
+
+    async def clear(
+        self, session_id: str, *, request_id: str, expected_last_position: int, workdir: str, trace_id: str
+    ) -> ClearResult:
+        """Record a clear: the visible history starts after it; usage is kept."""
+        fp = fingerprint("clear", session_id, expected_last_position)
+        self._touch(session_id)
+        return await self._write(
+            session_id,
+            lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+            changed=True,
+        )
+
+    async def record_event(
+        self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str
+    ) -> EventResult:
+        """Store an audit event (permission denial, error)."""
+        fp = fingerprint("event", session_id, event_type, payload)
+        self._touch(session_id)
+        return await self._write(
+            session_id, lambda c: record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
+        )
+
+    async def delete(self, session_id: str) -> DeleteResult:
+        """Erase a session's rows, then vacuum the tables it touched (erasure is logical on PostgreSQL:
+        docs/postgres.md). ``erasure_pending`` is always False: there is nothing more this daemon can do."""
+        count = await self._write(session_id, lambda c: delete_in_tx(c, session_id))
+        if count:
+            self.counters.sessions_deleted += 1
+            self._start_vacuum()
+        self._erased(session_id)
+        return DeleteResult(count, False)
+
+    async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
+        """Write an imported session, all or nothing, and rebuild its derived rows; returns events written."""
+        sid = session.header.session_id
+        written = await self._write(
+            sid, lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls), changed=mode != "replace"
+        )
+        if mode == "replace":
+            self._erased(sid)
+            self._start_vacuum()
+        return written
+
+    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        """Delete at most ``limit`` idempotency records written before the cutoff, oldest first."""
+
+        async def run(conn: Any) -> int:
+            done = await conn.execute(
+                "DELETE FROM requests WHERE (session_id, request_id) IN (SELECT session_id, request_id FROM requests "
+                "WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
+                cutoff_rfc3339,
+                limit,
+            )
+            return int(done.split()[-1])
+
+        async with self._reader() as conn:
+            if await conn.fetchval("SELECT 1 FROM requests WHERE created_at < $1 LIMIT 1", cutoff_rfc3339) is None:
+                return 0
+        async with self._reader() as conn, conn.transaction():
+            removed = await run(conn)
+        self.counters.requests_pruned += removed
+        return removed
+
+    # -- retention
+
+    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
+        """Ids of sessions whose last change is older than the cutoff."""
+        async with self._reader() as conn:
+            rows = await conn.fetch(
+                "SELECT session_id FROM sessions WHERE updated_at < $1 ORDER BY updated_at", cutoff_rfc3339
+            )
+        return [r[0] for r in rows]
+
+    def _touch(self, session_id: str) -> None:
+        self._written[session_id] = time.monotonic()
+
+    def written_since_start(self, session_id: str) -> bool:
+        """True if the session was written since the daemon started (and not forgotten since)."""
+        return session_id in self._written
+
+    def forget_written_before(self, monotonic_s: float) -> int:
+        """Forget sessions last written before ``monotonic_s``; returns how many."""
+        old = [sid for sid, at in self._written.items() if at < monotonic_s]
+        for sid in old:
+            del self._written[sid]
+        return len(old)
+
+    async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
+        """Erase the session only if it is still older than the cutoff and not written since start."""
+
+        async def run(conn: Any) -> int:
+            if session_id in self._written:
+                return 0
+            row, _now = await lock_session_in_tx(conn, session_id)
+            if row is None or row.updated_at >= cutoff_rfc3339:
+                return 0
+            return await delete_in_tx(conn, session_id)
+
+        count = await self._write(session_id, run)
+        if count:
+            self.counters.sessions_deleted += 1
+            self._erased(session_id)
+            self._start_vacuum()
+        return count
+
+    # -- operations
+
+    async def checkpoint(self) -> bool:
+        """Nothing to finish on PostgreSQL (erasure is logical; vacuum runs after each delete): True."""
+        return True
+
+    async def backup(self) -> tuple[Path, CopyFigures]:
+        """Not offered on PostgreSQL: a backup of the database is the server's job (pg_dump, base backups).
+
+        Raises:
+            PreconditionError: always.
+        """
+        raise PreconditionError(
+            "Backup copies the SQLite file; with a PostgreSQL database use pg_dump or the server's backups",
+            reason=Reason.STORAGE_UNAVAILABLE,
+        )
+
+    async def figures(self) -> StorageFigures:
+        """Sessions, events, idempotency records, schema version and the bytes of the schema's tables."""
+        async with self._reader() as conn, reads.snapshot(conn):
+            sessions = int(await conn.fetchval("SELECT count(*) FROM sessions"))
+            events = int(await conn.fetchval("SELECT count(*) FROM events"))
+            request_records = int(await conn.fetchval("SELECT count(*) FROM requests"))
+            version = int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_migrations"))
+            stored = int(
+                await conn.fetchval(
+                    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class AS c "
+                    "JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'",
+                    schema.SCHEMA,
+                )
+            )
+        return StorageFigures(sessions, events, request_records, version, stored, 0)
+
+    def _start_vacuum(self) -> None:
+        """Vacuum the session tables in the background (one at a time; a request meanwhile runs once more)."""
+        if self._vacuum is not None and not self._vacuum.done():
+            self._vacuum_again = True
+            return
+        self._vacuum = asyncio.ensure_future(self._run_vacuum())
+
+    async def _run_vacuum(self) -> None:
+        while True:
+            self._vacuum_again = False
+            try:
+                async with self._reader() as conn:
+                    await conn.execute("VACUUM " + ", ".join(_VACUUMED))
+            except (StorageError, asyncpg.PostgresError) as exc:
+                _log.warning("event=vacuum_failed error=%s", exc)
+                return
+            if not self._vacuum_again:
+                return
+
+
+def _like(id_contains: str) -> str:
+    """An ILIKE pattern matching ``id_contains`` literally (``%``, ``_`` and ``\\`` match themselves)."""
+    return "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a connection failed, in words that never hold the password."""
+    if isinstance(exc, asyncpg.InvalidPasswordError):
+        return "password authentication failed (the password is not shown)"
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {_CONNECT_TIMEOUT_S:g}s"
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    if isinstance(exc, asyncpg.PostgresError):
+        return f"{type(exc).__name__} (SQLSTATE {getattr(exc, 'sqlstate', '')}): {getattr(exc, 'message', '')}"
+    return type(exc).__name__
+
+
+_: type[Storage] = PostgresStorage  # mypy proves that PostgresStorage is a Storage

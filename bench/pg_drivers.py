@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.helpers.postgres import find_bin_dir, throwaway_postgres  # noqa: E402
+from tests.helpers.postgres import find_bin_dir, throwaway_postgres
 
 _SETUP = (
     "CREATE TABLE s (sid text PRIMARY KEY, last bigint NOT NULL DEFAULT 0);"

@@ -223,7 +223,9 @@ class Config:
                 raise ConfigError(name, "must not be negative", getattr(self, name))
         if self.database_url and self.database_url != "sqlite:" and not self.uses_postgres:
             raise ConfigError(
-                "database", "must be a postgresql:// URL (or empty for the SQLite file)", self.database_url.split(":")[0]
+                "database",
+                "must be a postgresql:// URL (or empty for the SQLite file)",
+                self.database_url.split(":")[0],
             )
         if self.log_level not in ("debug", "info", "warning", "error"):
             raise ConfigError("log_level", "must be debug, info, warning or error", self.log_level)

@@ -84,8 +84,25 @@ class Server:
         """Run ``sql`` with ``psql`` (unaligned, tuples only) and return its output."""
         psql = self.data_dir.parent / "psql"
         out = subprocess.run(
-            [str(psql), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", str(self.socket_dir), "-p", str(PORT)]
-            + ["-U", ROLE, "-d", database, "-c", sql],
+            [
+                str(psql),
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                str(self.socket_dir),
+                "-p",
+                str(PORT),
+                "-U",
+                ROLE,
+                "-d",
+                database,
+                "-c",
+                sql,
+            ],
             check=True,
             capture_output=True,
             text=True,
@@ -118,8 +135,19 @@ def throwaway_postgres(bin_dir: Path) -> Iterator[Server]:
     try:
         _run(
             _as_server_user(
-                [str(bin_dir / "initdb"), "-D", str(data), "-U", ROLE, "--auth=trust", "-E", "UTF8"]
-                + ["--locale=C.UTF-8", "--no-sync", "--no-instructions"]
+                [
+                    str(bin_dir / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    ROLE,
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C.UTF-8",
+                    "--no-sync",
+                    "--no-instructions",
+                ]
             ),
             "initdb",
         )
@@ -129,8 +157,19 @@ def throwaway_postgres(bin_dir: Path) -> Iterator[Server]:
         )
         _run(
             _as_server_user(
-                [str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-t", str(int(_START_TIMEOUT_S))]
-                + ["-l", str(root / "server.log"), "-o", options, "start"]
+                [
+                    str(bin_dir / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-w",
+                    "-t",
+                    str(int(_START_TIMEOUT_S)),
+                    "-l",
+                    str(root / "server.log"),
+                    "-o",
+                    options,
+                    "start",
+                ]
             ),
             "pg_ctl start",
             log=root / "server.log",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import Config
+from ..errors import StorageUnavailableError
 from .base import (
     BACKUP_CHUNK_BYTES,
     ChangeListener,
@@ -74,7 +75,13 @@ async def open_storage(cfg: Config) -> Storage:
             server, refused login, ...).
     """
     if cfg.uses_postgres:
-        from .postgres.store import PostgresStorage  # asyncpg: the optional "postgres" extra
+        try:
+            from .postgres.store import PostgresStorage  # asyncpg: the optional "postgres" extra
+        except ImportError as exc:
+            raise StorageUnavailableError(
+                f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): "
+                "pip install 'claw-sessiond[postgres]'"
+            ) from exc
 
         return await PostgresStorage.open(cfg.database_url, max_open_tool_calls=cfg.max_open_tool_calls)
     return await SQLiteStorage.open(cfg.db_path, settings_of(cfg), max_open_tool_calls=cfg.max_open_tool_calls)

@@ -104,8 +104,15 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
         "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7)",
         [
-            (sid, None if e.position is None else e.position + offset, e.type, e.trace_id, e.ts, e.schema_version)
-            + (e.payload,)
+            (
+                sid,
+                None if e.position is None else e.position + offset,
+                e.type,
+                e.trace_id,
+                e.ts,
+                e.schema_version,
+                e.payload,
+            )
             for e in events
         ],
     )

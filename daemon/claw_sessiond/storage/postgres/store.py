@@ -23,19 +23,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import time
-import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import asyncpg
 
+from ... import repair as repairing
 from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from ...erasure import PendingErasures
-from ...errors import PreconditionError, Reason, SessionNotFoundError, StorageError, StorageUnavailableError
+from ...errors import PreconditionError, Reason, SessionNotFoundError, StorageError
 from ...events import EventRow, fingerprint, message_from_payload
 from ...export import ExportHeader, ImportedSession
 from ...history import OpenCall, project
@@ -56,10 +55,10 @@ from ...model import (
     UsageResult,
 )
 from ...queries import SearchFilter, SearchRow, UsageRow
-from ... import repair as repairing
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
 from ..sqlite.runs import InMemoryRuns
 from . import queries, reads, schema
+from .connect import Lanes, PostgresSettings, connect, describe_target
 from .errors import map_pg_errors, safe_dsn
 from .repair_tx import import_in_tx, repair_in_tx
 from .tx import (
@@ -75,59 +74,13 @@ from .tx import (
     usage_in_tx,
 )
 
-__all__ = ["PostgresSettings", "PostgresStorage", "describe_target"]
+__all__ = ["PostgresStorage"]
 
 _log = logging.getLogger("claw_sessiond.store")
 T = TypeVar("T")
 
-#: Connections of one daemon's pool (writes and reads share it).
-_POOL_MAX: Final = 10
-#: How long a connection attempt at open may take.
-_CONNECT_TIMEOUT_S: Final = 10.0
 #: Tables a delete touched, vacuumed after it (their dead tuples hold the erased content until then).
 _VACUUMED: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class PostgresSettings:
-    """Settings of the PostgreSQL backend."""
-
-    lock_timeout_ms: int = 10_000
-    """How long a statement waits for a row lock (``lock_timeout``) before the write fails as unavailable."""
-    pool_max: int = _POOL_MAX
-    """Most connections this daemon opens."""
-
-
-def describe_target(dsn: str) -> str:
-    """``host:port/database as user`` of a URL, for start-up errors (never the password)."""
-    parts = urllib.parse.urlsplit(dsn)
-    query = dict(urllib.parse.parse_qsl(parts.query))
-    host = parts.hostname or query.get("host", "") or "localhost"
-    port = parts.port or query.get("port", "") or 5432
-    database = parts.path.lstrip("/") or query.get("dbname", "") or "(default)"
-    user = urllib.parse.unquote(parts.username or "") or query.get("user", "") or "(default)"
-    return f"{host}:{port}/{database} as {user}"
-
-
-class _Lanes:
-    """Per-session FIFO locks: this daemon's writes to one session run in submission order."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
-
-    @contextlib.asynccontextmanager
-    async def hold(self, session_id: str) -> AsyncIterator[None]:
-        lock, users = self._locks.get(session_id, (asyncio.Lock(), 0))
-        self._locks[session_id] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[session_id]
-            if users == 1:
-                del self._locks[session_id]
-            else:
-                self._locks[session_id] = (lock, users - 1)
 
 
 class PostgresStorage:
@@ -142,7 +95,7 @@ class PostgresStorage:
         self.erasures = PendingErasures()
         self.applied_migrations: list[str] = []
         self._listeners: list[ChangeListener] = []
-        self._lanes = _Lanes()
+        self._lanes = Lanes()
         self._written: dict[str, float] = {}
         self._vacuum: asyncio.Task[None] | None = None
         self._vacuum_again = False
@@ -164,46 +117,10 @@ class PostgresStorage:
                 fsync off (the message names the host, port, database and user; never the password).
             CorruptDatabaseError: the schema is not ours or newer than this code.
         """
-        settings = settings or PostgresSettings()
-        target = describe_target(dsn)
-        server_settings = {
-            "search_path": schema.SCHEMA,
-            "synchronous_commit": "on",
-            "lock_timeout": str(settings.lock_timeout_ms),
-            "application_name": "claw-sessiond",
-        }
-        try:
-            conn = await asyncpg.connect(dsn, timeout=_CONNECT_TIMEOUT_S, server_settings=server_settings)
-        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
-            raise StorageUnavailableError(
-                f"PostgreSQL {target}: cannot connect: {_reason(exc)}", reason=Reason.STORAGE_UNAVAILABLE
-            ) from None
-        try:
-            async with map_pg_errors(target):
-                if await conn.fetchval("SHOW fsync") != "on":
-                    raise StorageUnavailableError(
-                        f"PostgreSQL {target}: fsync is off, so no write would be durable; refusing to start",
-                        reason=Reason.STORAGE_UNAVAILABLE,
-                    )
-                if await conn.fetchval("SELECT pg_is_in_recovery()"):
-                    raise StorageUnavailableError(
-                        f"PostgreSQL {target}: the server is a read-only standby; connect to the primary",
-                        reason=Reason.STORAGE_UNAVAILABLE,
-                    )
-                applied = await schema.migrate(conn)
-        finally:
-            await conn.close()
-        async with map_pg_errors(target):
-            pool = await asyncpg.create_pool(
-                dsn,
-                min_size=1,
-                max_size=settings.pool_max,
-                timeout=_CONNECT_TIMEOUT_S,
-                server_settings=server_settings,
-            )
+        pool, applied = await connect(dsn, settings or PostgresSettings())
         store = cls(pool, dsn, StorageCounters(), max_open_tool_calls)
         store.applied_migrations = applied
-        _log.info("event=storage_open backend=postgresql server=%s", target)
+        _log.info("event=storage_open backend=postgresql server=%s", describe_target(dsn))
         return store
 
     async def close(self) -> None:
@@ -352,7 +269,7 @@ class PostgresStorage:
                 "cost_micros, currency FROM usage_by_model WHERE session_id = $1 ORDER BY model, pricing_version",
                 session_id,
             )
-        return row.usage, [ModelUsage(r[0], r[1], Usage(*(int(v) for v in r[2:7]), r[7])) for r in rows]
+        return row.usage, [ModelUsage(r[0], r[1], Usage(r[2], r[3], r[4], r[5], r[6], r[7])) for r in rows]
 
     async def session_ids(self) -> list[str]:
         """Every stored session id, oldest first (the order of a full export)."""
@@ -594,19 +511,6 @@ class PostgresStorage:
 def _like(id_contains: str) -> str:
     """An ILIKE pattern matching ``id_contains`` literally (``%``, ``_`` and ``\\`` match themselves)."""
     return "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-def _reason(exc: BaseException) -> str:
-    """Why a connection failed, in words that never hold the password."""
-    if isinstance(exc, asyncpg.InvalidPasswordError):
-        return "password authentication failed (the password is not shown)"
-    if isinstance(exc, TimeoutError):
-        return f"no answer within {_CONNECT_TIMEOUT_S:g}s"
-    if isinstance(exc, OSError):
-        return exc.strerror or type(exc).__name__
-    if isinstance(exc, asyncpg.PostgresError):
-        return f"{type(exc).__name__} (SQLSTATE {getattr(exc, 'sqlstate', '')}): {getattr(exc, 'message', '')}"
-    return type(exc).__name__
 
 
 _: type[Storage] = PostgresStorage  # mypy proves that PostgresStorage is a Storage

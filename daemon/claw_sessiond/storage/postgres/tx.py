@@ -88,7 +88,9 @@ class SessionRow:
         self.last_position: int = int(values[4])
         self.clear_position: int = int(values[5])
         self.message_count: int = int(values[6])
-        self.usage = Usage(*(int(v) for v in values[7:12]), values[12])
+        self.usage = Usage(
+            int(values[7]), int(values[8]), int(values[9]), int(values[10]), int(values[11]), str(values[12])
+        )
 
 
 def session_row(values: Sequence[Any] | None) -> SessionRow | None:

@@ -2,8 +2,9 @@
 
 The suite starts it itself (SPEC §8): ``initdb`` and ``pg_ctl`` from
 ``/usr/lib/postgresql/<version>/bin`` on a private temporary folder, the
-server listening on a Unix socket in that folder only (no TCP), trust
-authentication for the one role ``claw``, ``fsync`` on (durable before reply
+server listening on a Unix socket in that folder (trust authentication for
+the one role ``claw``) and on 127.0.0.1 at a free port (where it asks for
+:data:`PASSWORD`: the start-up error tests need a real login), ``fsync`` on (durable before reply
 is part of what is tested). ``initdb`` and the server refuse to run as root,
 so when the tests run as root only those binaries run as the ``postgres``
 system user (``setpriv``); the folder is then owned by that user. At the end
@@ -27,6 +28,7 @@ import pwd
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -42,8 +44,8 @@ __all__ = ["Server", "find_bin_dir", "require_server", "throwaway_postgres"]
 
 #: The role the tests connect as (a superuser of the throwaway cluster).
 ROLE: Final = "claw"
-#: The server's port number (it names the socket file; nothing listens on TCP).
-PORT: Final = 5432
+#: The password of ROLE over TCP (the Unix socket trusts it; 127.0.0.1 asks for this password).
+PASSWORD: Final = "claw-test-secret-7f3a"
 _START_TIMEOUT_S: Final = 60.0
 _STOP_TIMEOUT_S: Final = 20.0
 _SERVER_USER: Final = "postgres"
@@ -74,10 +76,11 @@ class Server:
     socket_dir: Path
     data_dir: Path
     pid: int
+    port: int
 
     def url(self, database: str = "postgres") -> str:
         """A ``postgresql://`` URL for ``database`` over the Unix socket (no password: trust)."""
-        query = urllib.parse.urlencode({"host": str(self.socket_dir), "port": str(PORT)})
+        query = urllib.parse.urlencode({"host": str(self.socket_dir), "port": str(self.port)})
         return f"postgresql://{ROLE}@/{database}?{query}"
 
     def psql(self, sql: str, database: str = "postgres") -> str:
@@ -95,7 +98,7 @@ class Server:
                 "-h",
                 str(self.socket_dir),
                 "-p",
-                str(PORT),
+                str(self.port),
                 "-U",
                 ROLE,
                 "-d",
@@ -109,6 +112,10 @@ class Server:
             timeout=60,
         )
         return out.stdout.strip()
+
+    def tcp_url(self, database: str = "postgres", password: str = PASSWORD) -> str:
+        """A URL over TCP on 127.0.0.1, where the server asks for ROLE's password (scram-sha-256)."""
+        return f"postgresql://{ROLE}:{urllib.parse.quote(password)}@127.0.0.1:{self.port}/{database}"
 
     def create_database(self, name: str) -> str:
         """Create an empty database ``name`` (a plain identifier) and return its URL."""
@@ -141,7 +148,8 @@ def throwaway_postgres(bin_dir: Path) -> Iterator[Server]:
                     str(data),
                     "-U",
                     ROLE,
-                    "--auth=trust",
+                    "--auth-local=trust",
+                    "--auth-host=scram-sha-256",
                     "-E",
                     "UTF8",
                     "--locale=C.UTF-8",
@@ -151,8 +159,9 @@ def throwaway_postgres(bin_dir: Path) -> Iterator[Server]:
             ),
             "initdb",
         )
+        port = _free_port()
         options = (
-            f"-k {root} -c listen_addresses='' -p {PORT} -c fsync=on -c synchronous_commit=on "
+            f"-k {root} -c listen_addresses=127.0.0.1 -p {port} -c fsync=on -c synchronous_commit=on "
             "-c max_connections=300 -c shared_buffers=32MB -c log_min_messages=warning"
         )
         _run(
@@ -175,11 +184,19 @@ def throwaway_postgres(bin_dir: Path) -> Iterator[Server]:
             log=root / "server.log",
         )
         pid = int((data / "postmaster.pid").read_text().split("\n", 1)[0])
-        yield Server(root, data, pid)
+        server = Server(root, data, pid, port)
+        server.psql(f"ALTER ROLE {ROLE} PASSWORD '{PASSWORD}'")
+        yield server
     finally:
         if pid:
             _stop(pid)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _run(cmd: list[str], what: str, log: Path | None = None) -> None:

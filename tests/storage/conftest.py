@@ -15,7 +15,7 @@ export, listings, usage and figures; never a backend's files or tables.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +45,6 @@ BACKENDS: dict[str, BackendFactory] = {
     "sqlite": _sqlite,
     "postgres": _postgres,
 }
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _stop_postgres() -> Iterator[None]:
-    """Stop the throwaway PostgreSQL server (if a test started it) at the end of the session."""
-    yield
-    POSTGRES.stop()
 
 
 @pytest.fixture(params=sorted(BACKENDS))

@@ -44,6 +44,7 @@ from ..model import (
     HistoryCursor,
     ImportMode,
     LoadResult,
+    LoadWindow,
     Message,
     ModelUsage,
     SessionSummary,
@@ -237,11 +238,16 @@ class Storage(Protocol):
 
     # -- reads
 
-    async def load(self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True) -> LoadResult:
+    async def load(
+        self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True, window: LoadWindow | None = None
+    ) -> LoadResult:
         """Get-or-create read: repairs interrupted calls (not those of live runs) unless ``repair`` is False.
 
         A history that fits one page comes back in ``messages``; a larger one as a ``cursor`` for
-        :meth:`history_pages`.
+        :meth:`history_pages`. With a ``window`` (a bounded read) only the window's entries come
+        back, in the full history's order restricted to them, and ``complete`` says whether any
+        visible entry was left out; its cost does not grow with the history (it reads the window,
+        one entry before it, and the open calls; repair still covers the whole session's open calls).
         """
         ...
 

@@ -169,8 +169,8 @@ def session_lines(header: ExportHeader, events: Sequence[Event]) -> list[str]:
 
 
 def is_header(obj: object) -> bool:
-    """True if a parsed line is a block header."""
-    return isinstance(obj, dict) and "format" in obj
+    """True if a parsed line is a block header (an event line with an item has a ``format`` too, and an id)."""
+    return isinstance(obj, dict) and "format" in obj and "event_id" not in obj
 
 
 # ---------------------------------------------------------------- parsing

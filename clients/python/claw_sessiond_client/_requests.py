@@ -273,7 +273,7 @@ def split_export(lines: Iterable[str]) -> list[list[str]]:
             raise E.InvalidRequestError(
                 f"export line {number} is not valid JSON: {exc}", reason=E.Reason.INVALID_IMPORT
             ) from exc
-        if isinstance(obj, dict) and "format" in obj:
+        if isinstance(obj, dict) and "format" in obj and "event_id" not in obj:  # a header (an item line has both)
             blocks.append([])
         elif not blocks:
             raise E.InvalidRequestError("an export starts with a header line", reason=E.Reason.INVALID_IMPORT)

@@ -167,6 +167,9 @@ class StorageCounters:
     sessions_deleted: int = 0
     retention_deleted: int = 0
     requests_pruned: int = 0
+    history_events_read: int = 0
+    """History events a Load (its first read and its pages) read from storage: a bounded Load reads its
+    window, not the history (the contract suite checks this)."""
     commit_observers: list[Callable[[int, float, bool], None]] = field(default_factory=list)
     """Told about every write transaction: the requests it carried, its seconds from begin to commit, and
     whether it committed. Called on the thread that ran it (a writer thread); an observer that raises is

@@ -150,6 +150,7 @@ class SQLiteReads:
                         conn, session_id, row.clear_position, row.last_position, message_from_payload
                     )
                     if page is not None:
+                        self.counters.history_events_read += len(page)
                         return LoadResult(session_meta(row, session_id, workdir), project(page), [], flights)
                     cursor = HistoryCursor(
                         session_id,
@@ -222,6 +223,7 @@ class SQLiteReads:
         found = await read_window(
             conn, cursor.session_id, cursor.clear_position, cursor.last_position, window, message_from_payload
         )
+        self.counters.history_events_read += found.events_read
         if found.messages is not None:
             return dataclasses.replace(result, messages=found.messages, cursor=None, complete=found.complete)
         cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
@@ -229,7 +231,13 @@ class SQLiteReads:
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
         """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``)."""
-        return reads.history_pages(self._bulk_reader, cursor, message_from_payload)
+        return self._counted(reads.history_pages(self._bulk_reader, cursor, message_from_payload))
+
+    async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
+        async with contextlib.aclosing(pages):
+            async for page in pages:
+                self.counters.history_events_read += len(page)
+                yield page
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int

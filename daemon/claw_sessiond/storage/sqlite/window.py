@@ -50,6 +50,8 @@ class WindowRead:
     """Positions of the window's results of calls made before it, in the order they come first."""
     messages: list[Message] | None
     """The window in the full Load's order, or None if it is larger than one page (read it by pages)."""
+    events_read: int
+    """History events read (the window's first page)."""
 
 
 async def _one(conn: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> Any:
@@ -106,4 +108,4 @@ async def read_window(
     lead = tuple(int(r[0]) for r in lead_rows)
     rows, fits = await reads.main_rows(conn, session_id, start - 1, last_position)
     messages = project_window([decode(*r) for r in rows], lead) if fits else None
-    return WindowRead(start - 1, before is None, lead, messages)
+    return WindowRead(start - 1, before is None, lead, messages, len(rows))

@@ -64,9 +64,11 @@ SESSION_COLS: Final = (
 
 
 #: The open tool calls of a session: shared by Load's read path (aiosqlite) and the writer's
-#: repair path (sqlite3), so they cannot drift.
+#: repair path (sqlite3), so they cannot drift. Through the partial index of open calls: left to
+#: itself the planner walks the primary key, every call the session ever made (a Load's cost
+#: then grew with the history).
 OPEN_CALLS_SQL: Final = (
-    "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls "
+    "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls INDEXED BY tool_calls_open "
     "WHERE session_id = ? AND result_position IS NULL"
 )
 
@@ -223,7 +225,8 @@ def open_call_count_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
     # Counts entries of the partial index ``tool_calls_open``: at most the limit plus one append.
     return int(
         conn.execute(
-            "SELECT count(*) FROM tool_calls WHERE session_id = ? AND result_position IS NULL", (session_id,)
+            "SELECT count(*) FROM tool_calls INDEXED BY tool_calls_open WHERE session_id = ? AND result_position IS NULL",
+            (session_id,),
         ).fetchone()[0]
     )
 

@@ -72,10 +72,11 @@ async def _start(
         )
         return clear_position + 1 if found is None else int(found)
     if window.after_time:
+        # Through the index of history times: the entries stored after the time, not the history.
         found = await _one(
             conn,
-            "SELECT min(position) FROM events WHERE session_id = ? AND ts > ? AND position IS NOT NULL "
-            "AND position > ? AND position <= ?",
+            "SELECT min(position) FROM events INDEXED BY events_session_ts "
+            "WHERE session_id = ? AND ts > ? AND position IS NOT NULL AND position > ? AND position <= ?",
             (session_id, window.after_time, clear_position, last_position),
         )
         return last_position + 1 if found is None else int(found)

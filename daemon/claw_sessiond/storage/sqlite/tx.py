@@ -225,7 +225,8 @@ def open_call_count_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
     # Counts entries of the partial index ``tool_calls_open``: at most the limit plus one append.
     return int(
         conn.execute(
-            "SELECT count(*) FROM tool_calls INDEXED BY tool_calls_open WHERE session_id = ? AND result_position IS NULL",
+            "SELECT count(*) FROM tool_calls INDEXED BY tool_calls_open "
+            "WHERE session_id = ? AND result_position IS NULL",
             (session_id,),
         ).fetchone()[0]
     )

@@ -124,24 +124,24 @@ class Message:
     usage: EntryUsage | None = None
 
     @classmethod
-    def system(cls, content: str) -> Message:
-        """A system message."""
-        return cls("system", content)
+    def system(cls, content: str, **fields: Any) -> Message:
+        """A system message (``fields``: keyword fields such as ``client_id`` or ``item``)."""
+        return cls("system", content, **fields)
 
     @classmethod
-    def user(cls, content: str) -> Message:
-        """A user message."""
-        return cls("user", content)
+    def user(cls, content: str, **fields: Any) -> Message:
+        """A user message (``fields``: keyword fields such as ``client_id`` or ``item``)."""
+        return cls("user", content, **fields)
 
     @classmethod
-    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
-        """An assistant message, optionally with tool calls."""
-        return cls("assistant", content, tuple(tool_calls))
+    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = (), **fields: Any) -> Message:
+        """An assistant message, optionally with tool calls (``fields``: keyword fields such as ``usage``)."""
+        return cls("assistant", content, tuple(tool_calls), **fields)
 
     @classmethod
-    def tool(cls, tool_call_id: str, content: str, name: str = "") -> Message:
-        """A tool result answering ``tool_call_id``."""
-        return cls("tool", content, (), tool_call_id, name)
+    def tool(cls, tool_call_id: str, content: str, name: str = "", **fields: Any) -> Message:
+        """A tool result answering ``tool_call_id`` (``fields``: keyword fields such as ``item``)."""
+        return cls("tool", content, (), tool_call_id, name, **fields)
 
     @classmethod
     def other(cls, format: str, item: bytes, **fields: Any) -> Message:

@@ -30,6 +30,7 @@ from claw_sessiond_client import (
 )
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
+from tests.helpers.cli import claw
 from tests.helpers.daemon import DaemonProcess
 
 #: A Responses reasoning item as a framework stores it, then bytes no JSON or UTF-8 could carry.
@@ -227,3 +228,20 @@ def test_the_wire_refuses_two_load_bounds(daemon: DaemonProcess, workspace: Path
             c.load("s", str(workspace), last=2, after_position=1)
         with pytest.raises(InvalidRequestError):
             c.load("s", str(workspace), last=0)
+
+
+def test_show_tells_an_entry_s_item_and_id(daemon: DaemonProcess) -> None:
+    with daemon.client() as c:
+        c.append("shown", entries())
+    ws = ["--workspace", str(daemon.workspace)]
+    text = claw("show", "shown", *ws).stdout
+    assert f"[openai.responses item, {len(REASONING)} bytes]" in text and "id m-2" in text
+    document = json.loads(claw("show", "shown", "--json", *ws).stdout)
+    other = document["messages"][1]
+    assert (other["role"], other["format"], base64.b64decode(other["item_b64"])) == (
+        "other",
+        "openai.responses",
+        REASONING,
+    )
+    assert other["metadata"] == '{"kept":  "exactly" ,"n":1}' and other["client_id"] == "m-2"
+    assert document["messages"][2]["usage"]["input_tokens"] == 120

@@ -3,7 +3,8 @@
 The model is written from the proto's comments and docs/api.md, not from the
 daemon's code: an entry's item, metadata and client id come back exactly; a
 client id is unique among the visible entries (a duplicate, also within one
-append, is ALREADY_EXISTS and writes nothing); Clear frees the ids and keeps
+append, is ALREADY_EXISTS and writes nothing; twice in one append is wrong in itself, refused
+before its request id is looked at, like any invalid request); Clear frees the ids and keeps
 usage; an entry's usage adds to the totals, one currency per session (another
 currency is FAILED_PRECONDITION and writes nothing); a request id replays its
 first result (the usage counted once) and refuses other content; a bounded
@@ -55,14 +56,17 @@ class Model:
 
     def append(self, sid: str, batch: list[Entry], rid: str) -> Outcome:
         s = self._s(sid)
+        ids = [e[4] for e in batch if e[4]]
+        if len(ids) != len(set(ids)):  # wrong in itself: refused before its request id is looked at
+            return ("err", "CLIENT_ID_EXISTS")
         if rid in s.requests:
             first, result = s.requests[rid]
             return ("replayed", result) if first == batch else ("err", "REQUEST_ID_REUSED")
-        ids = [e[4] for e in batch if e[4]]
-        if len(ids) != len(set(ids)) or any(e[4] == i for _p, e in s.visible for i in ids):
-            return ("err", "CLIENT_ID_EXISTS")
+        taken = {e[4] for _p, e in s.visible if e[4]}
         currency = s.currency
-        for e in batch:
+        for e in batch:  # entry by entry, in order: its client id, then its usage
+            if e[4] in taken:
+                return ("err", "CLIENT_ID_EXISTS")
             if e[6] is not None and e[6][1]:
                 if currency and e[6][2] != currency:
                     return ("err", "CURRENCY_MISMATCH")

@@ -36,7 +36,7 @@ import pytest
 
 from claw_sessiond_client import InvalidRequestError, Message
 from tests.helpers import inspect
-from tests.helpers.crash_writer import BATCH_SIZES
+from tests.helpers.crash_writer import BATCH_SIZES, item_fields
 from tests.helpers.daemon import FULL, DaemonProcess, scale
 from tests.helpers.figures import record
 
@@ -141,6 +141,19 @@ def check(store: inspect.Stored, acks: Acks) -> tuple[int, int]:
             seen[content] += 1
     duplicated = sorted(c for c, n in seen.items() if n > 1)
     assert not duplicated, f"stored more than once: {duplicated[:10]}"
+    items = 0
+    for event in store.events():  # items and client ids survive whole, with their entry
+        content = str(event.payload.get("content", "")) if isinstance(event.payload, dict) else ""
+        if event.format or event.payload.get("client_id"):
+            items += 1
+            rid = content.rpartition("/")[0]
+            want = item_fields(rid)
+            assert (event.format, event.item, event.payload.get("client_id")) == (
+                want["format"],
+                want["item"],
+                want["client_id"],
+            ), f"{content}: item or client id not stored whole"
+    assert items or not any(int(rid.split("-")[1]) % 4 == 1 for rid in acks.by_rid), "no item was checked"
 
     for rid, entry in acks.by_rid.items():
         session, first, last = str(entry["session"]), int(entry["first"]), int(entry["last"])  # type: ignore[call-overload]

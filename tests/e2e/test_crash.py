@@ -331,8 +331,17 @@ class _OnlyEvents:
 def test_checker_detects_loss_duplication_and_partial_appends(tmp_path: Path) -> None:
     """The checker above must be able to fail: feed it stored events with each kind of damage."""
 
-    def make(rows: list[tuple[str, int, str]]) -> Any:
-        events = [inspect.StoredEvent(i + 1, s, p, "user_message", {"content": c}) for i, (s, p, c) in enumerate(rows)]
+    def make(rows: list[tuple[str, int, str]], item: bytes | None = None) -> Any:
+        events = []
+        for i, (s, p, c) in enumerate(rows):
+            if c == "w0-1/1":  # a kind-1 assistant: its item and client id
+                want = item_fields("w0-1")
+                payload = {"content": c, "client_id": want["client_id"]}
+                events.append(
+                    inspect.StoredEvent(i + 1, s, p, "assistant_message", payload, want["format"], item or want["item"])
+                )
+            else:
+                events.append(inspect.StoredEvent(i + 1, s, p, "user_message", {"content": c}))
         return _OnlyEvents(events)
 
     ack = {"rid": "w0-1", "session": "a", "first": 1, "last": 2, "texts": ["w0-1/0", "w0-1/1"], "replayed": False}
@@ -344,6 +353,8 @@ def test_checker_detects_loss_duplication_and_partial_appends(tmp_path: Path) ->
         check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1"), ("a", 3, "w0-1/1")]), acks)
     with pytest.raises(AssertionError, match="partial"):
         check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1"), ("a", 3, "w0-2/0")]), acks)
+    with pytest.raises(AssertionError, match="not stored whole"):
+        check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1")], item=b"cut"), acks)
 
 
 def test_concurrent_retries_of_one_request_id_write_once(workspace: Path) -> None:

@@ -153,7 +153,6 @@ def check(store: inspect.Stored, acks: Acks) -> tuple[int, int]:
                 want["item"],
                 want["client_id"],
             ), f"{content}: item or client id not stored whole"
-    assert items or not any(int(rid.split("-")[1]) % 4 == 1 for rid in acks.by_rid), "no item was checked"
 
     for rid, entry in acks.by_rid.items():
         session, first, last = str(entry["session"]), int(entry["first"]), int(entry["last"])  # type: ignore[call-overload]
@@ -191,6 +190,7 @@ def check(store: inspect.Stored, acks: Acks) -> tuple[int, int]:
         if prev is not None:
             assert int(entry["first"]) > prev[1], f"{rid} stored before {writer}-{prev[0]} in {key[1]}"  # type: ignore[call-overload]
         last_pos[key] = (i, int(entry["last"]))  # type: ignore[call-overload]
+    assert items or not any(int(rid.split("-")[1]) % 4 == 1 for rid in acks.by_rid), "no item was checked"
     return len(acks.by_rid), unacked
 
 

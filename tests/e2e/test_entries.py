@@ -245,3 +245,7 @@ def test_show_tells_an_entry_s_item_and_id(daemon: DaemonProcess) -> None:
     )
     assert other["metadata"] == '{"kept":  "exactly" ,"n":1}' and other["client_id"] == "m-2"
     assert document["messages"][2]["usage"]["input_tokens"] == 120
+    assert daemon.terminate() == 0  # the read-only view (no daemon) shows the same
+    offline = json.loads(claw("show", "shown", "--json", *ws).stdout)
+    assert [m.get("item_b64") for m in offline["messages"]] == [m.get("item_b64") for m in document["messages"]]
+    assert offline["messages"][2]["usage"] == document["messages"][2]["usage"]

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .policy import ToolPolicy
+
 __all__ = [
     "AppendJob",
     "AppendResult",
@@ -60,6 +62,8 @@ class ToolCall:
     arguments: str
     pending: bool = False
     arguments_not_json: bool = False
+    repair_mode: str = ""
+    """The repair mode its append set ("" : the session's policy at Load time; see ``policy.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +198,8 @@ class HistoryCursor:
     clear_position: int
     last_position: int
     in_flight_ids: tuple[str, ...] = ()
+    #: Open calls a Load hides under repair mode ``drop`` (``history.drop_calls``).
+    dropped_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,3 +287,5 @@ class AppendJob:
     workdir: str = ""
     run_id: str = ""
     trace_id: str = ""
+    tool_policy: ToolPolicy | None = None
+    """The append's own tool policy (None: the session's alone; see ``policy.merge_policies``)."""

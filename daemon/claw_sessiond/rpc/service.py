@@ -49,6 +49,7 @@ from .convert import (
     message_from_pb,
     session_pb,
     timestamp,
+    tool_policy_of,
     trace_id_of,
     usage_pb,
 )
@@ -225,6 +226,7 @@ class SessionService(WatchRpcs, HistoryRpcs, pb_grpc.SessionServiceServicer):  #
             trace_id=trace_id,
             max_message_bytes=self.config.max_message_bytes,
             max_batch_messages=self.config.max_batch_messages,
+            tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
         )
         result = await self.store.append(job)
         return pb.AppendResponse(

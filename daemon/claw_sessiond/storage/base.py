@@ -51,6 +51,7 @@ from ..model import (
     UsageDelta,
     UsageResult,
 )
+from ..policy import ToolPolicy
 from ..queries import SearchFilter, SearchRow, UsageRow
 
 __all__ = [
@@ -240,9 +241,16 @@ class Storage(Protocol):
     async def load(self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True) -> LoadResult:
         """Get-or-create read: repairs interrupted calls (not those of live runs) unless ``repair`` is False.
 
-        A history that fits one page comes back in ``messages``; a larger one as a ``cursor`` for
-        :meth:`history_pages`.
+        Each open call meets its repair mode (``repair.split_calls`` with the session's tool policy):
+        pending calls and live runs' calls are in flight; ``drop`` hides a call from the reply;
+        ``off`` leaves it open. With ``repair`` False, and for a paired history, nothing at all is
+        written. A history that fits one page comes back in ``messages``; a larger one as a
+        ``cursor`` for :meth:`history_pages`.
         """
+        ...
+
+    async def session_tool_policy(self, session_id: str) -> ToolPolicy:
+        """The session's stored tool policy (``policy.py``; empty when none is set or it is not stored)."""
         ...
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:

@@ -30,6 +30,7 @@ from ...model import (
     now_rfc3339,
 )
 from ...rules import StoredRequest
+from .calls_tx import OPEN_CALLS_SQL, PolicyOf, answer_in_tx, insert_calls_in_tx, open_call
 from .errors import map_sqlite_errors
 
 __all__ = [
@@ -57,14 +58,6 @@ _log = logging.getLogger("claw_sessiond.store")
 SESSION_COLS: Final = (
     "session_id, workdir, created_at, updated_at, last_position, clear_position, message_count, "
     "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, currency"
-)
-
-
-#: The open tool calls of a session: shared by Load's read path (aiosqlite) and the writer's
-#: repair path (sqlite3), so they cannot drift.
-OPEN_CALLS_SQL: Final = (
-    "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls "
-    "WHERE session_id = ? AND result_position IS NULL"
 )
 
 
@@ -177,7 +170,7 @@ def open_calls_in_tx(conn: sqlite3.Connection, session_id: str) -> list[OpenCall
         OPEN_CALLS_SQL,
         (session_id,),
     ).fetchall()
-    return [OpenCall(*r) for r in rows]
+    return [open_call(r) for r in rows]
 
 
 def open_call_count_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
@@ -207,33 +200,25 @@ def append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int =
         row = _ensure_session_in_tx(conn, job.session_id, job.workdir, now)
     position = row.last_position
     first = position + 1
+    policy = PolicyOf(conn, job)
+    if rules.has_unparsed_calls(job.messages):
+        rules.check_unparsed_calls(job.messages, policy().allow_unparsed_calls)
+    hidden = 0  # synthetic repairs superseded by this append's results
     for prepared in job.messages:
         position += 1
-        msg = prepared.message
-        if msg.role == "tool":
-            found = conn.execute(
-                "SELECT result_position FROM tool_calls WHERE session_id = ? AND call_id = ?",
-                (job.session_id, msg.tool_call_id),
-            ).fetchone()
-            rules.admit_tool_result(msg.tool_call_id, found is not None, found[0] if found is not None else None)
-            conn.execute(
-                "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
-                (position, job.session_id, msg.tool_call_id),
-            )
-        for index, call in enumerate(msg.tool_calls):
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO tool_calls(session_id, call_id, assistant_position, call_index, run_id) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (job.session_id, call.id, position, index, job.run_id),
-            )
-            rules.check_call_inserted(call.id, cur.rowcount != 0)
-        _insert_event_in_tx(conn, job.session_id, position, prepared.event_type, job.trace_id, now, prepared.payload)
+        payload = prepared.payload
+        if prepared.message.role == "tool":
+            payload, hid = answer_in_tx(conn, job.session_id, prepared, position, policy)
+            hidden += hid
+        if prepared.message.tool_calls:
+            insert_calls_in_tx(conn, job.session_id, prepared, position, job.run_id)
+        _insert_event_in_tx(conn, job.session_id, position, prepared.event_type, job.trace_id, now, payload)
     if max_open_calls and rules.makes_calls(job.messages):
         rules.check_open_calls(open_call_count_in_tx(conn, job.session_id), max_open_calls, job.session_id)
     conn.execute(
         "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ?, "
         "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
-        (position, len(job.messages), now, job.workdir, job.workdir, job.session_id),
+        (position, len(job.messages) - hidden, now, job.workdir, job.workdir, job.session_id),
     )
     result = AppendResult(first, position, now, job.trace_id)
     _remember_in_tx(conn, job.session_id, job.request_id, "append", job.fingerprint, result)

@@ -17,7 +17,7 @@ from typing import Any, Final, TypeVar
 
 from . import errors as E
 from ._checks import check_ints, check_type
-from ._types import Message, ToolCall
+from ._types import Message, ToolCall, ToolPolicy
 from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
@@ -123,6 +123,8 @@ def message_pb(m: Message, where: str = "message") -> pb.Message:
                 "build one with ToolCall(id, name, arguments)"
             )
         check_type(f"{where}.tool_calls[{i}].arguments", c.arguments, str)
+        check_type(f"{where}.tool_calls[{i}].pending", c.pending, bool)
+    check_type(f"{where}.cancelled", m.cancelled, bool)
     role = ROLES.get(m.role)
     if role is None:
         raise E.InvalidRequestError(
@@ -132,9 +134,12 @@ def message_pb(m: Message, where: str = "message") -> pb.Message:
         pb.Message,
         role=role,
         content=m.content,
-        tool_calls=[build(pb.ToolCall, id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls],
+        tool_calls=[
+            build(pb.ToolCall, id=c.id, name=c.name, arguments=c.arguments, pending=c.pending) for c in m.tool_calls
+        ],
         tool_call_id=m.tool_call_id,
         name=m.name,
+        cancelled=m.cancelled,
     )
 
 
@@ -151,6 +156,7 @@ def append_request(
     request_id: str | None,
     workdir: str,
     run_id: str,
+    tool_policy: ToolPolicy | None = None,
 ) -> pb.AppendRequest:
     """The AppendRequest of ``append`` (unary or streamed); a fresh request id unless one is given."""
     check_type("session_id", session_id, str)
@@ -158,6 +164,7 @@ def append_request(
     check_type("request_id", request_id, (str, type(None)))
     check_type("workdir", workdir, str)
     check_type("run_id", run_id, str)
+    policy = tool_policy_pb(tool_policy)
     batch = message_batch(messages)
     return build(
         pb.AppendRequest,
@@ -167,6 +174,41 @@ def append_request(
         request_id=request_id or new_request_id(),
         workdir=workdir,
         run_id=run_id,
+        tool_policy=policy,
+    )
+
+
+#: ``ToolPolicy.repair`` → the proto enum value.
+REPAIR_MODES: Final = {
+    None: pb.REPAIR_MODE_UNSPECIFIED,
+    "synthesize": pb.REPAIR_MODE_SYNTHESIZE,
+    "drop": pb.REPAIR_MODE_DROP,
+    "off": pb.REPAIR_MODE_OFF,
+}
+
+
+def tool_policy_pb(policy: ToolPolicy | None, field: str = "tool_policy") -> pb.ToolPolicy | None:
+    """A :class:`ToolPolicy` as its proto (None stays None: the session's policy).
+
+    Raises:
+        TypeError: not a ToolPolicy, or a field of the wrong type.
+        InvalidRequestError: an unknown repair mode.
+    """
+    if policy is None:
+        return None
+    check_type(field, policy, ToolPolicy)
+    check_type(f"{field}.repair", policy.repair, (str, type(None)))
+    check_type(f"{field}.allow_orphan_results", policy.allow_orphan_results, bool)
+    check_type(f"{field}.allow_unparsed_calls", policy.allow_unparsed_calls, bool)
+    if policy.repair not in REPAIR_MODES:
+        raise E.InvalidRequestError(
+            f"{field}.repair must be 'synthesize', 'drop', 'off' or None (got {policy.repair!r})",
+            reason=E.Reason.INVALID_MESSAGE,
+        )
+    return pb.ToolPolicy(
+        repair=REPAIR_MODES[policy.repair],
+        allow_orphan_results=policy.allow_orphan_results,
+        allow_unparsed_calls=policy.allow_unparsed_calls,
     )
 
 
@@ -254,11 +296,17 @@ def split_export(lines: Iterable[str]) -> list[list[str]]:
 EVENT_KINDS: Final = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
 
 
-def load_request(session_id: str, workdir: str | os.PathLike[str] | None, repair: bool) -> tuple[pb.LoadRequest, str]:
-    """Load's request, and the absolute workdir it carries (the client remembers it for later mutations)."""
+def load_request(
+    session_id: str, workdir: str | os.PathLike[str] | None, repair: bool, no_repair: bool = False
+) -> tuple[pb.LoadRequest, str]:
+    """Load's request, and the absolute workdir it carries (the client remembers it for later mutations).
+
+    ``no_repair`` (or ``repair`` False): a Load that writes nothing at all.
+    """
     check_type("session_id", session_id, str)
+    check_type("no_repair", no_repair, bool)
     wd = load_workdir(workdir)
-    return build(pb.LoadRequest, session_id=session_id, workdir=wd, no_repair=not repair), wd
+    return build(pb.LoadRequest, session_id=session_id, workdir=wd, no_repair=no_repair or not repair), wd
 
 
 def record_usage_request(

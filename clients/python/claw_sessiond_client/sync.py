@@ -64,6 +64,7 @@ from ._types import (
     SessionPage,
     SessionSummary,
     Stats,
+    ToolPolicy,
     Usage,
     UsageReport,
     WatchEvent,
@@ -200,7 +201,12 @@ class SessionClient(ClientCore):
     # -- the API
 
     def load(
-        self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
+        self,
+        session_id: str,
+        workdir: str | os.PathLike[str] | None = None,
+        *,
+        repair: bool = True,
+        no_repair: bool = False,
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
@@ -208,9 +214,10 @@ class SessionClient(ClientCore):
             session_id: the session.
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
-            repair: False to only look: interrupted calls stay open (nothing is written).
+            no_repair: True to only look: interrupted calls stay open and nothing at all is
+                written (``repair=False`` says the same).
         """
-        request, wd = load_request(session_id, workdir, repair)
+        request, wd = load_request(session_id, workdir, repair, no_repair)
         result = self._call(lambda: load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
         self._workdirs[session_id] = wd
         return result
@@ -224,6 +231,7 @@ class SessionClient(ClientCore):
         request_id: str | None = None,
         workdir: str | None = None,
         run_id: str = "",
+        tool_policy: ToolPolicy | None = None,
     ) -> AppendResult:
         """Append messages atomically, in order.
 
@@ -232,6 +240,7 @@ class SessionClient(ClientCore):
                 position is still this (else SequenceConflictError); -1 requires a new session.
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
+            tool_policy: tool-call rules for this append (its fields win over the session's where set).
         """
         request = append_request(
             session_id,
@@ -240,6 +249,7 @@ class SessionClient(ClientCore):
             request_id=request_id,
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
+            tool_policy=tool_policy,
         )
         return self._call(lambda: append_result_of(self._stub.Append(request, timeout=self.timeout_s)))
 

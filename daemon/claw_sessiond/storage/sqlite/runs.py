@@ -15,8 +15,9 @@ Details of the choice:
 
 - Ending a run writes nothing. Its unanswered calls are *repairable*, and the
   next Load (by anyone) repairs them in its own transaction, as for any
-  interrupted call. A result the old owner sends later is then refused
-  (TOOL_CALL_ALREADY_ANSWERED), and so is its run id (UNKNOWN_RUN).
+  interrupted call (a *pending* call never is). A result the old owner sends
+  later supersedes the synthetic one (the tool did run); its run id is
+  refused (UNKNOWN_RUN).
 - Dead-peer bound: a process that exits or is killed closes its socket, and
   the run ends at once. One that stops answering without closing (SIGSTOP,
   a hung host) is dropped by the server's keepalive within

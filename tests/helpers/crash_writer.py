@@ -38,9 +38,13 @@ BATCH_SIZES = (1, 2, 3, 2)
 
 
 def _batch(rid: str, i: int) -> list[Message]:
-    """Kind ``i % 4``: a user message; user + assistant; a whole tool round; an interrupted call (no result)."""
+    """Kind ``i % 4``: a user message; user + assistant; a whole tool round; an interrupted call (no result).
+
+    Every other interrupted call (``i % 8 == 3``) is *pending* (awaiting approval): no Load may repair it,
+    across every kill; the crash test answers it at the end.
+    """
     kind = i % 4
-    call = ToolCall(f"call-{rid}", "bash", json.dumps({"cmd": f"echo {rid}"}))
+    call = ToolCall(f"call-{rid}", "bash", json.dumps({"cmd": f"echo {rid}"}), pending=i % 8 == 3)
     if kind == 0:
         return [Message.user(f"{rid}/0")]
     if kind == 1:

@@ -268,3 +268,24 @@ async def test_export_and_import_carry_every_flag_and_the_supersede(stores: Stor
     assert (a.session.message_count, a.in_flight) == (b.session.message_count, b.in_flight)
     assert [m.synthetic_reason for m in await history(two, b)].count("interrupted") == 0  # the repair stays hidden
     assert "d" not in [c.id for m in await history(two, b) for c in m.tool_calls]  # still dropped
+
+
+async def test_a_history_read_by_pages_follows_the_same_rules(storage: Storage) -> None:
+    """Over more than one page (``reads.PAGE_ROWS``): the dropped call, the superseded repair and the orphan."""
+    await append(storage, "s", assistant("c1"))
+    await put(storage, "s", assistant("d1"), policy=ToolPolicy("drop"))
+    await put(storage, "s", result("stray", "orphan"), policy=ToolPolicy(allow_orphan_results=True))
+    for start in range(0, 600, 200):
+        await append(storage, "s", *(user(f"u{i}") for i in range(start, start + 200)))
+    assert [r.tool_call_id for r in (await storage.load("s", "/w", "t")).repairs] == ["c1"]
+    await append(storage, "s", result("c1", "real, late"))
+    loaded = await storage.load("s", "/w", "t")
+    assert loaded.cursor is not None  # paged
+    shown = await history(storage, loaded)
+    assert [(m.position, m.role, m.tool_call_id, m.supersedes, m.orphan) for m in shown[:3]] == [
+        (1, "assistant", "", 0, False),
+        (605, "tool", "c1", 604, False),
+        (3, "tool", "stray", 0, True),
+    ]
+    assert len(shown) == 603 == loaded.session.message_count  # d1's entry and the repair are hidden
+    assert all(not m.synthetic_reason for m in shown)

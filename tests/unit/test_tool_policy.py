@@ -292,3 +292,55 @@ def test_conversion_of_the_policy_and_the_flags() -> None:
         Message("tool", "r", tool_call_id="c", cancelled=True, orphan=True, supersedes=4, position=9),
     )
     assert (out.cancelled, out.orphan, out.supersedes) == (True, True, 4)
+
+
+def test_the_client_s_types_and_requests() -> None:
+    import dataclasses
+
+    from claw_sessiond_client import InvalidRequestError as ClientInvalid
+    from claw_sessiond_client import Message as CMessage
+    from claw_sessiond_client import ToolCall as CToolCall
+    from claw_sessiond_client import ToolPolicy as CToolPolicy
+    from claw_sessiond_client._requests import append_request, load_request
+    from claw_sessiond_client._responses import message_of
+
+    call = CToolCall("c", "x", {"a": 1}, pending=True)
+    request = append_request(
+        "s",
+        [CMessage.assistant(tool_calls=[call]), CMessage.tool("c", "no", cancelled=True)],
+        expected_last_position=0,
+        request_id="r",
+        workdir="",
+        run_id="",
+        tool_policy=CToolPolicy("off", allow_orphan_results=True),
+    )
+    assert request.messages[0].tool_calls[0].pending and request.messages[1].cancelled
+    assert (request.tool_policy.repair, request.tool_policy.allow_orphan_results) == (pb.REPAIR_MODE_OFF, True)
+    assert not append_request(
+        "s", CMessage.user("u"), expected_last_position=0, request_id=None, workdir="", run_id=""
+    ).HasField("tool_policy")
+    with pytest.raises(ClientInvalid):
+        append_request(
+            "s",
+            CMessage.user("u"),
+            expected_last_position=0,
+            request_id=None,
+            workdir="",
+            run_id="",
+            tool_policy=CToolPolicy("sometimes"),
+        )
+    assert load_request("s", "/w", True, True)[0].no_repair and load_request("s", "/w", False)[0].no_repair
+    assert not load_request("s", "/w", True)[0].no_repair
+    got = message_of(
+        pb.Message(
+            role=pb.ROLE_ASSISTANT,
+            tool_calls=[pb.ToolCall(id="c", name="x", arguments="raw", pending=True, arguments_not_json=True)],
+        )
+    )
+    stored = got.tool_calls[0]
+    assert (stored.pending, stored.arguments_not_json) == (True, True)
+    assert dataclasses.replace(stored, arguments="{}").arguments_not_json is False  # the daemon's flag is not copied
+    result = message_of(pb.Message(role=pb.ROLE_TOOL, tool_call_id="c", orphan=True, supersedes=3, cancelled=True))
+    assert (result.orphan, result.supersedes, result.cancelled) == (True, 3, True)
+    with pytest.raises(TypeError):
+        CMessage("tool", "r", tool_call_id="c", orphan=True)  # type: ignore[call-arg]

@@ -67,7 +67,7 @@ class ToolCall:
     name: str
     arguments: str
     pending: bool
-    arguments_not_json: bool
+    arguments_not_json: bool = field(init=False)  # set by the daemon; not an argument (``dataclasses.replace`` works)
 
     def __init__(
         self,

@@ -288,7 +288,7 @@ def check_open_calls(open_calls: int, limit: int, session_id: str) -> None:
         raise PreconditionError(
             f"session {session_id!r} would have {open_calls} unanswered tool calls, more than the limit of "
             f"{limit} (--max-open-tool-calls); append results for its open calls first, or Load it to repair "
-            "interrupted ones",
+            "interrupted ones (pending calls, and calls in repair mode drop or off, stay open until answered)",
             reason=Reason.TOO_MANY_OPEN_CALLS,
             open_calls=open_calls,
             limit=limit,

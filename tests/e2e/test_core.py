@@ -61,7 +61,7 @@ def test_tool_calls_round_trip_with_json_arguments(client: SessionClient, worksp
     assistant = got[1]
     assert [c.id for c in assistant.tool_calls] == ["call_1", "call_2"]
     assert assistant.tool_calls[0].name == "bash"
-    assert json.loads(assistant.tool_calls[0].arguments) == json.loads(args)
+    assert assistant.tool_calls[0].arguments == args  # exactly as given: spacing, escapes, key order
     assert assistant.tool_calls[1].args == []
     assert [(m.role, m.tool_call_id, m.name) for m in got[2:]] == [("tool", "call_1", "bash"), ("tool", "call_2", "")]
 

@@ -170,7 +170,7 @@ async def follow_rows_after(conn: Any, after_event_id: int, limit: int) -> tuple
     async with snapshot(conn):
         sizes = list(
             await conn.fetch(
-                "SELECT event_id, octet_length(payload) FROM events "
+                "SELECT event_id, octet_length(payload) + coalesce(octet_length(item), 0) FROM events "
                 "WHERE event_id > $1 AND position IS NOT NULL ORDER BY event_id LIMIT $2",
                 after_event_id,
                 limit,
@@ -180,7 +180,7 @@ async def follow_rows_after(conn: Any, after_event_id: int, limit: int) -> tuple
             return [], False
         n = _cut(sizes, PAGE_BYTES)
         rows = await conn.fetch(
-            "SELECT event_id, session_id, position, type, trace_id, ts, payload FROM events "
+            "SELECT event_id, session_id, position, type, trace_id, ts, payload, format, item FROM events "
             "WHERE event_id > $1 AND event_id <= $2 AND position IS NOT NULL ORDER BY event_id",
             after_event_id,
             int(sizes[n - 1][0]),

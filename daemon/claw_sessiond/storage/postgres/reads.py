@@ -30,10 +30,12 @@ __all__ = [
 ]
 
 Reader = Callable[[], AbstractAsyncContextManager[Any]]
-Decode = Callable[[int, str, str, str, str], Message]
+Decode = Callable[[int, str, str, str, str, str | None, bytes | None], Message]
 
-_HISTORY_COLS: Final = "position, type, trace_id, ts, payload"
-_EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload"
+_HISTORY_COLS: Final = "position, type, trace_id, ts, payload, format, item"
+_EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item"
+#: What an event weighs in a page: its payload and its item.
+EVENT_BYTES: Final = "octet_length(payload) + coalesce(octet_length(item), 0)"
 
 
 def snapshot(conn: Any) -> Any:
@@ -69,8 +71,9 @@ async def _guard(conn: Any, cursor: HistoryCursor, *, clears: bool = True) -> No
 async def _main_rows(conn: Any, session_id: str, after: int, last: int) -> tuple[list[Any], bool]:
     """The next page of visible history rows after ``after`` (position ≤ ``last``); True if nothing follows."""
     sizes = await conn.fetch(
-        "SELECT position, octet_length(payload) FROM events "
-        "WHERE session_id = $1 AND position > $2 AND position <= $3 AND type <> 'clear' ORDER BY position LIMIT $4",
+        f"SELECT position, {EVENT_BYTES} FROM events "
+        "WHERE session_id = $1 AND position > $2 AND position <= $3 AND type <> 'clear' AND hidden_by IS NULL "
+        "ORDER BY position LIMIT $4",
         session_id,
         after,
         last,
@@ -82,7 +85,8 @@ async def _main_rows(conn: Any, session_id: str, after: int, last: int) -> tuple
     end = int(sizes[n - 1][0])
     rows = await conn.fetch(
         f"SELECT {_HISTORY_COLS} FROM events "
-        "WHERE session_id = $1 AND position > $2 AND position <= $3 AND type <> 'clear' ORDER BY position",
+        "WHERE session_id = $1 AND position > $2 AND position <= $3 AND type <> 'clear' AND hidden_by IS NULL "
+        "ORDER BY position",
         session_id,
         after,
         end,
@@ -97,7 +101,19 @@ async def first_history_page(
     rows, complete = await _main_rows(conn, session_id, clear_position, last_position)
     if not complete:
         return None
-    return [decode(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+    return [_decode(r, decode) for r in rows]
+
+
+def _decode(r: Sequence[Any], decode: Decode) -> Message:
+    return decode(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6])
+
+
+main_rows = _main_rows  # the first page of a window (``window.py``)
+
+
+async def check_cursor(conn: Any, cursor: HistoryCursor) -> None:
+    """Raise SequenceConflictError if the session was erased or cleared since the cursor was taken."""
+    await _guard(conn, cursor)
 
 
 async def _decode_rows(rows: Sequence[Any], decode: Decode) -> list[Message]:
@@ -105,8 +121,8 @@ async def _decode_rows(rows: Sequence[Any], decode: Decode) -> list[Message]:
     out: list[Message] = []
     budget = DECODE_SLICE_BYTES
     for r in rows:
-        out.append(decode(int(r[0]), r[1], r[2], r[3], r[4]))
-        budget -= len(r[4])
+        out.append(_decode(r, decode))
+        budget -= len(r[4]) + len(r[6] or b"")
         if budget <= 0:
             budget = DECODE_SLICE_BYTES
             await asyncio.sleep(0)
@@ -123,8 +139,19 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
     Raises:
         SequenceConflictError: the session was cleared or erased meanwhile.
     """
-    after = cursor.clear_position
+    after = cursor.clear_position if cursor.start_after < 0 else cursor.start_after
     in_flight = set(cursor.in_flight_ids)
+    for i in range(0, len(cursor.lead), PAGE_ROWS):  # a window's results of calls made before it, first
+        group = list(cursor.lead[i : i + PAGE_ROWS])
+        async with reader() as conn, snapshot(conn):
+            await _guard(conn, cursor)
+            found = await conn.fetch(
+                f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])",
+                cursor.session_id,
+                group,
+            )
+        order = {p: k for k, p in enumerate(group)}
+        yield await _decode_rows(sorted(found, key=lambda r: order[int(r[0])]), decode)
     while after < cursor.last_position:
         segments: list[tuple[list[Message], list[list[int]]]] = []
         async with reader() as conn, snapshot(conn):
@@ -162,7 +189,10 @@ async def _arrange(
             for call in m.tool_calls:
                 owner_in_page[call.id] = m.position
     results: dict[int, list[Message]] = {}
-    loose = [m.tool_call_id for m in messages if m.role == "tool" and m.tool_call_id not in owner_in_page]
+    # An orphan result (its call was unknown when stored) pairs with nothing: it keeps its place.
+    loose = [
+        m.tool_call_id for m in messages if m.role == "tool" and not m.orphan and m.tool_call_id not in owner_in_page
+    ]
     # A tool message answering an assistant of an earlier page was sent with it (as a far result).
     owned_elsewhere = (
         {
@@ -176,13 +206,13 @@ async def _arrange(
     )
     answered_in_page: set[str] = set()
     for m in messages:
-        if m.role == "tool" and m.tool_call_id in owner_in_page:
+        if m.role == "tool" and not m.orphan and m.tool_call_id in owner_in_page:
             results.setdefault(owner_in_page[m.tool_call_id], []).append(m)
             answered_in_page.add(m.tool_call_id)
     segments: list[tuple[list[Message], list[list[int]]]] = []
     current: list[Message] = []
     for m in messages:
-        if m.role == "tool" and (m.tool_call_id in owner_in_page or m.tool_call_id in owned_elsewhere):
+        if m.role == "tool" and not m.orphan and (m.tool_call_id in owner_in_page or m.tool_call_id in owned_elsewhere):
             continue
         current.append(m)
         if m.role != "assistant" or not m.tool_calls:
@@ -193,7 +223,7 @@ async def _arrange(
             continue
         sizes = list(
             await conn.fetch(
-                "SELECT e.position, octet_length(e.payload) FROM tool_calls AS t "
+                "SELECT e.position, octet_length(e.payload) + coalesce(octet_length(e.item), 0) FROM tool_calls AS t "
                 "JOIN events AS e ON e.session_id = t.session_id AND e.position = t.result_position "
                 "WHERE t.session_id = $1 AND t.call_id = ANY($2::text[]) "
                 "AND t.result_position > $3 AND t.result_position <= $4 ORDER BY e.position",
@@ -226,7 +256,7 @@ async def watch_rows_after(
         incarnation = await conn.fetchval("SELECT incarnation FROM sessions WHERE session_id = $1", session_id)
         sizes = list(
             await conn.fetch(
-                "SELECT position, octet_length(payload) FROM events "
+                f"SELECT position, {EVENT_BYTES} FROM events "
                 "WHERE session_id = $1 AND position > $2 ORDER BY position LIMIT $3",
                 session_id,
                 after_position,
@@ -243,7 +273,11 @@ async def watch_rows_after(
             after_position,
             int(sizes[n - 1][0]),
         )
-    return incarnation, [(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows], n < len(sizes) or len(sizes) >= limit
+    return (
+        incarnation,
+        [(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows],
+        n < len(sizes) or len(sizes) >= limit,
+    )
 
 
 async def export_pages(reader: Reader, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[Any], None]:
@@ -260,7 +294,7 @@ async def export_pages(reader: Reader, cursor: HistoryCursor, max_event_id: int)
             await _guard(conn, cursor, clears=False)  # a clear removes no events
             sizes = list(
                 await conn.fetch(
-                    "SELECT event_id, octet_length(payload) FROM events "
+                    f"SELECT event_id, {EVENT_BYTES} FROM events "
                     "WHERE session_id = $1 AND event_id > $2 AND event_id <= $3 ORDER BY event_id LIMIT $4",
                     cursor.session_id,
                     after,

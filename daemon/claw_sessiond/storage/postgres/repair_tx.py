@@ -9,6 +9,7 @@ then finds nothing left to repair, so each call is repaired once.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -20,11 +21,13 @@ from ...model import HistoryCursor, ImportMode, LoadResult, Repair, Usage
 from .tx import (
     SESSION_COLS,
     delete_in_tx,
+    drops_in_tx,
     lock_session_in_tx,
     new_incarnation,
     open_call_count_in_tx,
     open_calls_in_tx,
     session_meta,
+    session_policy_in_tx,
 )
 
 __all__ = ["import_in_tx", "repair_in_tx"]
@@ -37,7 +40,11 @@ async def repair_in_tx(
     row, now = await lock_session_in_tx(conn, session_id)
     if row is None:
         return LoadResult(session_meta(None, session_id, workdir), [])
-    to_repair, in_flight = repairing.plan_repair(await open_calls_in_tx(conn, session_id), is_live)
+    split = repairing.split_calls(
+        await open_calls_in_tx(conn, session_id), is_live, await session_policy_in_tx(conn, session_id)
+    )
+    to_repair, in_flight = split.repair, split.in_flight
+    dropped, hidden = await drops_in_tx(conn, session_id, split.dropped)
     repairs: list[Repair] = []
     if to_repair:
         names: dict[str, str] = {}
@@ -73,9 +80,16 @@ async def repair_in_tx(
         row, now = await lock_session_in_tx(conn, session_id)
         assert row is not None
     cursor = HistoryCursor(
-        session_id, row.created_at, row.clear_position, row.last_position, tuple(c.tool_call_id for c in in_flight)
+        session_id,
+        row.created_at,
+        row.clear_position,
+        row.last_position,
+        tuple(c.tool_call_id for c in in_flight),
+        dropped_ids=dropped,
     )
-    return LoadResult(session_meta(row, session_id, workdir), [], repairs, repairing.flights(in_flight), cursor)
+    meta = session_meta(row, session_id, workdir)
+    meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
+    return LoadResult(meta, [], repairs, repairing.flights(in_flight), cursor)
 
 
 async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, max_open_calls: int = 0) -> int:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
@@ -37,7 +38,7 @@ from ...erasure import PendingErasures
 from ...errors import PreconditionError, Reason, SessionNotFoundError, StorageError
 from ...events import EventRow, fingerprint, message_from_payload
 from ...export import ExportHeader, ImportedSession
-from ...history import OpenCall, project
+from ...history import drop_calls, project
 from ...model import (
     AppendJob,
     AppendResult,
@@ -47,6 +48,7 @@ from ...model import (
     HistoryCursor,
     ImportMode,
     LoadResult,
+    LoadWindow,
     Message,
     ModelUsage,
     SessionSummary,
@@ -54,6 +56,7 @@ from ...model import (
     UsageDelta,
     UsageResult,
 )
+from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
 from ..sqlite.runs import InMemoryRuns
@@ -62,17 +65,20 @@ from .connect import Lanes, PostgresSettings, connect, describe_target
 from .errors import map_pg_errors, safe_dsn
 from .repair_tx import import_in_tx, repair_in_tx
 from .tx import (
-    OPEN_CALLS_SQL,
     SESSION_COLS,
     append_in_tx,
     clear_in_tx,
     delete_in_tx,
+    drops_in_tx,
     lock_session_in_tx,
+    open_calls_in_tx,
     record_event_in_tx,
     session_meta,
+    session_policy_in_tx,
     session_row,
     usage_in_tx,
 )
+from .window import read_window
 
 __all__ = ["PostgresStorage"]
 
@@ -181,8 +187,11 @@ class PostgresStorage:
 
     # -- reads
 
-    async def load(self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True) -> LoadResult:
-        """Get-or-create read; interrupted calls (not those of live runs) are repaired in one transaction.
+    async def load(
+        self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True, window: LoadWindow | None = None
+    ) -> LoadResult:
+        """Get-or-create read; interrupted calls are repaired in one transaction (see the SQLite backend's
+        ``load`` for the repair modes and the bounded read ``window``).
 
         A read-only snapshot first: with nothing to repair (or ``repair`` False) nothing is written.
         Otherwise the repair transaction locks the session row, plans again under the lock and writes,
@@ -194,34 +203,73 @@ class PostgresStorage:
             )
             if row is None:
                 return LoadResult(session_meta(None, session_id, workdir), [])
-            calls = [OpenCall(r[0], int(r[1]), int(r[2]), r[3]) for r in await conn.fetch(OPEN_CALLS_SQL, session_id)]
-            to_repair, in_flight = repairing.plan_repair(calls, self.runs.is_live)
+            calls = await open_calls_in_tx(conn, session_id)
+            policy = await session_policy_in_tx(conn, session_id) if calls else ToolPolicy()
+            split = repairing.split_calls(calls, self.runs.is_live, policy)
+            to_repair, in_flight = split.repair, split.in_flight
+            dropped, hidden = await drops_in_tx(conn, session_id, split.dropped)
+            meta = session_meta(row, session_id, workdir)
+            meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
             if not to_repair or not repair:
                 flights = repairing.flights(in_flight)
-                page = await reads.first_history_page(
-                    conn, session_id, row.clear_position, row.last_position, message_from_payload
-                )
-                if page is not None:
-                    return LoadResult(session_meta(row, session_id, workdir), project(page), [], flights)
                 cursor = HistoryCursor(
                     session_id,
                     row.created_at,
                     row.clear_position,
                     row.last_position,
                     tuple(c.tool_call_id for c in in_flight),
+                    dropped_ids=dropped,
                 )
-                return LoadResult(session_meta(row, session_id, workdir), [], [], flights, cursor)
+                if window is not None:
+                    return await self._windowed(conn, LoadResult(meta, [], [], flights, cursor), window)
+                page = await reads.first_history_page(
+                    conn, session_id, row.clear_position, row.last_position, message_from_payload
+                )
+                if page is not None:
+                    self.counters.history_events_read += len(page)
+                    return LoadResult(meta, drop_calls(project(page), dropped), [], flights)
+                return LoadResult(meta, [], [], flights, cursor)
         result = await self._write(
             session_id, lambda c: repair_in_tx(c, session_id, workdir, trace_id, self.runs.is_live), changed=True
         )
         self.counters.repairs += len(result.repairs)
         if result.repairs:
             _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
+        if window is not None and result.cursor is not None:
+            async with self._reader() as conn, reads.snapshot(conn):
+                await reads.check_cursor(conn, result.cursor)
+                result = await self._windowed(conn, result, window)
         return result
+
+    async def _windowed(self, conn: Any, result: LoadResult, window: LoadWindow) -> LoadResult:
+        """A Load's result cut to a window (``window.py``), bounded by its cursor (caller's read transaction)."""
+        cursor = result.cursor
+        assert cursor is not None
+        found = await read_window(
+            conn, cursor.session_id, cursor.clear_position, cursor.last_position, window, message_from_payload
+        )
+        self.counters.history_events_read += found.events_read
+        if found.messages is not None:
+            shown = drop_calls(found.messages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else found.messages
+            return dataclasses.replace(result, messages=shown, cursor=None, complete=found.complete)
+        cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
+        return dataclasses.replace(result, messages=[], cursor=cursor, complete=found.complete)
+
+    async def session_tool_policy(self, session_id: str) -> ToolPolicy:
+        """The session's stored tool policy (empty when none is set or the session is not stored)."""
+        async with self._reader() as conn:
+            return await session_policy_in_tx(conn, session_id)
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
         """The visible history of a Load's cursor, page by page (see ``reads.py``)."""
-        return reads.history_pages(self._reader, cursor, message_from_payload)
+        pages = self._counted(reads.history_pages(self._reader, cursor, message_from_payload))
+        return _dropping(pages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else pages
+
+    async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
+        async with contextlib.aclosing(pages):
+            async for page in pages:
+                self.counters.history_events_read += len(page)
+                yield page
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int
@@ -322,7 +370,7 @@ class PostgresStorage:
                 int(r[0]),
                 str(r[1]),
                 int(r[2]),
-                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6]),
+                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6], r[7], r[8]),
             )
             for r in rows
         ]
@@ -506,6 +554,17 @@ class PostgresStorage:
                 return
             if not self._vacuum_again:
                 return
+
+
+async def _dropping(
+    pages: AsyncGenerator[list[Message], None], dropped: frozenset[str]
+) -> AsyncGenerator[list[Message], None]:
+    """``pages`` with the ``dropped`` calls taken out (``history.drop_calls``); closes ``pages`` when closed."""
+    async with contextlib.aclosing(pages):
+        async for page in pages:
+            shown = drop_calls(page, dropped)
+            if shown:
+                yield shown
 
 
 def _like(id_contains: str) -> str:

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
+from ... import repair as repairing
 from ... import rules
 from ...events import CLEAR_PAYLOAD, EVENT_SCHEMA_VERSION, encode_usage
 from ...history import OpenCall
@@ -32,6 +33,7 @@ from ...model import (
     UsageDelta,
     UsageResult,
 )
+from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 
 __all__ = [
@@ -41,12 +43,15 @@ __all__ = [
     "append_in_tx",
     "clear_in_tx",
     "delete_in_tx",
+    "drops_in_tx",
     "lock_session_in_tx",
     "new_incarnation",
+    "open_call",
     "open_call_count_in_tx",
     "open_calls_in_tx",
     "record_event_in_tx",
     "session_meta",
+    "session_policy_in_tx",
     "session_row",
     "usage_in_tx",
 ]
@@ -61,7 +66,7 @@ SESSION_COLS: Final = (
 
 #: The open tool calls of a session (Load's read and the repair transaction share it).
 OPEN_CALLS_SQL: Final = (
-    "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls "
+    "SELECT call_id, assistant_position, call_index, run_id, pending, repair_mode FROM tool_calls "
     "WHERE session_id = $1 AND result_position IS NULL"
 )
 
@@ -201,8 +206,35 @@ async def _insert_event_in_tx(
     )
 
 
+def open_call(r: Sequence[Any]) -> OpenCall:
+    """An :data:`OPEN_CALLS_SQL` row as an :class:`OpenCall`."""
+    return OpenCall(str(r[0]), int(r[1]), int(r[2]), str(r[3]), bool(r[4]), str(r[5]))
+
+
 async def open_calls_in_tx(conn: Any, session_id: str) -> list[OpenCall]:
-    return [OpenCall(r[0], int(r[1]), int(r[2]), r[3]) for r in await conn.fetch(OPEN_CALLS_SQL, session_id)]
+    return [open_call(r) for r in await conn.fetch(OPEN_CALLS_SQL, session_id)]
+
+
+async def session_policy_in_tx(conn: Any, session_id: str) -> ToolPolicy:
+    """The session's stored tool policy (empty for an unknown session)."""
+    return policy_from_json(await conn.fetchval("SELECT tool_policy FROM sessions WHERE session_id = $1", session_id))
+
+
+async def drops_in_tx(conn: Any, session_id: str, dropped: Sequence[OpenCall]) -> tuple[tuple[str, ...], int]:
+    """The ids of the calls a Load drops, and how many entries dropping them hides whole."""
+    if not dropped:
+        return (), 0
+    ids = tuple(c.tool_call_id for c in dropped)
+    entries = [
+        (int(r[0]), str(r[1]), bool(r[2]))
+        for r in await conn.fetch(
+            "SELECT position, payload, item IS NOT NULL FROM events WHERE session_id = $1 "
+            "AND position = ANY($2::bigint[])",
+            session_id,
+            repairing.drop_positions(dropped),
+        )
+    ]
+    return ids, repairing.hidden_count(entries, set(ids))
 
 
 async def open_call_count_in_tx(conn: Any, session_id: str) -> int:

@@ -18,16 +18,15 @@ from ... import rules
 from ...events import EVENT_SCHEMA_VERSION, call_names
 from ...export import ImportedSession
 from ...model import HistoryCursor, ImportMode, LoadResult, Repair, Usage
+from .calls_tx import drops_in_tx, session_policy_in_tx
 from .tx import (
     SESSION_COLS,
     delete_in_tx,
-    drops_in_tx,
     lock_session_in_tx,
     new_incarnation,
     open_call_count_in_tx,
     open_calls_in_tx,
     session_meta,
-    session_policy_in_tx,
 )
 
 __all__ = ["import_in_tx", "repair_in_tx"]
@@ -115,8 +114,8 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
             created_at, workdir = row.created_at, row.workdir or workdir
             updated_at = max(row.updated_at, updated_at)
     await conn.executemany(
-        "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+        "client_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         [
             (
                 sid,
@@ -126,6 +125,9 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
                 e.ts,
                 e.schema_version,
                 e.payload,
+                e.format,
+                e.item,
+                e.client_id,
             )
             for e in events
         ],
@@ -148,9 +150,17 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
         kept or new_incarnation(),
     )
     await conn.executemany(
-        "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position) "
-        "VALUES ($1, $2, $3, $4, $5)",
-        [(sid, call_id, c.assistant_position, c.call_index, c.result_position) for call_id, c in fold.calls.items()],
+        "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position, pending, "
+        "repair_mode) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        [
+            (sid, call_id, c.assistant_position, c.call_index, c.result_position, bool(c.pending), c.repair_mode)
+            for call_id, c in fold.calls.items()
+        ],
+    )
+    # Synthetic repairs superseded by a real result stay in the log, out of the projection.
+    await conn.executemany(
+        "UPDATE events SET hidden_by = $1 WHERE session_id = $2 AND position = $3",
+        [(by, sid, position) for position, by in fold.hidden.items()],
     )
     await conn.executemany(
         "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "

@@ -61,6 +61,7 @@ from ...queries import SearchFilter, SearchRow, UsageRow
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
 from ..sqlite.runs import InMemoryRuns
 from . import queries, reads, schema
+from .calls_tx import drops_in_tx, session_policy_in_tx
 from .connect import Lanes, PostgresSettings, connect, describe_target
 from .errors import map_pg_errors, safe_dsn
 from .repair_tx import import_in_tx, repair_in_tx
@@ -69,12 +70,10 @@ from .tx import (
     append_in_tx,
     clear_in_tx,
     delete_in_tx,
-    drops_in_tx,
     lock_session_in_tx,
     open_calls_in_tx,
     record_event_in_tx,
     session_meta,
-    session_policy_in_tx,
     session_row,
     usage_in_tx,
 )

@@ -19,7 +19,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ... import repair as repairing
 from ... import rules
 from ...events import CLEAR_PAYLOAD, EVENT_SCHEMA_VERSION, encode_usage
 from ...history import OpenCall
@@ -33,8 +32,8 @@ from ...model import (
     UsageDelta,
     UsageResult,
 )
-from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
+from .calls_tx import PolicyOf, answer_in_tx, insert_calls_in_tx
 
 __all__ = [
     "NOW_SQL",
@@ -43,7 +42,6 @@ __all__ = [
     "append_in_tx",
     "clear_in_tx",
     "delete_in_tx",
-    "drops_in_tx",
     "lock_session_in_tx",
     "new_incarnation",
     "open_call",
@@ -51,7 +49,6 @@ __all__ = [
     "open_calls_in_tx",
     "record_event_in_tx",
     "session_meta",
-    "session_policy_in_tx",
     "session_row",
     "usage_in_tx",
 ]
@@ -215,28 +212,6 @@ async def open_calls_in_tx(conn: Any, session_id: str) -> list[OpenCall]:
     return [open_call(r) for r in await conn.fetch(OPEN_CALLS_SQL, session_id)]
 
 
-async def session_policy_in_tx(conn: Any, session_id: str) -> ToolPolicy:
-    """The session's stored tool policy (empty for an unknown session)."""
-    return policy_from_json(await conn.fetchval("SELECT tool_policy FROM sessions WHERE session_id = $1", session_id))
-
-
-async def drops_in_tx(conn: Any, session_id: str, dropped: Sequence[OpenCall]) -> tuple[tuple[str, ...], int]:
-    """The ids of the calls a Load drops, and how many entries dropping them hides whole."""
-    if not dropped:
-        return (), 0
-    ids = tuple(c.tool_call_id for c in dropped)
-    entries = [
-        (int(r[0]), str(r[1]), bool(r[2]))
-        for r in await conn.fetch(
-            "SELECT position, payload, item IS NOT NULL FROM events WHERE session_id = $1 "
-            "AND position = ANY($2::bigint[])",
-            session_id,
-            repairing.drop_positions(dropped),
-        )
-    ]
-    return ids, repairing.hidden_count(entries, set(ids))
-
-
 async def open_call_count_in_tx(conn: Any, session_id: str) -> int:
     return int(
         await conn.fetchval(
@@ -258,43 +233,52 @@ async def append_in_tx(conn: Any, job: AppendJob, max_open_calls: int = 0) -> Ap
         assert row is not None
     position = row.last_position
     first = position + 1
+    usage = row.usage
+    policy = PolicyOf(conn, job)
+    if rules.has_unparsed_calls(job.messages):
+        rules.check_unparsed_calls(job.messages, (await policy.get()).allow_unparsed_calls)
+    hidden = 0  # synthetic repairs superseded by this append's results
     for prepared in job.messages:
         position += 1
         msg = prepared.message
+        if msg.client_id:
+            taken = await conn.fetchval(
+                "SELECT position FROM events WHERE session_id = $1 AND client_id = $2 AND position > $3 "
+                "AND hidden_by IS NULL LIMIT 1",
+                job.session_id,
+                msg.client_id,
+                row.clear_position,
+            )
+            rules.check_client_id_free(msg.client_id, None if taken is None else int(taken))
+        payload = prepared.payload
         if msg.role == "tool":
-            found = await conn.fetchrow(
-                "SELECT result_position FROM tool_calls WHERE session_id = $1 AND call_id = $2",
-                job.session_id,
-                msg.tool_call_id,
-            )
-            rules.admit_tool_result(msg.tool_call_id, found is not None, found[0] if found is not None else None)
-            await conn.execute(
-                "UPDATE tool_calls SET result_position = $1 WHERE session_id = $2 AND call_id = $3",
-                position,
-                job.session_id,
-                msg.tool_call_id,
-            )
-        for index, call in enumerate(msg.tool_calls):
-            inserted = await conn.fetchval(
-                "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, run_id) "
-                "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1",
-                job.session_id,
-                call.id,
-                position,
-                index,
-                job.run_id,
-            )
-            rules.check_call_inserted(call.id, inserted is not None)
-        await _insert_event_in_tx(
-            conn, job.session_id, position, prepared.event_type, job.trace_id, now, prepared.payload
+            payload, hid = await answer_in_tx(conn, job.session_id, prepared, position, policy)
+            hidden += hid
+        if msg.tool_calls:
+            await insert_calls_in_tx(conn, job.session_id, prepared, position, job.run_id)
+        await conn.execute(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+            "client_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            job.session_id,
+            position,
+            prepared.event_type,
+            job.trace_id,
+            now,
+            EVENT_SCHEMA_VERSION,
+            payload,
+            msg.format or None,
+            msg.item if msg.format else None,
+            msg.client_id or None,
         )
+        if msg.usage is not None:
+            usage = await add_usage_in_tx(conn, job.session_id, usage, msg.usage, now, job.trace_id)
     if max_open_calls and rules.makes_calls(job.messages):
         rules.check_open_calls(await open_call_count_in_tx(conn, job.session_id), max_open_calls, job.session_id)
     await conn.execute(
         "UPDATE sessions SET last_position = $1, message_count = message_count + $2, updated_at = $3, "
         "workdir = CASE WHEN $4 <> '' THEN $4 ELSE workdir END WHERE session_id = $5",
         position,
-        len(job.messages),
+        len(job.messages) - hidden,
         now,
         job.workdir,
         job.session_id,
@@ -312,19 +296,36 @@ async def usage_in_tx(
     record = rules.replay_record(request_id, "usage", fp, await _stored_request_in_tx(conn, session_id, request_id))
     if record is not None:
         return rules.usage_from_record(record)
-    new = rules.add_usage(row.usage, delta, session_id)
+    new = await add_usage_in_tx(conn, session_id, row.usage, delta, now, trace_id)
+    await conn.execute(
+        "UPDATE sessions SET updated_at = $1, workdir = CASE WHEN $2 <> '' THEN $2 ELSE workdir END "
+        "WHERE session_id = $3",
+        now,
+        workdir,
+        session_id,
+    )
+    result = UsageResult(new, trace_id)
+    await _remember_in_tx(conn, session_id, request_id, "usage", fp, result, now)
+    return result
+
+
+async def add_usage_in_tx(conn: Any, session_id: str, old: Usage, delta: UsageDelta, now: str, trace_id: str) -> Usage:
+    """Add ``delta`` to the session's totals (``old``: its totals now) and its model's, and log a usage event
+    (RecordUsage, and an Append whose entries carry usage).
+
+    Raises:
+        PreconditionError, InvalidRequestError: as ``rules.add_usage``.
+    """
+    new = rules.add_usage(old, delta, session_id)
     await conn.execute(
         "UPDATE sessions SET input_tokens = $1, output_tokens = $2, cache_read_tokens = $3, cache_write_tokens = $4, "
-        "cost_micros = $5, currency = $6, updated_at = $7, workdir = CASE WHEN $8 <> '' THEN $8 ELSE workdir END "
-        "WHERE session_id = $9",
+        "cost_micros = $5, currency = $6 WHERE session_id = $7",
         new.input_tokens,
         new.output_tokens,
         new.cache_read_tokens,
         new.cache_write_tokens,
         new.cost_micros,
         new.currency,
-        now,
-        workdir,
         session_id,
     )
     # The columns of the row being updated are qualified: unqualified they would be ambiguous here.
@@ -349,9 +350,7 @@ async def usage_in_tx(
         rules.charged_currency(delta),
     )
     await _insert_event_in_tx(conn, session_id, None, "usage", trace_id, now, encode_usage(delta))
-    result = UsageResult(new, trace_id)
-    await _remember_in_tx(conn, session_id, request_id, "usage", fp, result, now)
-    return result
+    return new
 
 
 async def clear_in_tx(

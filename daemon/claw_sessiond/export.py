@@ -252,6 +252,20 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
             raise _bad(line_no, "usage with a cost needs a currency")
 
 
+def _check_mark(line_no: int, event_type: str, position: int, payload: dict[str, Any]) -> None:
+    """An edit lists the earlier positions it removed (ascending); a clear may say how many events it erased."""
+    if event_type == "edit":
+        removed = payload.get("removed")
+        if (
+            not isinstance(removed, list)
+            or not all(_is_int(p) and 0 < p < position for p in removed)
+            or removed != sorted(set(removed))
+        ):
+            raise _bad(line_no, "an edit's payload.removed must be the ascending positions it removed, each before it")
+    elif "erased" in payload and not (_is_int(payload["erased"]) and 0 <= payload["erased"] <= MAX_POSITION):
+        raise _bad(line_no, "a clear's payload.erased must be the number of events it erased")
+
+
 _EVENT_KEYS: Final = frozenset(
     {"event_id", "session_id", "position", "type", "ts", "trace_id", "schema_version", "payload"}
 )
@@ -285,6 +299,8 @@ def _parse_event(line_no: int, ordinal: int, session_id: str, obj: Any, last_pos
     if not isinstance(payload, dict):
         raise _bad(line_no, "payload must be a JSON object")
     _check_payload(line_no, event_type, payload)
+    if event_type in ("edit", "clear"):
+        _check_mark(line_no, event_type, position, payload)
     text = canonical_json(payload)
     size = payload_too_large(text)
     if size:

@@ -45,6 +45,8 @@ from .model import (
 )
 
 __all__ = [
+    "CONTENT_REQUEST_KINDS",
+    "ERASED_FINGERPRINT",
     "MAX_INT64",
     "CallEntry",
     "ImportFold",
@@ -65,12 +67,18 @@ __all__ = [
     "merge_events",
     "replay_record",
     "result_record",
+    "shifted_edit",
     "stored_event_key",
     "usage_from_record",
 ]
 
 #: Largest usage total (a signed 64-bit integer, as stored).
 MAX_INT64: Final = 2**63 - 1
+#: The fingerprint kept for a request whose content a Clear with erase removed: the hash of the content
+#: could confirm a guess of it, so it goes too; a retry with the same id still replays the first result.
+ERASED_FINGERPRINT: Final = "erased"
+#: Kinds of stored requests whose fingerprint hashes history content (erased with it).
+CONTENT_REQUEST_KINDS: Final = ("append", "edit")
 
 
 # ---------------------------------------------------------------- expected position
@@ -115,6 +123,8 @@ def replay_record(request_id: str, kind: str, fingerprint: str, stored: StoredRe
     """
     if not request_id or stored is None:
         return None
+    if stored.kind == kind and stored.fingerprint == ERASED_FINGERPRINT:
+        return stored.result  # its content was erased since (Clear with erase): the first result stands
     if stored.kind != kind or stored.fingerprint != fingerprint:
         raise InvalidRequestError(
             f"request id {request_id!r} was already used for a different {stored.kind} request on this session; "
@@ -145,6 +155,8 @@ def result_record(result: AppendResult | UsageResult | ClearResult | EventResult
         record = {"usage": _usage_fields(result.usage)}
     elif isinstance(result, ClearResult):
         record = {"position": result.position}
+        if result.events_erased:
+            record["erased"] = result.events_erased
     else:
         record = {"event_id": result.event_id}
     record["trace"] = result.trace_id
@@ -166,7 +178,7 @@ def usage_from_record(text: str) -> UsageResult:
 def clear_from_record(text: str) -> ClearResult:
     """The replayed result of a Clear."""
     r = json.loads(text)
-    return ClearResult(r["position"], r["trace"], replayed=True)
+    return ClearResult(r["position"], r["trace"], replayed=True, events_erased=int(r.get("erased", 0)))
 
 
 def event_from_record(text: str) -> EventResult:
@@ -312,6 +324,13 @@ def merge_events(
     return kept, max(offset, 0)
 
 
+def shifted_edit(payload: str, offset: int) -> str:
+    """A merged edit's payload with its removed positions moved up as its own position moved (canonical JSON)."""
+    data = json.loads(payload)
+    data["removed"] = [p + offset for p in data.get("removed", ())]
+    return canonical_json(data)
+
+
 def check_imported_open_calls(open_calls: int, limit: int, session_id: str) -> None:
     """An imported session may hold at most ``limit`` unanswered calls (0: no limit): its repair is bounded.
 
@@ -347,6 +366,10 @@ class ImportFold:
     calls: dict[str, CallEntry] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     by_model: dict[tuple[str, str], Usage] = field(default_factory=dict)
+    hidden: dict[int, int] = field(default_factory=dict)
+    """Positions an edit took out of the projection → the edit's position (``events.hidden_by``)."""
+    visible: dict[int, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+    """The visible entries: position → (the call ids it made, the call id it answers)."""
 
 
 def _plus(total: Usage, delta: UsageDelta, currency: str) -> Usage:
@@ -387,6 +410,10 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
             assert position is not None
             fold.clear_position, fold.message_count = position, 0
             fold.calls.clear()
+            fold.visible.clear()
+        elif event_type == "edit":
+            assert position is not None
+            _fold_edit(fold, position, payload.get("removed", ()), bad)
         elif event_type == "usage":
             delta = usage_from_payload(payload)
             currency = charged_currency(delta)
@@ -402,6 +429,7 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
                     raise bad(f"duplicate tool call id {call['id']!r} in the visible history")
                 fold.calls[call["id"]] = CallEntry(position, index)
             call_id = payload.get("tool_call_id", "")
+            fold.visible[position] = (tuple(c["id"] for c in payload.get("tool_calls", ())), call_id)
             if call_id:
                 found = fold.calls.get(call_id)
                 if found is None:
@@ -415,3 +443,23 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
     if fold.last_position > MAX_POSITION:  # a merge adds the stored history's length to the imported positions
         raise bad(f"positions would reach {fold.last_position}, above the highest allowed ({MAX_POSITION})")
     return fold
+
+
+def _fold_edit(fold: ImportFold, position: int, removed: Iterable[int], bad: Any) -> None:
+    """An edit in the fold: its removed entries leave the visible history, their calls go, their results reopen.
+
+    Raises:
+        InvalidRequestError: (``bad``) a removed position is not a visible entry.
+    """
+    for p in removed:
+        entry = fold.visible.pop(p, None) if isinstance(p, int) else None
+        if entry is None:
+            raise bad(f"the edit at position {position} removes position {p!r}, which is not a visible entry")
+        fold.hidden[p] = position
+        fold.message_count -= 1
+        made, answers = entry
+        for call_id in made:
+            fold.calls.pop(call_id, None)
+        found = fold.calls.get(answers) if answers else None
+        if found is not None and found.result_position == p:
+            found.result_position = None

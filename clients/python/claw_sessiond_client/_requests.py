@@ -28,6 +28,7 @@ __all__ = [
     "build",
     "clear_request",
     "delete_request",
+    "edit_tail_request",
     "event_payload",
     "export_request",
     "import_mode",
@@ -304,18 +305,58 @@ def record_usage_request(
 
 
 def clear_request(
-    session_id: str, expected_last_position: int, request_id: str | None, workdirs: Mapping[str, str]
+    session_id: str,
+    expected_last_position: int,
+    request_id: str | None,
+    workdirs: Mapping[str, str],
+    erase: bool = False,
 ) -> pb.ClearRequest:
     """Clear's request (a fresh request id unless one is given)."""
     check_type("session_id", session_id, str)
     check_ints(expected_last_position=expected_last_position)
     check_type("request_id", request_id, (str, type(None)))
+    check_type("erase", erase, bool)
     return build(
         pb.ClearRequest,
         session_id=session_id,
         request_id=request_id or new_request_id(),
         expected_last_position=expected_last_position,
         workdir=workdirs.get(session_id, ""),
+        erase=erase,
+    )
+
+
+def edit_tail_request(
+    session_id: str,
+    *,
+    remove_last: int,
+    after_position: int,
+    replacements: Iterable[Message] | Message,
+    expected_last_position: int,
+    request_id: str | None,
+    discard_pending: bool,
+    workdir: str,
+    run_id: str,
+) -> pb.EditTailRequest:
+    """EditTail's request (a fresh request id unless one is given)."""
+    check_type("session_id", session_id, str)
+    check_ints(remove_last=remove_last, after_position=after_position, expected_last_position=expected_last_position)
+    check_type("request_id", request_id, (str, type(None)))
+    check_type("discard_pending", discard_pending, bool)
+    check_type("workdir", workdir, str)
+    check_type("run_id", run_id, str)
+    batch = message_batch(replacements)
+    return build(
+        pb.EditTailRequest,
+        session_id=session_id,
+        remove_last=remove_last,
+        after_position=after_position,
+        replacements=[message_pb(m, f"replacements[{i}]") for i, m in enumerate(batch)],
+        expected_last_position=expected_last_position,
+        request_id=request_id or new_request_id(),
+        discard_pending=discard_pending,
+        workdir=workdir,
+        run_id=run_id,
     )
 
 

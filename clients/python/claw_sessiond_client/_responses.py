@@ -17,6 +17,7 @@ from ._types import (
     BackupFigures,
     ClearResult,
     DeleteResult,
+    EditTailResult,
     ImportResult,
     InFlightCall,
     LoadResult,
@@ -39,6 +40,7 @@ __all__ = [
     "backup_figures_of",
     "clear_result_of",
     "delete_result_of",
+    "edit_tail_result_of",
     "event_id_of",
     "import_result_of",
     "load_result_of",
@@ -180,7 +182,19 @@ def recorded_usage_of(r: pb.RecordUsageResponse) -> Usage:
 
 def clear_result_of(r: pb.ClearResponse) -> ClearResult:
     """Proto → client type."""
-    return ClearResult(r.position, r.replayed, r.trace_id)
+    return ClearResult(r.position, r.replayed, r.trace_id, r.events_erased, r.erasure_pending)
+
+
+def edit_tail_result_of(r: pb.EditTailResponse) -> EditTailResult:
+    """Proto → client type."""
+    return EditTailResult(
+        [message_of(m) for m in r.removed],
+        r.edit_position,
+        r.first_position,
+        r.last_position,
+        r.replayed,
+        r.trace_id,
+    )
 
 
 def event_id_of(r: pb.RecordEventResponse) -> int:

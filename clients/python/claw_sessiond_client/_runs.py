@@ -18,7 +18,7 @@ from ._status import retryable
 from ._types import Run, WatchEvent
 from .api.v1 import sessiond_pb2 as pb
 
-__all__ = ["WatchCursor", "attach_request", "run_of"]
+__all__ = ["WatchCursor", "attach_request", "run_of", "watch_event"]
 
 
 def attach_request(session_id: str, label: str) -> pb.AttachRequest:
@@ -46,6 +46,20 @@ def run_of(session_id: str, first: Any) -> Run:
 #: First pause before resuming a failed watch; doubles up to :data:`_WATCH_MAX_DELAY_S`.
 _WATCH_FIRST_DELAY_S: Final = 0.05
 _WATCH_MAX_DELAY_S: Final = 1.0
+
+
+def watch_event(r: pb.WatchResponse) -> WatchEvent:
+    """A WatchResponse (or the same fields of a WatchAllResponse) → the event to deliver."""
+    edited = r.HasField("edit")
+    message = message_of(r.message) if r.HasField("message") else None
+    return WatchEvent(
+        r.position,
+        message,
+        r.cleared,
+        edited,
+        tuple(r.edit.removed_positions) if edited else (),
+        r.erased,
+    )
 
 
 class WatchCursor:
@@ -83,7 +97,7 @@ class WatchCursor:
         self.position = r.position
         self._delay_s = _WATCH_FIRST_DELAY_S
         self._give_up_at = None
-        return WatchEvent(r.position, None if r.cleared else message_of(r.message), r.cleared)
+        return watch_event(r)
 
     def resume_delay(self, err: E.SessiondError, now: float) -> float:
         """Seconds to wait before resuming after ``err``.

@@ -29,6 +29,7 @@ from ._requests import (
     append_request,
     clear_request,
     delete_request,
+    edit_tail_request,
     export_request,
     import_requests,
     list_sessions_page_request,
@@ -43,6 +44,7 @@ from ._responses import (
     append_result_of,
     clear_result_of,
     delete_result_of,
+    edit_tail_result_of,
     event_id_of,
     import_result_of,
     load_result_of,
@@ -59,6 +61,7 @@ from ._types import (
     BackupFigures,
     ClearResult,
     DeleteResult,
+    EditTailResult,
     ImportResult,
     LoadResult,
     Message,
@@ -311,11 +314,73 @@ class AsyncSessionClient(ClientCore):
         )
 
     async def clear(
-        self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
+        self,
+        session_id: str,
+        *,
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        erase: bool = False,
     ) -> ClearResult:
-        """Empty the visible history (usage totals are kept)."""
-        request = clear_request(session_id, expected_last_position, request_id, self._workdirs)
+        """Empty the visible history (usage totals are kept).
+
+        Args:
+            expected_last_position: as :meth:`append`'s.
+            request_id: idempotency key (default: a fresh one, reused by retries).
+            erase: also remove the history from the log and its bytes from the database
+                files (as :meth:`delete` does), keeping usage totals; the result says how many
+                events went (``events_erased``) and whether their bytes may still linger
+                (``erasure_pending``).
+        """
+        request = clear_request(session_id, expected_last_position, request_id, self._workdirs, erase)
         return await self._call(lambda: _then(self._stub.Clear(request, timeout=self.timeout_s), clear_result_of))
+
+    async def edit_tail(
+        self,
+        session_id: str,
+        *,
+        remove_last: int = 0,
+        after_position: int = 0,
+        replacements: Iterable[Message] | Message = (),
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        discard_pending: bool = False,
+        workdir: str | None = None,
+        run_id: str = "",
+    ) -> EditTailResult:
+        """Replace the end of the history atomically: remove entries, then append replacements.
+
+        Removes the last ``remove_last`` visible entries, or every visible entry after
+        ``after_position`` (not both; neither: only appends), and appends ``replacements`` in their
+        place with :meth:`append`'s rules, all or nothing. The removed entries stay in the event log
+        (an edit event records them) and come back in the result.
+
+        Args:
+            expected_last_position: edit only if the session's last position is still this (else
+                SequenceConflictError); 0: no check.
+            request_id: idempotency key (default: a fresh one, reused by retries); a replay has no
+                ``removed`` entries.
+            discard_pending: allow removing an entry whose pending tool call is still unanswered
+                (else PreconditionError, reason EDIT_SPLITS_CALL).
+            run_id: the run (from :meth:`attach`) that owns the tool calls of the replacements.
+
+        Raises:
+            InvalidRequestError: both or negative positions, ``remove_last`` beyond the visible entries,
+                an invalid replacement; nothing is written.
+        """
+        request = edit_tail_request(
+            session_id,
+            remove_last=remove_last,
+            after_position=after_position,
+            replacements=replacements,
+            expected_last_position=expected_last_position,
+            request_id=request_id,
+            discard_pending=discard_pending,
+            workdir=self._workdir(session_id, workdir),
+            run_id=run_id,
+        )
+        return await self._call(
+            lambda: _then(self._stub.EditTail(request, timeout=self.timeout_s), edit_tail_result_of)
+        )
 
     async def record_event(
         self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None

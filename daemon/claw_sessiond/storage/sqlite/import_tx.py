@@ -34,10 +34,11 @@ def import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: Impor
             updated_at = max(row.updated_at, updated_at)
     for e in events:
         position = None if e.position is None else e.position + offset
+        payload = rules.shifted_edit(e.payload, offset) if e.type == "edit" and offset else e.payload
         conn.execute(
             "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, e.payload),
+            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, payload),
         )
     _rebuild_in_tx(conn, sid, workdir, created_at, updated_at)
     if max_open_calls:
@@ -82,6 +83,10 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
             (session_id, call_id, c.assistant_position, c.call_index, c.result_position)
             for call_id, c in fold.calls.items()
         ],
+    )
+    conn.executemany(  # what the edits took out of the projection (the log keeps it)
+        "UPDATE events SET hidden_by = ? WHERE session_id = ? AND position = ?",
+        [(edit, session_id, position) for position, edit in fold.hidden.items()],
     )
     conn.executemany(
         "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "

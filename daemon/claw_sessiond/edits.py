@@ -67,7 +67,8 @@ class TailWalk:
 
     def __init__(self, *, remove_last: int, after_position: int, clear_position: int, last_position: int) -> None:
         self.remove_last = remove_last
-        self.floor = max(after_position, clear_position)
+        # Neither set: the edit only appends, and nothing is read.
+        self.floor = max(after_position, clear_position) if remove_last or after_position else last_position
         self._cursor = last_position
         self.removed: list[int] = []
         """Positions to remove, highest first."""

@@ -15,7 +15,9 @@ Sections (``bench/run`` prints one table and writes ``bench/results/``):
 * append latency against history length for ours, ``SQLiteSession`` and the
   seed's JSON-file-per-session store (``bench/json_store.py``), and a plot;
 * serial single-client Append versus serial echo; Load of a large session
-  versus ``SQLiteSession.get_items``; time from process start to SERVING.
+  versus ``SQLiteSession.get_items``; time from process start to SERVING;
+* ``pop_item`` (EditTail) versus a serial Append and ``SQLiteSession.pop_item``
+  (``bench/edits.py``).
 
 ``--tiny`` runs everything at a size that takes seconds (CI) and checks
 nothing about speed; the default is the full size (a few minutes).
@@ -844,6 +846,9 @@ def main(argv: list[str] | None = None) -> int:
             res["history"] = bench_history(size, daemon, root, loop)
             res["serial"] = bench_serial(size, daemon, echo)
             res["load"] = bench_load(size, daemon, root, loop)
+            from bench.edits import bench_pop  # imports this module: not at its top
+
+            res["pop"] = bench_pop(size, daemon, root, loop)
         finally:
             daemon.close()
             echo.close()
@@ -855,7 +860,9 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"startup with a {res['startup']['filled_db_mib']:.0f} MiB database: {again.ready_s * 1000:.0f} ms")
     loop.close()
     res["elapsed_s"] = time.monotonic() - started
-    rows = _rows(res, size)
+    from bench.edits import pop_rows
+
+    rows = _rows(res, size) + pop_rows(res)
     res["table"] = [asdict(r) for r in rows]
     _print_table(rows, args.tiny)
     name = f"results-{res['mode']}-{stamp}.json"

@@ -323,13 +323,8 @@ class AsyncSessionClient(ClientCore):
     ) -> ClearResult:
         """Empty the visible history (usage totals are kept).
 
-        Args:
-            expected_last_position: as :meth:`append`'s.
-            request_id: idempotency key (default: a fresh one, reused by retries).
-            erase: also remove the history from the log and its bytes from the database
-                files (as :meth:`delete` does), keeping usage totals; the result says how many
-                events went (``events_erased``) and whether their bytes may still linger
-                (``erasure_pending``).
+        With ``erase`` the history also leaves the event log and its bytes the database files (as
+        :meth:`delete` does); the result's ``events_erased`` and ``erasure_pending`` say how it went.
         """
         request = clear_request(session_id, expected_last_position, request_id, self._workdirs, erase)
         return await self._call(lambda: _then(self._stub.Clear(request, timeout=self.timeout_s), clear_result_of))
@@ -347,25 +342,12 @@ class AsyncSessionClient(ClientCore):
         workdir: str | None = None,
         run_id: str = "",
     ) -> EditTailResult:
-        """Replace the end of the history atomically: remove entries, then append replacements.
+        """Atomically remove the last ``remove_last`` visible entries (or every one after ``after_position``)
+        and append ``replacements`` in their place, with :meth:`append`'s rules; returns what was removed.
 
-        Removes the last ``remove_last`` visible entries, or every visible entry after
-        ``after_position`` (not both; neither: only appends), and appends ``replacements`` in their
-        place with :meth:`append`'s rules, all or nothing. The removed entries stay in the event log
-        (an edit event records them) and come back in the result.
-
-        Args:
-            expected_last_position: edit only if the session's last position is still this (else
-                SequenceConflictError); 0: no check.
-            request_id: idempotency key (default: a fresh one, reused by retries); a replay has no
-                ``removed`` entries.
-            discard_pending: allow removing an entry whose pending tool call is still unanswered
-                (else PreconditionError, reason EDIT_SPLITS_CALL).
-            run_id: the run (from :meth:`attach`) that owns the tool calls of the replacements.
-
-        Raises:
-            InvalidRequestError: both or negative positions, ``remove_last`` beyond the visible entries,
-                an invalid replacement; nothing is written.
+        ``expected_last_position`` and ``request_id`` work as :meth:`append`'s (a replay returns no
+        removed entries); ``discard_pending`` allows removing an unanswered pending call (else
+        ``PreconditionError``, reason ``EDIT_SPLITS_CALL``). See docs/api.md, "Editing the tail".
         """
         request = edit_tail_request(
             session_id,

@@ -321,3 +321,17 @@ async def test_an_export_after_an_erasing_clear_imports(storage: Storage, stores
     assert await shown(other, "s") == [(3, "kept")]
     assert (await other.load("s", WORKDIR, "t", repair=False)).session.usage.output_tokens == 3
     assert await export_lines(other, "s") == lines
+
+
+async def test_an_export_running_while_the_history_is_erased_is_refused(storage: Storage) -> None:
+    await append(storage, "s", user("a"), user("b"))
+    found = await storage.export_start("s")
+    assert found is not None
+    _header, cursor, max_event_id = found
+    await append(storage, "s", user("c"))  # more history: the export still reads what it announced
+    await edit(storage, "s", remove_last=1)  # an edit removes no event from the log
+    assert sum([len(rows) async for rows in storage.export_pages(cursor, max_event_id)]) == 2
+    await erase(storage, "s")
+    with pytest.raises(SequenceConflictError):
+        async for _rows in storage.export_pages(cursor, max_event_id):
+            pass

@@ -85,8 +85,8 @@ _MESSAGE_HINT: Final = (
 )
 
 
-def message_batch(messages: object) -> list[Message]:
-    """``append``'s ``messages`` argument as a list of :class:`Message`.
+def message_batch(messages: object, name: str = "messages") -> list[Message]:
+    """``append``'s ``messages`` argument (or another argument ``name``) as a list of :class:`Message`.
 
     Raises:
         TypeError: it is not a Message or an iterable of them (a dict, a str, ...); the message names the item.
@@ -95,13 +95,13 @@ def message_batch(messages: object) -> list[Message]:
         return [messages]
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
         raise TypeError(
-            f"messages: expected a Message or a list of Message, got {type(messages).__name__} "
+            f"{name}: expected a Message or a list of Message, got {type(messages).__name__} "
             f"({messages!r:.80}); {_MESSAGE_HINT}"
         )
     batch = list(messages)
     for i, m in enumerate(batch):
         if not isinstance(m, Message):
-            raise TypeError(f"messages[{i}]: expected a Message, got {type(m).__name__} ({m!r:.80}); {_MESSAGE_HINT}")
+            raise TypeError(f"{name}[{i}]: expected a Message, got {type(m).__name__} ({m!r:.80}); {_MESSAGE_HINT}")
     return batch
 
 
@@ -345,7 +345,7 @@ def edit_tail_request(
     check_type("discard_pending", discard_pending, bool)
     check_type("workdir", workdir, str)
     check_type("run_id", run_id, str)
-    batch = message_batch(replacements)
+    batch = message_batch(replacements, "replacements")
     return build(
         pb.EditTailRequest,
         session_id=session_id,

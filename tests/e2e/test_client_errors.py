@@ -187,7 +187,7 @@ def test_wrong_types_raise_type_error_naming_the_field_before_sending(workspace:
     with SessionClient(workspace, autostart=False) as client:
         cases: list[tuple[Callable[[], object], str]] = [
             (lambda: client.append("s", {"role": "user", "content": "hi"}), r"messages: .*Message\.user"),  # type: ignore[arg-type]
-            (lambda: client.append("s", "hello"), "replacements: expected a Message"),  # type: ignore[arg-type]
+            (lambda: client.append("s", "hello"), "messages: expected a Message"),  # type: ignore[arg-type]
             (lambda: client.append("s", [Message.user("a"), {"role": "user"}]), r"messages\[1\]"),  # type: ignore[list-item]
             (lambda: client.append("s", Message("user", 5)), r"messages\[0\]\.content"),  # type: ignore[arg-type]
             (

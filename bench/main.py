@@ -16,6 +16,9 @@ Sections (``bench/run`` prints one table and writes ``bench/results/``):
   seed's JSON-file-per-session store (``bench/json_store.py``), and a plot;
 * serial single-client Append versus serial echo; Load of a large session
   versus ``SQLiteSession.get_items``; time from process start to SERVING;
+* the SDK-session operations (``bench/items.py``): adding one item,
+  ``get_items(limit=10)`` at 10 and 10,000 items, a full read, each versus
+  ``SQLiteSession``.
 * ``pop_item`` (EditTail) versus a serial Append and ``SQLiteSession.pop_item``
   (``bench/edits.py``).
 
@@ -46,6 +49,7 @@ from typing import Any
 import grpc
 import psutil
 
+from bench import items
 from bench.echo_server import METHOD
 from bench.json_store import JsonSessionStore
 from bench.procs import ROOT, BenchError, Daemon, EchoServer, RssSampler, run_workers
@@ -78,10 +82,13 @@ class Size:
     starts: int
     payload_bytes: int = 1024
     warmup: int = 5
+    items_large: int = 10_000
+    """The SDK-session section (``bench/items.py``): the larger session's items."""
+    items_rounds: int = 30
 
 
 FULL = Size(8, 16, 8.0, 3, (10, 1_000, 10_000, 100_000), 30, 3, 600, 10_000, 15, 3, warmup=10)
-TINY = Size(2, 4, 1.0, 1, (10, 100, 1_000), 5, 2, 40, 500, 3, 1, warmup=2)
+TINY = Size(2, 4, 1.0, 1, (10, 100, 1_000), 5, 2, 40, 500, 3, 1, warmup=2, items_large=300, items_rounds=5)
 
 
 @dataclass
@@ -642,6 +649,7 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
             None,
         )
     )
+    rows += [Row(**r) for r in items.item_rows(res["items"])]
     st = res["startup"]
     rows.append(
         Row(
@@ -846,6 +854,16 @@ def main(argv: list[str] | None = None) -> int:
             res["history"] = bench_history(size, daemon, root, loop)
             res["serial"] = bench_serial(size, daemon, echo)
             res["load"] = bench_load(size, daemon, root, loop)
+            res["items"] = items.bench_items(
+                daemon.address,
+                SQLiteSession,
+                root,
+                loop.run,
+                payload=size.payload_bytes,
+                large=size.items_large,
+                rounds=size.items_rounds,
+                warmup=size.warmup,
+            )
             from bench.edits import bench_pop  # imports this module: not at its top
 
             res["pop"] = bench_pop(size, daemon, root, loop)

@@ -197,7 +197,7 @@ def test_the_checker_detects_lost_duplicated_and_half_applied_edits() -> None:
         events = []
         for n, (position, kind, payload, hidden_by) in enumerate(rows, 1):
             body = {"removed": payload} if kind == "edit" else {"role": "user", "content": payload}
-            events.append(inspect.StoredEvent(n, s, position, kind, body, hidden_by))
+            events.append(inspect.StoredEvent(n, s, position, kind, body, hidden_by=hidden_by))
         return _Stored(events)
 
     # Edit 0 removes nothing and adds x-0/0; edit 1 removes 1 entry and adds two (plan(1, 1) == (1, 2)).

@@ -32,6 +32,8 @@ class StoredEvent:
     position: int | None  # history events have one, usage and audit events none
     type: str
     payload: Any  # the parsed JSON payload
+    format: str = ""  # an entry's item: its format tag ...
+    item: bytes = b""  # ... and its bytes
     hidden_by: int | None = None  # the position of the edit that took it out of the projection
 
 
@@ -96,13 +98,14 @@ class SqliteStored:
         return [StoredSession(*row) for row in rows]
 
     def events(self, session_id: str | None = None) -> list[StoredEvent]:
+        sql = (
+            "SELECT event_id, session_id, position, type, payload, coalesce(format, ''), coalesce(item, x''), "
+            "hidden_by FROM events"
+        )
         where, args = ("", ()) if session_id is None else (" WHERE session_id = ?", (session_id,))
         with read_only(self.db) as conn:
-            columns = {r[1] for r in conn.execute("PRAGMA table_info(events)")}
-            hidden = "hidden_by" if "hidden_by" in columns else "NULL"  # schema v4 on
-            sql = f"SELECT event_id, session_id, position, type, payload, {hidden} FROM events"
             rows = conn.execute(f"{sql}{where} ORDER BY event_id", args).fetchall()
-        return [StoredEvent(e, s, p, t, json.loads(payload), h) for e, s, p, t, payload, h in rows]
+        return [StoredEvent(e, s, p, t, json.loads(payload), f, bytes(i), h) for e, s, p, t, payload, f, i, h in rows]
 
     def request_records(self) -> int:
         with read_only(self.db) as conn:

@@ -12,6 +12,7 @@ from ._types import (
     ClearResult,
     DeleteResult,
     EditTailResult,
+    EntryUsage,
     ImportResult,
     InFlightCall,
     LoadResult,
@@ -24,12 +25,14 @@ from ._types import (
     SessionSummary,
     Stats,
     ToolCall,
+    ToolPolicy,
     Usage,
     UsageReport,
     WatchEvent,
 )
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
+    AlreadyExistsError,
     ClientClosedError,
     CorruptDatabaseError,
     DaemonNotRespondingError,
@@ -56,6 +59,7 @@ from .paths import default_socket_path, find_workspace
 from .sync import SessionClient
 
 __all__ = [
+    "AlreadyExistsError",
     "AppendResult",
     "AppendStream",
     "AsyncSessionClient",
@@ -69,6 +73,7 @@ __all__ = [
     "DeadlineError",
     "DeleteResult",
     "EditTailResult",
+    "EntryUsage",
     "FollowEvent",
     "ImportResult",
     "InFlightCall",
@@ -98,6 +103,7 @@ __all__ = [
     "StorageUnavailableError",
     "ToolCall",
     "ToolCallStateError",
+    "ToolPolicy",
     "UnauthenticatedError",
     "UntrustedPeerError",
     "Usage",

@@ -22,14 +22,14 @@ from . import _auth
 from . import _finds as F
 from . import errors as E
 from ._append_stream import AppendStream
-from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, ClientCore, FollowRetry
+from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, FollowRetry
+from ._edit_ops import AsyncEditOps
 from ._liveness import CONNECT_TIMEOUT_S, HEALTH_CHECK_METHOD, accepts_connections, ping_verdict
 from ._peer import verify_peer
 from ._requests import (
     append_request,
     clear_request,
     delete_request,
-    edit_tail_request,
     export_request,
     import_requests,
     list_sessions_page_request,
@@ -44,7 +44,6 @@ from ._responses import (
     append_result_of,
     clear_result_of,
     delete_result_of,
-    edit_tail_result_of,
     event_id_of,
     import_result_of,
     load_result_of,
@@ -61,7 +60,6 @@ from ._types import (
     BackupFigures,
     ClearResult,
     DeleteResult,
-    EditTailResult,
     ImportResult,
     LoadResult,
     Message,
@@ -69,6 +67,7 @@ from ._types import (
     SessionPage,
     SessionSummary,
     Stats,
+    ToolPolicy,
     Usage,
     UsageReport,
     WatchEvent,
@@ -82,7 +81,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class AsyncSessionClient(ClientCore):
+class AsyncSessionClient(AsyncEditOps):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -256,7 +255,15 @@ class AsyncSessionClient(ClientCore):
     # -- the API
 
     async def load(
-        self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
+        self,
+        session_id: str,
+        workdir: str | os.PathLike[str] | None = None,
+        *,
+        repair: bool = True,
+        no_repair: bool = False,
+        last: int | None = None,
+        after_position: int | None = None,
+        after_time: dt.datetime | None = None,
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
@@ -265,8 +272,20 @@ class AsyncSessionClient(ClientCore):
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
+            no_repair: True to only look: interrupted calls stay open and nothing at all is
+                written (``repair=False`` says the same).
+            last: only the last N visible entries (a bounded read: its cost does not grow
+                with the history). At most one of ``last``, ``after_position`` and ``after_time``.
+            after_position: only the entries after this position.
+            after_time: only the entries from the first one stored after this time (a naive
+                datetime is UTC).
+
+        A bounded load sets ``complete`` False when it left visible entries out, and
+        ``start_position`` to the first returned entry's position.
         """
-        request, wd = load_request(session_id, workdir, repair)
+        request, wd = load_request(
+            session_id, workdir, repair, no_repair, last=last, after_position=after_position, after_time=after_time
+        )
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
         return result
@@ -280,6 +299,7 @@ class AsyncSessionClient(ClientCore):
         request_id: str | None = None,
         workdir: str | None = None,
         run_id: str = "",
+        tool_policy: ToolPolicy | None = None,
     ) -> AppendResult:
         """Append messages atomically, in order.
 
@@ -288,6 +308,7 @@ class AsyncSessionClient(ClientCore):
                 position is still this (else SequenceConflictError); -1 requires a new session.
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
+            tool_policy: tool-call rules for this append (its fields win over the session's where set).
         """
         request = append_request(
             session_id,
@@ -296,6 +317,7 @@ class AsyncSessionClient(ClientCore):
             request_id=request_id,
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
+            tool_policy=tool_policy,
         )
         return await self._send_append(request)
 
@@ -346,41 +368,6 @@ class AsyncSessionClient(ClientCore):
         """
         request = clear_request(session_id, expected_last_position, request_id, self._workdirs, erase)
         return await self._call(lambda: _then(self._stub.Clear(request, timeout=self.timeout_s), clear_result_of))
-
-    async def edit_tail(
-        self,
-        session_id: str,
-        *,
-        remove_last: int = 0,
-        after_position: int = 0,
-        replacements: Iterable[Message] | Message = (),
-        expected_last_position: int = 0,
-        request_id: str | None = None,
-        discard_pending: bool = False,
-        workdir: str | None = None,
-        run_id: str = "",
-    ) -> EditTailResult:
-        """Atomically remove the last ``remove_last`` visible entries (or every one after ``after_position``)
-        and append ``replacements`` in their place, with :meth:`append`'s rules; returns what was removed.
-
-        ``expected_last_position`` and ``request_id`` work as :meth:`append`'s (a replay returns no
-        removed entries); ``discard_pending`` allows removing an unanswered pending call (else
-        ``PreconditionError``, reason ``EDIT_SPLITS_CALL``). See docs/api.md, "Editing the tail".
-        """
-        request = edit_tail_request(
-            session_id,
-            remove_last=remove_last,
-            after_position=after_position,
-            replacements=replacements,
-            expected_last_position=expected_last_position,
-            request_id=request_id,
-            discard_pending=discard_pending,
-            workdir=self._workdir(session_id, workdir),
-            run_id=run_id,
-        )
-        return await self._call(
-            lambda: _then(self._stub.EditTail(request, timeout=self.timeout_s), edit_tail_result_of)
-        )
 
     async def record_event(
         self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None

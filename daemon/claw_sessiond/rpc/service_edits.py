@@ -14,7 +14,7 @@ from ..config import Config
 from ..model import HistoryMark, Message
 from ..storage import RunRegistry, Storage
 from ..validate import check_run_id, prepare_edit
-from .convert import fill_message_pb, message_from_pb, message_pb, trace_id_of
+from .convert import fill_message_pb, message_from_pb, message_pb, tool_policy_of, trace_id_of
 from .edge import Context, EdgeState, edge
 
 __all__ = ["EditRpcs", "history_fields"]
@@ -61,6 +61,8 @@ class EditRpcs(EdgeState):
             discard_pending=request.discard_pending,
             max_message_bytes=self.config.max_message_bytes,
             max_batch_messages=self.config.max_batch_messages,
+            max_entry_bytes=self.config.max_entry_bytes,
+            tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
         )
         result = await self.store.edit_tail(job)
         reply = pb.EditTailResponse(

@@ -36,9 +36,9 @@ def import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: Impor
         position = None if e.position is None else e.position + offset
         payload = rules.shifted_edit(e.payload, offset) if e.type == "edit" and offset else e.payload
         conn.execute(
-            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, payload),
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+            "client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, payload, e.format, e.item, e.client_id),
         )
     _rebuild_in_tx(conn, sid, workdir, created_at, updated_at)
     if max_open_calls:
@@ -77,16 +77,18 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
         ),
     )
     conn.executemany(
-        "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position, pending, "
+        "repair_mode) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
-            (session_id, call_id, c.assistant_position, c.call_index, c.result_position)
+            (session_id, call_id, c.assistant_position, c.call_index, c.result_position, int(c.pending), c.repair_mode)
             for call_id, c in fold.calls.items()
         ],
     )
-    conn.executemany(  # what the edits took out of the projection (the log keeps it)
+    # What the edits took out of the projection, and synthetic repairs superseded by a real result: the log
+    # keeps them, out of the projection.
+    conn.executemany(
         "UPDATE events SET hidden_by = ? WHERE session_id = ? AND position = ?",
-        [(edit, session_id, position) for position, edit in fold.hidden.items()],
+        [(by, session_id, position) for position, by in fold.hidden.items()],
     )
     conn.executemany(
         "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "

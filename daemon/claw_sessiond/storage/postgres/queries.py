@@ -76,7 +76,7 @@ async def search(conn: Any, match: str, filters: SearchFilter, limit: int) -> tu
     if filters.until:
         where += f" AND e.ts < {arg(filters.until)}"
     if not filters.include_cleared:
-        where += " AND e.position > s.clear_position"
+        where += " AND e.position > s.clear_position AND e.hidden_by IS NULL"  # neither cleared nor edited away
     headline = (
         f"StartSel={MATCH_OPEN}, StopSel={MATCH_CLOSE}, MaxWords={SNIPPET_TOKENS}, MinWords={SNIPPET_TOKENS // 2}, "
         "ShortWord=0, FragmentDelimiter=…"
@@ -84,7 +84,7 @@ async def search(conn: Any, match: str, filters: SearchFilter, limit: int) -> tu
     sql = (
         "WITH q AS (SELECT " + query + " AS q), hits AS ("
         "SELECT e.event_id, e.session_id, e.position, e.payload, e.ts, ts_rank(e.search, q.q) AS rank, "
-        "e.position <= s.clear_position AS cleared FROM events AS e CROSS JOIN q "
+        "(e.position <= s.clear_position OR e.hidden_by IS NOT NULL) AS cleared FROM events AS e CROSS JOIN q "
         "JOIN sessions AS s ON s.session_id = e.session_id "
         f"WHERE e.search @@ q.q{where} ORDER BY rank DESC, e.event_id LIMIT {arg(limit + 1)}) "
         "SELECT h.session_id, h.position, h.payload::json ->> 'role', h.ts, -h.rank, "

@@ -17,6 +17,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 
 from ...errors import Reason, SequenceConflictError
+from ...events import edit_removed, erased_count
 from ...model import HistoryCursor, Message, SessionSummary
 from ..sqlite.reads import DECODE_SLICE_BYTES, PAGE_BYTES, PAGE_ROWS, SCAN_ROWS
 
@@ -58,21 +59,41 @@ async def _guard(conn: Any, cursor: HistoryCursor, *, clears: bool = True) -> No
     row = await conn.fetchrow(
         "SELECT created_at, clear_position, last_position FROM sessions WHERE session_id = $1", cursor.session_id
     )
-    if row is None or row[0] != cursor.created_at or (clears and int(row[1]) != cursor.clear_position):
+    changed = row is None or row[0] != cursor.created_at or (clears and int(row[1]) != cursor.clear_position)
+    if not changed and row is not None and int(row[2]) > cursor.last_position:
+        # Written since the cursor was taken: an edit that hid entries up to its bound, or, for an export,
+        # a clear that erased events it still has to send.
+        found = await conn.fetch(
+            "SELECT type, payload FROM events WHERE session_id = $1 AND position > $2 AND type IN ('edit', 'clear')",
+            cursor.session_id,
+            cursor.last_position,
+        )
+        changed = any(_moves_bound(str(r[0]), str(r[1]), cursor.last_position, clears) for r in found)
+    if changed:
         actual = int(row[2]) if row is not None else 0
         raise SequenceConflictError(
-            f"session {cursor.session_id!r} was cleared or erased while its history was being streamed; load it again",
+            f"session {cursor.session_id!r} was cleared, edited or erased while its history was being streamed; "
+            "load it again",
             reason=Reason.SEQUENCE_CONFLICT,
             expected=cursor.last_position,
             actual=actual,
         )
 
 
+def _moves_bound(event_type: str, payload: str, bound: int, clears: bool) -> bool:
+    """True if an event written after a cursor's bound changes what the stream reads up to it."""
+    if event_type == "edit":
+        removed = edit_removed(payload)
+        return clears and bool(removed) and removed[0] <= bound
+    return not clears and erased_count(payload) is not None
+
+
 async def _main_rows(conn: Any, session_id: str, after: int, last: int) -> tuple[list[Any], bool]:
     """The next page of visible history rows after ``after`` (position ≤ ``last``); True if nothing follows."""
     sizes = await conn.fetch(
         f"SELECT position, {EVENT_BYTES} FROM events "
-        "WHERE session_id = $1 AND position > $2 AND position <= $3 AND type <> 'clear' AND hidden_by IS NULL "
+        "WHERE session_id = $1 AND position > $2 AND position <= $3 "
+        "AND type NOT IN ('clear', 'edit') AND hidden_by IS NULL "
         "ORDER BY position LIMIT $4",
         session_id,
         after,
@@ -85,7 +106,8 @@ async def _main_rows(conn: Any, session_id: str, after: int, last: int) -> tuple
     end = int(sizes[n - 1][0])
     rows = await conn.fetch(
         f"SELECT {_HISTORY_COLS} FROM events "
-        "WHERE session_id = $1 AND position > $2 AND position <= $3 AND type <> 'clear' AND hidden_by IS NULL "
+        "WHERE session_id = $1 AND position > $2 AND position <= $3 "
+        "AND type NOT IN ('clear', 'edit') AND hidden_by IS NULL "
         "ORDER BY position",
         session_id,
         after,

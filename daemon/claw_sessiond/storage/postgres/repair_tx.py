@@ -124,7 +124,7 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
                 e.trace_id,
                 e.ts,
                 e.schema_version,
-                e.payload,
+                rules.shifted_edit(e.payload, offset) if e.type == "edit" and offset else e.payload,
                 e.format,
                 e.item,
                 e.client_id,

@@ -34,6 +34,7 @@ import asyncpg
 
 from ... import repair as repairing
 from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
+from ...edits import history_item
 from ...erasure import PendingErasures
 from ...errors import PreconditionError, Reason, SessionNotFoundError, StorageError
 from ...events import EventRow, fingerprint, message_from_payload
@@ -44,8 +45,11 @@ from ...model import (
     AppendResult,
     ClearResult,
     DeleteResult,
+    EditJob,
+    EditResult,
     EventResult,
     HistoryCursor,
+    HistoryMark,
     ImportMode,
     LoadResult,
     LoadWindow,
@@ -63,6 +67,7 @@ from ..sqlite.runs import InMemoryRuns
 from . import queries, reads, schema
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .connect import Lanes, PostgresSettings, connect, describe_target
+from .edit_tx import edit_in_tx, erase_clear_in_tx
 from .errors import map_pg_errors, safe_dsn
 from .repair_tx import import_in_tx, repair_in_tx
 from .tx import (
@@ -275,7 +280,7 @@ class PostgresStorage:
     ) -> tuple[str | None, list[HistoryItem], bool]:
         """The session's incarnation (None if not stored) and its history events after a position."""
         incarnation, rows, more = await reads.watch_rows_after(self._reader, session_id, after_position, limit)
-        return incarnation, [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows], more
+        return incarnation, [(r[0], history_item(*r)) for r in rows], more
 
     async def list_sessions(
         self, id_contains: str, limit: int, after: tuple[str, str] | None = None
@@ -360,19 +365,11 @@ class PostgresStorage:
 
     async def follow_batch(
         self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | None]], bool]:
+    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
         """History events of every session after an event id, and whether more may follow."""
         async with self._reader() as conn:
             rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
-        out = [
-            (
-                int(r[0]),
-                str(r[1]),
-                int(r[2]),
-                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6], r[7], r[8]),
-            )
-            for r in rows
-        ]
+        out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
         return out, more
 
     # -- writes
@@ -398,16 +395,44 @@ class PostgresStorage:
         )
 
     async def clear(
-        self, session_id: str, *, request_id: str, expected_last_position: int, workdir: str, trace_id: str
+        self,
+        session_id: str,
+        *,
+        request_id: str,
+        expected_last_position: int,
+        workdir: str,
+        trace_id: str,
+        erase: bool = False,
     ) -> ClearResult:
-        """Record a clear: the visible history starts after it; usage is kept."""
-        fp = fingerprint("clear", session_id, expected_last_position)
+        """Record a clear: the visible history starts after it; usage is kept. With ``erase`` the history
+        before it leaves the log (logical erasure: the bytes go with the vacuum that follows)."""
         self._touch(session_id)
-        return await self._write(
+        if not erase:
+            fp = fingerprint("clear", session_id, expected_last_position)
+            return await self._write(
+                session_id,
+                lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+                changed=True,
+            )
+        fp = fingerprint("clear", session_id, expected_last_position, "erase")
+        result = await self._write(
             session_id,
-            lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+            lambda c: erase_clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
             changed=True,
         )
+        if result.events_erased and not result.replayed:
+            self._start_vacuum()
+        return result
+
+    async def edit_tail(self, job: EditJob) -> EditResult:
+        """Remove the tail of the visible history and append replacements, all or nothing (``edit_tx.py``)."""
+        self._touch(job.session_id)
+        limit = self.max_open_tool_calls
+        result = await self._write(job.session_id, lambda c: edit_in_tx(c, job, limit), changed=True)
+        if not result.replayed and job.replacements is not None:
+            self.counters.appends += 1
+            self.counters.messages_written += len(job.replacements.messages)
+        return result
 
     async def record_event(
         self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ... import rules
-from ...events import CLEAR_PAYLOAD, EVENT_SCHEMA_VERSION, encode_usage
+from ...events import EVENT_SCHEMA_VERSION, encode_clear, encode_usage
 from ...history import OpenCall
 from ...model import (
     AppendJob,
@@ -354,8 +354,16 @@ async def add_usage_in_tx(conn: Any, session_id: str, old: Usage, delta: UsageDe
 
 
 async def clear_in_tx(
-    conn: Any, session_id: str, request_id: str, fp: str, expected: int, workdir: str, trace_id: str
+    conn: Any,
+    session_id: str,
+    request_id: str,
+    fp: str,
+    expected: int,
+    workdir: str,
+    trace_id: str,
+    erased: int | None = None,
 ) -> ClearResult:
+    """Write a clear (``erased``: the events an erasing clear removed just before, in this transaction)."""
     row, now = await lock_session_in_tx(conn, session_id)
     record = rules.replay_record(request_id, "clear", fp, await _stored_request_in_tx(conn, session_id, request_id))
     if record is not None:
@@ -365,7 +373,7 @@ async def clear_in_tx(
         row, now = await lock_session_in_tx(conn, session_id, create_workdir=workdir)
         assert row is not None
     position = row.last_position + 1
-    await _insert_event_in_tx(conn, session_id, position, "clear", trace_id, now, CLEAR_PAYLOAD)
+    await _insert_event_in_tx(conn, session_id, position, "clear", trace_id, now, encode_clear(erased))
     await conn.execute("DELETE FROM tool_calls WHERE session_id = $1", session_id)
     await conn.execute(
         "UPDATE sessions SET last_position = $1, clear_position = $1, message_count = 0, updated_at = $2, "
@@ -375,7 +383,7 @@ async def clear_in_tx(
         workdir,
         session_id,
     )
-    result = ClearResult(position, trace_id)
+    result = ClearResult(position, trace_id, events_erased=erased or 0)
     await _remember_in_tx(conn, session_id, request_id, "clear", fp, result, now)
     return result
 

@@ -50,12 +50,14 @@ from .events import (
     EVENT_TYPES,
     HISTORY_EVENT_TYPES,
     ROLE_OF_EVENT_TYPE,
+    SESSION_EVENT_TYPES,
     USAGE_COUNT_KEYS,
     canonical_json,
     sorted_payload,
 )
 from .ids import check_session_id
 from .model import Event
+from .state import check_event_payload
 
 __all__ = [
     "FORMAT",
@@ -250,6 +252,10 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
             raise _bad(line_no, f"usage payload.currency must be an ISO 4217 code such as USD (got {currency!r})")
         if payload.get("cost_micros", 0) and not payload.get("currency"):
             raise _bad(line_no, "usage with a cost needs a currency")
+    elif event_type in SESSION_EVENT_TYPES:
+        problem = check_event_payload(event_type, payload)
+        if problem is not None:
+            raise _bad(line_no, problem)
 
 
 _EVENT_KEYS: Final = frozenset(

@@ -7,7 +7,7 @@ the form stored in the database and exported.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,7 +28,9 @@ __all__ = [
     "Repair",
     "Role",
     "SessionMeta",
+    "SessionSettings",
     "SessionSummary",
+    "StateDelta",
     "ToolCall",
     "Usage",
     "UsageDelta",
@@ -125,6 +127,22 @@ class ModelUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionSettings:
+    """A session's state, labels, default tool policy, lineage and incarnation (``state.py`` has the rules).
+
+    ``state`` and ``tool_policy`` are JSON object texts as stored: the state with sorted keys,
+    the policy as ``{"repair"?, "allow_orphan_results"?, "allow_unparsed_calls"?}`` (unset keys omitted).
+    """
+
+    state: str = "{}"
+    labels: Mapping[str, str] = field(default_factory=dict)
+    tool_policy: str = "{}"
+    forked_from: str = ""
+    forked_at_position: int = 0
+    incarnation: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SessionMeta:
     """Session metadata; ``stored`` is False for a session with no row yet."""
 
@@ -136,6 +154,7 @@ class SessionMeta:
     last_position: int
     stored: bool
     message_count: int
+    settings: SessionSettings = field(default_factory=SessionSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +167,19 @@ class SessionSummary:
     message_count: int
     last_position: int
     usage: Usage
+    labels: Mapping[str, str] = field(default_factory=dict)
+    created_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StateDelta:
+    """One validated change to a JSON state (the session's own, or a shared scope's when ``scope`` is set).
+
+    ``delta`` is a JSON object text with sorted keys: each key is set to its value, a null removes it.
+    """
+
+    scope: str
+    delta: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,3 +313,5 @@ class AppendJob:
     workdir: str = ""
     run_id: str = ""
     trace_id: str = ""
+    state_deltas: Sequence[StateDelta] = ()
+    """Applied in the append's transaction, in order (``state.py``)."""

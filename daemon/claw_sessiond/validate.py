@@ -32,6 +32,7 @@ from .errors import InvalidRequestError, Reason
 from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint
 from .ids import check_request_id, check_session_id, has_control
 from .model import AppendJob, Message, PreparedMessage, ToolCall, UsageDelta
+from .state import prepare_deltas
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
@@ -183,6 +184,7 @@ def prepare_append(
     trace_id: str,
     max_message_bytes: int,
     max_batch_messages: int,
+    state_deltas: Sequence[tuple[str, str]] = (),
 ) -> AppendJob:
     """Validate an Append and build the writer's job.
 
@@ -206,9 +208,14 @@ def prepare_append(
         )
     seen: set[str] = set()
     prepared = [_prepare_message(i, m, max_message_bytes, seen) for i, m in enumerate(messages)]
+    deltas = prepare_deltas(state_deltas)
     # Content only: a retry from another process may carry another workdir or run id.
     fp = fingerprint("append", session_id, [p.payload for p in prepared], expected_last_position)
-    return AppendJob(session_id, prepared, expected_last_position, request_id, fp, workdir, run_id, trace_id)
+    if deltas:  # an append without deltas hashes as before they existed
+        fp = fingerprint(fp, [(d.scope, d.delta) for d in deltas])
+    return AppendJob(
+        session_id, prepared, expected_last_position, request_id, fp, workdir, run_id, trace_id, state_deltas=deltas
+    )
 
 
 def prepare_usage(delta: UsageDelta) -> UsageDelta:

@@ -50,6 +50,7 @@ _BY_CODE: Final[dict[grpc.StatusCode, type[E.SessiondError]]] = {
     grpc.StatusCode.INVALID_ARGUMENT: E.InvalidRequestError,
     grpc.StatusCode.NOT_FOUND: E.SessionNotFoundError,
     grpc.StatusCode.FAILED_PRECONDITION: E.PreconditionError,
+    grpc.StatusCode.ALREADY_EXISTS: E.AlreadyExistsError,
     grpc.StatusCode.ABORTED: E.SequenceConflictError,
     grpc.StatusCode.RESOURCE_EXHAUSTED: E.StorageFullError,
     grpc.StatusCode.UNAVAILABLE: E.DaemonUnavailableError,

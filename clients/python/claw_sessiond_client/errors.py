@@ -10,6 +10,7 @@ message text. A raw ``grpc.RpcError`` never escapes the client library::
     ├── SessionNotFoundError     NOT_FOUND
     ├── ToolCallStateError       FAILED_PRECONDITION (UNKNOWN_TOOL_CALL, TOOL_CALL_ALREADY_ANSWERED)
     ├── PreconditionError        FAILED_PRECONDITION (other reasons: SESSION_EXISTS, RUN_ALREADY_OWNED, ...)
+    ├── AlreadyExistsError       ALREADY_EXISTS (SESSION_EXISTS: CreateSession or ForkSession to a stored id)
     ├── SequenceConflictError    ABORTED
     ├── WatchLaggedError         ABORTED (a Watch fell too far behind; resume from its last position)
     ├── StorageError             UNAVAILABLE
@@ -33,6 +34,7 @@ from __future__ import annotations
 import enum
 
 __all__ = [
+    "AlreadyExistsError",
     "ClientClosedError",
     "CorruptDatabaseError",
     "DaemonNotRespondingError",
@@ -133,6 +135,12 @@ class ToolCallStateError(SessiondError):
 
 class PreconditionError(SessiondError):
     """The session is not in a state that allows the call (exists, owned, ...)."""
+
+    default_reason = Reason.SESSION_EXISTS
+
+
+class AlreadyExistsError(SessiondError):
+    """What the call would create is already stored (``SESSION_EXISTS``: an exclusive create). Nothing was written."""
 
     default_reason = Reason.SESSION_EXISTS
 

@@ -22,6 +22,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..errors import InvalidRequestError, Reason
 from ..model import ImportMode, Message, SessionMeta, ToolCall, Usage
+from ..state import EMPTY, ScopeState, policy_fields, policy_json
 from ..validate import check_trace_id
 from .edge import Context
 
@@ -31,12 +32,15 @@ __all__ = [
     "import_mode_of",
     "message_from_pb",
     "message_pb",
+    "policy_text_of",
     "role_filter_of",
     "role_pb",
+    "scope_state_pb",
     "session_pb",
     "set_timestamp",
     "time_bound",
     "timestamp",
+    "tool_policy_pb",
     "trace_id_of",
     "usage_pb",
 ]
@@ -56,6 +60,14 @@ _IMPORT_MODE: Final[dict[pb.ImportMode, ImportMode]] = {
     pb.IMPORT_MODE_REPLACE: "replace",
     pb.IMPORT_MODE_MERGE: "merge",
 }
+#: A tool policy's repair mode, as stored (``state.policy_json``); "" is unset (the session's, else synthesize).
+_REPAIR_MODE: Final[dict[pb.RepairMode, str]] = {
+    pb.REPAIR_MODE_UNSPECIFIED: "",
+    pb.REPAIR_MODE_SYNTHESIZE: "synthesize",
+    pb.REPAIR_MODE_DROP: "drop",
+    pb.REPAIR_MODE_OFF: "off",
+}
+_REPAIR_ENUM: Final = {v: k for k, v in _REPAIR_MODE.items()}
 _EVENT_KIND: Final[dict[pb.EventKind, str]] = {
     pb.EVENT_KIND_PERMISSION_DENIAL: "permission_denial",
     pb.EVENT_KIND_ERROR: "error",
@@ -173,6 +185,7 @@ def message_pb(m: Message) -> pb.Message:
 
 def session_pb(s: SessionMeta) -> pb.Session:
     """Domain session metadata → proto."""
+    settings = s.settings
     return pb.Session(
         id=s.id,
         workdir=s.workdir,
@@ -182,7 +195,41 @@ def session_pb(s: SessionMeta) -> pb.Session:
         last_position=s.last_position,
         stored=s.stored,
         message_count=s.message_count,
+        state=settings.state,
+        labels=dict(settings.labels),
+        tool_policy=tool_policy_pb(settings.tool_policy) if settings.tool_policy != EMPTY else None,
+        forked_from=settings.forked_from,
+        forked_at_position=settings.forked_at_position,
+        incarnation=settings.incarnation,
     )
+
+
+def tool_policy_pb(text: str) -> pb.ToolPolicy:
+    """A stored tool policy (JSON text, ``state.policy_json``) → proto."""
+    repair, orphans, unparsed = policy_fields(text)
+    return pb.ToolPolicy(
+        repair=_REPAIR_ENUM.get(repair, pb.REPAIR_MODE_UNSPECIFIED),
+        allow_orphan_results=orphans,
+        allow_unparsed_calls=unparsed,
+    )
+
+
+def policy_text_of(policy: pb.ToolPolicy, field: str = "tool_policy") -> str:
+    """A request's tool policy → its stored text (``{"repair"?, "allow_orphan_results"?, ...}``, unset omitted).
+
+    Raises:
+        InvalidRequestError: a repair mode this daemon does not know (naming ``field``).
+    """
+    if policy.repair not in _REPAIR_MODE:
+        raise InvalidRequestError(
+            f"{field}.repair: unknown repair mode {policy.repair}", reason=Reason.INVALID_MESSAGE, field=field
+        )
+    return policy_json(_REPAIR_MODE[policy.repair], policy.allow_orphan_results, policy.allow_unparsed_calls)
+
+
+def scope_state_pb(s: ScopeState) -> pb.ScopeState:
+    """A shared scope's state → proto."""
+    return pb.ScopeState(scope=s.scope, state=s.state, updated_at=timestamp(s.updated_at))
 
 
 def message_from_pb(m: pb.Message) -> Message:

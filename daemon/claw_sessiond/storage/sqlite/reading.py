@@ -16,7 +16,7 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,10 +30,12 @@ from ...history import OpenCall, project
 from ...model import HistoryCursor, LoadResult, Message, ModelUsage, Repair, SessionSummary, Usage
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ...repair import RepairPlan
+from ...state import parse_labels
 from ..base import HistoryItem, RunRegistry, StorageCounters
 from . import queries, reads
 from .errors import map_sqlite_errors
 from .repair_tx import repair_chunk_in_tx, repair_in_tx
+from .state_tx import SETTINGS_COLS, settings_of
 from .tx import OPEN_CALLS_SQL, SESSION_COLS, session_meta, session_row
 from .writer import Writer
 
@@ -116,10 +118,14 @@ class SQLiteReads:
         async with self._reader() as conn:
             try:
                 await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                cur = await conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
-                row = session_row(await cur.fetchone())
-                if row is None:
+                cur = await conn.execute(
+                    f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = ?", (session_id,)
+                )
+                values = await cur.fetchone()
+                row = session_row(values)
+                if row is None or values is None:
                     return LoadResult(session_meta(None, session_id, workdir), [])
+                settings = settings_of(values[len(values) - 6 :])
                 rows = await conn.execute_fetchall(
                     OPEN_CALLS_SQL,
                     (session_id,),
@@ -137,7 +143,7 @@ class SQLiteReads:
                         conn, session_id, row.clear_position, row.last_position, message_from_payload
                     )
                     if page is not None:
-                        return LoadResult(session_meta(row, session_id, workdir), project(page), [], flights)
+                        return LoadResult(session_meta(row, session_id, workdir, settings), project(page), [], flights)
                     cursor = HistoryCursor(
                         session_id,
                         row.created_at,
@@ -145,7 +151,7 @@ class SQLiteReads:
                         row.last_position,
                         tuple(c.tool_call_id for c in in_flight),
                     )
-                    return LoadResult(session_meta(row, session_id, workdir), [], [], flights, cursor)
+                    return LoadResult(session_meta(row, session_id, workdir, settings), [], [], flights, cursor)
                 assistants = await reads.rows_at_positions(conn, session_id, repairing.assistant_positions(to_repair))
             finally:
                 await conn.execute("COMMIT")
@@ -210,32 +216,51 @@ class SQLiteReads:
         return incarnation, [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows], more
 
     async def list_sessions(
-        self, id_contains: str, limit: int, after: tuple[str, str] | None = None
+        self,
+        id_contains: str,
+        limit: int,
+        after: tuple[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> list[SessionSummary]:
-        """Sessions whose id contains ``id_contains``, most recently updated first.
+        """Sessions whose id contains ``id_contains`` (and that carry every one of ``labels``), most recently
+        updated first.
 
         ``after`` is the (updated_at, session_id) of the last row of the previous page (keyset
         paging). Scans in chunks (``reads.SCAN_ROWS``), so a filter that matches nothing does
-        not hold a read connection for the whole table.
+        not hold a read connection for the whole table; a label filter reads only the sessions
+        that carry the labels (``reads.labelled_sessions``).
         """
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
         def summary(values: Sequence[Any]) -> SessionSummary:
             r = session_row(values)
             assert r is not None
-            return SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage)
+            return SessionSummary(
+                r.session_id,
+                r.workdir,
+                r.updated_at,
+                r.message_count,
+                r.last_position,
+                r.usage,
+                parse_labels(str(values[len(values) - 1])),
+                r.created_at,
+            )
 
-        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, SESSION_COLS, after)
+        cols = f"{SESSION_COLS}, labels"
+        if labels:
+            return await reads.labelled_sessions(self._bulk_reader, pattern, labels, limit, summary, cols, after)
+        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, cols, after)
 
-    async def count_sessions(self, id_contains: str) -> int:
+    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
         """How many sessions :meth:`list_sessions` would list over all its pages.
 
         One statement on the bulk read connection, so short reads never queue behind it.
         """
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        match, params = reads.label_match(labels or {})
         async with self._bulk_reader() as conn:
             rows = await conn.execute_fetchall(
-                "SELECT count(*) FROM sessions WHERE session_id LIKE ? ESCAPE '\\'", (pattern,)
+                f"SELECT count(*) FROM sessions WHERE session_id LIKE ? ESCAPE '\\'{match}", (pattern, *params)
             )
         return int(next(iter(rows))[0])
 

@@ -10,6 +10,7 @@ from ...events import EVENT_SCHEMA_VERSION, call_names
 from ...history import OpenCall
 from ...model import HistoryCursor, LoadResult, Repair, now_rfc3339
 from ...repair import RepairPlan
+from .state_tx import settings_in_tx
 from .tx import OPEN_CALLS_SQL, open_calls_in_tx, session_in_tx, session_meta
 
 __all__ = ["repair_chunk_in_tx", "repair_in_tx"]
@@ -74,7 +75,8 @@ def repair_in_tx(
     cursor = HistoryCursor(
         session_id, row.created_at, row.clear_position, row.last_position, tuple(c.tool_call_id for c in in_flight)
     )
-    return LoadResult(session_meta(row, session_id, workdir), [], repairs, repairing.flights(in_flight), cursor)
+    meta = session_meta(row, session_id, workdir, settings_in_tx(conn, session_id))
+    return LoadResult(meta, [], repairs, repairing.flights(in_flight), cursor)
 
 
 def repair_chunk_in_tx(

@@ -11,6 +11,7 @@ from ._types import (
     BackupFigures,
     ClearResult,
     DeleteResult,
+    ForkResult,
     ImportResult,
     InFlightCall,
     LoadResult,
@@ -21,14 +22,17 @@ from ._types import (
     Session,
     SessionPage,
     SessionSummary,
+    StateDelta,
     Stats,
     ToolCall,
+    ToolPolicy,
     Usage,
     UsageReport,
     WatchEvent,
 )
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
+    AlreadyExistsError,
     ClientClosedError,
     CorruptDatabaseError,
     DaemonNotRespondingError,
@@ -55,6 +59,7 @@ from .paths import default_socket_path, find_workspace
 from .sync import SessionClient
 
 __all__ = [
+    "AlreadyExistsError",
     "AppendResult",
     "AppendStream",
     "AsyncSessionClient",
@@ -68,6 +73,7 @@ __all__ = [
     "DeadlineError",
     "DeleteResult",
     "FollowEvent",
+    "ForkResult",
     "ImportResult",
     "InFlightCall",
     "InternalError",
@@ -90,12 +96,14 @@ __all__ = [
     "SessionSummary",
     "SessiondError",
     "ShuttingDownError",
+    "StateDelta",
     "Stats",
     "StorageError",
     "StorageFullError",
     "StorageUnavailableError",
     "ToolCall",
     "ToolCallStateError",
+    "ToolPolicy",
     "UnauthenticatedError",
     "UntrustedPeerError",
     "Usage",

@@ -22,6 +22,7 @@ __all__ = [
     "BackupFigures",
     "ClearResult",
     "DeleteResult",
+    "ForkResult",
     "ImportResult",
     "InFlightCall",
     "LoadResult",
@@ -32,8 +33,10 @@ __all__ = [
     "Session",
     "SessionPage",
     "SessionSummary",
+    "StateDelta",
     "Stats",
     "ToolCall",
+    "ToolPolicy",
     "Usage",
     "UsageReport",
     "WatchEvent",
@@ -124,8 +127,40 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """Tool-call rules: a session's default (``create_session``, ``update_session``) or one append's.
+
+    ``repair``: what a Load does with a call that has no result and no live owner: ``"synthesize"``
+    (a synthetic "interrupted" result, the default), ``"drop"`` (hide it) or ``"off"`` (leave it
+    open); None: the session's. The flags allow storing orphan tool results and calls whose
+    arguments are not JSON (or that have no id).
+    """
+
+    repair: str | None = None
+    allow_orphan_results: bool = False
+    allow_unparsed_calls: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StateDelta:
+    """A change to a JSON state: each key of ``delta`` is set to its value, a None value removes the key.
+
+    ``scope`` "" is the session's own state; a name (``"app:weather"``, 1-256 bytes) is a state
+    shared by every session that names it.
+    """
+
+    delta: Mapping[str, Any]
+    scope: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
-    """Session metadata as returned by Load."""
+    """Session metadata as returned by Load (and by ``create_session``, ``fork_session``, ``update_session``).
+
+    ``state`` is the session's own JSON state; ``labels`` its labels; ``tool_policy`` its default
+    tool-call rules; ``forked_from`` and ``forked_at_position`` where a forked session came from;
+    ``incarnation`` changes when the session is deleted and created again.
+    """
 
     id: str
     workdir: str
@@ -135,6 +170,12 @@ class Session:
     last_position: int
     stored: bool
     message_count: int
+    state: dict[str, Any] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    tool_policy: ToolPolicy = field(default_factory=ToolPolicy)
+    forked_from: str = ""
+    forked_at_position: int = 0
+    incarnation: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +206,8 @@ class LoadResult:
     repairs: list[Repair] = field(default_factory=list)
     in_flight: list[InFlightCall] = field(default_factory=list)
     trace_id: str = ""
+    scope_states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The states of the shared scopes asked for (``load(..., scopes=[...])``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +240,17 @@ class SessionSummary:
     updated_at: dt.datetime | None
     workdir: str
     last_position: int
+    labels: dict[str, str] = field(default_factory=dict)
+    created_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForkResult:
+    """What :meth:`fork_session` returns: the new session, how many entries it copied, and whether it was a replay."""
+
+    session: Session
+    entries_copied: int
+    replayed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

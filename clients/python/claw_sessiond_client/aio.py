@@ -13,7 +13,7 @@ import contextlib
 import datetime as dt
 import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, BinaryIO, TypeVar
 
 import grpc
@@ -22,7 +22,7 @@ from . import _auth
 from . import _finds as F
 from . import errors as E
 from ._append_stream import AppendStream
-from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, ClientCore, FollowRetry
+from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, FollowRetry
 from ._liveness import CONNECT_TIMEOUT_S, HEALTH_CHECK_METHOD, accepts_connections, ping_verdict
 from ._peer import verify_peer
 from ._requests import (
@@ -53,6 +53,7 @@ from ._responses import (
     usage_report_of,
 )
 from ._runs import WatchCursor, attach_request, run_of
+from ._session_ops import AsyncSessionOps
 from ._status import error_from_rpc
 from ._types import (
     AppendResult,
@@ -65,6 +66,7 @@ from ._types import (
     Run,
     SessionPage,
     SessionSummary,
+    StateDelta,
     Stats,
     Usage,
     UsageReport,
@@ -79,7 +81,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class AsyncSessionClient(ClientCore):
+class AsyncSessionClient(AsyncSessionOps):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -235,7 +237,12 @@ class AsyncSessionClient(ClientCore):
     # -- the API
 
     async def load(
-        self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
+        self,
+        session_id: str,
+        workdir: str | os.PathLike[str] | None = None,
+        *,
+        repair: bool = True,
+        scopes: Iterable[str] = (),
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
@@ -244,8 +251,9 @@ class AsyncSessionClient(ClientCore):
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
+            scopes: shared scopes whose states to return too (``LoadResult.scope_states``).
         """
-        request, wd = load_request(session_id, workdir, repair)
+        request, wd = load_request(session_id, workdir, repair, scopes)
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
         return result
@@ -259,6 +267,7 @@ class AsyncSessionClient(ClientCore):
         request_id: str | None = None,
         workdir: str | None = None,
         run_id: str = "",
+        state_deltas: Sequence[StateDelta] = (),
     ) -> AppendResult:
         """Append messages atomically, in order.
 
@@ -267,6 +276,7 @@ class AsyncSessionClient(ClientCore):
                 position is still this (else SequenceConflictError); -1 requires a new session.
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
+            state_deltas: state changes applied in the same transaction (all or none with the messages).
         """
         request = append_request(
             session_id,
@@ -275,6 +285,7 @@ class AsyncSessionClient(ClientCore):
             request_id=request_id,
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
+            state_deltas=state_deltas,
         )
         return await self._send_append(request)
 
@@ -328,14 +339,22 @@ class AsyncSessionClient(ClientCore):
         request = record_event_request(session_id, kind, payload, request_id)
         return await self._call(lambda: _then(self._stub.RecordEvent(request, timeout=self.timeout_s), event_id_of))
 
-    async def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[SessionSummary]:
-        """Stored sessions, most recently updated first."""
-        request = list_sessions_request(id_contains, limit)
+    async def list_sessions(
+        self, id_contains: str = "", limit: int = 100, labels: Mapping[str, str] | None = None
+    ) -> list[SessionSummary]:
+        """Stored sessions, most recently updated first (only those carrying every one of ``labels``, if given)."""
+        request = list_sessions_request(id_contains, limit, labels)
         return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), summaries_of))
 
-    async def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
+    async def list_sessions_page(
+        self,
+        id_contains: str = "",
+        limit: int = 100,
+        page_token: str = "",
+        labels: Mapping[str, str] | None = None,
+    ) -> SessionPage:
         """One page of stored sessions (most recently updated first), the next page's token and the total."""
-        request = list_sessions_page_request(id_contains, limit, page_token)
+        request = list_sessions_page_request(id_contains, limit, page_token, labels)
         return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), page_of))
 
     async def usage(self, session_id: str) -> UsageReport:

@@ -12,7 +12,7 @@ import contextlib
 import datetime as dt
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, BinaryIO, TypeVar
 
 import grpc
@@ -20,7 +20,7 @@ import grpc
 from . import _auth
 from . import _finds as F
 from . import errors as E
-from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, ClientCore, FollowRetry
+from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, FollowRetry
 from ._liveness import CONNECT_TIMEOUT_S, accepts_connections, health_ping
 from ._peer import verify_peer
 from ._requests import (
@@ -51,6 +51,7 @@ from ._responses import (
     usage_report_of,
 )
 from ._runs import WatchCursor, attach_request, run_of
+from ._session_ops import SyncSessionOps
 from ._status import error_from_rpc
 from ._types import (
     AppendResult,
@@ -63,6 +64,7 @@ from ._types import (
     Run,
     SessionPage,
     SessionSummary,
+    StateDelta,
     Stats,
     Usage,
     UsageReport,
@@ -76,7 +78,7 @@ __all__ = ["SessionClient"]
 T = TypeVar("T")
 
 
-class SessionClient(ClientCore):
+class SessionClient(SyncSessionOps):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -200,7 +202,12 @@ class SessionClient(ClientCore):
     # -- the API
 
     def load(
-        self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
+        self,
+        session_id: str,
+        workdir: str | os.PathLike[str] | None = None,
+        *,
+        repair: bool = True,
+        scopes: Iterable[str] = (),
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
@@ -209,8 +216,9 @@ class SessionClient(ClientCore):
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
+            scopes: shared scopes whose states to return too (``LoadResult.scope_states``).
         """
-        request, wd = load_request(session_id, workdir, repair)
+        request, wd = load_request(session_id, workdir, repair, scopes)
         result = self._call(lambda: load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
         self._workdirs[session_id] = wd
         return result
@@ -224,6 +232,7 @@ class SessionClient(ClientCore):
         request_id: str | None = None,
         workdir: str | None = None,
         run_id: str = "",
+        state_deltas: Sequence[StateDelta] = (),
     ) -> AppendResult:
         """Append messages atomically, in order.
 
@@ -232,6 +241,7 @@ class SessionClient(ClientCore):
                 position is still this (else SequenceConflictError); -1 requires a new session.
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
+            state_deltas: state changes applied in the same transaction (all or none with the messages).
         """
         request = append_request(
             session_id,
@@ -240,6 +250,7 @@ class SessionClient(ClientCore):
             request_id=request_id,
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
+            state_deltas=state_deltas,
         )
         return self._call(lambda: append_result_of(self._stub.Append(request, timeout=self.timeout_s)))
 
@@ -289,14 +300,22 @@ class SessionClient(ClientCore):
         request = record_event_request(session_id, kind, payload, request_id)
         return self._call(lambda: event_id_of(self._stub.RecordEvent(request, timeout=self.timeout_s)))
 
-    def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[SessionSummary]:
-        """Stored sessions, most recently updated first."""
-        request = list_sessions_request(id_contains, limit)
+    def list_sessions(
+        self, id_contains: str = "", limit: int = 100, labels: Mapping[str, str] | None = None
+    ) -> list[SessionSummary]:
+        """Stored sessions, most recently updated first (only those carrying every one of ``labels``, if given)."""
+        request = list_sessions_request(id_contains, limit, labels)
         return self._call(lambda: summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
-    def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
+    def list_sessions_page(
+        self,
+        id_contains: str = "",
+        limit: int = 100,
+        page_token: str = "",
+        labels: Mapping[str, str] | None = None,
+    ) -> SessionPage:
         """One page of stored sessions (most recently updated first), the next page's token and the total."""
-        request = list_sessions_page_request(id_contains, limit, page_token)
+        request = list_sessions_page_request(id_contains, limit, page_token, labels)
         return self._call(lambda: page_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
     def usage(self, session_id: str) -> UsageReport:

@@ -113,7 +113,10 @@ async def scope(storage: Storage, name: str) -> Any:
 
 async def test_create_stores_an_empty_session_with_its_state_labels_and_policy(storage: Storage) -> None:
     made = await create(
-        storage, "s", state={"a": 1, "b": {"c": [1, 2]}, "gone": None}, labels={"app": "w", "user": "u"},
+        storage,
+        "s",
+        state={"a": 1, "b": {"c": [1, 2]}, "gone": None},
+        labels={"app": "w", "user": "u"},
         tool_policy=policy_json("drop", True),
     )
     s = made.session

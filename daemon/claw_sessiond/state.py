@@ -31,10 +31,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .bounds import MAX_JSON_DEPTH, JsonError, loads_limited, utf8_len
+from .bounds import MAX_JSON_DEPTH, MAX_POSITION, JsonError, loads_limited, utf8_len
 from .errors import InvalidRequestError, Reason
 from .events import canonical_json
-from .ids import has_control
+from .ids import check_session_id, has_control
 from .model import SessionMeta, StateDelta
 
 __all__ = [
@@ -398,10 +398,18 @@ def _problem_of_settings(payload: Mapping[str, Any]) -> str | None:
         return "payload.tool_policy flags must be true or false"
     forked_from = payload.get("forked_from", "")
     at = payload.get("forked_at_position", 0)
-    if not isinstance(forked_from, str) or not isinstance(at, int) or isinstance(at, bool) or at < 0:
+    if (
+        not isinstance(forked_from, str)
+        or not isinstance(at, int)
+        or isinstance(at, bool)
+        or not 0 <= at <= MAX_POSITION
+    ):
         return "payload.forked_from must be a session id and payload.forked_at_position a position"
-    if utf8_len(forked_from) > MAX_SCOPE_BYTES or has_control(forked_from):
-        return "payload.forked_from is not a session id"
+    if forked_from:
+        try:
+            check_session_id(forked_from)
+        except InvalidRequestError as exc:
+            return f"payload.forked_from: {exc.message}"
     return None
 
 

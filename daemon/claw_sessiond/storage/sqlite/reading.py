@@ -35,7 +35,7 @@ from ..base import HistoryItem, RunRegistry, StorageCounters
 from . import queries, reads
 from .errors import map_sqlite_errors
 from .repair_tx import repair_chunk_in_tx, repair_in_tx
-from .state_tx import SETTINGS_COLS, settings_of
+from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from .tx import OPEN_CALLS_SQL, SESSION_COLS, session_meta, session_row
 from .writer import Writer
 
@@ -125,7 +125,7 @@ class SQLiteReads:
                 row = session_row(values)
                 if row is None or values is None:
                     return LoadResult(session_meta(None, session_id, workdir), [])
-                settings = settings_of(values[len(values) - 6 :])
+                settings = settings_of(values[-SETTINGS_COUNT:])
                 rows = await conn.execute_fetchall(
                     OPEN_CALLS_SQL,
                     (session_id,),
@@ -242,7 +242,7 @@ class SQLiteReads:
                 r.message_count,
                 r.last_position,
                 r.usage,
-                parse_labels(str(values[len(values) - 1])),
+                parse_labels(str(values[-1])),  # the labels column, after SESSION_COLS
                 r.created_at,
             )
 

@@ -22,6 +22,7 @@ from ...state import EMPTY, SettingsFold, fold_settings, labels_json, parse_labe
 
 __all__ = [
     "SETTINGS_COLS",
+    "SETTINGS_COUNT",
     "apply_deltas_in_tx",
     "insert_session_event_in_tx",
     "rebuild_settings_in_tx",
@@ -32,6 +33,8 @@ __all__ = [
 
 #: The settings columns of ``sessions``, in the order :func:`settings_of` reads them.
 SETTINGS_COLS: Final = "state, labels, tool_policy, forked_from, forked_at_position, incarnation"
+#: How many columns :data:`SETTINGS_COLS` names (the last ones of a ``SELECT {SESSION_COLS}, {SETTINGS_COLS}``).
+SETTINGS_COUNT: Final = len(SETTINGS_COLS.split(","))
 
 
 def settings_of(values: Sequence[Any]) -> SessionSettings:

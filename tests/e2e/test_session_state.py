@@ -441,3 +441,8 @@ def test_cli_lists_by_label_and_shows_state_and_labels(daemon: DaemonProcess, wo
     assert 'state {"mood": "calm"}' in shown
     doc = in_workspace_json(workspace, "show", "fork")
     assert doc["session"]["state"] == {"mood": "calm"} and doc["session"]["forked_from"] == "labelled"
+    assert daemon.terminate() == 0  # the read-only view (no daemon) filters and shows the same
+    offline = in_workspace(workspace, "ls", "--label", "user=alice")
+    assert offline.returncode == 0 and "read-only view" in offline.stderr
+    assert sorted(line.split()[0] for line in offline.stdout.splitlines()[1:]) == ["fork", "labelled"]
+    assert 'state {"mood": "calm"}' in in_workspace(workspace, "show", "fork", "--no-pager").stdout

@@ -37,10 +37,10 @@ __all__ = [
     "role_pb",
     "scope_state_pb",
     "session_pb",
+    "session_policy_pb",
     "set_timestamp",
     "time_bound",
     "timestamp",
-    "tool_policy_pb",
     "trace_id_of",
     "usage_pb",
 ]
@@ -197,14 +197,14 @@ def session_pb(s: SessionMeta) -> pb.Session:
         message_count=s.message_count,
         state=settings.state,
         labels=dict(settings.labels),
-        tool_policy=tool_policy_pb(settings.tool_policy) if settings.tool_policy != EMPTY else None,
+        tool_policy=session_policy_pb(settings.tool_policy) if settings.tool_policy != EMPTY else None,
         forked_from=settings.forked_from,
         forked_at_position=settings.forked_at_position,
         incarnation=settings.incarnation,
     )
 
 
-def tool_policy_pb(text: str) -> pb.ToolPolicy:
+def session_policy_pb(text: str) -> pb.ToolPolicy:
     """A stored tool policy (JSON text, ``state.policy_json``) → proto."""
     repair, orphans, unparsed = policy_fields(text)
     return pb.ToolPolicy(

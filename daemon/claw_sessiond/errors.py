@@ -9,7 +9,7 @@ of the same name in ``claw_sessiond_client.errors`` (a test checks it)::
     ├── SessionNotFoundError
     ├── ToolCallStateError       reason: UNKNOWN_TOOL_CALL | TOOL_CALL_ALREADY_ANSWERED
     ├── PreconditionError        reason: SESSION_EXISTS | RUN_ALREADY_OWNED | TOO_MANY_OPEN_CALLS | ...
-    ├── AlreadyExistsError       reason: SESSION_EXISTS (CreateSession, ForkSession)
+    ├── AlreadyExistsError       reason: CLIENT_ID_EXISTS (an entry) | SESSION_EXISTS (CreateSession, ForkSession)
     ├── ResourceLimitError       reason: TOO_MANY_STREAMS
     ├── SequenceConflictError    fields: expected, actual
     ├── WatchLaggedError
@@ -88,9 +88,12 @@ class PreconditionError(SessiondError):
 
 
 class AlreadyExistsError(SessiondError):
-    """What a call would create is already stored (an exclusive create). Nothing is written."""
+    """What the request would create is already stored (an entry's client id, a session of an exclusive create).
 
-    default_reason = Reason.SESSION_EXISTS
+    Nothing is written.
+    """
+
+    default_reason = Reason.CLIENT_ID_EXISTS
 
 
 class ResourceLimitError(SessiondError):

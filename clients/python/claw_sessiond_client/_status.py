@@ -41,6 +41,7 @@ _BY_REASON: Final[dict[str, type[E.SessiondError]]] = {
     "CORRUPT_DATABASE": E.CorruptDatabaseError,
     "SHUTTING_DOWN": E.ShuttingDownError,
     "SESSION_NOT_FOUND": E.SessionNotFoundError,
+    "CLIENT_ID_EXISTS": E.AlreadyExistsError,
     "UNAUTHENTICATED": E.UnauthenticatedError,
     "INTERNAL": E.InternalError,
 }

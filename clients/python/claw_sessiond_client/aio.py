@@ -260,6 +260,9 @@ class AsyncSessionClient(AsyncSessionOps):
         workdir: str | os.PathLike[str] | None = None,
         *,
         repair: bool = True,
+        last: int | None = None,
+        after_position: int | None = None,
+        after_time: dt.datetime | None = None,
         scopes: Iterable[str] = (),
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
@@ -269,9 +272,26 @@ class AsyncSessionClient(AsyncSessionOps):
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
-            scopes: shared scopes whose states to return too (``LoadResult.scope_states``).
+            last: only the last N visible entries (a bounded read: its cost does not grow
+                with the history). At most one of ``last``, ``after_position`` and ``after_time``.
+            after_position: only the entries after this position.
+            after_time: only the entries from the first one stored after this time (a naive
+                datetime is UTC).
+
+        A bounded load sets ``complete`` False when it left visible entries out, and
+        ``start_position`` to the first returned entry's position.
+
+        ``scopes``: shared scopes whose states to return too (``LoadResult.scope_states``).
         """
-        request, wd = load_request(session_id, workdir, repair, scopes)
+        request, wd = load_request(
+            session_id,
+            workdir,
+            repair,
+            last=last,
+            after_position=after_position,
+            after_time=after_time,
+            scopes=scopes,
+        )
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
         return result

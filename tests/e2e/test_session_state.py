@@ -446,3 +446,28 @@ def test_cli_lists_by_label_and_shows_state_and_labels(daemon: DaemonProcess, wo
     assert offline.returncode == 0 and "read-only view" in offline.stderr
     assert sorted(line.split()[0] for line in offline.stdout.splitlines()[1:]) == ["fork", "labelled"]
     assert 'state {"mood": "calm"}' in in_workspace(workspace, "show", "fork", "--no-pager").stdout
+
+
+def test_a_fork_copies_items_byte_for_byte_and_a_bounded_load_shows_the_settings(client: SessionClient) -> None:
+    reasoning = bytes(range(256)) + b'{"encrypted_content": "\x00\xff"}'
+    client.create_session("src", state={"k": 1}, labels={"app": "w"})
+    client.append(
+        "src",
+        [
+            Message.user("q", format="openai.responses", item=b'{"role":"user","content":"q"}', client_id="m1"),
+            Message.other("openai.responses", reasoning, client_id="rs1"),
+            Message.assistant("a", format="openai.responses", item=b'{"type":"message"}', client_id="m2"),
+        ],
+    )
+    forked = client.fork_session("src", "dst", up_to_position=2)
+    assert forked.entries_copied == 2
+    got = client.load("dst", "/w").messages
+    assert [(m.role, m.format, m.item, m.client_id) for m in got] == [
+        ("user", "openai.responses", b'{"role":"user","content":"q"}', "m1"),
+        ("other", "openai.responses", reasoning, "rs1"),
+    ]
+    client.append("dst", Message.user("again", client_id="m2"))  # m2 was not copied: free in the fork
+    window = client.load("dst", "/w", last=1, scopes=["app:w"])
+    assert [m.client_id for m in window.messages] == ["m2"] and not window.complete
+    assert window.session.state == {"k": 1} and window.session.forked_from == "src"
+    assert window.scope_states == {"app:w": {}}

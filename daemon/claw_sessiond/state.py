@@ -9,7 +9,7 @@
 - **Labels**: at most :data:`MAX_LABELS`, keys of 1-64 characters ``[A-Za-z0-9._:/-]``, values of
   at most 256 bytes without control characters (:func:`check_labels`, :func:`labels_after`).
 - **Tool policy**: the session's default, kept as JSON text ``{"repair"?, "allow_orphan_results"?,
-  "allow_unparsed_calls"?}`` with unset keys omitted (:func:`policy_json`); the tool-call rules
+  "allow_unparsed_calls"?}`` with unset keys omitted (``policy.policy_json``); the tool-call rules
   read it at Load and Append time.
 - **Events**: every applied delta is a ``state`` event (no position), payload
   ``{"delta": {...}, "scope": ""}`` (:func:`state_payload`); a change of labels, tool policy or
@@ -36,6 +36,7 @@ from .errors import InvalidRequestError, Reason
 from .events import canonical_json
 from .ids import check_session_id, has_control
 from .model import SessionMeta, StateDelta
+from .policy import REPAIR_MODES, policy_from_json, policy_json
 
 __all__ = [
     "EMPTY",
@@ -47,7 +48,6 @@ __all__ = [
     "MAX_SCOPE_BYTES",
     "MAX_STATE_BYTES",
     "MAX_STATE_DELTAS",
-    "REPAIR_MODES",
     "CreateJob",
     "ForkJob",
     "ForkResult",
@@ -64,8 +64,6 @@ __all__ = [
     "labels_json",
     "parse_delta",
     "parse_labels",
-    "policy_fields",
-    "policy_json",
     "prepare_deltas",
     "settings_payload",
     "state_after",
@@ -89,8 +87,6 @@ MAX_LABEL_VALUE_BYTES: Final = 256
 MAX_SCOPE_BYTES: Final = 256
 #: Most scopes one GetScopeStates (or one Load) reads.
 MAX_SCOPES: Final = 100
-#: What ``ToolPolicy.repair`` may say (stored by name).
-REPAIR_MODES: Final = ("synthesize", "drop", "off")
 
 _LABEL_KEY: Final = re.compile(r"[A-Za-z0-9._:/-]{1,64}")
 _POLICY_FLAGS: Final = ("allow_orphan_results", "allow_unparsed_calls")
@@ -335,27 +331,6 @@ def parse_labels(text: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
-# ---------------------------------------------------------------- tool policy
-
-
-def policy_json(repair: str = "", allow_orphan_results: bool = False, allow_unparsed_calls: bool = False) -> str:
-    """The stored text of a default tool policy (``repair``: "" for unset, or one of :data:`REPAIR_MODES`)."""
-    out: dict[str, object] = {}
-    if repair:
-        out["repair"] = repair
-    if allow_orphan_results:
-        out["allow_orphan_results"] = True
-    if allow_unparsed_calls:
-        out["allow_unparsed_calls"] = True
-    return json.dumps(out, separators=(",", ":"))
-
-
-def policy_fields(text: str) -> tuple[str, bool, bool]:
-    """Stored policy text → (repair mode or "", allow orphan results, allow unparsed calls)."""
-    value = json.loads(text or EMPTY)
-    return str(value.get("repair", "")), bool(value.get(_POLICY_FLAGS[0])), bool(value.get(_POLICY_FLAGS[1]))
-
-
 # ---------------------------------------------------------------- session_settings events
 
 
@@ -465,12 +440,7 @@ def fold_settings(session_id: str, events: Iterable[tuple[str, str]]) -> Setting
             if "labels" in payload:
                 fold.labels = {str(k): str(v) for k, v in payload["labels"].items()}
             if "tool_policy" in payload:
-                policy = payload["tool_policy"]
-                fold.tool_policy = policy_json(
-                    str(policy.get("repair", "")),
-                    bool(policy.get(_POLICY_FLAGS[0])),
-                    bool(policy.get(_POLICY_FLAGS[1])),
-                )
+                fold.tool_policy = policy_json(policy_from_json(json.dumps(payload["tool_policy"])))
             if "forked_from" in payload:
                 fold.forked_from = str(payload["forked_from"])
                 fold.forked_at_position = int(payload.get("forked_at_position", 0))

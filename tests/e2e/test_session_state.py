@@ -233,7 +233,8 @@ def test_a_fork_copies_entries_byte_for_byte_and_records_its_lineage(
 ) -> None:
     odd = 'tab\there, nul-free "quotes" \\ back, é, 😀, \u2028'
     args = '{"b": 1,   "a": [1.50, "x"]}'  # spacing and key order as given
-    client.create_session("src", state={"k": [1, {"z": None}]}, labels={"app": "w"}, tool_policy=ToolPolicy("off"))
+    policy = ToolPolicy("synthesize", allow_orphan_results=True)
+    client.create_session("src", state={"k": [1, {"z": None}]}, labels={"app": "w"}, tool_policy=policy)
     client.append(
         "src",
         [
@@ -250,7 +251,7 @@ def test_a_fork_copies_entries_byte_for_byte_and_records_its_lineage(
     s = forked.session
     assert (s.forked_from, s.forked_at_position, s.last_position, s.message_count) == ("src", 5, 5, 5)
     assert s.state == {"k": [1, {"z": None}]} and s.labels == {"app": "w", "branch": "b"}
-    assert s.tool_policy == ToolPolicy("off") and s.incarnation and s.usage.input_tokens == 0
+    assert s.tool_policy == policy and s.incarnation and s.usage.input_tokens == 0
 
     def entries(sid: str) -> list[dict[str, Any]]:
         lines = [json.loads(line) for line in client.export(sid)][1:]
@@ -471,3 +472,12 @@ def test_a_fork_copies_items_byte_for_byte_and_a_bounded_load_shows_the_settings
     assert [m.client_id for m in window.messages] == ["m2"] and not window.complete
     assert window.session.state == {"k": 1} and window.session.forked_from == "src"
     assert window.scope_states == {"app:w": {}}
+
+
+def test_the_session_policy_set_by_create_and_update_rules_its_loads(client: SessionClient) -> None:
+    client.create_session("p", tool_policy=ToolPolicy("off"))
+    client.append("p", Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")]))
+    left = client.load("p", "/w")
+    assert left.repairs == [] and left.session.tool_policy == ToolPolicy("off")
+    client.update_session("p", tool_policy=ToolPolicy("synthesize"))
+    assert [r.tool_call_id for r in client.load("p", "/w").repairs] == ["c1"]

@@ -22,7 +22,8 @@ from claw_sessiond.errors import (
     SessionNotFoundError,
     ToolCallStateError,
 )
-from claw_sessiond.state import MAX_LABELS, MAX_STATE_BYTES, policy_json
+from claw_sessiond.policy import ToolPolicy, policy_json
+from claw_sessiond.state import MAX_LABELS, MAX_STATE_BYTES
 from claw_sessiond.storage import Storage
 from claw_sessiond.validate import prepare_append
 from claw_sessiond.validate_sessions import prepare_create, prepare_fork, prepare_update
@@ -117,7 +118,7 @@ async def test_create_stores_an_empty_session_with_its_state_labels_and_policy(s
         "s",
         state={"a": 1, "b": {"c": [1, 2]}, "gone": None},
         labels={"app": "w", "user": "u"},
-        tool_policy=policy_json("drop", True),
+        tool_policy=policy_json(ToolPolicy("drop", True)),
     )
     s = made.session
     assert s.stored and s.last_position == 0 and s.message_count == 0 and not made.replayed
@@ -171,7 +172,7 @@ async def test_update_applies_deltas_in_order_and_changes_labels_and_policy(stor
         ("", {"c": {"d": True}, "b": 3}),
         set_labels={"app": "x", "tier": "gold"},
         remove_labels=["user"],
-        tool_policy=policy_json("off"),
+        tool_policy=policy_json(ToolPolicy("off")),
     )
     s = out.session.settings
     assert json.loads(s.state) == {"b": 3, "c": {"d": True}}
@@ -295,7 +296,9 @@ async def test_delete_and_retention_take_the_labels_with_the_session(storage: St
 
 
 async def _source(storage: Storage) -> None:
-    await create(storage, "src", state={"k": "v"}, labels={"app": "w"}, tool_policy=policy_json("off"))
+    await create(
+        storage, "src", state={"k": "v"}, labels={"app": "w"}, tool_policy=policy_json(ToolPolicy("synthesize", True))
+    )
     await append(storage, "src", user("old"))
     await clear(storage, "src")  # position 2
     await append(storage, "src", user("q"), assistant("c1", "c2", text="calling"), result("c1", "one"))  # 3, 4, 5
@@ -311,7 +314,7 @@ async def test_fork_copies_the_visible_entries_to_positions_from_1_with_lineage(
     s = forked.session
     assert (s.last_position, s.message_count, s.settings.forked_from, s.settings.forked_at_position) == (6, 6, "src", 8)
     assert json.loads(s.settings.state) == {"k": "v"} and dict(s.settings.labels) == {"app": "w"}
-    assert json.loads(s.settings.tool_policy) == {"repair": "off"}
+    assert json.loads(s.settings.tool_policy) == {"repair": "synthesize", "allow_orphan_results": True}
     got = await history(storage, await storage.load("f", WORKDIR, "t", repair=False))
     assert [m.position for m in got] == [1, 2, 3, 4, 5, 6]
     keep = ("role", "content", "tool_calls", "tool_call_id", "name", "synthetic_reason", "created_at", "trace_id")

@@ -36,6 +36,7 @@ PURE = (
     "claw_sessiond.export",
     "claw_sessiond.legacy",
     "claw_sessiond.queries",
+    "claw_sessiond.policy",
     "claw_sessiond.state",
 )
 SQLITE = ("sqlite3", "aiosqlite")

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from claw_sessiond.errors import InvalidRequestError, Reason
 from claw_sessiond.model import StateDelta
+from claw_sessiond.policy import ToolPolicy, policy_json
 from claw_sessiond.state import (
     MAX_DELTA_DEPTH,
     MAX_LABELS,
@@ -21,8 +22,6 @@ from claw_sessiond.state import (
     fold_settings,
     labels_after,
     parse_delta,
-    policy_fields,
-    policy_json,
     prepare_deltas,
     settings_payload,
     state_after,
@@ -118,21 +117,17 @@ def test_labels_keys_values_and_count() -> None:
         labels_after(full, {"new": "v"}, [])
 
 
-def test_the_tool_policy_omits_unset_keys() -> None:
-    assert policy_json() == "{}"
-    assert json.loads(policy_json("drop", True, True)) == {
-        "repair": "drop",
-        "allow_orphan_results": True,
-        "allow_unparsed_calls": True,
-    }
-    assert json.loads(policy_json("", False, True)) == {"allow_unparsed_calls": True}
-    assert policy_fields(policy_json("off", True)) == ("off", True, False)
-    assert policy_fields("{}") == ("", False, False)
+def test_a_settings_event_holds_the_policy_as_stored_and_folds_back_to_it() -> None:
+    for policy in (ToolPolicy(), ToolPolicy("drop", True, True), ToolPolicy("", False, True), ToolPolicy("off")):
+        text = policy_json(policy)
+        payload = settings_payload(tool_policy=text)
+        assert check_event_payload("session_settings", json.loads(payload)) is None
+        assert fold_settings("s", [("session_settings", payload)]).tool_policy == text
 
 
 def test_settings_events_fold_to_the_last_values_and_own_deltas() -> None:
     events = [
-        ("session_settings", settings_payload(labels={"a": "1"}, tool_policy=policy_json("off"))),
+        ("session_settings", settings_payload(labels={"a": "1"}, tool_policy=policy_json(ToolPolicy("off")))),
         ("state", state_payload(StateDelta("", '{"x":1,"y":2}'))),
         ("state", state_payload(StateDelta("app:z", '{"x":99}'))),  # a shared scope: not this session's
         ("session_settings", settings_payload(labels={"b": "2"}, forked_from="src", forked_at_position=7)),
@@ -142,7 +137,7 @@ def test_settings_events_fold_to_the_last_values_and_own_deltas() -> None:
     assert (fold.state, fold.labels, fold.tool_policy, fold.forked_from, fold.forked_at_position) == (
         '{"x":1}',
         {"b": "2"},
-        policy_json("off"),
+        policy_json(ToolPolicy("off")),
         "src",
         7,
     )

@@ -68,6 +68,7 @@ from ._types import (
     SessionSummary,
     StateDelta,
     Stats,
+    ToolPolicy,
     Usage,
     UsageReport,
     WatchEvent,
@@ -260,6 +261,7 @@ class AsyncSessionClient(AsyncSessionOps):
         workdir: str | os.PathLike[str] | None = None,
         *,
         repair: bool = True,
+        no_repair: bool = False,
         last: int | None = None,
         after_position: int | None = None,
         after_time: dt.datetime | None = None,
@@ -272,6 +274,8 @@ class AsyncSessionClient(AsyncSessionOps):
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
+            no_repair: True to only look: interrupted calls stay open and nothing at all is
+                written (``repair=False`` says the same).
             last: only the last N visible entries (a bounded read: its cost does not grow
                 with the history). At most one of ``last``, ``after_position`` and ``after_time``.
             after_position: only the entries after this position.
@@ -287,6 +291,7 @@ class AsyncSessionClient(AsyncSessionOps):
             session_id,
             workdir,
             repair,
+            no_repair,
             last=last,
             after_position=after_position,
             after_time=after_time,
@@ -305,6 +310,7 @@ class AsyncSessionClient(AsyncSessionOps):
         request_id: str | None = None,
         workdir: str | None = None,
         run_id: str = "",
+        tool_policy: ToolPolicy | None = None,
         state_deltas: Sequence[StateDelta] = (),
     ) -> AppendResult:
         """Append messages atomically, in order.
@@ -314,6 +320,7 @@ class AsyncSessionClient(AsyncSessionOps):
                 position is still this (else SequenceConflictError); -1 requires a new session.
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
+            tool_policy: tool-call rules for this append (its fields win over the session's where set).
             state_deltas: state changes applied in the same transaction (all or none with the messages).
         """
         request = append_request(
@@ -323,6 +330,7 @@ class AsyncSessionClient(AsyncSessionOps):
             request_id=request_id,
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
+            tool_policy=tool_policy,
             state_deltas=state_deltas,
         )
         return await self._send_append(request)

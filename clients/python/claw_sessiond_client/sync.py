@@ -66,6 +66,7 @@ from ._types import (
     SessionSummary,
     StateDelta,
     Stats,
+    ToolPolicy,
     Usage,
     UsageReport,
     WatchEvent,
@@ -229,6 +230,7 @@ class SessionClient(SyncSessionOps):
         workdir: str | os.PathLike[str] | None = None,
         *,
         repair: bool = True,
+        no_repair: bool = False,
         last: int | None = None,
         after_position: int | None = None,
         after_time: dt.datetime | None = None,
@@ -241,6 +243,8 @@ class SessionClient(SyncSessionOps):
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
+            no_repair: True to only look: interrupted calls stay open and nothing at all is
+                written (``repair=False`` says the same).
             last: only the last N visible entries (a bounded read: its cost does not grow
                 with the history). At most one of ``last``, ``after_position`` and ``after_time``.
             after_position: only the entries after this position.
@@ -256,6 +260,7 @@ class SessionClient(SyncSessionOps):
             session_id,
             workdir,
             repair,
+            no_repair,
             last=last,
             after_position=after_position,
             after_time=after_time,
@@ -274,6 +279,7 @@ class SessionClient(SyncSessionOps):
         request_id: str | None = None,
         workdir: str | None = None,
         run_id: str = "",
+        tool_policy: ToolPolicy | None = None,
         state_deltas: Sequence[StateDelta] = (),
     ) -> AppendResult:
         """Append messages atomically, in order.
@@ -283,6 +289,7 @@ class SessionClient(SyncSessionOps):
                 position is still this (else SequenceConflictError); -1 requires a new session.
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
+            tool_policy: tool-call rules for this append (its fields win over the session's where set).
             state_deltas: state changes applied in the same transaction (all or none with the messages).
         """
         request = append_request(
@@ -292,6 +299,7 @@ class SessionClient(SyncSessionOps):
             request_id=request_id,
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
+            tool_policy=tool_policy,
             state_deltas=state_deltas,
         )
         return self._call(lambda: append_result_of(self._stub.Append(request, timeout=self.timeout_s)))

@@ -22,7 +22,8 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..errors import InvalidRequestError, Reason
 from ..model import ImportMode, Message, SessionMeta, ToolCall, Usage, UsageDelta
-from ..state import EMPTY, ScopeState, policy_fields, policy_json
+from ..policy import ToolPolicy, policy_from_json, policy_json
+from ..state import EMPTY, ScopeState
 from ..validate import check_trace_id
 from .edge import Context
 
@@ -42,6 +43,8 @@ __all__ = [
     "set_timestamp",
     "time_bound",
     "timestamp",
+    "tool_policy_of",
+    "tool_policy_pb",
     "trace_id_of",
     "usage_pb",
 ]
@@ -62,14 +65,6 @@ _IMPORT_MODE: Final[dict[pb.ImportMode, ImportMode]] = {
     pb.IMPORT_MODE_REPLACE: "replace",
     pb.IMPORT_MODE_MERGE: "merge",
 }
-#: A tool policy's repair mode, as stored (``state.policy_json``); "" is unset (the session's, else synthesize).
-_REPAIR_MODE: Final[dict[pb.RepairMode, str]] = {
-    pb.REPAIR_MODE_UNSPECIFIED: "",
-    pb.REPAIR_MODE_SYNTHESIZE: "synthesize",
-    pb.REPAIR_MODE_DROP: "drop",
-    pb.REPAIR_MODE_OFF: "off",
-}
-_REPAIR_ENUM: Final = {v: k for k, v in _REPAIR_MODE.items()}
 _EVENT_KIND: Final[dict[pb.EventKind, str]] = {
     pb.EVENT_KIND_PERMISSION_DENIAL: "permission_denial",
     pb.EVENT_KIND_ERROR: "error",
@@ -164,7 +159,9 @@ def fill_message_pb(out: pb.Message, m: Message) -> None:
     if m.content:
         out.content = m.content
     for c in m.tool_calls:
-        out.tool_calls.add(id=c.id, name=c.name, arguments=c.arguments)
+        out.tool_calls.add(
+            id=c.id, name=c.name, arguments=c.arguments, pending=c.pending, arguments_not_json=c.arguments_not_json
+        )
     if m.tool_call_id:
         out.tool_call_id = m.tool_call_id
     if m.name:
@@ -193,6 +190,12 @@ def fill_message_pb(out: pb.Message, m: Message) -> None:
         out.usage.currency = u.currency
         out.usage.model = u.model
         out.usage.pricing_version = u.pricing_version
+    if m.cancelled:
+        out.cancelled = True
+    if m.orphan:
+        out.orphan = True
+    if m.supersedes:
+        out.supersedes = m.supersedes
 
 
 def message_pb(m: Message) -> pb.Message:
@@ -224,26 +227,17 @@ def session_pb(s: SessionMeta) -> pb.Session:
 
 
 def session_policy_pb(text: str) -> pb.ToolPolicy:
-    """A stored tool policy (JSON text, ``state.policy_json``) → proto."""
-    repair, orphans, unparsed = policy_fields(text)
-    return pb.ToolPolicy(
-        repair=_REPAIR_ENUM.get(repair, pb.REPAIR_MODE_UNSPECIFIED),
-        allow_orphan_results=orphans,
-        allow_unparsed_calls=unparsed,
-    )
+    """A session's stored tool policy (JSON text, ``policy.policy_json``) → proto."""
+    return tool_policy_pb(policy_from_json(text))
 
 
-def policy_text_of(policy: pb.ToolPolicy, field: str = "tool_policy") -> str:
+def policy_text_of(policy: pb.ToolPolicy) -> str:
     """A request's tool policy → its stored text (``{"repair"?, "allow_orphan_results"?, ...}``, unset omitted).
 
     Raises:
-        InvalidRequestError: a repair mode this daemon does not know (naming ``field``).
+        InvalidRequestError: a repair mode this daemon does not know.
     """
-    if policy.repair not in _REPAIR_MODE:
-        raise InvalidRequestError(
-            f"{field}.repair: unknown repair mode {policy.repair}", reason=Reason.INVALID_MESSAGE, field=field
-        )
-    return policy_json(_REPAIR_MODE[policy.repair], policy.allow_orphan_results, policy.allow_unparsed_calls)
+    return policy_json(tool_policy_of(policy))
 
 
 def scope_state_pb(s: ScopeState) -> pb.ScopeState:
@@ -256,7 +250,8 @@ def message_from_pb(m: pb.Message) -> Message:
     return Message(
         role=_ROLE_NAME.get(m.role, f"unknown({m.role})"),
         content=m.content,
-        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
+        # ``arguments_not_json``, ``orphan`` and ``supersedes`` are the daemon's to set: not read here.
+        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments, c.pending) for c in m.tool_calls),
         tool_call_id=m.tool_call_id,
         name=m.name,
         format=m.format,
@@ -264,6 +259,7 @@ def message_from_pb(m: pb.Message) -> Message:
         client_id=m.client_id,
         metadata=m.metadata,
         usage=entry_usage_of(m.usage) if m.HasField("usage") else None,
+        cancelled=m.cancelled,
     )
 
 
@@ -278,6 +274,37 @@ def entry_usage_of(u: pb.EntryUsage) -> UsageDelta:
         u.currency,
         u.model,
         u.pricing_version,
+    )
+
+
+_REPAIR_MODE: Final[dict[pb.RepairMode, str]] = {
+    pb.REPAIR_MODE_UNSPECIFIED: "",
+    pb.REPAIR_MODE_SYNTHESIZE: "synthesize",
+    pb.REPAIR_MODE_DROP: "drop",
+    pb.REPAIR_MODE_OFF: "off",
+}
+_REPAIR_ENUM: Final = {v: k for k, v in _REPAIR_MODE.items()}
+
+
+def tool_policy_of(policy: pb.ToolPolicy) -> ToolPolicy:
+    """A request's ToolPolicy → the domain's (unset fields stay unset).
+
+    Raises:
+        InvalidRequestError: a repair mode this daemon does not know (reason INVALID_MESSAGE).
+    """
+    if policy.repair not in _REPAIR_MODE:
+        raise InvalidRequestError(
+            f"tool_policy.repair: unknown repair mode {policy.repair}", reason=Reason.INVALID_MESSAGE
+        )
+    return ToolPolicy(_REPAIR_MODE[policy.repair], policy.allow_orphan_results, policy.allow_unparsed_calls)
+
+
+def tool_policy_pb(policy: ToolPolicy) -> pb.ToolPolicy:
+    """A domain ToolPolicy → proto (for example a session's, in ``Session.tool_policy``)."""
+    return pb.ToolPolicy(
+        repair=_REPAIR_ENUM.get(policy.repair, pb.REPAIR_MODE_UNSPECIFIED),
+        allow_orphan_results=policy.allow_orphan_results,
+        allow_unparsed_calls=policy.allow_unparsed_calls,
     )
 
 

@@ -27,6 +27,7 @@ from claw_sessiond_client.errors import (
     PreconditionError,
     Reason,
     SequenceConflictError,
+    SessiondError,
     ToolCallStateError,
 )
 from tests.helpers import inspect
@@ -311,3 +312,19 @@ def test_the_replacements_follow_the_edits_tool_policy(client: SessionClient) ->
     assert [m.content for m in done.removed] == ["oops"]
     [_go, orphan] = client.load("s", "/tmp").messages
     assert orphan.orphan and orphan.tool_call_id == "nowhere"
+
+
+def test_removed_entries_come_back_whole_and_free_their_client_ids(client: SessionClient) -> None:
+    item = b'{"type": "reasoning", "encrypted_content": "\\u00e9\\u0000"}' + bytes(range(256))
+    client.append(
+        "s", [Message.user("think", client_id="u-1"), Message.other("openai.responses", item, client_id="r-1")]
+    )
+    done = client.edit_tail("s", remove_last=1)
+    [removed] = done.removed
+    assert (removed.role, removed.format, removed.item, removed.client_id) == ("other", "openai.responses", item, "r-1")
+    # Its client id is free again (unique among the visible entries only); a visible one is not.
+    client.append("s", Message.other("openai.responses", b"{}", client_id="r-1"))
+    with pytest.raises(SessiondError) as taken:
+        client.edit_tail("s", remove_last=1, replacements=[Message.user("again", client_id="u-1")])
+    assert taken.value.reason == Reason.CLIENT_ID_EXISTS
+    assert [m.client_id for m in client.load("s", "/tmp").messages] == ["u-1", "r-1"]

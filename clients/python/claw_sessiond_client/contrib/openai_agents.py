@@ -1,0 +1,490 @@
+"""An OpenAI Agents SDK ``Session`` kept by claw-sessiond: :class:`ClawSession`.
+
+>>> from agents import Agent, Runner                                # doctest: +SKIP
+>>> from claw_sessiond_client.contrib.openai_agents import ClawSession
+>>> session = ClawSession("support-42")          # the workspace's daemon (started if needed)
+>>> result = await Runner.run(agent, "hello", session=session)
+
+Install with ``pip install 'claw-sessiond-client[openai-agents]'`` (pins the
+SDK version this adapter is tested against).
+
+How items are stored: one entry per SDK item, format ``openai.responses``,
+the item's own JSON text as the entry's item bytes; what comes back is
+``json.loads`` of exactly those bytes. Role, text and tool calls are derived
+for the daemon's own use (pairing, search, the CLI): a message item gives its
+role and text; a call item (``function_call``, ``custom_tool_call``,
+``shell_call``, ...) an assistant entry with one tool call keyed by its
+``call_id`` (arguments that are not JSON, such as a custom tool's free text, are
+stored as given); an output item (``function_call_output``, ...) a tool result;
+every other item (reasoning, compaction, hosted tool calls, MCP, encrypted
+envelopes) an entry with no conversation role, kept in order.
+
+Tool-call rules: the SDK pairs calls and outputs itself and drops calls that
+never got an output, so the daemon must not answer for it. Every write carries
+the policy ``repair="off"`` with orphan outputs and unparsed calls allowed, and
+the session is created with that policy. A call written without its output in
+the same write (the run stopped for a person's approval, or a tool still
+running) is marked *pending*: no Load repairs it, whatever the session's
+policy, until its output is written, also from another process after a
+restart. Should the daemon refuse a pairing anyway (a call id the history
+already holds, an output for an answered call), the entries of that call id are
+stored with no role instead: the SDK's history stays exact.
+
+The SDK's optional hooks are implemented: ``_get_compaction_snapshot`` (a
+bounded read plus an atomic compare-and-swap replacement of its suffix, used by
+``OpenAIResponsesCompactionSession``) and ``_atomic_replace_items`` (whole-history
+replacement in one edit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeVar, cast
+
+from agents.items import TResponseInputItem
+from agents.memory.session import SessionABC, _CompactionSnapshot
+from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit
+
+from claw_sessiond_client import (
+    AsyncSessionClient,
+    InvalidRequestError,
+    LoadResult,
+    Message,
+    Reason,
+    SequenceConflictError,
+    SessiondError,
+    SessionNotFoundError,
+    ToolCall,
+    ToolCallStateError,
+    ToolPolicy,
+)
+
+__all__ = ["FORMAT", "TOOL_POLICY", "ClawSession", "entry_for_item"]
+
+#: The format tag of the entries this adapter writes.
+FORMAT = "openai.responses"
+#: The tool-call rules of every write (and of the sessions this adapter creates).
+TOOL_POLICY = ToolPolicy(repair="off", allow_orphan_results=True, allow_unparsed_calls=True)
+
+#: Call item type → its output item type (the SDK pairs these by ``call_id``).
+_CALL_TO_OUTPUT = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "shell_call": "shell_call_output",
+    "local_shell_call": "local_shell_call_output",
+    "computer_call": "computer_call_output",
+    "apply_patch_call": "apply_patch_call_output",
+    "tool_search_call": "tool_search_output",
+    "program": "program_output",
+}
+_OUTPUTS = frozenset(_CALL_TO_OUTPUT.values())
+_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+_TEXT_PARTS = {"input_text": "text", "output_text": "text", "text": "text", "refusal": "refusal"}
+#: A ``limit`` at least this large reads the whole history (``last`` is an int32 on the wire).
+_ALL = 2**31 - 1
+#: Errors of a pairing the daemon refused; the entries of that call id are then stored with no role.
+_PAIRING_REASONS = frozenset(
+    {Reason.DUPLICATE_TOOL_CALL_ID, Reason.TOOL_CALL_ALREADY_ANSWERED, Reason.UNKNOWN_TOOL_CALL}
+)
+
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------- items ↔ entries
+
+
+def encode_item(item: Any) -> bytes:
+    """The item's JSON text as UTF-8 (compact); lone surrogates, which UTF-8 cannot hold, are escaped.
+
+    Raises:
+        TypeError: the item is not a JSON object, or holds a value JSON cannot (NaN, a set, ...).
+    """
+    if not isinstance(item, Mapping):
+        raise TypeError(f"a session item must be a JSON object (a dict), not {type(item).__name__}")
+    try:
+        text = json.dumps(item, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"a session item must be JSON: {exc}") from None
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(item, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message's content or an output: a string, or the text parts of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, Mapping):
+                key = _TEXT_PARTS.get(str(part.get("type")))
+                if key is not None and isinstance(part.get(key), str):
+                    texts.append(part[key])
+        return "\n".join(texts)
+    return ""
+
+
+def _call_arguments(item: Mapping[str, Any]) -> str:
+    """A call's arguments as text: the item's own string (JSON or not), else its action as JSON."""
+    for key in ("arguments", "input", "action", "operation", "actions"):
+        if key in item:
+            value = item[key]
+            return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return "{}"
+
+
+def _call_id(item: Mapping[str, Any]) -> str:
+    value = item.get("call_id")
+    return value if isinstance(value, str) else ""
+
+
+def entry_for_item(item: Mapping[str, Any], *, data: bytes | None = None, pending: bool = False) -> Message:
+    """The entry that stores one SDK item (see the module's docstring for the mapping).
+
+    Args:
+        item: the SDK item (a JSON object).
+        data: its JSON bytes (default: :func:`encode_item`).
+        pending: mark a call item's tool call pending (its output is not in this write).
+    """
+    data = encode_item(item) if data is None else data
+    kind = item.get("type")
+    role = item.get("role")
+    if (kind == "message" or kind is None) and isinstance(role, str) and role in _ROLES:
+        return Message(_ROLES[role], _text_of(item.get("content")), format=FORMAT, item=data)
+    if isinstance(kind, str) and kind in _CALL_TO_OUTPUT:
+        name = item.get("name")
+        call = ToolCall(
+            _call_id(item), name if isinstance(name, str) and name else kind, _call_arguments(item), pending=pending
+        )
+        return Message("assistant", "", (call,), format=FORMAT, item=data)
+    if isinstance(kind, str) and kind in _OUTPUTS and _call_id(item):
+        return Message("tool", _text_of(item.get("output")), tool_call_id=_call_id(item), format=FORMAT, item=data)
+    return Message.other(FORMAT, data)
+
+
+def entries_for_items(items: Sequence[Mapping[str, Any]], unpaired: frozenset[str] = frozenset()) -> list[Message]:
+    """The entries of one write. A call whose output is not in the same write is pending; the
+    entries of a call id in ``unpaired`` (a pairing the daemon refused) are stored with no role."""
+    answered = {_call_id(i) for i in items if i.get("type") in _OUTPUTS and _call_id(i)}
+    entries = []
+    for item in items:
+        data = encode_item(item)
+        kind = item.get("type")
+        paired = kind in _CALL_TO_OUTPUT or kind in _OUTPUTS
+        if paired and _call_id(item) in unpaired:
+            entries.append(Message.other(FORMAT, data))
+            continue
+        pending = kind in _CALL_TO_OUTPUT and bool(_call_id(item)) and _call_id(item) not in answered
+        entries.append(entry_for_item(item, data=data, pending=pending))
+    return entries
+
+
+def item_of(entry: Message) -> TResponseInputItem | None:
+    """The SDK item an entry stores (``json.loads`` of its bytes), or None for an entry written by
+    someone else (a plain message, a repair): such entries are not part of the SDK's history."""
+    if entry.format != FORMAT or not entry.item:
+        return None
+    return cast(TResponseInputItem, json.loads(entry.item))
+
+
+def _refused_pairing(err: SessiondError) -> str | None:
+    """The call id of a pairing the daemon refused, if ``err`` is one."""
+    if isinstance(err, InvalidRequestError | ToolCallStateError) and err.reason in _PAIRING_REASONS:
+        return err.metadata.get("tool_call_id") or None
+    return None
+
+
+async def _settle(awaitable: Awaitable[T]) -> T:
+    """Await a mutation to its end even if the caller is cancelled meanwhile (then re-raise the
+    cancellation): the SDK must learn whether a write happened, as with its own sessions."""
+    task = asyncio.ensure_future(awaitable)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError as exc:
+            cancelled = cancelled or exc
+    if cancelled is not None:
+        with contextlib.suppress(BaseException):
+            task.result()
+        raise cancelled
+    return task.result()
+
+
+# ---------------------------------------------------------------- the session
+
+
+class ClawSession(SessionABC):
+    """A ``Session`` of the OpenAI Agents SDK whose history claw-sessiond keeps.
+
+    Args:
+        session_id: the SDK's session id; also the daemon's session id unless
+            ``store_id`` is given (a daemon session id is 1-256 bytes of UTF-8
+            without ``/``, ``\\``, ``..`` or control characters).
+        workspace, address, autostart, timeout_s: how to reach the daemon, as for
+            :class:`~claw_sessiond_client.AsyncSessionClient`.
+        client: use this client instead (on the event loop it was made on). Without
+            one, the session makes one client per event loop it is used on (the SDK
+            may drive a session from several threads, each with its own loop), and
+            :meth:`close` closes them.
+        session_settings: the SDK's settings (``limit``: the default of :meth:`get_items`).
+        store_id: the daemon's session id, when it differs from ``session_id``.
+
+    Every method raises :class:`~claw_sessiond_client.SessiondError` subclasses for what
+    the daemon refuses, ``TypeError`` for an item that is not a JSON object, and
+    ``RuntimeError`` after :meth:`close`.
+    """
+
+    session_settings: SessionSettings | None = None
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        address: str | None = None,
+        autostart: bool = True,
+        timeout_s: float | None = None,
+        client: AsyncSessionClient | None = None,
+        session_settings: SessionSettings | Mapping[str, Any] | None = None,
+        store_id: str | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.store_id = session_id if store_id is None else store_id
+        self.session_settings = (
+            coerce_session_settings(cast(Any, session_settings)) if session_settings is not None else SessionSettings()
+        )
+        self._client = client
+        self._connect: dict[str, Any] = {"workspace": workspace, "address": address, "autostart": autostart}
+        if timeout_s is not None:
+            self._connect["timeout_s"] = timeout_s
+        self._clients: dict[int, tuple[weakref.ref[asyncio.AbstractEventLoop], AsyncSessionClient]] = {}
+        self._guard = threading.Lock()
+        self._created = False
+        self._closed = False
+
+    # -- plumbing
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"ClawSession {self.session_id!r} is closed")
+
+    def _client_here(self) -> AsyncSessionClient:
+        """This event loop's client (made on first use; clients of closed loops are dropped)."""
+        self._check_open()
+        if self._client is not None:
+            return self._client
+        loop = asyncio.get_running_loop()
+        with self._guard:
+            for key, (ref, _client) in list(self._clients.items()):
+                gone = ref()
+                if gone is None or gone.is_closed():
+                    del self._clients[key]
+            known = self._clients.get(id(loop))
+            if known is not None and known[0]() is loop:
+                return known[1]
+            client = AsyncSessionClient(**self._connect)
+            self._clients[id(loop)] = (weakref.ref(loop), client)
+            return client
+
+    async def _load(self, last: int | None) -> LoadResult:
+        """A look at the history (never repairs, writes nothing); ``last`` bounds it."""
+        return await self._client_here().load(self.store_id, last=last, no_repair=True)
+
+    async def _ensure_policy(self, client: AsyncSessionClient) -> None:
+        """Create the session with this adapter's tool policy, once per object (a stored session keeps its own)."""
+        if self._created:
+            return
+        try:
+            await client.create_session(self.store_id, tool_policy=TOOL_POLICY)
+        except SessiondError as exc:
+            if exc.reason != Reason.SESSION_EXISTS:
+                raise
+        self._created = True
+
+    async def _write(self, items: Sequence[TResponseInputItem], send: Callable[[list[Message]], Awaitable[T]]) -> T:
+        """Send the entries of ``items``; a pairing the daemon refuses demotes that call id's entries."""
+        unpaired: set[str] = set()
+        while True:
+            entries = entries_for_items(cast(Sequence[Mapping[str, Any]], items), frozenset(unpaired))
+            try:
+                return await send(entries)
+            except SessiondError as exc:
+                call_id = _refused_pairing(exc)
+                if call_id is None or call_id in unpaired:
+                    raise
+                unpaired.add(call_id)
+
+    # -- the Session protocol
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The newest ``limit`` items (default: ``session_settings.limit``; None or negative: all), oldest first."""
+        self._check_open()
+        n = resolve_session_limit(limit, self.session_settings)
+        if n == 0:
+            return []
+        result = await self._load(None if n is None or n < 0 or n >= _ALL else n)
+        return [item for item in map(item_of, result.messages) if item is not None]
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Append the items in one write (all or none)."""
+        self._check_open()
+        if not items:
+            return
+        client = self._client_here()
+
+        async def add() -> None:
+            await self._ensure_policy(client)
+            await self._write(items, lambda entries: client.append(self.store_id, entries, tool_policy=TOOL_POLICY))
+
+        await _settle(add())
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove the newest item and return it (None if there is none)."""
+        self._check_open()
+        return await _settle(self._pop())
+
+    async def _pop(self) -> TResponseInputItem | None:
+        client = self._client_here()
+        while True:
+            try:
+                edit = await client.edit_tail(
+                    self.store_id, remove_last=1, discard_pending=True, tool_policy=TOOL_POLICY
+                )
+            except (InvalidRequestError, SessionNotFoundError):
+                if not (await self._load(1)).messages:
+                    return None  # nothing to remove
+                raise
+            item = item_of(edit.removed[0]) if edit.removed else None
+            if item is not None:
+                return item
+            # an entry someone else wrote is not an item of the SDK: removed, keep looking
+
+    async def clear_session(self) -> None:
+        """Erase the history (the entries leave the log and the database files; usage and policy stay)."""
+        self._check_open()
+        await _settle(self._client_here().clear(self.store_id, erase=True))
+
+    # -- the SDK's optional hooks
+
+    async def _get_compaction_snapshot(
+        self, limit: int, *, prune_prefix: Callable[[TResponseInputItem], bool] | None = None
+    ) -> _CompactionSnapshot | None:
+        """The newest ``limit`` items, whether they are all, and an atomic replacement of their suffix.
+
+        ``replace_suffix(start, new_items)`` replaces ``items[start:]`` with ``new_items``
+        in one edit, only if the session has not changed since this read (False
+        otherwise). With ``prune_prefix`` and a read that holds the whole history,
+        the leading items it selects go in the same edit (older ones, outside a
+        bounded read, are left in place). None if the read holds entries that are
+        not the SDK's (the SDK then reads the whole history instead).
+        """
+        self._check_open()
+        read = await self._load(max(1, min(limit, _ALL - 1)))
+        items = [item_of(m) for m in read.messages]
+        if any(item is None for item in items):
+            return None
+        entries = read.messages
+        last_position = read.session.last_position
+        complete = read.complete
+
+        async def replace_suffix(start: int, output: list[TResponseInputItem]) -> bool:
+            if not 0 <= start < len(entries):
+                return False
+            kept: list[TResponseInputItem] = []
+            first = start
+            if prune_prefix is not None and complete:
+                pruned = 0
+                while pruned < start and prune_prefix(cast(TResponseInputItem, items[pruned])):
+                    pruned += 1
+                if pruned:
+                    first, kept = 0, cast(list[TResponseInputItem], items[pruned:start])
+            return await _settle(
+                self._replace_from(entries[first].position, len(entries) - first, kept + output, last_position)
+            )
+
+        return _CompactionSnapshot(cast(list[TResponseInputItem], items), complete, replace_suffix)
+
+    async def _atomic_replace_items(self, items: list[TResponseInputItem]) -> bool:
+        """Replace the whole history with ``items`` in one edit (False if it changed meanwhile)."""
+        self._check_open()
+        read = await self._load(None)
+        if not read.messages:
+            client = self._client_here()
+            if not items:
+                return True
+            expected = read.session.last_position
+
+            def append(entries: list[Message]) -> Coroutine[Any, Any, Any]:
+                return client.append(self.store_id, entries, tool_policy=TOOL_POLICY, expected_last_position=expected)
+
+            try:
+                await _settle(self._write(items, append))
+            except SequenceConflictError:
+                return False
+            return True
+        return await _settle(
+            self._replace_from(read.messages[0].position, len(read.messages), items, read.session.last_position)
+        )
+
+    async def _replace_from(
+        self, position: int, count: int, items: Sequence[TResponseInputItem], last_position: int
+    ) -> bool:
+        """Remove the ``count`` visible entries from ``position`` on and write ``items`` in their
+        place, only if the session's last position is still ``last_position``."""
+        client = self._client_here()
+        await self._ensure_policy(client)
+
+        def edit(entries: list[Message]) -> Coroutine[Any, Any, Any]:
+            where = {"after_position": position - 1} if position > 1 else {"remove_last": count}
+            return client.edit_tail(
+                self.store_id,
+                replacements=entries,
+                expected_last_position=last_position,
+                discard_pending=True,
+                tool_policy=TOOL_POLICY,
+                **where,
+            )
+
+        try:
+            await self._write(items, edit)
+        except SequenceConflictError:
+            return False
+        return True
+
+    # -- lifetime
+
+    def close(self) -> None:
+        """Stop using the session: later calls raise ``RuntimeError``; the clients it made are closed."""
+        self._closed = True
+        with self._guard:
+            clients = list(self._clients.values())
+            self._clients.clear()
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        for ref, client in clients:
+            loop = ref()
+            if loop is None or loop.is_closed():
+                continue  # its channel went with its loop
+            if loop is running:
+                running.create_task(client.close())
+            elif loop.is_running():
+                asyncio.run_coroutine_threadsafe(client.close(), loop)
+            else:
+                loop.run_until_complete(client.close())
+
+    async def __aenter__(self) -> ClawSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()

@@ -47,6 +47,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
+from agents import Agent, RunState
 from agents.items import TResponseInputItem
 from agents.memory.session import SessionABC, _CompactionSnapshot
 from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit
@@ -60,18 +61,21 @@ from claw_sessiond_client import (
     SequenceConflictError,
     SessiondError,
     SessionNotFoundError,
+    StateDelta,
     ToolCall,
     ToolCallStateError,
     ToolPolicy,
 )
 
-__all__ = ["FORMAT", "TOOL_POLICY", "ClawSession", "entry_for_item"]
+__all__ = ["FORMAT", "RUN_STATE_KEY", "TOOL_POLICY", "ClawSession", "encode_item", "entry_for_item", "item_of"]
 
 #: The format tag of the entries this adapter writes.
 FORMAT = "openai.responses"
 #: The tool-call rules of every write (and of the sessions this adapter creates).
 TOOL_POLICY = ToolPolicy(repair="off", allow_orphan_results=True, allow_unparsed_calls=True)
 
+#: The key of the session's state that :meth:`ClawSession.save_run_state` keeps a run's state under.
+RUN_STATE_KEY = "openai_agents.run_state"
 #: Call item type → its output item type (the SDK pairs these by ``call_id``).
 _CALL_TO_OUTPUT = {
     "function_call": "function_call_output",
@@ -171,18 +175,27 @@ def entry_for_item(item: Mapping[str, Any], *, data: bytes | None = None, pendin
 
 
 def entries_for_items(items: Sequence[Mapping[str, Any]], unpaired: frozenset[str] = frozenset()) -> list[Message]:
-    """The entries of one write. A call whose output is not in the same write is pending; the
-    entries of a call id in ``unpaired`` (a pairing the daemon refused) are stored with no role."""
+    """The entries of one write.
+
+    A call whose output is not in the same write is pending. Within the write, a second call
+    with a call id already used, or a second output for it, is stored with no role (the daemon
+    pairs one call with one output); so are all entries of a call id in ``unpaired`` (a pairing
+    the daemon refused against the stored history).
+    """
     answered = {_call_id(i) for i in items if i.get("type") in _OUTPUTS and _call_id(i)}
+    calls: set[str] = set()
+    outputs: set[str] = set()
     entries = []
     for item in items:
         data = encode_item(item)
-        kind = item.get("type")
-        paired = kind in _CALL_TO_OUTPUT or kind in _OUTPUTS
-        if paired and _call_id(item) in unpaired:
+        kind, call_id = item.get("type"), _call_id(item)
+        seen = calls if kind in _CALL_TO_OUTPUT else outputs if kind in _OUTPUTS else None
+        if seen is not None and call_id and (call_id in unpaired or call_id in seen):
             entries.append(Message.other(FORMAT, data))
             continue
-        pending = kind in _CALL_TO_OUTPUT and bool(_call_id(item)) and _call_id(item) not in answered
+        if seen is not None and call_id:
+            seen.add(call_id)
+        pending = kind in _CALL_TO_OUTPUT and bool(call_id) and call_id not in answered
         entries.append(entry_for_item(item, data=data, pending=pending))
     return entries
 
@@ -459,6 +472,35 @@ class ClawSession(SessionABC):
         except SequenceConflictError:
             return False
         return True
+
+    # -- a run waiting for a person
+
+    async def save_run_state(self, state: RunState[Any, Any] | str) -> None:
+        """Keep a run's state (``result.to_state()``, or its ``to_string()``) in the session's
+        state, so a run stopped for an approval can resume in another process, after a restart."""
+        self._check_open()
+        text = state if isinstance(state, str) else state.to_string()
+        await _settle(self._set_state({RUN_STATE_KEY: text}))
+
+    async def load_run_state(self, agent: Agent[Any], **kwargs: Any) -> RunState[Any, Any] | None:
+        """The run state :meth:`save_run_state` kept (None if none), for ``agent``
+        (``kwargs`` go to ``RunState.from_string``). The daemon is the trusted storage the SDK
+        asks for: only the daemon's user can write to it."""
+        self._check_open()
+        text = (await self._load(1)).session.state.get(RUN_STATE_KEY)
+        if not isinstance(text, str):
+            return None
+        return await RunState.from_string(agent, text, **kwargs)
+
+    async def discard_run_state(self) -> None:
+        """Forget the run state kept by :meth:`save_run_state`."""
+        self._check_open()
+        await _settle(self._set_state({RUN_STATE_KEY: None}))
+
+    async def _set_state(self, delta: dict[str, Any]) -> None:
+        client = self._client_here()
+        await self._ensure_policy(client)
+        await client.update_session(self.store_id, state_deltas=[StateDelta(delta)])
 
     # -- lifetime
 

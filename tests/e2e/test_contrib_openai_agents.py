@@ -336,6 +336,9 @@ def test_one_session_used_from_several_event_loops(daemon: DaemonProcess) -> Non
         asyncio.run(session.get_items())
 
 
+#: The agent processes send no traces (there is no OpenAI key here).
+NO_TRACING = {"OPENAI_AGENTS_DISABLE_TRACING": "1"}
+
 _AGENT = """
 import asyncio, pathlib, sys
 from agents import Agent, Runner, function_tool
@@ -383,7 +386,7 @@ def test_an_approval_survives_a_restart_of_the_daemon_and_the_client(
 ) -> None:
     ran = tmp_path / "ran.txt"
     first = spawn_daemon()
-    run_python(_AGENT + _ASK, first.address, str(ran))
+    run_python(_AGENT + _ASK, first.address, str(ran), env=NO_TRACING)
     assert not ran.exists()  # waiting for a person
     first.terminate()
 
@@ -392,7 +395,7 @@ def test_an_approval_survives_a_restart_of_the_daemon_and_the_client(
         loaded = c.load("hitl")  # a repairing Load after the restart, in another process
         assert loaded.repairs == [] and [x.tool_call_id for x in loaded.in_flight] == ["call_1"]
         assert loaded.messages[-1].tool_calls[0].pending
-    assert run_python(_AGENT + _APPROVE, second.address, str(ran)).strip() == "done"
+    assert run_python(_AGENT + _APPROVE, second.address, str(ran), env=NO_TRACING).strip() == "done"
     assert ran.read_text() == "/tmp/x\n"  # the tool ran once, after the approval
 
     with second.client() as c:

@@ -105,3 +105,19 @@ def sdist_or_fail(project: str) -> Path:
         if FULL:
             pytest.fail(f"CLAW_FULL=1 and the sdist of {project}=={version} cannot be fetched: {exc}")
         pytest.skip(f"the sdist of {project}=={version} cannot be fetched: {exc}")
+
+
+def main(projects: list[str]) -> int:
+    """``python -m tests.helpers.sdist PROJECT...``: fetch the pinned sdists into the cache
+    (``scripts/setup-tests`` does, so the tests find them without reaching the network)."""
+    for project in projects:
+        try:
+            print(f"sdist {project}: {fetch_sdist(project, pinned_version(project))}")
+        except SdistUnavailableError as exc:
+            print(f"sdist {project}: {exc}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -77,8 +77,17 @@ DESELECTED = {
     f"{_R}clear_failure_invalidates_response_chain[error]": _INJECT,
 }
 
+_E = "tests/extensions/memory/test_encrypt_session.py::test_"
+#: node id → why the SDK's test skips itself here (with SQLiteSession as well); no other test may skip.
+SKIPPED_BY_THE_SDK = {
+    f"{_E}encrypted_pop_preserves_sqlalchemy_history": "importorskip('sqlalchemy'): another backend, not installed",
+    f"{_E}encrypted_session_scan_budget_does_not_turn_redis_negative_limit_into_history": (
+        "importorskip('fakeredis.aioredis'): another backend, not installed"
+    ),
+}
+
 #: Tests the selection runs with openai-agents 0.24.0 (all of them must pass) ...
-EXPECTED_PASSED = 0
+EXPECTED_PASSED = 331
 #: ... and the ones among them that construct the swapped SQLiteSession (at least this many).
 EXPECTED_TOUCHED = 0
 
@@ -124,13 +133,15 @@ def test_the_sdks_memory_tests_pass_with_claw_session(tmp_path: Path, workspace:
     report = f"{proc.stdout[-12000:]}\n{proc.stderr[-4000:]}"
     assert junit.is_file(), f"the SDK's tests did not run ({proc.returncode}):\n{report}"
     outcomes = _results(junit)
-    bad = sorted(n for n, o in outcomes.items() if o != "passed")
+    bad = sorted(n for n, o in outcomes.items() if o != "passed" and n not in SKIPPED_BY_THE_SDK)
     assert not bad and proc.returncode == 0, f"not passed: {bad}\n{report}"
     deselected = re.search(r"(\d+) deselected", proc.stdout)
     assert deselected is not None and int(deselected.group(1)) == len(DESELECTED), (
         f"every deselected test must exist (a renamed one would silently run again):\n{report}"
     )
     assert not set(DESELECTED) & set(outcomes)
-    assert len(outcomes) == EXPECTED_PASSED, f"{len(outcomes)} passed, expected {EXPECTED_PASSED}:\n{report}"
+    assert {n for n, o in outcomes.items() if o == "skipped"} == set(SKIPPED_BY_THE_SDK)
+    passed = len(outcomes) - len(SKIPPED_BY_THE_SDK)
+    assert passed == EXPECTED_PASSED, f"{passed} passed, expected {EXPECTED_PASSED}:\n{report}"
     swapped = touched.read_text(encoding="utf-8").split()
     assert len(swapped) >= EXPECTED_TOUCHED, f"only {len(swapped)} tests used the swapped SQLiteSession"

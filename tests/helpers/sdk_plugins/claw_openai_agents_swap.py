@@ -27,8 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import agents
-import agents.extensions.memory.async_sqlite_session
-import agents.extensions.memory.encrypt_session
 import agents.memory
 import agents.memory.sqlite_session
 import pytest
@@ -63,9 +61,8 @@ class SwappedSQLiteSession(ClawSession):
         _touched.add(_current[0])
 
 
-# The SDK's extensions bind SQLiteSession when imported (EncryptedSession checks for the real one to
-# use its private validated pop); imported above, before the swap, they keep the real class, as they
-# would beside any other backend.
+# Everything that names SQLiteSession gets the swapped class, including the SDK's EncryptedSession,
+# which gives its own SQLiteSession an authenticated pop (ClawSession has one: _pop_item_with_validation).
 for _module in (agents, agents.memory, agents.memory.sqlite_session):
     _module.SQLiteSession = SwappedSQLiteSession  # type: ignore[attr-defined]
 

@@ -32,8 +32,10 @@ stored with no role instead: the SDK's history stays exact.
 
 The SDK's optional hooks are implemented: ``_get_compaction_snapshot`` (a
 bounded read plus an atomic compare-and-swap replacement of its suffix, used by
-``OpenAIResponsesCompactionSession``) and ``_atomic_replace_items`` (whole-history
-replacement in one edit).
+``OpenAIResponsesCompactionSession``), ``_atomic_replace_items`` (whole-history
+replacement in one edit) and ``_pop_item_with_validation`` (a pop that removes
+nothing when the item fails a check; the SDK's EncryptedSession calls it only on
+its own SQLiteSession today).
 """
 
 from __future__ import annotations
@@ -96,6 +98,8 @@ _ALL = 2**31 - 1
 _PAIRING_REASONS = frozenset(
     {Reason.DUPLICATE_TOOL_CALL_ID, Reason.TOOL_CALL_ALREADY_ANSWERED, Reason.UNKNOWN_TOOL_CALL}
 )
+
+_PROTOCOL = ("get_items", "add_items", "pop_item", "clear_session")
 
 T = TypeVar("T")
 
@@ -288,7 +292,7 @@ class ClawSession(SessionABC):
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError(f"ClawSession {self.session_id!r} is closed")
+            raise RuntimeError(f"{type(self).__name__} is closed (session {self.session_id!r})")
 
     def _client_here(self) -> AsyncSessionClient:
         """This event loop's client (made on first use; clients of closed loops are dropped)."""
@@ -307,6 +311,11 @@ class ClawSession(SessionABC):
             client = AsyncSessionClient(**self._connect)
             self._clients[id(loop)] = (weakref.ref(loop), client)
             return client
+
+    def _hooks_apply(self) -> bool:
+        """The compaction hooks bypass the four Session methods: a subclass that overrides one of
+        them (to transform or index items) gets none, and the SDK falls back to those methods."""
+        return all(getattr(type(self), name) is getattr(ClawSession, name) for name in _PROTOCOL)
 
     async def _load(self, last: int | None) -> LoadResult:
         """A look at the history (never repairs, writes nothing); ``last`` bounds it."""
@@ -381,6 +390,37 @@ class ClawSession(SessionABC):
                 return item
             # an entry someone else wrote is not an item of the SDK: removed, keep looking
 
+    async def _pop_item_with_validation(
+        self, validate: Callable[[TResponseInputItem], None] | None = None
+    ) -> TResponseInputItem | None:
+        """Pop the newest item only if ``validate(item)`` returns (EncryptedSession's authenticated
+        pop): read it, validate it in a worker thread, then remove it only if the session has not
+        changed meanwhile (else read again). A raising ``validate`` removes nothing."""
+        self._check_open()
+        return await _settle(self._validated_pop(validate))
+
+    async def _validated_pop(self, validate: Callable[[TResponseInputItem], None] | None) -> TResponseInputItem | None:
+        client = self._client_here()
+        while True:
+            read = await self._load(1)
+            if not read.messages:
+                return None
+            item = item_of(read.messages[-1])
+            if item is not None and validate is not None:
+                await asyncio.to_thread(validate, item)
+            try:
+                await client.edit_tail(
+                    self.store_id,
+                    remove_last=1,
+                    expected_last_position=read.session.last_position,
+                    discard_pending=True,
+                    tool_policy=TOOL_POLICY,
+                )
+            except SequenceConflictError:
+                continue
+            if item is not None:
+                return item
+
     async def clear_session(self) -> None:
         """Erase the history (the entries leave the log and the database files; usage and policy stay)."""
         self._check_open()
@@ -395,12 +435,14 @@ class ClawSession(SessionABC):
 
         ``replace_suffix(start, new_items)`` replaces ``items[start:]`` with ``new_items``
         in one edit, only if the session has not changed since this read (False
-        otherwise). With ``prune_prefix`` and a read that holds the whole history,
-        the leading items it selects go in the same edit (older ones, outside a
-        bounded read, are left in place). None if the read holds entries that are
-        not the SDK's (the SDK then reads the whole history instead).
+        otherwise). With ``prune_prefix`` (EncryptedSession's expired envelopes), the
+        leading items of the whole history that it selects go in the same edit. None if
+        the read holds entries that are not the SDK's, or if a subclass overrides a
+        Session method (the SDK then reads the whole history through those methods).
         """
         self._check_open()
+        if not self._hooks_apply():
+            return None
         read = await self._load(max(1, min(limit, _ALL - 1)))
         items = [item_of(m) for m in read.messages]
         if any(item is None for item in items):
@@ -412,23 +454,18 @@ class ClawSession(SessionABC):
         async def replace_suffix(start: int, output: list[TResponseInputItem]) -> bool:
             if not 0 <= start < len(entries):
                 return False
-            kept: list[TResponseInputItem] = []
-            first = start
-            if prune_prefix is not None and complete:
-                pruned = 0
-                while pruned < start and prune_prefix(cast(TResponseInputItem, items[pruned])):
-                    pruned += 1
-                if pruned:
-                    first, kept = 0, cast(list[TResponseInputItem], items[pruned:start])
-            return await _settle(
-                self._replace_from(entries[first].position, len(entries) - first, kept + output, last_position)
-            )
+            if prune_prefix is None:
+                return await _settle(self._replace_from(entries[start:], output, last_position))
+            return await _settle(self._prune_and_replace(entries, start, output, last_position, complete, prune_prefix))
 
         return _CompactionSnapshot(cast(list[TResponseInputItem], items), complete, replace_suffix)
 
     async def _atomic_replace_items(self, items: list[TResponseInputItem]) -> bool:
-        """Replace the whole history with ``items`` in one edit (False if it changed meanwhile)."""
+        """Replace the whole history with ``items`` in one edit (False if it changed meanwhile, or
+        if a subclass overrides a Session method: the SDK then clears and adds through them)."""
         self._check_open()
+        if not self._hooks_apply():
+            return False
         read = await self._load(None)
         if not read.messages:
             client = self._client_here()
@@ -444,20 +481,49 @@ class ClawSession(SessionABC):
             except SequenceConflictError:
                 return False
             return True
-        return await _settle(
-            self._replace_from(read.messages[0].position, len(read.messages), items, read.session.last_position)
-        )
+        return await _settle(self._replace_from(read.messages, items, read.session.last_position))
+
+    async def _prune_and_replace(
+        self,
+        window: list[Message],
+        start: int,
+        output: list[TResponseInputItem],
+        last_position: int,
+        complete: bool,
+        prune_prefix: Callable[[TResponseInputItem], bool],
+    ) -> bool:
+        """Replace ``window[start:]`` and drop the leading entries of the history that
+        ``prune_prefix`` selects, in one edit: the entries between the two are written again
+        (the same bytes, at new positions). Reads the whole history unless ``window`` is it."""
+        history = window
+        if not complete:
+            whole = await self._load(None)
+            if whole.session.last_position != last_position:
+                return False
+            history = whole.messages
+        before = len(history) - (len(window) - start)  # history[:before] stays, unless pruned
+        pruned = 0
+        while pruned < before:
+            item = item_of(history[pruned])
+            if item is None or not prune_prefix(item):
+                break
+            pruned += 1
+        kept = [item_of(e) for e in history[pruned:before]]
+        if not pruned or any(item is None for item in kept):  # an entry of someone else's cannot be written again
+            return await self._replace_from(window[start:], output, last_position)
+        return await self._replace_from(history, [*cast(list[TResponseInputItem], kept), *output], last_position)
 
     async def _replace_from(
-        self, position: int, count: int, items: Sequence[TResponseInputItem], last_position: int
+        self, removed: Sequence[Message], items: Sequence[TResponseInputItem], last_position: int
     ) -> bool:
-        """Remove the ``count`` visible entries from ``position`` on and write ``items`` in their
+        """Remove the visible entries ``removed`` (the newest ones) and write ``items`` in their
         place, only if the session's last position is still ``last_position``."""
         client = self._client_here()
         await self._ensure_policy(client)
+        position = removed[0].position
 
         def edit(entries: list[Message]) -> Coroutine[Any, Any, Any]:
-            where = {"after_position": position - 1} if position > 1 else {"remove_last": count}
+            where = {"after_position": position - 1} if position > 1 else {"remove_last": len(removed)}
             return client.edit_tail(
                 self.store_id,
                 replacements=entries,

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import threading
 import weakref
@@ -64,159 +63,32 @@ from claw_sessiond_client import (
     SessiondError,
     SessionNotFoundError,
     StateDelta,
-    ToolCall,
-    ToolCallStateError,
-    ToolPolicy,
+)
+
+from ._openai_items import (
+    ALL,
+    FORMAT,
+    TOOL_POLICY,
+    encode_item,
+    entries_for_items,
+    entry_for_item,
+    item_of,
+    refused_pairing,
 )
 
 __all__ = ["FORMAT", "RUN_STATE_KEY", "TOOL_POLICY", "ClawSession", "encode_item", "entry_for_item", "item_of"]
 
-#: The format tag of the entries this adapter writes.
-FORMAT = "openai.responses"
-#: The tool-call rules of every write (and of the sessions this adapter creates).
-TOOL_POLICY = ToolPolicy(repair="off", allow_orphan_results=True, allow_unparsed_calls=True)
-
 #: The key of the session's state that :meth:`ClawSession.save_run_state` keeps a run's state under.
 RUN_STATE_KEY = "openai_agents.run_state"
-#: Call item type → its output item type (the SDK pairs these by ``call_id``).
-_CALL_TO_OUTPUT = {
-    "function_call": "function_call_output",
-    "custom_tool_call": "custom_tool_call_output",
-    "shell_call": "shell_call_output",
-    "local_shell_call": "local_shell_call_output",
-    "computer_call": "computer_call_output",
-    "apply_patch_call": "apply_patch_call_output",
-    "tool_search_call": "tool_search_output",
-    "program": "program_output",
-}
-_OUTPUTS = frozenset(_CALL_TO_OUTPUT.values())
-_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
-_TEXT_PARTS = {"input_text": "text", "output_text": "text", "text": "text", "refusal": "refusal"}
-#: A ``limit`` at least this large reads the whole history (``last`` is an int32 on the wire).
-_ALL = 2**31 - 1
-#: Errors of a pairing the daemon refused; the entries of that call id are then stored with no role.
-_PAIRING_REASONS = frozenset(
-    {Reason.DUPLICATE_TOOL_CALL_ID, Reason.TOOL_CALL_ALREADY_ANSWERED, Reason.UNKNOWN_TOOL_CALL}
-)
-
+#: The Session methods the SDK calls (the compaction hooks bypass them).
 _PROTOCOL = ("get_items", "add_items", "pop_item", "clear_session")
 
 T = TypeVar("T")
 
 
-# ---------------------------------------------------------------- items ↔ entries
-
-
-def encode_item(item: Any) -> bytes:
-    """The item's JSON text as UTF-8 (compact); lone surrogates, which UTF-8 cannot hold, are escaped.
-
-    Raises:
-        TypeError: the item is not a JSON object, or holds a value JSON cannot (NaN, a set, ...).
-    """
-    if not isinstance(item, Mapping):
-        raise TypeError(f"a session item must be a JSON object (a dict), not {type(item).__name__}")
-    try:
-        text = json.dumps(item, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"a session item must be JSON: {exc}") from None
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(item, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
-
-
-def _text_of(content: Any) -> str:
-    """The text of a message's content or an output: a string, or the text parts of a list."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, Mapping):
-                key = _TEXT_PARTS.get(str(part.get("type")))
-                if key is not None and isinstance(part.get(key), str):
-                    texts.append(part[key])
-        return "\n".join(texts)
-    return ""
-
-
-def _call_arguments(item: Mapping[str, Any]) -> str:
-    """A call's arguments as text: the item's own string (JSON or not), else its action as JSON."""
-    for key in ("arguments", "input", "action", "operation", "actions"):
-        if key in item:
-            value = item[key]
-            return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), allow_nan=False)
-    return "{}"
-
-
-def _call_id(item: Mapping[str, Any]) -> str:
-    value = item.get("call_id")
-    return value if isinstance(value, str) else ""
-
-
-def entry_for_item(item: Mapping[str, Any], *, data: bytes | None = None, pending: bool = False) -> Message:
-    """The entry that stores one SDK item (see the module's docstring for the mapping).
-
-    Args:
-        item: the SDK item (a JSON object).
-        data: its JSON bytes (default: :func:`encode_item`).
-        pending: mark a call item's tool call pending (its output is not in this write).
-    """
-    data = encode_item(item) if data is None else data
-    kind = item.get("type")
-    role = item.get("role")
-    if (kind == "message" or kind is None) and isinstance(role, str) and role in _ROLES:
-        return Message(_ROLES[role], _text_of(item.get("content")), format=FORMAT, item=data)
-    if isinstance(kind, str) and kind in _CALL_TO_OUTPUT:
-        name = item.get("name")
-        call = ToolCall(
-            _call_id(item), name if isinstance(name, str) and name else kind, _call_arguments(item), pending=pending
-        )
-        return Message("assistant", "", (call,), format=FORMAT, item=data)
-    if isinstance(kind, str) and kind in _OUTPUTS and _call_id(item):
-        return Message("tool", _text_of(item.get("output")), tool_call_id=_call_id(item), format=FORMAT, item=data)
-    return Message.other(FORMAT, data)
-
-
-def entries_for_items(items: Sequence[Mapping[str, Any]], unpaired: frozenset[str] = frozenset()) -> list[Message]:
-    """The entries of one write.
-
-    A call whose output is not in the same write is pending. Within the write, a second call
-    with a call id already used, or a second output for it, is stored with no role (the daemon
-    pairs one call with one output); so are all entries of a call id in ``unpaired`` (a pairing
-    the daemon refused against the stored history).
-    """
-    answered = {_call_id(i) for i in items if i.get("type") in _OUTPUTS and _call_id(i)}
-    calls: set[str] = set()
-    outputs: set[str] = set()
-    entries = []
-    for item in items:
-        data = encode_item(item)
-        kind, call_id = item.get("type"), _call_id(item)
-        seen = calls if kind in _CALL_TO_OUTPUT else outputs if kind in _OUTPUTS else None
-        if seen is not None and call_id and (call_id in unpaired or call_id in seen):
-            entries.append(Message.other(FORMAT, data))
-            continue
-        if seen is not None and call_id:
-            seen.add(call_id)
-        pending = kind in _CALL_TO_OUTPUT and bool(call_id) and call_id not in answered
-        entries.append(entry_for_item(item, data=data, pending=pending))
-    return entries
-
-
-def item_of(entry: Message) -> TResponseInputItem | None:
-    """The SDK item an entry stores (``json.loads`` of its bytes), or None for an entry written by
-    someone else (a plain message, a repair): such entries are not part of the SDK's history."""
-    if entry.format != FORMAT or not entry.item:
-        return None
-    return cast(TResponseInputItem, json.loads(entry.item))
-
-
-def _refused_pairing(err: SessiondError) -> str | None:
-    """The call id of a pairing the daemon refused, if ``err`` is one."""
-    if isinstance(err, InvalidRequestError | ToolCallStateError) and err.reason in _PAIRING_REASONS:
-        return err.metadata.get("tool_call_id") or None
-    return None
+def _sdk_item(entry: Message) -> TResponseInputItem | None:
+    """:func:`item_of`, typed as the SDK's item."""
+    return cast("TResponseInputItem | None", item_of(entry))
 
 
 async def _settle(awaitable: Awaitable[T]) -> T:
@@ -340,7 +212,7 @@ class ClawSession(SessionABC):
             try:
                 return await send(entries)
             except SessiondError as exc:
-                call_id = _refused_pairing(exc)
+                call_id = refused_pairing(exc)
                 if call_id is None or call_id in unpaired:
                     raise
                 unpaired.add(call_id)
@@ -353,8 +225,8 @@ class ClawSession(SessionABC):
         n = resolve_session_limit(limit, self.session_settings)
         if n == 0:
             return []
-        result = await self._load(None if n is None or n < 0 or n >= _ALL else n)
-        return [item for item in map(item_of, result.messages) if item is not None]
+        result = await self._load(None if n is None or n < 0 or n >= ALL else n)
+        return [item for item in map(_sdk_item, result.messages) if item is not None]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append the items in one write (all or none)."""
@@ -385,7 +257,7 @@ class ClawSession(SessionABC):
                 if not (await self._load(1)).messages:
                     return None  # nothing to remove
                 raise
-            item = item_of(edit.removed[0]) if edit.removed else None
+            item = _sdk_item(edit.removed[0]) if edit.removed else None
             if item is not None:
                 return item
             # an entry someone else wrote is not an item of the SDK: removed, keep looking
@@ -405,7 +277,7 @@ class ClawSession(SessionABC):
             read = await self._load(1)
             if not read.messages:
                 return None
-            item = item_of(read.messages[-1])
+            item = _sdk_item(read.messages[-1])
             if item is not None and validate is not None:
                 await asyncio.to_thread(validate, item)
             try:
@@ -443,8 +315,8 @@ class ClawSession(SessionABC):
         self._check_open()
         if not self._hooks_apply():
             return None
-        read = await self._load(max(1, min(limit, _ALL - 1)))
-        items = [item_of(m) for m in read.messages]
+        read = await self._load(max(1, min(limit, ALL - 1)))
+        items = [_sdk_item(m) for m in read.messages]
         if any(item is None for item in items):
             return None
         entries = read.messages
@@ -504,11 +376,11 @@ class ClawSession(SessionABC):
         before = len(history) - (len(window) - start)  # history[:before] stays, unless pruned
         pruned = 0
         while pruned < before:
-            item = item_of(history[pruned])
+            item = _sdk_item(history[pruned])
             if item is None or not prune_prefix(item):
                 break
             pruned += 1
-        kept = [item_of(e) for e in history[pruned:before]]
+        kept = [_sdk_item(e) for e in history[pruned:before]]
         if not pruned or any(item is None for item in kept):  # an entry of someone else's cannot be written again
             return await self._replace_from(window[start:], output, last_position)
         return await self._replace_from(history, [*cast(list[TResponseInputItem], kept), *output], last_position)

@@ -253,9 +253,10 @@ class ClawSession(SessionABC):
                 edit = await client.edit_tail(
                     self.store_id, remove_last=1, discard_pending=True, tool_policy=TOOL_POLICY
                 )
-            except (InvalidRequestError, SessionNotFoundError):
-                if not (await self._load(1)).messages:
-                    return None  # nothing to remove
+            except (InvalidRequestError, SessionNotFoundError) as exc:
+                # remove_last beyond the visible entries: the reply says how many there are
+                if exc.metadata.get("visible") == "0" or not (await self._load(1)).messages:
+                    return None
                 raise
             item = _sdk_item(edit.removed[0]) if edit.removed else None
             if item is not None:

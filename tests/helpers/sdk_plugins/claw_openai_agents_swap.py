@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
+import time
+import types
 import uuid
 from collections.abc import Generator
 from pathlib import Path
@@ -29,6 +32,7 @@ from typing import Any
 import agents
 import agents.memory
 import agents.memory.sqlite_session
+import grpc._channel  # noqa: F401 - loaded now, so that the clock below covers it
 import pytest
 
 from claw_sessiond_client.contrib.openai_agents import ClawSession
@@ -60,6 +64,17 @@ class SwappedSQLiteSession(ClawSession):
         self.messages_table = messages_table
         _touched.add(_current[0])
 
+
+# Some of the SDK's tests fake Fernet's clock with monkeypatch.setattr("cryptography.fernet.time.time", ...),
+# which replaces time.time in the one time module every library shares. gRPC turns a call's timeout
+# into an absolute deadline with time.time(), so under that fake clock (1970) every call to the daemon
+# would expire at once: the transport, not the session, would fail. gRPC's modules get their own view
+# of the time module, with the real wall clock, taken before any test runs.
+_wall_clock = types.ModuleType("time")
+_wall_clock.__dict__.update(time.__dict__)
+for _name, _grpc_module in list(sys.modules.items()):
+    if _name.split(".")[0] == "grpc" and getattr(_grpc_module, "time", None) is time:
+        _grpc_module.time = _wall_clock  # type: ignore[attr-defined]
 
 # Everything that names SQLiteSession gets the swapped class, including the SDK's EncryptedSession,
 # which gives its own SQLiteSession an authenticated pop (ClawSession has one: _pop_item_with_validation).

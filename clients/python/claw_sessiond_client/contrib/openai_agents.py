@@ -45,7 +45,7 @@ import contextlib
 import os
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from agents import Agent, RunState
@@ -54,7 +54,9 @@ from agents.memory.session import SessionABC, _CompactionSnapshot
 from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit
 
 from claw_sessiond_client import (
+    AppendResult,
     AsyncSessionClient,
+    EditTailResult,
     InvalidRequestError,
     LoadResult,
     Message,
@@ -346,7 +348,7 @@ class ClawSession(SessionABC):
                 return True
             expected = read.session.last_position
 
-            def append(entries: list[Message]) -> Coroutine[Any, Any, Any]:
+            def append(entries: list[Message]) -> Awaitable[AppendResult]:
                 return client.append(self.store_id, entries, tool_policy=TOOL_POLICY, expected_last_position=expected)
 
             try:
@@ -395,15 +397,18 @@ class ClawSession(SessionABC):
         await self._ensure_policy(client)
         position = removed[0].position
 
-        def edit(entries: list[Message]) -> Coroutine[Any, Any, Any]:
-            where = {"after_position": position - 1} if position > 1 else {"remove_last": len(removed)}
+        # after_position 0 means "not set": from position 1 on, remove by count (the same entries)
+        after, count = (position - 1, 0) if position > 1 else (0, len(removed))
+
+        def edit(entries: list[Message]) -> Awaitable[EditTailResult]:
             return client.edit_tail(
                 self.store_id,
+                remove_last=count,
+                after_position=after,
                 replacements=entries,
                 expected_last_position=last_position,
                 discard_pending=True,
                 tool_policy=TOOL_POLICY,
-                **where,
             )
 
         try:

@@ -152,7 +152,7 @@ def test_every_message_type_and_field_comes_back_equal_and_byte_identical(sync: 
     got = history.messages
     assert [type(m) for m in got] == [type(m) for m in sent]
     assert got == sent
-    entries = sync.load(sid, no_repair=True).messages
+    entries = sync.load(sid, repair=False).messages
     assert [(e.format, e.item) for e in entries] == [("langchain", _item(m)) for m in sent]
     # A second object on the same session sees the same history (nothing is kept in memory).
     assert ClawChatMessageHistory(sid, sync).messages == sent
@@ -162,7 +162,7 @@ def test_the_daemon_indexes_roles_text_calls_answers_ids_and_usage(sync: Session
     sid = _sid()
     sent = every_kind()
     ClawChatMessageHistory(sid, sync).add_messages(sent)
-    entries = sync.load(sid, no_repair=True).messages
+    entries = sync.load(sid, repair=False).messages
     roles = [e.role for e in entries]
     first = ["system", "user", "assistant", "tool", "tool", "other", "other", "user", "user", "system"]
     assert roles == [*first, "assistant", "tool", "other", "assistant", "other", "assistant"]
@@ -188,7 +188,7 @@ def test_the_daemon_indexes_roles_text_calls_answers_ids_and_usage(sync: Session
         7,
     )
     assert usage.model == "claude-x"
-    session = sync.load(sid, no_repair=True).session
+    session = sync.load(sid, repair=False).session
     assert (session.usage.input_tokens, session.usage.output_tokens) == (240, 60)
 
 
@@ -208,7 +208,7 @@ def test_open_calls_stay_open_and_orphan_results_are_kept(sync: SessionClient) -
     answer = ToolMessage("approved", tool_call_id="call_wait")
     history.add_message(answer)
     assert history.messages[-1] == answer
-    assert sync.load(sid, no_repair=True).messages[-1].tool_call_id == "call_wait"
+    assert sync.load(sid, repair=False).messages[-1].tool_call_id == "call_wait"
 
 
 def test_repeated_ids_are_kept_in_the_items_and_indexed_once(sync: SessionClient) -> None:
@@ -222,7 +222,7 @@ def test_repeated_ids_are_kept_in_the_items_and_indexed_once(sync: SessionClient
     history.add_messages([a, b, r1])  # repeated within one batch
     history.add_messages([a, r2, long_id])  # and against the stored history (refused, derived again)
     assert history.messages == [a, b, r1, a, r2, long_id]
-    entries = sync.load(sid, no_repair=True).messages
+    entries = sync.load(sid, repair=False).messages
     assert [e.client_id for e in entries] == ["same", "", "", "", "", ""]
     assert [c.id for e in entries for c in e.tool_calls] == ["call_1", "", ""]
     assert [(e.role, e.tool_call_id) for e in entries if e.role in ("tool", "other")] == [
@@ -239,7 +239,7 @@ def test_a_message_json_cannot_carry_is_refused_before_anything_is_written(sync:
         history.add_messages([HumanMessage("fine"), bad])
     with pytest.raises(TypeError, match="not a LangChain message"):
         history.add_messages(["text"])  # type: ignore[list-item]
-    assert not sync.load(sid, no_repair=True).session.stored
+    assert not sync.load(sid, repair=False).session.stored
 
 
 def test_clear_erases_or_keeps_the_log(sync: SessionClient) -> None:
@@ -282,7 +282,7 @@ def test_large_batches_are_sent_in_several_appends(sync: SessionClient, monkeypa
     sent = [HumanMessage(f"m{i}", id=f"id-{i}") for i in range(10)]
     ClawChatMessageHistory(sid, sync).add_messages(sent)
     assert ClawChatMessageHistory(sid, sync).messages == sent
-    assert sync.load(sid, no_repair=True).session.last_position == 10
+    assert sync.load(sid, repair=False).session.last_position == 10
 
 
 def test_a_several_mib_image_round_trips(sync: SessionClient) -> None:
@@ -299,7 +299,7 @@ def test_a_several_mib_image_round_trips(sync: SessionClient) -> None:
     history = ClawChatMessageHistory(sid, sync)
     history.add_messages([big, AIMessage("a photo", id="after")])
     assert history.messages == [big, AIMessage("a photo", id="after")]
-    entries = sync.load(sid, no_repair=True).messages
+    entries = sync.load(sid, repair=False).messages
     assert entries[0].item == _item(big)
     assert entries[0].content == "describe"
 

@@ -245,7 +245,9 @@ class AsyncSessionClient(ClientCore):
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
         """
-        request, wd = load_request(session_id, workdir, repair)
+        # The default workdir is the current folder: read off the event loop (os.getcwd is file
+        # system I/O; LangChain's tests fail a coroutine that does it on the loop).
+        request, wd = await asyncio.to_thread(load_request, session_id, workdir, repair)
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
         return result

@@ -14,6 +14,7 @@ import json
 import os
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -229,6 +230,31 @@ def test_repeated_ids_are_kept_in_the_items_and_indexed_once(sync: SessionClient
         ("tool", "call_1"),
         ("other", ""),
     ]
+
+
+def test_writers_racing_with_the_same_ids_lose_no_message(shared_daemon: DaemonProcess) -> None:
+    sid = _sid()
+    writers, rounds = 3, scale(4, 15)
+
+    def write(w: int) -> None:
+        with shared_daemon.client() as client:
+            history = ClawChatMessageHistory(sid, client)
+            for r in range(rounds):
+                ask = AIMessage(f"{w}/{r}", id="shared", tool_calls=[tool_call(name="f", args={}, id="call_shared")])
+                history.add_messages([ask, ToolMessage(f"{w}/{r}", tool_call_id="call_shared", id=f"t-{w}-{r}")])
+
+    with ThreadPoolExecutor(writers) as pool:
+        list(pool.map(write, range(writers)))
+    with shared_daemon.client() as client:
+        got = ClawChatMessageHistory(sid, client).messages
+        entries = client.load(sid, repair=False).messages
+    assert len(got) == 2 * writers * rounds
+    assert sorted(m.content for m in got) == sorted(
+        f"{w}/{r}" for w in range(writers) for r in range(rounds) for _ in "ab"
+    )
+    assert [e.client_id for e in entries].count("shared") == 1
+    assert [c.id for e in entries for c in e.tool_calls].count("call_shared") == 1
+    assert [e.tool_call_id for e in entries if e.role == "tool"] == ["call_shared"]
 
 
 def test_a_message_json_cannot_carry_is_refused_before_anything_is_written(sync: SessionClient) -> None:

@@ -42,7 +42,7 @@ MAX_BATCH_BYTES = 32 * 1024 * 1024
 #: Reasons of a refusal that a second derivation, against the stored history, avoids.
 _INDEX_CONFLICTS = frozenset({"CLIENT_ID_EXISTS", "DUPLICATE_TOOL_CALL_ID", "TOOL_CALL_ALREADY_ANSWERED"})
 #: How often a batch is derived again when another writer appended in between.
-_ATTEMPTS = 5
+_ATTEMPTS = 10
 
 
 class ClawChatMessageHistory(BaseChatMessageHistory):

@@ -330,6 +330,31 @@ def test_a_several_mib_image_round_trips(sync: SessionClient) -> None:
     assert entries[0].content == "describe"
 
 
+def test_long_text_and_arguments_are_indexed_in_part_and_kept_whole(sync: SessionClient) -> None:
+    sid = _sid()
+    long_text = "word " * 400_000  # 2 MB of text
+    controls = "\x01" * 300_000  # 300 KB that the daemon's JSON writes as 1.8 MB of escapes
+    big_args = {"blob": "y" * 400_000}
+    sent = [
+        HumanMessage(long_text),
+        SystemMessage(controls),
+        AIMessage(
+            "",
+            tool_calls=[tool_call(name="small", args={"a": 1}, id="c1"), tool_call(name="big", args=big_args, id="c2")],
+        ),
+    ]
+    history = ClawChatMessageHistory(sid, sync)
+    history.add_messages(sent)
+    assert history.messages == sent
+    entries = sync.load(sid, repair=False).messages
+    assert long_text.startswith(entries[0].content) and 400_000 < len(entries[0].content) <= lc.MAX_DERIVED_TEXT_BYTES
+    assert controls.startswith(entries[1].content) and len(entries[1].content) <= lc.MAX_DERIVED_TEXT_BYTES // 6
+    assert [(c.id, c.name, c.arguments) for c in entries[2].tool_calls] == [
+        ("c1", "small", '{"a":1}'),
+        ("c2", "big", ""),
+    ]
+
+
 def test_async_methods_on_several_event_loops(sync: SessionClient, shared_daemon: DaemonProcess) -> None:
     sid = _sid()
     history = ClawChatMessageHistory(sid, sync)

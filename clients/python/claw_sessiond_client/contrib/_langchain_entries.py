@@ -47,9 +47,12 @@ POLICY = ToolPolicy(repair="off", allow_orphan_results=True, allow_unparsed_call
 
 #: The daemon's bound on ids, names and call ids (bytes of UTF-8).
 _MAX_NAME_BYTES = 256
-#: At most this much of a message's text is copied into the daemon's text field (search, CLI);
-#: the item always holds all of it.
-MAX_DERIVED_TEXT_BYTES = 1024 * 1024
+#: At most this much of a message's text is copied into the daemon's text field (search, CLI),
+#: and at most this much of its calls' arguments into the calls, counted as JSON text (a
+#: control character as its escape): together they stay within the daemon's default message
+#: limit (1 MiB of text and calls; the item has its own, 16 MiB). The item holds all of both.
+MAX_DERIVED_TEXT_BYTES = 512 * 1024
+MAX_DERIVED_ARGUMENTS_BYTES = 256 * 1024
 #: Token counts above this are not copied into the entry's usage (the item keeps them).
 _MAX_TOKENS = 2**53
 
@@ -167,10 +170,21 @@ def _text(message: BaseMessage) -> str:
             elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
                 parts.append(block["text"])
         text = "".join(parts)
-    data = text.encode("utf-8", "replace")
-    if len(data) > MAX_DERIVED_TEXT_BYTES:
-        data = data[:MAX_DERIVED_TEXT_BYTES]
-    return data.decode("utf-8", "ignore")
+    return _fit(_clean(text), MAX_DERIVED_TEXT_BYTES)
+
+
+def _json_size(text: str) -> int:
+    """Bytes of ``text`` inside the daemon's JSON payload (UTF-8, escapes counted)."""
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8")) - 2
+
+
+def _fit(text: str, budget: int) -> str:
+    """The longest prefix of ``text`` (roughly) whose JSON size is within ``budget``."""
+    size = _json_size(text)
+    while size > budget:
+        text = text[: max(0, len(text) * budget // size - 1)]
+        size = _json_size(text)
+    return text
 
 
 def _role(message: BaseMessage) -> str:
@@ -191,9 +205,11 @@ def _calls(message: BaseMessage, known: Known) -> tuple[ToolCall, ...]:
     """The tool calls to index: parsed calls with JSON arguments, invalid ones with their raw text.
 
     A call id already taken (or unfit) is left out, so the call is stored without an id (never
-    paired); a call without a usable name is not indexed at all.
+    paired); a call without a usable name is not indexed at all; arguments beyond the budget
+    are not copied (empty, so flagged not JSON).
     """
     calls: list[ToolCall] = []
+    budget = MAX_DERIVED_ARGUMENTS_BYTES
     wanted: list[tuple[Any, Any, str]] = [
         (c.get("id"), c.get("name"), _arguments(c.get("args"))) for c in getattr(message, "tool_calls", None) or ()
     ]
@@ -209,6 +225,10 @@ def _calls(message: BaseMessage, known: Known) -> tuple[ToolCall, ...]:
             call_id = ""
         if call_id:
             known.call_ids.add(call_id)
+        size = _json_size(arguments)
+        if size > budget:
+            arguments, size = "", 0
+        budget -= size
         calls.append(ToolCall(call_id, name, arguments))
     return tuple(calls)
 

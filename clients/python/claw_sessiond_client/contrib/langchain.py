@@ -31,9 +31,25 @@ from langchain_core.messages import BaseMessage
 from claw_sessiond_client import AsyncSessionClient, LoadResult, Message, SessionClient
 from claw_sessiond_client.errors import DaemonUnavailableError, SequenceConflictError, SessiondError
 
-from ._langchain_entries import FORMAT, POLICY, Known, decode_entries, derive_entries, encode_item
+from ._langchain_entries import (
+    FORMAT,
+    MAX_DERIVED_ARGUMENTS_BYTES,
+    MAX_DERIVED_TEXT_BYTES,
+    POLICY,
+    Known,
+    decode_entries,
+    derive_entries,
+    encode_item,
+)
 
-__all__ = ["FORMAT", "ClawChatMessageHistory"]
+__all__ = [
+    "FORMAT",
+    "MAX_BATCH_BYTES",
+    "MAX_BATCH_MESSAGES",
+    "MAX_DERIVED_ARGUMENTS_BYTES",
+    "MAX_DERIVED_TEXT_BYTES",
+    "ClawChatMessageHistory",
+]
 
 #: A batch larger than this is sent in several appends (each one atomic).
 MAX_BATCH_MESSAGES = 500

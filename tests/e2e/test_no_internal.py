@@ -405,13 +405,44 @@ def messages(draw: st.DrawFn) -> pb.Message:
         content=draw(TEXT),
         tool_calls=[
             pb.ToolCall(
-                id=draw(st.sampled_from(["c1", "c2", "seed-call"]) | TEXT), name=draw(TEXT), arguments=draw(JSON)
+                id=draw(st.sampled_from(["c1", "c2", "seed-call", ""]) | TEXT),
+                name=draw(TEXT),
+                arguments=draw(JSON | TEXT),
+                pending=draw(st.booleans()),
+                arguments_not_json=draw(st.booleans()),
             )
             for _ in range(draw(st.integers(0, 2)))
         ],
         tool_call_id=draw(st.sampled_from(["", "c1", "seed-call"]) | TEXT),
         name=draw(TEXT),
+        # issue 14's entry fields
+        format=draw(st.sampled_from(["", "openai.responses", "x", "Bad Tag", "-x"]) | TEXT),
+        item=draw(st.sampled_from([b"", b"\x00\xff", b'{"a":1}']) | st.binary(max_size=20)),
+        client_id=draw(st.sampled_from(["", "k1", "seed-call", "x" * 257]) | TEXT),
+        metadata=draw(JSON),
+        usage=draw(
+            st.none()
+            | st.builds(
+                pb.EntryUsage,
+                input_tokens=INT64,
+                cost_micros=st.sampled_from([0, 1, 2**63 - 1]),
+                currency=st.sampled_from(["", "USD", "EUR", "usd"]),
+                model=TEXT,
+            )
+        ),
+        cancelled=draw(st.booleans()),
+        orphan=draw(st.booleans()),
+        supersedes=draw(st.integers(-1, 5)),
     )
+
+
+#: Tool policies, unknown repair modes included (the daemon refuses those: INVALID_ARGUMENT).
+TOOL_POLICIES = st.builds(
+    pb.ToolPolicy,
+    repair=st.sampled_from([0, 1, 2, 3, 4, -1, 99]),
+    allow_orphan_results=st.booleans(),
+    allow_unparsed_calls=st.booleans(),
+)
 
 
 def shaped(cls: Any, valid: dict[str, Any], hostile: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -445,6 +476,7 @@ def append_requests() -> st.SearchStrategy[pb.AppendRequest]:
             "workdir": NOTHING,
             "run_id": NOTHING,
             "trace_id": NOTHING,
+            "tool_policy": st.none(),
         },
         hostile={
             "session_id": TEXT,
@@ -454,6 +486,7 @@ def append_requests() -> st.SearchStrategy[pb.AppendRequest]:
             "workdir": TEXT,
             "run_id": TEXT,
             "trace_id": TEXT,
+            "tool_policy": TOOL_POLICIES,
         },
     )
 
@@ -506,8 +539,22 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
         "Load": ser(
             shaped(
                 pb.LoadRequest,
-                {"session_id": IDS_VALID, "workdir": st.just("/tmp"), "trace_id": NOTHING},
-                {"session_id": TEXT, "workdir": TEXT, "trace_id": TEXT},
+                {
+                    "session_id": IDS_VALID,
+                    "workdir": st.just("/tmp"),
+                    "trace_id": NOTHING,
+                    "last": st.sampled_from([0, 1, 3]),
+                    "after_position": st.just(0),
+                    "after_time": st.none(),
+                },
+                {
+                    "session_id": TEXT,
+                    "workdir": TEXT,
+                    "trace_id": TEXT,
+                    "last": INT32,
+                    "after_position": INT64,
+                    "after_time": TIMESTAMPS,
+                },
             )
         ),
         "Append": ser(append_requests()),

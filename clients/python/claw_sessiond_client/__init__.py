@@ -11,6 +11,7 @@ from ._types import (
     BackupFigures,
     ClearResult,
     DeleteResult,
+    EntryUsage,
     ImportResult,
     InFlightCall,
     LoadResult,
@@ -23,12 +24,14 @@ from ._types import (
     SessionSummary,
     Stats,
     ToolCall,
+    ToolPolicy,
     Usage,
     UsageReport,
     WatchEvent,
 )
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
+    AlreadyExistsError,
     ClientClosedError,
     CorruptDatabaseError,
     DaemonNotRespondingError,
@@ -55,6 +58,7 @@ from .paths import default_socket_path, find_workspace
 from .sync import SessionClient
 
 __all__ = [
+    "AlreadyExistsError",
     "AppendResult",
     "AppendStream",
     "AsyncSessionClient",
@@ -67,6 +71,7 @@ __all__ = [
     "DaemonUnavailableError",
     "DeadlineError",
     "DeleteResult",
+    "EntryUsage",
     "FollowEvent",
     "ImportResult",
     "InFlightCall",
@@ -96,6 +101,7 @@ __all__ = [
     "StorageUnavailableError",
     "ToolCall",
     "ToolCallStateError",
+    "ToolPolicy",
     "UnauthenticatedError",
     "UntrustedPeerError",
     "Usage",

@@ -17,6 +17,7 @@ from ._types import (
     BackupFigures,
     ClearResult,
     DeleteResult,
+    EntryUsage,
     ImportResult,
     InFlightCall,
     LoadResult,
@@ -71,16 +72,43 @@ def usage_of(u: pb.Usage) -> Usage:
 
 def message_of(m: pb.Message) -> Message:
     """Proto message → client type."""
-    return Message(
+    message = Message(
         role=_ROLE_NAMES.get(m.role, "unknown"),
         content=m.content,
-        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
+        tool_calls=tuple(
+            ToolCall._stored(c.id, c.name, c.arguments, c.pending, c.arguments_not_json) for c in m.tool_calls
+        ),
         tool_call_id=m.tool_call_id,
         name=m.name,
         synthetic_reason="interrupted" if m.synthetic.reason == pb.SYNTHETIC_REASON_INTERRUPTED else "",
         position=m.position,
         created_at=_time(m.created_at, m.HasField("created_at")),
         trace_id=m.trace_id,
+        format=m.format,
+        item=m.item,
+        client_id=m.client_id,
+        metadata=m.metadata,
+        usage=_entry_usage_of(m.usage) if m.HasField("usage") else None,
+        cancelled=m.cancelled,
+    )
+    # Set by the daemon only (not constructor arguments): the message type is frozen.
+    if m.orphan:
+        object.__setattr__(message, "orphan", True)
+    if m.supersedes:
+        object.__setattr__(message, "supersedes", int(m.supersedes))
+    return message
+
+
+def _entry_usage_of(u: pb.EntryUsage) -> EntryUsage:
+    return EntryUsage(
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.cost_micros,
+        u.currency,
+        u.model,
+        u.pricing_version,
     )
 
 
@@ -113,6 +141,8 @@ def load_result_of(chunks: Sequence[pb.LoadResponse]) -> LoadResult:
         [Repair(r.tool_call_id, r.assistant_position, r.position) for r in first.repairs],
         [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id, c.owner_pid) for c in first.in_flight],
         first.trace_id,
+        first.complete,
+        first.start_position,
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import os
 import sys
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from claw_sessiond_client import (
+    EntryUsage,
     LoadResult,
     Message,
     Session,
@@ -265,8 +267,8 @@ def _summary(r: Any) -> SessionSummary:
 
 
 def _message(m: Any) -> Message:
-    calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls)
-    return Message(
+    calls = tuple(ToolCall._stored(c.id, c.name, c.arguments, c.pending, c.arguments_not_json) for c in m.tool_calls)
+    message = Message(
         m.role,
         m.content,
         calls,
@@ -276,7 +278,17 @@ def _message(m: Any) -> Message:
         m.position,
         _time(m.created_at or None),
         m.trace_id,
+        format=m.format,
+        item=m.item,
+        client_id=m.client_id,
+        metadata=m.metadata,
+        usage=None if m.usage is None else EntryUsage(*dataclasses.astuple(m.usage)),
+        cancelled=m.cancelled,
     )
+    for flag in ("orphan", "supersedes"):  # the daemon's own flags (not constructor arguments)
+        if getattr(m, flag):
+            object.__setattr__(message, flag, getattr(m, flag))
+    return message
 
 
 def run_offline(args: argparse.Namespace, fn: Callable[[argparse.Namespace, SessionClient], int]) -> int:

@@ -35,9 +35,9 @@ def import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: Impor
     for e in events:
         position = None if e.position is None else e.position + offset
         conn.execute(
-            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, e.payload),
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+            "client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, e.payload, e.format, e.item, e.client_id),
         )
     _rebuild_in_tx(conn, sid, workdir, created_at, updated_at)
     if max_open_calls:
@@ -76,12 +76,17 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
         ),
     )
     conn.executemany(
-        "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position, pending, "
+        "repair_mode) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
-            (session_id, call_id, c.assistant_position, c.call_index, c.result_position)
+            (session_id, call_id, c.assistant_position, c.call_index, c.result_position, int(c.pending), c.repair_mode)
             for call_id, c in fold.calls.items()
         ],
+    )
+    # Synthetic repairs superseded by a real result stay in the log, out of the projection.
+    conn.executemany(
+        "UPDATE events SET hidden_by = ? WHERE session_id = ? AND position = ?",
+        [(by, session_id, position) for position, by in fold.hidden.items()],
     )
     conn.executemany(
         "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "

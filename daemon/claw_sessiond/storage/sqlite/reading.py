@@ -26,15 +26,18 @@ from ... import repair as repairing
 from ...errors import SessionNotFoundError
 from ...events import EventRow, message_from_payload
 from ...export import ExportHeader
-from ...history import OpenCall, project
-from ...model import HistoryCursor, LoadResult, Message, ModelUsage, Repair, SessionSummary, Usage
+from ...history import OpenCall, drop_calls, project
+from ...model import HistoryCursor, LoadResult, LoadWindow, Message, ModelUsage, Repair, SessionSummary, Usage
+from ...policy import ToolPolicy, policy_from_json
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ...repair import RepairPlan
 from ..base import HistoryItem, RunRegistry, StorageCounters
 from . import queries, reads
+from .calls_tx import open_call
 from .errors import map_sqlite_errors
 from .repair_tx import repair_chunk_in_tx, repair_in_tx
 from .tx import OPEN_CALLS_SQL, SESSION_COLS, session_meta, session_row
+from .window import read_window
 from .writer import Writer
 
 __all__ = ["READERS", "SQLiteReads"]
@@ -47,6 +50,17 @@ _READERS: Final = 2
 _BULK_READERS: Final = 1
 #: Every read connection of a storage.
 READERS: Final = _READERS + _BULK_READERS
+
+
+async def _dropping(
+    pages: AsyncGenerator[list[Message], None], dropped: frozenset[str]
+) -> AsyncGenerator[list[Message], None]:
+    """``pages`` with the ``dropped`` calls taken out (``history.drop_calls``); closes ``pages`` when closed."""
+    async with contextlib.aclosing(pages):
+        async for page in pages:
+            shown = drop_calls(page, dropped)
+            if shown:
+                yield shown
 
 
 class SQLiteReads:
@@ -100,6 +114,7 @@ class SQLiteReads:
         trace_id: str,
         *,
         repair: bool = True,
+        window: LoadWindow | None = None,
     ) -> LoadResult:
         """Get-or-create read: nothing is written for an unknown or paired session.
 
@@ -112,6 +127,11 @@ class SQLiteReads:
         :meth:`history_pages`, bounded by the last position the read (or
         the repair's transaction) saw.
         With ``repair=False`` nothing is ever written: interrupted calls stay open.
+
+        What happens to an open call is its repair mode (``repair.split_calls``, with the
+        session's tool policy): pending calls and live runs' calls are in flight, ``drop``
+        calls are taken out of the reply (an entry left empty is hidden, and not counted in
+        ``message_count``), ``off`` calls stay open; only ``synthesize`` calls are repaired.
         """
         async with self._reader() as conn:
             try:
@@ -129,23 +149,50 @@ class SQLiteReads:
                 for i in range(0, len(rows), repairing.PLAN_SLICE):
                     if i:
                         await asyncio.sleep(0)
-                    calls.extend(OpenCall(*r) for r in rows[i : i + repairing.PLAN_SLICE])
-                to_repair, in_flight = repairing.plan_repair(calls, self.runs.is_live)
+                    calls.extend(open_call(r) for r in rows[i : i + repairing.PLAN_SLICE])
+                policy = ToolPolicy()
+                if calls:  # only a session with open calls needs its policy (what to do with them)
+                    found = await conn.execute_fetchall(
+                        "SELECT tool_policy FROM sessions WHERE session_id = ?", (session_id,)
+                    )
+                    policy = policy_from_json(next(iter(found))[0])
+                split = repairing.split_calls(calls, self.runs.is_live, policy)
+                to_repair, in_flight = split.repair, split.in_flight
+                dropped: tuple[str, ...] = ()
+                hidden = 0
+                if split.dropped:  # repair mode drop: hidden from the reply, nothing written
+                    dropped = tuple(c.tool_call_id for c in split.dropped)
+                    entries = await reads.entries_with_items(conn, session_id, repairing.drop_positions(split.dropped))
+                    hidden = repairing.hidden_count(entries, set(dropped))
+                meta = session_meta(row, session_id, workdir)
+                meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
                 if not to_repair or not repair:
                     flights = repairing.flights(in_flight)
+                    if window is not None:
+                        cursor = HistoryCursor(
+                            session_id,
+                            row.created_at,
+                            row.clear_position,
+                            row.last_position,
+                            tuple(c.tool_call_id for c in in_flight),
+                            dropped_ids=dropped,
+                        )
+                        return await self._windowed(conn, LoadResult(meta, [], [], flights, cursor), window)
                     page = await reads.first_history_page(
                         conn, session_id, row.clear_position, row.last_position, message_from_payload
                     )
                     if page is not None:
-                        return LoadResult(session_meta(row, session_id, workdir), project(page), [], flights)
+                        self.counters.history_events_read += len(page)
+                        return LoadResult(meta, drop_calls(project(page), dropped), [], flights)
                     cursor = HistoryCursor(
                         session_id,
                         row.created_at,
                         row.clear_position,
                         row.last_position,
                         tuple(c.tool_call_id for c in in_flight),
+                        dropped_ids=dropped,
                     )
-                    return LoadResult(session_meta(row, session_id, workdir), [], [], flights, cursor)
+                    return LoadResult(meta, [], [], flights, cursor)
                 assistants = await reads.rows_at_positions(conn, session_id, repairing.assistant_positions(to_repair))
             finally:
                 await conn.execute("COMMIT")
@@ -182,7 +229,15 @@ class SQLiteReads:
             # takes at most about half of the writer's (and the machine's) time.
             await asyncio.sleep((time.perf_counter() - began) * repairing.REPAIR_PAUSE_RATIO)
         else:
-            plan = RepairPlan(row.created_at, row.clear_position, last, tuple(to_repair[start:]), payloads[start:])
+            plan = RepairPlan(
+                row.created_at,
+                row.clear_position,
+                last,
+                tuple(to_repair[start:]),
+                payloads[start:],
+                dropped,
+                hidden,
+            )
         result = await self._writer.submit(
             lambda c: repair_in_tx(c, session_id, workdir, trace_id, self.runs.is_live, plan), session_id
         )
@@ -192,11 +247,53 @@ class SQLiteReads:
         self.counters.repairs += len(result.repairs) - len(earlier)
         if result.repairs:
             _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
+        if window is not None and result.cursor is not None:
+            async with self._reader() as conn:
+                try:
+                    await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                    await reads.check_cursor(conn, result.cursor)
+                    result = await self._windowed(conn, result, window)
+                finally:
+                    await conn.execute("COMMIT")
         return result
 
+    async def _windowed(self, conn: aiosqlite.Connection, result: LoadResult, window: LoadWindow) -> LoadResult:
+        """A Load's result cut to a window (``window.py``), bounded by its cursor (caller's read transaction)."""
+        cursor = result.cursor
+        assert cursor is not None
+        found = await read_window(
+            conn, cursor.session_id, cursor.clear_position, cursor.last_position, window, message_from_payload
+        )
+        self.counters.history_events_read += found.events_read
+        if found.messages is not None:
+            shown = drop_calls(found.messages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else found.messages
+            return dataclasses.replace(result, messages=shown, cursor=None, complete=found.complete)
+        cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
+        return dataclasses.replace(result, messages=[], cursor=cursor, complete=found.complete)
+
+    async def session_tool_policy(self, session_id: str) -> ToolPolicy:
+        """The session's stored tool policy (empty when none is set or the session is not stored)."""
+        async with self._reader() as conn:
+            found = list(
+                await conn.execute_fetchall("SELECT tool_policy FROM sessions WHERE session_id = ?", (session_id,))
+            )
+        return policy_from_json(found[0][0] if found else None)
+
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
-        """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``)."""
-        return reads.history_pages(self._bulk_reader, cursor, message_from_payload)
+        """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``).
+
+        The cursor's dropped calls (repair mode ``drop``) are taken out of each page.
+        """
+        pages = self._counted(reads.history_pages(self._bulk_reader, cursor, message_from_payload))
+        if not cursor.dropped_ids:
+            return pages
+        return _dropping(pages, frozenset(cursor.dropped_ids))
+
+    async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
+        async with contextlib.aclosing(pages):
+            async for page in pages:
+                self.counters.history_events_read += len(page)
+                yield page
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int
@@ -324,7 +421,7 @@ class SQLiteReads:
                 int(r[0]),
                 str(r[1]),
                 int(r[2]),
-                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6]),
+                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6], r[7], r[8]),
             )
             for r in rows
         ]

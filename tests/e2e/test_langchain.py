@@ -75,6 +75,11 @@ def _sid() -> str:
     return f"lc-{uuid.uuid4().hex}"
 
 
+def _entries(client: SessionClient, sid: str) -> list[Message]:
+    """The session's visible entries in position order (the order they were appended)."""
+    return sorted(client.load(sid, no_repair=True).messages, key=lambda e: e.position)
+
+
 def _item(m: BaseMessage) -> bytes:
     """The documented item: compact JSON of message_to_dict, UTF-8."""
     return json.dumps(message_to_dict(m), ensure_ascii=False, separators=(",", ":")).encode()
@@ -153,7 +158,7 @@ def test_every_message_type_and_field_comes_back_equal_and_byte_identical(sync: 
     got = history.messages
     assert [type(m) for m in got] == [type(m) for m in sent]
     assert got == sent
-    entries = sync.load(sid, repair=False).messages
+    entries = _entries(sync, sid)
     assert [(e.format, e.item) for e in entries] == [("langchain", _item(m)) for m in sent]
     # A second object on the same session sees the same history (nothing is kept in memory).
     assert ClawChatMessageHistory(sid, sync).messages == sent
@@ -163,19 +168,18 @@ def test_the_daemon_indexes_roles_text_calls_answers_ids_and_usage(sync: Session
     sid = _sid()
     sent = every_kind()
     ClawChatMessageHistory(sid, sync).add_messages(sent)
-    entries = sync.load(sid, repair=False).messages
+    entries = _entries(sync, sid)
     roles = [e.role for e in entries]
     first = ["system", "user", "assistant", "tool", "tool", "other", "other", "user", "user", "system"]
     assert roles == [*first, "assistant", "tool", "other", "assistant", "other", "assistant"]
     assert [e.client_id for e in entries[:4]] == ["sys-1", "h-1", "run-ai-1", "t-1"]
     assert entries[1].content == "What is in these?"  # text blocks only: no image data in the index
     assert entries[2].content == "Two images."
-    assert entries[2].tool_calls == (
-        ToolCall("toolu_1", "zoom", '{"factor":2}'),
-        ToolCall("", "crop", '{"box":[0,0,1,1]}'),  # id-less: stored, never paired
-        ToolCall("bad-1", "rotate", "{degrees: 90"),  # an invalid call keeps its raw text
-    )
-    assert entries[2].tool_calls[2].arguments_not_json
+    assert [(c.id, c.name, c.arguments, c.arguments_not_json) for c in entries[2].tool_calls] == [
+        ("toolu_1", "zoom", '{"factor":2}', False),
+        ("", "crop", '{"box":[0,0,1,1]}', False),  # id-less: stored, never paired
+        ("bad-1", "rotate", "{degrees: 90", True),  # an invalid call keeps its raw text
+    ]
     assert (entries[3].tool_call_id, entries[4].tool_call_id) == ("toolu_1", "bad-1")
     assert entries[10].tool_calls == (ToolCall("call_9", "search", '{"q":"x"}'),)
     assert entries[11].tool_call_id == "call_9"
@@ -189,7 +193,7 @@ def test_the_daemon_indexes_roles_text_calls_answers_ids_and_usage(sync: Session
         7,
     )
     assert usage.model == "claude-x"
-    session = sync.load(sid, repair=False).session
+    session = sync.load(sid, no_repair=True).session
     assert (session.usage.input_tokens, session.usage.output_tokens) == (240, 60)
 
 
@@ -209,7 +213,7 @@ def test_open_calls_stay_open_and_orphan_results_are_kept(sync: SessionClient) -
     answer = ToolMessage("approved", tool_call_id="call_wait")
     history.add_message(answer)
     assert history.messages[-1] == answer
-    assert sync.load(sid, repair=False).messages[-1].tool_call_id == "call_wait"
+    assert _entries(sync, sid)[-1].tool_call_id == "call_wait"
 
 
 def test_repeated_ids_are_kept_in_the_items_and_indexed_once(sync: SessionClient) -> None:
@@ -223,7 +227,7 @@ def test_repeated_ids_are_kept_in_the_items_and_indexed_once(sync: SessionClient
     history.add_messages([a, b, r1])  # repeated within one batch
     history.add_messages([a, r2, long_id])  # and against the stored history (refused, derived again)
     assert history.messages == [a, b, r1, a, r2, long_id]
-    entries = sync.load(sid, repair=False).messages
+    entries = _entries(sync, sid)
     assert [e.client_id for e in entries] == ["same", "", "", "", "", ""]
     assert [c.id for e in entries for c in e.tool_calls] == ["call_1", "", ""]
     assert [(e.role, e.tool_call_id) for e in entries if e.role in ("tool", "other")] == [
@@ -247,7 +251,7 @@ def test_writers_racing_with_the_same_ids_lose_no_message(shared_daemon: DaemonP
         list(pool.map(write, range(writers)))
     with shared_daemon.client() as client:
         got = ClawChatMessageHistory(sid, client).messages
-        entries = client.load(sid, repair=False).messages
+        entries = _entries(client, sid)
     assert len(got) == 2 * writers * rounds
     assert sorted(m.content for m in got) == sorted(
         f"{w}/{r}" for w in range(writers) for r in range(rounds) for _ in "ab"
@@ -265,7 +269,7 @@ def test_a_message_json_cannot_carry_is_refused_before_anything_is_written(sync:
         history.add_messages([HumanMessage("fine"), bad])
     with pytest.raises(TypeError, match="not a LangChain message"):
         history.add_messages(["text"])  # type: ignore[list-item]
-    assert not sync.load(sid, repair=False).session.stored
+    assert not sync.load(sid, no_repair=True).session.stored
 
 
 def test_clear_erases_or_keeps_the_log(sync: SessionClient) -> None:
@@ -308,7 +312,7 @@ def test_large_batches_are_sent_in_several_appends(sync: SessionClient, monkeypa
     sent = [HumanMessage(f"m{i}", id=f"id-{i}") for i in range(10)]
     ClawChatMessageHistory(sid, sync).add_messages(sent)
     assert ClawChatMessageHistory(sid, sync).messages == sent
-    assert sync.load(sid, repair=False).session.last_position == 10
+    assert sync.load(sid, no_repair=True).session.last_position == 10
 
 
 def test_a_several_mib_image_round_trips(sync: SessionClient) -> None:
@@ -325,7 +329,7 @@ def test_a_several_mib_image_round_trips(sync: SessionClient) -> None:
     history = ClawChatMessageHistory(sid, sync)
     history.add_messages([big, AIMessage("a photo", id="after")])
     assert history.messages == [big, AIMessage("a photo", id="after")]
-    entries = sync.load(sid, repair=False).messages
+    entries = _entries(sync, sid)
     assert entries[0].item == _item(big)
     assert entries[0].content == "describe"
 
@@ -346,7 +350,7 @@ def test_long_text_and_arguments_are_indexed_in_part_and_kept_whole(sync: Sessio
     history = ClawChatMessageHistory(sid, sync)
     history.add_messages(sent)
     assert history.messages == sent
-    entries = sync.load(sid, repair=False).messages
+    entries = _entries(sync, sid)
     assert long_text.startswith(entries[0].content) and 400_000 < len(entries[0].content) <= lc.MAX_DERIVED_TEXT_BYTES
     assert controls.startswith(entries[1].content) and len(entries[1].content) <= lc.MAX_DERIVED_TEXT_BYTES // 6
     assert [(c.id, c.name, c.arguments) for c in entries[2].tool_calls] == [

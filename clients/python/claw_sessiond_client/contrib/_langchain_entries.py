@@ -127,14 +127,15 @@ def derive_entries(
 
 
 def decode_entries(entries: Iterable[Message]) -> list[BaseMessage]:
-    """LangChain messages of loaded entries, in order.
+    """LangChain messages of loaded entries, in the order they were appended.
 
-    Entries stored by this adapter come back from their items. Plain messages (appended by
-    another client) are converted; entries with another framework's item, or with no
-    conversation role, are skipped.
+    That is position order: Load's reply places a tool result right after its call (what a
+    model expects), while a LangChain history is the list as it was added. Entries stored by
+    this adapter come back from their items. Plain messages (appended by another client) are
+    converted; entries with another framework's item, or with no conversation role, are skipped.
     """
     out: list[BaseMessage] = []
-    for entry in entries:
+    for entry in sorted(entries, key=lambda e: e.position):
         if entry.format == FORMAT:
             out.extend(messages_from_dict([json.loads(entry.item)]))
         elif not entry.format and entry.role != "other":

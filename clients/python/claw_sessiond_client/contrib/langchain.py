@@ -118,7 +118,7 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """The stored messages, in order (read-only: nothing is repaired or written)."""
-        return decode_entries(self._sync().load(self.session_id, repair=False).messages)
+        return decode_entries(self._sync().load(self.session_id, no_repair=True).messages)
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` in order (atomically, up to the batch bounds)."""
@@ -131,7 +131,7 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
                 _retry_or_raise(err, -1)
             bare = False
             for attempt in range(_ATTEMPTS):
-                entries, expected = _again(batch, items, client.load(self.session_id, repair=False), bare)
+                entries, expected = _again(batch, items, client.load(self.session_id, no_repair=True), bare)
                 try:
                     client.append(self.session_id, entries, tool_policy=POLICY, expected_last_position=expected)
                     break
@@ -144,7 +144,7 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
 
     async def aget_messages(self) -> list[BaseMessage]:
         """:attr:`messages`, through the asyncio client."""
-        result = await self._async_call(lambda c: c.load(self.session_id, repair=False))
+        result = await self._async_call(lambda c: c.load(self.session_id, no_repair=True))
         return decode_entries(result.messages)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
@@ -158,7 +158,7 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
                 _retry_or_raise(err, -1)
             bare = False
             for attempt in range(_ATTEMPTS):
-                loaded = await self._async_call(lambda c: c.load(self.session_id, repair=False))
+                loaded = await self._async_call(lambda c: c.load(self.session_id, no_repair=True))
                 entries, expected = _again(batch, items, loaded, bare)
                 try:
                     await self._async_call(

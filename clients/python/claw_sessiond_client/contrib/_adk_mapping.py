@@ -168,7 +168,9 @@ def split_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     return own, app, user
 
 
-def deltas_of(own: dict[str, Any], app: dict[str, Any], user: dict[str, Any], app_name: str, user_id: str) -> list[StateDelta]:
+def deltas_of(
+    own: dict[str, Any], app: dict[str, Any], user: dict[str, Any], app_name: str, user_id: str
+) -> list[StateDelta]:
     """Split, encoded state (:func:`split_state`) as the daemon's deltas: the session's own, the app's, the user's."""
     deltas = []
     if own:
@@ -247,7 +249,13 @@ def entries_of(event: Event, item: bytes) -> list[Message]:
         return [opaque_entry(event, item)]
     if results:
         extra = [
-            Message("tool", _json(fr.response), tool_call_id=fr.id or "", name=fr.name or "", metadata=_json({"adk.event": event.id}))
+            Message(
+                "tool",
+                _json(fr.response),
+                tool_call_id=fr.id or "",
+                name=fr.name or "",
+                metadata=_json({"adk.event": event.id}),
+            )
             for fr in results[1:]
         ]
         first = results[0]

@@ -161,7 +161,9 @@ class ClawSessionService(BaseSessionService):
         own, app, user = split_state(state or {})
         client = self._client()
         try:
-            created = await client.create_session(key, state=own, labels=labels_of(app_name, user_id, sid), tool_policy=POLICY)
+            created = await client.create_session(
+                key, state=own, labels=labels_of(app_name, user_id, sid), tool_policy=POLICY
+            )
         except SessiondError as err:
             if err.reason == "SESSION_EXISTS":
                 raise AlreadyExistsError(f"Session with id {sid} already exists.") from None
@@ -197,7 +199,9 @@ class ClawSessionService(BaseSessionService):
         differ or events stamped by the caller change nothing.
         """
         sid = session_id.strip() if session_id else session_id
-        key = session_key(check_name("app_name", app_name), check_name("user_id", user_id), check_name("session_id", sid))
+        key = session_key(
+            check_name("app_name", app_name), check_name("user_id", user_id), check_name("session_id", sid)
+        )
         scopes = [app_scope(app_name), user_scope(app_name, user_id)]
         recent = config.num_recent_events if config is not None else None
         after = config.after_timestamp if config is not None else None
@@ -261,7 +265,9 @@ class ClawSessionService(BaseSessionService):
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session (its events and own state; the app's and user's shared state stay)."""
         sid = session_id.strip() if session_id else session_id
-        key = session_key(check_name("app_name", app_name), check_name("user_id", user_id), check_name("session_id", sid))
+        key = session_key(
+            check_name("app_name", app_name), check_name("user_id", user_id), check_name("session_id", sid)
+        )
         await self._client().delete(key)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:

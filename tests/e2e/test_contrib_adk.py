@@ -609,3 +609,4 @@ def test_the_sync_runner_each_call_on_its_own_loop(live: DaemonProcess, app: str
         assert events[-1].content.parts[0].text == "Clear in Oslo."
     stored = asyncio.run(service.get_session(app_name=app, user_id="u", session_id="s"))
     assert stored is not None and len(stored.events) == 8
+    assert len(service._clients) == 1  # the clients of loops that ended were dropped, not kept

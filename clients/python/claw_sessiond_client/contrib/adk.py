@@ -32,7 +32,6 @@ import asyncio
 import datetime as dt
 import os
 import uuid
-import weakref
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -111,14 +110,14 @@ class ClawSessionService(BaseSessionService):
         self._workspace = workspace
         self._address = address
         self._options = client_options
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncSessionClient] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients: dict[asyncio.AbstractEventLoop, AsyncSessionClient] = {}
 
     def _client(self) -> AsyncSessionClient:
         if self._given is not None:
             return self._given
         loop = asyncio.get_running_loop()
+        for ended in [old for old in self._clients if old.is_closed()]:
+            del self._clients[ended]  # its channel cannot be closed any more (its loop is gone): dropped
         client = self._clients.get(loop)
         if client is None:
             client = AsyncSessionClient(self._workspace, address=self._address, **self._options)

@@ -29,7 +29,9 @@ __all__ = [
     "encode_value",
     "entries_of",
     "event_of",
+    "label_value",
     "labels_of",
+    "name_of",
     "opaque_entry",
     "session_key",
     "split_state",
@@ -51,17 +53,13 @@ _PLAIN: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 
 
 def check_name(what: str, value: object) -> str:
-    """An app name, user id or session id: a str of at most :data:`MAX_NAME_BYTES` UTF-8 bytes.
+    """An app name, user id or session id: any str.
 
     Raises:
         TypeError: not a str.
-        ValueError: longer than the daemon's label values may be (they keep the originals).
     """
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, not {type(value).__name__}")
-    size = len(value.encode("utf-8", "surrogatepass"))
-    if size > MAX_NAME_BYTES:
-        raise ValueError(f"{what} is {size} bytes of UTF-8; ClawSessionService keeps it in a label of at most 256")
     return value
 
 
@@ -116,9 +114,50 @@ def user_scope(app_name: str, user_id: str) -> str:
     return _bounded(f"user:{_escape(app_name)}/{_escape(user_id)}", "user-sha256:", app_name, user_id)
 
 
+def label_value(name: str) -> str:
+    """``name`` as a label value: as is, but for ``%``, control characters and lone surrogates
+    (which a label cannot hold) as %XX of their UTF-8 bytes; :func:`name_of` reverses it."""
+    out = []
+    for ch in name:
+        code = ord(ch)
+        if ch == "%" or code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def name_of(value: str) -> str:
+    """The name a :func:`label_value` spells."""
+    if "%" not in value:
+        return value
+    raw = bytearray()
+    i = 0
+    while i < len(value):
+        if value[i] == "%":
+            raw.append(int(value[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            raw.extend(value[i].encode())
+            i += 1
+    return raw.decode("utf-8", "surrogatepass")
+
+
 def labels_of(app_name: str, user_id: str, session_id: str) -> dict[str, str]:
-    """The daemon labels of an ADK session: the originals, for listing by app and user."""
-    return {"app": app_name, "user": user_id, "session": session_id}
+    """The daemon labels of an ADK session: the originals (:func:`label_value`), for listing by app and user.
+
+    Raises:
+        ValueError: a name does not fit a label value (256 bytes).
+    """
+    labels = {"app": label_value(app_name), "user": label_value(user_id), "session": label_value(session_id)}
+    for key, value in labels.items():
+        size = len(value.encode())
+        if size > MAX_NAME_BYTES:
+            raise ValueError(
+                f"the {key} name is {size} bytes as a label; ClawSessionService keeps it in a label of at most "
+                f"{MAX_NAME_BYTES} bytes (ADK's database service allows 128 characters)"
+            )
+    return labels
 
 
 # ---------------------------------------------------------------- state

@@ -52,13 +52,16 @@ from claw_sessiond_client import AsyncSessionClient, LoadResult, Message, Sessio
 from claw_sessiond_client.errors import SequenceConflictError
 
 from ._adk_mapping import (
+    MAX_NAME_BYTES,
     app_scope,
     check_name,
     decode_state,
     deltas_of,
     entries_of,
     event_of,
+    label_value,
     labels_of,
+    name_of,
     opaque_entry,
     session_key,
     split_state,
@@ -79,6 +82,8 @@ _PAIRING_REASONS: Final = frozenset(
 )
 #: Loads running at once while listing sessions.
 _LIST_CONCURRENCY: Final = 16
+#: Scopes one GetScopeStates may name (the daemon's limit).
+_SCOPES_PER_READ: Final = 100
 
 
 class ClawSessionService(BaseSessionService):
@@ -152,17 +157,13 @@ class ClawSessionService(BaseSessionService):
         ``user:`` keys right after it, in one more call (a crash between the two
         leaves the session without them).
         """
-        sid = (session_id.strip() if session_id else "") or str(uuid.uuid4())
-        check_name("app_name", app_name)
-        check_name("user_id", user_id)
-        check_name("session_id", sid)
+        sid = (check_name("session_id", session_id).strip() if session_id else "") or str(uuid.uuid4())
+        labels = labels_of(check_name("app_name", app_name), check_name("user_id", user_id), sid)
         key = session_key(app_name, user_id, sid)
         own, app, user = split_state(state or {})
         client = self._client()
         try:
-            created = await client.create_session(
-                key, state=own, labels=labels_of(app_name, user_id, sid), tool_policy=POLICY
-            )
+            created = await client.create_session(key, state=own, labels=labels, tool_policy=POLICY)
         except SessiondError as err:
             if err.reason == "SESSION_EXISTS":
                 raise AlreadyExistsError(f"Session with id {sid} already exists.") from None
@@ -228,11 +229,20 @@ class ClawSessionService(BaseSessionService):
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
         """The sessions of an app (of one user, or of all), without events, with merged state; least
         recently updated first (ties by user id and session id), as ADK's services order them."""
-        labels = {"app": check_name("app_name", app_name)}
+        labels = {"app": label_value(check_name("app_name", app_name))}
         if user_id is not None:
-            labels["user"] = check_name("user_id", user_id)
+            labels["user"] = label_value(check_name("user_id", user_id))
+        if any(len(v.encode()) > MAX_NAME_BYTES for v in labels.values()):
+            return ListSessionsResponse()  # no session could be created with such a name
         client = self._client()
-        keys = [s.id for s in await client.list_sessions(labels=labels, limit=10_000)]
+        keys: list[str] = []
+        token = ""
+        while True:  # every page: ADK lists all of them
+            page = await client.list_sessions_page(limit=1000, page_token=token, labels=labels)
+            keys.extend(s.id for s in page.sessions)
+            token = page.next_page_token
+            if not token:
+                break
         gate = asyncio.Semaphore(_LIST_CONCURRENCY)
 
         async def one(key: str) -> tuple[LoadResult, float] | None:
@@ -242,14 +252,17 @@ class ClawSessionService(BaseSessionService):
 
         loaded = [r for r in await asyncio.gather(*(one(k) for k in keys)) if r is not None]
         loaded = [r for r in loaded if all(r[0].session.labels.get(k) == v for k, v in labels.items())]
-        users = sorted({r[0].session.labels.get("user", "") for r in loaded})
-        scopes = await client.scope_states([app_scope(app_name), *(user_scope(app_name, u) for u in users)])
+        users = sorted({name_of(r[0].session.labels.get("user", "")) for r in loaded})
+        names = [app_scope(app_name), *(user_scope(app_name, u) for u in users)]
+        scopes: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(names), _SCOPES_PER_READ):
+            scopes.update(await client.scope_states(names[start : start + _SCOPES_PER_READ]))
         sessions = []
         for result, last_update in loaded:
             found = result.session
-            owner = found.labels.get("user", "")
+            owner = name_of(found.labels.get("user", ""))
             session = Session(
-                id=found.labels.get("session", ""),
+                id=name_of(found.labels.get("session", "")),
                 app_name=app_name,
                 user_id=owner,
                 state=self._merged(found.state, scopes, app_name, owner),

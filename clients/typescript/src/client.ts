@@ -1,0 +1,405 @@
+// The claw-sessiond client for Node.js: typed calls over the workspace's Unix socket, request ids
+// and safe retry, chunked Load assembly, AppendStream, Watch with resume, and runs (Attach).
+import { randomUUID } from "node:crypto";
+import { credentials, Metadata, status as Code, type ClientDuplexStream, type ClientReadableStream, type ServiceError } from "@grpc/grpc-js";
+import { checkPeer, findWorkspace, socketPath, spawnDaemon } from "./discovery";
+import { fromAppendError, fromServiceError, isRetryable, SessiondError, UnavailableError } from "./errors";
+import {
+  AppendRequest,
+  type AppendResponse,
+  type AppendStreamRequest,
+  type AppendStreamResponse,
+  type AttachResponse,
+  ClearRequest,
+  type ClearResponse,
+  DeleteRequest,
+  type DeleteResponse,
+  EditTailRequest,
+  type EditTailResponse,
+  type GetStatsResponse,
+  type InFlightCall,
+  ListSessionsRequest,
+  type ListSessionsResponse,
+  LoadRequest,
+  type LoadResponse,
+  Message,
+  type Repair,
+  RecordUsageRequest,
+  type RecordUsageResponse,
+  Role,
+  type Session,
+  SessionServiceClient,
+  type ToolCall,
+  type WatchResponse,
+} from "./gen/claw/sessiond/v1/sessiond";
+
+/** A message to append: role and text, plus whatever else the proto's Message allows. */
+export type MessageInput = Partial<Message> & { role: Role };
+
+/** Options of a {@link SessionClient}. */
+export interface ClientOptions {
+  /** Workspace folder (default: the nearest folder holding `.claw/`, from the current one). */
+  workspace?: string;
+  /** Dial this socket instead of discovering it. */
+  socket?: string;
+  /** Start a daemon when none answers (default true). */
+  autostart?: boolean;
+  /** The daemon command for auto-start (default `claw-sessiond`, or `$CLAW_SESSIOND_COMMAND`). */
+  command?: string[];
+  /** Deadline of one call in ms (default 30000). */
+  timeoutMs?: number;
+  /** How long retryable failures are retried with the same request id, in ms (default 10000). */
+  retryWindowMs?: number;
+  /** Largest reply accepted, in bytes (default 20 MiB: one 16 MiB entry plus room). */
+  maxReceiveBytes?: number;
+}
+
+/** What Load returns, assembled from its chunks. */
+export interface LoadResult {
+  session: Session;
+  messages: Message[];
+  repairs: Repair[];
+  inFlight: InFlightCall[];
+  /** False when a bounded read (`last`, `afterPosition`) left entries out. */
+  complete: boolean;
+  startPosition: number;
+  traceId: string;
+}
+
+/** A run declared with Attach: tool calls appended with `runId` are in flight while it lives. */
+export interface Run {
+  runId: string;
+  leaseSeconds: number;
+  /** Settles when the run's stream ends (with the reason, if the daemon dropped it). */
+  closed: Promise<SessiondError | undefined>;
+  /** Ends the run. */
+  end(): void;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Builds a proto Message from an input (defaults for every unset field). */
+export function message(input: MessageInput): Message {
+  return Message.fromPartial(input as Parameters<typeof Message.fromPartial>[0]);
+}
+
+/** A user message. */
+export const user = (content: string): MessageInput => ({ role: Role.ROLE_USER, content });
+/** An assistant message, optionally with tool calls. */
+export const assistant = (content: string, toolCalls: Partial<ToolCall>[] = []): MessageInput => ({
+  role: Role.ROLE_ASSISTANT,
+  content,
+  toolCalls: toolCalls.map((c) => ({ id: "", name: "", arguments: "{}", pending: false, argumentsNotJson: false, ...c })),
+});
+/** A tool result answering `toolCallId`. */
+export const tool = (toolCallId: string, content: string): MessageInput => ({ role: Role.ROLE_TOOL, toolCallId, content });
+
+/** A client of one workspace's daemon. Call {@link SessionClient.close} when done. */
+export class SessionClient {
+  readonly workspace: string;
+  readonly socket: string;
+  private readonly stub: InstanceType<typeof SessionServiceClient>;
+  private readonly timeoutMs: number;
+  private readonly retryWindowMs: number;
+  private readonly autostart: boolean;
+  private readonly command: string[] | undefined;
+  private started = false;
+
+  constructor(options: ClientOptions = {}) {
+    this.workspace = options.workspace ? findWorkspace(options.workspace) : findWorkspace();
+    this.socket = options.socket ?? socketPath(this.workspace);
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.retryWindowMs = options.retryWindowMs ?? 10_000;
+    this.autostart = options.autostart ?? true;
+    this.command = options.command;
+    const max = options.maxReceiveBytes ?? 20 * 1024 * 1024;
+    this.stub = new SessionServiceClient(`unix:${this.socket}`, credentials.createInsecure(), {
+      "grpc.max_receive_message_length": max,
+      "grpc.max_send_message_length": max,
+      // Liveness of runs rests on the connection, not on pings (docs/PROTOCOL.md "Runs").
+      "grpc.keepalive_time_ms": 10_000,
+      "grpc.keepalive_timeout_ms": 20_000,
+    });
+  }
+
+  /** Closes the channel (open streams end). */
+  close(): void {
+    this.stub.close();
+  }
+
+  private deadline(): Date {
+    return new Date(Date.now() + this.timeoutMs);
+  }
+
+  /** Checks the peer (and auto-starts a daemon once) before the first call. */
+  private async ready(): Promise<void> {
+    try {
+      checkPeer(this.socket);
+      return;
+    } catch (e) {
+      if (!(e instanceof UnavailableError) || !this.autostart || this.started) throw e;
+    }
+    this.started = true;
+    spawnDaemon(this.workspace, this.command);
+    const until = Date.now() + 20_000;
+    for (;;) {
+      try {
+        checkPeer(this.socket);
+        return;
+      } catch (e) {
+        if (!(e instanceof UnavailableError) || Date.now() > until) throw e;
+      }
+      await sleep(50);
+    }
+  }
+
+  /** Runs a unary call, retrying retryable failures (same request, same id) within the retry window. */
+  private async unary<Req, Res>(
+    fn: (req: Req, md: Metadata, opts: { deadline: Date }, cb: (e: ServiceError | null, r: Res) => void) => unknown,
+    req: Req,
+  ): Promise<Res> {
+    await this.ready();
+    const until = Date.now() + this.retryWindowMs;
+    let wait = 25;
+    for (;;) {
+      try {
+        return await new Promise<Res>((resolve, reject) => {
+          fn.call(this.stub, req, new Metadata(), { deadline: this.deadline() }, (e, r) => (e ? reject(fromServiceError(e)) : resolve(r)));
+        });
+      } catch (e) {
+        if (!isRetryable(e) || Date.now() + wait > until) throw e;
+        await sleep(wait);
+        wait = Math.min(wait * 2, 500);
+      }
+    }
+  }
+
+  /** Reads a session (repairing interrupted tool calls unless `noRepair`), assembling Load's chunks. */
+  async load(
+    sessionId: string,
+    opts: { workdir?: string; noRepair?: boolean; last?: number; afterPosition?: number } = {},
+  ): Promise<LoadResult> {
+    await this.ready();
+    const req = LoadRequest.fromPartial({
+      sessionId,
+      workdir: opts.workdir ?? process.cwd(),
+      noRepair: opts.noRepair ?? false,
+      last: opts.last ?? 0,
+      afterPosition: opts.afterPosition ?? 0,
+    });
+    const until = Date.now() + this.retryWindowMs;
+    for (;;) {
+      try {
+        return await this.loadOnce(req);
+      } catch (e) {
+        if (!isRetryable(e) || Date.now() > until) throw e;
+        await sleep(100);
+      }
+    }
+  }
+
+  private loadOnce(req: LoadRequest): Promise<LoadResult> {
+    return new Promise((resolve, reject) => {
+      const stream: ClientReadableStream<LoadResponse> = this.stub.load(req, { deadline: this.deadline() });
+      let first: LoadResponse | undefined;
+      const messages: Message[] = [];
+      let done = false;
+      stream.on("data", (chunk: LoadResponse) => {
+        if (!first) first = chunk;
+        messages.push(...chunk.messages);
+        if (chunk.done) done = true;
+      });
+      stream.on("error", (e: ServiceError) => reject(fromServiceError(e)));
+      stream.on("end", () => {
+        if (!first || !done || !first.session) {
+          reject(new UnavailableError("Load ended before its last chunk", Code.UNAVAILABLE));
+          return;
+        }
+        resolve({
+          session: first.session,
+          messages,
+          repairs: first.repairs,
+          inFlight: first.inFlight,
+          complete: first.complete,
+          startPosition: first.startPosition,
+          traceId: first.traceId,
+        });
+      });
+    });
+  }
+
+  /** Appends messages, all or none. A request id is made if none is given, so a retry never writes twice. */
+  append(
+    sessionId: string,
+    messages: MessageInput[],
+    opts: { expectedLastPosition?: number; requestId?: string; runId?: string; workdir?: string } = {},
+  ): Promise<AppendResponse> {
+    const req = AppendRequest.fromPartial({
+      sessionId,
+      messages: messages.map(message),
+      expectedLastPosition: opts.expectedLastPosition ?? 0,
+      requestId: opts.requestId ?? randomUUID(),
+      runId: opts.runId ?? "",
+      workdir: opts.workdir ?? "",
+    });
+    return this.unary<AppendRequest, AppendResponse>(this.stub.append as never, req);
+  }
+
+  /** Adds token counts and cost to the session's totals. */
+  recordUsage(sessionId: string, usage: Partial<RecordUsageRequest>): Promise<RecordUsageResponse> {
+    const req = RecordUsageRequest.fromPartial({ requestId: randomUUID(), ...usage, sessionId });
+    return this.unary<RecordUsageRequest, RecordUsageResponse>(this.stub.recordUsage as never, req);
+  }
+
+  /** Empties the visible history (`erase`: also removes it from the log). */
+  clear(sessionId: string, opts: { erase?: boolean; expectedLastPosition?: number; requestId?: string } = {}): Promise<ClearResponse> {
+    const req = ClearRequest.fromPartial({
+      sessionId,
+      erase: opts.erase ?? false,
+      expectedLastPosition: opts.expectedLastPosition ?? 0,
+      requestId: opts.requestId ?? randomUUID(),
+    });
+    return this.unary<ClearRequest, ClearResponse>(this.stub.clear as never, req);
+  }
+
+  /** Removes the last entries (or those after a position) and appends replacements, atomically. */
+  editTail(sessionId: string, opts: Partial<Omit<EditTailRequest, "replacements">> & { replacements?: MessageInput[] } = {}): Promise<EditTailResponse> {
+    const req = EditTailRequest.fromPartial({
+      requestId: randomUUID(),
+      ...opts,
+      replacements: (opts.replacements ?? []).map(message),
+      sessionId,
+    });
+    return this.unary<EditTailRequest, EditTailResponse>(this.stub.editTail as never, req);
+  }
+
+  /** One page of sessions. */
+  listSessions(opts: Partial<ListSessionsRequest> = {}): Promise<ListSessionsResponse> {
+    return this.unary<ListSessionsRequest, ListSessionsResponse>(this.stub.listSessions as never, ListSessionsRequest.fromPartial(opts));
+  }
+
+  /** Erases a session. */
+  delete(sessionId: string): Promise<DeleteResponse> {
+    return this.unary<DeleteRequest, DeleteResponse>(this.stub.delete as never, DeleteRequest.fromPartial({ sessionId }));
+  }
+
+  /** Daemon and database figures. */
+  stats(): Promise<GetStatsResponse> {
+    return this.unary<object, GetStatsResponse>(this.stub.getStats as never, {});
+  }
+
+  /**
+   * Declares that this process runs the session. Resolves with the run once the daemon has
+   * registered it. The run lives while its stream's connection is open.
+   */
+  async attach(sessionId: string, opts: { label?: string } = {}): Promise<Run> {
+    await this.ready();
+    const stream: ClientReadableStream<AttachResponse> = this.stub.attach({ sessionId, pid: process.pid, label: opts.label ?? "" } as never);
+    return new Promise((resolve, reject) => {
+      let run: Run | undefined;
+      let settle!: (e: SessiondError | undefined) => void;
+      const closed = new Promise<SessiondError | undefined>((r) => (settle = r));
+      stream.on("data", (reply: AttachResponse) => {
+        if (run) return;
+        run = { runId: reply.runId, leaseSeconds: reply.leaseSeconds, closed, end: () => stream.cancel() };
+        resolve(run);
+      });
+      stream.on("error", (e: ServiceError) => {
+        const err = e.code === Code.CANCELLED && run ? undefined : fromServiceError(e);
+        if (!run && err) reject(err);
+        settle(err);
+      });
+      stream.on("end", () => settle(undefined));
+    });
+  }
+
+  /**
+   * Follows a session's history events after `afterPosition`. When the daemon drops a watcher
+   * that fell behind (WATCH_LAGGED) or the connection breaks, the watch resumes after the last
+   * event received, on the same incarnation; other errors end the iteration by throwing.
+   */
+  async *watch(sessionId: string, opts: { afterPosition?: number; signal?: AbortSignal } = {}): AsyncGenerator<WatchResponse> {
+    await this.ready();
+    let after = opts.afterPosition ?? 0;
+    let incarnation = "";
+    for (let resumes = 0; resumes < 1000; resumes++) {
+      const stream = this.stub.watch({ sessionId, afterPosition: after, incarnation } as never) as ClientReadableStream<WatchResponse>;
+      const abort = () => stream.cancel();
+      opts.signal?.addEventListener("abort", abort);
+      try {
+        for await (const ev of stream as AsyncIterable<WatchResponse>) {
+          after = ev.position;
+          incarnation = ev.incarnation;
+          yield ev;
+        }
+        return;
+      } catch (e) {
+        if (opts.signal?.aborted) return;
+        const err = fromServiceError(e as ServiceError);
+        if (err.reason !== "WATCH_LAGGED" && !(err instanceof UnavailableError)) throw err;
+        await sleep(50);
+      } finally {
+        opts.signal?.removeEventListener("abort", abort);
+      }
+    }
+    throw new UnavailableError("watch resumed 1000 times; giving up", Code.UNAVAILABLE);
+  }
+
+  /**
+   * An AppendStream writer: many appends in flight on one stream, each with its own reply (in
+   * order) and its own error. Call `close()` when done.
+   */
+  async appendStream(): Promise<AppendWriter> {
+    await this.ready();
+    return new AppendWriter(this.stub.appendStream() as ClientDuplexStream<AppendStreamRequest, AppendStreamResponse>);
+  }
+}
+
+/** Appends over one AppendStream (see {@link SessionClient.appendStream}). */
+export class AppendWriter {
+  private readonly waiting: { resolve: (r: AppendResponse) => void; reject: (e: unknown) => void }[] = [];
+  private failed: SessiondError | undefined;
+
+  constructor(private readonly stream: ClientDuplexStream<AppendStreamRequest, AppendStreamResponse>) {
+    stream.on("data", (res: AppendStreamResponse) => {
+      for (const reply of res.replies) {
+        const w = this.waiting.shift();
+        if (!w) continue;
+        if (reply.error) w.reject(fromAppendError(reply.error));
+        else if (reply.result) w.resolve(reply.result);
+      }
+    });
+    stream.on("error", (e: ServiceError) => this.fail(fromServiceError(e)));
+    stream.on("end", () => this.fail(new UnavailableError("AppendStream ended", Code.UNAVAILABLE)));
+  }
+
+  private fail(err: SessiondError): void {
+    this.failed ??= err;
+    for (const w of this.waiting.splice(0)) w.reject(err);
+  }
+
+  /** Sends one append; resolves with its reply. A request id is made if none is given. */
+  append(sessionId: string, messages: MessageInput[], opts: { expectedLastPosition?: number; requestId?: string; runId?: string } = {}): Promise<AppendResponse> {
+    if (this.failed) return Promise.reject(this.failed);
+    const req = AppendRequest.fromPartial({
+      sessionId,
+      messages: messages.map(message),
+      expectedLastPosition: opts.expectedLastPosition ?? 0,
+      requestId: opts.requestId ?? randomUUID(),
+      runId: opts.runId ?? "",
+    });
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.stream.write({ appends: [req] });
+    });
+  }
+
+  /** Half-closes the stream once every reply has come. */
+  close(): void {
+    this.stream.end();
+  }
+}
+
+export { Role };

@@ -1,0 +1,102 @@
+// Finding a workspace's daemon (docs/PROTOCOL.md "Discovery"): the endpoint file
+// `.claw/endpoint.json` the daemon writes, else `.claw/sessiond.sock`; checking that what
+// listens there belongs to this user before sending anything; and auto-start.
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { UntrustedPeerError, UnavailableError } from "./errors";
+
+/** What `.claw/endpoint.json` says (fields this client reads). */
+export interface Endpoint {
+  /** Absolute path of the daemon's Unix socket. */
+  socket: string;
+  /** The daemon's process id. */
+  pid: number;
+  /** The daemon's version. */
+  version: string;
+}
+
+/** The workspace folder: `start` or its nearest parent holding `.claw/`, with symlinks resolved. */
+export function findWorkspace(start: string = process.cwd()): string {
+  let dir = fs.realpathSync(start);
+  for (;;) {
+    if (fs.existsSync(path.join(dir, ".claw"))) return dir;
+    const up = path.dirname(dir);
+    if (up === dir) return fs.realpathSync(start);
+    dir = up;
+  }
+}
+
+function uid(): number {
+  return typeof process.getuid === "function" ? process.getuid() : -1;
+}
+
+/** Refuses a file or folder that is a symlink, not ours, or writable by others. */
+function checkOwned(p: string, what: string, kind: "dir" | "file" | "socket"): fs.Stats {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(p);
+  } catch {
+    throw new UnavailableError(`no ${what} at ${p}: no daemon runs for this workspace`, -1, "DAEMON_UNAVAILABLE");
+  }
+  const okKind = kind === "dir" ? st.isDirectory() : kind === "file" ? st.isFile() : st.isSocket();
+  if (!okKind) throw new UntrustedPeerError(`${what} ${p} is not a ${kind} (a symlink or something else)`, -1, "UNTRUSTED_PEER");
+  if (st.uid !== uid()) throw new UntrustedPeerError(`${what} ${p} belongs to uid ${st.uid}, not to you`, -1, "UNTRUSTED_PEER");
+  if (kind !== "socket" && (st.mode & 0o022) !== 0) {
+    throw new UntrustedPeerError(`${what} ${p} is writable by others (mode ${(st.mode & 0o777).toString(8)})`, -1, "UNTRUSTED_PEER");
+  }
+  return st;
+}
+
+/** Reads the endpoint file, or undefined when there is none. Refuses one others could have written. */
+export function readEndpoint(workspace: string): Endpoint | undefined {
+  const claw = path.join(workspace, ".claw");
+  const file = path.join(claw, "endpoint.json");
+  if (!fs.existsSync(file)) return undefined;
+  checkOwned(claw, "folder", "dir");
+  checkOwned(file, "endpoint file", "file");
+  const data = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
+  const socket = data.socket ?? data.socket_path;
+  if (typeof socket !== "string" || !path.isAbsolute(socket)) {
+    throw new UnavailableError(`endpoint file ${file} names no absolute socket path`, -1, "DAEMON_UNAVAILABLE");
+  }
+  return { socket, pid: Number(data.pid ?? 0), version: String(data.version ?? "") };
+}
+
+/** The socket to dial for a workspace: the endpoint file's, else `.claw/sessiond.sock`. */
+export function socketPath(workspace: string): string {
+  return readEndpoint(workspace)?.socket ?? path.join(workspace, ".claw", "sessiond.sock");
+}
+
+/** Checks the socket and its folder belong to this user before any byte is sent. */
+export function checkPeer(socket: string): void {
+  checkOwned(path.dirname(socket), "socket folder", "dir");
+  checkOwned(socket, "socket", "socket");
+}
+
+/** Is a process with this pid alive? */
+export function pidAlive(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Starts a daemon for the workspace (docs/PROTOCOL.md "Auto-start"): `command` (default
+ * `claw-sessiond` from PATH, or `$CLAW_SESSIOND_COMMAND` split on spaces) with
+ * `serve --workspace <ws> --idle-exit-s 600`, detached; a second daemon started at the same
+ * time exits on the workspace lock, so racing clients are harmless.
+ */
+export function spawnDaemon(workspace: string, command?: string[]): void {
+  const cmd = command ?? (process.env.CLAW_SESSIOND_COMMAND ?? "claw-sessiond").split(" ").filter(Boolean);
+  const child = spawn(cmd[0], [...cmd.slice(1), "serve", "--workspace", workspace, "--idle-exit-s", "600"], {
+    detached: true,
+    stdio: "ignore",
+  });
+  child.on("error", () => undefined);
+  child.unref();
+}

@@ -35,9 +35,13 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import Field
 
+from claw_sessiond.ids import check_session_id
 from claw_sessiond_client import SessionClient
+from claw_sessiond_client.contrib._adk_mapping import app_scope, label_value, name_of, session_key, user_scope
 from claw_sessiond_client.contrib.adk import ClawSessionService
 from tests.helpers.daemon import DaemonProcess
 
@@ -423,9 +427,23 @@ async def test_tool_calls_and_parallel_results_as_in_memory(claw: ClawSessionSer
 # ---------------------------------------------------------------- what the daemon holds
 
 
-def _raw(live: DaemonProcess, app: str, user: str, sid: str) -> Any:
-    from claw_sessiond_client.contrib._adk_mapping import session_key
+#: Any text, lone surrogates and control characters included.
+NAMES = st.text(st.characters(codec=None, categories=None), max_size=100)
 
+
+@given(st.tuples(NAMES, NAMES, NAMES), st.tuples(NAMES, NAMES, NAMES))
+def test_names_give_valid_daemon_ids_distinct_per_triple(a: tuple[str, str, str], b: tuple[str, str, str]) -> None:
+    for triple in (a, b):
+        assert check_session_id(session_key(*triple)) == session_key(*triple)  # the daemon's own rule
+        for name in triple:
+            assert name_of(label_value(name)) == name
+            assert len(app_scope(name).encode()) <= 256 and len(user_scope(name, name).encode()) <= 256
+    assert (session_key(*a) == session_key(*b)) == (a == b)
+    assert (user_scope(*a[:2]) == user_scope(*b[:2])) == (a[:2] == b[:2])
+    assert (session_key(*a) == session_key(*a[:2], a[2] + "x")) is False
+
+
+def _raw(live: DaemonProcess, app: str, user: str, sid: str) -> Any:
     with live.client() as client:
         return client.load(session_key(app, user, sid), no_repair=True)
 

@@ -36,6 +36,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_NAME_BYTES",
     "MAX_PID",
+    "MAX_PING_TIMEOUT_S",
     "MAX_POSITION",
     "MAX_RUN_ID_BYTES",
     "MAX_STORED_PAYLOAD_BYTES",
@@ -71,6 +72,8 @@ MAX_RUN_ID_BYTES: Final = 128
 MAX_ATTACH_LABEL_BYTES: Final = 256
 #: Attach's pid: Linux pids are below 2**22; 0 means "not given".
 MAX_PID: Final = 2**31 - 1
+#: Attach's ping bound (``ping_timeout_seconds``): at most a day; 0 means none.
+MAX_PING_TIMEOUT_S: Final = 86_400
 #: Names and ids inside messages and usage: tool-call ids and names, message names, model, pricing version.
 MAX_NAME_BYTES: Final = 256
 #: Workdirs (a path; Linux PATH_MAX is 4096).

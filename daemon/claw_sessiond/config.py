@@ -109,7 +109,8 @@ class Config:
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
     """SQLite busy timeout of every connection."""
     lease_s: int = DEFAULT_LEASE_S
-    """Bound for detecting a dead run owner (keepalive interval + timeout)."""
+    """Over ``--tcp`` only: a connection that answers no keepalive ping for this long is closed (a vanished
+    host); the Unix socket sends no pings (a blocked client keeps its runs, see ``rpc/service_runs.py``)."""
     watch_stall_s: float = DEFAULT_WATCH_STALL_S
     """A Watch whose send stays blocked this long (its client stopped reading) is ended as lagged."""
     max_watchers: int = DEFAULT_MAX_WATCHERS

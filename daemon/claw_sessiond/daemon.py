@@ -9,7 +9,8 @@ Start-up order matters (SPEC §7):
    socket (grpcio would silently take over a live daemon's socket path);
 3. the database checked read-only, then opened, migrated, WAL verified;
 4. a stale socket file removed only if it is a socket, then bind, chmod 0600;
-5. ``READY=1`` to systemd.
+5. ``.claw/endpoint.json`` written (where it listens: :mod:`claw_sessiond.endpoint`);
+6. ``READY=1`` to systemd.
 
 Building and binding the gRPC servers (step 4, health, reflection) is
 :mod:`claw_sessiond.rpc.server`; this module never imports grpc.
@@ -19,8 +20,8 @@ Once READY the daemon registers itself for ``status``/``stop`` and, with
 
 Stop (SIGTERM/SIGINT, or idle exit): ``STOPPING=1``, health NOT_SERVING, new calls get
 UNAVAILABLE, in-flight calls finish within the grace period, the writer
-drains and checkpoints the WAL (TRUNCATE), the socket is removed, the lock
-is released, exit 0.
+drains and checkpoints the WAL (TRUNCATE), the socket and the endpoint file
+are removed, the lock is released, exit 0.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from claw_sessiond_client.paths import folder_problem, user_label
 from . import erasure, idempotency, lifecycle, limits, logs, retention
 from . import metrics as metrics_http
 from .config import Config
+from .endpoint import endpoint_record, remove_endpoint, tcp_endpoint, write_endpoint
 from .errors import LockHeldError, SessiondError, StartupError, StorageError
 from .metrics import Metrics
 from .rpc.idle import IdleTracker
@@ -220,6 +222,7 @@ class Daemon:
         with contextlib.suppress(FileNotFoundError):
             if self.socket_path.lstat().st_ino == self.socket_inode:
                 self.socket_path.unlink()
+        remove_endpoint(self.config.claw_dir)
         os.close(self.lock_fd)
         self.notifier.close()
         _log.info("event=stopped")
@@ -284,6 +287,13 @@ async def _serve_store(cfg: Config, store: Storage, lock_fd: int, notifier: Noti
     if cfg.tcp_address:
         servers.bind_tcp(cfg.tcp_address)
     await servers.start()
+    # Where this daemon listens, for every client (docs/PROTOCOL.md "Discovery"); written once it serves.
+    record = endpoint_record(cfg.workspace, sock, tcp_endpoint(cfg.tcp_address, servers.tcp_port))
+    try:
+        write_endpoint(cfg.claw_dir, record)
+    except OSError as exc:
+        await servers.stop(0)
+        raise StartupError(f"{cfg.claw_dir / 'endpoint.json'}: cannot write: {exc.strerror}") from exc
     return Daemon(cfg, store, servers, service, lock_fd, sock, socket_inode, notifier, metrics, idle)
 
 

@@ -19,6 +19,7 @@ from .bounds import (
     MAX_JSON_DEPTH,
     MAX_NAME_BYTES,
     MAX_PID,
+    MAX_PING_TIMEOUT_S,
     MAX_RUN_ID_BYTES,
     MAX_STORED_PAYLOAD_BYTES,
     MAX_WORKDIR_BYTES,
@@ -44,6 +45,7 @@ __all__ = [
     "check_clear_expected",
     "check_follow_start",
     "check_list_sessions",
+    "check_ping_timeout",
     "check_run_id",
     "check_search_limit",
     "check_trace_id",
@@ -283,6 +285,20 @@ def check_attach(pid: int, label: str) -> None:
         )
     if utf8_len(label) > MAX_ATTACH_LABEL_BYTES:
         raise InvalidRequestError(f"label is longer than {MAX_ATTACH_LABEL_BYTES} bytes", reason=Reason.FIELD_TOO_LARGE)
+
+
+def check_ping_timeout(seconds: int) -> int:
+    """Attach's ping bound is 0 (none) or 1 to :data:`MAX_PING_TIMEOUT_S` seconds.
+
+    Raises:
+        InvalidRequestError: reason INVALID_MESSAGE.
+    """
+    if not 0 <= seconds <= MAX_PING_TIMEOUT_S:
+        raise InvalidRequestError(
+            f"ping_timeout_seconds must be 0 (no pings) or 1 to {MAX_PING_TIMEOUT_S} (got {seconds})",
+            reason=Reason.INVALID_MESSAGE,
+        )
+    return seconds
 
 
 def check_trace_id(trace_id: str) -> str:

@@ -50,6 +50,8 @@ UNARY = (
     "GetStats",
     "Search",
     "GetUsageReport",
+    "EndRun",
+    "PingRun",
 )
 STREAMS = ("Load", "Export")
 FOLLOWING = ("Watch", "Attach", "WatchAll")  # stay open while accepted
@@ -576,10 +578,12 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
         "Attach": ser(
             shaped(
                 pb.AttachRequest,
-                {"session_id": IDS_VALID, "pid": st.just(1234), "label": NOTHING},
-                {"session_id": TEXT, "pid": INT64, "label": TEXT},
+                {"session_id": IDS_VALID, "pid": st.just(1234), "label": NOTHING, "ping_timeout_seconds": st.just(0)},
+                {"session_id": TEXT, "pid": INT64, "label": TEXT, "ping_timeout_seconds": INT64},
             )
         ),
+        "EndRun": ser(shaped(pb.EndRunRequest, {"run_id": st.just("0" * 32)}, {"run_id": TEXT})),
+        "PingRun": ser(shaped(pb.PingRunRequest, {"run_id": st.just("0" * 32)}, {"run_id": TEXT})),
         "Watch": ser(
             shaped(
                 pb.WatchRequest,

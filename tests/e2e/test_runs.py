@@ -2,7 +2,8 @@
 
 Every owner is a separate Python process using the sync client's ``attach``;
 the daemon is a real subprocess on a real Unix socket. Owners die for real
-(``kill -9``, ``SIGSTOP``), and every process started here is stopped by pid.
+(``kill -9``), and every process started here is stopped by pid. A stopped
+owner keeps its run: ``test_runs_liveness.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from claw_sessiond.config import DEFAULT_LEASE_S
 from claw_sessiond_client import (
     Message,
     PreconditionError,
@@ -160,11 +160,10 @@ def wait_for_repair(c: SessionClient, session: str, limit_s: float) -> tuple[flo
 
 
 def test_live_owner_call_is_in_flight_not_repaired_and_owner_answers(daemon: DaemonProcess, procs: Any) -> None:
-    # The default lease (10 s): a loaded machine cannot make this owner look dead.
     live = daemon
     owner = start(procs, OWNER, live.address, "s")
     info = read_json(owner)
-    assert info["lease"] == DEFAULT_LEASE_S
+    assert info["lease"] == 0  # the Unix socket sends no keepalive pings: no lease to answer
 
     seen = load_elsewhere(live, "s")
     assert seen["repairs"] == []
@@ -219,25 +218,6 @@ def test_owner_that_releases_without_answering_leaves_a_repairable_call(live: Da
     with live.client() as c:
         _, r = wait_for_repair(c, "s", LEASE_S + SLACK_S)
         assert [x.tool_call_id for x in r.repairs] == ["call_1"]
-
-
-def test_sigstopped_owner_is_detected_dead_within_the_lease(live: DaemonProcess, procs: Any) -> None:
-    owner = start(procs, OWNER, live.address, "s")
-    info = read_json(owner)
-    with live.client() as c:
-        os.kill(owner.pid, signal.SIGSTOP)  # its socket stays open: only keepalive can tell
-        stopped_at = time.monotonic()
-        first = c.load("s", "/tmp")
-        assert first.repairs == [] and [f.owner_pid for f in first.in_flight] == [info["pid"]]
-        _, r = wait_for_repair(c, "s", LEASE_S + SLACK_S + 2)
-        detected_s = time.monotonic() - stopped_at
-        assert [x.tool_call_id for x in r.repairs] == ["call_1"]
-        assert c.stats()["active_runs"] == 0
-    os.kill(owner.pid, signal.SIGCONT)
-    owner.kill()
-    owner.wait(10)
-    print(f"SIGSTOPped owner (lease {LEASE_S}s): detected dead after {detected_s:.2f}s")
-    assert detected_s <= max(LEASE_S, 2) + SLACK_S
 
 
 def test_processes_racing_to_own_a_session_exactly_one_wins(daemon: DaemonProcess, procs: Any, tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from claw_sessiond_client import (
 from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess, free_port, scale
 from tests.helpers.process import wait_for
 
 MIB = 1024 * 1024
@@ -320,10 +320,17 @@ time.sleep(120)
 
 
 def test_watcher_of_a_stopped_process_is_dropped_within_the_lease(spawn_daemon: Any, procs: Any) -> None:
-    d: DaemonProcess = spawn_daemon("--lease-s", "2")
+    # Over --tcp, keepalive pings are the last resort (a vanished host leaves a half-open connection).
+    port = free_port()
+    d: DaemonProcess = spawn_daemon("--lease-s", "2", "--tcp", f"127.0.0.1:{port}")
+    token = (d.workspace / ".claw" / "tcp-token").read_text().strip()
     with d.client() as c:
         c.append("z", Message.user("1"))
-        p = subprocess.Popen([sys.executable, "-c", STALLED_READER, d.address, "z"], stdout=subprocess.PIPE)
+        p = subprocess.Popen(
+            [sys.executable, "-c", STALLED_READER, f"127.0.0.1:{port}", "z"],
+            stdout=subprocess.PIPE,
+            env={**os.environ, "CLAW_TOKEN": token},
+        )
         procs.append(p)
         assert p.stdout is not None and p.stdout.readline().strip() == b"1"
         assert c.stats()["active_watchers"] == 1
@@ -333,4 +340,21 @@ def test_watcher_of_a_stopped_process_is_dropped_within_the_lease(spawn_daemon: 
         print(f"stopped watcher dropped after {time.monotonic() - t0:.2f}s")
         c.append("z", Message.user("2"))  # writers are unaffected either way
     os.kill(p.pid, signal.SIGCONT)
+    p.stdout.close()
+
+
+def test_watcher_of_a_stopped_process_on_the_unix_socket_stays_until_it_exits(spawn_daemon: Any, procs: Any) -> None:
+    # The Unix socket sends no pings: a stopped process is not a dead one; its exit closes the socket at once.
+    d: DaemonProcess = spawn_daemon("--lease-s", "1")
+    with d.client() as c:
+        c.append("z", Message.user("1"))
+        p = subprocess.Popen([sys.executable, "-c", STALLED_READER, d.address, "z"], stdout=subprocess.PIPE)
+        procs.append(p)
+        assert p.stdout is not None and p.stdout.readline().strip() == b"1"
+        os.kill(p.pid, signal.SIGSTOP)
+        time.sleep(3)
+        assert c.stats()["active_watchers"] == 1
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(10)
+        wait_for(lambda: c.stats()["active_watchers"] == 0, 3, "the killed watcher's stream to end")
     p.stdout.close()

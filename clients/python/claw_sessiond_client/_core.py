@@ -25,6 +25,7 @@ from ._autostart import AutostartWait, autostart_failure, spawn_daemon
 from ._liveness import CONNECT_TIMEOUT_S, hung_error, no_daemon_error, not_responding_error
 from ._peer import resolve_target
 from ._status import closed_error, retryable
+from .endpoint import discover_socket
 
 __all__ = ["CHANNEL_OPTIONS", "DEFAULT_RETRY_WINDOW_S", "DEFAULT_TIMEOUT_S", "CallRetry", "ClientCore", "FollowRetry"]
 
@@ -118,6 +119,14 @@ class ClientCore:
         """The error when auto-start did not produce a daemon that answers."""
         assert self.workspace is not None
         return autostart_failure(self.workspace, self._spawned)
+
+    def _moved_target(self) -> str | None:
+        """Where the workspace's daemon listens now (its endpoint file, else the path rule), if not at
+        this client's target; None when unchanged or connected by address."""
+        if self.workspace is None:
+            return None
+        target = f"unix:{discover_socket(self.workspace, os.environ.get('XDG_RUNTIME_DIR'))}"
+        return None if target == self.target else target
 
     def _workdir(self, session_id: str, workdir: str | None) -> str:
         return workdir if workdir is not None else self._workdirs.get(session_id, "")

@@ -1,7 +1,7 @@
 """Where the daemon is, and whether it may be trusted.
 
 The target comes from an address, or from the workspace (searched upward for
-``.claw/``) and the socket path the daemon computes for it. Before anything is
+``.claw/``): the socket its endpoint file names, else the path the daemon computes for it. Before anything is
 sent over a Unix socket, :func:`verify_peer` checks that the socket's folder,
 the socket and the process listening there belong to a trusted user.
 """
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Final
 
 from . import errors as E
-from .paths import find_workspace, folder_problem, socket_path_for, user_label, workspace_owner
+from .endpoint import discover_socket
+from .paths import find_workspace, folder_problem, user_label, workspace_owner
 
 __all__ = [
     "PEER_CHECK_TIMEOUT_S",
@@ -59,7 +60,7 @@ def resolve_target(workspace: str | os.PathLike[str] | None, address: str | None
             return f"unix:{address}", None
         return address, None
     ws = resolve_workspace(workspace)
-    return f"unix:{socket_path_for(ws, os.environ.get('XDG_RUNTIME_DIR'))}", ws
+    return f"unix:{discover_socket(ws, os.environ.get('XDG_RUNTIME_DIR'))}", ws
 
 
 def unix_path(target: str) -> Path | None:

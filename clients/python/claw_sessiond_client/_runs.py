@@ -8,8 +8,13 @@ streams themselves.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import threading
 from typing import Any, Final
+
+import grpc
 
 from . import errors as E
 from ._checks import check_ints, check_type
@@ -18,18 +23,46 @@ from ._status import retryable
 from ._types import Run, WatchEvent
 from .api.v1 import sessiond_pb2 as pb
 
-__all__ = ["WatchCursor", "attach_request", "run_of"]
+__all__ = [
+    "END_RUN_TIMEOUT_S",
+    "ThreadPinger",
+    "WatchCursor",
+    "attach_request",
+    "end_run_request",
+    "ping_interval",
+    "ping_task",
+    "run_of",
+]
 
 
-def attach_request(session_id: str, label: str) -> pb.AttachRequest:
+def attach_request(session_id: str, label: str, ping_timeout_s: int = 0) -> pb.AttachRequest:
     """The Attach request of this process.
 
     Raises:
-        TypeError: ``session_id`` or ``label`` is not a str.
+        TypeError: ``session_id`` or ``label`` is not a str, ``ping_timeout_s`` not an int.
+        InvalidRequestError: ``ping_timeout_s`` is negative.
     """
     check_type("session_id", session_id, str)
     check_type("label", label, str)
-    return pb.AttachRequest(session_id=session_id, pid=os.getpid(), label=label)
+    check_ints(ping_timeout_s=ping_timeout_s)
+    if ping_timeout_s < 0:
+        raise E.InvalidRequestError("ping_timeout_s must be 0 (no pings) or a number of seconds")
+    return pb.AttachRequest(session_id=session_id, pid=os.getpid(), label=label, ping_timeout_seconds=ping_timeout_s)
+
+
+def end_run_request(run_id: str) -> pb.EndRunRequest:
+    """The EndRun request.
+
+    Raises:
+        TypeError: ``run_id`` is not a str.
+    """
+    check_type("run_id", run_id, str)
+    return pb.EndRunRequest(run_id=run_id)
+
+
+def ping_interval(run: Run) -> float:
+    """How often the client pings a run that asked for a ping bound (a third of it; 0: never)."""
+    return run.ping_timeout_s / 3 if run.ping_timeout_s else 0.0
 
 
 def run_of(session_id: str, first: Any) -> Run:
@@ -40,7 +73,13 @@ def run_of(session_id: str, first: Any) -> Run:
     """
     if not isinstance(first, pb.AttachResponse) or not first.run_id:
         raise E.InternalError("Attach stream ended before the daemon sent a run id")
-    return Run(first.run_id, session_id, int(first.lease_seconds))
+    return Run(
+        first.run_id,
+        session_id,
+        int(first.lease_seconds),
+        bool(first.pid_verified),
+        int(first.ping_timeout_seconds),
+    )
 
 
 #: First pause before resuming a failed watch; doubles up to :data:`_WATCH_MAX_DELAY_S`.
@@ -106,3 +145,45 @@ class WatchCursor:
             raise err
         self._delay_s = min(delay * 2, _WATCH_MAX_DELAY_S)
         return delay
+
+
+class ThreadPinger:
+    """Pings a run that asked for a ping bound from a daemon thread (the blocking client)."""
+
+    def __init__(self, stub: Any, run: Run) -> None:
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        interval = ping_interval(run)
+        if interval:
+            self._thread = threading.Thread(
+                target=self._loop, args=(stub, run, interval), name=f"claw-ping-{run.run_id[:8]}", daemon=True
+            )
+            self._thread.start()
+
+    def _loop(self, stub: Any, run: Run, interval: float) -> None:
+        request = pb.PingRunRequest(run_id=run.run_id)
+        while not self._stop.wait(interval) and run.alive:
+            with contextlib.suppress(grpc.RpcError, ValueError):  # the Attach stream's end tells the caller
+                stub.PingRun(request, timeout=max(interval, 1.0))
+
+    def stop(self) -> None:
+        """Stop pinging (and wait for the thread)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+async def ping_task(stub: Any, run: Run) -> None:
+    """Ping a run that asked for a ping bound until cancelled (the asyncio client)."""
+    interval = ping_interval(run)
+    if not interval:
+        return
+    request = pb.PingRunRequest(run_id=run.run_id)
+    while run.alive:
+        await asyncio.sleep(interval)
+        with contextlib.suppress(grpc.RpcError, ValueError):
+            await stub.PingRun(request, timeout=max(interval, 1.0))
+
+
+#: How long the end of an ``attach`` block waits for EndRun (the run ends with its stream anyway).
+END_RUN_TIMEOUT_S: Final = 5.0

@@ -293,19 +293,34 @@ class Run:
 
     Pass :attr:`run_id` as ``append(..., run_id=run.run_id)``: tool calls
     appended that way are *in flight* while the run is alive, so another
-    process's Load does not repair them. :attr:`alive` turns False when the
-    Attach stream ends (the block exits, the channel closes, the daemon stops
-    or dropped this process as dead); the daemon then refuses the run id
-    (``PreconditionError``, reason ``UNKNOWN_RUN``) and may repair its open calls.
+    process's Load does not repair them. The run lives while its Attach
+    stream is open: a process that is only blocked (a long synchronous tool,
+    a stopped process) keeps it; one that exits loses it at once.
+    :attr:`alive` turns False when the Attach stream ends (the block exits,
+    the channel closes, the daemon stops or ended the run); the daemon then
+    refuses the run id (``PreconditionError``, reason ``UNKNOWN_RUN``, metadata
+    ``cause``) and may repair its open calls.
     """
 
-    __slots__ = ("_alive", "lease_seconds", "run_id", "session_id")
+    __slots__ = ("_alive", "lease_seconds", "pid_verified", "ping_timeout_s", "run_id", "session_id")
 
-    def __init__(self, run_id: str, session_id: str, lease_seconds: int) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        session_id: str,
+        lease_seconds: int,
+        pid_verified: bool = False,
+        ping_timeout_s: int = 0,
+    ) -> None:
         self.run_id = run_id
         self.session_id = session_id
-        #: The daemon drops this run within about this many seconds if the process stops answering.
+        #: Over TCP, the daemon closes the connection (ending the run) when it answers no keepalive ping for
+        #: about this many seconds; 0 on the Unix socket, where no pings are sent.
         self.lease_seconds = lease_seconds
+        #: The daemon checked this process's pid with the kernel: the run also ends when the process is gone.
+        self.pid_verified = pid_verified
+        #: The ping bound asked for at attach (0: none); the client then pings by itself.
+        self.ping_timeout_s = ping_timeout_s
         self._alive = True
 
     @property

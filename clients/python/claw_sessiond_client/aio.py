@@ -52,7 +52,7 @@ from ._responses import (
     summaries_of,
     usage_report_of,
 )
-from ._runs import WatchCursor, attach_request, run_of
+from ._runs import END_RUN_TIMEOUT_S, WatchCursor, attach_request, end_run_request, ping_task, run_of
 from ._status import error_from_rpc
 from ._types import (
     AppendResult,
@@ -124,13 +124,26 @@ class AsyncSessionClient(ClientCore):
         token: str | None = None,
     ) -> None:
         super().__init__(workspace, address, autostart, timeout_s, retry_window_s)
+        self._tokens = _auth.token_source(self.target, workspace, token)
         self._channel = grpc.aio.insecure_channel(
-            self.target,
-            options=CHANNEL_OPTIONS,
-            interceptors=_auth.aio_interceptors(_auth.token_source(self.target, workspace, token)),
+            self.target, options=CHANNEL_OPTIONS, interceptors=_auth.aio_interceptors(self._tokens)
         )
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._trusting: asyncio.Future[None] | None = None
+        self._retired: list[grpc.aio.Channel] = []
+
+    def _follow_endpoint(self) -> bool:
+        """Follow the endpoint file if the daemon moved (as :meth:`SessionClient._follow_endpoint`)."""
+        moved = self._moved_target()
+        if moved is None:
+            return False
+        self._retired.append(self._channel)
+        self.target = moved
+        self._channel = grpc.aio.insecure_channel(
+            moved, options=CHANNEL_OPTIONS, interceptors=_auth.aio_interceptors(self._tokens)
+        )
+        self._stub = pb_grpc.SessionServiceStub(self._channel)
+        return True
 
     # -- plumbing
 
@@ -144,6 +157,7 @@ class AsyncSessionClient(ClientCore):
         if self._verified:
             return
         if self._trusting is None or self._trusting.done():
+            self._follow_endpoint()
             self._trusting = asyncio.ensure_future(self._check_peer())
         await asyncio.shield(self._trusting)  # one caller cancelled must not cancel the others' check
         self._verified = True
@@ -184,6 +198,8 @@ class AsyncSessionClient(ClientCore):
         """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
         self._closed = True
         await self._channel.close(None)
+        for channel in self._retired:
+            await channel.close(None)
 
     async def __aenter__(self) -> AsyncSessionClient:
         return self
@@ -220,6 +236,8 @@ class AsyncSessionClient(ClientCore):
                 return
             except TimeoutError:
                 pass
+            if self._follow_endpoint():  # another client's daemon won the lock, and listens elsewhere
+                continue
             if wait.hopeless():
                 break
         raise self._autostart_failure()
@@ -383,13 +401,13 @@ class AsyncSessionClient(ClientCore):
         return results
 
     @contextlib.asynccontextmanager
-    async def attach(self, session_id: str, label: str = "") -> AsyncIterator[Run]:
+    async def attach(self, session_id: str, label: str = "", *, ping_timeout_s: int = 0) -> AsyncIterator[Run]:
         """Hold run ownership of ``session_id`` for an ``async with`` block (see :meth:`SessionClient.attach`).
 
         Raises:
             PreconditionError: reason ``RUN_ALREADY_OWNED``: another live run owns the session.
         """
-        request = attach_request(session_id, label)
+        request = attach_request(session_id, label, ping_timeout_s)
 
         async def start() -> tuple[Any, Run]:
             call = self._stub.Attach(request)  # no deadline: the stream lives as long as the run
@@ -402,11 +420,22 @@ class AsyncSessionClient(ClientCore):
 
         call, run = await self._call(start)
         call.add_done_callback(lambda _call: run.end())
+        pinger = asyncio.ensure_future(ping_task(self._stub, run))
         try:
             yield run
         finally:
+            pinger.cancel()
+            if run.alive and not self._closed:
+                with contextlib.suppress(grpc.RpcError, ValueError, grpc.aio.UsageError):
+                    await self._stub.EndRun(end_run_request(run.run_id), timeout=END_RUN_TIMEOUT_S)
             call.cancel()
             run.end()
+
+    async def end_run(self, run_id: str) -> bool:
+        """End a run and return once it is no longer live (see :meth:`SessionClient.end_run`)."""
+        request = end_run_request(run_id)
+        reply = await self._call(lambda: self._stub.EndRun(request, timeout=self.timeout_s))
+        return bool(reply.was_live)
 
     async def _follow(self, start: Callable[[], Any], cursor: Any, name: str) -> AsyncGenerator[Any, None]:
         """Run a following stream (Watch, WatchAll); see :meth:`SessionClient._follow`."""

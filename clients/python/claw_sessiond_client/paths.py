@@ -17,8 +17,11 @@ absolute path, with ``<base>`` the first of these that fits in 107 bytes:
 4. ``/tmp/claw-sessiond-<uid>``: predictable, so another user can create it
    first; daemon and clients then refuse it (:func:`folder_problem`).
 
-Nobody but ``<uid>`` (and root) can create a folder in 1 to 3. Both sides
-compute the same path from the same inputs, so nothing has to be discovered.
+Nobody but ``<uid>`` (and root) can create a folder in 1 to 3. The
+workspace's path is taken with symlinks resolved, so every spelling of it
+gives the same socket path. Clients read where a running daemon listens from
+``.claw/endpoint.json`` first (:mod:`claw_sessiond_client.endpoint`); this rule
+is the fallback, and where a daemon started for the workspace will listen.
 """
 
 from __future__ import annotations
@@ -97,10 +100,11 @@ def default_socket_path(
         runtime_dir: ``$XDG_RUNTIME_DIR`` (pass ``os.environ.get("XDG_RUNTIME_DIR")``).
         uid: the uid the daemon runs as (default: this process's).
     """
-    primary = claw_dir(workspace) / SOCKET_NAME
+    real = os.path.realpath(workspace)  # every spelling of the workspace (symlinks) gives one path
+    primary = claw_dir(real) / SOCKET_NAME
     if len(os.fsencode(primary)) <= MAX_UNIX_PATH_BYTES:
         return primary
-    digest = hashlib.sha256(os.fsencode(claw_dir(workspace))).hexdigest()[:24]
+    digest = hashlib.sha256(os.fsencode(claw_dir(real))).hexdigest()[:24]
     bases = _fallback_bases(runtime_dir, os.getuid() if uid is None else uid)
     for base in bases:
         short = base / f"{digest}.sock"

@@ -50,7 +50,7 @@ from ._responses import (
     summaries_of,
     usage_report_of,
 )
-from ._runs import WatchCursor, attach_request, run_of
+from ._runs import END_RUN_TIMEOUT_S, ThreadPinger, WatchCursor, attach_request, end_run_request, run_of
 from ._status import error_from_rpc
 from ._types import (
     AppendResult,
@@ -122,9 +122,24 @@ class SessionClient(ClientCore):
         token: str | None = None,
     ) -> None:
         super().__init__(workspace, address, autostart, timeout_s, retry_window_s)
-        tokens = _auth.token_source(self.target, workspace, token)
-        self._channel = _auth.intercept(grpc.insecure_channel(self.target, options=CHANNEL_OPTIONS), tokens)
+        self._tokens = _auth.token_source(self.target, workspace, token)
+        self._channel = _auth.intercept(grpc.insecure_channel(self.target, options=CHANNEL_OPTIONS), self._tokens)
         self._stub = pb_grpc.SessionServiceStub(self._channel)
+        self._retired: list[grpc.Channel] = []
+
+    def _follow_endpoint(self) -> bool:
+        """Move to where the workspace's daemon listens now (``.claw/endpoint.json``), if it moved; True if so.
+
+        The old channel is closed with the client (a call still on it fails as the daemon did).
+        """
+        moved = self._moved_target()
+        if moved is None:
+            return False
+        self._retired.append(self._channel)
+        self.target = moved
+        self._channel = _auth.intercept(grpc.insecure_channel(moved, options=CHANNEL_OPTIONS), self._tokens)
+        self._stub = pb_grpc.SessionServiceStub(self._channel)
+        return True
 
     # -- plumbing
 
@@ -136,6 +151,7 @@ class SessionClient(ClientCore):
         """
         self._check_open()
         if not self._verified:
+            self._follow_endpoint()
             verify_peer(self.target, self._owner_workspace)
             if accepts_connections(self.target) and not health_ping(self._channel, self.target, CONNECT_TIMEOUT_S):
                 raise self._not_responding()
@@ -150,6 +166,8 @@ class SessionClient(ClientCore):
         """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
         self._closed = True
         self._channel.close()
+        for channel in self._retired:
+            channel.close()
 
     def __enter__(self) -> SessionClient:
         return self
@@ -191,6 +209,10 @@ class SessionClient(ClientCore):
                     return
                 except grpc.FutureTimeoutError:
                     pass
+                if self._follow_endpoint():  # another client's daemon won the lock, and listens elsewhere
+                    ready.cancel()
+                    ready = grpc.channel_ready_future(self._channel)
+                    continue
                 if wait.hopeless():
                     break
         finally:
@@ -340,21 +362,27 @@ class SessionClient(ClientCore):
         return results
 
     @contextlib.contextmanager
-    def attach(self, session_id: str, label: str = "") -> Iterator[Run]:
+    def attach(self, session_id: str, label: str = "", *, ping_timeout_s: int = 0) -> Iterator[Run]:
         """Hold run ownership of ``session_id`` for a ``with`` block.
 
         Opens an Attach stream that stays open until the block exits. Pass
         ``run.run_id`` to :meth:`append`: tool calls appended with it are in
-        flight (not repaired by anyone's Load) while the run is alive. If this
-        process dies, is killed or stops answering, the daemon ends the run
-        (within ``run.lease_seconds``) and its unanswered calls become
-        repairable at the next Load.
+        flight (not repaired by anyone's Load) while the run is alive. The run
+        lives while the stream's connection is open: a process that blocks
+        (a long synchronous tool, SIGSTOP) keeps it; one that exits or is
+        killed loses it at once. Leaving the block ends the run with EndRun,
+        confirmed: a Load or an attach right after it sees the run gone.
+
+        Args:
+            ping_timeout_s: 0 (default) for no pings; else the run also ends
+                when no ping came for this many seconds, and this client pings
+                every third of it from a thread (so a hung process loses its run).
 
         Raises:
             PreconditionError: reason ``RUN_ALREADY_OWNED``: another live run owns the
                 session (``metadata`` has its ``run_id`` and ``pid``).
         """
-        request = attach_request(session_id, label)
+        request = attach_request(session_id, label, ping_timeout_s)
 
         def start() -> tuple[Any, Run]:
             call = self._stub.Attach(request)  # no deadline: the stream lives as long as the run
@@ -367,11 +395,25 @@ class SessionClient(ClientCore):
 
         call, run = self._call(start)
         call.add_done_callback(lambda _call: run.end())
+        pinger = ThreadPinger(self._stub, run)
         try:
             yield run
         finally:
+            pinger.stop()
+            if run.alive and not self._closed:
+                with contextlib.suppress(grpc.RpcError, ValueError):  # the stream's end ends the run anyway
+                    self._stub.EndRun(end_run_request(run.run_id), timeout=END_RUN_TIMEOUT_S)
             call.cancel()
             run.end()
+
+    def end_run(self, run_id: str) -> bool:
+        """End a run and return once it is no longer live; True if it was live (idempotent, safe to retry).
+
+        After it returns, the run's unanswered calls are no longer in flight
+        (the next Load repairs them) and the session can be attached again.
+        """
+        request = end_run_request(run_id)
+        return bool(self._call(lambda: self._stub.EndRun(request, timeout=self.timeout_s)).was_live)
 
     def watch(self, session_id: str, after_position: int = 0) -> Iterator[WatchEvent]:
         """Follow a session: its history events after ``after_position``, then new ones as they commit.

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { credentials, Metadata, status as Code, type ClientDuplexStream, type ClientReadableStream, type ServiceError } from "@grpc/grpc-js";
 import { checkPeer, findWorkspace, socketPath, spawnDaemon } from "./discovery";
-import { fromAppendError, fromServiceError, isRetryable, SessiondError, UnavailableError } from "./errors";
+import { errorInfo, fromAppendError, fromServiceError, isRetryable, SessiondError, UnavailableError } from "./errors";
 import {
   AppendRequest,
   type AppendResponse,
@@ -16,6 +16,10 @@ import {
   type DeleteResponse,
   EditTailRequest,
   type EditTailResponse,
+  EndRunRequest,
+  type EndRunResponse,
+  PingRunRequest,
+  type PingRunResponse,
   type GetStatsResponse,
   type InFlightCall,
   ListSessionsRequest,
@@ -70,11 +74,27 @@ export interface LoadResult {
 export interface Run {
   runId: string;
   leaseSeconds: number;
+  /** True if the daemon verified this process's pid with the kernel (Unix socket). */
+  pidVerified: boolean;
   /** Settles when the run's stream ends (with the reason, if the daemon dropped it). */
   closed: Promise<SessiondError | undefined>;
-  /** Ends the run. */
-  end(): void;
+  /**
+   * Ends the run (EndRun) and resolves once its calls are no longer in flight: a Load or a new
+   * Attach right after sees it gone.
+   */
+  end(): Promise<void>;
 }
+
+type UnaryMethod =
+  | "append"
+  | "recordUsage"
+  | "clear"
+  | "editTail"
+  | "listSessions"
+  | "delete"
+  | "getStats"
+  | "endRun"
+  | "pingRun";
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
@@ -99,8 +119,9 @@ export const tool = (toolCallId: string, content: string): MessageInput => ({ ro
 /** A client of one workspace's daemon. Call {@link SessionClient.close} when done. */
 export class SessionClient {
   readonly workspace: string;
-  readonly socket: string;
-  private readonly stub: InstanceType<typeof SessionServiceClient>;
+  private readonly fixedSocket: string | undefined;
+  private readonly maxBytes: number;
+  private current: { socket: string; stub: InstanceType<typeof SessionServiceClient> } | undefined;
   private readonly timeoutMs: number;
   private readonly retryWindowMs: number;
   private readonly autostart: boolean;
@@ -109,34 +130,49 @@ export class SessionClient {
 
   constructor(options: ClientOptions = {}) {
     this.workspace = options.workspace ? findWorkspace(options.workspace) : findWorkspace();
-    this.socket = options.socket ?? socketPath(this.workspace);
+    this.fixedSocket = options.socket;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.retryWindowMs = options.retryWindowMs ?? 10_000;
     this.autostart = options.autostart ?? true;
     this.command = options.command;
-    const max = options.maxReceiveBytes ?? 20 * 1024 * 1024;
-    this.stub = new SessionServiceClient(`unix:${this.socket}`, credentials.createInsecure(), {
-      "grpc.max_receive_message_length": max,
-      "grpc.max_send_message_length": max,
-      // Liveness of runs rests on the connection, not on pings (docs/PROTOCOL.md "Runs").
-      "grpc.keepalive_time_ms": 10_000,
-      "grpc.keepalive_timeout_ms": 20_000,
-    });
+    this.maxBytes = options.maxReceiveBytes ?? 20 * 1024 * 1024;
+  }
+
+  /** The socket this client dials (found at the first call: docs/PROTOCOL.md "Discovery"). */
+  get socket(): string {
+    return this.current?.socket ?? this.fixedSocket ?? socketPath(this.workspace);
+  }
+
+  private get stub(): InstanceType<typeof SessionServiceClient> {
+    if (!this.current) throw new UnavailableError("not connected", -1, "DAEMON_UNAVAILABLE");
+    return this.current.stub;
   }
 
   /** Closes the channel (open streams end). */
   close(): void {
-    this.stub.close();
+    this.current?.stub.close();
   }
 
   private deadline(): Date {
     return new Date(Date.now() + this.timeoutMs);
   }
 
-  /** Checks the peer (and auto-starts a daemon once) before the first call. */
+  /** Finds the daemon, checks the peer (and auto-starts a daemon once) before the first call. */
   private async ready(): Promise<void> {
+    if (this.current) return;
+    const connect = (): void => {
+      const socket = this.fixedSocket ?? socketPath(this.workspace);
+      checkPeer(socket);
+      // Run liveness rests on the connection and the kernel's view of the pid, never on this
+      // process answering pings (docs/PROTOCOL.md "Runs"): no keepalive options are needed.
+      const stub = new SessionServiceClient(`unix:${socket}`, credentials.createInsecure(), {
+        "grpc.max_receive_message_length": this.maxBytes,
+        "grpc.max_send_message_length": this.maxBytes,
+      });
+      this.current = { socket, stub };
+    };
     try {
-      checkPeer(this.socket);
+      connect();
       return;
     } catch (e) {
       if (!(e instanceof UnavailableError) || !this.autostart || this.started) throw e;
@@ -146,7 +182,7 @@ export class SessionClient {
     const until = Date.now() + 20_000;
     for (;;) {
       try {
-        checkPeer(this.socket);
+        connect();
         return;
       } catch (e) {
         if (!(e instanceof UnavailableError) || Date.now() > until) throw e;
@@ -156,17 +192,21 @@ export class SessionClient {
   }
 
   /** Runs a unary call, retrying retryable failures (same request, same id) within the retry window. */
-  private async unary<Req, Res>(
-    fn: (req: Req, md: Metadata, opts: { deadline: Date }, cb: (e: ServiceError | null, r: Res) => void) => unknown,
-    req: Req,
-  ): Promise<Res> {
+  private async unary<Req, Res>(method: UnaryMethod, req: Req): Promise<Res> {
     await this.ready();
+    const stub = this.stub;
+    const fn = stub[method] as unknown as (
+      req: Req,
+      md: Metadata,
+      opts: { deadline: Date },
+      cb: (e: ServiceError | null, r: Res) => void,
+    ) => unknown;
     const until = Date.now() + this.retryWindowMs;
     let wait = 25;
     for (;;) {
       try {
         return await new Promise<Res>((resolve, reject) => {
-          fn.call(this.stub, req, new Metadata(), { deadline: this.deadline() }, (e, r) => (e ? reject(fromServiceError(e)) : resolve(r)));
+          fn.call(stub, req, new Metadata(), { deadline: this.deadline() }, (e, r) => (e ? reject(fromServiceError(e)) : resolve(r)));
         });
       } catch (e) {
         if (!isRetryable(e) || Date.now() + wait > until) throw e;
@@ -244,13 +284,13 @@ export class SessionClient {
       runId: opts.runId ?? "",
       workdir: opts.workdir ?? "",
     });
-    return this.unary<AppendRequest, AppendResponse>(this.stub.append as never, req);
+    return this.unary<AppendRequest, AppendResponse>("append", req);
   }
 
   /** Adds token counts and cost to the session's totals. */
   recordUsage(sessionId: string, usage: Partial<RecordUsageRequest>): Promise<RecordUsageResponse> {
     const req = RecordUsageRequest.fromPartial({ requestId: randomUUID(), ...usage, sessionId });
-    return this.unary<RecordUsageRequest, RecordUsageResponse>(this.stub.recordUsage as never, req);
+    return this.unary<RecordUsageRequest, RecordUsageResponse>("recordUsage", req);
   }
 
   /** Empties the visible history (`erase`: also removes it from the log). */
@@ -261,7 +301,7 @@ export class SessionClient {
       expectedLastPosition: opts.expectedLastPosition ?? 0,
       requestId: opts.requestId ?? randomUUID(),
     });
-    return this.unary<ClearRequest, ClearResponse>(this.stub.clear as never, req);
+    return this.unary<ClearRequest, ClearResponse>("clear", req);
   }
 
   /** Removes the last entries (or those after a position) and appends replacements, atomically. */
@@ -272,47 +312,73 @@ export class SessionClient {
       replacements: (opts.replacements ?? []).map(message),
       sessionId,
     });
-    return this.unary<EditTailRequest, EditTailResponse>(this.stub.editTail as never, req);
+    return this.unary<EditTailRequest, EditTailResponse>("editTail", req);
   }
 
   /** One page of sessions. */
   listSessions(opts: Partial<ListSessionsRequest> = {}): Promise<ListSessionsResponse> {
-    return this.unary<ListSessionsRequest, ListSessionsResponse>(this.stub.listSessions as never, ListSessionsRequest.fromPartial(opts));
+    return this.unary<ListSessionsRequest, ListSessionsResponse>("listSessions", ListSessionsRequest.fromPartial(opts));
   }
 
   /** Erases a session. */
   delete(sessionId: string): Promise<DeleteResponse> {
-    return this.unary<DeleteRequest, DeleteResponse>(this.stub.delete as never, DeleteRequest.fromPartial({ sessionId }));
+    return this.unary<DeleteRequest, DeleteResponse>("delete", DeleteRequest.fromPartial({ sessionId }));
   }
 
   /** Daemon and database figures. */
   stats(): Promise<GetStatsResponse> {
-    return this.unary<object, GetStatsResponse>(this.stub.getStats as never, {});
+    return this.unary<object, GetStatsResponse>("getStats", {});
   }
 
   /**
    * Declares that this process runs the session. Resolves with the run once the daemon has
    * registered it. The run lives while its stream's connection is open.
    */
-  async attach(sessionId: string, opts: { label?: string } = {}): Promise<Run> {
+  async attach(sessionId: string, opts: { label?: string; pingTimeoutSeconds?: number } = {}): Promise<Run> {
     await this.ready();
-    const stream: ClientReadableStream<AttachResponse> = this.stub.attach({ sessionId, pid: process.pid, label: opts.label ?? "" } as never);
+    const stream: ClientReadableStream<AttachResponse> = this.stub.attach({
+      sessionId,
+      pid: process.pid,
+      label: opts.label ?? "",
+      pingTimeoutSeconds: opts.pingTimeoutSeconds ?? 0,
+    } as never);
     return new Promise((resolve, reject) => {
       let run: Run | undefined;
       let settle!: (e: SessiondError | undefined) => void;
       const closed = new Promise<SessiondError | undefined>((r) => (settle = r));
       stream.on("data", (reply: AttachResponse) => {
         if (run) return;
-        run = { runId: reply.runId, leaseSeconds: reply.leaseSeconds, closed, end: () => stream.cancel() };
+        const runId = reply.runId;
+        run = {
+          runId,
+          leaseSeconds: reply.leaseSeconds,
+          pidVerified: reply.pidVerified,
+          closed,
+          end: async () => {
+            await this.endRun(runId);
+            stream.cancel();
+          },
+        };
         resolve(run);
       });
       stream.on("error", (e: ServiceError) => {
-        const err = e.code === Code.CANCELLED && run ? undefined : fromServiceError(e);
+        const ended = run && (e.code === Code.CANCELLED || errorInfo(e.metadata)?.metadata.cause === "ended");
+        const err = ended ? undefined : fromServiceError(e);
         if (!run && err) reject(err);
         settle(err);
       });
       stream.on("end", () => settle(undefined));
     });
+  }
+
+  /** Ends a run and returns once its calls are no longer in flight; `wasLive` false if it already was not. */
+  endRun(runId: string): Promise<EndRunResponse> {
+    return this.unary<EndRunRequest, EndRunResponse>("endRun", EndRunRequest.fromPartial({ runId }));
+  }
+
+  /** Renews a run that asked for ping liveness. */
+  pingRun(runId: string): Promise<PingRunResponse> {
+    return this.unary<PingRunRequest, PingRunResponse>("pingRun", PingRunRequest.fromPartial({ runId }));
   }
 
   /**

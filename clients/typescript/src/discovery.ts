@@ -48,22 +48,41 @@ function checkOwned(p: string, what: string, kind: "dir" | "file" | "socket"): f
   return st;
 }
 
-/** Reads the endpoint file, or undefined when there is none. Refuses one others could have written. */
+/**
+ * Reads the endpoint file (docs/PROTOCOL.md "Discovery"), or undefined when there is none or it
+ * names a daemon that is gone. Refuses one others could have written.
+ */
 export function readEndpoint(workspace: string): Endpoint | undefined {
   const claw = path.join(workspace, ".claw");
   const file = path.join(claw, "endpoint.json");
   if (!fs.existsSync(file)) return undefined;
   checkOwned(claw, "folder", "dir");
-  checkOwned(file, "endpoint file", "file");
-  const data = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
-  const socket = data.socket ?? data.socket_path;
+  const st = checkOwned(file, "endpoint file", "file");
+  if (st.size > 64 * 1024) throw new UntrustedPeerError(`endpoint file ${file} is over 64 KiB`, -1, "UNTRUSTED_PEER");
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  let data: Record<string, unknown>;
+  try {
+    data = JSON.parse(fs.readFileSync(fd, "utf8")) as Record<string, unknown>;
+  } catch {
+    return undefined; // being replaced, or torn by a crash: the path rule applies
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (data.format !== 1) throw new UnavailableError(`endpoint file ${file} has format ${String(data.format)}, this client knows 1`, -1, "DAEMON_UNAVAILABLE");
+  const socket = data.socket;
   if (typeof socket !== "string" || !path.isAbsolute(socket)) {
     throw new UnavailableError(`endpoint file ${file} names no absolute socket path`, -1, "DAEMON_UNAVAILABLE");
   }
-  return { socket, pid: Number(data.pid ?? 0), version: String(data.version ?? "") };
+  const pid = Number(data.pid ?? 0);
+  if (!pidAlive(pid)) return undefined; // a killed daemon's leftover
+  return { socket, pid, version: String(data.version ?? "") };
 }
 
-/** The socket to dial for a workspace: the endpoint file's, else `.claw/sessiond.sock`. */
+/**
+ * The socket to dial for a workspace: the endpoint file's, else `.claw/sessiond.sock` (the
+ * path rule's first case; a daemon for a workspace whose socket path would not fit says where
+ * it listens in the endpoint file).
+ */
 export function socketPath(workspace: string): string {
   return readEndpoint(workspace)?.socket ?? path.join(workspace, ".claw", "sessiond.sock");
 }

@@ -266,9 +266,56 @@ describe("a real daemon", () => {
       assert.equal(out.trim(), "0 ['slow']", "the other process repaired the call of a live, blocked run");
       const stored = await c.append("blocked", [tool("slow", "done after the block")], { runId: run.runId });
       assert.ok(stored.lastPosition >= 3);
-      run.end();
+      await run.end();
     } finally {
       c.close();
+    }
+  });
+
+  test("ending a run is confirmed: a Load and a new Attach right after see it gone (20 of 20)", async () => {
+    const d = await started();
+    const c = client(d);
+    try {
+      for (let i = 0; i < 20; i++) {
+        const sid = `end-${i}`;
+        const run = await c.attach(sid);
+        await c.append(sid, [user("go"), assistant("", [{ id: `t${i}`, name: "bash", arguments: "{}" }])], { runId: run.runId });
+        await run.end();
+        const after = await c.load(sid);
+        assert.equal(after.inFlight.length, 0, `round ${i}: the ended run's call is still in flight`);
+        assert.deepEqual(
+          after.repairs.map((r) => r.toolCallId),
+          [`t${i}`],
+        );
+        const again = await c.attach(sid);
+        await again.end();
+        assert.equal(await again.closed, undefined);
+      }
+      const gone = await c.endRun("no-such-run");
+      assert.equal(gone.wasLive, false);
+    } finally {
+      c.close();
+    }
+  });
+
+  test("a symlinked spelling of the workspace and another XDG_RUNTIME_DIR find the same daemon", async () => {
+    const d = await started();
+    const link = path.join(tempWorkspace(), "link");
+    fs.symlinkSync(d.workspace, link);
+    const saved = process.env.XDG_RUNTIME_DIR;
+    process.env.XDG_RUNTIME_DIR = tempWorkspace("claw-xdg-");
+    const a = new SessionClient({ workspace: link, autostart: false });
+    const b = client(d);
+    try {
+      await a.append("via-link", [user("through the link")]);
+      assert.equal((await b.load("via-link")).messages[0].content, "through the link");
+      assert.equal(a.socket, b.socket);
+      assert.equal(Number((await a.stats()).pid), d.proc?.pid);
+    } finally {
+      if (saved === undefined) delete process.env.XDG_RUNTIME_DIR;
+      else process.env.XDG_RUNTIME_DIR = saved;
+      a.close();
+      b.close();
     }
   });
 });

@@ -34,7 +34,7 @@ from claw_sessiond_client import (
     SessionSummary,
 )
 from claw_sessiond_client import InvalidRequestError as ClientInvalidRequestError
-from claw_sessiond_client.paths import socket_path_for
+from claw_sessiond_client.endpoint import discover_socket
 
 from ..config import environ
 from ..errors import InvalidRequestError
@@ -67,7 +67,7 @@ def socket_path(args: argparse.Namespace) -> Path:
     """The socket of the workspace's daemon: ``--socket``, else the workspace's (already resolved by ``main``)."""
     if args.socket:
         return Path(os.path.abspath(args.socket))
-    return socket_path_for(os.path.abspath(args.workspace), environ().get("XDG_RUNTIME_DIR"))
+    return discover_socket(os.path.abspath(args.workspace), environ().get("XDG_RUNTIME_DIR"))
 
 
 def open_client(workspace: str | None, socket: Path, *, timeout_s: float | None = LOOK_TIMEOUT_S) -> SessionClient:

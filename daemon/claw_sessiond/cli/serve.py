@@ -79,7 +79,14 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         parser, "--shutdown-grace-s", env, default=DEFAULT_SHUTDOWN_GRACE_S, type=float, help="grace at shutdown"
     )
     env_option(parser, "--busy-timeout-ms", env, default=DEFAULT_BUSY_TIMEOUT_MS, type=int, help="SQLite busy timeout")
-    env_option(parser, "--lease-s", env, default=DEFAULT_LEASE_S, type=int, help="dead run-owner detection bound")
+    env_option(
+        parser,
+        "--lease-s",
+        env,
+        default=DEFAULT_LEASE_S,
+        type=int,
+        help="over --tcp: close a connection that answers no keepalive ping for this long (a vanished host)",
+    )
     env_option(
         parser,
         "--watch-stall-s",

@@ -38,32 +38,48 @@ from .edge import Context, abort
 from .idle import IdleTracker
 from .service import SessionService
 
-__all__ = ["SERVICE_NAME", "Servers", "add_to_server", "prepare_socket_path", "server_options"]
+__all__ = ["NO_KEEPALIVE_MS", "SERVICE_NAME", "Servers", "add_to_server", "prepare_socket_path", "server_options"]
 
 # The logger keeps the name it had when this lived in server.py (log lines stay the same).
 _log = logging.getLogger("claw_sessiond.server")
 SERVICE_NAME: Final = pb.DESCRIPTOR.services_by_name["SessionService"].full_name
 
 
-def server_options(cfg: Config) -> list[tuple[str, Any]]:
-    """Channel arguments: request size limit and keepalive that bounds dead-peer detection.
+#: grpc's largest keepalive interval (INT_MAX ms, about 24.8 days): in effect, no keepalive pings.
+NO_KEEPALIVE_MS: Final = 2**31 - 1
 
-    The daemon pings every connection after ``lease_s / 2`` without reads and
-    closes it if the ack does not come within another ``lease_s / 2`` (each at
-    least 1 s), so a peer that stopped answering (killed host, SIGSTOPped
-    process, half-open socket) is dropped within ``max(lease_s, 2)`` seconds,
-    and its Attach runs end. grpcio 1.85 times a keepalive ping out after
+
+def server_options(cfg: Config, *, tcp: bool = False) -> list[tuple[str, Any]]:
+    """Channel arguments: the request size limit, and keepalive pings only where they are the last resort.
+
+    On the **Unix socket** the daemon sends no keepalive pings (grpc's server
+    default is a ping every 2 hours that closes the connection unanswered 20 s
+    later): a client that exits or is killed has its socket closed by the
+    kernel at once, and one that is only blocked (a busy event loop, SIGSTOP,
+    a long synchronous tool) must keep its connection and so its run
+    (``service_runs.py``). Pings are answered on the client's event loop in
+    some languages (Node.js), so they cannot tell a blocked client from a dead one.
+
+    Over **TCP** a vanished host leaves a half-open connection that nothing
+    else reports, so pings stay as the last resort: a ping after ``lease_s / 2``
+    seconds without reads, and the connection is closed if the ack does not
+    come within another ``lease_s / 2`` (each at least 1 s): within
+    ``max(lease_s, 2)`` seconds. grpcio 1.85 times a keepalive ping out after
     ``grpc.http2.ping_timeout_ms`` (default 60 s), *not* after
-    ``grpc.keepalive_timeout_ms`` alone (measured: with only the latter set, a
-    SIGSTOPped owner was never dropped), so both are set.
+    ``grpc.keepalive_timeout_ms`` alone (measured), so both are set.
     """
     half_ms = max(1000, cfg.lease_s * 1000 // 2)
+    # On the Unix socket no ping may ever time out: grpc also sends pings of its own (flow-control
+    # "BDP" probes after data arrives), and an unanswered one closes the connection after
+    # grpc.http2.ping_timeout_ms (default 60 s; measured: a client stopped right after an append
+    # lost its connection when this was 1 s).
+    ping_ms = half_ms if tcp else NO_KEEPALIVE_MS
     return [
         ("grpc.max_receive_message_length", cfg.max_request_bytes),
-        ("grpc.keepalive_time_ms", half_ms),
-        ("grpc.keepalive_timeout_ms", half_ms),
-        ("grpc.http2.ping_timeout_ms", half_ms),
-        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.keepalive_time_ms", ping_ms),
+        ("grpc.keepalive_timeout_ms", ping_ms),
+        ("grpc.http2.ping_timeout_ms", ping_ms),
+        ("grpc.keepalive_permit_without_calls", 1 if tcp else 0),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.http2.min_ping_interval_without_data_ms", 1000),
         ("grpc.http2.min_recv_ping_interval_without_data_ms", 1000),
@@ -239,7 +255,7 @@ class Servers:
         except OSError as exc:
             raise StartupError(f"{cfg.claw_dir / auth.TOKEN_FILE}: cannot write: {exc.strerror}") from exc
         tcp_server = grpc.aio.server(
-            options=server_options(cfg), interceptors=[auth.TokenInterceptor(token), self.idle]
+            options=server_options(cfg, tcp=True), interceptors=[auth.TokenInterceptor(token), self.idle]
         )
         self._register(tcp_server)
         self.tcp = tcp_server

@@ -6,7 +6,7 @@ runs inside the error edge (:func:`.edge.edge` or :func:`.edge.stream_edge`),
 which maps domain errors to statuses. The methods that follow commits (Watch,
 WatchAll) are in ``service_watch.py``; those that move whole histories or read
 across sessions (Export, Import, Backup, Search, GetUsageReport) are in
-``service_history.py``.
+``service_history.py``; live runs (Attach, EndRun, PingRun) in ``service_runs.py``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from ..model import Message, UsageDelta
 from ..sharing import SharedReads
 from ..storage import RunRegistry, Storage
 from ..validate import (
-    check_attach,
     check_clear_expected,
     check_list_sessions,
     check_run_id,
@@ -54,6 +53,7 @@ from .convert import (
 )
 from .edge import Context, append_error, edge, stream_edge
 from .service_history import HistoryRpcs
+from .service_runs import RunRpcs
 from .service_watch import WatchRpcs
 
 __all__ = ["APPEND_STREAM_WINDOW", "LOAD_CHUNK_BYTES", "LOAD_YIELD_EVERY", "SessionService"]
@@ -74,7 +74,7 @@ async def _one_page(messages: list[Message]) -> AsyncGenerator[list[Message], No
     yield messages
 
 
-class SessionService(WatchRpcs, HistoryRpcs, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
+class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     """Implements claw.sessiond.v1.SessionService on a :class:`Store`."""
 
     def __init__(self, store: Storage, config: Config, owners: RunRegistry, watch_hub: WatchHub | None = None) -> None:
@@ -99,6 +99,7 @@ class SessionService(WatchRpcs, HistoryRpcs, pb_grpc.SessionServiceServicer):  #
         check_session_id(request.session_id)
         check_workdir(request.workdir, required=True)
         trace_id = trace_id_of(request.trace_id, context)
+        self.confirm_owner(request.session_id)  # the kernel's word on the owner's process, before any repair
         result = await self.store.load(request.session_id, request.workdir, trace_id, repair=not request.no_repair)
         first = pb.LoadResponse(
             session=session_pb(result.session),
@@ -215,6 +216,7 @@ class SessionService(WatchRpcs, HistoryRpcs, pb_grpc.SessionServiceServicer):  #
         if request.run_id:
             check_run_id(request.run_id)
             self.owners.check_run(request.run_id, request.session_id)
+            self.renew_run(request.run_id)
         job = prepare_append(
             request.session_id,
             [message_from_pb(m) for m in request.messages],
@@ -285,17 +287,6 @@ class SessionService(WatchRpcs, HistoryRpcs, pb_grpc.SessionServiceServicer):  #
             request.session_id, kind, payload, request_id=request.request_id, trace_id=trace_id
         )
         return pb.RecordEventResponse(event_id=result.event_id, replayed=result.replayed, trace_id=result.trace_id)
-
-    @stream_edge
-    async def Attach(self, request: pb.AttachRequest, context: Context) -> Any:
-        check_session_id(request.session_id)
-        check_attach(request.pid, request.label)
-        run = self.owners.register(request.session_id, int(request.pid), request.label)
-        try:
-            yield pb.AttachResponse(run_id=run.run_id, lease_seconds=self.config.lease_s)
-            await run.ended.wait()  # until the client goes away (cancellation) or shutdown
-        finally:
-            self.owners.unregister(run.run_id)
 
     @edge
     async def ListSessions(self, request: pb.ListSessionsRequest, context: Context) -> Any:

@@ -27,6 +27,8 @@ Must never: import grpc, or take a callable from the service layer.
 from __future__ import annotations
 
 import asyncio
+import enum
+import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +62,7 @@ __all__ = [
     "CopyFigures",
     "HistoryItem",
     "Run",
+    "RunEnd",
     "RunRegistry",
     "Storage",
     "StorageCheck",
@@ -77,6 +80,25 @@ HistoryItem = tuple[int, Message | None]
 # ---------------------------------------------------------------- runs
 
 
+class RunEnd(enum.StrEnum):
+    """Why a run ended: the ``cause`` in the UNKNOWN_RUN ErrorInfo metadata (docs/PROTOCOL.md)."""
+
+    ENDED = "ended"
+    """EndRun ended it."""
+    STREAM_CLOSED = "stream_closed"
+    """Its Attach stream ended: cancelled, channel closed, process exited, connection lost."""
+    PROCESS_GONE = "process_gone"
+    """The process whose pid the daemon verified is gone."""
+    PING_TIMEOUT = "ping_timeout"
+    """It asked for pings and none came within its bound."""
+    DAEMON_STOPPING = "daemon_stopping"
+    """The daemon stopped."""
+    UNKNOWN = "unknown"
+    """This daemon does not know the run id (never issued, issued before a restart, or long ended)."""
+    OTHER_SESSION = "other_session"
+    """The run is live but runs another session."""
+
+
 @dataclass
 class Run:
     """One live run: an open Attach stream that owns a session's tool calls."""
@@ -87,6 +109,14 @@ class Run:
     label: str
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the run ends (or the daemon stops): the Attach stream then closes."""
+    process_start: int = 0
+    """The start time the kernel gave for ``pid`` when the daemon verified it (0: not verified)."""
+    ping_timeout_s: float = 0.0
+    """The run's ping bound in seconds (0: none)."""
+    last_ping: float = field(default_factory=time.monotonic)
+    """When the run was last renewed (monotonic clock): Attach, PingRun, an Append naming it."""
+    cause: str = ""
+    """Why the run ended (a :class:`RunEnd`; "" while live)."""
 
 
 class RunRegistry(Protocol):
@@ -94,10 +124,13 @@ class RunRegistry(Protocol):
 
     Tool calls appended with a live run's id are *in flight*: a Load does not
     repair them. When the run ends, they become repairable at the next Load.
-    Lives on the event loop.
+    Lives on the event loop. It remembers why recently ended runs ended, so a
+    late call naming one says so (reason UNKNOWN_RUN, metadata ``cause``).
     """
 
-    def register(self, session_id: str, pid: int, label: str) -> Run:
+    def register(
+        self, session_id: str, pid: int, label: str, *, process_start: int = 0, ping_timeout_s: float = 0.0
+    ) -> Run:
         """Start a run on ``session_id``.
 
         Raises:
@@ -106,7 +139,11 @@ class RunRegistry(Protocol):
         ...
 
     def unregister(self, run_id: str) -> None:
-        """End a run (idempotent)."""
+        """End a run because its stream closed (idempotent)."""
+        ...
+
+    def end(self, run_id: str, cause: RunEnd) -> Run | None:
+        """End a live run for ``cause``; the run if it was live, else None (idempotent)."""
         ...
 
     def end_all(self) -> None:
@@ -117,6 +154,18 @@ class RunRegistry(Protocol):
         """True while the run's Attach stream is open."""
         ...
 
+    def get(self, run_id: str) -> Run | None:
+        """The live run ``run_id``, or None."""
+        ...
+
+    def owner_of(self, session_id: str) -> Run | None:
+        """The live run of ``session_id``, or None."""
+        ...
+
+    def ended_run(self, run_id: str) -> tuple[str, str] | None:
+        """(session id, cause) of a run this registry ended recently, or None."""
+        ...
+
     def pid_of(self, run_id: str) -> int:
         """The pid a live run declared (0 if unknown)."""
         ...
@@ -125,7 +174,7 @@ class RunRegistry(Protocol):
         """An Append's run id must name a live run of that session.
 
         Raises:
-            PreconditionError: reason UNKNOWN_RUN.
+            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
         """
         ...
 

@@ -2,9 +2,9 @@
 
 A run is registered while its ``Attach`` stream is open. Tool calls appended
 with its run id are *in flight* while it is registered: Load does not repair
-them. When the stream ends (the process exits, is killed, closes its channel,
-or keepalive declares the peer dead) the run is unregistered and its open
-calls become repairable at the next Load.
+them. When the run ends (its stream closes because the process exits, is
+killed or closes its channel; EndRun; the checks of the RPC edge) it is
+unregistered and its open calls become repairable at the next Load.
 
 Policy: one live run per session. A second Attach on a session that already
 has a live run is refused with FAILED_PRECONDITION (reason RUN_ALREADY_OWNED)
@@ -17,10 +17,13 @@ Details of the choice:
   next Load (by anyone) repairs them in its own transaction, as for any
   interrupted call. A result the old owner sends later is then refused
   (TOOL_CALL_ALREADY_ANSWERED), and so is its run id (UNKNOWN_RUN).
-- Dead-peer bound: a process that exits or is killed closes its socket, and
-  the run ends at once. One that stops answering without closing (SIGSTOP,
-  a hung host) is dropped by the server's keepalive within
-  ``max(lease_s, 2)`` seconds (``server.server_options``).
+- Liveness (decided by the RPC edge, ``rpc/service_runs.py``, which calls
+  :meth:`InMemoryRuns.end` with a :class:`~claw_sessiond.storage.base.RunEnd`):
+  the Attach stream's connection staying open, plus, when the daemon
+  verified the declared pid with the kernel, that process still existing;
+  pings only for runs that asked for them. A blocked client keeps its run.
+- Why a run ended is remembered for the last :data:`ENDED_REMEMBERED` runs,
+  so a late call naming one gets UNKNOWN_RUN with metadata ``cause``.
 - Runs live in memory: a daemon restart ends them all.
 - Ownership protects tool calls only. Appends without a run id (or from other
   processes) keep working under the usual optimistic-concurrency rules, and
@@ -29,13 +32,18 @@ Details of the choice:
 
 from __future__ import annotations
 
+import collections
 import logging
 import uuid
+from typing import Final
 
 from ...errors import PreconditionError, Reason
-from ..base import Run, RunRegistry
+from ..base import Run, RunEnd, RunRegistry
 
-__all__ = ["InMemoryRuns"]
+__all__ = ["ENDED_REMEMBERED", "InMemoryRuns"]
+
+#: How many ended runs keep their cause for a late call naming them.
+ENDED_REMEMBERED: Final = 4096
 
 _log = logging.getLogger("claw_sessiond.owners")
 
@@ -46,8 +54,11 @@ class InMemoryRuns:
     def __init__(self) -> None:
         self._runs: dict[str, Run] = {}
         self._by_session: dict[str, str] = {}
+        self._ended: collections.OrderedDict[str, tuple[str, str]] = collections.OrderedDict()
 
-    def register(self, session_id: str, pid: int, label: str) -> Run:
+    def register(
+        self, session_id: str, pid: int, label: str, *, process_start: int = 0, ping_timeout_s: float = 0.0
+    ) -> Run:
         """Start a run on ``session_id``.
 
         Raises:
@@ -63,30 +74,58 @@ class InMemoryRuns:
                 run_id=owner.run_id,
                 pid=owner.pid,
             )
-        run = Run(uuid.uuid4().hex, session_id, pid, label)
+        run = Run(uuid.uuid4().hex, session_id, pid, label, process_start=process_start, ping_timeout_s=ping_timeout_s)
         self._runs[run.run_id] = run
         self._by_session[session_id] = run.run_id
-        _log.info("event=run_started run=%s pid=%d", run.run_id, pid)
+        _log.info(
+            "event=run_started run=%s pid=%d pid_verified=%s ping_timeout_s=%g",
+            run.run_id,
+            pid,
+            process_start > 0,
+            ping_timeout_s,
+        )
         return run
 
     def unregister(self, run_id: str) -> None:
-        """End a run (idempotent)."""
+        """End a run because its stream closed (idempotent)."""
+        self.end(run_id, RunEnd.STREAM_CLOSED)
+
+    def end(self, run_id: str, cause: RunEnd) -> Run | None:
+        """End a live run for ``cause``; the run if it was live, else None (idempotent)."""
         run = self._runs.pop(run_id, None)
         if run is None:
-            return
+            return None
         if self._by_session.get(run.session_id) == run_id:
             del self._by_session[run.session_id]
+        run.cause = str(cause)
+        self._ended[run_id] = (run.session_id, run.cause)
+        while len(self._ended) > ENDED_REMEMBERED:
+            self._ended.popitem(last=False)
         run.ended.set()
-        _log.info("event=run_ended run=%s", run_id)
+        _log.info("event=run_ended run=%s cause=%s", run_id, cause)
+        return run
 
     def end_all(self) -> None:
-        """Release every run's stream (shutdown)."""
+        """End every run (shutdown): their streams close."""
         for run in list(self._runs.values()):
-            run.ended.set()
+            self.end(run.run_id, RunEnd.DAEMON_STOPPING)
 
     def is_live(self, run_id: str) -> bool:
         """True while the run's Attach stream is open."""
         return run_id in self._runs
+
+    def get(self, run_id: str) -> Run | None:
+        """The live run ``run_id``, or None."""
+        return self._runs.get(run_id)
+
+    def owner_of(self, session_id: str) -> Run | None:
+        """The live run of ``session_id``, or None."""
+        run_id = self._by_session.get(session_id)
+        return None if run_id is None else self._runs.get(run_id)
+
+    def ended_run(self, run_id: str) -> tuple[str, str] | None:
+        """(session id, cause) of a run ended recently, or None."""
+        return self._ended.get(run_id)
 
     def pid_of(self, run_id: str) -> int:
         """The pid a live run declared (0 if unknown)."""
@@ -97,15 +136,23 @@ class InMemoryRuns:
         """An Append's run id must name a live run of that session.
 
         Raises:
-            PreconditionError: reason UNKNOWN_RUN.
+            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
         """
         run = self._runs.get(run_id)
-        if run is None or run.session_id != session_id:
-            raise PreconditionError(
-                f"run {run_id!r} is not a live run of session {session_id!r} (its Attach stream ended?)",
-                reason=Reason.UNKNOWN_RUN,
-                run_id=run_id,
-            )
+        if run is not None and run.session_id == session_id:
+            return
+        if run is not None:
+            cause = str(RunEnd.OTHER_SESSION)
+        else:
+            ended = self._ended.get(run_id)
+            cause = ended[1] if ended is not None else str(RunEnd.UNKNOWN)
+        raise PreconditionError(
+            f"run {run_id!r} is not a live run of session {session_id!r} (cause: {cause}); "
+            "Attach again to start a new run",
+            reason=Reason.UNKNOWN_RUN,
+            run_id=run_id,
+            cause=cause,
+        )
 
     def count(self) -> int:
         """Number of live runs."""

@@ -454,22 +454,28 @@ class RecordEventResponse(_message.Message):
     def __init__(self, event_id: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class AttachRequest(_message.Message):
-    __slots__ = ("session_id", "pid", "label")
+    __slots__ = ("session_id", "pid", "label", "ping_timeout_seconds")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
+    PING_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     pid: int
     label: str
-    def __init__(self, session_id: _Optional[str] = ..., pid: _Optional[int] = ..., label: _Optional[str] = ...) -> None: ...
+    ping_timeout_seconds: int
+    def __init__(self, session_id: _Optional[str] = ..., pid: _Optional[int] = ..., label: _Optional[str] = ..., ping_timeout_seconds: _Optional[int] = ...) -> None: ...
 
 class AttachResponse(_message.Message):
-    __slots__ = ("run_id", "lease_seconds")
+    __slots__ = ("run_id", "lease_seconds", "pid_verified", "ping_timeout_seconds")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     LEASE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    PID_VERIFIED_FIELD_NUMBER: _ClassVar[int]
+    PING_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     lease_seconds: int
-    def __init__(self, run_id: _Optional[str] = ..., lease_seconds: _Optional[int] = ...) -> None: ...
+    pid_verified: bool
+    ping_timeout_seconds: int
+    def __init__(self, run_id: _Optional[str] = ..., lease_seconds: _Optional[int] = ..., pid_verified: _Optional[bool] = ..., ping_timeout_seconds: _Optional[int] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("session_id", "after_position", "incarnation")
@@ -993,3 +999,31 @@ class GetScopeStatesResponse(_message.Message):
     STATES_FIELD_NUMBER: _ClassVar[int]
     states: _containers.RepeatedCompositeFieldContainer[ScopeState]
     def __init__(self, states: _Optional[_Iterable[_Union[ScopeState, _Mapping]]] = ...) -> None: ...
+
+class EndRunRequest(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class EndRunResponse(_message.Message):
+    __slots__ = ("was_live", "session_id", "cause")
+    WAS_LIVE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
+    was_live: bool
+    session_id: str
+    cause: str
+    def __init__(self, was_live: _Optional[bool] = ..., session_id: _Optional[str] = ..., cause: _Optional[str] = ...) -> None: ...
+
+class PingRunRequest(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class PingRunResponse(_message.Message):
+    __slots__ = ("ping_timeout_seconds",)
+    PING_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ping_timeout_seconds: int
+    def __init__(self, ping_timeout_seconds: _Optional[int] = ...) -> None: ...

@@ -151,6 +151,16 @@ class SessionServiceStub:
                 request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesRequest.SerializeToString,
                 response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesResponse.FromString,
                 _registered_method=True)
+        self.EndRun = channel.unary_unary(
+                '/claw.sessiond.v1.SessionService/EndRun',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EndRunRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EndRunResponse.FromString,
+                _registered_method=True)
+        self.PingRun = channel.unary_unary(
+                '/claw.sessiond.v1.SessionService/PingRun',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.PingRunRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.PingRunResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -353,6 +363,27 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def EndRun(self, request, context):
+        """Ends a run and returns once it is no longer live: its unanswered tool
+        calls are no longer in flight (the next Load repairs them) and the
+        session may be attached again at once. Its Attach stream ends with
+        FAILED_PRECONDITION, reason UNKNOWN_RUN (metadata cause "ended").
+        Idempotent: ending a run that is not live (already ended, dropped,
+        never issued) succeeds with `was_live` false, so a retry is safe.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PingRun(self, request, context):
+        """Renews a run that asked for ping liveness (AttachRequest.
+        ping_timeout_seconds); any Append naming the run renews it too. A run
+        that is not live gets FAILED_PRECONDITION, reason UNKNOWN_RUN.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -470,6 +501,16 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.GetScopeStates,
                     request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesRequest.FromString,
                     response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesResponse.SerializeToString,
+            ),
+            'EndRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.EndRun,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EndRunRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EndRunResponse.SerializeToString,
+            ),
+            'PingRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.PingRun,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.PingRunRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.PingRunResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1095,6 +1136,60 @@ class SessionService:
             '/claw.sessiond.v1.SessionService/GetScopeStates',
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesRequest.SerializeToString,
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.GetScopeStatesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EndRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/EndRun',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EndRunRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EndRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PingRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/PingRun',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.PingRunRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.PingRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -88,8 +88,10 @@ export const protobufFileName = "claw/sessiond/v1/sessiond.proto";
  * and take the order from Load.
  *
  * RUNS. A tool call appended with a run id (see Attach) is "in flight" while
- * its run is live, and Load does not repair it; liveness is described on
- * Attach.
+ * its run is live, and Load does not repair it; liveness (the connection and
+ * the kernel, not pings), EndRun and the one report of a run that is not
+ * live (FAILED_PRECONDITION, UNKNOWN_RUN, metadata `cause`) are described on
+ * AttachRequest.
  */
 
 /** Who wrote a message. */
@@ -836,14 +838,43 @@ export interface RecordEventResponse {
   traceId: string;
 }
 
-/** Attach: declare that this connection runs a session. */
+/**
+ * Attach: declare that this connection runs a session.
+ *
+ * Run liveness (docs/PROTOCOL.md "Runs"). A run is live while its Attach
+ * stream is open: it ends when the client cancels the stream or closes its
+ * channel, when the client's process exits (the kernel closes its socket),
+ * on EndRun, and at daemon stop. A blocked client (busy event loop, SIGSTOP,
+ * a long synchronous tool) keeps its run: on the Unix socket the daemon never
+ * closes a connection for unanswered HTTP/2 pings. Two more checks:
+ * - the declared pid, when the daemon could verify it with the kernel (the
+ *   process holds a connection to the daemon's Unix socket): the run ends
+ *   when that process is gone, checked before any Load repairs its calls;
+ * - pings, only if asked for (`ping_timeout_seconds`), and over --tcp, where
+ *   a connection that answers no HTTP/2 ping for --lease-s seconds is closed.
+ * A run that ended is reported the same way everywhere: FAILED_PRECONDITION,
+ * reason UNKNOWN_RUN, ErrorInfo metadata `run_id` and `cause` (ended,
+ * stream_closed, process_gone, ping_timeout, daemon_stopping, unknown), on
+ * any later call naming it, and as the status of its Attach stream when the
+ * daemon ended it.
+ */
 export interface AttachRequest {
   /** Session id the caller is running. */
   sessionId: string;
-  /** Process id of the caller, reported to others. */
+  /**
+   * Process id of the caller, reported to others and, on the Unix socket,
+   * checked with the kernel (0: not given, not checked).
+   */
   pid: number;
   /** Free-form label (for example "repl" or "sub-agent planner"). */
   label: string;
+  /**
+   * Optional ping bound in seconds (0: none; at most 86400): the run also
+   * ends (cause ping_timeout) when no PingRun or Append naming it arrives
+   * for this long. Event-loop dependent: ask for it only to bound how long
+   * a hung client may keep its calls in flight.
+   */
+  pingTimeoutSeconds: number;
 }
 
 /** A message of the Attach stream. */
@@ -851,10 +882,19 @@ export interface AttachResponse {
   /** Run id to pass as AppendRequest.run_id. Sent once, first. */
   runId: string;
   /**
-   * Lease in seconds: the daemon treats the run as dead if the connection is
-   * gone for this long (keepalive-detected).
+   * The longest this run's connection may go without answering the
+   * daemon's HTTP/2 keepalive pings before the daemon closes it: --lease-s
+   * over --tcp; 0 on the Unix socket (no pings: the kernel reports a closed
+   * connection at once).
    */
   leaseSeconds: number;
+  /**
+   * True if the daemon verified `pid` with the kernel: the run also ends
+   * when that process is gone.
+   */
+  pidVerified: boolean;
+  /** The ping bound of this run (AttachRequest.ping_timeout_seconds; 0: none). */
+  pingTimeoutSeconds: number;
 }
 
 /** Watch: follow one session's history events. */
@@ -1457,6 +1497,37 @@ export interface GetScopeStatesRequest {
 export interface GetScopeStatesResponse {
   /** In request order. */
   states: ScopeState[];
+}
+
+/** EndRun: end a run, confirmed. */
+export interface EndRunRequest {
+  /** The run to end (AttachResponse.run_id). */
+  runId: string;
+}
+
+/** The outcome of an EndRun. */
+export interface EndRunResponse {
+  /**
+   * True if this call ended a live run; false if it was not live (already
+   * ended, dropped, or unknown to this daemon).
+   */
+  wasLive: boolean;
+  /** The run's session ("" when unknown). */
+  sessionId: string;
+  /** Why the run ended (see AttachRequest): "ended" when this call ended it. */
+  cause: string;
+}
+
+/** PingRun: renew a run that asked for pings. */
+export interface PingRunRequest {
+  /** The run to renew. */
+  runId: string;
+}
+
+/** The outcome of a PingRun. */
+export interface PingRunResponse {
+  /** The run's ping bound in seconds (0: the run did not ask for pings). */
+  pingTimeoutSeconds: number;
 }
 
 function createBaseToolCall(): ToolCall {
@@ -5639,7 +5710,7 @@ export const RecordEventResponse: MessageFns<RecordEventResponse> = {
 };
 
 function createBaseAttachRequest(): AttachRequest {
-  return { sessionId: "", pid: 0, label: "" };
+  return { sessionId: "", pid: 0, label: "", pingTimeoutSeconds: 0 };
 }
 
 export const AttachRequest: MessageFns<AttachRequest> = {
@@ -5652,6 +5723,9 @@ export const AttachRequest: MessageFns<AttachRequest> = {
     }
     if (message.label !== "") {
       writer.uint32(26).string(message.label);
+    }
+    if (message.pingTimeoutSeconds !== 0) {
+      writer.uint32(32).int64(message.pingTimeoutSeconds);
     }
     return writer;
   },
@@ -5693,6 +5767,14 @@ export const AttachRequest: MessageFns<AttachRequest> = {
             message.label = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.pingTimeoutSeconds = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5714,6 +5796,11 @@ export const AttachRequest: MessageFns<AttachRequest> = {
         : "",
       pid: isSet(object.pid) ? globalThis.Number(object.pid) : 0,
       label: isSet(object.label) ? globalThis.String(object.label) : "",
+      pingTimeoutSeconds: isSet(object.pingTimeoutSeconds)
+        ? globalThis.Number(object.pingTimeoutSeconds)
+        : isSet(object.ping_timeout_seconds)
+        ? globalThis.Number(object.ping_timeout_seconds)
+        : 0,
     };
   },
 
@@ -5728,6 +5815,9 @@ export const AttachRequest: MessageFns<AttachRequest> = {
     if (message.label !== "") {
       obj.label = message.label;
     }
+    if (message.pingTimeoutSeconds !== 0) {
+      obj.pingTimeoutSeconds = Math.round(message.pingTimeoutSeconds);
+    }
     return obj;
   },
 
@@ -5739,12 +5829,13 @@ export const AttachRequest: MessageFns<AttachRequest> = {
     message.sessionId = object.sessionId ?? "";
     message.pid = object.pid ?? 0;
     message.label = object.label ?? "";
+    message.pingTimeoutSeconds = object.pingTimeoutSeconds ?? 0;
     return message;
   },
 };
 
 function createBaseAttachResponse(): AttachResponse {
-  return { runId: "", leaseSeconds: 0 };
+  return { runId: "", leaseSeconds: 0, pidVerified: false, pingTimeoutSeconds: 0 };
 }
 
 export const AttachResponse: MessageFns<AttachResponse> = {
@@ -5754,6 +5845,12 @@ export const AttachResponse: MessageFns<AttachResponse> = {
     }
     if (message.leaseSeconds !== 0) {
       writer.uint32(16).int64(message.leaseSeconds);
+    }
+    if (message.pidVerified !== false) {
+      writer.uint32(24).bool(message.pidVerified);
+    }
+    if (message.pingTimeoutSeconds !== 0) {
+      writer.uint32(32).int64(message.pingTimeoutSeconds);
     }
     return writer;
   },
@@ -5787,6 +5884,22 @@ export const AttachResponse: MessageFns<AttachResponse> = {
             message.leaseSeconds = longToNumber(reader.int64());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pidVerified = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.pingTimeoutSeconds = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5811,6 +5924,16 @@ export const AttachResponse: MessageFns<AttachResponse> = {
         : isSet(object.lease_seconds)
         ? globalThis.Number(object.lease_seconds)
         : 0,
+      pidVerified: isSet(object.pidVerified)
+        ? globalThis.Boolean(object.pidVerified)
+        : isSet(object.pid_verified)
+        ? globalThis.Boolean(object.pid_verified)
+        : false,
+      pingTimeoutSeconds: isSet(object.pingTimeoutSeconds)
+        ? globalThis.Number(object.pingTimeoutSeconds)
+        : isSet(object.ping_timeout_seconds)
+        ? globalThis.Number(object.ping_timeout_seconds)
+        : 0,
     };
   },
 
@@ -5822,6 +5945,12 @@ export const AttachResponse: MessageFns<AttachResponse> = {
     if (message.leaseSeconds !== 0) {
       obj.leaseSeconds = Math.round(message.leaseSeconds);
     }
+    if (message.pidVerified !== false) {
+      obj.pidVerified = message.pidVerified;
+    }
+    if (message.pingTimeoutSeconds !== 0) {
+      obj.pingTimeoutSeconds = Math.round(message.pingTimeoutSeconds);
+    }
     return obj;
   },
 
@@ -5832,6 +5961,8 @@ export const AttachResponse: MessageFns<AttachResponse> = {
     const message = createBaseAttachResponse();
     message.runId = object.runId ?? "";
     message.leaseSeconds = object.leaseSeconds ?? 0;
+    message.pidVerified = object.pidVerified ?? false;
+    message.pingTimeoutSeconds = object.pingTimeoutSeconds ?? 0;
     return message;
   },
 };
@@ -11586,6 +11717,334 @@ export const GetScopeStatesResponse: MessageFns<GetScopeStatesResponse> = {
   },
 };
 
+function createBaseEndRunRequest(): EndRunRequest {
+  return { runId: "" };
+}
+
+export const EndRunRequest: MessageFns<EndRunRequest> = {
+  encode(message: EndRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EndRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEndRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EndRunRequest {
+    return {
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+    };
+  },
+
+  toJSON(message: EndRunRequest): unknown {
+    const obj: any = {};
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EndRunRequest>): EndRunRequest {
+    return EndRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EndRunRequest>): EndRunRequest {
+    const message = createBaseEndRunRequest();
+    message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBaseEndRunResponse(): EndRunResponse {
+  return { wasLive: false, sessionId: "", cause: "" };
+}
+
+export const EndRunResponse: MessageFns<EndRunResponse> = {
+  encode(message: EndRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.wasLive !== false) {
+      writer.uint32(8).bool(message.wasLive);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.cause !== "") {
+      writer.uint32(26).string(message.cause);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EndRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEndRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.wasLive = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.cause = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EndRunResponse {
+    return {
+      wasLive: isSet(object.wasLive)
+        ? globalThis.Boolean(object.wasLive)
+        : isSet(object.was_live)
+        ? globalThis.Boolean(object.was_live)
+        : false,
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      cause: isSet(object.cause) ? globalThis.String(object.cause) : "",
+    };
+  },
+
+  toJSON(message: EndRunResponse): unknown {
+    const obj: any = {};
+    if (message.wasLive !== false) {
+      obj.wasLive = message.wasLive;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.cause !== "") {
+      obj.cause = message.cause;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EndRunResponse>): EndRunResponse {
+    return EndRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EndRunResponse>): EndRunResponse {
+    const message = createBaseEndRunResponse();
+    message.wasLive = object.wasLive ?? false;
+    message.sessionId = object.sessionId ?? "";
+    message.cause = object.cause ?? "";
+    return message;
+  },
+};
+
+function createBasePingRunRequest(): PingRunRequest {
+  return { runId: "" };
+}
+
+export const PingRunRequest: MessageFns<PingRunRequest> = {
+  encode(message: PingRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PingRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePingRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PingRunRequest {
+    return {
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+    };
+  },
+
+  toJSON(message: PingRunRequest): unknown {
+    const obj: any = {};
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PingRunRequest>): PingRunRequest {
+    return PingRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PingRunRequest>): PingRunRequest {
+    const message = createBasePingRunRequest();
+    message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBasePingRunResponse(): PingRunResponse {
+  return { pingTimeoutSeconds: 0 };
+}
+
+export const PingRunResponse: MessageFns<PingRunResponse> = {
+  encode(message: PingRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pingTimeoutSeconds !== 0) {
+      writer.uint32(8).int64(message.pingTimeoutSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PingRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePingRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pingTimeoutSeconds = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PingRunResponse {
+    return {
+      pingTimeoutSeconds: isSet(object.pingTimeoutSeconds)
+        ? globalThis.Number(object.pingTimeoutSeconds)
+        : isSet(object.ping_timeout_seconds)
+        ? globalThis.Number(object.ping_timeout_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: PingRunResponse): unknown {
+    const obj: any = {};
+    if (message.pingTimeoutSeconds !== 0) {
+      obj.pingTimeoutSeconds = Math.round(message.pingTimeoutSeconds);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PingRunResponse>): PingRunResponse {
+    return PingRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PingRunResponse>): PingRunResponse {
+    const message = createBasePingRunResponse();
+    message.pingTimeoutSeconds = object.pingTimeoutSeconds ?? 0;
+    return message;
+  },
+};
+
 /**
  * The session store. Every mutation is durable (committed with
  * synchronous=FULL) before its reply is sent.
@@ -11890,6 +12349,37 @@ export const SessionServiceService = {
       Buffer.from(GetScopeStatesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetScopeStatesResponse => GetScopeStatesResponse.decode(value),
   },
+  /**
+   * Ends a run and returns once it is no longer live: its unanswered tool
+   * calls are no longer in flight (the next Load repairs them) and the
+   * session may be attached again at once. Its Attach stream ends with
+   * FAILED_PRECONDITION, reason UNKNOWN_RUN (metadata cause "ended").
+   * Idempotent: ending a run that is not live (already ended, dropped,
+   * never issued) succeeds with `was_live` false, so a retry is safe.
+   */
+  endRun: {
+    path: "/claw.sessiond.v1.SessionService/EndRun" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EndRunRequest): Buffer => Buffer.from(EndRunRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EndRunRequest => EndRunRequest.decode(value),
+    responseSerialize: (value: EndRunResponse): Buffer => Buffer.from(EndRunResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EndRunResponse => EndRunResponse.decode(value),
+  },
+  /**
+   * Renews a run that asked for ping liveness (AttachRequest.
+   * ping_timeout_seconds); any Append naming the run renews it too. A run
+   * that is not live gets FAILED_PRECONDITION, reason UNKNOWN_RUN.
+   */
+  pingRun: {
+    path: "/claw.sessiond.v1.SessionService/PingRun" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PingRunRequest): Buffer => Buffer.from(PingRunRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PingRunRequest => PingRunRequest.decode(value),
+    responseSerialize: (value: PingRunResponse): Buffer => Buffer.from(PingRunResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PingRunResponse => PingRunResponse.decode(value),
+  },
 } as const;
 
 export interface SessionServiceServer extends UntypedServiceImplementation {
@@ -11999,6 +12489,21 @@ export interface SessionServiceServer extends UntypedServiceImplementation {
   updateSession: handleUnaryCall<UpdateSessionRequest, UpdateSessionResponse>;
   /** Reads shared scope states (see StateDelta.scope) without a session. */
   getScopeStates: handleUnaryCall<GetScopeStatesRequest, GetScopeStatesResponse>;
+  /**
+   * Ends a run and returns once it is no longer live: its unanswered tool
+   * calls are no longer in flight (the next Load repairs them) and the
+   * session may be attached again at once. Its Attach stream ends with
+   * FAILED_PRECONDITION, reason UNKNOWN_RUN (metadata cause "ended").
+   * Idempotent: ending a run that is not live (already ended, dropped,
+   * never issued) succeeds with `was_live` false, so a retry is safe.
+   */
+  endRun: handleUnaryCall<EndRunRequest, EndRunResponse>;
+  /**
+   * Renews a run that asked for ping liveness (AttachRequest.
+   * ping_timeout_seconds); any Append naming the run renews it too. A run
+   * that is not live gets FAILED_PRECONDITION, reason UNKNOWN_RUN.
+   */
+  pingRun: handleUnaryCall<PingRunRequest, PingRunResponse>;
 }
 
 export interface SessionServiceClient extends Client {
@@ -12362,6 +12867,49 @@ export interface SessionServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetScopeStatesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Ends a run and returns once it is no longer live: its unanswered tool
+   * calls are no longer in flight (the next Load repairs them) and the
+   * session may be attached again at once. Its Attach stream ends with
+   * FAILED_PRECONDITION, reason UNKNOWN_RUN (metadata cause "ended").
+   * Idempotent: ending a run that is not live (already ended, dropped,
+   * never issued) succeeds with `was_live` false, so a retry is safe.
+   */
+  endRun(
+    request: EndRunRequest,
+    callback: (error: ServiceError | null, response: EndRunResponse) => void,
+  ): ClientUnaryCall;
+  endRun(
+    request: EndRunRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EndRunResponse) => void,
+  ): ClientUnaryCall;
+  endRun(
+    request: EndRunRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EndRunResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Renews a run that asked for ping liveness (AttachRequest.
+   * ping_timeout_seconds); any Append naming the run renews it too. A run
+   * that is not live gets FAILED_PRECONDITION, reason UNKNOWN_RUN.
+   */
+  pingRun(
+    request: PingRunRequest,
+    callback: (error: ServiceError | null, response: PingRunResponse) => void,
+  ): ClientUnaryCall;
+  pingRun(
+    request: PingRunRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PingRunResponse) => void,
+  ): ClientUnaryCall;
+  pingRun(
+    request: PingRunRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PingRunResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,157 @@
+"""Attach, EndRun and PingRun: live runs whose liveness does not depend on the client's event loop.
+
+A run is live while its Attach stream is open (docs/PROTOCOL.md "Runs"). The
+stream ends when the client cancels it or closes its channel, or when its
+process exits (the kernel closes the socket: no ping is needed to learn it).
+A blocked client (a busy event loop, a long synchronous tool, SIGSTOP) keeps
+its run: the Unix socket's server sends no keepalive pings
+(``server.server_options``). On top of the connection:
+
+- **the declared pid, checked with the kernel.** On the Unix socket, Attach
+  verifies that the pid it declares holds a connection to this daemon
+  (:func:`claw_sessiond.peers.verified_start`); such a run also ends when
+  that process is gone (its socket may live on in a child that inherited
+  it). Checked before any Load plans a repair (:meth:`RunRpcs.confirm_owner`),
+  before a second Attach of the session is refused, and every
+  :data:`CHECK_EVERY_S` while the run lives;
+- **pings, only when asked for.** A run that set ``ping_timeout_seconds``
+  ends when no PingRun or Append naming it came for that long;
+- **EndRun** ends a run at once, on the event loop: when it returns, Load no
+  longer counts the run's calls as in flight and the session can be attached.
+
+However it ends, a run is reported one way: FAILED_PRECONDITION, reason
+UNKNOWN_RUN, metadata ``run_id`` and ``cause`` (a
+:class:`~claw_sessiond.storage.base.RunEnd`): on its Attach stream when the
+daemon ended it, and on every later call naming it. Part of
+:class:`.service.SessionService`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any, Final
+
+from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+
+from ..config import Config
+from ..errors import InvalidRequestError, PreconditionError, Reason
+from ..ids import check_session_id
+from ..peers import still_running, verified_start
+from ..storage import Run, RunEnd, RunRegistry
+from ..validate import check_attach, check_ping_timeout, check_run_id
+from .edge import Context, EdgeState, edge, stream_edge
+
+__all__ = ["CHECK_EVERY_S", "RunRpcs"]
+
+_log = logging.getLogger("claw_sessiond.service")
+
+#: How often a live run's own checks (its process, its pings) run between other occasions.
+CHECK_EVERY_S: Final = 1.0
+
+
+def _local(context: Context) -> bool:
+    """The call came over the Unix socket (grpc names such peers ``unix:...``)."""
+    with contextlib.suppress(Exception):
+        return str(context.peer()).startswith("unix:")
+    return False
+
+
+def _why_gone(run: Run, now: float) -> RunEnd | None:
+    """Why a live run is to end now, or None."""
+    if run.process_start and not still_running(run.pid, run.process_start):
+        return RunEnd.PROCESS_GONE
+    if run.ping_timeout_s and now - run.last_ping > run.ping_timeout_s:
+        return RunEnd.PING_TIMEOUT
+    return None
+
+
+def run_ended_error(run_id: str, cause: str) -> PreconditionError:
+    """The one report of a run that is not live: FAILED_PRECONDITION / UNKNOWN_RUN with ``cause``."""
+    return PreconditionError(
+        f"run {run_id!r} is not live (cause: {cause}); Attach again to start a new run",
+        reason=Reason.UNKNOWN_RUN,
+        run_id=run_id,
+        cause=cause,
+    )
+
+
+class RunRpcs(EdgeState):
+    """Attach, EndRun, PingRun (state set up by :class:`.service.SessionService`)."""
+
+    config: Config
+    owners: RunRegistry
+
+    def confirm_owner(self, session_id: str) -> None:
+        """End the session's run now if its checks say it is gone (before a repair or a second Attach)."""
+        run = self.owners.owner_of(session_id)
+        if run is None:
+            return
+        cause = _why_gone(run, time.monotonic())
+        if cause is not None:
+            _log.info("event=run_gone run=%s pid=%d cause=%s", run.run_id, run.pid, cause)
+            self.owners.end(run.run_id, cause)
+
+    def renew_run(self, run_id: str) -> None:
+        """A call naming a live run counts as its ping."""
+        run = self.owners.get(run_id)
+        if run is not None:
+            run.last_ping = time.monotonic()
+
+    @stream_edge
+    async def Attach(self, request: pb.AttachRequest, context: Context) -> Any:
+        check_session_id(request.session_id)
+        check_attach(request.pid, request.label)
+        ping_timeout_s = check_ping_timeout(request.ping_timeout_seconds)
+        pid = int(request.pid)
+        local = _local(context)
+        start = 0
+        if local and pid > 0:
+            start = await asyncio.to_thread(verified_start, pid, self.config.effective_socket_path)
+        self.confirm_owner(request.session_id)
+        run = self.owners.register(
+            request.session_id, pid, request.label, process_start=start, ping_timeout_s=float(ping_timeout_s)
+        )
+        try:
+            yield pb.AttachResponse(
+                run_id=run.run_id,
+                lease_seconds=0 if local else self.config.lease_s,
+                pid_verified=start > 0,
+                ping_timeout_seconds=ping_timeout_s,
+            )
+            checked = bool(run.process_start or run.ping_timeout_s)
+            every = min(CHECK_EVERY_S, run.ping_timeout_s / 4) if run.ping_timeout_s else CHECK_EVERY_S
+            while not run.ended.is_set():
+                if not checked:
+                    await run.ended.wait()  # until the client goes away (cancellation), EndRun or shutdown
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(run.ended.wait(), every)
+                if not run.ended.is_set() and (cause := _why_gone(run, time.monotonic())) is not None:
+                    self.owners.end(run.run_id, cause)
+            raise run_ended_error(run.run_id, run.cause)
+        finally:
+            self.owners.unregister(run.run_id)  # the stream closed: a no-op if the run ended already
+
+    @edge
+    async def EndRun(self, request: pb.EndRunRequest, context: Context) -> Any:
+        run_id = check_run_id(request.run_id)
+        if not run_id:
+            raise InvalidRequestError("run_id is required (the run id Attach returned)", reason=Reason.INVALID_MESSAGE)
+        ended = self.owners.end(run_id, RunEnd.ENDED)
+        if ended is not None:
+            return pb.EndRunResponse(was_live=True, session_id=ended.session_id, cause=ended.cause)
+        session_id, cause = self.owners.ended_run(run_id) or ("", str(RunEnd.UNKNOWN))
+        return pb.EndRunResponse(was_live=False, session_id=session_id, cause=cause)
+
+    @edge
+    async def PingRun(self, request: pb.PingRunRequest, context: Context) -> Any:
+        run_id = check_run_id(request.run_id)
+        run = self.owners.get(run_id)
+        if run is None:
+            ended = self.owners.ended_run(run_id)
+            raise run_ended_error(run_id, ended[1] if ended else str(RunEnd.UNKNOWN))
+        run.last_ping = time.monotonic()
+        return pb.PingRunResponse(ping_timeout_seconds=int(run.ping_timeout_s))

@@ -1,0 +1,71 @@
+"""Replies fit a default gRPC client whatever ``--max-message-bytes`` says (issue 16, item 6).
+
+A daemon that accepts 16 MiB messages still sends every Load, Watch and
+Export reply under 4 MiB (gRPC's default receive limit), so a client built
+from the proto with default channel options (not this project's client)
+reads sessions of several 3 MiB messages, and the daemon logs no error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+
+from claw_sessiond_client import Message
+from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
+from tests.helpers.daemon import DaemonProcess
+
+MIB = 1024 * 1024
+#: gRPC's default receive limit, the one a client built from the proto alone has.
+DEFAULT_RECEIVE = 4 * MIB
+COUNT = 4
+
+
+@pytest.fixture
+def big(spawn_daemon: Any) -> DaemonProcess:
+    d: DaemonProcess = spawn_daemon("--max-message-bytes", str(16 * MIB))
+    with d.client() as c:
+        for i in range(COUNT):
+            c.append("big", Message.user(chr(ord("a") + i) * (3 * MIB)))
+        assert c.load("big", "/tmp").session.last_position == COUNT
+    return d
+
+
+def test_load_watch_and_export_replies_stay_under_the_default_receive_limit(big: DaemonProcess) -> None:
+    with grpc.insecure_channel(big.address) as channel:  # default options: 4 MiB receive limit
+        stub = pb_grpc.SessionServiceStub(channel)
+
+        chunks = list(stub.Load(pb.LoadRequest(session_id="big", workdir="/tmp"), timeout=60))
+        assert chunks[-1].done
+        assert max(c.ByteSize() for c in chunks) < DEFAULT_RECEIVE
+        contents = [m.content for c in chunks for m in c.messages]
+        assert [(len(t), t[0]) for t in contents] == [(3 * MIB, chr(ord("a") + i)) for i in range(COUNT)]
+
+        events = []
+        for reply in stub.Watch(pb.WatchRequest(session_id="big"), timeout=60):
+            assert reply.ByteSize() < DEFAULT_RECEIVE
+            events.append(reply.position)
+            if len(events) == COUNT:
+                break
+        assert events == list(range(1, COUNT + 1))
+
+        lines = list(stub.Export(pb.ExportRequest(session_id="big"), timeout=60))
+        assert len(lines) == COUNT + 1  # the header and one line per event
+        assert max(r.ByteSize() for r in lines) < DEFAULT_RECEIVE
+
+    # A client whose limit is below one entry fails on its side; the daemon shrugs it off.
+    small = [("grpc.max_receive_message_length", 2 * MIB)]
+    with grpc.insecure_channel(big.address, options=small) as channel:
+        stub = pb_grpc.SessionServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as refused:
+            list(stub.Load(pb.LoadRequest(session_id="big", workdir="/tmp"), timeout=60))
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    with big.client() as c:
+        assert c.load("big", "/tmp").session.last_position == COUNT  # still serving
+
+    big.stop()
+    log = big.log()
+    assert " ERROR " not in log and "Traceback" not in log, log

@@ -15,7 +15,10 @@ Sections (``bench/run`` prints one table and writes ``bench/results/``):
 * append latency against history length for ours, ``SQLiteSession`` and the
   seed's JSON-file-per-session store (``bench/json_store.py``), and a plot;
 * serial single-client Append versus serial echo; Load of a large session
-  versus ``SQLiteSession.get_items``; time from process start to SERVING.
+  versus ``SQLiteSession.get_items``; time from process start to SERVING;
+* the SDK-session operations (``bench/items.py``): adding one item,
+  ``get_items(limit=10)`` at 10 and 10,000 items, a full read, each versus
+  ``SQLiteSession``.
 
 ``--tiny`` runs everything at a size that takes seconds (CI) and checks
 nothing about speed; the default is the full size (a few minutes).
@@ -44,6 +47,7 @@ from typing import Any
 import grpc
 import psutil
 
+from bench import items
 from bench.echo_server import METHOD
 from bench.json_store import JsonSessionStore
 from bench.procs import ROOT, BenchError, Daemon, EchoServer, RssSampler, run_workers
@@ -76,10 +80,13 @@ class Size:
     starts: int
     payload_bytes: int = 1024
     warmup: int = 5
+    items_large: int = 10_000
+    """The SDK-session section (``bench/items.py``): the larger session's items."""
+    items_rounds: int = 30
 
 
 FULL = Size(8, 16, 8.0, 3, (10, 1_000, 10_000, 100_000), 30, 3, 600, 10_000, 15, 3, warmup=10)
-TINY = Size(2, 4, 1.0, 1, (10, 100, 1_000), 5, 2, 40, 500, 3, 1, warmup=2)
+TINY = Size(2, 4, 1.0, 1, (10, 100, 1_000), 5, 2, 40, 500, 3, 1, warmup=2, items_large=300, items_rounds=5)
 
 
 @dataclass
@@ -640,6 +647,7 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
             None,
         )
     )
+    rows += [Row(**r) for r in items.item_rows(res["items"])]
     st = res["startup"]
     rows.append(
         Row(
@@ -844,6 +852,16 @@ def main(argv: list[str] | None = None) -> int:
             res["history"] = bench_history(size, daemon, root, loop)
             res["serial"] = bench_serial(size, daemon, echo)
             res["load"] = bench_load(size, daemon, root, loop)
+            res["items"] = items.bench_items(
+                daemon.address,
+                SQLiteSession,
+                root,
+                loop.run,
+                payload=size.payload_bytes,
+                large=size.items_large,
+                rounds=size.items_rounds,
+                warmup=size.warmup,
+            )
         finally:
             daemon.close()
             echo.close()

@@ -30,7 +30,9 @@ import re
 from typing import Final
 
 __all__ = [
+    "FORMAT_TAG",
     "MAX_ATTACH_LABEL_BYTES",
+    "MAX_CLIENT_ID_BYTES",
     "MAX_ERROR_MESSAGE_CHARS",
     "MAX_ID_CONTAINS_BYTES",
     "MAX_JSON_DEPTH",
@@ -76,6 +78,11 @@ MAX_PID: Final = 2**31 - 1
 MAX_PING_TIMEOUT_S: Final = 86_400
 #: Names and ids inside messages and usage: tool-call ids and names, message names, model, pricing version.
 MAX_NAME_BYTES: Final = 256
+#: An entry's client id (unique in its session's visible history).
+MAX_CLIENT_ID_BYTES: Final = 256
+#: An item's format tag: 1-64 characters of a-z, 0-9, ``.``, ``_`` and ``-``, starting with a letter or
+#: digit (``openai.responses``, ``anthropic.messages``, ``adk.event``, ...).
+FORMAT_TAG: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 #: Workdirs (a path; Linux PATH_MAX is 4096).
 MAX_WORKDIR_BYTES: Final = 4096
 #: Longest status message sent to a client: a message and its ErrorInfo travel in HTTP/2

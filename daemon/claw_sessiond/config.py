@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
     "DEFAULT_LEASE_S",
     "DEFAULT_MAX_BATCH_MESSAGES",
+    "DEFAULT_MAX_ENTRY_BYTES",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_MAX_OPEN_TOOL_CALLS",
     "DEFAULT_MAX_REQUEST_BYTES",
@@ -32,6 +33,7 @@ __all__ = [
     "DEFAULT_WATCH_SENDS_PER_S",
     "DEFAULT_WATCH_STALL_S",
     "ENV_PREFIX",
+    "REQUEST_OVERHEAD_BYTES",
     "Config",
     "ConfigError",
     "env_name",
@@ -41,8 +43,13 @@ __all__ = [
 
 ENV_PREFIX: Final = "CLAW_SESSIOND_"
 DEFAULT_MAX_MESSAGE_BYTES: Final = 1024 * 1024
+#: One entry in all (text, tool calls, item, metadata): large items such as screenshots fit.
+DEFAULT_MAX_ENTRY_BYTES: Final = 16 * 1024 * 1024
 DEFAULT_MAX_BATCH_MESSAGES: Final = 1000
-DEFAULT_MAX_REQUEST_BYTES: Final = 16 * 1024 * 1024
+#: The gRPC receive limit: one maximal entry and the rest of its request fit with room to spare.
+DEFAULT_MAX_REQUEST_BYTES: Final = 64 * 1024 * 1024
+#: What a request needs beyond its largest entry (ids, other fields, the proto framing).
+REQUEST_OVERHEAD_BYTES: Final = 1024 * 1024
 DEFAULT_SHUTDOWN_GRACE_S: Final = 10.0
 DEFAULT_BUSY_TIMEOUT_MS: Final = 5000
 DEFAULT_LEASE_S: Final = 10
@@ -99,7 +106,9 @@ class Config:
     metrics_address: str | None = None
     """Optional loopback ``host:port`` serving Prometheus metrics at ``/metrics``."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    """Largest content, arguments or payload of one message, in bytes."""
+    """Largest text of one message (content, name, tool calls) or audit payload, in bytes."""
+    max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES
+    """Largest entry in all (text, tool calls, item and metadata), in bytes."""
     max_batch_messages: int = DEFAULT_MAX_BATCH_MESSAGES
     """Most messages in one Append."""
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
@@ -190,6 +199,7 @@ class Config:
             raise ConfigError("socket", "longer than the 107-byte Unix socket path limit", str(sock))
         for name in (
             "max_message_bytes",
+            "max_entry_bytes",
             "max_batch_messages",
             "max_request_bytes",
             "max_group_commit",
@@ -202,6 +212,15 @@ class Config:
                 raise ConfigError(name, "must be positive", getattr(self, name))
         if self.max_request_bytes < self.max_message_bytes:
             raise ConfigError("max_request_bytes", "must be at least max_message_bytes", self.max_request_bytes)
+        if self.max_entry_bytes < self.max_message_bytes:
+            raise ConfigError("max_entry_bytes", "must be at least max_message_bytes", self.max_entry_bytes)
+        if self.max_request_bytes < self.max_entry_bytes + REQUEST_OVERHEAD_BYTES:
+            raise ConfigError(
+                "max_request_bytes",
+                f"must be at least max_entry_bytes + {REQUEST_OVERHEAD_BYTES} (a request carrying one entry of "
+                f"max_entry_bytes = {self.max_entry_bytes} must fit)",
+                self.max_request_bytes,
+            )
         if self.watch_stall_s <= 0:
             raise ConfigError("watch_stall_s", "must be positive", self.watch_stall_s)
         if self.shutdown_grace_s < 0 or self.retention_days < 0:

@@ -9,6 +9,7 @@ of the same name in ``claw_sessiond_client.errors`` (a test checks it)::
     ├── SessionNotFoundError
     ├── ToolCallStateError       reason: UNKNOWN_TOOL_CALL | TOOL_CALL_ALREADY_ANSWERED
     ├── PreconditionError        reason: SESSION_EXISTS | RUN_ALREADY_OWNED | TOO_MANY_OPEN_CALLS | ...
+    ├── AlreadyExistsError       reason: CLIENT_ID_EXISTS
     ├── ResourceLimitError       reason: TOO_MANY_STREAMS
     ├── SequenceConflictError    fields: expected, actual
     ├── WatchLaggedError
@@ -30,6 +31,7 @@ from __future__ import annotations
 from claw_sessiond_client.errors import Reason
 
 __all__ = [
+    "AlreadyExistsError",
     "CorruptDatabaseError",
     "InvalidRequestError",
     "LockHeldError",
@@ -83,6 +85,12 @@ class PreconditionError(SessiondError):
     """The session's state forbids the call."""
 
     default_reason = Reason.SESSION_EXISTS
+
+
+class AlreadyExistsError(SessiondError):
+    """What the request would create is already stored (an entry's client id). Nothing is written."""
+
+    default_reason = Reason.CLIENT_ID_EXISTS
 
 
 class ResourceLimitError(SessiondError):

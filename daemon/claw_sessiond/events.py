@@ -115,8 +115,12 @@ INTERRUPTED_CONTENT: Final = (
 )
 
 #: A stored event with its payload still JSON text:
-#: ``(event_id, session_id, position, type, trace_id, ts, schema_version, payload)``.
-EventRow = tuple[int, str, int | None, str, str, str, int, str]
+#: ``(event_id, session_id, position, type, trace_id, ts, schema_version, payload)``, and, as the
+#: backend reads it, its item's format and bytes (None where it has none).
+EventRow = (
+    tuple[int, str, int | None, str, str, str, int, str]
+    | tuple[int, str, int | None, str, str, str, int, str, str | None, bytes | None]
+)
 
 
 # ---------------------------------------------------------------- messages
@@ -288,7 +292,11 @@ def sorted_payload(value: Any) -> Any:
 
 def decode_events(rows: Sequence[EventRow | Sequence[Any]]) -> list[Event]:
     """Stored event rows → events (parses the JSON payloads: run it off the event loop for many)."""
-    return [Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
+    out: list[Event] = []
+    for r in rows:
+        fmt, item = (r[8] or "", r[9] or b"") if len(r) > 8 else ("", b"")  # type: ignore[misc]
+        out.append(Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), fmt, item))
+    return out
 
 
 def fingerprint(*parts: object) -> str:

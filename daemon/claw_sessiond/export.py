@@ -9,6 +9,14 @@ a header, then exactly ``events`` event lines in event order::
      "ts":"2026-12-02T15:38:46.123456Z","trace_id":"4bf9...","schema_version":1,
      "payload":{"content":"hello","role":"user"}}
 
+A history event that carries an item (``Message.format`` / ``Message.item``)
+has two more keys after the payload: ``"format"`` (the tag) and
+``"item_b64"`` (the item's bytes, standard base64 with padding). Lines without
+them (every line of an export written before items existed) import as
+before. An entry's ``client_id``, ``metadata`` and ``usage`` are keys of its
+payload; an entry's usage is also a ``usage`` event of its own, right after
+it (the session's totals are folded from usage events).
+
 An export of every session is the blocks one after another. Lines are
 compact JSON (UTF-8, no ASCII escaping), keys in the order shown, payload
 keys sorted, so the same events always give the same bytes.
@@ -24,6 +32,8 @@ truncated file.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as dt
 import json
 import re
@@ -32,6 +42,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .bounds import (
+    FORMAT_TAG,
+    MAX_CLIENT_ID_BYTES,
     MAX_JSON_DEPTH,
     MAX_NAME_BYTES,
     MAX_POSITION,
@@ -58,6 +70,7 @@ from .ids import check_session_id
 from .model import Event
 
 __all__ = [
+    "DEFAULT_MAX_ITEM_BYTES",
     "FORMAT",
     "FORMAT_VERSION",
     "ExportHeader",
@@ -98,6 +111,12 @@ class ImportedEvent:
     trace_id: str
     schema_version: int
     payload: str
+    format: str | None = None
+    """The item's format tag (None: no item)."""
+    item: bytes | None = None
+    """The item's bytes (decoded from the line's ``item_b64``)."""
+    client_id: str | None = None
+    """The payload's ``client_id`` (None: none), stored beside the payload too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +158,7 @@ def event_line(ordinal: int, session_id: str, event: Event) -> str:
             "trace_id": event.trace_id,
             "schema_version": event.schema_version,
             "payload": sorted_payload(event.payload),
+            **({"format": event.format, "item_b64": base64.b64encode(event.item).decode()} if event.format else {}),
         }
     )
 
@@ -149,8 +169,8 @@ def session_lines(header: ExportHeader, events: Sequence[Event]) -> list[str]:
 
 
 def is_header(obj: object) -> bool:
-    """True if a parsed line is a block header."""
-    return isinstance(obj, dict) and "format" in obj
+    """True if a parsed line is a block header (an event line with an item has a ``format`` too, and an id)."""
+    return isinstance(obj, dict) and "format" in obj and "event_id" not in obj
 
 
 # ---------------------------------------------------------------- parsing
@@ -217,6 +237,7 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
         for key in ("name", "tool_call_id", "synthetic"):
             if utf8_len(payload.get(key, "")) > MAX_NAME_BYTES:
                 raise _bad(line_no, f"payload.{key} is longer than {MAX_NAME_BYTES} bytes")
+        _check_entry_keys(line_no, payload)
         if (role == "tool") != bool(payload.get("tool_call_id")):
             raise _bad(line_no, "tool_call_id is required on tool results and forbidden elsewhere")
         calls = payload.get("tool_calls", [])
@@ -236,30 +257,89 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
             except JsonError as exc:
                 raise _bad(line_no, f"tool call {call['id']!r} arguments are not valid JSON: {exc}") from exc
     elif event_type == "usage":
-        for key in USAGE_COUNT_KEYS:
-            value = payload.get(key, 0)
-            if not _is_int(value) or not 0 <= value <= MAX_USAGE_COUNT:
-                raise _bad(line_no, f"usage payload.{key} must be an integer from 0 to {MAX_USAGE_COUNT}")
-        for key in ("model", "pricing_version", "currency"):
-            if not isinstance(payload.get(key, ""), str):
-                raise _bad(line_no, f"usage payload.{key} must be a string")
-            if utf8_len(payload.get(key, "")) > MAX_NAME_BYTES:
-                raise _bad(line_no, f"usage payload.{key} is longer than {MAX_NAME_BYTES} bytes")
-        currency = payload.get("currency", "")
-        if currency and not is_currency_code(currency):
-            raise _bad(line_no, f"usage payload.currency must be an ISO 4217 code such as USD (got {currency!r})")
-        if payload.get("cost_micros", 0) and not payload.get("currency"):
-            raise _bad(line_no, "usage with a cost needs a currency")
+        _check_usage(line_no, "usage payload", payload)
+
+
+def _check_usage(line_no: int, where: str, payload: dict[str, Any]) -> None:
+    for key in USAGE_COUNT_KEYS:
+        value = payload.get(key, 0)
+        if not _is_int(value) or not 0 <= value <= MAX_USAGE_COUNT:
+            raise _bad(line_no, f"{where}.{key} must be an integer from 0 to {MAX_USAGE_COUNT}")
+    for key in ("model", "pricing_version", "currency"):
+        if not isinstance(payload.get(key, ""), str):
+            raise _bad(line_no, f"{where}.{key} must be a string")
+        if utf8_len(payload.get(key, "")) > MAX_NAME_BYTES:
+            raise _bad(line_no, f"{where}.{key} is longer than {MAX_NAME_BYTES} bytes")
+    currency = payload.get("currency", "")
+    if currency and not is_currency_code(currency):
+        raise _bad(line_no, f"{where}.currency must be an ISO 4217 code such as USD (got {currency!r})")
+    if payload.get("cost_micros", 0) and not payload.get("currency"):
+        raise _bad(line_no, "usage with a cost needs a currency")
+
+
+def _check_entry_keys(line_no: int, payload: dict[str, Any]) -> None:
+    """A message payload's entry keys: ``client_id``, ``metadata`` (JSON object text) and ``usage``."""
+    client_id = payload.get("client_id", "")
+    if not isinstance(client_id, str) or utf8_len(client_id) > MAX_CLIENT_ID_BYTES:
+        raise _bad(line_no, f"payload.client_id must be a string of at most {MAX_CLIENT_ID_BYTES} bytes")
+    metadata = payload.get("metadata", "")
+    if not isinstance(metadata, str):
+        raise _bad(line_no, "payload.metadata must be JSON object text (a string)")
+    if metadata:
+        try:
+            value = loads_limited(metadata)
+        except JsonError as exc:
+            raise _bad(line_no, f"payload.metadata is not valid JSON: {exc}") from exc
+        if not isinstance(value, dict):
+            raise _bad(line_no, "payload.metadata must be a JSON object")
+    usage = payload.get("usage")
+    if usage is not None:
+        if not isinstance(usage, dict):
+            raise _bad(line_no, "payload.usage must be an object")
+        _check_usage(line_no, "payload.usage", usage)
+
+
+def _parse_item(line_no: int, event_type: str, obj: dict[str, Any], max_item_bytes: int) -> tuple[str, bytes] | None:
+    """The line's item (``format`` + ``item_b64``), or None; ``other_entry`` needs one."""
+    if "format" not in obj and "item_b64" not in obj:
+        if event_type == "other_entry":
+            raise _bad(line_no, "an other_entry event needs format and item_b64")
+        return None
+    if event_type not in ROLE_OF_EVENT_TYPE or event_type == "repair":
+        raise _bad(line_no, f"a {event_type} event carries no item (format, item_b64)")
+    fmt, text = obj.get("format"), obj.get("item_b64")
+    if not isinstance(fmt, str) or not FORMAT_TAG.fullmatch(fmt):
+        raise _bad(line_no, "format must be a format tag (1-64 characters of a-z, 0-9, '.', '_', '-') with item_b64")
+    if not isinstance(text, str) or not text:
+        raise _bad(line_no, "item_b64 must be the item's bytes in base64 (not empty), with format")
+    if len(text) // 4 * 3 > max_item_bytes + 3:
+        raise _bad(line_no, f"the item is larger than {max_item_bytes} bytes (--max-entry-bytes)")
+    try:
+        item = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise _bad(line_no, f"item_b64 is not valid base64: {exc}") from exc
+    if not item or len(item) > max_item_bytes:
+        raise _bad(line_no, f"the item must be 1 to {max_item_bytes} bytes")
+    return fmt, item
 
 
 _EVENT_KEYS: Final = frozenset(
     {"event_id", "session_id", "position", "type", "ts", "trace_id", "schema_version", "payload"}
 )
+#: Keys an event line may have beside :data:`_EVENT_KEYS`: an entry's item.
+_ITEM_KEYS: Final = frozenset({"format", "item_b64"})
+#: The largest item an import takes when the caller gives no bound (the daemon passes --max-entry-bytes).
+DEFAULT_MAX_ITEM_BYTES: Final = 16 * 1024 * 1024
 
 
-def _parse_event(line_no: int, ordinal: int, session_id: str, obj: Any, last_position: int) -> ImportedEvent:
-    if not isinstance(obj, dict) or set(obj) != _EVENT_KEYS:
-        raise _bad(line_no, f"an event line has exactly the keys {sorted(_EVENT_KEYS)}")
+def _parse_event(
+    line_no: int, ordinal: int, session_id: str, obj: Any, last_position: int, max_item_bytes: int
+) -> ImportedEvent:
+    if not isinstance(obj, dict) or not _EVENT_KEYS <= set(obj) <= _EVENT_KEYS | _ITEM_KEYS:
+        raise _bad(
+            line_no,
+            f"an event line has exactly the keys {sorted(_EVENT_KEYS)}, and an entry's item also {sorted(_ITEM_KEYS)}",
+        )
     if obj["event_id"] != ordinal or not _is_int(obj["event_id"]):
         raise _bad(line_no, f"event_id must be {ordinal} (events are numbered 1, 2, ... within the session)")
     if obj["session_id"] != session_id:
@@ -285,15 +365,26 @@ def _parse_event(line_no: int, ordinal: int, session_id: str, obj: Any, last_pos
     if not isinstance(payload, dict):
         raise _bad(line_no, "payload must be a JSON object")
     _check_payload(line_no, event_type, payload)
+    item = _parse_item(line_no, event_type, obj, max_item_bytes)
     text = canonical_json(payload)
     size = payload_too_large(text)
     if size:
         raise _bad(line_no, f"payload is {size} bytes as stored (at most {MAX_STORED_PAYLOAD_BYTES}: one export line)")
-    return ImportedEvent(position, event_type, _check_ts(line_no, "ts", obj["ts"]), trace_id, version, text)
+    return ImportedEvent(
+        position,
+        event_type,
+        _check_ts(line_no, "ts", obj["ts"]),
+        trace_id,
+        version,
+        text,
+        None if item is None else item[0],
+        None if item is None else item[1],
+        payload.get("client_id") or None if event_type in ROLE_OF_EVENT_TYPE else None,
+    )
 
 
-def parse_session(lines: Iterable[str]) -> ImportedSession:
-    """Validate one session's block (blank lines are ignored).
+def parse_session(lines: Iterable[str], max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES) -> ImportedSession:
+    """Validate one session's block (blank lines are ignored); items are at most ``max_item_bytes``.
 
     Raises:
         InvalidRequestError: reason INVALID_IMPORT (or INVALID_SESSION_ID), naming the line.
@@ -317,7 +408,7 @@ def parse_session(lines: Iterable[str]) -> ImportedSession:
             raise _bad(line_no, "a second header: import one session per request")
         if len(events) >= header.events:
             raise _bad(line_no, f"more events than the header's count ({header.events})")
-        event = _parse_event(line_no, len(events) + 1, header.session_id, obj, last_position)
+        event = _parse_event(line_no, len(events) + 1, header.session_id, obj, last_position, max_item_bytes)
         if event.position is not None:
             last_position = event.position
         events.append(event)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .model import Message
 
-__all__ = ["OpenCall", "open_calls", "project"]
+__all__ = ["OpenCall", "open_calls", "project", "project_window"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,24 @@ def project(messages: Iterable[Message]) -> list[Message]:
         if msg.role == "assistant":
             out.extend(results.get(msg.position, ()))
     return out
+
+
+def project_window(messages: Iterable[Message], lead: Sequence[int]) -> list[Message]:
+    """Order a window of the visible history (given in position order) as the full projection orders it.
+
+    ``lead``: positions of the window's tool results whose assistant message lies before the
+    window, in the order the full history shows them (by assistant position, then position).
+    In the full projection each sits right after its assistant message, so before every
+    other entry of the window: they come first, then the rest as :func:`project` orders it.
+    The window's order is thus the full Load's order restricted to the window.
+    """
+    ordered = list(messages)
+    if not lead:
+        return project(ordered)
+    by_position = {m.position: m for m in ordered}
+    first = [by_position[p] for p in lead if p in by_position]
+    leading = set(lead)
+    return first + project(m for m in ordered if m.position not in leading)
 
 
 def open_calls(messages: Sequence[Message]) -> list[OpenCall]:

@@ -22,6 +22,7 @@ __all__ = [
     "ImportMode",
     "InFlightCall",
     "LoadResult",
+    "LoadWindow",
     "Message",
     "ModelUsage",
     "PreparedMessage",
@@ -179,6 +180,22 @@ class LoadResult:
     #: Set when ``messages`` is not filled because the history is larger than one page:
     #: the caller streams it with ``Storage.history_pages(cursor)``.
     cursor: HistoryCursor | None = None
+    #: False when a bounded read (:class:`LoadWindow`) left visible entries out.
+    complete: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class LoadWindow:
+    """A bounded Load: at most one of the three is set (validated by ``validate.check_load_window``).
+
+    ``last``: the last N visible entries (by position); ``after_position``: the visible entries
+    after this position; ``after_time``: the visible entries from the first one stored after
+    this RFC 3339 time on. The window's entries come in the full Load's order restricted to them.
+    """
+
+    last: int = 0
+    after_position: int = 0
+    after_time: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +211,11 @@ class HistoryCursor:
     clear_position: int
     last_position: int
     in_flight_ids: tuple[str, ...] = ()
+    #: A bounded read: the pages start after this position (-1: after ``clear_position``) ...
+    start_after: int = -1
+    #: ... and first come these results (positions) of calls made before the window, in the order
+    #: the full history shows them (right after their assistant message, which is before the window).
+    lead: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +280,10 @@ class Event:
     ts: str
     schema_version: int
     payload: dict[str, object]
+    format: str = ""
+    """A history event's item format tag (empty: no item)."""
+    item: bytes = b""
+    """A history event's item, byte for byte."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .bounds import MAX_POSITION
-from .errors import InvalidRequestError, PreconditionError, Reason, SequenceConflictError, ToolCallStateError
+from .errors import (
+    AlreadyExistsError,
+    InvalidRequestError,
+    PreconditionError,
+    Reason,
+    SequenceConflictError,
+    ToolCallStateError,
+)
 from .events import canonical_json, usage_from_payload
 from .export import ImportedEvent
 from .model import (
@@ -54,6 +61,7 @@ __all__ = [
     "append_from_record",
     "charged_currency",
     "check_call_inserted",
+    "check_client_id_free",
     "check_expected",
     "check_import_mode",
     "check_imported_open_calls",
@@ -217,6 +225,22 @@ def check_call_inserted(call_id: str, inserted: bool) -> None:
         )
 
 
+def check_client_id_free(client_id: str, stored_position: int | None) -> None:
+    """A new entry's client id must not be on an entry of the visible history (``stored_position``: where it is).
+
+    Raises:
+        AlreadyExistsError: reason CLIENT_ID_EXISTS.
+    """
+    if stored_position is not None:
+        raise AlreadyExistsError(
+            f"client_id {client_id[:80]!r} is already on the entry at position {stored_position}; client ids "
+            "are unique within a session's visible history",
+            reason=Reason.CLIENT_ID_EXISTS,
+            client_id=client_id,
+            position=stored_position,
+        )
+
+
 def makes_calls(messages: Sequence[PreparedMessage]) -> bool:
     """True if an append makes new tool calls (only such an append can exceed the open-call limit)."""
     return any(p.message.tool_calls for p in messages)
@@ -345,6 +369,8 @@ class ImportFold:
     clear_position: int = 0
     message_count: int = 0
     calls: dict[str, CallEntry] = field(default_factory=dict)
+    client_ids: dict[str, int] = field(default_factory=dict)
+    """Client id → position, of the visible entries that have one."""
     usage: Usage = field(default_factory=Usage)
     by_model: dict[tuple[str, str], Usage] = field(default_factory=dict)
 
@@ -387,6 +413,7 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
             assert position is not None
             fold.clear_position, fold.message_count = position, 0
             fold.calls.clear()
+            fold.client_ids.clear()
         elif event_type == "usage":
             delta = usage_from_payload(payload)
             currency = charged_currency(delta)
@@ -397,6 +424,14 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
             fold.by_model[key] = _plus(fold.by_model.get(key, Usage()), delta, currency)
         elif position is not None:
             fold.message_count += 1
+            client_id = payload.get("client_id", "")
+            if client_id:
+                if client_id in fold.client_ids:
+                    raise bad(
+                        f"client_id {client_id!r} is on the entries at positions {fold.client_ids[client_id]} and "
+                        f"{position} of the visible history"
+                    )
+                fold.client_ids[client_id] = position
             for index, call in enumerate(payload.get("tool_calls", ())):
                 if call["id"] in fold.calls:
                     raise bad(f"duplicate tool call id {call['id']!r} in the visible history")

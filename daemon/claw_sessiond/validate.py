@@ -8,6 +8,7 @@ request never reaches a transaction.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -29,6 +30,8 @@ from .bounds import (
     payload_too_large,
     utf8_len,
 )
+from .config import DEFAULT_MAX_ENTRY_BYTES
+from .entries import check_client_ids, check_entry
 from .errors import InvalidRequestError, Reason
 from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint
 from .ids import check_request_id, check_session_id, has_control
@@ -114,14 +117,17 @@ def parse_json_object(text: str, what: str, max_bytes: int) -> str:
     return normalised
 
 
-def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[str]) -> PreparedMessage:
+def _prepare_message(
+    index: int, msg: Message, max_bytes: int, seen_calls: set[str], max_entry_bytes: int
+) -> PreparedMessage:
     where = f"messages[{index}]"
 
     def bad(why: str, reason: Reason = Reason.INVALID_MESSAGE) -> InvalidRequestError:
         return InvalidRequestError(f"{where}: {why}", reason=reason, index=index)
 
     if msg.role not in _ROLES:
-        raise bad(f"unknown role {msg.role!r} (use system, user, assistant or tool)")
+        raise bad(f"unknown role {msg.role!r} (use system, user, assistant, tool or other)")
+    check_entry(where, index, msg, max_entry_bytes)
     size = _utf8_len(msg.content) + _utf8_len(msg.name)
     if _utf8_len(msg.name) > MAX_NAME_BYTES:
         raise bad(f"name is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
@@ -162,6 +168,11 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
         tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in msg.tool_calls),
         tool_call_id=msg.tool_call_id,
         name=msg.name,
+        format=msg.format,
+        item=msg.item,
+        client_id=msg.client_id,
+        metadata=msg.metadata,
+        usage=_entry_usage(where, msg.usage),
     )
     text = encode_message(stored)
     size = payload_too_large(text)
@@ -172,6 +183,24 @@ def _prepare_message(index: int, msg: Message, max_bytes: int, seen_calls: set[s
             Reason.FIELD_TOO_LARGE,
         )
     return PreparedMessage(stored, EVENT_TYPE_OF_ROLE[msg.role], text)
+
+
+def _entry_usage(where: str, usage: UsageDelta | None) -> UsageDelta | None:
+    """An entry's usage, checked as RecordUsage checks its delta (the error names the message)."""
+    if usage is None:
+        return None
+    try:
+        return prepare_usage(usage)
+    except InvalidRequestError as exc:
+        raise InvalidRequestError(f"{where}.usage: {exc.message}", reason=exc.reason, **exc.metadata) from exc
+
+
+def _entry_key(p: PreparedMessage) -> object:
+    """What a request's fingerprint holds of one entry: its payload, and its item's format and hash if any
+    (a plain message is the payload alone, as before items existed, so stored fingerprints still match)."""
+    if not p.message.format:
+        return p.payload
+    return [p.payload, p.message.format, hashlib.sha256(p.message.item).hexdigest()]
 
 
 def prepare_append(
@@ -185,6 +214,7 @@ def prepare_append(
     trace_id: str,
     max_message_bytes: int,
     max_batch_messages: int,
+    max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES,
 ) -> AppendJob:
     """Validate an Append and build the writer's job.
 
@@ -207,9 +237,10 @@ def prepare_append(
             reason=Reason.INVALID_MESSAGE,
         )
     seen: set[str] = set()
-    prepared = [_prepare_message(i, m, max_message_bytes, seen) for i, m in enumerate(messages)]
+    prepared = [_prepare_message(i, m, max_message_bytes, seen, max_entry_bytes) for i, m in enumerate(messages)]
+    check_client_ids([p.message for p in prepared])
     # Content only: a retry from another process may carry another workdir or run id.
-    fp = fingerprint("append", session_id, [p.payload for p in prepared], expected_last_position)
+    fp = fingerprint("append", session_id, [_entry_key(p) for p in prepared], expected_last_position)
     return AppendJob(session_id, prepared, expected_last_position, request_id, fp, workdir, run_id, trace_id)
 
 

@@ -36,7 +36,7 @@ import pytest
 
 from claw_sessiond_client import InvalidRequestError, Message
 from tests.helpers import inspect
-from tests.helpers.crash_writer import BATCH_SIZES
+from tests.helpers.crash_writer import BATCH_SIZES, item_fields
 from tests.helpers.daemon import FULL, DaemonProcess, scale
 from tests.helpers.figures import record
 
@@ -141,6 +141,18 @@ def check(store: inspect.Stored, acks: Acks) -> tuple[int, int]:
             seen[content] += 1
     duplicated = sorted(c for c, n in seen.items() if n > 1)
     assert not duplicated, f"stored more than once: {duplicated[:10]}"
+    items = 0
+    for event in store.events():  # items and client ids survive whole, with their entry
+        content = str(event.payload.get("content", "")) if isinstance(event.payload, dict) else ""
+        if event.format or event.payload.get("client_id"):
+            items += 1
+            rid = content.rpartition("/")[0]
+            want = item_fields(rid)
+            assert (event.format, event.item, event.payload.get("client_id")) == (
+                want["format"],
+                want["item"],
+                want["client_id"],
+            ), f"{content}: item or client id not stored whole"
 
     for rid, entry in acks.by_rid.items():
         session, first, last = str(entry["session"]), int(entry["first"]), int(entry["last"])  # type: ignore[call-overload]
@@ -178,6 +190,7 @@ def check(store: inspect.Stored, acks: Acks) -> tuple[int, int]:
         if prev is not None:
             assert int(entry["first"]) > prev[1], f"{rid} stored before {writer}-{prev[0]} in {key[1]}"  # type: ignore[call-overload]
         last_pos[key] = (i, int(entry["last"]))  # type: ignore[call-overload]
+    assert items or not any(int(rid.split("-")[1]) % 4 == 1 for rid in acks.by_rid), "no item was checked"
     return len(acks.by_rid), unacked
 
 
@@ -318,8 +331,17 @@ class _OnlyEvents:
 def test_checker_detects_loss_duplication_and_partial_appends(tmp_path: Path) -> None:
     """The checker above must be able to fail: feed it stored events with each kind of damage."""
 
-    def make(rows: list[tuple[str, int, str]]) -> Any:
-        events = [inspect.StoredEvent(i + 1, s, p, "user_message", {"content": c}) for i, (s, p, c) in enumerate(rows)]
+    def make(rows: list[tuple[str, int, str]], item: bytes | None = None) -> Any:
+        events = []
+        for i, (s, p, c) in enumerate(rows):
+            if c == "w0-1/1":  # a kind-1 assistant: its item and client id
+                want = item_fields("w0-1")
+                payload = {"content": c, "client_id": want["client_id"]}
+                events.append(
+                    inspect.StoredEvent(i + 1, s, p, "assistant_message", payload, want["format"], item or want["item"])
+                )
+            else:
+                events.append(inspect.StoredEvent(i + 1, s, p, "user_message", {"content": c}))
         return _OnlyEvents(events)
 
     ack = {"rid": "w0-1", "session": "a", "first": 1, "last": 2, "texts": ["w0-1/0", "w0-1/1"], "replayed": False}
@@ -331,6 +353,8 @@ def test_checker_detects_loss_duplication_and_partial_appends(tmp_path: Path) ->
         check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1"), ("a", 3, "w0-1/1")]), acks)
     with pytest.raises(AssertionError, match="partial"):
         check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1"), ("a", 3, "w0-2/0")]), acks)
+    with pytest.raises(AssertionError, match="not stored whole"):
+        check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1")], item=b"cut"), acks)
 
 
 def test_concurrent_retries_of_one_request_id_write_once(workspace: Path) -> None:

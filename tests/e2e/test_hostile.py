@@ -419,9 +419,9 @@ CASES: list[Case] = [
         IR,
     ),
     Case(
-        "request_over_16_mib",
+        "request_over_64_mib",  # --max-request-bytes (64 MiB by default; was 16 MiB before entries had items)
         "Append",
-        append("hostile", *[user("x" * (MIB - 64)) for _ in range(17)]),
+        append("hostile", *[user("x" * (MIB - 64)) for _ in range(65)]),
         C.RESOURCE_EXHAUSTED,
         None,
         IR,

@@ -411,6 +411,21 @@ def messages(draw: st.DrawFn) -> pb.Message:
         ],
         tool_call_id=draw(st.sampled_from(["", "c1", "seed-call"]) | TEXT),
         name=draw(TEXT),
+        # issue 14's entry fields
+        format=draw(st.sampled_from(["", "openai.responses", "x", "Bad Tag", "-x"]) | TEXT),
+        item=draw(st.sampled_from([b"", b"\x00\xff", b'{"a":1}']) | st.binary(max_size=20)),
+        client_id=draw(st.sampled_from(["", "k1", "seed-call", "x" * 257]) | TEXT),
+        metadata=draw(JSON),
+        usage=draw(
+            st.none()
+            | st.builds(
+                pb.EntryUsage,
+                input_tokens=INT64,
+                cost_micros=st.sampled_from([0, 1, 2**63 - 1]),
+                currency=st.sampled_from(["", "USD", "EUR", "usd"]),
+                model=TEXT,
+            )
+        ),
     )
 
 
@@ -506,8 +521,22 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
         "Load": ser(
             shaped(
                 pb.LoadRequest,
-                {"session_id": IDS_VALID, "workdir": st.just("/tmp"), "trace_id": NOTHING},
-                {"session_id": TEXT, "workdir": TEXT, "trace_id": TEXT},
+                {
+                    "session_id": IDS_VALID,
+                    "workdir": st.just("/tmp"),
+                    "trace_id": NOTHING,
+                    "last": st.sampled_from([0, 1, 3]),
+                    "after_position": st.just(0),
+                    "after_time": st.none(),
+                },
+                {
+                    "session_id": TEXT,
+                    "workdir": TEXT,
+                    "trace_id": TEXT,
+                    "last": INT32,
+                    "after_position": INT64,
+                    "after_time": TIMESTAMPS,
+                },
             )
         ),
         "Append": ser(append_requests()),

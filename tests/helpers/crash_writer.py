@@ -4,7 +4,8 @@ Usage: ``python -m tests.helpers.crash_writer ADDRESS WRITER SESSIONS LOG STOP_F
 (WRITER ``loader``: Load the sessions in a loop instead, which repairs interrupted calls;
 with ``CLAW_CRASH_STREAM=1``: the same appends, 4 in flight at a time over AppendStream.)
 
-Appends batches with request ids ``w<WRITER>-<i>`` round-robin to the given
+Appends batches with request ids ``w<WRITER>-<i>`` (the assistant of a kind-1 batch with an item
+and a client id, :func:`item_fields`) round-robin to the given
 sessions until STOP_FILE exists. Each append is retried with the *same*
 request id until it is acknowledged, across daemon kills and restarts. Every
 acknowledgement is logged as one JSON line:
@@ -37,14 +38,19 @@ _RETRY = (DaemonUnavailableError, DeadlineError, ShuttingDownError, StorageUnava
 BATCH_SIZES = (1, 2, 3, 2)
 
 
+def item_fields(rid: str) -> dict[str, Any]:
+    """The item and client id of the assistant entry of a kind-1 batch."""
+    return {"format": "crash.item", "item": (rid.encode() + b"\x00\xff") * 50, "client_id": f"{rid}/1"}
+
+
 def _batch(rid: str, i: int) -> list[Message]:
     """Kind ``i % 4``: a user message; user + assistant; a whole tool round; an interrupted call (no result)."""
     kind = i % 4
     call = ToolCall(f"call-{rid}", "bash", json.dumps({"cmd": f"echo {rid}"}))
     if kind == 0:
         return [Message.user(f"{rid}/0")]
-    if kind == 1:
-        return [Message.user(f"{rid}/0"), Message.assistant(f"{rid}/1")]
+    if kind == 1:  # the assistant carries an item and a client id (their bytes are checked after the crashes)
+        return [Message.user(f"{rid}/0"), Message.assistant(f"{rid}/1", **item_fields(rid))]
     if kind == 2:
         return [Message.user(f"{rid}/0"), Message.assistant(f"{rid}/1", [call]), Message.tool(call.id, f"{rid}/2")]
     return [Message.user(f"{rid}/0"), Message.assistant(f"{rid}/1", [call])]

@@ -32,6 +32,8 @@ class StoredEvent:
     position: int | None  # history events have one, usage and audit events none
     type: str
     payload: Any  # the parsed JSON payload
+    format: str = ""  # an entry's item: its format tag ...
+    item: bytes = b""  # ... and its bytes
 
 
 @dataclass(frozen=True)
@@ -95,11 +97,14 @@ class SqliteStored:
         return [StoredSession(*row) for row in rows]
 
     def events(self, session_id: str | None = None) -> list[StoredEvent]:
-        sql = "SELECT event_id, session_id, position, type, payload FROM events"
+        sql = (
+            "SELECT event_id, session_id, position, type, payload, coalesce(format, ''), coalesce(item, x'') "
+            "FROM events"
+        )
         where, args = ("", ()) if session_id is None else (" WHERE session_id = ?", (session_id,))
         with read_only(self.db) as conn:
             rows = conn.execute(f"{sql}{where} ORDER BY event_id", args).fetchall()
-        return [StoredEvent(e, s, p, t, json.loads(payload)) for e, s, p, t, payload in rows]
+        return [StoredEvent(e, s, p, t, json.loads(payload), f, bytes(i)) for e, s, p, t, payload, f, i in rows]
 
     def request_records(self) -> int:
         with read_only(self.db) as conn:

@@ -34,6 +34,7 @@ EXPECTED = [
     (errors.SessionNotFoundError, C.NOT_FOUND),
     (errors.ToolCallStateError, C.FAILED_PRECONDITION),
     (errors.PreconditionError, C.FAILED_PRECONDITION),
+    (errors.AlreadyExistsError, C.ALREADY_EXISTS),
     (errors.SequenceConflictError, C.ABORTED),
     (errors.WatchLaggedError, C.ABORTED),
     (errors.StorageFullError, C.RESOURCE_EXHAUSTED),

@@ -11,6 +11,7 @@ from ._types import (
     BackupFigures,
     ClearResult,
     DeleteResult,
+    EntryUsage,
     ImportResult,
     InFlightCall,
     LoadResult,
@@ -29,6 +30,7 @@ from ._types import (
 )
 from .aio import AppendStream, AsyncSessionClient
 from .errors import (
+    AlreadyExistsError,
     ClientClosedError,
     CorruptDatabaseError,
     DaemonNotRespondingError,
@@ -55,6 +57,7 @@ from .paths import default_socket_path, find_workspace
 from .sync import SessionClient
 
 __all__ = [
+    "AlreadyExistsError",
     "AppendResult",
     "AppendStream",
     "AsyncSessionClient",
@@ -67,6 +70,7 @@ __all__ = [
     "DaemonUnavailableError",
     "DeadlineError",
     "DeleteResult",
+    "EntryUsage",
     "FollowEvent",
     "ImportResult",
     "InFlightCall",

@@ -27,7 +27,15 @@ from ._peer import resolve_target
 from ._status import closed_error, retryable
 from .endpoint import discover_socket
 
-__all__ = ["CHANNEL_OPTIONS", "DEFAULT_RETRY_WINDOW_S", "DEFAULT_TIMEOUT_S", "CallRetry", "ClientCore", "FollowRetry"]
+__all__ = [
+    "CHANNEL_OPTIONS",
+    "DEFAULT_RETRY_WINDOW_S",
+    "DEFAULT_TIMEOUT_S",
+    "MAX_RECEIVE_BYTES",
+    "CallRetry",
+    "ClientCore",
+    "FollowRetry",
+]
 
 #: Default per-call timeout in seconds.
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -36,10 +44,16 @@ DEFAULT_RETRY_WINDOW_S: Final = 15.0
 #: Channel options: a local daemon that was down (auto-start, restart, idle exit) is retried every
 #: 250 ms at most, not after gRPC's default backoff of up to 120 s, so a client reaches a new daemon
 #: well before an idle one could stop again unused.
+#:
+#: The receive limit (gRPC's default is 4 MiB) takes the largest reply the daemon sends with its
+#: default limits: a Load or Watch reply holding one entry of --max-entry-bytes (16 MiB), or an
+#: Export line of one (its item in base64, a third larger, beside a payload of up to 4 MiB).
+MAX_RECEIVE_BYTES: Final = 64 * 1024 * 1024
 CHANNEL_OPTIONS: Final = (
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 250),
+    ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
 )
 #: First pause before a unary call is retried; doubles up to :data:`_MAX_DELAY_S`.
 _FIRST_DELAY_S: Final = 0.05

@@ -9,15 +9,18 @@ idempotency key a retry reuses).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, TypeVar
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from . import errors as E
 from ._checks import check_ints, check_type
-from ._types import Message, ToolCall
+from ._types import EntryUsage, Message, ToolCall
 from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
@@ -49,7 +52,13 @@ __all__ = [
 R = TypeVar("R")
 
 
-ROLES: Final = {"system": pb.ROLE_SYSTEM, "user": pb.ROLE_USER, "assistant": pb.ROLE_ASSISTANT, "tool": pb.ROLE_TOOL}
+ROLES: Final = {
+    "system": pb.ROLE_SYSTEM,
+    "user": pb.ROLE_USER,
+    "assistant": pb.ROLE_ASSISTANT,
+    "tool": pb.ROLE_TOOL,
+    "other": pb.ROLE_OTHER,
+}
 
 
 #: ImportMode names accepted by ``import_lines``.
@@ -123,10 +132,15 @@ def message_pb(m: Message, where: str = "message") -> pb.Message:
                 "build one with ToolCall(id, name, arguments)"
             )
         check_type(f"{where}.tool_calls[{i}].arguments", c.arguments, str)
+    check_type(f"{where}.format", m.format, str)
+    check_type(f"{where}.item", m.item, bytes)
+    check_type(f"{where}.client_id", m.client_id, str)
+    check_type(f"{where}.metadata", m.metadata, str)
+    check_type(f"{where}.usage", m.usage, (EntryUsage, type(None)))
     role = ROLES.get(m.role)
     if role is None:
         raise E.InvalidRequestError(
-            f"unknown role {m.role!r} (use system, user, assistant or tool)", reason=E.Reason.INVALID_MESSAGE
+            f"unknown role {m.role!r} (use system, user, assistant, tool or other)", reason=E.Reason.INVALID_MESSAGE
         )
     return build(
         pb.Message,
@@ -135,6 +149,29 @@ def message_pb(m: Message, where: str = "message") -> pb.Message:
         tool_calls=[build(pb.ToolCall, id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls],
         tool_call_id=m.tool_call_id,
         name=m.name,
+        format=m.format,
+        item=m.item,
+        client_id=m.client_id,
+        metadata=m.metadata,
+        usage=None if m.usage is None else _entry_usage_pb(m.usage, f"{where}.usage"),
+    )
+
+
+def _entry_usage_pb(u: EntryUsage, where: str) -> pb.EntryUsage:
+    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros"):
+        check_type(f"{where}.{name}", getattr(u, name), int)
+    for name in ("currency", "model", "pricing_version"):
+        check_type(f"{where}.{name}", getattr(u, name), str)
+    return build(
+        pb.EntryUsage,
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_read_tokens=u.cache_read_tokens,
+        cache_write_tokens=u.cache_write_tokens,
+        cost_micros=u.cost_micros,
+        currency=u.currency,
+        model=u.model,
+        pricing_version=u.pricing_version,
     )
 
 
@@ -236,7 +273,7 @@ def split_export(lines: Iterable[str]) -> list[list[str]]:
             raise E.InvalidRequestError(
                 f"export line {number} is not valid JSON: {exc}", reason=E.Reason.INVALID_IMPORT
             ) from exc
-        if isinstance(obj, dict) and "format" in obj:
+        if isinstance(obj, dict) and "format" in obj and "event_id" not in obj:  # a header (an item line has both)
             blocks.append([])
         elif not blocks:
             raise E.InvalidRequestError("an export starts with a header line", reason=E.Reason.INVALID_IMPORT)
@@ -254,11 +291,50 @@ def split_export(lines: Iterable[str]) -> list[list[str]]:
 EVENT_KINDS: Final = {"permission_denial": pb.EVENT_KIND_PERMISSION_DENIAL, "error": pb.EVENT_KIND_ERROR}
 
 
-def load_request(session_id: str, workdir: str | os.PathLike[str] | None, repair: bool) -> tuple[pb.LoadRequest, str]:
-    """Load's request, and the absolute workdir it carries (the client remembers it for later mutations)."""
+def load_request(
+    session_id: str,
+    workdir: str | os.PathLike[str] | None,
+    repair: bool,
+    *,
+    last: int | None = None,
+    after_position: int | None = None,
+    after_time: dt.datetime | None = None,
+) -> tuple[pb.LoadRequest, str]:
+    """Load's request, and the absolute workdir it carries (the client remembers it for later mutations).
+
+    ``last``, ``after_position``, ``after_time``: a bounded load (at most one of them).
+
+    Raises:
+        TypeError: a bound of the wrong type.
+        InvalidRequestError: more than one bound, or one out of range.
+    """
     check_type("session_id", session_id, str)
+    check_type("last", last, (int, type(None)))
+    check_type("after_position", after_position, (int, type(None)))
+    check_type("after_time", after_time, (dt.datetime, type(None)))
+    given = [
+        n for n, v in (("last", last), ("after_position", after_position), ("after_time", after_time)) if v is not None
+    ]
+    if len(given) > 1:
+        raise E.InvalidRequestError(
+            f"load takes at most one of last, after_position and after_time (got {' and '.join(given)})",
+            reason=E.Reason.INVALID_MESSAGE,
+        )
+    if (last is not None and not 0 < last < 2**31) or (after_position is not None and after_position < 0):
+        raise E.InvalidRequestError(
+            "last must be from 1 to 2**31 - 1 and after_position not negative", reason=E.Reason.INVALID_MESSAGE
+        )
     wd = load_workdir(workdir)
-    return build(pb.LoadRequest, session_id=session_id, workdir=wd, no_repair=not repair), wd
+    fields: dict[str, Any] = {"session_id": session_id, "workdir": wd, "no_repair": not repair}
+    if last is not None:
+        fields["last"] = last
+    if after_position is not None:
+        fields["after_position"] = after_position
+    if after_time is not None:
+        when = Timestamp()
+        when.FromDatetime(after_time if after_time.tzinfo else after_time.replace(tzinfo=dt.UTC))
+        fields["after_time"] = when
+    return build(pb.LoadRequest, **fields), wd
 
 
 def record_usage_request(

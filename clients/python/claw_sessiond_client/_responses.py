@@ -17,6 +17,7 @@ from ._types import (
     BackupFigures,
     ClearResult,
     DeleteResult,
+    EntryUsage,
     ImportResult,
     InFlightCall,
     LoadResult,
@@ -81,6 +82,24 @@ def message_of(m: pb.Message) -> Message:
         position=m.position,
         created_at=_time(m.created_at, m.HasField("created_at")),
         trace_id=m.trace_id,
+        format=m.format,
+        item=m.item,
+        client_id=m.client_id,
+        metadata=m.metadata,
+        usage=_entry_usage_of(m.usage) if m.HasField("usage") else None,
+    )
+
+
+def _entry_usage_of(u: pb.EntryUsage) -> EntryUsage:
+    return EntryUsage(
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.cost_micros,
+        u.currency,
+        u.model,
+        u.pricing_version,
     )
 
 
@@ -113,6 +132,8 @@ def load_result_of(chunks: Sequence[pb.LoadResponse]) -> LoadResult:
         [Repair(r.tool_call_id, r.assistant_position, r.position) for r in first.repairs],
         [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id, c.owner_pid) for c in first.in_flight],
         first.trace_id,
+        first.complete,
+        first.start_position,
     )
 
 

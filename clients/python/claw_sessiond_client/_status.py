@@ -41,6 +41,7 @@ _BY_REASON: Final[dict[str, type[E.SessiondError]]] = {
     "CORRUPT_DATABASE": E.CorruptDatabaseError,
     "SHUTTING_DOWN": E.ShuttingDownError,
     "SESSION_NOT_FOUND": E.SessionNotFoundError,
+    "CLIENT_ID_EXISTS": E.AlreadyExistsError,
     "UNAUTHENTICATED": E.UnauthenticatedError,
     "INTERNAL": E.InternalError,
 }
@@ -50,6 +51,7 @@ _BY_CODE: Final[dict[grpc.StatusCode, type[E.SessiondError]]] = {
     grpc.StatusCode.INVALID_ARGUMENT: E.InvalidRequestError,
     grpc.StatusCode.NOT_FOUND: E.SessionNotFoundError,
     grpc.StatusCode.FAILED_PRECONDITION: E.PreconditionError,
+    grpc.StatusCode.ALREADY_EXISTS: E.AlreadyExistsError,
     grpc.StatusCode.ABORTED: E.SequenceConflictError,
     grpc.StatusCode.RESOURCE_EXHAUSTED: E.StorageFullError,
     grpc.StatusCode.UNAVAILABLE: E.DaemonUnavailableError,

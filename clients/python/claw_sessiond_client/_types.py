@@ -22,6 +22,7 @@ __all__ = [
     "BackupFigures",
     "ClearResult",
     "DeleteResult",
+    "EntryUsage",
     "ImportResult",
     "InFlightCall",
     "LoadResult",
@@ -72,8 +73,40 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class EntryUsage:
+    """Token usage and cost of one entry; an append adds it to the session's totals (as :meth:`record_usage`).
+
+    ``cost_micros`` is millionths of ``currency`` (an ISO 4217 code, required when there is a cost).
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_micros: int = 0
+    currency: str = ""
+    model: str = ""
+    pricing_version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
-    """One message. ``position``, ``created_at``, ``synthetic_reason`` and ``trace_id`` are set by the daemon."""
+    """One history entry. ``position``, ``created_at``, ``synthetic_reason`` and ``trace_id`` are set by the daemon.
+
+    Besides its role, text and tool calls an entry may carry (keyword fields):
+
+    - ``format`` and ``item``: the framework's own item (any bytes, for example its JSON) and a
+      tag saying what it is (``"openai.responses"``, ``"langchain"``, ... : 1-64 characters of
+      a-z, 0-9, ``.``, ``_``, ``-``); stored and returned byte for byte. Both or neither.
+    - ``client_id``: the caller's id of the entry, unique in the session's visible history
+      (a duplicate raises :class:`~claw_sessiond_client.errors.AlreadyExistsError`).
+    - ``metadata``: a JSON object as text, returned exactly as given.
+    - ``usage``: an :class:`EntryUsage`, added to the session's totals when appended.
+
+    Role ``"other"`` (:meth:`other`) is an entry with no conversation role (a reasoning item,
+    a hosted tool call, a compaction item, ...): it needs an item, and is never paired,
+    repaired or searched.
+    """
 
     role: str
     content: str = ""
@@ -84,26 +117,39 @@ class Message:
     position: int = 0
     created_at: dt.datetime | None = None
     trace_id: str = ""
+    format: str = ""
+    item: bytes = b""
+    client_id: str = ""
+    metadata: str = ""
+    usage: EntryUsage | None = None
 
     @classmethod
-    def system(cls, content: str) -> Message:
-        """A system message."""
-        return cls("system", content)
+    def system(cls, content: str, **fields: Any) -> Message:
+        """A system message (``fields``: keyword fields such as ``client_id`` or ``item``)."""
+        return cls("system", content, **fields)
 
     @classmethod
-    def user(cls, content: str) -> Message:
-        """A user message."""
-        return cls("user", content)
+    def user(cls, content: str, **fields: Any) -> Message:
+        """A user message (``fields``: keyword fields such as ``client_id`` or ``item``)."""
+        return cls("user", content, **fields)
 
     @classmethod
-    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
-        """An assistant message, optionally with tool calls."""
-        return cls("assistant", content, tuple(tool_calls))
+    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = (), **fields: Any) -> Message:
+        """An assistant message, optionally with tool calls (``fields``: keyword fields such as ``usage``)."""
+        return cls("assistant", content, tuple(tool_calls), **fields)
 
     @classmethod
-    def tool(cls, tool_call_id: str, content: str, name: str = "") -> Message:
-        """A tool result answering ``tool_call_id``."""
-        return cls("tool", content, (), tool_call_id, name)
+    def tool(cls, tool_call_id: str, content: str, name: str = "", **fields: Any) -> Message:
+        """A tool result answering ``tool_call_id`` (``fields``: keyword fields such as ``item``)."""
+        return cls("tool", content, (), tool_call_id, name, **fields)
+
+    @classmethod
+    def other(cls, format: str, item: bytes, **fields: Any) -> Message:
+        """An entry with no conversation role: the framework's ``item`` (bytes) of ``format``.
+
+        ``fields``: any other keyword field (``content``, ``client_id``, ``metadata``, ``usage``).
+        """
+        return cls("other", format=format, item=item, **fields)
 
     @property
     def synthetic(self) -> bool:
@@ -165,6 +211,10 @@ class LoadResult:
     repairs: list[Repair] = field(default_factory=list)
     in_flight: list[InFlightCall] = field(default_factory=list)
     trace_id: str = ""
+    #: False when a bounded load (``last``, ``after_position``, ``after_time``) left visible entries out.
+    complete: bool = True
+    #: Position of the first entry returned (0 if none).
+    start_position: int = 0
 
 
 @dataclass(frozen=True, slots=True)

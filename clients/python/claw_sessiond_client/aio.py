@@ -253,7 +253,14 @@ class AsyncSessionClient(ClientCore):
     # -- the API
 
     async def load(
-        self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
+        self,
+        session_id: str,
+        workdir: str | os.PathLike[str] | None = None,
+        *,
+        repair: bool = True,
+        last: int | None = None,
+        after_position: int | None = None,
+        after_time: dt.datetime | None = None,
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
@@ -262,8 +269,18 @@ class AsyncSessionClient(ClientCore):
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
+            last: only the last N visible entries (a bounded read: its cost does not grow
+                with the history). At most one of ``last``, ``after_position`` and ``after_time``.
+            after_position: only the entries after this position.
+            after_time: only the entries from the first one stored after this time (a naive
+                datetime is UTC).
+
+        A bounded load sets ``complete`` False when it left visible entries out, and
+        ``start_position`` to the first returned entry's position.
         """
-        request, wd = load_request(session_id, workdir, repair)
+        request, wd = load_request(
+            session_id, workdir, repair, last=last, after_position=after_position, after_time=after_time
+        )
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
         return result

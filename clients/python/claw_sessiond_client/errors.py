@@ -10,6 +10,7 @@ message text. A raw ``grpc.RpcError`` never escapes the client library::
     ├── SessionNotFoundError     NOT_FOUND
     ├── ToolCallStateError       FAILED_PRECONDITION (UNKNOWN_TOOL_CALL, TOOL_CALL_ALREADY_ANSWERED)
     ├── PreconditionError        FAILED_PRECONDITION (other reasons: SESSION_EXISTS, RUN_ALREADY_OWNED, ...)
+    ├── AlreadyExistsError       ALREADY_EXISTS (CLIENT_ID_EXISTS: an entry with that client id is stored)
     ├── SequenceConflictError    ABORTED
     ├── WatchLaggedError         ABORTED (a Watch fell too far behind; resume from its last position)
     ├── StorageError             UNAVAILABLE
@@ -33,6 +34,7 @@ from __future__ import annotations
 import enum
 
 __all__ = [
+    "AlreadyExistsError",
     "ClientClosedError",
     "CorruptDatabaseError",
     "DaemonNotRespondingError",
@@ -93,6 +95,7 @@ class Reason(enum.StrEnum):
     DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
     UNAUTHENTICATED = "UNAUTHENTICATED"
     CLIENT_CLOSED = "CLIENT_CLOSED"
+    CLIENT_ID_EXISTS = "CLIENT_ID_EXISTS"
     INTERNAL = "INTERNAL"
 
 
@@ -135,6 +138,13 @@ class PreconditionError(SessiondError):
     """The session is not in a state that allows the call (exists, owned, ...)."""
 
     default_reason = Reason.SESSION_EXISTS
+
+
+class AlreadyExistsError(SessiondError):
+    """What the call would create is already stored (``CLIENT_ID_EXISTS``: an entry with that client id is in
+    the session's visible history, or twice in one request). Nothing was written."""
+
+    default_reason = Reason.CLIENT_ID_EXISTS
 
 
 class ResourceLimitError(SessiondError):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import os
 import sys
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from claw_sessiond_client import (
+    EntryUsage,
     LoadResult,
     Message,
     Session,
@@ -276,6 +278,11 @@ def _message(m: Any) -> Message:
         m.position,
         _time(m.created_at or None),
         m.trace_id,
+        format=m.format,
+        item=m.item,
+        client_id=m.client_id,
+        metadata=m.metadata,
+        usage=None if m.usage is None else EntryUsage(*dataclasses.astuple(m.usage)),
     )
 
 

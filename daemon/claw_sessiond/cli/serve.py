@@ -21,6 +21,7 @@ from ..config import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_LEASE_S,
     DEFAULT_MAX_BATCH_MESSAGES,
+    DEFAULT_MAX_ENTRY_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_REQUEST_BYTES,
     DEFAULT_REQUEST_ID_RETENTION_S,
@@ -63,7 +64,22 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         help="allow --tcp on a non-loopback address (anyone who can reach it can read and write sessions)",
     )
     env_option(parser, "--metrics", env, default=None, help="serve Prometheus metrics on loopback host:port")
-    env_option(parser, "--max-message-bytes", env, default=DEFAULT_MAX_MESSAGE_BYTES, type=int, help="largest message")
+    env_option(
+        parser,
+        "--max-message-bytes",
+        env,
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        type=int,
+        help="largest text of one message (content, name, tool calls)",
+    )
+    env_option(
+        parser,
+        "--max-entry-bytes",
+        env,
+        default=DEFAULT_MAX_ENTRY_BYTES,
+        type=int,
+        help="largest entry in all (text, tool calls, item, metadata)",
+    )
     env_option(
         parser,
         "--max-batch-messages",
@@ -180,6 +196,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         allow_non_loopback=bool(args.allow_non_loopback),
         metrics_address=args.metrics,
         max_message_bytes=int(args.max_message_bytes),
+        max_entry_bytes=int(args.max_entry_bytes),
         max_batch_messages=int(args.max_batch_messages),
         max_request_bytes=int(args.max_request_bytes),
         shutdown_grace_s=float(args.shutdown_grace_s),

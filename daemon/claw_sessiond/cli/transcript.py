@@ -12,6 +12,8 @@ width; :func:`transcript_json` is the ``--json`` document.
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import io
 import json
 import sys
@@ -48,6 +50,15 @@ def message_json(m: Message) -> dict[str, Any]:
         out["name"] = m.name
     if m.synthetic_reason:
         out["synthetic"] = m.synthetic_reason
+    if m.format:
+        out["format"] = m.format
+        out["item_b64"] = base64.b64encode(m.item).decode()
+    if m.client_id:
+        out["client_id"] = m.client_id
+    if m.metadata:
+        out["metadata"] = m.metadata
+    if m.usage is not None:
+        out["usage"] = dataclasses.asdict(m.usage)
     out["created_at"] = rfc3339(m.created_at)
     out["trace_id"] = m.trace_id
     return out
@@ -210,6 +221,10 @@ def render_transcript(t: Transcript) -> str:
         if m.synthetic_reason:
             reason = visible(m.synthetic_reason)
             head.append((f"  SYNTHETIC ({reason}): tool not re-run", "bold yellow"))
+        if m.format:
+            head.append((f"  [{visible(m.format)} item, {len(m.item):,} bytes]", "dim"))
+        if m.client_id:
+            head.append((f"  id {visible(m.client_id)}", "dim"))
         console.print(line(*head))
         if m.content:  # folded lines keep the two-space indent
             console.print(Padding(line(visible(m.content, keep_layout=True)), (0, 0, 0, 2), expand=False))

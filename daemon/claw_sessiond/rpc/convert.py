@@ -21,11 +21,12 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..errors import InvalidRequestError, Reason
-from ..model import ImportMode, Message, SessionMeta, ToolCall, Usage
+from ..model import ImportMode, Message, SessionMeta, ToolCall, Usage, UsageDelta
 from ..validate import check_trace_id
 from .edge import Context
 
 __all__ = [
+    "entry_usage_of",
     "event_kind_of",
     "fill_message_pb",
     "import_mode_of",
@@ -46,6 +47,7 @@ _ROLE_NAME: Final[dict[pb.Role, str]] = {
     pb.ROLE_USER: "user",
     pb.ROLE_ASSISTANT: "assistant",
     pb.ROLE_TOOL: "tool",
+    pb.ROLE_OTHER: "other",
 }
 _ROLE_ENUM: Final = {v: k for k, v in _ROLE_NAME.items()}
 _TRACEPARENT: Final = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
@@ -162,6 +164,23 @@ def fill_message_pb(out: pb.Message, m: Message) -> None:
         out.trace_id = m.trace_id
     if m.synthetic_reason == "interrupted":
         out.synthetic.reason = pb.SYNTHETIC_REASON_INTERRUPTED
+    if m.format:
+        out.format = m.format
+        out.item = m.item
+    if m.client_id:
+        out.client_id = m.client_id
+    if m.metadata:
+        out.metadata = m.metadata
+    if m.usage is not None:
+        u = m.usage
+        out.usage.input_tokens = u.input_tokens
+        out.usage.output_tokens = u.output_tokens
+        out.usage.cache_read_tokens = u.cache_read_tokens
+        out.usage.cache_write_tokens = u.cache_write_tokens
+        out.usage.cost_micros = u.cost_micros
+        out.usage.currency = u.currency
+        out.usage.model = u.model
+        out.usage.pricing_version = u.pricing_version
 
 
 def message_pb(m: Message) -> pb.Message:
@@ -193,6 +212,25 @@ def message_from_pb(m: pb.Message) -> Message:
         tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
         tool_call_id=m.tool_call_id,
         name=m.name,
+        format=m.format,
+        item=m.item,
+        client_id=m.client_id,
+        metadata=m.metadata,
+        usage=entry_usage_of(m.usage) if m.HasField("usage") else None,
+    )
+
+
+def entry_usage_of(u: pb.EntryUsage) -> UsageDelta:
+    """An entry's usage → the delta it adds to the session's totals."""
+    return UsageDelta(
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.cost_micros,
+        u.currency,
+        u.model,
+        u.pricing_version,
     )
 
 

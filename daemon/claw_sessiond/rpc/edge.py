@@ -33,6 +33,7 @@ from claw_sessiond_client.errors import ERROR_DOMAIN
 
 from ..bounds import MAX_ERROR_MESSAGE_CHARS
 from ..errors import (
+    AlreadyExistsError,
     InvalidRequestError,
     PreconditionError,
     Reason,
@@ -72,6 +73,7 @@ STATUS_OF: Final[Mapping[type[SessiondError], grpc.StatusCode]] = {
     SessionNotFoundError: grpc.StatusCode.NOT_FOUND,
     ToolCallStateError: grpc.StatusCode.FAILED_PRECONDITION,
     PreconditionError: grpc.StatusCode.FAILED_PRECONDITION,
+    AlreadyExistsError: grpc.StatusCode.ALREADY_EXISTS,
     SequenceConflictError: grpc.StatusCode.ABORTED,
     WatchLaggedError: grpc.StatusCode.ABORTED,
     StorageFullError: grpc.StatusCode.RESOURCE_EXHAUSTED,

@@ -25,6 +25,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
 from .. import __version__
 from ..config import Config
+from ..entries import check_load_window
 from ..ids import check_request_id, check_session_id
 from ..model import Message, UsageDelta
 from ..sharing import SharedReads
@@ -47,6 +48,7 @@ from .convert import (
     fill_message_pb,
     message_from_pb,
     session_pb,
+    time_bound,
     timestamp,
     trace_id_of,
     usage_pb,
@@ -98,10 +100,14 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, pb_grpc.SessionServiceServ
     async def Load(self, request: pb.LoadRequest, context: Context) -> Any:
         check_session_id(request.session_id)
         check_workdir(request.workdir, required=True)
+        window = check_load_window(request.last, request.after_position, time_bound(request, "after_time"))
         trace_id = trace_id_of(request.trace_id, context)
         self.confirm_owner(request.session_id)  # the kernel's word on the owner's process, before any repair
-        result = await self.store.load(request.session_id, request.workdir, trace_id, repair=not request.no_repair)
+        result = await self.store.load(
+            request.session_id, request.workdir, trace_id, repair=not request.no_repair, window=window
+        )
         first = pb.LoadResponse(
+            complete=result.complete,
             session=session_pb(result.session),
             in_flight=[
                 pb.InFlightCall(
@@ -124,6 +130,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, pb_grpc.SessionServiceServ
         # history is read page by page only as the client takes chunks (see storage/sqlite/reads.py).
         chunk = first
         size = chunk.ByteSize()
+        started = False
         pages: AsyncGenerator[list[Message], None] = (
             self.store.history_pages(result.cursor) if result.cursor is not None else _one_page(result.messages)
         )
@@ -132,6 +139,8 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, pb_grpc.SessionServiceServ
                 for n, message in enumerate(page, 1):
                     if n % LOAD_YIELD_EVERY == 0:
                         await asyncio.sleep(0)  # a page is up to 512 messages: let others in between
+                    if not started:
+                        first.start_position, started = message.position, True
                     # Built in place (``append`` would copy each message once more).
                     item = chunk.messages.add()
                     fill_message_pb(item, message)
@@ -227,6 +236,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, pb_grpc.SessionServiceServ
             trace_id=trace_id,
             max_message_bytes=self.config.max_message_bytes,
             max_batch_messages=self.config.max_batch_messages,
+            max_entry_bytes=self.config.max_entry_bytes,
         )
         result = await self.store.append(job)
         return pb.AppendResponse(

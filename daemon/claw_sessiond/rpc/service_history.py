@@ -15,6 +15,7 @@ from typing import Any, Final
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from .. import events, export, queries
+from ..config import Config
 from ..errors import SequenceConflictError, SessionNotFoundError
 from ..ids import check_session_id
 from ..storage import BACKUP_CHUNK_BYTES, Storage
@@ -39,6 +40,7 @@ class HistoryRpcs(EdgeState):
     """Export, Import, Backup, Search and GetUsageReport (state set up by :class:`.service.SessionService`)."""
 
     store: Storage
+    config: Config
 
     @stream_edge
     async def Export(self, request: pb.ExportRequest, context: Context) -> Any:
@@ -89,7 +91,7 @@ class HistoryRpcs(EdgeState):
     @edge
     async def Import(self, request: pb.ImportRequest, context: Context) -> Any:
         mode = import_mode_of(request.mode)
-        session = export.parse_session(request.lines)
+        session = export.parse_session(request.lines, self.config.max_entry_bytes)
         count = await self.store.import_session(session, mode)
         _log.info("event=session_imported mode=%s events=%d", mode, count)
         return pb.ImportResponse(session_id=session.header.session_id, events_imported=count)

@@ -46,6 +46,7 @@ from ..model import (
     HistoryCursor,
     ImportMode,
     LoadResult,
+    LoadWindow,
     Message,
     ModelUsage,
     SessionSummary,
@@ -215,6 +216,9 @@ class StorageCounters:
     sessions_deleted: int = 0
     retention_deleted: int = 0
     requests_pruned: int = 0
+    history_events_read: int = 0
+    """History events a Load (its first read and its pages) read from storage: a bounded Load reads its
+    window, not the history (the contract suite checks this)."""
     commit_observers: list[Callable[[int, float, bool], None]] = field(default_factory=list)
     """Told about every write transaction: the requests it carried, its seconds from begin to commit, and
     whether it committed. Called on the thread that ran it (a writer thread); an observer that raises is
@@ -286,11 +290,16 @@ class Storage(Protocol):
 
     # -- reads
 
-    async def load(self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True) -> LoadResult:
+    async def load(
+        self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True, window: LoadWindow | None = None
+    ) -> LoadResult:
         """Get-or-create read: repairs interrupted calls (not those of live runs) unless ``repair`` is False.
 
         A history that fits one page comes back in ``messages``; a larger one as a ``cursor`` for
-        :meth:`history_pages`.
+        :meth:`history_pages`. With a ``window`` (a bounded read) only the window's entries come
+        back, in the full history's order restricted to them, and ``complete`` says whether any
+        visible entry was left out; its cost does not grow with the history (it reads the window,
+        one entry before it, and the open calls; repair still covers the whole session's open calls).
         """
         ...
 

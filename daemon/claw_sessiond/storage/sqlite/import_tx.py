@@ -35,9 +35,9 @@ def import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: Impor
     for e in events:
         position = None if e.position is None else e.position + offset
         conn.execute(
-            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, e.payload),
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+            "client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, e.payload, e.format, e.item, e.client_id),
         )
     _rebuild_in_tx(conn, sid, workdir, created_at, updated_at)
     if max_open_calls:

@@ -182,13 +182,14 @@ async def follow_start(conn: aiosqlite.Connection, last: int) -> int:
 async def follow_rows_after(conn: aiosqlite.Connection, after_event_id: int, limit: int) -> tuple[list[Any], bool]:
     """History events of any session after an event id: at most ``limit`` rows and about ``PAGE_BYTES``.
 
-    Returns rows ``(event_id, session_id, position, type, trace_id, ts, payload)`` and True if more may follow.
+    Returns rows ``(event_id, session_id, position, type, trace_id, ts, payload, format, item)`` and True if
+    more may follow.
     """
     try:
         await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
         sizes = list(
             await conn.execute_fetchall(
-                "SELECT event_id, length(CAST(payload AS BLOB)) FROM events "
+                "SELECT event_id, length(CAST(payload AS BLOB)) + coalesce(length(item), 0) FROM events "
                 "WHERE event_id > ? AND position IS NOT NULL ORDER BY event_id LIMIT ?",
                 (after_event_id, limit),
             )
@@ -197,7 +198,7 @@ async def follow_rows_after(conn: aiosqlite.Connection, after_event_id: int, lim
             return [], False
         n = _cut(sizes, PAGE_BYTES)
         rows = await conn.execute_fetchall(
-            "SELECT event_id, session_id, position, type, trace_id, ts, payload FROM events "
+            "SELECT event_id, session_id, position, type, trace_id, ts, payload, format, item FROM events "
             "WHERE event_id > ? AND event_id <= ? AND position IS NOT NULL ORDER BY event_id",
             (after_event_id, int(sizes[n - 1][0])),
         )

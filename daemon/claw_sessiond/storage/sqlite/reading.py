@@ -27,7 +27,7 @@ from ...errors import SessionNotFoundError
 from ...events import EventRow, message_from_payload
 from ...export import ExportHeader
 from ...history import OpenCall, project
-from ...model import HistoryCursor, LoadResult, Message, ModelUsage, Repair, SessionSummary, Usage
+from ...model import HistoryCursor, LoadResult, LoadWindow, Message, ModelUsage, Repair, SessionSummary, Usage
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ...repair import RepairPlan
 from ..base import HistoryItem, RunRegistry, StorageCounters
@@ -35,6 +35,7 @@ from . import queries, reads
 from .errors import map_sqlite_errors
 from .repair_tx import repair_chunk_in_tx, repair_in_tx
 from .tx import OPEN_CALLS_SQL, SESSION_COLS, session_meta, session_row
+from .window import read_window
 from .writer import Writer
 
 __all__ = ["READERS", "SQLiteReads"]
@@ -100,6 +101,7 @@ class SQLiteReads:
         trace_id: str,
         *,
         repair: bool = True,
+        window: LoadWindow | None = None,
     ) -> LoadResult:
         """Get-or-create read: nothing is written for an unknown or paired session.
 
@@ -133,10 +135,22 @@ class SQLiteReads:
                 to_repair, in_flight = repairing.plan_repair(calls, self.runs.is_live)
                 if not to_repair or not repair:
                     flights = repairing.flights(in_flight)
+                    if window is not None:
+                        cursor = HistoryCursor(
+                            session_id,
+                            row.created_at,
+                            row.clear_position,
+                            row.last_position,
+                            tuple(c.tool_call_id for c in in_flight),
+                        )
+                        return await self._windowed(
+                            conn, LoadResult(session_meta(row, session_id, workdir), [], [], flights, cursor), window
+                        )
                     page = await reads.first_history_page(
                         conn, session_id, row.clear_position, row.last_position, message_from_payload
                     )
                     if page is not None:
+                        self.counters.history_events_read += len(page)
                         return LoadResult(session_meta(row, session_id, workdir), project(page), [], flights)
                     cursor = HistoryCursor(
                         session_id,
@@ -192,11 +206,38 @@ class SQLiteReads:
         self.counters.repairs += len(result.repairs) - len(earlier)
         if result.repairs:
             _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
+        if window is not None and result.cursor is not None:
+            async with self._reader() as conn:
+                try:
+                    await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                    await reads.check_cursor(conn, result.cursor)
+                    result = await self._windowed(conn, result, window)
+                finally:
+                    await conn.execute("COMMIT")
         return result
+
+    async def _windowed(self, conn: aiosqlite.Connection, result: LoadResult, window: LoadWindow) -> LoadResult:
+        """A Load's result cut to a window (``window.py``), bounded by its cursor (caller's read transaction)."""
+        cursor = result.cursor
+        assert cursor is not None
+        found = await read_window(
+            conn, cursor.session_id, cursor.clear_position, cursor.last_position, window, message_from_payload
+        )
+        self.counters.history_events_read += found.events_read
+        if found.messages is not None:
+            return dataclasses.replace(result, messages=found.messages, cursor=None, complete=found.complete)
+        cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
+        return dataclasses.replace(result, messages=[], cursor=cursor, complete=found.complete)
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
         """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``)."""
-        return reads.history_pages(self._bulk_reader, cursor, message_from_payload)
+        return self._counted(reads.history_pages(self._bulk_reader, cursor, message_from_payload))
+
+    async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
+        async with contextlib.aclosing(pages):
+            async for page in pages:
+                self.counters.history_events_read += len(page)
+                yield page
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int
@@ -324,7 +365,7 @@ class SQLiteReads:
                 int(r[0]),
                 str(r[1]),
                 int(r[2]),
-                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6]),
+                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6], r[7], r[8]),
             )
             for r in rows
         ]

@@ -46,9 +46,11 @@ __all__ = [
     "PAGE_BYTES",
     "PAGE_ROWS",
     "SCAN_ROWS",
+    "check_cursor",
     "export_pages",
     "first_history_page",
     "history_pages",
+    "main_rows",
     "rows_at_positions",
     "scan_sessions",
     "watch_rows_after",
@@ -67,10 +69,12 @@ SCAN_ROWS: Final = 1000
 _IDS_PER_QUERY: Final = 500
 
 Reader = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
-Decode = Callable[[int, str, str, str, str], Message]
+Decode = Callable[[int, str, str, str, str, str | None, bytes | None], Message]
 
-_HISTORY_COLS: Final = "position, type, trace_id, ts, payload"
-_EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload"
+_HISTORY_COLS: Final = "position, type, trace_id, ts, payload, format, item"
+_EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item"
+#: What an event weighs in a page: its payload and its item (large items fill a page alone).
+EVENT_BYTES: Final = "length(CAST(payload AS BLOB)) + coalesce(length(item), 0)"
 
 
 def _cut(sizes: Sequence[Sequence[Any]], max_bytes: int) -> int:
@@ -99,10 +103,19 @@ async def _guard(conn: aiosqlite.Connection, cursor: HistoryCursor, *, clears: b
         )
 
 
+async def check_cursor(conn: aiosqlite.Connection, cursor: HistoryCursor) -> None:
+    """Raise if the session was erased or cleared since the cursor was taken (caller's transaction).
+
+    Raises:
+        SequenceConflictError: reason SEQUENCE_CONFLICT.
+    """
+    await _guard(conn, cursor)
+
+
 async def _main_rows(conn: aiosqlite.Connection, session_id: str, after: int, last: int) -> tuple[list[Any], bool]:
     """The next page of visible history rows after ``after`` (position ≤ ``last``); True if nothing follows."""
     sizes = await conn.execute_fetchall(
-        "SELECT position, length(CAST(payload AS BLOB)) FROM events "
+        f"SELECT position, {EVENT_BYTES} FROM events "
         "WHERE session_id = ? AND position > ? AND position <= ? AND type != 'clear' ORDER BY position LIMIT ?",
         (session_id, after, last, PAGE_ROWS),
     )
@@ -117,6 +130,9 @@ async def _main_rows(conn: aiosqlite.Connection, session_id: str, after: int, la
         (session_id, after, end),
     )
     return list(rows), n == len(sizes) < PAGE_ROWS
+
+
+main_rows = _main_rows  # the first page of a window (``window.py``)
 
 
 async def _in(
@@ -162,11 +178,17 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
     position right after it ("far" results, for example synthetic repairs),
     in byte-bounded groups, and skipped where they occur later.
 
+    A bounded read's cursor (``start_after`` set) starts after that position,
+    and first sends its ``lead``: the window's results of calls made before it.
+
     Raises:
         SequenceConflictError: the session was cleared or erased meanwhile.
     """
-    after = cursor.clear_position
+    after = cursor.clear_position if cursor.start_after < 0 else cursor.start_after
     in_flight = set(cursor.in_flight_ids)
+    if cursor.lead:
+        async for lead in _positions_by_pages(reader, cursor, list(cursor.lead), decode):
+            yield lead
     while after < cursor.last_position:
         # (messages to send) or (far result positions grouped by size) in order.
         segments: list[tuple[list[Message], list[list[int]]]] = []
@@ -203,6 +225,48 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
                 yield await _decode_rows(found, decode)
 
 
+async def _positions_by_pages(
+    reader: Reader, cursor: HistoryCursor, positions: list[int], decode: Decode
+) -> AsyncGenerator[list[Message], None]:
+    """The events at ``positions``, in that order, in pages of about :data:`PAGE_BYTES` (each its own read)."""
+    for i in range(0, len(positions), PAGE_ROWS):
+        part = positions[i : i + PAGE_ROWS]
+        async with reader() as conn:
+            try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                await _guard(conn, cursor)
+                sizes = {
+                    int(r[0]): int(r[1] or 0)
+                    for r in await _in(
+                        conn,
+                        f"SELECT position, {EVENT_BYTES} FROM events WHERE session_id = ? AND position IN ({{ids}})",
+                        (cursor.session_id,),
+                        part,
+                    )
+                }
+            finally:
+                await conn.execute("COMMIT")
+        n = _cut([(p, sizes.get(p, 0)) for p in part], PAGE_BYTES)
+        while part:
+            group, part = part[:n], part[n:]
+            async with reader() as conn:
+                try:
+                    await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                    await _guard(conn, cursor)
+                    found = await _in(
+                        conn,
+                        f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = ? AND position IN ({{ids}})",
+                        (cursor.session_id,),
+                        group,
+                    )
+                finally:
+                    await conn.execute("COMMIT")
+            order = {p: k for k, p in enumerate(group)}
+            found.sort(key=lambda r: order[int(r[0])])
+            yield await _decode_rows(found, decode)
+            n = _cut([(p, sizes.get(p, 0)) for p in part], PAGE_BYTES) if part else 0
+
+
 async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Message]:
     """Decode a page, yielding to the loop after every :data:`DECODE_SLICE_BYTES` of payload.
 
@@ -214,7 +278,7 @@ async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Me
     budget = DECODE_SLICE_BYTES
     for r in rows:
         out.append(decode(*r))
-        budget -= len(r[4])
+        budget -= len(r[4]) + len(r[6] or b"")
         if budget <= 0:
             budget = DECODE_SLICE_BYTES
             await asyncio.sleep(0)
@@ -274,7 +338,7 @@ async def _arrange(
         positions = sorted(int(r[0]) for r in far)
         sizes = await _in(
             conn,
-            "SELECT position, length(CAST(payload AS BLOB)) FROM events WHERE session_id = ? AND position IN ({ids})",
+            f"SELECT position, {EVENT_BYTES} FROM events WHERE session_id = ? AND position IN ({{ids}})",
             (sid,),
             positions,
         )
@@ -297,7 +361,8 @@ async def watch_rows_after(
     """The session's incarnation (None if not stored) and up to ``limit`` history rows (any type) after a
     position, about :data:`PAGE_BYTES` at most, in one snapshot.
 
-    Returns the incarnation, the rows ``(position, type, trace_id, ts, payload)`` and True if more may follow.
+    Returns the incarnation, the rows ``(position, type, trace_id, ts, payload, format, item)`` and True if
+    more may follow.
     """
     async with reader() as conn:
         try:
@@ -308,7 +373,7 @@ async def watch_rows_after(
             incarnation = str(found[0][0]) if found else None
             sizes = list(
                 await conn.execute_fetchall(
-                    "SELECT position, length(CAST(payload AS BLOB)) FROM events "
+                    f"SELECT position, {EVENT_BYTES} FROM events "
                     "WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?",
                     (session_id, after_position, limit),
                 )
@@ -329,7 +394,7 @@ async def watch_rows_after(
 async def export_pages(reader: Reader, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[Any], None]:
     """A session's event rows with ids up to ``max_event_id``, in event order, page by page.
 
-    Rows are ``(event_id, session_id, position, type, trace_id, ts, schema_version, payload)``.
+    Rows are ``(event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item)``.
 
     Raises:
         SequenceConflictError: the session was erased meanwhile.
@@ -342,7 +407,7 @@ async def export_pages(reader: Reader, cursor: HistoryCursor, max_event_id: int)
                 await _guard(conn, cursor, clears=False)  # a clear removes no events
                 sizes = list(
                     await conn.execute_fetchall(
-                        "SELECT event_id, length(CAST(payload AS BLOB)) FROM events "
+                        f"SELECT event_id, {EVENT_BYTES} FROM events "
                         "WHERE session_id = ? AND event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?",
                         (cursor.session_id, after, max_event_id, PAGE_ROWS),
                     )

@@ -23,6 +23,7 @@ from ...model import (
     AppendResult,
     ClearResult,
     EventResult,
+    PreparedMessage,
     SessionMeta,
     Usage,
     UsageDelta,
@@ -36,10 +37,12 @@ __all__ = [
     "OPEN_CALLS_SQL",
     "SESSION_COLS",
     "SessionRow",
+    "add_usage_in_tx",
     "append_in_tx",
     "checkpoint_on_own_connection",
     "checkpoint_outcome",
     "clear_in_tx",
+    "client_id_position_in_tx",
     "delete_in_tx",
     "new_incarnation",
     "open_call_count_in_tx",
@@ -61,9 +64,11 @@ SESSION_COLS: Final = (
 
 
 #: The open tool calls of a session: shared by Load's read path (aiosqlite) and the writer's
-#: repair path (sqlite3), so they cannot drift.
+#: repair path (sqlite3), so they cannot drift. Through the partial index of open calls: left to
+#: itself the planner walks the primary key, every call the session ever made (a Load's cost
+#: then grew with the history).
 OPEN_CALLS_SQL: Final = (
-    "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls "
+    "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls INDEXED BY tool_calls_open "
     "WHERE session_id = ? AND result_position IS NULL"
 )
 
@@ -172,6 +177,42 @@ def _insert_event_in_tx(
     return int(cur.lastrowid or 0)
 
 
+def _insert_entry_in_tx(
+    conn: sqlite3.Connection, session_id: str, position: int, prepared: PreparedMessage, trace_id: str, ts: str
+) -> None:
+    """Store one entry: its payload, and beside it its item (byte for byte) and client id, where set."""
+    msg = prepared.message
+    if not (msg.format or msg.client_id):
+        _insert_event_in_tx(conn, session_id, position, prepared.event_type, trace_id, ts, prepared.payload)
+        return
+    conn.execute(
+        "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+        "client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            session_id,
+            position,
+            prepared.event_type,
+            trace_id,
+            ts,
+            EVENT_SCHEMA_VERSION,
+            prepared.payload,
+            msg.format or None,
+            msg.item if msg.format else None,
+            msg.client_id or None,
+        ),
+    )
+
+
+def client_id_position_in_tx(conn: sqlite3.Connection, session_id: str, client_id: str, after: int) -> int | None:
+    """Position of the visible entry (after the clear at ``after``, not hidden) with this client id, or None."""
+    found = conn.execute(
+        "SELECT position FROM events WHERE session_id = ? AND client_id = ? AND position > ? AND hidden_by IS NULL "
+        "LIMIT 1",
+        (session_id, client_id, after),
+    ).fetchone()
+    return None if found is None else int(found[0])
+
+
 def open_calls_in_tx(conn: sqlite3.Connection, session_id: str) -> list[OpenCall]:
     rows = conn.execute(
         OPEN_CALLS_SQL,
@@ -184,7 +225,9 @@ def open_call_count_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
     # Counts entries of the partial index ``tool_calls_open``: at most the limit plus one append.
     return int(
         conn.execute(
-            "SELECT count(*) FROM tool_calls WHERE session_id = ? AND result_position IS NULL", (session_id,)
+            "SELECT count(*) FROM tool_calls INDEXED BY tool_calls_open "
+            "WHERE session_id = ? AND result_position IS NULL",
+            (session_id,),
         ).fetchone()[0]
     )
 
@@ -207,9 +250,14 @@ def append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int =
         row = _ensure_session_in_tx(conn, job.session_id, job.workdir, now)
     position = row.last_position
     first = position + 1
+    usage = row.usage
     for prepared in job.messages:
         position += 1
         msg = prepared.message
+        if msg.client_id:
+            rules.check_client_id_free(
+                msg.client_id, client_id_position_in_tx(conn, job.session_id, msg.client_id, row.clear_position)
+            )
         if msg.role == "tool":
             found = conn.execute(
                 "SELECT result_position FROM tool_calls WHERE session_id = ? AND call_id = ?",
@@ -227,7 +275,9 @@ def append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int =
                 (job.session_id, call.id, position, index, job.run_id),
             )
             rules.check_call_inserted(call.id, cur.rowcount != 0)
-        _insert_event_in_tx(conn, job.session_id, position, prepared.event_type, job.trace_id, now, prepared.payload)
+        _insert_entry_in_tx(conn, job.session_id, position, prepared, job.trace_id, now)
+        if msg.usage is not None:
+            usage = add_usage_in_tx(conn, job.session_id, usage, msg.usage, now, job.trace_id)
     if max_open_calls and rules.makes_calls(job.messages):
         rules.check_open_calls(open_call_count_in_tx(conn, job.session_id), max_open_calls, job.session_id)
     conn.execute(
@@ -254,11 +304,30 @@ def usage_in_tx(
         return rules.usage_from_record(record)
     now = now_rfc3339()
     row = _ensure_session_in_tx(conn, session_id, workdir, now)
-    new = rules.add_usage(row.usage, delta, session_id)
+    new = add_usage_in_tx(conn, session_id, row.usage, delta, now, trace_id)
+    conn.execute(
+        "UPDATE sessions SET updated_at = ?, workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
+        (now, workdir, workdir, session_id),
+    )
+    result = UsageResult(new, trace_id)
+    _remember_in_tx(conn, session_id, request_id, "usage", fp, result)
+    return result
+
+
+def add_usage_in_tx(
+    conn: sqlite3.Connection, session_id: str, old: Usage, delta: UsageDelta, now: str, trace_id: str
+) -> Usage:
+    """Add ``delta`` to the session's totals (``old``: its totals now) and its model's, and log a usage event.
+
+    Shared by RecordUsage and by an Append whose entries carry usage (the report reads the usage events).
+
+    Raises:
+        PreconditionError, InvalidRequestError: as ``rules.add_usage``.
+    """
+    new = rules.add_usage(old, delta, session_id)
     conn.execute(
         "UPDATE sessions SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, "
-        "cost_micros = ?, currency = ?, updated_at = ?, workdir = CASE WHEN ? != '' THEN ? ELSE workdir END "
-        "WHERE session_id = ?",
+        "cost_micros = ?, currency = ? WHERE session_id = ?",
         (
             new.input_tokens,
             new.output_tokens,
@@ -266,9 +335,6 @@ def usage_in_tx(
             new.cache_write_tokens,
             new.cost_micros,
             new.currency,
-            now,
-            workdir,
-            workdir,
             session_id,
         ),
     )
@@ -294,9 +360,7 @@ def usage_in_tx(
         ),
     )
     _insert_event_in_tx(conn, session_id, None, "usage", trace_id, now, encode_usage(delta))
-    result = UsageResult(new, trace_id)
-    _remember_in_tx(conn, session_id, request_id, "usage", fp, result)
-    return result
+    return new
 
 
 def clear_in_tx(

@@ -1,0 +1,54 @@
+"""The TypeScript client's own tests (clients/typescript/test, node's test runner) against real
+daemons, and its generated code matching the proto."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TS = ROOT / "clients" / "typescript"
+
+
+def _need_node_modules() -> None:
+    if not (TS / "node_modules" / ".bin" / "tsc").exists():
+        pytest.skip("the TypeScript client's packages are not installed: run scripts/setup-tests")
+
+
+def test_the_typescript_client_passes_its_tests_against_a_real_daemon() -> None:
+    _need_node_modules()
+    env = {**os.environ, "CLAW_PYTHON": sys.executable}
+    proc = subprocess.run(["npm", "test", "--silent"], cwd=TS, capture_output=True, text=True, timeout=600, env=env)
+    summary = dict(re.findall(r"^# (pass|fail|cancelled|skipped|todo) (\d+)$", proc.stdout, re.M))
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert summary.get("fail") == "0" and summary.get("cancelled") == "0", summary
+    assert summary.get("skipped") == "0" and summary.get("todo") == "0", summary
+    assert int(summary["pass"]) >= 12, summary
+
+
+def test_the_generated_typescript_matches_the_proto(tmp_path: Path) -> None:
+    _need_node_modules()
+    buf = TS / "node_modules" / ".bin" / "buf"
+    proc = subprocess.run(
+        [str(buf), "generate", str(ROOT / "protos"), "--template", "buf.gen.yaml", "--output", str(tmp_path)],
+        cwd=TS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    fresh, committed = tmp_path / "src" / "gen", TS / "src" / "gen"
+
+    def differ(cmp: filecmp.dircmp[str]) -> list[str]:
+        out = [*cmp.left_only, *cmp.right_only, *cmp.diff_files]
+        for sub in cmp.subdirs.values():
+            out += differ(sub)
+        return out
+
+    assert not differ(filecmp.dircmp(fresh, committed)), "run `npm run generate` in clients/typescript"

@@ -291,6 +291,22 @@ async def test_after_timestamp_follows_the_events_own_clock(service: BaseSession
     assert [e.content.parts[0].text for e in got.events if e.content and e.content.parts] == ["d", "e"]
 
 
+async def test_after_timestamp_with_events_stamped_ahead_of_the_store(service: BaseSessionService, app: str) -> None:
+    """Events stamped an hour ahead: the daemon's first window (by its own clock) is empty, and the
+    reads from the end still find the answer ADK's in-memory service gives."""
+    session = await service.create_session(app_name=app, user_id="u", session_id="s")
+    ahead = time.time() + 3600
+    for i in range(70):
+        await service.append_event(session, event(f"m{i}", ts=ahead + i))
+    for bound, first in ((ahead + 65, 65), (ahead + 20, 20), (ahead - 5, 0)):
+        config = GetSessionConfig(after_timestamp=bound)
+        got = await service.get_session(app_name=app, user_id="u", session_id="s", config=config)
+        assert got is not None
+        assert [e.content.parts[0].text for e in got.events if e.content and e.content.parts] == [
+            f"m{i}" for i in range(first, 70)
+        ]
+
+
 async def test_events_with_state_deltas_only(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     await service.append_event(session, state_event({"step": 1}))

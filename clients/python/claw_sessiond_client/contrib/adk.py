@@ -73,8 +73,10 @@ __all__ = ["ClawSessionService"]
 
 #: ADK handles unanswered calls itself: never repaired, and whatever a model or tool produced is stored.
 POLICY: Final = ToolPolicy(repair="off", allow_orphan_results=True, allow_unparsed_calls=True)
-#: The first window of a read from the end that stops at a time (grows by doubling).
+#: The smallest window of a read from the end that stops at a time (grows by doubling).
 _TAIL_WINDOW: Final = 32
+#: How much earlier than an ``after_timestamp`` the first window starts, by the daemon's clock.
+_CLOCK_MARGIN_S: Final = 60.0
 #: Refusals of the derived tool calls and results (a result for an answered call, a call id used
 #: twice, too many open calls): the event is then stored as one entry without a role instead.
 _PAIRING_REASONS: Final = frozenset(
@@ -321,7 +323,7 @@ class ClawSessionService(BaseSessionService):
                     raise
                 position = await write([opaque_entry(event, item)])
         except SequenceConflictError:
-            stored = await client.load(key, last=1, no_repair=True)
+            stored = await client.load(key, last=1, repair=False)
             if not stored.session.stored:
                 raise AdkSessionNotFoundError(f"Session {session.id} not found.") from None
             raise StaleSessionError(_STALE) from None
@@ -370,30 +372,43 @@ class ClawSessionService(BaseSessionService):
     async def _read(
         self, key: str, recent: int | None, after: float | None, scopes: Sequence[str]
     ) -> tuple[LoadResult, list[Event], float] | None:
-        """Load the session (None if not stored), enough of its end for ``recent`` events and the
+        """Load the session (None if not stored) with enough of its end for ``recent`` events and the
         ``after`` bound, and the time of its last update (ADK's ``last_update_time``: the timestamp
-        of the last event appended, else the time it was created)."""
+        of the last event appended, else the time it was created).
+
+        Every window read is the end of the history (a suffix). It is enough once it holds
+        the whole history, or ``recent`` events, or (with ``after``) an event whose own
+        timestamp is before the bound: ADK keeps what follows the last such event. The first
+        window with ``after`` is what the daemon stored from :data:`_CLOCK_MARGIN_S` before
+        the bound (one read when the events' clock is the daemon's, as on one machine); each
+        next one doubles the size, so an event stamped long before it was stored costs a few
+        more reads, never a wrong answer.
+        """
         client = self._client()
         if recent is None and after is None:
-            loaded = await client.load(key, no_repair=True, scopes=scopes)
-            window = loaded
+            loaded = await client.load(key, repair=False, scopes=scopes)
+            events = _events(loaded.messages)
         else:
             size = max(recent or 0, _TAIL_WINDOW if after is not None else 1)
+            hint = _utc(after - _CLOCK_MARGIN_S) if after is not None else None
             for _ in range(64):  # doubling: 64 rounds pass any history length
-                window = await client.load(key, last=size, no_repair=True, scopes=scopes)
-                events = _events(window.messages)
+                if hint is not None:
+                    loaded = await client.load(key, repair=False, after_time=hint, scopes=scopes)
+                    size = max(size, 2 * len(loaded.messages), _TAIL_WINDOW)
+                    hint = None
+                else:
+                    loaded = await client.load(key, repair=False, last=size, scopes=scopes)
+                    size *= 2
+                events = _events(loaded.messages)
                 if (
-                    not window.session.stored
-                    or window.complete
+                    not loaded.session.stored
+                    or loaded.complete
                     or (recent is not None and len(events) >= recent and (recent or events))
                     or (after is not None and any(e.timestamp < after for e in events))
                 ):
                     break
-                size *= 2
-            loaded = window
         if not loaded.session.stored:
             return None
-        events = _events(window.messages)
         last_update = events[-1].timestamp if events else _seconds(loaded.session.created_at)
         return loaded, events, last_update
 
@@ -414,6 +429,14 @@ _STALE: Final = (
 
 def _events(messages: Sequence[Message]) -> list[Event]:
     return [e for m in messages if (e := event_of(m)) is not None]
+
+
+def _utc(seconds: float) -> dt.datetime | None:
+    """``seconds`` since the epoch as a UTC datetime, or None where a datetime cannot say it."""
+    try:
+        return dt.datetime.fromtimestamp(seconds, dt.UTC) if seconds > 0 else None
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _seconds(when: dt.datetime | None) -> float:

@@ -196,9 +196,9 @@ class ClawSessionService(BaseSessionService):
         selects them), its state merged with its app's and user's; None if it is not stored.
 
         ``after_timestamp`` compares each event's own ``timestamp`` (the writer's clock), never
-        the time the daemon stored it: the history is read backwards from its end in growing
-        windows until an event older than the bound (or the start) is reached, so clocks that
-        differ or events stamped by the caller change nothing.
+        the time the daemon stored it: the end of the history is read in growing windows
+        (:meth:`_read`) until an event older than the bound (or the start) is in one, so clocks
+        that differ or events stamped by the caller change nothing.
         """
         sid = session_id.strip() if session_id else session_id
         key = session_key(

@@ -132,6 +132,8 @@ def _call_payload(call: ToolCall) -> dict[str, object]:
         out["pending"] = True
     if call.arguments_not_json:
         out["arguments_not_json"] = True
+    if call.repair_mode:
+        out["repair_mode"] = call.repair_mode
     return out
 
 
@@ -194,6 +196,7 @@ def message_from_payload(
                 c["arguments"],
                 bool(c.get("pending", False)),
                 bool(c.get("arguments_not_json", False)),
+                str(c.get("repair_mode", "")),
             )
             for c in data.get("tool_calls", ())
         ),

@@ -68,6 +68,7 @@ from .events import (
 )
 from .ids import check_session_id
 from .model import Event
+from .policy import REPAIR_MODES
 
 __all__ = [
     "DEFAULT_MAX_ITEM_BYTES",
@@ -226,6 +227,10 @@ def _parse_header(line_no: int, obj: Any) -> ExportHeader:
     )
 
 
+def _nonempty(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
 def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> None:
     role = ROLE_OF_EVENT_TYPE.get(event_type)
     if role is not None:
@@ -244,18 +249,29 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
         if not isinstance(calls, list) or (calls and role != "assistant"):
             raise _bad(line_no, "tool_calls must be a list, on assistant messages only")
         for call in calls:
-            if not isinstance(call, dict) or not all(
-                isinstance(call.get(k), str) and call.get(k) for k in ("id", "name")
-            ):
-                raise _bad(line_no, "each tool call needs a non-empty string id and name")
+            # An empty id, and arguments that are not JSON, were stored under a tool policy that allowed them.
+            if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not _nonempty(call.get("name")):
+                raise _bad(line_no, "each tool call needs a string id and a non-empty string name")
             if utf8_len(call["id"]) > MAX_NAME_BYTES or utf8_len(call["name"]) > MAX_NAME_BYTES:
                 raise _bad(line_no, f"a tool call id or name is longer than {MAX_NAME_BYTES} bytes")
             if not isinstance(call.get("arguments"), str):
                 raise _bad(line_no, "tool call arguments must be JSON text (a string)")
-            try:
-                loads_limited(call["arguments"])
-            except JsonError as exc:
-                raise _bad(line_no, f"tool call {call['id']!r} arguments are not valid JSON: {exc}") from exc
+            for key in ("pending", "arguments_not_json"):
+                if not isinstance(call.get(key, False), bool):
+                    raise _bad(line_no, f"tool call {key} must be true or false")
+            if call.get("repair_mode", "synthesize") not in REPAIR_MODES:
+                raise _bad(line_no, f"tool call repair_mode must be one of {', '.join(REPAIR_MODES)}")
+            if not call.get("arguments_not_json"):
+                try:
+                    loads_limited(call["arguments"])
+                except JsonError as exc:
+                    raise _bad(line_no, f"tool call {call['id']!r} arguments are not valid JSON: {exc}") from exc
+        for key in ("cancelled", "orphan"):
+            if not isinstance(payload.get(key, False), bool) or (payload.get(key) and role != "tool"):
+                raise _bad(line_no, f"payload.{key} must be true or false, on tool results only")
+        supersedes = payload.get("supersedes", 0)
+        if not _is_int(supersedes) or supersedes < 0 or (supersedes and role != "tool"):
+            raise _bad(line_no, "payload.supersedes must be a position, on tool results only")
     elif event_type == "usage":
         _check_usage(line_no, "usage payload", payload)
 

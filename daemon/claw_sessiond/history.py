@@ -8,26 +8,40 @@ written by a repair therefore lands right after its assistant message and
 after the results it already had, even if a user message was stored later
 (SPEC §3). The same rule keeps live results next to their call, which is what
 model providers require.
+
+A tool result flagged ``orphan`` (its call was unknown; stored because the
+tool policy allowed it) is never paired: it keeps its position order. Under
+repair mode ``drop`` a Load hides open calls from the reply
+(:func:`drop_calls`); an entry left with no content, no calls and no item
+is hidden whole. A synthetic repair superseded by a real result is not read
+at all (the backend skips hidden entries).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from .model import Message
 
-__all__ = ["OpenCall", "open_calls", "project", "project_window"]
+__all__ = ["OpenCall", "drop_calls", "hidden_by_drop", "open_calls", "project", "project_window"]
 
 
 @dataclass(frozen=True, slots=True)
 class OpenCall:
-    """A tool call with no result: ``run_id`` is the run that appended it ("" if none)."""
+    """A tool call with no result: ``run_id`` is the run that appended it ("" if none).
+
+    ``pending``: it awaits something outside the run (never repaired or dropped);
+    ``repair_mode``: the mode its append set ("" : the session's).
+    """
 
     tool_call_id: str
     assistant_position: int
     call_index: int
     run_id: str = ""
+    pending: bool = False
+    repair_mode: str = ""
 
 
 def project(messages: Iterable[Message]) -> list[Message]:
@@ -45,12 +59,12 @@ def project(messages: Iterable[Message]) -> list[Message]:
     results: dict[int, list[Message]] = {}
     out: list[Message] = []
     for msg in ordered:
-        if msg.role == "tool" and msg.tool_call_id in owner_of:
+        if msg.role == "tool" and not msg.orphan and msg.tool_call_id in owner_of:
             results.setdefault(owner_of[msg.tool_call_id], []).append(msg)
     if not results:
         return ordered
     for msg in ordered:
-        if msg.role == "tool" and msg.tool_call_id in owner_of:
+        if msg.role == "tool" and not msg.orphan and msg.tool_call_id in owner_of:
             continue
         out.append(msg)
         if msg.role == "assistant":
@@ -78,11 +92,41 @@ def project_window(messages: Iterable[Message], lead: Sequence[int]) -> list[Mes
 
 def open_calls(messages: Sequence[Message]) -> list[OpenCall]:
     """Tool calls in ``messages`` without a tool message answering them, in call order."""
-    answered = {m.tool_call_id for m in messages if m.role == "tool"}
+    answered = {m.tool_call_id for m in messages if m.role == "tool" and not m.orphan}
     return [
-        OpenCall(call.id, msg.position, index)
+        OpenCall(call.id, msg.position, index, "", call.pending, call.repair_mode)
         for msg in messages
         if msg.role == "assistant"
         for index, call in enumerate(msg.tool_calls)
-        if call.id not in answered
+        if call.id and call.id not in answered
     ]
+
+
+def drop_calls(messages: Iterable[Message], dropped: Collection[str]) -> list[Message]:
+    """The messages with the ``dropped`` open calls taken out of their assistant messages.
+
+    An entry left with no content, no calls and no item is left out whole
+    (repair mode ``drop``: the log keeps it; only the reply hides it).
+    """
+    if not dropped:
+        return list(messages)
+    out: list[Message] = []
+    for msg in messages:
+        if msg.role == "assistant" and any(c.id in dropped for c in msg.tool_calls):
+            kept = tuple(c for c in msg.tool_calls if c.id not in dropped)
+            if not kept and not msg.content and not msg.item:
+                continue
+            msg = dataclasses.replace(msg, tool_calls=kept)
+        out.append(msg)
+    return out
+
+
+def hidden_by_drop(entry: Message, dropped: Collection[str]) -> bool:
+    """True if dropping the ``dropped`` calls leaves ``entry`` with nothing to show (it is hidden whole)."""
+    return (
+        entry.role == "assistant"
+        and not entry.content
+        and not entry.item
+        and bool(entry.tool_calls)
+        and all(c.id in dropped for c in entry.tool_calls)
+    )

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .policy import ToolPolicy
+
 __all__ = [
     "AppendJob",
     "AppendResult",
@@ -61,6 +63,8 @@ class ToolCall:
     arguments: str
     pending: bool = False
     arguments_not_json: bool = False
+    repair_mode: str = ""
+    """The repair mode its append set ("" : the session's policy at Load time; see ``policy.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +220,8 @@ class HistoryCursor:
     #: ... and first come these results (positions) of calls made before the window, in the order
     #: the full history shows them (right after their assistant message, which is before the window).
     lead: tuple[int, ...] = ()
+    #: Open calls a Load hides under repair mode ``drop`` (``history.drop_calls``).
+    dropped_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,3 +313,5 @@ class AppendJob:
     workdir: str = ""
     run_id: str = ""
     trace_id: str = ""
+    tool_policy: ToolPolicy | None = None
+    """The append's own tool policy (None: the session's alone; see ``policy.merge_policies``)."""

@@ -27,9 +27,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from .bounds import MAX_POSITION
+from .bounds import MAX_POSITION, JsonError, loads_limited
 from .errors import (
     AlreadyExistsError,
     InvalidRequestError,
@@ -53,6 +53,7 @@ from .model import (
 
 __all__ = [
     "MAX_INT64",
+    "Admission",
     "CallEntry",
     "ImportFold",
     "StoredRequest",
@@ -66,9 +67,11 @@ __all__ = [
     "check_import_mode",
     "check_imported_open_calls",
     "check_open_calls",
+    "check_unparsed_calls",
     "clear_from_record",
     "event_from_record",
     "fold_events",
+    "has_unparsed_calls",
     "makes_calls",
     "merge_events",
     "replay_record",
@@ -186,29 +189,82 @@ def event_from_record(text: str) -> EventResult:
 # ---------------------------------------------------------------- tool calls
 
 
-def admit_tool_result(tool_call_id: str, known: bool, result_position: int | None) -> None:
+#: How an admitted tool result is stored: paired with its call, as an orphan (its call is
+#: unknown and the policy allows it), or superseding the synthetic repair that answered its call.
+Admission = Literal["pair", "orphan", "supersede"]
+
+
+def admit_tool_result(
+    tool_call_id: str,
+    known: bool,
+    result_position: int | None,
+    *,
+    answered_by_repair: bool = False,
+    allow_orphan: bool = False,
+) -> Admission:
     """A tool result must answer a call of the visible history that has no result yet.
 
-    ``known``: the call is in the session's tool-call index; ``result_position``: its result, if any.
+    ``known``: the call is in the session's tool-call index; ``result_position``: its result, if any;
+    ``answered_by_repair``: that result is a synthetic repair (then this real result supersedes it:
+    the tool did run, and the history must say so); ``allow_orphan``: the tool policy stores a
+    result for an unknown call, flagged and never paired.
 
     Raises:
         ToolCallStateError: reason UNKNOWN_TOOL_CALL or TOOL_CALL_ALREADY_ANSWERED.
     """
     if not known:
+        if allow_orphan:
+            return "orphan"
         raise ToolCallStateError(
             f"tool result for unknown tool call {tool_call_id!r}: no assistant message in the visible "
-            "history made that call",
+            "history made that call (a tool policy with allow_orphan_results stores it as an orphan)",
             reason=Reason.UNKNOWN_TOOL_CALL,
             tool_call_id=tool_call_id,
         )
     if result_position is not None:
+        if answered_by_repair:
+            return "supersede"
         raise ToolCallStateError(
-            f"tool call {tool_call_id!r} already has a result (position {result_position}); if that result is "
-            "a synthetic 'interrupted' one, the call was repaired after its run ended",
+            f"tool call {tool_call_id!r} already has a result (position {result_position})",
             reason=Reason.TOOL_CALL_ALREADY_ANSWERED,
             tool_call_id=tool_call_id,
             result_position=result_position,
         )
+    return "pair"
+
+
+def has_unparsed_calls(messages: Sequence[PreparedMessage]) -> bool:
+    """True if an append makes a call without an id or with arguments that are not JSON."""
+    return any(not c.id or c.arguments_not_json for p in messages for c in p.message.tool_calls)
+
+
+def check_unparsed_calls(messages: Sequence[PreparedMessage], allowed: bool) -> None:
+    """Calls without an id, or whose arguments are not JSON, need a policy with ``allow_unparsed_calls``.
+
+    Raises:
+        InvalidRequestError: reason INVALID_MESSAGE (no id) or ARGUMENTS_NOT_JSON, naming the message.
+    """
+    if allowed:
+        return
+    for i, prepared in enumerate(messages):
+        for j, call in enumerate(prepared.message.tool_calls):
+            if not call.id:
+                raise InvalidRequestError(
+                    f"messages[{i}]: tool_calls[{j}] has no id (a tool policy with allow_unparsed_calls stores it)",
+                    reason=Reason.INVALID_MESSAGE,
+                    index=i,
+                )
+            if call.arguments_not_json:
+                try:
+                    loads_limited(call.arguments)
+                    why = "not valid JSON"
+                except JsonError as exc:
+                    why = f"not valid JSON: {exc}"
+                raise InvalidRequestError(
+                    f"messages[{i}]: tool_calls[{j}] ({call.name}) arguments are {why}",
+                    reason=Reason.ARGUMENTS_NOT_JSON,
+                    index=i,
+                )
 
 
 def check_call_inserted(call_id: str, inserted: bool) -> None:
@@ -256,7 +312,7 @@ def check_open_calls(open_calls: int, limit: int, session_id: str) -> None:
         raise PreconditionError(
             f"session {session_id!r} would have {open_calls} unanswered tool calls, more than the limit of "
             f"{limit} (--max-open-tool-calls); append results for its open calls first, or Load it to repair "
-            "interrupted ones",
+            "interrupted ones (pending calls, and calls in repair mode drop or off, stay open until answered)",
             reason=Reason.TOO_MANY_OPEN_CALLS,
             open_calls=open_calls,
             limit=limit,
@@ -359,6 +415,8 @@ class CallEntry:
     assistant_position: int
     call_index: int
     result_position: int | None = None
+    pending: bool = False
+    repair_mode: str = ""
 
 
 @dataclass(slots=True)
@@ -373,6 +431,9 @@ class ImportFold:
     """Client id → position, of the visible entries that have one."""
     usage: Usage = field(default_factory=Usage)
     by_model: dict[tuple[str, str], Usage] = field(default_factory=dict)
+    #: Entries out of the projection that the log keeps: position -> the position of the event that
+    #: hid it (a synthetic repair superseded by a real result).
+    hidden: dict[int, int] = field(default_factory=dict)
 
 
 def _plus(total: Usage, delta: UsageDelta, currency: str) -> Usage:
@@ -391,7 +452,9 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
 
     A clear empties the visible history (and its tool-call index); usage adds
     to the totals and to its (model, pricing version); every other event with
-    a position is a message: its calls join the index, its result answers one.
+    a position is a message: its calls join the index (an id-less call does
+    not), its result answers one (an orphan result none; a real result for a
+    call answered by a synthetic repair supersedes it, see ``hidden``).
 
     Raises:
         InvalidRequestError: reason INVALID_IMPORT, if the events are not a consistent history: a
@@ -405,6 +468,7 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
         )
 
     fold = ImportFold()
+    repairs: set[int] = set()  # positions of synthetic repairs (a real result may supersede one)
     for position, event_type, text in events:
         payload = json.loads(text)
         if position is not None:
@@ -433,16 +497,26 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
                     )
                 fold.client_ids[client_id] = position
             for index, call in enumerate(payload.get("tool_calls", ())):
+                if not call["id"]:
+                    continue  # an id-less call (allowed by a tool policy): never paired, never repaired
                 if call["id"] in fold.calls:
                     raise bad(f"duplicate tool call id {call['id']!r} in the visible history")
-                fold.calls[call["id"]] = CallEntry(position, index)
+                fold.calls[call["id"]] = CallEntry(
+                    position, index, None, call.get("pending") is True, str(call.get("repair_mode", ""))
+                )
             call_id = payload.get("tool_call_id", "")
-            if call_id:
+            if event_type == "repair":
+                repairs.add(position)
+            if call_id and payload.get("orphan") is not True:
                 found = fold.calls.get(call_id)
                 if found is None:
                     raise bad(f"tool result at position {position} answers unknown tool call {call_id!r}")
                 if found.result_position is not None:
-                    raise bad(f"tool call {call_id!r} has two results")
+                    if event_type == "repair" or found.result_position not in repairs:
+                        raise bad(f"tool call {call_id!r} has two results")
+                    # A real result superseding a synthetic repair: the log keeps both, the projection the real one.
+                    fold.hidden[found.result_position] = position
+                    fold.message_count -= 1
                 found.result_position = position
     u = fold.usage
     if max(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros) > MAX_INT64:

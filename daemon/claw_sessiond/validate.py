@@ -36,6 +36,7 @@ from .errors import InvalidRequestError, Reason
 from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint
 from .ids import check_request_id, check_session_id, has_control
 from .model import AppendJob, Message, PreparedMessage, ToolCall, UsageDelta
+from .policy import ToolPolicy, policy_json
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
@@ -118,7 +119,7 @@ def parse_json_object(text: str, what: str, max_bytes: int) -> str:
 
 
 def _prepare_message(
-    index: int, msg: Message, max_bytes: int, seen_calls: set[str], max_entry_bytes: int
+    index: int, msg: Message, max_bytes: int, seen_calls: set[str], max_entry_bytes: int, repair_mode: str = ""
 ) -> PreparedMessage:
     where = f"messages[{index}]"
 
@@ -138,26 +139,33 @@ def _prepare_message(
         raise bad("only a tool message may carry tool_call_id")
     if msg.tool_calls and msg.role != "assistant":
         raise bad("only an assistant message may carry tool_calls")
+    if msg.cancelled and msg.role != "tool":
+        raise bad("only a tool message may be cancelled")
+    calls: list[ToolCall] = []
     for j, call in enumerate(msg.tool_calls):
-        if not call.id:
-            raise bad(f"tool_calls[{j}] has no id")
+        # A call without an id, or whose arguments are not JSON, is refused in the append's
+        # transaction unless the tool policy (the append's or its session's) allows it
+        # (``rules.check_unparsed_calls``): the session's policy is only known there.
         if not call.name:
             raise bad(f"tool_calls[{j}] has no name")
         if _utf8_len(call.id) > MAX_NAME_BYTES or _utf8_len(call.name) > MAX_NAME_BYTES:
             raise bad(f"tool_calls[{j}] id or name is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
         if call.id in seen_calls:
             raise bad(f"duplicate tool call id {call.id!r} in this request", Reason.DUPLICATE_TOOL_CALL_ID)
-        seen_calls.add(call.id)
+        if call.id:
+            seen_calls.add(call.id)
         # Ids and names count too: thousands of 256-byte ids would otherwise pass the message limit.
         size += _utf8_len(call.arguments) + _utf8_len(call.id) + _utf8_len(call.name)
         if size > max_bytes:
             raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
         try:
             loads_limited(call.arguments)
-        except JsonError as exc:
-            raise bad(
-                f"tool_calls[{j}] ({call.name}) arguments are not valid JSON: {exc}", Reason.ARGUMENTS_NOT_JSON
-            ) from exc
+            not_json = False
+        except JsonError:
+            not_json = True
+        # The caller's text exactly as given (checked above, never re-serialised).
+        mode = repair_mode if call.id else ""  # a call without an id is never repaired
+        calls.append(ToolCall(call.id, call.name, call.arguments, call.pending, not_json, mode))
     if size > max_bytes:
         raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
     if _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
@@ -165,7 +173,7 @@ def _prepare_message(
     stored = Message(
         role=msg.role,
         content=msg.content,
-        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in msg.tool_calls),
+        tool_calls=tuple(calls),
         tool_call_id=msg.tool_call_id,
         name=msg.name,
         format=msg.format,
@@ -173,6 +181,7 @@ def _prepare_message(
         client_id=msg.client_id,
         metadata=msg.metadata,
         usage=_entry_usage(where, msg.usage),
+        cancelled=msg.cancelled,
     )
     text = encode_message(stored)
     size = payload_too_large(text)
@@ -215,8 +224,13 @@ def prepare_append(
     max_message_bytes: int,
     max_batch_messages: int,
     max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES,
+    tool_policy: ToolPolicy | None = None,
 ) -> AppendJob:
     """Validate an Append and build the writer's job.
+
+    ``tool_policy``: the append's own (its repair mode is stored with each call it makes;
+    see ``policy.py``). Unparsed calls are flagged here and admitted or refused in the
+    append's transaction, where the session's policy is known.
 
     Raises:
         InvalidRequestError: the first problem found, naming the message index.
@@ -237,11 +251,17 @@ def prepare_append(
             reason=Reason.INVALID_MESSAGE,
         )
     seen: set[str] = set()
-    prepared = [_prepare_message(i, m, max_message_bytes, seen, max_entry_bytes) for i, m in enumerate(messages)]
+    policy = tool_policy if tool_policy is not None and not tool_policy.empty else None
+    mode = policy.repair if policy is not None else ""
+    prepared = [_prepare_message(i, m, max_message_bytes, seen, max_entry_bytes, mode) for i, m in enumerate(messages)]
     check_client_ids([p.message for p in prepared])
     # Content only: a retry from another process may carry another workdir or run id.
-    fp = fingerprint("append", session_id, [_entry_key(p) for p in prepared], expected_last_position)
-    return AppendJob(session_id, prepared, expected_last_position, request_id, fp, workdir, run_id, trace_id)
+    # The policy counts where set (it decides what is admitted); an append without one hashes as before.
+    fp_parts: list[object] = ["append", session_id, [_entry_key(p) for p in prepared], expected_last_position]
+    if policy is not None:
+        fp_parts.append(policy_json(policy))
+    fp = fingerprint(*fp_parts)
+    return AppendJob(session_id, prepared, expected_last_position, request_id, fp, workdir, run_id, trace_id, policy)
 
 
 def prepare_usage(delta: UsageDelta) -> UsageDelta:

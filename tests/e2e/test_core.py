@@ -61,7 +61,7 @@ def test_tool_calls_round_trip_with_json_arguments(client: SessionClient, worksp
     assistant = got[1]
     assert [c.id for c in assistant.tool_calls] == ["call_1", "call_2"]
     assert assistant.tool_calls[0].name == "bash"
-    assert json.loads(assistant.tool_calls[0].arguments) == json.loads(args)
+    assert assistant.tool_calls[0].arguments == args  # exactly as given: spacing, escapes, key order
     assert assistant.tool_calls[1].args == []
     assert [(m.role, m.tool_call_id, m.name) for m in got[2:]] == [("tool", "call_1", "bash"), ("tool", "call_2", "")]
 
@@ -180,12 +180,16 @@ def test_repairs_once_across_repeated_loads_and_restarts(spawn_daemon, workspace
     assert sum(1 for m in third.messages if m.synthetic) == 1
 
 
-def test_live_result_after_repair_is_refused(client: SessionClient, workspace: Path) -> None:
+def test_live_result_after_repair_supersedes_it(client: SessionClient, workspace: Path) -> None:
+    # It used to be refused, which left a history saying the tool had not run when it had.
     client.load("late", str(workspace))
     client.append("late", Message.assistant("", [ToolCall("c1", "x", "{}")]))
-    client.load("late", str(workspace))
+    repaired = client.load("late", str(workspace)).repairs[0].position
+    client.append("late", Message.tool("c1", "real result, late"))
+    tools = [m for m in client.load("late", str(workspace)).messages if m.role == "tool"]
+    assert [(t.content, t.synthetic, t.supersedes) for t in tools] == [("real result, late", False, repaired)]
     with pytest.raises(ToolCallStateError) as err:
-        client.append("late", Message.tool("c1", "real result, too late"))
+        client.append("late", Message.tool("c1", "a second result"))
     assert err.value.reason == Reason.TOOL_CALL_ALREADY_ANSWERED
 
 

@@ -11,7 +11,9 @@ acknowledgement. After every kill (daemon down, storage read directly through
 * an append that was never acknowledged is present entirely or not at all;
 * no message is stored twice; each writer's appends to a session keep their order;
 * a loader process Loads (and so repairs) the sessions all along: no tool call ever
-  gets two results, and at the end every call has exactly one, placed after its assistant;
+  gets two results, no pending call (awaiting approval) is ever repaired, and at the end every
+  call but the pending ones has exactly one result, placed after its assistant; the pending
+  ones are listed in flight with no owner, and then take their real results;
 * usage totals count every acknowledged RecordUsage exactly once (a budget survives kills);
 * some kills hit the daemon while it starts up, some in the middle of a graceful stop;
 * the storage's own integrity check (SQLite: ``PRAGMA integrity_check``) finds nothing wrong at the end.
@@ -110,10 +112,22 @@ def check_usage(store: inspect.Stored, acks: Acks, *, exact: bool) -> int:
     return len(acks.usage)
 
 
+def pending_calls(store: inspect.Stored) -> set[tuple[str, str]]:
+    """(session, call id) of every stored call marked pending."""
+    return {
+        (e.session_id, c["id"])
+        for e in store.events()
+        if e.position is not None
+        for c in e.payload.get("tool_calls", ())
+        if c.get("pending")
+    }
+
+
 def check_tool_results(store: inspect.Stored) -> int:
-    """Every tool call has at most one result (live or repair); return the number of repairs."""
+    """Every call has at most one result (live or repair), no pending call a repair; return the number of repairs."""
     results: dict[tuple[str, str], int] = defaultdict(int)
     calls: set[tuple[str, str]] = set()
+    repaired: set[tuple[str, str]] = set()
     for event in store.events():
         if event.position is None:
             continue
@@ -121,9 +135,13 @@ def check_tool_results(store: inspect.Stored) -> int:
         calls.update((session, c["id"]) for c in data.get("tool_calls", ()))
         if data.get("role") == "tool":
             results[(session, data["tool_call_id"])] += 1
+        if event.type == "repair":
+            repaired.add((session, data["tool_call_id"]))
     twice = sorted(k for k, n in results.items() if n > 1)
     assert not twice, f"tool calls with more than one result (repaired twice?): {twice[:5]}"
     assert set(results) <= calls, "a result for a call that was never stored"
+    wrongly = sorted(repaired & pending_calls(store))
+    assert not wrongly, f"pending calls were repaired: {wrongly[:5]}"
     repairs = stored_messages(store, repairs=True)
     return sum(len(v) for v in repairs.values())
 
@@ -212,6 +230,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
     writers: list[subprocess.Popen[bytes]] = []
     errs = [open(tmp_path / f"writer-{w}.err", "wb") for w in range(WRITERS + 1)]  # noqa: SIM115 - closed below
     survived = checked_while_down = unacked_while_down = killed_in_startup = killed_in_shutdown = 0
+    pending_checked = 0
     try:
         for w in range(WRITERS):
             args = [daemon.address, str(w), ",".join(SESSIONS), str(logs[w]), str(stop_file), str(deadline)]
@@ -283,9 +302,19 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
                     if m.role == "tool":
                         owner = next(p for p in reversed(loaded.messages[:i]) if p.role != "tool")
                         assert m.tool_call_id in {t.id for t in owner.tool_calls}, f"{session}: result misplaced"
-                opened = [t.id for m in loaded.messages for t in m.tool_calls]
+                opened = [t.id for m in loaded.messages for t in m.tool_calls if not t.pending]
                 answered = [m.tool_call_id for m in loaded.messages if m.role == "tool"]
                 assert sorted(opened) == sorted(answered), f"{session}: a call without exactly one result"
+                waiting = sorted(t.id for m in loaded.messages for t in m.tool_calls if t.pending)
+                assert sorted((f.tool_call_id, f.run_id, f.owner_pid) for f in loaded.in_flight) == [
+                    (w, "", 0) for w in waiting
+                ], f"{session}: pending calls not all in flight, unowned"
+                # The approvals come: each pending call takes its real result, after every kill.
+                for call_id in waiting:
+                    c.append(session, Message.tool(call_id, f"approved {call_id}"))
+                pending_checked += len(waiting)
+                answered_now = c.load(session)
+                assert answered_now.repairs == [] and answered_now.in_flight == []
         assert daemon.terminate() == 0
     finally:
         for proc in writers:
@@ -299,6 +328,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
     repairs = check_tool_results(store)
     usage_checked = check_usage(store, acks, exact=True)
     assert repairs > 0, "no interrupted call was repaired: the repair-under-crash part did not run"
+    assert pending_checked > 0, "no pending call was stored: the pending-under-crash part did not run"
     assert store.integrity_problems() == []
     record(
         "crash",
@@ -306,6 +336,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_pa
         killed_during_startup=killed_in_startup,
         killed_during_shutdown=killed_in_shutdown,
         repairs_checked=repairs,
+        pending_calls_unrepaired=pending_checked,
         usage_records_checked=usage_checked,
         acked_checked=acked,
         acked_checked_while_down=checked_while_down,
@@ -355,6 +386,12 @@ def test_checker_detects_loss_duplication_and_partial_appends(tmp_path: Path) ->
         check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1"), ("a", 3, "w0-2/0")]), acks)
     with pytest.raises(AssertionError, match="not stored whole"):
         check(make([("a", 1, "w0-1/0"), ("a", 2, "w0-1/1")], item=b"cut"), acks)
+    call = {"id": "p", "name": "bash", "arguments": "{}", "pending": True}
+    waiting = [inspect.StoredEvent(1, "a", 1, "assistant_message", {"role": "assistant", "tool_calls": [call]})]
+    assert check_tool_results(_OnlyEvents(waiting)) == 0
+    repaired = inspect.StoredEvent(2, "a", 2, "repair", {"role": "tool", "tool_call_id": "p"})
+    with pytest.raises(AssertionError, match="pending calls were repaired"):
+        check_tool_results(_OnlyEvents([*waiting, repaired]))
 
 
 def test_concurrent_retries_of_one_request_id_write_once(workspace: Path) -> None:

@@ -118,7 +118,7 @@ def test_the_deepest_allowed_json_exports_shows_and_imports_again(depth_daemon: 
         code, details, _, replies = call(other.address, "Load", pb.LoadRequest(session_id="deep-64", workdir="/tmp"))
         assert code == C.OK, details
         loaded = [m for r in replies for m in pb.LoadResponse.FromString(r).messages]
-        assert json.loads(loaded[1].tool_calls[0].arguments) == json.loads(arguments)
+        assert loaded[1].tool_calls[0].arguments == arguments  # exactly as given
     finally:
         other.stop()
 

@@ -54,9 +54,11 @@ def _exercise(daemon: DaemonProcess, workspace: Path) -> None:
         lines = list(client.export("leaky"))
         assert any(CANARY in line for line in lines)
         client.import_lines(lines, mode="replace")
+        # A late real result supersedes the repair (logged as event=repair_superseded, without content).
+        client.append("leaky", Message.tool("c2", f"late {CANARY}"))
         bad = [
             lambda: client.append("leaky", Message.tool("nope", f"late {CANARY}")),  # unknown call
-            lambda: client.append("leaky", Message.tool("c2", f"late {CANARY}")),  # already repaired
+            lambda: client.append("leaky", Message.tool("c2", f"again {CANARY}")),  # already answered
             lambda: client.append("leaky", Message.assistant(tool_calls=[ToolCall("c9", "x", f"{CANARY} not json")])),
         ]
         for call in bad:

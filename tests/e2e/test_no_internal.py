@@ -405,7 +405,11 @@ def messages(draw: st.DrawFn) -> pb.Message:
         content=draw(TEXT),
         tool_calls=[
             pb.ToolCall(
-                id=draw(st.sampled_from(["c1", "c2", "seed-call"]) | TEXT), name=draw(TEXT), arguments=draw(JSON)
+                id=draw(st.sampled_from(["c1", "c2", "seed-call", ""]) | TEXT),
+                name=draw(TEXT),
+                arguments=draw(JSON | TEXT),
+                pending=draw(st.booleans()),
+                arguments_not_json=draw(st.booleans()),
             )
             for _ in range(draw(st.integers(0, 2)))
         ],
@@ -426,7 +430,19 @@ def messages(draw: st.DrawFn) -> pb.Message:
                 model=TEXT,
             )
         ),
+        cancelled=draw(st.booleans()),
+        orphan=draw(st.booleans()),
+        supersedes=draw(st.integers(-1, 5)),
     )
+
+
+#: Tool policies, unknown repair modes included (the daemon refuses those: INVALID_ARGUMENT).
+TOOL_POLICIES = st.builds(
+    pb.ToolPolicy,
+    repair=st.sampled_from([0, 1, 2, 3, 4, -1, 99]),
+    allow_orphan_results=st.booleans(),
+    allow_unparsed_calls=st.booleans(),
+)
 
 
 def shaped(cls: Any, valid: dict[str, Any], hostile: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -460,6 +476,7 @@ def append_requests() -> st.SearchStrategy[pb.AppendRequest]:
             "workdir": NOTHING,
             "run_id": NOTHING,
             "trace_id": NOTHING,
+            "tool_policy": st.none(),
         },
         hostile={
             "session_id": TEXT,
@@ -469,6 +486,7 @@ def append_requests() -> st.SearchStrategy[pb.AppendRequest]:
             "workdir": TEXT,
             "run_id": TEXT,
             "trace_id": TEXT,
+            "tool_policy": TOOL_POLICIES,
         },
     )
 

@@ -198,7 +198,11 @@ def test_owner_killed_with_sigkill_its_call_is_repaired_at_next_load(live: Daemo
             ("tool", "interrupted"),
         ]
         assert c.stats()["active_runs"] == 0
-        # A result arriving late (the old run's) is refused: the call was answered by the repair.
+        # A result arriving late (the old run's tool did finish) supersedes the repair; a second one is refused.
+        c.append("s", Message.tool("call_1", "late"))
+        assert [(m.content, m.supersedes) for m in c.load("s", "/tmp").messages if m.role == "tool"] == [
+            ("late", r.repairs[0].position)
+        ]
         with pytest.raises(ToolCallStateError) as late:
             c.append("s", Message.tool("call_1", "too late"))
         assert late.value.reason == Reason.TOOL_CALL_ALREADY_ANSWERED

@@ -44,9 +44,13 @@ def item_fields(rid: str) -> dict[str, Any]:
 
 
 def _batch(rid: str, i: int) -> list[Message]:
-    """Kind ``i % 4``: a user message; user + assistant; a whole tool round; an interrupted call (no result)."""
+    """Kind ``i % 4``: a user message; user + assistant; a whole tool round; an interrupted call (no result).
+
+    Every other interrupted call (``i % 8 == 3``) is *pending* (awaiting approval): no Load may repair it,
+    across every kill; the crash test answers it at the end.
+    """
     kind = i % 4
-    call = ToolCall(f"call-{rid}", "bash", json.dumps({"cmd": f"echo {rid}"}))
+    call = ToolCall(f"call-{rid}", "bash", json.dumps({"cmd": f"echo {rid}"}), pending=i % 8 == 3)
     if kind == 0:
         return [Message.user(f"{rid}/0")]
     if kind == 1:  # the assistant carries an item and a client id (their bytes are checked after the crashes)

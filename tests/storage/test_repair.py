@@ -123,12 +123,19 @@ async def test_the_callers_workdir_is_returned_and_stored_at_the_next_write(stor
     assert [s.workdir for s in await storage.list_sessions("", 10)] == ["/moved"]
 
 
-async def test_a_late_result_after_a_repair_is_refused(storage: Storage) -> None:
+async def test_a_late_result_after_a_repair_supersedes_it_and_a_second_one_is_refused(storage: Storage) -> None:
+    # The tool did run: refusing its result would leave a history saying it had not (issue 14).
     await append(storage, "s", assistant("c1"))
     await storage.load("s", "/w", "t")
+    stored = await append(storage, "s", result("c1", "real result, late"))
+    assert stored.first_position == 3
+    shown = await read(storage, "s")
+    assert [(m.content, m.supersedes, m.synthetic_reason) for m in shown if m.role == "tool"] == [
+        ("real result, late", 2, "")
+    ]
     before = await snapshot(storage, "s")
     with pytest.raises(ToolCallStateError) as caught:
-        await append(storage, "s", result("c1", "real result, too late"))
+        await append(storage, "s", result("c1", "and again"))
     assert caught.value.reason == Reason.TOOL_CALL_ALREADY_ANSWERED
     assert await snapshot(storage, "s") == before
 

@@ -36,6 +36,7 @@ PURE = (
     "claw_sessiond.export",
     "claw_sessiond.legacy",
     "claw_sessiond.queries",
+    "claw_sessiond.policy",
 )
 SQLITE = ("sqlite3", "aiosqlite")
 IO = ("grpc", *SQLITE, "os", "socket", "subprocess")  # asyncio is allowed: a long plan yields the loop

@@ -18,7 +18,7 @@ from . import errors as E
 from ._requests import append_request
 from ._responses import append_result_of
 from ._status import append_stream_error, closed_error, retryable
-from ._types import AppendResult, Message
+from ._types import AppendResult, Message, ToolPolicy
 from .api.v1 import sessiond_pb2 as pb
 
 if TYPE_CHECKING:
@@ -140,6 +140,7 @@ class AppendStream:
         request_id: str | None = None,
         workdir: str | None = None,
         run_id: str = "",
+        tool_policy: ToolPolicy | None = None,
     ) -> AppendResult:
         """Append messages atomically, in order (the arguments of :meth:`AsyncSessionClient.append`)."""
         client = self._client
@@ -152,6 +153,7 @@ class AppendStream:
             request_id=request_id,
             workdir=client._workdir(session_id, workdir),
             run_id=run_id,
+            tool_policy=tool_policy,
         )
         if self._order.locked():  # earlier appends are being re-sent: stay behind them
             return await self._unary(request)

@@ -20,7 +20,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from . import errors as E
 from ._checks import check_ints, check_type
-from ._types import EntryUsage, Message, ToolCall
+from ._types import EntryUsage, Message, ToolCall, ToolPolicy
 from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
@@ -132,6 +132,8 @@ def message_pb(m: Message, where: str = "message") -> pb.Message:
                 "build one with ToolCall(id, name, arguments)"
             )
         check_type(f"{where}.tool_calls[{i}].arguments", c.arguments, str)
+        check_type(f"{where}.tool_calls[{i}].pending", c.pending, bool)
+    check_type(f"{where}.cancelled", m.cancelled, bool)
     check_type(f"{where}.format", m.format, str)
     check_type(f"{where}.item", m.item, bytes)
     check_type(f"{where}.client_id", m.client_id, str)
@@ -146,7 +148,9 @@ def message_pb(m: Message, where: str = "message") -> pb.Message:
         pb.Message,
         role=role,
         content=m.content,
-        tool_calls=[build(pb.ToolCall, id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls],
+        tool_calls=[
+            build(pb.ToolCall, id=c.id, name=c.name, arguments=c.arguments, pending=c.pending) for c in m.tool_calls
+        ],
         tool_call_id=m.tool_call_id,
         name=m.name,
         format=m.format,
@@ -154,6 +158,7 @@ def message_pb(m: Message, where: str = "message") -> pb.Message:
         client_id=m.client_id,
         metadata=m.metadata,
         usage=None if m.usage is None else _entry_usage_pb(m.usage, f"{where}.usage"),
+        cancelled=m.cancelled,
     )
 
 
@@ -188,6 +193,7 @@ def append_request(
     request_id: str | None,
     workdir: str,
     run_id: str,
+    tool_policy: ToolPolicy | None = None,
 ) -> pb.AppendRequest:
     """The AppendRequest of ``append`` (unary or streamed); a fresh request id unless one is given."""
     check_type("session_id", session_id, str)
@@ -195,6 +201,7 @@ def append_request(
     check_type("request_id", request_id, (str, type(None)))
     check_type("workdir", workdir, str)
     check_type("run_id", run_id, str)
+    policy = tool_policy_pb(tool_policy)
     batch = message_batch(messages)
     return build(
         pb.AppendRequest,
@@ -204,6 +211,41 @@ def append_request(
         request_id=request_id or new_request_id(),
         workdir=workdir,
         run_id=run_id,
+        tool_policy=policy,
+    )
+
+
+#: ``ToolPolicy.repair`` → the proto enum value.
+REPAIR_MODES: Final = {
+    None: pb.REPAIR_MODE_UNSPECIFIED,
+    "synthesize": pb.REPAIR_MODE_SYNTHESIZE,
+    "drop": pb.REPAIR_MODE_DROP,
+    "off": pb.REPAIR_MODE_OFF,
+}
+
+
+def tool_policy_pb(policy: ToolPolicy | None, field: str = "tool_policy") -> pb.ToolPolicy | None:
+    """A :class:`ToolPolicy` as its proto (None stays None: the session's policy).
+
+    Raises:
+        TypeError: not a ToolPolicy, or a field of the wrong type.
+        InvalidRequestError: an unknown repair mode.
+    """
+    if policy is None:
+        return None
+    check_type(field, policy, ToolPolicy)
+    check_type(f"{field}.repair", policy.repair, (str, type(None)))
+    check_type(f"{field}.allow_orphan_results", policy.allow_orphan_results, bool)
+    check_type(f"{field}.allow_unparsed_calls", policy.allow_unparsed_calls, bool)
+    if policy.repair not in REPAIR_MODES:
+        raise E.InvalidRequestError(
+            f"{field}.repair must be 'synthesize', 'drop', 'off' or None (got {policy.repair!r})",
+            reason=E.Reason.INVALID_MESSAGE,
+        )
+    return pb.ToolPolicy(
+        repair=REPAIR_MODES[policy.repair],
+        allow_orphan_results=policy.allow_orphan_results,
+        allow_unparsed_calls=policy.allow_unparsed_calls,
     )
 
 
@@ -295,6 +337,7 @@ def load_request(
     session_id: str,
     workdir: str | os.PathLike[str] | None,
     repair: bool,
+    no_repair: bool = False,
     *,
     last: int | None = None,
     after_position: int | None = None,
@@ -302,13 +345,15 @@ def load_request(
 ) -> tuple[pb.LoadRequest, str]:
     """Load's request, and the absolute workdir it carries (the client remembers it for later mutations).
 
-    ``last``, ``after_position``, ``after_time``: a bounded load (at most one of them).
+    ``no_repair`` (or ``repair`` False): a Load that writes nothing at all. ``last``,
+    ``after_position``, ``after_time``: a bounded load (at most one of them).
 
     Raises:
         TypeError: a bound of the wrong type.
         InvalidRequestError: more than one bound, or one out of range.
     """
     check_type("session_id", session_id, str)
+    check_type("no_repair", no_repair, bool)
     check_type("last", last, (int, type(None)))
     check_type("after_position", after_position, (int, type(None)))
     check_type("after_time", after_time, (dt.datetime, type(None)))
@@ -325,7 +370,7 @@ def load_request(
             "last must be from 1 to 2**31 - 1 and after_position not negative", reason=E.Reason.INVALID_MESSAGE
         )
     wd = load_workdir(workdir)
-    fields: dict[str, Any] = {"session_id": session_id, "workdir": wd, "no_repair": not repair}
+    fields: dict[str, Any] = {"session_id": session_id, "workdir": wd, "no_repair": no_repair or not repair}
     if last is not None:
         fields["last"] = last
     if after_position is not None:

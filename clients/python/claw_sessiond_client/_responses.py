@@ -72,10 +72,12 @@ def usage_of(u: pb.Usage) -> Usage:
 
 def message_of(m: pb.Message) -> Message:
     """Proto message → client type."""
-    return Message(
+    message = Message(
         role=_ROLE_NAMES.get(m.role, "unknown"),
         content=m.content,
-        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
+        tool_calls=tuple(
+            ToolCall._stored(c.id, c.name, c.arguments, c.pending, c.arguments_not_json) for c in m.tool_calls
+        ),
         tool_call_id=m.tool_call_id,
         name=m.name,
         synthetic_reason="interrupted" if m.synthetic.reason == pb.SYNTHETIC_REASON_INTERRUPTED else "",
@@ -87,7 +89,14 @@ def message_of(m: pb.Message) -> Message:
         client_id=m.client_id,
         metadata=m.metadata,
         usage=_entry_usage_of(m.usage) if m.HasField("usage") else None,
+        cancelled=m.cancelled,
     )
+    # Set by the daemon only (not constructor arguments): the message type is frozen.
+    if m.orphan:
+        object.__setattr__(message, "orphan", True)
+    if m.supersedes:
+        object.__setattr__(message, "supersedes", int(m.supersedes))
+    return message
 
 
 def _entry_usage_of(u: pb.EntryUsage) -> EntryUsage:

@@ -35,6 +35,7 @@ __all__ = [
     "SessionSummary",
     "Stats",
     "ToolCall",
+    "ToolPolicy",
     "Usage",
     "UsageReport",
     "WatchEvent",
@@ -48,27 +49,54 @@ class ToolCall:
     ``arguments`` may also be given as a JSON-serialisable value (a dict, as
     Anthropic's SDK hands out a ``tool_use`` block's ``input``; a list; ...):
     it is stored encoded as compact JSON (``separators=(",", ":")``,
-    ``ensure_ascii=False``), so :attr:`arguments` is always text.
+    ``ensure_ascii=False``), so :attr:`arguments` is always text. Text is sent
+    and comes back exactly as given.
+
+    ``pending=True`` marks a call that awaits something outside the run (a
+    person's approval, a long-running tool): no Load repairs or drops it, whether
+    or not its process lives, until a tool message answers it (a result, or
+    ``Message.tool(..., cancelled=True)``). :attr:`arguments_not_json` is set by
+    the daemon when the arguments were stored as given although they are not
+    JSON (a tool policy with ``allow_unparsed_calls``).
 
     Raises:
-        TypeError: ``id`` or ``name`` is not a str, or ``arguments`` is neither
-            a str nor JSON-serialisable.
+        TypeError: ``id`` or ``name`` is not a str, ``pending`` not a bool, or ``arguments``
+            is neither a str nor JSON-serialisable.
     """
 
     id: str
     name: str
     arguments: str
+    pending: bool
+    arguments_not_json: bool = field(init=False)  # set by the daemon; not an argument (``dataclasses.replace`` works)
 
-    def __init__(self, id: str, name: str, arguments: str | Mapping[str, Any] | Sequence[Any] = "{}") -> None:
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        arguments: str | Mapping[str, Any] | Sequence[Any] = "{}",
+        *,
+        pending: bool = False,
+    ) -> None:
         check_type("ToolCall.id", id, str)
         check_type("ToolCall.name", name, str)
+        check_type("ToolCall.pending", pending, bool)
         object.__setattr__(self, "id", id)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "arguments", arguments_text(arguments, f"ToolCall({id!r}).arguments"))
+        object.__setattr__(self, "pending", pending)
+        object.__setattr__(self, "arguments_not_json", False)
+
+    @classmethod
+    def _stored(cls, id: str, name: str, arguments: str, pending: bool, arguments_not_json: bool) -> ToolCall:
+        """A call as the daemon returned it (with the flags only the daemon sets)."""
+        call = cls(id, name, arguments, pending=pending)
+        object.__setattr__(call, "arguments_not_json", arguments_not_json)
+        return call
 
     @property
     def args(self) -> Any:
-        """The arguments parsed from JSON."""
+        """The arguments parsed from JSON (``ValueError`` when :attr:`arguments_not_json`)."""
         return json.loads(self.arguments)
 
 
@@ -122,6 +150,12 @@ class Message:
     client_id: str = ""
     metadata: str = ""
     usage: EntryUsage | None = None
+    cancelled: bool = False
+    """Tool message only: the call was cancelled (it did not run); answers a pending call like a result."""
+    orphan: bool = field(default=False, init=False)
+    """Set by the daemon: a tool result whose call was unknown, stored under a tool policy that allows it."""
+    supersedes: int = field(default=0, init=False)
+    """Set by the daemon: the position of the synthetic "interrupted" result this real result superseded."""
 
     @classmethod
     def system(cls, content: str, **fields: Any) -> Message:
@@ -139,9 +173,12 @@ class Message:
         return cls("assistant", content, tuple(tool_calls), **fields)
 
     @classmethod
-    def tool(cls, tool_call_id: str, content: str, name: str = "", **fields: Any) -> Message:
-        """A tool result answering ``tool_call_id`` (``fields``: keyword fields such as ``item``)."""
-        return cls("tool", content, (), tool_call_id, name, **fields)
+    def tool(
+        cls, tool_call_id: str, content: str, name: str = "", *, cancelled: bool = False, **fields: Any
+    ) -> Message:
+        """A tool result answering ``tool_call_id`` (``cancelled``: the call did not run; ``fields``:
+        keyword fields such as ``item``)."""
+        return cls("tool", content, (), tool_call_id, name, cancelled=cancelled, **fields)
 
     @classmethod
     def other(cls, format: str, item: bytes, **fields: Any) -> Message:
@@ -155,6 +192,25 @@ class Message:
     def synthetic(self) -> bool:
         """True if the daemon wrote this message itself (a repair)."""
         return bool(self.synthetic_reason)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """Tool-call rules for a session or one append (README "Tool calls"); unset fields: the session's.
+
+    ``repair``: what a Load does with an open call no live run owns and that is
+    not pending: ``"synthesize"`` (a synthetic "interrupted" result, today's
+    default), ``"drop"`` (hidden from Load's reply; the log keeps it; nothing
+    written) or ``"off"`` (left open and visible); None: the session's.
+    ``allow_orphan_results``: store a tool result whose call is unknown
+    (``Message.orphan``, never paired). ``allow_unparsed_calls``: store calls
+    whose arguments are not JSON (``ToolCall.arguments_not_json``) and calls
+    without an id (never paired, never repaired).
+    """
+
+    repair: str | None = None
+    allow_orphan_results: bool = False
+    allow_unparsed_calls: bool = False
 
 
 @dataclass(frozen=True, slots=True)

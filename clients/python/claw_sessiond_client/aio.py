@@ -66,6 +66,7 @@ from ._types import (
     SessionPage,
     SessionSummary,
     Stats,
+    ToolPolicy,
     Usage,
     UsageReport,
     WatchEvent,
@@ -258,6 +259,7 @@ class AsyncSessionClient(ClientCore):
         workdir: str | os.PathLike[str] | None = None,
         *,
         repair: bool = True,
+        no_repair: bool = False,
         last: int | None = None,
         after_position: int | None = None,
         after_time: dt.datetime | None = None,
@@ -269,6 +271,8 @@ class AsyncSessionClient(ClientCore):
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
+            no_repair: True to only look: interrupted calls stay open and nothing at all is
+                written (``repair=False`` says the same).
             last: only the last N visible entries (a bounded read: its cost does not grow
                 with the history). At most one of ``last``, ``after_position`` and ``after_time``.
             after_position: only the entries after this position.
@@ -279,7 +283,7 @@ class AsyncSessionClient(ClientCore):
         ``start_position`` to the first returned entry's position.
         """
         request, wd = load_request(
-            session_id, workdir, repair, last=last, after_position=after_position, after_time=after_time
+            session_id, workdir, repair, no_repair, last=last, after_position=after_position, after_time=after_time
         )
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
@@ -294,6 +298,7 @@ class AsyncSessionClient(ClientCore):
         request_id: str | None = None,
         workdir: str | None = None,
         run_id: str = "",
+        tool_policy: ToolPolicy | None = None,
     ) -> AppendResult:
         """Append messages atomically, in order.
 
@@ -302,6 +307,7 @@ class AsyncSessionClient(ClientCore):
                 position is still this (else SequenceConflictError); -1 requires a new session.
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
+            tool_policy: tool-call rules for this append (its fields win over the session's where set).
         """
         request = append_request(
             session_id,
@@ -310,6 +316,7 @@ class AsyncSessionClient(ClientCore):
             request_id=request_id,
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
+            tool_policy=tool_policy,
         )
         return await self._send_append(request)
 

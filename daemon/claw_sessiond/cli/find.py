@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import re
 import shutil
 import sys
@@ -29,7 +28,7 @@ from claw_sessiond_client.errors import SessionNotFoundError
 from .connect import MAX_PAGE, online
 from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
 from .options import Command, set_epilog
-from .output import print_json_line, say
+from .output import call_json, print_json_line, say
 from .termsafe import visible
 
 __all__ = ["FOLLOW", "SEARCH", "USAGE", "follow", "search", "usage"]
@@ -204,9 +203,7 @@ def _message_lines(prefix: str, message: Message) -> Iterator[str]:
 def _message_json(message: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
-        out["tool_calls"] = [
-            {"id": c.id, "name": c.name, "arguments": json.loads(c.arguments)} for c in message.tool_calls
-        ]
+        out["tool_calls"] = [call_json(c) for c in message.tool_calls]
     if message.tool_call_id:
         out["tool_call_id"] = message.tool_call_id
     if message.name:

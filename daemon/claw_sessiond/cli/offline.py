@@ -267,8 +267,8 @@ def _summary(r: Any) -> SessionSummary:
 
 
 def _message(m: Any) -> Message:
-    calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls)
-    return Message(
+    calls = tuple(ToolCall._stored(c.id, c.name, c.arguments, c.pending, c.arguments_not_json) for c in m.tool_calls)
+    message = Message(
         m.role,
         m.content,
         calls,
@@ -283,7 +283,12 @@ def _message(m: Any) -> Message:
         client_id=m.client_id,
         metadata=m.metadata,
         usage=None if m.usage is None else EntryUsage(*dataclasses.astuple(m.usage)),
+        cancelled=m.cancelled,
     )
+    for flag in ("orphan", "supersedes"):  # the daemon's own flags (not constructor arguments)
+        if getattr(m, flag):
+            object.__setattr__(message, flag, getattr(m, flag))
+    return message
 
 
 def run_offline(args: argparse.Namespace, fn: Callable[[argparse.Namespace, SessionClient], int]) -> int:

@@ -12,17 +12,19 @@ the terminal's width (:mod:`claw_sessiond.cli.terminal`, 80 columns off a termin
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
-from claw_sessiond_client import Usage
+from claw_sessiond_client import ToolCall, Usage
 
 from . import terminal
 from .termsafe import json_text, visible
 
 __all__ = [
     "JSON_FORMAT",
+    "call_json",
     "clip",
     "cost",
     "json_document",
@@ -37,6 +39,19 @@ __all__ = [
 
 #: The version of every ``--json`` document (its top-level ``"format"`` key); bumped only for breaking changes.
 JSON_FORMAT: Final = 1
+
+
+def call_json(call: ToolCall) -> dict[str, Any]:
+    """A tool call in a ``--json`` document: its arguments parsed (text as stored when they are not JSON)."""
+    out: dict[str, Any] = {"id": call.id, "name": call.name}
+    if call.arguments_not_json:
+        out["arguments"] = call.arguments
+        out["arguments_not_json"] = True
+    else:
+        out["arguments"] = json.loads(call.arguments)
+    if call.pending:
+        out["pending"] = True
+    return out
 
 
 def json_document(payload: Mapping[str, Any]) -> dict[str, Any]:

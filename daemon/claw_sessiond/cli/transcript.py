@@ -25,7 +25,7 @@ from claw_sessiond_client import InFlightCall, Message, Session, SessionClient
 from . import terminal
 from .connect import stored_summary
 from .offline import OPEN_CALL_NOTE
-from .output import cost, rfc3339, usage_json
+from .output import call_json, cost, rfc3339, usage_json
 from .termsafe import visible
 
 __all__ = [
@@ -43,7 +43,7 @@ def message_json(m: Message) -> dict[str, Any]:
     """A message in ``show``'s ``--json`` document."""
     out: dict[str, Any] = {"position": m.position, "role": m.role, "content": m.content}
     if m.tool_calls:
-        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": json.loads(c.arguments)} for c in m.tool_calls]
+        out["tool_calls"] = [call_json(c) for c in m.tool_calls]
     if m.tool_call_id:
         out["tool_call_id"] = m.tool_call_id
     if m.name:
@@ -59,6 +59,9 @@ def message_json(m: Message) -> dict[str, Any]:
         out["metadata"] = m.metadata
     if m.usage is not None:
         out["usage"] = dataclasses.asdict(m.usage)
+    for flag in ("cancelled", "orphan", "supersedes"):
+        if getattr(m, flag):
+            out[flag] = getattr(m, flag)
     out["created_at"] = rfc3339(m.created_at)
     out["trace_id"] = m.trace_id
     return out
@@ -93,8 +96,8 @@ def _open_calls(messages: list[Message]) -> list[str]:
     The history is the daemon's projection (the Load reply, in conversation order); the reply names the
     calls a live run owns (``in_flight``) but not the others, so the unanswered ones are read off it here.
     """
-    answered = {m.tool_call_id for m in messages if m.role == "tool"}
-    return [c.id for m in messages if m.role == "assistant" for c in m.tool_calls if c.id not in answered]
+    answered = {m.tool_call_id for m in messages if m.role == "tool" and not m.orphan}
+    return [c.id for m in messages if m.role == "assistant" for c in m.tool_calls if c.id and c.id not in answered]
 
 
 def audit_events(client: SessionClient, session_id: str) -> list[dict[str, Any]]:
@@ -163,6 +166,8 @@ def _call_state(t: Transcript, call_id: str) -> str:
     if t.offline:
         return OPEN_CALL_NOTE
     owner = t.running.get(call_id)
+    if owner is not None and not owner.run_id:
+        return "pending (awaits approval or a long-running tool; never repaired)"
     if owner is not None:
         return f"running (run {visible(owner.run_id)}, pid {owner.owner_pid})"
     return "interrupted (no result; the next Load repairs it)"

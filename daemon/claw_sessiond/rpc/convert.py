@@ -22,6 +22,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..errors import InvalidRequestError, Reason
 from ..model import ImportMode, Message, SessionMeta, ToolCall, Usage, UsageDelta
+from ..policy import ToolPolicy
 from ..validate import check_trace_id
 from .edge import Context
 
@@ -38,6 +39,8 @@ __all__ = [
     "set_timestamp",
     "time_bound",
     "timestamp",
+    "tool_policy_of",
+    "tool_policy_pb",
     "trace_id_of",
     "usage_pb",
 ]
@@ -152,7 +155,9 @@ def fill_message_pb(out: pb.Message, m: Message) -> None:
     if m.content:
         out.content = m.content
     for c in m.tool_calls:
-        out.tool_calls.add(id=c.id, name=c.name, arguments=c.arguments)
+        out.tool_calls.add(
+            id=c.id, name=c.name, arguments=c.arguments, pending=c.pending, arguments_not_json=c.arguments_not_json
+        )
     if m.tool_call_id:
         out.tool_call_id = m.tool_call_id
     if m.name:
@@ -181,6 +186,12 @@ def fill_message_pb(out: pb.Message, m: Message) -> None:
         out.usage.currency = u.currency
         out.usage.model = u.model
         out.usage.pricing_version = u.pricing_version
+    if m.cancelled:
+        out.cancelled = True
+    if m.orphan:
+        out.orphan = True
+    if m.supersedes:
+        out.supersedes = m.supersedes
 
 
 def message_pb(m: Message) -> pb.Message:
@@ -209,7 +220,8 @@ def message_from_pb(m: pb.Message) -> Message:
     return Message(
         role=_ROLE_NAME.get(m.role, f"unknown({m.role})"),
         content=m.content,
-        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in m.tool_calls),
+        # ``arguments_not_json``, ``orphan`` and ``supersedes`` are the daemon's to set: not read here.
+        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments, c.pending) for c in m.tool_calls),
         tool_call_id=m.tool_call_id,
         name=m.name,
         format=m.format,
@@ -217,6 +229,7 @@ def message_from_pb(m: pb.Message) -> Message:
         client_id=m.client_id,
         metadata=m.metadata,
         usage=entry_usage_of(m.usage) if m.HasField("usage") else None,
+        cancelled=m.cancelled,
     )
 
 
@@ -231,6 +244,37 @@ def entry_usage_of(u: pb.EntryUsage) -> UsageDelta:
         u.currency,
         u.model,
         u.pricing_version,
+    )
+
+
+_REPAIR_MODE: Final[dict[pb.RepairMode, str]] = {
+    pb.REPAIR_MODE_UNSPECIFIED: "",
+    pb.REPAIR_MODE_SYNTHESIZE: "synthesize",
+    pb.REPAIR_MODE_DROP: "drop",
+    pb.REPAIR_MODE_OFF: "off",
+}
+_REPAIR_ENUM: Final = {v: k for k, v in _REPAIR_MODE.items()}
+
+
+def tool_policy_of(policy: pb.ToolPolicy) -> ToolPolicy:
+    """A request's ToolPolicy → the domain's (unset fields stay unset).
+
+    Raises:
+        InvalidRequestError: a repair mode this daemon does not know (reason INVALID_MESSAGE).
+    """
+    if policy.repair not in _REPAIR_MODE:
+        raise InvalidRequestError(
+            f"tool_policy.repair: unknown repair mode {policy.repair}", reason=Reason.INVALID_MESSAGE
+        )
+    return ToolPolicy(_REPAIR_MODE[policy.repair], policy.allow_orphan_results, policy.allow_unparsed_calls)
+
+
+def tool_policy_pb(policy: ToolPolicy) -> pb.ToolPolicy:
+    """A domain ToolPolicy → proto (for example a session's, in ``Session.tool_policy``)."""
+    return pb.ToolPolicy(
+        repair=_REPAIR_ENUM.get(policy.repair, pb.REPAIR_MODE_UNSPECIFIED),
+        allow_orphan_results=policy.allow_orphan_results,
+        allow_unparsed_calls=policy.allow_unparsed_calls,
     )
 
 

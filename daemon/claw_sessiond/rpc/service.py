@@ -50,6 +50,7 @@ from .convert import (
     session_pb,
     time_bound,
     timestamp,
+    tool_policy_of,
     trace_id_of,
     usage_pb,
 )
@@ -237,6 +238,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, pb_grpc.SessionServiceServ
             max_message_bytes=self.config.max_message_bytes,
             max_batch_messages=self.config.max_batch_messages,
             max_entry_bytes=self.config.max_entry_bytes,
+            tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
         )
         result = await self.store.append(job)
         return pb.AppendResponse(

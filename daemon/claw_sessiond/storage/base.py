@@ -54,6 +54,7 @@ from ..model import (
     UsageDelta,
     UsageResult,
 )
+from ..policy import ToolPolicy
 from ..queries import SearchFilter, SearchRow, UsageRow
 
 __all__ = [
@@ -295,12 +296,20 @@ class Storage(Protocol):
     ) -> LoadResult:
         """Get-or-create read: repairs interrupted calls (not those of live runs) unless ``repair`` is False.
 
-        A history that fits one page comes back in ``messages``; a larger one as a ``cursor`` for
-        :meth:`history_pages`. With a ``window`` (a bounded read) only the window's entries come
-        back, in the full history's order restricted to them, and ``complete`` says whether any
-        visible entry was left out; its cost does not grow with the history (it reads the window,
-        one entry before it, and the open calls; repair still covers the whole session's open calls).
+        Each open call meets its repair mode (``repair.split_calls`` with the session's tool policy):
+        pending calls and live runs' calls are in flight; ``drop`` hides a call from the reply;
+        ``off`` leaves it open. With ``repair`` False, and for a paired history, nothing at all is
+        written. A history that fits one page comes back in ``messages``; a larger one as a
+        ``cursor`` for :meth:`history_pages`. With a ``window`` (a bounded read) only the window's
+        entries come back, in the full history's order restricted to them, and ``complete`` says
+        whether any visible entry was left out; its cost does not grow with the history (it reads
+        the window, one entry before it, and the open calls; repair still covers the whole
+        session's open calls).
         """
+        ...
+
+    async def session_tool_policy(self, session_id: str) -> ToolPolicy:
+        """The session's stored tool policy (``policy.py``; empty when none is set or it is not stored)."""
         ...
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:

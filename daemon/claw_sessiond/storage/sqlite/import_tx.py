@@ -76,12 +76,17 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
         ),
     )
     conn.executemany(
-        "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position, pending, "
+        "repair_mode) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
-            (session_id, call_id, c.assistant_position, c.call_index, c.result_position)
+            (session_id, call_id, c.assistant_position, c.call_index, c.result_position, int(c.pending), c.repair_mode)
             for call_id, c in fold.calls.items()
         ],
+    )
+    # Synthetic repairs superseded by a real result stay in the log, out of the projection.
+    conn.executemany(
+        "UPDATE events SET hidden_by = ? WHERE session_id = ? AND position = ?",
+        [(by, session_id, position) for position, by in fold.hidden.items()],
     )
     conn.executemany(
         "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "

@@ -26,12 +26,14 @@ from ... import repair as repairing
 from ...errors import SessionNotFoundError
 from ...events import EventRow, message_from_payload
 from ...export import ExportHeader
-from ...history import OpenCall, project
+from ...history import OpenCall, drop_calls, project
 from ...model import HistoryCursor, LoadResult, LoadWindow, Message, ModelUsage, Repair, SessionSummary, Usage
+from ...policy import ToolPolicy, policy_from_json
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ...repair import RepairPlan
 from ..base import HistoryItem, RunRegistry, StorageCounters
 from . import queries, reads
+from .calls_tx import open_call
 from .errors import map_sqlite_errors
 from .repair_tx import repair_chunk_in_tx, repair_in_tx
 from .tx import OPEN_CALLS_SQL, SESSION_COLS, session_meta, session_row
@@ -48,6 +50,17 @@ _READERS: Final = 2
 _BULK_READERS: Final = 1
 #: Every read connection of a storage.
 READERS: Final = _READERS + _BULK_READERS
+
+
+async def _dropping(
+    pages: AsyncGenerator[list[Message], None], dropped: frozenset[str]
+) -> AsyncGenerator[list[Message], None]:
+    """``pages`` with the ``dropped`` calls taken out (``history.drop_calls``); closes ``pages`` when closed."""
+    async with contextlib.aclosing(pages):
+        async for page in pages:
+            shown = drop_calls(page, dropped)
+            if shown:
+                yield shown
 
 
 class SQLiteReads:
@@ -114,6 +127,11 @@ class SQLiteReads:
         :meth:`history_pages`, bounded by the last position the read (or
         the repair's transaction) saw.
         With ``repair=False`` nothing is ever written: interrupted calls stay open.
+
+        What happens to an open call is its repair mode (``repair.split_calls``, with the
+        session's tool policy): pending calls and live runs' calls are in flight, ``drop``
+        calls are taken out of the reply (an entry left empty is hidden, and not counted in
+        ``message_count``), ``off`` calls stay open; only ``synthesize`` calls are repaired.
         """
         async with self._reader() as conn:
             try:
@@ -131,8 +149,23 @@ class SQLiteReads:
                 for i in range(0, len(rows), repairing.PLAN_SLICE):
                     if i:
                         await asyncio.sleep(0)
-                    calls.extend(OpenCall(*r) for r in rows[i : i + repairing.PLAN_SLICE])
-                to_repair, in_flight = repairing.plan_repair(calls, self.runs.is_live)
+                    calls.extend(open_call(r) for r in rows[i : i + repairing.PLAN_SLICE])
+                policy = ToolPolicy()
+                if calls:  # only a session with open calls needs its policy (what to do with them)
+                    found = await conn.execute_fetchall(
+                        "SELECT tool_policy FROM sessions WHERE session_id = ?", (session_id,)
+                    )
+                    policy = policy_from_json(next(iter(found))[0])
+                split = repairing.split_calls(calls, self.runs.is_live, policy)
+                to_repair, in_flight = split.repair, split.in_flight
+                dropped: tuple[str, ...] = ()
+                hidden = 0
+                if split.dropped:  # repair mode drop: hidden from the reply, nothing written
+                    dropped = tuple(c.tool_call_id for c in split.dropped)
+                    entries = await reads.entries_with_items(conn, session_id, repairing.drop_positions(split.dropped))
+                    hidden = repairing.hidden_count(entries, set(dropped))
+                meta = session_meta(row, session_id, workdir)
+                meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
                 if not to_repair or not repair:
                     flights = repairing.flights(in_flight)
                     if window is not None:
@@ -142,24 +175,24 @@ class SQLiteReads:
                             row.clear_position,
                             row.last_position,
                             tuple(c.tool_call_id for c in in_flight),
+                            dropped_ids=dropped,
                         )
-                        return await self._windowed(
-                            conn, LoadResult(session_meta(row, session_id, workdir), [], [], flights, cursor), window
-                        )
+                        return await self._windowed(conn, LoadResult(meta, [], [], flights, cursor), window)
                     page = await reads.first_history_page(
                         conn, session_id, row.clear_position, row.last_position, message_from_payload
                     )
                     if page is not None:
                         self.counters.history_events_read += len(page)
-                        return LoadResult(session_meta(row, session_id, workdir), project(page), [], flights)
+                        return LoadResult(meta, drop_calls(project(page), dropped), [], flights)
                     cursor = HistoryCursor(
                         session_id,
                         row.created_at,
                         row.clear_position,
                         row.last_position,
                         tuple(c.tool_call_id for c in in_flight),
+                        dropped_ids=dropped,
                     )
-                    return LoadResult(session_meta(row, session_id, workdir), [], [], flights, cursor)
+                    return LoadResult(meta, [], [], flights, cursor)
                 assistants = await reads.rows_at_positions(conn, session_id, repairing.assistant_positions(to_repair))
             finally:
                 await conn.execute("COMMIT")
@@ -196,7 +229,15 @@ class SQLiteReads:
             # takes at most about half of the writer's (and the machine's) time.
             await asyncio.sleep((time.perf_counter() - began) * repairing.REPAIR_PAUSE_RATIO)
         else:
-            plan = RepairPlan(row.created_at, row.clear_position, last, tuple(to_repair[start:]), payloads[start:])
+            plan = RepairPlan(
+                row.created_at,
+                row.clear_position,
+                last,
+                tuple(to_repair[start:]),
+                payloads[start:],
+                dropped,
+                hidden,
+            )
         result = await self._writer.submit(
             lambda c: repair_in_tx(c, session_id, workdir, trace_id, self.runs.is_live, plan), session_id
         )
@@ -225,13 +266,28 @@ class SQLiteReads:
         )
         self.counters.history_events_read += found.events_read
         if found.messages is not None:
-            return dataclasses.replace(result, messages=found.messages, cursor=None, complete=found.complete)
+            shown = drop_calls(found.messages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else found.messages
+            return dataclasses.replace(result, messages=shown, cursor=None, complete=found.complete)
         cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
         return dataclasses.replace(result, messages=[], cursor=cursor, complete=found.complete)
 
+    async def session_tool_policy(self, session_id: str) -> ToolPolicy:
+        """The session's stored tool policy (empty when none is set or the session is not stored)."""
+        async with self._reader() as conn:
+            found = list(
+                await conn.execute_fetchall("SELECT tool_policy FROM sessions WHERE session_id = ?", (session_id,))
+            )
+        return policy_from_json(found[0][0] if found else None)
+
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
-        """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``)."""
-        return self._counted(reads.history_pages(self._bulk_reader, cursor, message_from_payload))
+        """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``).
+
+        The cursor's dropped calls (repair mode ``drop``) are taken out of each page.
+        """
+        pages = self._counted(reads.history_pages(self._bulk_reader, cursor, message_from_payload))
+        if not cursor.dropped_ids:
+            return pages
+        return _dropping(pages, frozenset(cursor.dropped_ids))
 
     async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
         async with contextlib.aclosing(pages):

@@ -47,6 +47,7 @@ __all__ = [
     "PAGE_ROWS",
     "SCAN_ROWS",
     "check_cursor",
+    "entries_with_items",
     "export_pages",
     "first_history_page",
     "history_pages",
@@ -116,7 +117,8 @@ async def _main_rows(conn: aiosqlite.Connection, session_id: str, after: int, la
     """The next page of visible history rows after ``after`` (position ≤ ``last``); True if nothing follows."""
     sizes = await conn.execute_fetchall(
         f"SELECT position, {EVENT_BYTES} FROM events "
-        "WHERE session_id = ? AND position > ? AND position <= ? AND type != 'clear' ORDER BY position LIMIT ?",
+        "WHERE session_id = ? AND position > ? AND position <= ? AND type != 'clear' AND hidden_by IS NULL "
+        "ORDER BY position LIMIT ?",
         (session_id, after, last, PAGE_ROWS),
     )
     sizes = list(sizes)
@@ -126,7 +128,8 @@ async def _main_rows(conn: aiosqlite.Connection, session_id: str, after: int, la
     end = int(sizes[n - 1][0])
     rows = await conn.execute_fetchall(
         f"SELECT {_HISTORY_COLS} FROM events "
-        "WHERE session_id = ? AND position > ? AND position <= ? AND type != 'clear' ORDER BY position",
+        "WHERE session_id = ? AND position > ? AND position <= ? AND type != 'clear' AND hidden_by IS NULL "
+        "ORDER BY position",
         (session_id, after, end),
     )
     return list(rows), n == len(sizes) < PAGE_ROWS
@@ -158,6 +161,19 @@ async def rows_at_positions(
         positions,
     )
     return [(int(r[0]), str(r[1])) for r in rows]
+
+
+async def entries_with_items(
+    conn: aiosqlite.Connection, session_id: str, positions: Sequence[int]
+) -> list[tuple[int, str, bool]]:
+    """``(position, payload, has an item)`` of the events at ``positions`` (caller's transaction)."""
+    rows = await _in(
+        conn,
+        "SELECT position, payload, item IS NOT NULL FROM events WHERE session_id = ? AND position IN ({ids})",
+        (session_id,),
+        positions,
+    )
+    return [(int(r[0]), str(r[1]), bool(r[2])) for r in rows]
 
 
 async def first_history_page(
@@ -296,7 +312,10 @@ async def _arrange(
             for call in m.tool_calls:
                 owner_in_page[call.id] = m.position
     results: dict[int, list[Message]] = {}
-    loose = [m.tool_call_id for m in messages if m.role == "tool" and m.tool_call_id not in owner_in_page]
+    # An orphan result (its call was unknown when stored) pairs with nothing: it keeps its place.
+    loose = [
+        m.tool_call_id for m in messages if m.role == "tool" and not m.orphan and m.tool_call_id not in owner_in_page
+    ]
     # A tool message answering an assistant of an earlier page was sent with it (as a far result).
     owned_elsewhere = (
         {
@@ -310,13 +329,13 @@ async def _arrange(
     )
     answered_in_page: set[str] = set()
     for m in messages:
-        if m.role == "tool" and m.tool_call_id in owner_in_page:
+        if m.role == "tool" and not m.orphan and m.tool_call_id in owner_in_page:
             results.setdefault(owner_in_page[m.tool_call_id], []).append(m)
             answered_in_page.add(m.tool_call_id)
     segments: list[tuple[list[Message], list[list[int]]]] = []
     current: list[Message] = []
     for m in messages:
-        if m.role == "tool" and (m.tool_call_id in owner_in_page or m.tool_call_id in owned_elsewhere):
+        if m.role == "tool" and not m.orphan and (m.tool_call_id in owner_in_page or m.tool_call_id in owned_elsewhere):
             continue
         current.append(m)
         if m.role != "assistant" or not m.tool_calls:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Callable, Sequence
 
 from ... import repair as repairing
 from ...events import EVENT_SCHEMA_VERSION, call_names
-from ...history import OpenCall
 from ...model import HistoryCursor, LoadResult, Repair, now_rfc3339
 from ...repair import RepairPlan
+from .calls_tx import drops_in_tx, open_call, session_policy_in_tx
 from .tx import OPEN_CALLS_SQL, open_calls_in_tx, session_in_tx, session_meta
 
 __all__ = ["repair_chunk_in_tx", "repair_in_tx"]
@@ -39,11 +40,16 @@ def repair_in_tx(
     if plan is not None and plan.unchanged(row.created_at, row.clear_position, row.last_position):
         to_repair = list(plan.calls)
         payloads: Sequence[str] = plan.payloads
-        # Only calls appended by a run can be in flight: no need to read the open calls being repaired.
-        owned = conn.execute(OPEN_CALLS_SQL + " AND run_id != ''", (session_id,)).fetchall()
-        in_flight = repairing.in_flight_calls((OpenCall(*r) for r in owned), is_live)
+        dropped, hidden = plan.dropped, plan.hidden
+        # Only calls appended by a run, or pending, can be in flight: no need to read the open calls being repaired.
+        owned = conn.execute(OPEN_CALLS_SQL + " AND (run_id != '' OR pending != 0)", (session_id,)).fetchall()
+        in_flight = repairing.in_flight_calls((open_call(r) for r in owned), is_live)
     else:
-        to_repair, in_flight = repairing.plan_repair(open_calls_in_tx(conn, session_id), is_live)
+        split = repairing.split_calls(
+            open_calls_in_tx(conn, session_id), is_live, session_policy_in_tx(conn, session_id)
+        )
+        to_repair, in_flight = split.repair, split.in_flight
+        dropped, hidden = drops_in_tx(conn, session_id, split.dropped)
         names = _call_names_in_tx(conn, session_id, set(repairing.assistant_positions(to_repair)))
         payloads = repairing.synthetic_payloads(to_repair, names)
     repairs: list[Repair] = []
@@ -72,9 +78,16 @@ def repair_in_tx(
         row = session_in_tx(conn, session_id)
         assert row is not None
     cursor = HistoryCursor(
-        session_id, row.created_at, row.clear_position, row.last_position, tuple(c.tool_call_id for c in in_flight)
+        session_id,
+        row.created_at,
+        row.clear_position,
+        row.last_position,
+        tuple(c.tool_call_id for c in in_flight),
+        dropped_ids=dropped,
     )
-    return LoadResult(session_meta(row, session_id, workdir), [], repairs, repairing.flights(in_flight), cursor)
+    meta = session_meta(row, session_id, workdir)
+    meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
+    return LoadResult(meta, [], repairs, repairing.flights(in_flight), cursor)
 
 
 def repair_chunk_in_tx(

@@ -15,8 +15,9 @@ Details of the choice:
 
 - Ending a run writes nothing. Its unanswered calls are *repairable*, and the
   next Load (by anyone) repairs them in its own transaction, as for any
-  interrupted call. A result the old owner sends later is then refused
-  (TOOL_CALL_ALREADY_ANSWERED), and so is its run id (UNKNOWN_RUN).
+  interrupted call (a *pending* call never is). A result the old owner sends
+  later supersedes the synthetic one (the tool did run); its run id is
+  refused (UNKNOWN_RUN).
 - Liveness (decided by the RPC edge, ``rpc/service_runs.py``, which calls
   :meth:`InMemoryRuns.end` with a :class:`~claw_sessiond.storage.base.RunEnd`):
   the Attach stream's connection staying open, plus, when the daemon

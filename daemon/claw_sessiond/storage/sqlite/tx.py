@@ -31,6 +31,7 @@ from ...model import (
     now_rfc3339,
 )
 from ...rules import StoredRequest
+from .calls_tx import OPEN_CALLS_SQL, PolicyOf, answer_in_tx, insert_calls_in_tx, open_call
 from .errors import map_sqlite_errors
 
 __all__ = [
@@ -60,16 +61,6 @@ _log = logging.getLogger("claw_sessiond.store")
 SESSION_COLS: Final = (
     "session_id, workdir, created_at, updated_at, last_position, clear_position, message_count, "
     "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, currency"
-)
-
-
-#: The open tool calls of a session: shared by Load's read path (aiosqlite) and the writer's
-#: repair path (sqlite3), so they cannot drift. Through the partial index of open calls: left to
-#: itself the planner walks the primary key, every call the session ever made (a Load's cost
-#: then grew with the history).
-OPEN_CALLS_SQL: Final = (
-    "SELECT call_id, assistant_position, call_index, run_id FROM tool_calls INDEXED BY tool_calls_open "
-    "WHERE session_id = ? AND result_position IS NULL"
 )
 
 
@@ -178,12 +169,20 @@ def _insert_event_in_tx(
 
 
 def _insert_entry_in_tx(
-    conn: sqlite3.Connection, session_id: str, position: int, prepared: PreparedMessage, trace_id: str, ts: str
+    conn: sqlite3.Connection,
+    session_id: str,
+    position: int,
+    prepared: PreparedMessage,
+    trace_id: str,
+    ts: str,
+    payload: str | None = None,
 ) -> None:
-    """Store one entry: its payload, and beside it its item (byte for byte) and client id, where set."""
+    """Store one entry: its payload (``payload`` if given: for example with ``supersedes`` added), and
+    beside it its item (byte for byte) and client id, where set."""
     msg = prepared.message
+    payload = prepared.payload if payload is None else payload
     if not (msg.format or msg.client_id):
-        _insert_event_in_tx(conn, session_id, position, prepared.event_type, trace_id, ts, prepared.payload)
+        _insert_event_in_tx(conn, session_id, position, prepared.event_type, trace_id, ts, payload)
         return
     conn.execute(
         "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
@@ -195,7 +194,7 @@ def _insert_entry_in_tx(
             trace_id,
             ts,
             EVENT_SCHEMA_VERSION,
-            prepared.payload,
+            payload,
             msg.format or None,
             msg.item if msg.format else None,
             msg.client_id or None,
@@ -218,7 +217,7 @@ def open_calls_in_tx(conn: sqlite3.Connection, session_id: str) -> list[OpenCall
         OPEN_CALLS_SQL,
         (session_id,),
     ).fetchall()
-    return [OpenCall(*r) for r in rows]
+    return [open_call(r) for r in rows]
 
 
 def open_call_count_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
@@ -251,6 +250,10 @@ def append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int =
     position = row.last_position
     first = position + 1
     usage = row.usage
+    policy = PolicyOf(conn, job)
+    if rules.has_unparsed_calls(job.messages):
+        rules.check_unparsed_calls(job.messages, policy().allow_unparsed_calls)
+    hidden = 0  # synthetic repairs superseded by this append's results
     for prepared in job.messages:
         position += 1
         msg = prepared.message
@@ -258,24 +261,13 @@ def append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int =
             rules.check_client_id_free(
                 msg.client_id, client_id_position_in_tx(conn, job.session_id, msg.client_id, row.clear_position)
             )
+        payload = prepared.payload
         if msg.role == "tool":
-            found = conn.execute(
-                "SELECT result_position FROM tool_calls WHERE session_id = ? AND call_id = ?",
-                (job.session_id, msg.tool_call_id),
-            ).fetchone()
-            rules.admit_tool_result(msg.tool_call_id, found is not None, found[0] if found is not None else None)
-            conn.execute(
-                "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
-                (position, job.session_id, msg.tool_call_id),
-            )
-        for index, call in enumerate(msg.tool_calls):
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO tool_calls(session_id, call_id, assistant_position, call_index, run_id) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (job.session_id, call.id, position, index, job.run_id),
-            )
-            rules.check_call_inserted(call.id, cur.rowcount != 0)
-        _insert_entry_in_tx(conn, job.session_id, position, prepared, job.trace_id, now)
+            payload, hid = answer_in_tx(conn, job.session_id, prepared, position, policy)
+            hidden += hid
+        if msg.tool_calls:
+            insert_calls_in_tx(conn, job.session_id, prepared, position, job.run_id)
+        _insert_entry_in_tx(conn, job.session_id, position, prepared, job.trace_id, now, payload)
         if msg.usage is not None:
             usage = add_usage_in_tx(conn, job.session_id, usage, msg.usage, now, job.trace_id)
     if max_open_calls and rules.makes_calls(job.messages):
@@ -283,7 +275,7 @@ def append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int =
     conn.execute(
         "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ?, "
         "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
-        (position, len(job.messages), now, job.workdir, job.workdir, job.session_id),
+        (position, len(job.messages) - hidden, now, job.workdir, job.workdir, job.session_id),
     )
     result = AppendResult(first, position, now, job.trace_id)
     _remember_in_tx(conn, job.session_id, job.request_id, "append", job.fingerprint, result)

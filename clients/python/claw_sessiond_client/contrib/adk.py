@@ -323,7 +323,7 @@ class ClawSessionService(BaseSessionService):
                     raise
                 position = await write([opaque_entry(event, item)])
         except SequenceConflictError:
-            stored = await client.load(key, last=1, repair=False)
+            stored = await client.load(key, last=1, no_repair=True)
             if not stored.session.stored:
                 raise AdkSessionNotFoundError(f"Session {session.id} not found.") from None
             raise StaleSessionError(_STALE) from None
@@ -386,18 +386,18 @@ class ClawSessionService(BaseSessionService):
         """
         client = self._client()
         if recent is None and after is None:
-            loaded = await client.load(key, repair=False, scopes=scopes)
+            loaded = await client.load(key, no_repair=True, scopes=scopes)
             events = _events(loaded.messages)
         else:
             size = max(recent or 0, _TAIL_WINDOW if after is not None else 1)
             hint = _utc(after - _CLOCK_MARGIN_S) if after is not None else None
             for _ in range(64):  # doubling: 64 rounds pass any history length
                 if hint is not None:
-                    loaded = await client.load(key, repair=False, after_time=hint, scopes=scopes)
+                    loaded = await client.load(key, no_repair=True, after_time=hint, scopes=scopes)
                     size = max(size, 2 * len(loaded.messages), _TAIL_WINDOW)
                     hint = None
                 else:
-                    loaded = await client.load(key, repair=False, last=size, scopes=scopes)
+                    loaded = await client.load(key, no_repair=True, last=size, scopes=scopes)
                     size *= 2
                 events = _events(loaded.messages)
                 if (

@@ -19,6 +19,8 @@ Sections (``bench/run`` prints one table and writes ``bench/results/``):
 * the SDK-session operations (``bench/items.py``): adding one item,
   ``get_items(limit=10)`` at 10 and 10,000 items, a full read, each versus
   ``SQLiteSession``.
+* ``pop_item`` (EditTail) versus a serial Append and ``SQLiteSession.pop_item``
+  (``bench/edits.py``).
 
 ``--tiny`` runs everything at a size that takes seconds (CI) and checks
 nothing about speed; the default is the full size (a few minutes).
@@ -862,6 +864,9 @@ def main(argv: list[str] | None = None) -> int:
                 rounds=size.items_rounds,
                 warmup=size.warmup,
             )
+            from bench.edits import bench_pop  # imports this module: not at its top
+
+            res["pop"] = bench_pop(size, daemon, root, loop)
         finally:
             daemon.close()
             echo.close()
@@ -873,7 +878,9 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"startup with a {res['startup']['filled_db_mib']:.0f} MiB database: {again.ready_s * 1000:.0f} ms")
     loop.close()
     res["elapsed_s"] = time.monotonic() - started
-    rows = _rows(res, size)
+    from bench.edits import pop_rows
+
+    rows = _rows(res, size) + pop_rows(res)
     res["table"] = [asdict(r) for r in rows]
     _print_table(rows, args.tiny)
     name = f"results-{res['mode']}-{stamp}.json"

@@ -12,7 +12,11 @@ for the export format:
   (:func:`encode_repair`);
 - usage: the delta of one RecordUsage (:func:`encode_usage`,
   :func:`usage_from_payload`);
-- a clear: ``{}``; audit events (``permission_denial``, ``error``): the
+- a clear: ``{}``, or ``{"erased": n}`` for a clear that erased the
+  history before it (:func:`encode_clear`, :func:`erased_count`);
+- an edit (EditTail): ``{"removed": [p, ...]}``, the positions it took out
+  of the projection (:func:`encode_edit`, :func:`edit_removed`);
+- audit events (``permission_denial``, ``error``): the
   caller's JSON object as given.
 
 The spelling is part of the database format and of request fingerprints
@@ -48,9 +52,13 @@ __all__ = [
     "call_names",
     "canonical_json",
     "decode_events",
+    "edit_removed",
+    "encode_clear",
+    "encode_edit",
     "encode_message",
     "encode_repair",
     "encode_usage",
+    "erased_count",
     "fingerprint",
     "message_from_payload",
     "message_payload",
@@ -233,6 +241,30 @@ def encode_repair(tool_call_id: str, name: str) -> str:
     if name:
         payload["name"] = name
     return json.dumps(payload)
+
+
+# ---------------------------------------------------------------- clears and edits
+
+
+def encode_clear(erased: int | None = None) -> str:
+    """The payload of a clear: ``{}``, or ``{"erased": n}`` when it erased ``n`` events of the log before it."""
+    return CLEAR_PAYLOAD if erased is None else json.dumps({"erased": erased})
+
+
+def erased_count(payload: str) -> int | None:
+    """How many events a stored clear erased (None: a clear that kept the log)."""
+    value = json.loads(payload).get("erased")
+    return None if value is None else int(value)
+
+
+def encode_edit(removed: Sequence[int]) -> str:
+    """The payload of an edit: the positions it removed, ascending."""
+    return json.dumps({"removed": sorted(removed)})
+
+
+def edit_removed(payload: str) -> tuple[int, ...]:
+    """The positions a stored edit removed, ascending."""
+    return tuple(int(p) for p in json.loads(payload).get("removed", ()))
 
 
 # ---------------------------------------------------------------- usage

@@ -339,6 +339,20 @@ def _parse_item(line_no: int, event_type: str, obj: dict[str, Any], max_item_byt
     return fmt, item
 
 
+def _check_mark(line_no: int, event_type: str, position: int, payload: dict[str, Any]) -> None:
+    """An edit lists the earlier positions it removed (ascending); a clear may say how many events it erased."""
+    if event_type == "edit":
+        removed = payload.get("removed")
+        if (
+            not isinstance(removed, list)
+            or not all(_is_int(p) and 0 < p < position for p in removed)
+            or removed != sorted(set(removed))
+        ):
+            raise _bad(line_no, "an edit's payload.removed must be the ascending positions it removed, each before it")
+    elif "erased" in payload and not (_is_int(payload["erased"]) and 0 <= payload["erased"] <= MAX_POSITION):
+        raise _bad(line_no, "a clear's payload.erased must be the number of events it erased")
+
+
 _EVENT_KEYS: Final = frozenset(
     {"event_id", "session_id", "position", "type", "ts", "trace_id", "schema_version", "payload"}
 )
@@ -381,6 +395,8 @@ def _parse_event(
     if not isinstance(payload, dict):
         raise _bad(line_no, "payload must be a JSON object")
     _check_payload(line_no, event_type, payload)
+    if event_type in ("edit", "clear"):
+        _check_mark(line_no, event_type, position, payload)
     item = _parse_item(line_no, event_type, obj, max_item_bytes)
     text = canonical_json(payload)
     size = payload_too_large(text)

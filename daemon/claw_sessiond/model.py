@@ -18,9 +18,12 @@ __all__ = [
     "AppendResult",
     "ClearResult",
     "DeleteResult",
+    "EditJob",
+    "EditResult",
     "Event",
     "EventResult",
     "HistoryCursor",
+    "HistoryMark",
     "ImportMode",
     "InFlightCall",
     "LoadResult",
@@ -246,11 +249,13 @@ class UsageResult:
 
 @dataclass(frozen=True, slots=True)
 class ClearResult:
-    """What Clear returns."""
+    """What Clear returns; with ``erase``, how many events left the log and whether their bytes may linger."""
 
     position: int
     trace_id: str
     replayed: bool = False
+    events_erased: int = 0
+    erasure_pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,3 +320,49 @@ class AppendJob:
     trace_id: str = ""
     tool_policy: ToolPolicy | None = None
     """The append's own tool policy (None: the session's alone; see ``policy.merge_policies``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EditJob:
+    """A validated EditTail (built by ``validate.prepare_edit``).
+
+    At most one of ``remove_last`` and ``after_position`` is set (neither: the
+    edit only appends). ``replacements`` is the Append of the new entries,
+    without request id or expected position (the edit has its own), or None.
+    """
+
+    session_id: str
+    remove_last: int = 0
+    after_position: int = 0
+    replacements: AppendJob | None = None
+    expected_last_position: int = 0
+    request_id: str = ""
+    fingerprint: str = ""
+    workdir: str = ""
+    trace_id: str = ""
+    discard_pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EditResult:
+    """What EditTail returns; a replay (``replayed``) has no ``removed`` entries."""
+
+    removed: list[Message]
+    edit_position: int
+    first_position: int
+    last_position: int
+    trace_id: str
+    replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryMark:
+    """A history event that is not a message, as Watch sends it: an edit, or a clear that erased the log.
+
+    (A clear that kept the log is sent as no message at all, as before edits existed.)
+    """
+
+    removed: tuple[int, ...] = ()
+    """An edit: the positions it removed (ascending; may be empty)."""
+    erased: bool = False
+    """A clear that erased the log before it (``ClearRequest.erase``)."""

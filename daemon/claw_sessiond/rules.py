@@ -52,6 +52,8 @@ from .model import (
 )
 
 __all__ = [
+    "CONTENT_REQUEST_KINDS",
+    "ERASED_FINGERPRINT",
     "MAX_INT64",
     "Admission",
     "CallEntry",
@@ -76,12 +78,18 @@ __all__ = [
     "merge_events",
     "replay_record",
     "result_record",
+    "shifted_edit",
     "stored_event_key",
     "usage_from_record",
 ]
 
 #: Largest usage total (a signed 64-bit integer, as stored).
 MAX_INT64: Final = 2**63 - 1
+#: The fingerprint kept for a request whose content a Clear with erase removed: the hash of the content
+#: could confirm a guess of it, so it goes too; a retry with the same id still replays the first result.
+ERASED_FINGERPRINT: Final = "erased"
+#: Kinds of stored requests whose fingerprint hashes history content (erased with it).
+CONTENT_REQUEST_KINDS: Final = ("append", "edit")
 
 
 # ---------------------------------------------------------------- expected position
@@ -126,6 +134,8 @@ def replay_record(request_id: str, kind: str, fingerprint: str, stored: StoredRe
     """
     if not request_id or stored is None:
         return None
+    if stored.kind == kind and stored.fingerprint == ERASED_FINGERPRINT:
+        return stored.result  # its content was erased since (Clear with erase): the first result stands
     if stored.kind != kind or stored.fingerprint != fingerprint:
         raise InvalidRequestError(
             f"request id {request_id!r} was already used for a different {stored.kind} request on this session; "
@@ -156,6 +166,8 @@ def result_record(result: AppendResult | UsageResult | ClearResult | EventResult
         record = {"usage": _usage_fields(result.usage)}
     elif isinstance(result, ClearResult):
         record = {"position": result.position}
+        if result.events_erased:
+            record["erased"] = result.events_erased
     else:
         record = {"event_id": result.event_id}
     record["trace"] = result.trace_id
@@ -177,7 +189,7 @@ def usage_from_record(text: str) -> UsageResult:
 def clear_from_record(text: str) -> ClearResult:
     """The replayed result of a Clear."""
     r = json.loads(text)
-    return ClearResult(r["position"], r["trace"], replayed=True)
+    return ClearResult(r["position"], r["trace"], replayed=True, events_erased=int(r.get("erased", 0)))
 
 
 def event_from_record(text: str) -> EventResult:
@@ -392,6 +404,13 @@ def merge_events(
     return kept, max(offset, 0)
 
 
+def shifted_edit(payload: str, offset: int) -> str:
+    """A merged edit's payload with its removed positions moved up as its own position moved (canonical JSON)."""
+    data = json.loads(payload)
+    data["removed"] = [p + offset for p in data.get("removed", ())]
+    return canonical_json(data)
+
+
 def check_imported_open_calls(open_calls: int, limit: int, session_id: str) -> None:
     """An imported session may hold at most ``limit`` unanswered calls (0: no limit): its repair is bounded.
 
@@ -432,8 +451,10 @@ class ImportFold:
     usage: Usage = field(default_factory=Usage)
     by_model: dict[tuple[str, str], Usage] = field(default_factory=dict)
     #: Entries out of the projection that the log keeps: position -> the position of the event that
-    #: hid it (a synthetic repair superseded by a real result).
+    #: hid it (an edit, or the real result that superseded a synthetic repair): ``events.hidden_by``.
     hidden: dict[int, int] = field(default_factory=dict)
+    #: The visible entries: position -> (the call ids it made, the call id it answers, its client id).
+    visible: dict[int, tuple[tuple[str, ...], str, str]] = field(default_factory=dict)
 
 
 def _plus(total: Usage, delta: UsageDelta, currency: str) -> Usage:
@@ -454,7 +475,9 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
     to the totals and to its (model, pricing version); every other event with
     a position is a message: its calls join the index (an id-less call does
     not), its result answers one (an orphan result none; a real result for a
-    call answered by a synthetic repair supersedes it, see ``hidden``).
+    call answered by a synthetic repair supersedes it, see ``hidden``); an
+    edit takes the entries it names out of the visible history (their calls
+    leave the index, their results reopen their calls, see ``hidden``).
 
     Raises:
         InvalidRequestError: reason INVALID_IMPORT, if the events are not a consistent history: a
@@ -478,6 +501,10 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
             fold.clear_position, fold.message_count = position, 0
             fold.calls.clear()
             fold.client_ids.clear()
+            fold.visible.clear()
+        elif event_type == "edit":
+            assert position is not None
+            _fold_edit(fold, position, payload.get("removed", ()), bad)
         elif event_type == "usage":
             delta = usage_from_payload(payload)
             currency = charged_currency(delta)
@@ -505,9 +532,12 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
                     position, index, None, call.get("pending") is True, str(call.get("repair_mode", ""))
                 )
             call_id = payload.get("tool_call_id", "")
+            answers = call_id if payload.get("orphan") is not True else ""
+            made = tuple(c["id"] for c in payload.get("tool_calls", ()) if c["id"])
+            fold.visible[position] = (made, answers, client_id)
             if event_type == "repair":
                 repairs.add(position)
-            if call_id and payload.get("orphan") is not True:
+            if answers:
                 found = fold.calls.get(call_id)
                 if found is None:
                     raise bad(f"tool result at position {position} answers unknown tool call {call_id!r}")
@@ -516,6 +546,7 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
                         raise bad(f"tool call {call_id!r} has two results")
                     # A real result superseding a synthetic repair: the log keeps both, the projection the real one.
                     fold.hidden[found.result_position] = position
+                    fold.visible.pop(found.result_position, None)
                     fold.message_count -= 1
                 found.result_position = position
     u = fold.usage
@@ -524,3 +555,25 @@ def fold_events(session_id: str, events: Iterable[tuple[int | None, str, str]]) 
     if fold.last_position > MAX_POSITION:  # a merge adds the stored history's length to the imported positions
         raise bad(f"positions would reach {fold.last_position}, above the highest allowed ({MAX_POSITION})")
     return fold
+
+
+def _fold_edit(fold: ImportFold, position: int, removed: Iterable[int], bad: Any) -> None:
+    """An edit in the fold: its removed entries leave the visible history, their calls go, their results reopen.
+
+    Raises:
+        InvalidRequestError: (``bad``) a removed position is not a visible entry.
+    """
+    for p in removed:
+        entry = fold.visible.pop(p, None) if isinstance(p, int) else None
+        if entry is None:
+            raise bad(f"the edit at position {position} removes position {p!r}, which is not a visible entry")
+        fold.hidden[p] = position
+        fold.message_count -= 1
+        made, answers, client_id = entry
+        if client_id and fold.client_ids.get(client_id) == p:
+            del fold.client_ids[client_id]
+        for call_id in made:
+            fold.calls.pop(call_id, None)
+        found = fold.calls.get(answers) if answers else None
+        if found is not None and found.result_position == p:
+            found.result_position = None

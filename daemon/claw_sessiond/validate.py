@@ -35,7 +35,7 @@ from .entries import check_client_ids, check_entry
 from .errors import InvalidRequestError, Reason
 from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint
 from .ids import check_request_id, check_session_id, has_control
-from .model import AppendJob, Message, PreparedMessage, ToolCall, UsageDelta
+from .model import AppendJob, EditJob, Message, PreparedMessage, ToolCall, UsageDelta
 from .policy import ToolPolicy, policy_json
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "page_token",
     "parse_json_object",
     "prepare_append",
+    "prepare_edit",
     "prepare_usage",
 ]
 
@@ -262,6 +263,84 @@ def prepare_append(
         fp_parts.append(policy_json(policy))
     fp = fingerprint(*fp_parts)
     return AppendJob(session_id, prepared, expected_last_position, request_id, fp, workdir, run_id, trace_id, policy)
+
+
+def prepare_edit(
+    session_id: str,
+    replacements: Sequence[Message],
+    *,
+    remove_last: int,
+    after_position: int,
+    expected_last_position: int,
+    request_id: str,
+    workdir: str,
+    run_id: str,
+    trace_id: str,
+    discard_pending: bool,
+    max_message_bytes: int,
+    max_batch_messages: int,
+    max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES,
+    tool_policy: ToolPolicy | None = None,
+) -> EditJob:
+    """Validate an EditTail and build the writer's job; the replacements are checked as an Append's messages
+    (``tool_policy`` is theirs, as an Append's).
+
+    Raises:
+        InvalidRequestError: the first problem found (a replacement's is named ``replacements[i]``).
+    """
+    check_session_id(session_id)
+    check_request_id(request_id)
+    check_workdir(workdir, required=False)
+    for name, value in (("remove_last", remove_last), ("after_position", after_position)):
+        if value < 0:
+            raise InvalidRequestError(f"{name} must not be negative (got {value})", field=name)
+    if remove_last and after_position:
+        raise InvalidRequestError(
+            "set remove_last or after_position, not both (remove_last: the last N visible entries; "
+            "after_position: every visible entry after that position)",
+            field="remove_last",
+        )
+    if not (remove_last or after_position or replacements):
+        raise InvalidRequestError(
+            "an edit needs remove_last, after_position or replacements", reason=Reason.EMPTY_BATCH
+        )
+    if expected_last_position < -1:
+        raise InvalidRequestError("expected_last_position must be -1 (new session), 0 (no check) or a position")
+    appended: AppendJob | None = None
+    if replacements:
+        try:
+            appended = prepare_append(
+                session_id,
+                replacements,
+                expected_last_position=0,
+                request_id="",
+                workdir=workdir,
+                run_id=run_id,
+                trace_id=trace_id,
+                max_message_bytes=max_message_bytes,
+                max_batch_messages=max_batch_messages,
+                max_entry_bytes=max_entry_bytes,
+                tool_policy=tool_policy,
+            )
+        except InvalidRequestError as exc:
+            if exc.message.startswith("messages[") or exc.message.startswith("an append"):
+                text = exc.message.replace("messages[", "replacements[", 1).replace("an append", "an edit", 1)
+                raise InvalidRequestError(text, reason=exc.reason, **exc.metadata) from None
+            raise
+    content = appended.fingerprint if appended is not None else ""
+    fp = fingerprint("edit", session_id, remove_last, after_position, expected_last_position, discard_pending, content)
+    return EditJob(
+        session_id,
+        remove_last,
+        after_position,
+        appended,
+        expected_last_position,
+        request_id,
+        fp,
+        workdir,
+        trace_id,
+        discard_pending,
+    )
 
 
 def prepare_usage(delta: UsageDelta) -> UsageDelta:

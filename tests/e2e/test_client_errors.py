@@ -203,6 +203,9 @@ def test_wrong_types_raise_type_error_naming_the_field_before_sending(workspace:
             (lambda: client.record_event("s", "error", "text"), "payload: expected dict"),  # type: ignore[arg-type]
             (lambda: client.list_sessions(limit="10"), "limit"),  # type: ignore[arg-type]
             (lambda: client.clear("s", request_id=7), "request_id"),  # type: ignore[arg-type]
+            (lambda: client.clear("s", erase=1), "erase"),  # type: ignore[arg-type]
+            (lambda: client.edit_tail("s", remove_last="1"), "remove_last"),  # type: ignore[arg-type]
+            (lambda: client.edit_tail("s", replacements={"role": "user"}), "replacements: expected a Message"),  # type: ignore[arg-type]
             (lambda: client.import_lines(HEADER), "lines: expected an iterable of str"),
             (lambda: client.import_lines([HEADER, 5]), r"lines\[1\]"),  # type: ignore[list-item]
             (lambda: client.import_lines([HEADER], mode=1), "mode"),  # type: ignore[arg-type]
@@ -231,6 +234,7 @@ def _sync_calls(client: SessionClient) -> dict[str, Callable[[], object]]:
         "append": lambda: client.append("s", Message.user("hi")),
         "record_usage": lambda: client.record_usage("s", input_tokens=1),
         "clear": lambda: client.clear("s"),
+        "edit_tail": lambda: client.edit_tail("s", remove_last=1),
         "record_event": lambda: client.record_event("s", "error", {"x": 1}),
         "list_sessions": lambda: client.list_sessions(),
         "usage": lambda: client.usage("s"),
@@ -269,6 +273,7 @@ def _async_calls(client: AsyncSessionClient) -> dict[str, Callable[[], Awaitable
         "append": lambda: client.append("s", Message.user("hi")),
         "record_usage": lambda: client.record_usage("s", input_tokens=1),
         "clear": lambda: client.clear("s"),
+        "edit_tail": lambda: client.edit_tail("s", remove_last=1),
         "record_event": lambda: client.record_event("s", "error", {"x": 1}),
         "list_sessions": lambda: client.list_sessions(),
         "usage": lambda: client.usage("s"),

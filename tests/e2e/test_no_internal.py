@@ -50,6 +50,7 @@ UNARY = (
     "GetStats",
     "Search",
     "GetUsageReport",
+    "EditTail",
     "EndRun",
     "PingRun",
 )
@@ -593,12 +594,41 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
                     "expected_last_position": st.just(0),
                     "workdir": NOTHING,
                     "trace_id": NOTHING,
+                    "erase": st.booleans(),
                 },
                 {
                     "session_id": TEXT,
                     "request_id": TEXT,
                     "expected_last_position": INT64,
                     "workdir": TEXT,
+                    "trace_id": TEXT,
+                },
+            )
+        ),
+        "EditTail": ser(
+            shaped(
+                pb.EditTailRequest,
+                {
+                    "session_id": IDS_VALID,
+                    "remove_last": st.sampled_from([0, 1, 2]),
+                    "after_position": st.just(0),
+                    "replacements": st.lists(CONTENT, max_size=2),
+                    "expected_last_position": st.just(0),
+                    "request_id": NOTHING,
+                    "workdir": NOTHING,
+                    "run_id": NOTHING,
+                    "trace_id": NOTHING,
+                    "discard_pending": st.booleans(),
+                },
+                {
+                    "session_id": TEXT,
+                    "remove_last": INT32,
+                    "after_position": INT64,
+                    "replacements": st.lists(messages(), max_size=3),
+                    "expected_last_position": INT64,
+                    "request_id": TEXT,
+                    "workdir": TEXT,
+                    "run_id": TEXT,
                     "trace_id": TEXT,
                 },
             )

@@ -34,6 +34,7 @@ class StoredEvent:
     payload: Any  # the parsed JSON payload
     format: str = ""  # an entry's item: its format tag ...
     item: bytes = b""  # ... and its bytes
+    hidden_by: int | None = None  # the position of the edit that took it out of the projection
 
 
 @dataclass(frozen=True)
@@ -98,13 +99,13 @@ class SqliteStored:
 
     def events(self, session_id: str | None = None) -> list[StoredEvent]:
         sql = (
-            "SELECT event_id, session_id, position, type, payload, coalesce(format, ''), coalesce(item, x'') "
-            "FROM events"
+            "SELECT event_id, session_id, position, type, payload, coalesce(format, ''), coalesce(item, x''), "
+            "hidden_by FROM events"
         )
         where, args = ("", ()) if session_id is None else (" WHERE session_id = ?", (session_id,))
         with read_only(self.db) as conn:
             rows = conn.execute(f"{sql}{where} ORDER BY event_id", args).fetchall()
-        return [StoredEvent(e, s, p, t, json.loads(payload), f, bytes(i)) for e, s, p, t, payload, f, i in rows]
+        return [StoredEvent(e, s, p, t, json.loads(payload), f, bytes(i), h) for e, s, p, t, payload, f, i, h in rows]
 
     def request_records(self) -> int:
         with read_only(self.db) as conn:

@@ -57,13 +57,16 @@ class SearchResult:
 
 @dataclass(frozen=True, slots=True)
 class FollowEvent:
-    """A history event of any session from ``watch_all``: a message, or a clear."""
+    """A history event of any session from ``watch_all``: a message, a clear or an edit (see ``WatchEvent``)."""
 
     event_id: int
     session_id: str
     position: int
     message: Message | None
     cleared: bool
+    edited: bool = False
+    removed_positions: tuple[int, ...] = ()
+    erased: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +202,10 @@ class FollowCursor:
         self.started = True
         self.after = r.event_id
         self._watch.accept(pb.WatchResponse(position=self._watch.position + 1, cleared=True))  # resets backoff
-        message = None if r.cleared else message_of(r.message)
-        return FollowEvent(r.event_id, r.session_id, r.position, message, r.cleared)
+        message = message_of(r.message) if r.HasField("message") else None
+        edited = r.HasField("edit")
+        removed = tuple(r.edit.removed_positions) if edited else ()
+        return FollowEvent(r.event_id, r.session_id, r.position, message, r.cleared, edited, removed, r.erased)
 
     def resume_delay(self, err: E.SessiondError, now: float) -> float:
         """Seconds to wait before resuming after ``err`` (see ``WatchCursor.resume_delay``)."""

@@ -93,8 +93,8 @@ _MESSAGE_HINT: Final = (
 )
 
 
-def message_batch(messages: object) -> list[Message]:
-    """``append``'s ``messages`` argument as a list of :class:`Message`.
+def message_batch(messages: object, name: str = "messages") -> list[Message]:
+    """``append``'s ``messages`` argument (or another argument ``name``) as a list of :class:`Message`.
 
     Raises:
         TypeError: it is not a Message or an iterable of them (a dict, a str, ...); the message names the item.
@@ -103,13 +103,13 @@ def message_batch(messages: object) -> list[Message]:
         return [messages]
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
         raise TypeError(
-            f"messages: expected a Message or a list of Message, got {type(messages).__name__} "
+            f"{name}: expected a Message or a list of Message, got {type(messages).__name__} "
             f"({messages!r:.80}); {_MESSAGE_HINT}"
         )
     batch = list(messages)
     for i, m in enumerate(batch):
         if not isinstance(m, Message):
-            raise TypeError(f"messages[{i}]: expected a Message, got {type(m).__name__} ({m!r:.80}); {_MESSAGE_HINT}")
+            raise TypeError(f"{name}[{i}]: expected a Message, got {type(m).__name__} ({m!r:.80}); {_MESSAGE_HINT}")
     return batch
 
 
@@ -425,18 +425,24 @@ def record_usage_request(
 
 
 def clear_request(
-    session_id: str, expected_last_position: int, request_id: str | None, workdirs: Mapping[str, str]
+    session_id: str,
+    expected_last_position: int,
+    request_id: str | None,
+    workdirs: Mapping[str, str],
+    erase: bool = False,
 ) -> pb.ClearRequest:
     """Clear's request (a fresh request id unless one is given)."""
     check_type("session_id", session_id, str)
     check_ints(expected_last_position=expected_last_position)
     check_type("request_id", request_id, (str, type(None)))
+    check_type("erase", erase, bool)
     return build(
         pb.ClearRequest,
         session_id=session_id,
         request_id=request_id or new_request_id(),
         expected_last_position=expected_last_position,
         workdir=workdirs.get(session_id, ""),
+        erase=erase,
     )
 
 

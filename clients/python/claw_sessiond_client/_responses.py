@@ -210,7 +210,7 @@ def recorded_usage_of(r: pb.RecordUsageResponse) -> Usage:
 
 def clear_result_of(r: pb.ClearResponse) -> ClearResult:
     """Proto → client type."""
-    return ClearResult(r.position, r.replayed, r.trace_id)
+    return ClearResult(r.position, r.replayed, r.trace_id, r.events_erased, r.erasure_pending)
 
 
 def event_id_of(r: pb.RecordEventResponse) -> int:

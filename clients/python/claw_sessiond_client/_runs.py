@@ -32,6 +32,7 @@ __all__ = [
     "ping_interval",
     "ping_task",
     "run_of",
+    "watch_event",
 ]
 
 
@@ -87,6 +88,20 @@ _WATCH_FIRST_DELAY_S: Final = 0.05
 _WATCH_MAX_DELAY_S: Final = 1.0
 
 
+def watch_event(r: pb.WatchResponse) -> WatchEvent:
+    """A WatchResponse (or the same fields of a WatchAllResponse) → the event to deliver."""
+    edited = r.HasField("edit")
+    message = message_of(r.message) if r.HasField("message") else None
+    return WatchEvent(
+        r.position,
+        message,
+        r.cleared,
+        edited,
+        tuple(r.edit.removed_positions) if edited else (),
+        r.erased,
+    )
+
+
 class WatchCursor:
     """Where a watch stands, and when to resume it after an error (pure; used by both clients).
 
@@ -122,7 +137,7 @@ class WatchCursor:
         self.position = r.position
         self._delay_s = _WATCH_FIRST_DELAY_S
         self._give_up_at = None
-        return WatchEvent(r.position, None if r.cleared else message_of(r.message), r.cleared)
+        return watch_event(r)
 
     def resume_delay(self, err: E.SessiondError, now: float) -> float:
         """Seconds to wait before resuming after ``err``.

@@ -22,6 +22,7 @@ __all__ = [
     "BackupFigures",
     "ClearResult",
     "DeleteResult",
+    "EditTailResult",
     "EntryUsage",
     "ImportResult",
     "InFlightCall",
@@ -286,9 +287,34 @@ class AppendResult:
 
 @dataclass(frozen=True, slots=True)
 class ClearResult:
-    """What :meth:`clear` returns."""
+    """What :meth:`clear` returns.
+
+    With ``erase=True``: ``events_erased`` is how many events left the log, and
+    ``erasure_pending`` is True while their bytes may still be in the database
+    files (as :class:`DeleteResult`'s).
+    """
 
     position: int
+    replayed: bool
+    trace_id: str
+    events_erased: int = 0
+    erasure_pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EditTailResult:
+    """What :meth:`edit_tail` returns.
+
+    ``removed`` are the entries the edit took out of the visible history, in
+    position order (empty on a replay: they went with the first request);
+    ``edit_position`` is the position of the edit itself; ``first_position``
+    and ``last_position`` those of the first and last replacement (0 if none).
+    """
+
+    removed: list[Message]
+    edit_position: int
+    first_position: int
+    last_position: int
     replayed: bool
     trace_id: str
 
@@ -444,8 +470,16 @@ class Run:
 
 @dataclass(frozen=True, slots=True)
 class WatchEvent:
-    """One history event from :meth:`watch`: a message (incl. synthetic repairs) or a clear."""
+    """One history event from :meth:`watch`: a message (incl. synthetic repairs), a clear or an edit.
+
+    A clear has ``cleared`` (and ``erased`` if it erased the log); an edit
+    (:meth:`edit_tail`) has ``edited`` and the positions it removed from the
+    visible history, and its replacements follow as messages.
+    """
 
     position: int
     message: Message | None
     cleared: bool = False
+    edited: bool = False
+    removed_positions: tuple[int, ...] = ()
+    erased: bool = False

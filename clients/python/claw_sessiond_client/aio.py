@@ -22,7 +22,8 @@ from . import _auth
 from . import _finds as F
 from . import errors as E
 from ._append_stream import AppendStream
-from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, ClientCore, FollowRetry
+from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, FollowRetry
+from ._edit_ops import AsyncEditOps
 from ._liveness import CONNECT_TIMEOUT_S, HEALTH_CHECK_METHOD, accepts_connections, ping_verdict
 from ._peer import verify_peer
 from ._requests import (
@@ -80,7 +81,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class AsyncSessionClient(ClientCore):
+class AsyncSessionClient(AsyncEditOps):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -353,10 +354,19 @@ class AsyncSessionClient(ClientCore):
         )
 
     async def clear(
-        self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None
+        self,
+        session_id: str,
+        *,
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        erase: bool = False,
     ) -> ClearResult:
-        """Empty the visible history (usage totals are kept)."""
-        request = clear_request(session_id, expected_last_position, request_id, self._workdirs)
+        """Empty the visible history (usage totals are kept).
+
+        With ``erase`` the history also leaves the event log and its bytes the database files (as
+        :meth:`delete` does); the result's ``events_erased`` and ``erasure_pending`` say how it went.
+        """
+        request = clear_request(session_id, expected_last_position, request_id, self._workdirs, erase)
         return await self._call(lambda: _then(self._stub.Clear(request, timeout=self.timeout_s), clear_result_of))
 
     async def record_event(

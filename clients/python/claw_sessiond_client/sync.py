@@ -20,7 +20,8 @@ import grpc
 from . import _auth
 from . import _finds as F
 from . import errors as E
-from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, ClientCore, FollowRetry
+from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, FollowRetry
+from ._edit_ops import SyncEditOps
 from ._liveness import CONNECT_TIMEOUT_S, accepts_connections, health_ping
 from ._peer import verify_peer
 from ._requests import (
@@ -77,7 +78,7 @@ __all__ = ["SessionClient"]
 T = TypeVar("T")
 
 
-class SessionClient(ClientCore):
+class SessionClient(SyncEditOps):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -319,9 +320,20 @@ class SessionClient(ClientCore):
         )
         return self._call(lambda: recorded_usage_of(self._stub.RecordUsage(request, timeout=self.timeout_s)))
 
-    def clear(self, session_id: str, *, expected_last_position: int = 0, request_id: str | None = None) -> ClearResult:
-        """Empty the visible history (usage totals are kept)."""
-        request = clear_request(session_id, expected_last_position, request_id, self._workdirs)
+    def clear(
+        self,
+        session_id: str,
+        *,
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        erase: bool = False,
+    ) -> ClearResult:
+        """Empty the visible history (usage totals are kept).
+
+        With ``erase`` the history also leaves the event log and its bytes the database files (as
+        :meth:`delete` does); the result's ``events_erased`` and ``erasure_pending`` say how it went.
+        """
+        request = clear_request(session_id, expected_last_position, request_id, self._workdirs, erase)
         return self._call(lambda: clear_result_of(self._stub.Clear(request, timeout=self.timeout_s)))
 
     def record_event(

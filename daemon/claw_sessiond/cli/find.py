@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from claw_sessiond_client import Message, SessionClient
+from claw_sessiond_client import Message, SessionClient, WatchEvent
 from claw_sessiond_client._finds import FollowEvent, SearchHit, UsageReportRow
 from claw_sessiond_client.errors import SessionNotFoundError
 
@@ -215,17 +215,32 @@ def _message_json(message: Message) -> dict[str, Any]:
 
 
 def _print_event(
-    session_id: str, position: int, message: Message | None, *, prefix: str, as_json: bool, extra: dict[str, Any]
+    session_id: str,
+    event: WatchEvent | FollowEvent,
+    *,
+    prefix: str,
+    as_json: bool,
+    extra: dict[str, Any],
 ) -> None:
+    position, message = event.position, event.message
     if as_json:
         body: dict[str, Any] = {"session_id": session_id, "position": position, **extra}
-        body["cleared"] = message is None
+        body["cleared"] = event.cleared
+        if event.erased:
+            body["erased"] = True
+        if event.edited:
+            body["edit"] = {"removed_positions": list(event.removed_positions)}
         if message is not None:
             body["message"] = _message_json(message)
         print_json_line(body, flush=True)
         return
+    if event.edited:
+        removed = ", ".join(f"#{p}" for p in event.removed_positions) or "nothing"
+        print(visible(f"{prefix}#{position} -- edited: removed {removed} --"), flush=True)
+        return
     if message is None:
-        print(visible(f"{prefix}#{position} -- history cleared --"), flush=True)
+        erased = " and erased" if event.erased else ""
+        print(visible(f"{prefix}#{position} -- history cleared{erased} --"), flush=True)
         return
     print("\n".join(_message_lines(prefix, message)), flush=True)
 
@@ -243,7 +258,7 @@ def _follow(args: argparse.Namespace, client: SessionClient) -> int:
             return EXIT_OK  # pragma: no cover - watch_all never ends by itself
         after = 0 if args.from_start else _start_position(client, args.session, args.n)
         for w in client.watch(args.session, after_position=after):
-            _print_event(args.session, w.position, w.message, prefix="", as_json=args.json, extra={})
+            _print_event(args.session, w, prefix="", as_json=args.json, extra={})
     except KeyboardInterrupt:
         return EXIT_OK
     except SessionNotFoundError as exc:  # deleted while followed
@@ -255,8 +270,7 @@ def _follow(args: argparse.Namespace, client: SessionClient) -> int:
 def _print_all(event: FollowEvent, as_json: bool) -> None:
     _print_event(
         event.session_id,
-        event.position,
-        event.message,
+        event,
         prefix=f"{event.session_id} ",
         as_json=as_json,
         extra={"event_id": event.event_id},

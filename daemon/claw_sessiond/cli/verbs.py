@@ -4,7 +4,7 @@
 a result that no live run owns gets a synthetic ``interrupted`` result (the
 tool is not re-run), and it prints what it repaired. ``clear`` empties the
 visible history through the Clear RPC (usage totals are kept; the event log
-keeps the past). Both go through the daemon (the single writer) with the
+keeps the past, unless ``--erase``). Both go through the daemon (the single writer) with the
 session's stored workdir, so they never move a session to the shell's
 folder, and refuse a session that is not stored instead of creating it.
 ``delete`` erases a session (right to erasure), after asking on a terminal
@@ -79,9 +79,15 @@ def _repair(args: argparse.Namespace, client: SessionClient) -> int:
 
 def _clear_args(parser: argparse.ArgumentParser) -> None:
     add_session_argument(parser)
+    parser.add_argument(
+        "--erase",
+        action="store_true",
+        help="also remove the history from the event log and its bytes from the database files (usage is kept)",
+    )
     parser.epilog = (
         "Empties the visible history (the Clear RPC): the next Load starts from nothing. Usage totals are "
-        "kept, and the event log keeps the past (export shows it). To erase a session: claw-sessiond delete. "
+        "kept, and the event log keeps the past (export shows it) unless --erase is given: then the history "
+        "leaves the log and the files too. To erase a whole session: claw-sessiond delete. "
         "Exit codes: 0 ok, 1 failure (not stored, changed meanwhile), 2 usage error."
     )
 
@@ -93,13 +99,31 @@ def _clear(args: argparse.Namespace, client: SessionClient) -> int:
     if stored is None:
         return _not_stored(args)
     # Clear what was seen: if the session changed since, the daemon refuses (ABORTED) and nothing is cleared.
-    result = client.clear(args.session, expected_last_position=stored.last_position or 0)
+    result = client.clear(args.session, expected_last_position=stored.last_position or 0, erase=args.erase)
     if args.json:
-        print_json({"session_id": args.session, "messages_cleared": stored.message_count, "position": result.position})
-        return EXIT_OK
-    count = stored.message_count
-    print(visible(f"cleared {args.session}: {count} message{'' if count == 1 else 's'} out of its history"))
-    print("usage totals kept; export still has the past")
+        out: dict[str, object] = {
+            "session_id": args.session,
+            "messages_cleared": stored.message_count,
+            "position": result.position,
+        }
+        if args.erase:
+            out["events_erased"] = result.events_erased
+            if result.erasure_pending:  # only when true, as delete's
+                out["erasure_pending"] = True
+        print_json(out)
+    else:
+        count = stored.message_count
+        print(visible(f"cleared {args.session}: {count} message{'' if count == 1 else 's'} out of its history"))
+        if args.erase:
+            print(f"erased {result.events_erased} events from the log; usage totals kept")
+        else:
+            print("usage totals kept; export still has the past")
+    if result.erasure_pending:
+        say(
+            f"claw-sessiond: warning: {args.session!r} is erased but its bytes are still in the database files "
+            "(a reader holds an older snapshot); the daemon erases them as soon as it ends",
+            err=True,
+        )
     return EXIT_OK
 
 

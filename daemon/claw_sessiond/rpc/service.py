@@ -6,7 +6,8 @@ runs inside the error edge (:func:`.edge.edge` or :func:`.edge.stream_edge`),
 which maps domain errors to statuses. The methods that follow commits (Watch,
 WatchAll) are in ``service_watch.py``; those that move whole histories or read
 across sessions (Export, Import, Backup, Search, GetUsageReport) are in
-``service_history.py``; live runs (Attach, EndRun, PingRun) in ``service_runs.py``.
+``service_history.py``; live runs (Attach, EndRun, PingRun) in ``service_runs.py``; EditTail in
+``service_edits.py``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from .convert import (
     usage_pb,
 )
 from .edge import Context, append_error, edge, stream_edge
+from .service_edits import EditRpcs
 from .service_history import HistoryRpcs
 from .service_runs import RunRpcs
 from .service_watch import WatchRpcs
@@ -77,7 +79,7 @@ async def _one_page(messages: list[Message]) -> AsyncGenerator[list[Message], No
     yield messages
 
 
-class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
+class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     """Implements claw.sessiond.v1.SessionService on a :class:`Store`."""
 
     def __init__(self, store: Storage, config: Config, owners: RunRegistry, watch_hub: WatchHub | None = None) -> None:
@@ -285,8 +287,17 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, pb_grpc.SessionServiceServ
             expected_last_position=request.expected_last_position,
             workdir=request.workdir,
             trace_id=trace_id,
+            erase=request.erase,
         )
-        return pb.ClearResponse(position=result.position, replayed=result.replayed, trace_id=result.trace_id)
+        if request.erase and not result.replayed:
+            _log.info("event=session_erased events=%d erasure_pending=%s", result.events_erased, result.erasure_pending)
+        return pb.ClearResponse(
+            position=result.position,
+            replayed=result.replayed,
+            trace_id=result.trace_id,
+            events_erased=result.events_erased,
+            erasure_pending=result.erasure_pending,
+        )
 
     @edge
     async def RecordEvent(self, request: pb.RecordEventRequest, context: Context) -> Any:

@@ -25,8 +25,8 @@ from ..sharing import SharedReads
 from ..storage import Storage
 from ..validate import check_follow_start, check_watch_after
 from ..watch import ALL_SESSIONS, Watcher, WatchHub
-from .convert import message_pb
 from .edge import Context, EdgeState, abort, stream_edge
+from .service_edits import history_fields
 
 __all__ = ["WatchRpcs"]
 
@@ -70,13 +70,8 @@ class WatchRpcs(EdgeState):
         incarnation, batch, more = await self.store.watch_batch(session_id, after, limit)
         tag = incarnation or ""
         out = [
-            (
-                position,
-                pb.WatchResponse(position=position, cleared=True, incarnation=tag)
-                if message is None
-                else pb.WatchResponse(message=message_pb(message), position=position, incarnation=tag),
-            )
-            for position, message in batch
+            (position, pb.WatchResponse(position=position, incarnation=tag, **history_fields(item)))
+            for position, item in batch
         ]
         return incarnation, out, more
 
@@ -136,13 +131,9 @@ class WatchRpcs(EdgeState):
             out = [
                 (
                     event_id,
-                    pb.WatchAllResponse(event_id=event_id, session_id=sid, position=position, cleared=True)
-                    if message is None
-                    else pb.WatchAllResponse(
-                        event_id=event_id, session_id=sid, position=position, message=message_pb(message)
-                    ),
+                    pb.WatchAllResponse(event_id=event_id, session_id=sid, position=position, **history_fields(item)),
                 )
-                for event_id, sid, position, message in batch
+                for event_id, sid, position, item in batch
             ]
             return ALL_SESSIONS, out, more
 

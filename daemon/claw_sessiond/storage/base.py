@@ -42,8 +42,11 @@ from ..model import (
     AppendResult,
     ClearResult,
     DeleteResult,
+    EditJob,
+    EditResult,
     EventResult,
     HistoryCursor,
+    HistoryMark,
     ImportMode,
     LoadResult,
     LoadWindow,
@@ -75,8 +78,9 @@ __all__ = [
 #: Largest piece of a backup per Backup reply (and per read of the copy).
 BACKUP_CHUNK_BYTES: Final = 1024 * 1024
 
-#: A history event as Watch sends it: (position, the message, or None for a clear).
-HistoryItem = tuple[int, Message | None]
+#: A history event as Watch sends it: (position, the message, a mark for an edit or an erasing clear,
+#: or None for a clear that kept the log).
+HistoryItem = tuple[int, Message | HistoryMark | None]
 
 
 # ---------------------------------------------------------------- runs
@@ -373,9 +377,9 @@ class Storage(Protocol):
 
     async def follow_batch(
         self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | None]], bool]:
-        """History events of every session after an event id: ``(event_id, session_id, position, message or
-        None for a clear)``, and whether more may follow."""
+    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+        """History events of every session after an event id: ``(event_id, session_id, position, message,
+        mark or None)`` as in :data:`HistoryItem`, and whether more may follow."""
         ...
 
     # -- writes
@@ -391,9 +395,36 @@ class Storage(Protocol):
         ...
 
     async def clear(
-        self, session_id: str, *, request_id: str, expected_last_position: int, workdir: str, trace_id: str
+        self,
+        session_id: str,
+        *,
+        request_id: str,
+        expected_last_position: int,
+        workdir: str,
+        trace_id: str,
+        erase: bool = False,
     ) -> ClearResult:
-        """Record a clear: the visible history starts after it; usage is kept."""
+        """Record a clear: the visible history starts after it; usage is kept.
+
+        With ``erase`` the history before it leaves the log too (its messages, repairs, clears and
+        edits, their tool-call index and search index; usage, state and audit events stay), as a
+        Delete erases (see :attr:`erasures`); positions are never reused, and the clear's payload says
+        how many events went. The content hashes of the session's stored request ids go with it (a
+        retry still replays its first result).
+        """
+        ...
+
+    async def edit_tail(self, job: EditJob) -> EditResult:
+        """Remove the tail of the visible history and append replacements, all or nothing (``edits.py``).
+
+        Costs O(entries removed and appended), never O(history).
+
+        Raises:
+            SequenceConflictError: the expected last position does not match.
+            InvalidRequestError: more entries to remove than are visible, or too many bytes to return.
+            PreconditionError: reason EDIT_SPLITS_CALL, a removed entry holds an unanswered pending call.
+            ToolCallStateError, StorageError: as Append.
+        """
         ...
 
     async def record_event(

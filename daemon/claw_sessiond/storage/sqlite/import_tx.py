@@ -34,10 +34,11 @@ def import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: Impor
             updated_at = max(row.updated_at, updated_at)
     for e in events:
         position = None if e.position is None else e.position + offset
+        payload = rules.shifted_edit(e.payload, offset) if e.type == "edit" and offset else e.payload
         conn.execute(
             "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
             "client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, e.payload, e.format, e.item, e.client_id),
+            (sid, position, e.type, e.trace_id, e.ts, e.schema_version, payload, e.format, e.item, e.client_id),
         )
     _rebuild_in_tx(conn, sid, workdir, created_at, updated_at)
     if max_open_calls:
@@ -83,7 +84,8 @@ def _rebuild_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, crea
             for call_id, c in fold.calls.items()
         ],
     )
-    # Synthetic repairs superseded by a real result stay in the log, out of the projection.
+    # What the edits took out of the projection, and synthetic repairs superseded by a real result: the log
+    # keeps them, out of the projection.
     conn.executemany(
         "UPDATE events SET hidden_by = ? WHERE session_id = ? AND position = ?",
         [(by, session_id, position) for position, by in fold.hidden.items()],

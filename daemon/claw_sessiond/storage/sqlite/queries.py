@@ -67,7 +67,8 @@ async def _bounded(conn: aiosqlite.Connection, run: Callable[[], Awaitable[T]], 
 
 _SEARCH_SQL: Final = (
     "SELECT e.session_id, e.position, json_extract(e.payload, '$.role'), e.ts, bm25(message_fts), "
-    f"snippet(message_fts, 0, '{MATCH_OPEN}', '{MATCH_CLOSE}', '…', {SNIPPET_TOKENS}), e.position <= s.clear_position "
+    f"snippet(message_fts, 0, '{MATCH_OPEN}', '{MATCH_CLOSE}', '…', {SNIPPET_TOKENS}), "
+    "(e.position <= s.clear_position OR e.hidden_by IS NOT NULL) "
     "FROM message_fts JOIN events AS e ON e.event_id = message_fts.rowid "
     "JOIN sessions AS s ON s.session_id = e.session_id "
     "WHERE message_fts MATCH ?{where} ORDER BY bm25(message_fts), e.event_id LIMIT ?"
@@ -97,7 +98,7 @@ async def search(
         where += " AND e.ts < ?"
         params.append(filters.until)
     if not filters.include_cleared:
-        where += " AND e.position > s.clear_position"
+        where += " AND e.position > s.clear_position AND e.hidden_by IS NULL"  # neither cleared nor edited away
     params.append(limit + 1)
 
     async def run() -> list[Any]:

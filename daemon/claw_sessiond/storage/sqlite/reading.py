@@ -23,11 +23,22 @@ from typing import Any, Final
 import aiosqlite
 
 from ... import repair as repairing
+from ...edits import history_item
 from ...errors import SessionNotFoundError
 from ...events import EventRow, message_from_payload
 from ...export import ExportHeader
 from ...history import OpenCall, drop_calls, project
-from ...model import HistoryCursor, LoadResult, LoadWindow, Message, ModelUsage, Repair, SessionSummary, Usage
+from ...model import (
+    HistoryCursor,
+    HistoryMark,
+    LoadResult,
+    LoadWindow,
+    Message,
+    ModelUsage,
+    Repair,
+    SessionSummary,
+    Usage,
+)
 from ...policy import ToolPolicy, policy_from_json
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ...repair import RepairPlan
@@ -304,7 +315,7 @@ class SQLiteReads:
         events and about ``reads.PAGE_BYTES`` payload bytes; the flag says whether more may follow.
         """
         incarnation, rows, more = await reads.watch_rows_after(self._reader, session_id, after_position, limit)
-        return incarnation, [(r[0], None if r[1] == "clear" else message_from_payload(*r)) for r in rows], more
+        return incarnation, [(r[0], history_item(*r)) for r in rows], more
 
     async def list_sessions(
         self, id_contains: str, limit: int, after: tuple[str, str] | None = None
@@ -409,20 +420,13 @@ class SQLiteReads:
 
     async def follow_batch(
         self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | None]], bool]:
+    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
         """History events of every session after an event id.
 
-        Returns ``(event_id, session_id, position, message or None for a clear)`` rows and True if more may follow.
+        Returns ``(event_id, session_id, position, message, mark or None)`` rows (see ``edits.history_item``)
+        and True if more may follow.
         """
         async with self._reader() as conn:
             rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
-        out = [
-            (
-                int(r[0]),
-                str(r[1]),
-                int(r[2]),
-                None if r[3] == "clear" else message_from_payload(int(r[2]), r[3], r[4], r[5], r[6], r[7], r[8]),
-            )
-            for r in rows
-        ]
+        out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
         return out, more

@@ -40,6 +40,7 @@ from typing import Any, Final
 import aiosqlite
 
 from ...errors import Reason, SequenceConflictError
+from ...events import edit_removed, erased_count
 from ...model import HistoryCursor, Message, SessionSummary
 
 __all__ = [
@@ -76,6 +77,8 @@ _HISTORY_COLS: Final = "position, type, trace_id, ts, payload, format, item"
 _EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item"
 #: What an event weighs in a page: its payload and its item (large items fill a page alone).
 EVENT_BYTES: Final = "length(CAST(payload AS BLOB)) + coalesce(length(item), 0)"
+#: The entries of the projection among a session's history events: not a clear or an edit, not hidden by one.
+_VISIBLE: Final = "type NOT IN ('clear', 'edit') AND hidden_by IS NULL"
 
 
 def _cut(sizes: Sequence[Sequence[Any]], max_bytes: int) -> int:
@@ -89,19 +92,38 @@ def _cut(sizes: Sequence[Sequence[Any]], max_bytes: int) -> int:
 
 
 async def _guard(conn: aiosqlite.Connection, cursor: HistoryCursor, *, clears: bool = True) -> None:
-    """Raise if the session was erased (or, with ``clears``, cleared) since the cursor was taken (caller's tx)."""
+    """Raise if the session was erased (or, with ``clears``, cleared or edited before the cursor's bound; without,
+    cleared with erase) since the cursor was taken (caller's tx)."""
     cur = await conn.execute(
         "SELECT created_at, clear_position, last_position FROM sessions WHERE session_id = ?", (cursor.session_id,)
     )
     row = await cur.fetchone()
-    if row is None or row[0] != cursor.created_at or (clears and row[1] != cursor.clear_position):
+    changed = row is None or row[0] != cursor.created_at or (clears and row[1] != cursor.clear_position)
+    if not changed and row is not None and row[2] > cursor.last_position:
+        # Written since the cursor was taken: an edit that hid entries up to its bound (the projection
+        # changed under the stream), or, for an export, a clear that erased events it still has to send.
+        found = await conn.execute_fetchall(
+            "SELECT type, payload FROM events WHERE session_id = ? AND position > ? AND type IN ('edit', 'clear')",
+            (cursor.session_id, cursor.last_position),
+        )
+        changed = any(_moves_bound(str(t), str(p), cursor.last_position, clears) for t, p in found)
+    if changed:
         actual = int(row[2]) if row is not None else 0
         raise SequenceConflictError(
-            f"session {cursor.session_id!r} was cleared or erased while its history was being streamed; load it again",
+            f"session {cursor.session_id!r} was cleared, edited or erased while its history was being streamed; "
+            "load it again",
             reason=Reason.SEQUENCE_CONFLICT,
             expected=cursor.last_position,
             actual=actual,
         )
+
+
+def _moves_bound(event_type: str, payload: str, bound: int, clears: bool) -> bool:
+    """True if an event written after a cursor's bound changes what the stream reads up to it."""
+    if event_type == "edit":
+        removed = edit_removed(payload)
+        return clears and bool(removed) and removed[0] <= bound
+    return not clears and erased_count(payload) is not None
 
 
 async def check_cursor(conn: aiosqlite.Connection, cursor: HistoryCursor) -> None:
@@ -117,8 +139,7 @@ async def _main_rows(conn: aiosqlite.Connection, session_id: str, after: int, la
     """The next page of visible history rows after ``after`` (position ≤ ``last``); True if nothing follows."""
     sizes = await conn.execute_fetchall(
         f"SELECT position, {EVENT_BYTES} FROM events "
-        "WHERE session_id = ? AND position > ? AND position <= ? AND type != 'clear' AND hidden_by IS NULL "
-        "ORDER BY position LIMIT ?",
+        f"WHERE session_id = ? AND position > ? AND position <= ? AND {_VISIBLE} ORDER BY position LIMIT ?",
         (session_id, after, last, PAGE_ROWS),
     )
     sizes = list(sizes)
@@ -128,8 +149,7 @@ async def _main_rows(conn: aiosqlite.Connection, session_id: str, after: int, la
     end = int(sizes[n - 1][0])
     rows = await conn.execute_fetchall(
         f"SELECT {_HISTORY_COLS} FROM events "
-        "WHERE session_id = ? AND position > ? AND position <= ? AND type != 'clear' AND hidden_by IS NULL "
-        "ORDER BY position",
+        f"WHERE session_id = ? AND position > ? AND position <= ? AND {_VISIBLE} ORDER BY position",
         (session_id, after, end),
     )
     return list(rows), n == len(sizes) < PAGE_ROWS

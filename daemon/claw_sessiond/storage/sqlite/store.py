@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import sqlite3
 import time
@@ -38,6 +39,8 @@ from ...model import (
     AppendResult,
     ClearResult,
     DeleteResult,
+    EditJob,
+    EditResult,
     EventResult,
     ImportMode,
     UsageDelta,
@@ -46,6 +49,7 @@ from ...model import (
 from ..base import ChangeListener, CopyFigures, Storage, StorageCounters, StorageFigures
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
+from .edit_tx import edit_in_tx, erase_clear_in_tx
 from .errors import map_sqlite_errors
 from .files import (
     check_database_file,
@@ -290,15 +294,52 @@ class SQLiteStorage(SQLiteReads):
         return await self._writer.submit(lambda c: usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id))
 
     async def clear(
-        self, session_id: str, *, request_id: str, expected_last_position: int, workdir: str, trace_id: str
+        self,
+        session_id: str,
+        *,
+        request_id: str,
+        expected_last_position: int,
+        workdir: str,
+        trace_id: str,
+        erase: bool = False,
     ) -> ClearResult:
-        """Record a clear: the visible history starts after it; usage is kept."""
-        fp = fingerprint("clear", session_id, expected_last_position)
+        """Record a clear: the visible history starts after it; usage is kept.
+
+        With ``erase`` the history before it leaves the log and, after a checkpoint, the files
+        (``edit_tx.erase_clear_in_tx``; ``erasure_pending`` as for :meth:`delete`).
+        """
         self._touch(session_id)
-        return await self._writer.submit(
-            lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+        if not erase:
+            fp = fingerprint("clear", session_id, expected_last_position)
+            return await self._writer.submit(
+                lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+                session_id,
+            )
+        fp = fingerprint("clear", session_id, expected_last_position, "erase")
+        outcome, hook = checkpoint_outcome()
+        result = await self._writer.submit(
+            lambda c: erase_clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
             session_id,
+            after_commit=hook,
         )
+        if result.replayed:
+            return dataclasses.replace(result, erasure_pending=session_id in self.erasures)
+        pending = await self._erasure_outcome(session_id, result.events_erased, outcome)
+        return dataclasses.replace(result, erasure_pending=pending)
+
+    async def edit_tail(self, job: EditJob) -> EditResult:
+        """Remove the tail of the visible history and append replacements, all or nothing (``edit_tx.py``).
+
+        Raises:
+            SequenceConflictError, InvalidRequestError, PreconditionError, ToolCallStateError, StorageError.
+        """
+        self._touch(job.session_id)
+        limit = self.max_open_tool_calls
+        result = await self._writer.submit(lambda c: edit_in_tx(c, job, limit), job.session_id)
+        if not result.replayed and job.replacements is not None:
+            self.counters.appends += 1
+            self.counters.messages_written += len(job.replacements.messages)
+        return result
 
     async def record_event(
         self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str

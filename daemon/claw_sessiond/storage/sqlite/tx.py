@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ... import rules
-from ...events import CLEAR_PAYLOAD, EVENT_SCHEMA_VERSION, encode_usage
+from ...events import EVENT_SCHEMA_VERSION, encode_clear, encode_usage
 from ...history import OpenCall
 from ...model import (
     AppendJob,
@@ -356,8 +356,16 @@ def add_usage_in_tx(
 
 
 def clear_in_tx(
-    conn: sqlite3.Connection, session_id: str, request_id: str, fp: str, expected: int, workdir: str, trace_id: str
+    conn: sqlite3.Connection,
+    session_id: str,
+    request_id: str,
+    fp: str,
+    expected: int,
+    workdir: str,
+    trace_id: str,
+    erased: int | None = None,
 ) -> ClearResult:
+    """Write a clear (``erased``: the events an erasing clear removed just before, in this transaction)."""
     record = rules.replay_record(request_id, "clear", fp, _stored_request_in_tx(conn, session_id, request_id))
     if record is not None:
         return rules.clear_from_record(record)
@@ -367,14 +375,14 @@ def clear_in_tx(
     if row is None:
         row = _ensure_session_in_tx(conn, session_id, workdir, now)
     position = row.last_position + 1
-    _insert_event_in_tx(conn, session_id, position, "clear", trace_id, now, CLEAR_PAYLOAD)
+    _insert_event_in_tx(conn, session_id, position, "clear", trace_id, now, encode_clear(erased))
     conn.execute("DELETE FROM tool_calls WHERE session_id = ?", (session_id,))
     conn.execute(
         "UPDATE sessions SET last_position = ?, clear_position = ?, message_count = 0, updated_at = ?, "
         "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
         (position, position, now, workdir, workdir, session_id),
     )
-    result = ClearResult(position, trace_id)
+    result = ClearResult(position, trace_id, events_erased=erased or 0)
     _remember_in_tx(conn, session_id, request_id, "clear", fp, result)
     return result
 

@@ -1,0 +1,77 @@
+"""EditTail, and how the history events that are not messages (edits, clears) reach Watch and WatchAll.
+
+Part of :class:`.service.SessionService`. The rules are ``edits.py``; the
+storage does the edit in one transaction (``Storage.edit_tail``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+
+from ..config import Config
+from ..model import HistoryMark, Message
+from ..storage import RunRegistry, Storage
+from ..validate import check_run_id, prepare_edit
+from .convert import fill_message_pb, message_from_pb, message_pb, tool_policy_of, trace_id_of
+from .edge import Context, EdgeState, edge
+
+__all__ = ["EditRpcs", "history_fields"]
+
+
+def history_fields(item: Message | HistoryMark | None) -> dict[str, Any]:
+    """The fields of a WatchResponse (or WatchAllResponse) that say what a history event is.
+
+    A message; an edit (``edit.removed_positions``: its replacements follow as
+    messages); a clear (``cleared``, with ``erased`` if it erased the log).
+    """
+    if isinstance(item, Message):
+        return {"message": message_pb(item)}
+    if item is None:
+        return {"cleared": True}
+    if item.erased:
+        return {"cleared": True, "erased": True}
+    return {"edit": pb.TailEdit(removed_positions=item.removed)}
+
+
+class EditRpcs(EdgeState):
+    """EditTail (state set up by :class:`.service.SessionService`)."""
+
+    store: Storage
+    config: Config
+    owners: RunRegistry
+
+    @edge
+    async def EditTail(self, request: pb.EditTailRequest, context: Context) -> Any:
+        trace_id = trace_id_of(request.trace_id, context)
+        if request.run_id:
+            check_run_id(request.run_id)
+            self.owners.check_run(request.run_id, request.session_id)
+        job = prepare_edit(
+            request.session_id,
+            [message_from_pb(m) for m in request.replacements],
+            remove_last=request.remove_last,
+            after_position=request.after_position,
+            expected_last_position=request.expected_last_position,
+            request_id=request.request_id,
+            workdir=request.workdir,
+            run_id=request.run_id,
+            trace_id=trace_id,
+            discard_pending=request.discard_pending,
+            max_message_bytes=self.config.max_message_bytes,
+            max_batch_messages=self.config.max_batch_messages,
+            max_entry_bytes=self.config.max_entry_bytes,
+            tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
+        )
+        result = await self.store.edit_tail(job)
+        reply = pb.EditTailResponse(
+            edit_position=result.edit_position,
+            first_position=result.first_position,
+            last_position=result.last_position,
+            replayed=result.replayed,
+            trace_id=result.trace_id,
+        )
+        for message in result.removed:
+            fill_message_pb(reply.removed.add(), message)
+        return reply

@@ -117,7 +117,7 @@ def user_scope(app_name: str, user_id: str) -> str:
 def label_value(name: str) -> str:
     """``name`` as a label value: as is, but for ``%``, control characters and lone surrogates
     (which a label cannot hold) as %XX of their UTF-8 bytes; :func:`name_of` reverses it."""
-    out = []
+    out: list[str] = []
     for ch in name:
         code = ord(ch)
         if ch == "%" or code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF:

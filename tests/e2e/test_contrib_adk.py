@@ -31,7 +31,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
-from google.adk.sessions import InMemorySessionService
+from google.adk.sessions import InMemorySessionService, Session
 from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
@@ -525,6 +525,22 @@ async def test_an_event_id_already_stored(claw: ClawSessionService, app: str) ->
         await claw.append_event(session, event("other", id=once.id))  # InMemorySessionService would keep both
     got = await claw.get_session(app_name=app, user_id="u", session_id="s")
     assert got is not None and got.events == [once]
+
+
+async def test_a_session_object_made_elsewhere_is_checked_by_its_last_event(claw: ClawSessionService, app: str) -> None:
+    """A ``Session`` this service did not return has no revision marker: as ADK's database service,
+    the adapter accepts it while its last event is the stored session's last."""
+    await claw.create_session(app_name=app, user_id="u", session_id="s")
+    made = Session(id="s", app_name=app, user_id="u")
+    await claw.append_event(made, event("one"))  # no events, none stored: current
+    twin = Session(id="s", app_name=app, user_id="u", events=list(made.events))
+    await claw.append_event(made, event("two"))
+    with pytest.raises(StaleSessionError):
+        await claw.append_event(twin, event("stale"))  # its last event is not the stored last
+    with pytest.raises(StaleSessionError):
+        await claw.append_event(Session(id="s", app_name=app, user_id="u"), event("blind"))
+    got = await claw.get_session(app_name=app, user_id="u", session_id="s")
+    assert got is not None and [e.content.parts[0].text for e in got.events] == ["one", "two"]
 
 
 async def test_sessions_reload_equal_after_the_daemon_is_killed(spawn_daemon: Any, workspace: Path) -> None:

@@ -443,6 +443,29 @@ async def test_tool_calls_and_parallel_results_as_in_memory(claw: ClawSessionSer
 # ---------------------------------------------------------------- what the daemon holds
 
 
+def test_the_adapter_imports_only_the_client_and_its_extra() -> None:
+    """``contrib/adk.py`` and its mapping import the client's own dependencies and what the ``adk``
+    extra brings (google-adk, with google-genai and pydantic), nothing else."""
+    import ast
+    import sys
+    import tomllib
+
+    import claw_sessiond_client.contrib as contrib
+
+    folder = Path(contrib.__file__).parent
+    names: set[str] = set()
+    for path in (folder / "adk.py", folder / "_adk_mapping.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    assert names - set(sys.stdlib_module_names) == {"claw_sessiond_client", "google", "pydantic_core"}
+    with open(folder.parents[1] / "pyproject.toml", "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    assert extras["adk"] == ["google-adk==2.13.0"]
+
+
 #: Any text, lone surrogates and control characters included.
 NAMES = st.text(st.characters(codec=None, categories=None), max_size=100)
 

@@ -48,8 +48,14 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
         "claw_sessiond_client.contrib.adk needs google-adk: pip install 'claw-sessiond-client[adk]'"
     ) from exc
 
-from claw_sessiond_client import AsyncSessionClient, LoadResult, Message, SessiondError, ToolPolicy
-from claw_sessiond_client.errors import SequenceConflictError
+from claw_sessiond_client import (
+    AsyncSessionClient,
+    LoadResult,
+    Message,
+    SequenceConflictError,
+    SessiondError,
+    ToolPolicy,
+)
 
 from ._adk_mapping import (
     MAX_NAME_BYTES,

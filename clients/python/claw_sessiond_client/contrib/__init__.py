@@ -9,6 +9,8 @@ An adapter only uses the public API (``from claw_sessiond_client import ...``).
 
 - ``claw_sessiond_client.contrib.langchain``: a LangChain chat message history
   (extra ``langchain``).
+- :mod:`claw_sessiond_client.contrib.adk`: ``ClawSessionService``, Google ADK's
+  ``BaseSessionService`` (extra ``adk``).
 """
 
 from __future__ import annotations

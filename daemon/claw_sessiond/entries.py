@@ -16,22 +16,17 @@ anything is queued, so a refused request never reaches a transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
 
 from .bounds import FORMAT_TAG, MAX_CLIENT_ID_BYTES, JsonError, loads_limited, utf8_len
 from .errors import AlreadyExistsError, InvalidRequestError, Reason
 from .model import LoadWindow, Message
 
 __all__ = [
-    "MAX_LOAD_LAST",
     "check_client_ids",
     "check_entry",
     "check_load_window",
     "entry_bytes",
 ]
-
-#: Largest ``last`` of a bounded Load (a Load streams any size; this only keeps the number sane).
-MAX_LOAD_LAST: Final = 2**31 - 1
 
 
 def entry_bytes(msg: Message) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -285,15 +286,20 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
         A bounded load sets ``complete`` False when it left visible entries out, and
         ``start_position`` to the first returned entry's position.
         """
-        request, wd = load_request(
-            session_id,
-            workdir,
-            repair,
-            no_repair,
-            last=last,
-            after_position=after_position,
-            after_time=after_time,
-            scopes=scopes,
+        # The default workdir is the current folder: read off the event loop (os.getcwd is file
+        # system I/O; LangChain's tests fail a coroutine that does it on the loop).
+        request, wd = await asyncio.to_thread(
+            functools.partial(
+                load_request,
+                session_id,
+                workdir,
+                repair,
+                no_repair,
+                last=last,
+                after_position=after_position,
+                after_time=after_time,
+                scopes=scopes,
+            )
         )
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd

@@ -7,7 +7,8 @@ so the client itself keeps depending on grpcio, protobuf and
 googleapis-common-protos alone. Nothing outside ``contrib`` imports from it.
 An adapter only uses the public API (``from claw_sessiond_client import ...``).
 
-There are none yet.
+- ``claw_sessiond_client.contrib.langchain``: a LangChain chat message history
+  (extra ``langchain``).
 """
 
 from __future__ import annotations

@@ -276,18 +276,15 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
             workdir: the caller's working folder (default: the current folder).
                 Later mutations through this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
-            no_repair: True to only look: interrupted calls stay open and nothing at all is
-                written (``repair=False`` says the same).
+            no_repair: True to only look and write nothing at all (as ``repair=False``).
             last: only the last N visible entries (a bounded read: its cost does not grow
                 with the history). At most one of ``last``, ``after_position`` and ``after_time``.
             after_position: only the entries after this position.
-            after_time: only the entries from the first one stored after this time (a naive
-                datetime is UTC).
+            after_time: only the entries from the first one stored after this time (naive: UTC).
+            scopes: shared scopes whose states to return too (``LoadResult.scope_states``).
 
         A bounded load sets ``complete`` False when it left visible entries out, and
         ``start_position`` to the first returned entry's position.
-
-        ``scopes``: shared scopes whose states to return too (``LoadResult.scope_states``).
         """
         # The default workdir is the current folder: read off the event loop (os.getcwd is file
         # system I/O; LangChain's tests fail a coroutine that does it on the loop).

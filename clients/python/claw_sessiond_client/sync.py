@@ -253,9 +253,8 @@ class SessionClient(SyncEditOps, SyncSessionOps):
                 datetime is UTC).
 
         A bounded load sets ``complete`` False when it left visible entries out, and
-        ``start_position`` to the first returned entry's position.
-
-        ``scopes``: shared scopes whose states to return too (``LoadResult.scope_states``).
+        ``start_position`` to the first returned entry's position; ``scopes``: shared scopes
+        whose states to return too (``LoadResult.scope_states``).
         """
         request, wd = load_request(
             session_id,

@@ -3,7 +3,7 @@
 The tests come from the SDK's published sdist, fetched when this test runs (never copied into
 this repository; see ``tests/helpers/sdist.py``), at the version the client's ``openai-agents``
 extra pins. They run in a pytest subprocess inside the unpacked sdist (its own pytest settings),
-with ``tests/helpers/sdk_plugins/claw_openai_agents_swap.py`` loaded first: it replaces the SDK's
+with ``tests/helpers/sdist_plugins/claw_openai_agents_swap.py`` loaded first: it replaces the SDK's
 ``SQLiteSession`` with a ``ClawSession`` bound to the daemon this test starts. The assertions are
 the SDK's, untouched. Selected: every file under the sdist's ``tests/memory`` that constructs
 ``SQLiteSession``, and the encrypted-session tests (``EncryptedSession`` over it, with automatic
@@ -23,7 +23,7 @@ from pathlib import Path
 from tests.helpers.daemon import ROOT, DaemonProcess
 from tests.helpers.sdist import sdist_or_fail
 
-PLUGINS = ROOT / "tests" / "helpers" / "sdk_plugins"
+PLUGINS = ROOT / "tests" / "helpers" / "sdist_plugins"
 
 PYTEST_ARGS = ("-p", "claw_openai_agents_swap", "-p", "no:cacheprovider", "-q", "-rfE")
 SELECTED = (

@@ -91,8 +91,14 @@ def test_both_distributions_have_one_version() -> None:
     assert daemon["version"] == client["version"] == claw_sessiond.__version__
 
 
-#: The framework each optional extra of the client brings, by the top-level module it is imported as.
-EXTRA_OF_MODULE = {"langchain_core": "langchain"}
+#: The optional extra of the client that brings each module an adapter imports (by its top-level
+#: name; pydantic_core comes with google-adk, which builds on pydantic).
+EXTRA_OF_MODULE = {
+    "langchain_core": "langchain",
+    "agents": "openai-agents",
+    "google": "adk",
+    "pydantic_core": "adk",
+}
 
 
 def test_the_client_imports_only_what_its_distribution_declares() -> None:

@@ -271,36 +271,14 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
-        Args:
-            session_id: the session.
-            workdir: the caller's working folder (default: the current folder).
-                Later mutations through this client store it.
-            repair: False to only look: interrupted calls stay open (nothing is written).
-            no_repair: True to only look and write nothing at all (as ``repair=False``).
-            last: only the last N visible entries (a bounded read: its cost does not grow
-                with the history). At most one of ``last``, ``after_position`` and ``after_time``.
-            after_position: only the entries after this position.
-            after_time: only the entries from the first one stored after this time (naive: UTC).
-            scopes: shared scopes whose states to return too (``LoadResult.scope_states``).
-
-        A bounded load sets ``complete`` False when it left visible entries out, and
-        ``start_position`` to the first returned entry's position.
+        The arguments are those of :meth:`SessionClient.load <claw_sessiond_client.sync.SessionClient.load>`
+        (``repair``/``no_repair`` to only look; ``last``, ``after_position``, ``after_time`` for a
+        bounded read whose cost does not grow with the history; ``scopes`` for shared states).
         """
         # The default workdir is the current folder: read off the event loop (os.getcwd is file
         # system I/O; LangChain's tests fail a coroutine that does it on the loop).
-        request, wd = await asyncio.to_thread(
-            functools.partial(
-                load_request,
-                session_id,
-                workdir,
-                repair,
-                no_repair,
-                last=last,
-                after_position=after_position,
-                after_time=after_time,
-                scopes=scopes,
-            )
-        )
+        build = functools.partial(load_request, last=last, after_position=after_position, after_time=after_time)
+        request, wd = await asyncio.to_thread(build, session_id, workdir, repair, no_repair, scopes=scopes)
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
         return result

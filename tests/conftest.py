@@ -39,6 +39,7 @@ _GROUPS = {
     "e2e/test_metrics_limits.py": "load",
     "e2e/test_stream_bounds.py": "timing",
     "e2e/test_crash.py": "load",
+    "e2e/test_crash_state.py": "load",
     "storage/sqlite/test_metrics_scrape.py": "load",
 }
 

@@ -9,7 +9,7 @@ of the same name in ``claw_sessiond_client.errors`` (a test checks it)::
     ├── SessionNotFoundError
     ├── ToolCallStateError       reason: UNKNOWN_TOOL_CALL | TOOL_CALL_ALREADY_ANSWERED
     ├── PreconditionError        reason: SESSION_EXISTS | RUN_ALREADY_OWNED | TOO_MANY_OPEN_CALLS | ...
-    ├── AlreadyExistsError       reason: CLIENT_ID_EXISTS
+    ├── AlreadyExistsError       reason: CLIENT_ID_EXISTS (an entry) | SESSION_EXISTS (CreateSession, ForkSession)
     ├── ResourceLimitError       reason: TOO_MANY_STREAMS
     ├── SequenceConflictError    fields: expected, actual
     ├── WatchLaggedError
@@ -88,7 +88,10 @@ class PreconditionError(SessiondError):
 
 
 class AlreadyExistsError(SessiondError):
-    """What the request would create is already stored (an entry's client id). Nothing is written."""
+    """What the request would create is already stored (an entry's client id, a session of an exclusive create).
+
+    Nothing is written.
+    """
 
     default_reason = Reason.CLIENT_ID_EXISTS
 

@@ -62,6 +62,7 @@ from .events import (
     EVENT_TYPES,
     HISTORY_EVENT_TYPES,
     ROLE_OF_EVENT_TYPE,
+    SESSION_EVENT_TYPES,
     USAGE_COUNT_KEYS,
     canonical_json,
     sorted_payload,
@@ -69,6 +70,7 @@ from .events import (
 from .ids import check_session_id
 from .model import Event
 from .policy import REPAIR_MODES
+from .state import check_event_payload
 
 __all__ = [
     "DEFAULT_MAX_ITEM_BYTES",
@@ -274,6 +276,10 @@ def _check_payload(line_no: int, event_type: str, payload: dict[str, Any]) -> No
             raise _bad(line_no, "payload.supersedes must be a position, on tool results only")
     elif event_type == "usage":
         _check_usage(line_no, "usage payload", payload)
+    elif event_type in SESSION_EVENT_TYPES:
+        problem = check_event_payload(event_type, payload)
+        if problem is not None:
+            raise _bad(line_no, problem)
 
 
 def _check_usage(line_no: int, where: str, payload: dict[str, Any]) -> None:

@@ -7,7 +7,7 @@ the form stored in the database and exported.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -34,7 +34,9 @@ __all__ = [
     "Repair",
     "Role",
     "SessionMeta",
+    "SessionSettings",
     "SessionSummary",
+    "StateDelta",
     "ToolCall",
     "Usage",
     "UsageDelta",
@@ -133,6 +135,22 @@ class ModelUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionSettings:
+    """A session's state, labels, default tool policy, lineage and incarnation (``state.py`` has the rules).
+
+    ``state`` and ``tool_policy`` are JSON object texts as stored: the state with sorted keys,
+    the policy as ``{"repair"?, "allow_orphan_results"?, "allow_unparsed_calls"?}`` (unset keys omitted).
+    """
+
+    state: str = "{}"
+    labels: Mapping[str, str] = field(default_factory=dict)
+    tool_policy: str = "{}"
+    forked_from: str = ""
+    forked_at_position: int = 0
+    incarnation: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SessionMeta:
     """Session metadata; ``stored`` is False for a session with no row yet."""
 
@@ -144,6 +162,7 @@ class SessionMeta:
     last_position: int
     stored: bool
     message_count: int
+    settings: SessionSettings = field(default_factory=SessionSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +175,19 @@ class SessionSummary:
     message_count: int
     last_position: int
     usage: Usage
+    labels: Mapping[str, str] = field(default_factory=dict)
+    created_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StateDelta:
+    """One validated change to a JSON state (the session's own, or a shared scope's when ``scope`` is set).
+
+    ``delta`` is a JSON object text with sorted keys: each key is set to its value, a null removes it.
+    """
+
+    scope: str
+    delta: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,6 +352,8 @@ class AppendJob:
     trace_id: str = ""
     tool_policy: ToolPolicy | None = None
     """The append's own tool policy (None: the session's alone; see ``policy.merge_policies``)."""
+    state_deltas: Sequence[StateDelta] = ()
+    """Applied in the append's transaction, in order (``state.py``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint
 from .ids import check_request_id, check_session_id, has_control
 from .model import AppendJob, EditJob, Message, PreparedMessage, ToolCall, UsageDelta
 from .policy import ToolPolicy, policy_json
+from .state import prepare_deltas
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
@@ -226,6 +227,7 @@ def prepare_append(
     max_batch_messages: int,
     max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES,
     tool_policy: ToolPolicy | None = None,
+    state_deltas: Sequence[tuple[str, str]] = (),
 ) -> AppendJob:
     """Validate an Append and build the writer's job.
 
@@ -256,13 +258,18 @@ def prepare_append(
     mode = policy.repair if policy is not None else ""
     prepared = [_prepare_message(i, m, max_message_bytes, seen, max_entry_bytes, mode) for i, m in enumerate(messages)]
     check_client_ids([p.message for p in prepared])
+    deltas = prepare_deltas(state_deltas)
     # Content only: a retry from another process may carry another workdir or run id.
     # The policy counts where set (it decides what is admitted); an append without one hashes as before.
     fp_parts: list[object] = ["append", session_id, [_entry_key(p) for p in prepared], expected_last_position]
     if policy is not None:
         fp_parts.append(policy_json(policy))
     fp = fingerprint(*fp_parts)
-    return AppendJob(session_id, prepared, expected_last_position, request_id, fp, workdir, run_id, trace_id, policy)
+    if deltas:  # an append without deltas hashes as before they existed
+        fp = fingerprint(fp, [(d.scope, d.delta) for d in deltas])
+    return AppendJob(
+        session_id, prepared, expected_last_position, request_id, fp, workdir, run_id, trace_id, policy, deltas
+    )
 
 
 def prepare_edit(

@@ -250,6 +250,10 @@ def _sync_calls(client: SessionClient) -> dict[str, Callable[[], object]]:
         "search": lambda: client.search("hello"),
         "usage_report": lambda: client.usage_report(),
         "watch_all": lambda: next(client.watch_all()),
+        "create_session": lambda: client.create_session("s"),
+        "fork_session": lambda: client.fork_session("s", "t"),
+        "update_session": lambda: client.update_session("s"),
+        "scope_states": lambda: client.scope_states(["app:x"]),
     }
 
 
@@ -290,6 +294,10 @@ def _async_calls(client: AsyncSessionClient) -> dict[str, Callable[[], Awaitable
         "search": lambda: client.search("hello"),
         "usage_report": lambda: client.usage_report(),
         "watch_all": lambda: first(client.watch_all()),
+        "create_session": lambda: client.create_session("s"),
+        "fork_session": lambda: client.fork_session("s", "t"),
+        "update_session": lambda: client.update_session("s"),
+        "scope_states": lambda: client.scope_states(["app:x"]),
     }
 
 

@@ -6,7 +6,8 @@ entries (or every visible entry after a position), refusing more than are visibl
 assistant's calls leave the history and a removed result reopens its call; one edit event takes
 the next position and the replacements follow it with Append's rules, all or nothing; an edit is
 conditional on the last position and idempotent by request id (a replay has no removed entries).
-A Clear with erase empties the history like a Clear, says how many events of the log it erased,
+A real result for a call answered by a synthetic repair supersedes it. A Clear with erase empties
+the history like a Clear, says how many events of the log it erased,
 keeps usage, and keeps the first result of every request id (a retry still replays). Load repairs
 every unanswered call and projects each assistant's results right after it.
 
@@ -67,7 +68,8 @@ class Session:
     last: int = 0
     logged: int = 0  # history events in the log (an erasing clear reports how many it removed)
     visible: list[Entry] = field(default_factory=list)
-    calls: dict[str, tuple[int, int, bool]] = field(default_factory=dict)  # id -> (assistant position, index, answered)
+    # call id -> (assistant position, index, answered, answered by a synthetic repair)
+    calls: dict[str, tuple[int, int, bool, bool]] = field(default_factory=dict)
     usage: int = 0
     requests: dict[str, Request] = field(default_factory=dict)
 
@@ -110,13 +112,15 @@ class Model:
                 found = s.calls.get(m["tool_call_id"])
                 if found is None:
                     return ("err", ("FAILED_PRECONDITION", "UNKNOWN_TOOL_CALL"))
-                if found[2]:
+                if found[2] and not found[3]:
                     return ("err", ("FAILED_PRECONDITION", "TOOL_CALL_ALREADY_ANSWERED"))
-                s.calls[m["tool_call_id"]] = (found[0], found[1], True)
+                if found[3]:  # a real result supersedes the synthetic one: the log keeps it, hidden
+                    s.visible = [e for e in s.visible if not (e.synthetic and e.tool_call_id == m["tool_call_id"])]
+                s.calls[m["tool_call_id"]] = (found[0], found[1], True, False)
             for index, c in enumerate(m.get("calls", ())):
                 if c in s.calls:
                     return ("err", (INVALID, "DUPLICATE_TOOL_CALL_ID"))
-                s.calls[c] = (s.last, index, False)
+                s.calls[c] = (s.last, index, False, False)
             s.visible.append(
                 Entry(s.last, m["role"], m.get("content", ""), tuple(m.get("calls", ())), m.get("tool_call_id", ""))
             )
@@ -178,8 +182,8 @@ class Model:
         scratch.visible = [e for e in s.visible if e.position not in gone]
         for e in removed:
             if e.tool_call_id and e.tool_call_id in scratch.calls:
-                assistant, index, _ = scratch.calls[e.tool_call_id]
-                scratch.calls[e.tool_call_id] = (assistant, index, False)
+                assistant, index, _, _ = scratch.calls[e.tool_call_id]
+                scratch.calls[e.tool_call_id] = (assistant, index, False, False)
         for e in removed:
             for c in e.calls:
                 scratch.calls.pop(c, None)
@@ -226,7 +230,7 @@ class Model:
         for (assistant, _index), c in sorted((v[:2], c) for c, v in s.calls.items() if not v[2]):
             s.last += 1
             s.logged += 1
-            s.calls[c] = (assistant, _index, True)
+            s.calls[c] = (assistant, _index, True, True)
             s.visible.append(Entry(s.last, "tool", "", (), c, synthetic=True))
             repairs.append((c, assistant, s.last))
         owner = {c: v[0] for c, v in s.calls.items()}

@@ -18,11 +18,18 @@ from typing import Any
 import grpc
 import pytest
 
-from claw_sessiond_client import AsyncSessionClient, Message, SessionClient, ToolCall
+from claw_sessiond_client import AsyncSessionClient, Message, SessionClient, ToolCall, ToolPolicy
 from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from claw_sessiond_client.errors import InvalidRequestError, Reason, SequenceConflictError
+from claw_sessiond_client.errors import (
+    InvalidRequestError,
+    PreconditionError,
+    Reason,
+    SequenceConflictError,
+    SessiondError,
+    ToolCallStateError,
+)
 from tests.helpers import inspect
 from tests.helpers.daemon import DaemonProcess
 
@@ -255,3 +262,69 @@ def test_an_exported_session_with_edits_imports_unchanged(client: SessionClient)
     assert _visible(client, "t") == _visible(client, "s") == [(1, "go"), (2, ""), (5, "second")]
     assert client.load("t", "/tmp").session.message_count == 3
     assert [line.replace('"session_id":"t"', '"session_id":"s"') for line in client.export("t")][1:] == lines[1:]
+
+
+def test_an_edit_that_would_cut_a_pending_call_is_refused_unless_discarded(
+    daemon: DaemonProcess, client: SessionClient
+) -> None:
+    approval = ToolCall("approve-1", "deploy", '{"env": "prod"}', pending=True)
+    client.append("s", [Message.user("deploy"), Message.assistant("", [approval])])
+    store = inspect.stored(daemon)
+    before = store.snapshot()
+    for how in ({"remove_last": 1}, {"remove_last": 2}, {"after_position": 1}):
+        with pytest.raises(PreconditionError) as caught:
+            client.edit_tail("s", replacements=[Message.assistant("never mind")], **how)  # type: ignore[arg-type]
+        assert caught.value.reason == Reason.EDIT_SPLITS_CALL, how
+        assert caught.value.metadata["tool_call_ids"] == "approve-1"
+    assert store.snapshot() == before
+    # Over the wire: FAILED_PRECONDITION with the reason.
+    with grpc.insecure_channel(daemon.address) as channel:
+        with pytest.raises(grpc.RpcError) as raw:
+            pb_grpc.SessionServiceStub(channel).EditTail(pb.EditTailRequest(session_id="s", remove_last=1))
+        assert _error(raw.value) == ("FAILED_PRECONDITION", "EDIT_SPLITS_CALL")
+    assert store.snapshot() == before
+    # The pending call survives Loads (never repaired), so the refusal holds until it is answered ...
+    assert client.load("s", "/tmp").repairs == []
+    client.append("s", Message.tool("approve-1", "approved and deployed"))
+    done = client.edit_tail("s", remove_last=1)  # removing its result reopens it, pending again
+    assert [m.content for m in done.removed] == ["approved and deployed"]
+    assert client.load("s", "/tmp").repairs == []
+    with pytest.raises(PreconditionError):
+        client.edit_tail("s", remove_last=1)
+    # ... or the caller discards it on purpose.
+    dropped = client.edit_tail("s", remove_last=1, discard_pending=True, replacements=Message.assistant("cancelled"))
+    assert [c.id for m in dropped.removed for c in m.tool_calls] == ["approve-1"]
+    with pytest.raises(ToolCallStateError):  # its late result has no call to answer any more
+        client.append("s", Message.tool("approve-1", "too late"))
+    assert [m.content for m in client.load("s", "/tmp").messages] == ["deploy", "cancelled"]
+
+
+def test_the_replacements_follow_the_edits_tool_policy(client: SessionClient) -> None:
+    client.append("s", [Message.user("go"), Message.user("oops")])
+    with pytest.raises(ToolCallStateError):  # an orphan result is refused by default ...
+        client.edit_tail("s", remove_last=1, replacements=[Message.tool("nowhere", "r")])
+    done = client.edit_tail(  # ... and stored, flagged, when the edit's policy allows it
+        "s",
+        remove_last=1,
+        replacements=[Message.tool("nowhere", "r")],
+        tool_policy=ToolPolicy(allow_orphan_results=True),
+    )
+    assert [m.content for m in done.removed] == ["oops"]
+    [_go, orphan] = client.load("s", "/tmp").messages
+    assert orphan.orphan and orphan.tool_call_id == "nowhere"
+
+
+def test_removed_entries_come_back_whole_and_free_their_client_ids(client: SessionClient) -> None:
+    item = b'{"type": "reasoning", "encrypted_content": "\\u00e9\\u0000"}' + bytes(range(256))
+    client.append(
+        "s", [Message.user("think", client_id="u-1"), Message.other("openai.responses", item, client_id="r-1")]
+    )
+    done = client.edit_tail("s", remove_last=1)
+    [removed] = done.removed
+    assert (removed.role, removed.format, removed.item, removed.client_id) == ("other", "openai.responses", item, "r-1")
+    # Its client id is free again (unique among the visible entries only); a visible one is not.
+    client.append("s", Message.other("openai.responses", b"{}", client_id="r-1"))
+    with pytest.raises(SessiondError) as taken:
+        client.edit_tail("s", remove_last=1, replacements=[Message.user("again", client_id="u-1")])
+    assert taken.value.reason == Reason.CLIENT_ID_EXISTS
+    assert [m.client_id for m in client.load("s", "/tmp").messages] == ["u-1", "r-1"]

@@ -22,6 +22,7 @@ PAGE = ROOT / "docs" / "grpcurl.md"
 _FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```\n", re.M | re.S)
 _TIME = re.compile(r'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"')
 _TRACE = re.compile(r'"[0-9a-f]{32}"')
+_INCARNATION = re.compile(r'"incarnation": "[0-9a-f]{16}"')
 
 
 def readme_examples(text: str) -> list[tuple[str, str]]:
@@ -44,9 +45,10 @@ def readme_examples(text: str) -> list[tuple[str, str]]:
 
 
 def normalise(text: str) -> str:
-    """Replace volatile values (timestamps, trace ids) and trailing whitespace."""
+    """Replace volatile values (timestamps, trace ids, incarnations) and trailing whitespace."""
     text = _TIME.sub('"<TIME>"', text)
     text = _TRACE.sub('"<TRACE_ID>"', text)
+    text = _INCARNATION.sub('"incarnation": "<INCARNATION>"', text)
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
@@ -55,6 +57,7 @@ def test_normalise_keeps_what_matters() -> None:
     assert normalise(shown) == normalise(shown.replace("ab804dd4", "00000000"))
     assert normalise(shown) != normalise(shown.replace('"4"', '"5"'))
     assert normalise('"2026-12-02T15:54:58.876275Z"') == '"<TIME>"'
+    assert normalise('"incarnation": "9daad21955e94571"') == normalise('"incarnation": "0da1716fe98d49c1"')
 
 
 def test_readme_grpcurl_section_is_real(spawn_daemon: object, workspace: Path) -> None:

@@ -51,6 +51,10 @@ UNARY = (
     "Search",
     "GetUsageReport",
     "EditTail",
+    "CreateSession",
+    "ForkSession",
+    "UpdateSession",
+    "GetScopeStates",
     "EndRun",
     "PingRun",
 )
@@ -464,6 +468,15 @@ def shaped(cls: Any, valid: dict[str, Any], hostile: dict[str, Any]) -> st.Searc
 SMALL = st.integers(0, 1000)
 NOTHING = st.just("")
 CONTENT = st.builds(pb.Message, role=st.just(pb.ROLE_USER), content=TEXT)
+LABELS = st.dictionaries(st.one_of(st.sampled_from(["app", "user", "a b", ""]), TEXT), TEXT, max_size=3)
+SCOPES = st.lists(st.one_of(st.sampled_from(["app:x", "user:x/y"]), TEXT), max_size=3)
+DELTAS = st.lists(st.builds(pb.StateDelta, scope=st.one_of(NOTHING, TEXT), delta=JSON), max_size=3)
+POLICY = st.builds(
+    pb.ToolPolicy,
+    repair=st.sampled_from([0, 1, 2, 3, 4, -1]),
+    allow_orphan_results=st.booleans(),
+    allow_unparsed_calls=st.booleans(),
+)
 
 
 def append_requests() -> st.SearchStrategy[pb.AppendRequest]:
@@ -478,6 +491,7 @@ def append_requests() -> st.SearchStrategy[pb.AppendRequest]:
             "run_id": NOTHING,
             "trace_id": NOTHING,
             "tool_policy": st.none(),
+            "state_deltas": st.just([]),
         },
         hostile={
             "session_id": TEXT,
@@ -488,6 +502,7 @@ def append_requests() -> st.SearchStrategy[pb.AppendRequest]:
             "run_id": TEXT,
             "trace_id": TEXT,
             "tool_policy": TOOL_POLICIES,
+            "state_deltas": DELTAS,
         },
     )
 
@@ -547,6 +562,7 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
                     "last": st.sampled_from([0, 1, 3]),
                     "after_position": st.just(0),
                     "after_time": st.none(),
+                    "scopes": st.just([]),
                 },
                 {
                     "session_id": TEXT,
@@ -555,6 +571,7 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
                     "last": INT32,
                     "after_position": INT64,
                     "after_time": TIMESTAMPS,
+                    "scopes": SCOPES,
                 },
             )
         ),
@@ -671,8 +688,12 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
         "ListSessions": ser(
             shaped(
                 pb.ListSessionsRequest,
-                {"id_contains": st.sampled_from(["", "se", "p"]), "limit": st.sampled_from([0, 10])},
-                {"id_contains": TEXT, "limit": INT32},
+                {
+                    "id_contains": st.sampled_from(["", "se", "p"]),
+                    "limit": st.sampled_from([0, 10]),
+                    "labels": st.just({}),
+                },
+                {"id_contains": TEXT, "limit": INT32, "labels": LABELS},
             )
         ),
         "GetUsage": ser(shaped(pb.GetUsageRequest, {"session_id": IDS_VALID}, {"session_id": TEXT})),
@@ -720,6 +741,70 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
                 {"since": st.none(), "until": st.none(), "by_session": st.booleans()},
                 {"since": TIMESTAMPS, "until": TIMESTAMPS},
             )
+        ),
+        **session_strategies(ser),
+    }
+
+
+def session_strategies(ser: Callable[[Any], st.SearchStrategy[bytes]]) -> dict[str, st.SearchStrategy[bytes]]:
+    """CreateSession, ForkSession, UpdateSession, GetScopeStates."""
+    state = st.sampled_from(["", '{"a":1}', '{"a":null}'])
+    return {
+        "CreateSession": ser(
+            shaped(
+                pb.CreateSessionRequest,
+                {
+                    "session_id": st.sampled_from(["p1", "p-new", SEED]),
+                    "state": state,
+                    "labels": st.just({"app": "x"}),
+                    "tool_policy": st.none(),
+                    "request_id": NOTHING,
+                },
+                {"session_id": TEXT, "state": JSON, "labels": LABELS, "tool_policy": POLICY, "request_id": TEXT},
+            )
+        ),
+        "ForkSession": ser(
+            shaped(
+                pb.ForkSessionRequest,
+                {
+                    "source_session_id": st.just(SEED),
+                    "session_id": st.sampled_from(["p1", "p-new", SEED]),
+                    "up_to_position": st.sampled_from([0, 1, 2]),
+                    "labels": st.just({}),
+                    "workdir": NOTHING,
+                },
+                {
+                    "source_session_id": IDS,
+                    "session_id": TEXT,
+                    "up_to_position": INT64,
+                    "labels": LABELS,
+                    "workdir": TEXT,
+                },
+            )
+        ),
+        "UpdateSession": ser(
+            shaped(
+                pb.UpdateSessionRequest,
+                {
+                    "session_id": st.sampled_from([SEED, "p1"]),
+                    "state_deltas": st.just([pb.StateDelta(delta='{"n":1}')]),
+                    "set_labels": st.just({"k": "v"}),
+                    "remove_labels": st.just([]),
+                    "tool_policy": st.none(),
+                    "expected_last_position": st.just(0),
+                },
+                {
+                    "session_id": TEXT,
+                    "state_deltas": DELTAS,
+                    "set_labels": LABELS,
+                    "remove_labels": st.lists(TEXT, max_size=3),
+                    "tool_policy": POLICY,
+                    "expected_last_position": INT64,
+                },
+            )
+        ),
+        "GetScopeStates": ser(
+            shaped(pb.GetScopeStatesRequest, {"scopes": st.just(["app:x"])}, {"scopes": SCOPES | st.lists(TEXT)})
         ),
     }
 

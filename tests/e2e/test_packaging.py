@@ -65,10 +65,12 @@ def _project(pyproject: Path) -> dict[str, object]:
     return project
 
 
-def _imported_modules(folder: Path) -> set[str]:
-    """Top-level names of every absolute import in the .py files under ``folder``."""
+def _imported_modules(folder: Path, *, skip: Path | None = None) -> set[str]:
+    """Top-level names of every absolute import in the .py files under ``folder`` (not under ``skip``)."""
     names: set[str] = set()
     for path in folder.rglob("*.py"):
+        if skip is not None and path.is_relative_to(skip):
+            continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 names.update(alias.name.split(".")[0] for alias in node.names)
@@ -89,14 +91,34 @@ def test_both_distributions_have_one_version() -> None:
     assert daemon["version"] == client["version"] == claw_sessiond.__version__
 
 
+#: The optional extra of the client that brings each module an adapter imports (by its top-level
+#: name; pydantic_core comes with google-adk, which builds on pydantic).
+EXTRA_OF_MODULE = {
+    "langchain_core": "langchain",
+    "agents": "openai-agents",
+    "google": "adk",
+    "pydantic_core": "adk",
+}
+
+
 def test_the_client_imports_only_what_its_distribution_declares() -> None:
-    imported = _imported_modules(CLIENT_DIR / "claw_sessiond_client")
+    package = CLIENT_DIR / "claw_sessiond_client"
+    imported = _imported_modules(package, skip=package / "contrib")
     assert imported & DAEMON_ONLY_MODULES == set()
     # grpc -> grpcio, google.protobuf -> protobuf, google.rpc -> googleapis-common-protos
     third_party = imported - set(sys.stdlib_module_names) - {"claw_sessiond_client"}
     assert third_party == {"grpc", "google"}
     declared = {d.split(">")[0].split("=")[0] for d in _project(CLIENT_DIR / "pyproject.toml")["dependencies"]}  # type: ignore[attr-defined]
     assert declared == {"grpcio", "protobuf", "googleapis-common-protos"}
+
+
+def test_each_framework_adapter_imports_only_the_client_and_its_extra() -> None:
+    contrib = CLIENT_DIR / "claw_sessiond_client" / "contrib"
+    third_party = _imported_modules(contrib) - set(sys.stdlib_module_names) - {"claw_sessiond_client"}
+    assert third_party <= set(EXTRA_OF_MODULE), "an adapter imports a framework no extra declares"
+    extras = _project(CLIENT_DIR / "pyproject.toml")["optional-dependencies"]  # type: ignore[index]
+    for module in third_party:
+        assert extras[EXTRA_OF_MODULE[module]], module
 
 
 def test_nothing_at_runtime_imports_the_protobuf_compiler() -> None:

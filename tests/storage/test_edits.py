@@ -13,8 +13,14 @@ from typing import Any
 
 import pytest
 
-from claw_sessiond.errors import InvalidRequestError, Reason, SequenceConflictError, ToolCallStateError
-from claw_sessiond.model import EditResult, HistoryMark, Message
+from claw_sessiond.errors import (
+    InvalidRequestError,
+    PreconditionError,
+    Reason,
+    SequenceConflictError,
+    ToolCallStateError,
+)
+from claw_sessiond.model import EditResult, HistoryMark, Message, ToolCall
 from claw_sessiond.queries import SearchFilter, fts_query
 from claw_sessiond.storage import Storage
 from claw_sessiond.validate import prepare_edit
@@ -335,3 +341,19 @@ async def test_an_export_running_while_the_history_is_erased_is_refused(storage:
     with pytest.raises(SequenceConflictError):
         async for _rows in storage.export_pages(cursor, max_event_id):
             pass
+
+
+async def test_a_pending_call_still_unanswered_refuses_the_edit_that_would_cut_it(storage: Storage) -> None:
+    pending = Message("assistant", tool_calls=(ToolCall("approve", "deploy", "{}", pending=True),))
+    await append(storage, "s", user("deploy"), pending)
+    before = await snapshot(storage, "s")
+    with pytest.raises(PreconditionError) as caught:
+        await edit(storage, "s", user("no"), remove_last=1)
+    assert caught.value.reason == Reason.EDIT_SPLITS_CALL
+    assert await snapshot(storage, "s") == before
+    await append(storage, "s", result("approve", "done"))
+    assert [m.content for m in (await edit(storage, "s", remove_last=2)).removed] == ["", "done"]
+    await append(storage, "s", pending)
+    done = await edit(storage, "s", remove_last=1, discard_pending=True)
+    assert [c.id for m in done.removed for c in m.tool_calls] == ["approve"]
+    assert await contents(storage, "s") == ["deploy"]

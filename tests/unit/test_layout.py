@@ -37,6 +37,7 @@ PURE = (
     "claw_sessiond.legacy",
     "claw_sessiond.queries",
     "claw_sessiond.policy",
+    "claw_sessiond.state",
 )
 SQLITE = ("sqlite3", "aiosqlite")
 IO = ("grpc", *SQLITE, "os", "socket", "subprocess")  # asyncio is allowed: a long plan yields the loop

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -18,7 +18,7 @@ from . import errors as E
 from ._requests import append_request
 from ._responses import append_result_of
 from ._status import append_stream_error, closed_error, retryable
-from ._types import AppendResult, Message, ToolPolicy
+from ._types import AppendResult, Message, StateDelta, ToolPolicy
 from .api.v1 import sessiond_pb2 as pb
 
 if TYPE_CHECKING:
@@ -141,6 +141,7 @@ class AppendStream:
         workdir: str | None = None,
         run_id: str = "",
         tool_policy: ToolPolicy | None = None,
+        state_deltas: Sequence[StateDelta] = (),
     ) -> AppendResult:
         """Append messages atomically, in order (the arguments of :meth:`AsyncSessionClient.append`)."""
         client = self._client
@@ -154,6 +155,7 @@ class AppendStream:
             workdir=client._workdir(session_id, workdir),
             run_id=run_id,
             tool_policy=tool_policy,
+            state_deltas=state_deltas,
         )
         if self._order.locked():  # earlier appends are being re-sent: stay behind them
             return await self._unary(request)

@@ -13,14 +13,14 @@ import datetime as dt
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from . import errors as E
 from ._checks import check_ints, check_type
-from ._types import EntryUsage, Message, ToolCall, ToolPolicy
+from ._types import EntryUsage, Message, StateDelta, ToolCall, ToolPolicy
 from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
@@ -31,10 +31,13 @@ __all__ = [
     "build",
     "clear_request",
     "delete_request",
+    "deltas_pb",
     "event_payload",
     "export_request",
     "import_mode",
     "import_requests",
+    "json_object",
+    "labels_arg",
     "list_sessions_page_request",
     "list_sessions_request",
     "load_request",
@@ -46,6 +49,8 @@ __all__ = [
     "record_event_request",
     "record_usage_request",
     "split_export",
+    "strings_arg",
+    "tool_policy_pb",
     "usage_request",
 ]
 
@@ -194,6 +199,7 @@ def append_request(
     workdir: str,
     run_id: str,
     tool_policy: ToolPolicy | None = None,
+    state_deltas: Sequence[StateDelta] = (),
 ) -> pb.AppendRequest:
     """The AppendRequest of ``append`` (unary or streamed); a fresh request id unless one is given."""
     check_type("session_id", session_id, str)
@@ -203,6 +209,7 @@ def append_request(
     check_type("run_id", run_id, str)
     policy = tool_policy_pb(tool_policy)
     batch = message_batch(messages)
+    deltas = deltas_pb(state_deltas)
     return build(
         pb.AppendRequest,
         session_id=session_id,
@@ -212,8 +219,11 @@ def append_request(
         workdir=workdir,
         run_id=run_id,
         tool_policy=policy,
+        state_deltas=deltas,
     )
 
+
+# ---------------------------------------------------------------- state, labels, tool policy
 
 #: ``ToolPolicy.repair`` → the proto enum value.
 REPAIR_MODES: Final = {
@@ -222,6 +232,67 @@ REPAIR_MODES: Final = {
     "drop": pb.REPAIR_MODE_DROP,
     "off": pb.REPAIR_MODE_OFF,
 }
+
+
+def deltas_pb(state_deltas: object, field: str = "state_deltas") -> list[pb.StateDelta]:
+    """State deltas → protos (each delta's mapping JSON-encoded).
+
+    Raises:
+        TypeError: not a sequence of :class:`StateDelta`, or a delta that is not a JSON-serialisable mapping.
+    """
+    if isinstance(state_deltas, (str, bytes, Mapping, StateDelta)) or not isinstance(state_deltas, Iterable):
+        raise TypeError(f"{field}: expected a list of StateDelta, got {type(state_deltas).__name__}")
+    out = []
+    for i, d in enumerate(state_deltas):
+        if not isinstance(d, StateDelta):
+            raise TypeError(f"{field}[{i}]: expected a StateDelta, got {type(d).__name__} ({d!r:.80})")
+        check_type(f"{field}[{i}].scope", d.scope, str)
+        out.append(build(pb.StateDelta, scope=d.scope, delta=json_object(d.delta, f"{field}[{i}].delta")))
+    return out
+
+
+def json_object(value: object, field: str) -> str:
+    """A mapping as JSON object text (None values kept: in a delta they remove keys).
+
+    Raises:
+        TypeError: not a mapping with str keys, or not JSON-serialisable.
+    """
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{field}: expected a dict, got {type(value).__name__} ({value!r:.80})")
+    try:
+        return json.dumps(dict(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise TypeError(f"{field}: expected a JSON-serialisable dict: {exc}") from None
+
+
+def labels_arg(labels: object, field: str = "labels") -> dict[str, str]:
+    """A labels argument: a mapping of str to str (None: none).
+
+    Raises:
+        TypeError: naming the field and the key.
+    """
+    if labels is None:
+        return {}
+    if not isinstance(labels, Mapping):
+        raise TypeError(f"{field}: expected a dict of str to str, got {type(labels).__name__} ({labels!r:.80})")
+    for key, value in labels.items():
+        check_type(f"{field} key", key, str)
+        check_type(f"{field}[{key!r}]", value, str)
+    return dict(labels)
+
+
+def strings_arg(values: object, field: str) -> list[str]:
+    """A list-of-str argument (a single str is refused: it would be taken letter by letter).
+
+    Raises:
+        TypeError: naming the field and the item.
+    """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{field}: expected a list of str, got {type(values).__name__} ({values!r:.80})")
+    out = list(values)
+    for i, v in enumerate(out):
+        check_type(f"{field}[{i}]", v, str)
+    return out
 
 
 def tool_policy_pb(policy: ToolPolicy | None, field: str = "tool_policy") -> pb.ToolPolicy | None:
@@ -342,11 +413,13 @@ def load_request(
     last: int | None = None,
     after_position: int | None = None,
     after_time: dt.datetime | None = None,
+    scopes: object = (),
 ) -> tuple[pb.LoadRequest, str]:
     """Load's request, and the absolute workdir it carries (the client remembers it for later mutations).
 
     ``no_repair`` (or ``repair`` False): a Load that writes nothing at all. ``last``,
-    ``after_position``, ``after_time``: a bounded load (at most one of them).
+    ``after_position``, ``after_time``: a bounded load (at most one of them); ``scopes``: shared
+    scopes whose states to return too.
 
     Raises:
         TypeError: a bound of the wrong type.
@@ -371,6 +444,9 @@ def load_request(
         )
     wd = load_workdir(workdir)
     fields: dict[str, Any] = {"session_id": session_id, "workdir": wd, "no_repair": no_repair or not repair}
+    names = strings_arg(scopes, "scopes")
+    if names:
+        fields["scopes"] = names
     if last is not None:
         fields["last"] = last
     if after_position is not None:
@@ -470,16 +546,20 @@ def record_event_request(
     )
 
 
-def list_sessions_request(id_contains: str, limit: int) -> pb.ListSessionsRequest:
+def list_sessions_request(id_contains: str, limit: int, labels: object = None) -> pb.ListSessionsRequest:
     """ListSessions' request for ``list_sessions`` (arguments checked by type)."""
     check_type("id_contains", id_contains, str)
     check_ints(limit=limit)
-    return build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit)
+    return build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit, labels=labels_arg(labels))
 
 
-def list_sessions_page_request(id_contains: str, limit: int, page_token: str) -> pb.ListSessionsRequest:
+def list_sessions_page_request(
+    id_contains: str, limit: int, page_token: str, labels: object = None
+) -> pb.ListSessionsRequest:
     """ListSessions' request for ``list_sessions_page`` (a wrong type is an InvalidRequestError from :func:`build`)."""
-    return build(pb.ListSessionsRequest, id_contains=id_contains, limit=limit, page_token=page_token)
+    return build(
+        pb.ListSessionsRequest, id_contains=id_contains, limit=limit, page_token=page_token, labels=labels_arg(labels)
+    )
 
 
 def usage_request(session_id: str) -> pb.GetUsageRequest:

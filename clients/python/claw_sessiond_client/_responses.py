@@ -7,6 +7,7 @@ A reply that breaks the protocol (a Load stream without its last chunk) is an
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -29,6 +30,7 @@ from ._types import (
     SessionSummary,
     Stats,
     ToolCall,
+    ToolPolicy,
     Usage,
     UsageReport,
 )
@@ -47,8 +49,10 @@ __all__ = [
     "page_of",
     "recorded_usage_of",
     "session_of",
+    "state_of",
     "stats_of",
     "summaries_of",
+    "tool_policy_of",
     "usage_of",
     "usage_report_of",
 ]
@@ -123,7 +127,31 @@ def session_of(s: pb.Session) -> Session:
         s.last_position,
         s.stored,
         s.message_count,
+        state_of(s.state),
+        dict(s.labels),
+        tool_policy_of(s.tool_policy),
+        s.forked_from,
+        s.forked_at_position,
+        s.incarnation,
     )
+
+
+_REPAIR_NAMES: Final = {
+    pb.REPAIR_MODE_SYNTHESIZE: "synthesize",
+    pb.REPAIR_MODE_DROP: "drop",
+    pb.REPAIR_MODE_OFF: "off",
+}
+
+
+def tool_policy_of(p: pb.ToolPolicy) -> ToolPolicy:
+    """Proto tool policy → client type (``repair`` None when unset)."""
+    return ToolPolicy(_REPAIR_NAMES.get(p.repair), p.allow_orphan_results, p.allow_unparsed_calls)
+
+
+def state_of(text: str) -> dict[str, Any]:
+    """A JSON state as the daemon sends it ("" or "{}" for none) → a dict."""
+    value = json.loads(text) if text else {}
+    return value if isinstance(value, dict) else {}
 
 
 def load_result_of(chunks: Sequence[pb.LoadResponse]) -> LoadResult:
@@ -143,6 +171,7 @@ def load_result_of(chunks: Sequence[pb.LoadResponse]) -> LoadResult:
         first.trace_id,
         first.complete,
         first.start_position,
+        {st.scope: state_of(st.state) for st in first.scope_states},
     )
 
 
@@ -163,6 +192,8 @@ def summaries_of(r: pb.ListSessionsResponse) -> list[SessionSummary]:
             _time(s.updated_at, s.HasField("updated_at")),
             s.workdir,
             s.last_position,
+            dict(s.labels),
+            _time(s.created_at, s.HasField("created_at")),
         )
         for s in r.sessions
     ]

@@ -24,6 +24,7 @@ __all__ = [
     "DeleteResult",
     "EditTailResult",
     "EntryUsage",
+    "ForkResult",
     "ImportResult",
     "InFlightCall",
     "LoadResult",
@@ -34,6 +35,7 @@ __all__ = [
     "Session",
     "SessionPage",
     "SessionSummary",
+    "StateDelta",
     "Stats",
     "ToolCall",
     "ToolPolicy",
@@ -227,8 +229,25 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class StateDelta:
+    """A change to a JSON state: each key of ``delta`` is set to its value, a None value removes the key.
+
+    ``scope`` "" is the session's own state; a name (``"app:weather"``, 1-256 bytes) is a state
+    shared by every session that names it.
+    """
+
+    delta: Mapping[str, Any]
+    scope: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
-    """Session metadata as returned by Load."""
+    """Session metadata as returned by Load (and by ``create_session``, ``fork_session``, ``update_session``).
+
+    ``state`` is the session's own JSON state; ``labels`` its labels; ``tool_policy`` its default
+    tool-call rules; ``forked_from`` and ``forked_at_position`` where a forked session came from;
+    ``incarnation`` changes when the session is deleted and created again.
+    """
 
     id: str
     workdir: str
@@ -238,6 +257,12 @@ class Session:
     last_position: int
     stored: bool
     message_count: int
+    state: dict[str, Any] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    tool_policy: ToolPolicy = field(default_factory=ToolPolicy)
+    forked_from: str = ""
+    forked_at_position: int = 0
+    incarnation: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +297,8 @@ class LoadResult:
     complete: bool = True
     #: Position of the first entry returned (0 if none).
     start_position: int = 0
+    scope_states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The states of the shared scopes asked for (``load(..., scopes=[...])``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +356,17 @@ class SessionSummary:
     updated_at: dt.datetime | None
     workdir: str
     last_position: int
+    labels: dict[str, str] = field(default_factory=dict)
+    created_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForkResult:
+    """What :meth:`fork_session` returns: the new session, how many entries it copied, and whether it was a replay."""
+
+    session: Session
+    entries_copied: int
+    replayed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

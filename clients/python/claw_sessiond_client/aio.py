@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, BinaryIO, TypeVar
 
 import grpc
@@ -54,6 +55,7 @@ from ._responses import (
     usage_report_of,
 )
 from ._runs import END_RUN_TIMEOUT_S, WatchCursor, attach_request, end_run_request, ping_task, run_of
+from ._session_ops import AsyncSessionOps
 from ._status import error_from_rpc
 from ._types import (
     AppendResult,
@@ -66,6 +68,7 @@ from ._types import (
     Run,
     SessionPage,
     SessionSummary,
+    StateDelta,
     Stats,
     ToolPolicy,
     Usage,
@@ -81,7 +84,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class AsyncSessionClient(AsyncEditOps):
+class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -264,28 +267,18 @@ class AsyncSessionClient(AsyncEditOps):
         last: int | None = None,
         after_position: int | None = None,
         after_time: dt.datetime | None = None,
+        scopes: Iterable[str] = (),
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
-        Args:
-            session_id: the session.
-            workdir: the caller's working folder (default: the current folder).
-                Later mutations through this client store it.
-            repair: False to only look: interrupted calls stay open (nothing is written).
-            no_repair: True to only look: interrupted calls stay open and nothing at all is
-                written (``repair=False`` says the same).
-            last: only the last N visible entries (a bounded read: its cost does not grow
-                with the history). At most one of ``last``, ``after_position`` and ``after_time``.
-            after_position: only the entries after this position.
-            after_time: only the entries from the first one stored after this time (a naive
-                datetime is UTC).
-
-        A bounded load sets ``complete`` False when it left visible entries out, and
-        ``start_position`` to the first returned entry's position.
+        The arguments are those of :meth:`SessionClient.load <claw_sessiond_client.sync.SessionClient.load>`
+        (``repair``/``no_repair`` to only look; ``last``, ``after_position``, ``after_time`` for a
+        bounded read whose cost does not grow with the history; ``scopes`` for shared states).
         """
-        request, wd = load_request(
-            session_id, workdir, repair, no_repair, last=last, after_position=after_position, after_time=after_time
-        )
+        # The default workdir is the current folder: read off the event loop (os.getcwd is file
+        # system I/O; LangChain's tests fail a coroutine that does it on the loop).
+        build = functools.partial(load_request, last=last, after_position=after_position, after_time=after_time)
+        request, wd = await asyncio.to_thread(build, session_id, workdir, repair, no_repair, scopes=scopes)
         result = await self._call(lambda: self._load_chunks(request))
         self._workdirs[session_id] = wd
         return result
@@ -300,6 +293,7 @@ class AsyncSessionClient(AsyncEditOps):
         workdir: str | None = None,
         run_id: str = "",
         tool_policy: ToolPolicy | None = None,
+        state_deltas: Sequence[StateDelta] = (),
     ) -> AppendResult:
         """Append messages atomically, in order.
 
@@ -309,6 +303,7 @@ class AsyncSessionClient(AsyncEditOps):
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
             tool_policy: tool-call rules for this append (its fields win over the session's where set).
+            state_deltas: state changes applied in the same transaction (all or none with the messages).
         """
         request = append_request(
             session_id,
@@ -318,6 +313,7 @@ class AsyncSessionClient(AsyncEditOps):
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
             tool_policy=tool_policy,
+            state_deltas=state_deltas,
         )
         return await self._send_append(request)
 
@@ -380,14 +376,22 @@ class AsyncSessionClient(AsyncEditOps):
         request = record_event_request(session_id, kind, payload, request_id)
         return await self._call(lambda: _then(self._stub.RecordEvent(request, timeout=self.timeout_s), event_id_of))
 
-    async def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[SessionSummary]:
-        """Stored sessions, most recently updated first."""
-        request = list_sessions_request(id_contains, limit)
+    async def list_sessions(
+        self, id_contains: str = "", limit: int = 100, labels: Mapping[str, str] | None = None
+    ) -> list[SessionSummary]:
+        """Stored sessions, most recently updated first (only those carrying every one of ``labels``, if given)."""
+        request = list_sessions_request(id_contains, limit, labels)
         return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), summaries_of))
 
-    async def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
+    async def list_sessions_page(
+        self,
+        id_contains: str = "",
+        limit: int = 100,
+        page_token: str = "",
+        labels: Mapping[str, str] | None = None,
+    ) -> SessionPage:
         """One page of stored sessions (most recently updated first), the next page's token and the total."""
-        request = list_sessions_page_request(id_contains, limit, page_token)
+        request = list_sessions_page_request(id_contains, limit, page_token, labels)
         return await self._call(lambda: _then(self._stub.ListSessions(request, timeout=self.timeout_s), page_of))
 
     async def usage(self, session_id: str) -> UsageReport:

@@ -10,7 +10,8 @@ message text. A raw ``grpc.RpcError`` never escapes the client library::
     ├── SessionNotFoundError     NOT_FOUND
     ├── ToolCallStateError       FAILED_PRECONDITION (UNKNOWN_TOOL_CALL, TOOL_CALL_ALREADY_ANSWERED)
     ├── PreconditionError        FAILED_PRECONDITION (other reasons: SESSION_EXISTS, RUN_ALREADY_OWNED, ...)
-    ├── AlreadyExistsError       ALREADY_EXISTS (CLIENT_ID_EXISTS: an entry with that client id is stored)
+    ├── AlreadyExistsError       ALREADY_EXISTS (CLIENT_ID_EXISTS: an entry with that client id is stored;
+    │                            SESSION_EXISTS: CreateSession or ForkSession to a stored id)
     ├── SequenceConflictError    ABORTED
     ├── WatchLaggedError         ABORTED (a Watch fell too far behind; resume from its last position)
     ├── StorageError             UNAVAILABLE
@@ -143,7 +144,8 @@ class PreconditionError(SessiondError):
 
 class AlreadyExistsError(SessiondError):
     """What the call would create is already stored (``CLIENT_ID_EXISTS``: an entry with that client id is in
-    the session's visible history, or twice in one request). Nothing was written."""
+    the session's visible history, or twice in one request; ``SESSION_EXISTS``: CreateSession or ForkSession to
+    a stored id). Nothing was written."""
 
     default_reason = Reason.CLIENT_ID_EXISTS
 

@@ -12,7 +12,7 @@ import contextlib
 import datetime as dt
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, BinaryIO, TypeVar
 
 import grpc
@@ -52,6 +52,7 @@ from ._responses import (
     usage_report_of,
 )
 from ._runs import END_RUN_TIMEOUT_S, ThreadPinger, WatchCursor, attach_request, end_run_request, run_of
+from ._session_ops import SyncSessionOps
 from ._status import error_from_rpc
 from ._types import (
     AppendResult,
@@ -64,6 +65,7 @@ from ._types import (
     Run,
     SessionPage,
     SessionSummary,
+    StateDelta,
     Stats,
     ToolPolicy,
     Usage,
@@ -78,7 +80,7 @@ __all__ = ["SessionClient"]
 T = TypeVar("T")
 
 
-class SessionClient(SyncEditOps):
+class SessionClient(SyncEditOps, SyncSessionOps):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -233,6 +235,7 @@ class SessionClient(SyncEditOps):
         last: int | None = None,
         after_position: int | None = None,
         after_time: dt.datetime | None = None,
+        scopes: Iterable[str] = (),
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
@@ -250,10 +253,18 @@ class SessionClient(SyncEditOps):
                 datetime is UTC).
 
         A bounded load sets ``complete`` False when it left visible entries out, and
-        ``start_position`` to the first returned entry's position.
+        ``start_position`` to the first returned entry's position; ``scopes``: shared scopes
+        whose states to return too (``LoadResult.scope_states``).
         """
         request, wd = load_request(
-            session_id, workdir, repair, no_repair, last=last, after_position=after_position, after_time=after_time
+            session_id,
+            workdir,
+            repair,
+            no_repair,
+            last=last,
+            after_position=after_position,
+            after_time=after_time,
+            scopes=scopes,
         )
         result = self._call(lambda: load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
         self._workdirs[session_id] = wd
@@ -269,6 +280,7 @@ class SessionClient(SyncEditOps):
         workdir: str | None = None,
         run_id: str = "",
         tool_policy: ToolPolicy | None = None,
+        state_deltas: Sequence[StateDelta] = (),
     ) -> AppendResult:
         """Append messages atomically, in order.
 
@@ -278,6 +290,7 @@ class SessionClient(SyncEditOps):
             request_id: idempotency key (default: a fresh one, reused by retries).
             run_id: the run (from :meth:`attach`) that owns the tool calls appended.
             tool_policy: tool-call rules for this append (its fields win over the session's where set).
+            state_deltas: state changes applied in the same transaction (all or none with the messages).
         """
         request = append_request(
             session_id,
@@ -287,6 +300,7 @@ class SessionClient(SyncEditOps):
             workdir=self._workdir(session_id, workdir),
             run_id=run_id,
             tool_policy=tool_policy,
+            state_deltas=state_deltas,
         )
         return self._call(lambda: append_result_of(self._stub.Append(request, timeout=self.timeout_s)))
 
@@ -347,14 +361,22 @@ class SessionClient(SyncEditOps):
         request = record_event_request(session_id, kind, payload, request_id)
         return self._call(lambda: event_id_of(self._stub.RecordEvent(request, timeout=self.timeout_s)))
 
-    def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[SessionSummary]:
-        """Stored sessions, most recently updated first."""
-        request = list_sessions_request(id_contains, limit)
+    def list_sessions(
+        self, id_contains: str = "", limit: int = 100, labels: Mapping[str, str] | None = None
+    ) -> list[SessionSummary]:
+        """Stored sessions, most recently updated first (only those carrying every one of ``labels``, if given)."""
+        request = list_sessions_request(id_contains, limit, labels)
         return self._call(lambda: summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
-    def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
+    def list_sessions_page(
+        self,
+        id_contains: str = "",
+        limit: int = 100,
+        page_token: str = "",
+        labels: Mapping[str, str] | None = None,
+    ) -> SessionPage:
         """One page of stored sessions (most recently updated first), the next page's token and the total."""
-        request = list_sessions_page_request(id_contains, limit, page_token)
+        request = list_sessions_page_request(id_contains, limit, page_token, labels)
         return self._call(lambda: page_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
     def usage(self, session_id: str) -> UsageReport:

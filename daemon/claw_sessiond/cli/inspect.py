@@ -33,7 +33,15 @@ from .offline import add_offline_options
 from .options import Command, add_session_argument, set_epilog
 from .output import clip, cost, print_json, rfc3339, short_time, table, usage_json
 from .termsafe import visible
-from .transcript import Transcript, audit_events, read_transcript, render_transcript, stored_workdir, transcript_json
+from .transcript import (
+    Transcript,
+    audit_events,
+    labels_text,
+    read_transcript,
+    render_transcript,
+    stored_workdir,
+    transcript_json,
+)
 
 __all__ = ["LS", "SHOW", "STATS", "ls", "parse_since", "show", "stats"]
 
@@ -57,8 +65,23 @@ def _limit(text: str) -> int:
     return value
 
 
+def _label(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"not KEY=VALUE: {text!r} (for example app=weather)")
+    return key, value
+
+
 def _add_ls(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--contains", default="", metavar="TEXT", help="only sessions whose id contains TEXT")
+    parser.add_argument(
+        "--label",
+        type=_label,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="only sessions with this label (exactly this value); repeat for several (all must match)",
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--limit", type=_limit, default=100, metavar="N", help="at most N sessions (default 100)")
     group.add_argument("--all", action="store_true", help="every session (pages through ListSessions)")
@@ -72,10 +95,11 @@ def _add_ls(parser: argparse.ArgumentParser) -> None:
 
 def _ls(args: argparse.Namespace, client: SessionClient) -> int:
     """List stored sessions, most recently updated first."""
-    page = client.list_sessions_page(args.contains, MAX_PAGE if args.all else args.limit)
+    labels = dict(args.label)
+    page = client.list_sessions_page(args.contains, MAX_PAGE if args.all else args.limit, labels=labels)
     sessions, total = list(page.sessions), page.total
     while args.all and page.next_page_token:
-        page = client.list_sessions_page(args.contains, MAX_PAGE, page.next_page_token)
+        page = client.list_sessions_page(args.contains, MAX_PAGE, page.next_page_token, labels=labels)
         sessions += page.sessions
     if args.json:
         print_json(
@@ -88,6 +112,8 @@ def _ls(args: argparse.Namespace, client: SessionClient) -> int:
                         "usage": usage_json(s.usage),
                         "updated_at": rfc3339(s.updated_at),
                         "workdir": s.workdir,
+                        "labels": dict(sorted(s.labels.items())),
+                        "created_at": rfc3339(s.created_at),
                     }
                     for s in sessions
                 ],
@@ -98,10 +124,12 @@ def _ls(args: argparse.Namespace, client: SessionClient) -> int:
     if not sessions:
         print("no sessions")
         return EXIT_OK
-    rows = [["ID", "MESSAGES", "TOKENS", "COST", "UPDATED"]]
+    with_labels = any(s.labels for s in sessions)  # the LABELS column only when there are some
+    rows = [["ID", "MESSAGES", "TOKENS", "COST", "UPDATED", *(["LABELS"] if with_labels else [])]]
     for s in sessions:
         tokens = s.usage.input_tokens + s.usage.output_tokens
-        rows.append([s.id, str(s.message_count), str(tokens), cost(s.usage), short_time(s.updated_at)])
+        row = [s.id, str(s.message_count), str(tokens), cost(s.usage), short_time(s.updated_at)]
+        rows.append(row + ([labels_text(s.labels)] if with_labels else []))
     table(rows, right={1, 2}, shrink=0)
     if len(sessions) < total:
         sys.stdout.flush()

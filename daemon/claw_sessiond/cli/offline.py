@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -44,6 +45,7 @@ from .. import events, export
 from ..errors import SessiondError as DomainError
 from ..storage import Storage, open_read_only
 from ..validate import check_list_sessions
+from ..validate_sessions import check_label_filter
 from .failure import report_error
 from .termsafe import visible
 
@@ -159,11 +161,13 @@ class OfflineClient:
 
     # -- the SessionClient methods the inspection commands call
 
-    def list_sessions(self, id_contains: str = "", limit: int = 100) -> list[SessionSummary]:
+    def list_sessions(
+        self, id_contains: str = "", limit: int = 100, labels: dict[str, str] | None = None
+    ) -> list[SessionSummary]:
         """Stored sessions, most recently updated first (as ``SessionClient.list_sessions``)."""
         try:
             limit = check_list_sessions(id_contains, limit)
-            rows = self._run(self.store.list_sessions(id_contains, limit))
+            rows = self._run(self.store.list_sessions(id_contains, limit, None, check_label_filter(labels or {})))
         except DomainError as exc:
             raise OfflineError(exc.message) from exc
         return [_summary(r) for r in rows]
@@ -207,7 +211,9 @@ class OfflineClient:
         figures["daemon"] = "not running (read-only view)"
         return Stats(figures)
 
-    def list_sessions_page(self, id_contains: str = "", limit: int = 100, page_token: str = "") -> SessionPage:
+    def list_sessions_page(
+        self, id_contains: str = "", limit: int = 100, page_token: str = "", labels: dict[str, str] | None = None
+    ) -> SessionPage:
         """One page of :meth:`list_sessions`, with the same cursor and total as ListSessions."""
         from ..validate import page_after as _page_after
         from ..validate import page_key as _page_key
@@ -215,10 +221,13 @@ class OfflineClient:
 
         try:
             limit = check_list_sessions(id_contains, limit)
+            match = check_label_filter(labels or {})
             after = _page_after(page_token) if page_token else None
-            rows = self._run(self.store.list_sessions(id_contains, limit, after))
-            total = int(self._run(self.store.count_sessions(id_contains)))
-            more = len(rows) == limit and bool(self._run(self.store.list_sessions(id_contains, 1, _page_key(rows[-1]))))
+            rows = self._run(self.store.list_sessions(id_contains, limit, after, match))
+            total = int(self._run(self.store.count_sessions(id_contains, match)))
+            more = len(rows) == limit and bool(
+                self._run(self.store.list_sessions(id_contains, 1, _page_key(rows[-1]), match))
+            )
         except DomainError as exc:
             raise OfflineError(exc.message) from exc
         return SessionPage([_summary(r) for r in rows], _page_token(rows[-1]) if more else "", total)
@@ -254,6 +263,11 @@ class OfflineClient:
             s.last_position,
             s.stored,
             s.message_count,
+            json.loads(s.settings.state),
+            dict(s.settings.labels),
+            forked_from=s.settings.forked_from,
+            forked_at_position=s.settings.forked_at_position,
+            incarnation=s.settings.incarnation,
         )
         return LoadResult(session, [_message(m) for m in messages], [], [])
 
@@ -263,7 +277,16 @@ def _usage(u: Any) -> Usage:
 
 
 def _summary(r: Any) -> SessionSummary:
-    return SessionSummary(r.id, r.message_count, _usage(r.usage), _time(r.updated_at), r.workdir, r.last_position)
+    return SessionSummary(
+        r.id,
+        r.message_count,
+        _usage(r.usage),
+        _time(r.updated_at),
+        r.workdir,
+        r.last_position,
+        dict(r.labels),
+        _time(r.created_at or None),
+    )
 
 
 def _message(m: Any) -> Message:

@@ -31,6 +31,7 @@ from .termsafe import visible
 __all__ = [
     "Transcript",
     "audit_events",
+    "labels_text",
     "message_json",
     "read_transcript",
     "render_transcript",
@@ -148,6 +149,10 @@ def transcript_json(t: Transcript) -> dict[str, Any]:
             "messages": s.message_count,
             "last_position": s.last_position,
             "usage": usage_json(s.usage),
+            "state": s.state,
+            "labels": dict(sorted(s.labels.items())),
+            "forked_from": s.forked_from,
+            "forked_at_position": s.forked_at_position,
         },
         "messages": [message_json(m) for m in t.messages],
         "messages_not_shown": t.hidden,
@@ -159,6 +164,11 @@ def transcript_json(t: Transcript) -> dict[str, Any]:
         "repaired_now": t.repaired_now,
         "audit_events": t.audit,
     }
+
+
+def labels_text(labels: dict[str, str]) -> str:
+    """Labels as ``key=value`` pairs in key order, one space apart."""
+    return " ".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
 def _call_state(t: Transcript, call_id: str) -> str:
@@ -205,6 +215,12 @@ def render_transcript(t: Transcript) -> str:
     console.print(
         line(f"messages {s.message_count}  tokens {u.input_tokens} in / {u.output_tokens} out  cost {visible(cost(u))}")
     )
+    if s.labels:
+        console.print(line(f"labels {visible(labels_text(s.labels))}"))
+    if s.forked_from:
+        console.print(line(f"forked from {visible(s.forked_from)} at position {s.forked_at_position}"))
+    if s.state:
+        console.print(line(f"state {visible(json.dumps(s.state, ensure_ascii=False, sort_keys=True))}"))
     if t.repaired_now:
         console.print(line((f"repaired now: {visible(', '.join(t.repaired_now))}", "yellow")))
     for call_id in t.open_calls:

@@ -22,7 +22,8 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..errors import InvalidRequestError, Reason
 from ..model import ImportMode, Message, SessionMeta, ToolCall, Usage, UsageDelta
-from ..policy import ToolPolicy
+from ..policy import ToolPolicy, policy_from_json, policy_json
+from ..state import EMPTY, ScopeState
 from ..validate import check_trace_id
 from .edge import Context
 
@@ -33,9 +34,12 @@ __all__ = [
     "import_mode_of",
     "message_from_pb",
     "message_pb",
+    "policy_text_of",
     "role_filter_of",
     "role_pb",
+    "scope_state_pb",
     "session_pb",
+    "session_policy_pb",
     "set_timestamp",
     "time_bound",
     "timestamp",
@@ -203,6 +207,7 @@ def message_pb(m: Message) -> pb.Message:
 
 def session_pb(s: SessionMeta) -> pb.Session:
     """Domain session metadata → proto."""
+    settings = s.settings
     return pb.Session(
         id=s.id,
         workdir=s.workdir,
@@ -212,7 +217,32 @@ def session_pb(s: SessionMeta) -> pb.Session:
         last_position=s.last_position,
         stored=s.stored,
         message_count=s.message_count,
+        state=settings.state,
+        labels=dict(settings.labels),
+        tool_policy=session_policy_pb(settings.tool_policy) if settings.tool_policy != EMPTY else None,
+        forked_from=settings.forked_from,
+        forked_at_position=settings.forked_at_position,
+        incarnation=settings.incarnation,
     )
+
+
+def session_policy_pb(text: str) -> pb.ToolPolicy:
+    """A session's stored tool policy (JSON text, ``policy.policy_json``) → proto."""
+    return tool_policy_pb(policy_from_json(text))
+
+
+def policy_text_of(policy: pb.ToolPolicy) -> str:
+    """A request's tool policy → its stored text (``{"repair"?, "allow_orphan_results"?, ...}``, unset omitted).
+
+    Raises:
+        InvalidRequestError: a repair mode this daemon does not know.
+    """
+    return policy_json(tool_policy_of(policy))
+
+
+def scope_state_pb(s: ScopeState) -> pb.ScopeState:
+    """A shared scope's state → proto."""
+    return pb.ScopeState(scope=s.scope, state=s.state, updated_at=timestamp(s.updated_at))
 
 
 def message_from_pb(m: pb.Message) -> Message:

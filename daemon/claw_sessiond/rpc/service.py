@@ -43,11 +43,13 @@ from ..validate import (
     prepare_append,
     prepare_usage,
 )
+from ..validate_sessions import check_label_filter, check_scopes
 from ..watch import Watcher, WatchHub
 from .convert import (
     event_kind_of,
     fill_message_pb,
     message_from_pb,
+    scope_state_pb,
     session_pb,
     time_bound,
     timestamp,
@@ -59,6 +61,7 @@ from .edge import Context, append_error, edge, stream_edge
 from .service_edits import EditRpcs
 from .service_history import HistoryRpcs
 from .service_runs import RunRpcs
+from .service_sessions import SessionRpcs
 from .service_watch import WatchRpcs
 
 __all__ = ["APPEND_STREAM_WINDOW", "LOAD_CHUNK_BYTES", "LOAD_YIELD_EVERY", "SessionService"]
@@ -79,7 +82,7 @@ async def _one_page(messages: list[Message]) -> AsyncGenerator[list[Message], No
     yield messages
 
 
-class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
+class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     """Implements claw.sessiond.v1.SessionService on a :class:`Store`."""
 
     def __init__(self, store: Storage, config: Config, owners: RunRegistry, watch_hub: WatchHub | None = None) -> None:
@@ -103,6 +106,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, pb_grpc.SessionS
     async def Load(self, request: pb.LoadRequest, context: Context) -> Any:
         check_session_id(request.session_id)
         check_workdir(request.workdir, required=True)
+        scopes = check_scopes(list(request.scopes), required=False)
         window = check_load_window(request.last, request.after_position, time_bound(request, "after_time"))
         trace_id = trace_id_of(request.trace_id, context)
         self.confirm_owner(request.session_id)  # the kernel's word on the owner's process, before any repair
@@ -122,6 +126,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, pb_grpc.SessionS
                 for c in result.in_flight
             ],
             trace_id=trace_id,
+            scope_states=[scope_state_pb(s) for s in await self.store.scope_states(scopes)] if scopes else [],
         )
         # A large repair's report (up to --max-open-tool-calls entries) is built in
         # slices, yielding to the loop between them.
@@ -241,6 +246,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, pb_grpc.SessionS
             max_batch_messages=self.config.max_batch_messages,
             max_entry_bytes=self.config.max_entry_bytes,
             tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
+            state_deltas=[(d.scope, d.delta) for d in request.state_deltas],
         )
         result = await self.store.append(job)
         return pb.AppendResponse(
@@ -314,10 +320,13 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, pb_grpc.SessionS
     @edge
     async def ListSessions(self, request: pb.ListSessionsRequest, context: Context) -> Any:
         limit = check_list_sessions(request.id_contains, request.limit)
+        labels = check_label_filter(request.labels)
         after = page_after(request.page_token) if request.page_token else None
-        rows = await self.store.list_sessions(request.id_contains, limit, after)
-        total = await self.store.count_sessions(request.id_contains)
-        more = len(rows) == limit and len(await self.store.list_sessions(request.id_contains, 1, page_key(rows[-1])))
+        rows = await self.store.list_sessions(request.id_contains, limit, after, labels)
+        total = await self.store.count_sessions(request.id_contains, labels)
+        more = len(rows) == limit and len(
+            await self.store.list_sessions(request.id_contains, 1, page_key(rows[-1]), labels)
+        )
         return pb.ListSessionsResponse(
             next_page_token=page_token(rows[-1]) if more else "",
             total=total,
@@ -329,6 +338,8 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, pb_grpc.SessionS
                     updated_at=timestamp(r.updated_at),
                     workdir=r.workdir,
                     last_position=r.last_position,
+                    labels=dict(r.labels),
+                    created_at=timestamp(r.created_at),
                 )
                 for r in rows
             ],

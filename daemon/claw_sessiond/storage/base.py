@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import time
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, Protocol
@@ -59,6 +59,7 @@ from ..model import (
 )
 from ..policy import ToolPolicy
 from ..queries import SearchFilter, SearchRow, UsageRow
+from ..state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
 
 __all__ = [
     "BACKUP_CHUNK_BYTES",
@@ -332,14 +333,22 @@ class Storage(Protocol):
         ...
 
     async def list_sessions(
-        self, id_contains: str, limit: int, after: tuple[str, str] | None = None
+        self,
+        id_contains: str,
+        limit: int,
+        after: tuple[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> list[SessionSummary]:
-        """Sessions whose id contains ``id_contains``, most recently updated first, after the
-        (updated_at, session_id) keyset cursor ``after``."""
+        """Sessions whose id contains ``id_contains`` and that carry every one of ``labels`` (exact values),
+        most recently updated first, after the (updated_at, session_id) keyset cursor ``after``."""
         ...
 
-    async def count_sessions(self, id_contains: str) -> int:
+    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
         """How many sessions :meth:`list_sessions` would list over all its pages."""
+        ...
+
+    async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
+        """The states of shared scopes in the order asked ("{}" and no time for a scope never written)."""
         ...
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
@@ -385,13 +394,45 @@ class Storage(Protocol):
     # -- writes
 
     async def append(self, job: AppendJob) -> AppendResult:
-        """Append validated messages, all or none."""
+        """Append validated messages, all or none, and apply its state deltas in the same transaction."""
         ...
 
     async def record_usage(
         self, session_id: str, delta: UsageDelta, *, request_id: str, workdir: str, trace_id: str
     ) -> UsageResult:
         """Add usage to the session's totals (creating the session if needed)."""
+        ...
+
+    async def create_session(self, job: CreateJob) -> SessionResult:
+        """Create an empty session with its initial state, labels and tool policy; a retry with the same
+        request id replays (the session as it is now).
+
+        Raises:
+            AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
+        """
+        ...
+
+    async def fork_session(self, job: ForkJob) -> ForkResult:
+        """Create a session whose history is a copy of another's visible entries up to a position (positions
+        1..n, items and synthetic repairs as stored; open calls without run ownership), with its state, tool
+        policy and labels (unless given) and its lineage; O(entries copied).
+
+        Raises:
+            SessionNotFoundError: the source is not stored.
+            AlreadyExistsError: reason SESSION_EXISTS, the new id is stored.
+            InvalidRequestError: the position is beyond the source's last one.
+        """
+        ...
+
+    async def update_session(self, job: UpdateJob) -> SessionResult:
+        """Apply state deltas (each a ``state`` event), label changes and a new default tool policy (a
+        ``session_settings`` event), all or none, if the last position is still the expected one.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+            SequenceConflictError: the last position moved.
+            InvalidRequestError: a state over its bound, more than 32 labels.
+        """
         ...
 
     async def clear(

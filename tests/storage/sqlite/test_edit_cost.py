@@ -1,4 +1,4 @@
-"""EditTail in SQLite: its cost is the entries it touches, not the history; pending calls refuse it.
+"""EditTail in SQLite: its cost is the entries it touches, not the history.
 
 The cost is counted, not timed: SQLite's progress handler is called every
 virtual-machine instruction of the writer's connection, so the number of
@@ -6,9 +6,6 @@ calls is the work the edit's transaction did (every row read is several
 instructions). An edit of a 10,000-entry session must cost what it costs on
 a 10-entry one, while one scan of the larger history costs thousands of
 times more (the guard that the counter sees reads at all).
-
-Pending calls (``tool_calls.pending``) are set here in the table itself: in
-this backend that column is what the edit reads.
 """
 
 from __future__ import annotations
@@ -20,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from claw_sessiond.errors import PreconditionError, Reason
-from claw_sessiond.model import EditResult, Message, ToolCall
+from claw_sessiond.model import EditResult, Message
 from claw_sessiond.storage.sqlite import SQLiteStorage
 from claw_sessiond.validate import prepare_append, prepare_edit
 from tests.helpers.figures import record
@@ -122,48 +118,3 @@ async def test_an_edit_costs_the_entries_it_touches_not_the_history(store: SQLit
     loaded = await store.load("big", "/w", "t", repair=False)
     assert loaded.session.message_count == 10_000 - 201
     record("edit_cost", steps_at_10=small, steps_at_10000=big, steps_after_200_pops=after_many_pops, scan=scan)
-
-
-async def _mark_pending(store: SQLiteStorage, session_id: str, call_id: str) -> None:
-    def run(conn: sqlite3.Connection) -> None:
-        conn.execute("UPDATE tool_calls SET pending = 1 WHERE session_id = ? AND call_id = ?", (session_id, call_id))
-
-    await store._writer.submit(run)
-
-
-def _dump(db: Path) -> list[str]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
-
-
-async def test_an_edit_that_would_cut_an_unanswered_pending_call_is_refused(store: SQLiteStorage) -> None:
-    call = ToolCall("approve-1", "deploy", "{}")
-    await store.append(_append("s", Message("user", "deploy it"), Message("assistant", tool_calls=(call,))))
-    await _mark_pending(store, "s", "approve-1")
-    before = _dump(store.path)
-    with pytest.raises(PreconditionError) as caught:
-        await store.edit_tail(_edit("s", remove_last=1))
-    assert caught.value.reason == Reason.EDIT_SPLITS_CALL and "approve-1" in caught.value.message
-    with pytest.raises(PreconditionError):  # also when the pending call is deeper in the removed tail
-        await store.edit_tail(_edit("s", Message("user", "no"), remove_last=2))
-    assert _dump(store.path) == before
-    # Removing the user message after it is fine: the pending call stays.
-    await store.append(_append("s", Message("user", "later")))
-    assert [m.content for m in (await store.edit_tail(_edit("s", remove_last=1))).removed] == ["later"]
-    # Once the call is answered, its assistant may go (with its result).
-    await store.append(_append("s", Message("tool", "approved and done", tool_call_id="approve-1")))
-    done = await store.edit_tail(_edit("s", remove_last=2))
-    assert [m.role for m in done.removed] == ["assistant", "tool"]
-
-
-async def test_discard_pending_removes_a_pending_call_on_purpose(store: SQLiteStorage) -> None:
-    call = ToolCall("approve-2", "deploy", "{}")
-    await store.append(_append("s", Message("assistant", tool_calls=(call,))))
-    await _mark_pending(store, "s", "approve-2")
-    done = await store.edit_tail(_edit("s", Message("user", "never mind"), remove_last=1, discard_pending=True))
-    assert [c.id for m in done.removed for c in m.tool_calls] == ["approve-2"]
-    loaded = await store.load("s", "/w", "t")
-    assert loaded.repairs == [] and [m.content for m in loaded.messages] == ["never mind"]

@@ -7,7 +7,10 @@ so the client itself keeps depending on grpcio, protobuf and
 googleapis-common-protos alone. Nothing outside ``contrib`` imports from it.
 An adapter only uses the public API (``from claw_sessiond_client import ...``).
 
-There are none yet.
+- ``claw_sessiond_client.contrib.langchain``: a LangChain chat message history
+  (extra ``langchain``).
+- :mod:`claw_sessiond_client.contrib.adk`: ``ClawSessionService``, Google ADK's
+  ``BaseSessionService`` (extra ``adk``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Import in SQLite: an imported session's events written, and its derived rows rebuilt by ``rules.fold_events``."""
+"""Import in SQLite: an imported session's events written, and its derived rows rebuilt by ``rules.fold_events``
+(and its settings by ``state.fold_settings``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sqlite3
 from ... import rules
 from ...export import ImportedSession
 from ...model import ImportMode, Usage
+from .state_tx import rebuild_settings_in_tx
 from .tx import SESSION_COLS, delete_in_tx, new_incarnation, open_call_count_in_tx, session_in_tx
 
 __all__ = ["import_in_tx"]
@@ -41,6 +43,7 @@ def import_in_tx(conn: sqlite3.Connection, session: ImportedSession, mode: Impor
             (sid, position, e.type, e.trace_id, e.ts, e.schema_version, payload, e.format, e.item, e.client_id),
         )
     _rebuild_in_tx(conn, sid, workdir, created_at, updated_at)
+    rebuild_settings_in_tx(conn, sid)  # state, labels, tool policy and lineage, from the same events
     if max_open_calls:
         # Refused rather than stored: its repair would hold the writer beyond the bound.
         rules.check_imported_open_calls(open_call_count_in_tx(conn, sid), max_open_calls, sid)

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -42,11 +42,13 @@ from ...model import (
 from ...policy import ToolPolicy, policy_from_json
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ...repair import RepairPlan
+from ...state import parse_labels
 from ..base import HistoryItem, RunRegistry, StorageCounters
 from . import queries, reads
 from .calls_tx import open_call
 from .errors import map_sqlite_errors
 from .repair_tx import repair_chunk_in_tx, repair_in_tx
+from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from .tx import OPEN_CALLS_SQL, SESSION_COLS, session_meta, session_row
 from .window import read_window
 from .writer import Writer
@@ -147,10 +149,14 @@ class SQLiteReads:
         async with self._reader() as conn:
             try:
                 await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                cur = await conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
-                row = session_row(await cur.fetchone())
-                if row is None:
+                cur = await conn.execute(
+                    f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = ?", (session_id,)
+                )
+                values = await cur.fetchone()
+                row = session_row(values)
+                if row is None or values is None:
                     return LoadResult(session_meta(None, session_id, workdir), [])
+                settings = settings_of(values[-SETTINGS_COUNT:])
                 rows = await conn.execute_fetchall(
                     OPEN_CALLS_SQL,
                     (session_id,),
@@ -175,7 +181,7 @@ class SQLiteReads:
                     dropped = tuple(c.tool_call_id for c in split.dropped)
                     entries = await reads.entries_with_items(conn, session_id, repairing.drop_positions(split.dropped))
                     hidden = repairing.hidden_count(entries, set(dropped))
-                meta = session_meta(row, session_id, workdir)
+                meta = session_meta(row, session_id, workdir, settings)
                 meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
                 if not to_repair or not repair:
                     flights = repairing.flights(in_flight)
@@ -318,32 +324,51 @@ class SQLiteReads:
         return incarnation, [(r[0], history_item(*r)) for r in rows], more
 
     async def list_sessions(
-        self, id_contains: str, limit: int, after: tuple[str, str] | None = None
+        self,
+        id_contains: str,
+        limit: int,
+        after: tuple[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> list[SessionSummary]:
-        """Sessions whose id contains ``id_contains``, most recently updated first.
+        """Sessions whose id contains ``id_contains`` (and that carry every one of ``labels``), most recently
+        updated first.
 
         ``after`` is the (updated_at, session_id) of the last row of the previous page (keyset
         paging). Scans in chunks (``reads.SCAN_ROWS``), so a filter that matches nothing does
-        not hold a read connection for the whole table.
+        not hold a read connection for the whole table; a label filter reads only the sessions
+        that carry the labels (``reads.labelled_sessions``).
         """
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
         def summary(values: Sequence[Any]) -> SessionSummary:
             r = session_row(values)
             assert r is not None
-            return SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage)
+            return SessionSummary(
+                r.session_id,
+                r.workdir,
+                r.updated_at,
+                r.message_count,
+                r.last_position,
+                r.usage,
+                parse_labels(str(values[-1])),  # the labels column, after SESSION_COLS
+                r.created_at,
+            )
 
-        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, SESSION_COLS, after)
+        cols = f"{SESSION_COLS}, labels"
+        if labels:
+            return await reads.labelled_sessions(self._bulk_reader, pattern, labels, limit, summary, cols, after)
+        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, cols, after)
 
-    async def count_sessions(self, id_contains: str) -> int:
+    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
         """How many sessions :meth:`list_sessions` would list over all its pages.
 
         One statement on the bulk read connection, so short reads never queue behind it.
         """
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        match, params = reads.label_match(labels or {})
         async with self._bulk_reader() as conn:
             rows = await conn.execute_fetchall(
-                "SELECT count(*) FROM sessions WHERE session_id LIKE ? ESCAPE '\\'", (pattern,)
+                f"SELECT count(*) FROM sessions WHERE session_id LIKE ? ESCAPE '\\'{match}", (pattern, *params)
             )
         return int(next(iter(rows))[0])
 

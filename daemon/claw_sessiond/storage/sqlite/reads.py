@@ -33,7 +33,7 @@ the previous one was handed on.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 
@@ -52,6 +52,8 @@ __all__ = [
     "export_pages",
     "first_history_page",
     "history_pages",
+    "label_match",
+    "labelled_sessions",
     "main_rows",
     "rows_at_positions",
     "scan_sessions",
@@ -517,3 +519,44 @@ async def scan_sessions(
             break
         after = (str(end[0][0]), str(end[0][1]))
     return out
+
+
+def label_match(labels: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
+    """A ``WHERE`` clause (to append) keeping the sessions that carry every one of ``labels``, and its parameters.
+
+    Each label is one lookup in the ``session_labels_match`` index (key, value, session id), and
+    the sets are intersected: the cost follows the sessions carrying the labels, not all sessions.
+    """
+    if not labels:
+        return "", ()
+    match = " INTERSECT ".join(["SELECT session_id FROM session_labels WHERE key = ? AND value = ?"] * len(labels))
+    return f" AND session_id IN ({match})", tuple(v for kv in sorted(labels.items()) for v in kv)
+
+
+async def labelled_sessions(
+    reader: Reader,
+    pattern: str,
+    labels: Mapping[str, str],
+    limit: int,
+    row_of: Callable[[Sequence[Any]], SessionSummary],
+    cols: str,
+    start_after: tuple[str, str] | None = None,
+) -> list[SessionSummary]:
+    """Like :func:`scan_sessions` for sessions that carry every one of ``labels`` (at least one).
+
+    One statement: the label index gives the matching sessions, which are then ordered by
+    (updated_at DESC, session_id) and cut at ``limit`` after the page cursor ``start_after``.
+    """
+    match, params = label_match(labels)
+    where = ""
+    after: tuple[str, ...] = ()
+    if start_after is not None:
+        where = " AND updated_at <= ? AND (updated_at < ? OR session_id > ?)"
+        after = (start_after[0], start_after[0], start_after[1])
+    async with reader() as conn:
+        rows = await conn.execute_fetchall(
+            f"SELECT {cols} FROM sessions WHERE session_id LIKE ? ESCAPE '\\'{match}{where} "
+            "ORDER BY updated_at DESC, session_id LIMIT ?",
+            (pattern, *params, *after, limit),
+        )
+    return [row_of(values) for values in rows]

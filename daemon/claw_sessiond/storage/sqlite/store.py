@@ -2,8 +2,9 @@
 
 Writes go through the writer (``writer.py``): one thread, one ``sqlite3``
 connection, one queue, group commit, a SAVEPOINT per request; the
-transaction code is ``tx.py``, ``repair_tx.py`` and ``import_tx.py``, and
-it calls the pure rules for every decision. Reads are ``reading.py``. The
+transaction code is ``tx.py``, ``repair_tx.py``, ``import_tx.py`` and
+``session_tx.py``, and it calls the pure rules for every decision. Reads are
+``reading.py``; session creation, forks and updates ``sessions.py``. The
 file is checked and prepared at open (``files.py``); sqlite3 errors are
 translated once (``errors.py``). Erasure is followed by a no-wait WAL
 checkpoint, so deleted bytes leave both files (``erasure.py`` finishes one
@@ -60,8 +61,9 @@ from .files import (
     space_hint,
 )
 from .import_tx import import_in_tx
-from .reading import READERS, SQLiteReads
+from .reading import READERS
 from .runs import InMemoryRuns
+from .sessions import SQLiteSessions
 from .tx import (
     append_in_tx,
     checkpoint_on_own_connection,
@@ -92,7 +94,7 @@ class SQLiteSettings:
     """Most requests committed in one write transaction."""
 
 
-class SQLiteStorage(SQLiteReads):
+class SQLiteStorage(SQLiteSessions):
     """Sessions in one SQLite database. All methods are coroutines on the daemon's loop.
 
     Use :meth:`open` to create one; :meth:`close` checkpoints the WAL.

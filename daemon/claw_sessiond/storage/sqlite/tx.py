@@ -25,6 +25,7 @@ from ...model import (
     EventResult,
     PreparedMessage,
     SessionMeta,
+    SessionSettings,
     Usage,
     UsageDelta,
     UsageResult,
@@ -33,6 +34,7 @@ from ...model import (
 from ...rules import StoredRequest
 from .calls_tx import OPEN_CALLS_SQL, PolicyOf, answer_in_tx, insert_calls_in_tx, open_call
 from .errors import map_sqlite_errors
+from .state_tx import apply_deltas_in_tx
 
 __all__ = [
     "OPEN_CALLS_SQL",
@@ -85,8 +87,10 @@ def session_row(values: Sequence[Any] | None) -> SessionRow | None:
     return SessionRow(values[0], values[1], values[2], values[3], values[4], values[5], values[6], Usage(*values[7:13]))
 
 
-def session_meta(row: SessionRow | None, session_id: str, workdir: str | None) -> SessionMeta:
-    """What Load reports of a session: its row, or an unstored session (``workdir``: the caller's, if given)."""
+def session_meta(
+    row: SessionRow | None, session_id: str, workdir: str | None, settings: SessionSettings | None = None
+) -> SessionMeta:
+    """What Load reports of a session: its row and settings, or an unstored session (``workdir``: the caller's)."""
     if row is None:
         return SessionMeta(session_id, workdir or "", None, None, Usage(), 0, False, 0)
     return SessionMeta(
@@ -98,6 +102,7 @@ def session_meta(row: SessionRow | None, session_id: str, workdir: str | None) -
         row.last_position,
         True,
         row.message_count,
+        settings or SessionSettings(),
     )
 
 
@@ -272,6 +277,8 @@ def append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int =
             usage = add_usage_in_tx(conn, job.session_id, usage, msg.usage, now, job.trace_id)
     if max_open_calls and rules.makes_calls(job.messages):
         rules.check_open_calls(open_call_count_in_tx(conn, job.session_id), max_open_calls, job.session_id)
+    if job.state_deltas:  # in this transaction: a refused delta refuses the whole append
+        apply_deltas_in_tx(conn, job.session_id, job.state_deltas, job.trace_id, now)
     conn.execute(
         "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ?, "
         "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",
@@ -402,7 +409,7 @@ def record_event_in_tx(
     return result
 
 
-_SESSION_TABLES: Final = ("events", "tool_calls", "requests", "usage_by_model", "sessions")
+_SESSION_TABLES: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
 
 
 def delete_in_tx(conn: sqlite3.Connection, session_id: str) -> int:

@@ -77,7 +77,8 @@ export const protobufFileName = "claw/sessiond/v1/sessiond.proto";
  * Replies of Load, Watch and Export are chunked so that each stays under 4 MiB
  * (the default receive limit of gRPC clients) unless a single entry is larger;
  * a client that stores entries over 4 MiB must raise its receive limit to the
- * entry limit plus 1 MiB.
+ * entry limit plus 1 MiB for Load and Watch, and a third more for Export
+ * (an item travels base64 in an export line).
  *
  * ORDER. Positions are assigned at commit and never reused. Watch, WatchAll
  * and Export send events in position (commit) order. Load returns the

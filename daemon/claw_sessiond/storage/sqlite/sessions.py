@@ -1,0 +1,62 @@
+"""The SQLite backend's session operations: CreateSession, ForkSession, UpdateSession, scope states (a mixin).
+
+Part of :class:`~claw_sessiond.storage.sqlite.store.SQLiteStorage`. The
+writes run in the writer (``session_tx.py``); scope states are read on a short
+read connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
+from .reading import SQLiteReads
+from .session_tx import create_in_tx, fork_in_tx, update_in_tx
+
+__all__ = ["SQLiteSessions"]
+
+
+class SQLiteSessions(SQLiteReads):
+    """Session creation, forks, state and label updates, and shared scope states."""
+
+    max_open_tool_calls: int
+
+    def _touch(self, session_id: str) -> None:  # pragma: no cover - SQLiteStorage's
+        raise NotImplementedError
+
+    async def create_session(self, job: CreateJob) -> SessionResult:
+        """Create an empty session with initial state, labels and tool policy (exclusive).
+
+        Raises:
+            AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
+        """
+        self._touch(job.session_id)
+        return await self._writer.submit(lambda c: create_in_tx(c, job))
+
+    async def fork_session(self, job: ForkJob) -> ForkResult:
+        """Create a session as a copy of another's visible entries up to a position (see ``session_tx.fork_in_tx``)."""
+        self._touch(job.session_id)
+        limit = self.max_open_tool_calls
+        return await self._writer.submit(lambda c: fork_in_tx(c, job, limit), job.session_id)
+
+    async def update_session(self, job: UpdateJob) -> SessionResult:
+        """Apply state deltas, label changes and a new default tool policy, all or none.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+        """
+        self._touch(job.session_id)
+        return await self._writer.submit(lambda c: update_in_tx(c, job))
+
+    async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
+        """The states of shared scopes, in the order asked ("{}" for a scope never written)."""
+        wanted = list(dict.fromkeys(scopes))
+        if not wanted:
+            return []
+        async with self._reader() as conn:
+            rows = await conn.execute_fetchall(
+                f"SELECT scope, state, updated_at FROM scope_states WHERE scope IN ({','.join('?' * len(wanted))})",
+                wanted,
+            )
+        found = {str(r[0]): ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows}
+        return [found.get(s, ScopeState(s)) for s in scopes]

@@ -1,0 +1,407 @@
+"""ClawSession (claw_sessiond_client.contrib.openai_agents) against a real daemon, with real item shapes.
+
+The SDK's own session tests run in ``test_contrib_openai_agents_sdk.py``; these are this
+project's: items of every kind come back as the same JSON values (ints stay ints, key order
+and all), stored as exactly the bytes the adapter wrote; the derived roles and tool calls; pop,
+bounded reads, erasing clear, compaction's suffix replacement; and a person's approval that
+waits across a restart of the daemon and of the client process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claw_sessiond_client import SessionClient, ToolPolicy
+from claw_sessiond_client.contrib.openai_agents import FORMAT, ClawSession, encode_item, entry_for_item
+from tests.helpers.daemon import DaemonProcess, run_python
+
+PNG = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).decode()
+PDF = "data:application/pdf;base64," + base64.b64encode(b"%PDF-1.7\n" + b"\x00\xff" * 300).decode()
+
+#: One item of each kind an agent run stores, as the SDK hands them to a session.
+ITEMS: list[dict[str, Any]] = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "What is in this picture and this file? ünïcode ✓ 🦀"},
+    {
+        "type": "message",
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "look"},
+            {"type": "input_image", "image_url": PNG, "detail": "high"},
+            {"type": "input_file", "file_data": PDF, "filename": "spec.pdf"},
+        ],
+    },
+    {
+        "type": "reasoning",
+        "id": "rs_68af",
+        "summary": [{"type": "summary_text", "text": "**Planning** the answer"}],
+        "encrypted_content": "gAAAAABo" + "Zm9v" * 500 + "==",
+        "status": None,
+    },
+    {
+        "type": "web_search_call",
+        "id": "ws_1",
+        "status": "completed",
+        "action": {"type": "search", "query": "claw", "sources": [{"type": "url", "url": "https://example.org"}]},
+    },
+    {
+        "type": "code_interpreter_call",
+        "id": "ci_1",
+        "status": "completed",
+        "code": "print(2**64)",
+        "container_id": "cntr_1",
+        "outputs": [{"type": "logs", "logs": "18446744073709551616\n"}],
+    },
+    {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_json",
+        "name": "get_weather",
+        "arguments": '{"city": "Paris", "days": 3}',
+        "status": "completed",
+    },
+    {"type": "function_call_output", "call_id": "call_json", "output": "sunny, 21°C"},
+    {
+        "type": "function_call",
+        "id": "fc_2",
+        "call_id": "call_broken",
+        "name": "get_weather",
+        "arguments": '{"city": "Par',  # cut off by max_tokens: not JSON
+        "status": "incomplete",
+    },
+    {
+        "type": "function_call_output",
+        "call_id": "call_broken",
+        "output": [{"type": "input_text", "text": "bad arguments"}, {"type": "input_image", "image_url": PNG}],
+    },
+    {
+        "type": "custom_tool_call",
+        "id": "ctc_1",
+        "call_id": "call_patch",
+        "name": "apply_patch",
+        "input": "*** Begin Patch\n*** Update File: a.py\n-x = 1\n+x = 2\n*** End Patch",
+    },
+    {"type": "custom_tool_call_output", "call_id": "call_patch", "output": "Done!"},
+    {
+        "type": "computer_call",
+        "id": "cu_1",
+        "call_id": "call_click",
+        "action": {"type": "click", "button": "left", "x": 10, "y": 20},
+        "pending_safety_checks": [],
+        "status": "completed",
+    },
+    {
+        "type": "computer_call_output",
+        "call_id": "call_click",
+        "output": {"type": "computer_screenshot", "image_url": PNG},
+        "acknowledged_safety_checks": [],
+    },
+    {
+        "type": "mcp_approval_request",
+        "id": "mcpr_1",
+        "server_label": "fs",
+        "name": "delete",
+        "arguments": '{"path": "/tmp/x"}',
+    },
+    {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True},
+    {
+        "type": "mcp_call",
+        "id": "mcp_1",
+        "server_label": "fs",
+        "name": "delete",
+        "arguments": '{"path": "/tmp/x"}',
+        "output": "ok",
+        "error": None,
+    },
+    {"type": "image_generation_call", "id": "ig_1", "status": "completed", "result": PNG[22:]},
+    {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAABcompacted" + "x" * 2000},
+    {"type": "item_reference", "id": "msg_0"},
+    {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [
+            {
+                "type": "output_text",
+                "text": "A crab, and a spec.",
+                "annotations": [{"type": "url_citation", "start_index": 0, "end_index": 6, "url": "https://e.org"}],
+                "logprobs": [],
+            },
+            {"type": "refusal", "refusal": "No more."},
+        ],
+    },
+    # numbers keep their type (an int never comes back as a float), order of keys is kept
+    {"z": 1, "a": 1.0, "big": 2**60, "neg": -0.5, "exp": 1e300, "nested": {"b": [True, False, None]}},
+    {"__enc__": 1, "v": 1, "kid": "k1", "payload": "gAAAAAB-encrypted-envelope"},
+]
+
+ROLES = [
+    "system", "user", "user", "other", "other", "other", "assistant", "tool", "assistant", "tool",
+    "assistant", "tool", "assistant", "tool", "other", "other", "other", "other", "other", "other",
+    "assistant", "other", "other",
+]  # fmt: skip
+
+
+def _typed(value: Any) -> str:
+    """JSON text that tells 1 from 1.0 (json.dumps does; == does not)."""
+    return json.dumps(value, sort_keys=True)
+
+
+def _session(daemon: DaemonProcess, sid: str = "oa", **kw: Any) -> ClawSession:
+    return ClawSession(sid, address=daemon.address, autostart=False, **kw)
+
+
+async def test_every_kind_of_item_comes_back_as_stored_byte_for_byte(
+    daemon: DaemonProcess, client: SessionClient
+) -> None:
+    session = _session(daemon)
+    await session.add_items(ITEMS[:7])
+    await session.add_items(ITEMS[7:])
+    got = await session.get_items()
+    assert [_typed(i) for i in got] == [_typed(i) for i in ITEMS]
+    assert [list(i) for i in got] == [list(i) for i in ITEMS]  # key order too
+
+    entries = client.load("oa", no_repair=True).messages
+    assert [e.format for e in entries] == [FORMAT] * len(ITEMS)
+    assert [e.item for e in entries] == [encode_item(i) for i in ITEMS]
+    assert [e.role for e in entries] == ROLES
+    # a second client process reads the same bytes
+    out = run_python(
+        "import sys, json\n"
+        "from claw_sessiond_client import SessionClient\n"
+        "with SessionClient(address=sys.argv[1], autostart=False) as c:\n"
+        "    print(json.dumps([m.item.decode() for m in c.load('oa', no_repair=True).messages]))\n",
+        daemon.address,
+    )
+    assert [s.encode() for s in json.loads(out)] == [encode_item(i) for i in ITEMS]
+    session.close()
+
+
+def test_roles_text_and_tool_calls_are_derived_from_the_item() -> None:
+    call = entry_for_item(ITEMS[8], pending=True)
+    assert call.role == "assistant" and call.tool_calls[0].id == "call_broken"
+    assert call.tool_calls[0].arguments == '{"city": "Par' and call.tool_calls[0].pending
+    custom = entry_for_item(ITEMS[10])
+    assert custom.tool_calls[0].name == "apply_patch" and custom.tool_calls[0].arguments.startswith("*** Begin")
+    click = entry_for_item(ITEMS[12])
+    assert json.loads(click.tool_calls[0].arguments) == {"type": "click", "button": "left", "x": 10, "y": 20}
+    assert entry_for_item(ITEMS[9]).content == "bad arguments"  # text parts only, never the image
+    assert entry_for_item(ITEMS[13]).content == "" and entry_for_item(ITEMS[13]).tool_call_id == "call_click"
+    assert entry_for_item(ITEMS[20]).content == "A crab, and a spec.\nNo more."
+    assert entry_for_item({"role": "developer", "content": "x"}).role == "system"
+    assert entry_for_item({"type": "function_call_output", "output": "no call id"}).role == "other"
+    for bad in (["not", "a", "dict"], {"x": float("nan")}, {"x": {1, 2}}):
+        with pytest.raises(TypeError):
+            encode_item(bad)
+
+
+async def test_bad_item_writes_nothing(daemon: DaemonProcess, client: SessionClient) -> None:
+    session = _session(daemon)
+    with pytest.raises(TypeError):
+        await session.add_items([{"role": "user", "content": "ok"}, {"n": float("inf")}])
+    assert await session.get_items() == []
+    assert client.load("oa", no_repair=True).messages == []
+
+
+async def test_limits_pop_and_clear(daemon: DaemonProcess, client: SessionClient) -> None:
+    items = [{"role": "user", "content": f"m{i}"} for i in range(12)]
+    session = _session(daemon, session_settings={"limit": 5})
+    assert await session.pop_item() is None  # never written
+    await session.add_items(items)
+    assert await session.get_items() == items[-5:]  # session_settings.limit
+    assert await session.get_items(3) == items[-3:]
+    assert await session.get_items(0) == []
+    assert await session.get_items(-1) == items
+    assert await session.get_items(100) == items
+    assert await session.pop_item() == items[-1]
+    assert await session.pop_item() == items[-2]
+    assert await session.get_items(-1) == items[:-2]
+    # another object on the same session sees the same history
+    assert await _session(daemon).get_items() == items[:-2]
+    await session.clear_session()
+    assert await session.get_items(-1) == [] and await session.pop_item() is None
+    exported = "\n".join(client.export("oa"))
+    assert "m3" not in exported  # erased, not only hidden
+    await session.add_items(items[:1])
+    assert await session.get_items() == items[:1]
+
+
+async def test_a_call_waiting_for_its_output_is_pending_and_never_repaired(
+    daemon: DaemonProcess, client: SessionClient
+) -> None:
+    session = _session(daemon)
+    call = {"type": "function_call", "call_id": "call_wait", "name": "deploy", "arguments": "{}"}
+    await session.add_items([{"role": "user", "content": "deploy"}, call])
+    loaded = client.load("oa")  # a Load that repairs, from another client
+    assert loaded.repairs == [] and [c.tool_call_id for c in loaded.in_flight] == ["call_wait"]
+    assert loaded.messages[-1].tool_calls[0].pending
+    # even a session whose policy would synthesize an answer leaves it alone
+    client.update_session("oa", tool_policy=ToolPolicy(repair="synthesize"))
+    assert client.load("oa").repairs == []
+    output = {"type": "function_call_output", "call_id": "call_wait", "output": "deployed"}
+    await session.add_items([output])
+    loaded = client.load("oa")
+    assert loaded.in_flight == [] and loaded.messages[-1].tool_call_id == "call_wait"
+    assert await session.get_items() == [{"role": "user", "content": "deploy"}, call, output]
+    # pop removes a pending call like any item
+    await session.add_items([{**call, "call_id": "call_again"}])
+    assert (await session.pop_item())["call_id"] == "call_again"
+
+
+async def test_a_pairing_the_daemon_refuses_keeps_the_item(daemon: DaemonProcess, client: SessionClient) -> None:
+    session = _session(daemon)
+    call = {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "call_1", "output": "1"}
+    orphan = {"type": "function_call_output", "call_id": "call_unknown", "output": "?"}
+    batch = [call, output, call, output, orphan]  # a reused call id, an answered call answered again
+    await session.add_items(batch)
+    assert await session.get_items() == batch
+    roles = [m.role for m in client.load("oa", no_repair=True).messages]
+    assert roles[:2] == ["assistant", "tool"] and roles[-1] == "tool"
+
+
+async def test_compaction_snapshot_replaces_the_suffix_only_if_unchanged(daemon: DaemonProcess) -> None:
+    session = _session(daemon)
+    items = [{"role": "user", "content": f"m{i}"} for i in range(6)]
+    await session.add_items(items)
+    snapshot = await session._get_compaction_snapshot(3)
+    assert snapshot is not None and snapshot.items == items[-3:] and not snapshot.complete
+    compacted = [{"type": "compaction", "id": "cmp_9", "encrypted_content": "e"}]
+    assert await snapshot.replace_suffix(1, compacted)
+    assert await session.get_items() == items[:4] + compacted
+    assert not await snapshot.replace_suffix(1, compacted)  # the session changed since the read
+
+    stale = await session._get_compaction_snapshot(100)
+    assert stale is not None and stale.complete
+    await session.add_items([{"role": "user", "content": "late"}])
+    assert not await stale.replace_suffix(0, compacted)
+    assert (await session.get_items())[-1] == {"role": "user", "content": "late"}
+
+    whole = await session._get_compaction_snapshot(100)
+    assert whole is not None and await whole.replace_suffix(0, compacted)
+    assert await session.get_items() == compacted
+
+
+async def test_compaction_prunes_an_expired_prefix_in_the_same_edit(daemon: DaemonProcess) -> None:
+    session = _session(daemon)
+    items = [
+        {"old": True, "n": 1},
+        {"old": True, "n": 2},
+        {"role": "user", "content": "keep"},
+        {"role": "user", "content": "x"},
+    ]
+    await session.add_items(items)
+    snapshot = await session._get_compaction_snapshot(10, prune_prefix=lambda item: bool(item.get("old")))
+    assert snapshot is not None and snapshot.complete
+    assert await snapshot.replace_suffix(3, [{"role": "user", "content": "summary"}])
+    assert await session.get_items() == [items[2], {"role": "user", "content": "summary"}]
+
+
+async def test_atomic_replace_of_the_whole_history(daemon: DaemonProcess) -> None:
+    session = _session(daemon)
+    assert await session._atomic_replace_items([{"role": "user", "content": "first"}])
+    await session.add_items([{"role": "user", "content": f"m{i}"} for i in range(3)])
+    assert await session._atomic_replace_items([{"type": "compaction", "id": "c", "encrypted_content": "e"}])
+    assert await session.get_items() == [{"type": "compaction", "id": "c", "encrypted_content": "e"}]
+
+
+def test_one_session_used_from_several_event_loops(daemon: DaemonProcess) -> None:
+    session = _session(daemon)
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        try:
+            asyncio.run(session.add_items([{"role": "user", "content": f"t{n}"}]))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    got = asyncio.run(session.get_items())
+    assert sorted(i["content"] for i in got) == ["t0", "t1", "t2", "t3"]
+    session.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        asyncio.run(session.get_items())
+
+
+#: The agent processes send no traces (there is no OpenAI key here).
+NO_TRACING = {"OPENAI_AGENTS_DISABLE_TRACING": "1"}
+
+_AGENT = """
+import asyncio, pathlib, sys
+from agents import Agent, Runner, function_tool
+from agents.testing import ScriptedModel, assistant_message, function_call
+from claw_sessiond_client.contrib.openai_agents import ClawSession
+
+address, ran = sys.argv[1], pathlib.Path(sys.argv[2])
+
+@function_tool(needs_approval=True)
+def delete_file(path: str) -> str:
+    with ran.open("a") as f:
+        f.write(path + "\\n")
+    return f"deleted {path}"
+
+def agent(*steps):
+    return Agent(name="janitor", model=ScriptedModel(list(steps)), tools=[delete_file])
+
+session = ClawSession("hitl", address=address, autostart=False)
+"""
+
+_ASK = """
+async def main():
+    a = agent([function_call("delete_file", {"path": "/tmp/x"}, call_id="call_1")], [assistant_message("done")])
+    result = await Runner.run(a, "delete /tmp/x", session=session)
+    assert [i.raw_item.call_id for i in result.interruptions] == ["call_1"], result.interruptions
+    await session.save_run_state(result.to_state())
+asyncio.run(main())
+"""
+
+_APPROVE = """
+async def main():
+    a = agent([assistant_message("done")])
+    state = await session.load_run_state(a)
+    for item in state.get_interruptions():
+        state.approve(item)
+    result = await Runner.run(a, state, session=session)
+    await session.discard_run_state()
+    print(result.final_output)
+asyncio.run(main())
+"""
+
+
+def test_an_approval_survives_a_restart_of_the_daemon_and_the_client(
+    workspace: Path, spawn_daemon: Any, tmp_path: Path
+) -> None:
+    ran = tmp_path / "ran.txt"
+    first = spawn_daemon()
+    run_python(_AGENT + _ASK, first.address, str(ran), env=NO_TRACING)
+    assert not ran.exists()  # waiting for a person
+    first.terminate()
+
+    second = spawn_daemon()
+    with second.client() as c:
+        loaded = c.load("hitl")  # a repairing Load after the restart, in another process
+        assert loaded.repairs == [] and [x.tool_call_id for x in loaded.in_flight] == ["call_1"]
+        assert loaded.messages[-1].tool_calls[0].pending
+    assert run_python(_AGENT + _APPROVE, second.address, str(ran), env=NO_TRACING).strip() == "done"
+    assert ran.read_text() == "/tmp/x\n"  # the tool ran once, after the approval
+
+    with second.client() as c:
+        loaded = c.load("hitl", no_repair=True)
+    assert loaded.in_flight == [] and not any(m.synthetic for m in loaded.messages)
+    items = [json.loads(m.item) for m in loaded.messages]
+    assert [i.get("type", "message") for i in items] == ["message", "function_call", "function_call_output", "message"]
+    assert items[2]["call_id"] == "call_1" and loaded.messages[2].tool_call_id == "call_1"
+    assert "openai_agents.run_state" not in loaded.session.state

@@ -1,0 +1,123 @@
+"""A framework's published source distribution, fetched from the package index when a test runs.
+
+The frameworks' own tests are not copied into this repository: :func:`sdist_or_fail` downloads
+the sdist of the exact version pinned in the client's extras (``pip download --no-deps
+--no-binary :all:``), unpacks it into a cache (``$CLAW_TEST_CACHE``, default
+``~/.cache/claw-sessiond-tests``) and returns the unpacked folder. A second run reuses it.
+When the index cannot be reached the test is skipped, and with ``CLAW_FULL=1`` (CI) it fails.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.daemon import FULL, ROOT
+
+CLIENT_PYPROJECT = ROOT / "clients" / "python" / "pyproject.toml"
+
+
+class SdistUnavailableError(Exception):
+    """The sdist could not be downloaded or unpacked."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("CLAW_TEST_CACHE") or Path.home() / ".cache" / "claw-sessiond-tests")
+
+
+def pinned_version(project: str) -> str:
+    """The exact version of ``project`` that an extra of the client pins (``project==X``)."""
+    with open(CLIENT_PYPROJECT, "rb") as f:
+        extras: dict[str, list[str]] = tomllib.load(f)["project"]["optional-dependencies"]
+    for requirements in extras.values():
+        for requirement in requirements:
+            m = re.fullmatch(rf"{re.escape(project)}(?:\[[^\]]*\])?==([^\s;,]+)", requirement.strip())
+            if m:
+                return m.group(1)
+    raise AssertionError(f"no extra of {CLIENT_PYPROJECT} pins {project}==<version>")
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def fetch_sdist(project: str, version: str, timeout_s: float = 300) -> Path:
+    """The unpacked sdist of ``project==version`` (its top folder, holding PKG-INFO)."""
+    cache = cache_dir() / "sdists"
+    cache.mkdir(parents=True, exist_ok=True)
+    stem = f"{re.sub(r'[-_.]+', '_', project)}-{version}"
+    target = cache / stem
+    with _locked(cache / f"{stem}.lock"):
+        if (target / "PKG-INFO").is_file():
+            return target
+        with tempfile.TemporaryDirectory(dir=cache) as tmp:
+            try:
+                download = ["download", "-q", "--no-deps", "--no-binary", ":all:", "--disable-pip-version-check"]
+                proc = subprocess.run(
+                    [sys.executable, "-m", "pip", *download, f"{project}=={version}", "-d", tmp],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout_s,
+                )
+            except subprocess.TimeoutExpired as exc:
+                raise SdistUnavailableError(f"pip download {project}=={version}: no answer in {timeout_s}s") from exc
+            archives = sorted(Path(tmp).glob("*.tar.gz"))
+            if proc.returncode != 0 or len(archives) != 1:
+                raise SdistUnavailableError(
+                    f"pip download {project}=={version} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+                )
+            unpacked = Path(tmp) / "unpacked"
+            try:
+                with tarfile.open(archives[0]) as tar:
+                    tar.extractall(unpacked, filter="data")
+            except (tarfile.TarError, OSError) as exc:
+                raise SdistUnavailableError(f"cannot unpack {archives[0].name}: {exc}") from exc
+            tops = list(unpacked.iterdir())
+            if len(tops) != 1 or not (tops[0] / "PKG-INFO").is_file():
+                raise SdistUnavailableError(f"{archives[0].name} is not an sdist (no single top folder with PKG-INFO)")
+            tops[0].rename(target)
+    return target
+
+
+def sdist_or_fail(project: str) -> Path:
+    """The unpacked sdist of the pinned version; skip the test if it cannot be had (fail with CLAW_FULL=1)."""
+    version = pinned_version(project)
+    try:
+        return fetch_sdist(project, version)
+    except SdistUnavailableError as exc:
+        if FULL:
+            pytest.fail(f"CLAW_FULL=1 and the sdist of {project}=={version} cannot be fetched: {exc}")
+        pytest.skip(f"the sdist of {project}=={version} cannot be fetched: {exc}")
+
+
+def main(projects: list[str]) -> int:
+    """``python -m tests.helpers.sdist PROJECT...``: fetch the pinned sdists into the cache
+    (``scripts/setup-tests`` does, so the tests find them without reaching the network)."""
+    for project in projects:
+        try:
+            print(f"sdist {project}: {fetch_sdist(project, pinned_version(project))}")
+        except SdistUnavailableError as exc:
+            print(f"sdist {project}: {exc}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -46,7 +46,12 @@ class DaemonProcess:
         self.args = list(args)
         self.env = {**os.environ, **(env or {})}
         if ON_POSTGRES and "--database" not in self.args and "CLAW_DATABASE_URL" not in (env or {}):
-            self.env["CLAW_DATABASE_URL"] = database_url_for(workspace)  # CLAW_TEST_BACKEND=postgres
+            # CLAW_TEST_BACKEND=postgres: the workspace's database, unless its config.toml names one
+            config = workspace / ".claw" / "config.toml"
+            if config.exists() and "database" in config.read_text(errors="replace"):
+                self.env.pop("CLAW_DATABASE_URL", None)
+            else:
+                self.env["CLAW_DATABASE_URL"] = database_url_for(workspace)
         self.proc: subprocess.Popen[bytes] | None = None
         self.socket_path = default_socket_path(workspace, self.env.get("XDG_RUNTIME_DIR"))
         if "--socket" in self.args:

@@ -120,6 +120,7 @@ def test_autostart_false_never_starts_a_daemon(workspace: Path) -> None:
     assert daemons_for(workspace) == []
 
 
+@pytest.mark.sqlite_only("a corrupt sessions.db file is what stops the daemon")
 @pytest.mark.parametrize("client_kind", ["sync", "async"])
 def test_clear_error_when_the_daemon_cannot_start(autostarted: Path, client_kind: str) -> None:
     """A corrupt database stops the spawned daemon: the client says so without waiting the full timeout."""

@@ -94,6 +94,7 @@ def _start_with_umask_000(ws: Path, *args: str) -> DaemonProcess:
         os.umask(old)
 
 
+@pytest.mark.sqlite_only("reads the SQLite files under .claw/ as another uid")
 def test_another_uid_can_neither_connect_nor_read(tmp_path: Path, open_parents: None) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

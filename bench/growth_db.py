@@ -14,16 +14,31 @@ Nothing here is used by the daemon; these files exist only for the benchmark.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
+import os
 import secrets
+import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bench.procs import Daemon
 from bench.worker import content
 
-__all__ = ["COMMON", "NEEDLE", "NEEDLE_HITS", "fill_to_bytes", "new_workspace", "write_sessions"]
+__all__ = [
+    "CACHE",
+    "COMMON",
+    "NEEDLE",
+    "NEEDLE_HITS",
+    "cached_workspace",
+    "fill_to_bytes",
+    "new_workspace",
+    "write_sessions",
+]
+
+#: Built databases are kept here between runs (``$CLAW_BENCH_CACHE``; delete it to rebuild).
+CACHE = Path(os.environ.get("CLAW_BENCH_CACHE") or Path.home() / ".cache" / "claw-sessiond-bench")
 
 #: A word stored in exactly :data:`NEEDLE_HITS` messages at every size (a selective search).
 NEEDLE = "zanzibar"
@@ -43,6 +58,35 @@ def new_workspace(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     Daemon(path).close()
     return path / ".claw" / "sessions.db"
+
+
+def _source_key() -> str:
+    """Changes whenever this builder or the daemon's schema changes (a cached file is then rebuilt)."""
+    from claw_sessiond.storage.sqlite import schema
+
+    text = Path(__file__).read_bytes() + Path(schema.__file__).read_bytes()
+    return f"v{schema.SCHEMA_VERSION}-{hashlib.sha256(text).hexdigest()[:10]}"
+
+
+def cached_workspace(ws: Path, name: str, build: Callable[[Path], object]) -> bool:
+    """Make ``ws`` a workspace holding the database ``build`` writes, built once and then copied from :data:`CACHE`.
+
+    ``build`` gets the path of a database the daemon just created and fills it.
+    Returns True if the database came from the cache.
+    """
+    cached = CACHE / f"{name}-{_source_key()}.db"
+    hit = cached.exists()
+    if not hit:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        scratch = CACHE / f"build-{name}-{os.getpid()}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        db = new_workspace(scratch)
+        build(db)  # ends with a TRUNCATE checkpoint: the main file holds everything
+        os.replace(db, cached)
+        shutil.rmtree(scratch, ignore_errors=True)
+    (ws / ".claw").mkdir(parents=True, mode=0o700)
+    shutil.copyfile(cached, ws / ".claw" / "sessions.db")
+    return hit
 
 
 def _connect(db: Path) -> sqlite3.Connection:

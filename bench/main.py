@@ -48,7 +48,7 @@ from typing import Any
 import grpc
 import psutil
 
-from bench import floor, items, results
+from bench import floor, growth, items, results
 from bench.echo_server import METHOD
 from bench.json_store import JsonSessionStore
 from bench.procs import ROOT, BenchError, Daemon, EchoServer, RssSampler, run_workers
@@ -825,8 +825,6 @@ def main(argv: list[str] | None = None) -> int:
         only = ["--only", args.only] if args.only else []
         return interference.main([*(["--tiny"] if args.tiny else []), "--label", args.label, *only])
     if args.growth:
-        from bench import growth
-
         return growth.main(args.tiny, args.label)
     size = TINY if args.tiny else FULL
     started = time.monotonic()

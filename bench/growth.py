@@ -33,6 +33,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -281,7 +282,7 @@ def bench_watch(gs: GrowthSize, root: Path) -> dict[str, Any]:
                     body = content(95, w * 10_000 + i, gs.payload_bytes)
                     lat.append(_ms(lambda body=body: client.append(sid, Message.user(body))))
                 last_ack = time.time()
-                results = []
+                results: list[dict[str, Any]] = []
                 for p in procs:
                     assert p.stdout is not None
                     line = p.stdout.readline()  # the process ends itself within its budget
@@ -443,12 +444,13 @@ def run(tiny: bool, root: Path) -> dict[str, Any]:
     res: dict[str, Any] = {"size": asdict(gs)}
     load_ws = root / "growth-load"
     load_ws.mkdir()
-    for name, fn in (
+    phases: tuple[tuple[str, Callable[[], dict[str, Any]]], ...] = (
         ("load", lambda: bench_load(gs, load_ws)),
         ("listing", lambda: bench_listing(gs, root)),
         ("watch", lambda: bench_watch(gs, root)),
         ("startup", lambda: bench_startup(gs, root)),
-    ):
+    )
+    for name, fn in phases:
         started = time.monotonic()
         res[name] = fn()
         res.setdefault("elapsed_s", {})[name] = time.monotonic() - started

@@ -27,6 +27,7 @@ sessions through 100,000 RPCs would take longer than everything else.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import sqlite3
@@ -180,7 +181,7 @@ def bench_listing(gs: GrowthSize, root: Path) -> dict[str, Any]:
         for n in gs.sessions:
             ws = root / f"growth-sessions-{n}"
             started = time.monotonic()
-            hit = growth_db.cached_workspace(ws, f"sessions-{n}", lambda db, n=n: growth_db.write_sessions(db, n))
+            hit = growth_db.cached_workspace(ws, f"sessions-{n}", functools.partial(growth_db.write_sessions, n=n))
             how = "copied from the cache" if hit else "written"
             _log(f"growth listing: {n:,} sessions {how} in {time.monotonic() - started:.1f} s")
             daemons[n] = Daemon(ws)
@@ -209,8 +210,8 @@ def bench_listing(gs: GrowthSize, root: Path) -> dict[str, Any]:
         name: {str(n): {"p50_ms": median(v), "p99_ms": percentile(v, 99), "samples": len(v)} for n, v in d.items()}
         for name, d in samples.items()
     }
-    for name, d in out.items():
-        _log(f"growth {name}: " + ", ".join(f"{int(n):,} sessions {v['p50_ms']:.2f} ms" for n, v in d.items()))
+    for name, figures in out.items():
+        _log(f"growth {name}: " + ", ".join(f"{int(n):,} sessions {v['p50_ms']:.2f} ms" for n, v in figures.items()))
     return out
 
 

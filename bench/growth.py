@@ -383,11 +383,12 @@ def growth_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
         for n in ns[1:]:
             bound = math.log(n) / math.log(ns[0])
             r = ratio(d[str(n)]["p50_ms"], base)
+            v = d[str(n)]
+            note = f" ({v['stopped']} of {v['samples']} stopped at 2 s)" if v["stopped"] else ""
             rows.append(
                 _row(
                     f"{label} at {n:,} sessions",
-                    f"{d[str(n)]['p50_ms']:,.2f} ms"
-                    + (f" ({d[str(n)]['stopped']} of {d[str(n)]['samples']} stopped at 2 s)" if d[str(n)]["stopped"] else ""),
+                    f"{v['p50_ms']:,.2f} ms{note}",
                     f"{base:,.2f} ms at {ns[0]:,}",
                     r,
                     f"<= {bound:.2f}x (log)",

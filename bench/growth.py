@@ -192,7 +192,7 @@ def bench_listing(gs: GrowthSize, root: Path) -> dict[str, Any]:
             if page.total != n or len(hits) != min(n, growth_db.NEEDLE_HITS):
                 raise BenchError(f"{n} sessions written, daemon lists {page.total} and finds {len(hits)} needles")
             clients[n].load(page.sessions[0].id, workdir="/")
-        ops = {
+        ops: dict[str, Callable[[Any], object]] = {
             "list": lambda c: c.list_sessions_page(limit=100),
             "search_rare": lambda c: c.search(growth_db.NEEDLE, limit=10),
             "search_common": lambda c: c.search(growth_db.COMMON, limit=10),

@@ -33,6 +33,7 @@ the previous one was handed on.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
@@ -67,6 +68,10 @@ PAGE_ROWS: Final = 512
 #: Payload bytes decoded before yielding to the loop (a page of assistants with thousands
 #: of calls took the loop ~15 ms to decode in one piece).
 DECODE_SLICE_BYTES: Final = 16 * 1024
+#: Loop time a decode holds before it yields: checked after each :data:`DECODE_SLICE_BYTES`, so
+#: that a page of small entries yields every millisecond, not every few entries (each yield is a
+#: turn of the loop: a Load of 10,000 entries spent more time in them than in decoding).
+DECODE_SLICE_S: Final = 0.001
 #: Sessions examined per ListSessions chunk (one short read each).
 SCAN_ROWS: Final = 1000
 #: Tool-call ids looked up per query (well under SQLite's 32766 parameters).
@@ -287,7 +292,8 @@ async def _positions_by_pages(
 
 
 async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Message]:
-    """Decode a page, yielding to the loop after every :data:`DECODE_SLICE_BYTES` of payload.
+    """Decode a page, yielding to the loop after every :data:`DECODE_SLICE_S` (checked every
+    :data:`DECODE_SLICE_BYTES` of payload).
 
     On the loop, in slices, rather than in a worker thread: a thread decoding
     holds the GIL in 5 ms turns, and every other request's hand-offs between
@@ -295,12 +301,15 @@ async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Me
     """
     out: list[Message] = []
     budget = DECODE_SLICE_BYTES
+    since = time.perf_counter()
     for r in rows:
         out.append(decode(*r))
         budget -= len(r[4]) + len(r[6] or b"")
         if budget <= 0:
             budget = DECODE_SLICE_BYTES
-            await asyncio.sleep(0)
+            if time.perf_counter() - since >= DECODE_SLICE_S:
+                await asyncio.sleep(0)
+                since = time.perf_counter()
     return out
 
 

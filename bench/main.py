@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import collections
 import datetime as dt
-import json
 import math
 import os
 import shutil
@@ -49,7 +48,7 @@ from typing import Any
 import grpc
 import psutil
 
-from bench import items
+from bench import floor, growth, items, results
 from bench.echo_server import METHOD
 from bench.json_store import JsonSessionStore
 from bench.procs import ROOT, BenchError, Daemon, EchoServer, RssSampler, run_workers
@@ -844,7 +843,7 @@ def summarize_profile(path: Path, top: int = 12) -> dict[str, Any]:
 _REQUEST_PATH = ("service", "store", "validate", "ids", "model", "history", "metrics")
 
 
-def _load_only(res: dict[str, Any], size: Size, loop: _Loop, started: float, stamp: str) -> int:
+def _load_only(res: dict[str, Any], size: Size, loop: _Loop, started: float) -> int:
     """``bench/run --load``: the Load section alone, its rows and its JSON (``results-load-…``)."""
     with _tempdir() as root:
         ws = root / "ws"
@@ -859,8 +858,7 @@ def _load_only(res: dict[str, Any], size: Size, loop: _Loop, started: float, sta
     rows = _load_rows(res["load"])
     res["table"] = [asdict(r) for r in rows]
     _print_table(rows, res["mode"] == "tiny")
-    path = RESULTS / f"results-load-{res['mode']}-{stamp}.json"
-    path.write_text(json.dumps(res, indent=2, default=str) + "\n")
+    path = results.save(res, "load")
     print(f"results: {path}; {res['elapsed_s']:.0f} s")
     return 0
 
@@ -881,9 +879,14 @@ def main(argv: list[str] | None = None) -> int:
         help="only the interference section: Append/Load p99, quiet and under heavy requests (bench/interference.py)",
     )
     parser.add_argument(
+        "--growth",
+        action="store_true",
+        help="only the growth section: cost against size (bench/growth.py; also part of the default run)",
+    )
+    parser.add_argument(
         "--load", action="store_true", help="only the Load section (10,000 and 100,000 messages vs get_items)"
     )
-    parser.add_argument("--label", default="", help="with --interference: a name for the results file")
+    parser.add_argument("--label", default="", help="a name for this run, added to its results file's name")
     parser.add_argument("--only", default="", help="with --interference: comma-separated scenarios to run")
     args = parser.parse_args(argv)
     if args.interference:
@@ -891,6 +894,8 @@ def main(argv: list[str] | None = None) -> int:
 
         only = ["--only", args.only] if args.only else []
         return interference.main([*(["--tiny"] if args.tiny else []), "--label", args.label, *only])
+    if args.growth:
+        return growth.main(args.tiny, args.label)
     size = TINY if args.tiny else FULL
     started = time.monotonic()
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -907,8 +912,9 @@ def main(argv: list[str] | None = None) -> int:
     res["machine"]["sqlite"] = sqlite3.sqlite_version
     loop = _Loop()
     if args.load:
-        return _load_only(res, size, loop, started, stamp)
+        return _load_only(res, size, loop, started)
     with _tempdir() as root:
+        res["floor"] = floor.bench_floor(root, 50 if args.tiny else 500, size.payload_bytes)
         res["startup"] = bench_startup(size, root)
         ws = root / "ws"
         ws.mkdir()
@@ -949,21 +955,21 @@ def main(argv: list[str] | None = None) -> int:
         res["startup"]["filled_ready_ms"] = again.ready_s * 1000
         again.close()
         _log(f"startup with a {res['startup']['filled_db_mib']:.0f} MiB database: {again.ready_s * 1000:.0f} ms")
+        res["growth"] = growth.run(args.tiny, root)
     loop.close()
     res["elapsed_s"] = time.monotonic() - started
     from bench.edits import pop_rows
 
     rows = _rows(res, size) + pop_rows(res)
+    rows += [Row(**r) for r in floor.floor_rows(res) + growth.growth_rows(res["growth"])]
     res["table"] = [asdict(r) for r in rows]
     _print_table(rows, args.tiny)
-    name = f"results-{res['mode']}-{stamp}.json"
-    for path in (RESULTS / name, RESULTS / f"latest-{res['mode']}.json"):
-        path.write_text(json.dumps(res, indent=2, default=str) + "\n")
+    path = results.save(res, args.label)
     plot = RESULTS / f"bench-latency-{res['mode']}.png"
     if _plot(res, plot, machine) and args.update_docs:
         DOCS_PLOT.parent.mkdir(exist_ok=True)
         shutil.copyfile(plot, DOCS_PLOT)
-    print(f"results: {RESULTS / name}; plot: {plot if plot.exists() else 'skipped'}; {res['elapsed_s']:.0f} s")
+    print(f"results: {path}; plot: {plot if plot.exists() else 'skipped'}; {res['elapsed_s']:.0f} s")
     return 0
 
 

@@ -252,20 +252,26 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
             if shown:
                 yield shown
             for group in far_groups:
-                async with reader() as conn:
-                    try:
-                        await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                        await _guard(conn, cursor)
-                        found = await _in(
-                            conn,
-                            f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = ? AND position IN ({{ids}})",
-                            (cursor.session_id,),
-                            group,
-                        )
-                    finally:
-                        await conn.execute("COMMIT")
+                found = await _rows_at(reader, cursor, _HISTORY_COLS, group)
                 found.sort(key=lambda r: r[0])
                 yield await _decode_rows(found, decode)
+
+
+async def _rows_at(reader: Reader, cursor: HistoryCursor, columns: str, positions: Sequence[int]) -> list[Any]:
+    """``columns`` of the cursor's session's events at ``positions`` (in no order), in one read
+    transaction that first checks the cursor still holds (``_guard``)."""
+    async with reader() as conn:
+        try:
+            await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+            await _guard(conn, cursor)
+            return await _in(
+                conn,
+                f"SELECT {columns} FROM events WHERE session_id = ? AND position IN ({{ids}})",
+                (cursor.session_id,),
+                positions,
+            )
+        finally:
+            await conn.execute("COMMIT")
 
 
 async def _positions_by_pages(
@@ -274,36 +280,11 @@ async def _positions_by_pages(
     """The events at ``positions``, in that order, in pages of about :data:`PAGE_BYTES` (each its own read)."""
     for i in range(0, len(positions), PAGE_ROWS):
         part = positions[i : i + PAGE_ROWS]
-        async with reader() as conn:
-            try:
-                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                await _guard(conn, cursor)
-                sizes = {
-                    int(r[0]): int(r[1] or 0)
-                    for r in await _in(
-                        conn,
-                        f"SELECT position, {EVENT_BYTES} FROM events WHERE session_id = ? AND position IN ({{ids}})",
-                        (cursor.session_id,),
-                        part,
-                    )
-                }
-            finally:
-                await conn.execute("COMMIT")
+        sizes = {int(r[0]): int(r[1] or 0) for r in await _rows_at(reader, cursor, f"position, {EVENT_BYTES}", part)}
         n = _cut([(p, sizes.get(p, 0)) for p in part], PAGE_BYTES)
         while part:
             group, part = part[:n], part[n:]
-            async with reader() as conn:
-                try:
-                    await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                    await _guard(conn, cursor)
-                    found = await _in(
-                        conn,
-                        f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = ? AND position IN ({{ids}})",
-                        (cursor.session_id,),
-                        group,
-                    )
-                finally:
-                    await conn.execute("COMMIT")
+            found = await _rows_at(reader, cursor, _HISTORY_COLS, group)
             order = {p: k for k, p in enumerate(group)}
             found.sort(key=lambda r: order[int(r[0])])
             yield await _decode_rows(found, decode)

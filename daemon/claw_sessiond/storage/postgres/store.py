@@ -68,7 +68,8 @@ from . import queries, reads, schema
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .connect import Lanes, PostgresSettings, connect, describe_target
 from .edit_tx import edit_in_tx, erase_clear_in_tx
-from .errors import map_pg_errors, safe_dsn
+from .errors import safe_dsn
+from .pooled import pooled, run_transaction
 from .repair_tx import import_in_tx, repair_in_tx
 from .tx import (
     SESSION_COLS,
@@ -156,7 +157,7 @@ class PostgresStorage:
 
     @contextlib.asynccontextmanager
     async def _reader(self) -> AsyncIterator[Any]:
-        async with map_pg_errors(self._where), self._pool.acquire() as conn:
+        async with pooled(self._pool, self._where) as conn:
             yield conn
 
     async def _write(self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False) -> T:
@@ -168,8 +169,7 @@ class PostgresStorage:
             began = time.perf_counter()
             committed = False
             try:
-                async with self._reader() as conn, conn.transaction():
-                    result = await fn(conn)
+                result = await run_transaction(self._pool, self._where, fn)
                 committed = True
             except StorageError:
                 self.counters.write_failures += 1

@@ -26,7 +26,7 @@ import pytest
 
 from claw_sessiond_client import Message, SessiondError
 from tests.helpers.daemon import DaemonProcess
-from tests.helpers.postgres import ROLE, Server, require_server, throwaway_postgres
+from tests.helpers.postgres import PASSWORD, ROLE, Server, require_server, throwaway_postgres
 
 #: Writers per daemon, and the sessions they share (two writers of each daemon per session).
 WRITERS = 8
@@ -265,3 +265,63 @@ def test_the_connection_limit_gives_clear_errors_and_no_hang(tmp_path: Path, ser
     assert code != 0
     log = refused.log()
     assert "too many connections" in log and "limited" in log and str(server.socket_dir) in log, log[-2000:]
+
+
+def _files_holding(root: Path, secret: str) -> list[str]:
+    """Files under ``root`` that hold ``secret`` (logs, .claw/...)."""
+    return [str(p) for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+def test_the_url_from_a_credential_file_keeps_the_password_out_of_ps_logs_and_errors(
+    tmp_path: Path, server: Server
+) -> None:
+    server.create_database("creds")
+    creds = _workspace(tmp_path, "credentials")
+    wrong = "wrong-Secret-55z"
+    (creds / "database").write_text(server.tcp_url("creds", password=wrong) + "\n")
+    (creds / "database").chmod(0o400)
+    ws = _workspace(tmp_path, "ws")
+    refused = DaemonProcess(ws, env={"CREDENTIALS_DIRECTORY": str(creds)})
+    proc = refused.spawn()
+    try:
+        code = proc.wait(60)
+    finally:
+        refused.stop()
+    out = refused.log()
+    assert code != 0
+    assert f"127.0.0.1:{server.port}/creds" in out and "password authentication failed" in out, out[-2000:]
+    assert not _files_holding(ws, wrong) and not _files_holding(tmp_path / "ws", PASSWORD)
+
+    # The right URL in a file named by --database-file: serves, and the password is in no ps line,
+    # environment, log or file of the workspace.
+    (creds / "database").chmod(0o600)
+    (creds / "database").write_text(server.tcp_url("creds") + "\n")
+    daemon = DaemonProcess(ws, "--database-file", str(creds / "database")).start()
+    try:
+        with daemon.client() as c:
+            c.append("s", Message.user("hello"))
+        assert daemon.proc is not None
+        pid = daemon.proc.pid
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+        assert PASSWORD.encode() not in cmdline and PASSWORD.encode() not in environ
+    finally:
+        assert daemon.terminate() == 0
+    assert not _files_holding(ws, PASSWORD), "the password reached a file of the workspace"
+    assert "127.0.0.1" in daemon.log()
+
+
+def test_an_unreachable_host_at_start_is_named(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, "ws")
+    secret = "unreach-Secret-8k"
+    began = time.monotonic()
+    d = DaemonProcess(ws, "--database", f"postgresql://claw:{secret}@192.0.2.1:5432/claw?connect_timeout=3")
+    proc = d.spawn()
+    try:
+        code = proc.wait(60)
+    finally:
+        d.stop()
+    out = d.log()
+    assert code != 0 and "192.0.2.1:5432/claw" in out and "cannot connect" in out, out[-2000:]
+    assert secret not in out
+    print(json.dumps({"figure": "unreachable host at start", "seconds_to_fail": round(time.monotonic() - began, 1)}))

@@ -89,8 +89,7 @@ def test_sqlite_to_postgres_and_back_gives_the_same_exports(tmp_path: Path, spaw
 
     # The sessions are served from PostgreSQL, as they were.
     on_pg = spawn_daemon("--database", url, workspace_path=_folder(tmp_path / "pg-ws"))
-    with on_pg.client() as c:
-        assert {sid: list(c.export(sid)) for sid in before} == before
+    assert _exports(on_pg) == before
     assert on_pg.terminate() == 0
 
     back = claw("copy", "--from", url, "--to", str(last))

@@ -1,10 +1,11 @@
 """The PostgreSQL backend's facade: :class:`PostgresStorage`, one database shared by any number of daemons.
 
-Every write is one transaction on a pooled connection (asyncpg), whose
+Every write runs in a transaction on a pooled connection (asyncpg), whose
 first statement locks the session row (``tx.py``): the database, not the
 daemon, orders each session's writes. This daemon's own writes to one
-session also keep their submission order: each goes through a per-session
-FIFO lane (:class:`_Lanes`, entered before the first ``await``), and runs
+session also keep their submission order: each joins the session's FIFO
+queue (``group_commit.py``: queued writes share one transaction, each in a
+savepoint, and one COMMIT), entered before the first ``await``, and runs
 in a task of its own shielded from the caller's cancellation, so a
 transaction, once submitted, commits or rolls back whole whatever the RPC
 does. Reads run on pooled connections, in ``REPEATABLE READ READ ONLY``
@@ -67,10 +68,11 @@ from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCou
 from ..sqlite.runs import InMemoryRuns
 from . import queries, reads, schema
 from .calls_tx import drops_in_tx, session_policy_in_tx
-from .connect import Lanes, PostgresSettings, connect, describe_target
+from .connect import PostgresSettings, connect, describe_target
 from .edit_tx import edit_in_tx, erase_clear_in_tx
 from .errors import safe_dsn
-from .pooled import pooled, run_transaction
+from .group_commit import GroupCommit
+from .pooled import pooled
 from .repair_tx import import_in_tx, repair_in_tx
 from .sessions import PostgresSessions
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
@@ -109,7 +111,7 @@ class PostgresStorage(PostgresSessions):
         self.erasures = PendingErasures()
         self.applied_migrations: list[str] = []
         self._listeners: list[ChangeListener] = []
-        self._lanes = Lanes()
+        self._group = GroupCommit(pool, self._where)
         self._written: dict[str, float] = {}
         self._vacuum: asyncio.Task[None] | None = None
         self._vacuum_again = False
@@ -168,20 +170,20 @@ class PostgresStorage(PostgresSessions):
         return await asyncio.shield(asyncio.ensure_future(self._write_in_lane(session_id, fn, changed)))
 
     async def _write_in_lane(self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool) -> T:
-        async with self._lanes.hold(session_id):
-            began = time.perf_counter()
-            committed = False
-            try:
-                result = await run_transaction(self._pool, self._where, fn)
-                committed = True
-            except StorageError:
-                self.counters.write_failures += 1
-                raise
-            finally:
-                self._observe(time.perf_counter() - began, committed)
-            if changed:
-                self._changed({session_id})
-            return result
+        # The session's FIFO is its group-commit queue (group_commit.py): queued writes share one COMMIT.
+        began = time.perf_counter()
+        committed = False
+        try:
+            result = await self._group.run(session_id, fn)
+            committed = True
+        except StorageError:
+            self.counters.write_failures += 1
+            raise
+        finally:
+            self._observe(time.perf_counter() - began, committed)
+        if changed:
+            self._changed({session_id})
+        return result
 
     def _observe(self, seconds: float, committed: bool) -> None:
         if committed:

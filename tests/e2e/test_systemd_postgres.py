@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,22 @@ def test_the_password_comes_from_a_credential_and_the_command_parses() -> None:
     args = build_parser({}).parse_args(words[2:])
     assert args.database_file == "/run/credentials/claw-sessiond-postgres.service/database"
     assert args.workspace == "/srv/agents"
+
+
+def test_database_file_errors_are_configuration_errors(tmp_path: Path) -> None:
+    url_file = tmp_path / "database"
+    url_file.write_text("postgresql://claw:pw-in-file@127.0.0.1:1/x\n")
+
+    def serve(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(tmp_path), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    both = serve("--database", "postgresql://claw@h/x", "--database-file", str(url_file))
+    assert both.returncode == 2 and "not both" in both.stderr, both.stderr
+    missing = serve("--database-file", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr, missing.stderr
+    assert "pw-in-file" not in both.stderr + missing.stderr

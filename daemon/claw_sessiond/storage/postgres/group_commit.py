@@ -47,6 +47,15 @@ class _Job(Generic[T]):
     fn: Callable[[Any], Awaitable[T]]
     future: asyncio.Future[T] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
+    def settle(self, ok: bool, value: Any) -> None:
+        """Hand out the outcome (a waiter cancelled at shutdown has nothing to receive it)."""
+        if self.future.done():
+            return
+        if ok:
+            self.future.set_result(value)
+        else:
+            self.future.set_exception(value)
+
 
 class GroupCommit:
     """Per-session queues of writes and their drainers."""
@@ -79,16 +88,15 @@ class GroupCommit:
             del self._queues[session_id]
             self._drainers.pop(session_id, None)
             for job in queue:  # only after an unexpected failure of the drainer itself
-                if not job.future.done():
-                    job.future.set_exception(StorageUnavailableError("the write queue of this session failed"))
+                job.settle(False, StorageUnavailableError("the write queue of this session failed"))
 
     async def _commit(self, group: list[_Job[Any]]) -> None:
         if len(group) == 1:
             job = group[0]
             try:
-                job.future.set_result(await run_transaction(self._pool, self._where, job.fn))
+                job.settle(True, await run_transaction(self._pool, self._where, job.fn))
             except BaseException as exc:  # the caller gets it; CancelledError included (shutdown)
-                job.future.set_exception(exc)
+                job.settle(False, exc)
                 if not isinstance(exc, Exception):
                     raise
             return
@@ -100,19 +108,16 @@ class GroupCommit:
                     await asyncio.sleep(random.uniform(0, 0.05 * attempt))
                     continue
                 for job in group:
-                    job.future.set_exception(exc)
+                    job.settle(False, exc)
                 return
             except BaseException as exc:
                 for job in group:
-                    job.future.set_exception(exc)
+                    job.settle(False, exc)
                 if not isinstance(exc, Exception):
                     raise
                 return
             for job, (ok, value) in zip(group, outcomes, strict=True):
-                if ok:
-                    job.future.set_result(value)
-                else:
-                    job.future.set_exception(value)
+                job.settle(ok, value)
             return
 
     async def _together(self, group: list[_Job[Any]]) -> list[tuple[bool, Any]]:

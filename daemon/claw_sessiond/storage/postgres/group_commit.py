@@ -32,6 +32,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from ...errors import SessiondError, StorageUnavailableError
 from .errors import map_pg_errors, rolled_back
+from .follow import ANNOUNCE_SQL
 from .pooled import TX_ATTEMPTS, pooled, run_transaction
 
 __all__ = ["MAX_GROUP", "GroupCommit"]
@@ -45,6 +46,7 @@ MAX_GROUP: Final = 64
 @dataclass(slots=True)
 class _Job(Generic[T]):
     fn: Callable[[Any], Awaitable[T]]
+    announce: bool
     future: asyncio.Future[T] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
     def settle(self, ok: bool, value: Any) -> None:
@@ -66,9 +68,14 @@ class GroupCommit:
         self._queues: dict[str, list[_Job[Any]]] = {}
         self._drainers: dict[str, asyncio.Task[None]] = {}
 
-    async def run(self, session_id: str, fn: Callable[[Any], Awaitable[T]]) -> T:
-        """``fn(conn)`` committed, alone or with other queued writes of the session; its result or error."""
-        job: _Job[T] = _Job(fn)
+    async def run(self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, announce: bool = False) -> T:
+        """``fn(conn)`` committed, alone or with other queued writes of the session; its result or error.
+
+        ``announce``: the write may insert history events; its transaction first runs
+        :data:`~.follow.ANNOUNCE_SQL` (once, before any savepoint: a lock taken in a savepoint that rolls
+        back would be released with it).
+        """
+        job: _Job[T] = _Job(fn, announce)
         queue = self._queues.get(session_id)
         if queue is None:
             self._queues[session_id] = [job]
@@ -94,7 +101,7 @@ class GroupCommit:
         if len(group) == 1:
             job = group[0]
             try:
-                job.settle(True, await run_transaction(self._pool, self._where, job.fn))
+                job.settle(True, await run_transaction(self._pool, self._where, _announced(job)))
             except BaseException as exc:  # the caller gets it; CancelledError included (shutdown)
                 job.settle(False, exc)
                 if not isinstance(exc, Exception):
@@ -124,6 +131,8 @@ class GroupCommit:
         """Every write of ``group`` in one transaction, each in a savepoint; raises only if the whole fails."""
         outcomes: list[tuple[bool, Any]] = []
         async with pooled(self._pool, self._where) as conn, conn.transaction():
+            if any(job.announce for job in group):
+                await conn.execute(ANNOUNCE_SQL)
             for job in group:
                 try:
                     async with map_pg_errors(self._where), conn.transaction():
@@ -133,3 +142,15 @@ class GroupCommit:
                         raise  # the connection is gone: the whole group fails
                     outcomes.append((False, exc))
         return outcomes
+
+
+def _announced(job: _Job[T]) -> Callable[[Any], Awaitable[T]]:
+    """``job.fn``, after the follow-all announcement when the job asks for one."""
+    if not job.announce:
+        return job.fn
+
+    async def run(conn: Any) -> T:
+        await conn.execute(ANNOUNCE_SQL)
+        return await job.fn(conn)
+
+    return run

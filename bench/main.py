@@ -888,7 +888,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--label", default="", help="a name for this run, added to its results file's name")
     parser.add_argument("--only", default="", help="with --interference: comma-separated scenarios to run")
+    parser.add_argument(
+        "--backend",
+        choices=["sqlite", "postgres"],
+        default="sqlite",
+        help="postgres: the PostgreSQL backend beside SQLite in one run (bench/postgres.py; a throwaway server)",
+    )
     args = parser.parse_args(argv)
+    if args.backend == "postgres":
+        from bench import postgres
+
+        return postgres.run(args.tiny)
     if args.interference:
         from bench import interference
 

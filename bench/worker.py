@@ -8,9 +8,10 @@ operations that complete inside the window count for throughput and latency;
 every acknowledged operation (warm-up included) is reported, so the caller
 can count lost and duplicated writes afterwards.
 
-Usage: ``python -m bench.worker '<json spec>'`` with keys ``kind`` (echo,
-ours: unary Append, ours_append: the default ``append()``, ours_stream, sqlite), ``target`` (socket path or database file), ``session_id``,
-``index``, ``inflight``, ``duration_s``, ``payload_bytes``, ``warmup``.
+Usage: ``python -m bench.worker '<json spec>'`` with keys ``kind`` (echo;
+ours: unary Append; ours_append: the default ``append()``; ours_stream; sqlite),
+``target`` (socket path or database file), ``session_id``, ``index``, ``inflight``,
+``duration_s``, ``payload_bytes``, ``warmup``.
 """
 
 from __future__ import annotations

@@ -23,11 +23,11 @@ from . import _auth
 from . import _finds as F
 from . import errors as E
 from ._append_stream import AppendStream
-from ._plain_stream import PlainAppends
 from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, FollowRetry
 from ._edit_ops import AsyncEditOps
 from ._liveness import CONNECT_TIMEOUT_S, HEALTH_CHECK_METHOD, accepts_connections, ping_verdict
 from ._peer import verify_peer
+from ._plain_stream import PlainAppends
 from ._requests import (
     append_request,
     clear_request,

@@ -20,6 +20,7 @@ from tests.helpers.figures import (  # noqa: F401  (collect and print the robust
     pytest_terminal_summary,
     pytest_unconfigure,
 )
+from tests.helpers.postgres import SHARED as POSTGRES
 
 TESTS = Path(__file__).resolve().parent
 
@@ -70,6 +71,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         for report in skipped:
             reporter.write_line(f"CLAW_FULL=1 and skipped: {report.nodeid}: {report.longrepr}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_postgres() -> Iterator[None]:
+    """Stop the throwaway PostgreSQL server (``tests/helpers/postgres.py``), if a test started one, at the end."""
+    yield
+    POSTGRES.stop()
 
 
 @pytest.fixture

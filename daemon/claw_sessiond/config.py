@@ -160,6 +160,14 @@ class Config:
     """Rotated log files kept (``sessiond.log.1`` ... ``.N``)."""
     registry_dir: Path | None = field(default=None, repr=False)
     """Per-user folder of running-daemon records (``status``/``stop``); None: not registered."""
+    database_url: str = field(default="", repr=False)
+    """Where sessions are stored: "" (or ``sqlite:``) for the SQLite file under ``.claw/``, or a
+    ``postgresql://`` URL (docs/postgres.md). May hold a password: never printed (``repr=False``)."""
+
+    @property
+    def uses_postgres(self) -> bool:
+        """True when the sessions live in a PostgreSQL database."""
+        return self.database_url.startswith(("postgresql://", "postgres://"))
 
     @property
     def claw_dir(self) -> Path:
@@ -232,6 +240,12 @@ class Config:
         for name in ("idle_exit_s", "log_max_bytes", "log_backups"):
             if getattr(self, name) < 0:
                 raise ConfigError(name, "must not be negative", getattr(self, name))
+        if self.database_url and self.database_url != "sqlite:" and not self.uses_postgres:
+            raise ConfigError(
+                "database",
+                "must be a postgresql:// URL (or empty for the SQLite file)",
+                self.database_url.split(":")[0],
+            )
         if self.log_level not in ("debug", "info", "warning", "error"):
             raise ConfigError("log_level", "must be debug, info, warning or error", self.log_level)
         if self.tcp_address is not None:

@@ -23,6 +23,7 @@ import pytest
 
 from claw_sessiond.config import Config
 from claw_sessiond.storage import Storage, open_storage
+from tests.helpers.postgres import SHARED as POSTGRES
 from tests.storage._support import BackendFactory, Stores
 
 
@@ -32,9 +33,17 @@ async def _sqlite(folder: Path, **overrides: Any) -> Storage:
     return await open_storage(Config(workspace=folder, **overrides))
 
 
+async def _postgres(folder: Path, **overrides: Any) -> Storage:
+    """A database of its own per folder on the test process's throwaway server (``tests/helpers/postgres.py``)."""
+    (folder / ".claw").mkdir(mode=0o700, parents=True, exist_ok=True)
+    url = POSTGRES.database_for(str(folder))
+    return await open_storage(Config(workspace=folder, database_url=url, **overrides))
+
+
 #: Every backend the contract suite runs against.
 BACKENDS: dict[str, BackendFactory] = {
     "sqlite": _sqlite,
+    "postgres": _postgres,
 }
 
 

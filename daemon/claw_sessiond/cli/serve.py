@@ -13,9 +13,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
+
+from claw_sessiond_client.paths import claw_dir
 
 from ..config import (
     DEFAULT_BUSY_TIMEOUT_MS,
@@ -134,6 +138,14 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
     env_option(
         parser, "--log-level", env, default="info", choices=["debug", "info", "warning", "error"], help="log level"
     )
+    env_option(
+        parser,
+        "--database",
+        env,
+        default=None,
+        help="where sessions live: a postgresql:// URL shared by several daemons (docs/postgres.md; put no password "
+        "here: use PGPASSFILE), else CLAW_DATABASE_URL, else 'database' in .claw/config.toml, else the SQLite file",
+    )
     _add_lifecycle_options(parser, env)
 
 
@@ -218,7 +230,34 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         log_max_bytes=int(args.log_max_bytes),
         log_backups=int(args.log_backups),
         registry_dir=_registry_dir(env),
+        database_url=database_url(args.database, env, Path(os.path.abspath(args.workspace))),
     ).validate()
+
+
+def database_url(flag: str | None, env: Mapping[str, str], workspace: Path) -> str:
+    """The database URL: ``--database`` (or ``CLAW_SESSIOND_DATABASE``), else ``CLAW_DATABASE_URL``, else
+    ``database`` in ``<workspace>/.claw/config.toml``, else "" (the SQLite file).
+
+    Raises:
+        ConfigError: config.toml cannot be read or its ``database`` is not a string.
+    """
+    if flag:
+        if urllib.parse.urlsplit(flag).password:
+            warn("the --database URL holds a password, visible to other local users in ps; use PGPASSFILE instead")
+        return flag
+    if env.get("CLAW_DATABASE_URL"):
+        return env["CLAW_DATABASE_URL"]
+    path = claw_dir(workspace) / "config.toml"
+    try:
+        with path.open("rb") as f:
+            value = tomllib.load(f).get("database", "")
+    except FileNotFoundError:
+        return ""
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError("database", f"cannot read {path}: {exc}", str(path)) from exc
+    if not isinstance(value, str):
+        raise ConfigError("database", f"'database' in {path} must be a string", type(value).__name__)
+    return value
 
 
 def _registry_dir(env: Mapping[str, str]) -> Path | None:

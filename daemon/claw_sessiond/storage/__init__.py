@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import Config
+from ..errors import StorageUnavailableError
 from .base import (
     BACKUP_CHUNK_BYTES,
     ChangeListener,
@@ -65,10 +66,24 @@ def settings_of(cfg: Config) -> SQLiteSettings:
 async def open_storage(cfg: Config) -> Storage:
     """Check, open and migrate the workspace's storage (``cfg.db_path``), ready for the daemon.
 
+    With a ``postgresql://`` database URL (``cfg.database_url``) the sessions live in that database
+    instead (``postgres/``, imported only then).
+
     Raises:
-        CorruptDatabaseError: the file is damaged or not ours (its bytes are not touched).
-        StorageError: it cannot be opened for writing (read-only file system, full disk, ...).
+        CorruptDatabaseError: the file (or schema) is damaged or not ours (its bytes are not touched).
+        StorageError: it cannot be opened for writing (read-only file system, full disk, unreachable
+            server, refused login, ...).
     """
+    if cfg.uses_postgres:
+        try:
+            from .postgres.store import PostgresStorage  # asyncpg: the optional "postgres" extra
+        except ImportError as exc:
+            raise StorageUnavailableError(
+                f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): "
+                "pip install 'claw-sessiond[postgres]'"
+            ) from exc
+
+        return await PostgresStorage.open(cfg.database_url, max_open_tool_calls=cfg.max_open_tool_calls)
     return await SQLiteStorage.open(cfg.db_path, settings_of(cfg), max_open_tool_calls=cfg.max_open_tool_calls)
 
 

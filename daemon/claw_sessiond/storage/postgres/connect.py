@@ -1,0 +1,131 @@
+"""Opening the PostgreSQL backend: settings, the connection checks at start, and per-session lanes.
+
+At start one connection checks the server (``fsync`` on, not a standby) and
+migrates the schema (``schema.migrate``); then a pool is opened whose
+connections set ``search_path``, ``synchronous_commit = on`` and
+``lock_timeout``. A failure names the host, port, database and user
+(:func:`describe_target`), never the password.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import urllib.parse
+from collections.abc import AsyncIterator
+from typing import Any, Final
+
+import asyncpg
+
+from ...errors import Reason, StorageUnavailableError
+from . import schema
+from .errors import map_pg_errors
+
+__all__ = ["Lanes", "PostgresSettings", "connect", "describe_target"]
+
+#: Connections of one daemon's pool (writes and reads share it).
+_POOL_MAX: Final = 10
+#: How long a connection attempt at open may take.
+_CONNECT_TIMEOUT_S: Final = 10.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PostgresSettings:
+    """Settings of the PostgreSQL backend."""
+
+    lock_timeout_ms: int = 10_000
+    """How long a statement waits for a row lock (``lock_timeout``) before the write fails as unavailable."""
+    pool_max: int = _POOL_MAX
+    """Most connections this daemon opens."""
+
+
+def describe_target(dsn: str) -> str:
+    """``host:port/database as user`` of a URL, for start-up errors (never the password)."""
+    parts = urllib.parse.urlsplit(dsn)
+    query = dict(urllib.parse.parse_qsl(parts.query))
+    host = parts.hostname or query.get("host", "") or "localhost"
+    port = parts.port or query.get("port", "") or 5432
+    database = parts.path.lstrip("/") or query.get("dbname", "") or "(default)"
+    user = urllib.parse.unquote(parts.username or "") or query.get("user", "") or "(default)"
+    return f"{host}:{port}/{database} as {user}"
+
+
+async def connect(dsn: str, settings: PostgresSettings) -> tuple[Any, list[str]]:
+    """Check the server, migrate, and open the pool; returns the pool and the migrations applied.
+
+    Raises:
+        StorageUnavailableError: unreachable, login refused, read-only standby, or fsync off.
+        CorruptDatabaseError: the schema is not ours or newer than this code.
+    """
+    target = describe_target(dsn)
+    server_settings = {
+        "search_path": schema.SCHEMA,
+        "synchronous_commit": "on",
+        "lock_timeout": str(settings.lock_timeout_ms),
+        "application_name": "claw-sessiond",
+    }
+    try:
+        conn = await asyncpg.connect(dsn, timeout=_CONNECT_TIMEOUT_S, server_settings=server_settings)
+    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
+        raise StorageUnavailableError(
+            f"PostgreSQL {target}: cannot connect: {_reason(exc)}", reason=Reason.STORAGE_UNAVAILABLE
+        ) from None
+    try:
+        async with map_pg_errors(target):
+            if await conn.fetchval("SHOW fsync") != "on":
+                raise StorageUnavailableError(
+                    f"PostgreSQL {target}: fsync is off, so no write would be durable; refusing to start",
+                    reason=Reason.STORAGE_UNAVAILABLE,
+                )
+            if await conn.fetchval("SELECT pg_is_in_recovery()"):
+                raise StorageUnavailableError(
+                    f"PostgreSQL {target}: the server is a read-only standby; connect to the primary",
+                    reason=Reason.STORAGE_UNAVAILABLE,
+                )
+            applied = await schema.migrate(conn)
+    finally:
+        await conn.close()
+    async with map_pg_errors(target):
+        pool = await asyncpg.create_pool(
+            dsn,
+            min_size=1,
+            max_size=settings.pool_max,
+            timeout=_CONNECT_TIMEOUT_S,
+            server_settings=server_settings,
+        )
+    return pool, applied
+
+
+class Lanes:
+    """Per-session FIFO locks: this daemon's writes to one session run in submission order."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, session_id: str) -> AsyncIterator[None]:
+        lock, users = self._locks.get(session_id, (asyncio.Lock(), 0))
+        self._locks[session_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[session_id]
+            if users == 1:
+                del self._locks[session_id]
+            else:
+                self._locks[session_id] = (lock, users - 1)
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a connection failed, in words that never hold the password."""
+    if isinstance(exc, asyncpg.InvalidPasswordError):
+        return "password authentication failed (the password is not shown)"
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {_CONNECT_TIMEOUT_S:g}s"
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    if isinstance(exc, asyncpg.PostgresError):
+        return f"{type(exc).__name__} (SQLSTATE {getattr(exc, 'sqlstate', '')}): {getattr(exc, 'message', '')}"
+    return type(exc).__name__

@@ -1,0 +1,67 @@
+"""asyncpg errors → domain storage errors, translated once, here (keyed on SQLSTATE, never on text).
+
+Every database call of the backend runs inside :func:`map_pg_errors`:
+``53100`` (disk full) → :class:`~claw_sessiond.errors.StorageFullError`;
+``XX001``/``XX002`` (data or index corrupted) → ``CorruptDatabaseError``;
+anything else, including a lost connection, a lock or statement timeout, a
+serialization failure or deadlock, a server shutting down, and a unique
+violation on ``(session_id, position)`` (a bug: logged) →
+``StorageUnavailableError``; always chained with ``from exc``. Domain errors
+raised by the rules inside a transaction pass through untouched. Messages
+name the server (:func:`safe_dsn`), never a password.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import urllib.parse
+from collections.abc import AsyncIterator
+
+import asyncpg
+
+from ...errors import CorruptDatabaseError, Reason, StorageFullError, StorageUnavailableError
+
+__all__ = ["map_pg_errors", "safe_dsn"]
+
+_log = logging.getLogger("claw_sessiond.store")
+
+
+def safe_dsn(dsn: str) -> str:
+    """``dsn`` with any password replaced by ``***`` (in the user-info part and in a ``password=`` parameter)."""
+    try:
+        parts = urllib.parse.urlsplit(dsn)
+    except ValueError:
+        return "postgresql://(unparsable URL)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        if ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":***"
+        netloc = f"{userinfo}@{hostport}"
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    query = [(k, "***" if k.lower() == "password" else v) for k, v in query]
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, urllib.parse.urlencode(query, safe="/"), ""))
+
+
+@contextlib.asynccontextmanager
+async def map_pg_errors(where: str) -> AsyncIterator[None]:
+    """Translate asyncpg and connection errors raised inside into domain storage errors."""
+    try:
+        yield
+    except asyncpg.PostgresError as exc:
+        state = getattr(exc, "sqlstate", "") or ""
+        if state == "53100":
+            raise StorageFullError(f"storage is full ({where}): {exc}", reason=Reason.STORAGE_FULL) from exc
+        if state in ("XX001", "XX002"):
+            raise CorruptDatabaseError(f"database is corrupt ({where}): {exc}", reason=Reason.CORRUPT_DATABASE) from exc
+        if state == "23505":
+            _log.error("event=unexpected_unique_violation where=%s sqlstate=%s detail=%s", where, state, exc)
+        raise StorageUnavailableError(
+            f"storage failed ({where}): SQLSTATE {state} {type(exc).__name__}: {exc}",
+            reason=Reason.STORAGE_UNAVAILABLE,
+        ) from exc
+    except (asyncpg.InterfaceError, OSError, ConnectionError) as exc:
+        raise StorageUnavailableError(
+            f"storage failed ({where}): {type(exc).__name__}: {exc}", reason=Reason.STORAGE_UNAVAILABLE
+        ) from exc

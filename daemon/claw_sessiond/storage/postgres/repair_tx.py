@@ -1,0 +1,179 @@
+"""Repair and import in PostgreSQL: a repair plan (``repair.py``) and an imported session written in a transaction
+(its derived rows rebuilt by ``rules.fold_events``, its settings by ``state.fold_settings``).
+
+The repair runs in the transaction that bounds what the Load returns: the
+session row is locked first, the open calls are read and planned again
+under the lock (``repair.plan_repair``, with the live runs), and the
+synthetic results are written; a concurrent Load waits for the lock and
+then finds nothing left to repair, so each call is repaired once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from ... import repair as repairing
+from ... import rules
+from ...events import EVENT_SCHEMA_VERSION, call_names
+from ...export import ImportedSession
+from ...model import HistoryCursor, ImportMode, LoadResult, Repair, Usage
+from .calls_tx import drops_in_tx, session_policy_in_tx
+from .state_tx import rebuild_settings_in_tx, settings_in_tx
+from .tx import (
+    SESSION_COLS,
+    delete_in_tx,
+    lock_session_in_tx,
+    new_incarnation,
+    open_call_count_in_tx,
+    open_calls_in_tx,
+    session_meta,
+)
+
+__all__ = ["import_in_tx", "repair_in_tx"]
+
+
+async def repair_in_tx(
+    conn: Any, session_id: str, workdir: str, trace_id: str, is_live: Callable[[str], bool]
+) -> LoadResult:
+    """Repair interrupted calls in the caller's transaction; the history is then read by pages (a cursor)."""
+    row, now = await lock_session_in_tx(conn, session_id)
+    if row is None:
+        return LoadResult(session_meta(None, session_id, workdir), [])
+    split = repairing.split_calls(
+        await open_calls_in_tx(conn, session_id), is_live, await session_policy_in_tx(conn, session_id)
+    )
+    to_repair, in_flight = split.repair, split.in_flight
+    dropped, hidden = await drops_in_tx(conn, session_id, split.dropped)
+    repairs: list[Repair] = []
+    if to_repair:
+        names: dict[str, str] = {}
+        for r in await conn.fetch(
+            "SELECT payload FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])",
+            session_id,
+            repairing.assistant_positions(to_repair),
+        ):
+            names.update(call_names(r[0]))
+        payloads = repairing.synthetic_payloads(to_repair, names)
+        repairs = repairing.place(to_repair, row.last_position)
+        await conn.executemany(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
+            "VALUES ($1, $2, 'repair', $3, $4, $5, $6)",
+            [
+                (session_id, r.position, trace_id, now, EVENT_SCHEMA_VERSION, p)
+                for r, p in zip(repairs, payloads, strict=True)
+            ],
+        )
+        await conn.executemany(
+            "UPDATE tool_calls SET result_position = $1 WHERE session_id = $2 AND call_id = $3",
+            [(r.position, session_id, r.tool_call_id) for r in repairs],
+        )
+        await conn.execute(
+            "UPDATE sessions SET last_position = $1, message_count = message_count + $2, updated_at = $3, "
+            "workdir = CASE WHEN $4 <> '' THEN $4 ELSE workdir END WHERE session_id = $5",
+            repairs[-1].position,
+            len(repairs),
+            now,
+            workdir,
+            session_id,
+        )
+        row, now = await lock_session_in_tx(conn, session_id)
+        assert row is not None
+    cursor = HistoryCursor(
+        session_id,
+        row.created_at,
+        row.clear_position,
+        row.last_position,
+        tuple(c.tool_call_id for c in in_flight),
+        dropped_ids=dropped,
+    )
+    meta = session_meta(row, session_id, workdir, await settings_in_tx(conn, session_id))
+    meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
+    return LoadResult(meta, [], repairs, repairing.flights(in_flight), cursor)
+
+
+async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, max_open_calls: int = 0) -> int:
+    """Write an imported session's events and rebuild its derived rows (``rules.fold_events``); events written."""
+    header = session.header
+    sid = header.session_id
+    row, _now = await lock_session_in_tx(conn, sid)
+    events = list(session.events)
+    created_at, updated_at, workdir = header.created_at, header.updated_at, header.workdir
+    offset = 0
+    rules.check_import_mode(sid, row is not None, mode)
+    kept: str | None = None
+    if row is not None:
+        if mode == "replace":
+            await delete_in_tx(conn, sid)
+        else:  # merge: skip events already stored (same type, time, trace and payload), append the rest
+            kept = await conn.fetchval("SELECT incarnation FROM sessions WHERE session_id = $1", sid)
+            stored = {
+                rules.stored_event_key(*r)
+                for r in await conn.fetch("SELECT type, ts, trace_id, payload FROM events WHERE session_id = $1", sid)
+            }
+            events, offset = rules.merge_events(stored, events, row.last_position)
+            created_at, workdir = row.created_at, row.workdir or workdir
+            updated_at = max(row.updated_at, updated_at)
+    await conn.executemany(
+        "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+        "client_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        [
+            (
+                sid,
+                None if e.position is None else e.position + offset,
+                e.type,
+                e.trace_id,
+                e.ts,
+                e.schema_version,
+                rules.shifted_edit(e.payload, offset) if e.type == "edit" and offset else e.payload,
+                e.format,
+                e.item,
+                e.client_id,
+            )
+            for e in events
+        ],
+    )
+    rows = await conn.fetch("SELECT position, type, payload FROM events WHERE session_id = $1 ORDER BY event_id", sid)
+    fold = rules.fold_events(sid, [(None if r[0] is None else int(r[0]), r[1], r[2]) for r in rows])
+    for table in ("tool_calls", "usage_by_model", "sessions"):
+        await conn.execute(f"DELETE FROM {table} WHERE session_id = $1", sid)
+    await conn.execute(
+        f"INSERT INTO sessions({SESSION_COLS}, incarnation) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        sid,
+        workdir,
+        created_at,
+        updated_at,
+        fold.last_position,
+        fold.clear_position,
+        fold.message_count,
+        *_usage_values(fold.usage),
+        kept or new_incarnation(),
+    )
+    await conn.executemany(
+        "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position, pending, "
+        "repair_mode) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        [
+            (sid, call_id, c.assistant_position, c.call_index, c.result_position, bool(c.pending), c.repair_mode)
+            for call_id, c in fold.calls.items()
+        ],
+    )
+    # Synthetic repairs superseded by a real result stay in the log, out of the projection.
+    await conn.executemany(
+        "UPDATE events SET hidden_by = $1 WHERE session_id = $2 AND position = $3",
+        [(by, sid, position) for position, by in fold.hidden.items()],
+    )
+    await conn.executemany(
+        "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "
+        "cache_read_tokens, cache_write_tokens, cost_micros, currency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        [(sid, model, version, *_usage_values(v)) for (model, version), v in fold.by_model.items()],
+    )
+    await rebuild_settings_in_tx(conn, sid)  # state, labels, tool policy and lineage, from the same events
+    if max_open_calls:
+        rules.check_imported_open_calls(await open_call_count_in_tx(conn, sid), max_open_calls, sid)
+    return len(events)
+
+
+def _usage_values(u: Usage) -> tuple[int, int, int, int, int, str]:
+    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)

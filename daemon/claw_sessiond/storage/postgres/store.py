@@ -1,0 +1,577 @@
+"""The PostgreSQL backend's facade: :class:`PostgresStorage`, one database shared by any number of daemons.
+
+Every write is one transaction on a pooled connection (asyncpg), whose
+first statement locks the session row (``tx.py``): the database, not the
+daemon, orders each session's writes. This daemon's own writes to one
+session also keep their submission order: each goes through a per-session
+FIFO lane (:class:`_Lanes`, entered before the first ``await``), and runs
+in a task of its own shielded from the caller's cancellation, so a
+transaction, once submitted, commits or rolls back whole whatever the RPC
+does. Reads run on pooled connections, in ``REPEATABLE READ READ ONLY``
+transactions where two statements need one snapshot (``reads.py``).
+Session creation, forks, updates, scope states and listings are the
+:class:`~.sessions.PostgresSessions` mixin (``sessions.py``, ``session_tx.py``, ``state_tx.py``).
+asyncpg errors are translated once (``errors.py``). Connections set
+``synchronous_commit = on`` (a write is durable before its reply); at open
+the server must have ``fsync`` on and accept writes.
+
+What this backend does not do yet (docs/postgres.md, Status): runs across
+daemons (runs live in this daemon's memory, as on SQLite), and the change
+feed across daemons (LISTEN/NOTIFY): listeners hear of this daemon's
+commits only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import asyncpg
+
+from ... import repair as repairing
+from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
+from ...edits import history_item
+from ...erasure import PendingErasures
+from ...errors import PreconditionError, Reason, SessionNotFoundError, StorageError
+from ...events import EventRow, fingerprint, message_from_payload
+from ...export import ExportHeader, ImportedSession
+from ...history import drop_calls, project
+from ...model import (
+    AppendJob,
+    AppendResult,
+    ClearResult,
+    DeleteResult,
+    EditJob,
+    EditResult,
+    EventResult,
+    HistoryCursor,
+    HistoryMark,
+    ImportMode,
+    LoadResult,
+    LoadWindow,
+    Message,
+    ModelUsage,
+    Usage,
+    UsageDelta,
+    UsageResult,
+)
+from ...policy import ToolPolicy
+from ...queries import SearchFilter, SearchRow, UsageRow
+from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
+from ..sqlite.runs import InMemoryRuns
+from . import queries, reads, schema
+from .calls_tx import drops_in_tx, session_policy_in_tx
+from .connect import Lanes, PostgresSettings, connect, describe_target
+from .edit_tx import edit_in_tx, erase_clear_in_tx
+from .errors import map_pg_errors, safe_dsn
+from .repair_tx import import_in_tx, repair_in_tx
+from .sessions import PostgresSessions
+from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
+from .tx import (
+    SESSION_COLS,
+    append_in_tx,
+    clear_in_tx,
+    delete_in_tx,
+    lock_session_in_tx,
+    open_calls_in_tx,
+    record_event_in_tx,
+    session_meta,
+    session_row,
+    usage_in_tx,
+)
+from .window import read_window
+
+__all__ = ["PostgresStorage"]
+
+_log = logging.getLogger("claw_sessiond.store")
+T = TypeVar("T")
+
+#: Tables a delete touched, vacuumed after it (their dead tuples hold the erased content until then).
+_VACUUMED: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
+
+
+class PostgresStorage(PostgresSessions):
+    """Sessions in one PostgreSQL database. All methods are coroutines on the daemon's loop (unless noted)."""
+
+    def __init__(self, pool: Any, dsn: str, counters: StorageCounters, max_open_tool_calls: int) -> None:
+        self._pool = pool
+        self._where = safe_dsn(dsn)
+        self.counters = counters
+        self.runs = InMemoryRuns()
+        self.max_open_tool_calls = max_open_tool_calls
+        self.erasures = PendingErasures()
+        self.applied_migrations: list[str] = []
+        self._listeners: list[ChangeListener] = []
+        self._lanes = Lanes()
+        self._written: dict[str, float] = {}
+        self._vacuum: asyncio.Task[None] | None = None
+        self._vacuum_again = False
+
+    # -- life cycle
+
+    @classmethod
+    async def open(
+        cls,
+        dsn: str,
+        settings: PostgresSettings | None = None,
+        *,
+        max_open_tool_calls: int = DEFAULT_MAX_OPEN_TOOL_CALLS,
+    ) -> PostgresStorage:
+        """Connect, check the server and migrate the schema.
+
+        Raises:
+            StorageUnavailableError: the server cannot be reached, refuses the login, is read-only or has
+                fsync off (the message names the host, port, database and user; never the password).
+            CorruptDatabaseError: the schema is not ours or newer than this code.
+        """
+        pool, applied = await connect(dsn, settings or PostgresSettings())
+        store = cls(pool, dsn, StorageCounters(), max_open_tool_calls)
+        store.applied_migrations = applied
+        _log.info("event=storage_open backend=postgresql server=%s", describe_target(dsn))
+        return store
+
+    async def close(self) -> None:
+        """Wait for a running vacuum, then close every connection."""
+        if self._vacuum is not None:
+            with contextlib.suppress(Exception):
+                await self._vacuum
+        await self._pool.close()
+
+    def subscribe(self, listener: ChangeListener) -> None:
+        """Tell ``listener`` about every later commit and erasure of this daemon."""
+        self._listeners.append(listener)
+
+    def _changed(self, session_ids: set[str]) -> None:
+        for listener in self._listeners:
+            listener.changed(session_ids)
+
+    def _erased(self, session_id: str) -> None:
+        for listener in self._listeners:
+            listener.erased(session_id)
+
+    # -- connections
+
+    @contextlib.asynccontextmanager
+    async def _reader(self) -> AsyncIterator[Any]:
+        async with map_pg_errors(self._where), self._pool.acquire() as conn:
+            yield conn
+
+    async def _write(self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False) -> T:
+        """Run ``fn`` in one transaction, in the session's lane, shielded from the caller's cancellation."""
+        return await asyncio.shield(asyncio.ensure_future(self._write_in_lane(session_id, fn, changed)))
+
+    async def _write_in_lane(self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool) -> T:
+        async with self._lanes.hold(session_id):
+            began = time.perf_counter()
+            committed = False
+            try:
+                async with self._reader() as conn, conn.transaction():
+                    result = await fn(conn)
+                committed = True
+            except StorageError:
+                self.counters.write_failures += 1
+                raise
+            finally:
+                self._observe(time.perf_counter() - began, committed)
+            if changed:
+                self._changed({session_id})
+            return result
+
+    def _observe(self, seconds: float, committed: bool) -> None:
+        if committed:
+            self.counters.commits += 1
+        for observer in self.counters.commit_observers:
+            try:
+                observer(1, seconds, committed)
+            except Exception:  # an observer never fails a write
+                _log.exception("event=commit_observer_failed")
+
+    # -- reads
+
+    async def load(
+        self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True, window: LoadWindow | None = None
+    ) -> LoadResult:
+        """Get-or-create read; interrupted calls are repaired in one transaction (see the SQLite backend's
+        ``load`` for the repair modes and the bounded read ``window``).
+
+        A read-only snapshot first: with nothing to repair (or ``repair`` False) nothing is written.
+        Otherwise the repair transaction locks the session row, plans again under the lock and writes,
+        so concurrent Loads repair each call once.
+        """
+        async with self._reader() as conn, reads.snapshot(conn):
+            values = await conn.fetchrow(
+                f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = $1", session_id
+            )
+            row = session_row(values)
+            if row is None:
+                return LoadResult(session_meta(None, session_id, workdir), [])
+            settings = settings_of(values[-SETTINGS_COUNT:])
+            calls = await open_calls_in_tx(conn, session_id)
+            policy = await session_policy_in_tx(conn, session_id) if calls else ToolPolicy()
+            split = repairing.split_calls(calls, self.runs.is_live, policy)
+            to_repair, in_flight = split.repair, split.in_flight
+            dropped, hidden = await drops_in_tx(conn, session_id, split.dropped)
+            meta = session_meta(row, session_id, workdir, settings)
+            meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
+            if not to_repair or not repair:
+                flights = repairing.flights(in_flight)
+                cursor = HistoryCursor(
+                    session_id,
+                    row.created_at,
+                    row.clear_position,
+                    row.last_position,
+                    tuple(c.tool_call_id for c in in_flight),
+                    dropped_ids=dropped,
+                )
+                if window is not None:
+                    return await self._windowed(conn, LoadResult(meta, [], [], flights, cursor), window)
+                page = await reads.first_history_page(
+                    conn, session_id, row.clear_position, row.last_position, message_from_payload
+                )
+                if page is not None:
+                    self.counters.history_events_read += len(page)
+                    return LoadResult(meta, drop_calls(project(page), dropped), [], flights)
+                return LoadResult(meta, [], [], flights, cursor)
+        result = await self._write(
+            session_id, lambda c: repair_in_tx(c, session_id, workdir, trace_id, self.runs.is_live), changed=True
+        )
+        self.counters.repairs += len(result.repairs)
+        if result.repairs:
+            _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
+        if window is not None and result.cursor is not None:
+            async with self._reader() as conn, reads.snapshot(conn):
+                await reads.check_cursor(conn, result.cursor)
+                result = await self._windowed(conn, result, window)
+        return result
+
+    async def _windowed(self, conn: Any, result: LoadResult, window: LoadWindow) -> LoadResult:
+        """A Load's result cut to a window (``window.py``), bounded by its cursor (caller's read transaction)."""
+        cursor = result.cursor
+        assert cursor is not None
+        found = await read_window(
+            conn, cursor.session_id, cursor.clear_position, cursor.last_position, window, message_from_payload
+        )
+        self.counters.history_events_read += found.events_read
+        if found.messages is not None:
+            shown = drop_calls(found.messages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else found.messages
+            return dataclasses.replace(result, messages=shown, cursor=None, complete=found.complete)
+        cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
+        return dataclasses.replace(result, messages=[], cursor=cursor, complete=found.complete)
+
+    async def session_tool_policy(self, session_id: str) -> ToolPolicy:
+        """The session's stored tool policy (empty when none is set or the session is not stored)."""
+        async with self._reader() as conn:
+            return await session_policy_in_tx(conn, session_id)
+
+    def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
+        """The visible history of a Load's cursor, page by page (see ``reads.py``)."""
+        pages = self._counted(reads.history_pages(self._reader, cursor, message_from_payload))
+        return _dropping(pages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else pages
+
+    async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
+        async with contextlib.aclosing(pages):
+            async for page in pages:
+                self.counters.history_events_read += len(page)
+                yield page
+
+    async def watch_batch(
+        self, session_id: str, after_position: int, limit: int
+    ) -> tuple[str | None, list[HistoryItem], bool]:
+        """The session's incarnation (None if not stored) and its history events after a position."""
+        incarnation, rows, more = await reads.watch_rows_after(self._reader, session_id, after_position, limit)
+        return incarnation, [(r[0], history_item(*r)) for r in rows], more
+
+    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
+        """Session totals and the per-model breakdown.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+        """
+        async with self._reader() as conn, reads.snapshot(conn):
+            row = session_row(
+                await conn.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1", session_id)
+            )
+            if row is None:
+                raise SessionNotFoundError(f"session {session_id!r} is not stored", session_id=session_id)
+            rows = await conn.fetch(
+                "SELECT model, pricing_version, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
+                "cost_micros, currency FROM usage_by_model WHERE session_id = $1 ORDER BY model, pricing_version",
+                session_id,
+            )
+        return row.usage, [ModelUsage(r[0], r[1], Usage(r[2], r[3], r[4], r[5], r[6], r[7])) for r in rows]
+
+    async def session_ids(self) -> list[str]:
+        """Every stored session id, oldest first (the order of a full export)."""
+        async with self._reader() as conn:
+            rows = await conn.fetch("SELECT session_id FROM sessions ORDER BY created_at, session_id")
+        return [r[0] for r in rows]
+
+    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
+        """A session's export header, a cursor and the last event id to export (None if not stored)."""
+        async with self._reader() as conn, reads.snapshot(conn):
+            row = session_row(
+                await conn.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1", session_id)
+            )
+            if row is None:
+                return None
+            found = await conn.fetchrow(
+                "SELECT count(*), coalesce(max(event_id), 0) FROM events WHERE session_id = $1", session_id
+            )
+        header = ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, int(found[0]))
+        cursor = HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position)
+        return header, cursor, int(found[1])
+
+    def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
+        """Raw event rows of an export, page by page (decode with ``events.decode_events``)."""
+        return reads.export_pages(self._reader, cursor, max_event_id)
+
+    async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
+        """Full-text search (PostgreSQL text search; see ``queries.py`` for how it differs from FTS5)."""
+        async with self._reader() as conn:
+            return await queries.search(conn, match, filters, limit)
+
+    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
+        """Usage events grouped by day, model, pricing version and currency (and session)."""
+        async with self._reader() as conn:
+            return await queries.usage_report(conn, since, until, by_session=by_session)
+
+    async def follow_start(self, last: int) -> int:
+        """The event id a follow-all starts after."""
+        async with self._reader() as conn:
+            return await queries.follow_start(conn, last)
+
+    async def follow_batch(
+        self, after_event_id: int, limit: int
+    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+        """History events of every session after an event id, and whether more may follow."""
+        async with self._reader() as conn:
+            rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
+        out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
+        return out, more
+
+    # -- writes
+
+    async def append(self, job: AppendJob) -> AppendResult:
+        """Append validated messages, all or none."""
+        self._touch(job.session_id)
+        limit = self.max_open_tool_calls
+        result = await self._write(job.session_id, lambda c: append_in_tx(c, job, limit), changed=True)
+        if not result.replayed:
+            self.counters.appends += 1
+            self.counters.messages_written += len(job.messages)
+        return result
+
+    async def record_usage(
+        self, session_id: str, delta: UsageDelta, *, request_id: str, workdir: str, trace_id: str
+    ) -> UsageResult:
+        """Add usage to the session's totals (creating the session if needed)."""
+        fp = fingerprint("usage", session_id, repr(delta))
+        self._touch(session_id)
+        return await self._write(
+            session_id, lambda c: usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id)
+        )
+
+    async def clear(
+        self,
+        session_id: str,
+        *,
+        request_id: str,
+        expected_last_position: int,
+        workdir: str,
+        trace_id: str,
+        erase: bool = False,
+    ) -> ClearResult:
+        """Record a clear: the visible history starts after it; usage is kept. With ``erase`` the history
+        before it leaves the log (logical erasure: the bytes go with the vacuum that follows)."""
+        self._touch(session_id)
+        if not erase:
+            fp = fingerprint("clear", session_id, expected_last_position)
+            return await self._write(
+                session_id,
+                lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+                changed=True,
+            )
+        fp = fingerprint("clear", session_id, expected_last_position, "erase")
+        result = await self._write(
+            session_id,
+            lambda c: erase_clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+            changed=True,
+        )
+        if result.events_erased and not result.replayed:
+            self._start_vacuum()
+        return result
+
+    async def edit_tail(self, job: EditJob) -> EditResult:
+        """Remove the tail of the visible history and append replacements, all or nothing (``edit_tx.py``)."""
+        self._touch(job.session_id)
+        limit = self.max_open_tool_calls
+        result = await self._write(job.session_id, lambda c: edit_in_tx(c, job, limit), changed=True)
+        if not result.replayed and job.replacements is not None:
+            self.counters.appends += 1
+            self.counters.messages_written += len(job.replacements.messages)
+        return result
+
+    async def record_event(
+        self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str
+    ) -> EventResult:
+        """Store an audit event (permission denial, error)."""
+        fp = fingerprint("event", session_id, event_type, payload)
+        self._touch(session_id)
+        return await self._write(
+            session_id, lambda c: record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
+        )
+
+    async def delete(self, session_id: str) -> DeleteResult:
+        """Erase a session's rows, then vacuum the tables it touched (erasure is logical on PostgreSQL:
+        docs/postgres.md). ``erasure_pending`` is always False: there is nothing more this daemon can do."""
+        count = await self._write(session_id, lambda c: delete_in_tx(c, session_id))
+        if count:
+            self.counters.sessions_deleted += 1
+            self._start_vacuum()
+        self._erased(session_id)
+        return DeleteResult(count, False)
+
+    async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
+        """Write an imported session, all or nothing, and rebuild its derived rows; returns events written."""
+        sid = session.header.session_id
+        written = await self._write(
+            sid, lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls), changed=mode != "replace"
+        )
+        if mode == "replace":
+            self._erased(sid)
+            self._start_vacuum()
+        return written
+
+    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        """Delete at most ``limit`` idempotency records written before the cutoff, oldest first."""
+
+        async def run(conn: Any) -> int:
+            done = await conn.execute(
+                "DELETE FROM requests WHERE (session_id, request_id) IN (SELECT session_id, request_id FROM requests "
+                "WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
+                cutoff_rfc3339,
+                limit,
+            )
+            return int(done.split()[-1])
+
+        async with self._reader() as conn:
+            if await conn.fetchval("SELECT 1 FROM requests WHERE created_at < $1 LIMIT 1", cutoff_rfc3339) is None:
+                return 0
+        async with self._reader() as conn, conn.transaction():
+            removed = await run(conn)
+        self.counters.requests_pruned += removed
+        return removed
+
+    # -- retention
+
+    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
+        """Ids of sessions whose last change is older than the cutoff."""
+        async with self._reader() as conn:
+            rows = await conn.fetch(
+                "SELECT session_id FROM sessions WHERE updated_at < $1 ORDER BY updated_at", cutoff_rfc3339
+            )
+        return [r[0] for r in rows]
+
+    def _touch(self, session_id: str) -> None:
+        self._written[session_id] = time.monotonic()
+
+    def written_since_start(self, session_id: str) -> bool:
+        """True if the session was written since the daemon started (and not forgotten since)."""
+        return session_id in self._written
+
+    def forget_written_before(self, monotonic_s: float) -> int:
+        """Forget sessions last written before ``monotonic_s``; returns how many."""
+        old = [sid for sid, at in self._written.items() if at < monotonic_s]
+        for sid in old:
+            del self._written[sid]
+        return len(old)
+
+    async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
+        """Erase the session only if it is still older than the cutoff and not written since start."""
+
+        async def run(conn: Any) -> int:
+            if session_id in self._written:
+                return 0
+            row, _now = await lock_session_in_tx(conn, session_id)
+            if row is None or row.updated_at >= cutoff_rfc3339:
+                return 0
+            return await delete_in_tx(conn, session_id)
+
+        count = await self._write(session_id, run)
+        if count:
+            self.counters.sessions_deleted += 1
+            self._erased(session_id)
+            self._start_vacuum()
+        return count
+
+    # -- operations
+
+    async def checkpoint(self) -> bool:
+        """Nothing to finish on PostgreSQL (erasure is logical; vacuum runs after each delete): True."""
+        return True
+
+    async def backup(self) -> tuple[Path, CopyFigures]:
+        """Not offered on PostgreSQL: a backup of the database is the server's job (pg_dump, base backups).
+
+        Raises:
+            PreconditionError: always.
+        """
+        raise PreconditionError(
+            "Backup copies the SQLite file; with a PostgreSQL database use pg_dump or the server's backups",
+            reason=Reason.STORAGE_UNAVAILABLE,
+        )
+
+    async def figures(self) -> StorageFigures:
+        """Sessions, events, idempotency records, schema version and the bytes of the schema's tables."""
+        async with self._reader() as conn, reads.snapshot(conn):
+            sessions = int(await conn.fetchval("SELECT count(*) FROM sessions"))
+            events = int(await conn.fetchval("SELECT count(*) FROM events"))
+            request_records = int(await conn.fetchval("SELECT count(*) FROM requests"))
+            version = int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_migrations"))
+            stored = int(
+                await conn.fetchval(
+                    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class AS c "
+                    "JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'",
+                    schema.SCHEMA,
+                )
+            )
+        return StorageFigures(sessions, events, request_records, version, stored, 0)
+
+    def _start_vacuum(self) -> None:
+        """Vacuum the session tables in the background (one at a time; a request meanwhile runs once more)."""
+        if self._vacuum is not None and not self._vacuum.done():
+            self._vacuum_again = True
+            return
+        self._vacuum = asyncio.ensure_future(self._run_vacuum())
+
+    async def _run_vacuum(self) -> None:
+        while True:
+            self._vacuum_again = False
+            try:
+                async with self._reader() as conn:
+                    await conn.execute("VACUUM " + ", ".join(_VACUUMED))
+            except (StorageError, asyncpg.PostgresError) as exc:
+                _log.warning("event=vacuum_failed error=%s", exc)
+                return
+            if not self._vacuum_again:
+                return
+
+
+async def _dropping(
+    pages: AsyncGenerator[list[Message], None], dropped: frozenset[str]
+) -> AsyncGenerator[list[Message], None]:
+    """``pages`` with the ``dropped`` calls taken out (``history.drop_calls``); closes ``pages`` when closed."""
+    async with contextlib.aclosing(pages):
+        async for page in pages:
+            shown = drop_calls(page, dropped)
+            if shown:
+                yield shown
+
+
+_: type[Storage] = PostgresStorage  # mypy proves that PostgresStorage is a Storage

@@ -43,12 +43,12 @@ from ._requests import (
 )
 from ._responses import (
     BackupCopy,
+    LoadAssembly,
     append_result_of,
     clear_result_of,
     delete_result_of,
     event_id_of,
     import_result_of,
-    load_result_of,
     page_of,
     recorded_usage_of,
     stats_of,
@@ -255,8 +255,10 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
         raise self._autostart_failure()
 
     async def _load_chunks(self, request: pb.LoadRequest) -> LoadResult:
-        chunks = [chunk async for chunk in self._stub.Load(request, timeout=self.timeout_s)]
-        return load_result_of(chunks)
+        assembly = LoadAssembly()  # each chunk converted as it arrives
+        async for chunk in self._stub.Load(request, timeout=self.timeout_s):
+            assembly.add(chunk)
+        return assembly.result()
 
     async def _send_append(self, request: pb.AppendRequest) -> AppendResult:
         """One unary Append, with :meth:`_call`'s retries (also the fallback of :class:`AppendStream`)."""

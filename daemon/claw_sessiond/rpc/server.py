@@ -138,6 +138,15 @@ def _decoder(cls: Any) -> Callable[[bytes], Any]:
     return decode
 
 
+def _serializer(to_bytes: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """A reply's serializer: a reply already encoded (Load's chunks, ``wire.py``) goes out as is."""
+
+    def serialize(reply: Any) -> bytes:
+        return reply if type(reply) is bytes else to_bytes(reply)
+
+    return serialize
+
+
 def _handler(service: SessionService, method: Any) -> grpc.RpcMethodHandler[Any, Any]:
     """One RPC whose request bytes are decoded inside the handler, not by grpcio.
 
@@ -149,7 +158,7 @@ def _handler(service: SessionService, method: Any) -> grpc.RpcMethodHandler[Any,
     """
     name = method.name
     decode = _decoder(getattr(pb, method.input_type.name))
-    serialize = getattr(pb, method.output_type.name).SerializeToString
+    serialize = _serializer(getattr(pb, method.output_type.name).SerializeToString)
     servicer_method = getattr(service, name)
 
     async def decoded(raw: bytes, context: Context) -> Any:

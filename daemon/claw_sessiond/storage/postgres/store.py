@@ -29,6 +29,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -65,7 +66,7 @@ from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
 from ..sqlite.runs import InMemoryRuns
-from . import queries, reads, schema
+from . import follow, queries, reads, schema
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .connect import Lanes, PostgresSettings, connect, describe_target
 from .edit_tx import edit_in_tx, erase_clear_in_tx
@@ -73,6 +74,7 @@ from .errors import map_pg_errors, safe_dsn
 from .repair_tx import import_in_tx, repair_in_tx
 from .sessions import PostgresSessions
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
+from .sweep import retention_turn
 from .tx import (
     SESSION_COLS,
     append_in_tx,
@@ -92,6 +94,9 @@ __all__ = ["PostgresStorage"]
 _log = logging.getLogger("claw_sessiond.store")
 T = TypeVar("T")
 
+#: How often, and how long apart, an empty follow page is read again while a write in flight holds the horizon.
+_HELD_POLLS: Final = 4
+_HELD_POLL_S: Final = 0.005
 #: Tables a delete touched, vacuumed after it (their dead tuples hold the erased content until then).
 _VACUUMED: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
 
@@ -162,16 +167,27 @@ class PostgresStorage(PostgresSessions):
         async with map_pg_errors(self._where), self._pool.acquire() as conn:
             yield conn
 
-    async def _write(self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False) -> T:
-        """Run ``fn`` in one transaction, in the session's lane, shielded from the caller's cancellation."""
-        return await asyncio.shield(asyncio.ensure_future(self._write_in_lane(session_id, fn, changed)))
+    async def _write(
+        self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False, history: bool = False
+    ) -> T:
+        """Run ``fn`` in one transaction, in the session's lane, shielded from the caller's cancellation.
 
-    async def _write_in_lane(self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool) -> T:
+        ``changed``: tell the listeners after the commit. A write that may insert history events
+        (``changed`` or ``history``) first announces itself to follow-all readers (``follow.py``).
+        """
+        announce = changed or history
+        return await asyncio.shield(asyncio.ensure_future(self._write_in_lane(session_id, fn, changed, announce)))
+
+    async def _write_in_lane(
+        self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool, announce: bool
+    ) -> T:
         async with self._lanes.hold(session_id):
             began = time.perf_counter()
             committed = False
             try:
                 async with self._reader() as conn, conn.transaction():
+                    if announce:
+                        await conn.execute(follow.ANNOUNCE_SQL)
                     result = await fn(conn)
                 committed = True
             except StorageError:
@@ -272,7 +288,7 @@ class PostgresStorage(PostgresSessions):
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
         """The visible history of a Load's cursor, page by page (see ``reads.py``)."""
         pages = self._counted(reads.history_pages(self._reader, cursor, message_from_payload))
-        return _dropping(pages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else pages
+        return reads.dropping(pages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else pages
 
     async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
         async with contextlib.aclosing(pages):
@@ -344,14 +360,20 @@ class PostgresStorage(PostgresSessions):
     async def follow_start(self, last: int) -> int:
         """The event id a follow-all starts after."""
         async with self._reader() as conn:
-            return await queries.follow_start(conn, last)
+            return await follow.follow_start(conn, last)
 
     async def follow_batch(
         self, after_event_id: int, limit: int
     ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
-        """History events of every session after an event id, and whether more may follow."""
-        async with self._reader() as conn:
-            rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
+        """History events of every session after an event id in commit order (``follow.py``: up to the horizon),
+        and whether more may follow."""
+        for _ in range(_HELD_POLLS):
+            async with self._reader() as conn:
+                rows, more, held = await follow.follow_rows_after(conn, after_event_id, limit)
+            if rows or not held:
+                break
+            await asyncio.sleep(_HELD_POLL_S)  # a write in flight holds the horizon: it ends within milliseconds
+        more = more or held  # the caller reads again (a write that rolls back wakes no one)
         out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
         return out, more
 
@@ -441,7 +463,10 @@ class PostgresStorage(PostgresSessions):
         """Write an imported session, all or nothing, and rebuild its derived rows; returns events written."""
         sid = session.header.session_id
         written = await self._write(
-            sid, lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls), changed=mode != "replace"
+            sid,
+            lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls),
+            changed=mode != "replace",
+            history=True,
         )
         if mode == "replace":
             self._erased(sid)
@@ -510,6 +535,10 @@ class PostgresStorage(PostgresSessions):
             self._start_vacuum()
         return count
 
+    def retention_turn(self, window_s: float, local_cutoff: str) -> AbstractAsyncContextManager[str | None]:
+        """One sweeper at a time across daemons, the cutoff from the database's clock (``sweep.py``)."""
+        return retention_turn(self._pool, self._where, window_s)
+
     # -- operations
 
     async def checkpoint(self) -> bool:
@@ -561,17 +590,6 @@ class PostgresStorage(PostgresSessions):
                 return
             if not self._vacuum_again:
                 return
-
-
-async def _dropping(
-    pages: AsyncGenerator[list[Message], None], dropped: frozenset[str]
-) -> AsyncGenerator[list[Message], None]:
-    """``pages`` with the ``dropped`` calls taken out (``history.drop_calls``); closes ``pages`` when closed."""
-    async with contextlib.aclosing(pages):
-        async for page in pages:
-            shown = drop_calls(page, dropped)
-            if shown:
-                yield shown
 
 
 _: type[Storage] = PostgresStorage  # mypy proves that PostgresStorage is a Storage

@@ -107,14 +107,17 @@ def bench_load(gs: GrowthSize, ws: Path) -> dict[str, Any]:
                 if got != n:
                     raise BenchError(f"Load returned {got} messages, expected {n}")
             samples: dict[int, list[float]] = {n: [] for n in gs.load_messages}
+            cpu: dict[int, list[float]] = {n: [] for n in gs.load_messages}
             for _ in range(gs.load_rounds):
                 for n in gs.load_messages:
+                    cpu0 = _cpu_s(daemon.pid)
                     samples[n].append(_ms(lambda n=n: client.load(f"load-{n}", workdir="/")))
+                    cpu[n].append((_cpu_s(daemon.pid) - cpu0) * 1000.0)
     finally:
         daemon.close()
     for n, v in samples.items():
         p50 = median(v)
-        out[str(n)] = {"p50_ms": p50, "bytes": n * gs.payload_bytes, "samples": len(v)}
+        out[str(n)] = {"p50_ms": p50, "bytes": n * gs.payload_bytes, "samples": len(v), "daemon_cpu_ms": median(cpu[n])}
         _log(f"growth load {n:>7,}: p50 {p50:.1f} ms ({n * gs.payload_bytes / 2**20 / (p50 / 1000):.1f} MiB/s)")
     return out
 
@@ -371,6 +374,18 @@ def growth_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
         a, b = ld[str(sizes[-2])], ld[str(sizes[-1])]
         r = (b["p50_ms"] / b["bytes"]) / (a["p50_ms"] / a["bytes"])
         rows.append(_row(f"Load per byte, {sizes[-1]:,} vs {sizes[-2]:,} messages", "", "", r, "<= 1.2x", r <= 1.2))
+        if "daemon_cpu_ms" in a and a["daemon_cpu_ms"] > 0:  # CPU: what the machine's load does not stretch
+            r = (b["daemon_cpu_ms"] / b["bytes"]) / (a["daemon_cpu_ms"] / a["bytes"])
+            rows.append(
+                _row(
+                    f"  daemon CPU per byte, {sizes[-1]:,} vs {sizes[-2]:,} messages",
+                    f"{b['daemon_cpu_ms']:,.0f} ms",
+                    f"{a['daemon_cpu_ms']:,.0f} ms",
+                    r,
+                    "<= 1.2x",
+                    r <= 1.2,
+                )
+            )
     names = {
         "list": "ListSessions first page (100)",
         "search_rare": f"search, word in {growth_db.NEEDLE_HITS} messages",

@@ -269,7 +269,7 @@ def bench_throughput(
             "sqlite_integrity": _integrity(theirs.pop("_acked"), _sqlite_tags(db, "shared", loop))
         }
         section["sqlite"] = theirs
-        for kind in ("ours", "ours_stream"):
+        for kind in ("ours", "ours_append", "ours_stream"):
             sid = f"writers-{key}-{kind}"
             ours = _phase(kind, str(daemon.socket), sid, size, inflight)
             section[f"{kind}_integrity"] = _integrity(ours.pop("_acked"), _ours_tags(daemon.address, sid))
@@ -409,7 +409,7 @@ def bench_serial(size: Size, daemon: Daemon, echo: EchoServer) -> dict[str, Any]
     _log(f"serial (sync client): ours p50 {out['ours_p50_ms']:.3f} ms, echo p50 {out['echo_p50_ms']:.3f} ms")
     one = replace(size, processes=1, duration_s=max(1.0, size.duration_s / 2))
     for _ in range(size.repeats):
-        for kind in ("echo", "ours", "ours_stream"):
+        for kind in ("echo", "ours", "ours_append", "ours_stream"):
             target = echo.socket if kind == "echo" else daemon.socket
             phase = _phase(kind, str(target), "serial-aio", one, 1)
             phase.pop("_acked")
@@ -599,7 +599,9 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
         t = sec["sqlite"]
         ti = sec["sqlite_integrity"]
         want = 1.0 if key == "serial_writers" else 1.5
-        for kind, name in (("ours", "Append"), ("ours_stream", "AppendStream")):
+        for kind, name in (("ours", "Append"), ("ours_append", "append() default"), ("ours_stream", "AppendStream")):
+            if kind not in sec:  # results written before append() used a stream
+                continue
             o, oi = sec[kind], sec[f"{kind}_integrity"]
             r = ratio(o["ops_per_s"], t["ops_per_s"])
             rows.append(
@@ -680,7 +682,9 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
         )
     )
     echo_aio = _med(se["aio_echo"], "p50_ms")
-    for kind, name in (("ours", "Append"), ("ours_stream", "AppendStream")):
+    for kind, name in (("ours", "Append"), ("ours_append", "append() default"), ("ours_stream", "AppendStream")):
+        if f"aio_{kind}" not in se:
+            continue
         v = _med(se[f"aio_{kind}"], "p50_ms")
         r = ratio(v, echo_aio)
         rows.append(

@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import collections
 import datetime as dt
-import json
 import math
 import os
 import shutil
@@ -49,7 +48,7 @@ from typing import Any
 import grpc
 import psutil
 
-from bench import items
+from bench import floor, growth, items, results
 from bench.echo_server import METHOD
 from bench.json_store import JsonSessionStore
 from bench.procs import ROOT, BenchError, Daemon, EchoServer, RssSampler, run_workers
@@ -85,10 +84,14 @@ class Size:
     items_large: int = 10_000
     """The SDK-session section (``bench/items.py``): the larger session's items."""
     items_rounds: int = 30
+    load_large: int = 100_000
+    """Load's second size (its cost against the first's: linear in bytes)."""
 
 
 FULL = Size(8, 16, 8.0, 3, (10, 1_000, 10_000, 100_000), 30, 3, 600, 10_000, 15, 3, warmup=10)
-TINY = Size(2, 4, 1.0, 1, (10, 100, 1_000), 5, 2, 40, 500, 3, 1, warmup=2, items_large=300, items_rounds=5)
+TINY = Size(
+    2, 4, 1.0, 1, (10, 100, 1_000), 5, 2, 40, 500, 3, 1, warmup=2, items_large=300, items_rounds=5, load_large=2_000
+)
 
 
 @dataclass
@@ -266,7 +269,7 @@ def bench_throughput(
             "sqlite_integrity": _integrity(theirs.pop("_acked"), _sqlite_tags(db, "shared", loop))
         }
         section["sqlite"] = theirs
-        for kind in ("ours", "ours_stream"):
+        for kind in ("ours", "ours_append", "ours_stream"):
             sid = f"writers-{key}-{kind}"
             ours = _phase(kind, str(daemon.socket), sid, size, inflight)
             section[f"{kind}_integrity"] = _integrity(ours.pop("_acked"), _ours_tags(daemon.address, sid))
@@ -406,7 +409,7 @@ def bench_serial(size: Size, daemon: Daemon, echo: EchoServer) -> dict[str, Any]
     _log(f"serial (sync client): ours p50 {out['ours_p50_ms']:.3f} ms, echo p50 {out['echo_p50_ms']:.3f} ms")
     one = replace(size, processes=1, duration_s=max(1.0, size.duration_s / 2))
     for _ in range(size.repeats):
-        for kind in ("echo", "ours", "ours_stream"):
+        for kind in ("echo", "ours", "ours_append", "ours_stream"):
             target = echo.socket if kind == "echo" else daemon.socket
             phase = _phase(kind, str(target), "serial-aio", one, 1)
             phase.pop("_acked")
@@ -415,11 +418,19 @@ def bench_serial(size: Size, daemon: Daemon, echo: EchoServer) -> dict[str, Any]
 
 
 def bench_load(size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[str, Any]:
-    """Load of an N-message session versus SQLiteSession.get_items on the same messages."""
+    """Load of an N-message session versus SQLiteSession.get_items on the same messages.
+
+    At ``size.load_messages`` (the top-level figures) and at ``size.load_large`` (under ``"large"``).
+    """
+    out = _load_at(size.load_messages, size.load_rounds, size, daemon, root, loop)
+    out["large"] = _load_at(size.load_large, max(3, size.load_rounds // 5), size, daemon, root, loop)
+    return out
+
+
+def _load_at(n: int, rounds: int, size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[str, Any]:
     from claw_sessiond_client import SessionClient
 
-    n = size.load_messages
-    client = SessionClient(address=daemon.address, autostart=False, timeout_s=120)
+    client = SessionClient(address=daemon.address, autostart=False, timeout_s=600)
     sid = f"load-{n}"
     session = None
     ours: list[float] = []
@@ -433,7 +444,8 @@ def bench_load(size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[str,
         got = client.load(sid, workdir="/")
         if len(got.messages) != n:
             raise BenchError(f"Load returned {len(got.messages)} messages, expected {n}")
-        for _ in range(size.load_rounds):
+        del got
+        for _ in range(rounds):
             ours.append(_timed(lambda: client.load(sid, workdir="/")))
             if session is not None:
                 s = session
@@ -447,8 +459,10 @@ def bench_load(size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[str,
         "content_bytes": content_bytes,
         "ours_p50_ms": median(ours),
         "ours_bytes_per_s": content_bytes / (median(ours) / 1000.0),
-        "sqlite_p50_ms": median(theirs),
+        "sqlite_p50_ms": median(theirs) if theirs else math.nan,
         "sqlite_bytes_per_s": content_bytes / (median(theirs) / 1000.0) if theirs else math.nan,
+        "ours_ms": ours,
+        "sqlite_ms": theirs,
     }
     _log(f"load {n:,}: ours p50 {out['ours_p50_ms']:.1f} ms, sqlite get_items p50 {out['sqlite_p50_ms']:.1f} ms")
     return out
@@ -459,6 +473,61 @@ def bench_load(size: Size, daemon: Daemon, root: Path, loop: _Loop) -> dict[str,
 
 def _med(phases: list[dict[str, Any]], key: str) -> float:
     return median([p[key] for p in phases])
+
+
+def _load_rows(ld: dict[str, Any]) -> list[Row]:
+    """The Load section's rows (its own function: ``bench/run --load`` prints only these)."""
+    rows: list[Row] = []
+    r = ratio(ld["ours_p50_ms"], ld["sqlite_p50_ms"])
+    rows.append(
+        Row(
+            "load",
+            f"Load {ld['messages']:,} messages p50",
+            _fmt(ld["ours_p50_ms"], " ms"),
+            f"get_items {_fmt(ld['sqlite_p50_ms'], ' ms')}",
+            r,
+            "<= 1x",
+            None if math.isnan(r) else r <= 1,
+        )
+    )
+    big = ld.get("large")
+    if big:
+        r = ratio(big["ours_p50_ms"], big["sqlite_p50_ms"])
+        rows.append(
+            Row(
+                "load",
+                f"Load {big['messages']:,} messages p50",
+                _fmt(big["ours_p50_ms"], " ms"),
+                f"get_items {_fmt(big['sqlite_p50_ms'], ' ms')}",
+                r,
+                "(time ratio)",
+                None,
+            )
+        )
+        per_byte = ratio(big["ours_p50_ms"] / big["content_bytes"], ld["ours_p50_ms"] / ld["content_bytes"])
+        rows.append(
+            Row(
+                "load",
+                f"Load cost per byte, {big['messages']:,} / {ld['messages']:,} messages",
+                "",
+                "",
+                per_byte,
+                "<= 1.2x (linear)",
+                None if math.isnan(per_byte) else per_byte <= 1.2,
+            )
+        )
+    rows.append(
+        Row(
+            "load",
+            "Load content bytes/s",
+            _fmt(ld["ours_bytes_per_s"] / 2**20, " MiB/s"),
+            _fmt(ld["sqlite_bytes_per_s"] / 2**20, " MiB/s"),
+            ratio(ld["ours_bytes_per_s"], ld["sqlite_bytes_per_s"]),
+            "",
+            None,
+        )
+    )
+    return rows
 
 
 def _rows(res: dict[str, Any], size: Size) -> list[Row]:
@@ -530,7 +599,9 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
         t = sec["sqlite"]
         ti = sec["sqlite_integrity"]
         want = 1.0 if key == "serial_writers" else 1.5
-        for kind, name in (("ours", "Append"), ("ours_stream", "AppendStream")):
+        for kind, name in (("ours", "Append"), ("ours_append", "append() default"), ("ours_stream", "AppendStream")):
+            if kind not in sec:  # results written before append() used a stream
+                continue
             o, oi = sec[kind], sec[f"{kind}_integrity"]
             r = ratio(o["ops_per_s"], t["ops_per_s"])
             rows.append(
@@ -611,7 +682,9 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
         )
     )
     echo_aio = _med(se["aio_echo"], "p50_ms")
-    for kind, name in (("ours", "Append"), ("ours_stream", "AppendStream")):
+    for kind, name in (("ours", "Append"), ("ours_append", "append() default"), ("ours_stream", "AppendStream")):
+        if f"aio_{kind}" not in se:
+            continue
         v = _med(se[f"aio_{kind}"], "p50_ms")
         r = ratio(v, echo_aio)
         rows.append(
@@ -625,30 +698,7 @@ def _rows(res: dict[str, Any], size: Size) -> list[Row]:
                 r <= 2,
             )
         )
-    ld = res["load"]
-    r = ratio(ld["ours_p50_ms"], ld["sqlite_p50_ms"])
-    rows.append(
-        Row(
-            "load",
-            f"Load {ld['messages']:,} messages p50",
-            _fmt(ld["ours_p50_ms"], " ms"),
-            f"get_items {_fmt(ld['sqlite_p50_ms'], ' ms')}",
-            r,
-            "(time ratio)",
-            None,
-        )
-    )
-    rows.append(
-        Row(
-            "load",
-            "Load content bytes/s",
-            _fmt(ld["ours_bytes_per_s"] / 2**20, " MiB/s"),
-            _fmt(ld["sqlite_bytes_per_s"] / 2**20, " MiB/s"),
-            ratio(ld["ours_bytes_per_s"], ld["sqlite_bytes_per_s"]),
-            "",
-            None,
-        )
-    )
+    rows += _load_rows(res["load"])
     rows += [Row(**r) for r in items.item_rows(res["items"])]
     st = res["startup"]
     rows.append(
@@ -797,6 +847,26 @@ def summarize_profile(path: Path, top: int = 12) -> dict[str, Any]:
 _REQUEST_PATH = ("service", "store", "validate", "ids", "model", "history", "metrics")
 
 
+def _load_only(res: dict[str, Any], size: Size, loop: _Loop, started: float) -> int:
+    """``bench/run --load``: the Load section alone, its rows and its JSON (``results-load-…``)."""
+    with _tempdir() as root:
+        ws = root / "ws"
+        ws.mkdir()
+        daemon = Daemon(ws)
+        try:
+            res["load"] = bench_load(size, daemon, root, loop)
+        finally:
+            daemon.close()
+    loop.close()
+    res["elapsed_s"] = time.monotonic() - started
+    rows = _load_rows(res["load"])
+    res["table"] = [asdict(r) for r in rows]
+    _print_table(rows, res["mode"] == "tiny")
+    path = results.save(res, "load")
+    print(f"results: {path}; {res['elapsed_s']:.0f} s")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print the table; write ``bench/results/``."""
     parser = argparse.ArgumentParser(
@@ -812,14 +882,34 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the interference section: Append/Load p99, quiet and under heavy requests (bench/interference.py)",
     )
-    parser.add_argument("--label", default="", help="with --interference: a name for the results file")
+    parser.add_argument(
+        "--growth",
+        action="store_true",
+        help="only the growth section: cost against size (bench/growth.py; also part of the default run)",
+    )
+    parser.add_argument(
+        "--load", action="store_true", help="only the Load section (10,000 and 100,000 messages vs get_items)"
+    )
+    parser.add_argument("--label", default="", help="a name for this run, added to its results file's name")
     parser.add_argument("--only", default="", help="with --interference: comma-separated scenarios to run")
+    parser.add_argument(
+        "--backend",
+        choices=["sqlite", "postgres"],
+        default="sqlite",
+        help="postgres: the PostgreSQL backend beside SQLite in one run (bench/postgres.py; a throwaway server)",
+    )
     args = parser.parse_args(argv)
+    if args.backend == "postgres":
+        from bench import postgres
+
+        return postgres.run(args.tiny)
     if args.interference:
         from bench import interference
 
         only = ["--only", args.only] if args.only else []
         return interference.main([*(["--tiny"] if args.tiny else []), "--label", args.label, *only])
+    if args.growth:
+        return growth.main(args.tiny, args.label)
     size = TINY if args.tiny else FULL
     started = time.monotonic()
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -835,7 +925,10 @@ def main(argv: list[str] | None = None) -> int:
 
     res["machine"]["sqlite"] = sqlite3.sqlite_version
     loop = _Loop()
+    if args.load:
+        return _load_only(res, size, loop, started)
     with _tempdir() as root:
+        res["floor"] = floor.bench_floor(root, 50 if args.tiny else 500, size.payload_bytes)
         res["startup"] = bench_startup(size, root)
         ws = root / "ws"
         ws.mkdir()
@@ -876,21 +969,21 @@ def main(argv: list[str] | None = None) -> int:
         res["startup"]["filled_ready_ms"] = again.ready_s * 1000
         again.close()
         _log(f"startup with a {res['startup']['filled_db_mib']:.0f} MiB database: {again.ready_s * 1000:.0f} ms")
+        res["growth"] = growth.run(args.tiny, root)
     loop.close()
     res["elapsed_s"] = time.monotonic() - started
     from bench.edits import pop_rows
 
     rows = _rows(res, size) + pop_rows(res)
+    rows += [Row(**r) for r in floor.floor_rows(res) + growth.growth_rows(res["growth"])]
     res["table"] = [asdict(r) for r in rows]
     _print_table(rows, args.tiny)
-    name = f"results-{res['mode']}-{stamp}.json"
-    for path in (RESULTS / name, RESULTS / f"latest-{res['mode']}.json"):
-        path.write_text(json.dumps(res, indent=2, default=str) + "\n")
+    path = results.save(res, args.label)
     plot = RESULTS / f"bench-latency-{res['mode']}.png"
     if _plot(res, plot, machine) and args.update_docs:
         DOCS_PLOT.parent.mkdir(exist_ok=True)
         shutil.copyfile(plot, DOCS_PLOT)
-    print(f"results: {RESULTS / name}; plot: {plot if plot.exists() else 'skipped'}; {res['elapsed_s']:.0f} s")
+    print(f"results: {path}; plot: {plot if plot.exists() else 'skipped'}; {res['elapsed_s']:.0f} s")
     return 0
 
 

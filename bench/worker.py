@@ -8,9 +8,10 @@ operations that complete inside the window count for throughput and latency;
 every acknowledged operation (warm-up included) is reported, so the caller
 can count lost and duplicated writes afterwards.
 
-Usage: ``python -m bench.worker '<json spec>'`` with keys ``kind`` (echo,
-ours, sqlite), ``target`` (socket path or database file), ``session_id``,
-``index``, ``inflight``, ``duration_s``, ``payload_bytes``, ``warmup``.
+Usage: ``python -m bench.worker '<json spec>'`` with keys ``kind`` (echo;
+ours: unary Append; ours_append: the default ``append()``; ours_stream; sqlite),
+``target`` (socket path or database file), ``session_id``, ``index``, ``inflight``,
+``duration_s``, ``payload_bytes``, ``warmup``.
 """
 
 from __future__ import annotations
@@ -85,10 +86,13 @@ async def _make_op(spec: dict[str, Any]) -> tuple[Op, Callable[[], Awaitable[Non
             await channel.close(None)
 
         return op_echo_stream, close_stream
-    if kind == "ours":
+    if kind in ("ours", "ours_append"):
         from claw_sessiond_client import AsyncSessionClient, Message
 
-        client = AsyncSessionClient(address=f"unix:{spec['target']}", autostart=False)
+        # "ours": one unary Append call each; "ours_append": the client's default append() (one long-lived stream).
+        client = AsyncSessionClient(
+            address=f"unix:{spec['target']}", autostart=False, stream_appends=kind == "ours_append"
+        )
         sid = spec["session_id"]
 
         async def op_ours(seq: int) -> None:

@@ -61,16 +61,29 @@ def write_endpoint(claw_dir: Path, record: dict[str, object]) -> Path:
     Raises:
         OSError: the file cannot be written (the caller turns this into a start-up error).
     """
-    path = claw_dir / ENDPOINT_FILE
     for stale in claw_dir.glob(f".{ENDPOINT_FILE}.*"):  # left by a daemon killed mid-write (we hold the lock)
         with contextlib.suppress(OSError):
             if stat.S_ISREG(stale.lstat().st_mode):
                 stale.unlink()
-    tmp = claw_dir / f".{ENDPOINT_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+    return write_private_file(claw_dir, ENDPOINT_FILE, json.dumps(record, sort_keys=True).encode() + b"\n")
+
+
+def write_private_file(claw_dir: Path, name: str, data: bytes) -> Path:
+    """Put ``data`` at ``claw_dir/name`` atomically, mode 0600 from creation, synced; return the path.
+
+    Written to a fresh ``.name.<pid>.<random>`` beside it (never through a link: ``O_NOFOLLOW``,
+    ``O_EXCL``), then renamed over ``name``; rename(2) replaces a symlink at the path itself,
+    never its target. A failed write removes the temporary file.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    path = claw_dir / name
+    tmp = claw_dir / f".{name}.{os.getpid()}.{secrets.token_hex(4)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         os.fchmod(fd, 0o600)
-        os.write(fd, json.dumps(record, sort_keys=True).encode() + b"\n")
+        os.write(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)

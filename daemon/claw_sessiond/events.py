@@ -27,6 +27,7 @@ escaping. Pure: no I/O, no SQL, no grpc.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -182,6 +183,34 @@ def encode_message(msg: Message) -> str:
     return json.dumps(message_payload(msg), ensure_ascii=False)
 
 
+#: The fields of :class:`Message` in declaration order: :func:`message_from_payload` sets its slots in this order.
+_MESSAGE_FIELDS: Final = (
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "synthetic_reason",
+    "position",
+    "created_at",
+    "trace_id",
+    "format",
+    "item",
+    "client_id",
+    "metadata",
+    "usage",
+    "cancelled",
+    "orphan",
+    "supersedes",
+)
+if tuple(f.name for f in dataclasses.fields(Message)) != _MESSAGE_FIELDS:  # pragma: no cover - a guard on edits
+    raise ImportError("events._MESSAGE_FIELDS no longer matches model.Message")
+#: Each slot's setter: every entry of a Load is rebuilt here, and the frozen dataclass's
+#: ``__init__`` (one ``object.__setattr__`` per field) cost more than the JSON decoding.
+_MESSAGE_SETTERS: Final = tuple(getattr(Message, name).__set__ for name in _MESSAGE_FIELDS)
+_new = object.__new__
+
+
 def message_from_payload(
     position: int,
     event_type: str,
@@ -191,13 +220,18 @@ def message_from_payload(
     fmt: str | None = None,
     item: bytes | None = None,
 ) -> Message:
-    """Rebuild a :class:`Message` from a stored history event (a message or a repair) and its stored item."""
+    """Rebuild a :class:`Message` from a stored history event (a message or a repair) and its stored item.
+
+    Equal to ``Message(...)`` with the same fields; built slot by slot (see ``_MESSAGE_SETTERS``).
+    """
     data = json.loads(payload)
-    usage = data.get("usage")
-    return Message(
-        role=data["role"],
-        content=data.get("content", ""),
-        tool_calls=tuple(
+    get = data.get
+    usage = get("usage")
+    calls = get("tool_calls")
+    values = (
+        data["role"],
+        get("content", ""),
+        tuple(
             ToolCall(
                 c["id"],
                 c.get("name", ""),
@@ -206,23 +240,29 @@ def message_from_payload(
                 bool(c.get("arguments_not_json", False)),
                 str(c.get("repair_mode", "")),
             )
-            for c in data.get("tool_calls", ())
-        ),
-        tool_call_id=data.get("tool_call_id", ""),
-        name=data.get("name", ""),
-        synthetic_reason=data.get("synthetic", "") if event_type == "repair" else "",
-        position=position,
-        created_at=ts,
-        trace_id=trace_id,
-        format=fmt or "",
-        item=item or b"",
-        client_id=data.get("client_id", ""),
-        metadata=data.get("metadata", ""),
-        usage=None if usage is None else usage_from_payload(usage),
-        cancelled=bool(data.get("cancelled", False)),
-        orphan=bool(data.get("orphan", False)),
-        supersedes=int(data.get("supersedes", 0)),
+            for c in calls
+        )
+        if calls
+        else (),
+        get("tool_call_id", ""),
+        get("name", ""),
+        get("synthetic", "") if event_type == "repair" else "",
+        position,
+        ts,
+        trace_id,
+        fmt or "",
+        item or b"",
+        get("client_id", ""),
+        get("metadata", ""),
+        None if usage is None else usage_from_payload(usage),
+        bool(get("cancelled", False)),
+        bool(get("orphan", False)),
+        int(get("supersedes", 0)),
     )
+    message: Message = _new(Message)
+    for set_field, value in zip(_MESSAGE_SETTERS, values, strict=True):
+        set_field(message, value)
+    return message
 
 
 def call_names(payload: str) -> dict[str, str]:

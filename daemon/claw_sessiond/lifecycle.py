@@ -36,7 +36,7 @@ GetStats (``status``, ``stats``, ``doctor``), health checks and reflection do
 not count as use: looking at a daemon does not keep it alive. The decision and
 the switch to draining happen in one step on the event loop, so a call that
 arrives afterwards gets UNAVAILABLE and the client starts a new daemon. The
-server interceptor that counts calls is ``rpc/idle.py``.
+handler wrapper that counts calls is ``rpc/idle.py``.
 
 This module never opens the database and never signals a process (``stop`` is
 in :mod:`claw_sessiond.cli.lifecycle`).
@@ -371,7 +371,7 @@ def _is_stale_junk(path: Path) -> bool:
 
 
 class IdleClock(Protocol):
-    """Tells how long the daemon has been unused (the RPC layer's interceptor, ``rpc/idle.py``)."""
+    """Tells how long the daemon has been unused (the RPC layer's call counter, ``rpc/idle.py``)."""
 
     def idle_for(self) -> float:
         """Seconds without use (0 while a call, stream or run is live)."""

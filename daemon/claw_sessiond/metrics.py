@@ -174,15 +174,23 @@ class Metrics:
             registry=self.registry,
         )
         self.request_counts: dict[tuple[str, str], int] = {}
+        # Each label set's child, looked up once (``labels()`` takes a lock and builds a key per call).
+        self._request_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         self.commit_batch_requests = 0
         self.commit_seconds_total = 0.0
         self.registry.register(_Figures(self))
 
     def observe_rpc(self, method: str, code: str, seconds: float) -> None:
         """``SessionService.rpc_observers`` hook (on the loop)."""
-        self.requests.labels(method, code).inc()
-        self.request_seconds.labels(method).observe(seconds)
         key = (method, code)
+        children = self._request_children.get(key)
+        if children is None:
+            children = self._request_children[key] = (
+                self.requests.labels(method, code),
+                self.request_seconds.labels(method),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
         self.request_counts[key] = self.request_counts.get(key, 0) + 1
 
     def observe_commit(self, batch_size: int, seconds: float, ok: bool) -> None:

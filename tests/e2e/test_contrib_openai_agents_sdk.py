@@ -1,6 +1,6 @@
 """The OpenAI Agents SDK's own session tests, run against :class:`ClawSession` on a real daemon.
 
-The tests come from the SDK's published sdist, fetched when this test runs (never copied into
+The tests come from the SDK's published sdist, fetched by scripts/setup-tests (never copied into
 this repository; see ``tests/helpers/sdist.py``), at the version the client's ``openai-agents``
 extra pins. They run in a pytest subprocess inside the unpacked sdist (its own pytest settings),
 with ``tests/helpers/sdist_plugins/claw_openai_agents_swap.py`` loaded first: it replaces the SDK's

@@ -2,10 +2,12 @@
 
 Each test measures, in the same test and on the same daemon, the latency of
 serial ordinary requests (a 1 KB Append, a Load of a 20-message session)
-first quietly, then while one heavy request runs in another process
-(``bench/interference.py`` drives both), and compares the p99 of each kind
-to a generous multiple of the quiet p99 (with a floor: the machine is
-shared). The four heavy requests of the issue:
+quietly, then while one heavy request runs in another process
+(``bench/interference.py`` drives both), then quietly again, and compares
+the p99 of each kind to a generous multiple of the quiet p99 (with a floor:
+the machine is shared). The quiet baseline is the worse of the two quiet
+windows around the heavy one, so that load other processes put on the
+machine during the test weighs on both sides of the comparison. The four heavy requests of the issue:
 
 * abandoned ListSessions scans and a large Export in a loop (sustained);
 * many Watch streams following the session the probe appends to (the
@@ -41,12 +43,19 @@ P99_FACTOR = 6.0
 #: The suite runs in parallel workers, so a quiet p99 of a few ms can triple from a neighbour's load alone;
 #: the floor keeps the check about stalls (before the fix: 0.5 to 8 s), the bench judges the 3x target.
 P99_FLOOR_S = 0.25
-#: Worst single request beside the repair (no request waits for the whole repair).
+#: Worst single request beside the repair (no request waits for the whole repair), or this many
+#: times the worst quiet request if the machine is slower than that.
 WORST_FLOOR_S = 0.5
+WORST_FACTOR = 2.0
 
 
 def _quiet(daemon: DaemonProcess, workspace: Path) -> dict[str, Any]:
     return measure(daemon.address, str(workspace), SIZE, "quiet")
+
+
+def _worse(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The quiet baseline: for each figure, the worse of the quiet windows before and after the heavy one."""
+    return {k: max(v, after[k]) if k.endswith("_ms") else v for k, v in before.items()}
 
 
 def _report(quiet: dict[str, Any], row: dict[str, Any]) -> str:
@@ -62,12 +71,15 @@ def _report(quiet: dict[str, Any], row: dict[str, Any]) -> str:
 def test_heavy_requests_keep_p99_near_quiet(spawn_daemon: Any, workspace: Path, scenario: str) -> None:
     daemon: DaemonProcess = spawn_daemon()
     fill(daemon.address, SIZE, parts=(scenario,))
-    quiet = _quiet(daemon, workspace)
+    before = _quiet(daemon, workspace)
     row = measure(daemon.address, str(workspace), SIZE, scenario)
+    quiet = _worse(before, _quiet(daemon, workspace))
     print("\n" + _report(quiet, row))
     for kind in ("append", "load"):
         bound_ms = max(P99_FACTOR * quiet[f"{kind}_p99_ms"], P99_FLOOR_S * 1000)
         assert row[f"{kind}_p99_ms"] < bound_ms, f"{kind} p99 over {bound_ms:.0f} ms: " + _report(quiet, row)
     if scenario == "repair":
         worst_ms = max(row["append_max_ms"], row["load_max_ms"])
-        assert worst_ms < WORST_FLOOR_S * 1000, f"a request waited {worst_ms:.0f} ms: " + _report(quiet, row)
+        quiet_worst_ms = max(quiet["append_max_ms"], quiet["load_max_ms"])
+        bound_ms = max(WORST_FLOOR_S * 1000, WORST_FACTOR * quiet_worst_ms)
+        assert worst_ms < bound_ms, f"a request waited {worst_ms:.0f} ms: " + _report(quiet, row)

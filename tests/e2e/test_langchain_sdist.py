@@ -1,8 +1,9 @@
 """langchain-core's own chat-history tests, from its published sdist, against a real daemon.
 
-The sdist of the pinned ``langchain-core`` is fetched when the test runs (``pip download
---no-binary``; nothing of it is copied into this repository), unpacked, and its tests run in a
-separate pytest process whose rootdir is the sdist (its own pytest settings and conftest, for
+The sdist of the ``langchain-core`` version the client's ``langchain`` extra pins is fetched by
+``scripts/setup-tests`` into the test cache (``tests/helpers/sdist.py``; nothing of it is copied
+into this repository). The test copies it out of the cache and runs its tests in a
+separate pytest process whose rootdir is the copy (its own pytest settings and conftest, for
 example the ``blockbuster`` fixture that fails a test doing blocking I/O on the event loop).
 The plugin tests/helpers/sdist_plugins/claw_langchain_swap.py replaces
 ``InMemoryChatMessageHistory`` by :class:`ClawChatMessageHistory` bound to the daemon; the
@@ -19,24 +20,22 @@ The ``langchain-tests`` package (its standard test classes) has no chat-history 
 1.1.9 (chat models, embeddings, tools, retrievers, vector stores, caches, byte stores,
 indexers, sandboxes only), so there is nothing of it to run here.
 
-Without the network the fetch fails: the test is skipped, except under CLAW_FULL=1 (CI), where
-it fails.
+The test never reaches the network: without the cached sdist it fails, naming scripts/setup-tests.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-import tarfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.helpers.daemon import FULL, ROOT
+from tests.helpers.daemon import ROOT
+from tests.helpers.sdist import pinned_version, sdist_or_fail
 
 LANGCHAIN_CORE = "langchain-core==1.8.3"
 TEST_FILES = ("tests/unit_tests/chat_history/test_chat_history.py", "tests/unit_tests/runnables/test_history.py")
@@ -56,20 +55,11 @@ WITHOUT_A_HISTORY = {
 }
 
 
-def _fetch_sdist(into: Path) -> Path:
-    """The unpacked sdist of LANGCHAIN_CORE (skip, or under CLAW_FULL=1 fail, if it cannot be fetched)."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", LANGCHAIN_CORE]
-    out = subprocess.run([*cmd, "-d", str(into)], capture_output=True, text=True, timeout=300, check=False)
-    archives = sorted(into.glob("langchain_core-*.tar.gz"))
-    if out.returncode != 0 or not archives:
-        why = f"cannot fetch the {LANGCHAIN_CORE} sdist: {out.stderr.strip()[-2000:]}"
-        if FULL:
-            pytest.fail(why)
-        pytest.skip(why)
-    with tarfile.open(archives[0]) as tar:
-        tar.extractall(into, filter="data")
-    (root,) = [p for p in into.iterdir() if p.is_dir() and p.name.startswith("langchain_core-")]
-    return root
+def _sdist_copy(into: Path) -> Path:
+    """A fresh copy of the cached langchain-core sdist (the tests run in it; the cache stays as fetched)."""
+    cached = sdist_or_fail("langchain-core")
+    assert pinned_version("langchain-core") == LANGCHAIN_CORE.split("==")[1], "the extra and this test disagree"
+    return Path(shutil.copytree(cached, into / cached.name))
 
 
 def _outcomes(junit: Path) -> dict[str, str]:
@@ -85,7 +75,7 @@ def _outcomes(junit: Path) -> dict[str, str]:
 
 
 def test_langchain_core_chat_history_tests_pass_on_the_adapter(tmp_path: Path, daemon: Any) -> None:
-    sdist = _fetch_sdist(tmp_path / "sdist")
+    sdist = _sdist_copy(tmp_path)
     record, junit = tmp_path / "record.jsonl", tmp_path / "junit.xml"
     env = {
         **os.environ,

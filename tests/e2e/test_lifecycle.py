@@ -243,25 +243,37 @@ def test_stop_finds_a_daemon_without_a_record(registry: Path, workspaces: list[P
 
 
 def test_idle_exit_waits_for_streams_and_runs(registry: Path, workspace: Path) -> None:
-    d = DaemonProcess(workspace, "--idle-exit-s", "1").start()
+    # The idle window is set from this run's own `claw status` time (a Python start-up: seconds on a
+    # loaded machine), so that several status calls land inside it: with a fixed 1 s window a slow
+    # first call met a daemon already gone, and the test proved nothing.
+    started = time.monotonic()
+    status_json("--workspace", str(workspace))
+    status_s = time.monotonic() - started
+    idle_s = min(max(1.0, 3 * status_s), 20.0)
+    d = DaemonProcess(workspace, "--idle-exit-s", f"{idle_s:.2f}").start()
     assert d.proc is not None
     try:
         with d.client() as c:
             c.append("s", Message.user("hi"))
             watched = c.watch("s")
             next(watched)
-            time.sleep(1.6)
+            time.sleep(idle_s + 0.6)
             assert d.proc.poll() is None, "an open Watch keeps the daemon"
             watched.close()
             with c.attach("s"):
-                time.sleep(1.6)
+                time.sleep(idle_s + 0.6)
                 assert d.proc.poll() is None, "a live run keeps the daemon"
         ended = time.monotonic()
+        # Looking (status: GetStats) keeps nothing alive: status calls one after another, each far
+        # quicker than the window, would keep a daemon they counted as use running until the deadline.
+        deadline = ended + 2 * idle_s + 8
         seen = 0
-        while d.proc.poll() is None and time.monotonic() - ended < 8:  # looking (status: GetStats) keeps nothing alive
+        while d.proc.poll() is None and time.monotonic() < deadline:
             seen += len(status_json("--workspace", str(workspace))["daemons"])
+        gone_after = time.monotonic() - ended
         assert wait_exit(d.proc, 1) == 0, d.log()
-        assert seen >= 1 and time.monotonic() - ended < 4, "status calls kept the idle daemon alive"
+        assert seen >= 1, f"no status call reached the daemon (window {idle_s:.1f} s, status {status_s:.1f} s)"
+        assert gone_after < idle_s + 3 + 2 * status_s, f"status calls kept the idle daemon alive ({gone_after:.1f} s)"
         log = d.log()
         assert "event=idle_exit" in log and "event=stopped" in log
         assert not d.socket_path.exists() and not lifecycle.lock_is_held(workspace / ".claw" / "sessiond.lock")

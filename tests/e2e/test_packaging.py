@@ -6,10 +6,11 @@ daemon and its CLI and depends on the client at the same version.
 
 The slow test builds both wheels with ``pip wheel`` from a copy of just the
 files a build may use, installs the client wheel alone in one fresh venv and
-both wheels in another (dependencies from the package index), starts
+both wheels in another (dependencies and the build backend from the wheels
+``scripts/setup-tests`` fetched, ``tests/helpers/wheelhouse.py``: never the network), starts
 ``claw-sessiond serve`` from the daemon venv and makes the client venv do a
 Load/Append round trip (and get a typed error) against it. It takes 1-2
-minutes (two venvs, grpcio from the index), so it runs with ``CLAW_FULL=1``
+minutes (two venvs), so it runs with ``CLAW_FULL=1``
 (CI). The quick tests check the sources the wheels are made of.
 """
 
@@ -33,6 +34,7 @@ import pytest
 
 from claw_sessiond_client.paths import default_socket_path
 from tests.helpers.daemon import FULL, ROOT, health_status
+from tests.helpers.wheelhouse import wheelhouse_or_fail
 
 CLIENT_DIR = ROOT / "clients" / "python"
 
@@ -198,6 +200,7 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env["PIP_NO_INPUT"] = "1"
+    local = ["--no-index", "--find-links", str(wheelhouse_or_fail())]
 
     # 1. Two wheels, built the way a user or a release would.
     src, dist = scratch / "src", scratch / "dist"
@@ -211,6 +214,7 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
             "wheel",
             "-q",
             "--no-deps",
+            *local,
             "-w",
             str(dist),
             str(src),
@@ -243,7 +247,7 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
         _run([sys.executable, "-m", "venv", str(venv)], 120, env=env)
     installs = [
         subprocess.Popen(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *map(str, wheels)],
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *local, *map(str, wheels)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

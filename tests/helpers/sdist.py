@@ -1,10 +1,11 @@
-"""A framework's published source distribution, fetched from the package index when a test runs.
+"""A framework's published source distribution, fetched by ``scripts/setup-tests`` and read by tests from a cache.
 
-The frameworks' own tests are not copied into this repository: :func:`sdist_or_fail` downloads
-the sdist of the exact version pinned in the client's extras (``pip download --no-deps
---no-binary :all:``), unpacks it into a cache (``$CLAW_TEST_CACHE``, default
-``~/.cache/claw-sessiond-tests``) and returns the unpacked folder. A second run reuses it.
-When the index cannot be reached the test is skipped, and with ``CLAW_FULL=1`` (CI) it fails.
+The frameworks' own tests are not copied into this repository. ``scripts/setup-tests`` runs
+``python -m tests.helpers.sdist PROJECT...``, which downloads the sdist of the exact version
+pinned in the client's extras (``pip download --no-deps --no-binary :all:``) and unpacks it
+into a cache (``$CLAW_TEST_CACHE``, default ``~/.cache/claw-sessiond-tests``). Tests never
+reach the network: :func:`sdist_or_fail` returns the unpacked folder from the cache, and
+fails (never skips) naming the command to run when it is not there.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.daemon import FULL, ROOT
+from tests.helpers.daemon import ROOT
 
 CLIENT_PYPROJECT = ROOT / "clients" / "python" / "pyproject.toml"
 
@@ -65,7 +66,7 @@ def fetch_sdist(project: str, version: str, timeout_s: float = 300) -> Path:
     stem = f"{re.sub(r'[-_.]+', '_', project)}-{version}"
     target = cache / stem
     with _locked(cache / f"{stem}.lock"):
-        if (target / "PKG-INFO").is_file():
+        if cached_sdist(project, version) is not None:
             return target
         with tempfile.TemporaryDirectory(dir=cache) as tmp:
             try:
@@ -96,15 +97,22 @@ def fetch_sdist(project: str, version: str, timeout_s: float = 300) -> Path:
     return target
 
 
+def cached_sdist(project: str, version: str) -> Path | None:
+    """The unpacked sdist of ``project==version`` in the cache, or None if it was never fetched."""
+    target = cache_dir() / "sdists" / f"{re.sub(r'[-_.]+', '_', project)}-{version}"
+    return target if (target / "PKG-INFO").is_file() else None
+
+
 def sdist_or_fail(project: str) -> Path:
-    """The unpacked sdist of the pinned version; skip the test if it cannot be had (fail with CLAW_FULL=1)."""
+    """The unpacked sdist of the pinned version, from the cache; fails the test if it is not there."""
     version = pinned_version(project)
-    try:
-        return fetch_sdist(project, version)
-    except SdistUnavailableError as exc:
-        if FULL:
-            pytest.fail(f"CLAW_FULL=1 and the sdist of {project}=={version} cannot be fetched: {exc}")
-        pytest.skip(f"the sdist of {project}=={version} cannot be fetched: {exc}")
+    found = cached_sdist(project, version)
+    if found is None:
+        pytest.fail(
+            f"the sdist of {project}=={version} is not in {cache_dir() / 'sdists'}: run scripts/setup-tests "
+            f"(or `python -m tests.helpers.sdist {project}`) first; tests do not reach the network"
+        )
+    return found
 
 
 def main(projects: list[str]) -> int:

@@ -44,6 +44,7 @@ ORDER = [
     "search",
     "follow",
     "usage",
+    "copy",
 ]
 
 

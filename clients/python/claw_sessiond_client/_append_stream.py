@@ -115,8 +115,11 @@ class AppendStream:
     those of :meth:`AsyncSessionClient.append`.
     """
 
-    def __init__(self, client: AsyncSessionClient) -> None:
+    def __init__(self, client: AsyncSessionClient, *, resend_late: bool = False) -> None:
         self._client = client
+        #: A reply later than the client's timeout ends the stream and the append is re-sent
+        #: through the unary Append (its retries), instead of raising DeadlineError.
+        self._resend_late = resend_late
         self._stream: _Stream | None = None
         # Appends re-sent after a broken stream go one at a time, in the order they were
         # sent (asyncio.Lock is FIFO; the broken stream fails its futures in send order),
@@ -157,6 +160,13 @@ class AppendStream:
             tool_policy=tool_policy,
             state_deltas=state_deltas,
         )
+        return await self.send(request)
+
+    async def send(self, request: pb.AppendRequest) -> AppendResult:
+        """Send one built Append request over the stream (its result or error as :meth:`append`'s)."""
+        client = self._client
+        if client._closed:
+            raise closed_error()
         if self._order.locked():  # earlier appends are being re-sent: stay behind them
             return await self._unary(request)
         stream = self._stream
@@ -176,6 +186,11 @@ class AppendStream:
         try:
             reply = await fut
         except _StreamBrokenError:
+            return await self._unary(request)
+        except E.DeadlineError:
+            if not self._resend_late:
+                raise
+            stream.fail()  # the appends behind it are re-sent too, after this one (the order lock is FIFO)
             return await self._unary(request)
         finally:
             timer.cancel()

@@ -6,9 +6,10 @@ A reply that breaks the protocol (a Load stream without its last chunk) is an
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any, Final
 
 from . import errors as E
@@ -38,6 +39,7 @@ from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
     "BackupCopy",
+    "LoadAssembly",
     "append_result_of",
     "backup_figures_of",
     "clear_result_of",
@@ -74,32 +76,70 @@ def usage_of(u: pb.Usage) -> Usage:
     return Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
 
 
+#: The fields of :class:`Message`, in declaration order: :func:`message_of` sets its slots in this order.
+_MESSAGE_FIELDS: Final = (
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "synthetic_reason",
+    "position",
+    "created_at",
+    "trace_id",
+    "format",
+    "item",
+    "client_id",
+    "metadata",
+    "usage",
+    "cancelled",
+    "orphan",
+    "supersedes",
+)
+if tuple(f.name for f in dataclasses.fields(Message)) != _MESSAGE_FIELDS:  # pragma: no cover - a guard on edits
+    raise ImportError("claw_sessiond_client: _responses._MESSAGE_FIELDS no longer matches Message")
+#: Each slot's setter (the frozen dataclass's ``__init__`` costs ~5× more per message).
+_MESSAGE_SETTERS: Final = tuple(getattr(Message, name).__set__ for name in _MESSAGE_FIELDS)
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_new = object.__new__
+_timedelta = dt.timedelta
+
+
 def message_of(m: pb.Message) -> Message:
-    """Proto message → client type."""
-    message = Message(
-        role=_ROLE_NAMES.get(m.role, "unknown"),
-        content=m.content,
-        tool_calls=tuple(
-            ToolCall._stored(c.id, c.name, c.arguments, c.pending, c.arguments_not_json) for c in m.tool_calls
-        ),
-        tool_call_id=m.tool_call_id,
-        name=m.name,
-        synthetic_reason="interrupted" if m.synthetic.reason == pb.SYNTHETIC_REASON_INTERRUPTED else "",
-        position=m.position,
-        created_at=_time(m.created_at, m.HasField("created_at")),
-        trace_id=m.trace_id,
-        format=m.format,
-        item=m.item,
-        client_id=m.client_id,
-        metadata=m.metadata,
-        usage=_entry_usage_of(m.usage) if m.HasField("usage") else None,
-        cancelled=m.cancelled,
+    """Proto message → client type.
+
+    Hot path (every entry of a Load): the message is built slot by slot rather than through
+    the frozen dataclass's ``__init__``, and its time without ``Timestamp.ToDatetime``; the
+    result is equal to ``Message(...)`` with the same fields (``orphan`` and ``supersedes``
+    included, which only the daemon sets).
+    """
+    created = m.created_at
+    values = (
+        _ROLE_NAMES.get(m.role, "unknown"),
+        m.content,
+        tuple(ToolCall._stored(c.id, c.name, c.arguments, c.pending, c.arguments_not_json) for c in m.tool_calls)
+        if m.tool_calls
+        else (),
+        m.tool_call_id,
+        m.name,
+        "interrupted" if m.synthetic.reason == pb.SYNTHETIC_REASON_INTERRUPTED else "",
+        m.position,
+        _EPOCH + _timedelta(seconds=created.seconds, microseconds=created.nanos // 1000)
+        if m.HasField("created_at")
+        else None,
+        m.trace_id,
+        m.format,
+        m.item,
+        m.client_id,
+        m.metadata,
+        _entry_usage_of(m.usage) if m.HasField("usage") else None,
+        m.cancelled,
+        m.orphan,
+        int(m.supersedes),
     )
-    # Set by the daemon only (not constructor arguments): the message type is frozen.
-    if m.orphan:
-        object.__setattr__(message, "orphan", True)
-    if m.supersedes:
-        object.__setattr__(message, "supersedes", int(m.supersedes))
+    message: Message = _new(Message)
+    for set_field, value in zip(_MESSAGE_SETTERS, values, strict=True):
+        set_field(message, value)
     return message
 
 
@@ -154,25 +194,53 @@ def state_of(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def load_result_of(chunks: Sequence[pb.LoadResponse]) -> LoadResult:
-    """Assemble Load's streamed chunks.
+class LoadAssembly:
+    """Load's streamed chunks, converted as they arrive (while the daemon sends the next ones)."""
+
+    def __init__(self) -> None:
+        self._first: pb.LoadResponse | None = None
+        self._done = False
+        self.messages: list[Message] = []
+
+    def add(self, chunk: pb.LoadResponse) -> None:
+        """Take one chunk (its messages are converted now; the chunk is not kept, but the first)."""
+        if self._first is None:
+            self._first = chunk
+        self.messages.extend(map(message_of, chunk.messages))
+        self._done = chunk.done
+
+    def result(self) -> LoadResult:
+        """The assembled result.
+
+        Raises:
+            InternalError: the stream ended without its last chunk.
+        """
+        first = self._first
+        if first is None or not self._done:
+            raise E.InternalError("Load stream ended early (no final chunk)")
+        return LoadResult(
+            session_of(first.session),
+            self.messages,
+            [Repair(r.tool_call_id, r.assistant_position, r.position) for r in first.repairs],
+            [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id, c.owner_pid) for c in first.in_flight],
+            first.trace_id,
+            first.complete,
+            first.start_position,
+            {st.scope: state_of(st.state) for st in first.scope_states},
+        )
+
+
+def load_result_of(chunks: Iterable[pb.LoadResponse]) -> LoadResult:
+    """Assemble Load's streamed chunks (an iterator is consumed as it goes: each chunk is converted
+    as it arrives).
 
     Raises:
         InternalError: the stream ended without its last chunk.
     """
-    if not chunks or not chunks[-1].done:
-        raise E.InternalError("Load stream ended early (no final chunk)")
-    first = chunks[0]
-    return LoadResult(
-        session_of(first.session),
-        [message_of(m) for chunk in chunks for m in chunk.messages],
-        [Repair(r.tool_call_id, r.assistant_position, r.position) for r in first.repairs],
-        [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id, c.owner_pid) for c in first.in_flight],
-        first.trace_id,
-        first.complete,
-        first.start_position,
-        {st.scope: state_of(st.state) for st in first.scope_states},
-    )
+    assembly = LoadAssembly()
+    for chunk in chunks:
+        assembly.add(chunk)
+    return assembly.result()
 
 
 def append_result_of(r: pb.AppendResponse) -> AppendResult:

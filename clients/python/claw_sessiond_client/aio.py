@@ -27,6 +27,7 @@ from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, C
 from ._edit_ops import AsyncEditOps
 from ._liveness import CONNECT_TIMEOUT_S, HEALTH_CHECK_METHOD, accepts_connections, ping_verdict
 from ._peer import verify_peer
+from ._plain_stream import PlainAppends
 from ._requests import (
     append_request,
     clear_request,
@@ -42,12 +43,12 @@ from ._requests import (
 )
 from ._responses import (
     BackupCopy,
+    LoadAssembly,
     append_result_of,
     clear_result_of,
     delete_result_of,
     event_id_of,
     import_result_of,
-    load_result_of,
     page_of,
     recorded_usage_of,
     stats_of,
@@ -104,6 +105,8 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
             ``address`` is a TCP one (default: ``<workspace>/.claw/tcp-token``
             if ``workspace`` is given and readable, else ``$CLAW_TOKEN``). Never
             sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
+        stream_appends: carry :meth:`append` over one long-lived AppendStream call
+            (default; same results and errors, see ``_plain_stream``); False: one unary call each.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
     subclasses, never ``grpc.RpcError`` (nor ``ValueError`` or ``OSError``), and
@@ -127,8 +130,10 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
         timeout_s: float = DEFAULT_TIMEOUT_S,
         retry_window_s: float = DEFAULT_RETRY_WINDOW_S,
         token: str | None = None,
+        stream_appends: bool = True,
     ) -> None:
         super().__init__(workspace, address, autostart, timeout_s, retry_window_s)
+        self._plain = PlainAppends(self) if stream_appends else None
         self._tokens = _auth.token_source(self.target, workspace, token)
         self._channel = grpc.aio.insecure_channel(
             self.target, options=CHANNEL_OPTIONS, interceptors=_auth.aio_interceptors(self._tokens)
@@ -201,6 +206,8 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
 
     async def close(self) -> None:
         """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
+        if self._plain is not None and not self._closed:
+            await self._plain.aclose()  # appends in flight get their replies first (bounded)
         self._closed = True
         await self._channel.close(None)
         for channel in self._retired:
@@ -248,8 +255,10 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
         raise self._autostart_failure()
 
     async def _load_chunks(self, request: pb.LoadRequest) -> LoadResult:
-        chunks = [chunk async for chunk in self._stub.Load(request, timeout=self.timeout_s)]
-        return load_result_of(chunks)
+        assembly = LoadAssembly()  # each chunk converted as it arrives
+        async for chunk in self._stub.Load(request, timeout=self.timeout_s):
+            assembly.add(chunk)
+        return assembly.result()
 
     async def _send_append(self, request: pb.AppendRequest) -> AppendResult:
         """One unary Append, with :meth:`_call`'s retries (also the fallback of :class:`AppendStream`)."""
@@ -315,7 +324,7 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
             tool_policy=tool_policy,
             state_deltas=state_deltas,
         )
-        return await self._send_append(request)
+        return await (self._send_append(request) if self._plain is None else self._plain.send(request))
 
     async def record_usage(
         self,

@@ -266,7 +266,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
             after_time=after_time,
             scopes=scopes,
         )
-        result = self._call(lambda: load_result_of(list(self._stub.Load(request, timeout=self.timeout_s))))
+        result = self._call(lambda: load_result_of(self._stub.Load(request, timeout=self.timeout_s)))
         self._workdirs[session_id] = wd
         return result
 

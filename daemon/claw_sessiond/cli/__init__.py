@@ -14,6 +14,7 @@ entries:
 ``verbs``          ``repair``, ``clear``, ``delete``
 ``lifecycle``      ``status``, ``stop``
 ``backup``         ``backup``, ``restore``
+``copy``           ``copy``: a whole store between SQLite and PostgreSQL
 ``find``           ``search``, ``follow``, ``usage``
 ``completion``     shell completion scripts from this parser
 =================  ===========================================================
@@ -52,7 +53,7 @@ from claw_sessiond_client.paths import find_workspace
 
 from .. import __version__
 from ..config import environ
-from . import backup, completion, doctor, find, inspect, lifecycle, migrate, serve, transfer, verbs
+from . import backup, completion, copy, doctor, find, inspect, lifecycle, migrate, serve, transfer, verbs
 from .failure import EXIT_FAILURE, EXIT_USAGE, print_json_error
 from .options import Command, add_json_option, add_workspace_option
 from .termsafe import visible
@@ -164,5 +165,6 @@ COMMANDS: Final[Mapping[str, Command]] = {
         find.SEARCH,
         find.FOLLOW,
         find.USAGE,
+        copy.COPY,
     )
 }

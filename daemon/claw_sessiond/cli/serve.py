@@ -144,7 +144,18 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         env,
         default=None,
         help="where sessions live: a postgresql:// URL shared by several daemons (docs/postgres.md; put no password "
-        "here: use PGPASSFILE), else CLAW_DATABASE_URL, else 'database' in .claw/config.toml, else the SQLite file",
+        "here: use PGPASSFILE or --database-file), else CLAW_DATABASE_URL, else the credential 'database' "
+        "($CREDENTIALS_DIRECTORY/database, systemd LoadCredential=), else 'database' in .claw/config.toml, else "
+        "the SQLite file",
+    )
+    env_option(
+        parser,
+        "--database-file",
+        env,
+        default=None,
+        help="read the postgresql:// URL (password included if need be) from this file instead of --database: "
+        "nothing secret in the command line, the environment or the unit (systemd: --database-file %%d/database "
+        "with LoadCredential=database:/etc/claw-sessiond/database-url)",
     )
     _add_lifecycle_options(parser, env)
 
@@ -230,17 +241,31 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         log_max_bytes=int(args.log_max_bytes),
         log_backups=int(args.log_backups),
         registry_dir=_registry_dir(env),
-        database_url=database_url(args.database, env, Path(os.path.abspath(args.workspace))),
+        database_url=database_url(
+            args.database, env, Path(os.path.abspath(args.workspace)), file=getattr(args, "database_file", None)
+        ),
     ).validate()
 
 
-def database_url(flag: str | None, env: Mapping[str, str], workspace: Path) -> str:
-    """The database URL: ``--database`` (or ``CLAW_SESSIOND_DATABASE``), else ``CLAW_DATABASE_URL``, else
-    ``database`` in ``<workspace>/.claw/config.toml``, else "" (the SQLite file).
+def database_url(flag: str | None, env: Mapping[str, str], workspace: Path, *, file: str | None = None) -> str:
+    """The database URL: ``--database`` (or ``CLAW_SESSIOND_DATABASE``), else the content of ``--database-file``,
+    else ``CLAW_DATABASE_URL``, else the systemd credential ``database`` (``$CREDENTIALS_DIRECTORY/database``),
+    else ``database`` in ``<workspace>/.claw/config.toml``, else "" (the SQLite file).
 
     Raises:
-        ConfigError: config.toml cannot be read or its ``database`` is not a string.
+        ConfigError: both --database and --database-file, a file that cannot be read, config.toml cannot be
+            read or its ``database`` is not a string.
     """
+    if flag and file:
+        raise ConfigError("database", "give --database or --database-file, not both", "(both)")
+    credential = Path(env["CREDENTIALS_DIRECTORY"]) / "database" if env.get("CREDENTIALS_DIRECTORY") else None
+    if not flag and not file and not env.get("CLAW_DATABASE_URL") and credential and credential.is_file():
+        file = str(credential)
+    if file:
+        try:
+            return Path(file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError("database-file", f"cannot read {file}: {type(exc).__name__}", file) from None
     if flag:
         if urllib.parse.urlsplit(flag).password:
             warn("the --database URL holds a password, visible to other local users in ps; use PGPASSFILE instead")

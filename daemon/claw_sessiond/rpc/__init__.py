@@ -6,8 +6,8 @@
 - ``service.py`` (with ``service_watch.py`` and ``service_history.py``): the
   RPC methods of ``claw.sessiond.v1.SessionService``;
 - ``server.py``: building the grpc.aio server;
-- ``auth.py`` (the ``--tcp`` token) and ``idle.py`` (the idle-exit clock):
-  server interceptors.
+- ``auth.py`` (the ``--tcp`` token, a server interceptor) and ``idle.py``
+  (the idle-exit clock, wrapped around each handler at registration).
 
 Nothing below this package imports it.
 """

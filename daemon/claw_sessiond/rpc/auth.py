@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-import os
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -44,6 +43,7 @@ from grpc_status import rpc_status
 
 from claw_sessiond_client.errors import ERROR_DOMAIN
 
+from ..endpoint import write_private_file
 from ..limits import Throttle
 
 __all__ = ["OPEN_PREFIXES", "TOKEN_FILE", "TokenInterceptor", "write_token"]
@@ -63,20 +63,7 @@ def write_token(claw_dir: Path) -> tuple[Path, str]:
         OSError: the file cannot be written (the caller turns this into a start-up error).
     """
     token = secrets.token_urlsafe(32)
-    path = claw_dir / TOKEN_FILE
-    tmp = claw_dir / f".{TOKEN_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, f"{token}\n".encode())
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(tmp)
-        raise
-    os.close(fd)
-    os.replace(tmp, path)  # rename(2) replaces a symlink at `path` itself, never its target
-    return path, token
+    return write_private_file(claw_dir, TOKEN_FILE, f"{token}\n".encode()), token
 
 
 def _denial(problem: str) -> Any:

@@ -1,4 +1,10 @@
-"""The idle clock of ``serve --idle-exit-s``: a server interceptor that counts SessionService calls in progress.
+"""The idle clock of ``serve --idle-exit-s``: counts SessionService calls in progress.
+
+The daemon wraps each SessionService handler once, when it registers them
+(:meth:`IdleTracker.track`): a server interceptor would run again on every
+call (a coroutine and a rebuilt handler per call, on the path of every unary
+Append). :meth:`IdleTracker.intercept_service`
+does the same for a server that registers handlers it did not wrap.
 
 GetStats (``status``, ``stats``, ``doctor``), health checks and reflection
 do not count as use: looking at a daemon does not keep it alive. The
@@ -59,6 +65,10 @@ class IdleTracker(_Interceptor):
         if handler is None or not method.startswith(_SERVICE_PREFIX) or method[len(_SERVICE_PREFIX) :] in _NEUTRAL:
             return handler
         return self._wrap(handler)
+
+    def track(self, name: str, handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
+        """SessionService method ``name``'s handler, counted as use (unchanged for GetStats)."""
+        return handler if name in _NEUTRAL else self._wrap(handler)
 
     def _wrap(self, handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
         kinds = {

@@ -138,6 +138,15 @@ def _decoder(cls: Any) -> Callable[[bytes], Any]:
     return decode
 
 
+def _serializer(to_bytes: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """A reply's serializer: a reply already encoded (Load's chunks, ``wire.py``) goes out as is."""
+
+    def serialize(reply: Any) -> bytes:
+        return reply if type(reply) is bytes else to_bytes(reply)
+
+    return serialize
+
+
 def _handler(service: SessionService, method: Any) -> grpc.RpcMethodHandler[Any, Any]:
     """One RPC whose request bytes are decoded inside the handler, not by grpcio.
 
@@ -149,7 +158,7 @@ def _handler(service: SessionService, method: Any) -> grpc.RpcMethodHandler[Any,
     """
     name = method.name
     decode = _decoder(getattr(pb, method.input_type.name))
-    serialize = getattr(pb, method.output_type.name).SerializeToString
+    serialize = _serializer(getattr(pb, method.output_type.name).SerializeToString)
     servicer_method = getattr(service, name)
 
     async def decoded(raw: bytes, context: Context) -> Any:
@@ -190,15 +199,18 @@ def _handler(service: SessionService, method: Any) -> grpc.RpcMethodHandler[Any,
     return grpc.unary_unary_rpc_method_handler(unary_unary, response_serializer=serialize)
 
 
-def add_to_server(service: SessionService, server: grpc.aio.Server) -> None:
+def add_to_server(service: SessionService, server: grpc.aio.Server, idle: IdleTracker | None = None) -> None:
     """Register every RPC of SessionService (in place of the generated ``add_…_to_server``).
 
     Same methods and serializers as the generated code, but requests arrive
     as bytes and are decoded by :func:`_handler`, so undecodable requests get
-    INVALID_ARGUMENT instead of grpcio's UNKNOWN.
+    INVALID_ARGUMENT instead of grpcio's UNKNOWN. With ``idle``, each handler
+    is wrapped once here to count as use (no per-call interceptor).
     """
     descriptor = pb.DESCRIPTOR.services_by_name["SessionService"]
     handlers = {m.name: _handler(service, m) for m in descriptor.methods}
+    if idle is not None:
+        handlers = {name: idle.track(name, h) for name, h in handlers.items()}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(descriptor.full_name, handlers),))
 
 
@@ -214,14 +226,15 @@ class Servers:
         self.config = cfg
         self.service = service
         self.idle = idle
-        self.unix = grpc.aio.server(options=server_options(cfg), interceptors=[idle])
+        # No interceptor on the Unix socket: any interceptor puts a coroutine on every call's path.
+        self.unix = grpc.aio.server(options=server_options(cfg))
         self.health = health_aio.HealthServicer()
         self.tcp: grpc.aio.Server | None = None
         self.tcp_port: int | None = None
         self._register(self.unix)
 
     def _register(self, srv: grpc.aio.Server) -> None:
-        add_to_server(self.service, srv)  # decodes requests itself: undecodable bytes get INVALID_ARGUMENT
+        add_to_server(self.service, srv, self.idle)  # decodes requests itself: undecodable bytes get INVALID_ARGUMENT
         health_pb2_grpc.add_HealthServicer_to_server(self.health, srv)
         reflection.enable_server_reflection(
             (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), srv
@@ -254,9 +267,7 @@ class Servers:
             token_path, token = auth.write_token(cfg.claw_dir)
         except OSError as exc:
             raise StartupError(f"{cfg.claw_dir / auth.TOKEN_FILE}: cannot write: {exc.strerror}") from exc
-        tcp_server = grpc.aio.server(
-            options=server_options(cfg, tcp=True), interceptors=[auth.TokenInterceptor(token), self.idle]
-        )
+        tcp_server = grpc.aio.server(options=server_options(cfg, tcp=True), interceptors=[auth.TokenInterceptor(token)])
         self._register(tcp_server)
         self.tcp = tcp_server
         tcp_port = tcp_server.add_insecure_port(address)

@@ -47,7 +47,6 @@ from ..validate_sessions import check_label_filter, check_scopes
 from ..watch import Watcher, WatchHub
 from .convert import (
     event_kind_of,
-    fill_message_pb,
     message_from_pb,
     scope_state_pb,
     session_pb,
@@ -63,6 +62,7 @@ from .service_history import HistoryRpcs
 from .service_runs import RunRpcs
 from .service_sessions import SessionRpcs
 from .service_watch import WatchRpcs
+from .wire import DONE_FIELD, message_entry
 
 __all__ = ["APPEND_STREAM_WINDOW", "LOAD_CHUNK_BYTES", "LOAD_YIELD_EVERY", "SessionService"]
 
@@ -74,12 +74,21 @@ APPEND_STREAM_WINDOW: Final = 256
 _RUNNING: Final[set[asyncio.Task[Any]]] = set()
 #: Keep each Load chunk well under the 4 MiB default receive limit.
 LOAD_CHUNK_BYTES: Final = 1024 * 1024
-#: Messages converted for a Load before it yields to the loop (bounds one slice of loop time).
+#: Messages converted for a Load between looks at the clock (bounds one slice of loop time).
 LOAD_YIELD_EVERY: Final = 32
+#: Loop time a Load's conversion holds before it yields (looked at every LOAD_YIELD_EVERY messages).
+LOAD_SLICE_S: Final = 0.001
 
 
 async def _one_page(messages: list[Message]) -> AsyncGenerator[list[Message], None]:
     yield messages
+
+
+def _chunk(head: pb.LoadResponse | None, entries: list[bytes]) -> bytes:
+    """One Load chunk's wire bytes: the header fields (first chunk only), then the entries."""
+    if head is not None:
+        entries.insert(0, head.SerializeToString())
+    return b"".join(entries)
 
 
 class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
@@ -136,33 +145,31 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
                 await asyncio.sleep(0)
         # One chunk of at most LOAD_CHUNK_BYTES is built at a time, and a large
         # history is read page by page only as the client takes chunks (see storage/sqlite/reads.py).
-        chunk = first
-        size = chunk.ByteSize()
-        started = False
+        # Chunks are wire bytes: each entry encoded once (``wire.py``), the header fields first.
+        parts: list[bytes] = []
+        size = first.ByteSize()
+        head: pb.LoadResponse | None = first
         pages: AsyncGenerator[list[Message], None] = (
             self.store.history_pages(result.cursor) if result.cursor is not None else _one_page(result.messages)
         )
+        since = time.perf_counter()
         async with contextlib.aclosing(pages):
             async for page in pages:
                 for n, message in enumerate(page, 1):
-                    if n % LOAD_YIELD_EVERY == 0:
+                    if n % LOAD_YIELD_EVERY == 0 and time.perf_counter() - since >= LOAD_SLICE_S:
                         await asyncio.sleep(0)  # a page is up to 512 messages: let others in between
-                    if not started:
-                        first.start_position, started = message.position, True
-                    # Built in place (``append`` would copy each message once more).
-                    item = chunk.messages.add()
-                    fill_message_pb(item, message)
-                    item_size = item.ByteSize() + 8
-                    if size + item_size > LOAD_CHUNK_BYTES and len(chunk.messages) > 1:
-                        del chunk.messages[-1]
-                        yield chunk
-                        chunk = pb.LoadResponse()
-                        fill_message_pb(chunk.messages.add(), message)
-                        size = 0
-                    size += item_size
+                        since = time.perf_counter()
+                    if head is not None and not parts:
+                        first.start_position = message.position
+                    entry = message_entry(message)
+                    if size + len(entry) > LOAD_CHUNK_BYTES and parts:
+                        yield _chunk(head, parts)
+                        head, parts, size = None, [], 0
+                    parts.append(entry)
+                    size += len(entry)
                 del page
-        chunk.done = True
-        yield chunk
+        parts.append(DONE_FIELD)
+        yield _chunk(head, parts)
 
     @edge
     async def Append(self, request: pb.AppendRequest, context: Context) -> Any:

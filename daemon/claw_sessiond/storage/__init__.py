@@ -10,6 +10,7 @@ package imports a database driver.
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 
 from ..config import Config
@@ -51,8 +52,11 @@ __all__ = [
     "check_storage",
     "copy_database",
     "create_private_file",
+    "open_file",
     "open_read_only",
     "open_storage",
+    "open_url",
+    "redacted_url",
     "settings_of",
     "stored_sessions",
 ]
@@ -107,3 +111,42 @@ def check_storage(path: Path) -> list[StorageCheck]:
     or unreadable: fail) alone, or ``quick_check`` then ``schema_version``.
     """
     return check_database(path)
+
+
+def redacted_url(url: str) -> str:
+    """A ``postgresql://`` URL as it may be printed: any password replaced by ``***``."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        if ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":***"
+        netloc = f"{userinfo}@{hostport}"
+    query = [
+        (k, "***" if k.lower() == "password" else v)
+        for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    ]
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, urllib.parse.urlencode(query, safe="/"), ""))
+
+
+async def open_url(url: str, *, max_open_tool_calls: int = 0) -> Storage:
+    """Open (and migrate) the PostgreSQL database at ``url`` outside a daemon (``copy``).
+
+    Raises:
+        StorageUnavailableError: the driver is missing, or the server cannot be reached or refuses the
+            login (the message names the server, never the password).
+        CorruptDatabaseError: the schema is not ours or newer than this code.
+    """
+    try:
+        from .postgres.store import PostgresStorage
+    except ImportError as exc:
+        raise StorageUnavailableError(
+            f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): "
+            "pip install 'claw-sessiond[postgres]'"
+        ) from exc
+    return await PostgresStorage.open(url, max_open_tool_calls=max_open_tool_calls)
+
+
+async def open_file(path: Path) -> Storage:
+    """Open (create and migrate if new) the SQLite database at ``path`` for writing, outside a daemon."""
+    return await SQLiteStorage.open(path, SQLiteSettings(), max_open_tool_calls=0)

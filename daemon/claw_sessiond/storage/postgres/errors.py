@@ -3,6 +3,7 @@
 Every database call of the backend runs inside :func:`map_pg_errors`:
 ``53100`` (disk full) → :class:`~claw_sessiond.errors.StorageFullError`;
 ``XX001``/``XX002`` (data or index corrupted) → ``CorruptDatabaseError``;
+asyncpg's internal client errors (a connection cut in the middle of an operation) → unavailable too;
 anything else, including a lost connection, a lock or statement timeout, a
 serialization failure or deadlock, a server shutting down, and a unique
 violation on ``(session_id, position)`` (a bug: logged) →
@@ -22,7 +23,11 @@ import asyncpg
 
 from ...errors import CorruptDatabaseError, Reason, StorageFullError, StorageUnavailableError
 
-__all__ = ["map_pg_errors", "safe_dsn"]
+__all__ = ["ROLLED_BACK_STATES", "map_pg_errors", "rolled_back", "safe_dsn"]
+
+#: SQLSTATEs after which the server has rolled the whole transaction back and it may simply run again:
+#: serialization failure, deadlock detected, lock not available (``lock_timeout``).
+ROLLED_BACK_STATES: frozenset[str] = frozenset({"40001", "40P01", "55P03"})
 
 _log = logging.getLogger("claw_sessiond.store")
 
@@ -61,7 +66,13 @@ async def map_pg_errors(where: str) -> AsyncIterator[None]:
             f"storage failed ({where}): SQLSTATE {state} {type(exc).__name__}: {exc}",
             reason=Reason.STORAGE_UNAVAILABLE,
         ) from exc
-    except (asyncpg.InterfaceError, OSError, ConnectionError) as exc:
+    except (asyncpg.InterfaceError, asyncpg.InternalClientError, OSError, ConnectionError) as exc:
         raise StorageUnavailableError(
             f"storage failed ({where}): {type(exc).__name__}: {exc}", reason=Reason.STORAGE_UNAVAILABLE
         ) from exc
+
+
+def rolled_back(exc: BaseException) -> bool:
+    """True if ``exc`` (a mapped storage error) is one of :data:`ROLLED_BACK_STATES`: nothing was written."""
+    cause = exc.__cause__
+    return isinstance(cause, asyncpg.PostgresError) and getattr(cause, "sqlstate", "") in ROLLED_BACK_STATES

@@ -1,10 +1,11 @@
 """The PostgreSQL backend's facade: :class:`PostgresStorage`, one database shared by any number of daemons.
 
-Every write is one transaction on a pooled connection (asyncpg), whose
+Every write runs in a transaction on a pooled connection (asyncpg), whose
 first statement locks the session row (``tx.py``): the database, not the
 daemon, orders each session's writes. This daemon's own writes to one
-session also keep their submission order: each goes through a per-session
-FIFO lane (:class:`_Lanes`, entered before the first ``await``), and runs
+session also keep their submission order: each joins the session's FIFO
+queue (``group_commit.py``: queued writes share one transaction, each in a
+savepoint, and one COMMIT), entered before the first ``await``, and runs
 in a task of its own shielded from the caller's cancellation, so a
 transaction, once submitted, commits or rolls back whole whatever the RPC
 does. Reads run on pooled connections, in ``REPEATABLE READ READ ONLY``
@@ -68,9 +69,11 @@ from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCou
 from ..sqlite.runs import InMemoryRuns
 from . import follow, queries, reads, schema
 from .calls_tx import drops_in_tx, session_policy_in_tx
-from .connect import Lanes, PostgresSettings, connect, describe_target
+from .connect import PostgresSettings, connect, describe_target
 from .edit_tx import edit_in_tx, erase_clear_in_tx
-from .errors import map_pg_errors, safe_dsn
+from .errors import safe_dsn
+from .group_commit import GroupCommit
+from .pooled import pooled
 from .repair_tx import import_in_tx, repair_in_tx
 from .sessions import PostgresSessions
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
@@ -113,7 +116,7 @@ class PostgresStorage(PostgresSessions):
         self.erasures = PendingErasures()
         self.applied_migrations: list[str] = []
         self._listeners: list[ChangeListener] = []
-        self._lanes = Lanes()
+        self._group = GroupCommit(pool, self._where)
         self._written: dict[str, float] = {}
         self._vacuum: asyncio.Task[None] | None = None
         self._vacuum_again = False
@@ -164,13 +167,14 @@ class PostgresStorage(PostgresSessions):
 
     @contextlib.asynccontextmanager
     async def _reader(self) -> AsyncIterator[Any]:
-        async with map_pg_errors(self._where), self._pool.acquire() as conn:
+        async with pooled(self._pool, self._where) as conn:
             yield conn
 
     async def _write(
         self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False, history: bool = False
     ) -> T:
-        """Run ``fn`` in one transaction, in the session's lane, shielded from the caller's cancellation.
+        """Run ``fn`` in one transaction (maybe shared, group_commit.py), in the session's order, shielded from the
+        caller's cancellation.
 
         ``changed``: tell the listeners after the commit. A write that may insert history events
         (``changed`` or ``history``) first announces itself to follow-all readers (``follow.py``).
@@ -181,23 +185,21 @@ class PostgresStorage(PostgresSessions):
     async def _write_in_lane(
         self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool, announce: bool
     ) -> T:
-        async with self._lanes.hold(session_id):
-            began = time.perf_counter()
-            committed = False
-            try:
-                async with self._reader() as conn, conn.transaction():
-                    if announce:
-                        await conn.execute(follow.ANNOUNCE_SQL)
-                    result = await fn(conn)
-                committed = True
-            except StorageError:
-                self.counters.write_failures += 1
-                raise
-            finally:
-                self._observe(time.perf_counter() - began, committed)
-            if changed:
-                self._changed({session_id})
-            return result
+        # The session's FIFO is its group-commit queue (group_commit.py): queued writes share one COMMIT,
+        # announced once to follow-all readers at the start of the transaction if any of them announces.
+        began = time.perf_counter()
+        committed = False
+        try:
+            result = await self._group.run(session_id, fn, announce=announce)
+            committed = True
+        except StorageError:
+            self.counters.write_failures += 1
+            raise
+        finally:
+            self._observe(time.perf_counter() - began, committed)
+        if changed:
+            self._changed({session_id})
+        return result
 
     def _observe(self, seconds: float, committed: bool) -> None:
         if committed:

@@ -33,6 +33,7 @@ the previous one was handed on.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
@@ -67,6 +68,10 @@ PAGE_ROWS: Final = 512
 #: Payload bytes decoded before yielding to the loop (a page of assistants with thousands
 #: of calls took the loop ~15 ms to decode in one piece).
 DECODE_SLICE_BYTES: Final = 16 * 1024
+#: Loop time a decode holds before it yields: checked after each :data:`DECODE_SLICE_BYTES`, so
+#: that a page of small entries yields every millisecond, not every few entries (each yield is a
+#: turn of the loop: a Load of 10,000 entries spent more time in them than in decoding).
+DECODE_SLICE_S: Final = 0.001
 #: Sessions examined per ListSessions chunk (one short read each).
 SCAN_ROWS: Final = 1000
 #: Tool-call ids looked up per query (well under SQLite's 32766 parameters).
@@ -247,20 +252,26 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
             if shown:
                 yield shown
             for group in far_groups:
-                async with reader() as conn:
-                    try:
-                        await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                        await _guard(conn, cursor)
-                        found = await _in(
-                            conn,
-                            f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = ? AND position IN ({{ids}})",
-                            (cursor.session_id,),
-                            group,
-                        )
-                    finally:
-                        await conn.execute("COMMIT")
+                found = await _rows_at(reader, cursor, _HISTORY_COLS, group)
                 found.sort(key=lambda r: r[0])
                 yield await _decode_rows(found, decode)
+
+
+async def _rows_at(reader: Reader, cursor: HistoryCursor, columns: str, positions: Sequence[int]) -> list[Any]:
+    """``columns`` of the cursor's session's events at ``positions`` (in no order), in one read
+    transaction that first checks the cursor still holds (``_guard``)."""
+    async with reader() as conn:
+        try:
+            await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+            await _guard(conn, cursor)
+            return await _in(
+                conn,
+                f"SELECT {columns} FROM events WHERE session_id = ? AND position IN ({{ids}})",
+                (cursor.session_id,),
+                positions,
+            )
+        finally:
+            await conn.execute("COMMIT")
 
 
 async def _positions_by_pages(
@@ -269,36 +280,11 @@ async def _positions_by_pages(
     """The events at ``positions``, in that order, in pages of about :data:`PAGE_BYTES` (each its own read)."""
     for i in range(0, len(positions), PAGE_ROWS):
         part = positions[i : i + PAGE_ROWS]
-        async with reader() as conn:
-            try:
-                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                await _guard(conn, cursor)
-                sizes = {
-                    int(r[0]): int(r[1] or 0)
-                    for r in await _in(
-                        conn,
-                        f"SELECT position, {EVENT_BYTES} FROM events WHERE session_id = ? AND position IN ({{ids}})",
-                        (cursor.session_id,),
-                        part,
-                    )
-                }
-            finally:
-                await conn.execute("COMMIT")
+        sizes = {int(r[0]): int(r[1] or 0) for r in await _rows_at(reader, cursor, f"position, {EVENT_BYTES}", part)}
         n = _cut([(p, sizes.get(p, 0)) for p in part], PAGE_BYTES)
         while part:
             group, part = part[:n], part[n:]
-            async with reader() as conn:
-                try:
-                    await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                    await _guard(conn, cursor)
-                    found = await _in(
-                        conn,
-                        f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = ? AND position IN ({{ids}})",
-                        (cursor.session_id,),
-                        group,
-                    )
-                finally:
-                    await conn.execute("COMMIT")
+            found = await _rows_at(reader, cursor, _HISTORY_COLS, group)
             order = {p: k for k, p in enumerate(group)}
             found.sort(key=lambda r: order[int(r[0])])
             yield await _decode_rows(found, decode)
@@ -306,7 +292,8 @@ async def _positions_by_pages(
 
 
 async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Message]:
-    """Decode a page, yielding to the loop after every :data:`DECODE_SLICE_BYTES` of payload.
+    """Decode a page, yielding to the loop after every :data:`DECODE_SLICE_S` (checked every
+    :data:`DECODE_SLICE_BYTES` of payload).
 
     On the loop, in slices, rather than in a worker thread: a thread decoding
     holds the GIL in 5 ms turns, and every other request's hand-offs between
@@ -314,12 +301,15 @@ async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Me
     """
     out: list[Message] = []
     budget = DECODE_SLICE_BYTES
+    since = time.perf_counter()
     for r in rows:
         out.append(decode(*r))
         budget -= len(r[4]) + len(r[6] or b"")
         if budget <= 0:
             budget = DECODE_SLICE_BYTES
-            await asyncio.sleep(0)
+            if time.perf_counter() - since >= DECODE_SLICE_S:
+                await asyncio.sleep(0)
+                since = time.perf_counter()
     return out
 
 

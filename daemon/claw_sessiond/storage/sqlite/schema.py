@@ -154,7 +154,10 @@ CREATE INDEX events_usage_ts ON events(ts) WHERE type = 'usage';
 # the event that took an entry out of the projection while the log keeps it:
 # an EditTail's ``edit`` event, or the real result that superseded a synthetic
 # repair. Tool calls record ``pending`` and their repair mode ('' means the
-# session's policy). Sessions gain a JSON state, labels (JSON, mirrored into
+# session's policy). ``tool_calls.synthetic_position`` is reserved and never
+# written (always NULL): a supersede finds the synthetic repair it replaces by
+# the type of the event at ``result_position`` (one lookup by key), so nothing
+# else needs to remember where the repair went. Sessions gain a JSON state, labels (JSON, mirrored into
 # ``session_labels`` for exact-match listing), a default tool policy (JSON) and
 # their lineage; ``scope_states`` holds states shared by many sessions.
 _V4 = """

@@ -1,0 +1,164 @@
+"""AsyncSessionClient.append over its long-lived AppendStream (``_plain_stream.py``): the unary Append's promises.
+
+Each test runs the default client (appends over one stream) against a real
+daemon and, where the promise is "same as unary", a ``stream_appends=False``
+client beside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from claw_sessiond_client import AsyncSessionClient, Message
+from claw_sessiond_client import errors as E
+from claw_sessiond_client._plain_stream import IDLE_CLOSE_S
+from tests.helpers.daemon import DaemonProcess, scale
+
+
+def _client(daemon: DaemonProcess, **kw: object) -> AsyncSessionClient:
+    args: dict[str, object] = {"timeout_s": 30, "retry_window_s": 30, **kw}
+    return AsyncSessionClient(address=daemon.address, autostart=False, **args)  # type: ignore[arg-type]
+
+
+def _streaming(client: AsyncSessionClient) -> bool:
+    plain = client._plain
+    return plain is not None and plain._pipe._stream is not None and not plain._pipe._stream.broken
+
+
+async def test_appends_go_over_one_stream_in_call_order(daemon: DaemonProcess) -> None:
+    n = scale(100, 500)
+    async with _client(daemon) as client:
+        results = await asyncio.gather(*(client.append("s", Message.user(f"m{i}")) for i in range(n)))
+        assert _streaming(client), "append() did not use the stream"
+        assert [r.last_position for r in results] == list(range(1, n + 1))
+        loaded = await client.load("s", workdir="/")
+    assert [m.content for m in loaded.messages] == [f"m{i}" for i in range(n)]
+
+
+async def test_each_append_gets_its_own_error_with_the_unary_type_and_reason(daemon: DaemonProcess) -> None:
+    bad = {
+        "conflict": ("s", Message.user("stale"), {"expected_last_position": 9}),
+        "bad id": ("bad/id", Message.user("x"), {}),
+        "unknown result": ("s", [Message.user("before"), Message.tool("call_404", "r")], {}),
+    }
+    async with _client(daemon) as streamed, _client(daemon, stream_appends=False) as unary:
+        await streamed.append("s", Message.user("one"))
+        seen: dict[str, list[tuple[type, str]]] = {}
+        for client in (streamed, unary):
+            calls = [client.append(sid, msgs, **kw) for sid, msgs, kw in bad.values()]
+            calls.insert(1, client.append("s", Message.user("fine")))
+            out = await asyncio.gather(*calls, return_exceptions=True)
+            assert not isinstance(out[1], BaseException), out[1]
+            errors = [x for i, x in enumerate(out) if i != 1]
+            assert all(isinstance(x, E.SessiondError) for x in errors), errors
+            seen["stream" if client is streamed else "unary"] = [(type(x), str(x.reason)) for x in errors]  # type: ignore[union-attr]
+        assert seen["stream"] == seen["unary"]
+        assert [t for t, _ in seen["stream"]] == [E.SequenceConflictError, E.InvalidRequestError, E.ToolCallStateError]
+        assert _streaming(streamed)
+        loaded = await streamed.load("s", workdir="/")
+    assert [m.content for m in loaded.messages] == ["one", "fine", "fine"]
+
+
+async def test_a_retried_request_id_is_replayed_not_written_twice(daemon: DaemonProcess) -> None:
+    async with _client(daemon) as client:
+        first = await client.append("s", Message.user("same"), request_id="req-1")
+        again = await client.append("s", Message.user("same"), request_id="req-1")
+        assert (again.last_position, again.replayed, first.replayed) == (first.last_position, True, False)
+        with pytest.raises(E.InvalidRequestError):
+            await client.append("s", Message.user("other content"), request_id="req-1")
+        new = await client.append("s", Message.user("fresh"), expected_last_position=1)
+        assert new.last_position == 2
+        loaded = await client.load("s", workdir="/")
+    assert [m.content for m in loaded.messages] == ["same", "fresh"]
+
+
+async def test_a_daemon_restart_mid_use_loses_and_duplicates_nothing(spawn_daemon: object) -> None:
+    daemon: DaemonProcess = spawn_daemon()  # type: ignore[operator]
+    n = scale(150, 600)
+    async with _client(daemon) as client:
+        await client.append("s", Message.user("warm"))
+        tasks = [asyncio.ensure_future(client.append("s", Message.user(f"m{i}"))) for i in range(n)]
+        await asyncio.sleep(0.05)  # some committed, some in flight, some not sent yet
+        daemon.kill()
+        daemon.start()
+        results = await asyncio.gather(*tasks)
+        after = await client.append("s", Message.user("after"))  # the client reconnects by itself
+        assert _streaming(client), "no new stream after the restart"
+        loaded = await client.load("s", workdir="/")
+    counts = Counter(m.content for m in loaded.messages)
+    assert set(counts) == {"warm", "after", *(f"m{i}" for i in range(n))}, "an acknowledged append is missing"
+    assert max(counts.values()) == 1, "an append was written twice"
+    assert sorted(r.last_position for r in results) == list(range(2, n + 2))
+    assert after.last_position == n + 2
+    assert [m.content for m in loaded.messages][1:-1] == [f"m{i}" for i in range(n)]
+
+
+async def test_a_hung_daemon_gives_the_unary_error_within_the_retry_window(daemon: DaemonProcess) -> None:
+    assert daemon.proc is not None
+    kinds: dict[bool, type] = {}
+    async with _client(daemon, timeout_s=0.5, retry_window_s=1.0) as streamed:
+        await streamed.append("s", Message.user("one"))
+        os.kill(daemon.proc.pid, signal.SIGSTOP)
+        try:
+            for stream_appends in (True, False):
+                client = streamed if stream_appends else _client(daemon, timeout_s=0.5, retry_window_s=1.0)
+                started = time.monotonic()
+                with pytest.raises(E.SessiondError) as err:
+                    await client.append("s", Message.user("late"), request_id=f"late-{stream_appends}")
+                assert time.monotonic() - started < 15, "the deadline was not kept"
+                kinds[stream_appends] = type(err.value)
+                if not stream_appends:
+                    await client.close()
+        finally:
+            os.kill(daemon.proc.pid, signal.SIGCONT)
+    assert kinds[True] is kinds[False], kinds
+
+
+def test_clients_on_many_threads_each_keep_their_order(daemon: DaemonProcess) -> None:
+    threads_n, per = 4, scale(40, 200)
+    failures: list[BaseException] = []
+
+    def worker(t: int) -> None:
+        async def run() -> None:
+            async with _client(daemon) as client:
+                await asyncio.gather(*(client.append("shared", Message.user(f"t{t}-{i}")) for i in range(per)))
+
+        try:
+            asyncio.run(run())
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(threads_n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not any(th.is_alive() for th in threads) and not failures, failures
+    with daemon.client() as c:
+        contents = [m.content for m in c.load("shared", workdir="/").messages]
+    assert len(contents) == len(set(contents)) == threads_n * per
+    for t in range(threads_n):
+        mine = [x for x in contents if x.startswith(f"t{t}-")]
+        assert mine == [f"t{t}-{i}" for i in range(per)], "one client's appends were reordered"
+
+
+async def test_an_idle_client_lets_the_daemon_idle_out(spawn_daemon: object, workspace: Path) -> None:
+    daemon: DaemonProcess = spawn_daemon("--idle-exit-s", "1")  # type: ignore[operator]
+    assert daemon.proc is not None
+    async with _client(daemon) as client:
+        await client.append("s", Message.user("one"))
+        assert _streaming(client)
+        await asyncio.sleep(IDLE_CLOSE_S + 0.5)
+        assert not _streaming(client), "the idle stream was not finished"
+        deadline = time.monotonic() + 20
+        while daemon.proc.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert daemon.proc.poll() == 0, "the client's idle stream kept the daemon alive"

@@ -22,7 +22,7 @@ from ...errors import Reason, StorageUnavailableError
 from . import schema
 from .errors import map_pg_errors
 
-__all__ = ["Lanes", "PostgresSettings", "connect", "describe_target"]
+__all__ = ["Lanes", "PostgresSettings", "connect", "describe_target", "server_settings_of"]
 
 #: Connections of one daemon's pool (writes and reads share it).
 _POOL_MAX: Final = 10
@@ -37,7 +37,10 @@ class PostgresSettings:
     lock_timeout_ms: int = 10_000
     """How long a statement waits for a row lock (``lock_timeout``) before the write fails as unavailable."""
     pool_max: int = _POOL_MAX
-    """Most connections this daemon opens."""
+    """Most connections this daemon's pool opens (plus one ownership and one LISTEN connection)."""
+    lease_s: float = 10.0
+    """This daemon's lease (``--lease-s``): another daemon treats its runs as ended when it has not renewed
+    the lease for this long on the database's clock (``runs.py``)."""
 
 
 def describe_target(dsn: str) -> str:
@@ -51,6 +54,16 @@ def describe_target(dsn: str) -> str:
     return f"{host}:{port}/{database} as {user}"
 
 
+def server_settings_of(settings: PostgresSettings) -> dict[str, str]:
+    """The session settings of every connection this daemon opens."""
+    return {
+        "search_path": schema.SCHEMA,
+        "synchronous_commit": "on",
+        "lock_timeout": str(settings.lock_timeout_ms),
+        "application_name": "claw-sessiond",
+    }
+
+
 async def connect(dsn: str, settings: PostgresSettings) -> tuple[Any, list[str]]:
     """Check the server, migrate, and open the pool; returns the pool and the migrations applied.
 
@@ -59,12 +72,7 @@ async def connect(dsn: str, settings: PostgresSettings) -> tuple[Any, list[str]]
         CorruptDatabaseError: the schema is not ours or newer than this code.
     """
     target = describe_target(dsn)
-    server_settings = {
-        "search_path": schema.SCHEMA,
-        "synchronous_commit": "on",
-        "lock_timeout": str(settings.lock_timeout_ms),
-        "application_name": "claw-sessiond",
-    }
+    server_settings = server_settings_of(settings)
     try:
         conn = await asyncpg.connect(dsn, timeout=_CONNECT_TIMEOUT_S, server_settings=server_settings)
     except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:

@@ -13,10 +13,9 @@ asyncpg errors are translated once (``errors.py``). Connections set
 ``synchronous_commit = on`` (a write is durable before its reply); at open
 the server must have ``fsync`` on and accept writes.
 
-What this backend does not do yet (docs/postgres.md, Status): runs across
-daemons (runs live in this daemon's memory, as on SQLite), and the change
-feed across daemons (LISTEN/NOTIFY): listeners hear of this daemon's
-commits only.
+Several daemons on one database (``cluster.py``): runs live in the
+database under each daemon's lease, and every commit wakes the other
+daemons' listeners (LISTEN/NOTIFY); docs/postgres.md "Several daemons".
 """
 
 from __future__ import annotations
@@ -63,16 +62,15 @@ from ...model import (
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
-from ..sqlite.runs import InMemoryRuns
 from . import queries, reads, schema
 from .calls_tx import drops_in_tx, session_policy_in_tx
-from .connect import Lanes, PostgresSettings, connect, describe_target
+from .cluster import Cluster
+from .connect import Lanes, PostgresSettings, connect, describe_target, server_settings_of
 from .edit_tx import edit_in_tx, erase_clear_in_tx
 from .errors import map_pg_errors, safe_dsn
-from .repair_tx import import_in_tx, repair_in_tx
+from .repair_tx import import_in_tx
 from .tx import (
     SESSION_COLS,
-    append_in_tx,
     clear_in_tx,
     delete_in_tx,
     lock_session_in_tx,
@@ -96,15 +94,18 @@ _VACUUMED: Final = ("events", "tool_calls", "requests", "usage_by_model", "sessi
 class PostgresStorage:
     """Sessions in one PostgreSQL database. All methods are coroutines on the daemon's loop (unless noted)."""
 
-    def __init__(self, pool: Any, dsn: str, counters: StorageCounters, max_open_tool_calls: int) -> None:
+    def __init__(
+        self, pool: Any, dsn: str, counters: StorageCounters, max_open_tool_calls: int, settings: PostgresSettings
+    ) -> None:
         self._pool = pool
         self._where = safe_dsn(dsn)
         self.counters = counters
-        self.runs = InMemoryRuns()
         self.max_open_tool_calls = max_open_tool_calls
         self.erasures = PendingErasures()
         self.applied_migrations: list[str] = []
         self._listeners: list[ChangeListener] = []
+        self._cluster = Cluster(pool, dsn, server_settings_of(settings), self._where, settings.lease_s, self._listeners)
+        self.runs = self._cluster.runs
         self._lanes = Lanes()
         self._written: dict[str, float] = {}
         self._vacuum: asyncio.Task[None] | None = None
@@ -127,9 +128,15 @@ class PostgresStorage:
                 fsync off (the message names the host, port, database and user; never the password).
             CorruptDatabaseError: the schema is not ours or newer than this code.
         """
-        pool, applied = await connect(dsn, settings or PostgresSettings())
-        store = cls(pool, dsn, StorageCounters(), max_open_tool_calls)
+        settings = settings or PostgresSettings()
+        pool, applied = await connect(dsn, settings)
+        store = cls(pool, dsn, StorageCounters(), max_open_tool_calls, settings)
         store.applied_migrations = applied
+        try:
+            await store._cluster.start()
+        except BaseException:
+            await pool.close()
+            raise
         _log.info("event=storage_open backend=postgresql server=%s", describe_target(dsn))
         return store
 
@@ -138,10 +145,11 @@ class PostgresStorage:
         if self._vacuum is not None:
             with contextlib.suppress(Exception):
                 await self._vacuum
+        await self._cluster.close()
         await self._pool.close()
 
     def subscribe(self, listener: ChangeListener) -> None:
-        """Tell ``listener`` about every later commit and erasure of this daemon."""
+        """Tell ``listener`` about every later commit and erasure (of every daemon on the database)."""
         self._listeners.append(listener)
 
     def _changed(self, session_ids: set[str]) -> None:
@@ -159,17 +167,24 @@ class PostgresStorage:
         async with map_pg_errors(self._where), self._pool.acquire() as conn:
             yield conn
 
-    async def _write(self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False) -> T:
-        """Run ``fn`` in one transaction, in the session's lane, shielded from the caller's cancellation."""
-        return await asyncio.shield(asyncio.ensure_future(self._write_in_lane(session_id, fn, changed)))
+    async def _write(
+        self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False, erased: bool = False
+    ) -> T:
+        """Run ``fn`` in one transaction, in the session's lane, shielded from the caller's cancellation;
+        ``changed`` / ``erased``: the transaction also tells the other daemons (NOTIFY)."""
+        return await asyncio.shield(asyncio.ensure_future(self._write_in_lane(session_id, fn, changed, erased)))
 
-    async def _write_in_lane(self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool) -> T:
+    async def _write_in_lane(
+        self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool, erased: bool = False
+    ) -> T:
         async with self._lanes.hold(session_id):
             began = time.perf_counter()
             committed = False
             try:
                 async with self._reader() as conn, conn.transaction():
                     result = await fn(conn)
+                    if changed or erased:
+                        await self._cluster.notify(conn, session_id, erased=erased)
                 committed = True
             except StorageError:
                 self.counters.write_failures += 1
@@ -209,7 +224,7 @@ class PostgresStorage:
                 return LoadResult(session_meta(None, session_id, workdir), [])
             calls = await open_calls_in_tx(conn, session_id)
             policy = await session_policy_in_tx(conn, session_id) if calls else ToolPolicy()
-            split = repairing.split_calls(calls, self.runs.is_live, policy)
+            split = repairing.split_calls(calls, await self._cluster.live(conn, calls), policy)
             to_repair, in_flight = split.repair, split.in_flight
             dropped, hidden = await drops_in_tx(conn, session_id, split.dropped)
             meta = session_meta(row, session_id, workdir)
@@ -234,7 +249,7 @@ class PostgresStorage:
                     return LoadResult(meta, drop_calls(project(page), dropped), [], flights)
                 return LoadResult(meta, [], [], flights, cursor)
         result = await self._write(
-            session_id, lambda c: repair_in_tx(c, session_id, workdir, trace_id, self.runs.is_live), changed=True
+            session_id, lambda c: self._cluster.repair_tx(c, session_id, workdir, trace_id), changed=True
         )
         self.counters.repairs += len(result.repairs)
         if result.repairs:
@@ -378,7 +393,7 @@ class PostgresStorage:
         """Append validated messages, all or none."""
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
-        result = await self._write(job.session_id, lambda c: append_in_tx(c, job, limit), changed=True)
+        result = await self._write(job.session_id, lambda c: self._cluster.append_tx(c, job, limit), changed=True)
         if not result.replayed:
             self.counters.appends += 1
             self.counters.messages_written += len(job.messages)
@@ -447,7 +462,7 @@ class PostgresStorage:
     async def delete(self, session_id: str) -> DeleteResult:
         """Erase a session's rows, then vacuum the tables it touched (erasure is logical on PostgreSQL:
         docs/postgres.md). ``erasure_pending`` is always False: there is nothing more this daemon can do."""
-        count = await self._write(session_id, lambda c: delete_in_tx(c, session_id))
+        count = await self._write(session_id, lambda c: delete_in_tx(c, session_id), erased=True)
         if count:
             self.counters.sessions_deleted += 1
             self._start_vacuum()
@@ -458,7 +473,10 @@ class PostgresStorage:
         """Write an imported session, all or nothing, and rebuild its derived rows; returns events written."""
         sid = session.header.session_id
         written = await self._write(
-            sid, lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls), changed=mode != "replace"
+            sid,
+            lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls),
+            changed=mode != "replace",
+            erased=mode == "replace",
         )
         if mode == "replace":
             self._erased(sid)
@@ -518,6 +536,7 @@ class PostgresStorage:
             row, _now = await lock_session_in_tx(conn, session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
+            await self._cluster.notify(conn, session_id, erased=True)  # delivered only if this commits
             return await delete_in_tx(conn, session_id)
 
         count = await self._write(session_id, run)

@@ -159,5 +159,11 @@ class InMemoryRuns:
         """Number of live runs."""
         return len(self._runs)
 
+    async def claim(self, run: Run) -> None:
+        """Nothing to do: no other daemon shares this registry."""
+
+    async def settled(self) -> None:
+        """Nothing to wait for: an ended run is ended for everyone at once."""
+
 
 _: type[RunRegistry] = InMemoryRuns  # mypy proves that InMemoryRuns is a RunRegistry

@@ -11,6 +11,7 @@ after the session row lock of a write naming a run (fencing).
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,7 +40,13 @@ class Cluster:
     ) -> None:
         self.runs = DatabaseRuns(pool, dsn, server_settings, where, lease_s)
         self._listeners = listeners
-        self.feed = ChangeFeed(dsn, server_settings, changed=self._changed, erased=self._erased, resync=self._resync)
+        self.feed = ChangeFeed(
+            dsn,
+            {**server_settings, "application_name": f"claw-sessiond feed {os.getpid()}"},
+            changed=self._changed,
+            erased=self._erased,
+            resync=self._resync,
+        )
 
     def _changed(self, session_ids: set[str]) -> None:
         for listener in self._listeners:

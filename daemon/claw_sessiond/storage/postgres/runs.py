@@ -70,6 +70,7 @@ class DatabaseRuns(InMemoryRuns):
         self._dsn = dsn
         self._settings = {
             **server_settings,
+            "application_name": f"claw-sessiond lease {os.getpid()}",  # what an operator sees in pg_stat_activity
             # A dead host's connection is dropped by the server within about 10 s, not the kernel's 2 h.
             "tcp_keepalives_idle": "5",
             "tcp_keepalives_interval": "2",

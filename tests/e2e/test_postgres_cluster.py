@@ -184,33 +184,47 @@ def _wait_for(seen: dict[int, float], count: int, timeout_s: float) -> None:
         time.sleep(0.01)
 
 
+def _percentiles(seen: dict[int, float], acked: dict[int, float]) -> tuple[float, float, float]:
+    """p50, p99 and max of delivery after the Append's reply, in seconds (a delivery before it counts 0)."""
+    latencies = sorted(max(0.0, seen[p] - acked[p]) for p in acked)
+    return statistics.median(latencies), latencies[int(len(latencies) * 0.99) - 1], latencies[-1]
+
+
 def test_watch_on_b_sees_appends_through_a_within_50_ms(tmp_path: Path, spawn_daemon: Any) -> None:
     a, b, _ = _pair(tmp_path, spawn_daemon)
-    appends = 200
-    seen: dict[int, float] = {}
+    warm, appends = 20, 200
+    on_a: dict[int, float] = {}
+    on_b: dict[int, float] = {}
     stop = threading.Event()
-    with a.client() as ca, b.client() as cb:
+    with a.client() as ca, b.client() as cb, a.client() as ca_watch:
         ca.append("w", Message.user("start"))
-        thread = _watch_on(cb, "w", seen, stop)
-        _wait_for(seen, 1, 10)
+        threads = [_watch_on(ca_watch, "w", on_a, stop), _watch_on(cb, "w", on_b, stop)]
+        _wait_for(on_a, 1, 10)
+        _wait_for(on_b, 1, 10)
         acked: dict[int, float] = {}
-        for i in range(appends):
+        for i in range(warm + appends):  # the first ones warm both daemons' connection pools up
             reply = ca.append("w", Message.user(f"m{i}"))
-            acked[reply.last_position] = time.perf_counter()
+            if i >= warm:
+                acked[reply.last_position] = time.perf_counter()
             time.sleep(0.005)
-        _wait_for(seen, appends + 1, 10)
+        last = warm + appends + 1
+        _wait_for(on_a, last, 10)
+        _wait_for(on_b, last, 10)
         stop.set()
-        ca.append("w", Message.user("end"))  # lets the watcher see the stop
-        thread.join(10)
-    assert sorted(seen)[: appends + 1] == list(range(1, appends + 2)), "every position once, in order"
-    latencies = sorted(max(0.0, seen[p] - acked[p]) for p in acked)
-    p50 = statistics.median(latencies)
-    p99 = latencies[int(len(latencies) * 0.99) - 1]
+        ca.append("w", Message.user("end"))  # lets the watchers see the stop
+        for thread in threads:
+            thread.join(10)
+    for seen in (on_a, on_b):
+        assert sorted(seen)[:last] == list(range(1, last + 1)), "every position once, in order"
+    same, across = _percentiles(on_a, acked), _percentiles(on_b, acked)
     print(
-        f"\nWatch on B after an Append through A returned ({appends} appends): p50 {p50 * 1000:.1f} ms, "
-        f"p99 {p99 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms"
+        f"\nWatch after an Append through A returned ({appends} appends, load average {os.getloadavg()[0]:.1f}):\n"
+        f"  watcher on A (same daemon): p50 {same[0] * 1000:.1f} ms, p99 {same[1] * 1000:.1f} ms, "
+        f"max {same[2] * 1000:.1f} ms\n"
+        f"  watcher on B (across daemons, LISTEN/NOTIFY): p50 {across[0] * 1000:.1f} ms, "
+        f"p99 {across[1] * 1000:.1f} ms, max {across[2] * 1000:.1f} ms"
     )
-    assert p99 <= WATCH_P99_S, f"p99 {p99 * 1000:.1f} ms over the {WATCH_P99_S * 1000:.0f} ms bound"
+    assert across[1] <= WATCH_P99_S, f"p99 {across[1] * 1000:.1f} ms over the {WATCH_P99_S * 1000:.0f} ms bound"
 
 
 def test_watch_has_no_gap_when_the_listen_connection_is_killed(tmp_path: Path, spawn_daemon: Any) -> None:

@@ -1,4 +1,5 @@
-"""Repair and import in PostgreSQL: a repair plan (``repair.py``) and an imported session written in a transaction.
+"""Repair and import in PostgreSQL: a repair plan (``repair.py``) and an imported session written in a transaction
+(its derived rows rebuilt by ``rules.fold_events``, its settings by ``state.fold_settings``).
 
 The repair runs in the transaction that bounds what the Load returns: the
 session row is locked first, the open calls are read and planned again
@@ -19,6 +20,7 @@ from ...events import EVENT_SCHEMA_VERSION, call_names
 from ...export import ImportedSession
 from ...model import HistoryCursor, ImportMode, LoadResult, Repair, Usage
 from .calls_tx import drops_in_tx, session_policy_in_tx
+from .state_tx import rebuild_settings_in_tx, settings_in_tx
 from .tx import (
     SESSION_COLS,
     delete_in_tx,
@@ -86,7 +88,7 @@ async def repair_in_tx(
         tuple(c.tool_call_id for c in in_flight),
         dropped_ids=dropped,
     )
-    meta = session_meta(row, session_id, workdir)
+    meta = session_meta(row, session_id, workdir, await settings_in_tx(conn, session_id))
     meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
     return LoadResult(meta, [], repairs, repairing.flights(in_flight), cursor)
 
@@ -167,6 +169,7 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
         "cache_read_tokens, cache_write_tokens, cost_micros, currency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         [(sid, model, version, *_usage_values(v)) for (model, version), v in fold.by_model.items()],
     )
+    await rebuild_settings_in_tx(conn, sid)  # state, labels, tool policy and lineage, from the same events
     if max_open_calls:
         rules.check_imported_open_calls(await open_call_count_in_tx(conn, sid), max_open_calls, sid)
     return len(events)

@@ -9,6 +9,8 @@ in a task of its own shielded from the caller's cancellation, so a
 transaction, once submitted, commits or rolls back whole whatever the RPC
 does. Reads run on pooled connections, in ``REPEATABLE READ READ ONLY``
 transactions where two statements need one snapshot (``reads.py``).
+Session creation, forks, updates, scope states and listings are the
+:class:`~.sessions.PostgresSessions` mixin (``sessions.py``, ``session_tx.py``, ``state_tx.py``).
 asyncpg errors are translated once (``errors.py``). Connections set
 ``synchronous_commit = on`` (a write is durable before its reply); at open
 the server must have ``fsync`` on and accept writes.
@@ -25,7 +27,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -54,7 +56,6 @@ from ...model import (
     LoadWindow,
     Message,
     ModelUsage,
-    SessionSummary,
     Usage,
     UsageDelta,
     UsageResult,
@@ -69,6 +70,8 @@ from .connect import Lanes, PostgresSettings, connect, describe_target, server_s
 from .edit_tx import edit_in_tx, erase_clear_in_tx
 from .errors import map_pg_errors, safe_dsn
 from .repair_tx import import_in_tx
+from .sessions import PostgresSessions
+from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from .tx import (
     SESSION_COLS,
     clear_in_tx,
@@ -91,7 +94,7 @@ T = TypeVar("T")
 _VACUUMED: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
 
 
-class PostgresStorage:
+class PostgresStorage(PostgresSessions):
     """Sessions in one PostgreSQL database. All methods are coroutines on the daemon's loop (unless noted)."""
 
     def __init__(
@@ -217,17 +220,19 @@ class PostgresStorage:
         so concurrent Loads repair each call once.
         """
         async with self._reader() as conn, reads.snapshot(conn):
-            row = session_row(
-                await conn.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1", session_id)
+            values = await conn.fetchrow(
+                f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = $1", session_id
             )
+            row = session_row(values)
             if row is None:
                 return LoadResult(session_meta(None, session_id, workdir), [])
+            settings = settings_of(values[-SETTINGS_COUNT:])
             calls = await open_calls_in_tx(conn, session_id)
             policy = await session_policy_in_tx(conn, session_id) if calls else ToolPolicy()
             split = repairing.split_calls(calls, await self._cluster.live(conn, calls), policy)
             to_repair, in_flight = split.repair, split.in_flight
             dropped, hidden = await drops_in_tx(conn, session_id, split.dropped)
-            meta = session_meta(row, session_id, workdir)
+            meta = session_meta(row, session_id, workdir, settings)
             meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
             if not to_repair or not repair:
                 flights = repairing.flights(in_flight)
@@ -296,28 +301,6 @@ class PostgresStorage:
         """The session's incarnation (None if not stored) and its history events after a position."""
         incarnation, rows, more = await reads.watch_rows_after(self._reader, session_id, after_position, limit)
         return incarnation, [(r[0], history_item(*r)) for r in rows], more
-
-    async def list_sessions(
-        self, id_contains: str, limit: int, after: tuple[str, str] | None = None
-    ) -> list[SessionSummary]:
-        """Sessions whose id contains ``id_contains`` (literal, ASCII case-insensitive), most recently updated
-        first, after the keyset cursor ``after``."""
-
-        def summary(values: Sequence[Any]) -> SessionSummary:
-            r = session_row(values)
-            assert r is not None
-            return SessionSummary(r.session_id, r.workdir, r.updated_at, r.message_count, r.last_position, r.usage)
-
-        return await reads.scan_sessions(self._reader, _like(id_contains), limit, summary, SESSION_COLS, after)
-
-    async def count_sessions(self, id_contains: str) -> int:
-        """How many sessions :meth:`list_sessions` would list over all its pages."""
-        async with self._reader() as conn:
-            return int(
-                await conn.fetchval(
-                    "SELECT count(*) FROM sessions WHERE session_id ILIKE $1 ESCAPE '\\'", _like(id_contains)
-                )
-            )
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         """Session totals and the per-model breakdown.
@@ -608,11 +591,6 @@ async def _dropping(
             shown = drop_calls(page, dropped)
             if shown:
                 yield shown
-
-
-def _like(id_contains: str) -> str:
-    """An ILIKE pattern matching ``id_contains`` literally (``%``, ``_`` and ``\\`` match themselves)."""
-    return "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 _: type[Storage] = PostgresStorage  # mypy proves that PostgresStorage is a Storage

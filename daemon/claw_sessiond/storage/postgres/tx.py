@@ -28,12 +28,14 @@ from ...model import (
     ClearResult,
     EventResult,
     SessionMeta,
+    SessionSettings,
     Usage,
     UsageDelta,
     UsageResult,
 )
 from ...rules import StoredRequest
 from .calls_tx import PolicyOf, answer_in_tx, insert_calls_in_tx
+from .state_tx import apply_deltas_in_tx
 
 __all__ = [
     "NOW_SQL",
@@ -100,8 +102,10 @@ def session_row(values: Sequence[Any] | None) -> SessionRow | None:
     return None if values is None else SessionRow(values)
 
 
-def session_meta(row: SessionRow | None, session_id: str, workdir: str | None) -> SessionMeta:
-    """What Load reports of a session: its row, or an unstored session (``workdir``: the caller's, if given)."""
+def session_meta(
+    row: SessionRow | None, session_id: str, workdir: str | None, settings: SessionSettings | None = None
+) -> SessionMeta:
+    """What Load reports of a session: its row and settings, or an unstored session (``workdir``: the caller's)."""
     if row is None:
         return SessionMeta(session_id, workdir or "", None, None, Usage(), 0, False, 0)
     return SessionMeta(
@@ -113,6 +117,7 @@ def session_meta(row: SessionRow | None, session_id: str, workdir: str | None) -
         row.last_position,
         True,
         row.message_count,
+        settings or SessionSettings(),
     )
 
 
@@ -274,6 +279,8 @@ async def append_in_tx(conn: Any, job: AppendJob, max_open_calls: int = 0) -> Ap
             usage = await add_usage_in_tx(conn, job.session_id, usage, msg.usage, now, job.trace_id)
     if max_open_calls and rules.makes_calls(job.messages):
         rules.check_open_calls(await open_call_count_in_tx(conn, job.session_id), max_open_calls, job.session_id)
+    if job.state_deltas:  # in this transaction: a refused delta refuses the whole append
+        await apply_deltas_in_tx(conn, job.session_id, job.state_deltas, job.trace_id, now)
     await conn.execute(
         "UPDATE sessions SET last_position = $1, message_count = message_count + $2, updated_at = $3, "
         "workdir = CASE WHEN $4 <> '' THEN $4 ELSE workdir END WHERE session_id = $5",

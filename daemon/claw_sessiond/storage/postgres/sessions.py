@@ -1,0 +1,156 @@
+"""The PostgreSQL backend's session operations: CreateSession, ForkSession, UpdateSession, scope states and
+session listings (a mixin of :class:`~claw_sessiond.storage.postgres.store.PostgresStorage`).
+
+The writes run as every write does (``PostgresStorage._write``: one transaction
+in the session's lane); their SQL is ``session_tx.py``. Listings filter by
+labels through the ``session_labels_match`` index, as on SQLite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TypeVar
+
+from ...model import SessionSummary
+from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob, parse_labels
+from . import reads
+from .session_tx import create_in_tx, fork_in_tx, update_in_tx
+from .tx import SESSION_COLS, session_row
+
+__all__ = ["PostgresSessions", "label_match", "like_pattern"]
+
+T = TypeVar("T")
+
+
+def like_pattern(id_contains: str) -> str:
+    """An ILIKE pattern matching ``id_contains`` literally (``%``, ``_`` and ``\\`` match themselves)."""
+    return "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def label_match(labels: Mapping[str, str], first: int) -> tuple[str, tuple[str, ...]]:
+    """A ``WHERE`` clause (to append) keeping the sessions that carry every one of ``labels``, its parameters
+    numbered from ``$first``.
+
+    Each label is one lookup in the ``session_labels_match`` index (key, value, session id); the sets
+    are intersected, so the cost follows the sessions carrying the labels, not all sessions.
+    """
+    if not labels:
+        return "", ()
+    parts = [
+        f"SELECT session_id FROM session_labels WHERE key = ${first + 2 * i} AND value = ${first + 2 * i + 1}"
+        for i in range(len(labels))
+    ]
+    return f" AND session_id IN ({' INTERSECT '.join(parts)})", tuple(v for kv in sorted(labels.items()) for v in kv)
+
+
+def _summary(values: Sequence[Any]) -> SessionSummary:
+    """A listing row: ``SELECT {SESSION_COLS}, labels``."""
+    r = session_row(values)
+    assert r is not None
+    return SessionSummary(
+        r.session_id,
+        r.workdir,
+        r.updated_at,
+        r.message_count,
+        r.last_position,
+        r.usage,
+        parse_labels(str(values[-1])),
+        r.created_at,
+    )
+
+
+class PostgresSessions:
+    """Session creation, forks, state and label updates, shared scope states and listings."""
+
+    max_open_tool_calls: int
+
+    def _reader(self) -> AbstractAsyncContextManager[Any]:  # pragma: no cover - PostgresStorage's
+        raise NotImplementedError
+
+    async def _write(
+        self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False
+    ) -> T:  # pragma: no cover - PostgresStorage's
+        raise NotImplementedError
+
+    def _touch(self, session_id: str) -> None:  # pragma: no cover - PostgresStorage's
+        raise NotImplementedError
+
+    async def create_session(self, job: CreateJob) -> SessionResult:
+        """Create an empty session with initial state, labels and tool policy (exclusive).
+
+        Raises:
+            AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
+        """
+        self._touch(job.session_id)
+        return await self._write(job.session_id, lambda c: create_in_tx(c, job))
+
+    async def fork_session(self, job: ForkJob) -> ForkResult:
+        """Create a session as a copy of another's visible entries up to a position (``session_tx.fork_in_tx``)."""
+        self._touch(job.session_id)
+        limit = self.max_open_tool_calls
+        return await self._write(job.session_id, lambda c: fork_in_tx(c, job, limit), changed=True)
+
+    async def update_session(self, job: UpdateJob) -> SessionResult:
+        """Apply state deltas, label changes and a new default tool policy, all or none.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+        """
+        self._touch(job.session_id)
+        return await self._write(job.session_id, lambda c: update_in_tx(c, job))
+
+    async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
+        """The states of shared scopes, in the order asked ("{}" for a scope never written)."""
+        wanted = list(dict.fromkeys(scopes))
+        if not wanted:
+            return []
+        async with self._reader() as conn:
+            rows = await conn.fetch(
+                "SELECT scope, state, updated_at FROM scope_states WHERE scope = ANY($1::text[])", wanted
+            )
+        found = {str(r[0]): ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows}
+        return [found.get(s, ScopeState(s)) for s in scopes]
+
+    async def list_sessions(
+        self,
+        id_contains: str,
+        limit: int,
+        after: tuple[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> list[SessionSummary]:
+        """Sessions whose id contains ``id_contains`` (literal, ASCII case-insensitive) and that carry every one
+        of ``labels``, most recently updated first, after the keyset cursor ``after``."""
+        cols = f"{SESSION_COLS}, labels"
+        pattern = like_pattern(id_contains)
+        if not labels:
+            return await reads.scan_sessions(self._reader, pattern, limit, _summary, cols, after)
+        match, params = label_match(labels, 2)
+        n = 2 + len(params)
+        where = ""
+        cursor: tuple[str, ...] = ()
+        if after is not None:
+            where = f" AND updated_at <= ${n} AND (updated_at < ${n} OR session_id > ${n + 1})"
+            cursor = after
+        async with self._reader() as conn:
+            rows = await conn.fetch(
+                f"SELECT {cols} FROM sessions WHERE session_id ILIKE $1 ESCAPE '\\'{match}{where} "
+                f"ORDER BY updated_at DESC, session_id LIMIT ${n + len(cursor)}",
+                pattern,
+                *params,
+                *cursor,
+                limit,
+            )
+        return [_summary(values) for values in rows]
+
+    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
+        """How many sessions :meth:`list_sessions` would list over all its pages."""
+        match, params = label_match(labels or {}, 2)
+        async with self._reader() as conn:
+            return int(
+                await conn.fetchval(
+                    f"SELECT count(*) FROM sessions WHERE session_id ILIKE $1 ESCAPE '\\'{match}",
+                    like_pattern(id_contains),
+                    *params,
+                )
+            )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import statistics
 import threading
 import time
@@ -81,8 +82,9 @@ def test_a_run_on_a_protects_its_calls_from_a_load_on_b(tmp_path: Path, spawn_da
             _start_call(ca, "s", run.run_id)
             loaded = cb.load("s", "/tmp")
             assert loaded.repairs == []
-            assert [(c.tool_call_id, c.run_id, c.owner_pid) for c in loaded.in_flight] == [
-                ("call_1", run.run_id, os.getpid())
+            # B names the owner: its run, its pid and the host of the daemon it attached to.
+            assert [(c.tool_call_id, c.run_id, c.owner_pid, c.owner_host) for c in loaded.in_flight] == [
+                ("call_1", run.run_id, os.getpid(), socket.gethostname())
             ]
             # B refuses a second run on the session, naming the owner's run, pid and host.
             with pytest.raises(PreconditionError) as refused, cb.attach("s"):
@@ -90,7 +92,7 @@ def test_a_run_on_a_protects_its_calls_from_a_load_on_b(tmp_path: Path, spawn_da
             assert refused.value.reason == Reason.RUN_ALREADY_OWNED
             assert refused.value.metadata["run_id"] == run.run_id
             assert refused.value.metadata["pid"] == str(os.getpid())
-            assert refused.value.metadata["host"]
+            assert refused.value.metadata["host"] == socket.gethostname()
             time.sleep(LEASE_S + 0.5)  # A renews its lease: the run outlives the lease
             assert [c.tool_call_id for c in cb.load("s", "/tmp").in_flight] == ["call_1"]
             ca.append("s", Message.tool("call_1", "README.md"), run_id=run.run_id)

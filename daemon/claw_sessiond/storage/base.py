@@ -180,6 +180,10 @@ class RunRegistry(Protocol):
         """The pid a live run declared (0 if unknown)."""
         ...
 
+    def host_of(self, run_id: str) -> str:
+        """The host of the daemon a live run is attached to, where daemons share the storage ("" otherwise)."""
+        ...
+
     def check_run(self, run_id: str, session_id: str) -> None:
         """An Append's run id must name a live run of that session.
 

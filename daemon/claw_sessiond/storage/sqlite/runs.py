@@ -133,6 +133,10 @@ class InMemoryRuns:
         run = self._runs.get(run_id)
         return run.pid if run else 0
 
+    def host_of(self, run_id: str) -> str:
+        """"": every run is this daemon's."""
+        return ""
+
     def check_run(self, run_id: str, session_id: str) -> None:
         """An Append's run id must name a live run of that session.
 

@@ -92,7 +92,11 @@ def job(
 async def attach(storage: Storage, session_id: str, pid: int, label: str, **options: Any) -> Run:
     """Start a run as Attach does: registered here, then claimed for every daemon sharing the storage."""
     run = storage.runs.register(session_id, pid, label, **options)
-    await storage.runs.claim(run)
+    try:
+        await storage.runs.claim(run)
+    except BaseException:
+        storage.runs.unregister(run.run_id)  # as Attach's stream ends
+        raise
     return run
 
 

@@ -201,6 +201,9 @@ class Feed:
     def erased(self, session_id: str) -> None:
         self.told.append(("erased", frozenset({session_id})))
 
+    def resync(self) -> None:
+        self.told.append(("resync", frozenset()))
+
     def changes_of(self, session_id: str) -> int:
         return sum(1 for kind, ids in self.told if kind == "changed" and session_id in ids)
 

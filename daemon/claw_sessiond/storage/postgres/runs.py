@@ -116,6 +116,7 @@ class DatabaseRuns(InMemoryRuns):
 
     async def _register(self) -> None:
         lease_ms = max(1, round(self.lease_s * 1000))
+        began = time.monotonic()
         async with map_pg_errors(self._where):
             conn = await asyncpg.connect(self._dsn, timeout=max(self.lease_s, 1.0), server_settings=self._settings)
             try:
@@ -136,7 +137,7 @@ class DatabaseRuns(InMemoryRuns):
                 raise
         self._conn = conn
         self.daemon_no = no
-        self._renewed = time.monotonic()
+        self._renewed = began
         self.registrations += 1
         _log.info("event=daemon_registered daemon_no=%d host=%s pid=%d lease_ms=%d", no, self.host, self.pid, lease_ms)
 
@@ -165,6 +166,7 @@ class DatabaseRuns(InMemoryRuns):
             if time.monotonic() - self._renewed > self.lease_s:
                 await self._lost("not renewed within the lease (the daemon was stopped or stalled)")
                 continue
+            sent = time.monotonic()  # the database renews later than this: this daemon's view never outlives it
             try:
                 renewed = await asyncio.wait_for(
                     self._conn.fetchval(
@@ -172,7 +174,7 @@ class DatabaseRuns(InMemoryRuns):
                         "AND heartbeat_at > clock_timestamp() - lease_ms * interval '1 millisecond' RETURNING 1",
                         self.daemon_no,
                     ),
-                    timeout=max(every, 0.2),
+                    timeout=max(0.1, self.lease_s - (time.monotonic() - self._renewed)),  # slower: lost anyway
                 )
             except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
                 await self._lost(f"the ownership connection failed: {type(exc).__name__}")
@@ -180,7 +182,7 @@ class DatabaseRuns(InMemoryRuns):
             if renewed is None:
                 await self._lost("the lease had expired on the database's clock")
             else:
-                self._renewed = time.monotonic()
+                self._renewed = sent
 
     async def _lost(self, why: str) -> None:
         """The lease is lost: every local run ends (cause lease_lost) and this daemon registers again."""

@@ -134,7 +134,7 @@ class InMemoryRuns:
         return run.pid if run else 0
 
     def host_of(self, run_id: str) -> str:
-        """"": every run is this daemon's."""
+        """ "": every run is this daemon's."""
         return ""
 
     def check_run(self, run_id: str, session_id: str) -> None:

@@ -9,7 +9,9 @@ The clock rule: stored times are wall-clock, and the wall clock can be wrong
 or step. So
 
 - the cutoff is taken from :class:`~claw_sessiond.clock.SteadyClock`
-  (a forward step of the wall clock does not make sessions expire sooner);
+  (a forward step of the wall clock does not make sessions expire sooner), unless the
+  storage keeps its times on another clock (PostgreSQL: the database's, ``Storage.retention_turn``);
+- a store shared by several daemons is swept by one at a time (``Storage.retention_turn``);
 - a session written since the daemon started (Append, RecordUsage, Clear,
   RecordEvent) is never erased by retention, whatever its stored time says,
   until it has been idle for the whole retention period by the monotonic
@@ -43,17 +45,20 @@ async def sweep(store: Storage, retention_days: float, clock: SteadyClock | None
     steady = clock or SteadyClock()
     window_s = retention_days * _DAY_S
     store.forget_written_before(time.monotonic() - window_s)
-    limit = steady.cutoff(window_s)
     removed = spared = 0
-    for session_id in await store.sessions_not_updated_since(limit):
-        if store.written_since_start(session_id):
-            spared += 1
-            continue
-        events = await store.delete_if_not_updated_since(session_id, limit)
-        if events:
-            removed += 1
-            store.counters.retention_deleted += 1
-            _log.info("event=retention_deleted session=%s events=%d cutoff=%s", session_id, events, limit)
+    async with store.retention_turn(window_s, steady.cutoff(window_s)) as limit:
+        if limit is None:
+            _log.debug("event=retention_skipped reason=another_daemon_sweeping")
+            return 0
+        for session_id in await store.sessions_not_updated_since(limit):
+            if store.written_since_start(session_id):
+                spared += 1
+                continue
+            events = await store.delete_if_not_updated_since(session_id, limit)
+            if events:
+                removed += 1
+                store.counters.retention_deleted += 1
+                _log.info("event=retention_deleted session=%s events=%d cutoff=%s", session_id, events, limit)
     if spared:
         _log.debug("event=retention_spared sessions=%d reason=written_since_start", spared)
     if removed:

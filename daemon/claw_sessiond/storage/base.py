@@ -30,6 +30,7 @@ import asyncio
 import enum
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, Protocol
@@ -527,6 +528,16 @@ class Storage(Protocol):
 
     async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
         """Erase the session only if it is still older than the cutoff and not written since start."""
+        ...
+
+    def retention_turn(self, window_s: float, local_cutoff: str) -> AbstractAsyncContextManager[str | None]:
+        """This daemon's turn to sweep sessions idle for ``window_s`` seconds, held while the context is open.
+
+        Yields the cutoff (sessions whose stored time is older expire), or None when another daemon sweeps
+        the same store now (skip this round). SQLite, one daemon per store: always the turn, the cutoff
+        ``local_cutoff`` (the daemon's steady clock). A store shared by daemons gives the turn to one at a
+        time and takes the cutoff from the clock its stored times come from. Not a coroutine.
+        """
         ...
 
     # -- operations

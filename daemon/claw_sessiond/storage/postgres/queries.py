@@ -1,4 +1,5 @@
-"""The cross-session reads for people in PostgreSQL: full-text search, the usage report, follow-all pages.
+"""The cross-session reads for people in PostgreSQL: full-text search and the usage report (follow-all pages:
+``follow.py``).
 
 Search uses PostgreSQL's full-text search over the stored ``events.search``
 column (``to_tsvector('simple', content)``, a GIN index), not FTS5. The
@@ -25,7 +26,6 @@ from ...errors import InvalidRequestError, Reason
 from ...queries import (
     MATCH_CLOSE,
     MATCH_OPEN,
-    MAX_FOLLOW_LAST,
     MAX_REPORT_ROWS,
     REPORT_TIMEOUT_S,
     SEARCH_TIMEOUT_S,
@@ -34,10 +34,8 @@ from ...queries import (
     SearchRow,
     UsageRow,
 )
-from ..sqlite.reads import PAGE_BYTES
-from .reads import _cut, snapshot
 
-__all__ = ["follow_rows_after", "follow_start", "search", "tsquery_sql", "usage_report"]
+__all__ = ["search", "tsquery_sql", "usage_report"]
 
 _PHRASES: Final = re.compile(r'^\s*(?:"(?:[^"]|"")*"\s*)+$')
 _PHRASE: Final = re.compile(r'"((?:[^"]|"")*)"')
@@ -147,42 +145,3 @@ async def usage_report(conn: Any, since: str, until: str, *, by_session: bool) -
             )
         out.append(UsageRow(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), *totals))
     return out[:MAX_REPORT_ROWS], len(out) > MAX_REPORT_ROWS
-
-
-async def follow_start(conn: Any, last: int) -> int:
-    """The event id to follow after: the newest one, or the one before the last ``last`` history events."""
-    if last <= 0:
-        return int(await conn.fetchval("SELECT coalesce(max(event_id), 0) FROM events"))
-    found = await conn.fetchval(
-        "SELECT event_id FROM events WHERE position IS NOT NULL ORDER BY event_id DESC LIMIT 1 OFFSET $1",
-        min(last, MAX_FOLLOW_LAST) - 1,
-    )
-    return int(found) - 1 if found is not None else 0
-
-
-async def follow_rows_after(conn: Any, after_event_id: int, limit: int) -> tuple[list[Any], bool]:
-    """History events of any session after an event id: at most ``limit`` rows and about ``PAGE_BYTES``.
-
-    Returns rows ``(event_id, session_id, position, type, trace_id, ts, payload)`` and True if more may follow.
-    Event ids are not commit-ordered across sessions on PostgreSQL (docs/postgres.md): a follower may see a
-    later id before an earlier one commits.
-    """
-    async with snapshot(conn):
-        sizes = list(
-            await conn.fetch(
-                "SELECT event_id, octet_length(payload) + coalesce(octet_length(item), 0) FROM events "
-                "WHERE event_id > $1 AND position IS NOT NULL ORDER BY event_id LIMIT $2",
-                after_event_id,
-                limit,
-            )
-        )
-        if not sizes:
-            return [], False
-        n = _cut(sizes, PAGE_BYTES)
-        rows = await conn.fetch(
-            "SELECT event_id, session_id, position, type, trace_id, ts, payload, format, item FROM events "
-            "WHERE event_id > $1 AND event_id <= $2 AND position IS NOT NULL ORDER BY event_id",
-            after_event_id,
-            int(sizes[n - 1][0]),
-        )
-    return [tuple(r) for r in rows], n < len(sizes) or len(sizes) >= limit

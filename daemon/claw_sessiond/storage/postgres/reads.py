@@ -12,16 +12,19 @@ yield. Lists of ids are passed as one array parameter (``= ANY($n)``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 
 from ...errors import Reason, SequenceConflictError
 from ...events import edit_removed, erased_count
+from ...history import drop_calls
 from ...model import HistoryCursor, Message, SessionSummary
 from ..sqlite.reads import DECODE_SLICE_BYTES, PAGE_BYTES, PAGE_ROWS, SCAN_ROWS
 
 __all__ = [
+    "dropping",
     "export_pages",
     "first_history_page",
     "history_pages",
@@ -382,3 +385,14 @@ async def scan_sessions(
             break
         after = (str(end[0]), str(end[1]))
     return out
+
+
+async def dropping(
+    pages: AsyncGenerator[list[Message], None], dropped: frozenset[str]
+) -> AsyncGenerator[list[Message], None]:
+    """``pages`` with the ``dropped`` calls taken out (``history.drop_calls``); closes ``pages`` when closed."""
+    async with contextlib.aclosing(pages):
+        async for page in pages:
+            shown = drop_calls(page, dropped)
+            if shown:
+                yield shown

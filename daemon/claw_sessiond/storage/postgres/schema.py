@@ -15,7 +15,7 @@ The tables mirror the SQLite schema at version 4, with these differences
 depend on the server's locale); ``payload`` stays ``text``, not ``jsonb``
 (jsonb rewrites numbers and key order, and an export round trip is
 byte-stable); event ids come from an identity column (unique, but not
-commit-ordered across sessions: only per-session order is used); the search
+commit-ordered across sessions: a follow-all reads up to a horizon, ``follow.py``); the search
 index is a stored ``tsvector`` column with a GIN index instead of FTS5.
 """
 

@@ -69,7 +69,7 @@ class PostgresSessions:
         raise NotImplementedError
 
     async def _write(
-        self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False
+        self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False, history: bool = False
     ) -> T:  # pragma: no cover - PostgresStorage's
         raise NotImplementedError
 

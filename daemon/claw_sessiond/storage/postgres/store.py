@@ -28,10 +28,9 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Final, TypeVar
-
-import asyncpg
 
 from ... import repair as repairing
 from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
@@ -63,7 +62,7 @@ from ...model import (
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
-from . import queries, reads, schema
+from . import follow, queries, reads, schema
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .cluster import Cluster
 from .connect import Lanes, PostgresSettings, connect, describe_target, server_settings_of
@@ -72,6 +71,7 @@ from .errors import map_pg_errors, safe_dsn
 from .repair_tx import import_in_tx
 from .sessions import PostgresSessions
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
+from .sweep import retention_turn
 from .tx import (
     SESSION_COLS,
     clear_in_tx,
@@ -83,6 +83,7 @@ from .tx import (
     session_row,
     usage_in_tx,
 )
+from .vacuum import Vacuums
 from .window import read_window
 
 __all__ = ["PostgresStorage"]
@@ -90,8 +91,9 @@ __all__ = ["PostgresStorage"]
 _log = logging.getLogger("claw_sessiond.store")
 T = TypeVar("T")
 
-#: Tables a delete touched, vacuumed after it (their dead tuples hold the erased content until then).
-_VACUUMED: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
+#: How often, and how long apart, an empty follow page is read again while a write in flight holds the horizon.
+_HELD_POLLS: Final = 4
+_HELD_POLL_S: Final = 0.005
 
 
 class PostgresStorage(PostgresSessions):
@@ -111,8 +113,7 @@ class PostgresStorage(PostgresSessions):
         self.runs = self._cluster.runs
         self._lanes = Lanes()
         self._written: dict[str, float] = {}
-        self._vacuum: asyncio.Task[None] | None = None
-        self._vacuum_again = False
+        self._vacuums = Vacuums(self._reader)
 
     # -- life cycle
 
@@ -145,9 +146,7 @@ class PostgresStorage(PostgresSessions):
 
     async def close(self) -> None:
         """Wait for a running vacuum, then close every connection."""
-        if self._vacuum is not None:
-            with contextlib.suppress(Exception):
-                await self._vacuum
+        await self._vacuums.wait()
         await self._cluster.close()
         await self._pool.close()
 
@@ -171,20 +170,35 @@ class PostgresStorage(PostgresSessions):
             yield conn
 
     async def _write(
-        self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False, erased: bool = False
+        self,
+        session_id: str,
+        fn: Callable[[Any], Awaitable[T]],
+        *,
+        changed: bool = False,
+        history: bool = False,
+        erased: bool = False,
     ) -> T:
-        """Run ``fn`` in one transaction, in the session's lane, shielded from the caller's cancellation;
-        ``changed`` / ``erased``: the transaction also tells the other daemons (NOTIFY)."""
-        return await asyncio.shield(asyncio.ensure_future(self._write_in_lane(session_id, fn, changed, erased)))
+        """Run ``fn`` in one transaction, in the session's lane, shielded from the caller's cancellation.
+
+        ``changed``: tell the listeners after the commit. A write that may insert history events
+        (``changed`` or ``history``) first announces itself to follow-all readers (``follow.py``).
+        ``changed`` / ``erased``: the transaction also tells the other daemons (NOTIFY, ``cluster.py``).
+        """
+        announce = changed or history
+        return await asyncio.shield(
+            asyncio.ensure_future(self._write_in_lane(session_id, fn, changed, announce, erased))
+        )
 
     async def _write_in_lane(
-        self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool, erased: bool = False
+        self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool, announce: bool, erased: bool
     ) -> T:
         async with self._lanes.hold(session_id):
             began = time.perf_counter()
             committed = False
             try:
                 async with self._reader() as conn, conn.transaction():
+                    if announce:
+                        await conn.execute(follow.ANNOUNCE_SQL)
                     result = await fn(conn)
                     if changed or erased:
                         await self._cluster.notify(conn, session_id, erased=erased)
@@ -287,7 +301,7 @@ class PostgresStorage(PostgresSessions):
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
         """The visible history of a Load's cursor, page by page (see ``reads.py``)."""
         pages = self._counted(reads.history_pages(self._reader, cursor, message_from_payload))
-        return _dropping(pages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else pages
+        return reads.dropping(pages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else pages
 
     async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
         async with contextlib.aclosing(pages):
@@ -359,14 +373,20 @@ class PostgresStorage(PostgresSessions):
     async def follow_start(self, last: int) -> int:
         """The event id a follow-all starts after."""
         async with self._reader() as conn:
-            return await queries.follow_start(conn, last)
+            return await follow.follow_start(conn, last)
 
     async def follow_batch(
         self, after_event_id: int, limit: int
     ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
-        """History events of every session after an event id, and whether more may follow."""
-        async with self._reader() as conn:
-            rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
+        """History events of every session after an event id in commit order (``follow.py``: up to the horizon),
+        and whether more may follow."""
+        for _ in range(_HELD_POLLS):
+            async with self._reader() as conn:
+                rows, more, held = await follow.follow_rows_after(conn, after_event_id, limit)
+            if rows or not held:
+                break
+            await asyncio.sleep(_HELD_POLL_S)  # a write in flight holds the horizon: it ends within milliseconds
+        more = more or held  # the caller reads again (a write that rolls back wakes no one)
         out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
         return out, more
 
@@ -459,6 +479,7 @@ class PostgresStorage(PostgresSessions):
             sid,
             lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls),
             changed=mode != "replace",
+            history=True,
             erased=mode == "replace",
         )
         if mode == "replace":
@@ -529,6 +550,10 @@ class PostgresStorage(PostgresSessions):
             self._start_vacuum()
         return count
 
+    def retention_turn(self, window_s: float, local_cutoff: str) -> AbstractAsyncContextManager[str | None]:
+        """One sweeper at a time across daemons, the cutoff from the database's clock (``sweep.py``)."""
+        return retention_turn(self._pool, self._where, window_s)
+
     # -- operations
 
     async def checkpoint(self) -> bool:
@@ -563,34 +588,8 @@ class PostgresStorage(PostgresSessions):
         return StorageFigures(sessions, events, request_records, version, stored, 0)
 
     def _start_vacuum(self) -> None:
-        """Vacuum the session tables in the background (one at a time; a request meanwhile runs once more)."""
-        if self._vacuum is not None and not self._vacuum.done():
-            self._vacuum_again = True
-            return
-        self._vacuum = asyncio.ensure_future(self._run_vacuum())
-
-    async def _run_vacuum(self) -> None:
-        while True:
-            self._vacuum_again = False
-            try:
-                async with self._reader() as conn:
-                    await conn.execute("VACUUM " + ", ".join(_VACUUMED))
-            except (StorageError, asyncpg.PostgresError) as exc:
-                _log.warning("event=vacuum_failed error=%s", exc)
-                return
-            if not self._vacuum_again:
-                return
-
-
-async def _dropping(
-    pages: AsyncGenerator[list[Message], None], dropped: frozenset[str]
-) -> AsyncGenerator[list[Message], None]:
-    """``pages`` with the ``dropped`` calls taken out (``history.drop_calls``); closes ``pages`` when closed."""
-    async with contextlib.aclosing(pages):
-        async for page in pages:
-            shown = drop_calls(page, dropped)
-            if shown:
-                yield shown
+        """Vacuum the session tables in the background (``vacuum.py``)."""
+        self._vacuums.start()
 
 
 _: type[Storage] = PostgresStorage  # mypy proves that PostgresStorage is a Storage

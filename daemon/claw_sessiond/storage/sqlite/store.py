@@ -24,6 +24,7 @@ import logging
 import sqlite3
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -462,6 +463,11 @@ class SQLiteStorage(SQLiteSessions):
             self._erased(session_id, count)
             await self._erasure_outcome(session_id, count, outcome)
         return count
+
+    @contextlib.asynccontextmanager
+    async def retention_turn(self, window_s: float, local_cutoff: str) -> AsyncIterator[str | None]:
+        """Always this daemon's turn (one daemon per file), with the cutoff of its steady clock."""
+        yield local_cutoff
 
     async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
         """Write an imported session, all or nothing, and rebuild its derived rows; returns events written.

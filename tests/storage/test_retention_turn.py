@@ -1,0 +1,50 @@
+"""The retention sweep's turn and cutoff (``Storage.retention_turn``, ``retention.sweep``): every backend.
+
+A sweep runs inside its turn; the cutoff it gets is the retention window before the clock the store's
+times come from (SQLite: the daemon's steady clock, passed in; PostgreSQL: the database's). A
+session written just now is the window younger than the cutoff, within the test's slack.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from claw_sessiond import retention
+from claw_sessiond.clock import SteadyClock
+from claw_sessiond.storage import Storage
+from tests.storage._support import append, import_lines, user
+
+OLD = "2020-01-01T00:00:00.000000Z"
+#: How far the cutoff may be from "the write's time minus the window" (a loaded machine, two clocks).
+SLACK_S = 30.0
+
+
+def _parse(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+async def test_the_turn_yields_the_window_before_the_stores_clock(storage: Storage) -> None:
+    written = await append(storage, "s", user("now"))
+    window = 7 * 86400.0
+    async with storage.retention_turn(window, SteadyClock().cutoff(window)) as cutoff:
+        assert cutoff is not None, "a store with one daemon always gives it the turn"
+        gap = (_parse(written.created_at) - _parse(cutoff)).total_seconds()
+        assert abs(gap - window) < SLACK_S, (written.created_at, cutoff)
+    async with storage.retention_turn(window, SteadyClock().cutoff(window)) as again:
+        assert again is not None, "the turn is given back when the sweep ends"
+
+
+async def test_a_sweep_erases_the_expired_sessions_in_its_turn(storage: Storage) -> None:
+    header = {"format": "claw-sessiond-export", "version": 1, "workdir": "/w", "created_at": OLD, "updated_at": OLD}
+    event = {"event_id": 1, "position": 1, "type": "user_message", "ts": OLD, "trace_id": "t", "schema_version": 1}
+    await import_lines(
+        storage,
+        [
+            json.dumps({**header, "session_id": "old", "events": 1}),
+            json.dumps({**event, "session_id": "old", "payload": {"role": "user", "content": "old"}}),
+        ],
+    )
+    await append(storage, "fresh", user("recent"))
+    assert await retention.sweep(storage, 30.0) == 1
+    assert await storage.session_ids() == ["fresh"]

@@ -181,8 +181,18 @@ class DatabaseRuns(InMemoryRuns):
                 continue
             if renewed is None:
                 await self._lost("the lease had expired on the database's clock")
-            else:
-                self._renewed = sent
+                continue
+            self._renewed = sent
+            # Rows of runs this daemon no longer has (a withdrawal that failed) go now.
+            with contextlib.suppress(TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                await asyncio.wait_for(
+                    self._conn.execute(
+                        "DELETE FROM runs WHERE daemon_no = $1 AND run_id <> ALL($2::text[])",
+                        self.daemon_no,
+                        list(self._runs),
+                    ),
+                    timeout=every,
+                )
 
     async def _lost(self, why: str) -> None:
         """The lease is lost: every local run ends (cause lease_lost) and this daemon registers again."""

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from claw_sessiond_client import SessionClient
+from tests.helpers.backend import ON_POSTGRES, database_url_for
 from tests.helpers.daemon import FULL, DaemonProcess
 from tests.helpers.figures import (  # noqa: F401  (collect and print the robustness figures)
     pytest_configure,
@@ -71,6 +72,38 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         for report in skipped:
             reporter.write_line(f"CLAW_FULL=1 and skipped: {report.nodeid}: {report.longrepr}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With CLAW_TEST_BACKEND=postgres, leave out the tests marked ``sqlite_only`` (deselected, so that
+    CLAW_FULL=1 does not count them as skipped), and require the marker's reason."""
+    if not ON_POSTGRES:
+        return
+    kept, dropped = [], []
+    for item in items:
+        mark = item.get_closest_marker("sqlite_only")
+        if mark is None:
+            kept.append(item)
+            continue
+        if not (mark.args and str(mark.args[0]).strip()):
+            raise pytest.UsageError(f"{item.nodeid}: sqlite_only needs a reason")
+        dropped.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.fixture(autouse=True)
+def _postgres_backend(request: pytest.FixtureRequest) -> Iterator[None]:
+    """With CLAW_TEST_BACKEND=postgres, a daemon that a client or the CLI starts on its own in an end-to-end
+    test serves the database of the test's ``workspace`` (``tests/helpers/backend.py``)."""
+    if not ON_POSTGRES or "e2e" not in request.node.path.parts:
+        yield
+        return
+    tmp_path = request.getfixturevalue("tmp_path")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLAW_DATABASE_URL", database_url_for(tmp_path / "ws"))
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from claw_sessiond.storage.sqlite.schema import SCHEMA_VERSION
+from tests.helpers.backend import schema_version
 from tests.helpers.cli import in_workspace, in_workspace_json
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.data import populate_demo, stop_after_demo
@@ -151,13 +152,13 @@ def test_stats(live: DaemonProcess) -> None:
     data = data["stats"]
     assert data["sessions"] == 2
     assert data["messages"] in (6, 8)
-    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["schema_version"] == schema_version()
     assert data["database_bytes"] > 0 and data["wal_bytes"] >= 0
     assert live.proc is not None and data["pid"] == live.proc.pid
     proc = in_workspace(live.workspace, "stats")
     assert proc.returncode == 0
     values = dict(line.split(None, 1) for line in proc.stdout.splitlines() if not line.startswith(" ") and " " in line)
-    assert values["sessions"] == "2" and values["schema_version"] == str(SCHEMA_VERSION)
+    assert values["sessions"] == "2" and values["schema_version"] == str(schema_version())
     assert list(values)[:6] == ["sessions", "messages", "events", "database_bytes", "wal_bytes", "schema_version"]
 
 

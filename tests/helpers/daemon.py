@@ -1,7 +1,9 @@
 """Real daemon subprocesses on real sockets and database files.
 
 ``DaemonProcess`` runs ``python -m claw_sessiond serve`` for a workspace and
-waits until the gRPC health check says SERVING. Set ``CLAW_FULL=1`` for the
+waits until the gRPC health check says SERVING; with ``CLAW_TEST_BACKEND=postgres``
+it serves a database of its workspace on the throwaway PostgreSQL server
+(``tests/helpers/backend.py``). Set ``CLAW_FULL=1`` for the
 long versions of the robustness tests (CI does).
 """
 
@@ -24,6 +26,7 @@ from claw_sessiond_client import SessionClient
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.paths import default_socket_path
+from tests.helpers.backend import ON_POSTGRES, database_url_for
 
 FULL = os.environ.get("CLAW_FULL") == "1"
 #: The checkout.
@@ -42,6 +45,8 @@ class DaemonProcess:
         self.workspace = workspace
         self.args = list(args)
         self.env = {**os.environ, **(env or {})}
+        if ON_POSTGRES and "--database" not in self.args and "CLAW_DATABASE_URL" not in (env or {}):
+            self.env["CLAW_DATABASE_URL"] = database_url_for(workspace)  # CLAW_TEST_BACKEND=postgres
         self.proc: subprocess.Popen[bytes] | None = None
         self.socket_path = default_socket_path(workspace, self.env.get("XDG_RUNTIME_DIR"))
         if "--socket" in self.args:

@@ -298,6 +298,10 @@ class WatchHub:
         """The session was erased: :meth:`end_session`."""
         self.end_session(session_id)
 
+    def resync(self) -> None:
+        """Changes may have been missed (the feed across daemons reconnected): every watcher reads again."""
+        self.notify(set(self._by_session))
+
     def end_all(self) -> None:
         """Shutdown: wake every watcher so that it ends with ShuttingDownError; refuse new ones."""
         self._closing = True

@@ -17,7 +17,7 @@ from typing import Any
 from claw_sessiond.events import decode_events
 from claw_sessiond.export import event_line, header_line, parse_session
 from claw_sessiond.model import AppendJob, AppendResult, LoadResult, Message, ToolCall, UsageDelta, UsageResult
-from claw_sessiond.storage import Storage
+from claw_sessiond.storage import Run, Storage
 from claw_sessiond.validate import prepare_append
 
 #: Opens a backend's storage for a folder, with Config overrides; the same folder opens the same data.
@@ -87,6 +87,17 @@ def job(
         max_message_bytes=1 << 20,
         max_batch_messages=1000,
     )
+
+
+async def attach(storage: Storage, session_id: str, pid: int, label: str, **options: Any) -> Run:
+    """Start a run as Attach does: registered here, then claimed for every daemon sharing the storage."""
+    run = storage.runs.register(session_id, pid, label, **options)
+    try:
+        await storage.runs.claim(run)
+    except BaseException:
+        storage.runs.unregister(run.run_id)  # as Attach's stream ends
+        raise
+    return run
 
 
 async def append(storage: Storage, session_id: str, *messages: Message, **options: Any) -> AppendResult:
@@ -189,6 +200,9 @@ class Feed:
 
     def erased(self, session_id: str) -> None:
         self.told.append(("erased", frozenset({session_id})))
+
+    def resync(self) -> None:
+        self.told.append(("resync", frozenset()))
 
     def changes_of(self, session_id: str) -> int:
         return sum(1 for kind, ids in self.told if kind == "changed" and session_id in ids)

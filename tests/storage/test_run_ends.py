@@ -8,11 +8,11 @@ import pytest
 
 from claw_sessiond.errors import PreconditionError, Reason
 from claw_sessiond.storage import RunEnd, Storage
-from tests.storage._support import append, assistant, user
+from tests.storage._support import append, assistant, attach, user
 
 
 async def test_end_with_a_cause_frees_the_session_and_is_remembered(storage: Storage) -> None:
-    run = storage.runs.register("s", 42, "agent", process_start=123, ping_timeout_s=5.0)
+    run = await attach(storage, "s", 42, "agent", process_start=123, ping_timeout_s=5.0)
     assert (run.process_start, run.ping_timeout_s, run.cause) == (123, 5.0, "")
     assert storage.runs.get(run.run_id) is run and storage.runs.owner_of("s") is run
     assert storage.runs.owner_of("t") is None and storage.runs.ended_run(run.run_id) is None
@@ -23,12 +23,12 @@ async def test_end_with_a_cause_frees_the_session_and_is_remembered(storage: Sto
     assert storage.runs.ended_run(run.run_id) == ("s", "process_gone")
     assert storage.runs.get(run.run_id) is None and storage.runs.owner_of("s") is None
     assert not storage.runs.is_live(run.run_id) and storage.runs.count() == 0
-    again = storage.runs.register("s", 43, "next")  # the session is free at once
+    again = await attach(storage, "s", 43, "next")  # the session is free at once
     assert storage.runs.owner_of("s") is again
 
 
 async def test_a_late_call_names_why_its_run_ended(storage: Storage) -> None:
-    run = storage.runs.register("s", 1, "agent")
+    run = await attach(storage, "s", 1, "agent")
     storage.runs.unregister(run.run_id)  # its stream closed
     for run_id, session, cause in (
         (run.run_id, "s", "stream_closed"),
@@ -38,7 +38,7 @@ async def test_a_late_call_names_why_its_run_ended(storage: Storage) -> None:
             storage.runs.check_run(run_id, session)
         assert caught.value.reason == Reason.UNKNOWN_RUN
         assert caught.value.metadata == {"run_id": run_id, "cause": cause}
-    other = storage.runs.register("t", 2, "agent")
+    other = await attach(storage, "t", 2, "agent")
     with pytest.raises(PreconditionError) as wrong:
         storage.runs.check_run(other.run_id, "s")
     assert wrong.value.metadata == {"run_id": other.run_id, "cause": "other_session"}
@@ -49,7 +49,7 @@ async def test_a_late_call_names_why_its_run_ended(storage: Storage) -> None:
 async def test_calls_of_an_ended_run_are_repaired_whatever_the_cause(storage: Storage) -> None:
     for i, cause in enumerate((RunEnd.ENDED, RunEnd.PROCESS_GONE, RunEnd.PING_TIMEOUT)):
         session = f"s{i}"
-        run = storage.runs.register(session, 1, "agent")
+        run = await attach(storage, session, 1, "agent")
         await append(storage, session, user("go"), assistant("a"), run_id=run.run_id)
         assert (await storage.load(session, "/w", "t")).repairs == []
         storage.runs.end(run.run_id, cause)

@@ -7,11 +7,11 @@ import pytest
 from claw_sessiond.errors import PreconditionError, Reason
 from claw_sessiond.model import InFlightCall
 from claw_sessiond.storage import Storage
-from tests.storage._support import append, assistant, event_types, history, result, user
+from tests.storage._support import append, assistant, attach, event_types, history, result, user
 
 
 async def test_a_call_of_a_live_run_is_in_flight_and_not_repaired(storage: Storage) -> None:
-    run = storage.runs.register("s", 4242, "agent")
+    run = await attach(storage, "s", 4242, "agent")
     await append(storage, "s", user("go"), assistant("a", "b"), run_id=run.run_id)
     await append(storage, "s", assistant("c"))  # appended without a run: interrupted as soon as it is open
     events_before = (await storage.figures()).events
@@ -27,7 +27,7 @@ async def test_a_call_of_a_live_run_is_in_flight_and_not_repaired(storage: Stora
 
 
 async def test_after_the_run_ends_its_calls_are_repaired_at_the_next_load(storage: Storage) -> None:
-    run = storage.runs.register("s", 1, "agent")
+    run = await attach(storage, "s", 1, "agent")
     await append(storage, "s", user("go"), assistant("a", "b"), run_id=run.run_id)
     assert (await storage.load("s", "/w", "t")).repairs == []
     storage.runs.unregister(run.run_id)
@@ -41,7 +41,7 @@ async def test_after_the_run_ends_its_calls_are_repaired_at_the_next_load(storag
 
 
 async def test_the_owner_answers_its_in_flight_call(storage: Storage) -> None:
-    run = storage.runs.register("s", 1, "agent")
+    run = await attach(storage, "s", 1, "agent")
     await append(storage, "s", assistant("a"), run_id=run.run_id)
     await storage.load("s", "/w", "t")  # another process loads meanwhile: nothing repaired
     await append(storage, "s", result("a", "real"), run_id=run.run_id)
@@ -53,22 +53,22 @@ async def test_the_owner_answers_its_in_flight_call(storage: Storage) -> None:
 
 
 async def test_a_second_run_on_a_session_is_refused(storage: Storage) -> None:
-    run = storage.runs.register("s", 10, "first")
+    run = await attach(storage, "s", 10, "first")
     with pytest.raises(PreconditionError) as caught:
-        storage.runs.register("s", 11, "second")
+        await attach(storage, "s", 11, "second")
     assert caught.value.reason == Reason.RUN_ALREADY_OWNED
     assert caught.value.metadata["run_id"] == run.run_id
-    other = storage.runs.register("t", 12, "elsewhere")  # another session is free
+    other = await attach(storage, "t", 12, "elsewhere")  # another session is free
     assert storage.runs.count() == 2
     storage.runs.unregister(run.run_id)
     storage.runs.unregister(run.run_id)  # idempotent
-    after = storage.runs.register("s", 13, "next")
+    after = await attach(storage, "s", 13, "next")
     assert after.run_id not in (run.run_id, other.run_id)
     assert storage.runs.count() == 2
 
 
 async def test_an_append_names_a_live_run_of_its_own_session(storage: Storage) -> None:
-    run = storage.runs.register("s", 77, "agent")
+    run = await attach(storage, "s", 77, "agent")
     storage.runs.check_run(run.run_id, "s")
     assert storage.runs.is_live(run.run_id) and storage.runs.pid_of(run.run_id) == 77
     with pytest.raises(PreconditionError) as other_session:
@@ -82,6 +82,6 @@ async def test_an_append_names_a_live_run_of_its_own_session(storage: Storage) -
 
 
 async def test_ending_every_run_releases_their_streams(storage: Storage) -> None:
-    runs = [storage.runs.register(f"s{i}", i, "agent") for i in range(3)]
+    runs = [await attach(storage, f"s{i}", i, "agent") for i in range(3)]
     storage.runs.end_all()
     assert all(run.ended.is_set() for run in runs)

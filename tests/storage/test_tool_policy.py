@@ -22,6 +22,7 @@ from tests.storage._support import (
     Stores,
     append,
     assistant,
+    attach,
     export_lines,
     history,
     import_lines,
@@ -85,7 +86,7 @@ async def test_a_pending_call_is_never_repaired_and_is_listed_in_flight_without_
 
 
 async def test_a_pending_call_outlives_its_run_and_a_cancelled_result_closes_it(storage: Storage) -> None:
-    run = storage.runs.register("s", 4242, "owner")
+    run = await attach(storage, "s", 4242, "owner")
     await put(storage, "s", pending("p1"), run_id=run.run_id)
     assert (await storage.load("s", "/w", "t")).in_flight == [InFlightCall("p1", 1, run.run_id)]
     storage.runs.unregister(run.run_id)  # the owner died

@@ -222,7 +222,10 @@ class LoadAssembly:
             session_of(first.session),
             self.messages,
             [Repair(r.tool_call_id, r.assistant_position, r.position) for r in first.repairs],
-            [InFlightCall(c.tool_call_id, c.assistant_position, c.run_id, c.owner_pid) for c in first.in_flight],
+            [
+                InFlightCall(c.tool_call_id, c.assistant_position, c.run_id, c.owner_pid, c.owner_host)
+                for c in first.in_flight
+            ],
             first.trace_id,
             first.complete,
             first.start_position,

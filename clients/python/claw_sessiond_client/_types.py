@@ -282,6 +282,8 @@ class InFlightCall:
     assistant_position: int
     run_id: str
     owner_pid: int
+    owner_host: str = ""
+    """Host of the daemon the owner attached to (several daemons on one PostgreSQL database; "" on SQLite)."""
 
 
 @dataclass(frozen=True, slots=True)

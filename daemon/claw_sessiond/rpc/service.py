@@ -131,6 +131,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
                     assistant_position=c.assistant_position,
                     run_id=c.run_id,
                     owner_pid=self.owners.pid_of(c.run_id),
+                    owner_host=self.owners.host_of(c.run_id),
                 )
                 for c in result.in_flight
             ],

@@ -115,6 +115,7 @@ class RunRpcs(EdgeState):
             request.session_id, pid, request.label, process_start=start, ping_timeout_s=float(ping_timeout_s)
         )
         try:
+            await self.owners.claim(run)  # on a shared database: refused if another daemon's live run owns it
             yield pb.AttachResponse(
                 run_id=run.run_id,
                 lease_seconds=0 if local else self.config.lease_s,
@@ -141,6 +142,7 @@ class RunRpcs(EdgeState):
         if not run_id:
             raise InvalidRequestError("run_id is required (the run id Attach returned)", reason=Reason.INVALID_MESSAGE)
         ended = self.owners.end(run_id, RunEnd.ENDED)
+        await self.owners.settled()  # ended for every daemon on a shared database before the reply
         if ended is not None:
             return pb.EndRunResponse(was_live=True, session_id=ended.session_id, cause=ended.cause)
         session_id, cause = self.owners.ended_run(run_id) or ("", str(RunEnd.UNKNOWN))

@@ -87,7 +87,11 @@ async def open_storage(cfg: Config) -> Storage:
                 "pip install 'claw-sessiond[postgres]'"
             ) from exc
 
-        return await PostgresStorage.open(cfg.database_url, max_open_tool_calls=cfg.max_open_tool_calls)
+        from .postgres.connect import PostgresSettings
+
+        return await PostgresStorage.open(
+            cfg.database_url, PostgresSettings(lease_s=cfg.lease_s), max_open_tool_calls=cfg.max_open_tool_calls
+        )
     return await SQLiteStorage.open(cfg.db_path, settings_of(cfg), max_open_tool_calls=cfg.max_open_tool_calls)
 
 

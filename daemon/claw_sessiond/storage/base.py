@@ -105,6 +105,9 @@ class RunEnd(enum.StrEnum):
     """This daemon does not know the run id (never issued, issued before a restart, or long ended)."""
     OTHER_SESSION = "other_session"
     """The run is live but runs another session."""
+    LEASE_LOST = "lease_lost"
+    """Its daemon lost its lease on a shared database (it hung or lost the database for longer than the
+    lease): other daemons already treat the run as ended, so it writes nothing more."""
 
 
 @dataclass
@@ -178,6 +181,10 @@ class RunRegistry(Protocol):
         """The pid a live run declared (0 if unknown)."""
         ...
 
+    def host_of(self, run_id: str) -> str:
+        """The host of the daemon a live run is attached to, where daemons share the storage ("" otherwise)."""
+        ...
+
     def check_run(self, run_id: str, session_id: str) -> None:
         """An Append's run id must name a live run of that session.
 
@@ -188,6 +195,20 @@ class RunRegistry(Protocol):
 
     def count(self) -> int:
         """Number of live runs of this daemon."""
+        ...
+
+    async def claim(self, run: Run) -> None:
+        """Make a run :meth:`register` just started known to every daemon that shares the storage (a no-op
+        when runs live in this daemon's memory).
+
+        Raises:
+            PreconditionError: reason RUN_ALREADY_OWNED, another daemon's live run owns the session.
+            StorageError: the shared storage cannot take the claim now (the caller ends the run).
+        """
+        ...
+
+    async def settled(self) -> None:
+        """Wait until the runs ended so far are ended for every daemon too (a no-op in memory)."""
         ...
 
 
@@ -204,6 +225,10 @@ class ChangeListener(Protocol):
 
     def erased(self, session_id: str) -> None:
         """The session was erased (delete, retention, import replace): its positions restart at 1."""
+        ...
+
+    def resync(self) -> None:
+        """Changes may have been missed (a feed across daemons reconnected): every follower reads again."""
         ...
 
 

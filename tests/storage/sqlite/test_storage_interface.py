@@ -62,6 +62,9 @@ class _Feed:
     def erased(self, session_id: str) -> None:
         self.erasures.append(session_id)
 
+    def resync(self) -> None:
+        pass
+
 
 @pytest.fixture
 def config(tmp_path: Path) -> Config:

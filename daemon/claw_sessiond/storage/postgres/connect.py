@@ -9,11 +9,8 @@ connections set ``search_path``, ``synchronous_commit = on`` and
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import urllib.parse
-from collections.abc import AsyncIterator
 from typing import Any, Final
 
 import asyncpg
@@ -22,7 +19,7 @@ from ...errors import Reason, StorageUnavailableError
 from . import schema
 from .errors import map_pg_errors
 
-__all__ = ["Lanes", "PostgresSettings", "connect", "describe_target"]
+__all__ = ["PostgresSettings", "connect", "describe_target", "server_settings_of"]
 
 #: Connections of one daemon's pool (writes and reads share it).
 _POOL_MAX: Final = 10
@@ -37,7 +34,10 @@ class PostgresSettings:
     lock_timeout_ms: int = 10_000
     """How long a statement waits for a row lock (``lock_timeout``) before the write fails as unavailable."""
     pool_max: int = _POOL_MAX
-    """Most connections this daemon opens."""
+    """Most connections this daemon's pool opens (plus one ownership and one LISTEN connection)."""
+    lease_s: float = 10.0
+    """This daemon's lease (``--lease-s``): another daemon treats its runs as ended when it has not renewed
+    the lease for this long on the database's clock (``runs.py``)."""
 
 
 def describe_target(dsn: str) -> str:
@@ -51,6 +51,16 @@ def describe_target(dsn: str) -> str:
     return f"{host}:{port}/{database} as {user}"
 
 
+def server_settings_of(settings: PostgresSettings) -> dict[str, str]:
+    """The session settings of every connection this daemon opens."""
+    return {
+        "search_path": schema.SCHEMA,
+        "synchronous_commit": "on",
+        "lock_timeout": str(settings.lock_timeout_ms),
+        "application_name": "claw-sessiond",
+    }
+
+
 async def connect(dsn: str, settings: PostgresSettings) -> tuple[Any, list[str]]:
     """Check the server, migrate, and open the pool; returns the pool and the migrations applied.
 
@@ -59,12 +69,7 @@ async def connect(dsn: str, settings: PostgresSettings) -> tuple[Any, list[str]]
         CorruptDatabaseError: the schema is not ours or newer than this code.
     """
     target = describe_target(dsn)
-    server_settings = {
-        "search_path": schema.SCHEMA,
-        "synchronous_commit": "on",
-        "lock_timeout": str(settings.lock_timeout_ms),
-        "application_name": "claw-sessiond",
-    }
+    server_settings = server_settings_of(settings)
     try:
         conn = await asyncpg.connect(dsn, timeout=_CONNECT_TIMEOUT_S, server_settings=server_settings)
     except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
@@ -95,27 +100,6 @@ async def connect(dsn: str, settings: PostgresSettings) -> tuple[Any, list[str]]
             server_settings=server_settings,
         )
     return pool, applied
-
-
-class Lanes:
-    """Per-session FIFO locks: this daemon's writes to one session run in submission order."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
-
-    @contextlib.asynccontextmanager
-    async def hold(self, session_id: str) -> AsyncIterator[None]:
-        lock, users = self._locks.get(session_id, (asyncio.Lock(), 0))
-        self._locks[session_id] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[session_id]
-            if users == 1:
-                del self._locks[session_id]
-            else:
-                self._locks[session_id] = (lock, users - 1)
 
 
 def _reason(exc: BaseException) -> str:

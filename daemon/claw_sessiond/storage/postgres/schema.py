@@ -156,8 +156,30 @@ CREATE TABLE scope_states (
 );
 """
 
+#: Version 2: runs across daemons (``runs.py``): each daemon's lease, and the live runs it owns.
+_V2 = """
+CREATE TABLE daemons (
+    daemon_no    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    host         text NOT NULL,
+    pid          integer NOT NULL,
+    lease_ms     integer NOT NULL,
+    started_at   timestamptz NOT NULL,
+    heartbeat_at timestamptz NOT NULL
+);
+CREATE TABLE runs (
+    run_id     text COLLATE "C" PRIMARY KEY,
+    session_id text COLLATE "C" NOT NULL UNIQUE,
+    daemon_no  bigint NOT NULL REFERENCES daemons ON DELETE CASCADE,
+    pid        integer NOT NULL,
+    label      text NOT NULL,
+    started_at timestamptz NOT NULL
+);
+CREATE INDEX runs_daemon ON runs(daemon_no);
+"""
+
 MIGRATIONS: Final[Sequence[Migration]] = (
     Migration(1, "event log, sessions, tool calls, requests, usage, labels, scope states, search index", _V1),
+    Migration(2, "daemons and their leases, runs across daemons", _V2),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 

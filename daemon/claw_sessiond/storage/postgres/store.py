@@ -16,10 +16,9 @@ asyncpg errors are translated once (``errors.py``). Connections set
 ``synchronous_commit = on`` (a write is durable before its reply); at open
 the server must have ``fsync`` on and accept writes.
 
-What this backend does not do yet (docs/postgres.md, Status): runs across
-daemons (runs live in this daemon's memory, as on SQLite), and the change
-feed across daemons (LISTEN/NOTIFY): listeners hear of this daemon's
-commits only.
+Several daemons on one database (``cluster.py``): runs live in the
+database under each daemon's lease, and every commit wakes the other
+daemons' listeners (LISTEN/NOTIFY); docs/postgres.md "Several daemons".
 """
 
 from __future__ import annotations
@@ -33,8 +32,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Final, TypeVar
-
-import asyncpg
 
 from ... import repair as repairing
 from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
@@ -66,21 +63,20 @@ from ...model import (
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
-from ..sqlite.runs import InMemoryRuns
 from . import follow, queries, reads, schema
 from .calls_tx import drops_in_tx, session_policy_in_tx
-from .connect import PostgresSettings, connect, describe_target
+from .cluster import Cluster
+from .connect import PostgresSettings, connect, describe_target, server_settings_of
 from .edit_tx import edit_in_tx, erase_clear_in_tx
 from .errors import safe_dsn
 from .group_commit import GroupCommit
 from .pooled import pooled
-from .repair_tx import import_in_tx, repair_in_tx
+from .repair_tx import import_in_tx
 from .sessions import PostgresSessions
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from .sweep import retention_turn
 from .tx import (
     SESSION_COLS,
-    append_in_tx,
     clear_in_tx,
     delete_in_tx,
     lock_session_in_tx,
@@ -90,6 +86,7 @@ from .tx import (
     session_row,
     usage_in_tx,
 )
+from .vacuum import Vacuums
 from .window import read_window
 
 __all__ = ["PostgresStorage"]
@@ -100,26 +97,26 @@ T = TypeVar("T")
 #: How often, and how long apart, an empty follow page is read again while a write in flight holds the horizon.
 _HELD_POLLS: Final = 4
 _HELD_POLL_S: Final = 0.005
-#: Tables a delete touched, vacuumed after it (their dead tuples hold the erased content until then).
-_VACUUMED: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
 
 
 class PostgresStorage(PostgresSessions):
     """Sessions in one PostgreSQL database. All methods are coroutines on the daemon's loop (unless noted)."""
 
-    def __init__(self, pool: Any, dsn: str, counters: StorageCounters, max_open_tool_calls: int) -> None:
+    def __init__(
+        self, pool: Any, dsn: str, counters: StorageCounters, max_open_tool_calls: int, settings: PostgresSettings
+    ) -> None:
         self._pool = pool
         self._where = safe_dsn(dsn)
         self.counters = counters
-        self.runs = InMemoryRuns()
         self.max_open_tool_calls = max_open_tool_calls
         self.erasures = PendingErasures()
         self.applied_migrations: list[str] = []
         self._listeners: list[ChangeListener] = []
         self._group = GroupCommit(pool, self._where)
+        self._cluster = Cluster(pool, dsn, server_settings_of(settings), self._where, settings.lease_s, self._listeners)
+        self.runs = self._cluster.runs
         self._written: dict[str, float] = {}
-        self._vacuum: asyncio.Task[None] | None = None
-        self._vacuum_again = False
+        self._vacuums = Vacuums(self._reader)
 
     # -- life cycle
 
@@ -138,21 +135,26 @@ class PostgresStorage(PostgresSessions):
                 fsync off (the message names the host, port, database and user; never the password).
             CorruptDatabaseError: the schema is not ours or newer than this code.
         """
-        pool, applied = await connect(dsn, settings or PostgresSettings())
-        store = cls(pool, dsn, StorageCounters(), max_open_tool_calls)
+        settings = settings or PostgresSettings()
+        pool, applied = await connect(dsn, settings)
+        store = cls(pool, dsn, StorageCounters(), max_open_tool_calls, settings)
         store.applied_migrations = applied
+        try:
+            await store._cluster.start()
+        except BaseException:
+            await pool.close()
+            raise
         _log.info("event=storage_open backend=postgresql server=%s", describe_target(dsn))
         return store
 
     async def close(self) -> None:
         """Wait for a running vacuum, then close every connection."""
-        if self._vacuum is not None:
-            with contextlib.suppress(Exception):
-                await self._vacuum
+        await self._vacuums.wait()
+        await self._cluster.close()
         await self._pool.close()
 
     def subscribe(self, listener: ChangeListener) -> None:
-        """Tell ``listener`` about every later commit and erasure of this daemon."""
+        """Tell ``listener`` about every later commit and erasure (of every daemon on the database)."""
         self._listeners.append(listener)
 
     def _changed(self, session_ids: set[str]) -> None:
@@ -171,26 +173,39 @@ class PostgresStorage(PostgresSessions):
             yield conn
 
     async def _write(
-        self, session_id: str, fn: Callable[[Any], Awaitable[T]], *, changed: bool = False, history: bool = False
+        self,
+        session_id: str,
+        fn: Callable[[Any], Awaitable[T]],
+        *,
+        changed: bool = False,
+        history: bool = False,
+        erased: bool = False,
     ) -> T:
-        """Run ``fn`` in one transaction (maybe shared, group_commit.py), in the session's order, shielded from the
-        caller's cancellation.
+        """Run ``fn`` in one transaction (maybe shared: group_commit.py), in session order, shielded from cancellation.
 
         ``changed``: tell the listeners after the commit. A write that may insert history events
         (``changed`` or ``history``) first announces itself to follow-all readers (``follow.py``).
+        ``changed`` / ``erased``: the transaction also tells the other daemons (NOTIFY, ``cluster.py``).
         """
         announce = changed or history
-        return await asyncio.shield(asyncio.ensure_future(self._write_in_lane(session_id, fn, changed, announce)))
+        return await asyncio.shield(
+            asyncio.ensure_future(self._write_in_lane(session_id, fn, changed, announce, erased))
+        )
 
     async def _write_in_lane(
-        self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool, announce: bool
+        self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool, announce: bool, erased: bool
     ) -> T:
-        # The session's FIFO is its group-commit queue (group_commit.py): queued writes share one COMMIT,
-        # announced once to follow-all readers at the start of the transaction if any of them announces.
-        began = time.perf_counter()
-        committed = False
+        notify = changed or erased
+
+        async def body(conn: Any) -> T:
+            result = await fn(conn)
+            if notify:  # in fn's savepoint: dropped with it if the write fails
+                await self._cluster.notify(conn, session_id, erased=erased)
+            return result
+
+        began, committed = time.perf_counter(), False
         try:
-            result = await self._group.run(session_id, fn, announce=announce)
+            result = await self._group.run(session_id, body, announce=announce)
             committed = True
         except StorageError:
             self.counters.write_failures += 1
@@ -232,7 +247,7 @@ class PostgresStorage(PostgresSessions):
             settings = settings_of(values[-SETTINGS_COUNT:])
             calls = await open_calls_in_tx(conn, session_id)
             policy = await session_policy_in_tx(conn, session_id) if calls else ToolPolicy()
-            split = repairing.split_calls(calls, self.runs.is_live, policy)
+            split = repairing.split_calls(calls, await self._cluster.live(conn, calls), policy)
             to_repair, in_flight = split.repair, split.in_flight
             dropped, hidden = await drops_in_tx(conn, session_id, split.dropped)
             meta = session_meta(row, session_id, workdir, settings)
@@ -257,7 +272,7 @@ class PostgresStorage(PostgresSessions):
                     return LoadResult(meta, drop_calls(project(page), dropped), [], flights)
                 return LoadResult(meta, [], [], flights, cursor)
         result = await self._write(
-            session_id, lambda c: repair_in_tx(c, session_id, workdir, trace_id, self.runs.is_live), changed=True
+            session_id, lambda c: self._cluster.repair_tx(c, session_id, workdir, trace_id), changed=True
         )
         self.counters.repairs += len(result.repairs)
         if result.repairs:
@@ -385,7 +400,7 @@ class PostgresStorage(PostgresSessions):
         """Append validated messages, all or none."""
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
-        result = await self._write(job.session_id, lambda c: append_in_tx(c, job, limit), changed=True)
+        result = await self._write(job.session_id, lambda c: self._cluster.append_tx(c, job, limit), changed=True)
         if not result.replayed:
             self.counters.appends += 1
             self.counters.messages_written += len(job.messages)
@@ -454,7 +469,7 @@ class PostgresStorage(PostgresSessions):
     async def delete(self, session_id: str) -> DeleteResult:
         """Erase a session's rows, then vacuum the tables it touched (erasure is logical on PostgreSQL:
         docs/postgres.md). ``erasure_pending`` is always False: there is nothing more this daemon can do."""
-        count = await self._write(session_id, lambda c: delete_in_tx(c, session_id))
+        count = await self._write(session_id, lambda c: delete_in_tx(c, session_id), erased=True)
         if count:
             self.counters.sessions_deleted += 1
             self._start_vacuum()
@@ -469,6 +484,7 @@ class PostgresStorage(PostgresSessions):
             lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls),
             changed=mode != "replace",
             history=True,
+            erased=mode == "replace",
         )
         if mode == "replace":
             self._erased(sid)
@@ -528,6 +544,7 @@ class PostgresStorage(PostgresSessions):
             row, _now = await lock_session_in_tx(conn, session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
+            await self._cluster.notify(conn, session_id, erased=True)  # delivered only if this commits
             return await delete_in_tx(conn, session_id)
 
         count = await self._write(session_id, run)
@@ -575,23 +592,8 @@ class PostgresStorage(PostgresSessions):
         return StorageFigures(sessions, events, request_records, version, stored, 0)
 
     def _start_vacuum(self) -> None:
-        """Vacuum the session tables in the background (one at a time; a request meanwhile runs once more)."""
-        if self._vacuum is not None and not self._vacuum.done():
-            self._vacuum_again = True
-            return
-        self._vacuum = asyncio.ensure_future(self._run_vacuum())
-
-    async def _run_vacuum(self) -> None:
-        while True:
-            self._vacuum_again = False
-            try:
-                async with self._reader() as conn:
-                    await conn.execute("VACUUM " + ", ".join(_VACUUMED))
-            except (StorageError, asyncpg.PostgresError) as exc:
-                _log.warning("event=vacuum_failed error=%s", exc)
-                return
-            if not self._vacuum_again:
-                return
+        """Vacuum the session tables in the background (``vacuum.py``)."""
+        self._vacuums.start()
 
 
 _: type[Storage] = PostgresStorage  # mypy proves that PostgresStorage is a Storage

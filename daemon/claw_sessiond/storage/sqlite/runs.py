@@ -133,6 +133,10 @@ class InMemoryRuns:
         run = self._runs.get(run_id)
         return run.pid if run else 0
 
+    def host_of(self, run_id: str) -> str:
+        """ "": every run is this daemon's."""
+        return ""
+
     def check_run(self, run_id: str, session_id: str) -> None:
         """An Append's run id must name a live run of that session.
 
@@ -158,6 +162,12 @@ class InMemoryRuns:
     def count(self) -> int:
         """Number of live runs."""
         return len(self._runs)
+
+    async def claim(self, run: Run) -> None:
+        """Nothing to do: no other daemon shares this registry."""
+
+    async def settled(self) -> None:
+        """Nothing to wait for: an ended run is ended for everyone at once."""
 
 
 _: type[RunRegistry] = InMemoryRuns  # mypy proves that InMemoryRuns is a RunRegistry

@@ -593,6 +593,11 @@ export interface InFlightCall {
   runId: string;
   /** Process id the owner declared in Attach. */
   ownerPid: number;
+  /**
+   * Host name of the daemon the owner attached to, when several daemons share a
+   * PostgreSQL database (empty on SQLite: the run is this daemon's).
+   */
+  ownerHost: string;
 }
 
 /** Load: read a session's visible history (see SessionService.Load). */
@@ -3331,7 +3336,7 @@ export const Repair: MessageFns<Repair> = {
 };
 
 function createBaseInFlightCall(): InFlightCall {
-  return { toolCallId: "", assistantPosition: 0, runId: "", ownerPid: 0 };
+  return { toolCallId: "", assistantPosition: 0, runId: "", ownerPid: 0, ownerHost: "" };
 }
 
 export const InFlightCall: MessageFns<InFlightCall> = {
@@ -3347,6 +3352,9 @@ export const InFlightCall: MessageFns<InFlightCall> = {
     }
     if (message.ownerPid !== 0) {
       writer.uint32(32).int64(message.ownerPid);
+    }
+    if (message.ownerHost !== "") {
+      writer.uint32(42).string(message.ownerHost);
     }
     return writer;
   },
@@ -3396,6 +3404,14 @@ export const InFlightCall: MessageFns<InFlightCall> = {
             message.ownerPid = longToNumber(reader.int64());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.ownerHost = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3430,6 +3446,11 @@ export const InFlightCall: MessageFns<InFlightCall> = {
         : isSet(object.owner_pid)
         ? globalThis.Number(object.owner_pid)
         : 0,
+      ownerHost: isSet(object.ownerHost)
+        ? globalThis.String(object.ownerHost)
+        : isSet(object.owner_host)
+        ? globalThis.String(object.owner_host)
+        : "",
     };
   },
 
@@ -3447,6 +3468,9 @@ export const InFlightCall: MessageFns<InFlightCall> = {
     if (message.ownerPid !== 0) {
       obj.ownerPid = Math.round(message.ownerPid);
     }
+    if (message.ownerHost !== "") {
+      obj.ownerHost = message.ownerHost;
+    }
     return obj;
   },
 
@@ -3459,6 +3483,7 @@ export const InFlightCall: MessageFns<InFlightCall> = {
     message.assistantPosition = object.assistantPosition ?? 0;
     message.runId = object.runId ?? "";
     message.ownerPid = object.ownerPid ?? 0;
+    message.ownerHost = object.ownerHost ?? "";
     return message;
   },
 };

@@ -1,0 +1,112 @@
+"""What makes several daemons on one database one service: shared runs (``runs.py``) and the change
+feed across daemons (``feed.py``), as the storage facade uses them inside its transactions.
+
+:class:`Cluster` is opened with the storage and closed with it. The facade
+calls :meth:`Cluster.notify` in every write transaction that changes or
+erases a session, :meth:`Cluster.live` in the Load transactions (which open
+calls belong to a live run, decided in SQL), and :meth:`Cluster.check_run`
+after the session row lock of a write naming a run (fencing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ...history import OpenCall
+from ...model import AppendJob, AppendResult, LoadResult
+from ..base import ChangeListener
+from .feed import ChangeFeed, notify_in_tx
+from .repair_tx import repair_in_tx
+from .runs import DatabaseRuns
+from .tx import append_in_tx, lock_session_in_tx, open_calls_in_tx
+
+__all__ = ["Cluster"]
+
+
+class Cluster:
+    """This daemon's registration and LISTEN connection on the shared database."""
+
+    def __init__(
+        self,
+        pool: Any,
+        dsn: str,
+        server_settings: dict[str, str],
+        where: str,
+        lease_s: float,
+        listeners: Sequence[ChangeListener],
+    ) -> None:
+        self.runs = DatabaseRuns(pool, dsn, server_settings, where, lease_s)
+        self._listeners = listeners
+        self.feed = ChangeFeed(
+            dsn,
+            {**server_settings, "application_name": f"claw-sessiond feed {os.getpid()}"},
+            changed=self._changed,
+            erased=self._erased,
+            resync=self._resync,
+        )
+
+    def _changed(self, session_ids: set[str]) -> None:
+        for listener in self._listeners:
+            listener.changed(session_ids)
+
+    def _erased(self, session_id: str) -> None:
+        for listener in self._listeners:
+            listener.erased(session_id)
+
+    def _resync(self) -> None:
+        for listener in self._listeners:
+            listener.resync()
+
+    async def start(self) -> None:
+        """Register this daemon (its lease) and start listening; on failure nothing is left open.
+
+        Raises:
+            StorageUnavailableError: the server cannot be reached.
+        """
+        await self.runs.start()
+        try:
+            await self.feed.start()
+        except BaseException:
+            await self.runs.close()
+            raise
+
+    async def close(self) -> None:
+        """Stop listening, withdraw this daemon and its runs."""
+        with contextlib.suppress(Exception):
+            await self.feed.close()
+        await self.runs.close()
+
+    async def notify(self, conn: Any, session_id: str, *, erased: bool = False) -> None:
+        """In the caller's write transaction: every other daemon hears of the change after the commit."""
+        await notify_in_tx(conn, self.feed.origin, session_id, erased=erased)
+
+    async def live(self, conn: Any, calls: Sequence[OpenCall]) -> Callable[[str], bool]:
+        """Which of ``calls``' runs are live, decided now in SQL in the caller's transaction."""
+        return (await self.runs.live_in_tx(conn, {c.run_id for c in calls if c.run_id})).__contains__
+
+    async def check_run(self, conn: Any, run_id: str, session_id: str) -> None:
+        """A write naming ``run_id`` goes ahead only while this daemon's lease holds the run.
+
+        Raises:
+            PreconditionError: reason UNKNOWN_RUN, cause ``lease_lost``.
+        """
+        if run_id:
+            await self.runs.check_in_tx(conn, run_id, session_id)
+
+    # -- the transactions that consult runs (each locks the session row first)
+
+    async def repair_tx(self, conn: Any, session_id: str, workdir: str, trace_id: str) -> LoadResult:
+        """A Load's repair transaction, with liveness decided in SQL under the session row lock."""
+        await lock_session_in_tx(conn, session_id)
+        live = await self.live(conn, await open_calls_in_tx(conn, session_id))
+        return await repair_in_tx(conn, session_id, workdir, trace_id, live)
+
+    async def append_tx(self, conn: Any, job: AppendJob, max_open_calls: int) -> AppendResult:
+        """An Append's transaction; one naming a run is fenced (:meth:`check_run`) under the row lock."""
+        if job.run_id:
+            await lock_session_in_tx(conn, job.session_id)
+            await self.check_run(conn, job.run_id, job.session_id)
+        return await append_in_tx(conn, job, max_open_calls)

@@ -210,7 +210,9 @@ def test_a_database_restart_gives_unavailable_then_the_daemons_carry_on(tmp_path
 
 
 def test_the_connection_limit_gives_clear_errors_and_no_hang(tmp_path: Path, server: Server) -> None:
-    server.psql("CREATE ROLE limited LOGIN CONNECTION LIMIT 2")
+    # A daemon holds 3 connections from its start (the pool's first, its lease's, its LISTEN's):
+    # a limit of 4 leaves its pool one more, far fewer than 16 writers would use.
+    server.psql("CREATE ROLE limited LOGIN CONNECTION LIMIT 4")
     server.psql("CREATE DATABASE lim OWNER limited")
     url = server.url("lim").replace(f"{ROLE}@", "limited@")
     daemon = DaemonProcess(_workspace(tmp_path, "a"), "--database", url).start()
@@ -251,7 +253,7 @@ def test_the_connection_limit_gives_clear_errors_and_no_hang(tmp_path: Path, ser
     print(
         json.dumps(
             {
-                "figure": "16 writers x 10 appends through a role limited to 2 connections",
+                "figure": "16 writers x 10 appends through a role limited to 4 connections",
                 "outcomes": dict(outcomes),
                 "seconds": round(elapsed, 1),
                 "example_error": messages[0] if messages else "",

@@ -18,6 +18,7 @@ from typing import Any
 from ...history import OpenCall
 from ...model import AppendJob, AppendResult, LoadResult
 from ..base import ChangeListener
+from .errors import map_pg_errors
 from .feed import ChangeFeed, notify_in_tx
 from .repair_tx import repair_in_tx
 from .runs import DatabaseRuns
@@ -39,6 +40,7 @@ class Cluster:
         listeners: Sequence[ChangeListener],
     ) -> None:
         self.runs = DatabaseRuns(pool, dsn, server_settings, where, lease_s)
+        self._where = where
         self._listeners = listeners
         self.feed = ChangeFeed(
             dsn,
@@ -68,7 +70,11 @@ class Cluster:
         """
         await self.runs.start()
         try:
-            await self.feed.start()
+            async with map_pg_errors(self._where):
+                try:
+                    await self.feed.start()
+                except TimeoutError as exc:
+                    raise ConnectionError(f"the LISTEN connection timed out ({exc})") from exc
         except BaseException:
             await self.runs.close()
             raise

@@ -6,6 +6,10 @@ while they read and there is never a second writer, then read the database
 through :func:`claw_sessiond.storage.open_read_only` (``mode=ro``
 connections, the daemon's own read code). Nothing is written: no repair, no
 migration, no checkpoint. One line on stderr says that the view is offline.
+With a PostgreSQL database configured for the workspace (``CLAW_DATABASE_URL`` or
+``database`` in ``.claw/config.toml``, as the daemon reads them) the view reads that
+database instead, never a SQLite file left in ``.claw/`` (opening it migrates an older schema,
+as ``copy`` does; nothing else is written).
 
 :class:`OfflineClient` offers the few methods those commands call on a
 ``SessionClient`` (``list_sessions``, ``export``, ``stats``) and returns the
@@ -42,8 +46,9 @@ from claw_sessiond_client import (
 from claw_sessiond_client.paths import claw_dir
 
 from .. import events, export
+from ..config import ConfigError, environ
 from ..errors import SessiondError as DomainError
-from ..storage import Storage, open_read_only
+from ..storage import Storage, open_read_only, open_url, redacted_url
 from ..validate import check_list_sessions
 from ..validate_sessions import check_label_filter
 from .failure import report_error
@@ -100,16 +105,32 @@ class OfflineClient:
     def __init__(self, workspace: str | os.PathLike[str]) -> None:
         self.workspace = Path(os.path.abspath(workspace))
         self.db = claw_dir(self.workspace) / "sessions.db"
+        #: What the view reads: the SQLite file, or the redacted URL of the workspace's PostgreSQL database.
+        self.source = str(self.db)
+        self._url = ""
         self._lock_fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._store: Storage | None = None
 
     def __enter__(self) -> OfflineClient:
         from ..daemon import LockHeldError, StartupError, acquire_lock
+        from .serve import database_url
 
         folder = self.db.parent
         if not folder.is_dir():
             raise OfflineError(f"{folder} does not exist: nothing is stored for {self.workspace}")
+        try:
+            self._url = database_url(None, environ(), self.workspace)
+        except ConfigError as exc:
+            raise OfflineError(str(exc)) from exc
+        if self._url == "sqlite:":
+            self._url = ""
+        elif self._url and not self._url.startswith(("postgresql://", "postgres://")):
+            raise OfflineError(
+                f"database must be a postgresql:// URL (or empty for the SQLite file), not {self._url.split(':')[0]}:"
+            )
+        if self._url:
+            self.source = redacted_url(self._url)
         # SQLite may create -shm (and an empty -wal) beside the database even for a read-only connection.
         os.umask(0o077)
         try:
@@ -122,11 +143,11 @@ class OfflineClient:
         except (StartupError, OSError) as exc:
             raise OfflineError(f"cannot take the workspace lock: {exc}") from exc
         try:
-            if not self.db.exists() or self.db.stat().st_size == 0:
+            if not self._url and (not self.db.exists() or self.db.stat().st_size == 0):
                 raise OfflineError(f"{self.db} does not exist yet: nothing is stored")
             self._loop = asyncio.new_event_loop()
             try:
-                self._store = self._run(open_read_only(self.db))
+                self._store = self._run(open_url(self._url) if self._url else open_read_only(self.db))
             except DomainError as exc:
                 raise OfflineError(exc.message) from exc
         except BaseException:
@@ -319,7 +340,7 @@ def run_offline(args: argparse.Namespace, fn: Callable[[argparse.Namespace, Sess
     client = OfflineClient(args.workspace)
     try:
         with client:
-            print(visible(f"claw-sessiond: no daemon running; read-only view of {client.db}"), file=sys.stderr)
+            print(visible(f"claw-sessiond: no daemon running; read-only view of {client.source}"), file=sys.stderr)
             # The command calls only the read methods above (list_sessions, export, stats; load is refused).
             return fn(args, cast(SessionClient, client))
     except OfflineError as exc:

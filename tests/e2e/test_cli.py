@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from claw_sessiond.storage.sqlite.schema import SCHEMA_VERSION
-from tests.helpers.backend import schema_version
+from tests.helpers.backend import ON_POSTGRES, schema_version
 from tests.helpers.cli import in_workspace, in_workspace_json
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.data import populate_demo, stop_after_demo
@@ -169,12 +169,14 @@ def test_doctor_with_daemon_up(live: DaemonProcess) -> None:
     assert (
         checks["daemon"]["status"] == "ok" and f"pid {live.proc.pid if live.proc else 0}" in checks["daemon"]["detail"]
     )
-    assert checks["quick_check"]["status"] == "ok"
-    assert checks["schema_version"]["detail"] == str(SCHEMA_VERSION)
+    # The checks are of the database the daemon serves: on PostgreSQL, that database (not a SQLite file).
+    assert checks["quick_check" if not ON_POSTGRES else "database"]["status"] == "ok"
+    assert checks["schema_version"]["detail"] == str(schema_version() if ON_POSTGRES else SCHEMA_VERSION)
     assert checks["permissions"]["status"] == "ok"
     proc = in_workspace(live.workspace, "doctor")
     assert proc.returncode == 0
-    assert "ok    daemon: pid" in proc.stdout and "ok    quick_check: ok" in proc.stdout
+    assert "ok    daemon: pid" in proc.stdout
+    assert ("ok    database:" if ON_POSTGRES else "ok    quick_check: ok") in proc.stdout
 
 
 # ---------------------------------------------------------------- daemon down

@@ -7,6 +7,10 @@ so it can never run beside a daemon as a second writer, and no daemon can
 start while it looks. Each check is ok, warn (worth knowing) or fail; any
 fail exits 1 (``--json``: ``"ok": false`` and an error with reason
 ``CHECK_FAILED``).
+
+With a PostgreSQL database configured for the workspace (``CLAW_DATABASE_URL`` or ``database`` in
+``.claw/config.toml``, as the daemon reads them) the database checks are of that database
+(``database``: it answers; ``schema_version``), never of a SQLite file left in ``.claw/``.
 """
 
 from __future__ import annotations
@@ -61,9 +65,48 @@ def _held_lock(path: Path) -> Iterator[int]:
         os.close(fd)
 
 
-def _check_storage(db: Path) -> list[tuple[str, str, str]]:
-    """The storage's own checks of ``db`` (read-only, safe beside a live daemon): (check, status, detail)s."""
+def _check_storage(db: Path, url: str = "") -> list[tuple[str, str, str]]:
+    """The storage's own checks of ``db`` (read-only, safe beside a live daemon), or of the PostgreSQL
+    database at ``url``: (check, status, detail)s."""
+    if url:
+        return _check_postgres(url)
     return [(c.name, c.status, c.detail) for c in check_storage(db)]
+
+
+def _check_postgres(url: str) -> list[tuple[str, str, str]]:
+    """``database`` (it answers: connect, and migrate an older schema as the daemon would) and ``schema_version``."""
+    import asyncio
+
+    from ..errors import SessiondError as DomainError
+    from ..metrics import figure_fields
+    from ..storage import open_url, redacted_url
+
+    async def figures() -> dict[str, Any]:
+        store = await open_url(url)
+        try:
+            return figure_fields(await store.figures())
+        finally:
+            await store.close()
+
+    try:
+        values = asyncio.run(figures())
+    except DomainError as exc:
+        return [("database", "fail", exc.message)]
+    return [("database", "ok", f"{redacted_url(url)} answers"), ("schema_version", "ok", str(values["schema_version"]))]
+
+
+def _database_url(workspace: Path) -> tuple[str, str]:
+    """The workspace's PostgreSQL URL ("" for the SQLite file) and a configuration error ("" if none)."""
+    from ..config import ConfigError, environ
+    from .serve import database_url
+
+    try:
+        url = database_url(None, environ(), workspace)
+    except ConfigError as exc:
+        return "", str(exc)
+    if url and url != "sqlite:" and not url.startswith(("postgresql://", "postgres://")):
+        return "", f"database must be a postgresql:// URL (or empty for the SQLite file), not {url.split(':')[0]}:"
+    return ("" if url == "sqlite:" else url), ""
 
 
 def _check_permissions(report: _Report, folder: Path) -> None:
@@ -101,6 +144,10 @@ def doctor(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         report.add("workspace", "fail", f"{folder} does not exist: no daemon has run for {workspace}")
         return _finish(args, report)
+    url, problem = _database_url(workspace)
+    if problem:
+        report.add("database", "fail", problem)
+        return _finish(args, report)
     daemon_up = False
     try:
         with open_client(args.workspace, sock) as client:
@@ -113,13 +160,13 @@ def doctor(args: argparse.Namespace) -> int:
         report.add("daemon", "warn", f"no daemon answers on {sock} ({detail}); checked offline under its lock")
     if daemon_up:
         # Reading beside a live daemon is safe: a mode=ro connection can never write.
-        report.extend(_check_storage(folder / "sessions.db"))
+        report.extend(_check_storage(folder / "sessions.db", url))
     else:
         from ..errors import StartupError
 
         try:
             with _held_lock(folder / "sessiond.lock"):
-                report.extend(_check_storage(folder / "sessions.db"))
+                report.extend(_check_storage(folder / "sessions.db", url))
         except StartupError as exc:
             report.add("lock", "fail", f"{exc} but it does not answer on {sock}")
     _check_permissions(report, folder)

@@ -40,6 +40,12 @@ AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-group
 SERVE = [sys.executable, "-m", "claw_sessiond", "serve"]
 
 
+#: The other uid's daemons keep their sessions in their own workspace's SQLite file, on either backend pass
+#: (these tests are about the Unix socket; uid 65534 cannot reach the throwaway PostgreSQL server's socket).
+def own_file() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "CLAW_DATABASE_URL"}
+
+
 @pytest.fixture
 def public() -> Iterator[Path]:
     """A folder under /tmp that uid 65534 can reach (0755), for what the other user owns.
@@ -80,6 +86,7 @@ class Intruder:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd="/",
+                env=own_file(),
             )
         ready = wait_until(lambda: health_status(f"unix:{self.socket_path}") == "SERVING" or self.proc.poll(), 60)
         assert ready and self.proc.poll() is None, self.log_path.read_text()
@@ -240,7 +247,11 @@ def test_root_trusts_the_workspace_owners_daemon(tmp_path: Path, public: Path, i
     log_path = public / "owner.log"
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
-            [*AS_NOBODY, *SERVE, "--workspace", str(owner_ws)], stdout=log, stderr=subprocess.STDOUT, cwd="/"
+            [*AS_NOBODY, *SERVE, "--workspace", str(owner_ws)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd="/",
+            env=own_file(),
         )
     try:
         assert wait_until(lambda: health_status(f"unix:{sock}") == "SERVING" or proc.poll() is not None, 60)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from claw_sessiond_client import SessionClient
 from tests.helpers.backend import ON_POSTGRES, database_url_for
@@ -22,6 +23,11 @@ from tests.helpers.figures import (  # noqa: F401  (collect and print the robust
     pytest_unconfigure,
 )
 from tests.helpers.postgres import SHARED as POSTGRES
+
+# Property tests judge behaviour, not speed: on a loaded 2-core machine example generation and single
+# examples can be slow, which Hypothesis would otherwise report as a failure (too_slow, deadline).
+settings.register_profile("claw", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("claw")
 
 TESTS = Path(__file__).resolve().parent
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from claw_sessiond.storage.postgres.pooled import LIMIT_WAIT_S
 from claw_sessiond_client import Message, SessiondError
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.postgres import PASSWORD, ROLE, Server, require_server, throwaway_postgres
@@ -218,11 +219,13 @@ def test_the_connection_limit_gives_clear_errors_and_no_hang(tmp_path: Path, ser
     daemon = DaemonProcess(_workspace(tmp_path, "a"), "--database", url).start()
     outcomes: collections.Counter[str] = collections.Counter()
     messages: list[str] = []
+    longest = [0.0]
     lock = threading.Lock()
 
     def write(n: int) -> None:
         with daemon.client(timeout_s=30, retry_window_s=0) as c:
             for i in range(10):
+                began = time.monotonic()
                 try:
                     c.append(f"s{n}", Message.user(f"{n}-{i}"))
                     key = "ok"
@@ -232,6 +235,7 @@ def test_the_connection_limit_gives_clear_errors_and_no_hang(tmp_path: Path, ser
                         messages.append(str(exc))
                 with lock:
                     outcomes[key] += 1
+                    longest[0] = max(longest[0], time.monotonic() - began)
 
     began = time.monotonic()
     threads = [threading.Thread(target=write, args=(n,), daemon=True) for n in range(16)]
@@ -241,6 +245,25 @@ def test_the_connection_limit_gives_clear_errors_and_no_hang(tmp_path: Path, ser
         t.join(120)
     elapsed = time.monotonic() - began
     hung = sum(t.is_alive() for t in threads)
+    # No pooled connection will be free: the limit lowered to what the daemon's lease and LISTEN
+    # connections hold, the pool's connections cut. A write waits LIMIT_WAIT_S, then is refused.
+    server.psql("ALTER ROLE limited CONNECTION LIMIT 0")
+    server.psql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'limited' "
+        "AND query NOT ILIKE 'LISTEN%' AND pid NOT IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory')"
+    )
+    starved: list[tuple[str, float]] = []
+    last_refusal = ""
+    with daemon.client(timeout_s=30, retry_window_s=0) as c:
+        for i in range(3):
+            began = time.monotonic()
+            try:
+                c.append("starved", Message.user(str(i)))
+                key = "ok"
+            except SessiondError as exc:
+                key = f"{type(exc).__name__}:{exc.reason}"
+                last_refusal = str(exc)  # the first may be the cut connection's own error
+            starved.append((key, round(time.monotonic() - began, 2)))
     # A limit of 0: the start fails, naming the server.
     server.psql("ALTER ROLE limited CONNECTION LIMIT 0")
     refused = DaemonProcess(_workspace(tmp_path, "b"), "--database", url)
@@ -256,6 +279,9 @@ def test_the_connection_limit_gives_clear_errors_and_no_hang(tmp_path: Path, ser
                 "figure": "16 writers x 10 appends through a role limited to 4 connections",
                 "outcomes": dict(outcomes),
                 "seconds": round(elapsed, 1),
+                "longest_append_s": round(longest[0], 2),
+                "no_connection_free_then": starved,
+                "refusal": last_refusal,
                 "example_error": messages[0] if messages else "",
             }
         )
@@ -263,6 +289,13 @@ def test_the_connection_limit_gives_clear_errors_and_no_hang(tmp_path: Path, ser
     assert hung == 0, "a writer hung at the connection limit"
     assert outcomes["ok"] > 0
     assert set(outcomes) <= {"ok", "StorageUnavailableError:STORAGE_UNAVAILABLE"}, outcomes
+    # Bounded: a write waits at most LIMIT_WAIT_S for a pooled connection (plus its own work, on a
+    # loaded machine); with none ever free it is refused after that wait, not before, never hanging.
+    assert longest[0] < LIMIT_WAIT_S + 15, longest
+    assert all(key == "StorageUnavailableError:STORAGE_UNAVAILABLE" for key, _ in starved), starved
+    assert any(s >= LIMIT_WAIT_S * 0.9 for _, s in starved), starved
+    assert all(s < LIMIT_WAIT_S + 15 for _, s in starved), starved
+    assert "too many connections" in last_refusal, last_refusal
     assert all("too many connections" in m for m in messages), messages[:3]
     assert code != 0
     log = refused.log()

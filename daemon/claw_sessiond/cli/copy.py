@@ -6,10 +6,11 @@ SOURCE and TARGET are each a ``postgresql://`` URL, a workspace folder (its
 the workspace's lock (``.claw/sessiond.lock``), so its daemon must be stopped and
 none can start meanwhile; the source is only read. Sessions are copied one by one
 through the export format, each verified by comparing the target's export of it
-with the source's, and the session and event counts are checked at the end.
+with the source's, and the session and event counts are checked at the end; then
+the shared scope states, verbatim, verified by comparing rows and counts.
 Progress goes to stderr; the result to stdout (``--json``: one document).
 
-A target that holds sessions is refused unless ``--replace``. URLs are printed
+A target that holds sessions or scope states is refused unless ``--replace``. URLs are printed
 with their password replaced by ``***``; give the password with ``PGPASSWORD``,
 ``PGPASSFILE`` or ``~/.pgpass`` rather than in the URL (visible in ``ps``).
 Exit codes: 0 copied and verified, 1 failure, 2 usage error.
@@ -86,8 +87,10 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "lock: stop its daemon first. Stop the daemons on a PostgreSQL source too (a session written during "
         "the copy fails its verification). Each session is imported in one transaction and verified: the "
         "target's export of it must equal the source's byte for byte; the session and event counts are "
-        "checked at the end. Not copied (not part of the export format): idempotency records and the states of "
-        "shared scopes. Progress goes to stderr. Give a PostgreSQL password with PGPASSWORD, PGPASSFILE or "
+        "checked at the end. The states of shared scopes (app:..., user:...) are copied too, verbatim, and verified "
+        "the same way. Not copied: idempotency records (a request whose reply was lost before the copy and that "
+        "is retried against the target is applied again). Progress goes to stderr. "
+        "Give a PostgreSQL password with PGPASSWORD, PGPASSFILE or "
         "~/.pgpass, not in the URL: every URL is printed with its password as ***."
     )
     parser.add_argument("--from", dest="source", required=True, metavar="SOURCE", help="the store to copy")
@@ -95,9 +98,9 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--replace",
         action="store_true",
-        help="copy into a target that already holds sessions: a session the source also has is replaced by "
-        "the source's (its old events are removed), the target's other sessions are kept "
-        "(default: refuse a target that holds any session, writing nothing)",
+        help="copy into a target that already holds sessions or scope states: a session or scope the source also "
+        "has is replaced by the source's (a session's old events are removed), the target's others are kept "
+        "(default: refuse a target that holds any session or scope state, writing nothing)",
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     parser.epilog = "Exit codes: 0 copied and verified, 1 failure (nothing more is written after it), 2 usage error."
@@ -187,6 +190,9 @@ def _run(args: argparse.Namespace) -> int:
                 "events": figures.events,
                 "replaced": figures.replaced,
                 "target_sessions": figures.target_sessions,
+                "scopes": figures.scopes,
+                "replaced_scopes": figures.replaced_scopes,
+                "target_scopes": figures.target_scopes,
                 "verified": True,
                 "seconds": round(elapsed, 3),
             }
@@ -194,9 +200,10 @@ def _run(args: argparse.Namespace) -> int:
     else:
         replaced = f", {len(figures.replaced)} replaced" if figures.replaced else ""
         say(
-            f"copied {figures.sessions} sessions ({figures.events} events{replaced}) from {src.shown} to "
-            f"{dst.shown} in {elapsed:.1f} s; verified: counts and exports match; the target holds "
-            f"{figures.target_sessions} sessions"
+            f"copied {figures.sessions} sessions ({figures.events} events{replaced}) and {figures.scopes} scope "
+            f"states from {src.shown} to {dst.shown} in {elapsed:.1f} s; verified: counts, exports and scope "
+            f"states match; the target holds {figures.target_sessions} sessions and {figures.target_scopes} "
+            "scope states"
         )
     sys.stdout.flush()
     return EXIT_OK

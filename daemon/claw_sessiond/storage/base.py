@@ -377,6 +377,17 @@ class Storage(Protocol):
         """The states of shared scopes in the order asked ("{}" and no time for a scope never written)."""
         ...
 
+    async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
+        """Stored shared scope states whose scope sorts after ``after`` (byte order), at most ``limit``, in order."""
+        ...
+
+    async def put_scope_states(self, states: Sequence[ScopeState]) -> None:
+        """Store each state verbatim (its state and time), replacing a stored one of the same scope; all or none.
+
+        For ``claw-sessiond copy``: no delta rules and no merge, the source's rows as they were.
+        """
+        ...
+
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         """Session totals and the per-model breakdown.
 

@@ -112,6 +112,33 @@ class PostgresSessions:
         found = {str(r[0]): ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows}
         return [found.get(s, ScopeState(s)) for s in scopes]
 
+    async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
+        """Stored shared scope states after ``after`` in byte order (``COLLATE "C"``), at most ``limit``."""
+        async with self._reader() as conn:
+            rows = await conn.fetch(
+                "SELECT scope, state, updated_at FROM scope_states WHERE scope > $1 ORDER BY scope LIMIT $2",
+                after,
+                limit,
+            )
+        return [ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    async def put_scope_states(self, states: Sequence[ScopeState]) -> None:
+        """Store each state verbatim, replacing a stored one of the same scope, in one transaction.
+
+        Not in a session's lane: a scope is no session's; the row locks order it against UpdateSession.
+        """
+        if not states:
+            return
+        async with self._reader() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO scope_states(scope, state, updated_at) "
+                "SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) "
+                "ON CONFLICT (scope) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+                [s.scope for s in states],
+                [s.state for s in states],
+                [s.updated_at for s in states],
+            )
+
     async def list_sessions(
         self,
         id_contains: str,

@@ -7,6 +7,7 @@ read connection.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 
 from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
@@ -60,3 +61,27 @@ class SQLiteSessions(SQLiteReads):
             )
         found = {str(r[0]): ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows}
         return [found.get(s, ScopeState(s)) for s in scopes]
+
+    async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
+        """Stored shared scope states after ``after`` in byte order (BINARY collation), at most ``limit``."""
+        async with self._reader() as conn:
+            rows = await conn.execute_fetchall(
+                "SELECT scope, state, updated_at FROM scope_states WHERE scope > ? ORDER BY scope LIMIT ?",
+                (after, limit),
+            )
+        return [ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    async def put_scope_states(self, states: Sequence[ScopeState]) -> None:
+        """Store each state verbatim, replacing a stored one of the same scope, in one transaction."""
+        rows = [(s.scope, s.state, s.updated_at) for s in states]
+        if not rows:
+            return
+
+        def put(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT INTO scope_states(scope, state, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(scope) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+                rows,
+            )
+
+        await self._writer.submit(put)

@@ -71,10 +71,19 @@ def _report(quiet: dict[str, Any], row: dict[str, Any]) -> str:
 def test_heavy_requests_keep_p99_near_quiet(spawn_daemon: Any, workspace: Path, scenario: str) -> None:
     daemon: DaemonProcess = spawn_daemon()
     fill(daemon.address, SIZE, parts=(scenario,))
+    # A window that misses its bound is measured once more, quiet windows around it again: on a shared
+    # 2-core machine another process can take the cores for a whole window (CI once saw a watchers p99
+    # of 524 ms beside a quiet one of 29 ms); a daemon that really lets heavy requests through misses twice.
     before = _quiet(daemon, workspace)
-    row = measure(daemon.address, str(workspace), SIZE, scenario)
-    quiet = _worse(before, _quiet(daemon, workspace))
-    print("\n" + _report(quiet, row))
+    for _attempt in range(2):
+        row = measure(daemon.address, str(workspace), SIZE, scenario)
+        quiet = _worse(before, _quiet(daemon, workspace))
+        print("\n" + _report(quiet, row))
+        if all(
+            row[f"{k}_p99_ms"] < max(P99_FACTOR * quiet[f"{k}_p99_ms"], P99_FLOOR_S * 1000) for k in ("append", "load")
+        ):
+            break
+        before = quiet
     for kind in ("append", "load"):
         bound_ms = max(P99_FACTOR * quiet[f"{kind}_p99_ms"], P99_FLOOR_S * 1000)
         assert row[f"{kind}_p99_ms"] < bound_ms, f"{kind} p99 over {bound_ms:.0f} ms: " + _report(quiet, row)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -57,8 +59,16 @@ MAX_BATCH_MESSAGES = 500
 MAX_BATCH_BYTES = 32 * 1024 * 1024
 #: Reasons of a refusal that a second derivation, against the stored history, avoids.
 _INDEX_CONFLICTS = frozenset({"CLIENT_ID_EXISTS", "DUPLICATE_TOOL_CALL_ID", "TOOL_CALL_ALREADY_ANSWERED"})
-#: How often a batch is derived again when another writer appended in between.
-_ATTEMPTS = 10
+#: How often a batch is derived again when another writer appended in between ...
+_ATTEMPTS = 30
+#: ... after a random pause of up to this many seconds, doubling from 2 ms per attempt (writers racing
+#: on one session would otherwise keep meeting each other: three threads once lost ten rounds in a row).
+_MAX_PAUSE_S = 0.1
+
+
+def _pause_s(attempt: int) -> float:
+    """A random pause before attempt ``attempt + 1`` (full jitter)."""
+    return random.uniform(0, min(_MAX_PAUSE_S, 0.002 * 2**attempt))
 
 
 class ClawChatMessageHistory(BaseChatMessageHistory):
@@ -137,6 +147,7 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
                     break
                 except SessiondError as err:
                     bare = _retry_or_raise(err, attempt)
+                time.sleep(_pause_s(attempt))
 
     def clear(self) -> None:
         """Remove every message (erased, unless ``erase_on_clear`` is False)."""
@@ -169,6 +180,7 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
                     break
                 except SessiondError as err:
                     bare = _retry_or_raise(err, attempt)
+                await asyncio.sleep(_pause_s(attempt))
 
     async def aclear(self) -> None:
         """:meth:`clear`, through the asyncio client."""

@@ -13,7 +13,7 @@ statement is interrupted (``sqlite3_interrupt``) after
 :data:`SEARCH_TIMEOUT_S` or as soon as the caller goes away. The usage report
 returns at most :data:`MAX_REPORT_ROWS` groups within
 :data:`REPORT_TIMEOUT_S`. A follow-all page holds at most the rows asked for
-and about ``reads.PAGE_BYTES`` of payload.
+and about ``storage.paging.PAGE_BYTES`` of payload.
 
 A backend must never run a search or report without these time bounds, nor
 hold a connection across a yield. This module does no I/O and imports no

@@ -38,8 +38,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ...queries import MAX_FOLLOW_LAST
-from ..sqlite.reads import PAGE_BYTES
-from .reads import _cut, snapshot
+from ..paging import PAGE_BYTES
+from ..paging import cut as _cut
+from .reads import snapshot
 
 __all__ = ["ANNOUNCE_SQL", "FOLLOW_LOCK_NS", "follow_rows_after", "follow_start", "horizon"]
 

@@ -11,7 +11,6 @@ yield. Lists of ids are passed as one array parameter (``= ANY($n)``).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -21,7 +20,8 @@ from ...errors import Reason, SequenceConflictError
 from ...events import edit_removed, erased_count
 from ...history import drop_calls
 from ...model import HistoryCursor, Message, SessionSummary
-from ..sqlite.reads import DECODE_SLICE_BYTES, PAGE_BYTES, PAGE_ROWS, SCAN_ROWS
+from ..paging import PAGE_BYTES, PAGE_ROWS, SCAN_ROWS, Segment, arrange_page, decode_rows
+from ..paging import cut as _cut
 
 __all__ = [
     "dropping",
@@ -45,16 +45,6 @@ EVENT_BYTES: Final = "octet_length(payload) + coalesce(octet_length(item), 0)"
 def snapshot(conn: Any) -> Any:
     """A read-only transaction that sees one snapshot for all its statements."""
     return conn.transaction(isolation="repeatable_read", readonly=True)
-
-
-def _cut(sizes: Sequence[Sequence[Any]], max_bytes: int) -> int:
-    """How many of the leading rows ``(key, bytes)`` fit in ``max_bytes`` (at least one)."""
-    total = 0
-    for i, (_key, size) in enumerate(sizes):
-        total += int(size or 0)
-        if total > max_bytes and i > 0:
-            return i
-    return len(sizes)
 
 
 async def _guard(conn: Any, cursor: HistoryCursor, *, clears: bool = True) -> None:
@@ -142,16 +132,7 @@ async def check_cursor(conn: Any, cursor: HistoryCursor) -> None:
 
 
 async def _decode_rows(rows: Sequence[Any], decode: Decode) -> list[Message]:
-    """Decode a page, yielding to the loop after every ``DECODE_SLICE_BYTES`` of payload."""
-    out: list[Message] = []
-    budget = DECODE_SLICE_BYTES
-    for r in rows:
-        out.append(_decode(r, decode))
-        budget -= len(r[4]) + len(r[6] or b"")
-        if budget <= 0:
-            budget = DECODE_SLICE_BYTES
-            await asyncio.sleep(0)
-    return out
+    return await decode_rows(rows, lambda r: _decode(r, decode))
 
 
 async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -> AsyncGenerator[list[Message], None]:
@@ -205,71 +186,29 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
 
 async def _arrange(
     conn: Any, cursor: HistoryCursor, messages: list[Message], page_end: int, in_flight: set[str]
-) -> list[tuple[list[Message], list[list[int]]]]:
+) -> list[Segment]:
     """Order one page like ``project`` and find the far results of its assistants (caller's transaction)."""
     sid = cursor.session_id
-    owner_in_page: dict[str, int] = {}
-    for m in messages:
-        if m.role == "assistant":
-            for call in m.tool_calls:
-                owner_in_page[call.id] = m.position
-    results: dict[int, list[Message]] = {}
-    # An orphan result (its call was unknown when stored) pairs with nothing: it keeps its place.
-    loose = [
-        m.tool_call_id for m in messages if m.role == "tool" and not m.orphan and m.tool_call_id not in owner_in_page
-    ]
-    # A tool message answering an assistant of an earlier page was sent with it (as a far result).
-    owned_elsewhere = (
-        {
-            r[0]
-            for r in await conn.fetch(
-                "SELECT call_id FROM tool_calls WHERE session_id = $1 AND call_id = ANY($2::text[])", sid, loose
-            )
-        }
-        if loose
-        else set()
-    )
-    answered_in_page: set[str] = set()
-    for m in messages:
-        if m.role == "tool" and not m.orphan and m.tool_call_id in owner_in_page:
-            results.setdefault(owner_in_page[m.tool_call_id], []).append(m)
-            answered_in_page.add(m.tool_call_id)
-    segments: list[tuple[list[Message], list[list[int]]]] = []
-    current: list[Message] = []
-    for m in messages:
-        if m.role == "tool" and not m.orphan and (m.tool_call_id in owner_in_page or m.tool_call_id in owned_elsewhere):
-            continue
-        current.append(m)
-        if m.role != "assistant" or not m.tool_calls:
-            continue
-        current.extend(results.get(m.position, ()))
-        missing = [c.id for c in m.tool_calls if c.id not in answered_in_page and c.id not in in_flight]
-        if not missing:
-            continue
-        sizes = list(
+
+    async def known_calls(ids: list[str]) -> set[str]:
+        sql = "SELECT call_id FROM tool_calls WHERE session_id = $1 AND call_id = ANY($2::text[])"
+        return {r[0] for r in await conn.fetch(sql, sid, ids)}
+
+    async def far_sizes(ids: list[str]) -> list[Any]:
+        return list(
             await conn.fetch(
                 "SELECT e.position, octet_length(e.payload) + coalesce(octet_length(e.item), 0) FROM tool_calls AS t "
                 "JOIN events AS e ON e.session_id = t.session_id AND e.position = t.result_position "
                 "WHERE t.session_id = $1 AND t.call_id = ANY($2::text[]) "
                 "AND t.result_position > $3 AND t.result_position <= $4 ORDER BY e.position",
                 sid,
-                missing,
+                ids,
                 page_end,
                 cursor.last_position,
             )
         )
-        if not sizes:
-            continue
-        groups: list[list[int]] = []
-        while sizes:
-            n = min(_cut(sizes, PAGE_BYTES), PAGE_ROWS)
-            groups.append([int(r[0]) for r in sizes[:n]])
-            sizes = sizes[n:]
-        segments.append((current, groups))
-        current = []
-    if current:
-        segments.append((current, []))
-    return segments
+
+    return await arrange_page(messages, in_flight, known_calls, far_sizes)
 
 
 async def watch_rows_after(

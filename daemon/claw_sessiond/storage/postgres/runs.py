@@ -40,7 +40,7 @@ import asyncpg
 
 from ...errors import PreconditionError, Reason, StorageError, StorageUnavailableError
 from ..base import Run, RunEnd, RunRegistry
-from ..sqlite.runs import InMemoryRuns
+from ..runs import InMemoryRuns
 from .errors import map_pg_errors
 
 __all__ = ["DAEMON_LOCK_NS", "DatabaseRuns"]

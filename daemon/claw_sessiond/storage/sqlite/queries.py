@@ -37,7 +37,8 @@ from ...queries import (
     SearchRow,
     UsageRow,
 )
-from .reads import PAGE_BYTES, _cut
+from ..paging import PAGE_BYTES
+from ..paging import cut as _cut
 
 __all__ = ["follow_rows_after", "follow_start", "search", "usage_report"]
 

@@ -32,8 +32,6 @@ the previous one was handed on.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
@@ -43,6 +41,15 @@ import aiosqlite
 from ...errors import Reason, SequenceConflictError
 from ...events import edit_removed, erased_count
 from ...model import HistoryCursor, Message, SessionSummary
+from ..paging import (
+    PAGE_BYTES,
+    PAGE_ROWS,
+    SCAN_ROWS,
+    Segment,
+    arrange_page,
+    decode_rows,
+)
+from ..paging import cut as _cut
 
 __all__ = [
     "PAGE_BYTES",
@@ -61,19 +68,6 @@ __all__ = [
     "watch_rows_after",
 ]
 
-#: Most payload bytes read into one page (a page always holds at least one event).
-PAGE_BYTES: Final = 1024 * 1024
-#: Most events in one page.
-PAGE_ROWS: Final = 512
-#: Payload bytes decoded before yielding to the loop (a page of assistants with thousands
-#: of calls took the loop ~15 ms to decode in one piece).
-DECODE_SLICE_BYTES: Final = 16 * 1024
-#: Loop time a decode holds before it yields: checked after each :data:`DECODE_SLICE_BYTES`, so
-#: that a page of small entries yields every millisecond, not every few entries (each yield is a
-#: turn of the loop: a Load of 10,000 entries spent more time in them than in decoding).
-DECODE_SLICE_S: Final = 0.001
-#: Sessions examined per ListSessions chunk (one short read each).
-SCAN_ROWS: Final = 1000
 #: Tool-call ids looked up per query (well under SQLite's 32766 parameters).
 _IDS_PER_QUERY: Final = 500
 
@@ -86,16 +80,6 @@ _EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schem
 EVENT_BYTES: Final = "length(CAST(payload AS BLOB)) + coalesce(length(item), 0)"
 #: The entries of the projection among a session's history events: not a clear or an edit, not hidden by one.
 _VISIBLE: Final = "type NOT IN ('clear', 'edit') AND hidden_by IS NULL"
-
-
-def _cut(sizes: Sequence[Sequence[Any]], max_bytes: int) -> int:
-    """How many of the leading rows ``(key, bytes)`` fit in ``max_bytes`` (at least one)."""
-    total = 0
-    for i, (_key, size) in enumerate(sizes):
-        total += int(size or 0)
-        if total > max_bytes and i > 0:
-            return i
-    return len(sizes)
 
 
 async def _guard(conn: aiosqlite.Connection, cursor: HistoryCursor, *, clears: bool = True) -> None:
@@ -292,98 +276,34 @@ async def _positions_by_pages(
 
 
 async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Message]:
-    """Decode a page, yielding to the loop after every :data:`DECODE_SLICE_S` (checked every
-    :data:`DECODE_SLICE_BYTES` of payload).
-
-    On the loop, in slices, rather than in a worker thread: a thread decoding
-    holds the GIL in 5 ms turns, and every other request's hand-offs between
-    the loop and the SQLite threads then wait behind it.
-    """
-    out: list[Message] = []
-    budget = DECODE_SLICE_BYTES
-    since = time.perf_counter()
-    for r in rows:
-        out.append(decode(*r))
-        budget -= len(r[4]) + len(r[6] or b"")
-        if budget <= 0:
-            budget = DECODE_SLICE_BYTES
-            if time.perf_counter() - since >= DECODE_SLICE_S:
-                await asyncio.sleep(0)
-                since = time.perf_counter()
-    return out
+    return await decode_rows(rows, lambda r: decode(*r))
 
 
 async def _arrange(
     conn: aiosqlite.Connection, cursor: HistoryCursor, messages: list[Message], page_end: int, in_flight: set[str]
-) -> list[tuple[list[Message], list[list[int]]]]:
+) -> list[Segment]:
     """Order one page like ``project`` and find the far results of its assistants (caller's transaction)."""
     sid = cursor.session_id
-    owner_in_page: dict[str, int] = {}
-    for m in messages:
-        if m.role == "assistant":
-            for call in m.tool_calls:
-                owner_in_page[call.id] = m.position
-    results: dict[int, list[Message]] = {}
-    # An orphan result (its call was unknown when stored) pairs with nothing: it keeps its place.
-    loose = [
-        m.tool_call_id for m in messages if m.role == "tool" and not m.orphan and m.tool_call_id not in owner_in_page
-    ]
-    # A tool message answering an assistant of an earlier page was sent with it (as a far result).
-    owned_elsewhere = (
-        {
-            r[0]
-            for r in await _in(
-                conn, "SELECT call_id FROM tool_calls WHERE session_id = ? AND call_id IN ({ids})", (sid,), loose
-            )
-        }
-        if loose
-        else set()
-    )
-    answered_in_page: set[str] = set()
-    for m in messages:
-        if m.role == "tool" and not m.orphan and m.tool_call_id in owner_in_page:
-            results.setdefault(owner_in_page[m.tool_call_id], []).append(m)
-            answered_in_page.add(m.tool_call_id)
-    segments: list[tuple[list[Message], list[list[int]]]] = []
-    current: list[Message] = []
-    for m in messages:
-        if m.role == "tool" and not m.orphan and (m.tool_call_id in owner_in_page or m.tool_call_id in owned_elsewhere):
-            continue
-        current.append(m)
-        if m.role != "assistant" or not m.tool_calls:
-            continue
-        current.extend(results.get(m.position, ()))
-        missing = [c.id for c in m.tool_calls if c.id not in answered_in_page and c.id not in in_flight]
-        if not missing:
-            continue
+
+    async def known_calls(ids: list[str]) -> set[str]:
+        sql = "SELECT call_id FROM tool_calls WHERE session_id = ? AND call_id IN ({ids})"
+        return {r[0] for r in await _in(conn, sql, (sid,), ids)}
+
+    async def far_sizes(ids: list[str]) -> list[Any]:
         far = await _in(
             conn,
             "SELECT result_position FROM tool_calls WHERE session_id = ? AND call_id IN ({ids}) "
             "AND result_position > ? AND result_position <= ?",
             (sid,),
-            missing,
+            ids,
             (page_end, cursor.last_position),
         )
         if not far:
-            continue
-        positions = sorted(int(r[0]) for r in far)
-        sizes = await _in(
-            conn,
-            f"SELECT position, {EVENT_BYTES} FROM events WHERE session_id = ? AND position IN ({{ids}})",
-            (sid,),
-            positions,
-        )
-        sizes.sort(key=lambda r: r[0])
-        groups: list[list[int]] = []
-        while sizes:
-            n = min(_cut(sizes, PAGE_BYTES), PAGE_ROWS)
-            groups.append([int(r[0]) for r in sizes[:n]])
-            sizes = sizes[n:]
-        segments.append((current, groups))
-        current = []
-    if current:
-        segments.append((current, []))
-    return segments
+            return []
+        sql = f"SELECT position, {EVENT_BYTES} FROM events WHERE session_id = ? AND position IN ({{ids}})"
+        return sorted(await _in(conn, sql, (sid,), sorted(int(r[0]) for r in far)), key=lambda r: r[0])
+
+    return await arrange_page(messages, in_flight, known_calls, far_sizes)
 
 
 async def watch_rows_after(

@@ -49,6 +49,7 @@ from ...model import (
     UsageResult,
 )
 from ..base import ChangeListener, CopyFigures, Storage, StorageCounters, StorageFigures
+from ..runs import InMemoryRuns
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
 from .edit_tx import edit_in_tx, erase_clear_in_tx
@@ -63,7 +64,6 @@ from .files import (
 )
 from .import_tx import import_in_tx
 from .reading import READERS
-from .runs import InMemoryRuns
 from .sessions import SQLiteSessions
 from .tx import (
     append_in_tx,

@@ -38,8 +38,8 @@ import logging
 import uuid
 from typing import Final
 
-from ...errors import PreconditionError, Reason
-from ..base import Run, RunEnd, RunRegistry
+from ..errors import PreconditionError, Reason
+from .base import Run, RunEnd, RunRegistry
 
 __all__ = ["ENDED_REMEMBERED", "InMemoryRuns"]
 

@@ -12,11 +12,12 @@ import json
 from pathlib import Path
 
 from claw_sessiond.config import Config
-from claw_sessiond.errors import AlreadyExistsError, Reason
+from claw_sessiond.errors import AlreadyExistsError, PreconditionError, Reason, SessiondError
 from claw_sessiond.events import decode_events
 from claw_sessiond.storage import Storage, open_storage
-from claw_sessiond.validate_sessions import prepare_create, prepare_update
+from claw_sessiond.validate_sessions import prepare_create, prepare_fork, prepare_update
 from tests.helpers.postgres import SHARED as POSTGRES
+from tests.storage._support import append, contents, export_lines, import_lines, renamed, user
 
 WORKDIR = "/work/dir"
 
@@ -64,6 +65,100 @@ async def test_two_different_creates_of_one_id_at_once_one_is_refused(tmp_path: 
             winner = next(m for m in made if not isinstance(m, BaseException))
             stored = await b.load(sid, WORKDIR, "t", repair=False)
             assert stored.session.settings.state == winner.session.settings.state
+    finally:
+        await a.close()
+        await b.close()
+
+
+#: Rounds of each race (each round a new id; the two writes meet on it at once).
+RACES = 10
+
+
+async def _figures(store: Storage) -> tuple[int, int, int]:
+    f = await store.figures()
+    return f.sessions, f.events, f.request_records
+
+
+def _one_refused(made: list[object]) -> tuple[object, SessiondError]:
+    """The winner and the refusal of a race: exactly one write succeeded, the other is SESSION_EXISTS."""
+    refused = [m for m in made if isinstance(m, BaseException)]
+    assert len(refused) == 1, f"expected one refusal, got {made}"
+    assert isinstance(refused[0], AlreadyExistsError | PreconditionError), repr(refused[0])
+    assert refused[0].reason == Reason.SESSION_EXISTS, repr(refused[0])
+    return next(m for m in made if not isinstance(m, BaseException)), refused[0]
+
+
+async def test_two_imports_of_one_new_id_at_once_one_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    """Issue 17 item 12: the second import ended on the unique keys (UNAVAILABLE) instead of SESSION_EXISTS."""
+    a, b = await _two_daemons(tmp_path)
+    try:
+        await append(a, "from-a", user("a one"), user("a two"))
+        await append(a, "from-b", user("b one"), user("b two"), user("b three"))
+        lines_a, lines_b = await export_lines(a, "from-a"), await export_lines(a, "from-b")
+        for i in range(RACES):
+            sid = f"imported-{i}"
+            before = await _figures(a)
+            made = await asyncio.gather(
+                import_lines(a, renamed(lines_a, sid)), import_lines(b, renamed(lines_b, sid)), return_exceptions=True
+            )
+            winner, _refused = _one_refused(made)
+            won_a = made[0] is winner
+            assert winner == (2 if won_a else 3)
+            assert await contents(b, sid) == (["a one", "a two"] if won_a else ["b one", "b two", "b three"])
+            sessions, events, records = await _figures(a)
+            assert (sessions, events, records) == (before[0] + 1, before[1] + winner, before[2])  # the loser: nothing
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_an_import_and_a_create_of_one_new_id_at_once_one_is_refused(tmp_path: Path) -> None:
+    a, b = await _two_daemons(tmp_path)
+    try:
+        await append(a, "src", user("imported"))
+        lines = await export_lines(a, "src")
+        for i in range(RACES):
+            sid = f"both-{i}"
+            before = await _figures(a)
+            made = await asyncio.gather(
+                import_lines(a, renamed(lines, sid)), b.create_session(_create(sid, "")), return_exceptions=True
+            )
+            winner, _refused = _one_refused(made)
+            imported = made[0] is winner
+            assert await contents(b, sid) == (["imported"] if imported else [])
+            stored = await b.load(sid, WORKDIR, "t", repair=False)
+            assert stored.session.settings.state == ("{}" if imported else '{"a":1}')
+            sessions, events, _records = await _figures(a)
+            assert sessions == before[0] + 1
+            assert events == before[1] + (1 if imported else 2)  # the entry; or the create's settings and state
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_two_forks_to_one_new_id_at_once_one_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    a, b = await _two_daemons(tmp_path)
+    try:
+        await append(a, "src-a", user("a one"))
+        await append(a, "src-b", user("b one"), user("b two"))
+
+        def fork(src: str, sid: str):  # type: ignore[no-untyped-def]
+            return prepare_fork(
+                src, sid, up_to_position=0, workdir=WORKDIR, labels=None, request_id=f"{src}-{sid}", trace_id="t"
+            )
+
+        for i in range(RACES):
+            sid = f"forked-{i}"
+            before = await _figures(a)
+            made = await asyncio.gather(
+                a.fork_session(fork("src-a", sid)), b.fork_session(fork("src-b", sid)), return_exceptions=True
+            )
+            winner, _refused = _one_refused(made)
+            won_a = made[0] is winner
+            assert await contents(b, sid) == (["a one"] if won_a else ["b one", "b two"])
+            sessions, events, records = await _figures(a)
+            assert sessions == before[0] + 1 and records == before[2] + 1
+            assert events == before[1] + 1 + (1 if won_a else 2)  # settings, then the copies
     finally:
         await a.close()
         await b.close()

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from ... import repair as repairing
 from ... import rules
+from ...errors import Reason, StorageUnavailableError
 from ...events import EVENT_SCHEMA_VERSION, call_names
 from ...export import ImportedSession
 from ...model import HistoryCursor, ImportMode, LoadResult, Repair, Usage
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .state_tx import rebuild_settings_in_tx, settings_in_tx
 from .tx import (
+    NOW_SQL,
     SESSION_COLS,
+    SessionRow,
     delete_in_tx,
     lock_session_in_tx,
     new_incarnation,
@@ -32,6 +35,10 @@ from .tx import (
 )
 
 __all__ = ["import_in_tx", "repair_in_tx"]
+
+#: Rounds of "no row, but the claim conflicted" before an import gives way (each needs another
+#: transaction to create and then delete the id in between).
+_CLAIM_ATTEMPTS: Final = 3
 
 
 async def repair_in_tx(
@@ -97,7 +104,7 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
     """Write an imported session's events and rebuild its derived rows (``rules.fold_events``); events written."""
     header = session.header
     sid = header.session_id
-    row, _now = await lock_session_in_tx(conn, sid)
+    row = await _claim_or_lock_in_tx(conn, sid)
     events = list(session.events)
     created_at, updated_at, workdir = header.created_at, header.updated_at, header.workdir
     offset = 0
@@ -173,6 +180,34 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
     if max_open_calls:
         rules.check_imported_open_calls(await open_call_count_in_tx(conn, sid), max_open_calls, sid)
     return len(events)
+
+
+async def _claim_or_lock_in_tx(conn: Any, session_id: str) -> SessionRow | None:
+    """The stored session's row, locked; or None after claiming the id with a row of this transaction.
+
+    Two imports (or an import and a CreateSession, a fork, an Append) of one new id at once: without
+    the claim both would find no row, and the second would end on the unique keys of ``events`` or
+    ``sessions`` (UNAVAILABLE). The claim's ``ON CONFLICT DO NOTHING`` waits for the other
+    transaction; once it has committed the row is there, locked here, and the import decides on it
+    (SESSION_EXISTS in mode refuse). The placeholder row is replaced by the rebuilt one below.
+    """
+    for _ in range(_CLAIM_ATTEMPTS):
+        row, _now = await lock_session_in_tx(conn, session_id)
+        if row is not None:
+            return row
+        claimed = await conn.fetchval(
+            "INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation) "
+            f"VALUES ($1, '', {NOW_SQL}, {NOW_SQL}, $2) ON CONFLICT (session_id) DO NOTHING RETURNING 1",
+            session_id,
+            new_incarnation(),
+        )
+        if claimed is not None:
+            return None
+    # Created and deleted again by others between our statements, every time: give way.
+    raise StorageUnavailableError(
+        f"session {session_id!r} is being created and deleted by others at once; try the import again",
+        reason=Reason.STORAGE_UNAVAILABLE,
+    )
 
 
 def _usage_values(u: Usage) -> tuple[int, int, int, int, int, str]:

@@ -27,6 +27,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.paths import default_socket_path
 from tests.helpers.backend import ON_POSTGRES, database_url_for
+from tests.helpers.postgres import SHARED as POSTGRES
 
 FULL = os.environ.get("CLAW_FULL") == "1"
 #: The checkout.
@@ -112,12 +113,18 @@ class DaemonProcess:
         return code
 
     def kill(self) -> None:
-        """SIGKILL and reap."""
+        """SIGKILL and reap; on PostgreSQL, then wait until the server has ended the daemon's sessions.
+
+        The process is gone at once, but a statement it had sent runs on in the server: a COMMIT
+        sent just before the kill commits after it (during the WAL flush). Until the server has
+        ended those sessions, what the database holds may still change (``tests/e2e/test_kill_postgres.py``).
+        """
         assert self.proc is not None
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(10)
         self._log.close()
+        wait_for_server_sessions_to_end(self.proc.pid)
 
     def stop(self) -> None:
         """Teardown: SIGTERM, then SIGKILL if it hangs."""
@@ -129,6 +136,21 @@ class DaemonProcess:
             self.terminate(15)
         except subprocess.TimeoutExpired:
             self.kill()
+
+
+#: The longest a killed daemon's server sessions may run on (a statement in flight finishing).
+KILLED_SESSIONS_END_S = 20.0
+
+
+def wait_for_server_sessions_to_end(pid: int, timeout_s: float = KILLED_SESSIONS_END_S) -> None:
+    """Wait until the PostgreSQL server of this test process has no session of the dead process ``pid``."""
+    if not POSTGRES.running:
+        return
+    end = time.monotonic() + timeout_s
+    while (left := POSTGRES.sessions_of(pid)) > 0:
+        if time.monotonic() > end:
+            pytest.fail(f"{left} server sessions of the killed daemon {pid} still run after {timeout_s:.0f}s")
+        time.sleep(0.02)
 
 
 def health_status(address: str, service: str = "") -> str:

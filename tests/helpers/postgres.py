@@ -288,6 +288,23 @@ class _Shared:
             self._databases[key] = server.create_database(f"t_{os.getpid()}_{len(self._databases)}")
         return self._databases[key]
 
+    @property
+    def running(self) -> bool:
+        """True once this process has started its server."""
+        return self._server is not None
+
+    def sessions_of(self, pid: int) -> int:
+        """How many server sessions (backends) the daemon process ``pid`` still has (its connections are named
+        ``claw-sessiond … <pid>``); 0 when no server runs."""
+        if self._server is None:
+            return 0
+        return int(
+            self._server.psql(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'claw-sessiond%' "
+                f"AND split_part(application_name, ' ', -1) = '{int(pid)}'"
+            )
+        )
+
     def stop(self) -> None:
         self._stack.close()
         self._server = None

@@ -10,6 +10,7 @@ connections set ``search_path``, ``synchronous_commit = on`` and
 from __future__ import annotations
 
 import dataclasses
+import os
 import urllib.parse
 from typing import Any, Final
 
@@ -57,7 +58,9 @@ def server_settings_of(settings: PostgresSettings) -> dict[str, str]:
         "search_path": schema.SCHEMA,
         "synchronous_commit": "on",
         "lock_timeout": str(settings.lock_timeout_ms),
-        "application_name": "claw-sessiond",
+        # With the pid, as the feed and lease connections: an operator (and a test) can tell one daemon's
+        # server sessions from another's in pg_stat_activity.
+        "application_name": f"claw-sessiond {os.getpid()}",
     }
 
 

@@ -108,6 +108,7 @@ def test_ping_and_edit_tail_reach_a_run_attached_on_another_daemon(tmp_path: Pat
             os.kill(a.proc.pid, signal.SIGKILL)
             a.proc.wait(10)
             before = _last(on_b, "s")
+            killed = time.monotonic()
             wait_for(
                 lambda: (
                     _refusal(lambda: on_b.PingRun(pb.PingRunRequest(run_id=run_id)))
@@ -116,6 +117,7 @@ def test_ping_and_edit_tail_reach_a_run_attached_on_another_daemon(tmp_path: Pat
                 10,
                 "B to see A's run as lost",
             )
+            print(f"\nA SIGKILLed: B answered lease_lost {(time.monotonic() - killed) * 1000:.0f} ms after A's exit")
             assert _refusal(lambda: _edit(on_b, "s", run_id, "late")) == _unknown_run(run_id, "lease_lost")
             assert _last(on_b, "s") == before
         finally:

@@ -349,6 +349,9 @@ class DatabaseRuns(InMemoryRuns):
             PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
             StorageUnavailableError: the database cannot answer now.
         """
+        here = super().get(run_id)
+        if here is not None:  # the ping came: it counts even if the database cannot answer now (UNAVAILABLE)
+            here.last_ping = time.monotonic()
         if await self._decide(run_id, "", ping=True):
             return await super().ping(run_id)
         return 0.0

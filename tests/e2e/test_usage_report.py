@@ -158,5 +158,10 @@ def test_usage_text_and_chart_fit_80_columns(daemon: DaemonProcess) -> None:
 def test_no_usage_and_unreachable_daemon(daemon: DaemonProcess, tmp_path: Any) -> None:
     empty = cli(daemon)
     assert empty.returncode == 0 and "no usage recorded" in empty.stdout
-    gone = claw("usage", "--socket", str(tmp_path / "nothing.sock"), timeout_s=30)
+    gone = claw("usage", "--socket", str(tmp_path / "nothing.sock"), "--no-offline", timeout_s=30)
     assert gone.returncode == 1 and "Try:" in gone.stderr
+    # Without --no-offline: the read-only view of the workspace, which has no .claw/ here: a clear failure.
+    empty_ws = tmp_path / "empty-ws"
+    empty_ws.mkdir()
+    offline = claw("usage", "--workspace", str(empty_ws), "--socket", str(tmp_path / "nothing.sock"), timeout_s=30)
+    assert offline.returncode == 1 and "nothing is stored" in offline.stderr, offline.stderr

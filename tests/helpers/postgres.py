@@ -152,8 +152,11 @@ class Server:
 
 
 @contextlib.contextmanager
-def throwaway_postgres(bin_dir: Path) -> Iterator[Server]:
-    """Start a private server from ``bin_dir``; stop it by its pid and remove its folder at the end."""
+def throwaway_postgres(bin_dir: Path, extra_options: str = "") -> Iterator[Server]:
+    """Start a private server from ``bin_dir``; stop it by its pid and remove its folder at the end.
+
+    ``extra_options`` are added to the server's command line after the usual ones, so they win (a test of
+    weakened durability starts one with ``-c fsync=off``)."""
     root = Path(tempfile.mkdtemp(prefix="claw-pg-"))
     data = root / "data"
     uid = gid = -1
@@ -191,6 +194,8 @@ def throwaway_postgres(bin_dir: Path) -> Iterator[Server]:
             f"-k {root} -c listen_addresses=127.0.0.1 -p {port} -c fsync=on -c synchronous_commit=on "
             "-c max_connections=300 -c shared_buffers=32MB -c log_min_messages=warning"
         )
+        if extra_options:
+            options += f" {extra_options}"
         _run(
             _as_server_user(
                 [

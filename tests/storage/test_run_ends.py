@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -55,3 +56,27 @@ async def test_calls_of_an_ended_run_are_repaired_whatever_the_cause(storage: St
         storage.runs.end(run.run_id, cause)
         loaded = await storage.load(session, "/w", "t")
         assert [r.tool_call_id for r in loaded.repairs] == ["a"] and loaded.in_flight == []
+
+
+async def test_ping_and_confirm_run_give_the_one_answer(storage: Storage) -> None:
+    # PingRun and EditTail ask the registry through ping / confirm_run (decided in the database on PostgreSQL).
+    run = await attach(storage, "s", 1, "agent", ping_timeout_s=5.0)
+    run.last_ping -= 3.0
+    assert await storage.runs.ping(run.run_id) == 5.0
+    assert time.monotonic() - run.last_ping < 1.0  # renewed
+    await storage.runs.confirm_run(run.run_id, "s")
+    never = uuid.uuid4().hex
+    for call, cause in (
+        (lambda: storage.runs.confirm_run(run.run_id, "t"), "other_session"),
+        (lambda: storage.runs.ping(never), "unknown"),
+        (lambda: storage.runs.confirm_run(never, "s"), "unknown"),
+    ):
+        with pytest.raises(PreconditionError) as caught:
+            await call()
+        assert caught.value.reason == Reason.UNKNOWN_RUN and caught.value.metadata["cause"] == cause
+    storage.runs.end(run.run_id, RunEnd.ENDED)
+    await storage.runs.settled()
+    for ended in (lambda: storage.runs.ping(run.run_id), lambda: storage.runs.confirm_run(run.run_id, "s")):
+        with pytest.raises(PreconditionError) as caught:
+            await ended()
+        assert caught.value.metadata == {"run_id": run.run_id, "cause": "ended"}

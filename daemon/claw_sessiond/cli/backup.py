@@ -19,6 +19,11 @@ database first, so its committed WAL data stays with it; nothing is deleted
 or checkpointed), then renames the verified copy into place and fsyncs the
 folder.
 
+Both work on the SQLite file under ``.claw/`` only: with a PostgreSQL database
+configured for the workspace (``CLAW_DATABASE_URL``, ``database`` in
+``.claw/config.toml``) they refuse (exit 1, nothing written) and name
+``pg_dump``; the daemon's Backup RPC is refused there too.
+
 Exit codes: 0 ok, 1 failure (refused, verification failed, daemon running
 for restore), 2 usage error. ``--json`` prints one document with ``"format": 1``.
 """
@@ -49,10 +54,12 @@ from ..storage import (
     check_database_file,
     copy_database,
     create_private_file,
+    redacted_url,
     stored_sessions,
 )
 from .connect import open_client, socket_path
 from .failure import EXIT_OK, report_error
+from .offline import configured_database
 from .options import Command, set_epilog
 from .output import print_json
 from .termsafe import visible
@@ -183,8 +190,26 @@ def _offline_copy(workspace: Path, tmp: Path) -> CopyFigures:
             raise _Refused(f"{exc.message} (nothing was written)") from exc
 
 
+def _on_postgres(args: argparse.Namespace, verb: str) -> str:
+    """Why ``verb`` refuses this workspace ("" when its store is the SQLite file): a PostgreSQL database is
+    configured for it (or the configuration is broken), so the SQLite file under ``.claw/`` is not its store."""
+    url, problem = configured_database(Path(os.path.abspath(args.workspace)))
+    if problem:
+        return f"{verb}: {problem}; nothing was written"
+    if not url:
+        return ""
+    how = "pg_dump (or the server's own backups)" if verb == "backup" else "pg_restore or psql from a pg_dump"
+    return (
+        f"{verb}: the store of {args.workspace} is the PostgreSQL database {redacted_url(url)} (CLAW_DATABASE_URL or "
+        f"database in .claw/config.toml), and {verb} handles only the SQLite file under .claw/; use {how} "
+        "for that database, or 'claw-sessiond copy' to move sessions between backends; nothing was written"
+    )
+
+
 def backup(args: argparse.Namespace) -> int:
     """Write a verified copy of the whole store to FILE."""
+    if refused := _on_postgres(args, "backup"):
+        return _fail(args, refused)
     target = Path(os.path.abspath(args.file))
     if target.is_dir():
         return _fail(args, f"{target} is a folder; give a file name")
@@ -276,6 +301,8 @@ def _keep_aside(db: Path) -> Path | None:
 
 def restore(args: argparse.Namespace) -> int:
     """Replace the workspace's store with a verified backup (daemon stopped)."""
+    if refused := _on_postgres(args, "restore"):
+        return _fail(args, refused)
     source = Path(os.path.abspath(args.file))
     if not source.is_file():
         return _fail(args, f"{source} is not a file")

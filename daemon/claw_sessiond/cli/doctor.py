@@ -10,7 +10,10 @@ fail exits 1 (``--json``: ``"ok": false`` and an error with reason
 
 With a PostgreSQL database configured for the workspace (``CLAW_DATABASE_URL`` or ``database`` in
 ``.claw/config.toml``, as the daemon reads them) the database checks are of that database
-(``database``: it answers; ``schema_version``), never of a SQLite file left in ``.claw/``.
+(``database``: it answers, named ``host:port/database as user``, never with the password; ``schema_version``
+against this build's; ``durability``: ``fsync``, ``full_page_writes``, ``synchronous_commit``; ``privileges``
+the daemon needs on the schema), never of a SQLite file left in ``.claw/``. They only read: nothing is
+migrated or written.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from ..storage import check_storage
 from . import terminal
 from .connect import open_client, socket_path
 from .failure import EXIT_FAILURE, EXIT_OK, error_json
+from .offline import configured_database
 from .options import Command, set_epilog
 from .output import print_json
 from .termsafe import visible
@@ -74,39 +78,13 @@ def _check_storage(db: Path, url: str = "") -> list[tuple[str, str, str]]:
 
 
 def _check_postgres(url: str) -> list[tuple[str, str, str]]:
-    """``database`` (it answers: connect, and migrate an older schema as the daemon would) and ``schema_version``."""
+    """The PostgreSQL database's checks (``database``, ``schema_version``, ``durability``, ``privileges``):
+    read-only, nothing migrated; no line holds the password."""
     import asyncio
 
-    from ..errors import SessiondError as DomainError
-    from ..metrics import figure_fields
-    from ..storage import open_url, redacted_url
+    from ..storage import check_url
 
-    async def figures() -> dict[str, Any]:
-        store = await open_url(url)
-        try:
-            return figure_fields(await store.figures())
-        finally:
-            await store.close()
-
-    try:
-        values = asyncio.run(figures())
-    except DomainError as exc:
-        return [("database", "fail", exc.message)]
-    return [("database", "ok", f"{redacted_url(url)} answers"), ("schema_version", "ok", str(values["schema_version"]))]
-
-
-def _database_url(workspace: Path) -> tuple[str, str]:
-    """The workspace's PostgreSQL URL ("" for the SQLite file) and a configuration error ("" if none)."""
-    from ..config import ConfigError, environ
-    from .serve import database_url
-
-    try:
-        url = database_url(None, environ(), workspace)
-    except ConfigError as exc:
-        return "", str(exc)
-    if url and url != "sqlite:" and not url.startswith(("postgresql://", "postgres://")):
-        return "", f"database must be a postgresql:// URL (or empty for the SQLite file), not {url.split(':')[0]}:"
-    return ("" if url == "sqlite:" else url), ""
+    return [(c.name, c.status, c.detail) for c in asyncio.run(check_url(url))]
 
 
 def _check_permissions(report: _Report, folder: Path) -> None:
@@ -128,7 +106,10 @@ def _add_doctor(parser: argparse.ArgumentParser) -> None:
         "With the daemon running, doctor asks it (stats) and reads the database read-only. With the daemon "
         "down it first takes the daemon's lock (.claw/sessiond.lock), so no daemon can start while it looks, and "
         "opens the database read-only. It checks: daemon reachable, schema version, PRAGMA quick_check, and "
-        "that .claw/ and its files are private (no group or other permissions).",
+        "that .claw/ and its files are private (no group or other permissions). With a PostgreSQL database "
+        "configured (CLAW_DATABASE_URL, database in .claw/config.toml) it checks that database instead: it "
+        "answers (host, never the password), its schema version against this build's, the durability settings "
+        "(fsync, full_page_writes, synchronous_commit) and the privileges the daemon needs.",
         _EXIT_CODES,
     )
 
@@ -144,7 +125,7 @@ def doctor(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         report.add("workspace", "fail", f"{folder} does not exist: no daemon has run for {workspace}")
         return _finish(args, report)
-    url, problem = _database_url(workspace)
+    url, problem = configured_database(workspace)
     if problem:
         report.add("database", "fail", problem)
         return _finish(args, report)

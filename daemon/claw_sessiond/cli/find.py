@@ -1,8 +1,10 @@
 """Cross-session commands for people: ``search``, ``follow``, ``usage``.
 
 They talk to the workspace's running daemon through the client library (the
-daemon stays the single writer and the only process that opens the
-database).
+daemon stays the single writer). With no daemon answering, ``search`` and
+``usage`` give a read-only view instead (:mod:`claw_sessiond.cli.offline`: the
+workspace's SQLite file under its lock, or the PostgreSQL database configured
+for it; ``--no-offline`` keeps the error); ``follow`` needs the daemon.
 Exit codes: 0 ok (``follow`` ended with Ctrl-C included), 1 failure (daemon
 unreachable, storage error), 2 usage error (a bad option value, a malformed
 query). No SQL here, no grpc: only the client. Every line for people goes
@@ -27,6 +29,7 @@ from claw_sessiond_client.errors import SessionNotFoundError
 
 from .connect import MAX_PAGE, online
 from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
+from .offline import add_offline_options
 from .options import Command, set_epilog
 from .output import call_json, print_json_line, say
 from .termsafe import visible
@@ -457,7 +460,7 @@ usage = _online(_usage)
 SEARCH: Final = Command(
     "search",
     "full-text search over message content across sessions (ranked, highlighted)",
-    _add_search,
+    add_offline_options(_add_search),
     search,
 )
 
@@ -471,6 +474,6 @@ FOLLOW: Final = Command(
 USAGE: Final = Command(
     "usage",
     "usage and cost across sessions by model, day or session, with a bar chart",
-    _add_usage,
+    add_offline_options(_add_usage),
     usage,
 )

@@ -1,4 +1,5 @@
-"""Read-only inspection with the daemon down: ``ls``, ``show``, ``stats`` and ``export`` offline.
+"""Read-only inspection with the daemon down: ``ls``, ``show``, ``stats``, ``export``, ``search`` and ``usage``
+offline.
 
 When no daemon answers (or with ``--offline``), these commands take the
 daemon's own lock (``.claw/sessiond.lock``) first, so no daemon can start
@@ -12,7 +13,8 @@ database instead, never a SQLite file left in ``.claw/`` (opening it migrates an
 as ``copy`` does; nothing else is written).
 
 :class:`OfflineClient` offers the few methods those commands call on a
-``SessionClient`` (``list_sessions``, ``export``, ``stats``) and returns the
+``SessionClient`` (``list_sessions``, ``export``, ``stats``, ``search``, ``usage_report``, with the
+daemon's own rules and limits) and returns the
 client library's types, so the command bodies are the same online and
 offline. ``load`` (``show --repair``) needs the daemon and is refused.
 """
@@ -43,19 +45,31 @@ from claw_sessiond_client import (
     ToolCall,
     Usage,
 )
+from claw_sessiond_client._finds import CrossSessionUsage, SearchHit, SearchResult, UsageReportRow
 from claw_sessiond_client.paths import claw_dir
 
-from .. import events, export
+from .. import events, export, queries
 from ..config import ConfigError, environ
+from ..errors import InvalidRequestError
 from ..errors import SessiondError as DomainError
+from ..ids import check_session_id
 from ..storage import Storage, open_read_only, open_url, redacted_url
-from ..validate import check_list_sessions
+from ..validate import check_list_sessions, check_search_limit
 from ..validate_sessions import check_label_filter
-from .failure import report_error
+from .failure import EXIT_USAGE, UsageError, report_error
 from .termsafe import visible
 
-__all__ = ["OPEN_CALL_NOTE", "OfflineClient", "OfflineError", "add_offline_options", "run_offline"]
+__all__ = [
+    "OPEN_CALL_NOTE",
+    "OfflineClient",
+    "OfflineError",
+    "add_offline_options",
+    "configured_database",
+    "run_offline",
+]
 
+#: The roles a search may be limited to (as the client library names them).
+_ROLES: Final = ("system", "user", "assistant", "tool")
 #: How ``show`` marks a tool call without a result in an offline view (nothing repairs it).
 OPEN_CALL_NOTE: Final = "no result (daemon down: not repaired)"
 
@@ -88,6 +102,29 @@ def add_offline_options(add: Callable[[argparse.ArgumentParser], None]) -> Calla
     return add_with_offline
 
 
+def configured_database(workspace: Path) -> tuple[str, str]:
+    """The PostgreSQL URL configured for ``workspace`` as the daemon reads it (``CLAW_DATABASE_URL``, then
+    ``database`` in ``.claw/config.toml``; "" for the SQLite file under ``.claw/``), and a configuration
+    error ("" if none)."""
+    from .serve import database_url
+
+    try:
+        url = database_url(None, environ(), workspace)
+    except ConfigError as exc:
+        return "", str(exc)
+    if url and url != "sqlite:" and not url.startswith(("postgresql://", "postgres://")):
+        return "", f"database must be a postgresql:// URL (or empty for the SQLite file), not {url.split(':')[0]}:"
+    return ("" if url == "sqlite:" else url), ""
+
+
+def _stored_time(when: dt.datetime | None) -> str:
+    """A time bound as the daemon stores times (RFC 3339 UTC text, microseconds); "" for none."""
+    if when is None:
+        return ""
+    when = when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when.astimezone(dt.UTC)
+    return when.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
 def _time(value: str | None) -> dt.datetime | None:
     return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
@@ -114,21 +151,13 @@ class OfflineClient:
 
     def __enter__(self) -> OfflineClient:
         from ..daemon import LockHeldError, StartupError, acquire_lock
-        from .serve import database_url
 
         folder = self.db.parent
         if not folder.is_dir():
             raise OfflineError(f"{folder} does not exist: nothing is stored for {self.workspace}")
-        try:
-            self._url = database_url(None, environ(), self.workspace)
-        except ConfigError as exc:
-            raise OfflineError(str(exc)) from exc
-        if self._url == "sqlite:":
-            self._url = ""
-        elif self._url and not self._url.startswith(("postgresql://", "postgres://")):
-            raise OfflineError(
-                f"database must be a postgresql:// URL (or empty for the SQLite file), not {self._url.split(':')[0]}:"
-            )
+        self._url, problem = configured_database(self.workspace)
+        if problem:
+            raise OfflineError(problem)
         if self._url:
             self.source = redacted_url(self._url)
         # SQLite may create -shm (and an empty -wal) beside the database even for a read-only connection.
@@ -253,6 +282,73 @@ class OfflineClient:
             raise OfflineError(exc.message) from exc
         return SessionPage([_summary(r) for r in rows], _page_token(rows[-1]) if more else "", total)
 
+    def search(
+        self,
+        query: str,
+        *,
+        raw: bool = False,
+        session_id: str = "",
+        role: str = "",
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        limit: int = 0,
+        include_cleared: bool = False,
+    ) -> SearchResult:
+        """Full-text search, with the daemon's rules and limits (as ``SessionClient.search``).
+
+        Raises:
+            UsageError: a query, filter or limit the daemon would refuse as invalid (exit 2, as online).
+        """
+        if role and role not in _ROLES:
+            raise UsageError(f"role must be one of {', '.join(_ROLES)} (got {role!r})")
+        try:
+            match = queries.fts_query(query, raw=raw)
+            if session_id:
+                check_session_id(session_id)
+            limit = check_search_limit(
+                limit, max_hits=queries.MAX_SEARCH_HITS, default_hits=queries.DEFAULT_SEARCH_HITS
+            )
+            filters = queries.SearchFilter(
+                session_id=session_id,
+                role=role,
+                since=_stored_time(since),
+                until=_stored_time(until),
+                include_cleared=include_cleared,
+            )
+            rows, truncated = self._run(self.store.search(match, filters, limit))
+        except InvalidRequestError as exc:
+            raise UsageError(exc.message) from exc
+        except DomainError as exc:
+            raise OfflineError(exc.message) from exc
+        hits = [
+            SearchHit(
+                h.session_id,
+                h.position,
+                h.role,
+                _time(h.ts),
+                h.rank,
+                tuple(queries.split_snippet(h.snippet)),
+                h.cleared,
+            )
+            for h in rows
+        ]
+        return SearchResult(hits, truncated)
+
+    def usage_report(
+        self, *, since: dt.datetime | None = None, until: dt.datetime | None = None, by_session: bool = False
+    ) -> CrossSessionUsage:
+        """Usage and cost across sessions, grouped as the daemon groups them (as ``SessionClient.usage_report``)."""
+        try:
+            rows, truncated = self._run(
+                self.store.usage_report(_stored_time(since), _stored_time(until), by_session=by_session)
+            )
+        except DomainError as exc:
+            raise OfflineError(exc.message) from exc
+        return CrossSessionUsage(
+            [UsageReportRow(r.day, r.model, r.pricing_version, _usage(r), r.session_id, r.events) for r in rows],
+            truncated,
+        )
+
     def load(
         self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
     ) -> LoadResult:
@@ -341,8 +437,10 @@ def run_offline(args: argparse.Namespace, fn: Callable[[argparse.Namespace, Sess
     try:
         with client:
             print(visible(f"claw-sessiond: no daemon running; read-only view of {client.source}"), file=sys.stderr)
-            # The command calls only the read methods above (list_sessions, export, stats; load is refused).
+            # The command calls only the read methods above (load with a repair is refused).
             return fn(args, cast(SessionClient, client))
+    except UsageError as exc:  # a query or filter the daemon would refuse as invalid: as online, exit 2
+        return report_error(args, str(exc), reason="USAGE", code=EXIT_USAGE)
     except OfflineError as exc:
         # No daemon answered and no read-only view either: for --json, the same reason as the online failure.
         return report_error(args, str(exc), reason="DAEMON_UNAVAILABLE")

@@ -47,7 +47,7 @@ class EditRpcs(EdgeState):
         trace_id = trace_id_of(request.trace_id, context)
         if request.run_id:
             check_run_id(request.run_id)
-            self.owners.check_run(request.run_id, request.session_id)
+            await self.owners.confirm_run(request.run_id, request.session_id)  # on a shared database: in SQL
         job = prepare_edit(
             request.session_id,
             [message_from_pb(m) for m in request.replacements],

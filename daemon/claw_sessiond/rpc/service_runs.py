@@ -37,10 +37,11 @@ from typing import Any, Final
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..config import Config
-from ..errors import InvalidRequestError, PreconditionError, Reason
+from ..errors import InvalidRequestError, Reason
 from ..ids import check_session_id
 from ..peers import still_running, verified_start
 from ..storage import Run, RunEnd, RunRegistry
+from ..storage.runs import run_ended_error
 from ..validate import check_attach, check_ping_timeout, check_run_id
 from .edge import Context, EdgeState, edge, stream_edge
 
@@ -66,16 +67,6 @@ def _why_gone(run: Run, now: float) -> RunEnd | None:
     if run.ping_timeout_s and now - run.last_ping > run.ping_timeout_s:
         return RunEnd.PING_TIMEOUT
     return None
-
-
-def run_ended_error(run_id: str, cause: str) -> PreconditionError:
-    """The one report of a run that is not live: FAILED_PRECONDITION / UNKNOWN_RUN with ``cause``."""
-    return PreconditionError(
-        f"run {run_id!r} is not live (cause: {cause}); Attach again to start a new run",
-        reason=Reason.UNKNOWN_RUN,
-        run_id=run_id,
-        cause=cause,
-    )
 
 
 class RunRpcs(EdgeState):
@@ -151,9 +142,5 @@ class RunRpcs(EdgeState):
     @edge
     async def PingRun(self, request: pb.PingRunRequest, context: Context) -> Any:
         run_id = check_run_id(request.run_id)
-        run = self.owners.get(run_id)
-        if run is None:
-            ended = self.owners.ended_run(run_id)
-            raise run_ended_error(run_id, ended[1] if ended else str(RunEnd.UNKNOWN))
-        run.last_ping = time.monotonic()
-        return pb.PingRunResponse(ping_timeout_seconds=int(run.ping_timeout_s))
+        bound = await self.owners.ping(run_id)  # on a shared database: decided there (another daemon's run too)
+        return pb.PingRunResponse(ping_timeout_seconds=int(bound))

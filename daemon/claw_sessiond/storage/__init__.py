@@ -50,6 +50,7 @@ __all__ = [
     "check_copy",
     "check_database_file",
     "check_storage",
+    "check_url",
     "copy_database",
     "create_private_file",
     "open_file",
@@ -115,6 +116,24 @@ def check_storage(path: Path) -> list[StorageCheck]:
     or unreadable: fail) alone, or ``quick_check`` then ``schema_version``.
     """
     return check_database(path)
+
+
+async def check_url(url: str) -> list[StorageCheck]:
+    """``doctor``'s checks of the PostgreSQL database at ``url``, read-only (nothing migrated or written):
+    ``database``, ``schema_version``, ``durability`` and ``privileges`` (``postgres/checks.py``), or
+    ``database`` alone when the server cannot be reached; no message holds the password."""
+    try:
+        from .postgres.checks import check_database as check_postgres
+    except ImportError as exc:
+        return [
+            StorageCheck(
+                "database",
+                "fail",
+                f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): "
+                "pip install 'claw-sessiond[postgres]'",
+            )
+        ]
+    return await check_postgres(url, redacted_url(url))
 
 
 def redacted_url(url: str) -> str:

@@ -197,6 +197,26 @@ class RunRegistry(Protocol):
         """Number of live runs of this daemon."""
         ...
 
+    async def confirm_run(self, run_id: str, session_id: str) -> None:
+        """:meth:`check_run` where every daemon sharing the storage can answer: on a shared database, a live
+        run of another daemon passes, and a run whose daemon lost its lease does not (cause ``lease_lost``).
+
+        Raises:
+            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
+            StorageError: the shared storage cannot answer now.
+        """
+        ...
+
+    async def ping(self, run_id: str) -> float:
+        """PingRun: renew a live run (on a shared database, also another daemon's: its owner is told); its ping
+        bound in seconds (0: none, or not known here because another daemon owns the run).
+
+        Raises:
+            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
+            StorageError: the shared storage cannot answer now.
+        """
+        ...
+
     async def claim(self, run: Run) -> None:
         """Make a run :meth:`register` just started known to every daemon that shares the storage (a no-op
         when runs live in this daemon's memory).

@@ -35,18 +35,29 @@ from __future__ import annotations
 
 import collections
 import logging
+import time
 import uuid
 from typing import Final
 
 from ..errors import PreconditionError, Reason
 from .base import Run, RunEnd, RunRegistry
 
-__all__ = ["ENDED_REMEMBERED", "InMemoryRuns"]
+__all__ = ["ENDED_REMEMBERED", "InMemoryRuns", "run_ended_error"]
 
 #: How many ended runs keep their cause for a late call naming them.
 ENDED_REMEMBERED: Final = 4096
 
 _log = logging.getLogger("claw_sessiond.owners")
+
+
+def run_ended_error(run_id: str, cause: str) -> PreconditionError:
+    """The one report of a run that is not live: FAILED_PRECONDITION / UNKNOWN_RUN with ``cause``."""
+    return PreconditionError(
+        f"run {run_id!r} is not live (cause: {cause}); Attach again to start a new run",
+        reason=Reason.UNKNOWN_RUN,
+        run_id=run_id,
+        cause=cause,
+    )
 
 
 class InMemoryRuns:
@@ -162,6 +173,23 @@ class InMemoryRuns:
     def count(self) -> int:
         """Number of live runs."""
         return len(self._runs)
+
+    async def confirm_run(self, run_id: str, session_id: str) -> None:
+        """:meth:`check_run`: every run is this daemon's."""
+        self.check_run(run_id, session_id)
+
+    async def ping(self, run_id: str) -> float:
+        """Renew the live run ``run_id``; its ping bound in seconds (0: none).
+
+        Raises:
+            PreconditionError: reason UNKNOWN_RUN (the run is not live), metadata ``run_id`` and ``cause``.
+        """
+        run = self._runs.get(run_id)
+        if run is None:
+            ended = self._ended.get(run_id)
+            raise run_ended_error(run_id, ended[1] if ended else str(RunEnd.UNKNOWN))
+        run.last_ping = time.monotonic()
+        return run.ping_timeout_s
 
     async def claim(self, run: Run) -> None:
         """Nothing to do: no other daemon shares this registry."""

@@ -39,7 +39,6 @@ class Cluster:
         lease_s: float,
         listeners: Sequence[ChangeListener],
     ) -> None:
-        self.runs = DatabaseRuns(pool, dsn, server_settings, where, lease_s)
         self._where = where
         self._listeners = listeners
         self.feed = ChangeFeed(
@@ -48,7 +47,12 @@ class Cluster:
             changed=self._changed,
             erased=self._erased,
             resync=self._resync,
+            pinged=self._pinged,
         )
+        self.runs = DatabaseRuns(pool, dsn, server_settings, where, lease_s, self.feed.origin)
+
+    def _pinged(self, run_id: str) -> None:
+        self.runs.pinged(run_id)
 
     def _changed(self, session_ids: set[str]) -> None:
         for listener in self._listeners:

@@ -20,7 +20,7 @@ from ...errors import Reason, StorageUnavailableError
 from . import schema
 from .errors import map_pg_errors
 
-__all__ = ["PostgresSettings", "connect", "describe_target", "server_settings_of"]
+__all__ = ["PostgresSettings", "connect", "describe_target", "failure_reason", "server_settings_of"]
 
 #: Connections of one daemon's pool (writes and reads share it).
 _POOL_MAX: Final = 10
@@ -77,7 +77,7 @@ async def connect(dsn: str, settings: PostgresSettings) -> tuple[Any, list[str]]
         conn = await asyncpg.connect(dsn, timeout=_CONNECT_TIMEOUT_S, server_settings=server_settings)
     except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
         raise StorageUnavailableError(
-            f"PostgreSQL {target}: cannot connect: {_reason(exc)}", reason=Reason.STORAGE_UNAVAILABLE
+            f"PostgreSQL {target}: cannot connect: {failure_reason(exc)}", reason=Reason.STORAGE_UNAVAILABLE
         ) from None
     try:
         async with map_pg_errors(target):
@@ -105,7 +105,7 @@ async def connect(dsn: str, settings: PostgresSettings) -> tuple[Any, list[str]]
     return pool, applied
 
 
-def _reason(exc: BaseException) -> str:
+def failure_reason(exc: BaseException) -> str:
     """Why a connection failed, in words that never hold the password."""
     if isinstance(exc, asyncpg.InvalidPasswordError):
         return "password authentication failed (the password is not shown)"

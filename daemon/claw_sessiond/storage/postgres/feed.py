@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import asyncpg
 
-__all__ = ["CHANNEL", "CHECK_EVERY_S", "ChangeFeed", "notify_in_tx"]
+__all__ = ["CHANNEL", "CHECK_EVERY_S", "ChangeFeed", "notify_in_tx", "notify_ping"]
 
 #: The notification channel of every claw-sessiond daemon on a database.
 CHANNEL: Final = "claw_sessiond_changes"
@@ -46,6 +46,12 @@ async def notify_in_tx(conn: Any, origin: str, session_id: str, *, erased: bool 
     await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{origin}:{'-' if erased else '+'}{session_id}")
 
 
+async def notify_ping(conn: Any, origin: str, run_id: str) -> None:
+    """Pass a PingRun naming another daemon's run on to its owner (every daemon hears it; the owner renews the
+    run). Sent outside a transaction, so it is delivered at once; a ping lost with a LISTEN connection is lost."""
+    await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{origin}:~{run_id}")
+
+
 class ChangeFeed:
     """One LISTEN connection of this daemon, feeding ``changed`` / ``erased`` / ``resync`` callbacks."""
 
@@ -57,6 +63,7 @@ class ChangeFeed:
         changed: Callable[[set[str]], None],
         erased: Callable[[str], None],
         resync: Callable[[], None],
+        pinged: Callable[[str], None] = lambda run_id: None,
     ) -> None:
         self.origin = secrets.token_hex(8)
         """This daemon's mark in the notifications it sends (its own are skipped)."""
@@ -65,6 +72,7 @@ class ChangeFeed:
         self._changed = changed
         self._erased = erased
         self._resync = resync
+        self._pinged = pinged
         self._conn: Any = None
         self._lost = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -114,6 +122,8 @@ class ChangeFeed:
         kind, session_id = rest[0], rest[1:]
         if kind == "-":
             self._erased(session_id)
+        elif kind == "~":  # a PingRun another daemon passed on (notify_ping): here, a run id
+            self._pinged(session_id)
         else:
             self._changed({session_id})
 

@@ -42,6 +42,7 @@ from ...errors import PreconditionError, Reason, StorageError, StorageUnavailabl
 from ..base import Run, RunEnd, RunRegistry
 from ..runs import InMemoryRuns
 from .errors import map_pg_errors
+from .feed import notify_ping
 
 __all__ = ["DAEMON_LOCK_NS", "DatabaseRuns"]
 
@@ -64,8 +65,11 @@ _LIVE: Final = (
 class DatabaseRuns(InMemoryRuns):
     """This daemon's runs, published in the shared database (see the module docstring)."""
 
-    def __init__(self, pool: Any, dsn: str, server_settings: dict[str, str], where: str, lease_s: float) -> None:
+    def __init__(
+        self, pool: Any, dsn: str, server_settings: dict[str, str], where: str, lease_s: float, origin: str = ""
+    ) -> None:
         super().__init__()
+        self._origin = origin  # this daemon's mark in the notifications it sends (feed.py)
         self._pool = pool
         self._dsn = dsn
         self._settings = {
@@ -286,6 +290,77 @@ class DatabaseRuns(InMemoryRuns):
         if super().is_live(run_id):
             return self.host
         return self._others.get(run_id, (0, ""))[1]
+
+    # -- calls naming a run, decided in the database (PingRun, EditTail)
+
+    async def _decide(self, run_id: str, session_id: str, *, ping: bool) -> bool:
+        """Is ``run_id`` live, as every daemon sees it? True: it is this daemon's (the local checks decide the
+        rest); False: another daemon's live run (a ping is passed on to its owner, :func:`feed.notify_ping`).
+
+        Raises:
+            PreconditionError: UNKNOWN_RUN with the cause: ``lease_lost`` when the run's daemon (this one or
+                another) no longer holds its lease, ``other_session``, else what this daemon knows (``unknown``).
+        """
+        async with map_pg_errors(self._where), self._pool.acquire() as conn:
+            row = await conn.fetchrow(
+                f"SELECT r.session_id, r.daemon_no, {_LIVE} FROM runs AS r "
+                "JOIN daemons AS d ON d.daemon_no = r.daemon_no WHERE r.run_id = $1",
+                run_id,
+            )
+            if row is not None and row[2] and row[1] != self.daemon_no and (not session_id or row[0] == session_id):
+                if ping:
+                    await notify_ping(conn, self._origin, run_id)
+                return False
+        here, ended = super().is_live(run_id), super().ended_run(run_id)
+        if row is not None and row[2]:
+            if row[1] == self.daemon_no:
+                return True
+            cause = str(RunEnd.OTHER_SESSION)
+        elif ended is not None and not here:
+            cause = ended[1]  # ended here (EndRun, its stream, a lost lease), its row perhaps not yet withdrawn
+        elif here or row is not None:
+            cause = str(RunEnd.LEASE_LOST)  # the database no longer counts its daemon as live
+        else:
+            cause = str(RunEnd.UNKNOWN)
+        raise PreconditionError(
+            f"run {run_id!r} is not a live run{f' of session {session_id!r}' if session_id else ''} (cause: {cause});"
+            " Attach again to start a new run",
+            reason=Reason.UNKNOWN_RUN,
+            run_id=run_id,
+            cause=cause,
+        )
+
+    async def confirm_run(self, run_id: str, session_id: str) -> None:
+        """:meth:`check_run` decided in the database: another daemon's live run of the session passes, a run whose
+        daemon lost its lease does not (cause ``lease_lost``), also this daemon's before its renewal loop noticed.
+
+        Raises:
+            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
+            StorageUnavailableError: the database cannot answer now.
+        """
+        if await self._decide(run_id, session_id, ping=False):
+            self.check_run(run_id, session_id)
+
+    async def ping(self, run_id: str) -> float:
+        """Renew a live run: this daemon's here; another daemon's is passed on to it (the answer's bound is then 0:
+        only the owner knows it).
+
+        Raises:
+            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
+            StorageUnavailableError: the database cannot answer now.
+        """
+        here = super().get(run_id)
+        if here is not None:  # the ping came: it counts even if the database cannot answer now (UNAVAILABLE)
+            here.last_ping = time.monotonic()
+        if await self._decide(run_id, "", ping=True):
+            return await super().ping(run_id)
+        return 0.0
+
+    def pinged(self, run_id: str) -> None:
+        """Another daemon passed on a PingRun naming ``run_id``: renew it if it is live here."""
+        run = super().get(run_id)
+        if run is not None:
+            run.last_ping = time.monotonic()
 
     # -- inside transactions
 

@@ -8,6 +8,7 @@ import itertools
 import pytest
 
 from claw_sessiond.entry_wire import ROLE_NUMBERS, encode_entry
+from claw_sessiond.events import encode_message, message_from_payload, reply_entry
 from claw_sessiond.model import Message, ToolCall, UsageDelta
 from claw_sessiond.rpc.convert import message_pb
 from claw_sessiond.rpc.wire import DONE_FIELD, message_entry
@@ -95,3 +96,24 @@ def test_a_chunk_of_concatenated_entries_parses_whole() -> None:
     got = pb.LoadResponse.FromString(data)
     assert got.done and got.session.id == "s" and got.trace_id == "t" and got.start_position == 1
     assert list(got.messages) == [message_pb(m) for m in itertools.chain(_PLAIN, _CALLS, _OTHER[:1])]
+
+
+@pytest.mark.parametrize(
+    ("event_type", "role"), [("system_message", "system"), ("user_message", "user"), ("other_entry", "other")]
+)
+def test_a_reply_entry_sent_as_stored_is_its_form_with_role_and_position(event_type: str, role: str) -> None:
+    form = encode_entry(Message(role, "hi", position=4))
+    got = reply_entry(4, event_type, "tr", _TIMES[0], None, None, None, form)
+    assert got == Message(role, position=4, created_at=_TIMES[0], trace_id="tr") and got.encoded == form
+
+
+def test_a_reply_entry_with_calls_or_without_a_form_is_decoded_whole() -> None:
+    call = Message("assistant", "x", (ToolCall("c1", "ls", "{}"),), position=3)
+    for event_type, message, form in (
+        ("assistant_message", call, encode_entry(call)),
+        ("tool_result", Message("tool", "out", tool_call_id="c1", position=5), b"\x08\x04"),
+        ("user_message", Message("user", "no form", position=6), None),
+    ):
+        payload = encode_message(message)
+        got = reply_entry(message.position, event_type, "", "", payload, None, None, form)
+        assert got == message_from_payload(message.position, event_type, "", "", payload) and got.encoded == form

@@ -63,6 +63,7 @@ __all__ = [
     "fingerprint",
     "message_from_payload",
     "message_payload",
+    "reply_entry",
     "sorted_payload",
     "usage_from_payload",
     "usage_payload",
@@ -202,6 +203,7 @@ _MESSAGE_FIELDS: Final = (
     "cancelled",
     "orphan",
     "supersedes",
+    "encoded",
 )
 if tuple(f.name for f in dataclasses.fields(Message)) != _MESSAGE_FIELDS:  # pragma: no cover - a guard on edits
     raise ImportError("events._MESSAGE_FIELDS no longer matches model.Message")
@@ -219,8 +221,10 @@ def message_from_payload(
     payload: str,
     fmt: str | None = None,
     item: bytes | None = None,
+    encoded: bytes | None = None,
 ) -> Message:
-    """Rebuild a :class:`Message` from a stored history event (a message or a repair) and its stored item.
+    """Rebuild a :class:`Message` from a stored history event (a message or a repair) and its stored item
+    (and, for a Load, its stored encoded reply form: ``Message.encoded``).
 
     Equal to ``Message(...)`` with the same fields; built slot by slot (see ``_MESSAGE_SETTERS``).
     """
@@ -258,10 +262,62 @@ def message_from_payload(
         bool(get("cancelled", False)),
         bool(get("orphan", False)),
         int(get("supersedes", 0)),
+        encoded,
     )
     message: Message = _new(Message)
     for set_field, value in zip(_MESSAGE_SETTERS, values, strict=True):
         set_field(message, value)
+    return message
+
+
+#: Event types whose entries a Load orders by role and position alone (no calls, no call id).
+_ORDERED_BY_POSITION: Final = {"system_message": "system", "user_message": "user", "other_entry": "other"}
+
+
+def reply_entry(
+    position: int,
+    event_type: str,
+    trace_id: str,
+    ts: str,
+    payload: str | None,
+    fmt: str | None = None,
+    item: bytes | None = None,
+    encoded: bytes | None = None,
+) -> Message:
+    """A stored history event for a Load's reply only (``Storage.load(reply_only=True)``).
+
+    A system, user or other entry with its encoded reply form stored comes back as that form
+    (``Message.encoded``) with its role, position, time and trace id, and nothing of its payload:
+    projection and paging read no more of it, and the reply sends the stored bytes. Every other
+    event (an assistant or a tool result, whose calls order the history, or a row without the
+    form) is decoded whole by :func:`message_from_payload`; its payload must then be given.
+    """
+    role = _ORDERED_BY_POSITION.get(event_type)
+    if role is None or encoded is None:
+        assert payload is not None, "a row decoded whole needs its payload"
+        return message_from_payload(position, event_type, trace_id, ts, payload, fmt, item, encoded)
+    # Every slot set by its own call (a third cheaper than the loop of ``message_from_payload``: this runs
+    # for most entries of a Load); the defaults are ``Message``'s own.
+    s = _MESSAGE_SETTERS
+    message: Message = _new(Message)
+    s[0](message, role)
+    s[1](message, "")
+    s[2](message, ())
+    s[3](message, "")
+    s[4](message, "")
+    s[5](message, "")
+    s[6](message, position)
+    s[7](message, ts)
+    s[8](message, trace_id)
+    s[9](message, "")
+    s[10](message, b"")
+    s[11](message, "")
+    s[12](message, "")
+    s[13](message, None)
+    s[14](message, False)
+    s[15](message, False)
+    s[16](message, 0)
+    s[17](message, encoded)
     return message
 
 

@@ -116,7 +116,7 @@ def drop_calls(messages: Iterable[Message], dropped: Collection[str]) -> list[Me
             kept = tuple(c for c in msg.tool_calls if c.id not in dropped)
             if not kept and not msg.content and not msg.item:
                 continue
-            msg = dataclasses.replace(msg, tool_calls=kept)
+            msg = dataclasses.replace(msg, tool_calls=kept, encoded=None)  # the stored form shows them all
         out.append(msg)
     return out
 

@@ -97,6 +97,10 @@ class Message:
     cancelled: bool = False
     orphan: bool = False
     supersedes: int = 0
+    encoded: bytes | None = field(default=None, compare=False, repr=False)
+    """The entry's encoded reply form as stored (``entry_wire.encode_entry`` of it, read back from schema 5's
+    ``events.encoded``); None when not stored (older rows, PostgreSQL, anything not read for a Load). Not part of
+    the entry: never compared, and dropped by anything that changes a field (``history.drop_calls``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +261,9 @@ class HistoryCursor:
     lead: tuple[int, ...] = ()
     #: Open calls a Load hides under repair mode ``drop`` (``history.drop_calls``).
     dropped_ids: tuple[str, ...] = ()
+    #: The pages are for a Load's reply only: an entry with a stored encoded form may come back with
+    #: only what ordering needs (``events.reply_entry``); see ``Storage.load``'s ``reply_only``.
+    reply_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)

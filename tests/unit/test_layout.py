@@ -29,6 +29,7 @@ MAX_LINES = 600
 # Modules that hold pure rules, codecs and the model: decisions, no I/O.
 PURE = (
     "claw_sessiond.events",
+    "claw_sessiond.entry_wire",
     "claw_sessiond.rules",
     "claw_sessiond.repair",
     "claw_sessiond.history",

@@ -1,11 +1,14 @@
-"""Load's hand-encoded entries (rpc/wire.py) are the bytes protobuf writes for the same message."""
+"""Load's hand-encoded entries (entry_wire.py, rpc/wire.py) are the bytes protobuf writes for the same message."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
 
+from claw_sessiond.entry_wire import ROLE_NUMBERS, encode_entry
+from claw_sessiond.events import encode_message, message_from_payload, reply_entry
 from claw_sessiond.model import Message, ToolCall, UsageDelta
 from claw_sessiond.rpc.convert import message_pb
 from claw_sessiond.rpc.wire import DONE_FIELD, message_entry
@@ -25,25 +28,92 @@ _PLAIN = [
     Message("other", format="x", item=b"", position=5),
     Message("unknown-role", "?", position=6),
 ]
-_OTHER = [
+_CALLS = [
     Message("assistant", "", (ToolCall("c1", "ls", "{}", pending=True),), position=7),
+    Message(
+        "assistant",
+        "two",
+        (ToolCall("c1", "ls", "{}"), ToolCall("c2", "", "not json", arguments_not_json=True), ToolCall("", "", "")),
+        position=7,
+        created_at=_TIMES[0],
+    ),
     Message("assistant", "u", usage=UsageDelta(input_tokens=3), position=8),
+    Message("assistant", "", usage=UsageDelta(), position=8),
+    Message(
+        "assistant",
+        "all",
+        usage=UsageDelta(1, 2**33, 3, 4, -5, "USD", "m1", "2026-01"),
+        position=8,
+        metadata="{}",
+    ),
     Message("tool", "interrupted", tool_call_id="c1", synthetic_reason="interrupted", position=9),
+    Message("tool", "other reason", tool_call_id="c1", synthetic_reason="later", position=9),
+]
+#: Encoded by protobuf itself (entry_wire gives None).
+_OTHER = [
     Message("user", "odd time", position=10, created_at="2026-12-03T17:45:24Z"),
+    Message("user", "bad \ud800 text", position=11),
 ]
 
 
-@pytest.mark.parametrize("message", _PLAIN + _OTHER)
+@pytest.mark.parametrize("message", _PLAIN + _CALLS)
 def test_an_entry_is_what_protobuf_writes(message: Message) -> None:
     want = pb.LoadResponse(messages=[message_pb(message)]).SerializeToString()
     assert message_entry(message) == want
+    assert encode_entry(message) == message_pb(message).SerializeToString()
     assert pb.LoadResponse.FromString(message_entry(message)).messages[0] == message_pb(message)
+
+
+def test_what_the_hand_encoding_leaves_to_protobuf() -> None:
+    odd_time, bad_text = _OTHER
+    assert encode_entry(odd_time) is None and encode_entry(bad_text) is None
+    want = pb.LoadResponse(messages=[message_pb(odd_time)]).SerializeToString()
+    assert message_entry(odd_time) == want
+    with pytest.raises(UnicodeEncodeError):  # protobuf refuses it too, as before the hand encoding
+        message_entry(bad_text)
+
+
+def test_a_stored_encoded_form_is_sent_as_it_is_and_never_compared() -> None:
+    message = _PLAIN[0]
+    stored = dataclasses.replace(message, encoded=encode_entry(message))
+    assert stored == message and message_entry(stored) == message_entry(message)
+    marked = dataclasses.replace(message, encoded=b"\x08\x05")
+    assert message_entry(marked) == b"\x22\x02\x08\x05"  # the stored bytes, not a new encoding
+
+
+def test_the_role_numbers_are_the_protos() -> None:
+    assert {name.removeprefix("ROLE_").lower(): n for name, n in pb.Role.items() if n} == ROLE_NUMBERS
 
 
 def test_a_chunk_of_concatenated_entries_parses_whole() -> None:
     head = pb.LoadResponse(trace_id="t", complete=True, start_position=1)
     head.session.id = "s"
-    data = head.SerializeToString() + b"".join(message_entry(m) for m in itertools.chain(_PLAIN, _OTHER)) + DONE_FIELD
+    data = (
+        head.SerializeToString()
+        + b"".join(message_entry(m) for m in itertools.chain(_PLAIN, _CALLS, _OTHER[:1]))
+        + DONE_FIELD
+    )
     got = pb.LoadResponse.FromString(data)
     assert got.done and got.session.id == "s" and got.trace_id == "t" and got.start_position == 1
-    assert list(got.messages) == [message_pb(m) for m in itertools.chain(_PLAIN, _OTHER)]
+    assert list(got.messages) == [message_pb(m) for m in itertools.chain(_PLAIN, _CALLS, _OTHER[:1])]
+
+
+@pytest.mark.parametrize(
+    ("event_type", "role"), [("system_message", "system"), ("user_message", "user"), ("other_entry", "other")]
+)
+def test_a_reply_entry_sent_as_stored_is_its_form_with_role_and_position(event_type: str, role: str) -> None:
+    form = encode_entry(Message(role, "hi", position=4))
+    got = reply_entry(4, event_type, "tr", _TIMES[0], None, None, None, form)
+    assert got == Message(role, position=4, created_at=_TIMES[0], trace_id="tr") and got.encoded == form
+
+
+def test_a_reply_entry_with_calls_or_without_a_form_is_decoded_whole() -> None:
+    call = Message("assistant", "x", (ToolCall("c1", "ls", "{}"),), position=3)
+    for event_type, message, form in (
+        ("assistant_message", call, encode_entry(call)),
+        ("tool_result", Message("tool", "out", tool_call_id="c1", position=5), b"\x08\x04"),
+        ("user_message", Message("user", "no form", position=6), None),
+    ):
+        payload = encode_message(message)
+        got = reply_entry(message.position, event_type, "", "", payload, None, None, form)
+        assert got == message_from_payload(message.position, event_type, "", "", payload) and got.encoded == form

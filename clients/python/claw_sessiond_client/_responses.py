@@ -124,7 +124,7 @@ def message_of(m: pb.Message) -> Message:
         m.name,
         "interrupted" if m.synthetic.reason == pb.SYNTHETIC_REASON_INTERRUPTED else "",
         m.position,
-        _EPOCH + _timedelta(seconds=created.seconds, microseconds=created.nanos // 1000)
+        _EPOCH + _timedelta(0, created.seconds, created.nanos // 1000)  # (days, seconds, µs): half the keywords' cost
         if m.HasField("created_at")
         else None,
         m.trace_id,

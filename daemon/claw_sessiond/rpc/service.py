@@ -120,7 +120,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
         trace_id = trace_id_of(request.trace_id, context)
         self.confirm_owner(request.session_id)  # the kernel's word on the owner's process, before any repair
         result = await self.store.load(
-            request.session_id, request.workdir, trace_id, repair=not request.no_repair, window=window
+            request.session_id, request.workdir, trace_id, repair=not request.no_repair, window=window, reply_only=True
         )
         first = pb.LoadResponse(
             complete=result.complete,

@@ -343,7 +343,14 @@ class Storage(Protocol):
     # -- reads
 
     async def load(
-        self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True, window: LoadWindow | None = None
+        self,
+        session_id: str,
+        workdir: str,
+        trace_id: str,
+        *,
+        repair: bool = True,
+        window: LoadWindow | None = None,
+        reply_only: bool = False,
     ) -> LoadResult:
         """Get-or-create read: repairs interrupted calls (not those of live runs) unless ``repair`` is False.
 
@@ -356,6 +363,11 @@ class Storage(Protocol):
         whether any visible entry was left out; its cost does not grow with the history (it reads
         the window, one entry before it, and the open calls; repair still covers the whole
         session's open calls).
+
+        ``reply_only``: the messages (and the cursor's pages) are only sent on (``rpc/wire.py``): an entry
+        whose encoded reply form is stored (``Message.encoded``) may come back as that form with only
+        what ordering reads (role, position; ``events.reply_entry``). A backend that stores no encoded
+        form (PostgreSQL) returns whole messages either way.
         """
         ...
 

@@ -117,8 +117,9 @@ async def arrange_page(
 
 
 async def decode_rows(rows: Sequence[Sequence[Any]], decode: Callable[[Sequence[Any]], Message]) -> list[Message]:
-    """Decode a page of history rows ``(position, type, trace_id, ts, payload, format, item)``, yielding to the
-    loop after every :data:`DECODE_SLICE_S` (checked every :data:`DECODE_SLICE_BYTES` of payload).
+    """Decode a page of history rows ``(position, type, trace_id, ts, payload, format, item[, encoded])``, yielding
+    to the loop after every :data:`DECODE_SLICE_S` (checked every :data:`DECODE_SLICE_BYTES` of the row's bytes;
+    a row sent as stored has no payload or item, only its encoded form).
 
     On the loop, in slices, rather than in a worker thread: a thread decoding
     holds the GIL in 5 ms turns, and every other request's hand-offs between
@@ -129,7 +130,7 @@ async def decode_rows(rows: Sequence[Sequence[Any]], decode: Callable[[Sequence[
     since = time.perf_counter()
     for r in rows:
         out.append(decode(r))
-        budget -= len(r[4]) + len(r[6] or b"")
+        budget -= len(r[4] or "") + len(r[6] or b"") + (len(r[7] or b"") if len(r) > 7 else 0)
         if budget <= 0:
             budget = DECODE_SLICE_BYTES
             if time.perf_counter() - since >= DECODE_SLICE_S:

@@ -228,15 +228,13 @@ class PostgresStorage(PostgresSessions):
     # -- reads
 
     async def load(
-        self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True, window: LoadWindow | None = None
-    ) -> LoadResult:
-        """Get-or-create read; interrupted calls are repaired in one transaction (see the SQLite backend's
-        ``load`` for the repair modes and the bounded read ``window``).
-
-        A read-only snapshot first: with nothing to repair (or ``repair`` False) nothing is written.
-        Otherwise the repair transaction locks the session row, plans again under the lock and writes,
-        so concurrent Loads repair each call once.
-        """
+        self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True, window: LoadWindow | None = None,
+        reply_only: bool = False,
+    ) -> LoadResult:  # fmt: skip
+        """Get-or-create read; interrupted calls are repaired in one transaction (see the SQLite backend's ``load``
+        for the repair modes and the bounded read ``window``; ``reply_only`` changes nothing: no encoded reply form
+        is stored here). A read-only snapshot first: with nothing to repair (or ``repair`` False) nothing is written;
+        else the repair transaction locks the session row, plans again under the lock and writes (each call once)."""
         async with self._reader() as conn, reads.snapshot(conn):
             values = await conn.fetchrow(
                 f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = $1", session_id

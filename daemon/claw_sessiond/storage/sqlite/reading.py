@@ -25,7 +25,7 @@ import aiosqlite
 from ... import repair as repairing
 from ...edits import history_item
 from ...errors import SessionNotFoundError
-from ...events import EventRow, message_from_payload
+from ...events import EventRow
 from ...export import ExportHeader
 from ...history import OpenCall, drop_calls, project
 from ...model import (
@@ -128,6 +128,7 @@ class SQLiteReads:
         *,
         repair: bool = True,
         window: LoadWindow | None = None,
+        reply_only: bool = False,
     ) -> LoadResult:
         """Get-or-create read: nothing is written for an unknown or paired session.
 
@@ -141,11 +142,15 @@ class SQLiteReads:
         the repair's transaction) saw.
         With ``repair=False`` nothing is ever written: interrupted calls stay open.
 
+        With ``reply_only`` (the RPC's Load), an entry whose encoded reply form is stored comes back
+        as that form with only what ordering reads (``events.reply_entry``, ``reads.REPLY``).
+
         What happens to an open call is its repair mode (``repair.split_calls``, with the
         session's tool policy): pending calls and live runs' calls are in flight, ``drop``
         calls are taken out of the reply (an entry left empty is hidden, and not counted in
         ``message_count``), ``off`` calls stay open; only ``synthesize`` calls are repaired.
         """
+        reading = reads.REPLY if reply_only else reads.WHOLE
         async with self._reader() as conn:
             try:
                 await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
@@ -193,10 +198,11 @@ class SQLiteReads:
                             row.last_position,
                             tuple(c.tool_call_id for c in in_flight),
                             dropped_ids=dropped,
+                            reply_only=reply_only,
                         )
                         return await self._windowed(conn, LoadResult(meta, [], [], flights, cursor), window)
                     page = await reads.first_history_page(
-                        conn, session_id, row.clear_position, row.last_position, message_from_payload
+                        conn, session_id, row.clear_position, row.last_position, reading
                     )
                     if page is not None:
                         self.counters.history_events_read += len(page)
@@ -208,6 +214,7 @@ class SQLiteReads:
                         row.last_position,
                         tuple(c.tool_call_id for c in in_flight),
                         dropped_ids=dropped,
+                        reply_only=reply_only,
                     )
                     return LoadResult(meta, [], [], flights, cursor)
                 assistants = await reads.rows_at_positions(conn, session_id, repairing.assistant_positions(to_repair))
@@ -264,6 +271,8 @@ class SQLiteReads:
         self.counters.repairs += len(result.repairs) - len(earlier)
         if result.repairs:
             _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
+        if reply_only and result.cursor is not None:
+            result = dataclasses.replace(result, cursor=dataclasses.replace(result.cursor, reply_only=True))
         if window is not None and result.cursor is not None:
             async with self._reader() as conn:
                 try:
@@ -278,9 +287,8 @@ class SQLiteReads:
         """A Load's result cut to a window (``window.py``), bounded by its cursor (caller's read transaction)."""
         cursor = result.cursor
         assert cursor is not None
-        found = await read_window(
-            conn, cursor.session_id, cursor.clear_position, cursor.last_position, window, message_from_payload
-        )
+        reading = reads.REPLY if cursor.reply_only else reads.WHOLE
+        found = await read_window(conn, cursor.session_id, cursor.clear_position, cursor.last_position, window, reading)
         self.counters.history_events_read += found.events_read
         if found.messages is not None:
             shown = drop_calls(found.messages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else found.messages
@@ -301,7 +309,8 @@ class SQLiteReads:
 
         The cursor's dropped calls (repair mode ``drop``) are taken out of each page.
         """
-        pages = self._counted(reads.history_pages(self._bulk_reader, cursor, message_from_payload))
+        reading = reads.REPLY if cursor.reply_only else reads.WHOLE
+        pages = self._counted(reads.history_pages(self._bulk_reader, cursor, reading))
         if not cursor.dropped_ids:
             return pages
         return _dropping(pages, frozenset(cursor.dropped_ids))

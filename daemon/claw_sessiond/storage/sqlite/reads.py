@@ -34,12 +34,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any, Final
 
 import aiosqlite
 
 from ...errors import Reason, SequenceConflictError
-from ...events import edit_removed, erased_count
+from ...events import edit_removed, erased_count, message_from_payload, reply_entry
 from ...model import HistoryCursor, Message, SessionSummary
 from ..paging import (
     PAGE_BYTES,
@@ -54,7 +55,10 @@ from ..paging import cut as _cut
 __all__ = [
     "PAGE_BYTES",
     "PAGE_ROWS",
+    "REPLY",
     "SCAN_ROWS",
+    "WHOLE",
+    "Reading",
     "check_cursor",
     "entries_with_items",
     "export_pages",
@@ -72,9 +76,32 @@ __all__ = [
 _IDS_PER_QUERY: Final = 500
 
 Reader = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
-Decode = Callable[[int, str, str, str, str, str | None, bytes | None], Message]
+Decode = Callable[[int, str, str, str, str, str | None, bytes | None, bytes | None], Message]
 
 _HISTORY_COLS: Final = "position, type, trace_id, ts, payload, format, item"
+#: What a Load reads of an entry: the history columns and its stored encoded reply form (``Message.encoded``).
+_LOAD_COLS: Final = f"{_HISTORY_COLS}, encoded"
+#: The same for a reply only: an entry that ``events.reply_entry`` sends as stored leaves its payload
+#: and item unread (its encoded form holds them; SQLite then copies neither out of the page).
+_AS_STORED: Final = "encoded IS NOT NULL AND type IN ('system_message', 'user_message', 'other_entry')"
+_REPLY_COLS: Final = (
+    f"position, type, trace_id, ts, CASE WHEN {_AS_STORED} THEN NULL ELSE payload END, format, "
+    f"CASE WHEN {_AS_STORED} THEN NULL ELSE item END, encoded"
+)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a Load reads of each entry (``cols``) and how it makes a message of the row (``decode``)."""
+
+    cols: str
+    decode: Decode
+
+
+#: Whole messages (the offline CLI, anything that reads the entries themselves).
+WHOLE: Final = Reading(_LOAD_COLS, message_from_payload)
+#: Messages for a Load's reply only (``Storage.load(reply_only=True)``).
+REPLY: Final = Reading(_REPLY_COLS, reply_entry)
 _EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item"
 #: What an event weighs in a page: its payload and its item (large items fill a page alone).
 EVENT_BYTES: Final = "length(CAST(payload AS BLOB)) + coalesce(length(item), 0)"
@@ -126,8 +153,11 @@ async def check_cursor(conn: aiosqlite.Connection, cursor: HistoryCursor) -> Non
     await _guard(conn, cursor)
 
 
-async def _main_rows(conn: aiosqlite.Connection, session_id: str, after: int, last: int) -> tuple[list[Any], bool]:
-    """The next page of visible history rows after ``after`` (position ≤ ``last``); True if nothing follows."""
+async def _main_rows(
+    conn: aiosqlite.Connection, session_id: str, after: int, last: int, cols: str = _LOAD_COLS
+) -> tuple[list[Any], bool]:
+    """The next page of visible history rows (``cols``) after ``after`` (position ≤ ``last``); True if nothing
+    follows."""
     sizes = await conn.execute_fetchall(
         f"SELECT position, {EVENT_BYTES} FROM events "
         f"WHERE session_id = ? AND position > ? AND position <= ? AND {_VISIBLE} ORDER BY position LIMIT ?",
@@ -139,7 +169,7 @@ async def _main_rows(conn: aiosqlite.Connection, session_id: str, after: int, la
     n = _cut(sizes, PAGE_BYTES)
     end = int(sizes[n - 1][0])
     rows = await conn.execute_fetchall(
-        f"SELECT {_HISTORY_COLS} FROM events "
+        f"SELECT {cols} FROM events "
         f"WHERE session_id = ? AND position > ? AND position <= ? AND {_VISIBLE} ORDER BY position",
         (session_id, after, end),
     )
@@ -188,16 +218,17 @@ async def entries_with_items(
 
 
 async def first_history_page(
-    conn: aiosqlite.Connection, session_id: str, clear_position: int, last_position: int, decode: Decode
+    conn: aiosqlite.Connection, session_id: str, clear_position: int, last_position: int, reading: Reading
 ) -> list[Message] | None:
     """The whole visible history in position order if it fits one page, else None (caller's transaction)."""
-    rows, complete = await _main_rows(conn, session_id, clear_position, last_position)
+    rows, complete = await _main_rows(conn, session_id, clear_position, last_position, reading.cols)
     if not complete:
         return None
+    decode = reading.decode
     return [decode(*r) for r in rows]
 
 
-async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -> AsyncGenerator[list[Message], None]:
+async def history_pages(reader: Reader, cursor: HistoryCursor, reading: Reading) -> AsyncGenerator[list[Message], None]:
     """The visible history in conversation order (as ``history.project`` orders it), page by page.
 
     Each assistant message is followed by its tool results in position
@@ -214,7 +245,7 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
     after = cursor.clear_position if cursor.start_after < 0 else cursor.start_after
     in_flight = set(cursor.in_flight_ids)
     if cursor.lead:
-        async for lead in _positions_by_pages(reader, cursor, list(cursor.lead), decode):
+        async for lead in _positions_by_pages(reader, cursor, list(cursor.lead), reading):
             yield lead
     while after < cursor.last_position:
         # (messages to send) or (far result positions grouped by size) in order.
@@ -223,11 +254,11 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
             try:
                 await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
                 await _guard(conn, cursor)
-                rows, _complete = await _main_rows(conn, cursor.session_id, after, cursor.last_position)
+                rows, _complete = await _main_rows(conn, cursor.session_id, after, cursor.last_position, reading.cols)
                 if not rows:
                     break
                 page_end = int(rows[-1][0])
-                messages = await _decode_rows(rows, decode)
+                messages = await _decode_rows(rows, reading.decode)
                 segments = await _arrange(conn, cursor, messages, page_end, in_flight)
             finally:
                 await conn.execute("COMMIT")
@@ -236,9 +267,9 @@ async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -
             if shown:
                 yield shown
             for group in far_groups:
-                found = await _rows_at(reader, cursor, _HISTORY_COLS, group)
+                found = await _rows_at(reader, cursor, reading.cols, group)
                 found.sort(key=lambda r: r[0])
-                yield await _decode_rows(found, decode)
+                yield await _decode_rows(found, reading.decode)
 
 
 async def _rows_at(reader: Reader, cursor: HistoryCursor, columns: str, positions: Sequence[int]) -> list[Any]:
@@ -259,7 +290,7 @@ async def _rows_at(reader: Reader, cursor: HistoryCursor, columns: str, position
 
 
 async def _positions_by_pages(
-    reader: Reader, cursor: HistoryCursor, positions: list[int], decode: Decode
+    reader: Reader, cursor: HistoryCursor, positions: list[int], reading: Reading
 ) -> AsyncGenerator[list[Message], None]:
     """The events at ``positions``, in that order, in pages of about :data:`PAGE_BYTES` (each its own read)."""
     for i in range(0, len(positions), PAGE_ROWS):
@@ -268,10 +299,10 @@ async def _positions_by_pages(
         n = _cut([(p, sizes.get(p, 0)) for p in part], PAGE_BYTES)
         while part:
             group, part = part[:n], part[n:]
-            found = await _rows_at(reader, cursor, _HISTORY_COLS, group)
+            found = await _rows_at(reader, cursor, reading.cols, group)
             order = {p: k for k, p in enumerate(group)}
             found.sort(key=lambda r: order[int(r[0])])
-            yield await _decode_rows(found, decode)
+            yield await _decode_rows(found, reading.decode)
             n = _cut([(p, sizes.get(p, 0)) for p in part], PAGE_BYTES) if part else 0
 
 

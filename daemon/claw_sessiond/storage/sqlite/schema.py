@@ -189,11 +189,22 @@ CREATE TABLE scope_states (
 ) WITHOUT ROWID;
 """
 
+# v5: each history entry may keep its encoded reply form (``entry_wire.encode_entry``: the bytes of its
+# ``claw.sessiond.v1.Message``), written with it by an append, so that a Load sends stored bytes
+# instead of decoding the payload and encoding the entry again. NULL where not written (rows of
+# earlier versions: no backfill, a Load encodes them as before; imports, forks, repairs). It lives
+# and dies with its row: an erasure deletes the row, a clear or an edit hides it, nothing rewrites
+# a stored payload.
+_V5 = """
+ALTER TABLE events ADD COLUMN encoded BLOB;
+"""
+
 MIGRATIONS: Final[Sequence[Migration]] = (
     Migration(1, "initial event log", _V1),
     Migration(2, "session incarnation and request record time", _V2),
     Migration(3, "full-text search index of message content; usage time index", _V3),
     Migration(4, "faithful history: items, client ids, edits, pending calls, session state and labels", _V4),
+    Migration(5, "encoded reply form of each appended entry", _V5),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from ... import rules
-from ...events import EVENT_SCHEMA_VERSION, encode_clear, encode_usage
+from ...entry_wire import encode_entry
+from ...events import EVENT_SCHEMA_VERSION, encode_clear, encode_usage, message_from_payload
 from ...history import OpenCall
 from ...model import (
     AppendJob,
@@ -183,15 +184,26 @@ def _insert_entry_in_tx(
     payload: str | None = None,
 ) -> None:
     """Store one entry: its payload (``payload`` if given: for example with ``supersedes`` added), and
-    beside it its item (byte for byte) and client id, where set."""
+    beside it its item (byte for byte) and client id, where set, and its encoded reply form.
+
+    The encoded form is made from the row as a Load reads it back (``message_from_payload`` of these
+    very columns), so it is by construction what a Load would encode from the row (``entry_wire.py``).
+    """
     msg = prepared.message
     payload = prepared.payload if payload is None else payload
-    if not (msg.format or msg.client_id):
-        _insert_event_in_tx(conn, session_id, position, prepared.event_type, trace_id, ts, payload)
+    fmt = msg.format or None
+    item = msg.item if msg.format else None
+    encoded = encode_entry(message_from_payload(position, prepared.event_type, trace_id, ts, payload, fmt, item))
+    if not (fmt or msg.client_id):
+        conn.execute(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, encoded) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (session_id, position, prepared.event_type, trace_id, ts, EVENT_SCHEMA_VERSION, payload, encoded),
+        )
         return
     conn.execute(
         "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
-        "client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "client_id, encoded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             session_id,
             position,
@@ -200,9 +212,10 @@ def _insert_entry_in_tx(
             ts,
             EVENT_SCHEMA_VERSION,
             payload,
-            msg.format or None,
-            msg.item if msg.format else None,
+            fmt,
+            item,
             msg.client_id or None,
+            encoded,
         ),
     )
 

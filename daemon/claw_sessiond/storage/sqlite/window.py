@@ -89,7 +89,7 @@ async def read_window(
     clear_position: int,
     last_position: int,
     window: LoadWindow,
-    decode: reads.Decode,
+    reading: reads.Reading,
 ) -> WindowRead:
     """Read a window's bounds (and its entries, if they fit one page) in the caller's read transaction."""
     start = await _start(conn, session_id, clear_position, last_position, window)
@@ -107,6 +107,7 @@ async def read_window(
         (session_id, start, last_position, start),
     )
     lead = tuple(int(r[0]) for r in lead_rows)
-    rows, fits = await reads.main_rows(conn, session_id, start - 1, last_position)
+    rows, fits = await reads.main_rows(conn, session_id, start - 1, last_position, reading.cols)
+    decode = reading.decode
     messages = project_window([decode(*r) for r in rows], lead) if fits else None
     return WindowRead(start - 1, before is None, lead, messages, len(rows))

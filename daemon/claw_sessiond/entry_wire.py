@@ -1,0 +1,150 @@
+"""An entry's encoded reply form: the bytes of its ``claw.sessiond.v1.Message``, written by hand.
+
+Pure (no protobuf, no gRPC, no storage): the SQLite backend calls it when it
+stores an entry (schema 5 keeps the result beside the payload, so that Load
+sends stored bytes instead of rebuilding and encoding each entry), and the
+RPC edge calls it for entries stored without it (older rows, PostgreSQL).
+
+The encoding is the one protobuf writes for what ``rpc.convert.fill_message_pb``
+builds: fields in number order, proto3 defaults left out (the unit tests in
+tests/unit/test_load_wire.py compare the bytes with protobuf's for every field).
+Text that UTF-8 cannot encode (a lone surrogate) and a creation time not in the
+daemon's own shape give None: the caller then goes through protobuf itself, which
+says what is wrong, as before.
+
+Must never: give bytes that differ from protobuf's for the same message.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Final
+
+from .model import Message, ToolCall, UsageDelta
+
+__all__ = ["ROLE_NUMBERS", "encode_entry", "varint"]
+
+#: Domain role → ``claw.sessiond.v1.Role`` number (any other role: 0, ROLE_UNSPECIFIED).
+ROLE_NUMBERS: Final = {"system": 1, "user": 2, "assistant": 3, "tool": 4, "other": 5}
+#: ``SYNTHETIC_REASON_INTERRUPTED`` inside ``Message.synthetic`` (field 6), encoded whole.
+_INTERRUPTED: Final = b"\x32\x02\x08\x01"
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_fromisoformat = dt.datetime.fromisoformat
+_SMALL: Final = tuple(bytes([i]) for i in range(128))
+
+
+def varint(value: int) -> bytes:
+    """Protobuf's base-128 varint (a negative int64 as its 64-bit two's complement, like protobuf)."""
+    if 0 <= value < 128:
+        return _SMALL[value]
+    value &= 0xFFFF_FFFF_FFFF_FFFF
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _text(tag: bytes, value: str) -> bytes:
+    data = value.encode()
+    return tag + varint(len(data)) + data
+
+
+def _timestamp(value: str) -> bytes | None:
+    """The ``created_at`` field (8) of RFC 3339 text in the daemon's own shape, else None (not ours)."""
+    if len(value) != 27 or value[-1] != "Z":
+        return None
+    try:
+        delta = _fromisoformat(value) - _EPOCH
+    except ValueError:
+        return None
+    seconds = delta.days * 86400 + delta.seconds
+    nanos = delta.microseconds * 1000
+    body = (b"\x08" + varint(seconds) if seconds else b"") + (b"\x10" + varint(nanos) if nanos else b"")
+    return b"\x42" + varint(len(body)) + body
+
+
+def _call(c: ToolCall) -> bytes:
+    """One ``tool_calls`` element (field 3)."""
+    body = b"".join(
+        (
+            _text(b"\x0a", c.id) if c.id else b"",
+            _text(b"\x12", c.name) if c.name else b"",
+            _text(b"\x1a", c.arguments) if c.arguments else b"",
+            b"\x20\x01" if c.pending else b"",
+            b"\x28\x01" if c.arguments_not_json else b"",
+        )
+    )
+    return b"\x1a" + varint(len(body)) + body
+
+
+def _usage(u: UsageDelta) -> bytes:
+    """The ``usage`` field (14): present even when every figure is zero (the daemon sets it whole)."""
+    parts = [
+        tag + varint(value)
+        for tag, value in (
+            (b"\x08", u.input_tokens),
+            (b"\x10", u.output_tokens),
+            (b"\x18", u.cache_read_tokens),
+            (b"\x20", u.cache_write_tokens),
+            (b"\x28", u.cost_micros),
+        )
+        if value
+    ]
+    for tag, text in ((b"\x32", u.currency), (b"\x3a", u.model), (b"\x42", u.pricing_version)):
+        if text:
+            parts.append(_text(tag, text))
+    body = b"".join(parts)
+    return b"\x72" + varint(len(body)) + body
+
+
+def encode_entry(m: Message) -> bytes | None:
+    """The encoded ``Message`` of ``m`` (as ``fill_message_pb`` fills it), or None (go through protobuf)."""
+    try:
+        return _encode(m)
+    except UnicodeEncodeError:  # text protobuf would refuse too: let it say so
+        return None
+
+
+def _encode(m: Message) -> bytes | None:
+    parts: list[bytes] = []
+    role = ROLE_NUMBERS.get(m.role, 0)
+    if role:
+        parts.append(b"\x08" + _SMALL[role])
+    if m.content:
+        parts.append(_text(b"\x12", m.content))
+    if m.tool_calls:
+        parts.extend(_call(c) for c in m.tool_calls)
+    if m.tool_call_id:
+        parts.append(_text(b"\x22", m.tool_call_id))
+    if m.name:
+        parts.append(_text(b"\x2a", m.name))
+    if m.synthetic_reason == "interrupted":
+        parts.append(_INTERRUPTED)
+    if m.position:
+        parts.append(b"\x38" + varint(m.position))
+    if m.created_at:
+        created = _timestamp(m.created_at)
+        if created is None:
+            return None
+        parts.append(created)
+    if m.trace_id:
+        parts.append(_text(b"\x4a", m.trace_id))
+    if m.format:
+        parts.append(_text(b"\x52", m.format))
+        if m.item:
+            parts.append(b"\x5a" + varint(len(m.item)) + m.item)
+    if m.client_id:
+        parts.append(_text(b"\x62", m.client_id))
+    if m.metadata:
+        parts.append(_text(b"\x6a", m.metadata))
+    if m.usage is not None:
+        parts.append(_usage(m.usage))
+    if m.cancelled:
+        parts.append(b"\x78\x01")
+    if m.orphan:
+        parts.append(b"\x80\x01\x01")
+    if m.supersedes:
+        parts.append(b"\x88\x01" + varint(m.supersedes))
+    return b"".join(parts)

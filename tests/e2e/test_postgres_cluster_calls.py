@@ -70,6 +70,19 @@ def _last(stub: Any, session: str) -> tuple[int, str]:
     return pages[0].session.last_position, [m for p in pages for m in p.messages][-1].content
 
 
+def _call(stub: Any, session: str, run_id: str, call_id: str) -> Any:
+    """Append naming ``run_id``: an assistant message with one tool call ``call_id``."""
+    call = pb.ToolCall(id=call_id, name="bash", arguments="{}")
+    message = pb.Message(role=pb.ROLE_ASSISTANT, tool_calls=[call])
+    return stub.Append(pb.AppendRequest(session_id=session, messages=[message], run_id=run_id, workdir="/tmp"))
+
+
+def _tool_results(stub: Any, session: str, call_id: str) -> list[Any]:
+    """The tool results answering ``call_id`` as a repairing Load returns them."""
+    pages = list(stub.Load(pb.LoadRequest(session_id=session, workdir="/tmp")))
+    return [m for p in pages for m in p.messages if m.role == pb.ROLE_TOOL and m.tool_call_id == call_id]
+
+
 def _seed(stub: Any, session: str) -> None:
     messages = [pb.Message(role=pb.ROLE_USER, content="hi"), pb.Message(role=pb.ROLE_ASSISTANT, content="draft")]
     stub.Append(pb.AppendRequest(session_id=session, messages=messages, workdir="/tmp"))
@@ -102,6 +115,13 @@ def test_ping_and_edit_tail_reach_a_run_attached_on_another_daemon(tmp_path: Pat
             assert _last(on_b, "other") == other
             never = uuid.uuid4().hex
             assert _refusal(lambda: on_b.PingRun(pb.PingRunRequest(run_id=never))) == _unknown_run(never, "unknown")
+
+            # Append on B naming A's live run: accepted, and its open call is A's run's (B's Load leaves it open).
+            on_a.PingRun(pb.PingRunRequest(run_id=run_id))  # within its 2 s bound on a loaded machine
+            _call(on_b, "s", run_id, "c_b")
+            assert _tool_results(on_b, "s", "c_b") == []
+            assert _refusal(lambda: _call(on_b, "other", run_id, "c_o")) == _unknown_run(run_id, "other_session")
+            assert _refusal(lambda: _call(on_b, "s", never, "c_n")) == _unknown_run(never, "unknown")
             assert _refusal(lambda: _edit(on_b, "s", never, "no")) == _unknown_run(never, "unknown")
 
             # A killed: its lock goes with its connection, and B says so at once; the edit writes nothing.
@@ -119,7 +139,12 @@ def test_ping_and_edit_tail_reach_a_run_attached_on_another_daemon(tmp_path: Pat
             )
             print(f"\nA SIGKILLed: B answered lease_lost {(time.monotonic() - killed) * 1000:.0f} ms after A's exit")
             assert _refusal(lambda: _edit(on_b, "s", run_id, "late")) == _unknown_run(run_id, "lease_lost")
+            assert _refusal(lambda: _call(on_b, "s", run_id, "c_late")) == _unknown_run(run_id, "lease_lost")
             assert _last(on_b, "s") == before
+            # A's run is over: B's next Load repairs the call appended through B, once.
+            (result,) = _tool_results(on_b, "s", "c_b")
+            assert result.synthetic.reason, result
+            assert len(_tool_results(on_b, "s", "c_b")) == 1
         finally:
             stream.cancel()
 

@@ -240,7 +240,10 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
         trace_id = trace_id_of(request.trace_id, context)
         if request.run_id:
             check_run_id(request.run_id)
-            self.owners.check_run(request.run_id, request.session_id)
+            if self.owners.get(request.run_id) is not None:
+                self.owners.check_run(request.run_id, request.session_id)
+            else:  # not live here: on a shared database perhaps another daemon's run (asked in SQL, pinged there)
+                await self.owners.confirm_run(request.run_id, request.session_id, ping=True)
             self.renew_run(request.run_id)
         job = prepare_append(
             request.session_id,

@@ -197,9 +197,10 @@ class RunRegistry(Protocol):
         """Number of live runs of this daemon."""
         ...
 
-    async def confirm_run(self, run_id: str, session_id: str) -> None:
+    async def confirm_run(self, run_id: str, session_id: str, *, ping: bool = False) -> None:
         """:meth:`check_run` where every daemon sharing the storage can answer: on a shared database, a live
         run of another daemon passes, and a run whose daemon lost its lease does not (cause ``lease_lost``).
+        With ``ping``, a live run of another daemon is also renewed there (a call naming a run is its ping).
 
         Raises:
             PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.

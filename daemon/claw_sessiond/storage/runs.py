@@ -174,8 +174,8 @@ class InMemoryRuns:
         """Number of live runs."""
         return len(self._runs)
 
-    async def confirm_run(self, run_id: str, session_id: str) -> None:
-        """:meth:`check_run`: every run is this daemon's."""
+    async def confirm_run(self, run_id: str, session_id: str, *, ping: bool = False) -> None:
+        """:meth:`check_run`: every run is this daemon's (the caller renews it)."""
         self.check_run(run_id, session_id)
 
     async def ping(self, run_id: str) -> float:

@@ -330,7 +330,7 @@ class DatabaseRuns(InMemoryRuns):
             cause=cause,
         )
 
-    async def confirm_run(self, run_id: str, session_id: str) -> None:
+    async def confirm_run(self, run_id: str, session_id: str, *, ping: bool = False) -> None:
         """:meth:`check_run` decided in the database: another daemon's live run of the session passes, a run whose
         daemon lost its lease does not (cause ``lease_lost``), also this daemon's before its renewal loop noticed.
 
@@ -338,7 +338,7 @@ class DatabaseRuns(InMemoryRuns):
             PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
             StorageUnavailableError: the database cannot answer now.
         """
-        if await self._decide(run_id, session_id, ping=False):
+        if await self._decide(run_id, session_id, ping=ping):
             self.check_run(run_id, session_id)
 
     async def ping(self, run_id: str) -> float:
@@ -388,23 +388,23 @@ class DatabaseRuns(InMemoryRuns):
         return live
 
     async def check_in_tx(self, conn: Any, run_id: str, session_id: str) -> None:
-        """A write naming ``run_id`` goes ahead only while this daemon's lease holds the run (fencing).
+        """A write naming ``run_id`` goes ahead only while the lease of the run's daemon (this one, or another
+        sharing the database) holds the run (fencing).
 
         Raises:
             PreconditionError: reason UNKNOWN_RUN, cause ``lease_lost``.
         """
         ok = await conn.fetchval(
             f"SELECT {_LIVE} FROM runs AS r JOIN daemons AS d ON d.daemon_no = r.daemon_no "
-            "WHERE r.run_id = $1 AND r.session_id = $2 AND r.daemon_no = $3",
+            "WHERE r.run_id = $1 AND r.session_id = $2",
             run_id,
             session_id,
-            self.daemon_no,
         )
         if not ok:
             cause = str(RunEnd.LEASE_LOST)
             raise PreconditionError(
-                f"run {run_id!r} is not live on the database (cause: {cause}): this daemon lost its lease, so other "
-                "daemons treat the run as ended; Attach again to start a new run",
+                f"run {run_id!r} is not live on the database (cause: {cause}): its daemon lost its lease, so every "
+                "daemon treats the run as ended; Attach again to start a new run",
                 reason=Reason.UNKNOWN_RUN,
                 run_id=run_id,
                 cause=cause,

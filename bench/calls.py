@@ -66,7 +66,7 @@ def _phase(kind: str, target: Path, sid: str, size: dict[str, Any], inflight: in
         for i in range(size["processes"])
     ]
     cpu0 = _cpu_s(server_pid)
-    res = run_workers(specs, size["duration_s"])
+    res = run_workers(specs, size["duration_s"], start_timeout_s=600)  # 8 imports of openai-agents on a busy machine
     server_s = _cpu_s(server_pid) - cpu0
     lat = [x for r in res for x in r["latencies_ms"]]
     counts = [r["count"] for r in res]

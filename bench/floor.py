@@ -97,7 +97,8 @@ def floor_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
         _row(
             "bare sqlite3 insert, one transaction each (WAL, synchronous=FULL)",
             f"{fl['per_s']:,.0f}/s",
-            f"p50 {fl['p50_ms']:.3f} / p99 {fl['p99_ms']:.3f} ms",
+            f"p50 {fl['p50_ms']:.3f} / p99 {fl['p99_ms']:.3f} ms"
+            + (f", CPU {fl['cpu_us']:.0f} us" if "cpu_us" in fl else ""),  # results before 2026-12-04 lack it
             math.nan,
         )
     ]

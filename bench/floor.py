@@ -22,43 +22,55 @@ from typing import Any
 
 from bench.stats import median, percentile, ratio
 
-__all__ = ["bench_floor", "floor_rows"]
+__all__ = ["bench_floor", "floor_rows", "open_floor_db"]
+
+
+def open_floor_db(db: Path | str) -> sqlite3.Connection:
+    """A connection to a new floor table: WAL, ``synchronous=FULL``, autocommit (explicit BEGIN/COMMIT)."""
+    conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if mode != "wal":
+        raise RuntimeError(f"floor: journal_mode is {mode}, not wal")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS events(event_id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, "
+        "position INTEGER, payload TEXT NOT NULL)"
+    )
+    conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS events_position ON events(session_id, position)")
+    return conn
 
 
 def bench_floor(root: Path, inserts: int, payload: int, warmup: int = 20) -> dict[str, Any]:
-    """Serial one-row transactions at ``synchronous=FULL``: p50 / p99 commit time and the rate."""
-    db = root / "floor.db"
-    conn = sqlite3.connect(db, isolation_level=None)
+    """Serial one-row transactions at ``synchronous=FULL``: p50 / p99 commit time, the rate, CPU per commit."""
+    conn = open_floor_db(root / "floor.db")
     try:
-        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute(
-            "CREATE TABLE events(event_id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, "
-            "position INTEGER, payload TEXT NOT NULL)"
-        )
-        conn.execute("CREATE UNIQUE INDEX events_position ON events(session_id, position)")
         body = "x" * payload
         lat: list[float] = []
+        cpu0 = 0.0
         for i in range(warmup + inserts):
+            if i == warmup:
+                cpu0 = time.process_time()
             started = time.perf_counter()
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("INSERT INTO events(session_id, position, payload) VALUES ('floor', ?, ?)", (i, body))
             conn.execute("COMMIT")
             if i >= warmup:
                 lat.append((time.perf_counter() - started) * 1000.0)
+        cpu_s = time.process_time() - cpu0
     finally:
         conn.close()
     out = {
-        "journal_mode": mode,
+        "journal_mode": "wal",
         "synchronous": "FULL",
         "inserts": len(lat),
         "p50_ms": median(lat),
         "p99_ms": percentile(lat, 99),
         "per_s": len(lat) / (sum(lat) / 1000.0),
+        "cpu_us": cpu_s / max(1, len(lat)) * 1e6,
     }
     print(
         f"[bench {time.strftime('%H:%M:%S')}] floor: bare sqlite3 insert+commit p50 {out['p50_ms']:.3f} ms, "
-        f"{out['per_s']:,.0f}/s",
+        f"{out['per_s']:,.0f}/s, CPU {out['cpu_us']:.0f} us each",
         file=sys.stderr,
         flush=True,
     )
@@ -85,7 +97,8 @@ def floor_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
         _row(
             "bare sqlite3 insert, one transaction each (WAL, synchronous=FULL)",
             f"{fl['per_s']:,.0f}/s",
-            f"p50 {fl['p50_ms']:.3f} / p99 {fl['p99_ms']:.3f} ms",
+            f"p50 {fl['p50_ms']:.3f} / p99 {fl['p99_ms']:.3f} ms"
+            + (f", CPU {fl['cpu_us']:.0f} us" if "cpu_us" in fl else ""),  # results before 2026-12-04 lack it
             math.nan,
         )
     ]

@@ -890,6 +890,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--load", action="store_true", help="only the Load section (10,000 and 100,000 messages vs get_items)"
     )
+    parser.add_argument(
+        "--calls",
+        action="store_true",
+        help="only the cost of one Append call against its floors (echo + one durable commit; bench/calls.py)",
+    )
     parser.add_argument("--label", default="", help="a name for this run, added to its results file's name")
     parser.add_argument("--only", default="", help="with --interference: comma-separated scenarios to run")
     parser.add_argument(
@@ -910,6 +915,10 @@ def main(argv: list[str] | None = None) -> int:
         return interference.main([*(["--tiny"] if args.tiny else []), "--label", args.label, *only])
     if args.growth:
         return growth.main(args.tiny, args.label)
+    if args.calls:
+        from bench import calls
+
+        return calls.run(args.tiny, args.label, args.profile)
     size = TINY if args.tiny else FULL
     started = time.monotonic()
     RESULTS.mkdir(parents=True, exist_ok=True)

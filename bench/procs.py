@@ -100,13 +100,14 @@ class Daemon:
 
 
 class EchoServer:
-    """``python -m bench.echo_server`` on a Unix socket."""
+    """``python -m bench.echo_server`` on a Unix socket (``commit_db``: one durable commit per call)."""
 
-    def __init__(self, socket_path: Path) -> None:
+    def __init__(self, socket_path: Path, commit_db: Path | None = None) -> None:
         self.socket = socket_path
         self.address = f"unix:{socket_path}"
+        extra = ["--commit", str(commit_db)] if commit_db is not None else []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.echo_server", "--socket", str(socket_path)], cwd=str(ROOT)
+            [sys.executable, "-m", "bench.echo_server", "--socket", str(socket_path), *extra], cwd=str(ROOT)
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -9,7 +9,8 @@ every acknowledged operation (warm-up included) is reported, so the caller
 can count lost and duplicated writes afterwards.
 
 Usage: ``python -m bench.worker '<json spec>'`` with keys ``kind`` (echo;
-ours: unary Append; ours_append: the default ``append()``; ours_stream; sqlite),
+ours: unary Append; ours_append: the default ``append()``; ours_stream; ours_sync and
+ours_sync_unary: the sync ``SessionClient.append()``, default and unary, one at a time; sqlite),
 ``target`` (socket path or database file), ``session_id``, ``index``, ``inflight``,
 ``duration_s``, ``payload_bytes``, ``warmup``.
 """
@@ -99,6 +100,21 @@ async def _make_op(spec: dict[str, Any]) -> tuple[Op, Callable[[], Awaitable[Non
             await client.append(sid, Message.user(content(index, seq, size)))
 
         return op_ours, client.close
+    if kind in ("ours_sync", "ours_sync_unary"):
+        from claw_sessiond_client import Message, SessionClient
+
+        sync_client = SessionClient(
+            address=f"unix:{spec['target']}", autostart=False, stream_appends=kind == "ours_sync"
+        )
+        sync_sid = spec["session_id"]
+
+        async def op_sync(seq: int) -> None:  # blocks the loop: for one lane only
+            sync_client.append(sync_sid, Message.user(content(index, seq, size)))
+
+        async def close_sync() -> None:
+            sync_client.close()
+
+        return op_sync, close_sync
     if kind == "ours_stream":
         from claw_sessiond_client import AsyncSessionClient, Message
 
@@ -162,12 +178,15 @@ async def _run(spec: dict[str, Any]) -> dict[str, Any]:
             if done <= end:
                 latencies.append((done - now) * 1000.0)
 
+    cpu0 = time.process_time()
     await asyncio.gather(*(lane() for _ in range(int(spec["inflight"]))))
+    cpu_s = time.process_time() - cpu0
     await close()
     return {
         "pid": os.getpid(),
         "index": spec["index"],
         "count": len(latencies),
+        "cpu_s": cpu_s,
         "latencies_ms": [round(x, 4) for x in latencies],
         "acked": acked,
         "errors": len(errors),

@@ -316,7 +316,11 @@ def test_calls_racing_the_idle_exit_all_succeed(
     monkeypatch.setenv("CLAW_SESSIOND_IDLE_EXIT_S", "0.6")
     pids = set()
     try:
-        with SessionClient(workspace, retry_window_s=20) as c:
+        # Unary appends: an open append stream is use, so the default client's stream (finished
+        # 0.5 s after its last append) would hold the daemon past these pauses; a streamed append
+        # that meets a stopping daemon is re-sent through this same unary call
+        # (tests/e2e/test_sync_plain_stream.py covers the stream's own idle exit and restarts).
+        with SessionClient(workspace, retry_window_s=20, stream_appends=False) as c:
             for i, pause in enumerate([0.55, 0.6, 0.62, 0.58, 0.65, 0.6]):
                 c.append("race", Message.user(f"m{i}"))
                 pids.add(int(c.stats()["pid"]))

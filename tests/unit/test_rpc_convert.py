@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -96,3 +97,20 @@ def test_time_bounds_are_stored_time_text() -> None:
     with pytest.raises(InvalidRequestError, match="until is not a valid time") as info:
         time_bound(request, "until")
     assert info.value.reason is Reason.INVALID_MESSAGE
+
+
+def test_now_rfc3339_is_the_clock_in_the_stored_shape() -> None:
+    from claw_sessiond.model import now_rfc3339
+
+    seen = set()
+    deadline = time.monotonic() + 3
+    while len(seen) < 2 and time.monotonic() < deadline:  # at least one change of second
+        before = dt.datetime.now(dt.UTC)
+        text = now_rfc3339()
+        after = dt.datetime.now(dt.UTC)
+        parsed = dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC)
+        assert parsed.strftime("%Y-%m-%dT%H:%M:%S.%fZ") == text and len(text) == 27
+        assert before - dt.timedelta(microseconds=1) <= parsed <= after + dt.timedelta(microseconds=1)
+        seen.add(text[:19])
+        time.sleep(0.05)
+    assert len(seen) >= 2, "the second never changed"

@@ -18,15 +18,17 @@ from ._checks import check_ints, check_type
 from ._core import ClientCore
 from ._requests import (
     build,
+    delete_request,
     deltas_pb,
     json_object,
     labels_arg,
     new_request_id,
     strings_arg,
     tool_policy_pb,
+    usage_request,
 )
-from ._responses import session_of, state_of
-from ._types import ForkResult, Session, StateDelta, ToolPolicy
+from ._responses import delete_result_of, session_of, state_of, usage_report_of
+from ._types import DeleteResult, ForkResult, Session, StateDelta, ToolPolicy, UsageReport
 from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
@@ -238,6 +240,16 @@ class SyncSessionOps(ClientCore):
             request_id=request_id,
         )
         return self._call(lambda: session_of(self._stub.UpdateSession(request, timeout=self.timeout_s).session))
+
+    def usage(self, session_id: str) -> UsageReport:
+        """Totals and per-model breakdown of a stored session."""
+        request = usage_request(session_id)
+        return self._call(lambda: usage_report_of(self._stub.GetUsage(request, timeout=self.timeout_s)))
+
+    def delete(self, session_id: str) -> DeleteResult:
+        """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
+        request = delete_request(session_id)
+        return self._call(lambda: delete_result_of(self._stub.Delete(request, timeout=self.timeout_s)))
 
     def scope_states(self, scopes: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The states of shared scopes (``{}`` for a scope never written), by scope."""

@@ -27,7 +27,6 @@ from ._peer import verify_peer
 from ._requests import (
     append_request,
     clear_request,
-    delete_request,
     export_request,
     import_requests,
     list_sessions_page_request,
@@ -35,13 +34,11 @@ from ._requests import (
     load_request,
     record_event_request,
     record_usage_request,
-    usage_request,
 )
 from ._responses import (
     BackupCopy,
     append_result_of,
     clear_result_of,
-    delete_result_of,
     event_id_of,
     import_result_of,
     load_result_of,
@@ -49,16 +46,15 @@ from ._responses import (
     recorded_usage_of,
     stats_of,
     summaries_of,
-    usage_report_of,
 )
 from ._runs import END_RUN_TIMEOUT_S, ThreadPinger, WatchCursor, attach_request, end_run_request, run_of
 from ._session_ops import SyncSessionOps
 from ._status import error_from_rpc
+from ._sync_stream import SyncAppends
 from ._types import (
     AppendResult,
     BackupFigures,
     ClearResult,
-    DeleteResult,
     ImportResult,
     LoadResult,
     Message,
@@ -69,7 +65,6 @@ from ._types import (
     Stats,
     ToolPolicy,
     Usage,
-    UsageReport,
     WatchEvent,
 )
 from .api.v1 import sessiond_pb2 as pb
@@ -100,6 +95,8 @@ class SessionClient(SyncEditOps, SyncSessionOps):
             ``address`` is a TCP one (default: ``<workspace>/.claw/tcp-token``
             if ``workspace`` is given and readable, else ``$CLAW_TOKEN``). Never
             sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
+        stream_appends: carry :meth:`append` over one long-lived AppendStream call
+            (default; same results and errors, see ``_sync_stream``); False: one unary call each.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
     subclasses, never ``grpc.RpcError`` (nor ``ValueError`` or ``OSError``), and
@@ -124,8 +121,10 @@ class SessionClient(SyncEditOps, SyncSessionOps):
         timeout_s: float = DEFAULT_TIMEOUT_S,
         retry_window_s: float = DEFAULT_RETRY_WINDOW_S,
         token: str | None = None,
+        stream_appends: bool = True,
     ) -> None:
         super().__init__(workspace, address, autostart, timeout_s, retry_window_s)
+        self._appends = SyncAppends(self) if stream_appends else None
         self._tokens = _auth.token_source(self.target, workspace, token)
         self._channel = _auth.intercept(grpc.insecure_channel(self.target, options=CHANNEL_OPTIONS), self._tokens)
         self._stub = pb_grpc.SessionServiceStub(self._channel)
@@ -168,6 +167,8 @@ class SessionClient(SyncEditOps, SyncSessionOps):
 
     def close(self) -> None:
         """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
+        if self._appends is not None:
+            self._appends.close()  # appends in flight get their replies first (bounded)
         self._closed = True
         self._channel.close()
         for channel in self._retired:
@@ -302,6 +303,10 @@ class SessionClient(SyncEditOps, SyncSessionOps):
             tool_policy=tool_policy,
             state_deltas=state_deltas,
         )
+        return self._send_append(request) if self._appends is None else self._appends.send(request)
+
+    def _send_append(self, request: pb.AppendRequest) -> AppendResult:
+        """One unary Append call, with the client's retries (also the stream's fallback)."""
         return self._call(lambda: append_result_of(self._stub.Append(request, timeout=self.timeout_s)))
 
     def record_usage(
@@ -378,16 +383,6 @@ class SessionClient(SyncEditOps, SyncSessionOps):
         """One page of stored sessions (most recently updated first), the next page's token and the total."""
         request = list_sessions_page_request(id_contains, limit, page_token, labels)
         return self._call(lambda: page_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
-
-    def usage(self, session_id: str) -> UsageReport:
-        """Totals and per-model breakdown of a stored session."""
-        request = usage_request(session_id)
-        return self._call(lambda: usage_report_of(self._stub.GetUsage(request, timeout=self.timeout_s)))
-
-    def delete(self, session_id: str) -> DeleteResult:
-        """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
-        request = delete_request(session_id)
-        return self._call(lambda: delete_result_of(self._stub.Delete(request, timeout=self.timeout_s)))
 
     def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> Iterator[str]:
         """Lines of the export format (JSON Lines, no newline) of one session or, with None, of all.

@@ -194,7 +194,11 @@ def _handler(service: SessionService, method: Any) -> grpc.RpcMethodHandler[Any,
         raise NotImplementedError(f"{name}: client-streaming RPCs are not wired here")
 
     async def unary_unary(raw: bytes, context: Context) -> Any:
-        return await servicer_method(await decoded(raw, context), context)
+        try:
+            request = decode(raw)  # inline: no coroutine of its own on the path every unary call takes
+        except InvalidRequestError:
+            request = await decoded(raw, context)  # refuses it (raises)
+        return await servicer_method(request, context)
 
     return grpc.unary_unary_rpc_method_handler(unary_unary, response_serializer=serialize)
 

@@ -130,13 +130,15 @@ class Writer:
         started = time.perf_counter()
         results: list[tuple[bool, Any]] = []
         conn = self._conn
+        alone = len(batch) == 1
         try:
             with map_sqlite_errors(self._path):
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     for job in batch:
-                        results.append(self._run_in_savepoint(job))
-                    conn.execute("COMMIT")
+                        results.append(self._run_in_savepoint(job, alone))
+                    if conn.in_transaction:  # a lone job that failed rolled the transaction back
+                        conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
@@ -164,23 +166,30 @@ class Writer:
                     _log.warning("event=after_commit_failed error=%s", exc)
         self._deliver(batch, results)
 
-    def _run_in_savepoint(self, job: _Job) -> tuple[bool, Any]:
+    def _run_in_savepoint(self, job: _Job, alone: bool = False) -> tuple[bool, Any]:
+        """Run one job inside its own SAVEPOINT; a job ``alone`` in its transaction needs none.
+
+        A failed job leaves nothing behind: its savepoint is rolled back, or, alone,
+        the whole transaction (then nothing is committed, and no fsync is paid for it).
+        """
         conn = self._conn
-        conn.execute("SAVEPOINT job")
+        if not alone:
+            conn.execute("SAVEPOINT job")
         try:
             value = job.fn(conn)
-        except SessiondError as exc:
-            conn.execute("ROLLBACK TO job")
-            conn.execute("RELEASE job")
-            return (False, exc)
         except sqlite3.Error:
             raise
-        except Exception as exc:  # a bug: fail this request alone, keep the batch
-            _log.exception("event=job_crashed")
-            conn.execute("ROLLBACK TO job")
-            conn.execute("RELEASE job")
+        except Exception as exc:
+            if not isinstance(exc, SessiondError):  # a bug: fail this request alone, keep the batch
+                _log.exception("event=job_crashed")
+            if alone:
+                conn.execute("ROLLBACK")
+            else:
+                conn.execute("ROLLBACK TO job")
+                conn.execute("RELEASE job")
             return (False, exc)
-        conn.execute("RELEASE job")
+        if not alone:
+            conn.execute("RELEASE job")
         return (True, value)
 
     def _observe(self, size: int, started: float, ok: bool) -> None:
@@ -201,10 +210,11 @@ class Writer:
             if ok:
                 changed.update(job.sessions)
             by_loop.setdefault(job.loop, []).append((job.future, ok, value))
+        on_commit = self.on_commit if changed else None
         for loop, settled in by_loop.items():
-            loop.call_soon_threadsafe(_settle_all, settled)
-        if changed and self.on_commit is not None and batch:
-            batch[0].loop.call_soon_threadsafe(self.on_commit, changed)
+            # The watch hub's notice rides the same wake-up as the replies of the first job's loop.
+            hub = on_commit if loop is batch[0].loop else None
+            loop.call_soon_threadsafe(_settle_all, settled, hub, changed)
 
 
 class NoWriter(Writer):
@@ -221,9 +231,18 @@ class NoWriter(Writer):
         return None
 
 
-def _settle_all(settled: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+def _settle_all(
+    settled: list[tuple[asyncio.Future[Any], bool, Any]],
+    on_commit: Callable[[set[str]], None] | None = None,
+    changed: set[str] | None = None,
+) -> None:
     for fut, ok, value in settled:
         _settle(fut, ok, value)
+    if on_commit is not None and changed:
+        try:
+            on_commit(changed)
+        except Exception:  # the watchers' notice must not fail the replies already settled
+            _log.exception("event=on_commit_failed")
 
 
 def _settle(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:

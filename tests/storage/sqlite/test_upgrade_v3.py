@@ -41,7 +41,9 @@ def upgraded(spawn_daemon: Any, workspace: Path) -> DaemonProcess:
     install_old_database(workspace, "schema-v3.sessions.db")
     with read_only(db_path(workspace)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
-    daemon: DaemonProcess = spawn_daemon()
+    # Keep request records forever: the fixture's were written when it was made, and a retry must
+    # replay them however long ago that was (the default window would prune them a day later).
+    daemon: DaemonProcess = spawn_daemon("--request-id-retention-s", "0")
     return daemon
 
 

@@ -1,4 +1,4 @@
-""":class:`~tests.helpers.inspect.Stored` of a workspace's PostgreSQL database (``CLAW_TEST_BACKEND=postgres``).
+""":class:`~tests.helpers.inspect.Stored` of a workspace's PostgreSQL database (``tests/helpers/backend.py``).
 
 Reads with one short connection per call (asyncpg, run on a thread of its own so that an async
 test's loop is never blocked or re-entered), in one ``REPEATABLE READ READ ONLY`` snapshot, and

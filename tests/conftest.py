@@ -21,6 +21,7 @@ from tests.helpers.figures import (  # noqa: F401  (collect and print the robust
     pytest_terminal_summary,
     pytest_unconfigure,
 )
+from tests.helpers.inspect_postgres import close_reader
 from tests.helpers.postgres import SHARED as POSTGRES
 
 # Property tests judge behaviour, not speed: on a loaded 2-core machine example generation and single
@@ -87,6 +88,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def _stop_postgres() -> Iterator[None]:
     """Stop the throwaway PostgreSQL server (``tests/helpers/postgres.py``), if a test started one, at the end."""
     yield
+    close_reader()  # the connection stored() keeps to the server
     POSTGRES.stop()
 
 

@@ -62,13 +62,15 @@ def _file_key(path: Path) -> str:
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Every test file is one unit for the workers per backend (its module fixtures are made once
     per backend, and tests that read what an earlier test of the file left, such as figures, see
-    it): an end-to-end file's ``[sqlite]`` and ``[postgres]`` halves may run on two workers at
-    once. The groups above join several files, both halves of each, into one unit. Marked as each
-    item is collected: xdist reads the marks in its own ``pytest_collection_modifyitems``."""
+    it): an end-to-end file's ``[sqlite]`` and ``[postgres]`` halves (groups ``<file>:sqlite`` and
+    ``<file>:postgres``) may run on two workers at once. The groups above join several files, both
+    halves of each, into one unit. Marked as each item is collected: xdist reads the marks in its
+    own ``pytest_collection_modifyitems``."""
     key = _file_key(item.path)
     callspec = getattr(item, "callspec", None)
     backend = callspec.params.get("backend") if callspec is not None and key.startswith("e2e/") else None
-    group = _GROUPS.get(key) or (f"{key}[{backend}]" if backend else key)
+    # not "key[backend]": xdist's loadgroup ignores a group name that ends in "]"
+    group = _GROUPS.get(key) or (f"{key}:{backend}" if backend else key)
     item.add_marker(pytest.mark.xdist_group(group))
 
 

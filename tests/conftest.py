@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from claw_sessiond_client import SessionClient
-from tests.helpers.backend import ON_POSTGRES, database_url_for
 from tests.helpers.daemon import FULL, DaemonProcess
 from tests.helpers.figures import (  # noqa: F401  (collect and print the robustness figures)
     pytest_configure,
     pytest_terminal_summary,
     pytest_unconfigure,
 )
+from tests.helpers.inspect_postgres import close_reader
 from tests.helpers.postgres import SHARED as POSTGRES
 
 # Property tests judge behaviour, not speed: on a loaded 2-core machine example generation and single
@@ -60,12 +60,18 @@ def _file_key(path: Path) -> str:
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """Every test file is one unit for the workers (its module fixtures are made once, and tests
-    that read what an earlier test of the file left, such as figures, see it); the groups above
-    join several files into one unit. Marked as each item is collected: xdist reads the marks
-    in its own ``pytest_collection_modifyitems``."""
+    """Every test file is one unit for the workers per backend (its module fixtures are made once
+    per backend, and tests that read what an earlier test of the file left, such as figures, see
+    it): an end-to-end file's ``[sqlite]`` and ``[postgres]`` halves (groups ``<file>:sqlite`` and
+    ``<file>:postgres``) may run on two workers at once. The groups above join several files, both
+    halves of each, into one unit. Marked as each item is collected: xdist reads the marks in its
+    own ``pytest_collection_modifyitems``."""
     key = _file_key(item.path)
-    item.add_marker(pytest.mark.xdist_group(_GROUPS.get(key, key)))
+    callspec = getattr(item, "callspec", None)
+    backend = callspec.params.get("backend") if callspec is not None and key.startswith("e2e/") else None
+    # not "key[backend]": xdist's loadgroup ignores a group name that ends in "]"
+    group = _GROUPS.get(key) or (f"{key}:{backend}" if backend else key)
+    item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -80,42 +86,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With CLAW_TEST_BACKEND=postgres, leave out the tests marked ``sqlite_only`` (deselected, so that
-    CLAW_FULL=1 does not count them as skipped), and require the marker's reason."""
-    if not ON_POSTGRES:
-        return
-    kept, dropped = [], []
-    for item in items:
-        mark = item.get_closest_marker("sqlite_only")
-        if mark is None:
-            kept.append(item)
-            continue
-        if not (mark.args and str(mark.args[0]).strip()):
-            raise pytest.UsageError(f"{item.nodeid}: sqlite_only needs a reason")
-        dropped.append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
-
-
-@pytest.fixture(autouse=True)
-def _postgres_backend(request: pytest.FixtureRequest) -> Iterator[None]:
-    """With CLAW_TEST_BACKEND=postgres, a daemon that a client or the CLI starts on its own in an end-to-end
-    test serves the database of the test's ``workspace`` (``tests/helpers/backend.py``)."""
-    if not ON_POSTGRES or "e2e" not in request.node.path.parts:
-        yield
-        return
-    tmp_path = request.getfixturevalue("tmp_path")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CLAW_DATABASE_URL", database_url_for(tmp_path / "ws"))
-        yield
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _stop_postgres() -> Iterator[None]:
     """Stop the throwaway PostgreSQL server (``tests/helpers/postgres.py``), if a test started one, at the end."""
     yield
+    close_reader()  # the connection stored() keeps to the server
     POSTGRES.stop()
 
 

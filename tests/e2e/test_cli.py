@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from claw_sessiond.storage.sqlite.schema import SCHEMA_VERSION
-from tests.helpers.backend import ON_POSTGRES, schema_version
+from tests.helpers.backend import on_postgres, schema_version
 from tests.helpers.cli import in_workspace, in_workspace_json
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.data import populate_demo, stop_after_demo
@@ -27,7 +27,7 @@ COMMANDS = ("ls", "show", "stats", "doctor")
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+def live(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     """One daemon with sessions for the read-only checks of this module."""
     ws = tmp_path_factory.mktemp("cli") / "ws"
     ws.mkdir()
@@ -170,13 +170,13 @@ def test_doctor_with_daemon_up(live: DaemonProcess) -> None:
         checks["daemon"]["status"] == "ok" and f"pid {live.proc.pid if live.proc else 0}" in checks["daemon"]["detail"]
     )
     # The checks are of the database the daemon serves: on PostgreSQL, that database (not a SQLite file).
-    assert checks["quick_check" if not ON_POSTGRES else "database"]["status"] == "ok"
-    assert checks["schema_version"]["detail"] == str(schema_version() if ON_POSTGRES else SCHEMA_VERSION)
+    assert checks["quick_check" if not on_postgres() else "database"]["status"] == "ok"
+    assert checks["schema_version"]["detail"] == str(schema_version() if on_postgres() else SCHEMA_VERSION)
     assert checks["permissions"]["status"] == "ok"
     proc = in_workspace(live.workspace, "doctor")
     assert proc.returncode == 0
     assert "ok    daemon: pid" in proc.stdout
-    assert ("ok    database:" if ON_POSTGRES else "ok    quick_check: ok") in proc.stdout
+    assert ("ok    database:" if on_postgres() else "ok    quick_check: ok") in proc.stdout
 
 
 # ---------------------------------------------------------------- daemon down

@@ -48,7 +48,7 @@ def on_terminal(
 
 
 @pytest.fixture(scope="module")
-def many(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+def many(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     """105 sessions (three with 120-character ids), one of 10,000 messages, one with a call in flight."""
     ws = tmp_path_factory.mktemp("paging") / "ws"
     ws.mkdir()

@@ -51,6 +51,9 @@ from tests.helpers.daemon import ROOT, DaemonProcess
 HEADER = json.dumps({"format": "claw-sessiond-export", "version": 1, "session_id": "imp"})
 
 
+pytestmark = pytest.mark.backend_neutral("the client library's own errors: no daemon, wrong types, closed clients")
+
+
 def _claw(workspace: Path) -> Path:
     folder = workspace / ".claw"
     folder.mkdir(mode=0o700, exist_ok=True)

@@ -46,6 +46,7 @@ def _complete_bash(path: Path, *words: str, cwd: Path | None = None) -> list[str
     return [line for line in proc.stdout.splitlines() if line]
 
 
+@pytest.mark.backend_neutral("a completion script generated from the parser, loaded by a real shell")
 def test_bash(tmp_path: Path) -> None:
     path = tmp_path / "claw-sessiond.bash"
     path.write_text(script("bash"))
@@ -69,6 +70,7 @@ def test_bash(tmp_path: Path) -> None:
     assert _complete_bash(path, "--js") == ["--json"]
 
 
+@pytest.mark.backend_neutral("a completion script generated from the parser, loaded by a real shell")
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
 def test_fish(tmp_path: Path) -> None:
     path = tmp_path / "claw-sessiond.fish"
@@ -91,6 +93,7 @@ def test_fish(tmp_path: Path) -> None:
     assert "--tail" in complete("claw-sessiond show x --t")
 
 
+@pytest.mark.backend_neutral("a completion script generated from the parser, loaded by a real shell")
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 def test_zsh(tmp_path: Path) -> None:
     path = tmp_path / "_claw-sessiond"
@@ -109,6 +112,7 @@ def test_zsh(tmp_path: Path) -> None:
     assert registered.stdout.strip() == "_claw_sessiond"
 
 
+@pytest.mark.backend_neutral("a completion script generated from the parser, loaded by a real shell")
 def test_unknown_shell_is_a_usage_error() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "claw_sessiond", "completion", "tcsh"], capture_output=True, text=True, timeout=60

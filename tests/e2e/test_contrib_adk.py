@@ -53,7 +53,7 @@ DIVERGENCES = {
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+def live(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     """One daemon for the module; each test works in an app of its own."""
     ws = tmp_path_factory.mktemp("adk") / "ws"
     ws.mkdir()

@@ -51,6 +51,11 @@ _CODE = {"sh": "sh", "bash": "sh", "python": "python"}
 _PAGE_TIMEOUT_S = 300
 
 
+pytestmark = pytest.mark.sqlite_only(
+    "the pages' blocks run as a reader runs them, on the default store (.claw/sessions.db)"
+)
+
+
 @dataclass(frozen=True)
 class Block:
     lang: str  # "sh" or "python"

@@ -369,7 +369,7 @@ operation = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def daemon_stub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pb_grpc.SessionServiceStub]:
+def daemon_stub(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[pb_grpc.SessionServiceStub]:
     d = DaemonProcess(tmp_path_factory.mktemp("edit-property")).start()
     channel = grpc.insecure_channel(d.address)
     try:

@@ -108,7 +108,7 @@ SEQUENCES: dict[str, list[tuple[Any, ...]]] = {
 
 
 @pytest.fixture(scope="module")
-def stub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pb_grpc.SessionServiceStub]:
+def stub(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[pb_grpc.SessionServiceStub]:
     d = DaemonProcess(tmp_path_factory.mktemp("edit-supersede")).start()
     channel = grpc.insecure_channel(d.address)
     try:

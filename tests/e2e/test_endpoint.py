@@ -40,6 +40,9 @@ client.close()
 """
 
 
+pytestmark = pytest.mark.backend_neutral("discovery by .claw/endpoint.json: where clients find the daemon")
+
+
 @pytest.fixture
 def runtime_dirs() -> Iterator[list[Path]]:
     """Three short private folders, as ``XDG_RUNTIME_DIR`` values (removed at teardown)."""

@@ -14,6 +14,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.cli import grpcurl_path
 from tests.helpers.daemon import ROOT, DaemonProcess
 
@@ -23,6 +25,11 @@ _FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```\n", re.M | re.S)
 _TIME = re.compile(r'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"')
 _TRACE = re.compile(r'"[0-9a-f]{32}"')
 _INCARNATION = re.compile(r'"incarnation": "[0-9a-f]{16}"')
+
+
+pytestmark = pytest.mark.backend_neutral(
+    "docs/grpcurl.md's commands run as written; what they store is tested on both backends elsewhere"
+)
 
 
 def readme_examples(text: str) -> list[tuple[str, str]]:

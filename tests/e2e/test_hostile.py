@@ -827,7 +827,7 @@ def _export_with(session_id: str | None = None, *, events_too: bool = True) -> l
 
 
 @pytest.fixture(scope="module")
-def hostile_daemon(tmp_path_factory: pytest.TempPathFactory) -> object:
+def hostile_daemon(backend: str, tmp_path_factory: pytest.TempPathFactory) -> object:
     ws = tmp_path_factory.mktemp("hostile")
     d = DaemonProcess(ws).start()
     with SessionClient(address=d.address, autostart=False) as c:

@@ -40,7 +40,7 @@ OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_leng
 
 
 @pytest.fixture(scope="module")
-def depth_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+def depth_daemon(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     d = DaemonProcess(tmp_path_factory.mktemp("depth")).start()
     yield d
     d.stop()

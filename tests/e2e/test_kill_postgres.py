@@ -24,11 +24,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from claw_sessiond_client import Message
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.inspect_postgres import PostgresStored
 from tests.helpers.postgres import ROLE, Server
 from tests.helpers.postgres import SHARED as POSTGRES
+
+pytestmark = pytest.mark.backend_neutral("picks its PostgreSQL server itself")
 
 _PROBE = "claw-test-commit-probe"
 _PROBE_WAITING = f"application_name = '{_PROBE}' AND wait_event = 'SyncRep'"

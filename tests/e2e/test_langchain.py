@@ -55,7 +55,7 @@ USAGE = {
 
 
 @pytest.fixture(scope="module")
-def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+def shared_daemon(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     """One daemon for the module (the generated examples each use a fresh session)."""
     ws = tmp_path_factory.mktemp("lc") / "ws"
     ws.mkdir()

@@ -26,6 +26,9 @@ _STAMPED = re.compile(
 )
 
 
+pytestmark = pytest.mark.backend_neutral("the daemon's own log file: rotation, modes, links")
+
+
 def _handler(path: Path, max_bytes: int, backups: int) -> tuple[logging.Logger, RotatingLogFile]:
     handler = RotatingLogFile(path, max_bytes, backups)
     handler.setFormatter(LineFormatter(timestamp=True))

@@ -36,6 +36,8 @@ from tests.helpers.figures import record
 from tests.helpers.metrics import LimitedDaemon, limited_metrics_daemon, scrape_text
 from tests.helpers.process import is_root
 
+pytestmark = pytest.mark.backend_neutral("the /metrics HTTP endpoint's connection and descriptor limits")
+
 NOBODY = 65534
 #: The documented cap on concurrent /metrics connections (claw_sessiond.metrics.MAX_CONNECTIONS).
 CAP = 16
@@ -52,6 +54,8 @@ port, n, max_s, interval = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 socks, opened, failed, closed_by_server = [], 0, 0, 0
+
+
 def open_one():
     global opened, failed
     try:

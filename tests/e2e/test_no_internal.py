@@ -68,7 +68,7 @@ TALLY: dict[str, int] = {"requests_sent": 0, "refused": 0}
 
 
 @pytest.fixture(scope="module")
-def edge_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DaemonProcess, list[str]]]:
+def edge_daemon(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DaemonProcess, list[str]]]:
     """A daemon with one seeded session (messages, a paired tool call, usage, an audit event) and its export."""
     d = DaemonProcess(tmp_path_factory.mktemp("edge")).start()
     try:

@@ -61,6 +61,11 @@ DAEMON_ONLY_DISTS = {
 }
 
 
+pytestmark = pytest.mark.backend_neutral(
+    "the wheels' contents and clean installs; the installed daemon runs on its default store"
+)
+
+
 def _project(pyproject: Path) -> dict[str, object]:
     with open(pyproject, "rb") as f:
         project: dict[str, object] = tomllib.load(f)["project"]

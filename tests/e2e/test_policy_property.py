@@ -211,7 +211,7 @@ def apply(client: SessionClient, sid: str, seen: Seen, op: tuple[Any, ...]) -> N
 
 
 @pytest.fixture(scope="module")
-def policy_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionClient]:
+def policy_client(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionClient]:
     d = DaemonProcess(tmp_path_factory.mktemp("policy-property")).start()
     try:
         with d.client() as c:

@@ -36,6 +36,9 @@ SLACK_S = 2.0
 WATCH_P99_S = 0.050
 
 
+pytestmark = pytest.mark.backend_neutral("picks its PostgreSQL databases itself")
+
+
 def _database(tmp_path: Path) -> str:
     return POSTGRES.database_for(str(tmp_path / "db"))
 

@@ -30,6 +30,8 @@ from tests.helpers.daemon import DaemonProcess
 from tests.helpers.postgres import SHARED as POSTGRES
 from tests.helpers.process import wait_for
 
+pytestmark = pytest.mark.backend_neutral("starts two daemons on a PostgreSQL database it picks itself")
+
 
 def _pair(tmp_path: Path, spawn_daemon: Any, lease_s: int) -> tuple[DaemonProcess, DaemonProcess, str]:
     """Daemons A and B on two workspaces and one database; and the database's name."""

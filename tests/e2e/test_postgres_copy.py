@@ -21,6 +21,8 @@ from tests.helpers.cli import claw
 from tests.helpers.postgres import PASSWORD
 from tests.helpers.postgres import SHARED as POSTGRES
 
+pytestmark = pytest.mark.backend_neutral("picks its SQLite and PostgreSQL stores itself")
+
 
 def _url(tmp_path: Path, name: str = "db") -> str:
     return POSTGRES.database_for(str(tmp_path / name))

@@ -16,9 +16,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from claw_sessiond_client import Message
 from tests.helpers.postgres import PASSWORD
 from tests.helpers.postgres import SHARED as POSTGRES
+
+pytestmark = pytest.mark.backend_neutral("picks its PostgreSQL databases itself")
 
 
 def _url(tmp_path: Path) -> str:

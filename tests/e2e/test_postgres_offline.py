@@ -10,10 +10,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from claw_sessiond_client import Message
 from tests.helpers.cli import in_workspace
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.postgres import SHARED as POSTGRES
+
+pytestmark = pytest.mark.backend_neutral("picks its PostgreSQL database itself")
 
 
 def test_offline_views_and_doctor_read_the_configured_database_not_a_stale_file(tmp_path: Path) -> None:

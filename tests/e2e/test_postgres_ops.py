@@ -18,12 +18,16 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
+
 from claw_sessiond.storage.postgres.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message
 from tests.helpers.cli import in_workspace
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.postgres import PASSWORD, require_server, throwaway_postgres
 from tests.helpers.postgres import SHARED as POSTGRES
+
+pytestmark = pytest.mark.backend_neutral("picks its PostgreSQL databases and servers itself")
 
 
 def _stale_workspace(tmp_path: Path, url: str) -> Path:

@@ -38,6 +38,9 @@ KILLS = 20
 RETRY_BOUND_S = 90.0
 
 
+pytestmark = pytest.mark.backend_neutral("starts PostgreSQL servers of its own")
+
+
 @pytest.fixture
 def server() -> Iterator[Server]:
     """A server of this test's own: the database restart test must not cut other tests' connections."""

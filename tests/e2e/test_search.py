@@ -20,7 +20,7 @@ import pytest
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.helpers.backend import ON_POSTGRES
+from tests.helpers.backend import on_postgres
 from tests.helpers.cli import on_daemon, on_daemon_pty
 from tests.helpers.daemon import DaemonProcess
 
@@ -90,7 +90,7 @@ def test_search_ranks_filters_and_hides_cleared_history(daemon: DaemonProcess) -
         assert text.returncode == 0, text.stderr
         # The best hit first: bm25 (SQLite's FTS5) favours the short tool message; ts_rank (PostgreSQL, no length
         # normalization) the assistant message that says "parser" twice (docs/postgres.md, Search: ranks differ).
-        assert text.stdout.splitlines()[0].startswith("alpha #3 assistant" if ON_POSTGRES else "alpha #4 tool")
+        assert text.stdout.splitlines()[0].startswith("alpha #3 assistant" if on_postgres() else "alpha #4 tool")
         assert "[parser] [crash]" in text.stdout  # not a terminal: matches in brackets
         nothing = on_daemon(daemon, "search", "nonexistentword")
         assert nothing.returncode == 0 and "no matches" in nothing.stdout

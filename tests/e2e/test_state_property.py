@@ -74,7 +74,7 @@ class Model:
 
 
 @pytest.fixture(scope="module")
-def state_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionClient]:
+def state_client(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionClient]:
     d = DaemonProcess(tmp_path_factory.mktemp("state-property")).start()
     try:
         with d.client() as c:

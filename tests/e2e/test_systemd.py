@@ -38,6 +38,9 @@ MAX_EXPOSURE = 2.0
 needs_systemd_analyze = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
 
 
+pytestmark = pytest.mark.backend_neutral("the unit file and the sd_notify protocol")
+
+
 def _analyze(*args: str, cwd: Path, runtime_dir: Path) -> subprocess.CompletedProcess[str]:
     # --user needs a runtime dir to exist; nothing is started.
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime_dir), "SYSTEMD_LOG_COLOR": "0", "SYSTEMD_COLORS": "0"}

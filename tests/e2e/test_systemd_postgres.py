@@ -25,6 +25,9 @@ UNIT = ROOT / "systemd" / "claw-sessiond-postgres.service"
 needs_systemd_analyze = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
 
 
+pytestmark = pytest.mark.backend_neutral("checks the example unit file; no daemon runs")
+
+
 def _analyze(*args: str, cwd: Path) -> str:
     env = {**os.environ, "SYSTEMD_LOG_COLOR": "0", "SYSTEMD_COLORS": "0"}
     done = subprocess.run(

@@ -44,6 +44,9 @@ except OSError as exc:
 SERVICE = pb.DESCRIPTOR.services_by_name["SessionService"]
 
 
+pytestmark = pytest.mark.backend_neutral("the TCP listener's token check, made before any request reaches storage")
+
+
 def token_of(workspace: Path) -> str:
     return (workspace / ".claw" / "tcp-token").read_text().strip()
 

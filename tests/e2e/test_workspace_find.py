@@ -25,6 +25,8 @@ from tests.helpers.cli import claw
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.process import wait_exit
 
+pytestmark = pytest.mark.backend_neutral("how the CLI and the clients find the workspace and its socket")
+
 
 def _cli(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("CLAW_SESSIOND_")}

@@ -1,7 +1,7 @@
 """Real daemon subprocesses on real sockets and database files.
 
 ``DaemonProcess`` runs ``python -m claw_sessiond serve`` for a workspace and
-waits until the gRPC health check says SERVING; with ``CLAW_TEST_BACKEND=postgres``
+waits until the gRPC health check says SERVING; when the running test is on PostgreSQL
 it serves a database of its workspace on the throwaway PostgreSQL server
 (``tests/helpers/backend.py``). Set ``CLAW_FULL=1`` for the
 long versions of the robustness tests (CI does).
@@ -26,7 +26,7 @@ from claw_sessiond_client import SessionClient
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.paths import default_socket_path
-from tests.helpers.backend import ON_POSTGRES, database_url_for
+from tests.helpers.backend import database_url_for, on_postgres
 from tests.helpers.postgres import SHARED as POSTGRES
 
 FULL = os.environ.get("CLAW_FULL") == "1"
@@ -46,8 +46,8 @@ class DaemonProcess:
         self.workspace = workspace
         self.args = list(args)
         self.env = {**os.environ, **(env or {})}
-        if ON_POSTGRES and "--database" not in self.args and "CLAW_DATABASE_URL" not in (env or {}):
-            # CLAW_TEST_BACKEND=postgres: the workspace's database, unless its config.toml names one
+        if on_postgres() and "--database" not in self.args and "CLAW_DATABASE_URL" not in (env or {}):
+            # on PostgreSQL: the workspace's database, unless its config.toml names one
             config = workspace / ".claw" / "config.toml"
             if config.exists() and "database" in config.read_text(errors="replace"):
                 self.env.pop("CLAW_DATABASE_URL", None)

@@ -7,9 +7,9 @@ Tests outside a backend's own folder (``tests/storage/<backend>/``) inspect stor
     [e.type for e in s.events("demo")], s.sessions()[0].workdir, s.request_records()
 
 Every call reads afresh (nothing is held open between calls, so a test never keeps a reader that
-the daemon would have to wait for) and changes nothing. Today's backend is SQLite: a read-only
-connection to ``.claw/sessions.db``; with ``CLAW_TEST_BACKEND=postgres`` the workspace's PostgreSQL
-database (``inspect_postgres.py``). :func:`stored` picks one.
+the daemon would have to wait for) and changes nothing. On SQLite: a read-only connection to
+``.claw/sessions.db``; when the running test is on PostgreSQL (``tests/helpers/backend.py``) the
+workspace's PostgreSQL database (``inspect_postgres.py``). :func:`stored` picks one.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from tests.helpers.backend import ON_POSTGRES, database_url_for
+from tests.helpers.backend import database_url_for, on_postgres
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.sqlite_file import db_path, dump, integrity, read_only
 
@@ -127,7 +127,7 @@ class SqliteStored:
 def stored(where: Path | DaemonProcess) -> Stored:
     """What is stored for a workspace (or for a daemon's workspace)."""
     workspace = where.workspace if isinstance(where, DaemonProcess) else where
-    if ON_POSTGRES:  # CLAW_TEST_BACKEND=postgres: the workspace's database (tests/helpers/backend.py)
+    if on_postgres():  # the running test is on PostgreSQL: the workspace's database (tests/helpers/backend.py)
         from tests.helpers.inspect_postgres import PostgresStored
 
         return PostgresStored(database_url_for(workspace))

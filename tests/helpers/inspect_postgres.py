@@ -1,15 +1,19 @@
-""":class:`~tests.helpers.inspect.Stored` of a workspace's PostgreSQL database (``CLAW_TEST_BACKEND=postgres``).
+""":class:`~tests.helpers.inspect.Stored` of a workspace's PostgreSQL database (``tests/helpers/backend.py``).
 
-Reads with one short connection per call (asyncpg, run on a thread of its own so that an async
-test's loop is never blocked or re-entered), in one ``REPEATABLE READ READ ONLY`` snapshot, and
-changes nothing.
+Each call reads in one ``REPEATABLE READ READ ONLY`` snapshot and changes nothing. The reads run on
+one thread of their own with its own event loop (so an async test's loop is never blocked or
+re-entered), which keeps one connection, to the database read last, between calls: a test that
+snapshots the store around each of hundreds of requests does not open a server process for each.
+Outside a transaction that connection holds no lock, so a daemon never waits for it; it is closed
+when another database is read and at the end of the session (:func:`close_reader`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import contextlib
 import json
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -20,6 +24,69 @@ T = TypeVar("T")
 _TABLES = ("sessions", "events", "tool_calls", "requests", "usage_by_model", "session_labels", "scope_states")
 
 
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    try:
+        loop.run_forever()
+    finally:
+        loop.close()
+
+
+class _Reader:
+    """One event loop on a thread of its own and at most one open connection (to the last database read)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._url = ""
+        self._conn: Any = None
+
+    def read(self, url: str, fn: Callable[[Any], Awaitable[T]]) -> T:
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=_serve, args=(self._loop,), name="inspect-postgres", daemon=True).start()
+            return asyncio.run_coroutine_threadsafe(self._read(url, fn), self._loop).result(60)
+
+    async def _read(self, url: str, fn: Callable[[Any], Awaitable[T]]) -> T:
+        for attempt in (1, 2):
+            if self._conn is not None and (self._url != url or self._conn.is_closed()):
+                await self._drop()
+            if self._conn is None:
+                self._conn = await asyncpg.connect(url, server_settings={"search_path": "claw_sessiond"})
+                self._url = url
+            try:
+                async with self._conn.transaction(isolation="repeatable_read", readonly=True):
+                    return await fn(self._conn)
+            except (asyncpg.exceptions.ConnectionDoesNotExistError, asyncpg.exceptions.AdminShutdownError):
+                await self._drop()  # the server cut the kept connection (a restart): once more, anew
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close(timeout=5)
+
+    def close(self) -> None:
+        """Close the kept connection and stop the thread (before the throwaway server stops)."""
+        with self._lock:
+            loop, self._loop = self._loop, None
+            if loop is None:
+                return
+            asyncio.run_coroutine_threadsafe(self._drop(), loop).result(10)
+            loop.call_soon_threadsafe(loop.stop)
+
+
+_READER = _Reader()
+
+
+def close_reader() -> None:
+    """Close the connection the reads keep (``tests/conftest.py`` calls it at the session's end)."""
+    _READER.close()
+
+
 class PostgresStored:
     """What a daemon stored in its PostgreSQL database (the schema ``claw_sessiond``)."""
 
@@ -27,16 +94,7 @@ class PostgresStored:
         self.url = url
 
     def _read(self, fn: Callable[[Any], Awaitable[T]]) -> T:
-        async def run() -> T:
-            conn = await asyncpg.connect(self.url, server_settings={"search_path": "claw_sessiond"})
-            try:
-                async with conn.transaction(isolation="repeatable_read", readonly=True):
-                    return await fn(conn)
-            finally:
-                await conn.close()
-
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, run()).result(60)
+        return _READER.read(self.url, fn)
 
     def sessions(self) -> list[Any]:
         from tests.helpers.inspect import StoredSession

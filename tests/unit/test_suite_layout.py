@@ -65,3 +65,26 @@ def test_the_check_sees_every_kind_of_import(tmp_path: Path) -> None:
 def test_every_xdist_group_names_an_existing_file() -> None:
     missing = [name for name in conftest._GROUPS if not (TESTS / name).is_file()]
     assert missing == [], f"conftest._GROUPS names files that are not there: {missing}"
+
+
+def test_a_file_s_backend_halves_are_groups_loadgroup_honours() -> None:
+    """xdist's loadgroup ignores a group name ending in "]" or holding "@" (each test becomes a unit of its own)."""
+
+    class Item:
+        def __init__(self, name: str, backend: str) -> None:
+            self.path = TESTS / "e2e" / name
+            self.callspec = type("Spec", (), {"params": {"backend": backend}})()
+            self.marks: list[object] = []
+
+        def add_marker(self, mark: object) -> None:
+            self.marks.append(mark)
+
+    for name, backend, group in (
+        ("test_core.py", "postgres", "e2e/test_core.py:postgres"),
+        ("test_core.py", "sqlite", "e2e/test_core.py:sqlite"),
+        ("test_crash.py", "postgres", "load"),
+    ):
+        item = Item(name, backend)
+        conftest.pytest_itemcollected(item)  # type: ignore[arg-type]
+        got = item.marks[0].args[0]  # type: ignore[attr-defined]
+        assert got == group and not got.endswith("]") and "@" not in got

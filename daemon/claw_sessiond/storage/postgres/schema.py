@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ...errors import CorruptDatabaseError, Reason
-from .batch_sql import APPEND_BATCH_SQL
 
 __all__ = ["APPLICATION", "MIGRATIONS", "MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "Migration", "migrate"]
 
@@ -181,7 +180,6 @@ CREATE INDEX runs_daemon ON runs(daemon_no);
 MIGRATIONS: Final[Sequence[Migration]] = (
     Migration(1, "event log, sessions, tool calls, requests, usage, labels, scope states, search index", _V1),
     Migration(2, "daemons and their leases, runs across daemons", _V2),
-    Migration(3, "append_batch: a queue of plain appends of one session in one call", APPEND_BATCH_SQL),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 

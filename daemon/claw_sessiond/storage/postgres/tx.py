@@ -236,12 +236,6 @@ async def append_in_tx(conn: Any, job: AppendJob, max_open_calls: int = 0) -> Ap
     if row is None:
         row, now = await lock_session_in_tx(conn, job.session_id, create_workdir=job.workdir)
         assert row is not None
-        # Another daemon may have created it first (the INSERT waited for its commit): ask again.
-        stored = await _stored_request_in_tx(conn, job.session_id, job.request_id)
-        record = rules.replay_record(job.request_id, "append", job.fingerprint, stored)
-        if record is not None:
-            return rules.append_from_record(record)
-        rules.check_expected(job.expected_last_position, row.last_position)
     position = row.last_position
     first = position + 1
     usage = row.usage

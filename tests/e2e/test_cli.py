@@ -171,7 +171,9 @@ def test_doctor_with_daemon_up(live: DaemonProcess) -> None:
     )
     # The checks are of the database the daemon serves: on PostgreSQL, that database (not a SQLite file).
     assert checks["quick_check" if not on_postgres() else "database"]["status"] == "ok"
-    assert checks["schema_version"]["detail"] == str(schema_version() if on_postgres() else SCHEMA_VERSION)
+    assert checks["schema_version"]["detail"] == (
+        f"{schema_version()} (this build's)" if on_postgres() else str(SCHEMA_VERSION)
+    )
     assert checks["permissions"]["status"] == "ok"
     proc = in_workspace(live.workspace, "doctor")
     assert proc.returncode == 0

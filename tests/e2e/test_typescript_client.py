@@ -12,6 +12,11 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.backend_neutral(
+    "the TypeScript client's own tests: its daemons serve their own temporary workspaces (the proto, not storage, "
+    "is under test; storage is the Python suites' on both backends)"
+)
+
 ROOT = Path(__file__).resolve().parents[2]
 TS = ROOT / "clients" / "typescript"
 

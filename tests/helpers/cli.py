@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import pytest
 
+from tests.helpers.backend import database_url_for, on_postgres
 from tests.helpers.daemon import DaemonProcess
 
 CLAW = (sys.executable, "-m", "claw_sessiond")
@@ -66,8 +67,17 @@ def after_command(option: str, value: object, args: tuple[str, ...]) -> list[str
 
 
 def in_workspace(workspace: Path, *args: str, **kw: Any) -> subprocess.CompletedProcess[Any]:
-    """:func:`claw` of ``SUBCOMMAND --workspace WORKSPACE ARGS...``, run in the workspace."""
-    return claw(*after_command("--workspace", workspace, args), cwd=workspace, **kw)
+    """:func:`claw` of ``SUBCOMMAND --workspace WORKSPACE ARGS...``, run in the workspace.
+
+    On PostgreSQL the command is given the database the workspace's daemons serve (as
+    :class:`~tests.helpers.daemon.DaemonProcess` gives them), unless the call names one or the
+    workspace's ``config.toml`` does: an operator's CLI reads the configuration its daemon reads."""
+    env = dict(kw.pop("env", None) or {})
+    if on_postgres() and "CLAW_DATABASE_URL" not in env and "environ" not in kw:
+        config = workspace / ".claw" / "config.toml"
+        if not (config.exists() and "database" in config.read_text(errors="replace")):
+            env["CLAW_DATABASE_URL"] = database_url_for(workspace)
+    return claw(*after_command("--workspace", workspace, args), cwd=workspace, env=env, **kw)
 
 
 def in_workspace_json(workspace: Path, *args: str) -> Any:

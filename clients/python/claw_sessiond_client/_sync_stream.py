@@ -37,6 +37,7 @@ from ._responses import append_result_of
 from ._status import append_stream_error, closed_error, retryable
 from ._types import AppendResult
 from .api.v1 import sessiond_pb2 as pb
+from .errors import DaemonUnavailableError
 
 if TYPE_CHECKING:
     from .sync import SessionClient
@@ -188,7 +189,10 @@ class SyncAppends:
         with self._lock:
             self._busy += 1
         try:
-            stream = self._open()
+            try:
+                stream = self._open()
+            except DaemonUnavailableError:  # no daemon now (a restart): the unary path waits for one and retries
+                return client._send_append(request)
             slot = stream.put(request)
             if slot is None:  # finished or broken between opening and putting
                 return client._send_append(request)
@@ -197,6 +201,7 @@ class SyncAppends:
             except _Broken:  # also a reply later than the timeout (the idle thread ends the stream)
                 self.resent += 1
                 return client._send_append(request)
+            client._served = True  # a daemon answered: a later outage is a restart to wait for, not "no daemon"
             if reply.HasField("error"):
                 err = append_stream_error(reply.error)
                 if retryable(err):  # shutting down, storage busy: the unary path retries

@@ -183,13 +183,15 @@ class SessionClient(SyncEditOps, SyncSessionOps):
     def _call(self, fn: Callable[[], T]) -> T:
         retry = CallRetry(self)
         while True:
-            self._trust()
             try:
+                self._trust()  # no daemon here now (a restart, another thread saw it go): retried below
                 result = fn()
                 self._served = True
                 return result
             except grpc.RpcError as exc:
                 err = error_from_rpc(exc)
+            except E.DaemonUnavailableError as exc:
+                err = exc
             except ValueError as exc:
                 raise self._closed_mid_call(exc) from None
             if retry.needs_daemon(err):

@@ -34,6 +34,7 @@ from ...queries import (
     SearchRow,
     UsageRow,
 )
+from .schema import payload_json
 
 __all__ = ["search", "tsquery_sql", "usage_report"]
 
@@ -68,7 +69,7 @@ async def search(conn: Any, match: str, filters: SearchFilter, limit: int) -> tu
     if filters.session_id:
         where += f" AND e.session_id = {arg(filters.session_id)}"
     if filters.role:
-        where += f" AND (e.payload::json ->> 'role') = {arg(filters.role)}"
+        where += f" AND ({payload_json('e.payload')} ->> 'role') = {arg(filters.role)}"
     if filters.since:
         where += f" AND e.ts >= {arg(filters.since)}"
     if filters.until:
@@ -85,8 +86,9 @@ async def search(conn: Any, match: str, filters: SearchFilter, limit: int) -> tu
         "(e.position <= s.clear_position OR e.hidden_by IS NOT NULL) AS cleared FROM events AS e CROSS JOIN q "
         "JOIN sessions AS s ON s.session_id = e.session_id "
         f"WHERE e.search @@ q.q{where} ORDER BY rank DESC, e.event_id LIMIT {arg(limit + 1)}) "
-        "SELECT h.session_id, h.position, h.payload::json ->> 'role', h.ts, -h.rank, "
-        f"ts_headline('simple', coalesce(h.payload::json ->> 'content', ''), q.q, {arg(headline)}), h.cleared "
+        f"SELECT h.session_id, h.position, {payload_json('h.payload')} ->> 'role', h.ts, -h.rank, "
+        f"ts_headline('simple', coalesce({payload_json('h.payload')} ->> 'content', ''), q.q, {arg(headline)}), "
+        "h.cleared "
         "FROM hits AS h CROSS JOIN q ORDER BY h.rank DESC, h.event_id"
     )
     try:
@@ -117,13 +119,14 @@ async def usage_report(conn: Any, since: str, until: str, *, by_session: bool) -
     session = "e.session_id" if by_session else "''"
 
     def field(key: str) -> str:
-        return f"coalesce((e.payload::json ->> '{key}')::numeric, 0)"
+        return f"coalesce(({payload_json('e.payload')} ->> '{key}')::numeric, 0)"
 
     sql = (
         'SELECT substr(e.ts, 1, 10) COLLATE "C" AS day, '
-        "coalesce(e.payload::json ->> 'model', '') COLLATE \"C\" AS model, "
-        "coalesce(e.payload::json ->> 'pricing_version', '') COLLATE \"C\" AS pricing, "
-        f"(CASE WHEN {field('cost_micros')} <> 0 THEN coalesce(e.payload::json ->> 'currency', '') ELSE '' END) "
+        f"coalesce({payload_json('e.payload')} ->> 'model', '') COLLATE \"C\" AS model, "
+        f"coalesce({payload_json('e.payload')} ->> 'pricing_version', '') COLLATE \"C\" AS pricing, "
+        f"(CASE WHEN {field('cost_micros')} <> 0 "
+        f"THEN coalesce({payload_json('e.payload')} ->> 'currency', '') ELSE '' END) "
         'COLLATE "C" AS currency, '
         f'{session} COLLATE "C" AS sid, '
         f"sum({field('input_tokens')}), sum({field('output_tokens')}), sum({field('cache_read_tokens')}), "

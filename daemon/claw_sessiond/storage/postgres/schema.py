@@ -40,6 +40,15 @@ MIGRATION_LOCK: Final = (0x434C4157, 1)
 _MESSAGE_TYPES: Final = "('system_message', 'user_message', 'assistant_message', 'tool_result', 'repair')"
 
 
+def payload_json(column: str = "payload") -> str:
+    """SQL: a stored ``payload`` read as ``json`` for ``->>``. PostgreSQL's ``text`` holds no NUL, and ``->>``
+    refuses the JSON escape of one (``\\u0000``), which a message may carry (the payload keeps it as written):
+    here each such escape reads as a space (``\\u0020``; the same length, and the JSON stays valid also where
+    the six characters follow an escaped backslash). Only for SQL's own use (search, filters, usage sums):
+    what a Load or an export returns is the payload itself."""
+    return f"replace({column}, '\\u0000', '\\u0020')::json"
+
+
 @dataclass(frozen=True)
 class Migration:
     """One forward step: ``version`` is the schema version after it runs."""
@@ -177,9 +186,23 @@ CREATE TABLE runs (
 CREATE INDEX runs_daemon ON runs(daemon_no);
 """
 
+# v3: the search column reads the payload through payload_json(), so that a message holding NUL is stored (it
+# failed with 22P05 "unsupported Unicode escape sequence" before); the column is made again (a table rewrite).
+_V3 = f"""
+DROP INDEX IF EXISTS events_search;
+ALTER TABLE events DROP COLUMN search;
+ALTER TABLE events ADD COLUMN search tsvector GENERATED ALWAYS AS (
+    CASE WHEN type IN {_MESSAGE_TYPES}
+         THEN to_tsvector('simple'::regconfig, coalesce({payload_json()} ->> 'content', ''))
+    END
+) STORED;
+CREATE INDEX events_search ON events USING gin (search);
+"""
+
 MIGRATIONS: Final[Sequence[Migration]] = (
     Migration(1, "event log, sessions, tool calls, requests, usage, labels, scope states, search index", _V1),
     Migration(2, "daemons and their leases, runs across daemons", _V2),
+    Migration(3, "messages holding NUL: the search column reads such payloads", _V3),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 

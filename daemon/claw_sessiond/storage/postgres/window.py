@@ -15,6 +15,7 @@ from typing import Any, Final
 from ...history import project_window
 from ...model import LoadWindow, Message
 from . import reads
+from .schema import payload_json
 
 __all__ = ["WindowRead", "read_window"]
 
@@ -72,7 +73,7 @@ async def read_window(
     )
     lead_rows = await conn.fetch(
         "SELECT e.position FROM events AS e JOIN tool_calls AS t "
-        "ON t.session_id = e.session_id AND t.call_id = (e.payload::json ->> 'tool_call_id') "
+        f"ON t.session_id = e.session_id AND t.call_id = ({payload_json('e.payload')} ->> 'tool_call_id') "
         "WHERE e.session_id = $1 AND e.position >= $2 AND e.position <= $3 AND e.type IN ('tool_result', 'repair') "
         "AND e.hidden_by IS NULL AND t.assistant_position < $2 ORDER BY t.assistant_position, e.position",
         session_id,

@@ -13,11 +13,12 @@ import asyncpg
 import pytest
 
 from claw_sessiond.config import Config
-from claw_sessiond.errors import PreconditionError, Reason
+from claw_sessiond.errors import AlreadyExistsError, PreconditionError, Reason
+from claw_sessiond.model import Message
 from claw_sessiond.storage import Storage, open_storage
 from claw_sessiond.storage.postgres import schema
 from tests.helpers.postgres import SHARED as POSTGRES
-from tests.storage._support import append, assistant, attach, result, user
+from tests.storage._support import append, assistant, attach, result, usage, user
 
 
 def _config(tmp_path: Path) -> Config:
@@ -88,5 +89,43 @@ async def test_a_version_1_database_is_upgraded_and_keeps_its_sessions(
         await append(store, "old", user("go"), assistant("c1"), run_id=run.run_id)
         assert [c.tool_call_id for c in (await store.load("old", "/w", "t")).in_flight] == ["c1"]
         await append(store, "old", user("after the upgrade \x00"))  # v3: a message holding NUL is stored
+    finally:
+        await store.close()
+
+
+async def test_a_version_3_database_keeps_its_ids_holding_u0001(tmp_path: Path) -> None:
+    """Version 4 stores ids and names escaped (``schema.db_text``: NUL as U+0001 U+0001, U+0001 as U+0001
+    U+0002); a version 3 database stored U+0001 as itself, and the upgrade escapes what it holds."""
+    config = _config(tmp_path)
+    store = await open_storage(config)
+    try:
+        tagged = Message("user", "tagged", client_id="k\x01")
+        await append(store, "old", tagged, assistant("c\x01", "c"))
+        await usage(store, "old", input_tokens=5, model="m\x01", pricing_version="p\x01")
+    finally:
+        await store.close()
+    conn = await asyncpg.connect(config.database_url)
+    try:  # as version 3 stored them, and its version
+        for table, column in (("events", "client_id"), ("tool_calls", "call_id"), ("usage_by_model", "model")):
+            await conn.execute(
+                f"UPDATE {schema.SCHEMA}.{table} SET {column} = replace({column}, chr(1) || chr(2), chr(1))"
+            )
+        await conn.execute(
+            f"UPDATE {schema.SCHEMA}.usage_by_model SET pricing_version = replace(pricing_version, chr(1) || chr(2), "
+            "chr(1))"
+        )
+        assert await conn.fetchval(f"SELECT count(*) FROM {schema.SCHEMA}.tool_calls WHERE call_id = 'c' || chr(1)")
+        await conn.execute(f"DELETE FROM {schema.SCHEMA}.schema_migrations WHERE version = 4")
+    finally:
+        await conn.close()
+    store = await open_storage(config)
+    try:
+        assert store.applied_migrations == [schema.MIGRATIONS[3].name]
+        loaded = await store.load("old", "/w", "t")
+        assert sorted(r.tool_call_id for r in loaded.repairs) == ["c", "c\x01"]
+        with pytest.raises(AlreadyExistsError):  # the client id is found taken
+            await append(store, "old", Message("user", "again", client_id="k\x01"), expected=4)
+        _totals, by_model = await store.usage_by_model("old")
+        assert [(m.model, m.pricing_version, m.usage.input_tokens) for m in by_model] == [("m\x01", "p\x01", 5)]
     finally:
         await store.close()

@@ -18,6 +18,7 @@ from ...events import encode_message
 from ...history import OpenCall
 from ...model import AppendJob, PreparedMessage
 from ...policy import ToolPolicy, merge_policies, policy_from_json
+from .schema import db_text
 
 __all__ = ["PolicyOf", "answer_in_tx", "drops_in_tx", "insert_calls_in_tx", "session_policy_in_tx"]
 
@@ -51,7 +52,9 @@ async def answer_in_tx(
     """
     msg = prepared.message
     found = await conn.fetchrow(
-        "SELECT result_position FROM tool_calls WHERE session_id = $1 AND call_id = $2", session_id, msg.tool_call_id
+        "SELECT result_position FROM tool_calls WHERE session_id = $1 AND call_id = $2",
+        session_id,
+        db_text(msg.tool_call_id),
     )
     known = found is not None
     answered_at: int | None = None if found is None or found[0] is None else int(found[0])
@@ -74,7 +77,7 @@ async def answer_in_tx(
         "UPDATE tool_calls SET result_position = $1 WHERE session_id = $2 AND call_id = $3",
         position,
         session_id,
-        msg.tool_call_id,
+        db_text(msg.tool_call_id),
     )
     if admission == "pair":
         return prepared.payload, 0
@@ -101,7 +104,7 @@ async def insert_calls_in_tx(conn: Any, session_id: str, prepared: PreparedMessa
             "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, run_id, pending, repair_mode) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING 1",
             session_id,
-            call.id,
+            db_text(call.id),
             position,
             index,
             run_id,

@@ -19,6 +19,7 @@ from typing import Any, Final
 from ... import edits, rules
 from ...events import encode_edit, message_from_payload
 from ...model import ClearResult, EditJob, EditResult, Message
+from .schema import db_text, from_db_text
 from .tx import SessionRow, _insert_event_in_tx, _stored_request_in_tx, append_in_tx, clear_in_tx, lock_session_in_tx
 
 __all__ = ["edit_in_tx", "erase_clear_in_tx"]
@@ -66,9 +67,9 @@ async def _pending_in_tx(conn: Any, session_id: str, removed: Sequence[Message])
         "SELECT call_id FROM tool_calls WHERE session_id = $1 AND pending AND result_position IS NULL "
         "AND call_id = ANY($2::text[])",
         session_id,
-        call_ids,
+        [db_text(c) for c in call_ids],
     )
-    return [str(r[0]) for r in rows]
+    return [from_db_text(r[0]) for r in rows]
 
 
 async def edit_in_tx(conn: Any, job: EditJob, max_open_calls: int = 0) -> EditResult:
@@ -108,11 +109,11 @@ async def edit_in_tx(conn: Any, job: EditJob, max_open_calls: int = 0) -> EditRe
         await conn.executemany(
             "UPDATE tool_calls SET result_position = NULL WHERE session_id = $1 AND call_id = $2 "
             "AND result_position = $3",
-            [(sid, m.tool_call_id, m.position) for m in removed if m.tool_call_id],
+            [(sid, db_text(m.tool_call_id), m.position) for m in removed if m.tool_call_id],
         )
         await conn.executemany(
             "DELETE FROM tool_calls WHERE session_id = $1 AND call_id = $2 AND assistant_position = $3",
-            [(sid, c.id, m.position) for m in removed for c in m.tool_calls],
+            [(sid, db_text(c.id), m.position) for m in removed for c in m.tool_calls],
         )
     await conn.execute(
         "UPDATE sessions SET last_position = $1, message_count = message_count - $2, updated_at = $3, "

@@ -34,7 +34,7 @@ from ...queries import (
     SearchRow,
     UsageRow,
 )
-from .schema import payload_json
+from .schema import from_db_text, payload_json
 
 __all__ = ["search", "tsquery_sql", "usage_report"]
 
@@ -96,7 +96,7 @@ async def search(conn: Any, match: str, filters: SearchFilter, limit: int) -> tu
     except TimeoutError:
         raise _too_long("search", SEARCH_TIMEOUT_S) from None
     hits = [
-        SearchRow(str(r[0]), int(r[1]), str(r[2] or ""), str(r[3]), float(r[4]), str(r[5] or ""), bool(r[6]))
+        SearchRow(str(r[0]), int(r[1]), str(r[2] or ""), str(r[3]), float(r[4]), from_db_text(r[5] or ""), bool(r[6]))
         for r in rows[:limit]
     ]
     return hits, len(rows) > limit
@@ -146,5 +146,5 @@ async def usage_report(conn: Any, since: str, until: str, *, by_session: bool) -
                 "a usage total does not fit a 64-bit integer; report a shorter time range",
                 reason=Reason.INVALID_USAGE,
             )
-        out.append(UsageRow(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), *totals))
+        out.append(UsageRow(str(r[0]), from_db_text(r[1]), from_db_text(r[2]), str(r[3]), str(r[4]), *totals))
     return out[:MAX_REPORT_ROWS], len(out) > MAX_REPORT_ROWS

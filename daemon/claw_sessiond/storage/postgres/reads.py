@@ -22,6 +22,7 @@ from ...history import drop_calls
 from ...model import HistoryCursor, Message, SessionSummary
 from ..paging import PAGE_BYTES, PAGE_ROWS, SCAN_ROWS, Segment, arrange_page, decode_rows
 from ..paging import cut as _cut
+from .schema import db_text, from_db_text
 
 __all__ = [
     "dropping",
@@ -192,7 +193,7 @@ async def _arrange(
 
     async def known_calls(ids: list[str]) -> set[str]:
         sql = "SELECT call_id FROM tool_calls WHERE session_id = $1 AND call_id = ANY($2::text[])"
-        return {r[0] for r in await conn.fetch(sql, sid, ids)}
+        return {from_db_text(r[0]) for r in await conn.fetch(sql, sid, [db_text(i) for i in ids])}
 
     async def far_sizes(ids: list[str]) -> list[Any]:
         return list(
@@ -202,7 +203,7 @@ async def _arrange(
                 "WHERE t.session_id = $1 AND t.call_id = ANY($2::text[]) "
                 "AND t.result_position > $3 AND t.result_position <= $4 ORDER BY e.position",
                 sid,
-                ids,
+                [db_text(i) for i in ids],
                 page_end,
                 cursor.last_position,
             )

@@ -21,6 +21,7 @@ from ...events import EVENT_SCHEMA_VERSION, call_names
 from ...export import ImportedSession
 from ...model import HistoryCursor, ImportMode, LoadResult, Repair, Usage
 from .calls_tx import drops_in_tx, session_policy_in_tx
+from .schema import db_text
 from .state_tx import rebuild_settings_in_tx, settings_in_tx
 from .tx import (
     NOW_SQL,
@@ -74,7 +75,7 @@ async def repair_in_tx(
         )
         await conn.executemany(
             "UPDATE tool_calls SET result_position = $1 WHERE session_id = $2 AND call_id = $3",
-            [(r.position, session_id, r.tool_call_id) for r in repairs],
+            [(r.position, session_id, db_text(r.tool_call_id)) for r in repairs],
         )
         await conn.execute(
             "UPDATE sessions SET last_position = $1, message_count = message_count + $2, updated_at = $3, "
@@ -136,7 +137,7 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
                 rules.shifted_edit(e.payload, offset) if e.type == "edit" and offset else e.payload,
                 e.format,
                 e.item,
-                e.client_id,
+                None if e.client_id is None else db_text(e.client_id),
             )
             for e in events
         ],
@@ -162,7 +163,15 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
         "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position, pending, "
         "repair_mode) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         [
-            (sid, call_id, c.assistant_position, c.call_index, c.result_position, bool(c.pending), c.repair_mode)
+            (
+                sid,
+                db_text(call_id),
+                c.assistant_position,
+                c.call_index,
+                c.result_position,
+                bool(c.pending),
+                c.repair_mode,
+            )
             for call_id, c in fold.calls.items()
         ],
     )
@@ -174,7 +183,7 @@ async def import_in_tx(conn: Any, session: ImportedSession, mode: ImportMode, ma
     await conn.executemany(
         "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "
         "cache_read_tokens, cache_write_tokens, cost_micros, currency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-        [(sid, model, version, *_usage_values(v)) for (model, version), v in fold.by_model.items()],
+        [(sid, db_text(model), db_text(version), *_usage_values(v)) for (model, version), v in fold.by_model.items()],
     )
     await rebuild_settings_in_tx(conn, sid)  # state, labels, tool policy and lineage, from the same events
     if max_open_calls:

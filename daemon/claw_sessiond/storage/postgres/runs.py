@@ -43,6 +43,7 @@ from ..base import Run, RunEnd, RunRegistry
 from ..runs import InMemoryRuns
 from .errors import map_pg_errors
 from .feed import notify_ping
+from .schema import db_text
 
 __all__ = ["DAEMON_LOCK_NS", "DatabaseRuns"]
 
@@ -232,7 +233,7 @@ class DatabaseRuns(InMemoryRuns):
                     run.session_id,
                     mine,
                     run.pid,
-                    run.label,
+                    db_text(run.label),
                 )
                 if done:
                     return

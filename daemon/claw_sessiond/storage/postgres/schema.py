@@ -21,13 +21,25 @@ index is a stored ``tsvector`` column with a GIN index instead of FTS5.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from ...errors import CorruptDatabaseError, Reason
 
-__all__ = ["APPLICATION", "MIGRATIONS", "MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "Migration", "migrate"]
+__all__ = [
+    "APPLICATION",
+    "MIGRATIONS",
+    "MIGRATION_LOCK",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "Migration",
+    "db_text",
+    "from_db_text",
+    "migrate",
+    "payload_json",
+]
 
 #: The schema (namespace) that holds every table.
 SCHEMA: Final = "claw_sessiond"
@@ -40,12 +52,47 @@ MIGRATION_LOCK: Final = (0x434C4157, 1)
 _MESSAGE_TYPES: Final = "('system_message', 'user_message', 'assistant_message', 'tool_result', 'repair')"
 
 
+#: The two characters that stand for one in a column's stored form (:func:`db_text`).
+_ESCAPES: Final = {"\x01\x01": "\x00", "\x01\x02": "\x01"}
+_ESCAPED: Final = re.compile("\x01[\x01\x02]")
+
+
+def db_text(text: str) -> str:
+    """The stored form of a request's string in a ``text`` column of its own (a client id, a call id, a model,
+    a pricing version, a run's label). PostgreSQL's ``text`` holds no NUL, which SQLite stores: NUL is stored as
+    U+0001 U+0001 and U+0001 as U+0001 U+0002. One-to-one, the same string for text without either (nearly
+    all), and in the same byte order (``COLLATE "C"``) as the text itself. :func:`payload_json` reads a payload's
+    strings in this form too, so that SQL compares a column with a payload's value."""
+    if "\x00" not in text and "\x01" not in text:
+        return text
+    return text.replace("\x01", "\x01\x02").replace("\x00", "\x01\x01")
+
+
+def from_db_text(stored: str) -> str:
+    """The string :func:`db_text` stored as ``stored``."""
+    if "\x01" not in stored:
+        return stored
+    return _ESCAPED.sub(lambda m: _ESCAPES[m.group(0)], stored)
+
+
 def payload_json(column: str = "payload") -> str:
-    """SQL: a stored ``payload`` read as ``json`` for ``->>``. PostgreSQL's ``text`` holds no NUL, and ``->>``
-    refuses the JSON escape of one (``\\u0000``), which a message may carry (the payload keeps it as written):
-    here each such escape reads as a space (``\\u0020``; the same length, and the JSON stays valid also where
-    the six characters follow an escaped backslash). Only for SQL's own use (search, filters, usage sums):
-    what a Load or an export returns is the payload itself."""
+    """SQL: a stored ``payload`` read as ``json`` for ``->>``, each string in :func:`db_text`'s form.
+
+    PostgreSQL's ``->>`` refuses the JSON escape of NUL (``\\u0000``), which a message may carry (the payload
+    keeps it as written). A payload is JSON written by ``json.dumps``: every control character in it is an
+    escape, so a raw U+0001 never occurs and stands in for each escaped backslash (``\\\\``) while the escapes
+    of U+0001 and NUL become those of :func:`db_text`'s two characters; then each backslash pair is put back.
+    Only for SQL's own use (search, filters, usage sums, joins with the columns above): what a Load or an
+    export returns is the payload itself."""
+    steps = f"replace({column}, '\\\\', chr(1))"
+    steps = f"replace({steps}, '\\u0001', '\\u0001\\u0002')"
+    steps = f"replace({steps}, '\\u0000', '\\u0001\\u0001')"
+    return f"replace({steps}, chr(1), '\\\\')::json"
+
+
+def _payload_json_v3(column: str = "payload") -> str:
+    """What :func:`payload_json` was when schema version 3 was written (NUL read as a space); kept so that
+    version 3's migration stays what it was."""
     return f"replace({column}, '\\u0000', '\\u0020')::json"
 
 
@@ -193,16 +240,31 @@ DROP INDEX IF EXISTS events_search;
 ALTER TABLE events DROP COLUMN search;
 ALTER TABLE events ADD COLUMN search tsvector GENERATED ALWAYS AS (
     CASE WHEN type IN {_MESSAGE_TYPES}
-         THEN to_tsvector('simple'::regconfig, coalesce({payload_json()} ->> 'content', ''))
+         THEN to_tsvector('simple'::regconfig, coalesce({_payload_json_v3()} ->> 'content', ''))
     END
 ) STORED;
 CREATE INDEX events_search ON events USING gin (search);
 """
 
+# v4: the columns that keep a request's own string store db_text() of it, so that one holding NUL is stored (it
+# failed with 22021 "invalid byte sequence" before). No stored value held NUL; one holding U+0001 is escaped.
+_ENCODED_COLUMNS: Final = (
+    ("events", "client_id"),
+    ("tool_calls", "call_id"),
+    ("usage_by_model", "model"),
+    ("usage_by_model", "pricing_version"),
+    ("runs", "label"),
+)
+_V4 = "".join(
+    f"UPDATE {table} SET {column} = replace({column}, chr(1), chr(1) || chr(2)) WHERE strpos({column}, chr(1)) > 0;\n"
+    for table, column in _ENCODED_COLUMNS
+)
+
 MIGRATIONS: Final[Sequence[Migration]] = (
     Migration(1, "event log, sessions, tool calls, requests, usage, labels, scope states, search index", _V1),
     Migration(2, "daemons and their leases, runs across daemons", _V2),
     Migration(3, "messages holding NUL: the search column reads such payloads", _V3),
+    Migration(4, "ids and names holding NUL: such columns store db_text()", _V4),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 

@@ -31,6 +31,7 @@ from ...state import (
     state_after,
     state_payload,
 )
+from .schema import db_text
 from .state_tx import (
     SETTINGS_COLS,
     apply_deltas_in_tx,
@@ -295,7 +296,7 @@ async def _copy_entries_in_tx(conn: Any, src: str, sid: str, after: int, upto: i
             "SELECT call_id, assistant_position, call_index, result_position, pending, repair_mode, "
             "synthetic_position FROM tool_calls WHERE session_id = $1 AND call_id = ANY($2::text[])",
             src,
-            call_ids,
+            [db_text(c) for c in call_ids],
         )
         await conn.executemany(
             "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position, run_id, "

@@ -335,7 +335,10 @@ class PostgresStorage(PostgresSessions):
                 "cost_micros, currency FROM usage_by_model WHERE session_id = $1 ORDER BY model, pricing_version",
                 session_id,
             )
-        return row.usage, [ModelUsage(r[0], r[1], Usage(r[2], r[3], r[4], r[5], r[6], r[7])) for r in rows]
+        return row.usage, [
+            ModelUsage(schema.from_db_text(r[0]), schema.from_db_text(r[1]), Usage(r[2], r[3], r[4], r[5], r[6], r[7]))
+            for r in rows
+        ]
 
     async def session_ids(self) -> list[str]:
         """Every stored session id, oldest first (the order of a full export)."""

@@ -35,6 +35,7 @@ from ...model import (
 )
 from ...rules import StoredRequest
 from .calls_tx import PolicyOf, answer_in_tx, insert_calls_in_tx
+from .schema import db_text, from_db_text
 from .state_tx import apply_deltas_in_tx
 
 __all__ = [
@@ -210,7 +211,7 @@ async def _insert_event_in_tx(
 
 def open_call(r: Sequence[Any]) -> OpenCall:
     """An :data:`OPEN_CALLS_SQL` row as an :class:`OpenCall`."""
-    return OpenCall(str(r[0]), int(r[1]), int(r[2]), str(r[3]), bool(r[4]), str(r[5]))
+    return OpenCall(from_db_text(r[0]), int(r[1]), int(r[2]), str(r[3]), bool(r[4]), str(r[5]))
 
 
 async def open_calls_in_tx(conn: Any, session_id: str) -> list[OpenCall]:
@@ -251,7 +252,7 @@ async def append_in_tx(conn: Any, job: AppendJob, max_open_calls: int = 0) -> Ap
                 "SELECT position FROM events WHERE session_id = $1 AND client_id = $2 AND position > $3 "
                 "AND hidden_by IS NULL LIMIT 1",
                 job.session_id,
-                msg.client_id,
+                db_text(msg.client_id),
                 row.clear_position,
             )
             rules.check_client_id_free(msg.client_id, None if taken is None else int(taken))
@@ -273,7 +274,7 @@ async def append_in_tx(conn: Any, job: AppendJob, max_open_calls: int = 0) -> Ap
             payload,
             msg.format or None,
             msg.item if msg.format else None,
-            msg.client_id or None,
+            db_text(msg.client_id) or None,
         )
         if msg.usage is not None:
             usage = await add_usage_in_tx(conn, job.session_id, usage, msg.usage, now, job.trace_id)
@@ -347,8 +348,8 @@ async def add_usage_in_tx(conn: Any, session_id: str, old: Usage, delta: UsageDe
         "cost_micros = u.cost_micros + excluded.cost_micros, "
         "currency = CASE WHEN u.currency = '' THEN excluded.currency ELSE u.currency END",
         session_id,
-        delta.model,
-        delta.pricing_version,
+        db_text(delta.model),
+        db_text(delta.pricing_version),
         delta.input_tokens,
         delta.output_tokens,
         delta.cache_read_tokens,

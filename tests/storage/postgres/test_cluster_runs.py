@@ -94,7 +94,7 @@ async def test_a_version_1_database_is_upgraded_and_keeps_its_sessions(
 
 
 async def test_a_version_3_database_keeps_its_ids_holding_u0001(tmp_path: Path) -> None:
-    """Version 4 stores ids and names escaped (``schema.db_text``: NUL as U+0001 U+0001, U+0001 as U+0001
+    """Version 4 stores ids and names escaped (``texts.db_text``: NUL as U+0001 U+0001, U+0001 as U+0001
     U+0002); a version 3 database stored U+0001 as itself, and the upgrade escapes what it holds."""
     config = _config(tmp_path)
     store = await open_storage(config)
@@ -115,12 +115,13 @@ async def test_a_version_3_database_keeps_its_ids_holding_u0001(tmp_path: Path) 
             "chr(1))"
         )
         assert await conn.fetchval(f"SELECT count(*) FROM {schema.SCHEMA}.tool_calls WHERE call_id = 'c' || chr(1)")
-        await conn.execute(f"DELETE FROM {schema.SCHEMA}.schema_migrations WHERE version = 4")
+        await conn.execute(f"DELETE FROM {schema.SCHEMA}.schema_migrations WHERE version >= 4")
+        await conn.execute(f"DROP FUNCTION {schema.SCHEMA}.append_batch")  # version 5's
     finally:
         await conn.close()
     store = await open_storage(config)
     try:
-        assert store.applied_migrations == [schema.MIGRATIONS[3].name]
+        assert store.applied_migrations == [m.name for m in schema.MIGRATIONS[3:]]
         loaded = await store.load("old", "/w", "t")
         assert sorted(r.tool_call_id for r in loaded.repairs) == ["c", "c\x01"]
         with pytest.raises(AlreadyExistsError):  # the client id is found taken

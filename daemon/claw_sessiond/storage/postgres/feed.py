@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import asyncpg
 
-__all__ = ["CHANNEL", "CHECK_EVERY_S", "ChangeFeed", "notify_in_tx", "notify_ping"]
+__all__ = ["CHANNEL", "CHECK_EVERY_S", "ChangeFeed", "note", "notify_in_tx", "notify_ping"]
 
 #: The notification channel of every claw-sessiond daemon on a database.
 CHANNEL: Final = "claw_sessiond_changes"
@@ -40,10 +40,15 @@ _BACKOFF_MAX_S: Final = 2.0
 _log = logging.getLogger("claw_sessiond.feed")
 
 
+def note(origin: str, session_id: str, *, erased: bool = False) -> str:
+    """The payload of the notification on :data:`CHANNEL` that ``session_id`` changed or was erased."""
+    return f"{origin}:{'-' if erased else '+'}{session_id}"
+
+
 async def notify_in_tx(conn: Any, origin: str, session_id: str, *, erased: bool = False) -> None:
     """In the caller's transaction: tell every daemon (after the commit) that ``session_id`` changed or was
     erased. ``origin`` names the daemon that writes, so it can skip its own notifications."""
-    await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{origin}:{'-' if erased else '+'}{session_id}")
+    await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, note(origin, session_id, erased=erased))
 
 
 async def notify_ping(conn: Any, origin: str, run_id: str) -> None:

@@ -34,7 +34,7 @@ from ...queries import (
     SearchRow,
     UsageRow,
 )
-from .schema import from_db_text, payload_json
+from .texts import from_db_text, payload_json
 
 __all__ = ["search", "tsquery_sql", "usage_report"]
 

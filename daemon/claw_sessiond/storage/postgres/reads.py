@@ -22,7 +22,7 @@ from ...history import drop_calls
 from ...model import HistoryCursor, Message, SessionSummary
 from ..paging import PAGE_BYTES, PAGE_ROWS, SCAN_ROWS, Segment, arrange_page, decode_rows
 from ..paging import cut as _cut
-from .schema import db_text, from_db_text
+from .texts import db_text, from_db_text
 
 __all__ = [
     "dropping",

@@ -43,7 +43,7 @@ from ..base import Run, RunEnd, RunRegistry
 from ..runs import InMemoryRuns
 from .errors import map_pg_errors
 from .feed import notify_ping
-from .schema import db_text
+from .texts import db_text
 
 __all__ = ["DAEMON_LOCK_NS", "DatabaseRuns"]
 

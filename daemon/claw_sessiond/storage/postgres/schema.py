@@ -21,12 +21,12 @@ index is a stored ``tsvector`` column with a GIN index instead of FTS5.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from ...errors import CorruptDatabaseError, Reason
+from .batch_sql import APPEND_BATCH_SQL
 
 __all__ = [
     "APPLICATION",
@@ -35,10 +35,7 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
     "Migration",
-    "db_text",
-    "from_db_text",
     "migrate",
-    "payload_json",
 ]
 
 #: The schema (namespace) that holds every table.
@@ -50,44 +47,6 @@ MIGRATION_LOCK: Final = (0x434C4157, 1)
 
 #: Event types whose payload ``content`` is searchable (as the SQLite index: messages and repairs).
 _MESSAGE_TYPES: Final = "('system_message', 'user_message', 'assistant_message', 'tool_result', 'repair')"
-
-
-#: The two characters that stand for one in a column's stored form (:func:`db_text`).
-_ESCAPES: Final = {"\x01\x01": "\x00", "\x01\x02": "\x01"}
-_ESCAPED: Final = re.compile("\x01[\x01\x02]")
-
-
-def db_text(text: str) -> str:
-    """The stored form of a request's string in a ``text`` column of its own (a client id, a call id, a model,
-    a pricing version, a run's label). PostgreSQL's ``text`` holds no NUL, which SQLite stores: NUL is stored as
-    U+0001 U+0001 and U+0001 as U+0001 U+0002. One-to-one, the same string for text without either (nearly
-    all), and in the same byte order (``COLLATE "C"``) as the text itself. :func:`payload_json` reads a payload's
-    strings in this form too, so that SQL compares a column with a payload's value."""
-    if "\x00" not in text and "\x01" not in text:
-        return text
-    return text.replace("\x01", "\x01\x02").replace("\x00", "\x01\x01")
-
-
-def from_db_text(stored: str) -> str:
-    """The string :func:`db_text` stored as ``stored``."""
-    if "\x01" not in stored:
-        return stored
-    return _ESCAPED.sub(lambda m: _ESCAPES[m.group(0)], stored)
-
-
-def payload_json(column: str = "payload") -> str:
-    """SQL: a stored ``payload`` read as ``json`` for ``->>``, each string in :func:`db_text`'s form.
-
-    PostgreSQL's ``->>`` refuses the JSON escape of NUL (``\\u0000``), which a message may carry (the payload
-    keeps it as written). A payload is JSON written by ``json.dumps``: every control character in it is an
-    escape, so a raw U+0001 never occurs and stands in for each escaped backslash (``\\\\``) while the escapes
-    of U+0001 and NUL become those of :func:`db_text`'s two characters; then each backslash pair is put back.
-    Only for SQL's own use (search, filters, usage sums, joins with the columns above): what a Load or an
-    export returns is the payload itself."""
-    steps = f"replace({column}, '\\\\', chr(1))"
-    steps = f"replace({steps}, '\\u0001', '\\u0001\\u0002')"
-    steps = f"replace({steps}, '\\u0000', '\\u0001\\u0001')"
-    return f"replace({steps}, chr(1), '\\\\')::json"
 
 
 def _payload_json_v3(column: str = "payload") -> str:
@@ -265,6 +224,7 @@ MIGRATIONS: Final[Sequence[Migration]] = (
     Migration(2, "daemons and their leases, runs across daemons", _V2),
     Migration(3, "messages holding NUL: the search column reads such payloads", _V3),
     Migration(4, "ids and names holding NUL: such columns store db_text()", _V4),
+    Migration(5, "append_batch: a queue of plain appends of one session in one call", APPEND_BATCH_SQL),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 

@@ -31,7 +31,6 @@ from ...state import (
     state_after,
     state_payload,
 )
-from .schema import db_text
 from .state_tx import (
     SETTINGS_COLS,
     apply_deltas_in_tx,
@@ -39,6 +38,7 @@ from .state_tx import (
     settings_of,
     write_labels_in_tx,
 )
+from .texts import db_text
 from .tx import (
     NOW_SQL,
     SESSION_COLS,

@@ -63,7 +63,8 @@ from ...model import (
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
-from . import follow, queries, reads, schema
+from . import follow, queries, reads, schema, texts
+from .batch_tx import is_plain
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .cluster import Cluster
 from .connect import PostgresSettings, connect, describe_target, server_settings_of
@@ -112,8 +113,8 @@ class PostgresStorage(PostgresSessions):
         self.erasures = PendingErasures()
         self.applied_migrations: list[str] = []
         self._listeners: list[ChangeListener] = []
-        self._group = GroupCommit(pool, self._where)
         self._cluster = Cluster(pool, dsn, server_settings_of(settings), self._where, settings.lease_s, self._listeners)
+        self._group = GroupCommit(pool, self._where, self._cluster.feed.origin)
         self.runs = self._cluster.runs
         self._written: dict[str, float] = {}
         self._vacuums = Vacuums(self._reader)
@@ -180,21 +181,15 @@ class PostgresStorage(PostgresSessions):
         changed: bool = False,
         history: bool = False,
         erased: bool = False,
+        plain: AppendJob | None = None,
     ) -> T:
         """Run ``fn`` in one transaction (maybe shared: group_commit.py), in session order, shielded from cancellation.
 
         ``changed``: tell the listeners after the commit. A write that may insert history events
         (``changed`` or ``history``) first announces itself to follow-all readers (``follow.py``).
         ``changed`` / ``erased``: the transaction also tells the other daemons (NOTIFY, ``cluster.py``).
+        ``plain``: ``fn`` writes this plain append (``batch_tx.py``: maybe in one call with others).
         """
-        announce = changed or history
-        return await asyncio.shield(
-            asyncio.ensure_future(self._write_in_lane(session_id, fn, changed, announce, erased))
-        )
-
-    async def _write_in_lane(
-        self, session_id: str, fn: Callable[[Any], Awaitable[T]], changed: bool, announce: bool, erased: bool
-    ) -> T:
         notify = changed or erased
 
         async def body(conn: Any) -> T:
@@ -203,18 +198,21 @@ class PostgresStorage(PostgresSessions):
                 await self._cluster.notify(conn, session_id, erased=erased)
             return result
 
-        began, committed = time.perf_counter(), False
-        try:
-            result = await self._group.run(session_id, body, announce=announce)
-            committed = True
-        except StorageError:
-            self.counters.write_failures += 1
-            raise
-        finally:
-            self._observe(time.perf_counter() - began, committed)
-        if changed:
-            self._changed({session_id})
-        return result
+        async def lane() -> T:
+            began, committed = time.perf_counter(), False
+            try:
+                result = await self._group.run(session_id, body, announce=changed or history, plain=plain)
+                committed = True
+            except StorageError:
+                self.counters.write_failures += 1
+                raise
+            finally:
+                self._observe(time.perf_counter() - began, committed)
+            if changed:
+                self._changed({session_id})
+            return result
+
+        return await asyncio.shield(asyncio.ensure_future(lane()))
 
     def _observe(self, seconds: float, committed: bool) -> None:
         if committed:
@@ -336,7 +334,7 @@ class PostgresStorage(PostgresSessions):
                 session_id,
             )
         return row.usage, [
-            ModelUsage(schema.from_db_text(r[0]), schema.from_db_text(r[1]), Usage(r[2], r[3], r[4], r[5], r[6], r[7]))
+            ModelUsage(texts.from_db_text(r[0]), texts.from_db_text(r[1]), Usage(r[2], r[3], r[4], r[5], r[6], r[7]))
             for r in rows
         ]
 
@@ -401,7 +399,8 @@ class PostgresStorage(PostgresSessions):
         """Append validated messages, all or none."""
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
-        result = await self._write(job.session_id, lambda c: self._cluster.append_tx(c, job, limit), changed=True)
+        append = lambda c: self._cluster.append_tx(c, job, limit)  # noqa: E731
+        result = await self._write(job.session_id, append, changed=True, plain=job if is_plain(job) else None)
         if not result.replayed:
             self.counters.appends += 1
             self.counters.messages_written += len(job.messages)

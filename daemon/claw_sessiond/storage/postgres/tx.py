@@ -35,8 +35,8 @@ from ...model import (
 )
 from ...rules import StoredRequest
 from .calls_tx import PolicyOf, answer_in_tx, insert_calls_in_tx
-from .schema import db_text, from_db_text
 from .state_tx import apply_deltas_in_tx
+from .texts import db_text, from_db_text
 
 __all__ = [
     "NOW_SQL",
@@ -237,6 +237,12 @@ async def append_in_tx(conn: Any, job: AppendJob, max_open_calls: int = 0) -> Ap
     if row is None:
         row, now = await lock_session_in_tx(conn, job.session_id, create_workdir=job.workdir)
         assert row is not None
+        # Another daemon may have created it first (the INSERT waited for its commit): ask again.
+        stored = await _stored_request_in_tx(conn, job.session_id, job.request_id)
+        record = rules.replay_record(job.request_id, "append", job.fingerprint, stored)
+        if record is not None:
+            return rules.append_from_record(record)
+        rules.check_expected(job.expected_last_position, row.last_position)
     position = row.last_position
     first = position + 1
     usage = row.usage

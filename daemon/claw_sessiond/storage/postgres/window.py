@@ -15,7 +15,7 @@ from typing import Any, Final
 from ...history import project_window
 from ...model import LoadWindow, Message
 from . import reads
-from .schema import payload_json
+from .texts import payload_json
 
 __all__ = ["WindowRead", "read_window"]
 

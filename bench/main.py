@@ -896,7 +896,12 @@ def main(argv: list[str] | None = None) -> int:
         help="only the cost of one Append call against its floors (echo + one durable commit; bench/calls.py)",
     )
     parser.add_argument("--label", default="", help="a name for this run, added to its results file's name")
-    parser.add_argument("--only", default="", help="with --interference: comma-separated scenarios to run")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="with --interference: comma-separated scenarios to run; with --backend postgres: comma-separated "
+        "parts (stream, append, append1, own, floor, load, watch)",
+    )
     parser.add_argument(
         "--backend",
         choices=["sqlite", "postgres"],
@@ -907,7 +912,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.backend == "postgres":
         from bench import postgres
 
-        return postgres.run(args.tiny)
+        return postgres.run(args.tiny, args.only)
     if args.interference:
         from bench import interference
 

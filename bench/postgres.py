@@ -15,6 +15,14 @@ a large session (written through the first daemon, loaded through the last); Wat
 Append on the first daemon to its arrival on a Watch on the last daemon (across daemons for
 ``pg x2``). Ratios are against ``sqlite`` measured in the same run. The target (issue 17): ``pg x1``
 AppendStream N x M >= 0.5x ``sqlite``.
+
+Two floors of the server itself, measured in each round right after the daemons (:func:`_floor`):
+a bare asyncpg loop, one connection, one 1 KiB ``INSERT`` per autocommit transaction with the
+same durability (``commit floor``: the serial COMMIT rate, what one session's writes would make
+if each paid its own COMMIT), and the same ``INSERT`` inside one open transaction (``statement
+floor``: round trips a second, one statement each, no COMMIT).
+
+``--only stream,floor`` (comma-separated keys of :data:`_KEYS`) runs a part, for a shorter run.
 """
 
 from __future__ import annotations
@@ -167,17 +175,62 @@ _MEASURES = (
     ("append Nx1", "ours", "shared", False),
     ("stream NxM, session per process", "ours_stream", "own", True),
 )
+#: ``--only`` keys: the measures above, then the floors, Load and Watch.
+_KEYS = {
+    "stream NxM": "stream",
+    "append NxM": "append",
+    "append Nx1": "append1",
+    "stream NxM, session per process": "own",
+    "floor": "floor",
+    "load": "load",
+    "watch": "watch",
+}
 
 
-def run(tiny: bool) -> int:
-    """Measure, print the table, write ``bench/results/postgres-<mode>-<time>.json``."""
+def _floor(url: str, size: PgSize) -> dict[str, float]:
+    """The server's own rates on one asyncpg connection: autocommitted INSERTs, and INSERTs in one transaction."""
+    import asyncio
+
+    import asyncpg
+
+    async def measure() -> dict[str, float]:
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute("CREATE TABLE IF NOT EXISTS floor (id bigserial PRIMARY KEY, body text NOT NULL)")
+            await conn.execute("SET synchronous_commit = on")
+            body = "x" * size.payload_bytes
+            out: dict[str, float] = {}
+            for name, in_tx in (("commit", False), ("statement", True)):
+                count, began = 0, time.perf_counter()
+                tx = conn.transaction()
+                if in_tx:
+                    await tx.start()
+                while time.perf_counter() - began < size.duration_s:
+                    await conn.execute("INSERT INTO floor (body) VALUES ($1)", body)
+                    count += 1
+                if in_tx:
+                    await tx.commit()
+                out[name] = count / (time.perf_counter() - began)
+            return out
+        finally:
+            await conn.close()
+
+    return asyncio.run(measure())
+
+
+def run(tiny: bool, only: str = "") -> int:
+    """Measure, print the table, write ``bench/results/postgres-<mode>-<time>.json`` (``only``: keys of _KEYS)."""
     import tempfile
 
     from tests.helpers.postgres import require_server, throwaway_postgres
 
     size = TINY if tiny else FULL
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    res: dict[str, Any] = {"mode": "tiny" if tiny else "full", "started_utc": stamp, "size": asdict(size)}
+    keys = set(only.split(",")) if only else set(_KEYS.values())
+    if keys - set(_KEYS.values()):
+        raise BenchError(f"--only: unknown {sorted(keys - set(_KEYS.values()))}; known: {sorted(_KEYS.values())}")
+    mode = ("tiny" if tiny else "full") + ("-" + "-".join(sorted(keys)) if only else "")
+    res: dict[str, Any] = {"mode": mode, "started_utc": stamp, "size": asdict(size), "only": sorted(keys)}
     started = time.monotonic()
     root = Path(tempfile.mkdtemp(prefix="claw-bench-pg-"))
     with throwaway_postgres(require_server()) as server:
@@ -185,10 +238,14 @@ def run(tiny: bool) -> int:
             server.psql("SHOW server_version") + ", synchronous_commit=" + server.psql("SHOW synchronous_commit")
         )
         setups = _setups(root, server)
+        floor_url = server.create_database("bench_floor")
         try:
             figures: dict[str, dict[str, list[dict[str, Any]]]] = {s: {m[0]: [] for m in _MEASURES} for s in setups}
+            floors: list[dict[str, float]] = []
             for r in range(size.repeats):
                 for name, kind, sessions, concurrent in _MEASURES:
+                    if _KEYS[name] not in keys:
+                        continue
                     for setup, daemons in setups.items():
                         sockets = [d.socket for d in daemons]
                         sids = (
@@ -202,17 +259,25 @@ def run(tiny: bool) -> int:
                             f"{setup:6s} {name}: {phase['ops_per_s']:,.0f}/s p99 {phase['p99_ms']:.1f} ms "
                             f"errors {phase['errors']}"
                         )
+                if "floor" in keys:
+                    floors.append(_floor(floor_url, size))
+                    _log(f"floor: {floors[-1]['commit']:,.0f} commits/s, {floors[-1]['statement']:,.0f} statements/s")
             for setup, daemons in setups.items():
-                figures[setup]["load"] = [{"p50_ms": _load(daemons, size, "load")}]
-                figures[setup]["watch"] = [_watch(daemons, size, "watch")]
-                load_ms = figures[setup]["load"][0]["p50_ms"]
-                _log(f"{setup:6s} load p50 {load_ms:.1f} ms; watch {figures[setup]['watch'][0]}")
+                if not keys & {"load", "watch"}:
+                    break
+                if "load" in keys:
+                    figures[setup]["load"] = [{"p50_ms": _load(daemons, size, "load")}]
+                    _log(f"{setup:6s} load p50 {figures[setup]['load'][0]['p50_ms']:.1f} ms")
+                if "watch" in keys:
+                    figures[setup]["watch"] = [_watch(daemons, size, "watch")]
+                    _log(f"{setup:6s} watch {figures[setup]['watch'][0]}")
         finally:
             for daemons in setups.values():
                 for d in daemons:
                     d.close()
     res["figures"] = figures
-    res["rows"] = _rows(figures, size)
+    res["floors"] = floors
+    res["rows"] = _rows(figures, floors, size, keys)
     res["elapsed_s"] = time.monotonic() - started
     _print(res["rows"], res, tiny)
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -227,11 +292,15 @@ def _med(phases: list[dict[str, Any]], key: str) -> float:
     return median(values) if values else math.nan
 
 
-def _rows(figures: dict[str, Any], size: PgSize) -> list[dict[str, Any]]:
+def _rows(
+    figures: dict[str, Any], floors: list[dict[str, float]], size: PgSize, keys: set[str]
+) -> list[dict[str, Any]]:
     n, m = size.processes, size.inflight
     rows = []
     base = figures["sqlite"]
     for name, _kind, _sessions, _concurrent in _MEASURES:
+        if _KEYS[name] not in keys:
+            continue
         label = name.replace("NxM", f"{n}x{m}").replace("Nx1", f"{n}x1")
         for setup in ("sqlite", "pg x1", "pg x2"):
             ops, p99 = _med(figures[setup][name], "ops_per_s"), _med(figures[setup][name], "p99_ms")
@@ -247,7 +316,24 @@ def _rows(figures: dict[str, Any], size: PgSize) -> list[dict[str, Any]]:
                     "met": (r >= 0.5) if target else None,
                 }
             )
+    stream = _med(base["stream NxM"], "ops_per_s") if "stream" in keys else math.nan
+    floor_rows = (("commit", "commit floor: INSERT per COMMIT"), ("statement", "statement floor: INSERTs in 1 tx"))
+    for key, label in floor_rows:
+        if floors:
+            rate = median([f[key] for f in floors])
+            rows.append(
+                {
+                    "measure": label,
+                    "setup": "bare pg",
+                    "value": f"{rate:,.0f}/s",
+                    "vs_sqlite": ratio(rate, stream),
+                    "target": "(vs sqlite stream)",
+                    "met": None,
+                }
+            )
     for setup in ("sqlite", "pg x1", "pg x2"):
+        if "load" not in keys:
+            break
         load = _med(figures[setup]["load"], "p50_ms")
         rows.append(
             {
@@ -260,6 +346,8 @@ def _rows(figures: dict[str, Any], size: PgSize) -> list[dict[str, Any]]:
             }
         )
     for setup in ("sqlite", "pg x1", "pg x2"):
+        if "watch" not in keys:
+            break
         w = figures[setup]["watch"][0]
         where = "across daemons" if setup == "pg x2" else "same daemon"
         rows.append(

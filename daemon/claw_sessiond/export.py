@@ -191,7 +191,7 @@ def _check_ts(line_no: int, name: str, value: object) -> str:
     # The shape alone lets month 13 or day 31 of February through, which every later
     # conversion to a protobuf Timestamp (Load, ListSessions, show) would then fail on.
     try:
-        valid = isinstance(value, str) and bool(_TS.match(value)) and bool(dt.datetime.fromisoformat(value[:-1]))
+        valid = isinstance(value, str) and bool(_TS.fullmatch(value)) and bool(dt.datetime.fromisoformat(value[:-1]))
     except ValueError:
         valid = False
     if not valid:

@@ -523,7 +523,8 @@ def page_after(token: str) -> tuple[str, str]:
         raise InvalidRequestError("page_token is not a token ListSessions returned", reason=Reason.INVALID_MESSAGE)
     try:
         updated_at, session_id = json.loads(base64.urlsafe_b64decode(token.encode()))
-        if isinstance(updated_at, str) and isinstance(session_id, str):
+        keys = isinstance(updated_at, str) and isinstance(session_id, str)
+        if keys and not (has_control(updated_at) or has_control(session_id)):  # no stored key holds one
             return updated_at, session_id
     except (ValueError, TypeError):
         pass

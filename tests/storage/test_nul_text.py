@@ -5,6 +5,8 @@ reads text up to a NUL; PostgreSQL's reads every word)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from claw_sessiond.errors import SessiondError
@@ -111,3 +113,36 @@ async def test_model_names_holding_nul_are_totalled_reported_and_searched(storag
     assert [(r.model, r.pricing_version, r.input_tokens) for r in rows] == [
         (m.model, m.pricing_version, m.usage.input_tokens) for m in by_model
     ] and not more
+
+
+async def test_a_model_is_one_group_however_its_payload_spells_it(storage: Storage) -> None:
+    """A live usage event escapes non-ASCII (``\\u00e9``), an imported one keeps it as written, an older one may
+    leave the model out: the report counts each model once (it read the payload's JSON text once: two rows)."""
+    await usage(storage, "live", input_tokens=1, model="é\x00", pricing_version="v")
+    await import_lines(storage, renamed(await export_lines(storage, "live"), "imported"))
+    await usage(storage, "a", input_tokens=1)
+    lines = []
+    for line in await export_lines(storage, "a"):
+        obj = json.loads(line)
+        if obj.get("type") == "usage":
+            del obj["payload"]["model"], obj["payload"]["pricing_version"]
+        lines.append(json.dumps(obj))
+    await import_lines(storage, renamed(lines, "b"))
+    rows, _ = await storage.usage_report("", "", by_session=False)
+    assert [(r.model, r.pricing_version, r.input_tokens) for r in rows] == [("", "", 2), ("é\x00", "v", 2)]
+
+
+@pytest.mark.parametrize("call_id", ["c\x00a", "c\x01", "plain"])
+async def test_a_window_finds_the_far_result_of_a_call_id_holding_nul(storage: Storage, call_id: str) -> None:
+    await append(storage, "w", user("q"), assistant(call_id), user("u"), result(call_id), user("v"))
+    full = await read(storage, "w")
+    assert [m.position for m in full] == [1, 2, 4, 3, 5]
+    got = await history(storage, await storage.load("w", WORKDIR, "w", repair=False, window=LoadWindow(last=3)))
+    assert [m.position for m in got] == [4, 3, 5]  # the result leads: its call is before the window
+
+
+async def test_a_search_or_a_filter_holding_nul_is_answered(storage: Storage) -> None:
+    await append(storage, "s", user("needle here"))
+    for raw in (True, False):
+        hits, _ = await storage.search(fts_query("needle\x00", raw=raw), SearchFilter(), 10)
+        assert [h.position for h in hits] == [1]

@@ -245,3 +245,16 @@ def test_an_edit_request_is_checked_before_storage() -> None:
     one, other = _prepare(Message("user", "a"), remove_last=1), _prepare(Message("user", "b"), remove_last=1)
     assert one.fingerprint != other.fingerprint  # type: ignore[attr-defined]
     assert one.fingerprint == _prepare(Message("user", "a"), remove_last=1).fingerprint  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "ts", ["2026-01-02T03:04:05.000006Z\n", "2026-01-02T03:04:05.000006Z ", "2026-02-30T03:04:05.000006Z"]
+)
+def test_an_export_line_s_time_is_the_whole_field(ts: str) -> None:
+    """A time with a newline after it matched the pattern's ``$`` and was stored as it was."""
+    lines = _block((1, "user_message", {"role": "user", "content": "x"}))
+    event = json.loads(lines[1])
+    event["ts"] = ts
+    with pytest.raises(InvalidRequestError) as caught:
+        parse_session([lines[0], json.dumps(event)])
+    assert caught.value.reason == Reason.INVALID_IMPORT

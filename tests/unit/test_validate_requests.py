@@ -81,7 +81,10 @@ def test_follow_start_bounds() -> None:
 # ---------------------------------------------------------------- the ListSessions page token
 
 
-@given(st.text(max_size=40), st.text(max_size=300))
+_KEY_TEXT = st.characters(blacklist_categories=("Cc",))  # a stored key holds no control character
+
+
+@given(st.text(_KEY_TEXT, max_size=40), st.text(_KEY_TEXT, max_size=300))
 def test_a_page_token_decodes_to_the_key_of_the_row_it_was_made_from(updated_at: str, session_id: str) -> None:
     row = SimpleNamespace(updated_at=updated_at, id=session_id)
     token = page_token(row)
@@ -112,6 +115,8 @@ def _b64(value: object) -> str:
         _b64(["2026-01-01T00:00:00Z", 5]),
         _b64(["a", "b", "c"]),
         _b64(["a", "b" * 4000]),  # longer than any token ListSessions makes
+        _b64(["\x00", "s"]),  # no stored key holds a control character (PostgreSQL's text no NUL: UNAVAILABLE)
+        _b64(["2026-01-01T00:00:00Z", "s\n"]),
     ],
 )
 def test_a_token_not_made_by_list_sessions_is_refused(token: str) -> None:

@@ -44,7 +44,10 @@ _INT64_MAX: Final = (1 << 63) - 1
 
 
 def tsquery_sql(match: str, first_param: int) -> tuple[str, list[str]]:
-    """The tsquery expression for a ``fts_query`` match string, and its parameters (numbered from ``first_param``)."""
+    """The tsquery expression for a ``fts_query`` match string, and its parameters (numbered from ``first_param``).
+
+    A NUL in it is a space (``text`` holds none; the search column reads a message's NUL as a space too)."""
+    match = match.replace("\x00", " ")
     if _PHRASES.match(match):
         phrases = [p.replace('""', '"') for p in _PHRASE.findall(match)]
         parts = [f"phraseto_tsquery('simple', ${first_param + i})" for i in range(len(phrases))]

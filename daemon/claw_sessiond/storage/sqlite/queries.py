@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
@@ -38,6 +37,7 @@ from ...queries import (
     SearchRow,
     UsageRow,
 )
+from ..nul_text import from_db_text, payload_sql
 from ..paging import PAGE_BYTES
 from ..paging import cut as _cut
 
@@ -136,12 +136,12 @@ async def usage_report(
         InvalidRequestError: a group's total overflows 64 bits, or the report took too long.
     """
     session = "e.session_id" if by_session else "''"
-    # Model and pricing version are grouped by their JSON text (``->``; canonical: every payload is written by
-    # json.dumps), which keeps NUL: json_extract() returns a string only up to one. They are ordered by the
-    # extracted string, then by the JSON text (equal strings up to a NUL: in their order), and decoded here.
+    # Model and pricing version are read in nul_text.db_text()'s form (json_extract() returns a string only up
+    # to a NUL: a model holding one was counted with the model named by what precedes it), then decoded here.
+    escaped = payload_sql("e.payload", "char")
     sql = (
-        "SELECT substr(e.ts, 1, 10) AS day, e.payload -> '$.model' AS model, "
-        "e.payload -> '$.pricing_version' AS pricing, "
+        f"SELECT substr(e.ts, 1, 10) AS day, coalesce(json_extract({escaped}, '$.model'), '') AS model, "
+        f"coalesce(json_extract({escaped}, '$.pricing_version'), '') AS pricing, "
         "CASE WHEN coalesce(json_extract(e.payload, '$.cost_micros'), 0) != 0 "
         "THEN coalesce(json_extract(e.payload, '$.currency'), '') ELSE '' END AS currency, "
         f"{session} AS sid, "
@@ -151,9 +151,7 @@ async def usage_report(
         "sum(coalesce(json_extract(e.payload, '$.cache_write_tokens'), 0)), "
         "sum(coalesce(json_extract(e.payload, '$.cost_micros'), 0)), count(*) "
         "FROM events AS e WHERE e.type = 'usage' AND e.ts >= ? AND e.ts < ? "
-        "GROUP BY day, model, pricing, currency, sid ORDER BY day, "
-        "min(coalesce(json_extract(e.payload, '$.model'), '')), coalesce(model, ''), "
-        "min(coalesce(json_extract(e.payload, '$.pricing_version'), '')), coalesce(pricing, ''), currency, sid LIMIT ?"
+        "GROUP BY day, model, pricing, currency, sid ORDER BY day, model, pricing, currency, sid LIMIT ?"
     )
     params = (since, until or "\uffff", MAX_REPORT_ROWS + 1)
 
@@ -170,18 +168,10 @@ async def usage_report(
             ) from exc
         raise
     out = [
-        UsageRow(str(r[0]), _json_text(r[1]), _json_text(r[2]), str(r[3]), str(r[4]), *(int(v) for v in r[5:11]))
+        UsageRow(str(r[0]), from_db_text(r[1]), from_db_text(r[2]), str(r[3]), str(r[4]), *(int(v) for v in r[5:11]))
         for r in rows
     ]
     return out[:MAX_REPORT_ROWS], len(out) > MAX_REPORT_ROWS
-
-
-def _json_text(value: str | None) -> str:
-    """A payload's string read with ``->`` (its JSON text), as a string ("" for none or a non-string)."""
-    if value is None:
-        return ""
-    decoded = json.loads(value)
-    return decoded if isinstance(decoded, str) else str(decoded)
 
 
 async def follow_start(conn: aiosqlite.Connection, last: int) -> int:

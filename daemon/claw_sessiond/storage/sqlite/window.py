@@ -30,9 +30,14 @@ import aiosqlite
 
 from ...history import project_window
 from ...model import LoadWindow, Message
+from ..nul_text import decoded_sql, payload_sql
 from . import reads
 
 __all__ = ["WindowRead", "read_window"]
+
+#: SQL: the call id of the result ``e`` as stored in ``tool_calls`` (``json_extract`` alone returns an id only up to
+#: a NUL: an id holding one would not find its call).
+_RESULT_CALL_ID: Final = decoded_sql(f"json_extract({payload_sql('e.payload', 'char')}, '$.tool_call_id')", "char")
 
 #: History events that are entries (not a clear, not an edit record), and not hidden by an edit.
 _VISIBLE: Final = "type NOT IN ('clear', 'edit') AND hidden_by IS NULL"
@@ -101,7 +106,7 @@ async def read_window(
     )
     lead_rows = await conn.execute_fetchall(
         "SELECT e.position FROM events AS e JOIN tool_calls AS t "
-        "ON t.session_id = e.session_id AND t.call_id = json_extract(e.payload, '$.tool_call_id') "
+        f"ON t.session_id = e.session_id AND t.call_id = {_RESULT_CALL_ID} "
         "WHERE e.session_id = ? AND e.position >= ? AND e.position <= ? AND e.type IN ('tool_result', 'repair') "
         "AND e.hidden_by IS NULL AND t.assistant_position < ? ORDER BY t.assistant_position, e.position",
         (session_id, start, last_position, start),

@@ -217,6 +217,7 @@ class Daemon:
         await self.servers.enter_graceful_shutdown()
         self.service.owners.end_all()
         self.service.close_watches()
+        self.service.end_append_streams()
         await self.servers.stop(self.config.shutdown_grace_s)
         await self.store.close()
         with contextlib.suppress(FileNotFoundError):

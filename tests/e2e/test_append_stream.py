@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 
 import grpc
@@ -101,3 +102,24 @@ async def test_appends_waiting_when_the_daemon_dies_are_resent_once(spawn_daemon
     assert sorted(r.last_position for r in results) == list(range(1, n + 1))
     # Re-sent appends keep the order they were first sent in (one coroutine's call order).
     assert [m.content for m in loaded.messages] == [f"m{i}" for i in range(n)]
+
+
+async def test_a_graceful_stop_ends_open_append_streams_instead_of_waiting_out_the_grace(spawn_daemon: object) -> None:
+    """An AppendStream left open (a client between appends, or one that keeps sending) held a stopping daemon for
+    its whole grace period, answering every append with SHUTTING_DOWN; clients retrying across a restart then
+    spent that long without a daemon. The stop now answers what each stream has read and ends it."""
+    daemon: DaemonProcess = spawn_daemon("--shutdown-grace-s", "120")  # type: ignore[operator]
+    async with grpc.aio.insecure_channel(daemon.address) as channel:
+        stub = pb_grpc.SessionServiceStub(channel)
+        call = stub.AppendStream()
+        user = pb.Message(role=pb.ROLE_USER, content="one")
+        await call.write(pb.AppendStreamRequest(appends=[pb.AppendRequest(session_id="s", messages=[user])]))
+        first = await call.read()
+        assert first.replies[0].HasField("result")  # the stream is open and served; now it idles, never finished
+        began = time.monotonic()
+        stopping = asyncio.get_running_loop().run_in_executor(None, daemon.terminate, 60.0)
+        ended = await asyncio.wait_for(call.read(), 60)  # the daemon ends the call: it is not cut
+        assert ended is grpc.aio.EOF and await call.code() == grpc.StatusCode.OK
+        assert await stopping == 0
+        stopped_s = time.monotonic() - began
+    assert stopped_s < 60, f"the stop took {stopped_s:.1f}s: it waited for the open stream (grace 120 s)"

@@ -37,7 +37,7 @@ from ._responses import append_result_of
 from ._status import append_stream_error, closed_error, retryable
 from ._types import AppendResult
 from .api.v1 import sessiond_pb2 as pb
-from .errors import DaemonUnavailableError
+from .errors import DaemonUnavailableError, ShuttingDownError
 
 if TYPE_CHECKING:
     from .sync import SessionClient
@@ -205,6 +205,8 @@ class SyncAppends:
             if reply.HasField("error"):
                 err = append_stream_error(reply.error)
                 if retryable(err):  # shutting down, storage busy: the unary path retries
+                    if isinstance(err, ShuttingDownError):
+                        self._retire(stream)  # a stopping daemon would wait for this call until its grace ends
                     return client._send_append(request)
                 raise err
             return append_result_of(reply.result)
@@ -212,6 +214,13 @@ class SyncAppends:
             with self._lock:
                 self._busy -= 1
                 self._last_used = time.monotonic()
+
+    def _retire(self, stream: _Stream) -> None:
+        """Send no more on ``stream`` (the next append opens another)."""
+        with self._lock:
+            if self._stream is stream:
+                self._stream = None
+        stream.finish()
 
     def _open(self) -> _Stream:
         client = self._client

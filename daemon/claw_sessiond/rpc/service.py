@@ -110,6 +110,8 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
         self.started = time.monotonic()
         #: Extra GetStats fields (request counts, commit figures), set by the daemon's metrics.
         self.stats_extra: Callable[[], Mapping[str, Any]] = dict
+        #: The wake-up of each open AppendStream (``end_append_streams``).
+        self._append_streams: set[asyncio.Event] = set()
 
     @stream_edge
     async def Load(self, request: pb.LoadRequest, context: Context) -> Any:
@@ -203,8 +205,13 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
                 wake.set()
 
         reader = asyncio.ensure_future(read_requests())
+        self._append_streams.add(wake)
+        ended = False
         try:
             while True:
+                if self.draining and not ended:  # stopping: answer what was read, then end (end_append_streams)
+                    reader.cancel()
+                    ended, reading = True, False
                 if not queued:
                     if not reading:
                         break
@@ -219,9 +226,18 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
                     out.replies.append(queued.popleft().result())
                     window.release()
                 yield out
-            await reader  # a broken request stream surfaces here
+            if not ended:
+                await reader  # a broken request stream surfaces here
         finally:
+            self._append_streams.discard(wake)
             reader.cancel()
+
+    def end_append_streams(self) -> None:
+        """Shutdown (``draining`` set): each open AppendStream answers the appends it has read, then ends; its
+        client sends what got no reply again to the successor (a stream kept open would hold the stop for
+        the whole grace period, and its appends would only be refused)."""
+        for wake in self._append_streams:
+            wake.set()
 
     async def _append_reply(self, request: pb.AppendRequest, context: Context) -> pb.AppendReply:
         """One append of AppendStream: its result, or its error as Append would have reported it."""

@@ -36,6 +36,7 @@ import signal
 import socket
 import stat
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,8 +219,11 @@ class Daemon:
         self.service.owners.end_all()
         self.service.close_watches()
         self.service.end_append_streams()
+        began = time.monotonic()
         await self.servers.stop(self.config.shutdown_grace_s)
+        _log.info("event=calls_finished ms=%d", (time.monotonic() - began) * 1000)
         await self.store.close()
+        _log.info("event=storage_closed ms=%d", (time.monotonic() - began) * 1000)
         with contextlib.suppress(FileNotFoundError):
             if self.socket_path.lstat().st_ino == self.socket_inode:
                 self.socket_path.unlink()

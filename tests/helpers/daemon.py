@@ -10,6 +10,7 @@ long versions of the robustness tests (CI does).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -108,7 +109,14 @@ class DaemonProcess:
         assert self.proc is not None
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-        code = self.proc.wait(timeout_s)
+        try:
+            code = self.proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            stacks = _py_spy_dump(self.proc.pid)
+            self.proc.kill()
+            self.proc.wait(10)
+            self._log.close()
+            pytest.fail(f"daemon did not stop within {timeout_s}s of SIGTERM:\n{self.log()[-4000:]}\n{stacks}")
         self._log.close()
         return code
 
@@ -198,3 +206,13 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _py_spy_dump(pid: int) -> str:
+    """The daemon's Python stacks now (py-spy, when installed), to tell where a stop hangs."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    try:
+        out = subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"(no py-spy dump: {exc})"
+    return out.stdout[-8000:] + out.stderr[-2000:]

@@ -90,12 +90,14 @@ from .tx import (
 from .vacuum import Vacuums
 from .window import read_window
 
-__all__ = ["PostgresStorage"]
+__all__ = ["CLOSE_BOUND_S", "PostgresStorage"]
 
 _log = logging.getLogger("claw_sessiond.store")
 T = TypeVar("T")
 
 #: How often, and how long apart, an empty follow page is read again while a write in flight holds the horizon.
+#: Longest a close waits for the connections to be given back before it cuts them.
+CLOSE_BOUND_S: Final = 5.0
 _HELD_POLLS: Final = 4
 _HELD_POLL_S: Final = 0.005
 
@@ -149,7 +151,16 @@ class PostgresStorage(PostgresSessions):
         return store
 
     async def close(self) -> None:
-        """Wait for a running vacuum, then close every connection."""
+        """Wait for a running vacuum, then close every connection; after :data:`CLOSE_BOUND_S` the pool's
+        connections are cut instead (a stop must end: the servers stopped first, so nothing acknowledged
+        waits on them; a write still committing was not acknowledged, and its retry is idempotent)."""
+        try:
+            await asyncio.wait_for(self._close(), CLOSE_BOUND_S)
+        except TimeoutError:
+            _log.warning("event=storage_close_cut after_s=%s", CLOSE_BOUND_S)
+            self._pool.terminate()
+
+    async def _close(self) -> None:
         await self._vacuums.wait()
         await self._cluster.close()
         await self._pool.close()

@@ -37,7 +37,7 @@ from ... import repair as repairing
 from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from ...edits import history_item
 from ...erasure import PendingErasures
-from ...errors import PreconditionError, Reason, SessionNotFoundError, StorageError
+from ...errors import PreconditionError, Reason, StorageError
 from ...events import EventRow, fingerprint, message_from_payload
 from ...export import ExportHeader, ImportedSession
 from ...history import drop_calls, project
@@ -63,7 +63,7 @@ from ...model import (
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
-from . import follow, queries, reads, schema, texts
+from . import follow, queries, reads
 from .batch_tx import is_plain
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .cluster import Cluster
@@ -334,20 +334,7 @@ class PostgresStorage(PostgresSessions):
             SessionNotFoundError: the session is not stored.
         """
         async with self._reader() as conn, reads.snapshot(conn):
-            row = session_row(
-                await conn.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1", session_id)
-            )
-            if row is None:
-                raise SessionNotFoundError(f"session {session_id!r} is not stored", session_id=session_id)
-            rows = await conn.fetch(
-                "SELECT model, pricing_version, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
-                "cost_micros, currency FROM usage_by_model WHERE session_id = $1 ORDER BY model, pricing_version",
-                session_id,
-            )
-        return row.usage, [
-            ModelUsage(texts.from_db_text(r[0]), texts.from_db_text(r[1]), Usage(r[2], r[3], r[4], r[5], r[6], r[7]))
-            for r in rows
-        ]
+            return await queries.usage_by_model(conn, session_id)
 
     async def session_ids(self) -> list[str]:
         """Every stored session id, oldest first (the order of a full export)."""
@@ -589,18 +576,7 @@ class PostgresStorage(PostgresSessions):
     async def figures(self) -> StorageFigures:
         """Sessions, events, idempotency records, schema version and the bytes of the schema's tables."""
         async with self._reader() as conn, reads.snapshot(conn):
-            sessions = int(await conn.fetchval("SELECT count(*) FROM sessions"))
-            events = int(await conn.fetchval("SELECT count(*) FROM events"))
-            request_records = int(await conn.fetchval("SELECT count(*) FROM requests"))
-            version = int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_migrations"))
-            stored = int(
-                await conn.fetchval(
-                    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class AS c "
-                    "JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'",
-                    schema.SCHEMA,
-                )
-            )
-        return StorageFigures(sessions, events, request_records, version, stored, 0)
+            return await queries.figures(conn)
 
     def _start_vacuum(self) -> None:
         """Vacuum the session tables in the background (``vacuum.py``)."""

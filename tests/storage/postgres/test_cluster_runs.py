@@ -94,7 +94,7 @@ async def test_a_version_1_database_is_upgraded_and_keeps_its_sessions(
 
 
 async def test_a_version_3_database_keeps_its_ids_holding_u0001(tmp_path: Path) -> None:
-    """Version 4 stores ids and names escaped (``texts.db_text``: NUL as U+0001 U+0001, U+0001 as U+0001
+    """Version 4 stores ids and names escaped (``nul_text.db_text``: NUL as U+0001 U+0001, U+0001 as U+0001
     U+0002); a version 3 database stored U+0001 as itself, and the upgrade escapes what it holds."""
     config = _config(tmp_path)
     store = await open_storage(config)

@@ -18,7 +18,7 @@ from ...events import encode_message
 from ...history import OpenCall
 from ...model import AppendJob, PreparedMessage
 from ...policy import ToolPolicy, merge_policies, policy_from_json
-from .texts import db_text
+from ..nul_text import db_text
 
 __all__ = ["PolicyOf", "answer_in_tx", "drops_in_tx", "insert_calls_in_tx", "session_policy_in_tx"]
 

@@ -19,7 +19,7 @@ from typing import Any, Final
 from ... import edits, rules
 from ...events import encode_edit, message_from_payload
 from ...model import ClearResult, EditJob, EditResult, Message
-from .texts import db_text, from_db_text
+from ..nul_text import db_text, from_db_text
 from .tx import SessionRow, _insert_event_in_tx, _stored_request_in_tx, append_in_tx, clear_in_tx, lock_session_in_tx
 
 __all__ = ["edit_in_tx", "erase_clear_in_tx"]

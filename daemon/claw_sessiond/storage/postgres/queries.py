@@ -36,8 +36,9 @@ from ...queries import (
     UsageRow,
 )
 from ..figures import StorageFigures
+from ..nul_text import from_db_text
 from .schema import SCHEMA
-from .texts import from_db_text, payload_json
+from .texts import payload_json
 from .tx import SESSION_COLS, session_row
 
 __all__ = ["figures", "search", "tsquery_sql", "usage_by_model", "usage_report"]

@@ -20,9 +20,9 @@ from ...errors import Reason, SequenceConflictError
 from ...events import edit_removed, erased_count
 from ...history import drop_calls
 from ...model import HistoryCursor, Message, SessionSummary
+from ..nul_text import db_text, from_db_text
 from ..paging import PAGE_BYTES, PAGE_ROWS, SCAN_ROWS, Segment, arrange_page, decode_rows
 from ..paging import cut as _cut
-from .texts import db_text, from_db_text
 
 __all__ = [
     "dropping",

@@ -20,9 +20,9 @@ from ...errors import Reason, StorageUnavailableError
 from ...events import EVENT_SCHEMA_VERSION, call_names
 from ...export import ImportedSession
 from ...model import HistoryCursor, ImportMode, LoadResult, Repair, Usage
+from ..nul_text import db_text
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .state_tx import rebuild_settings_in_tx, settings_in_tx
-from .texts import db_text
 from .tx import (
     NOW_SQL,
     SESSION_COLS,

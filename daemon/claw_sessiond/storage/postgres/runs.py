@@ -40,10 +40,10 @@ import asyncpg
 
 from ...errors import PreconditionError, Reason, StorageError, StorageUnavailableError
 from ..base import Run, RunEnd, RunRegistry
+from ..nul_text import db_text
 from ..runs import InMemoryRuns
 from .errors import map_pg_errors
 from .feed import notify_ping
-from .texts import db_text
 
 __all__ = ["DAEMON_LOCK_NS", "DatabaseRuns"]
 

@@ -31,6 +31,7 @@ from ...state import (
     state_after,
     state_payload,
 )
+from ..nul_text import db_text
 from .state_tx import (
     SETTINGS_COLS,
     apply_deltas_in_tx,
@@ -38,7 +39,6 @@ from .state_tx import (
     settings_of,
     write_labels_in_tx,
 )
-from .texts import db_text
 from .tx import (
     NOW_SQL,
     SESSION_COLS,

@@ -34,9 +34,9 @@ from ...model import (
     UsageResult,
 )
 from ...rules import StoredRequest
+from ..nul_text import db_text, from_db_text
 from .calls_tx import PolicyOf, answer_in_tx, insert_calls_in_tx
 from .state_tx import apply_deltas_in_tx
-from .texts import db_text, from_db_text
 
 __all__ = [
     "NOW_SQL",

@@ -171,31 +171,37 @@ def resolve(m: Message, seen: Seen) -> Message:
     return Message(m.role, m.content, tuple(out))
 
 
-def apply(client: SessionClient, sid: str, seen: Seen, op: tuple[Any, ...]) -> None:
+def apply(client: SessionClient, sid: str, seen: Seen, op: tuple[Any, ...], before: list[Any]) -> list[Any]:
+    """Send one drawn operation; ``before`` is the log as exported before it, the return value the log after it.
+
+    Only this test writes ``sid``, so the log after one operation is the log before the next: each step
+    exports once, and every step is still checked against a fresh export.
+    """
     kind = op[0]
     seen.counts["ops"] += 1
     if kind == "load":
-        before = export_events(client, sid)
         loaded = client.load(sid, "/tmp", no_repair=not op[1])
+        after = export_events(client, sid)
         if not op[1]:
-            assert loaded.repairs == [] and export_events(client, sid) == before, "a look-only Load wrote"
+            assert loaded.repairs == [] and after == before, "a look-only Load wrote"
         for r in loaded.repairs:
             seen.repairs[r.position] = r.tool_call_id
         check_projection(loaded, seen, repaired=op[1])
         if op[1]:
             again = client.load(sid, "/tmp")
             assert again.repairs == [], "a second Load repaired again"
-        return
+            assert export_events(client, sid) == after, "a second Load wrote"
+        return after
     batch = [resolve(m, seen) for m in (op[1] if kind == "append" else [op[1]])]
     policy: ToolPolicy | None = op[2]
-    before = export_events(client, sid)
     try:
         stored = client.append(sid, batch, tool_policy=policy)
     except (ToolCallStateError, InvalidRequestError) as exc:
         assert exc.reason in EXPECTED_REFUSALS, exc
-        assert export_events(client, sid) == before, "a refused append wrote"
+        after = export_events(client, sid)
+        assert after == before, "a refused append wrote"
         seen.counts["refused"] += 1
-        return
+        return after
     seen.made.extend(c.id for m in batch for c in m.tool_calls if c.id and c.id not in seen.made)
     mode = (policy.repair or "") if policy is not None else ""
     for position, m in zip(range(stored.first_position, stored.last_position + 1), batch, strict=True):
@@ -206,8 +212,9 @@ def apply(client: SessionClient, sid: str, seen: Seen, op: tuple[Any, ...]) -> N
             if c.id:
                 seen.mode[c.id] = mode
                 seen.counts["dropped"] += mode == "drop"
-    events = export_events(client, sid)
-    seen.counts["superseded"] += sum(1 for e in events[len(before) :] if e["payload"].get("supersedes"))
+    after = export_events(client, sid)
+    seen.counts["superseded"] += sum(1 for e in after[len(before) :] if e["payload"].get("supersedes"))
+    return after
 
 
 @pytest.fixture(scope="module")
@@ -253,11 +260,11 @@ _TOTALS: dict[str, int] = {"sequences": 0}
 def test_policy_invariants_hold_for_random_sequences(policy_client: SessionClient, ops: list[tuple[Any, ...]]) -> None:
     sid = f"pp-{uuid.uuid4().hex[:12]}"
     seen = Seen()
+    log: list[Any] = []  # a new session: nothing stored
     for op in ops:
-        apply(policy_client, sid, seen, op)
-        check_log(export_events(policy_client, sid), seen)
-    apply(policy_client, sid, seen, ("load", True))  # the end state, repaired
-    check_log(export_events(policy_client, sid), seen)
+        log = apply(policy_client, sid, seen, op, log)
+        check_log(log, seen)
+    check_log(apply(policy_client, sid, seen, ("load", True), log), seen)  # the end state, repaired
     _TOTALS["sequences"] += 1
     for key, value in seen.counts.items():
         _TOTALS[key] = _TOTALS.get(key, 0) + value

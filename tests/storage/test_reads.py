@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -171,3 +172,32 @@ async def test_retention_deletes_only_sessions_old_and_not_written_since_start(s
     assert not storage.written_since_start("old-2")
     assert await storage.delete_if_not_updated_since("old-2", "9999-01-01T00:00:00.000000Z") == 2
     assert await storage.session_ids() == ["fresh"]
+
+
+async def test_a_load_does_not_queue_behind_follower_reads(storage: Storage) -> None:
+    """Watch and follow-all reads share a lane of the read connections: with many queued, a Load still finds one.
+
+    Followers read after every commit (hundreds of streams can be due at once); requests must not wait for
+    them all. The Load is issued after every follower read is queued; it must be done well before they are.
+    """
+    await append(storage, "w", *[user(f"event {i} " + "x" * 2_000) for i in range(60)])
+    await append(storage, "l", user("hello"))
+    start = await storage.follow_start(60)
+    done: list[str] = []
+
+    async def follower(i: int) -> None:
+        if i % 2:
+            await storage.watch_batch("w", i % 20, 100)
+        else:
+            await storage.follow_batch(start + i % 20, 100)
+        done.append("follower")
+
+    async def load() -> None:
+        await storage.load("l", "/tmp", "t")
+        done.append("load")
+
+    followers = [asyncio.create_task(follower(i)) for i in range(80)]
+    await asyncio.sleep(0)  # every follower read has asked for a connection
+    await asyncio.gather(load(), *followers)
+    assert len(done) == 81
+    assert done.index("load") < 40, f"the Load finished after {done.index('load')} of 80 follower reads"

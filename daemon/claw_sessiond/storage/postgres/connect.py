@@ -20,10 +20,20 @@ from ...errors import Reason, StorageUnavailableError
 from . import schema
 from .errors import map_pg_errors
 
-__all__ = ["PostgresSettings", "connect", "describe_target", "failure_reason", "server_settings_of"]
+__all__ = [
+    "PostgresSettings",
+    "connect",
+    "describe_target",
+    "failure_reason",
+    "follower_connections",
+    "server_settings_of",
+]
 
 #: Connections of one daemon's pool (writes and reads share it).
 _POOL_MAX: Final = 10
+#: Share of the pool follower reads (Watch and WatchAll batches) may hold at once: after a commit hundreds of
+#: streams can be due, and a request must find a connection without queueing behind their reads.
+_FOLLOWER_SHARE: Final = 4
 #: How long a connection attempt at open may take.
 _CONNECT_TIMEOUT_S: Final = 10.0
 
@@ -39,6 +49,11 @@ class PostgresSettings:
     lease_s: float = 10.0
     """This daemon's lease (``--lease-s``): another daemon treats its runs as ended when it has not renewed
     the lease for this long on the database's clock (``runs.py``)."""
+
+
+def follower_connections(pool_max: int) -> int:
+    """Connections of a pool of ``pool_max`` that follower reads may hold at once (at least one, never all)."""
+    return max(1, min(pool_max - 1, pool_max // _FOLLOWER_SHARE))
 
 
 def describe_target(dsn: str) -> str:

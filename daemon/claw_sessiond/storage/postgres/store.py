@@ -67,7 +67,7 @@ from . import follow, queries, reads
 from .batch_tx import is_plain
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .cluster import Cluster
-from .connect import PostgresSettings, connect, describe_target, server_settings_of
+from .connect import PostgresSettings, connect, describe_target, follower_connections, server_settings_of
 from .edit_tx import edit_in_tx, erase_clear_in_tx
 from .errors import safe_dsn
 from .group_commit import GroupCommit
@@ -120,6 +120,7 @@ class PostgresStorage(PostgresSessions):
         self.runs = self._cluster.runs
         self._written: dict[str, float] = {}
         self._vacuums = Vacuums(self._reader)
+        self._follower_lane = asyncio.Semaphore(follower_connections(settings.pool_max))
 
     # -- life cycle
 
@@ -182,6 +183,12 @@ class PostgresStorage(PostgresSessions):
     @contextlib.asynccontextmanager
     async def _reader(self) -> AsyncIterator[Any]:
         async with pooled(self._pool, self._where) as conn:
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def _follower_reader(self) -> AsyncIterator[Any]:
+        """A connection for a Watch or WatchAll batch, taken in the followers' lane (:func:`follower_connections`)."""
+        async with self._follower_lane, pooled(self._pool, self._where) as conn:
             yield conn
 
     async def _write(
@@ -324,7 +331,7 @@ class PostgresStorage(PostgresSessions):
         self, session_id: str, after_position: int, limit: int
     ) -> tuple[str | None, list[HistoryItem], bool]:
         """The session's incarnation (None if not stored) and its history events after a position."""
-        incarnation, rows, more = await reads.watch_rows_after(self._reader, session_id, after_position, limit)
+        incarnation, rows, more = await reads.watch_rows_after(self._follower_reader, session_id, after_position, limit)
         return incarnation, [(r[0], history_item(*r)) for r in rows], more
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
@@ -382,7 +389,7 @@ class PostgresStorage(PostgresSessions):
         """History events of every session after an event id in commit order (``follow.py``: up to the horizon),
         and whether more may follow."""
         for _ in range(_HELD_POLLS):
-            async with self._reader() as conn:
+            async with self._follower_reader() as conn:
                 rows, more, held = await follow.follow_rows_after(conn, after_event_id, limit)
             if rows or not held:
                 break

@@ -3,7 +3,10 @@
 Reads run on aiosqlite connections opened read-only: ``_READERS`` for short
 reads and ``_BULK_READERS`` kept for bulk reads (ListSessions scans, export
 pages, pages of large Loads), so that short reads never queue behind them
-(see ``reads.py``). A Load that finds interrupted tool calls plans their
+(see ``reads.py``). Follower reads (Watch and WatchAll batches, issued after
+every commit by however many streams are due) are short reads, but at most
+``_FOLLOWER_READERS`` of them hold a connection at once, so a request's
+read never queues behind them all. A Load that finds interrupted tool calls plans their
 repair on the loop (``repair.py``) and hands the writing to the writer
 (``repair_tx.py``), which re-checks the plan in its transaction.
 """
@@ -61,6 +64,9 @@ _READERS: Final = 2
 #: Read connections kept for bulk reads (ListSessions scans, Export pages, pages of large
 #: Loads), so that short reads never queue behind them (see ``reads.py``).
 _BULK_READERS: Final = 1
+#: Short read connections follower reads (watch and follow-all batches) may hold at once; the other
+#: short readers stay free for requests however many streams a commit makes due.
+_FOLLOWER_READERS: Final = 1
 #: Every read connection of a storage.
 READERS: Final = _READERS + _BULK_READERS
 
@@ -87,6 +93,7 @@ class SQLiteReads:
     _readers: asyncio.Queue[aiosqlite.Connection]
     _bulk: asyncio.Queue[aiosqlite.Connection]
     _has_bulk: bool
+    _follower_lane: asyncio.Semaphore
 
     def _pool(self, readers: list[aiosqlite.Connection]) -> None:
         """Share out the read connections: the last one serves bulk reads only."""
@@ -97,6 +104,7 @@ class SQLiteReads:
         for i, reader in enumerate(readers):
             (self._bulk if i >= len(readers) - bulk else self._readers).put_nowait(reader)
         self._has_bulk = bulk > 0
+        self._follower_lane = asyncio.Semaphore(min(_FOLLOWER_READERS, max(1, self._readers.qsize() - 1)))
 
     @contextlib.asynccontextmanager
     async def _reader(self) -> Any:
@@ -106,6 +114,12 @@ class SQLiteReads:
                 yield conn
         finally:
             self._readers.put_nowait(conn)
+
+    @contextlib.asynccontextmanager
+    async def _follower_reader(self) -> Any:
+        """A short reader for a Watch or WatchAll batch, taken in the followers' lane (``_FOLLOWER_READERS``)."""
+        async with self._follower_lane, self._reader() as conn:
+            yield conn
 
     @contextlib.asynccontextmanager
     async def _bulk_reader(self) -> Any:
@@ -329,7 +343,7 @@ class SQLiteReads:
         Both are read in one snapshot, so the events belong to that incarnation. At most ``limit``
         events and about ``reads.PAGE_BYTES`` payload bytes; the flag says whether more may follow.
         """
-        incarnation, rows, more = await reads.watch_rows_after(self._reader, session_id, after_position, limit)
+        incarnation, rows, more = await reads.watch_rows_after(self._follower_reader, session_id, after_position, limit)
         return incarnation, [(r[0], history_item(*r)) for r in rows], more
 
     async def list_sessions(
@@ -464,7 +478,7 @@ class SQLiteReads:
         Returns ``(event_id, session_id, position, message, mark or None)`` rows (see ``edits.history_item``)
         and True if more may follow.
         """
-        async with self._reader() as conn:
+        async with self._follower_reader() as conn:
             rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
         out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
         return out, more

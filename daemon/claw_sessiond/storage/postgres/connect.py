@@ -52,7 +52,8 @@ class PostgresSettings:
 
 
 def follower_connections(pool_max: int) -> int:
-    """Connections of a pool of ``pool_max`` that follower reads may hold at once (at least one, never all)."""
+    """Connections of a pool of ``pool_max`` that follower reads may hold at once: at least one, and fewer than
+    the pool whenever it has two or more (the daemon's pool has :data:`_POOL_MAX`)."""
     return max(1, min(pool_max - 1, pool_max // _FOLLOWER_SHARE))
 
 

@@ -104,7 +104,7 @@ class SQLiteReads:
         for i, reader in enumerate(readers):
             (self._bulk if i >= len(readers) - bulk else self._readers).put_nowait(reader)
         self._has_bulk = bulk > 0
-        self._follower_lane = asyncio.Semaphore(min(_FOLLOWER_READERS, max(1, self._readers.qsize() - 1)))
+        self._follower_lane = asyncio.Semaphore(_FOLLOWER_READERS)
 
     @contextlib.asynccontextmanager
     async def _reader(self) -> Any:

@@ -348,6 +348,22 @@ def test_an_own_claw_nearer_than_a_foreign_one_is_used(
     own = here.parent / ".claw"
     own.mkdir(mode=0o700)
     os.chown(own, uid, uid)
+    assert workspace_found(client, uid, here, request) == str(here.parent)
+
+
+@pytest.mark.parametrize("client", ["python", "typescript"])
+def test_an_own_claw_that_is_not_a_folder_is_passed_over(
+    shared: Path, request: pytest.FixtureRequest, client: str
+) -> None:
+    """A file of one's own named ``.claw`` marks no workspace: the search goes on to one's own folder above."""
+    (shared.parent / ".claw").mkdir(mode=0o700)
+    here = _src_for(shared, 0)
+    (here.parent / ".claw").write_text("not a workspace")
+    assert workspace_found(client, 0, here, request) == str(shared.parent)
+
+
+def workspace_found(client: str, uid: int, here: Path, request: pytest.FixtureRequest) -> str:
+    """The workspace a client created as ``uid`` in ``here`` (no workspace named, no auto-start) says it has."""
     if client == "python":
         code = "from claw_sessiond_client import SessionClient; print(SessionClient(autostart=False).workspace)"
         cmd = [sys.executable, "-c", code]
@@ -358,7 +374,7 @@ def test_an_own_claw_nearer_than_a_foreign_one_is_used(
     prefix = as_uid(uid) if uid != 0 else []
     proc = subprocess.run([*prefix, *cmd], capture_output=True, text=True, timeout=60, cwd=here, env=victim_env(here))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == str(here.parent)
+    return proc.stdout.strip()
 
 
 def test_root_naming_the_workspace_uses_its_owners_daemon(

@@ -17,7 +17,7 @@ from typing import Final
 
 from . import errors as E
 from .endpoint import discover_socket
-from .paths import find_workspace, folder_problem, user_label, workspace_owner
+from .paths import WORKSPACE_ENV, find_workspace, folder_problem, user_label, workspace_owner
 
 __all__ = [
     "PEER_CHECK_TIMEOUT_S",
@@ -30,17 +30,15 @@ __all__ = [
 ]
 
 
-#: Set to the workspace when no path is given (the CLI's ``--workspace`` reads it too); used as is.
-WORKSPACE_ENV: Final = "CLAW_SESSIOND_WORKSPACE"
-
-
 def resolve_workspace(workspace: str | os.PathLike[str] | None) -> Path:
     """The workspace a client talks to.
 
     A path argument, or the current folder, is searched upward for the
     nearest folder holding ``.claw/`` (:func:`~claw_sessiond_client.paths.find_workspace`),
     so a client started in a subfolder reaches the workspace's daemon instead
-    of starting a second one with an empty history. Without a path argument,
+    of starting a second one with an empty history; another user's ``.claw``
+    found there is refused. A path argument is named: root accepts a
+    ``.claw`` of any owner in that very folder. Without a path argument,
     ``$CLAW_SESSIOND_WORKSPACE`` (when set) is used as is.
     """
     if workspace is None:
@@ -48,7 +46,7 @@ def resolve_workspace(workspace: str | os.PathLike[str] | None) -> Path:
         if explicit:
             return Path(os.path.abspath(explicit))
         return find_workspace(os.getcwd())
-    return find_workspace(workspace)
+    return find_workspace(workspace, named=True)
 
 
 def resolve_target(workspace: str | os.PathLike[str] | None, address: str | None) -> tuple[str, Path | None]:

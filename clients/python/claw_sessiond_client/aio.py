@@ -89,10 +89,10 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
     """Talks to a workspace's claw-sessiond.
 
     Args:
-        workspace: the workspace folder, searched upward for the nearest
-            folder holding ``.claw/`` (as git finds ``.git``); default:
-            ``$CLAW_SESSIOND_WORKSPACE`` as is, else the current folder searched
-            upward. The socket is found as the daemon computes it.
+        workspace: the workspace folder, searched upward for the nearest folder holding ``.claw/``
+            (as git finds ``.git``), which must be yours (another user's: :class:`UntrustedPeerError`,
+            nothing sent); default: ``$CLAW_SESSIOND_WORKSPACE`` as is, else the current folder
+            searched upward. The socket is found as the daemon computes it.
         address: connect here instead (``unix:/path``, ``/path`` or ``127.0.0.1:PORT``);
             no auto-start then. A ``workspace`` given with it (used as is) only
             says whose daemon to expect there (the peer check for root).

@@ -227,6 +227,10 @@ class UntrustedPeerError(SessiondError):
     neither the caller's nor, for root, the workspace owner's. The message
     names the path and the owner. Not retried: remove the folder or find out
     who runs that process.
+
+    Also raised when the client is created, if the ``.claw`` found looking
+    upward for the workspace is another user's
+    (:func:`~claw_sessiond_client.paths.find_workspace`): name the workspace.
     """
 
     default_reason = Reason.UNTRUSTED_PEER

@@ -3,8 +3,10 @@
 **Workspace.** A folder given explicitly (``--workspace``,
 ``$CLAW_SESSIOND_WORKSPACE``) is used as is. Otherwise :func:`find_workspace`
 looks upward from the starting folder, as git does, for the nearest folder
-holding a ``.claw/`` folder (one owned by the caller; root accepts any
-owner); without one, the starting folder is the workspace.
+holding a ``.claw``; without one, the starting folder is the workspace. The
+nearest ``.claw`` must be the caller's own (root's: owned by root), or the
+search ends in :class:`~claw_sessiond_client.errors.UntrustedPeerError`:
+whoever owns it runs the daemon the caller would talk to.
 
 **Socket.** ``<workspace>/.claw/sessiond.sock``. A Unix socket path is limited
 to 108 bytes (``sun_path``, NUL included), so a deep workspace uses a short
@@ -32,10 +34,14 @@ import pwd
 import stat
 from collections.abc import Collection
 from pathlib import Path
+from typing import Final
+
+from .errors import UntrustedPeerError
 
 __all__ = [
     "CLAW_DIR",
     "MAX_UNIX_PATH_BYTES",
+    "WORKSPACE_ENV",
     "claw_dir",
     "default_socket_path",
     "find_workspace",
@@ -46,6 +52,8 @@ __all__ = [
 ]
 
 CLAW_DIR = ".claw"
+#: Names the workspace when no path is given (the CLI's ``--workspace`` reads it too); used as is.
+WORKSPACE_ENV: Final = "CLAW_SESSIOND_WORKSPACE"
 SOCKET_NAME = "sessiond.sock"
 #: sun_path is 108 bytes including the terminating NUL.
 MAX_UNIX_PATH_BYTES = 107
@@ -176,21 +184,67 @@ def folder_problem(path: Path, uids: Collection[int]) -> str | None:
     return None
 
 
-def find_workspace(start: str | os.PathLike[str]) -> Path:
-    """The workspace for ``start``: the nearest of it and its ancestors holding ``.claw/``.
+def _claw_owners(claw: Path) -> tuple[list[int], bool] | None:
+    """Who owns ``claw`` (the entry itself, and for a link also what it points to), and is it a folder?
 
-    Like git looking for ``.git``. A ``.claw`` owned by another user is
-    skipped (root accepts any owner), so a folder planted higher up (in
-    ``/tmp``, say) cannot capture every workspace below it. Without one,
-    ``start`` itself (absolute) is the workspace.
+    None when there is no such entry, or it cannot be looked at (a folder the
+    caller cannot search holds nothing the caller could use).
+    """
+    try:
+        entry = claw.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISLNK(entry.st_mode):
+        return [entry.st_uid], stat.S_ISDIR(entry.st_mode)
+    try:
+        target = claw.stat()
+    except OSError:
+        return [entry.st_uid], False  # a dangling link
+    return [entry.st_uid, target.st_uid], stat.S_ISDIR(target.st_mode)
+
+
+def find_workspace(start: str | os.PathLike[str], *, named: bool = False) -> Path:
+    """The workspace for ``start``: the nearest of it and its ancestors holding ``.claw``.
+
+    Like git looking for ``.git``, with one rule more: the nearest ``.claw``
+    found must be the caller's (owned by the effective uid, root's by root;
+    for a symbolic link, the link and the folder it points to). Another
+    user's ``.claw`` (planted in a shared folder such as ``/tmp``, above the
+    folder the caller works in) ends the search in
+    :class:`~claw_sessiond_client.errors.UntrustedPeerError` naming it and its
+    owner, before anything is sent; it is never skipped in favour of one
+    further up. A ``.claw`` of the caller's that is not a folder is passed
+    over. Without one, ``start`` itself (absolute) is the workspace.
+
+    Args:
+        start: the folder to start from.
+        named: ``start`` was named by the caller (a client's workspace
+            argument): a ``.claw`` in ``start`` itself is then accepted from
+            any owner when the caller is root (root may use the daemon of a
+            workspace it names; the peer checks still apply). The folders
+            above it are searched by the rule above all the same.
     """
     first = Path(os.path.abspath(start))
     uid = os.geteuid()
     for folder in (first, *first.parents):
-        try:
-            info = (folder / CLAW_DIR).stat()
-        except OSError:
+        claw = folder / CLAW_DIR
+        found = _claw_owners(claw)
+        if found is None:
             continue
-        if stat.S_ISDIR(info.st_mode) and (uid == 0 or info.st_uid == uid):
+        owners, is_folder = found
+        trusted = named and uid == 0 and folder == first
+        foreign = next((owner for owner in owners if owner != uid), None)
+        if foreign is not None and not trusted:
+            raise UntrustedPeerError(_foreign_claw(claw, foreign, first))
+        if is_folder:
             return folder
     return first
+
+
+def _foreign_claw(claw: Path, owner: int, start: Path) -> str:
+    """Why the ``.claw`` found above ``start`` is refused (another user's), and what to do instead."""
+    return (
+        f"{claw} is owned by {user_label(owner)}, not by you ({user_label(os.geteuid())}): refusing the workspace "
+        f"found from {start}, whose daemon that user controls; nothing was sent. Name the workspace to use "
+        f"(--workspace, {WORKSPACE_ENV} or the client's workspace argument), or remove {claw}"
+    )

@@ -42,7 +42,10 @@ export type MessageInput = Partial<Message> & { role: Role };
 
 /** Options of a {@link SessionClient}. */
 export interface ClientOptions {
-  /** Workspace folder (default: the nearest folder holding `.claw/`, from the current one). */
+  /**
+   * Workspace folder, or a folder inside one (default: the current folder): the nearest of it and its
+   * parents holding `.claw/` is the workspace, which must be yours (see {@link findWorkspace}).
+   */
   workspace?: string;
   /** Dial this socket instead of discovering it. */
   socket?: string;
@@ -129,7 +132,7 @@ export class SessionClient {
   private started = false;
 
   constructor(options: ClientOptions = {}) {
-    this.workspace = options.workspace ? findWorkspace(options.workspace) : findWorkspace();
+    this.workspace = options.workspace ? findWorkspace(options.workspace, true) : findWorkspace();
     this.fixedSocket = options.socket;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.retryWindowMs = options.retryWindowMs ?? 10_000;

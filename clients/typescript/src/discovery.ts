@@ -16,15 +16,76 @@ export interface Endpoint {
   version: string;
 }
 
-/** The workspace folder: `start` or its nearest parent holding `.claw/`, with symlinks resolved. */
-export function findWorkspace(start: string = process.cwd()): string {
-  let dir = fs.realpathSync(start);
-  for (;;) {
-    if (fs.existsSync(path.join(dir, ".claw"))) return dir;
+/**
+ * The workspace folder (docs/PROTOCOL.md "Discovery"): `start` or its nearest parent holding
+ * `.claw`, with symlinks resolved. That `.claw` must be yours (owned by your uid; root's by root;
+ * a symbolic link and the folder it points to both): another user's ends the search in an
+ * {@link UntrustedPeerError} naming it and its owner, before anything is sent, and is never
+ * skipped for one further up. One of yours that is not a folder is passed over. `named`: the
+ * caller named `start` (the `workspace` option), so root accepts a `.claw` of any owner in
+ * `start` itself; the folders above are searched by the rule all the same.
+ */
+export function findWorkspace(start: string = process.cwd(), named = false): string {
+  const first = fs.realpathSync(start);
+  const me = uid();
+  for (let dir = first; ; ) {
+    const claw = path.join(dir, ".claw");
+    const found = clawOwners(claw);
+    if (found) {
+      const trusted = named && me === 0 && dir === first;
+      const foreign = found.owners.find((owner) => owner !== me);
+      if (foreign !== undefined && !trusted) {
+        throw new UntrustedPeerError(
+          `${claw} is owned by ${userLabel(foreign)}, not by you (${userLabel(me)}): refusing the workspace found ` +
+            `from ${first}, whose daemon that user controls; nothing was sent. Name the workspace to use ` +
+            `(the workspace option), or remove ${claw}`,
+          -1,
+          "UNTRUSTED_PEER",
+        );
+      }
+      if (found.isFolder) return dir;
+    }
     const up = path.dirname(dir);
-    if (up === dir) return fs.realpathSync(start);
+    if (up === dir) return first;
     dir = up;
   }
+}
+
+/** Who owns `claw` (the entry, and for a link also its target) and is it a folder; undefined when absent. */
+function clawOwners(claw: string): { owners: number[]; isFolder: boolean } | undefined {
+  let entry: fs.Stats;
+  try {
+    entry = fs.lstatSync(claw);
+  } catch {
+    return undefined; // absent, or in a folder you cannot search
+  }
+  if (!entry.isSymbolicLink()) return { owners: [entry.uid], isFolder: entry.isDirectory() };
+  try {
+    const target = fs.statSync(claw);
+    return { owners: [entry.uid, target.uid], isFolder: target.isDirectory() };
+  } catch {
+    return { owners: [entry.uid], isFolder: false }; // a dangling link
+  }
+}
+
+/** `uid 1000 (alice)` from /etc/passwd (read at most 1 MiB of it), or `uid 1000` when it has no name there. */
+function userLabel(id: number): string {
+  try {
+    const fd = fs.openSync("/etc/passwd", "r");
+    try {
+      const buf = Buffer.alloc(1024 * 1024);
+      const text = buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0)).toString("utf8");
+      for (const line of text.split("\n")) {
+        const fields = line.split(":");
+        if (fields.length > 2 && fields[2] === String(id)) return `uid ${id} (${fields[0]})`;
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    // no password file: the number alone
+  }
+  return `uid ${id}`;
 }
 
 function uid(): number {

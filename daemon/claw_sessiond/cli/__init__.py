@@ -26,10 +26,11 @@ exit codes), :mod:`.output` (JSON documents, lines, tables), :mod:`.offline`
 
 The workspace is ``--workspace`` (or ``CLAW_SESSIOND_WORKSPACE``) as given;
 without either, the nearest of the current folder and its parents holding
-``.claw/``, else the current folder. Every option has an environment variable
-``CLAW_SESSIOND_<OPTION>`` (``--max-message-bytes`` →
-``CLAW_SESSIOND_MAX_MESSAGE_BYTES``); a flag wins over the variable, the
-variable over the default. ``--workspace``, ``--socket`` and ``--json`` are
+``.claw/``, else the current folder; that ``.claw`` must be the caller's own
+(another user's is refused, exit 1, reason ``UNTRUSTED_PEER``). Every option
+has an environment variable ``CLAW_SESSIOND_<OPTION>``
+(``--max-message-bytes`` → ``CLAW_SESSIOND_MAX_MESSAGE_BYTES``); a flag wins
+over the variable, the variable over the default. ``--workspace``, ``--socket`` and ``--json`` are
 accepted before or after the subcommand. Every ``--json`` document, failures
 included, is an object whose first key is ``"format": 1``. Exit codes: 0 ok,
 1 failure (daemon unreachable, storage broken, lock held, not found), 2 usage
@@ -49,12 +50,13 @@ from typing import TYPE_CHECKING, Final, NoReturn
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
+from claw_sessiond_client import UntrustedPeerError
 from claw_sessiond_client.paths import find_workspace
 
 from .. import __version__
 from ..config import environ
 from . import backup, completion, copy, doctor, find, inspect, lifecycle, migrate, serve, transfer, verbs
-from .failure import EXIT_FAILURE, EXIT_USAGE, print_json_error
+from .failure import EXIT_FAILURE, EXIT_USAGE, fail_client, print_json_error
 from .options import Command, add_json_option, add_workspace_option
 from .termsafe import visible
 
@@ -113,7 +115,8 @@ def resolve_workspace(args: argparse.Namespace) -> None:
     (as git finds ``.git``), so a command run in a subfolder reaches the
     workspace's daemon instead of starting a second, empty store. When that is
     not the current folder, one line on stderr says which workspace is used
-    (stdout stays clean for ``--json``).
+    (stdout stays clean for ``--json``). Another user's ``.claw`` found there
+    raises :class:`~claw_sessiond_client.UntrustedPeerError` (``main`` reports it).
     """
     if getattr(args, "workspace", "") is not None or not getattr(args, "find_workspace", True):
         return  # given, or a command for which "no workspace" means every one (status)
@@ -130,7 +133,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _Parser.json_errors = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     parser = build_parser()
     args = parser.parse_args(argv)
-    resolve_workspace(args)
+    try:
+        resolve_workspace(args)
+    except UntrustedPeerError as exc:  # another user's .claw above the current folder
+        return fail_client(args, exc)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         code = handler(args)

@@ -322,7 +322,7 @@ def test_delete_on_a_full_disk_is_all_or_nothing_and_works_once_space_is_freed(s
                 assert c.load("victim").messages == [] and "victim" not in {s.id for s in c.list_sessions()}
                 outcome = "deleted"
             assert health_status(d.address) == "SERVING"
-            assert [m.content for m in c.load("other").messages][0] == "stays"
+            assert c.load("other").messages[0].content == "stays"
 
             filler.unlink()
             c.delete("victim")  # once space is freed it works (a delete of a session already gone is a no-op)

@@ -140,8 +140,8 @@ def test_a_scrape_loop_gets_recent_figures_from_shared_renders(spawn_daemon) -> 
             seen = scrape(port)[("claw_sessiond_appends_total", ())]
         assert seen == 1, "an append must show up in the scrapes within the render lifetime"
         replies = [m for f in scrapers for m in f.result(timeout=120)]
-    elapsed = time.monotonic() - started
     last = scrape(port)
+    elapsed = time.monotonic() - started  # after the last scrape, which may have rendered once more
     renders = last[("claw_sessiond_metrics_renders_total", ())]
     assert len(replies) == 240 and all(("claw_sessiond_uptime_seconds", ()) in m for m in replies)
     # One render per RENDER_TTL_S (the first one included), however many scrapes came meanwhile.

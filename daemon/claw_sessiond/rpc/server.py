@@ -33,6 +33,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.paths import folder_problem
 
 from ..config import Config, parse_host_port
+from ..endpoint import tcp_endpoint
 from ..errors import InvalidRequestError, Reason, StartupError
 from . import auth
 from .edge import Context, abort
@@ -282,8 +283,7 @@ class Servers:
             problem = problem or bind_problem(address) or "taken meanwhile by another process"
             raise StartupError(f"tcp {address}: cannot bind: {problem}")
         self.tcp_port = tcp_port
-        host = parse_host_port("tcp", address)[0]
-        bound = f"[{host}]:{tcp_port}" if ":" in host else f"{host}:{tcp_port}"
+        bound = tcp_endpoint(address, tcp_port)  # the port it got, for ":0" (as the endpoint file says)
         _log.warning("event=tcp_listening address=%s token_file=%s (plaintext; token required)", bound, token_path)
         return tcp_port
 

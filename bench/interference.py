@@ -446,12 +446,12 @@ def run(tiny: bool, only: tuple[str, ...] = SCENARIOS, window_s: float = 0.0) ->
 def print_table(res: dict[str, Any]) -> None:
     """The figures as a table (ratios against the quiet p99; target at most 3x)."""
     print(f"\ninterference ({res['mode']}): p99 of ordinary requests, quiet and under one heavy request")
-    print(f"{'scenario':<12} {'n':>6} {'append p99':>11} {'ratio':>6} {'load p99':>10} {'ratio':>6} {'max':>9}")
+    print(f"{'scenario':<15} {'n':>6} {'append p99':>11} {'ratio':>6} {'load p99':>10} {'ratio':>6} {'max':>9}")
     for row in res["rows"]:
         ar = row.get("append_ratio")
         lr = row.get("load_ratio")
         print(
-            f"{row['scenario']:<12} {row['appends']:>6} {row['append_p99_ms']:>9.1f}ms "
+            f"{row['scenario']:<15} {row['appends']:>6} {row['append_p99_ms']:>9.1f}ms "
             f"{'' if ar is None else f'{ar:.1f}x':>6} {row['load_p99_ms']:>8.1f}ms "
             f"{'' if lr is None else f'{lr:.1f}x':>6} {max(row['append_max_ms'], row['load_max_ms']):>7.0f}ms "
             f"load avg {row['loadavg_before']:.2f} -> {row['loadavg_after']:.2f}"

@@ -104,7 +104,7 @@ def _clock_refuses(check: ClockCheck | None, now: dt.datetime) -> bool:
         return True
     if check.refusing:
         check.refusing = False
-        _log.warning("event=retention_resumed reason=clock_within_bound ahead_s=%d", ahead_s)
+        _log.info("event=retention_resumed reason=clock_within_bound ahead_s=%d", ahead_s)
     return False
 
 

@@ -277,10 +277,10 @@ class Servers:
         self._register(tcp_server)
         self.tcp = tcp_server
         # Asked of the OS first: grpc's own failure names no cause and prints a C-core log line.
-        problem = bind_problem(address)
+        problem = _bind_problem(address)
         tcp_port = 0 if problem else _add_port(tcp_server, address)
         if tcp_port == 0:
-            problem = problem or bind_problem(address) or "taken meanwhile by another process"
+            problem = problem or _bind_problem(address) or "taken meanwhile by another process"
             raise StartupError(f"tcp {address}: cannot bind: {problem}")
         self.tcp_port = tcp_port
         bound = tcp_endpoint(address, tcp_port)  # the port it got, for ":0" (as the endpoint file says)
@@ -312,7 +312,7 @@ def _add_port(server: grpc.aio.Server, address: str) -> int:
         return 0
 
 
-def bind_problem(address: str) -> str | None:
+def _bind_problem(address: str) -> str | None:
     """Why ``host:port`` cannot be bound, in the operating system's words; None if it can be.
 
     The bind is tried on a plain socket (with ``SO_REUSEADDR``, as grpc binds)

@@ -14,6 +14,9 @@ each of these runs in another process:
   10,000; the issue's 200k can no longer be stored). The window opens when
   the background process, started and connected, sends that Load, and lasts
   until it has read the whole reply (plus a little).
+* ``metrics_scraper``: another user's scrape loop on ``--metrics``
+  (:data:`SCRAPERS` connections, each GET /metrics again as soon as the last
+  reply is read). The load average is recorded before and after.
 
 It prints each p99 and its ratio to the quiet p99 (target: at most 3x) and
 writes ``bench/results/interference-<mode>.json``. Absolute times on a
@@ -28,6 +31,7 @@ import contextlib
 import json
 import os
 import select
+import socket
 import subprocess
 import sys
 import tempfile
@@ -51,7 +55,9 @@ RESULTS = ROOT / "bench" / "results"
 TARGET_RATIO = 3.0
 PROBE_APPEND = "probe-append"
 PROBE_LOAD = "probe-load"
-SCENARIOS = ("list_scans", "export", "watchers", "repair")
+SCENARIOS = ("list_scans", "export", "watchers", "repair", "metrics_scraper")
+#: Scrape loops in the ``metrics_scraper`` scenario (one connection each, one request per connection).
+SCRAPERS = 8
 
 
 @dataclass(frozen=True)
@@ -174,6 +180,12 @@ def probe(address: str, workdir: str, until: threading.Event, max_s: float) -> t
     return appends, loads
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def _timer(event: threading.Event, seconds: float) -> None:
     threading.Timer(seconds, event.set).start()
 
@@ -234,9 +246,15 @@ def _active_watchers(address: str) -> int:
         return int(reply.active_watchers)
 
 
-def measure(address: str, workdir: str, scale: Scale, scenario: str, repair_index: int = 0) -> dict[str, Any]:
-    """Run one scenario (or ``quiet``) and the probe beside it; p99s in milliseconds."""
+def measure(
+    address: str, workdir: str, scale: Scale, scenario: str, repair_index: int = 0, metrics: str = ""
+) -> dict[str, Any]:
+    """Run one scenario (or ``quiet``) and the probe beside it; p99s in milliseconds.
+
+    ``metrics`` is the daemon's ``--metrics`` address (the ``metrics_scraper`` scenario).
+    """
     until = threading.Event()
+    load_before = os.getloadavg()[0]
     proc: subprocess.Popen[bytes] | None = None
     try:
         if scenario == "watchers":
@@ -249,6 +267,9 @@ def measure(address: str, workdir: str, scale: Scale, scenario: str, repair_inde
         elif scenario in ("list_scans", "export"):
             proc = _spawn_background(scenario, address, scale)
             time.sleep(0.5)  # let it get going
+        elif scenario == "metrics_scraper":
+            proc = _spawn_background(scenario, address, scale, metrics)
+            time.sleep(0.5)
         elif scenario == "repair":
             proc = _spawn_background("repair", address, scale, f"repair-{repair_index}")
             # Python's start-up (importing grpc) is not the heavy request: the window
@@ -284,6 +305,8 @@ def measure(address: str, workdir: str, scale: Scale, scenario: str, repair_inde
     return {
         "scenario": scenario,
         "window_s": window,
+        "loadavg_before": load_before,
+        "loadavg_after": os.getloadavg()[0],
         "appends": len(appends),
         "loads": len(loads),
         "append_p50_ms": median(appends) * 1000,
@@ -331,7 +354,28 @@ def background(kind: str, address: str, arg: str, watchers: int, scans: int) -> 
                         f.result()
     if kind == "watchers":
         return asyncio.run(_watchers(address, watchers))
+    if kind == "metrics_scraper":
+        threads = [threading.Thread(target=_scrape_loop, args=(arg,), daemon=True) for _ in range(SCRAPERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return 0
     raise SystemExit(f"unknown background {kind}")
+
+
+def _scrape_loop(address: str) -> None:
+    """GET /metrics again and again on fresh connections, until the process is stopped."""
+    host, _, port = address.rpartition(":")
+    request = f"GET /metrics HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=30) as conn:
+                conn.sendall(request)
+                while conn.recv(1 << 16):
+                    pass
+        except OSError:
+            time.sleep(0.01)  # a refused or reset connection (the daemon's connection cap): try again
 
 
 async def _watchers(address: str, n: int) -> int:
@@ -376,7 +420,8 @@ def run(tiny: bool, only: tuple[str, ...] = SCENARIOS, window_s: float = 0.0) ->
     with tempfile.TemporaryDirectory(prefix="claw-interference-") as tmp:
         ws = Path(tmp) / "ws"
         ws.mkdir()
-        daemon = Daemon(ws)
+        metrics = f"127.0.0.1:{_free_port()}"
+        daemon = Daemon(ws, "--metrics", metrics)
         try:
             _log(f"filling: {scale.sessions} sessions, {scale.export_events} export events, {scale.repair_calls} calls")
             started = time.monotonic()
@@ -385,7 +430,7 @@ def run(tiny: bool, only: tuple[str, ...] = SCENARIOS, window_s: float = 0.0) ->
             quiet = measure(daemon.address, str(ws), scale, "quiet")
             res["rows"].append(quiet)
             for scenario in only:
-                row = measure(daemon.address, str(ws), scale, scenario)
+                row = measure(daemon.address, str(ws), scale, scenario, metrics=metrics)
                 row["append_ratio"] = ratio(row["append_p99_ms"], quiet["append_p99_ms"])
                 row["load_ratio"] = ratio(row["load_p99_ms"], quiet["load_p99_ms"])
                 res["rows"].append(row)
@@ -401,14 +446,15 @@ def run(tiny: bool, only: tuple[str, ...] = SCENARIOS, window_s: float = 0.0) ->
 def print_table(res: dict[str, Any]) -> None:
     """The figures as a table (ratios against the quiet p99; target at most 3x)."""
     print(f"\ninterference ({res['mode']}): p99 of ordinary requests, quiet and under one heavy request")
-    print(f"{'scenario':<12} {'n':>6} {'append p99':>11} {'ratio':>6} {'load p99':>10} {'ratio':>6} {'max':>9}")
+    print(f"{'scenario':<15} {'n':>6} {'append p99':>11} {'ratio':>6} {'load p99':>10} {'ratio':>6} {'max':>9}")
     for row in res["rows"]:
         ar = row.get("append_ratio")
         lr = row.get("load_ratio")
         print(
-            f"{row['scenario']:<12} {row['appends']:>6} {row['append_p99_ms']:>9.1f}ms "
+            f"{row['scenario']:<15} {row['appends']:>6} {row['append_p99_ms']:>9.1f}ms "
             f"{'' if ar is None else f'{ar:.1f}x':>6} {row['load_p99_ms']:>8.1f}ms "
-            f"{'' if lr is None else f'{lr:.1f}x':>6} {max(row['append_max_ms'], row['load_max_ms']):>7.0f}ms"
+            f"{'' if lr is None else f'{lr:.1f}x':>6} {max(row['append_max_ms'], row['load_max_ms']):>7.0f}ms "
+            f"load avg {row['loadavg_before']:.2f} -> {row['loadavg_after']:.2f}"
         )
     worst = max((max(r["append_ratio"], r["load_ratio"]) for r in res["rows"][1:]), default=float("nan"))
     if res["mode"] == "tiny":  # windows of seconds on a shared machine: the figures show the bench runs, not its ratios

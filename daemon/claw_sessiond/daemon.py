@@ -209,6 +209,7 @@ class Daemon:
     notifier: Notifier
     metrics: Metrics | None = None
     idle: IdleTracker | None = None
+    retention_clock: retention.ClockCheck | None = None
 
     async def stop(self) -> None:
         """Graceful stop (see the module docstring)."""
@@ -291,6 +292,8 @@ async def _serve_store(cfg: Config, store: Storage, lock_fd: int, notifier: Noti
     socket_inode = servers.bind_unix(sock)
     if cfg.tcp_address:
         servers.bind_tcp(cfg.tcp_address)
+    # The store's newest change before this daemon writes anything: retention checks its clock against it.
+    clock = await retention.clock_check(store) if cfg.retention_days > 0 else None
     await servers.start()
     # Where this daemon listens, for every client (docs/PROTOCOL.md "Discovery"); written once it serves.
     record = endpoint_record(cfg.workspace, sock, tcp_endpoint(cfg.tcp_address, servers.tcp_port))
@@ -299,7 +302,7 @@ async def _serve_store(cfg: Config, store: Storage, lock_fd: int, notifier: Noti
     except OSError as exc:
         await servers.stop(0)
         raise StartupError(f"{cfg.claw_dir / 'endpoint.json'}: cannot write: {exc.strerror}") from exc
-    return Daemon(cfg, store, servers, service, lock_fd, sock, socket_inode, notifier, metrics, idle)
+    return Daemon(cfg, store, servers, service, lock_fd, sock, socket_inode, notifier, metrics, idle, clock)
 
 
 async def _history_tasks(daemon: Daemon) -> list[asyncio.Task[None]]:
@@ -320,7 +323,11 @@ async def _history_tasks(daemon: Daemon) -> list[asyncio.Task[None]]:
         tasks.append(asyncio.create_task(idempotency.run(daemon.store, cfg.request_id_retention_s)))
     if cfg.retention_days > 0:
         _log.info("event=retention_on days=%s interval_s=%s", cfg.retention_days, cfg.retention_interval_s)
-        tasks.append(asyncio.create_task(retention.run(daemon.store, cfg.retention_days, cfg.retention_interval_s)))
+        tasks.append(
+            asyncio.create_task(
+                retention.run(daemon.store, cfg.retention_days, cfg.retention_interval_s, daemon.retention_clock)
+            )
+        )
     return tasks
 
 

@@ -14,8 +14,13 @@ connections at once (more are reset as soon as they are accepted), one
 deadline of :data:`REQUEST_DEADLINE_S` for the whole request head (a client
 trickling a header line every few seconds is cut off), heads of at most
 :data:`MAX_HEADER_BYTES`, and the database figures cached for
-:data:`FIGURES_TTL_S` so a scrape costs no table scan. A hostile local user
-can still keep the slots busy, which makes scrapes fail: the daemon's RPCs
+:data:`FIGURES_TTL_S` so a scrape costs no table scan. The text itself is
+rendered at most once per :data:`RENDER_TTL_S` and shared by every scrape
+meanwhile, and replies leave at most :data:`MAX_SCRAPES_PER_S` a second
+(over all connections: every local peer is 127.0.0.1, so a per-peer share
+would tell no one apart); a scrape loop then costs the daemon's loop a
+bounded share, however fast it asks. A hostile local user
+can still keep the slots busy, which makes scrapes fail or wait: the daemon's RPCs
 and storage are not affected. This module must never import grpc nor speak SQL.
 
 Names (all prefixed ``claw_sessiond_``): ``requests_total{method,code}``,
@@ -26,7 +31,7 @@ Names (all prefixed ``claw_sessiond_``): ``requests_total{method,code}``,
 ``retention_sessions_deleted_total``, ``sessions``, ``events``,
 ``database_bytes``, ``wal_bytes``, ``schema_version``, ``active_watchers``,
 ``active_runs``, ``uptime_seconds``, ``erasure_pending_sessions``,
-``request_records``, ``request_records_pruned_total``.
+``request_records``, ``request_records_pruned_total``, ``metrics_renders_total``.
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ __all__ = [
     "FIGURES_TTL_S",
     "MAX_CONNECTIONS",
     "MAX_HEADER_BYTES",
+    "MAX_SCRAPES_PER_S",
+    "RENDER_TTL_S",
     "REQUEST_DEADLINE_S",
     "Metrics",
     "figure_fields",
@@ -83,6 +90,11 @@ REQUEST_DEADLINE_S: Final = 5.0
 MAX_HEADER_BYTES: Final = 8192
 #: Database figures (sessions, events, file sizes, schema version) are re-read at most this often.
 FIGURES_TTL_S: Final = 5.0
+#: The exposition text is rendered at most this often; scrapes meanwhile get the same bytes.
+RENDER_TTL_S: Final = 1.0
+#: Most /metrics replies per second, over all connections; a scrape beyond it waits its turn (at most
+#: MAX_CONNECTIONS / MAX_SCRAPES_PER_S seconds, well inside REQUEST_DEADLINE_S).
+MAX_SCRAPES_PER_S: Final = 50
 _COUNTER_NAMES: Final = {"retention_deleted": "retention_sessions_deleted", "requests_pruned": "request_records_pruned"}
 #: The storage's figures as gauges (and GetStats fields): (name, ``StorageFigures`` field), in the order shown.
 #: The names are those of the first, SQLite-only version: the database file and its WAL.
@@ -112,6 +124,11 @@ class _Figures(Collector):
         for name, text in _STORE_COUNTERS:
             metric_name = _COUNTER_NAMES.get(name, name)
             yield CounterMetricFamily(PREFIX + metric_name, text, value=getattr(counters, name, 0))
+        yield CounterMetricFamily(
+            PREFIX + "metrics_renders",
+            f"Renders of this text since start (scrapes within {RENDER_TTL_S:g} s share one).",
+            value=self._m.renders,
+        )
         gauges = {
             **{k: (float(v), f"{k.replace('_', ' ').capitalize()} (database).") for k, v in self._m.figures.items()},
             "active_watchers": (float(self._m.active_watchers()), "Open Watch streams."),
@@ -149,6 +166,9 @@ class Metrics:
         self.figures: dict[str, int] = {}
         self._figures_at: float | None = None
         self._refresh_lock = asyncio.Lock()
+        self._rendered: tuple[float, bytes] | None = None
+        self._render_lock = asyncio.Lock()
+        self.renders = 0
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             PREFIX + "requests", "RPCs finished, by method and status code.", ["method", "code"], registry=self.registry
@@ -214,9 +234,19 @@ class Metrics:
             self._figures_at = time.monotonic()
 
     async def render(self) -> bytes:
-        """The Prometheus text exposition (database figures at most FIGURES_TTL_S old)."""
-        await self.refresh()
-        return generate_latest(self.registry)
+        """The Prometheus text exposition, at most RENDER_TTL_S old (database figures at most FIGURES_TTL_S).
+
+        Rendering walks every histogram on the daemon's loop; scrapes that come
+        together or faster than the TTL share one text.
+        """
+        async with self._render_lock:
+            if self._rendered is not None and time.monotonic() - self._rendered[0] < RENDER_TTL_S:
+                return self._rendered[1]
+            await self.refresh()
+            self.renders += 1
+            body = generate_latest(self.registry)
+            self._rendered = (time.monotonic(), body)
+            return body
 
     def stats(self) -> dict[str, Any]:
         """The extra GetStats fields (the figures /metrics has and GetStats did not)."""
@@ -242,6 +272,7 @@ class _Endpoint:
         self.metrics = metrics
         self.active = 0
         self.throttle = Throttle()
+        self._next_reply = 0.0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.active >= MAX_CONNECTIONS:
@@ -262,6 +293,14 @@ class _Endpoint:
             else:
                 writer.transport.abort()
 
+    async def _pace(self) -> None:
+        """Wait for this reply's turn: replies leave at most MAX_SCRAPES_PER_S a second."""
+        now = time.monotonic()
+        turn = max(now, self._next_reply)
+        self._next_reply = turn + 1.0 / MAX_SCRAPES_PER_S
+        if turn > now:
+            await asyncio.sleep(turn - now)
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Read one request and answer it; True if the whole response was handed to the kernel."""
         try:
@@ -275,6 +314,7 @@ class _Endpoint:
                         break
                 else:
                     raise ValueError("request head too large")
+            await self._pace()
             parts = request.decode("latin-1").split()
             path = parts[1].split("?", 1)[0] if len(parts) >= 2 else ""
             if len(parts) >= 2 and parts[0] in ("GET", "HEAD") and path == "/metrics":

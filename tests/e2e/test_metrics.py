@@ -114,3 +114,38 @@ def test_active_runs_gauge_follows_attach(spawn_daemon) -> None:
 def test_no_metrics_endpoint_by_default(client, daemon) -> None:
     client.append("x", Message.user("y"))
     assert client.stats()["requests"][0]["method"] == "Append"
+
+
+def test_a_scrape_loop_gets_recent_figures_from_shared_renders(spawn_daemon) -> None:
+    """Eight connections scraping as fast as they can: every reply is a valid exposition, an append shows up
+    within the render lifetime, and the text is rendered once per RENDER_TTL_S at most, not per scrape (the
+    daemon's own ``metrics_renders_total``); replies leave at most MAX_SCRAPES_PER_S a second."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from claw_sessiond.metrics import MAX_CONNECTIONS, MAX_SCRAPES_PER_S, RENDER_TTL_S
+
+    port = free_port()
+    d = spawn_daemon("--metrics", f"127.0.0.1:{port}")
+    started = time.monotonic()
+
+    def loop(n: int) -> list[dict[tuple[str, tuple[tuple[str, str], ...]], float]]:
+        return [scrape(port) for _ in range(n)]
+
+    with ThreadPoolExecutor(8) as pool, d.client() as c:
+        scrapers = [pool.submit(loop, 30) for _ in range(8)]
+        c.append("m", Message.user("during the scrape loop"))
+        deadline = time.monotonic() + 10
+        seen = 0.0
+        while time.monotonic() < deadline and seen < 1:
+            seen = scrape(port)[("claw_sessiond_appends_total", ())]
+        assert seen == 1, "an append must show up in the scrapes within the render lifetime"
+        replies = [m for f in scrapers for m in f.result(timeout=120)]
+    last = scrape(port)
+    elapsed = time.monotonic() - started  # after the last scrape, which may have rendered once more
+    renders = last[("claw_sessiond_metrics_renders_total", ())]
+    assert len(replies) == 240 and all(("claw_sessiond_uptime_seconds", ()) in m for m in replies)
+    # One render per RENDER_TTL_S (the first one included), however many scrapes came meanwhile.
+    assert 1 <= renders <= elapsed / RENDER_TTL_S + 2, f"{renders} renders for {len(replies)} scrapes in {elapsed:.1f}s"
+    # Replies are paced over all connections: the loop got no more than the documented rate.
+    assert len(replies) <= MAX_SCRAPES_PER_S * elapsed + MAX_CONNECTIONS, f"{len(replies)} replies in {elapsed:.1f}s"
+    assert d.terminate() == 0

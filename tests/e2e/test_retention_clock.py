@@ -6,6 +6,14 @@ content was replaced by an import of old data (``updated_at`` 2020). To the
 retention sweep that looks exactly like a wall clock that stepped years
 forward. An import-only old session next to it is erased as before, which
 shows the sweep did run.
+
+A daemon started while its clock is a month ahead sees the sessions written a
+second before it as a month old. Retention checks the start-up clock against
+the newest stored change (``retention.ClockCheck``): more than a day ahead, it
+refuses to sweep, logs why once, and erases nothing. The store here holds
+sessions stored 31 days and a second before the real clock, which is what a
+daemon whose clock is 31 days ahead sees; a later daemon started after a fresh
+write sweeps them as usual (the check is what held them).
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ import datetime as dt
 import time
 from pathlib import Path
 
-from claw_sessiond.clock import SteadyClock
+from claw_sessiond.clock import SteadyClock, rfc3339
 from claw_sessiond_client import Message, SessionClient
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.data import old_lines
@@ -59,3 +67,39 @@ def test_steady_clock_ignores_a_forward_step_and_follows_a_backward_one() -> Non
     assert clock.cutoff(30 * 86400) == "2025-12-02T00:01:00.000000Z"
     wall[0] = start - dt.timedelta(days=1)  # stepped back a day
     assert clock.now() == start - dt.timedelta(days=1)
+
+
+def test_a_clock_a_month_ahead_of_the_store_refuses_to_sweep(spawn_daemon, workspace: Path) -> None:
+    written = rfc3339(dt.datetime.now(dt.UTC) - dt.timedelta(days=31, seconds=1))
+    first: DaemonProcess = spawn_daemon()
+    with first.client() as c:
+        for sid in ("written-1", "written-2"):
+            c.import_lines(old_lines(sid, f"{sid}, a second before the restart", at=written))
+    assert first.terminate() == 0
+
+    ahead: DaemonProcess = spawn_daemon("--retention-days", "30", "--retention-interval-s", "0.1")
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and "event=retention_refused" not in ahead.log():
+        time.sleep(0.05)
+    assert "event=retention_refused reason=clock_ahead_of_store" in ahead.log(), ahead.log()
+    time.sleep(0.5)  # several more sweeps
+    with ahead.client() as c:
+        assert ids(c) == ["written-1", "written-2"], ahead.log()
+        assert c.stats()["retention_sessions_deleted"] == 0
+        c.append("fresh", Message.user("written under the daemon's own clock"))  # no evidence for it
+        time.sleep(0.3)
+        assert ids(c) == ["fresh", "written-1", "written-2"], ahead.log()
+    assert ahead.terminate() == 0
+    log = ahead.log()
+    assert log.count("event=retention_refused") == 1, "the refusal is logged once, not at every sweep"
+    assert "event=retention_deleted" not in log
+
+    # The next daemon starts after a fresh write: its clock agrees with the store, and it sweeps.
+    sane: DaemonProcess = spawn_daemon("--retention-days", "30", "--retention-interval-s", "0.1")
+    with sane.client() as c:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and ids(c) != ["fresh"]:
+            time.sleep(0.05)
+        assert ids(c) == ["fresh"], sane.log()
+    assert sane.terminate() == 0
+    assert "event=retention_refused" not in sane.log()

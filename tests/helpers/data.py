@@ -58,15 +58,16 @@ def populate_demo(client: SessionClient) -> None:
     )
 
 
-def old_lines(sid: str, text: str) -> list[str]:
-    """Export lines of a session whose events and last change are from 2020 (how retention tests get "old" data)."""
+def old_lines(sid: str, text: str, at: str = OLD) -> list[str]:
+    """Export lines of a session whose events and last change are from 2020, or ``at`` (how retention tests get
+    "old" data)."""
     header = {
         "format": "claw-sessiond-export",
         "version": 1,
         "session_id": sid,
         "workdir": "/w",
-        "created_at": OLD,
-        "updated_at": OLD,
+        "created_at": at,
+        "updated_at": at,
         "events": 1,
     }
     event = {
@@ -74,7 +75,7 @@ def old_lines(sid: str, text: str) -> list[str]:
         "session_id": sid,
         "position": 1,
         "type": "user_message",
-        "ts": OLD,
+        "ts": at,
         "trace_id": "t",
         "schema_version": 1,
         "payload": {"role": "user", "content": text},

@@ -48,3 +48,25 @@ async def test_a_sweep_erases_the_expired_sessions_in_its_turn(storage: Storage)
     await append(storage, "fresh", user("recent"))
     assert await retention.sweep(storage, 30.0) == 1
     assert await storage.session_ids() == ["fresh"]
+
+
+async def test_a_clock_far_ahead_of_the_newest_stored_change_refuses_to_sweep(storage: Storage) -> None:
+    """Sessions stored 31 days and a second before the store's clock: what a daemon started with its clock
+    a month ahead sees. The start-up check refuses the sweep; without it the same sweep erases them."""
+    header = {"format": "claw-sessiond-export", "version": 1, "workdir": "/w"}
+    async with storage.retention_turn(0.0, SteadyClock().cutoff(0.0)) as now:
+        assert now is not None
+    at = (_parse(now) - dt.timedelta(days=31, seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    event = {"event_id": 1, "position": 1, "type": "user_message", "ts": at, "trace_id": "t", "schema_version": 1}
+    await import_lines(
+        storage,
+        [
+            json.dumps({**header, "session_id": "written", "events": 1, "created_at": at, "updated_at": at}),
+            json.dumps({**event, "session_id": "written", "payload": {"role": "user", "content": "recent"}}),
+        ],
+    )
+    check = await retention.clock_check(storage)
+    assert await retention.sweep(storage, 30.0, check=check) == 0
+    assert check.refusing
+    assert await storage.session_ids() == ["written"]
+    assert await retention.sweep(storage, 30.0) == 1, "the check, not the cutoff, held the session"

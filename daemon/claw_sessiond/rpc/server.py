@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 import stat
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -31,7 +32,8 @@ from grpc_reflection.v1alpha import reflection
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.paths import folder_problem
 
-from ..config import Config
+from ..config import Config, parse_host_port
+from ..endpoint import tcp_endpoint
 from ..errors import InvalidRequestError, Reason, StartupError
 from . import auth
 from .edge import Context, abort
@@ -254,7 +256,7 @@ class Servers:
             prepare_socket_path(sock)
         except OSError as exc:
             raise StartupError(f"{sock}: {exc.strerror}") from exc
-        if self.unix.add_insecure_port(f"unix:{sock}") == 0:
+        if _add_port(self.unix, f"unix:{sock}") == 0:
             raise StartupError(f"{sock}: cannot bind the Unix socket")
         _private_socket(sock)
         return sock.lstat().st_ino
@@ -274,11 +276,15 @@ class Servers:
         tcp_server = grpc.aio.server(options=server_options(cfg, tcp=True), interceptors=[auth.TokenInterceptor(token)])
         self._register(tcp_server)
         self.tcp = tcp_server
-        tcp_port = tcp_server.add_insecure_port(address)
+        # Asked of the OS first: grpc's own failure names no cause and prints a C-core log line.
+        problem = _bind_problem(address)
+        tcp_port = 0 if problem else _add_port(tcp_server, address)
         if tcp_port == 0:
-            raise StartupError(f"tcp {address}: cannot bind")
+            problem = problem or _bind_problem(address) or "taken meanwhile by another process"
+            raise StartupError(f"tcp {address}: cannot bind: {problem}")
         self.tcp_port = tcp_port
-        _log.warning("event=tcp_listening address=%s token_file=%s (plaintext; token required)", address, token_path)
+        bound = tcp_endpoint(address, tcp_port)  # the port it got, for ":0" (as the endpoint file says)
+        _log.warning("event=tcp_listening address=%s token_file=%s (plaintext; token required)", bound, token_path)
         return tcp_port
 
     async def start(self) -> None:
@@ -296,3 +302,40 @@ class Servers:
     async def stop(self, grace_s: float) -> None:
         """Refuse new calls and give those in flight ``grace_s`` to finish."""
         await asyncio.gather(*(s.stop(grace_s) for s in (self.unix, self.tcp) if s is not None))
+
+
+def _add_port(server: grpc.aio.Server, address: str) -> int:
+    """Bind ``address``; the port, or 0 if it could not be bound (grpcio 1.6x+ raises instead of returning 0)."""
+    try:
+        return server.add_insecure_port(address)
+    except RuntimeError:
+        return 0
+
+
+def _bind_problem(address: str) -> str | None:
+    """Why ``host:port`` cannot be bound, in the operating system's words; None if it can be.
+
+    The bind is tried on a plain socket (with ``SO_REUSEADDR``, as grpc binds)
+    that is closed at once: "Address already in use", "Permission denied",
+    "Cannot assign requested address", or the resolver's message for an
+    unknown host. As with grpc, one bindable address of those the host
+    resolves to is enough.
+    """
+    try:
+        host, port = parse_host_port("tcp", address)
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return f"cannot resolve the host: {exc.strerror}"
+    except ValueError as exc:  # ConfigError: validate() refuses it first; kept for a direct caller
+        return str(exc)
+    problems = []
+    for family, kind, proto, _name, sockaddr in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(sockaddr)
+            except OSError as exc:
+                problems.append(exc.strerror or str(exc))
+            else:
+                return None
+    return problems[0] if problems else "the host resolves to no address"

@@ -501,6 +501,10 @@ class Storage(Protocol):
         """Ids of sessions whose last change is older than the cutoff."""
         ...
 
+    async def newest_update(self) -> str | None:
+        """The newest stored change (``updated_at``, stored-timestamp text) of any session; None if none is stored."""
+        ...
+
     def written_since_start(self, session_id: str) -> bool:
         """True if the session was written since the daemon started (retention spares it). Not a coroutine."""
         ...

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import Message, StorageFullError, ToolCall
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess, health_status, scale
 from tests.helpers.figures import record
 from tests.helpers.process import is_root, wait_refused
 from tests.helpers.sqlite_file import db_path, integrity
@@ -277,3 +277,60 @@ def test_stop_while_the_disk_is_full_keeps_every_acknowledged_write(small_fs: Pa
         assert d2.terminate() == 0
     assert integrity(db_path(ws)) == ["ok"]
     record("disk_full", acked_checked=len(acked), stopped_on_full_disk=1, lost=0)
+
+
+def test_delete_on_a_full_disk_is_all_or_nothing_and_works_once_space_is_freed(small_fs: Path) -> None:
+    """Delete while the disk is full: either the session is wholly gone (the reply may say the erasure of its
+    bytes is pending), or the call fails with RESOURCE_EXHAUSTED (STORAGE_FULL) and the session is wholly
+    there. The daemon stays healthy, and once space is freed the same Delete erases it."""
+    ws = small_fs / "ws"
+    ws.mkdir()
+    victim: list[str] = []
+    first = DaemonProcess(ws).start()
+    with first.client() as c:
+        for i in range(40):
+            text = f"victim {i} " + "v" * 4096
+            c.append("victim", Message.user(text))
+            victim.append(text)
+        c.append("other", Message.user("stays"))
+        c.record_usage("victim", input_tokens=5)
+    assert first.terminate() == 0  # its final checkpoint empties the WAL: the filler below takes the room
+    d = DaemonProcess(ws).start()
+    filler = small_fs / "filler"
+    try:
+        with d.client(retry_window_s=1) as c:
+            _fill(filler, leave_bytes=256 * 1024)
+            for i in range(200):  # the WAL takes what is left
+                try:
+                    c.append("other", Message.user(f"filler {i} " + "f" * 8192), request_id=f"fill-{i}")
+                except StorageFullError:
+                    break
+            _top_up(filler)
+            export_before = list(c.export("victim"))
+            try:
+                result = c.delete("victim")
+            except StorageFullError as exc:
+                assert exc.reason == "STORAGE_FULL" and exc.message, exc
+                # Wholly there: every message, the usage, the export line for line.
+                assert [m.content for m in c.load("victim").messages] == victim
+                assert c.usage("victim").total.input_tokens == 5
+                assert list(c.export("victim")) == export_before
+                assert "victim" in {s.id for s in c.list_sessions()}
+                outcome = "refused"
+            else:
+                assert result == len(victim) + 1, result
+                assert c.load("victim").messages == [] and "victim" not in {s.id for s in c.list_sessions()}
+                outcome = "deleted"
+            assert health_status(d.address) == "SERVING"
+            assert c.load("other").messages[0].content == "stays"
+
+            filler.unlink()
+            c.delete("victim")  # once space is freed it works (a delete of a session already gone is a no-op)
+            assert c.load("victim").messages == [] and "victim" not in {s.id for s in c.list_sessions()}
+            assert c.append("victim", Message.user("a new life")).last_position == 1
+        assert d.terminate() == 0
+    finally:
+        d.stop()
+    assert integrity(db_path(ws)) == ["ok"]
+    assert b"v" * 4096 not in db_path(ws).read_bytes(), "the deleted messages' bytes are still in the database"
+    record("disk_full", **{f"delete_on_full_disk_{outcome}": 1})

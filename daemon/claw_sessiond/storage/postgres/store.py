@@ -75,7 +75,7 @@ from .pooled import pooled
 from .repair_tx import import_in_tx
 from .sessions import PostgresSessions
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
-from .sweep import retention_turn
+from .sweep import newest_update, retention_turn
 from .tx import (
     SESSION_COLS,
     clear_in_tx,
@@ -525,6 +525,10 @@ class PostgresStorage(PostgresSessions):
                 "SELECT session_id FROM sessions WHERE updated_at < $1 ORDER BY updated_at", cutoff_rfc3339
             )
         return [r[0] for r in rows]
+
+    async def newest_update(self) -> str | None:
+        """The newest ``updated_at`` of any session, or None (an empty store)."""
+        return await newest_update(self._pool, self._where)
 
     def _touch(self, session_id: str) -> None:
         self._written[session_id] = time.monotonic()

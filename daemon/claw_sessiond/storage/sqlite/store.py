@@ -425,6 +425,12 @@ class SQLiteStorage(SQLiteSessions):
             )
         return [r[0] for r in rows]
 
+    async def newest_update(self) -> str | None:
+        """The newest ``updated_at`` of any session, or None (an empty store)."""
+        async with self._reader() as conn:
+            rows = await conn.execute_fetchall("SELECT max(updated_at) FROM sessions")
+        return next((r[0] for r in rows if r[0] is not None), None)
+
     def _touch(self, session_id: str) -> None:
         """Remember that ``session_id`` is written now (before the write is queued, so retention sees it)."""
         self._written[session_id] = time.monotonic()

@@ -4,7 +4,8 @@ SessionService is registered with its own request decoding (see
 :func:`add_to_server`), beside ``grpc.health.v1.Health`` and server
 reflection. The Unix socket's folder is checked and a stale socket removed
 (only if it is a socket) before bind, and the socket is made 0600 right after.
-With ``--tcp`` a second server object serves the same servicers behind the
+With ``--tcp`` a second server object serves the same servicers over TLS
+(``tls.py``: a certificate made at each start, which clients pin) behind the
 token check (``auth.py`` says why it must be a second one).
 
 The process around these servers (the lock, sd_notify, signals, graceful
@@ -33,7 +34,7 @@ from claw_sessiond_client.paths import folder_problem
 
 from ..config import Config
 from ..errors import InvalidRequestError, Reason, StartupError
-from . import auth
+from . import auth, tls
 from .edge import Context, abort
 from .idle import IdleTracker
 from .service import SessionService
@@ -260,10 +261,10 @@ class Servers:
         return sock.lstat().st_ino
 
     def bind_tcp(self, address: str) -> int:
-        """Write a fresh token, then serve ``address`` behind it; return the port.
+        """Write a fresh token and TLS certificate, then serve ``address`` over TLS behind the token; return the port.
 
         Raises:
-            StartupError: the token cannot be written or the address cannot be bound.
+            StartupError: the token or certificate cannot be written or the address cannot be bound.
         """
         cfg = self.config
         # Its own server object, so the token check applies to TCP only (auth.py says why).
@@ -271,14 +272,26 @@ class Servers:
             token_path, token = auth.write_token(cfg.claw_dir)
         except OSError as exc:
             raise StartupError(f"{cfg.claw_dir / auth.TOKEN_FILE}: cannot write: {exc.strerror}") from exc
+        identity = tls.make_identity(address.rpartition(":")[0])
+        try:
+            cert_path = identity.write_certificate(cfg.claw_dir)
+        except OSError as exc:
+            raise StartupError(f"{cfg.claw_dir / tls.CERT_FILE}: cannot write: {exc.strerror}") from exc
         tcp_server = grpc.aio.server(options=server_options(cfg, tcp=True), interceptors=[auth.TokenInterceptor(token)])
         self._register(tcp_server)
         self.tcp = tcp_server
-        tcp_port = tcp_server.add_insecure_port(address)
+        credentials = grpc.ssl_server_credentials([(identity.key_pem, identity.cert_pem)])
+        tcp_port = tcp_server.add_secure_port(address, credentials)
         if tcp_port == 0:
             raise StartupError(f"tcp {address}: cannot bind")
         self.tcp_port = tcp_port
-        _log.warning("event=tcp_listening address=%s token_file=%s (plaintext; token required)", address, token_path)
+        _log.warning(
+            "event=tcp_listening address=%s token_file=%s cert_file=%s (TLS; clients pin the certificate; token "
+            "required)",
+            address,
+            token_path,
+            cert_path,
+        )
         return tcp_port
 
     async def start(self) -> None:

@@ -52,7 +52,11 @@ const opts = JSON.parse(process.argv[2]);
 (async () => {
   const client = new c.SessionClient({ autostart: false, timeoutMs: 3000, retryWindowMs: 0, ...opts });
   try {
-    const r = await client.append("victim", [c.user(process.argv[3])]);
+    const writer = opts.stream ? await client.appendStream() : undefined;  // AppendStream, or unary Append
+    const r = writer
+      ? await writer.append("victim", [c.user(process.argv[3])])
+      : await client.append("victim", [c.user(process.argv[3])]);
+    writer?.close();
     console.log(JSON.stringify({ ok: true, first: r.firstPosition, last: r.lastPosition }));
   } catch (e) {
     console.log(JSON.stringify({ ok: false, name: e.name, reason: e.reason, message: e.message }));
@@ -374,7 +378,8 @@ def test_an_empty_append_reply_is_an_error_not_positions_0(tmp_path: Path) -> No
         for stream_appends in (False, True):
             assert "malformed" in asyncio.run(async_side(stream_appends)).message
         if _ts_built():
-            ts = _ts_append({"socket": str(sock)}, "a")
-            assert ts["ok"] is False and ts["name"] == "InternalError" and "malformed" in ts["message"], ts
+            for stream in (False, True):
+                ts = _ts_append({"socket": str(sock), "stream": stream}, "a")
+                assert ts["ok"] is False and ts["name"] == "InternalError" and "malformed" in ts["message"], ts
     finally:
         server.stop(0)

@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -82,6 +83,10 @@ def _ts_append(opts: dict[str, Any], content: str) -> dict[str, Any]:
 
 
 def _ts_built() -> bool:
+    """The TypeScript client is built (scripts/setup-tests). Under ``CLAW_FULL=1`` (CI) it must be: its
+    parts of these tests may not drop out silently."""
+    if os.environ.get("CLAW_FULL") == "1":
+        assert TS_INDEX.exists(), "the TypeScript client is not built: run scripts/setup-tests"
     return TS_INDEX.exists()
 
 
@@ -383,3 +388,24 @@ def test_an_empty_append_reply_is_an_error_not_positions_0(tmp_path: Path) -> No
                 assert ts["ok"] is False and ts["name"] == "InternalError" and "malformed" in ts["message"], ts
     finally:
         server.stop(0)
+
+
+def test_the_certificate_is_private_never_written_through_a_link_and_the_key_is_nowhere(
+    spawn_daemon: Any, workspace: Path, tmp_path: Path
+) -> None:
+    claw_dir = workspace / ".claw"
+    claw_dir.mkdir(mode=0o700)
+    decoy = tmp_path / "decoy"
+    decoy.write_text("untouched\n")
+    (claw_dir / "tcp-cert.pem").symlink_to(decoy)  # planted: replaced, never written through
+    d: DaemonProcess = spawn_daemon("--tcp", f"127.0.0.1:{free_port()}")
+    info = (claw_dir / "tcp-cert.pem").lstat()
+    assert stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.getuid()
+    assert decoy.read_text() == "untouched\n"
+    assert (claw_dir / "tcp-cert.pem").read_text().startswith("-----BEGIN CERTIFICATE-----")
+    assert [p.name for p in claw_dir.iterdir() if p.name.startswith(".tcp-cert.pem")] == []  # no temporary left
+    # The key exists only in the daemon's memory: no file of the workspace and no log line holds it.
+    for path in [*claw_dir.iterdir(), *workspace.iterdir()]:
+        if path.is_file() and not path.is_symlink():
+            assert b"PRIVATE KEY" not in path.read_bytes(), path
+    assert "PRIVATE KEY" not in d.log() and "cert_file=" in d.log()

@@ -46,13 +46,19 @@ IMPOSTOR = ROOT / "tests" / "helpers" / "impostor.py"
 TS_INDEX = ROOT / "clients" / "typescript" / "dist" / "src" / "index.js"
 NOBODY = 65534
 SECRET = "the launch codes are 0000"
-#: The TypeScript client, run by node: one append, then what it raised (or returned) as JSON.
+#: The TypeScript client, run by node: one append (or, with ``usage``, one RecordUsage), then what it raised
+#: (or returned) as JSON.
 TS_APPEND = """
 const c = require(process.argv[1]);
 const opts = JSON.parse(process.argv[2]);
 (async () => {
   const client = new c.SessionClient({ autostart: false, timeoutMs: 3000, retryWindowMs: 0, ...opts });
   try {
+    if (opts.usage) {
+      const u = await client.recordUsage("victim", { inputTokens: 5 });
+      console.log(JSON.stringify({ ok: true, input: u.usage.inputTokens }));
+      process.exit(0);
+    }
     const writer = opts.stream ? await client.appendStream() : undefined;  // AppendStream, or unary Append
     const r = writer
       ? await writer.append("victim", [c.user(process.argv[3])])
@@ -328,7 +334,8 @@ EMPTY = pb.AppendResponse()
 
 def _fake_daemon(folder: Path) -> tuple[grpc.Server, Path]:
     """A gRPC server on a private Unix socket (the caller's own) that answers every Append with an empty
-    reply and every AppendStream request with a reply holding neither a result nor an error."""
+    reply, every AppendStream request with a reply holding neither a result nor an error, and RecordUsage
+    with a reply without totals."""
 
     def append(_request: bytes, _context: object) -> bytes:
         return EMPTY.SerializeToString()
@@ -338,7 +345,7 @@ def _fake_daemon(folder: Path) -> tuple[grpc.Server, Path]:
             n = len(pb.AppendStreamRequest.FromString(raw).appends)
             yield pb.AppendStreamResponse(replies=[pb.AppendReply() for _ in range(n)]).SerializeToString()
 
-    def health(_request: bytes, _context: object) -> bytes:
+    def empty(_request: bytes, _context: object) -> bytes:
         return b""
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
@@ -349,10 +356,11 @@ def _fake_daemon(folder: Path) -> tuple[grpc.Server, Path]:
                 {
                     "Append": grpc.unary_unary_rpc_method_handler(append),
                     "AppendStream": grpc.stream_stream_rpc_method_handler(append_stream),
+                    "RecordUsage": grpc.unary_unary_rpc_method_handler(empty),
                 },
             ),
             grpc.method_handlers_generic_handler(
-                "grpc.health.v1.Health", {"Check": grpc.unary_unary_rpc_method_handler(health)}
+                "grpc.health.v1.Health", {"Check": grpc.unary_unary_rpc_method_handler(empty)}
             ),
         )
     )
@@ -373,6 +381,9 @@ def test_an_empty_append_reply_is_an_error_not_positions_0(tmp_path: Path) -> No
             ):
                 c.append("victim", [Message.user("a"), Message.user("b")])
             assert "malformed" in info.value.message and "not known to be stored" in info.value.message
+        with SessionClient(address=str(sock), autostart=False) as c, pytest.raises(claw.InternalError) as usage:
+            c.record_usage("victim", input_tokens=5)
+        assert "not known to be recorded" in usage.value.message
 
         async def async_side(stream_appends: bool) -> claw.SessiondError:
             async with AsyncSessionClient(address=str(sock), autostart=False, stream_appends=stream_appends) as ac:
@@ -386,6 +397,10 @@ def test_an_empty_append_reply_is_an_error_not_positions_0(tmp_path: Path) -> No
             for stream in (False, True):
                 ts = _ts_append({"socket": str(sock), "stream": stream}, "a")
                 assert ts["ok"] is False and ts["name"] == "InternalError" and "malformed" in ts["message"], ts
+            ts = _ts_append({"socket": str(sock), "usage": True}, "")
+            assert (
+                ts["ok"] is False and ts["name"] == "InternalError" and "not known to be recorded" in ts["message"]
+            ), ts
     finally:
         server.stop(0)
 

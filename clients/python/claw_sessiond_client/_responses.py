@@ -321,7 +321,13 @@ def stats_of(r: pb.GetStatsResponse) -> Stats:
 
 
 def recorded_usage_of(r: pb.RecordUsageResponse) -> Usage:
-    """RecordUsage's reply → the session's new totals."""
+    """RecordUsage's reply → the session's new totals.
+
+    Raises:
+        InternalError: the reply has no totals (an empty reply is never taken as success).
+    """
+    if not r.HasField("usage"):
+        raise E.InternalError("the reply to RecordUsage holds no totals: the usage is not known to be recorded")
     return usage_of(r.usage)
 
 

@@ -353,7 +353,10 @@ export class SessionClient {
   /** Adds token counts and cost to the session's totals. */
   recordUsage(sessionId: string, usage: Partial<RecordUsageRequest>): Promise<RecordUsageResponse> {
     const req = RecordUsageRequest.fromPartial({ requestId: randomUUID(), ...usage, sessionId });
-    return this.unary<RecordUsageRequest, RecordUsageResponse>("recordUsage", req);
+    return this.unary<RecordUsageRequest, RecordUsageResponse>("recordUsage", req).then((res) => {
+      if (!res?.usage) throw new InternalError("the reply to RecordUsage holds no totals: the usage is not known to be recorded", -1, "INTERNAL");
+      return res;
+    });
   }
 
   /** Empties the visible history (`erase`: also removes it from the log). */

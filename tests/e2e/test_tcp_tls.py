@@ -424,3 +424,23 @@ def test_the_certificate_is_private_never_written_through_a_link_and_the_key_is_
         if path.is_file() and not path.is_symlink():
             assert b"PRIVATE KEY" not in path.read_bytes(), path
     assert "PRIVATE KEY" not in d.log() and "cert_file=" in d.log()
+
+
+def test_a_certificate_in_a_claw_folder_others_can_write_is_not_trusted(spawn_daemon: Any) -> None:
+    """Whoever can write in ``.claw/`` could plant a certificate of their own: such a folder gives no pin."""
+    d, address = _tcp_daemon(spawn_daemon)
+    claw_dir = d.workspace / ".claw"
+    os.chmod(claw_dir, 0o777)
+    try:
+        with (
+            SessionClient(d.workspace, address=address, autostart=False, retry_window_s=0) as c,
+            pytest.raises(claw.UntrustedPeerError) as info,
+        ):
+            c.append("victim", Message.user("must not land"))
+    finally:
+        os.chmod(claw_dir, 0o700)
+    assert "writable" in info.value.message or "write" in info.value.message, info.value.message
+    assert "nothing was sent" in info.value.message
+    with SessionClient(d.workspace, address=address, autostart=False) as c:  # a private .claw again: trusted
+        c.append("victim", Message.user("lands"))
+    assert _stored(d) == ["first", "lands"]

@@ -31,7 +31,7 @@ import grpc
 
 from . import errors as E
 from ._auth import TokenSource, WatchedFile, aio_interceptors, intercept, token_source
-from .paths import claw_dir
+from .paths import claw_dir, folder_problem, workspace_owner
 
 __all__ = ["CERT_ENV", "CERT_FILE", "MAX_CERT_BYTES", "SERVER_NAME", "TLS_OPTIONS", "Transport"]
 
@@ -87,6 +87,11 @@ class Transport:
         self.tokens: TokenSource | None = token_source(target, workspace, token, environ)
         path = _cert_path(workspace, tls_cert, environ) if self.tcp else None
         self._cert = WatchedFile(path, MAX_CERT_BYTES) if path is not None else None
+        #: The workspace whose ``.claw/`` the certificate comes from (checked as the endpoint file's folder is).
+        self._workspace = Path(os.path.abspath(workspace)) if path is not None and workspace is not None else None
+        if tls_cert is not None:
+            self._workspace = None
+        self._problem: str | None = None
         #: The certificate the current channel trusts (None: no channel yet, or none to trust).
         self.pinned: bytes | None = None
 
@@ -95,8 +100,17 @@ class Transport:
         """The file the certificate is read from (None for a Unix socket, or when none was named)."""
         return self._cert.path if self._cert is not None else None
 
+    def _folder_problem(self) -> str | None:
+        """Why the workspace's ``.claw/`` cannot be trusted to hold the certificate (another user owns it, or
+        others can write in it and so plant a certificate), or None."""
+        if self._workspace is None:
+            return None
+        uids = {os.geteuid()} | ({workspace_owner(self._workspace)} if os.geteuid() == 0 else set())
+        return folder_problem(claw_dir(self._workspace), uids)
+
     def _credentials(self) -> grpc.ChannelCredentials:
-        self.pinned = self._cert.read() if self._cert is not None else None
+        self._problem = self._folder_problem()
+        self.pinned = self._cert.read() if self._cert is not None and self._problem is None else None
         # No certificate: still TLS (never plaintext over TCP), and check_pinned refuses before any call.
         return grpc.ssl_channel_credentials(root_certificates=self.pinned)
 
@@ -128,6 +142,8 @@ class Transport:
         if not self.tcp or self.pinned is not None:
             return
         where = f"{self.cert_path} cannot be read" if self.cert_path is not None else "none was named"
+        if self._problem is not None:
+            where = self._problem
         raise E.UntrustedPeerError(
             f"refusing to talk to {target}: no certificate to check the daemon against ({where}); nothing was "
             f"sent. Over TCP a client trusts only the daemon's certificate: pass the workspace (its "

@@ -437,8 +437,11 @@ def test_a_certificate_in_a_claw_folder_others_can_write_is_not_trusted(spawn_da
             pytest.raises(claw.UntrustedPeerError) as info,
         ):
             c.append("victim", Message.user("must not land"))
+        ts = _ts_append({"workspace": str(d.workspace), "address": address}, "must not land") if _ts_built() else None
     finally:
         os.chmod(claw_dir, 0o700)
+    if ts is not None:
+        assert ts["ok"] is False and ts["name"] == "UntrustedPeerError" and "writable by others" in ts["message"], ts
     assert "writable" in info.value.message or "write" in info.value.message, info.value.message
     assert "nothing was sent" in info.value.message
     with SessionClient(d.workspace, address=address, autostart=False) as c:  # a private .claw again: trusted

@@ -29,6 +29,8 @@ export interface TcpTrust {
   certPath: string | undefined;
   tokenPath: string | undefined;
   token: string | undefined;
+  /** The workspace's `.claw/` when the certificate comes from there (checked before it is trusted). */
+  clawDir: string | undefined;
 }
 
 /**
@@ -45,7 +47,27 @@ export function tcpTrust(address: string, opts: { workspace?: string; tlsCert?: 
     certPath,
     tokenPath: opts.token ? undefined : claw ? path.join(claw, TOKEN_FILE) : undefined,
     token: opts.token ?? process.env[TOKEN_ENV],
+    clawDir: opts.tlsCert ? undefined : claw,
   };
+}
+
+/**
+ * Why the `.claw/` folder the certificate comes from cannot be trusted (another user owns it, or
+ * others can write in it and so plant a certificate), or undefined. Root trusts the folder's owner.
+ */
+export function clawProblem(trust: TcpTrust): string | undefined {
+  if (!trust.clawDir) return undefined;
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(trust.clawDir);
+  } catch {
+    return undefined; // no folder: no certificate either
+  }
+  const me = process.getuid?.() ?? -1;
+  if (!st.isDirectory()) return `${trust.clawDir} is not a folder (a symlink or something else)`;
+  if (me !== 0 && st.uid !== me) return `${trust.clawDir} belongs to uid ${st.uid}, not to you`;
+  if ((st.mode & 0o022) !== 0) return `${trust.clawDir} is writable by others (mode ${(st.mode & 0o777).toString(8)})`;
+  return undefined;
 }
 
 /** A small file's bytes, or undefined (missing, unreadable, empty or over the bound). */
@@ -75,8 +97,9 @@ function currentToken(trust: TcpTrust): string | undefined {
  * @throws UntrustedPeerError when there is no certificate: nothing is sent then.
  */
 export function tcpCredentials(trust: TcpTrust, pem: Buffer | undefined): ChannelCredentials {
-  if (!pem) {
-    const where = trust.certPath ? `${trust.certPath} cannot be read` : "none was named";
+  const problem = clawProblem(trust);
+  if (!pem || problem) {
+    const where = problem ?? (trust.certPath ? `${trust.certPath} cannot be read` : "none was named");
     throw new UntrustedPeerError(
       `refusing to talk to ${trust.address}: no certificate to check the daemon against (${where}); nothing was sent. ` +
         `Over TCP a client trusts only the daemon's certificate: pass workspace (its .claw/${CERT_FILE}), tlsCert, or set $${CERT_ENV}`,

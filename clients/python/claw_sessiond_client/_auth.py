@@ -16,6 +16,7 @@ The token goes only over TLS, after the daemon proved who it is
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -56,13 +57,20 @@ class WatchedFile:
         self._seen: tuple[int, int, int] | None = None
 
     def read(self) -> bytes | None:
-        """The file's bytes, or None (missing, unreadable, empty or over the limit)."""
+        """The file's bytes, or None (missing, unreadable, not a regular file, empty or over the limit).
+
+        Opened without blocking (a FIFO planted there cannot hang the client), then checked to be a regular file.
+        """
         try:
             st = os.stat(self.path)
             key = (st.st_ino, st.st_mtime_ns, st.st_size)
             if key != self._seen:
-                with open(self.path, "rb") as f:
-                    data = f.read(self._limit + 1)
+                fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                try:
+                    regular = stat.S_ISREG(os.fstat(fd).st_mode)
+                    data = os.read(fd, self._limit + 1) if regular else b""
+                finally:
+                    os.close(fd)
                 self._data = data if 0 < len(data) <= self._limit else None
                 self._seen = key
         except OSError:

@@ -70,12 +70,13 @@ export function clawProblem(trust: TcpTrust): string | undefined {
   return undefined;
 }
 
-/** A small file's bytes, or undefined (missing, unreadable, empty or over the bound). */
+/** A small file's bytes, or undefined (missing, unreadable, not a regular file, empty or over the bound). */
 export function readSmall(file: string | undefined): Buffer | undefined {
   if (!file) return undefined;
   let fd: number | undefined;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK); // a planted FIFO cannot block
+    if (!fs.fstatSync(fd).isFile()) return undefined;
     const buf = Buffer.alloc(MAX_FILE_BYTES + 1);
     const n = fs.readSync(fd, buf, 0, buf.length, 0);
     return n > 0 && n <= MAX_FILE_BYTES ? buf.subarray(0, n) : undefined;

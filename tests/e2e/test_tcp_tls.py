@@ -116,7 +116,10 @@ class Impostor:
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()  # blocks until bound (or the process ended)
-        assert line.strip() == "listening", self.proc.stderr.read() if self.proc.stderr else line
+        if line.strip() != "listening":
+            why = self.proc.stderr.read() if self.proc.stderr and self.proc.poll() is not None else line
+            self.stop()  # its folder too: the caller never got this object to stop
+            pytest.fail(f"the impostor did not start: {why}")
 
     def captured(self) -> bytes:
         try:

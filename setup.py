@@ -41,6 +41,8 @@ DAEMON_DEPENDENCIES = [
     "googleapis-common-protos>=1.63",
     "prometheus-client>=0.20",
     "rich>=13",
+    # the --tcp listener's TLS certificate, made at each start (rpc/tls.py)
+    "cryptography>=42",
 ]
 
 

@@ -99,8 +99,9 @@ class Config:
     socket_path: Path | None = None
     """Unix socket to listen on (default: ``.claw/sessiond.sock``, or a short fallback path)."""
     tcp_address: str | None = None
-    """Optional ``host:port`` to listen on too (plaintext; loopback only unless forced; calls need the token
-    the daemon writes to ``.claw/tcp-token`` at each start, see ``auth.py``)."""
+    """Optional ``host:port`` to listen on too (TLS with a certificate made at each start and written to
+    ``.claw/tcp-cert.pem``, see ``rpc/tls.py``; loopback only unless forced; calls need the token the daemon
+    writes to ``.claw/tcp-token`` at each start, see ``auth.py``)."""
     allow_non_loopback: bool = False
     """Allow ``tcp_address`` on a non-loopback interface (anyone on the network can connect)."""
     metrics_address: str | None = None

@@ -113,5 +113,6 @@ def test_port_zero_logs_and_records_the_port_it_got(spawn_daemon, workspace: Pat
     assert port != 0, d.log()
     record = json.loads((workspace / ".claw" / "endpoint.json").read_text())
     assert record["tcp"] == f"127.0.0.1:{port}", record
-    assert health_status(f"127.0.0.1:{port}") == "SERVING"  # health needs no token (test_tcp_auth.py)
+    cert = workspace / ".claw" / "tcp-cert.pem"  # the port speaks TLS only (test_tcp_tls.py)
+    assert health_status(f"127.0.0.1:{port}", cert=cert) == "SERVING"  # health needs no token (test_tcp_auth.py)
     assert d.terminate() == 0

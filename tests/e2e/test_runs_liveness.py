@@ -297,7 +297,8 @@ def test_over_tcp_a_stopped_owner_is_dropped_within_the_lease(spawn_daemon: Any,
     port = free_port()
     d: DaemonProcess = spawn_daemon("--lease-s", "2", "--tcp", f"127.0.0.1:{port}")
     token = (d.workspace / ".claw" / "tcp-token").read_text().strip()
-    owner = procs.start(OWNER, f"127.0.0.1:{port}", "s", env={"CLAW_TOKEN": token})
+    cert = str(d.workspace / ".claw" / "tcp-cert.pem")  # TCP clients trust only the daemon's certificate
+    owner = procs.start(OWNER, f"127.0.0.1:{port}", "s", env={"CLAW_TOKEN": token, "CLAW_TLS_CERT": cert})
     info = read_json(owner)
     assert info["lease"] == 2 and info["verified"] is False  # TCP: pings are the last resort
     os.kill(owner.pid, signal.SIGSTOP)

@@ -51,6 +51,16 @@ def token_of(workspace: Path) -> str:
     return (workspace / ".claw" / "tcp-token").read_text().strip()
 
 
+def cert_of(workspace: Path) -> Path:
+    return workspace / ".claw" / "tcp-cert.pem"
+
+
+def tls_channel(address: str, workspace: Path) -> grpc.Channel:
+    """A raw channel to the TCP port: TLS trusting the daemon's certificate (the port speaks nothing else)."""
+    credentials = grpc.ssl_channel_credentials(root_certificates=cert_of(workspace).read_bytes())
+    return grpc.secure_channel(address, credentials, options=(("grpc.ssl_target_name_override", "claw-sessiond"),))
+
+
 @pytest.fixture
 def tcp_daemon(spawn_daemon: Any) -> tuple[DaemonProcess, str]:
     port = free_port()
@@ -81,10 +91,10 @@ def _request(method: Any) -> Any:
     return cls(**kw)
 
 
-def _call_every_method(address: str, metadata: tuple[tuple[str, str], ...]) -> dict[str, str]:
+def _call_every_method(address: str, workspace: Path, metadata: tuple[tuple[str, str], ...]) -> dict[str, str]:
     """Each SessionService RPC once, raw (no client library); method → status code name."""
     out = {}
-    with grpc.insecure_channel(address) as channel:
+    with tls_channel(address, workspace) as channel:
         for method in SERVICE.methods:
             path = f"/{SERVICE.full_name}/{method.name}"
             out_cls = getattr(pb, method.output_type.name)
@@ -117,11 +127,11 @@ def test_tcp_without_the_token_is_refused_and_touches_nothing(
 ) -> None:
     d, address = tcp_daemon
     before = stored(d).snapshot()
-    codes = _call_every_method(address, metadata)
+    codes = _call_every_method(address, d.workspace, metadata)
     assert codes == {m.name: "UNAUTHENTICATED" for m in SERVICE.methods}, codes
     assert stored(d).snapshot() == before, "a refused call changed the database"
     # Reflection needs the token too; health stays open (it says only that a daemon serves).
-    with grpc.insecure_channel(address) as channel:
+    with tls_channel(address, d.workspace) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
         with pytest.raises(grpc.RpcError) as info:
             list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5))
@@ -144,9 +154,12 @@ def test_the_client_library_sends_the_token_and_names_a_refusal(
     with SessionClient(d.workspace, address=address, autostart=False) as c:
         assert c.load("victim", "/").session.usage.input_tokens == 7
         c.append("victim", Message.user("over tcp"))
-    # Explicit token, and $CLAW_TOKEN.
-    with SessionClient(address=address, autostart=False, token=token_of(d.workspace)) as c:
+    # Explicit token, and $CLAW_TOKEN (with the daemon's certificate: tls_cert, then $CLAW_TLS_CERT).
+    with SessionClient(
+        address=address, autostart=False, token=token_of(d.workspace), tls_cert=cert_of(d.workspace)
+    ) as c:
         assert c.load("victim", "/").messages[-1].content == "over tcp"
+    monkeypatch.setenv("CLAW_TLS_CERT", str(cert_of(d.workspace)))
     monkeypatch.setenv("CLAW_TOKEN", token_of(d.workspace))
     with SessionClient(address=address, autostart=False) as c:
         assert len(c.list_sessions()) == 1
@@ -187,7 +200,9 @@ def test_a_new_token_at_each_start_and_clients_follow_it(tcp_daemon: tuple[Daemo
         assert token_of(d.workspace) != first
         c.append("victim", Message.user("after restart"))  # the same client re-reads the file
     with (
-        SessionClient(address=address, autostart=False, token=first, retry_window_s=0) as old,
+        SessionClient(
+            address=address, autostart=False, token=first, tls_cert=cert_of(d.workspace), retry_window_s=0
+        ) as old,
         pytest.raises(claw.UnauthenticatedError),
     ):
         old.load("victim", "/")
@@ -235,11 +250,10 @@ def test_grpcurl_with_the_bearer_header(tcp_daemon: tuple[DaemonProcess, str]) -
     grpcurl = grpcurl_path()
     method = "claw.sessiond.v1.SessionService/ListSessions"
     header = f"authorization: Bearer {token_of(d.workspace)}"
+    tls = ["-cacert", str(cert_of(d.workspace))]
     ok = subprocess.run(
-        [grpcurl, "-plaintext", "-H", header, "-d", "{}", address, method], capture_output=True, text=True, timeout=60
+        [grpcurl, *tls, "-H", header, "-d", "{}", address, method], capture_output=True, text=True, timeout=60
     )
     assert ok.returncode == 0 and '"id": "victim"' in ok.stdout, ok.stdout + ok.stderr
-    refused = subprocess.run(
-        [grpcurl, "-plaintext", "-d", "{}", address, method], capture_output=True, text=True, timeout=60
-    )
+    refused = subprocess.run([grpcurl, *tls, "-d", "{}", address, method], capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0 and "Unauthenticated" in refused.stdout + refused.stderr, refused.stderr

@@ -329,7 +329,7 @@ def test_watcher_of_a_stopped_process_is_dropped_within_the_lease(spawn_daemon: 
         p = subprocess.Popen(
             [sys.executable, "-c", STALLED_READER, f"127.0.0.1:{port}", "z"],
             stdout=subprocess.PIPE,
-            env={**os.environ, "CLAW_TOKEN": token},
+            env={**os.environ, "CLAW_TOKEN": token, "CLAW_TLS_CERT": str(d.workspace / ".claw" / "tcp-cert.pem")},
         )
         procs.append(p)
         assert p.stdout is not None and p.stdout.readline().strip() == b"1"

@@ -161,9 +161,15 @@ def wait_for_server_sessions_to_end(pid: int, timeout_s: float = KILLED_SESSIONS
         time.sleep(0.02)
 
 
-def health_status(address: str, service: str = "") -> str:
-    """The daemon's health status name, or "UNREACHABLE"."""
-    with grpc.insecure_channel(address) as channel:
+def health_status(address: str, service: str = "", *, cert: Path | None = None) -> str:
+    """The daemon's health status name, or "UNREACHABLE"; over TLS trusting ``cert`` (a ``--tcp`` port) if given."""
+    if cert is None:
+        channel = grpc.insecure_channel(address)
+    else:
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        options = (("grpc.ssl_target_name_override", "claw-sessiond"),)
+        channel = grpc.secure_channel(address, credentials, options=options)
+    with channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
             reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1)

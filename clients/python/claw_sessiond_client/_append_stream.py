@@ -199,7 +199,7 @@ class AppendStream:
             if retryable(err):  # shutting down, storage busy: the unary path retries
                 return await self._unary(request)
             raise err
-        return append_result_of(reply.result)
+        return append_result_of(reply.result, request)
 
     async def aclose(self) -> None:
         """Finish the stream; appends still in flight get their replies first."""

@@ -8,12 +8,16 @@ changed (the daemon writes a fresh token at every start), so a long-lived
 client follows restarts. A workspace is never guessed from the current
 folder: that would send one workspace's token to whatever listens on the
 address given.
+
+The token goes only over TLS, after the daemon proved who it is
+(:mod:`~claw_sessiond_client._tls` builds the channels).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -21,12 +25,61 @@ import grpc
 
 from .paths import claw_dir
 
-__all__ = ["TOKEN_ENV", "TOKEN_FILE", "TokenSource", "aio_interceptors", "intercept", "token_source"]
+__all__ = [
+    "MAX_TOKEN_BYTES",
+    "TOKEN_ENV",
+    "TOKEN_FILE",
+    "TokenSource",
+    "WatchedFile",
+    "aio_interceptors",
+    "intercept",
+    "token_source",
+]
 
 #: Environment variable holding a token (used when no ``token=`` is passed).
 TOKEN_ENV: Final = "CLAW_TOKEN"
 #: The daemon's token file inside ``.claw/``.
 TOKEN_FILE: Final = "tcp-token"
+
+
+class WatchedFile:
+    """A small file, re-read whenever it changed (inode, mtime, size).
+
+    Args:
+        path: the file.
+        limit: a larger file reads as None (bounded: nothing unbounded is read into memory).
+    """
+
+    def __init__(self, path: Path, limit: int) -> None:
+        self.path = path
+        self._limit = limit
+        self._data: bytes | None = None
+        self._seen: tuple[int, int, int] | None = None
+
+    def read(self) -> bytes | None:
+        """The file's bytes, or None (missing, unreadable, not a regular file, empty or over the limit).
+
+        Opened without blocking (a FIFO planted there cannot hang the client), then checked to be a regular file.
+        """
+        try:
+            st = os.stat(self.path)
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            if key != self._seen:
+                fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                try:
+                    regular = stat.S_ISREG(os.fstat(fd).st_mode)
+                    data = os.read(fd, self._limit + 1) if regular else b""
+                finally:
+                    os.close(fd)
+                self._data = data if 0 < len(data) <= self._limit else None
+                self._seen = key
+        except OSError:
+            self._data, self._seen = None, None
+        return self._data
+
+
+#: A larger token file is not one (the daemon's is 44 bytes).
+MAX_TOKEN_BYTES: Final = 4096
 
 
 class TokenSource:
@@ -40,21 +93,13 @@ class TokenSource:
     def __init__(self, token: str | None = None, path: Path | None = None) -> None:
         self._fallback = token
         self.path = path
-        self._from_file: str | None = None
-        self._seen: tuple[int, int, int] | None = None
+        self._file = WatchedFile(path, MAX_TOKEN_BYTES) if path is not None else None
 
     def value(self) -> str | None:
         """The current token (None if there is none)."""
-        if self.path is not None:
-            try:
-                st = os.stat(self.path)
-                key = (st.st_ino, st.st_mtime_ns, st.st_size)
-                if key != self._seen:
-                    self._from_file = self.path.read_text().strip() or None
-                    self._seen = key
-            except OSError:
-                self._from_file, self._seen = None, None
-        return self._from_file or self._fallback
+        data = self._file.read() if self._file is not None else None
+        from_file = data.decode(errors="replace").strip() if data is not None else None
+        return from_file or self._fallback
 
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """The ``authorization`` entry to add to a call (empty without a token)."""
@@ -63,7 +108,7 @@ class TokenSource:
 
 
 def token_source(
-    target: str, workspace: str | os.PathLike[str] | None, token: str | None, env: dict[str, str] | None = None
+    target: str, workspace: str | os.PathLike[str] | None, token: str | None, env: Mapping[str, str] | None = None
 ) -> TokenSource | None:
     """Where a client to ``target`` gets its token; None for a Unix socket or when there is none."""
     if target.startswith("unix:"):
@@ -192,7 +237,7 @@ class _AioStreamStream(_AioBaseStreamStream):
 
 
 def aio_interceptors(source: TokenSource | None) -> list[Any] | None:
-    """Interceptors for ``grpc.aio.insecure_channel`` that send the token (None without a source)."""
+    """Interceptors for an asyncio channel that send the token (None without a source)."""
     if source is None:
         return None
     return [_AioUnaryUnary(source), _AioUnaryStream(source), _AioStreamUnary(source), _AioStreamStream(source)]

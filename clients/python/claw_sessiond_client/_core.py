@@ -25,6 +25,7 @@ from ._autostart import AutostartWait, autostart_failure, spawn_daemon
 from ._liveness import CONNECT_TIMEOUT_S, hung_error, no_daemon_error, not_responding_error
 from ._peer import resolve_target
 from ._status import closed_error, retryable
+from ._tls import Transport
 from .endpoint import discover_socket
 
 __all__ = [
@@ -70,8 +71,8 @@ FinalCheck = Callable[[], E.SessiondError | None]
 class ClientCore:
     """Settings and state of one client, and the decisions that do not depend on its I/O style.
 
-    Args: those of :class:`~claw_sessiond_client.sync.SessionClient` except ``token`` (the channel
-    is the face's).
+    Args: those of :class:`~claw_sessiond_client.sync.SessionClient` (the channel is the face's, built
+    by :attr:`_transport`).
     """
 
     def __init__(
@@ -81,8 +82,12 @@ class ClientCore:
         autostart: bool,
         timeout_s: float,
         retry_window_s: float,
+        token: str | None = None,
+        tls_cert: str | os.PathLike[str] | None = None,
     ) -> None:
         self.target, self.workspace = resolve_target(workspace, address)
+        #: Builds the channels: plaintext to a Unix socket, pinned TLS plus the token to a TCP address.
+        self._transport = Transport(self.target, workspace, token, tls_cert)
         self._owner_workspace = self.workspace
         if self._owner_workspace is None and workspace is not None:
             self._owner_workspace = Path(os.path.abspath(workspace))
@@ -141,6 +146,14 @@ class ClientCore:
             return None
         target = f"unix:{discover_socket(self.workspace, os.environ.get('XDG_RUNTIME_DIR'))}"
         return None if target == self.target else target
+
+    def _next_target(self) -> str | None:
+        """The target to rebuild the channel for: the daemon moved (:meth:`_moved_target`), or the TCP
+        daemon's certificate changed (it restarted); None to keep the channel."""
+        moved = self._moved_target()
+        if moved is None and not self._transport.renewed():
+            return None
+        return moved or self.target
 
     def _workdir(self, session_id: str, workdir: str | None) -> str:
         return workdir if workdir is not None else self._workdirs.get(session_id, "")

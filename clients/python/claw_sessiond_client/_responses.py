@@ -1,7 +1,8 @@
 """Response conversion: the daemon's reply messages become the public types (pure).
 
-A reply that breaks the protocol (a Load stream without its last chunk) is an
-:class:`~claw_sessiond_client.errors.InternalError`.
+A reply that breaks the protocol (a Load stream without its last chunk, an
+Append reply without the positions of what it wrote) is an
+:class:`~claw_sessiond_client.errors.InternalError`, never a result.
 """
 
 from __future__ import annotations
@@ -246,8 +247,22 @@ def load_result_of(chunks: Iterable[pb.LoadResponse]) -> LoadResult:
     return assembly.result()
 
 
-def append_result_of(r: pb.AppendResponse) -> AppendResult:
-    """Proto → client type."""
+def append_result_of(r: pb.AppendResponse, request: pb.AppendRequest) -> AppendResult:
+    """Proto → client type, for the reply to ``request``.
+
+    Raises:
+        InternalError: the reply does not say where the messages are (no positions, or a span that is not
+            the number of messages sent): an empty or malformed reply is never taken as success.
+    """
+    sent = len(request.messages)
+    span = r.last_position - r.first_position + 1
+    if r.first_position < 1 or span < 1 or (span != sent and not r.replayed):
+        raise E.InternalError(
+            f"the reply to an append of {sent} message(s) to {request.session_id!r} is malformed (positions "
+            f"{r.first_position}..{r.last_position}): the append is not known to be stored; Load the session "
+            "to see what it holds",
+            metadata={"first_position": str(r.first_position), "last_position": str(r.last_position)},
+        )
     return AppendResult(
         r.first_position, r.last_position, r.replayed, r.trace_id, _time(r.created_at, r.HasField("created_at"))
     )
@@ -306,7 +321,13 @@ def stats_of(r: pb.GetStatsResponse) -> Stats:
 
 
 def recorded_usage_of(r: pb.RecordUsageResponse) -> Usage:
-    """RecordUsage's reply → the session's new totals."""
+    """RecordUsage's reply → the session's new totals.
+
+    Raises:
+        InternalError: the reply has no totals (an empty reply is never taken as success).
+    """
+    if not r.HasField("usage"):
+        raise E.InternalError("the reply to RecordUsage holds no totals: the usage is not known to be recorded")
     return usage_of(r.usage)
 
 

@@ -209,7 +209,7 @@ class SyncAppends:
                         self._retire(stream)  # a stopping daemon would wait for this call until its grace ends
                     return client._send_append(request)
                 raise err
-            return append_result_of(reply.result)
+            return append_result_of(reply.result, request)
         finally:
             with self._lock:
                 self._busy -= 1

@@ -19,7 +19,6 @@ from typing import Any, BinaryIO, TypeVar
 
 import grpc
 
-from . import _auth
 from . import _finds as F
 from . import errors as E
 from ._append_stream import AppendStream
@@ -107,6 +106,7 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
             sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
         stream_appends: carry :meth:`append` over one long-lived AppendStream call
             (default; same results and errors, see ``_plain_stream``); False: one unary call each.
+        tls_cert: over TCP, the file holding the daemon's certificate (as :class:`SessionClient`).
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
     subclasses, never ``grpc.RpcError`` (nor ``ValueError`` or ``OSError``), and
@@ -131,27 +131,23 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
         retry_window_s: float = DEFAULT_RETRY_WINDOW_S,
         token: str | None = None,
         stream_appends: bool = True,
+        tls_cert: str | os.PathLike[str] | None = None,
     ) -> None:
-        super().__init__(workspace, address, autostart, timeout_s, retry_window_s)
+        super().__init__(workspace, address, autostart, timeout_s, retry_window_s, token, tls_cert)
         self._plain = PlainAppends(self) if stream_appends else None
-        self._tokens = _auth.token_source(self.target, workspace, token)
-        self._channel = grpc.aio.insecure_channel(
-            self.target, options=CHANNEL_OPTIONS, interceptors=_auth.aio_interceptors(self._tokens)
-        )
+        self._channel = self._transport.aio_channel(self.target, CHANNEL_OPTIONS)
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._trusting: asyncio.Future[None] | None = None
         self._retired: list[grpc.aio.Channel] = []
 
     def _follow_endpoint(self) -> bool:
-        """Follow the endpoint file if the daemon moved (as :meth:`SessionClient._follow_endpoint`)."""
-        moved = self._moved_target()
+        """Follow the endpoint file or a new TCP certificate (as :meth:`SessionClient._follow_endpoint`)."""
+        moved = self._next_target()
         if moved is None:
             return False
         self._retired.append(self._channel)
         self.target = moved
-        self._channel = grpc.aio.insecure_channel(
-            moved, options=CHANNEL_OPTIONS, interceptors=_auth.aio_interceptors(self._tokens)
-        )
+        self._channel = self._transport.aio_channel(self.target, CHANNEL_OPTIONS)
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         return True
 
@@ -176,6 +172,7 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
         """The peer check, then (a daemon accepts connections) :data:`~claw_sessiond_client._liveness.CONNECT_TIMEOUT_S`
         for it to answer; one that does not (stopped, hung) is reported at once, not retried."""
         await asyncio.to_thread(verify_peer, self.target, self._owner_workspace)
+        await self._transport.aio_prove(self._channel, self.target, CONNECT_TIMEOUT_S)
         accepts = await asyncio.to_thread(accepts_connections, self.target)
         if accepts and not await self._answers(CONNECT_TIMEOUT_S):
             raise self._not_responding()
@@ -262,7 +259,8 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
 
     async def _send_append(self, request: pb.AppendRequest) -> AppendResult:
         """One unary Append, with :meth:`_call`'s retries (also the fallback of :class:`AppendStream`)."""
-        return await self._call(lambda: _then(self._stub.Append(request, timeout=self.timeout_s), append_result_of))
+        reply = await self._call(lambda: self._stub.Append(request, timeout=self.timeout_s))
+        return append_result_of(reply, request)
 
     # -- the API
 

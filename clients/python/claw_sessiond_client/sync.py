@@ -17,7 +17,6 @@ from typing import Any, BinaryIO, TypeVar
 
 import grpc
 
-from . import _auth
 from . import _finds as F
 from . import errors as E
 from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, FollowRetry
@@ -97,6 +96,8 @@ class SessionClient(SyncEditOps, SyncSessionOps):
             sent over a Unix socket; a refusal raises ``UnauthenticatedError``.
         stream_appends: carry :meth:`append` over one long-lived AppendStream call
             (default; same results and errors, see ``_sync_stream``); False: one unary call each.
+        tls_cert: over TCP, the file with the daemon's certificate, the only one trusted (default: the
+            workspace's ``.claw/tcp-cert.pem``, else ``$CLAW_TLS_CERT``); see ``_tls``. The token goes after it.
 
     Every method raises :class:`~claw_sessiond_client.errors.SessiondError`
     subclasses, never ``grpc.RpcError`` (nor ``ValueError`` or ``OSError``), and
@@ -122,25 +123,25 @@ class SessionClient(SyncEditOps, SyncSessionOps):
         retry_window_s: float = DEFAULT_RETRY_WINDOW_S,
         token: str | None = None,
         stream_appends: bool = True,
+        tls_cert: str | os.PathLike[str] | None = None,
     ) -> None:
-        super().__init__(workspace, address, autostart, timeout_s, retry_window_s)
+        super().__init__(workspace, address, autostart, timeout_s, retry_window_s, token, tls_cert)
         self._appends = SyncAppends(self) if stream_appends else None
-        self._tokens = _auth.token_source(self.target, workspace, token)
-        self._channel = _auth.intercept(grpc.insecure_channel(self.target, options=CHANNEL_OPTIONS), self._tokens)
+        self._channel = self._transport.channel(self.target, CHANNEL_OPTIONS)
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         self._retired: list[grpc.Channel] = []
 
     def _follow_endpoint(self) -> bool:
-        """Move to where the workspace's daemon listens now (``.claw/endpoint.json``), if it moved; True if so.
+        """Move to where the workspace's daemon listens now, or to its new certificate (:meth:`_next_target`).
 
         The old channel is closed with the client (a call still on it fails as the daemon did).
         """
-        moved = self._moved_target()
+        moved = self._next_target()
         if moved is None:
             return False
         self._retired.append(self._channel)
         self.target = moved
-        self._channel = _auth.intercept(grpc.insecure_channel(moved, options=CHANNEL_OPTIONS), self._tokens)
+        self._channel = self._transport.channel(self.target, CHANNEL_OPTIONS)
         self._stub = pb_grpc.SessionServiceStub(self._channel)
         return True
 
@@ -156,6 +157,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
         if not self._verified:
             self._follow_endpoint()
             verify_peer(self.target, self._owner_workspace)
+            self._transport.prove(self._channel, self.target, CONNECT_TIMEOUT_S)
             if accepts_connections(self.target) and not health_ping(self._channel, self.target, CONNECT_TIMEOUT_S):
                 raise self._not_responding()
             self._verified = True
@@ -309,7 +311,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
 
     def _send_append(self, request: pb.AppendRequest) -> AppendResult:
         """One unary Append call, with the client's retries (also the stream's fallback)."""
-        return self._call(lambda: append_result_of(self._stub.Append(request, timeout=self.timeout_s)))
+        return self._call(lambda: append_result_of(self._stub.Append(request, timeout=self.timeout_s), request))
 
     def record_usage(
         self,

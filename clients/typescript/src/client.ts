@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { credentials, Metadata, status as Code, type ClientDuplexStream, type ClientReadableStream, type ServiceError } from "@grpc/grpc-js";
 import { checkPeer, findWorkspace, socketPath, spawnDaemon } from "./discovery";
-import { errorInfo, fromAppendError, fromServiceError, isRetryable, SessiondError, UnavailableError } from "./errors";
+import { errorInfo, fromAppendError, fromServiceError, InternalError, isRetryable, SessiondError, UnavailableError } from "./errors";
 import {
   AppendRequest,
   type AppendResponse,
@@ -36,6 +36,7 @@ import {
   type ToolCall,
   type WatchResponse,
 } from "./gen/claw/sessiond/v1/sessiond";
+import { readSmall, TLS_OPTIONS, tcpCredentials, type TcpTrust, tcpTrust, tlsRefusal } from "./tcp";
 
 /** A message to append: role and text, plus whatever else the proto's Message allows. */
 export type MessageInput = Partial<Message> & { role: Role };
@@ -49,6 +50,18 @@ export interface ClientOptions {
   workspace?: string;
   /** Dial this socket instead of discovering it. */
   socket?: string;
+  /**
+   * Dial this `host:port` (a daemon's `--tcp` listener) instead: over TLS trusting only the daemon's
+   * certificate, then the token (docs/PROTOCOL.md "TCP"). No auto-start.
+   */
+  address?: string;
+  /** Over TCP: the daemon's token (default: the workspace's `.claw/tcp-token`, else `$CLAW_TOKEN`). */
+  token?: string;
+  /**
+   * Over TCP: a file holding the daemon's certificate, the only one trusted (default: the workspace's
+   * `.claw/tcp-cert.pem` when `workspace` is given, else the file `$CLAW_TLS_CERT` names).
+   */
+  tlsCert?: string;
   /** Start a daemon when none answers (default true). */
   autostart?: boolean;
   /** The daemon command for auto-start (default `claw-sessiond`, or `$CLAW_SESSIOND_COMMAND`). */
@@ -99,6 +112,27 @@ type UnaryMethod =
   | "endRun"
   | "pingRun";
 
+/** How long the health check that opens a TCP connection waits for the TLS handshake, in ms. */
+const PROVE_MS = 5_000;
+
+/**
+ * The reply of an append, checked: an empty or malformed reply (no positions, or a span that is not
+ * the number of messages sent) is never success.
+ */
+function appendResult(res: AppendResponse | undefined, req: AppendRequest): AppendResponse {
+  const sent = req.messages.length;
+  const span = res ? res.lastPosition - res.firstPosition + 1 : 0;
+  if (!res || res.firstPosition < 1 || span < 1 || (span !== sent && !res.replayed)) {
+    throw new InternalError(
+      `the reply to an append of ${sent} message(s) to ${JSON.stringify(req.sessionId)} is malformed (positions ` +
+        `${res?.firstPosition ?? "none"}..${res?.lastPosition ?? "none"}): the append is not known to be stored; Load the session to see what it holds`,
+      -1,
+      "INTERNAL",
+    );
+  }
+  return res;
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
@@ -124,7 +158,8 @@ export class SessionClient {
   readonly workspace: string;
   private readonly fixedSocket: string | undefined;
   private readonly maxBytes: number;
-  private current: { socket: string; stub: InstanceType<typeof SessionServiceClient> } | undefined;
+  private current: { socket: string; stub: InstanceType<typeof SessionServiceClient>; pinned?: Buffer } | undefined;
+  private readonly tcp: TcpTrust | undefined;
   private readonly timeoutMs: number;
   private readonly retryWindowMs: number;
   private readonly autostart: boolean;
@@ -134,6 +169,7 @@ export class SessionClient {
   constructor(options: ClientOptions = {}) {
     this.workspace = options.workspace ? findWorkspace(options.workspace, true) : findWorkspace();
     this.fixedSocket = options.socket;
+    this.tcp = options.address ? tcpTrust(options.address, options) : undefined;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.retryWindowMs = options.retryWindowMs ?? 10_000;
     this.autostart = options.autostart ?? true;
@@ -160,8 +196,34 @@ export class SessionClient {
     return new Date(Date.now() + this.timeoutMs);
   }
 
+  /** Connects to a `--tcp` listener: TLS pinned to the daemon's certificate, proven before anything else is sent. */
+  private async readyTcp(trust: TcpTrust): Promise<void> {
+    const pem = readSmall(trust.certPath);
+    if (this.current && pem && this.current.pinned?.equals(pem)) return;
+    this.current?.stub.close(); // a restarted daemon has a new certificate: a new channel
+    this.current = undefined;
+    const stub = new SessionServiceClient(trust.address, tcpCredentials(trust, pem), {
+      "grpc.max_receive_message_length": this.maxBytes,
+      "grpc.max_send_message_length": this.maxBytes,
+      ...TLS_OPTIONS,
+    });
+    const refusal = await new Promise<SessiondError | undefined>((resolve) => {
+      const deadline = new Date(Date.now() + PROVE_MS);
+      const raw = (b: Buffer): Buffer => b;
+      stub.makeUnaryRequest("/grpc.health.v1.Health/Check", raw, raw, Buffer.alloc(0), new Metadata(), { deadline }, (e) =>
+        resolve(e ? tlsRefusal(trust, e.code, e.details || e.message, PROVE_MS) : undefined),
+      );
+    });
+    if (refusal) {
+      stub.close();
+      throw refusal;
+    }
+    this.current = { socket: trust.address, stub, pinned: pem };
+  }
+
   /** Finds the daemon, checks the peer (and auto-starts a daemon once) before the first call. */
   private async ready(): Promise<void> {
+    if (this.tcp) return this.readyTcp(this.tcp);
     if (this.current) return;
     const connect = (): void => {
       const socket = this.fixedSocket ?? socketPath(this.workspace);
@@ -196,17 +258,17 @@ export class SessionClient {
 
   /** Runs a unary call, retrying retryable failures (same request, same id) within the retry window. */
   private async unary<Req, Res>(method: UnaryMethod, req: Req): Promise<Res> {
-    await this.ready();
-    const stub = this.stub;
-    const fn = stub[method] as unknown as (
-      req: Req,
-      md: Metadata,
-      opts: { deadline: Date },
-      cb: (e: ServiceError | null, r: Res) => void,
-    ) => unknown;
     const until = Date.now() + this.retryWindowMs;
     let wait = 25;
     for (;;) {
+      await this.ready(); // over TCP also after a failure: a restarted daemon has a new certificate
+      const stub = this.stub;
+      const fn = stub[method] as unknown as (
+        req: Req,
+        md: Metadata,
+        opts: { deadline: Date },
+        cb: (e: ServiceError | null, r: Res) => void,
+      ) => unknown;
       try {
         return await new Promise<Res>((resolve, reject) => {
           fn.call(stub, req, new Metadata(), { deadline: this.deadline() }, (e, r) => (e ? reject(fromServiceError(e)) : resolve(r)));
@@ -235,6 +297,7 @@ export class SessionClient {
     const until = Date.now() + this.retryWindowMs;
     for (;;) {
       try {
+        await this.ready(); // over TCP also after a failure: a restarted daemon has a new certificate
         return await this.loadOnce(req);
       } catch (e) {
         if (!isRetryable(e) || Date.now() > until) throw e;
@@ -287,13 +350,16 @@ export class SessionClient {
       runId: opts.runId ?? "",
       workdir: opts.workdir ?? "",
     });
-    return this.unary<AppendRequest, AppendResponse>("append", req);
+    return this.unary<AppendRequest, AppendResponse>("append", req).then((res) => appendResult(res, req));
   }
 
   /** Adds token counts and cost to the session's totals. */
   recordUsage(sessionId: string, usage: Partial<RecordUsageRequest>): Promise<RecordUsageResponse> {
     const req = RecordUsageRequest.fromPartial({ requestId: randomUUID(), ...usage, sessionId });
-    return this.unary<RecordUsageRequest, RecordUsageResponse>("recordUsage", req);
+    return this.unary<RecordUsageRequest, RecordUsageResponse>("recordUsage", req).then((res) => {
+      if (!res?.usage) throw new InternalError("the reply to RecordUsage holds no totals: the usage is not known to be recorded", -1, "INTERNAL");
+      return res;
+    });
   }
 
   /** Empties the visible history (`erase`: also removes it from the log). */
@@ -428,7 +494,7 @@ export class SessionClient {
 
 /** Appends over one AppendStream (see {@link SessionClient.appendStream}). */
 export class AppendWriter {
-  private readonly waiting: { resolve: (r: AppendResponse) => void; reject: (e: unknown) => void }[] = [];
+  private readonly waiting: { req: AppendRequest; resolve: (r: AppendResponse) => void; reject: (e: unknown) => void }[] = [];
   private failed: SessiondError | undefined;
 
   constructor(private readonly stream: ClientDuplexStream<AppendStreamRequest, AppendStreamResponse>) {
@@ -437,7 +503,13 @@ export class AppendWriter {
         const w = this.waiting.shift();
         if (!w) continue;
         if (reply.error) w.reject(fromAppendError(reply.error));
-        else if (reply.result) w.resolve(reply.result);
+        else {
+          try {
+            w.resolve(appendResult(reply.result, w.req)); // a reply with neither result nor error is malformed
+          } catch (e) {
+            w.reject(e);
+          }
+        }
       }
     });
     stream.on("error", (e: ServiceError) => this.fail(fromServiceError(e)));
@@ -460,7 +532,7 @@ export class AppendWriter {
       runId: opts.runId ?? "",
     });
     return new Promise((resolve, reject) => {
-      this.waiting.push({ resolve, reject });
+      this.waiting.push({ req, resolve, reject });
       this.stream.write({ appends: [req] });
     });
   }

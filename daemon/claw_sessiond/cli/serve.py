@@ -57,7 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         "--tcp",
         env,
         default=None,
-        help="also listen on host:port (plaintext; loopback only; calls need the token in .claw/tcp-token)",
+        help="also listen on host:port (TLS with the certificate in .claw/tcp-cert.pem; loopback only; calls need the "
+        "token in .claw/tcp-token)",
     )
     env_option(
         parser,

@@ -4,7 +4,8 @@ SessionService is registered with its own request decoding (see
 :func:`add_to_server`), beside ``grpc.health.v1.Health`` and server
 reflection. The Unix socket's folder is checked and a stale socket removed
 (only if it is a socket) before bind, and the socket is made 0600 right after.
-With ``--tcp`` a second server object serves the same servicers behind the
+With ``--tcp`` a second server object serves the same servicers over TLS
+(``tls.py``: a certificate made at each start, which clients pin) behind the
 token check (``auth.py`` says why it must be a second one).
 
 The process around these servers (the lock, sd_notify, signals, graceful
@@ -35,7 +36,7 @@ from claw_sessiond_client.paths import folder_problem
 from ..config import Config, parse_host_port
 from ..endpoint import tcp_endpoint
 from ..errors import InvalidRequestError, Reason, StartupError
-from . import auth
+from . import auth, tls
 from .edge import Context, abort
 from .idle import IdleTracker
 from .service import SessionService
@@ -262,10 +263,10 @@ class Servers:
         return sock.lstat().st_ino
 
     def bind_tcp(self, address: str) -> int:
-        """Write a fresh token, then serve ``address`` behind it; return the port.
+        """Write a fresh token and TLS certificate, then serve ``address`` over TLS behind the token; return the port.
 
         Raises:
-            StartupError: the token cannot be written or the address cannot be bound.
+            StartupError: the token or certificate cannot be written or the address cannot be bound.
         """
         cfg = self.config
         # Its own server object, so the token check applies to TCP only (auth.py says why).
@@ -273,18 +274,30 @@ class Servers:
             token_path, token = auth.write_token(cfg.claw_dir)
         except OSError as exc:
             raise StartupError(f"{cfg.claw_dir / auth.TOKEN_FILE}: cannot write: {exc.strerror}") from exc
+        identity = tls.make_identity(address.rpartition(":")[0])
+        try:
+            cert_path = identity.write_certificate(cfg.claw_dir)
+        except OSError as exc:
+            raise StartupError(f"{cfg.claw_dir / tls.CERT_FILE}: cannot write: {exc.strerror}") from exc
         tcp_server = grpc.aio.server(options=server_options(cfg, tcp=True), interceptors=[auth.TokenInterceptor(token)])
         self._register(tcp_server)
         self.tcp = tcp_server
         # Asked of the OS first: grpc's own failure names no cause and prints a C-core log line.
         problem = _bind_problem(address)
-        tcp_port = 0 if problem else _add_port(tcp_server, address)
+        credentials = grpc.ssl_server_credentials([(identity.key_pem, identity.cert_pem)])
+        tcp_port = 0 if problem else _add_port(tcp_server, address, credentials)
         if tcp_port == 0:
             problem = problem or _bind_problem(address) or "taken meanwhile by another process"
             raise StartupError(f"tcp {address}: cannot bind: {problem}")
         self.tcp_port = tcp_port
         bound = tcp_endpoint(address, tcp_port)  # the port it got, for ":0" (as the endpoint file says)
-        _log.warning("event=tcp_listening address=%s token_file=%s (plaintext; token required)", bound, token_path)
+        _log.warning(
+            "event=tcp_listening address=%s token_file=%s cert_file=%s (TLS; clients pin the certificate; token "
+            "required)",
+            bound,
+            token_path,
+            cert_path,
+        )
         return tcp_port
 
     async def start(self) -> None:
@@ -304,9 +317,14 @@ class Servers:
         await asyncio.gather(*(s.stop(grace_s) for s in (self.unix, self.tcp) if s is not None))
 
 
-def _add_port(server: grpc.aio.Server, address: str) -> int:
-    """Bind ``address``; the port, or 0 if it could not be bound (grpcio 1.6x+ raises instead of returning 0)."""
+def _add_port(server: grpc.aio.Server, address: str, credentials: grpc.ServerCredentials | None = None) -> int:
+    """Bind ``address`` (over TLS with ``credentials``); the port, or 0 if it could not be bound.
+
+    grpcio 1.6x+ raises instead of returning 0.
+    """
     try:
+        if credentials is not None:
+            return server.add_secure_port(address, credentials)
         return server.add_insecure_port(address)
     except RuntimeError:
         return 0

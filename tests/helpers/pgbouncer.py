@@ -73,7 +73,9 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def throwaway_pgbouncer(server: Server, pool_mode: str = "session", ignore_startup_parameters: str = "") -> Iterator[Bouncer]:
+def throwaway_pgbouncer(
+    server: Server, pool_mode: str = "session", ignore_startup_parameters: str = ""
+) -> Iterator[Bouncer]:
     """Start PgBouncer in ``pool_mode`` in front of ``server`` (every database); stop it by pid at the end."""
     binary = require_pgbouncer()
     root = Path(tempfile.mkdtemp(prefix="claw-pgb-"))

@@ -156,7 +156,6 @@ COMMANDS: Final[Mapping[str, Command]] = {
         transfer.IMPORT,
         verbs.DELETE,
         migrate.MIGRATE_LEGACY,
-        migrate_db.MIGRATE_DB,
         lifecycle.STATUS,
         lifecycle.STOP,
         verbs.REPAIR,
@@ -168,5 +167,6 @@ COMMANDS: Final[Mapping[str, Command]] = {
         find.FOLLOW,
         find.USAGE,
         copy.COPY,
+        migrate_db.MIGRATE_DB,
     )
 }

@@ -5,7 +5,9 @@
 - behind transaction or statement pooling the daemon refuses to start, saying which mode and why;
 - a multi-host URL whose first host is dead reaches the second (``target_session_attrs=read-write``), and
   when every host is dead the error names them all;
-- ``sslmode=require`` against the tests' server (no TLS) says the server does not support TLS;
+- ``sslmode=require`` against the tests' server (no TLS) says the server does not support TLS; against a
+  server with a self-signed certificate it works, and ``verify-full`` with another root certificate says the
+  certificate was not accepted;
 - ``--pg-pool-min``/``--pg-pool-max`` bound the daemon's server sessions (counted in ``pg_stat_activity``);
   a bad value is one configuration line, exit 2;
 - ``migrate-db`` migrates an empty database and one an older claw-sessiond wrote (a daemon then reads what
@@ -18,8 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import pwd
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -32,7 +38,7 @@ from claw_sessiond.storage.postgres import schema
 from claw_sessiond_client import Message
 from tests.helpers.daemon import free_port
 from tests.helpers.pgbouncer import throwaway_pgbouncer
-from tests.helpers.postgres import PASSWORD, ROLE
+from tests.helpers.postgres import PASSWORD, ROLE, require_server, throwaway_postgres
 from tests.helpers.postgres import SHARED as POSTGRES
 
 pytestmark = pytest.mark.backend_neutral("picks its PostgreSQL databases and servers itself")
@@ -131,6 +137,44 @@ def test_sslmode_require_against_a_server_without_tls_says_so(tmp_path: Path, wo
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     assert "TLS: the server does not support TLS" in out and "sslmode" in out, out
+    assert "Traceback" not in out and PASSWORD not in out, out
+
+
+def _self_signed(folder: Path, name: str) -> tuple[Path, Path]:
+    """A self-signed certificate for localhost and its key (``openssl``, which the postgresql package pulls in)."""
+    cert, key = folder / f"{name}.crt", folder / f"{name}.key"
+    request = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost"]
+    subprocess.run([*request, "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True, timeout=60)
+    key.chmod(0o600)
+    return cert, key
+
+
+def test_tls_failures_say_what_failed(spawn_daemon: Any, workspace: Path) -> None:
+    # Outside the test's tmp_path: the server (the postgres user when we are root) must reach the files.
+    certs = Path(tempfile.mkdtemp(prefix="claw-tls-"))
+    try:
+        cert, key = _self_signed(certs, "server")
+        other, _ = _self_signed(certs, "other")
+        if os.geteuid() == 0:  # the server runs as postgres and must own its key
+            entry = pwd.getpwnam("postgres")
+            for path in (certs, cert, key):
+                os.chown(path, entry.pw_uid, entry.pw_gid)
+        options = f"-c ssl=on -c ssl_cert_file={cert} -c ssl_key_file={key}"
+        with throwaway_postgres(require_server(), extra_options=options) as server:
+            server.psql("CREATE DATABASE tls")
+            base = f"postgresql://{ROLE}@localhost:{server.port}/tls"
+            daemon = spawn_daemon("--database", f"{base}?sslmode=require", env={"PGPASSWORD": PASSWORD})
+            with daemon.client() as c:
+                c.append("s", Message.user("over TLS"))
+            daemon.stop()
+            assert server.psql("SELECT count(*) FROM claw_sessiond.sessions", "tls") == "1"
+            verify = f"{base}?sslmode=verify-full&sslrootcert={other}"
+            done = _cli(workspace, "serve", "--database", verify, env={"PGPASSWORD": PASSWORD})
+    finally:
+        shutil.rmtree(certs, ignore_errors=True)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "TLS: the server's certificate was not accepted" in out, out
     assert "Traceback" not in out and PASSWORD not in out, out
 
 

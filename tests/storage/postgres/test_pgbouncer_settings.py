@@ -6,7 +6,8 @@ to drop those settings from the start-up packet (``ignore_startup_parameters``),
 they used to vanish silently. Every connection of the storage's pool, after many uses, must still show the
 values the daemon set (asyncpg's reset on release, ``RESET ALL``, would take them back to the database's).
 A real PgBouncer (``tests/helpers/pgbouncer.py``) in front of the test
-process's throwaway server.
+process's throwaway server. And the start-up check names a setting that is not the daemon's on the server
+session.
 """
 
 from __future__ import annotations
@@ -14,8 +15,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import asyncpg
+import pytest
+
 from claw_sessiond.config import Config
+from claw_sessiond.errors import StorageUnavailableError
 from claw_sessiond.storage import open_storage
+from claw_sessiond.storage.postgres.connect import PostgresSettings, server_settings_of
+from claw_sessiond.storage.postgres.pooling import check_settings, set_statements
 from claw_sessiond.storage.postgres.store import PostgresStorage
 from tests.helpers.pgbouncer import throwaway_pgbouncer
 from tests.helpers.postgres import SHARED as POSTGRES
@@ -65,3 +72,20 @@ async def test_settings_are_in_force_on_every_pooled_connection_behind_session_p
             assert seen and all(s == expected for s in seen), seen
         finally:
             await store.close()
+
+
+async def test_a_setting_not_in_force_on_the_server_session_is_named(tmp_path: Path) -> None:
+    url = POSTGRES.database_for(str(tmp_path))
+    settings = server_settings_of(PostgresSettings(lock_timeout_ms=4321))
+    conn = await asyncpg.connect(url)  # the settings never SET on it: what a resetting pooler would leave
+    try:
+        await conn.execute("SET search_path = 'claw_sessiond'")
+        with pytest.raises(StorageUnavailableError) as refused:
+            await check_settings(conn, settings, "the-target")
+        # synchronous_commit is 'on' in the server's configuration already: in force; lock_timeout is not.
+        assert "the setting lock_timeout is '0' (from default)" in str(refused.value)
+        assert "refusing to start" in str(refused.value)
+        await conn.execute(set_statements(settings))
+        await check_settings(conn, settings, "the-target")  # all SET: accepted
+    finally:
+        await conn.close()

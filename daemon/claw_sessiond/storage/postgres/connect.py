@@ -76,7 +76,10 @@ def follower_connections(pool_max: int) -> int:
 def describe_target(dsn: str) -> str:
     """``host:port/database as user`` of a URL, for start-up errors (never the password); a multi-host URL
     (``h1:5432,h2:5432`` or ``host=h1,h2``) names every host."""
-    parts = urllib.parse.urlsplit(dsn)
+    try:
+        parts = urllib.parse.urlsplit(dsn)
+    except ValueError:
+        return "(an unparsable URL)"
     query = dict(urllib.parse.parse_qsl(parts.query))
     userinfo, _, hosts = parts.netloc.rpartition("@")
     if not hosts:

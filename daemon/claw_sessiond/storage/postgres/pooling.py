@@ -4,7 +4,7 @@ Session settings are not sent in the start-up packet (PgBouncer refuses any
 parameter it does not track, ``unsupported startup parameter``, or drops the
 ones named in ``ignore_startup_parameters``) but SET on each connection
 (:func:`set_statements`); :func:`check_settings` then reads them back from
-``pg_settings`` and refuses to start when one is not in force, naming it.
+``pg_settings`` and refuses to start when one is not the daemon's, naming it.
 
 The daemon needs a server session of its own per connection: its lease is a
 session-level advisory lock, Watch across daemons uses LISTEN, and its
@@ -78,19 +78,24 @@ async def check_session_pooling(first: Any, second: Any, target: str) -> None:
 
 
 async def check_settings(conn: Any, server_settings: Mapping[str, str], target: str) -> None:
-    """Refuse to start when a setting the daemon SET on ``conn`` is not in force (values in the server's base unit).
+    """Refuse to start when a setting the daemon SET on ``conn`` is not in force on its server session.
+
+    A setting is in force when ``pg_settings.source`` is ``session`` (a SET in this session: the value is
+    then the daemon's, though the server may show it in its own unit and form: ``2500ms`` reads ``2500``, a
+    TCP keepalive over a Unix socket ``0``), or when the value shown is the daemon's as written.
 
     Raises:
-        StorageUnavailableError: naming the first setting whose value differs.
+        StorageUnavailableError: naming the first setting whose value is not the daemon's.
     """
-    wanted = {name: value for name, value in server_settings.items() if name not in STARTUP_SETTINGS}
-    rows = await conn.fetch("SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])", list(wanted))
-    found = {row["name"]: row["setting"] for row in rows}
-    for name, value in wanted.items():
-        if found.get(name) != value:
+    wanted = [name for name in server_settings if name not in STARTUP_SETTINGS]
+    rows = await conn.fetch("SELECT name, setting, source FROM pg_settings WHERE name = ANY($1::text[])", wanted)
+    found = {row["name"]: (row["setting"], row["source"]) for row in rows}
+    for name in wanted:
+        setting, source = found.get(name, (None, "absent"))
+        if source != "session" and setting != server_settings[name]:
             raise StorageUnavailableError(
-                f"PostgreSQL {target}: the setting {name} is {found.get(name)!r} on the server session, not "
-                f"{value!r} as the daemon set it; refusing to start (does something between the daemon and the "
-                "server reset session settings?)",
+                f"PostgreSQL {target}: the setting {name} is {setting!r} (from {source}) on the server session, not "
+                f"{server_settings[name]!r} as the daemon set it; refusing to start (does something between the "
+                "daemon and the server reset session settings?)",
                 reason=Reason.STORAGE_UNAVAILABLE,
             )

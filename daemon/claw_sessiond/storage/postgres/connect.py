@@ -82,11 +82,10 @@ def describe_target(dsn: str) -> str:
         return "(an unparsable URL)"
     query = dict(urllib.parse.parse_qsl(parts.query))
     userinfo, _, hosts = parts.netloc.rpartition("@")
-    if not hosts:
-        hosts = ",".join(
-            f"{h}:{p}" if p else h
-            for h, p in zip(query.get("host", "").split(","), _ports(query.get("port", "")), strict=False)
-        )
+    if not hosts:  # host=h1,h2&port=p1,p2 (one port: every host's)
+        names, ports = query.get("host", "").split(","), query.get("port", "").split(",")
+        ports = ports * len(names) if len(ports) == 1 else ports
+        hosts = ",".join(f"{h}:{p}" if p else h for h, p in zip(names, ports, strict=False))
     if not hosts.strip(",:"):
         hosts = f"localhost:{query.get('port', '') or 5432}"
     elif ":" not in hosts.rsplit("]", 1)[-1]:
@@ -94,12 +93,6 @@ def describe_target(dsn: str) -> str:
     database = parts.path.lstrip("/") or query.get("dbname", "") or "(default)"
     user = urllib.parse.unquote(userinfo.split(":", 1)[0]) or query.get("user", "") or "(default)"
     return f"{hosts}/{database} as {user}"
-
-
-def _ports(value: str) -> list[str]:
-    """The ``port=`` list of a URL, one per host (a single port applies to every host)."""
-    ports = value.split(",") if value else [""]
-    return ports * 64 if len(ports) == 1 else ports
 
 
 def server_settings_of(settings: PostgresSettings) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """PostgreSQL as operators deploy it: PgBouncer, multi-host URLs, TLS, pool size, ``migrate-db`` (docs/postgres.md).
 
 - behind a real PgBouncer (Debian's package, ``tests/helpers/pgbouncer.py``) in session mode with its default
-  configuration, two daemons share sessions and a Watch on one sees the other's appends (LISTEN through it);
+  configuration, two daemons share sessions and a Watch on one sees the other's appends (LISTEN through it),
+  and a run's lease holds across them and ends when its daemon is killed;
 - behind transaction or statement pooling the daemon refuses to start, saying which mode and why;
 - a multi-host URL whose first host is dead reaches the second (``target_session_attrs=read-write``), and
   when every host is dead the error names them all;
@@ -23,6 +24,7 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -35,7 +37,7 @@ import asyncpg
 import pytest
 
 from claw_sessiond.storage.postgres import schema
-from claw_sessiond_client import Message
+from claw_sessiond_client import Message, ToolCall
 from tests.helpers.daemon import free_port
 from tests.helpers.pgbouncer import throwaway_pgbouncer
 from tests.helpers.postgres import PASSWORD, ROLE, require_server, throwaway_postgres
@@ -98,6 +100,37 @@ def test_two_daemons_behind_pgbouncer_in_session_mode_share_sessions_and_watch(
             cb.append("s", Message.user("fourth"), expected_last_position=3)
             assert ca.load("s").session.last_position == 4
         a.stop()
+        b.stop()
+
+
+def test_runs_across_daemons_behind_pgbouncer_hold_and_end_with_a_killed_daemon(
+    tmp_path: Path, spawn_daemon: Any
+) -> None:
+    """The lease through PgBouncer: a live run's call is not repaired on the other daemon; once its daemon is
+    killed, PgBouncer's reset of the server session (DISCARD ALL) releases the lease's advisory lock and the
+    call is repaired well within the 30 s lease."""
+    database = _database(tmp_path)
+    ws_a, ws_b = _workspaces(tmp_path, "a", "b")
+    with throwaway_pgbouncer(POSTGRES.server(), "session") as bouncer:
+        a = spawn_daemon("--database", bouncer.url(database), "--lease-s", "30", workspace_path=ws_a)
+        b = spawn_daemon("--database", bouncer.url(database), "--lease-s", "30", workspace_path=ws_b)
+        with b.client() as cb:
+            ca = a.client()
+            with ca.attach("s", label="owner") as run:
+                call = Message.assistant(tool_calls=[ToolCall("call_1", "bash", '{"cmd": "ls"}')])
+                ca.append("s", [Message.user("list the files"), call], run_id=run.run_id)
+                loaded = cb.load("s", "/tmp")
+                assert loaded.repairs == [] and [c.tool_call_id for c in loaded.in_flight] == ["call_1"]
+                assert a.proc is not None
+                os.kill(a.proc.pid, signal.SIGKILL)
+                began = time.monotonic()
+                repaired: list[str] = []
+                while not repaired and time.monotonic() - began < 15:
+                    repaired = [r.tool_call_id for r in cb.load("s", "/tmp").repairs]
+                    time.sleep(0.1)
+            ca.close()
+            a.proc.wait(10)
+        assert repaired == ["call_1"], "the killed daemon's run still held its call after 15 s (lease 30 s)"
         b.stop()
 
 

@@ -213,7 +213,8 @@ def test_tls_failures_say_what_failed(spawn_daemon: Any, workspace: Path) -> Non
 
 def test_pool_size_flags_bound_the_daemons_server_sessions(tmp_path: Path, spawn_daemon: Any) -> None:
     url = POSTGRES.database_for(str(tmp_path / "db"))
-    daemon = spawn_daemon("--database", url, "--pg-pool-min", "3", "--pg-pool-max", "3")
+    # The maximum through its environment variable, the minimum as a flag: both ways reach the pool.
+    daemon = spawn_daemon("--database", url, "--pg-pool-min", "3", env={"CLAW_SESSIOND_PG_POOL_MAX": "3"})
     assert daemon.proc is not None
     pid = daemon.proc.pid
     # The pool opens its minimum at start; the lease and LISTEN connections come on top (the start-up check's

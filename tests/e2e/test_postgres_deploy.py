@@ -308,3 +308,6 @@ def test_migrate_db_on_an_empty_and_on_an_older_database(
 
     sqlite_only = _cli(workspace, "migrate-db")
     assert sqlite_only.returncode == 2 and "no PostgreSQL database is configured" in sqlite_only.stderr
+    unparsable = _cli(workspace, "migrate-db", "--database", "postgresql://[::1/x")
+    assert unparsable.returncode == 2 and "configuration error" in unparsable.stderr, unparsable.stderr
+    assert "Traceback" not in unparsable.stderr

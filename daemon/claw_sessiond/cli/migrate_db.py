@@ -55,7 +55,8 @@ def _config(args: argparse.Namespace) -> Config:
 def _migrate_db(args: argparse.Namespace) -> int:
     try:
         cfg = _config(args)
-    except ConfigError as exc:
+        shown = redacted_url(cfg.database_url)
+    except (ConfigError, ValueError) as exc:  # ValueError: a URL urllib cannot split (as serve)
         return report_error(args, f"configuration error: {exc}", reason="USAGE", code=EXIT_USAGE)
     if not cfg.uses_postgres:
         return report_error(
@@ -65,7 +66,6 @@ def _migrate_db(args: argparse.Namespace) -> int:
             reason="USAGE",
             code=EXIT_USAGE,
         )
-    shown = redacted_url(cfg.database_url)
     try:
         before, after, applied = asyncio.run(migrate_database(cfg))
     except StorageError as exc:

@@ -28,6 +28,11 @@ __all__ = [
     "DEFAULT_MAX_OPEN_TOOL_CALLS",
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_MAX_WATCHERS",
+    "DEFAULT_PG_CONNECT_TIMEOUT_S",
+    "DEFAULT_PG_LOCK_TIMEOUT_MS",
+    "DEFAULT_PG_POOL_MAX",
+    "DEFAULT_PG_POOL_MIN",
+    "DEFAULT_PG_STATEMENT_TIMEOUT_MS",
     "DEFAULT_REQUEST_ID_RETENTION_S",
     "DEFAULT_SHUTDOWN_GRACE_S",
     "DEFAULT_WATCH_SENDS_PER_S",
@@ -63,6 +68,17 @@ DEFAULT_MAX_OPEN_TOOL_CALLS: Final = 1_000
 DEFAULT_MAX_GROUP_COMMIT: Final = 512
 DEFAULT_RETENTION_INTERVAL_S: Final = 3600.0
 DEFAULT_REQUEST_ID_RETENTION_S: Final = 24 * 3600.0
+#: PostgreSQL: connections the daemon's pool keeps open, and the most it opens (plus one lease and one LISTEN
+#: connection, ``storage/postgres/connect.py``).
+DEFAULT_PG_POOL_MIN: Final = 1
+DEFAULT_PG_POOL_MAX: Final = 10
+#: PostgreSQL ``lock_timeout`` of the daemon's connections: a write waiting longer for a row lock fails as
+#: unavailable (the client retries it).
+DEFAULT_PG_LOCK_TIMEOUT_MS: Final = 10_000
+#: PostgreSQL ``statement_timeout`` of the daemon's connections (0: not set, the server's or role's applies).
+DEFAULT_PG_STATEMENT_TIMEOUT_MS: Final = 0
+#: How long opening one PostgreSQL connection may take (each host of a multi-host URL in turn).
+DEFAULT_PG_CONNECT_TIMEOUT_S: Final = 10.0
 
 
 class ConfigError(ValueError):
@@ -164,6 +180,16 @@ class Config:
     database_url: str = field(default="", repr=False)
     """Where sessions are stored: "" (or ``sqlite:``) for the SQLite file under ``.claw/``, or a
     ``postgresql://`` URL (docs/postgres.md). May hold a password: never printed (``repr=False``)."""
+    pg_pool_min: int = DEFAULT_PG_POOL_MIN
+    """PostgreSQL: connections the pool keeps open."""
+    pg_pool_max: int = DEFAULT_PG_POOL_MAX
+    """PostgreSQL: most connections the pool opens (the daemon adds one lease and one LISTEN connection)."""
+    pg_lock_timeout_ms: int = DEFAULT_PG_LOCK_TIMEOUT_MS
+    """PostgreSQL ``lock_timeout`` of the daemon's connections."""
+    pg_statement_timeout_ms: int = DEFAULT_PG_STATEMENT_TIMEOUT_MS
+    """PostgreSQL ``statement_timeout`` of the daemon's connections (0: not set by the daemon)."""
+    pg_connect_timeout_s: float = DEFAULT_PG_CONNECT_TIMEOUT_S
+    """How long opening one PostgreSQL connection may take."""
 
     @property
     def uses_postgres(self) -> bool:
@@ -247,6 +273,7 @@ class Config:
                 "must be a postgresql:// URL (or empty for the SQLite file)",
                 self.database_url.split(":")[0],
             )
+        self._validate_postgres()
         if self.log_level not in ("debug", "info", "warning", "error"):
             raise ConfigError("log_level", "must be debug, info, warning or error", self.log_level)
         if self.tcp_address is not None:
@@ -260,6 +287,18 @@ class Config:
             if not is_loopback(host):
                 raise ConfigError("metrics", "metrics are served on loopback only", self.metrics_address)
         return self
+
+    def _validate_postgres(self) -> None:
+        if self.pg_pool_min < 1 or self.pg_pool_max < self.pg_pool_min:
+            raise ConfigError("pg_pool_min/pg_pool_max", "need 1 <= pg_pool_min <= pg_pool_max", self.pg_pool_min)
+        if self.pg_lock_timeout_ms <= 0:
+            raise ConfigError(
+                "pg_lock_timeout_ms", "must be positive (0 would wait for a lock forever)", self.pg_lock_timeout_ms
+            )
+        if self.pg_statement_timeout_ms < 0:
+            raise ConfigError("pg_statement_timeout_ms", "must not be negative", self.pg_statement_timeout_ms)
+        if not 0 < self.pg_connect_timeout_s <= 600:
+            raise ConfigError("pg_connect_timeout_s", "must be above 0 and at most 600", self.pg_connect_timeout_s)
 
 
 def parse_host_port(field_name: str, value: str) -> tuple[str, int]:

@@ -11,6 +11,7 @@ entries:
 ``inspect``        ``ls``, ``show``, ``stats`` (:mod:`.transcript`: what ``show`` prints)
 ``doctor``         checks of the daemon, the database and ``.claw/``
 ``transfer``       ``export``, ``import``; ``migrate``: ``migrate-legacy``
+``migrate_db``     ``migrate-db``: a PostgreSQL database's schema migrations, no daemon
 ``verbs``          ``repair``, ``clear``, ``delete``
 ``lifecycle``      ``status``, ``stop``
 ``backup``         ``backup``, ``restore``
@@ -55,7 +56,7 @@ from claw_sessiond_client.paths import find_workspace
 
 from .. import __version__
 from ..config import environ
-from . import backup, completion, copy, doctor, find, inspect, lifecycle, migrate, serve, transfer, verbs
+from . import backup, completion, copy, doctor, find, inspect, lifecycle, migrate, migrate_db, serve, transfer, verbs
 from .failure import EXIT_FAILURE, EXIT_USAGE, fail_client, print_json_error
 from .options import Command, add_json_option, add_workspace_option
 from .termsafe import visible
@@ -172,5 +173,6 @@ COMMANDS: Final[Mapping[str, Command]] = {
         find.FOLLOW,
         find.USAGE,
         copy.COPY,
+        migrate_db.MIGRATE_DB,
     )
 }

@@ -17,7 +17,7 @@ import tomllib
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from claw_sessiond_client.paths import claw_dir
 
@@ -42,7 +42,15 @@ from .failure import EXIT_FAILURE, EXIT_USAGE
 from .options import env_option
 from .termsafe import visible
 
-__all__ = ["DESCRIPTION", "HELP", "add_arguments", "config_from_args", "run"]
+__all__ = [
+    "DESCRIPTION",
+    "HELP",
+    "add_arguments",
+    "add_postgres_options",
+    "config_from_args",
+    "postgres_fields",
+    "run",
+]
 
 HELP: Final = "run the daemon for a workspace (foreground; SIGTERM stops it gracefully)"
 DESCRIPTION: Final = (
@@ -158,7 +166,55 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         "nothing secret in the command line, the environment or the unit (systemd: --database-file %%d/database "
         "with LoadCredential=database:/etc/claw-sessiond/database-url)",
     )
+    add_postgres_options(parser, env)
     _add_lifecycle_options(parser, env)
+
+
+def add_postgres_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    """The PostgreSQL connection options (``serve`` and ``migrate-db``)."""
+    from ..config import (
+        DEFAULT_PG_CONNECT_TIMEOUT_S,
+        DEFAULT_PG_LOCK_TIMEOUT_MS,
+        DEFAULT_PG_POOL_MAX,
+        DEFAULT_PG_POOL_MIN,
+        DEFAULT_PG_STATEMENT_TIMEOUT_MS,
+    )
+
+    env_option(
+        parser, "--pg-pool-min", env, default=DEFAULT_PG_POOL_MIN, type=int, help="PostgreSQL: connections kept open"
+    )
+    env_option(
+        parser,
+        "--pg-pool-max",
+        env,
+        default=DEFAULT_PG_POOL_MAX,
+        type=int,
+        help="PostgreSQL: most pooled connections (the daemon adds one lease and one LISTEN connection)",
+    )
+    env_option(
+        parser,
+        "--pg-lock-timeout-ms",
+        env,
+        default=DEFAULT_PG_LOCK_TIMEOUT_MS,
+        type=int,
+        help="PostgreSQL lock_timeout: a write waiting longer for a row lock fails as unavailable",
+    )
+    env_option(
+        parser,
+        "--pg-statement-timeout-ms",
+        env,
+        default=DEFAULT_PG_STATEMENT_TIMEOUT_MS,
+        type=int,
+        help="PostgreSQL statement_timeout of the daemon's connections (0: not set, the server's applies)",
+    )
+    env_option(
+        parser,
+        "--pg-connect-timeout-s",
+        env,
+        default=DEFAULT_PG_CONNECT_TIMEOUT_S,
+        type=float,
+        help="PostgreSQL: how long opening one connection may take (each host of a multi-host URL in turn)",
+    )
 
 
 def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
@@ -245,7 +301,19 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         database_url=database_url(
             args.database, env, Path(os.path.abspath(args.workspace)), file=getattr(args, "database_file", None)
         ),
+        **postgres_fields(args),
     ).validate()
+
+
+def postgres_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The Config fields of :func:`add_postgres_options`."""
+    return {
+        "pg_pool_min": int(args.pg_pool_min),
+        "pg_pool_max": int(args.pg_pool_max),
+        "pg_lock_timeout_ms": int(args.pg_lock_timeout_ms),
+        "pg_statement_timeout_ms": int(args.pg_statement_timeout_ms),
+        "pg_connect_timeout_s": float(args.pg_connect_timeout_s),
+    }
 
 
 def database_url(flag: str | None, env: Mapping[str, str], workspace: Path, *, file: str | None = None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import urllib.parse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import Config
 from ..errors import StorageUnavailableError
@@ -34,6 +35,9 @@ from .sqlite.checks import check_database, stored_sessions
 from .sqlite.files import check_database_file
 from .sqlite.store import SQLiteSettings, SQLiteStorage
 
+if TYPE_CHECKING:
+    from .postgres.connect import PostgresSettings
+
 __all__ = [
     "BACKUP_CHUNK_BYTES",
     "ChangeListener",
@@ -53,10 +57,12 @@ __all__ = [
     "check_url",
     "copy_database",
     "create_private_file",
+    "migrate_database",
     "open_file",
     "open_read_only",
     "open_storage",
     "open_url",
+    "postgres_settings",
     "redacted_url",
     "settings_of",
     "stored_sessions",
@@ -66,6 +72,38 @@ __all__ = [
 def settings_of(cfg: Config) -> SQLiteSettings:
     """The backend settings the daemon's configuration hands over."""
     return SQLiteSettings(busy_timeout_ms=cfg.busy_timeout_ms, max_group_commit=cfg.max_group_commit)
+
+
+def postgres_settings(cfg: Config) -> PostgresSettings:
+    """The PostgreSQL settings the daemon's configuration hands over (pool, timeouts, lease)."""
+    from .postgres.connect import PostgresSettings
+
+    return PostgresSettings(
+        lock_timeout_ms=cfg.pg_lock_timeout_ms,
+        pool_max=cfg.pg_pool_max,
+        pool_min=cfg.pg_pool_min,
+        statement_timeout_ms=cfg.pg_statement_timeout_ms,
+        connect_timeout_s=cfg.pg_connect_timeout_s,
+        lease_s=cfg.lease_s,
+    )
+
+
+async def migrate_database(cfg: Config) -> tuple[int, int, list[str]]:
+    """Apply the pending migrations of ``cfg.database_url`` (PostgreSQL) and close: the schema version before and
+    after, and the migrations applied.
+
+    Raises:
+        StorageUnavailableError: no driver, the server cannot be reached or is unfit (as :func:`open_storage`).
+        CorruptDatabaseError: the schema is not ours or newer than this code.
+    """
+    try:
+        from .postgres.connect import migrate_only
+    except ImportError as exc:
+        raise StorageUnavailableError(
+            f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): "
+            "pip install 'claw-sessiond[postgres]'"
+        ) from exc
+    return await migrate_only(cfg.database_url, postgres_settings(cfg))
 
 
 async def open_storage(cfg: Config) -> Storage:
@@ -88,10 +126,8 @@ async def open_storage(cfg: Config) -> Storage:
                 "pip install 'claw-sessiond[postgres]'"
             ) from exc
 
-        from .postgres.connect import PostgresSettings
-
         return await PostgresStorage.open(
-            cfg.database_url, PostgresSettings(lease_s=cfg.lease_s), max_open_tool_calls=cfg.max_open_tool_calls
+            cfg.database_url, postgres_settings(cfg), max_open_tool_calls=cfg.max_open_tool_calls
         )
     return await SQLiteStorage.open(cfg.db_path, settings_of(cfg), max_open_tool_calls=cfg.max_open_tool_calls)
 

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import asyncpg
 
+from ...config import DEFAULT_PG_CONNECT_TIMEOUT_S
 from ...errors import CorruptDatabaseError
 from ..base import StorageCheck
 from . import schema
@@ -27,8 +28,6 @@ from .connect import describe_target, failure_reason
 
 __all__ = ["check_database"]
 
-#: How long doctor waits for the server (as the daemon at start).
-_CONNECT_TIMEOUT_S: Final = 10.0
 #: The table privileges the daemon uses.
 _TABLE_PRIVILEGES: Final = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
@@ -37,7 +36,7 @@ async def check_database(dsn: str, shown: str) -> list[StorageCheck]:
     """The checks of the database at ``dsn`` (``shown``: its URL as it may be printed, password redacted)."""
     target = describe_target(dsn)
     try:
-        conn = await asyncpg.connect(dsn, timeout=_CONNECT_TIMEOUT_S)
+        conn = await asyncpg.connect(dsn, timeout=DEFAULT_PG_CONNECT_TIMEOUT_S)  # as the daemon at start
     except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
         return [StorageCheck("database", "fail", f"PostgreSQL {target}: cannot connect: {failure_reason(exc)}")]
     try:

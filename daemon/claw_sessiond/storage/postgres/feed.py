@@ -28,6 +28,8 @@ from typing import Any, Final
 
 import asyncpg
 
+from .connect import open_connection
+
 __all__ = ["CHANNEL", "CHECK_EVERY_S", "ChangeFeed", "note", "notify_in_tx", "notify_ping"]
 
 #: The notification channel of every claw-sessiond daemon on a database.
@@ -98,7 +100,7 @@ class ChangeFeed:
         await self._drop()
 
     async def _connect(self) -> None:
-        conn = await asyncpg.connect(self._dsn, timeout=10, server_settings=self._settings)
+        conn = await open_connection(self._dsn, self._settings, 10)
         try:
             conn.add_termination_listener(self._terminated)
             await conn.add_listener(CHANNEL, self._heard)

@@ -42,6 +42,7 @@ from ...errors import PreconditionError, Reason, StorageError, StorageUnavailabl
 from ..base import Run, RunEnd, RunRegistry
 from ..nul_text import db_text
 from ..runs import InMemoryRuns
+from .connect import open_connection
 from .errors import map_pg_errors
 from .feed import notify_ping
 
@@ -123,7 +124,7 @@ class DatabaseRuns(InMemoryRuns):
         lease_ms = max(1, round(self.lease_s * 1000))
         began = time.monotonic()
         async with map_pg_errors(self._where):
-            conn = await asyncpg.connect(self._dsn, timeout=max(self.lease_s, 1.0), server_settings=self._settings)
+            conn = await open_connection(self._dsn, self._settings, max(self.lease_s, 1.0))
             try:
                 no = int(
                     await conn.fetchval(

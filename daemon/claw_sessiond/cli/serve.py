@@ -21,6 +21,7 @@ from typing import Final
 
 from claw_sessiond_client.paths import claw_dir
 
+from ..claw_dir import check_secret_file
 from ..config import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_LEASE_S,
@@ -254,7 +255,8 @@ def database_url(flag: str | None, env: Mapping[str, str], workspace: Path, *, f
 
     Raises:
         ConfigError: both --database and --database-file, a file that cannot be read, config.toml cannot be
-            read or its ``database`` is not a string.
+            read or its ``database`` is not a string, a file holding a password that others may read
+            (:func:`claw_sessiond.claw_dir.check_secret_file`).
     """
     if flag and file:
         raise ConfigError("database", "give --database or --database-file, not both", "(both)")
@@ -263,9 +265,11 @@ def database_url(flag: str | None, env: Mapping[str, str], workspace: Path, *, f
         file = str(credential)
     if file:
         try:
-            return Path(file).read_text(encoding="utf-8").strip()
+            text = Path(file).read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError("database-file", f"cannot read {file}: {type(exc).__name__}", file) from None
+        check_secret_file(Path(file), text, "database-file")
+        return text
     if flag:
         if urllib.parse.urlsplit(flag).password:
             warn("the --database URL holds a password, visible to other local users in ps; use PGPASSFILE instead")
@@ -282,6 +286,7 @@ def database_url(flag: str | None, env: Mapping[str, str], workspace: Path, *, f
         raise ConfigError("database", f"cannot read {path}: {exc}", str(path)) from exc
     if not isinstance(value, str):
         raise ConfigError("database", f"'database' in {path} must be a string", type(value).__name__)
+    check_secret_file(path, value, "database")
     return value
 
 

@@ -168,9 +168,8 @@ def acquire_lock(path: Path) -> int:
 def check_workspace(claw: Path, uid: int | None = None) -> None:
     """serve's checks of ``claw`` (the folder, then the database files), changing nothing; a missing folder passes.
 
-    For a command that writes through the running daemon: ``uid`` is the
-    daemon's (default: this process's; root writing to another user's
-    workspace passes that user's).
+    For a command that writes through the running daemon; ``uid`` is the
+    one the workspace must belong to (default: this process's).
 
     Raises:
         StartupError: with serve's message.

@@ -41,7 +41,7 @@ from claw_sessiond_client import (
 )
 from claw_sessiond_client import InvalidRequestError as ClientInvalidRequestError
 from claw_sessiond_client.endpoint import discover_socket
-from claw_sessiond_client.paths import claw_dir, workspace_owner
+from claw_sessiond_client.paths import claw_dir
 
 from ..config import environ
 from ..errors import InvalidRequestError
@@ -82,8 +82,9 @@ def check_workspace_for_writing(workspace: str) -> None:
     """Before a command writes through the daemon: ``serve``'s checks of the workspace's ``.claw/``.
 
     The daemon ran them at its start; a folder opened up since (or one with no daemon) is refused with
-    ``serve``'s message before anything is sent. The daemon's uid is the caller's (root writing to another
-    user's workspace: that user's).
+    ``serve``'s message before anything is sent. The checks are the caller's, as if it ran ``serve``
+    there: root writing to another user's workspace is refused too (run the command as that user), since
+    whoever owns ``.claw/`` (a folder planted above the workspace, say) is not thereby trusted.
 
     Raises:
         claw_sessiond_client.UntrustedPeerError: with serve's message.
@@ -91,9 +92,8 @@ def check_workspace_for_writing(workspace: str) -> None:
     from ..claw_dir import check_workspace
     from ..errors import StartupError
 
-    uid = os.geteuid()
     try:
-        check_workspace(claw_dir(workspace), workspace_owner(workspace) if uid == 0 else uid)
+        check_workspace(claw_dir(workspace))
     except StartupError as exc:
         raise UntrustedPeerError(f"{exc}; nothing was sent", reason=Reason.UNTRUSTED_PEER) from None
 

@@ -14,6 +14,7 @@ mode, size, time, link target).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -204,3 +205,39 @@ def test_a_folder_opened_up_under_a_running_daemon_gets_nothing_imported(source:
     finally:
         os.chmod(claw, 0o700)
         assert daemon.terminate() == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("migrate-legacy", "{legacy}"),
+        ("delete", "--yes", "carried"),
+        ("clear", "carried"),
+        ("repair", "carried"),
+        ("doctor", "--json"),
+    ],
+    ids=lambda a: a[0],
+)
+def test_the_other_writers_and_doctor_say_what_serve_says(
+    args: tuple[str, ...], workspace: Path, tmp_path: Path, open_parents: None
+) -> None:
+    """migrate-legacy, delete, clear and repair refuse before sending; doctor fails its workspace check."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chmod(theirs, 0o777)
+    _plant("world_writable", workspace, theirs)
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "one.json").write_text('{"messages": [{"role": "user", "content": "hi"}]}')
+    before = _state(workspace, theirs)
+    refusal = _serve_refusal(workspace)
+    words = [a.replace("{legacy}", str(legacy)) for a in args]
+    proc = claw(words[0], "--workspace", str(workspace), *words[1:], cwd=tmp_path)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    if words[0] == "doctor":
+        checks = {c["check"]: c for c in json.loads(proc.stdout)["checks"]}
+        assert checks["workspace"] == {"check": "workspace", "status": "fail", "detail": refusal}, checks
+    else:
+        assert refusal in proc.stderr, f"serve said:\n{refusal}\n{words[0]} said:\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert _state(workspace, theirs) == before, f"{words[0]} wrote into a workspace serve refuses"

@@ -26,7 +26,9 @@ credential) must be private, as ssh requires of a private key:
 :func:`check_secret_file` refuses one that group or others may read or
 write, or that another user owns, naming the file, its mode and
 ``chmod 600`` (a configuration error, exit 2); ``doctor`` reports the same.
-A file without a password may be readable.
+A file without a password may be readable. The libpq password file a URL
+without a password reads (``passfile=``, ``$PGPASSFILE``, ``~/.pgpass``) is
+held to the same rule (:func:`check_password_file`).
 
 This module never opens the database and never signals a process.
 """
@@ -39,7 +41,7 @@ import fcntl
 import os
 import stat
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -52,11 +54,13 @@ __all__ = [
     "LOCK_NAME",
     "STATE_FILES",
     "acquire_lock",
+    "check_password_file",
     "check_secret_file",
     "check_state_files",
     "check_workspace",
     "claim_workspace",
     "claimed_workspace",
+    "password_file",
     "prepare_claw_dir",
     "secret_file_problem",
     "url_has_password",
@@ -277,3 +281,31 @@ def check_secret_file(path: Path, url: str, field: str) -> None:
     problem = secret_file_problem(path)
     if problem is not None:
         raise ConfigError(field, problem, str(path))
+
+
+def password_file(url: str, env: Mapping[str, str]) -> Path | None:
+    """The libpq password file a PostgreSQL ``url`` without a password reads, if it exists: the URL's
+    ``passfile=``, else ``$PGPASSFILE``, else ``$HOME/.pgpass``; None otherwise."""
+    if not url.startswith(("postgresql://", "postgres://")) or url_has_password(url):
+        return None
+    try:
+        named = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("passfile", [""])[0]
+    except ValueError:
+        named = ""
+    home = env.get("HOME", "")
+    path = named or env.get("PGPASSFILE", "") or (os.path.join(home, ".pgpass") if home else "")
+    return Path(path) if path and os.path.isfile(path) else None
+
+
+def check_password_file(url: str, env: Mapping[str, str]) -> None:
+    """Refuse the password file of :func:`password_file` if it is not private (the client library
+    would skip it with a warning, and the connection then fail for want of a password).
+
+    Raises:
+        ConfigError: ``PGPASSFILE: holds database passwords but other users may read it (mode 0644);
+            run: chmod 600 <path> (got '<path>')``.
+    """
+    path = password_file(url, env)
+    problem = secret_file_problem(path, "database passwords") if path is not None else None
+    if path is not None and problem is not None:
+        raise ConfigError("PGPASSFILE", problem, str(path))

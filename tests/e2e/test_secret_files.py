@@ -123,3 +123,24 @@ def test_the_read_only_views_refuse_it_too(workspace: Path) -> None:
     proc = claw("ls", "--workspace", str(workspace), cwd=workspace)
     assert proc.returncode == 1 and f"chmod 600 {path}" in proc.stderr, proc.stderr
     assert SECRET not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("where", ["PGPASSFILE", "HOME", "passfile="])
+def test_serve_refuses_a_password_file_others_may_read(workspace: Path, tmp_path: Path, where: str) -> None:
+    """The libpq password file a URL without a password reads: the client library would skip a loose one
+    with a warning, and the connection then fail for want of a password; serve says why instead."""
+    home = tmp_path / "home"
+    home.mkdir()
+    path = home / ".pgpass" if where == "HOME" else tmp_path / "pgpass"
+    path.write_text(f"127.0.0.1:1:sessions:claw:{SECRET}\n")
+    os.chmod(path, 0o644)
+    url = f"{WITHOUT_PASSWORD}?passfile={path}" if where == "passfile=" else WITHOUT_PASSWORD
+    env = {"HOME": str(home)} if where == "HOME" else {"PGPASSFILE": str(path)} if where == "PGPASSFILE" else {}
+    refused = claw("serve", "--workspace", str(workspace), "--database", url, cwd=workspace, env=env)
+    _assert_refused(refused, path, "0644")
+    assert "PGPASSFILE: holds database passwords" in refused.stderr, refused.stderr
+    (workspace / ".claw").mkdir(mode=0o700)  # the read-only view needs one
+    offline = claw("ls", "--workspace", str(workspace), cwd=workspace, env={**env, "CLAW_DATABASE_URL": url})
+    assert offline.returncode == 1 and f"chmod 600 {path}" in offline.stderr, offline.stderr
+    os.chmod(path, 0o600)
+    _assert_passed_the_check(claw("serve", "--workspace", str(workspace), "--database", url, cwd=workspace, env=env))

@@ -108,10 +108,12 @@ def configured_database(workspace: Path) -> tuple[str, str]:
     """The PostgreSQL URL configured for ``workspace`` as the daemon reads it (``CLAW_DATABASE_URL``, then
     ``database`` in ``.claw/config.toml``; "" for the SQLite file under ``.claw/``), and a configuration
     error ("" if none)."""
+    from ..claw_dir import check_password_file
     from .serve import database_url
 
     try:
         url = database_url(None, environ(), workspace)
+        check_password_file(url, environ())
     except ConfigError as exc:
         return "", str(exc)
     if url and url != "sqlite:" and not url.startswith(("postgresql://", "postgres://")):

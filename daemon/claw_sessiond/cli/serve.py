@@ -21,7 +21,7 @@ from typing import Final
 
 from claw_sessiond_client.paths import claw_dir
 
-from ..claw_dir import check_secret_file
+from ..claw_dir import check_password_file, check_secret_file
 from ..config import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_LEASE_S,
@@ -213,6 +213,10 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
     watchdog = env.get("WATCHDOG_USEC", "")
     watchdog_pid = env.get("WATCHDOG_PID", "")
     watchdog_usec = int(watchdog) if watchdog.isdigit() and watchdog_pid in ("", str(os.getpid())) else 0
+    url = database_url(
+        args.database, env, Path(os.path.abspath(args.workspace)), file=getattr(args, "database_file", None)
+    )
+    check_password_file(url, env)
     return Config(
         workspace=Path(os.path.abspath(args.workspace)),
         socket_path=Path(os.path.abspath(args.socket)) if args.socket else None,
@@ -242,9 +246,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         log_max_bytes=int(args.log_max_bytes),
         log_backups=int(args.log_backups),
         registry_dir=_registry_dir(env),
-        database_url=database_url(
-            args.database, env, Path(os.path.abspath(args.workspace)), file=getattr(args, "database_file", None)
-        ),
+        database_url=url,
     ).validate()
 
 

@@ -4,7 +4,8 @@ Start-up order matters (SPEC §7):
 
 1. umask 077 and ``.claw/`` at 0700 (refused if another user owns it or
    others can write in it); the lock, database and socket are opened without
-   following links;
+   following links (:mod:`claw_sessiond.claw_dir`: the checks every writer
+   of a workspace runs);
 2. an exclusive ``flock`` on ``.claw/sessiond.lock`` *before* touching the
    socket (grpcio would silently take over a live daemon's socket path);
 3. the database checked read-only, then opened, migrated, WAL verified;
@@ -28,23 +29,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
-import fcntl
 import logging
 import os
 import signal
 import socket
-import stat
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from claw_sessiond_client.paths import folder_problem, user_label
+from claw_sessiond_client.paths import folder_problem
 
 from . import erasure, idempotency, lifecycle, limits, logs, retention
 from . import metrics as metrics_http
+from .claw_dir import acquire_lock, claim_workspace
 from .config import Config
 from .endpoint import endpoint_record, remove_endpoint, tcp_endpoint, write_endpoint
 from .errors import LockHeldError, SessiondError, StartupError, StorageError
@@ -87,112 +86,6 @@ class Notifier:
         """Close the datagram socket."""
         if self._sock is not None:
             self._sock.close()
-
-
-# ---------------------------------------------------------------- workspace, lock
-
-
-def prepare_claw_dir(path: Path) -> None:
-    """Create ``.claw/`` with mode 0700, or check an existing one and tighten its read bits.
-
-    Whoever can write in the folder (its owner, or anyone when it is group or
-    world writable) can replace the socket and read what clients send, or
-    plant links where the daemon opens its lock, database and log. Such a
-    ``.claw/`` is refused (also as root), as ssh refuses a key others can
-    read: the message names the folder and its owner.
-
-    Raises:
-        StartupError: not a folder, owned by another user, or writable by others.
-    """
-    uid = os.getuid()
-    problem = folder_problem(path, {uid})
-    if problem is not None:
-        raise StartupError(problem)
-    path.mkdir(mode=0o700, parents=False, exist_ok=True)
-    problem = folder_problem(path, {uid})  # created just now by someone else?
-    if problem is not None:
-        raise StartupError(problem)
-    os.chmod(path, 0o700)
-
-
-def check_state_files(
-    folder: Path, names: tuple[str, ...] = ("sessions.db", "sessions.db-wal", "sessions.db-shm")
-) -> None:
-    """Each of ``names`` in ``folder`` is absent or a regular file owned by this uid (not a link).
-
-    sqlite3 opens the database and its ``-wal``/``-shm`` itself, following
-    links; checking them here is enough because the folder is ours and
-    nobody else can write in it (:func:`prepare_claw_dir`), so nothing can be
-    swapped in between this check and SQLite's open.
-
-    Raises:
-        StartupError: a file is a link, not a regular file, or owned by another user.
-    """
-    uid = os.getuid()
-    for name in names:
-        path = folder / name
-        try:
-            info = path.lstat()
-        except FileNotFoundError:
-            continue
-        if stat.S_ISLNK(info.st_mode):
-            raise StartupError(
-                f"{path}: is a symbolic link (owner {user_label(info.st_uid)}, to {os.readlink(path)}); "
-                "refusing to follow it"
-            )
-        if not stat.S_ISREG(info.st_mode):
-            raise StartupError(f"{path}: exists and is not a regular file")
-        if info.st_uid != uid:
-            raise StartupError(
-                f"{path}: owned by {user_label(info.st_uid)}, not by this daemon's {user_label(uid)}; "
-                "refusing to open it"
-            )
-
-
-def _link_text(path: Path) -> str:
-    """``<path>: is a symbolic link (owner uid N (name), to <target>)``, as far as it can be read."""
-    try:
-        return f"{path}: is a symbolic link (owner {user_label(path.lstat().st_uid)}, to {os.readlink(path)})"
-    except OSError:
-        return f"{path}: is a symbolic link"
-
-
-def acquire_lock(path: Path) -> int:
-    """Take the exclusive workspace lock; return its fd (kept open for the daemon's life).
-
-    The kernel drops an flock when its holder dies, so a crashed daemon leaves
-    nothing to clean up. The pid is written into the file for the refusal message.
-    The file is opened with ``O_NOFOLLOW``: a link planted there must not make
-    the daemon truncate another file.
-
-    Raises:
-        LockHeldError: another live process holds it.
-        StartupError: the lock file is a link or cannot be opened.
-    """
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise StartupError(f"{_link_text(path)}; refusing to follow it") from exc
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise StartupError(f"{path}: exists and is not a regular file")
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            os.close(fd)
-            raise StartupError(f"{path}: cannot lock: {exc}") from exc
-        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-        os.close(fd)
-        raise LockHeldError(
-            f"another claw-sessiond (pid {holder}) is running for this workspace: it holds the lock {path}"
-        ) from exc
-    os.fchmod(fd, 0o600)
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    return fd
 
 
 @dataclass
@@ -246,17 +139,10 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
     sock_problem = folder_problem(cfg.effective_socket_path.parent, {os.getuid()})
     if sock_problem is not None:
         raise StartupError(sock_problem)
-    try:
-        prepare_claw_dir(cfg.claw_dir)
-    except OSError as exc:
-        raise StartupError(f"{cfg.claw_dir}: cannot create: {exc.strerror}") from exc
-    try:
-        lock_fd = acquire_lock(cfg.lock_path)
-    except OSError as exc:
-        raise StartupError(f"{cfg.lock_path}: cannot open: {exc.strerror}") from exc
+    # The checks every writer of a workspace runs (:mod:`claw_sessiond.claw_dir`), then the lock.
+    lock_fd = claim_workspace(cfg.claw_dir, create=True)
     try:
         notifier.send("STATUS=lock held; opening database")
-        check_state_files(cfg.claw_dir)
         try:
             store = await open_storage(cfg)
         except StorageError as exc:

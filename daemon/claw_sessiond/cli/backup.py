@@ -9,7 +9,10 @@ goes into a private temporary file beside FILE, is verified read-only
 event counts against the figures given when it was made), fsynced, and only
 then renamed to FILE. An existing FILE is replaced only with ``--force``.
 
-``restore`` needs the daemon stopped: it takes the lock, or refuses. It
+``restore`` needs the daemon stopped: it takes the lock, or refuses; like
+``serve`` it first checks ``.claw/`` (:mod:`claw_sessiond.claw_dir`: owner,
+mode, no links, no database file of another user) and refuses with
+``serve``'s message, writing nothing. It
 copies FILE into a private temporary file in ``.claw/``, verifies that copy
 exactly as ``backup`` does (a corrupt or foreign file is refused and nothing
 changes), refuses to replace a store that holds sessions (or that cannot be
@@ -100,16 +103,18 @@ def _unlink_copy(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _workspace_lock(folder: Path, why: str) -> Iterator[None]:
-    """Hold the daemon's lock: no daemon runs, and none can start, inside the block."""
-    from ..daemon import LockHeldError, StartupError, acquire_lock
+def _workspace_lock(folder: Path, why: str, *, create: bool) -> Iterator[None]:
+    """Hold the daemon's lock after serve's checks of ``folder``: no daemon runs, and none can start, inside the
+    block (``create``: make ``.claw/`` if missing, as serve does)."""
+    from ..claw_dir import claim_workspace
+    from ..errors import LockHeldError, StartupError
 
     try:
-        fd = acquire_lock(folder / "sessiond.lock")
+        fd = claim_workspace(folder, create=create)
     except LockHeldError as exc:
         raise _Refused(f"{exc}; {why}") from exc
-    except (StartupError, OSError) as exc:
-        raise _Refused(f"cannot take the workspace lock: {exc}") from exc
+    except StartupError as exc:
+        raise _Refused(f"{exc}; nothing was changed") from exc
     try:
         yield
     finally:
@@ -181,7 +186,7 @@ def _offline_copy(workspace: Path, tmp: Path) -> CopyFigures:
     if not folder.is_dir() or not db.exists() or db.stat().st_size == 0:
         raise _Refused(f"no daemon runs for {workspace} and {db} does not exist: nothing to back up")
     os.umask(0o077)  # a read-only connection may create -shm beside the database
-    with _workspace_lock(folder, "it does not answer (starting or stopping?): try again in a moment"):
+    with _workspace_lock(folder, "it does not answer (starting or stopping?): try again in a moment", create=False):
         print(visible(f"claw-sessiond: no daemon running; copying {db} under the workspace lock"), file=sys.stderr)
         try:
             check_database_file(db)
@@ -309,13 +314,9 @@ def restore(args: argparse.Namespace) -> int:
     workspace = Path(os.path.abspath(args.workspace))
     folder = claw_dir(workspace)
     os.umask(0o077)
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-    except OSError as exc:
-        return _fail(args, f"{folder}: cannot create: {exc.strerror}")
     db = folder / "sessions.db"
     try:
-        with _workspace_lock(folder, f"stop it first: claw-sessiond stop --workspace {workspace}"):
+        with _workspace_lock(folder, f"stop it first: claw-sessiond stop --workspace {workspace}", create=True):
             tmp = folder / f".restore-{uuid.uuid4().hex[:12]}.tmp"
             create_private_file(tmp)
             try:

@@ -9,6 +9,11 @@ settings for every command:
   was lost may have committed, and a re-sent one would then be reported as
   refused ("already exists", "not stored"). The reports say what is known.
 
+A command that writes (``import``, ``migrate-legacy``, ``delete``, ``clear``,
+``repair``) first runs ``serve``'s checks of ``.claw/`` (``writes=True``:
+:func:`check_workspace_for_writing`), so a folder others can write, links or
+another user's database file there are refused with ``serve``'s message.
+
 The one setting that differs is the deadline of each call (``timeout_s``):
 :data:`LOOK_TIMEOUT_S` for the commands that look or change one thing
 (``ls``, ``show``, ``stats``, ``repair``, ``clear``, ``doctor``, ``search``,
@@ -32,9 +37,11 @@ from claw_sessiond_client import (
     SessionClient,
     SessiondError,
     SessionSummary,
+    UntrustedPeerError,
 )
 from claw_sessiond_client import InvalidRequestError as ClientInvalidRequestError
 from claw_sessiond_client.endpoint import discover_socket
+from claw_sessiond_client.paths import claw_dir
 
 from ..config import environ
 from ..errors import InvalidRequestError
@@ -47,6 +54,7 @@ __all__ = [
     "MAX_PAGE",
     "STATUS_TIMEOUT_S",
     "check_session_arg",
+    "check_workspace_for_writing",
     "online",
     "open_client",
     "socket_path",
@@ -70,13 +78,41 @@ def socket_path(args: argparse.Namespace) -> Path:
     return discover_socket(os.path.abspath(args.workspace), environ().get("XDG_RUNTIME_DIR"))
 
 
-def open_client(workspace: str | None, socket: Path, *, timeout_s: float | None = LOOK_TIMEOUT_S) -> SessionClient:
+def check_workspace_for_writing(workspace: str) -> None:
+    """Before a command writes through the daemon: ``serve``'s checks of the workspace's ``.claw/``.
+
+    The daemon ran them at its start; a folder opened up since (or one with no daemon) is refused with
+    ``serve``'s message before anything is sent. The checks are the caller's, as if it ran ``serve``
+    there: root writing to another user's workspace is refused too (run the command as that user), since
+    whoever owns ``.claw/`` (a folder planted above the workspace, say) is not thereby trusted.
+
+    Raises:
+        claw_sessiond_client.UntrustedPeerError: with serve's message.
+    """
+    from ..claw_dir import check_workspace
+    from ..errors import StartupError
+
+    try:
+        check_workspace(claw_dir(workspace))
+    except StartupError as exc:
+        raise UntrustedPeerError(f"{exc}; nothing was sent", reason=Reason.UNTRUSTED_PEER) from None
+
+
+def open_client(
+    workspace: str | None, socket: Path, *, timeout_s: float | None = LOOK_TIMEOUT_S, writes: bool = False
+) -> SessionClient:
     """A client of the daemon on ``socket`` (never auto-started, nothing re-sent).
 
     Args:
         workspace: whose daemon to expect there (the client checks the peer); None when only the socket is known.
         timeout_s: the deadline of each call; None for the client's default.
+        writes: the command writes (import, delete, ...): :func:`check_workspace_for_writing` first.
+
+    Raises:
+        claw_sessiond_client.UntrustedPeerError: ``writes`` and the workspace fails serve's checks.
     """
+    if writes and workspace is not None:
+        check_workspace_for_writing(workspace)
     address = f"unix:{socket}"
     if timeout_s is None:
         return SessionClient(workspace, address=address, autostart=False, retry_window_s=0.0)
@@ -92,13 +128,15 @@ def online(
     *,
     unavailable: Callable[[argparse.Namespace], str] = _no_answer_on_socket,
     invalid_code: int = EXIT_FAILURE,
+    writes: bool = False,
 ) -> Callable[[argparse.Namespace], int]:
     """A command handler that runs ``body`` with a client, and turns its errors into the one failure report.
 
     A command with ``--offline``/``--no-offline`` (:func:`claw_sessiond.cli.offline.add_offline_options`)
     runs ``body`` on the read-only view when asked to, or when no daemon answers and ``--no-offline`` was
     not given. ``unavailable`` says that no daemon answers; ``invalid_code`` is the exit code of a request
-    the daemon refuses as invalid (see :func:`claw_sessiond.cli.failure.fail_client`). A
+    the daemon refuses as invalid (see :func:`claw_sessiond.cli.failure.fail_client`); ``writes``: as
+    :func:`open_client`'s. A
     :class:`~claw_sessiond.cli.failure.UsageError` from ``body`` exits 2.
     """
 
@@ -106,7 +144,7 @@ def online(
         if getattr(args, "offline", None) is True:
             return run_offline(args, body)
         try:
-            with open_client(args.workspace, socket_path(args)) as client:
+            with open_client(args.workspace, socket_path(args), writes=writes) as client:
                 return body(args, client)
         except UsageError as exc:
             return report_error(args, str(exc), reason="USAGE", code=EXIT_USAGE)

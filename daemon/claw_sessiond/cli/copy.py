@@ -4,7 +4,9 @@ SOURCE and TARGET are each a ``postgresql://`` URL, a workspace folder (its
 ``.claw/sessions.db``) or a SQLite database file. The copy runs without a daemon
 (:mod:`claw_sessiond.store_copy`): a SQLite side inside a workspace is held under
 the workspace's lock (``.claw/sessiond.lock``), so its daemon must be stopped and
-none can start meanwhile; the source is only read. Sessions are copied one by one
+none can start meanwhile; the source is only read. Both sides first pass ``serve``'s
+checks of ``.claw/`` (:mod:`claw_sessiond.claw_dir`: owner, mode, no links, no
+database file of another user), refused with its message before anything is written. Sessions are copied one by one
 through the export format, each verified by comparing the target's export of it
 with the source's, and the session and event counts are checked at the end; then
 the shared scope states, verbatim, verified by comparing rows and counts.
@@ -31,7 +33,7 @@ from typing import Final
 
 from claw_sessiond_client.paths import claw_dir
 
-from ..errors import SessiondError
+from ..errors import LockHeldError, SessiondError
 from ..errors import StartupError as DomainStartupError
 from ..storage import Storage, open_file, open_read_only, open_url, redacted_url
 from ..store_copy import CopyError, CopyFigures, copy_store
@@ -107,17 +109,19 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def _locked(place: _Place) -> Iterator[None]:
+def _locked(place: _Place, *, source: bool) -> Iterator[None]:
+    """Hold a workspace side under serve's checks and the daemon's lock (no daemon runs on it meanwhile)."""
     if place.lock is None:
         yield
         return
-    from ..daemon import acquire_lock  # the daemon's own lock: no daemon runs on this store meanwhile
+    from ..claw_dir import claim_workspace
 
-    place.lock.parent.mkdir(mode=0o700, exist_ok=True)
     try:
-        fd = acquire_lock(place.lock)
-    except DomainStartupError as exc:
+        fd = claim_workspace(place.lock.parent, create=not source)
+    except LockHeldError as exc:
         raise CopyError(f"{exc}; stop the daemon of {place.lock.parent.parent} first") from exc
+    except DomainStartupError as exc:
+        raise CopyError(f"{exc}; nothing was written") from exc
     try:
         yield
     finally:
@@ -172,7 +176,7 @@ def _run(args: argparse.Namespace) -> int:
         return report_error(args, "copy: the source and the target are the same store", reason="USAGE", code=EXIT_USAGE)
     started = time.monotonic()
     try:
-        with _locked(src), _locked(dst):
+        with _locked(src, source=True), _locked(dst, source=False):
             if not args.quiet:
                 say(f"copy: from {src.shown} to {dst.shown}", err=True)
             figures = asyncio.run(_copy(src, dst, args))

@@ -14,6 +14,12 @@ With a PostgreSQL database configured for the workspace (``CLAW_DATABASE_URL`` o
 against this build's; ``durability``: ``fsync``, ``full_page_writes``, ``synchronous_commit``; ``privileges``
 the daemon needs on the schema), never of a SQLite file left in ``.claw/``. They only read: nothing is
 migrated or written.
+
+With the daemon down, ``.claw/`` must first pass ``serve``'s checks (:mod:`claw_sessiond.claw_dir`);
+one it fails is the ``workspace`` check, failed with ``serve``'s message. A ``config.toml`` or
+credential file that holds a database password and that others may read fails the ``database``
+check with ``serve``'s refusal, and ``permissions`` lists ``config.toml`` with the other files of
+``.claw/`` that are not private.
 """
 
 from __future__ import annotations
@@ -23,7 +29,6 @@ import contextlib
 import os
 import stat
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -58,17 +63,6 @@ class _Report:
             self.add(name, status, detail)
 
 
-@contextlib.contextmanager
-def _held_lock(path: Path) -> Iterator[int]:
-    from ..daemon import acquire_lock
-
-    fd = acquire_lock(path)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
 def _check_storage(db: Path, url: str = "") -> list[tuple[str, str, str]]:
     """The storage's own checks of ``db`` (read-only, safe beside a live daemon), or of the PostgreSQL
     database at ``url``: (check, status, detail)s."""
@@ -89,7 +83,8 @@ def _check_postgres(url: str) -> list[tuple[str, str, str]]:
 
 def _check_permissions(report: _Report, folder: Path) -> None:
     loose = []
-    for path in [folder, *sorted(p for p in folder.iterdir() if p.name.startswith(("sessions.db", "sessiond.")))]:
+    names = ("sessions.db", "sessiond.", "config.toml")  # config.toml may name a password (see serve's refusal)
+    for path in [folder, *sorted(p for p in folder.iterdir() if p.name.startswith(names))]:
         with contextlib.suppress(FileNotFoundError):
             mode = stat.S_IMODE(path.lstat().st_mode)
             if mode & 0o077:
@@ -126,8 +121,9 @@ def doctor(args: argparse.Namespace) -> int:
         report.add("workspace", "fail", f"{folder} does not exist: no daemon has run for {workspace}")
         return _finish(args, report)
     url, problem = configured_database(workspace)
-    if problem:
+    if problem:  # serve refuses to start with it (a password file others may read, included)
         report.add("database", "fail", problem)
+        _check_permissions(report, folder)
         return _finish(args, report)
     daemon_up = False
     try:
@@ -143,13 +139,16 @@ def doctor(args: argparse.Namespace) -> int:
         # Reading beside a live daemon is safe: a mode=ro connection can never write.
         report.extend(_check_storage(folder / "sessions.db", url))
     else:
-        from ..errors import StartupError
+        from ..claw_dir import claimed_workspace
+        from ..errors import LockHeldError, StartupError
 
         try:
-            with _held_lock(folder / "sessiond.lock"):
+            with claimed_workspace(folder, create=False):  # serve's checks of .claw/, then its lock
                 report.extend(_check_storage(folder / "sessions.db", url))
-        except StartupError as exc:
+        except LockHeldError as exc:
             report.add("lock", "fail", f"{exc} but it does not answer on {sock}")
+        except StartupError as exc:  # serve would refuse this .claw/ with the same message
+            report.add("workspace", "fail", str(exc))
     _check_permissions(report, folder)
     return _finish(args, report)
 

@@ -143,7 +143,7 @@ def _migrate(args: argparse.Namespace) -> int:
     migration: _Migration | None = None
     try:
         with (
-            open_client(args.workspace, socket_path(args), timeout_s=None) as client,
+            open_client(args.workspace, socket_path(args), timeout_s=None, writes=True) as client,
             Progress(
                 TextColumn("migrating"),
                 BarColumn(),

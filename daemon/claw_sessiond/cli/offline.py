@@ -2,7 +2,9 @@
 offline.
 
 When no daemon answers (or with ``--offline``), these commands take the
-daemon's own lock (``.claw/sessiond.lock``) first, so no daemon can start
+daemon's own lock (``.claw/sessiond.lock``) first, after ``serve``'s checks of
+``.claw/`` (:mod:`claw_sessiond.claw_dir`; a folder that fails them is refused
+with ``serve``'s message), so no daemon can start
 while they read and there is never a second writer, then read the database
 through :func:`claw_sessiond.storage.open_read_only` (``mode=ro``
 connections, the daemon's own read code). Nothing is written: no repair, no
@@ -106,10 +108,12 @@ def configured_database(workspace: Path) -> tuple[str, str]:
     """The PostgreSQL URL configured for ``workspace`` as the daemon reads it (``CLAW_DATABASE_URL``, then
     ``database`` in ``.claw/config.toml``; "" for the SQLite file under ``.claw/``), and a configuration
     error ("" if none)."""
+    from ..claw_dir import check_password_file
     from .serve import database_url
 
     try:
         url = database_url(None, environ(), workspace)
+        check_password_file(url, environ())
     except ConfigError as exc:
         return "", str(exc)
     if url and url != "sqlite:" and not url.startswith(("postgresql://", "postgres://")):
@@ -150,7 +154,8 @@ class OfflineClient:
         self._store: Storage | None = None
 
     def __enter__(self) -> OfflineClient:
-        from ..daemon import LockHeldError, StartupError, acquire_lock
+        from ..claw_dir import claim_workspace
+        from ..errors import LockHeldError, StartupError
 
         folder = self.db.parent
         if not folder.is_dir():
@@ -163,14 +168,14 @@ class OfflineClient:
         # SQLite may create -shm (and an empty -wal) beside the database even for a read-only connection.
         os.umask(0o077)
         try:
-            self._lock_fd = acquire_lock(folder / "sessiond.lock")
+            self._lock_fd = claim_workspace(folder, create=False)  # serve's checks of .claw/, then its lock
         except LockHeldError as exc:
             raise OfflineError(
                 f"{exc}; no read-only view while it holds the lock (if it does not answer, it is starting or "
                 "stopping: try again in a moment)"
             ) from exc
-        except (StartupError, OSError) as exc:
-            raise OfflineError(f"cannot take the workspace lock: {exc}") from exc
+        except StartupError as exc:
+            raise OfflineError(str(exc)) from exc
         try:
             if not self._url and (not self.db.exists() or self.db.stat().st_size == 0):
                 raise OfflineError(f"{self.db} does not exist yet: nothing is stored")

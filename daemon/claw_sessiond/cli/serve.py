@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from claw_sessiond_client.paths import claw_dir
 
+from ..claw_dir import check_password_file, check_secret_file
 from ..config import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_LEASE_S,
@@ -269,6 +270,10 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
     watchdog = env.get("WATCHDOG_USEC", "")
     watchdog_pid = env.get("WATCHDOG_PID", "")
     watchdog_usec = int(watchdog) if watchdog.isdigit() and watchdog_pid in ("", str(os.getpid())) else 0
+    url = database_url(
+        args.database, env, Path(os.path.abspath(args.workspace)), file=getattr(args, "database_file", None)
+    )
+    check_password_file(url, env)
     return Config(
         workspace=Path(os.path.abspath(args.workspace)),
         socket_path=Path(os.path.abspath(args.socket)) if args.socket else None,
@@ -298,9 +303,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         log_max_bytes=int(args.log_max_bytes),
         log_backups=int(args.log_backups),
         registry_dir=_registry_dir(env),
-        database_url=database_url(
-            args.database, env, Path(os.path.abspath(args.workspace)), file=getattr(args, "database_file", None)
-        ),
+        database_url=url,
         **postgres_fields(args),
     ).validate()
 
@@ -323,7 +326,8 @@ def database_url(flag: str | None, env: Mapping[str, str], workspace: Path, *, f
 
     Raises:
         ConfigError: both --database and --database-file, a file that cannot be read, config.toml cannot be
-            read or its ``database`` is not a string.
+            read or its ``database`` is not a string, a file holding a password that others may read
+            (:func:`claw_sessiond.claw_dir.check_secret_file`).
     """
     if flag and file:
         raise ConfigError("database", "give --database or --database-file, not both", "(both)")
@@ -332,9 +336,11 @@ def database_url(flag: str | None, env: Mapping[str, str], workspace: Path, *, f
         file = str(credential)
     if file:
         try:
-            return Path(file).read_text(encoding="utf-8").strip()
+            text = Path(file).read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError("database-file", f"cannot read {file}: {type(exc).__name__}", file) from None
+        check_secret_file(Path(file), text, "database-file")
+        return text
     if flag:
         if urllib.parse.urlsplit(flag).password:
             warn("the --database URL holds a password, visible to other local users in ps; use PGPASSFILE instead")
@@ -351,6 +357,7 @@ def database_url(flag: str | None, env: Mapping[str, str], workspace: Path, *, f
         raise ConfigError("database", f"cannot read {path}: {exc}", str(path)) from exc
     if not isinstance(value, str):
         raise ConfigError("database", f"'database' in {path} must be a string", type(value).__name__)
+    check_secret_file(path, value, "database")
     return value
 
 

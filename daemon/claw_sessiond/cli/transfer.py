@@ -265,7 +265,7 @@ def _import(args: argparse.Namespace) -> int:
     if not blocks:
         return report_error(args, f"{args.file}: no session to import (the file is empty)")
     try:
-        with open_client(args.workspace, socket_path(args), timeout_s=None) as client:
+        with open_client(args.workspace, socket_path(args), timeout_s=None, writes=True) as client:
             _import_blocks(client, blocks, args.mode)
     except SessiondError as exc:  # only the check talks to the daemon outside _import_blocks' own handling
         return fail_client(args, exc, prefix="nothing imported: ")

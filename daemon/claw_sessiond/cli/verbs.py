@@ -143,7 +143,7 @@ def _delete_args(parser: argparse.ArgumentParser) -> None:
 
 def _delete(args: argparse.Namespace) -> int:
     try:
-        with open_client(args.workspace, socket_path(args), timeout_s=None) as client:
+        with open_client(args.workspace, socket_path(args), timeout_s=None, writes=True) as client:
             stored = stored_summary(client, args.session)
             if stored is None:
                 client.load(args.session, "/", repair=False)  # an invalid id gets the daemon's own message
@@ -186,14 +186,14 @@ REPAIR: Final = Command(
     "repair",
     "repair a session as a resuming agent's Load does (synthetic results for interrupted tool calls)",
     _repair_args,
-    online(_repair),
+    online(_repair, writes=True),
 )
 
 CLEAR: Final = Command(
     "clear",
     "empty a session's visible history (usage totals are kept)",
     _clear_args,
-    online(_clear),
+    online(_clear, writes=True),
 )
 
 DELETE: Final = Command(

@@ -407,6 +407,17 @@ def test_root_naming_the_workspace_uses_its_owners_daemon(
     )
     assert proc.returncode == 0 and "named" in proc.stdout, proc.stderr
     assert attacker.view()[0] == 2, "the named workspace's daemon stored both sessions"
+    # A CLI command that writes runs serve's checks of .claw/ first; the owner of a workspace root names stands
+    # in for root there (its mode and links are still checked).
+    proc = subprocess.run(
+        [*CLAW, "repair", "--json", "--workspace", str(shared), "named"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=here,
+        env=clean_env(),
+    )
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
     ts = run_victim("typescript", 0, here, str(shared), ts_index)
     refusal = ts.refusals()[0]
     assert refusal["cls"] == "UntrustedPeerError" and "belongs to uid 65534" in refusal["message"], ts

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -83,8 +84,11 @@ def check_workspace_for_writing(workspace: str) -> None:
 
     The daemon ran them at its start; a folder opened up since (or one with no daemon) is refused with
     ``serve``'s message before anything is sent. The checks are the caller's, as if it ran ``serve``
-    there: root writing to another user's workspace is refused too (run the command as that user), since
-    whoever owns ``.claw/`` (a folder planted above the workspace, say) is not thereby trusted.
+    there, with one exception that follows the discovery rule (docs/PROTOCOL.md, "Looking upward"): a
+    workspace reaches this point only if it is the caller's own or was named explicitly (discovery refuses
+    another user's ``.claw``), and root may use the daemon of a workspace it names, so for root the
+    folder's owner stands in for root in the owner checks. Its mode, links and database files are
+    checked all the same.
 
     Raises:
         claw_sessiond_client.UntrustedPeerError: with serve's message.
@@ -92,8 +96,17 @@ def check_workspace_for_writing(workspace: str) -> None:
     from ..claw_dir import check_workspace
     from ..errors import StartupError
 
+    claw = claw_dir(workspace)
+    uid = None
+    if os.geteuid() == 0:
+        try:
+            info = claw.lstat()
+        except OSError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode):  # a link is judged as the caller's (and refused)
+            uid = info.st_uid
     try:
-        check_workspace(claw_dir(workspace))
+        check_workspace(claw, uid)
     except StartupError as exc:
         raise UntrustedPeerError(f"{exc}; nothing was sent", reason=Reason.UNTRUSTED_PEER) from None
 

@@ -2,8 +2,9 @@
 
 At start one connection checks the server (``fsync`` on, not a standby) and
 migrates the schema (``schema.migrate``); then a pool is opened whose
-connections set ``search_path``, ``synchronous_commit = on`` and
-``lock_timeout``. A failure names the host, port, database and user
+connections set ``search_path``, ``synchronous_commit = on`` and the
+time bounds of ``timeouts.py`` (idle-in-transaction, statement and lock
+timeouts, TCP keepalives). A failure names the host, port, database and user
 (:func:`describe_target`), never the password.
 """
 
@@ -19,6 +20,7 @@ import asyncpg
 from ...errors import Reason, StorageUnavailableError
 from . import schema
 from .errors import map_pg_errors
+from .timeouts import LOCK_TIMEOUT_MS, session_timeouts
 
 __all__ = [
     "PostgresSettings",
@@ -42,7 +44,7 @@ _CONNECT_TIMEOUT_S: Final = 10.0
 class PostgresSettings:
     """Settings of the PostgreSQL backend."""
 
-    lock_timeout_ms: int = 10_000
+    lock_timeout_ms: int = LOCK_TIMEOUT_MS
     """How long a statement waits for a row lock (``lock_timeout``) before the write fails as unavailable."""
     pool_max: int = _POOL_MAX
     """Most connections this daemon's pool opens (plus one ownership and one LISTEN connection)."""
@@ -73,7 +75,7 @@ def server_settings_of(settings: PostgresSettings) -> dict[str, str]:
     return {
         "search_path": schema.SCHEMA,
         "synchronous_commit": "on",
-        "lock_timeout": str(settings.lock_timeout_ms),
+        **session_timeouts(settings.lease_s, lock_timeout_ms=settings.lock_timeout_ms),
         # With the pid, as the feed and lease connections: an operator (and a test) can tell one daemon's
         # server sessions from another's in pg_stat_activity.
         "application_name": f"claw-sessiond {os.getpid()}",

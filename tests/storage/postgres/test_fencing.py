@@ -25,7 +25,8 @@ from claw_sessiond.errors import PreconditionError, Reason
 from claw_sessiond.model import EditResult
 from claw_sessiond.storage import Storage, open_storage
 from claw_sessiond.storage.postgres import schema
-from claw_sessiond.storage.postgres.timeouts import fence_margin_ms, idle_in_transaction_ms
+from claw_sessiond.storage.postgres.connect import PostgresSettings, server_settings_of
+from claw_sessiond.storage.postgres.timeouts import fence_margin_ms, idle_in_transaction_ms, settings_not_in_force
 from claw_sessiond.validate import prepare_edit
 from tests.helpers.postgres import SHARED as POSTGRES
 from tests.storage._support import append, assistant, attach, contents, user
@@ -81,6 +82,27 @@ async def _waiting_on_a_lock(conn: Any, count: int) -> None:
 def test_the_fence_leaves_room_for_the_idle_timeout() -> None:
     for lease_s in (1, 2, 10, 60):
         assert idle_in_transaction_ms(lease_s) < fence_margin_ms(lease_s) < lease_s * 1000
+
+
+async def test_the_timeouts_are_read_back_and_a_dropped_one_is_named(tmp_path: Path) -> None:
+    url = POSTGRES.database_for(str(tmp_path))
+    wanted = server_settings_of(PostgresSettings(lease_s=2))
+    assert wanted["idle_in_transaction_session_timeout"] == "500"
+    conn = await asyncpg.connect(url, server_settings=wanted)  # as the daemon connects
+    try:
+        assert await settings_not_in_force(conn, wanted) == []
+    finally:
+        await conn.close()
+    conn = await asyncpg.connect(url)  # as a pooler that drops start-up parameters would leave the session
+    try:
+        lost = await settings_not_in_force(conn, wanted)
+    finally:
+        await conn.close()
+    assert lost == [
+        "idle_in_transaction_session_timeout=500 (the server has 0)",
+        "statement_timeout=120000 (the server has 0)",
+        "lock_timeout=10000 (the server has 0)",
+    ]
 
 
 async def test_a_group_commits_without_the_writes_of_a_run_that_lost_its_lease(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import asyncpg
 from ...errors import Reason, StorageUnavailableError
 from . import schema
 from .errors import map_pg_errors
-from .timeouts import LOCK_TIMEOUT_MS, session_timeouts
+from .timeouts import LOCK_TIMEOUT_MS, session_timeouts, settings_not_in_force
 
 __all__ = [
     "PostgresSettings",
@@ -107,6 +107,13 @@ async def connect(dsn: str, settings: PostgresSettings) -> tuple[Any, list[str]]
             if await conn.fetchval("SELECT pg_is_in_recovery()"):
                 raise StorageUnavailableError(
                     f"PostgreSQL {target}: the server is a read-only standby; connect to the primary",
+                    reason=Reason.STORAGE_UNAVAILABLE,
+                )
+            lost = await settings_not_in_force(conn, server_settings)
+            if lost:
+                raise StorageUnavailableError(
+                    f"PostgreSQL {target}: settings the daemon relies on are not in force: {', '.join(lost)}; a "
+                    "connection pooler in between may drop start-up parameters: connect to the server directly",
                     reason=Reason.STORAGE_UNAVAILABLE,
                 )
             applied = await schema.migrate(conn)

@@ -14,6 +14,9 @@ carries (as ``server_settings``, so the server enforces them even while the daem
 - TCP keepalives (:data:`KEEPALIVE_SETTINGS`): the server notices a vanished host within about
   :data:`KEEPALIVE_BOUND_S` seconds, not the kernel's two hours.
 
+At start the daemon reads the timeouts back (:func:`settings_not_in_force`): a connection pooler
+between the daemon and the server may drop start-up parameters, and the fence relies on them.
+
 The fence checked as the last statement before COMMIT (:func:`fence_margin_ms`) asks for more of
 the lease than the idle timeout: a daemon paused between that check and its COMMIT either commits
 while its lease still holds, or finds its session ended.
@@ -21,7 +24,8 @@ while its lease still holds, or finds its session ended.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 __all__ = [
     "KEEPALIVE_BOUND_S",
@@ -31,6 +35,7 @@ __all__ = [
     "fence_margin_ms",
     "idle_in_transaction_ms",
     "session_timeouts",
+    "settings_not_in_force",
 ]
 
 #: Default ``statement_timeout``: the longest one statement may run (a Load page, a write, a batch of 64 appends).
@@ -68,3 +73,16 @@ def session_timeouts(
         "lock_timeout": str(lock_timeout_ms),
         **KEEPALIVE_SETTINGS,
     }
+
+
+#: The settings read back after connecting: a promise rests on each (``pg_settings.setting``, in ms).
+_READ_BACK: Final = ("idle_in_transaction_session_timeout", "statement_timeout", "lock_timeout")
+
+
+async def settings_not_in_force(conn: Any, wanted: Mapping[str, str]) -> list[str]:
+    """``name=value (the server has …)`` for each read-back setting of ``wanted`` the server does not apply as
+    asked on ``conn`` (empty: all are in force)."""
+    names = [name for name in _READ_BACK if name in wanted]
+    rows = await conn.fetch("SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])", names)
+    have = {str(r[0]): str(r[1]) for r in rows}
+    return [f"{n}={wanted[n]} (the server has {have.get(n, 'none')})" for n in names if have.get(n) != wanted[n]]

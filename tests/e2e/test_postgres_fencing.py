@@ -199,12 +199,20 @@ def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool) -> None:
     replies: collections.Counter[str] = collections.Counter()
     stopped_after: collections.Counter[str] = collections.Counter()
     b_took: list[float] = []
-    # ca_once: no retry, so A's own first answer is what the test sees (the client retries UNAVAILABLE).
-    with a.client(timeout_s=60) as ca, a.client(timeout_s=60, retry_window_s=0) as ca_once, b.client() as cb:
+    # The large Append goes through a client that does not retry (it would retry UNAVAILABLE), over AppendStream
+    # in odd rounds and the unary Append in even ones (whose reply is then A's own first answer).
+    with (
+        a.client(timeout_s=60) as ca,
+        a.client(timeout_s=60, retry_window_s=0) as streamed,
+        a.client(timeout_s=60, retry_window_s=0, stream_appends=False) as unary,
+        b.client() as cb,
+    ):
         while confirmed < ROUNDS:
             tries += 1
             assert tries <= MAX_TRIES, f"only {confirmed} of {tries - 1} stops landed inside A's transaction"
-            inside, last, reply, took = _round(ca, ca_once, cb, url, a.proc.pid, tries, takeover=takeover)
+            inside, last, reply, took = _round(
+                ca, (unary, streamed)[tries % 2], cb, url, a.proc.pid, tries, takeover=takeover
+            )
             assert not isinstance(reply, SessiondError) or reply.reason != Reason.INTERNAL, reply
             stored = _stored_of(url, f"s{tries}", f"stale-{tries}-")
             assert stored in (0, BIG), f"round {tries}: {stored} of {BIG} entries stored"
@@ -214,11 +222,13 @@ def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool) -> None:
                 continue
             confirmed += 1
             b_took.append(took)
-            stopped_after[last.split("(")[0].strip()[:24]] += 1
-            replies[type(reply).__name__ if isinstance(reply, SessiondError) else "acknowledged"] += 1
+            stopped_after["the run check" if "heartbeat_at" in last else last.split("(")[0].strip()[:24]] += 1
+            replies[f"{('unary', 'stream')[tries % 2]} {getattr(reply, 'reason', 'acknowledged')}"] += 1
             stale_commits += stored > 0
             stale_acks += not isinstance(reply, SessiondError)
             assert isinstance(reply, (StorageUnavailableError, PreconditionError)), reply
+            if isinstance(reply, PreconditionError):
+                assert (reply.reason, reply.metadata.get("cause")) == (Reason.UNKNOWN_RUN, "lease_lost"), reply
     print(
         f"\n{'with' if takeover else 'without'} a takeover: {confirmed} stops inside A's transaction "
         f"({tries} tried), stale commits {stale_commits}, stale acknowledgements {stale_acks}; A's replies "

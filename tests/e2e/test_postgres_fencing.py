@@ -15,6 +15,13 @@ a run of its own first. After SIGCONT, A's reply must be a clean refusal
 stale commits, 0 stale acknowledgements. Only rounds whose stop was confirmed
 mid-transaction count towards :data:`ROUNDS`; every daemon is stopped by pid
 at teardown (``spawn_daemon``).
+
+The narrowest window is between the fence (the run check run again as the
+last statement before COMMIT) and the COMMIT itself. To land there, A sends
+small Appends one after the other while the test stops it for a moment
+again and again (SIGSTOP, look, SIGCONT) until a stop finds A's transaction
+idle after the fence with entries inserted (its ``RowExclusiveLock`` on
+``events`` in ``pg_locks``); A then stays stopped for two leases, as above.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import asyncio
 import collections
 import contextlib
 import os
+import random
 import signal
 import threading
 import time
@@ -54,6 +62,10 @@ ROUNDS = 20
 MAX_TRIES = 60
 #: Entries of A's large Append (each one statement of its transaction).
 BIG = 300
+#: Entries of each Append when A is to be stopped between the fence and the COMMIT, and most such Appends a round.
+SMALL, LOOPS = 5, 2000
+#: Rounds stopped between the fence and the COMMIT, and most rounds tried for them.
+ROUNDS_AT_COMMIT, MAX_TRIES_AT_COMMIT = 10, 20
 
 pytestmark = [pytest.mark.backend_neutral("picks its PostgreSQL databases itself"), pytest.mark.slow]
 
@@ -92,6 +104,38 @@ async def _stop_in_transaction(url: str, pid: int, busy: threading.Event) -> tup
             os.kill(pid, signal.SIGCONT)
             raise
         return row is not None and row[0] == "idle in transaction", "" if row is None else str(row[1])
+    finally:
+        await conn.close()
+
+
+#: A backend of the daemon idle in a transaction that has inserted entries and then run the run check: the
+#: fence, the last statement before its COMMIT.
+_AFTER_FENCE = (
+    "SELECT a.pid, left(a.query, 40) FROM pg_stat_activity AS a WHERE a.application_name = $1 "
+    "AND a.state = 'idle in transaction' AND a.query LIKE '%heartbeat_at%' AND EXISTS (SELECT 1 FROM pg_locks AS l "
+    "WHERE l.pid = a.pid AND l.relation = 'claw_sessiond.events'::regclass AND l.mode = 'RowExclusiveLock')"
+)
+
+
+async def _stop_after_the_fence(url: str, pid: int, busy: threading.Event) -> tuple[bool, str]:
+    """Stop ``pid`` again and again, for a moment each (SIGSTOP, look, SIGCONT), until a stop finds one of its
+    write transactions between the fence and the COMMIT; then it stays stopped. Whether one was found."""
+    conn = await asyncpg.connect(url)
+    try:
+        end = time.monotonic() + 120
+        while time.monotonic() < end and busy.is_set():
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                await asyncio.sleep(0.002)  # a statement in flight at the stop finishes (a COMMIT among them)
+                row = await conn.fetchrow(_AFTER_FENCE, f"claw-sessiond {pid}")
+            except BaseException:
+                os.kill(pid, signal.SIGCONT)
+                raise
+            if row is not None:
+                return True, str(row[1])
+            os.kill(pid, signal.SIGCONT)
+            await asyncio.sleep(random.uniform(0, 0.003))
+        return False, ""
     finally:
         await conn.close()
 
@@ -140,7 +184,15 @@ def _attach_on_a(client: SessionClient, session: str, runs: contextlib.ExitStack
 
 
 def _round(
-    ca: SessionClient, ca_once: SessionClient, cb: SessionClient, url: str, pid: int, n: int, *, takeover: bool
+    ca: SessionClient,
+    ca_once: SessionClient,
+    cb: SessionClient,
+    url: str,
+    pid: int,
+    n: int,
+    *,
+    takeover: bool,
+    at_commit: bool,
 ) -> tuple[bool, str, Any, float]:
     """One round on session ``s<n>``: whether A was stopped inside its transaction, the statement it had run
     last, A's first reply to the large Append sent through ``ca_once`` (a result or the error), and how long
@@ -158,10 +210,14 @@ def _round(
         )
 
         def big() -> None:
+            # At commit: small appends one after the other until a stop lands between one's fence and COMMIT.
             try:
-                outcome.append(
-                    ca_once.append(session, [Message.user(f"{marker}{i}") for i in range(BIG)], run_id=run.run_id)
-                )
+                for k in range(LOOPS if at_commit else 1):
+                    entries = [Message.user(f"{marker}{k}.{i}") for i in range(SMALL if at_commit else BIG)]
+                    outcome[:] = [k]
+                    outcome.append(ca_once.append(session, entries, run_id=run.run_id))
+                    if not busy.is_set():
+                        return
             except SessiondError as exc:
                 outcome.append(exc)
             finally:
@@ -170,7 +226,10 @@ def _round(
         busy.set()
         writer = threading.Thread(target=big, daemon=True)
         writer.start()
-        inside, last = asyncio.run(_stop_in_transaction(url, pid, busy))
+        stop = _stop_after_the_fence if at_commit else _stop_in_transaction
+        inside, last = asyncio.run(stop(url, pid, busy))
+        if inside:
+            busy.clear()  # the append in flight is the round's last
         stopped = time.monotonic()
         try:
             if inside:
@@ -182,16 +241,16 @@ def _round(
                 assert b_took <= LEASE_S + SLACK_S, f"B waited {b_took:.1f}s"
                 if takeover:
                     assert [r.tool_call_id for r in loaded.repairs] == ["call_1"]
-                assert _stored_of(url, session, marker) == 0
-            time.sleep(max(0.0, 2 * LEASE_S - (time.monotonic() - stopped)))
+                assert _stored_of(url, session, f"{marker}{outcome[0]}.") == 0  # the Append in flight
+                time.sleep(max(0.0, 2 * LEASE_S - (time.monotonic() - stopped)))
         finally:
             os.kill(pid, signal.SIGCONT)
         writer.join(60)
         assert not writer.is_alive(), "A did not answer its Append within 60 s of waking"
-    return inside, last, outcome[0], b_took
+    return inside, last, outcome, b_took
 
 
-def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool) -> None:
+def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool, at_commit: bool = False) -> None:
     a, b, url = _pair(tmp_path, spawn_daemon)
     assert a.proc is not None
     confirmed, tries = 0, 0
@@ -207,18 +266,22 @@ def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool) -> None:
         a.client(timeout_s=60, retry_window_s=0, stream_appends=False) as unary,
         b.client() as cb,
     ):
-        while confirmed < ROUNDS:
+        while confirmed < (ROUNDS_AT_COMMIT if at_commit else ROUNDS):
             tries += 1
-            assert tries <= MAX_TRIES, f"only {confirmed} of {tries - 1} stops landed inside A's transaction"
-            inside, last, reply, took = _round(
-                ca, (unary, streamed)[tries % 2], cb, url, a.proc.pid, tries, takeover=takeover
+            assert tries <= (MAX_TRIES_AT_COMMIT if at_commit else MAX_TRIES), (
+                f"only {confirmed} of {tries - 1} stops landed inside A's transaction"
+            )
+            client = (unary, streamed)[tries % 2]
+            inside, last, (k, reply), took = _round(
+                ca, client, cb, url, a.proc.pid, tries, takeover=takeover, at_commit=at_commit
             )
             assert not isinstance(reply, SessiondError) or reply.reason != Reason.INTERNAL, reply
-            stored = _stored_of(url, f"s{tries}", f"stale-{tries}-")
-            assert stored in (0, BIG), f"round {tries}: {stored} of {BIG} entries stored"
+            stored = _stored_of(url, f"s{tries}", f"stale-{tries}-{k}.")
+            size = SMALL if at_commit else BIG
+            assert stored in (0, size), f"round {tries}: {stored} of {size} entries stored"
             if not inside:
                 # The stop came after the COMMIT (or never): an acknowledged write is stored in full.
-                assert isinstance(reply, SessiondError) or stored == BIG
+                assert isinstance(reply, SessiondError) or stored == size
                 continue
             confirmed += 1
             b_took.append(took)
@@ -245,3 +308,7 @@ def test_a_daemon_stopped_mid_write_commits_nothing_after_a_takeover(tmp_path: P
 
 def test_a_daemon_stopped_mid_write_commits_nothing_without_a_takeover(tmp_path: Path, spawn_daemon: Any) -> None:
     _rounds(tmp_path, spawn_daemon, takeover=False)
+
+
+def test_a_daemon_stopped_between_the_fence_and_its_commit_commits_nothing(tmp_path: Path, spawn_daemon: Any) -> None:
+    _rounds(tmp_path, spawn_daemon, takeover=True, at_commit=True)

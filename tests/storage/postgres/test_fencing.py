@@ -26,7 +26,12 @@ from claw_sessiond.model import EditResult
 from claw_sessiond.storage import Storage, open_storage
 from claw_sessiond.storage.postgres import schema
 from claw_sessiond.storage.postgres.connect import PostgresSettings, server_settings_of
-from claw_sessiond.storage.postgres.timeouts import fence_margin_ms, idle_in_transaction_ms, settings_not_in_force
+from claw_sessiond.storage.postgres.timeouts import (
+    LOCK_TIMEOUT_MS,
+    fence_margin_ms,
+    idle_in_transaction_ms,
+    settings_not_in_force,
+)
 from claw_sessiond.validate import prepare_edit
 from tests.helpers.postgres import SHARED as POSTGRES
 from tests.storage._support import append, assistant, attach, contents, user
@@ -80,8 +85,9 @@ async def _waiting_on_a_lock(conn: Any, count: int) -> None:
 
 
 def test_the_fence_leaves_room_for_the_idle_timeout() -> None:
-    for lease_s in (1, 2, 10, 60):
+    for lease_s in (1, 2, 10, 60, 3600):
         assert idle_in_transaction_ms(lease_s) < fence_margin_ms(lease_s) < lease_s * 1000
+        assert idle_in_transaction_ms(lease_s) < LOCK_TIMEOUT_MS  # a waiting write outlasts a stopped one
 
 
 async def test_the_timeouts_are_read_back_and_a_dropped_one_is_named(tmp_path: Path) -> None:

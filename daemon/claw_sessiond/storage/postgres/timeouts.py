@@ -5,10 +5,11 @@ not hold the session's row lock for longer than a fraction of its lease, and mus
 write once its lease is gone (fencing, ``runs.py``). Every connection the daemon opens therefore
 carries (as ``server_settings``, so the server enforces them even while the daemon is stopped):
 
-- ``idle_in_transaction_session_timeout`` = lease / :data:`_IDLE_SHARE`
-  (:func:`idle_in_transaction_ms`): the server ends the session of a transaction left idle that
-  long, rolling it back and releasing its locks; the daemon's COMMIT then fails (UNAVAILABLE,
-  nothing written, nothing acknowledged);
+- ``idle_in_transaction_session_timeout`` = lease / :data:`_IDLE_SHARE`, at most
+  :data:`_IDLE_MAX_MS` (:func:`idle_in_transaction_ms`; below ``lock_timeout``, so a write waiting
+  for a stopped daemon's row lock outlasts that daemon's transaction): the server ends the
+  session of a transaction left idle that long, rolling it back and releasing its locks; the
+  daemon's COMMIT then fails (UNAVAILABLE, nothing written, nothing acknowledged);
 - ``statement_timeout`` (:data:`STATEMENT_TIMEOUT_MS`) and ``lock_timeout``
   (:data:`LOCK_TIMEOUT_MS`): no statement runs or waits for a lock without bound;
 - TCP keepalives (:data:`KEEPALIVE_SETTINGS`): the server notices a vanished host within about
@@ -42,8 +43,9 @@ __all__ = [
 STATEMENT_TIMEOUT_MS: Final = 120_000
 #: Default ``lock_timeout``: the longest a statement waits for a row lock before the write fails as unavailable.
 LOCK_TIMEOUT_MS: Final = 10_000
-#: The idle-in-transaction timeout is the lease divided by this.
+#: The idle-in-transaction timeout is the lease divided by this, and at most _IDLE_MAX_MS.
 _IDLE_SHARE: Final = 4
+_IDLE_MAX_MS: Final = 5_000
 #: The fence also keeps this share of the lease (divided by it) for the COMMIT itself and clock steps.
 _COMMIT_SHARE: Final = 10
 #: Server-side TCP keepalives of every connection: first probe after 5 s idle, then every 2 s, 3 probes.
@@ -53,8 +55,8 @@ KEEPALIVE_BOUND_S: Final = 11
 
 
 def idle_in_transaction_ms(lease_s: float) -> int:
-    """``idle_in_transaction_session_timeout`` for a daemon with lease ``lease_s``: a quarter of it (>= 100 ms)."""
-    return max(100, round(lease_s * 1000 / _IDLE_SHARE))
+    """``idle_in_transaction_session_timeout`` for a daemon with lease ``lease_s``: a quarter of it, 100 ms to 5 s."""
+    return max(100, min(_IDLE_MAX_MS, round(lease_s * 1000 / _IDLE_SHARE)))
 
 
 def fence_margin_ms(lease_s: float) -> int:

@@ -75,8 +75,10 @@ DEFAULT_PG_POOL_MAX: Final = 10
 #: PostgreSQL ``lock_timeout`` of the daemon's connections: a write waiting longer for a row lock fails as
 #: unavailable (the client retries it).
 DEFAULT_PG_LOCK_TIMEOUT_MS: Final = 10_000
-#: PostgreSQL ``statement_timeout`` of the daemon's connections (0: not set, the server's or role's applies).
-DEFAULT_PG_STATEMENT_TIMEOUT_MS: Final = 0
+#: PostgreSQL ``statement_timeout`` of the daemon's connections (0: not set, the server's or role's applies):
+#: the longest one statement may run (a Load page, a write, a batch of 64 appends). Migrations and the
+#: VACUUM after a Delete run without it.
+DEFAULT_PG_STATEMENT_TIMEOUT_MS: Final = 120_000
 #: How long opening one PostgreSQL connection may take (each host of a multi-host URL in turn).
 DEFAULT_PG_CONNECT_TIMEOUT_S: Final = 10.0
 

@@ -28,6 +28,8 @@ async def test_a_connection_never_given_back_is_cut_after_the_bound(
     assert isinstance(store, PostgresStorage)
     await append(store, "s", user("x"))
     held = await store._pool.acquire()  # a connection whose holder never gives it back
+    # Without the server's idle-in-transaction timeout (timeouts.py), which would end this session first.
+    await held.execute("SET idle_in_transaction_session_timeout = 0")
     await held.execute("BEGIN")
     backend = int(await held.fetchval("SELECT pg_backend_pid()"))
     alive = f"SELECT count(*) FROM pg_stat_activity WHERE pid = {backend}"

@@ -3,11 +3,12 @@
 At start two connections check the server (``fsync`` on, not a standby, the
 settings in force, a server session per connection: ``pooling.py``) and one
 migrates the schema (``schema.migrate``); then a pool is opened whose
-connections set ``search_path``, ``synchronous_commit = on``,
-``lock_timeout`` and (when configured) ``statement_timeout``, with SET after
-connecting, again after each use (:func:`open_connection`, :func:`open_pool`).
-A failure names the host(s), port, database and user (:func:`describe_target`),
-never the password; a TLS failure says what failed (:func:`failure_reason`).
+connections set ``search_path``, ``synchronous_commit = on`` and the
+time bounds of ``timeouts.py`` (idle-in-transaction, statement and lock
+timeouts, TCP keepalives), with SET after connecting, again after each use
+(:func:`open_connection`, :func:`open_pool`). A failure names the host(s),
+port, database and user (:func:`describe_target`), never the password; a TLS
+failure says what failed (:func:`failure_reason`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ...errors import Reason, StorageUnavailableError
 from . import schema
 from .errors import map_pg_errors
 from .pooling import STARTUP_SETTINGS, check_session_pooling, check_settings, set_statements
+from .timeouts import session_timeouts
 
 __all__ = [
     "PostgresSettings",
@@ -100,8 +102,11 @@ def server_settings_of(settings: PostgresSettings) -> dict[str, str]:
     return {
         "search_path": schema.SCHEMA,
         "synchronous_commit": "on",
-        "lock_timeout": str(settings.lock_timeout_ms),
-        **({"statement_timeout": str(settings.statement_timeout_ms)} if settings.statement_timeout_ms else {}),
+        **session_timeouts(
+            settings.lease_s,
+            statement_timeout_ms=settings.statement_timeout_ms,
+            lock_timeout_ms=settings.lock_timeout_ms,
+        ),
         # With the pid, as the feed and lease connections: an operator (and a test) can tell one daemon's
         # server sessions from another's in pg_stat_activity.
         "application_name": f"claw-sessiond {os.getpid()}",

@@ -26,6 +26,11 @@ over 1,000. So this daemon does the same here:
 
 Durability is unchanged: nothing is acknowledged before the COMMIT that holds it returned, and
 ``synchronous_commit`` stays on.
+
+A write made for a run (``run_id``) is fenced at commit: the last statement before the COMMIT of
+its transaction asks whether the run's daemon still holds its lease (``check_run``, SQL in
+``runs.py``). If it does not, that transaction rolls back; the writes naming the lost run get the
+refusal (UNKNOWN_RUN, cause ``lease_lost``) and the others of the group run again without them.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
-from ...errors import SessiondError, StorageUnavailableError
+from ...errors import PreconditionError, SessiondError, StorageUnavailableError
 from ...model import AppendJob
 from .batch_tx import append_batch
 from .errors import map_pg_errors, rolled_back
@@ -47,6 +52,9 @@ __all__ = ["MAX_GROUP", "GroupCommit"]
 
 T = TypeVar("T")
 
+#: The fence of a write naming a run: ``(conn, run_id, session_id)``, raises PreconditionError if the lease is gone.
+CheckRun = Callable[[Any, str, str], Awaitable[None]]
+
 #: Most writes of one session in one transaction.
 MAX_GROUP: Final = 64
 
@@ -56,6 +64,7 @@ class _Job(Generic[T]):
     fn: Callable[[Any], Awaitable[T]]
     announce: bool
     plain: AppendJob | None
+    run_id: str
     future: asyncio.Future[T] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
     def settle(self, ok: bool, value: Any) -> None:
@@ -71,8 +80,9 @@ class _Job(Generic[T]):
 class GroupCommit:
     """Per-session queues of writes and their drainers."""
 
-    def __init__(self, pool: Any, where: str, origin: str) -> None:
+    def __init__(self, pool: Any, where: str, origin: str, check_run: CheckRun) -> None:
         self._pool = pool
+        self._check_run = check_run  # the fence: (conn, run_id, session_id), raises if the run's lease is gone
         self._where = where
         self._origin = origin  # this daemon's mark in its notifications (feed.py)
         self._queues: dict[str, list[_Job[Any]]] = {}
@@ -85,6 +95,7 @@ class GroupCommit:
         *,
         announce: bool = False,
         plain: AppendJob | None = None,
+        run_id: str = "",
     ) -> T:
         """``fn(conn)`` committed, alone or with other queued writes of the session; its result or error.
 
@@ -93,8 +104,9 @@ class GroupCommit:
         back would be released with it).
         ``plain``: ``fn`` is this plain append (``batch_tx.is_plain``), which ``append_batch`` may write
         instead, with ``fn``'s notification; ``fn`` runs only if the server refuses that call.
+        ``run_id``: ``fn`` writes for this run: it commits only if the run's lease holds at COMMIT.
         """
-        job: _Job[T] = _Job(fn, announce, plain)
+        job: _Job[T] = _Job(fn, announce, plain, run_id)
         queue = self._queues.get(session_id)
         if queue is None:
             self._queues[session_id] = [job]
@@ -116,7 +128,7 @@ class GroupCommit:
                 if plain:
                     await self._commit_plain(session_id, group)
                 else:
-                    await self._commit(group)
+                    await self._commit(session_id, group)
         finally:
             del self._queues[session_id]
             self._drainers.pop(session_id, None)
@@ -136,27 +148,35 @@ class GroupCommit:
                 raise
             return
         if outcomes is None:
-            await self._commit(group)
+            await self._commit(session_id, group)
             return
         for job, (ok, value) in zip(group, outcomes, strict=True):
             job.settle(ok, value)
 
-    async def _commit(self, group: list[_Job[Any]]) -> None:
+    async def _commit(self, session_id: str, group: list[_Job[Any]]) -> None:
         if len(group) == 1:
             job = group[0]
             try:
-                job.settle(True, await run_transaction(self._pool, self._where, _announced(job)))
+                job.settle(True, await run_transaction(self._pool, self._where, self._fenced(session_id, job)))
             except BaseException as exc:  # the caller gets it; CancelledError included (shutdown)
                 job.settle(False, exc)
                 if not isinstance(exc, Exception):
                     raise
             return
-        for attempt in range(1, TX_ATTEMPTS + 1):
+        attempt = 1
+        while group:  # each pass either ends the loop, counts an attempt or settles at least one write
             try:
-                outcomes = await self._together(group)
+                outcomes = await self._together(session_id, group)
+            except _Fenced as fenced:  # rolled back: the lost run's writes fail, the others run again
+                for job in group:
+                    if job.run_id == fenced.run_id:
+                        job.settle(False, fenced.refusal)
+                group = [job for job in group if job.run_id != fenced.run_id]
+                continue
             except StorageUnavailableError as exc:
                 if attempt < TX_ATTEMPTS and rolled_back(exc):
                     await asyncio.sleep(random.uniform(0, 0.05 * attempt))
+                    attempt += 1
                     continue
                 for job in group:
                     job.settle(False, exc)
@@ -171,8 +191,23 @@ class GroupCommit:
                 job.settle(ok, value)
             return
 
-    async def _together(self, group: list[_Job[Any]]) -> list[tuple[bool, Any]]:
-        """Every write of ``group`` in one transaction, each in a savepoint; raises only if the whole fails."""
+    def _fenced(self, session_id: str, job: _Job[T]) -> Callable[[Any], Awaitable[T]]:
+        """``job.fn`` after the follow-all announcement when the job asks for one, and, for a write naming a run,
+        followed by the fence: the last statement before COMMIT."""
+        fn = _announced(job)
+        if not job.run_id:
+            return fn
+
+        async def run(conn: Any) -> T:
+            result = await fn(conn)
+            await self._check_run(conn, job.run_id, session_id)
+            return result
+
+        return run
+
+    async def _together(self, session_id: str, group: list[_Job[Any]]) -> list[tuple[bool, Any]]:
+        """Every write of ``group`` in one transaction, each in a savepoint, the runs of those that succeeded fenced
+        last; raises only if the whole fails (:class:`_Fenced`: a run's lease is gone, nothing was written)."""
         outcomes: list[tuple[bool, Any]] = []
         async with pooled(self._pool, self._where) as conn, conn.transaction():
             if any(job.announce for job in group):
@@ -185,7 +220,23 @@ class GroupCommit:
                     if conn.is_closed():
                         raise  # the connection is gone: the whole group fails
                     outcomes.append((False, exc))
+            done = [job.run_id for job, (ok, _) in zip(group, outcomes, strict=True) if ok and job.run_id]
+            for run_id in dict.fromkeys(done):
+                try:
+                    async with map_pg_errors(self._where):
+                        await self._check_run(conn, run_id, session_id)
+                except PreconditionError as exc:
+                    raise _Fenced(run_id, exc) from exc
         return outcomes
+
+
+class _Fenced(Exception):
+    """A group's fence refused a run (its transaction rolls back with this)."""
+
+    def __init__(self, run_id: str, refusal: PreconditionError) -> None:
+        super().__init__(str(refusal))
+        self.run_id = run_id
+        self.refusal = refusal
 
 
 def _announced(job: _Job[T]) -> Callable[[Any], Awaitable[T]]:

@@ -18,7 +18,12 @@ inside the transactions that decide: the repair transaction (after the
 session row lock) and, for a write naming a run, the write transaction
 (:meth:`DatabaseRuns.check_in_tx`), so a daemon that wakes after losing
 its lease writes nothing on behalf of the lost runs (*fencing*; reason
-UNKNOWN_RUN, cause ``lease_lost``). A daemon that finds its lease lost ends
+UNKNOWN_RUN, cause ``lease_lost``). The write asks again as the last
+statement before its COMMIT, for a lease with a margin left that is longer
+than the connection's idle-in-transaction timeout (``timeouts.py``), and a
+takeover (:meth:`DatabaseRuns.claim`) takes the session's row lock first:
+a daemon stopped anywhere in such a write commits it while its lease holds,
+before any takeover, or not at all (the server ends its session). A daemon that finds its lease lost ends
 its local runs (their Attach streams close with cause ``lease_lost``) and
 registers again under a new ``daemon_no``.
 
@@ -45,6 +50,7 @@ from ..runs import InMemoryRuns
 from .connect import open_connection
 from .errors import map_pg_errors
 from .feed import notify_ping
+from .timeouts import fence_margin_ms
 
 __all__ = ["DAEMON_LOCK_NS", "DatabaseRuns"]
 
@@ -55,13 +61,22 @@ _BACKOFF_MAX_S: Final = 2.0
 
 _log = logging.getLogger("claw_sessiond.owners")
 
-#: SQL: is daemon ``d`` live now (its heartbeat within its lease on the database's clock, its lock held)?
-_LIVE: Final = (
-    "(d.heartbeat_at > clock_timestamp() - d.lease_ms * interval '1 millisecond' AND EXISTS ("
-    "SELECT 1 FROM pg_locks AS l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
-    "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-    f"AND l.classid::bigint = {DAEMON_LOCK_NS} AND l.objid::bigint = d.daemon_no))"
-)
+
+def _live(margin_ms: str = "0") -> str:
+    """SQL: is daemon ``d`` live now (its heartbeat within its lease on the database's clock, with at least
+    ``margin_ms``, an SQL expression, of the lease left; its lock held)?"""
+    return (
+        f"(d.heartbeat_at > clock_timestamp() - (d.lease_ms - {margin_ms}) * interval '1 millisecond' AND EXISTS ("
+        "SELECT 1 FROM pg_locks AS l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
+        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+        f"AND l.classid::bigint = {DAEMON_LOCK_NS} AND l.objid::bigint = d.daemon_no))"
+    )
+
+
+#: SQL: is daemon ``d`` live now? (Loads, repairs and takeovers decide with it.)
+_LIVE: Final = _live()
+#: SQL: may a write for a run of daemon ``d`` commit? Live with ``$3`` ms of the lease left (``timeouts.py``).
+_FENCE: Final = _live("$3")
 
 
 class DatabaseRuns(InMemoryRuns):
@@ -77,13 +92,10 @@ class DatabaseRuns(InMemoryRuns):
         self._settings = {
             **server_settings,
             "application_name": f"claw-sessiond lease {os.getpid()}",  # what an operator sees in pg_stat_activity
-            # A dead host's connection is dropped by the server within about 10 s, not the kernel's 2 h.
-            "tcp_keepalives_idle": "5",
-            "tcp_keepalives_interval": "2",
-            "tcp_keepalives_count": "3",
         }
         self._where = where
         self.lease_s = lease_s
+        self._margin_ms = fence_margin_ms(lease_s)
         self.host = socket.gethostname()
         self.pid = os.getpid()
         self.daemon_no = 0
@@ -218,6 +230,9 @@ class DatabaseRuns(InMemoryRuns):
             StorageUnavailableError: this daemon is registering again after a lost lease.
         """
         async with map_pg_errors(self._where), self._pool.acquire() as conn, conn.transaction():
+            # The session's row lock first: a write of the run being taken over that is still open (its daemon
+            # stopped before its COMMIT) commits before the takeover, or is ended by the server's idle timeout.
+            await conn.execute("SELECT 1 FROM sessions WHERE session_id = $1 FOR UPDATE", run.session_id)
             for _ in range(3):
                 mine = self.daemon_no
                 if not mine or not await conn.fetchval(
@@ -391,16 +406,20 @@ class DatabaseRuns(InMemoryRuns):
 
     async def check_in_tx(self, conn: Any, run_id: str, session_id: str) -> None:
         """A write naming ``run_id`` goes ahead only while the lease of the run's daemon (this one, or another
-        sharing the database) holds the run (fencing).
+        sharing the database) holds the run (fencing), with :func:`~.timeouts.fence_margin_ms` of it left. The
+        write's transaction asks after its session row lock and again as its last statement before COMMIT: a
+        daemon paused after that COMMITs within its lease or not at all (the idle-in-transaction timeout, shorter
+        than the margin, ends its session first).
 
         Raises:
             PreconditionError: reason UNKNOWN_RUN, cause ``lease_lost``.
         """
         ok = await conn.fetchval(
-            f"SELECT {_LIVE} FROM runs AS r JOIN daemons AS d ON d.daemon_no = r.daemon_no "
+            f"SELECT {_FENCE} FROM runs AS r JOIN daemons AS d ON d.daemon_no = r.daemon_no "
             "WHERE r.run_id = $1 AND r.session_id = $2",
             run_id,
             session_id,
+            self._margin_ms,
         )
         if not ok:
             cause = str(RunEnd.LEASE_LOST)

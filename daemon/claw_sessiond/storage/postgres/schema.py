@@ -285,6 +285,7 @@ async def migrate(conn: Any) -> list[str]:
                 await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
                 await conn.execute(f"REVOKE ALL ON SCHEMA {SCHEMA} FROM PUBLIC")
             await conn.execute(f"SET LOCAL search_path = {SCHEMA}")
+            await conn.execute("SET LOCAL statement_timeout = 0")  # a step rewrites whole tables: unbounded
             await conn.execute(step.sql)
             if step.version == 1:
                 await conn.execute(

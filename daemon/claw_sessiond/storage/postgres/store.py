@@ -116,7 +116,7 @@ class PostgresStorage(PostgresSessions):
         self.applied_migrations: list[str] = []
         self._listeners: list[ChangeListener] = []
         self._cluster = Cluster(pool, dsn, server_settings_of(settings), self._where, settings.lease_s, self._listeners)
-        self._group = GroupCommit(pool, self._where, self._cluster.feed.origin)
+        self._group = GroupCommit(pool, self._where, self._cluster.feed.origin, self._cluster.check_run)
         self.runs = self._cluster.runs
         self._written: dict[str, float] = {}
         self._vacuums = Vacuums(self._reader)
@@ -200,6 +200,7 @@ class PostgresStorage(PostgresSessions):
         history: bool = False,
         erased: bool = False,
         plain: AppendJob | None = None,
+        run_id: str = "",
     ) -> T:
         """Run ``fn`` in one transaction (maybe shared: group_commit.py), in session order, shielded from cancellation.
 
@@ -207,6 +208,7 @@ class PostgresStorage(PostgresSessions):
         (``changed`` or ``history``) first announces itself to follow-all readers (``follow.py``).
         ``changed`` / ``erased``: the transaction also tells the other daemons (NOTIFY, ``cluster.py``).
         ``plain``: ``fn`` writes this plain append (``batch_tx.py``: maybe in one call with others).
+        ``run_id``: ``fn`` writes for this run: fenced at COMMIT (``group_commit.py``).
         """
         notify = changed or erased
 
@@ -219,7 +221,8 @@ class PostgresStorage(PostgresSessions):
         async def lane() -> T:
             began, committed = time.perf_counter(), False
             try:
-                result = await self._group.run(session_id, body, announce=changed or history, plain=plain)
+                announce = changed or history
+                result = await self._group.run(session_id, body, announce=announce, plain=plain, run_id=run_id)
                 committed = True
             except StorageError:
                 self.counters.write_failures += 1
@@ -405,7 +408,8 @@ class PostgresStorage(PostgresSessions):
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
         append = lambda c: self._cluster.append_tx(c, job, limit)  # noqa: E731
-        result = await self._write(job.session_id, append, changed=True, plain=job if is_plain(job) else None)
+        plain = job if is_plain(job) else None
+        result = await self._write(job.session_id, append, changed=True, plain=plain, run_id=job.run_id)
         if not result.replayed:
             self.counters.appends += 1
             self.counters.messages_written += len(job.messages)
@@ -455,7 +459,8 @@ class PostgresStorage(PostgresSessions):
         """Remove the tail of the visible history and append replacements, all or nothing (``edit_tx.py``)."""
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
-        result = await self._write(job.session_id, lambda c: edit_in_tx(c, job, limit), changed=True)
+        run_id = job.replacements.run_id if job.replacements is not None else ""
+        result = await self._write(job.session_id, lambda c: edit_in_tx(c, job, limit), changed=True, run_id=run_id)
         if not result.replayed and job.replacements is not None:
             self.counters.appends += 1
             self.counters.messages_written += len(job.replacements.messages)

@@ -50,6 +50,8 @@ class Vacuums:
             self._again = False
             try:
                 async with self._reader() as conn:
+                    # Large tables take longer than the statement bound (timeouts.py); the pool resets it on release.
+                    await conn.execute("SET statement_timeout = 0")
                     await conn.execute("VACUUM " + ", ".join(VACUUMED))
             except (StorageError, asyncpg.PostgresError) as exc:
                 _log.warning("event=vacuum_failed error=%s", exc)

@@ -1,0 +1,314 @@
+"""A daemon stopped in the middle of a write for a run commits nothing once its lease is gone (SPEC §9).
+
+Daemons A and B share one database of the test process's throwaway server
+(``tests/helpers/postgres.py``), with a lease of :data:`LEASE_S`. Each round a
+run attached on A sends a large Append (hundreds of statements in one
+transaction) and the test watches ``pg_stat_activity`` for A's transaction
+being ``idle in transaction`` with a transaction id (it has locked the
+session row and passed its run check), stops A there with a real SIGSTOP,
+confirms that A's backend is still in that transaction while A is stopped,
+and keeps A stopped for two leases. Meanwhile B answers a Load and an Append
+of that session within the lease bound (the server ends A's idle transaction
+after a quarter of the lease, ``timeouts.py``), and, with a takeover, attaches
+a run of its own first. After SIGCONT, A's reply must be a clean refusal
+(UNAVAILABLE or UNKNOWN_RUN), and no entry of A's Append may be stored: 0
+stale commits, 0 stale acknowledgements. Only rounds whose stop was confirmed
+mid-transaction count towards :data:`ROUNDS`; every daemon is stopped by pid
+at teardown (``spawn_daemon``).
+
+The narrowest window is between the fence (the run check run again as the
+last statement before COMMIT) and the COMMIT itself. To land there, A sends
+small Appends one after the other while the test stops it for a moment
+again and again (SIGSTOP, look, SIGCONT) until a stop finds A's transaction
+idle after the fence with entries inserted (its ``RowExclusiveLock`` on
+``events`` in ``pg_locks``); A then stays stopped for two leases, as above.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import os
+import random
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+
+from claw_sessiond_client import (
+    Message,
+    PreconditionError,
+    Reason,
+    SessionClient,
+    SessiondError,
+    StorageUnavailableError,
+    ToolCall,
+)
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.postgres import SHARED as POSTGRES
+
+#: The lease the daemons get (seconds); A stays stopped for two of them.
+LEASE_S = 2
+#: Scheduling slack on a shared, loaded 2-core machine on top of a documented bound.
+SLACK_S = 3.0
+#: Rounds whose stop was confirmed in the middle of A's transaction, per test.
+ROUNDS = 20
+#: Most rounds tried to get ROUNDS confirmed ones (a stop that came after the COMMIT does not count).
+MAX_TRIES = 60
+#: Entries of A's large Append (each one statement of its transaction).
+BIG = 300
+#: Entries of each Append when A is to be stopped between the fence and the COMMIT, and most such Appends a round.
+SMALL, LOOPS = 5, 2000
+#: Rounds stopped between the fence and the COMMIT, and most rounds tried for them.
+ROUNDS_AT_COMMIT, MAX_TRIES_AT_COMMIT = 10, 20
+
+pytestmark = [pytest.mark.backend_neutral("picks its PostgreSQL databases itself"), pytest.mark.slow]
+
+
+def _pair(tmp_path: Path, spawn_daemon: Any) -> tuple[DaemonProcess, DaemonProcess, str]:
+    """Daemons A and B on two workspaces and one database; and the database's URL."""
+    url = POSTGRES.database_for(str(tmp_path / "db"))
+    daemons = []
+    for name in ("a", "b"):
+        ws = tmp_path / name
+        ws.mkdir()
+        daemons.append(spawn_daemon("--database", url, "--lease-s", str(LEASE_S), workspace_path=ws))
+    return daemons[0], daemons[1], url
+
+
+async def _stop_in_transaction(url: str, pid: int, busy: threading.Event) -> tuple[bool, str]:
+    """SIGSTOP ``pid`` as soon as one of its backends is idle in a write transaction; whether the stop was
+    confirmed inside that transaction, and the last statement it had run."""
+    conn = await asyncpg.connect(url)
+    try:
+        watch = (
+            "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND state = 'idle in transaction' "
+            "AND backend_xid IS NOT NULL"
+        )
+        end = time.monotonic() + 30
+        backend = None
+        while backend is None and time.monotonic() < end and busy.is_set():
+            backend = await conn.fetchval(watch, f"claw-sessiond {pid}")
+        if backend is None:
+            return False, ""
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            await asyncio.sleep(0.05)  # a statement in flight at the stop finishes; the state then stays
+            row = await conn.fetchrow("SELECT state, left(query, 40) FROM pg_stat_activity WHERE pid = $1", backend)
+        except BaseException:
+            os.kill(pid, signal.SIGCONT)
+            raise
+        return row is not None and row[0] == "idle in transaction", "" if row is None else str(row[1])
+    finally:
+        await conn.close()
+
+
+#: A backend of the daemon idle in a transaction that has inserted entries and then run the run check: the
+#: fence, the last statement before its COMMIT.
+_AFTER_FENCE = (
+    "SELECT a.pid, left(a.query, 40) FROM pg_stat_activity AS a WHERE a.application_name = $1 "
+    "AND a.state = 'idle in transaction' AND a.query LIKE '%heartbeat_at%' AND EXISTS (SELECT 1 FROM pg_locks AS l "
+    "WHERE l.pid = a.pid AND l.relation = 'claw_sessiond.events'::regclass AND l.mode = 'RowExclusiveLock')"
+)
+
+
+async def _stop_after_the_fence(url: str, pid: int, busy: threading.Event) -> tuple[bool, str]:
+    """Stop ``pid`` again and again, for a moment each (SIGSTOP, look, SIGCONT), until a stop finds one of its
+    write transactions between the fence and the COMMIT; then it stays stopped. Whether one was found."""
+    conn = await asyncpg.connect(url)
+    try:
+        end = time.monotonic() + 120
+        while time.monotonic() < end and busy.is_set():
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                await asyncio.sleep(0.002)  # a statement in flight at the stop finishes (a COMMIT among them)
+                row = await conn.fetchrow(_AFTER_FENCE, f"claw-sessiond {pid}")
+            except BaseException:
+                os.kill(pid, signal.SIGCONT)
+                raise
+            if row is not None:
+                return True, str(row[1])
+            os.kill(pid, signal.SIGCONT)
+            await asyncio.sleep(random.uniform(0, 0.003))
+        return False, ""
+    finally:
+        await conn.close()
+
+
+def _stored_of(url: str, session: str, marker: str) -> int:
+    """How many stored events of ``session`` hold ``marker``."""
+
+    async def count() -> int:
+        conn = await asyncpg.connect(url)
+        try:
+            return int(
+                await conn.fetchval(
+                    "SELECT count(*) FROM claw_sessiond.events WHERE session_id = $1 AND strpos(payload, $2) > 0",
+                    session,
+                    marker,
+                )
+            )
+        finally:
+            await conn.close()
+
+    return asyncio.run(count())
+
+
+def _attach_when_free(client: SessionClient, session: str, bound_s: float, runs: contextlib.ExitStack) -> Any:
+    """Attach ``session`` on ``client`` as soon as the run of the stopped daemon is over (fails past ``bound_s``)."""
+    end = time.monotonic() + bound_s
+    while True:
+        try:
+            return runs.enter_context(client.attach(session, label="takeover"))
+        except (PreconditionError, StorageUnavailableError) as exc:
+            if time.monotonic() > end:
+                pytest.fail(f"B could not take the session over within {bound_s}s: {exc}")
+            time.sleep(0.05)
+
+
+def _attach_on_a(client: SessionClient, session: str, runs: contextlib.ExitStack) -> Any:
+    """A run on A (A may still be registering again after the previous round's lost lease)."""
+    end = time.monotonic() + 20
+    while True:
+        try:
+            return runs.enter_context(client.attach(session, label="owner"))
+        except StorageUnavailableError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.1)
+
+
+def _round(
+    ca: SessionClient,
+    ca_once: SessionClient,
+    cb: SessionClient,
+    url: str,
+    pid: int,
+    n: int,
+    *,
+    takeover: bool,
+    at_commit: bool,
+) -> tuple[bool, str, Any, float]:
+    """One round on session ``s<n>``: whether A was stopped inside its transaction, the statement it had run
+    last, A's first reply to the large Append sent through ``ca_once`` (a result or the error), and how long
+    after the stop B's Load and Append were done."""
+    session, marker = f"s{n}", f"stale-{n}-"
+    outcome: list[Any] = []
+    busy = threading.Event()
+    b_took = 0.0
+    with contextlib.ExitStack() as runs:
+        run = _attach_on_a(ca, session, runs)
+        ca.append(
+            session,
+            [Message.user("go"), Message.assistant(tool_calls=[ToolCall("call_1", "bash", "{}")])],
+            run_id=run.run_id,
+        )
+
+        def big() -> None:
+            # At commit: small appends one after the other until a stop lands between one's fence and COMMIT.
+            try:
+                for k in range(LOOPS if at_commit else 1):
+                    entries = [Message.user(f"{marker}{k}.{i}") for i in range(SMALL if at_commit else BIG)]
+                    outcome[:] = [k]
+                    outcome.append(ca_once.append(session, entries, run_id=run.run_id))
+                    if not busy.is_set():
+                        return
+            except SessiondError as exc:
+                outcome.append(exc)
+            finally:
+                busy.clear()
+
+        busy.set()
+        writer = threading.Thread(target=big, daemon=True)
+        writer.start()
+        stop = _stop_after_the_fence if at_commit else _stop_in_transaction
+        inside, last = asyncio.run(stop(url, pid, busy))
+        if inside:
+            busy.clear()  # the append in flight is the round's last
+        stopped = time.monotonic()
+        try:
+            if inside:
+                # B, while A is stopped: (a takeover,) a Load and an Append of the session, within the lease bound.
+                theirs = _attach_when_free(cb, session, LEASE_S + SLACK_S, runs) if takeover else None
+                loaded = cb.load(session, "/tmp")
+                cb.append(session, Message.user("from B"), run_id=theirs.run_id if theirs else "")
+                b_took = time.monotonic() - stopped
+                assert b_took <= LEASE_S + SLACK_S, f"B waited {b_took:.1f}s"
+                if takeover:
+                    assert [r.tool_call_id for r in loaded.repairs] == ["call_1"]
+                assert _stored_of(url, session, f"{marker}{outcome[0]}.") == 0  # the Append in flight
+                time.sleep(max(0.0, 2 * LEASE_S - (time.monotonic() - stopped)))
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        writer.join(60)
+        assert not writer.is_alive(), "A did not answer its Append within 60 s of waking"
+    return inside, last, outcome, b_took
+
+
+def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool, at_commit: bool = False) -> None:
+    a, b, url = _pair(tmp_path, spawn_daemon)
+    assert a.proc is not None
+    confirmed, tries = 0, 0
+    stale_commits, stale_acks = 0, 0
+    replies: collections.Counter[str] = collections.Counter()
+    stopped_after: collections.Counter[str] = collections.Counter()
+    b_took: list[float] = []
+    # The large Append goes through a client that does not retry (it would retry UNAVAILABLE), over AppendStream
+    # in odd rounds and the unary Append in even ones (whose reply is then A's own first answer).
+    with (
+        a.client(timeout_s=60) as ca,
+        a.client(timeout_s=60, retry_window_s=0) as streamed,
+        a.client(timeout_s=60, retry_window_s=0, stream_appends=False) as unary,
+        b.client() as cb,
+    ):
+        while confirmed < (ROUNDS_AT_COMMIT if at_commit else ROUNDS):
+            tries += 1
+            assert tries <= (MAX_TRIES_AT_COMMIT if at_commit else MAX_TRIES), (
+                f"only {confirmed} of {tries - 1} stops landed inside A's transaction"
+            )
+            client = (unary, streamed)[tries % 2]
+            inside, last, (k, reply), took = _round(
+                ca, client, cb, url, a.proc.pid, tries, takeover=takeover, at_commit=at_commit
+            )
+            assert not isinstance(reply, SessiondError) or reply.reason != Reason.INTERNAL, reply
+            stored = _stored_of(url, f"s{tries}", f"stale-{tries}-{k}.")
+            size = SMALL if at_commit else BIG
+            assert stored in (0, size), f"round {tries}: {stored} of {size} entries stored"
+            if not inside:
+                # The stop came after the COMMIT (or never): an acknowledged write is stored in full.
+                assert isinstance(reply, SessiondError) or stored == size
+                continue
+            confirmed += 1
+            b_took.append(took)
+            stopped_after["the run check" if "heartbeat_at" in last else last.split("(")[0].strip()[:24]] += 1
+            replies[f"{('unary', 'stream')[tries % 2]} {getattr(reply, 'reason', 'acknowledged')}"] += 1
+            stale_commits += stored > 0
+            stale_acks += not isinstance(reply, SessiondError)
+            assert isinstance(reply, (StorageUnavailableError, PreconditionError)), reply
+            if isinstance(reply, PreconditionError):
+                assert (reply.reason, reply.metadata.get("cause")) == (Reason.UNKNOWN_RUN, "lease_lost"), reply
+    print(
+        f"\n{'with' if takeover else 'without'} a takeover: {confirmed} stops inside A's transaction "
+        f"({tries} tried), stale commits {stale_commits}, stale acknowledgements {stale_acks}; A's replies "
+        f"{dict(replies)}; stopped after {dict(stopped_after)}; B's Load+Append done "
+        f"{min(b_took):.2f}-{max(b_took):.2f} s after the stop (lease {LEASE_S} s)"
+    )
+    assert (stale_commits, stale_acks) == (0, 0)
+    assert "Traceback" not in a.log()
+
+
+def test_a_daemon_stopped_mid_write_commits_nothing_after_a_takeover(tmp_path: Path, spawn_daemon: Any) -> None:
+    _rounds(tmp_path, spawn_daemon, takeover=True)
+
+
+def test_a_daemon_stopped_mid_write_commits_nothing_without_a_takeover(tmp_path: Path, spawn_daemon: Any) -> None:
+    _rounds(tmp_path, spawn_daemon, takeover=False)
+
+
+def test_a_daemon_stopped_between_the_fence_and_its_commit_commits_nothing(tmp_path: Path, spawn_daemon: Any) -> None:
+    _rounds(tmp_path, spawn_daemon, takeover=True, at_commit=True)

@@ -79,10 +79,10 @@ async def test_a_setting_not_in_force_on_the_server_session_is_named(tmp_path: P
     settings = server_settings_of(PostgresSettings(lock_timeout_ms=4321))
     conn = await asyncpg.connect(url)  # the settings never SET on it: what a resetting pooler would leave
     try:
-        await conn.execute("SET search_path = 'claw_sessiond'")
+        # Everything but lock_timeout SET (the timeouts of timeouts.py among them).
+        await conn.execute(set_statements({k: v for k, v in settings.items() if k != "lock_timeout"}))
         with pytest.raises(StorageUnavailableError) as refused:
             await check_settings(conn, settings, "the-target")
-        # synchronous_commit is 'on' in the server's configuration already: in force; lock_timeout is not.
         assert "the setting lock_timeout is '0' (from default)" in str(refused.value)
         assert "refusing to start" in str(refused.value)
         await conn.execute(set_statements(settings))

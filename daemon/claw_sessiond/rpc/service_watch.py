@@ -36,13 +36,15 @@ from ..watch import ALL_SESSIONS, WATCH_BATCH, WATCH_BATCH_EVENTS, WATCH_MESSAGE
 from .edge import Context, EdgeState, abort, share_peer, stream_edge
 from .service_edits import history_fields
 
-__all__ = ["WatchRpcs", "batched", "one_per_message"]
+__all__ = ["WatchCall", "WatchPull", "WatchRpcs", "batched", "one_per_message"]
 
 _log = logging.getLogger("claw_sessiond.service")
 M = TypeVar("M", pb.WatchResponse, pb.WatchAllResponse)
 #: What a watcher pulls: the incarnation, ``(last position, message, encoded bytes)`` per message, more to come.
 WatchPull = tuple[str | None, list[tuple[int, pb.WatchResponse, int]], bool]
 WatchAllPull = tuple[str | None, list[tuple[int, pb.WatchAllResponse, int]], bool]
+#: An open stream: its context, and the task that runs its handler (and is blocked in its sends).
+WatchCall = tuple[Context, "asyncio.Task[Any] | None"]
 #: A repeated field's tag and length prefix around each event, at most.
 _EVENT_OVERHEAD = 6
 
@@ -77,7 +79,7 @@ class WatchRpcs(EdgeState):
     store: Storage
     config: Config
     watch_hub: WatchHub
-    _watch_contexts: dict[Watcher, Context]
+    _watch_contexts: dict[Watcher, WatchCall]
     _stall_sweeper: asyncio.Task[None] | None
     _lag_aborts: set[asyncio.Task[None]]
     _watch_reads: SharedReads[WatchPull]
@@ -100,7 +102,7 @@ class WatchRpcs(EdgeState):
             peer=share_peer(context),
             limit=WATCH_BATCH_EVENTS if request.batch else WATCH_BATCH,
         )
-        self._watch_contexts[watcher] = context
+        self._watch_contexts[watcher] = (context, asyncio.current_task())
         self._ensure_stall_sweeper()
         try:
             async with contextlib.aclosing(watcher.follow(pull)) as events:
@@ -142,16 +144,17 @@ class WatchRpcs(EdgeState):
         while self.watch_hub.count():
             await asyncio.sleep(interval_s)
             for watcher in self.watch_hub.stalled(limit_s):
-                context = self._watch_contexts.pop(watcher, None)
-                if context is not None:
-                    task = asyncio.create_task(self._end_lagged_watch(watcher, context))
+                call = self._watch_contexts.pop(watcher, None)
+                if call is not None:
+                    task = asyncio.create_task(self._end_lagged_watch(watcher, call))
                     self._lag_aborts.add(task)
                     task.add_done_callback(self._lag_aborts.discard)
 
-    async def _end_lagged_watch(self, watcher: Watcher, context: Context) -> None:
+    async def _end_lagged_watch(self, watcher: Watcher, call: WatchCall) -> None:
         if watcher.blocked_since is None:  # it moved on meanwhile
-            self._watch_contexts[watcher] = context
+            self._watch_contexts[watcher] = call
             return
+        context, handler = call
         _log.info("event=watch_lagged position=%d stall_s=%s", watcher.position, self.config.watch_stall_s)
         exc = WatchLaggedError(
             f"watch of session {watcher.session_id!r} fell behind: its client read nothing for "
@@ -165,8 +168,15 @@ class WatchRpcs(EdgeState):
         self.watch_hub.close(watcher)
         # The status travels behind the events already in the client's flow-control
         # window, so this returns once the client reads again or goes away.
+        ending = asyncio.ensure_future(abort(context, exc, "Watch"))
+        # Once the status is queued, the handler's blocked send is moot: it ends now (grpc logs a
+        # cancelled handler at DEBUG). Left blocked, a client that cancels instead of reading makes
+        # that send fail in grpc's own code, which logs it as an ERROR with a traceback.
+        await asyncio.sleep(0)
+        if not ending.done() and handler is not None and not handler.done():
+            handler.cancel()
         try:
-            await abort(context, exc, "Watch")
+            await ending
         except grpc.aio.AbortError:
             pass
         except Exception as gone:  # the client went away before reading the status
@@ -205,7 +215,7 @@ class WatchRpcs(EdgeState):
         watcher = self.watch_hub.open(
             ALL_SESSIONS, after, ALL_SESSIONS, peer=peer, limit=WATCH_BATCH_EVENTS if request.batch else WATCH_BATCH
         )
-        self._watch_contexts[watcher] = context
+        self._watch_contexts[watcher] = (context, asyncio.current_task())
         self._ensure_stall_sweeper()
         try:
             async with contextlib.aclosing(watcher.follow(pull)) as events:

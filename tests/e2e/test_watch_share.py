@@ -57,15 +57,16 @@ def _active(d: DaemonProcess) -> int:
         return int(c.stats()["active_watchers"])
 
 
-def _lag(d: DaemonProcess, session: str) -> tuple[grpc.Channel, Any]:
-    """A raw Watch of ``session`` that reads its first event, then nothing while 8 MiB are appended."""
+def _lag(d: DaemonProcess, session: str, lags: int = 1) -> tuple[grpc.Channel, Any]:
+    """A raw Watch of ``session`` that reads its first event, then nothing while 8 MiB are appended
+    (returns once the daemon has logged ``lags`` lagged watchers)."""
     channel = grpc.insecure_channel(d.address)
     call = pb_grpc.SessionServiceStub(channel).Watch(pb.WatchRequest(session_id=session, batch=True))
     assert next(call).events[0].position == 1
     with d.client() as c:
         for _ in range(8):
             c.append(session, BIG_BATCH)
-    wait_for(lambda: "event=watch_lagged" in d.log(), 20, "the stalled watcher to be declared lagged")
+    wait_for(lambda: d.log().count("event=watch_lagged") >= lags, 20, "the stalled watcher to be declared lagged")
     return channel, call
 
 
@@ -193,6 +194,31 @@ def test_a_lagged_stream_frees_its_slot_while_its_connection_stays_open(spawn_da
             assert received[-1] >= int(err.metadata["position"])
         finally:
             channel.close()
+
+
+def test_at_most_max_watchers_lagged_streams_drain_beyond_their_slots(spawn_daemon: Any) -> None:
+    d: DaemonProcess = spawn_daemon("--max-watchers", "1", "--watch-stall-s", "1")
+    with d.client() as c:
+        c.append("a", Message.user("first"))
+        c.append("b", Message.user("first"))
+    first, _ = _lag(d, "a")
+    second: grpc.Channel | None = None
+    try:
+        wait_for(lambda: _active(d) == 0, 10, "the first lagged stream's slot to be released")
+        # One lagged stream is draining (the bound is --max-watchers = 1): the next one keeps its slot.
+        second, _ = _lag(d, "b", lags=2)
+        time.sleep(1)  # a few sweeps of the stall sweeper
+        assert _active(d) == 1
+        with d.client() as c, pytest.raises(ResourceLimitError) as refused:
+            next(iter(c.watch("a")))
+        assert refused.value.reason == Reason.TOO_MANY_STREAMS
+        # Its client goes away: the slot is free again.
+        second.close()
+        wait_for(lambda: _active(d) == 0, 10, "the second stream's slot to be released when its client left")
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
 
 
 def test_cancelling_a_lagged_watch_logs_no_error(spawn_daemon: Any) -> None:

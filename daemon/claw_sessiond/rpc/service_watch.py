@@ -5,7 +5,8 @@ send stays blocked; the stall sweeper here ends a stream whose client read
 nothing for ``--watch-stall-s`` with ABORTED / WATCH_LAGGED, since only the
 RPC layer can end a stream with a status. The stream's slot is released the
 moment it is declared lagged (the status then waits behind the events the
-client has not read; a client that cancels meanwhile ends it quietly).
+client has not read; a client that cancels meanwhile ends it quietly), as long
+as no more than ``--max-watchers`` lagged streams are draining at once.
 
 A request with ``batch`` set gets each pull's events packed into messages
 (:func:`batched`: at most ``WATCH_BATCH_EVENTS`` events and about
@@ -164,8 +165,13 @@ class WatchRpcs(EdgeState):
         )
         # Its slot is free from now on: the stream sends nothing more than the events already
         # handed to the transport and this status, whatever the client does with the connection.
-        watcher.ended = exc
-        self.watch_hub.close(watcher)
+        # What the transport holds for it stays until the client reads or leaves, so at most
+        # --max-watchers lagged streams drain at once (this task is one of ``_lag_aborts``);
+        # beyond that a lagged stream keeps its slot until then, as every stream did before.
+        release = len(self._lag_aborts) <= self.watch_hub.max_watchers
+        if release:
+            watcher.ended = exc
+            self.watch_hub.close(watcher)
         # The status travels behind the events already in the client's flow-control
         # window, so this returns once the client reads again or goes away.
         ending = asyncio.ensure_future(abort(context, exc, "Watch"))
@@ -173,7 +179,7 @@ class WatchRpcs(EdgeState):
         # cancelled handler at DEBUG). Left blocked, a client that cancels instead of reading makes
         # that send fail in grpc's own code, which logs it as an ERROR with a traceback.
         await asyncio.sleep(0)
-        if not ending.done() and handler is not None and not handler.done():
+        if release and not ending.done() and handler is not None and not handler.done():
             handler.cancel()
         try:
             await ending

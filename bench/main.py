@@ -895,6 +895,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the cost of one Append call against its floors (echo + one durable commit; bench/calls.py)",
     )
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="only Watch keeping up: 1 and 100 watchers of a session written at full rate, catch-up vs Load",
+    )
     parser.add_argument("--label", default="", help="a name for this run, added to its results file's name")
     parser.add_argument(
         "--only",
@@ -918,6 +923,10 @@ def main(argv: list[str] | None = None) -> int:
 
         only = ["--only", args.only] if args.only else []
         return interference.main([*(["--tiny"] if args.tiny else []), "--label", args.label, *only])
+    if args.watch:
+        from bench import watch_rate
+
+        return watch_rate.run(args.tiny, args.label)
     if args.growth:
         return growth.main(args.tiny, args.label)
     if args.calls:

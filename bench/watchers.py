@@ -2,7 +2,9 @@
 
 SPEC is JSON: ``address``, ``session_id``, ``streams``, ``after`` (the position
 each stream starts after), ``until`` (the position whose delivery ends a
-stream), ``timeout_s``. Streams are spread over channels of at most
+stream), ``timeout_s``, and optionally ``batch`` (default true: the client's
+watch, which asks for batches; false: a raw Watch that takes one event per
+message, as clients before batches did). Streams are spread over channels of at most
 ``PER_CHANNEL`` streams each. The process prints ``ready`` once every stream's
 call is started (the caller then waits until the daemon counts them in
 ``active_watchers``), and when every stream has delivered ``until`` (or the
@@ -16,9 +18,14 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
+import grpc
+
 from claw_sessiond_client import AsyncSessionClient
+from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
 PER_CHANNEL = 100
 
@@ -33,10 +40,23 @@ async def _run(spec: dict[str, Any]) -> dict[str, Any]:
     last_at = 0.0
     errors: list[str] = []
 
-    async def follow(client: AsyncSessionClient) -> bool:
+    channels = [grpc.aio.insecure_channel(spec["address"]) for _ in clients]
+
+    async def unbatched(i: int) -> AsyncIterator[Any]:
+        stub = pb_grpc.SessionServiceStub(channels[i // PER_CHANNEL])
+        request = pb.WatchRequest(session_id=spec["session_id"], after_position=int(spec["after"]))
+        async for reply in stub.Watch(request):
+            yield reply
+
+    def events(i: int) -> AsyncIterator[Any]:
+        if spec.get("batch", True):
+            return clients[i // PER_CHANNEL].watch(spec["session_id"], after_position=int(spec["after"]))
+        return unbatched(i)
+
+    async def follow(i: int) -> bool:
         nonlocal received, last_at
         try:
-            async for event in client.watch(spec["session_id"], after_position=int(spec["after"])):
+            async for event in events(i):
                 received += 1
                 last_at = time.time()
                 if event.position >= int(spec["until"]):
@@ -45,7 +65,7 @@ async def _run(spec: dict[str, Any]) -> dict[str, Any]:
             errors.append(repr(exc)[:200])
         return False
 
-    tasks = [asyncio.create_task(follow(clients[i // PER_CHANNEL])) for i in range(streams)]
+    tasks = [asyncio.create_task(follow(i)) for i in range(streams)]
     await asyncio.sleep(0)
     print("ready", flush=True)
     done, pending = await asyncio.wait(tasks, timeout=float(spec["timeout_s"]))
@@ -54,6 +74,8 @@ async def _run(spec: dict[str, Any]) -> dict[str, Any]:
     await asyncio.gather(*pending, return_exceptions=True)
     for c in clients:
         await c.close()
+    for ch in channels:
+        await ch.close()
     return {
         "received": received,
         "finished": sum(1 for t in done if t.result()),

@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_MAX_OPEN_TOOL_CALLS",
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_MAX_WATCHERS",
+    "DEFAULT_MAX_WATCHERS_PER_PEER",
     "DEFAULT_PG_CONNECT_TIMEOUT_S",
     "DEFAULT_PG_LOCK_TIMEOUT_MS",
     "DEFAULT_PG_POOL_MAX",
@@ -61,6 +62,8 @@ DEFAULT_LEASE_S: Final = 10
 DEFAULT_WATCH_STALL_S: Final = 30.0
 #: Open Watch streams per daemon; one more is refused (RESOURCE_EXHAUSTED / TOO_MANY_STREAMS).
 DEFAULT_MAX_WATCHERS: Final = 4096
+#: Open Watch streams of one TCP connection (a peer); one more is refused (TOO_MANY_STREAMS, scope=peer).
+DEFAULT_MAX_WATCHERS_PER_PEER: Final = 1024
 #: Watch fan-out budget: messages per second over all Watch streams (see ``watch.py``).
 DEFAULT_WATCH_SENDS_PER_S: Final = 500.0
 #: Open (unanswered) tool calls per session; an append beyond it is refused (TOO_MANY_OPEN_CALLS).
@@ -143,6 +146,8 @@ class Config:
     """A Watch whose send stays blocked this long (its client stopped reading) is ended as lagged."""
     max_watchers: int = DEFAULT_MAX_WATCHERS
     """Most Watch streams open at once; one more gets RESOURCE_EXHAUSTED / ``TOO_MANY_STREAMS``."""
+    max_watchers_per_peer: int = DEFAULT_MAX_WATCHERS_PER_PEER
+    """Most Watch streams one TCP connection holds (the Unix socket has no share: only the owner reaches it)."""
     watch_sends_per_s: float = DEFAULT_WATCH_SENDS_PER_S
     """Fan-out budget: Watch messages sent per second over all streams (more watchers: each waits longer)."""
     max_open_tool_calls: int = DEFAULT_MAX_OPEN_TOOL_CALLS
@@ -242,6 +247,7 @@ class Config:
             "max_group_commit",
             "lease_s",
             "max_watchers",
+            "max_watchers_per_peer",
             "watch_sends_per_s",
             "max_open_tool_calls",
         ):

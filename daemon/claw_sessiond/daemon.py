@@ -164,7 +164,7 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
 
 async def _serve_store(cfg: Config, store: Storage, lock_fd: int, notifier: Notifier) -> Daemon:
     owners = store.runs
-    watch_hub = WatchHub(cfg.max_watchers, cfg.watch_sends_per_s)
+    watch_hub = WatchHub(cfg.max_watchers, cfg.watch_sends_per_s, cfg.max_watchers_per_peer)
     # Commits only wake watchers; each watcher reads what it missed from the database.
     store.subscribe(watch_hub)
     service = SessionService(store, cfg, owners, watch_hub)

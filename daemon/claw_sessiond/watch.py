@@ -5,9 +5,10 @@ loop with the session ids each commit changed. The hub only sets the wake
 flag of the watchers of those sessions; it never copies events. Each watcher
 then reads what it has not sent yet straight from the database
 (``Store.watch_batch``: the session's incarnation and at most
-:data:`WATCH_BATCH` events and about 1 MiB of payload at a time, in one
-snapshot; watchers of one session at one position share that read and its
-encoding) and sends it. So:
+:data:`WATCH_BATCH` events — :data:`WATCH_BATCH_EVENTS` for a client that
+accepts batches — and about 1 MiB of payload at a time, in one snapshot;
+watchers of one session at one position share that read and its encoding)
+and sends it. So:
 
 - order and completeness come from the database: one writer assigns a
   session's positions in commit order, and a read sees whole commits only,
@@ -20,7 +21,9 @@ encoding) and sends it. So:
 - a watcher whose send stays blocked for longer than the stall limit
   (``--watch-stall-s``: the client stopped reading) is *lagged*:
   ``rpc/service_watch.py`` ends its stream with ABORTED / ``WATCH_LAGGED`` carrying the
-  last position sent. HTTP/2 sends that status behind the events already in
+  last position sent, and its slot (of ``--max-watchers`` and of its peer's share) is
+  free at once, even while the client keeps the connection and the status waits
+  behind the unread events. HTTP/2 sends that status behind the events already in
   the client's window, so the client first reads those, then the error, and
   resumes with a new Watch after the last position it received. Nothing is
   lost: the events are in the database. (Measured with grpcio 1.85: the
@@ -46,8 +49,13 @@ it marks them *due*, and one dispatcher task wakes due watchers in FIFO
 order from a token bucket of ``--watch-sends-per-s`` messages per second
 (burst :data:`WAKE_BURST`), at most :data:`WAKE_SLICE` at a time, yielding
 to the loop between slices. A woken watcher sends what it has not sent
-(at most one pull, :data:`WATCH_BATCH` events) and pays one token per
-message; if more is waiting it queues itself again at the back. A watcher
+(at most one pull) and pays for each message one token plus one per
+:data:`TOKEN_BYTES` of its encoded size; if more is waiting it queues itself
+again at the back. A client that accepts batches gets a pull's events in
+messages of up to :data:`WATCH_BATCH_EVENTS` events and about
+:data:`WATCH_MESSAGE_BYTES` (``rpc/watch_wire.py``), so the budget bounds
+messages and bytes, not events: one watcher follows a session at the
+daemon's full append rate and catches up at about Load's speed. A watcher
 marked due while it is already queued or sending is not queued twice
 (*coalescing*: its next turn carries every event committed meanwhile). A new
 stream's first pull waits for its turn as well, so a backlog is paid for. So
@@ -63,7 +71,13 @@ them at once. Order and completeness are unchanged: a turn reads from the
 database after the last position sent.
 
 The number of open streams is capped (``--max-watchers``): one more Watch
-is refused with RESOURCE_EXHAUSTED / ``TOO_MANY_STREAMS``.
+is refused with RESOURCE_EXHAUSTED / ``TOO_MANY_STREAMS``. Each peer that
+the transport tells apart (a TCP connection: grpc names it by address and
+port) holds at most ``--max-watchers-per-peer`` of them; one more from it is
+refused the same way, with metadata ``scope=peer``. The Unix socket admits
+only the workspace's owner and root and grpc gives no peer credentials there
+(``context.peer()`` is ``"unix:"``), so its callers share the daemon-wide cap
+alone.
 
 Must never: hold events per watcher beyond one batch, or block the loop.
 """
@@ -79,10 +93,29 @@ from typing import Any, Final
 from .config import DEFAULT_MAX_WATCHERS, DEFAULT_WATCH_SENDS_PER_S
 from .errors import Reason, ResourceLimitError, SessiondError, SessionNotFoundError, ShuttingDownError
 
-__all__ = ["ALL_SESSIONS", "WAKE_BURST", "WAKE_SLICE", "WATCH_BATCH", "WatchHub", "Watcher"]
+__all__ = [
+    "ALL_SESSIONS",
+    "TOKEN_BYTES",
+    "WAKE_BURST",
+    "WAKE_SLICE",
+    "WATCH_BATCH",
+    "WATCH_BATCH_EVENTS",
+    "WATCH_MESSAGE_BYTES",
+    "WatchHub",
+    "Watcher",
+    "message_cost",
+]
 
-#: Most events read from the database per pull (bounds what one watcher holds).
+#: Most events read from the database per pull for a client that takes one event per message.
 WATCH_BATCH: Final = 64
+#: Most events read per pull, and carried by one message, for a client that accepts batches (as a
+#: Load page: ``storage.paging.PAGE_ROWS``). The storage also stops a pull at about 1 MiB of payload.
+WATCH_BATCH_EVENTS: Final = 512
+#: Most encoded bytes of one batched Watch message (a message always holds at least one event, so a
+#: single larger event travels alone; every event is below the 4 MiB gRPC receive limit).
+WATCH_MESSAGE_BYTES: Final = 1024 * 1024
+#: A message costs the fan-out budget one token plus one per this many encoded bytes.
+TOKEN_BYTES: Final = 256 * 1024
 #: The key of WatchAll's watchers (no session id can contain "/"): every commit wakes them,
 #: and their position is an event id. They share the stall limit of every other watcher.
 ALL_SESSIONS: Final = "/all"
@@ -91,9 +124,15 @@ WAKE_SLICE: Final = 16
 #: Tokens the bucket holds at most (what a quiet daemon sends at once without waiting).
 WAKE_BURST: Final = 64
 
-#: ``pull(after_position, limit)`` → ``(incarnation or None if not stored, [(position, item)], more may
-#: follow)``; the item is whatever the caller sends (an already encoded reply, in the daemon).
-Pull = Callable[[int, int], Awaitable[tuple[str | None, list[tuple[int, Any]], bool]]]
+#: ``pull(after_position, limit)`` → ``(incarnation or None if not stored, [(position, item, size)], more
+#: may follow)``: one entry per message to send, ``position`` its last event's, ``size`` its encoded bytes;
+#: the item is whatever the caller sends (an already encoded reply, in the daemon).
+Pull = Callable[[int, int], Awaitable[tuple[str | None, list[tuple[int, Any, int]], bool]]]
+
+
+def message_cost(size: int) -> int:
+    """Tokens of the fan-out budget one message of ``size`` encoded bytes costs."""
+    return 1 + size // TOKEN_BYTES
 
 
 @dataclass(eq=False)
@@ -105,12 +144,16 @@ class Watcher:
         position: the last position handed to the transport.
         blocked_since: monotonic time the current send started (None while not sending).
         incarnation: the incarnation followed (None until the session is first seen).
+        limit: the most events one pull reads (:data:`WATCH_BATCH` or :data:`WATCH_BATCH_EVENTS`).
+        peer: the peer whose share it counts against (None: the daemon-wide cap only).
     """
 
     session_id: str
     position: int
     blocked_since: float | None = None
     incarnation: str | None = None
+    limit: int = WATCH_BATCH
+    peer: str | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     ended: SessiondError | None = None
     hub: WatchHub | None = None
@@ -119,7 +162,7 @@ class Watcher:
     missed: bool = False
 
     async def follow(self, pull: Pull) -> AsyncGenerator[tuple[int, Any], None]:
-        """Yield ``(position, item)`` after :attr:`position`, then new ones as they commit.
+        """Yield ``(position, item)`` after :attr:`position`, then new ones as they commit (one per message).
 
         The caller sends each item before asking for the next; the time it
         spends doing so is recorded in :attr:`blocked_since`.
@@ -138,7 +181,7 @@ class Watcher:
             self.wake.clear()
             if self.ended is not None:
                 raise self.ended
-            incarnation, batch, more = await pull(self.position, WATCH_BATCH)
+            incarnation, batch, more = await pull(self.position, self.limit)
             if self.incarnation is None:
                 self.incarnation = incarnation  # stays None while the session is not stored yet
             elif incarnation != self.incarnation:
@@ -147,7 +190,7 @@ class Watcher:
                     + (" (it has been created again: start a new Watch to follow it)" if incarnation else ""),
                     session_id=self.session_id,
                 )
-            for position, item in batch:
+            for position, item, _size in batch:
                 self.blocked_since = time.monotonic()
                 yield position, item
                 self.blocked_since = None
@@ -158,7 +201,7 @@ class Watcher:
                 continue
             # Pay for the messages beyond the one token the wake-up cost, then
             # wait for the next turn: at once queued again if more is waiting.
-            self.hub.spend(len(batch) - 1)
+            self.hub.spend(sum(message_cost(size) for _, _, size in batch) - 1)
             self.busy = False
             if more or self.missed:
                 self.missed = False
@@ -171,12 +214,18 @@ class WatchHub:
     """The open watchers, by session; lives on the event loop."""
 
     def __init__(
-        self, max_watchers: int = DEFAULT_MAX_WATCHERS, sends_per_s: float = DEFAULT_WATCH_SENDS_PER_S
+        self,
+        max_watchers: int = DEFAULT_MAX_WATCHERS,
+        sends_per_s: float = DEFAULT_WATCH_SENDS_PER_S,
+        max_per_peer: int | None = None,
     ) -> None:
         self._by_session: dict[str, set[Watcher]] = {}
         self._closing = False
         self._count = 0
+        #: Open watchers of each peer that has a share (a peer is dropped when its last one closes).
+        self._by_peer: dict[str, int] = {}
         self.max_watchers = max_watchers
+        self.max_per_peer = max_watchers if max_per_peer is None else max_per_peer
         self.sends_per_s = sends_per_s
         #: Watchers waiting for their turn, in FIFO order (a dict: ordered, O(1) membership).
         self._due: dict[Watcher, None] = {}
@@ -188,13 +237,24 @@ class WatchHub:
         #: commit notified up to g (what lets watchers share one read, see ``rpc/service_watch.py``).
         self.generation = 0
 
-    def open(self, session_id: str, after_position: int, incarnation: str | None = None) -> Watcher:
+    def open(
+        self,
+        session_id: str,
+        after_position: int,
+        incarnation: str | None = None,
+        *,
+        peer: str | None = None,
+        limit: int = WATCH_BATCH,
+    ) -> Watcher:
         """Register a watcher of ``session_id`` that starts after ``after_position``.
 
-        ``incarnation`` (from a resumed watch) pins the incarnation to follow.
+        ``incarnation`` (from a resumed watch) pins the incarnation to follow; ``peer`` names
+        the peer whose share it takes (None: only the daemon-wide cap applies); ``limit`` is
+        the most events one pull reads.
 
         Raises:
             ShuttingDownError: the daemon is stopping.
+            ResourceLimitError: ``TOO_MANY_STREAMS``: the daemon's cap or the peer's share is taken.
         """
         if self._closing:
             raise ShuttingDownError("claw-sessiond is shutting down; resume the watch in a moment")
@@ -205,7 +265,18 @@ class WatchHub:
                 reason=Reason.TOO_MANY_STREAMS,
                 limit=self.max_watchers,
             )
-        watcher = Watcher(session_id, after_position, incarnation=incarnation, hub=self)
+        if peer is not None:
+            held = self._by_peer.get(peer, 0)
+            if held >= self.max_per_peer:
+                raise ResourceLimitError(
+                    f"too many Watch streams open from this connection ({held}, the share of one peer is "
+                    f"{self.max_per_peer}, --max-watchers-per-peer); close one, or wait for a lagged one to end",
+                    reason=Reason.TOO_MANY_STREAMS,
+                    limit=self.max_per_peer,
+                    scope="peer",
+                )
+            self._by_peer[peer] = held + 1
+        watcher = Watcher(session_id, after_position, incarnation=incarnation, limit=limit, peer=peer, hub=self)
         self._by_session.setdefault(session_id, set()).add(watcher)
         self._count += 1
         return watcher
@@ -220,6 +291,10 @@ class WatchHub:
         self._count -= 1
         if not watchers:
             del self._by_session[watcher.session_id]
+        if watcher.peer is not None:
+            left = self._by_peer.pop(watcher.peer, 1) - 1
+            if left > 0:
+                self._by_peer[watcher.peer] = left
 
     def notify(self, session_ids: set[str]) -> None:
         """The store's commit listener: mark the watchers of the changed sessions due."""

@@ -84,17 +84,23 @@ def test_one_watch_beyond_the_cap_is_refused_with_too_many_streams(spawn_daemon:
 async def test_fan_out_under_a_budget_delivers_every_event_once_in_order(spawn_daemon: Any) -> None:
     # 30 watchers x 100 events = 3,000 watch messages at 400/s: the budget, not the
     # machine, sets the pace, and watchers coalesce the commits that land meanwhile.
+    # The watchers are clients that take one event per message (no `batch`), so every
+    # event is a message the budget pays for.
     watchers, events, per_s = 30, scale(100, 200), 400
     daemon: DaemonProcess = spawn_daemon("--watch-sends-per-s", str(per_s))
-    async with AsyncSessionClient(address=daemon.address, autostart=False) as client:
+    async with (
+        AsyncSessionClient(address=daemon.address, autostart=False) as client,
+        grpc.aio.insecure_channel(daemon.address) as channel,
+    ):
         await client.append("fan", Message.user("start"))
+        stub = pb_grpc.SessionServiceStub(channel)
 
         async def follow() -> list[int]:
             seen: list[int] = []
-            async for event in client.watch("fan", after_position=1):
-                assert event.message is not None
-                seen.append(event.position)
-                if event.position == events + 1:
+            async for reply in stub.Watch(pb.WatchRequest(session_id="fan", after_position=1)):
+                assert reply.HasField("message") and not reply.events
+                seen.append(reply.position)
+                if reply.position == events + 1:
                     return seen
             return seen
 

@@ -52,6 +52,14 @@ def test_load_watch_and_export_replies_stay_under_the_default_receive_limit(big:
                 break
         assert events == list(range(1, COUNT + 1))
 
+        events = []  # in batches: each 3 MiB entry travels alone, under the limit
+        for reply in stub.Watch(pb.WatchRequest(session_id="big", batch=True), timeout=60):
+            assert reply.ByteSize() < DEFAULT_RECEIVE
+            events.extend(e.position for e in reply.events)
+            if len(events) >= COUNT:
+                break
+        assert events == list(range(1, COUNT + 1))
+
         lines = list(stub.Export(pb.ExportRequest(session_id="big"), timeout=60))
         assert len(lines) == COUNT + 1  # the header and one line per event
         assert max(r.ByteSize() for r in lines) < DEFAULT_RECEIVE

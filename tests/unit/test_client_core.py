@@ -120,14 +120,25 @@ def test_a_watch_starts_one_daemon_and_diagnoses_only_before_its_first_reply(wor
     gone = E.DaemonUnavailableError("gone")
     assert follow.needs_daemon(gone) is False  # auto-start off
     assert follow.final_check(gone) is not None
-    event = follow.accept(pb.WatchResponse(position=1, cleared=True))
-    assert event is not None and event.cleared and event.position == 1
+    (event,) = follow.accept(pb.WatchResponse(position=1, cleared=True))
+    assert event.cleared and event.position == 1
     assert follow.final_check(gone) is None
     assert follow.pause(E.WatchLaggedError("behind")) == 0.0
     ended = follow.ended()
     assert type(ended) is E.DaemonUnavailableError and ended.message == "the daemon ended the Watch stream"
+
     starting = FollowRetry(_core(workspace, autostart=True), WatchCursor("s", 0, 1.0), "WatchAll")
     assert [starting.needs_daemon(gone) for _ in range(2)] == [True, False]
+
+
+def test_a_batched_watch_reply_delivers_each_new_event_once_in_order(workspace: Path) -> None:
+    cursor = WatchCursor("s", 2, 1.0)
+    assert cursor.request().batch  # the client asks for batches
+    follow = FollowRetry(_core(workspace, autostart=False), cursor, "Watch")
+    batch = pb.WatchResponse(events=[pb.WatchResponse(position=p, cleared=True, incarnation="i") for p in (1, 2, 3, 4)])
+    assert [e.position for e in follow.accept(batch)] == [3, 4]  # 1 and 2 were delivered before
+    assert cursor.position == 4 and cursor.incarnation == "i"
+    assert follow.accept(pb.WatchResponse(events=[pb.WatchResponse(position=4, cleared=True)])) == []
 
 
 def test_the_health_check_reading_of_errors() -> None:

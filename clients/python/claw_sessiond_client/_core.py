@@ -224,9 +224,9 @@ class CallRetry:
 class FollowRetry:
     """What to do after a following stream (Watch, WatchAll) ended or failed; both clients drive it.
 
-    ``cursor`` has ``request()``, ``accept(reply)`` (the event to deliver, or
-    None) and ``resume_delay(err, now)`` (raises ``err`` once the retry window
-    is spent). A stream that was served resumes across a daemon restart; one
+    ``cursor`` has ``request()`` (which asks for batches), ``accept(reply)``
+    (the event to deliver, or None) and ``resume_delay(err, now)`` (raises
+    ``err`` once the retry window is spent). A stream that was served resumes across a daemon restart; one
     that never was fails at once when no daemon runs (as a unary call does).
     """
 
@@ -238,10 +238,11 @@ class FollowRetry:
         self.answered = False
         self._autostarted = False
 
-    def accept(self, reply: Any) -> Any:
-        """The event of ``reply`` to deliver, or None."""
+    def accept(self, reply: Any) -> list[Any]:
+        """The events of ``reply`` to deliver, in order: those of its batch (``events``), or its own."""
         self.answered = True
-        return self._cursor.accept(reply)
+        accepted = (self._cursor.accept(part) for part in (reply.events or (reply,)))
+        return [event for event in accepted if event is not None]
 
     def ended(self) -> E.DaemonUnavailableError:
         """The error of a stream the daemon ended (a following stream never ends by itself)."""

@@ -188,8 +188,8 @@ class FollowCursor:
     def request(self) -> pb.WatchAllRequest:
         """The WatchAll request that resumes after the last delivered event (or starts)."""
         if not self.started:
-            return pb.WatchAllRequest(last=self.last)
-        return pb.WatchAllRequest(after_event_id=self.after, resume=True)
+            return pb.WatchAllRequest(last=self.last, batch=True)
+        return pb.WatchAllRequest(after_event_id=self.after, resume=True, batch=True)
 
     def accept(self, r: pb.WatchAllResponse) -> FollowEvent | None:
         """The event to deliver, or None for the start marker or one already delivered."""

@@ -125,8 +125,10 @@ class WatchCursor:
         self._give_up_at: float | None = None
 
     def request(self) -> pb.WatchRequest:
-        """The Watch request that resumes after the last delivered position."""
-        return pb.WatchRequest(session_id=self.session_id, after_position=self.position, incarnation=self.incarnation)
+        """The Watch request that resumes after the last delivered position (events in batches)."""
+        return pb.WatchRequest(
+            session_id=self.session_id, after_position=self.position, incarnation=self.incarnation, batch=True
+        )
 
     def accept(self, r: pb.WatchResponse) -> WatchEvent | None:
         """The event to deliver, or None for one already delivered."""

@@ -494,8 +494,7 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
             err: E.SessiondError
             try:
                 async for reply in call:
-                    event = follow.accept(reply)
-                    if event is not None:
+                    for event in follow.accept(reply):
                         yield event
                 err = follow.ended()
             except grpc.RpcError as exc:

@@ -505,9 +505,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
             err: E.SessiondError
             try:
                 for reply in call:
-                    event = follow.accept(reply)
-                    if event is not None:
-                        yield event
+                    yield from follow.accept(reply)
                 err = follow.ended()
             except grpc.RpcError as exc:
                 err = error_from_rpc(exc)

@@ -453,21 +453,26 @@ export class SessionClient {
   /**
    * Follows a session's history events after `afterPosition`. When the daemon drops a watcher
    * that fell behind (WATCH_LAGGED) or the connection breaks, the watch resumes after the last
-   * event received, on the same incarnation; other errors end the iteration by throwing.
+   * event received, on the same incarnation; other errors end the iteration by throwing. The
+   * daemon packs events into batches (`WatchRequest.batch`); this yields them one at a time.
    */
   async *watch(sessionId: string, opts: { afterPosition?: number; signal?: AbortSignal } = {}): AsyncGenerator<WatchResponse> {
     await this.ready();
     let after = opts.afterPosition ?? 0;
     let incarnation = "";
     for (let resumes = 0; resumes < 1000; resumes++) {
-      const stream = this.stub.watch({ sessionId, afterPosition: after, incarnation } as never) as ClientReadableStream<WatchResponse>;
+      const stream = this.stub.watch({ sessionId, afterPosition: after, incarnation, batch: true } as never) as ClientReadableStream<WatchResponse>;
       const abort = () => stream.cancel();
       opts.signal?.addEventListener("abort", abort);
       try {
-        for await (const ev of stream as AsyncIterable<WatchResponse>) {
-          after = ev.position;
-          incarnation = ev.incarnation;
-          yield ev;
+        for await (const reply of stream as AsyncIterable<WatchResponse>) {
+          for (const ev of reply.events.length > 0 ? reply.events : [reply]) {
+            if (opts.signal?.aborted) return;
+            if (ev.position <= after) continue; // already delivered before a resume
+            after = ev.position;
+            incarnation = ev.incarnation;
+            yield ev;
+          }
         }
         return;
       } catch (e) {

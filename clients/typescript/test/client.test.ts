@@ -184,6 +184,27 @@ describe("a real daemon", () => {
     }
   });
 
+  test("Watch catches up on a long history in batches and yields every event once, in order", async () => {
+    const d = await started();
+    const c = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const total = 3000;
+      for (let i = 0; i < total; i += 500) {
+        await c.append("catch", Array.from({ length: 500 }, (_, j) => user(`m${i + j}`)));
+      }
+      const seen: number[] = [];
+      const ac = new AbortController();
+      for await (const ev of c.watch("catch", { signal: ac.signal })) {
+        assert.equal(ev.message?.content, `m${ev.position - 1}`);
+        seen.push(ev.position);
+        if (seen.length === total) ac.abort();
+      }
+      assert.deepEqual(seen, Array.from({ length: total }, (_, i) => i + 1));
+    } finally {
+      c.close();
+    }
+  });
+
   test("a run's open call survives as in flight, and is repaired once after kill -9", async () => {
     const d = await started();
     const c = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000, retryWindowMs: 20_000 });

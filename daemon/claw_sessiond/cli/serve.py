@@ -219,10 +219,23 @@ def add_postgres_options(parser: argparse.ArgumentParser, env: Mapping[str, str]
 
 
 def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
-    from ..config import DEFAULT_MAX_OPEN_TOOL_CALLS, DEFAULT_MAX_WATCHERS, DEFAULT_WATCH_SENDS_PER_S
+    from ..config import (
+        DEFAULT_MAX_OPEN_TOOL_CALLS,
+        DEFAULT_MAX_WATCHERS,
+        DEFAULT_MAX_WATCHERS_PER_PEER,
+        DEFAULT_WATCH_SENDS_PER_S,
+    )
 
     env_option(
         parser, "--max-watchers", env, default=DEFAULT_MAX_WATCHERS, type=int, help="most Watch streams open at once"
+    )
+    env_option(
+        parser,
+        "--max-watchers-per-peer",
+        env,
+        default=DEFAULT_MAX_WATCHERS_PER_PEER,
+        type=int,
+        help="most Watch streams one TCP connection holds (its share of --max-watchers)",
     )
     env_option(
         parser,
@@ -289,6 +302,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         lease_s=int(args.lease_s),
         watch_stall_s=float(args.watch_stall_s),
         max_watchers=int(args.max_watchers),
+        max_watchers_per_peer=int(args.max_watchers_per_peer),
         watch_sends_per_s=float(args.watch_sends_per_s),
         max_open_tool_calls=int(args.max_open_tool_calls),
         retention_days=float(args.retention_days),

@@ -57,6 +57,8 @@ __all__ = [
     "append_error",
     "clip",
     "edge",
+    "on_unix_socket",
+    "share_peer",
     "status_for",
     "stream_edge",
 ]
@@ -169,6 +171,24 @@ class EdgeState:
 
 
 S = TypeVar("S", bound=EdgeState)
+
+
+def on_unix_socket(context: Context) -> bool:
+    """The call came over the Unix socket (grpc names such peers ``unix:...``)."""
+    try:
+        return str(context.peer()).startswith("unix:")
+    except Exception:
+        return False
+
+
+def share_peer(context: Context) -> str | None:
+    """The peer a per-peer share counts the call against, or None for the Unix socket.
+
+    Over TCP grpc names the connection (``ipv4:127.0.0.1:54321``): one connection is one
+    peer. The Unix socket admits only the workspace's owner and root, and grpc gives no peer
+    credentials there (every caller is ``unix:``), so it has no share of its own.
+    """
+    return None if on_unix_socket(context) else str(context.peer())
 
 
 def edge(fn: Callable[[S, Any, Context], Awaitable[T]]) -> Callable[[S, Any, Context], Awaitable[T]]:

@@ -61,7 +61,7 @@ from .service_edits import EditRpcs
 from .service_history import HistoryRpcs
 from .service_runs import RunRpcs
 from .service_sessions import SessionRpcs
-from .service_watch import WatchRpcs
+from .service_watch import WatchCall, WatchPull, WatchRpcs
 from .wire import DONE_FIELD, message_entry
 
 __all__ = ["APPEND_STREAM_WINDOW", "LOAD_CHUNK_BYTES", "LOAD_YIELD_EVERY", "SessionService"]
@@ -100,12 +100,15 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
         self.config = config
         self.owners = owners
         self.watch_hub = watch_hub if watch_hub is not None else WatchHub()
-        self._watch_contexts: dict[Watcher, Context] = {}
+        self._watch_contexts: dict[Watcher, WatchCall] = {}
         self._stall_sweeper: asyncio.Task[None] | None = None
         self._lag_aborts: set[asyncio.Task[None]] = set()
         #: Watchers at the same place share one read and one encoding (see ``sharing.py``).
-        self._watch_reads: SharedReads[tuple[str | None, list[tuple[int, pb.WatchResponse]], bool]] = SharedReads(
+        self._watch_reads: SharedReads[WatchPull] = SharedReads(
             self._read_watch_batch, lambda: self.watch_hub.generation
+        )
+        self._watch_batch_reads: SharedReads[WatchPull] = SharedReads(
+            self._read_watch_batches, lambda: self.watch_hub.generation
         )
         self.started = time.monotonic()
         #: Extra GetStats fields (request counts, commit figures), set by the daemon's metrics.

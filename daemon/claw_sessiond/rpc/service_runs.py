@@ -43,7 +43,7 @@ from ..peers import still_running, verified_start
 from ..storage import Run, RunEnd, RunRegistry
 from ..storage.runs import run_ended_error
 from ..validate import check_attach, check_ping_timeout, check_run_id
-from .edge import Context, EdgeState, edge, stream_edge
+from .edge import Context, EdgeState, edge, on_unix_socket, stream_edge
 
 __all__ = ["CHECK_EVERY_S", "RunRpcs"]
 
@@ -51,13 +51,6 @@ _log = logging.getLogger("claw_sessiond.service")
 
 #: How often a live run's own checks (its process, its pings) run between other occasions.
 CHECK_EVERY_S: Final = 1.0
-
-
-def _local(context: Context) -> bool:
-    """The call came over the Unix socket (grpc names such peers ``unix:...``)."""
-    with contextlib.suppress(Exception):
-        return str(context.peer()).startswith("unix:")
-    return False
 
 
 def _why_gone(run: Run, now: float) -> RunEnd | None:
@@ -97,7 +90,7 @@ class RunRpcs(EdgeState):
         check_attach(request.pid, request.label)
         ping_timeout_s = check_ping_timeout(request.ping_timeout_seconds)
         pid = int(request.pid)
-        local = _local(context)
+        local = on_unix_socket(context)
         start = 0
         if local and pid > 0:
             start = await asyncio.to_thread(verified_start, pid, self.config.effective_socket_path)

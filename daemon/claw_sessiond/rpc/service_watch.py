@@ -3,7 +3,15 @@
 The hub (:mod:`claw_sessiond.watch`) wakes watchers and measures how long a
 send stays blocked; the stall sweeper here ends a stream whose client read
 nothing for ``--watch-stall-s`` with ABORTED / WATCH_LAGGED, since only the
-RPC layer can end a stream with a status. Part of :class:`.service.SessionService`.
+RPC layer can end a stream with a status. The stream's slot is released the
+moment it is declared lagged (the status then waits behind the events the
+client has not read; a client that cancels meanwhile ends it quietly), as long
+as no more than ``--max-watchers`` lagged streams are draining at once.
+
+A request with ``batch`` set gets each pull's events packed into messages
+(:func:`batched`: at most ``WATCH_BATCH_EVENTS`` events and about
+``WATCH_MESSAGE_BYTES`` encoded bytes each, at least one event); without it,
+one event per message as before. Part of :class:`.service.SessionService`.
 """
 
 from __future__ import annotations
@@ -11,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import grpc
 
@@ -24,13 +33,45 @@ from ..ids import check_session_id
 from ..sharing import SharedReads
 from ..storage import Storage
 from ..validate import check_follow_start, check_watch_after
-from ..watch import ALL_SESSIONS, Watcher, WatchHub
-from .edge import Context, EdgeState, abort, stream_edge
+from ..watch import ALL_SESSIONS, WATCH_BATCH, WATCH_BATCH_EVENTS, WATCH_MESSAGE_BYTES, Watcher, WatchHub
+from .edge import Context, EdgeState, abort, share_peer, stream_edge
 from .service_edits import history_fields
 
-__all__ = ["WatchRpcs"]
+__all__ = ["WatchCall", "WatchPull", "WatchRpcs", "batched", "one_per_message"]
 
 _log = logging.getLogger("claw_sessiond.service")
+M = TypeVar("M", pb.WatchResponse, pb.WatchAllResponse)
+#: What a watcher pulls: the incarnation, ``(last position, message, encoded bytes)`` per message, more to come.
+WatchPull = tuple[str | None, list[tuple[int, pb.WatchResponse, int]], bool]
+WatchAllPull = tuple[str | None, list[tuple[int, pb.WatchAllResponse, int]], bool]
+#: An open stream: its context, and the task that runs its handler (and is blocked in its sends).
+WatchCall = tuple[Context, "asyncio.Task[Any] | None"]
+#: A repeated field's tag and length prefix around each event, at most.
+_EVENT_OVERHEAD = 6
+
+
+def one_per_message(events: list[tuple[int, M]]) -> list[tuple[int, M, int]]:
+    """Each event its own message (a client that did not ask for batches)."""
+    return [(position, event, event.ByteSize()) for position, event in events]
+
+
+def batched(events: list[tuple[int, M]], wrap: Callable[[list[M]], M]) -> list[tuple[int, M, int]]:
+    """Pack events, in order, into messages of at most ``WATCH_MESSAGE_BYTES`` encoded bytes (at least one event)."""
+    out: list[tuple[int, M, int]] = []
+    part: list[M] = []
+    size = 0
+    last = 0
+    for position, event in events:
+        n = event.ByteSize() + _EVENT_OVERHEAD
+        if part and size + n > WATCH_MESSAGE_BYTES:
+            out.append((last, wrap(part), size))
+            part, size = [], 0
+        part.append(event)
+        size += n
+        last = position
+    if part:
+        out.append((last, wrap(part), size))
+    return out
 
 
 class WatchRpcs(EdgeState):
@@ -39,22 +80,30 @@ class WatchRpcs(EdgeState):
     store: Storage
     config: Config
     watch_hub: WatchHub
-    _watch_contexts: dict[Watcher, Context]
+    _watch_contexts: dict[Watcher, WatchCall]
     _stall_sweeper: asyncio.Task[None] | None
     _lag_aborts: set[asyncio.Task[None]]
-    _watch_reads: SharedReads[tuple[str | None, list[tuple[int, pb.WatchResponse]], bool]]
+    _watch_reads: SharedReads[WatchPull]
+    _watch_batch_reads: SharedReads[WatchPull]
 
     @stream_edge
     async def Watch(self, request: pb.WatchRequest, context: Context) -> Any:
         session_id = request.session_id
         check_session_id(session_id)
         check_watch_after(request.after_position)
+        reads = self._watch_batch_reads if request.batch else self._watch_reads
 
-        async def pull(after: int, limit: int) -> tuple[str | None, list[tuple[int, pb.WatchResponse]], bool]:
-            return await self._watch_reads.read(session_id, after, limit)
+        async def pull(after: int, limit: int) -> WatchPull:
+            return await reads.read(session_id, after, limit)
 
-        watcher = self.watch_hub.open(session_id, request.after_position, request.incarnation or None)
-        self._watch_contexts[watcher] = context
+        watcher = self.watch_hub.open(
+            session_id,
+            request.after_position,
+            request.incarnation or None,
+            peer=share_peer(context),
+            limit=WATCH_BATCH_EVENTS if request.batch else WATCH_BATCH,
+        )
+        self._watch_contexts[watcher] = (context, asyncio.current_task())
         self._ensure_stall_sweeper()
         try:
             async with contextlib.aclosing(watcher.follow(pull)) as events:
@@ -64,7 +113,7 @@ class WatchRpcs(EdgeState):
             self._watch_contexts.pop(watcher, None)
             self.watch_hub.close(watcher)
 
-    async def _read_watch_batch(
+    async def _read_watch_events(
         self, session_id: str, after: int, limit: int
     ) -> tuple[str | None, list[tuple[int, pb.WatchResponse]], bool]:
         incarnation, batch, more = await self.store.watch_batch(session_id, after, limit)
@@ -74,6 +123,16 @@ class WatchRpcs(EdgeState):
             for position, item in batch
         ]
         return incarnation, out, more
+
+    async def _read_watch_batch(self, session_id: str, after: int, limit: int) -> WatchPull:
+        """One event per message (the shared read of clients that take no batches)."""
+        incarnation, events, more = await self._read_watch_events(session_id, after, limit)
+        return incarnation, one_per_message(events), more
+
+    async def _read_watch_batches(self, session_id: str, after: int, limit: int) -> WatchPull:
+        """Events packed into messages (the shared read of clients that take batches)."""
+        incarnation, events, more = await self._read_watch_events(session_id, after, limit)
+        return incarnation, batched(events, lambda part: pb.WatchResponse(events=part)), more
 
     def _ensure_stall_sweeper(self) -> None:
         if self._stall_sweeper is None or self._stall_sweeper.done():
@@ -86,16 +145,17 @@ class WatchRpcs(EdgeState):
         while self.watch_hub.count():
             await asyncio.sleep(interval_s)
             for watcher in self.watch_hub.stalled(limit_s):
-                context = self._watch_contexts.pop(watcher, None)
-                if context is not None:
-                    task = asyncio.create_task(self._end_lagged_watch(watcher, context))
+                call = self._watch_contexts.pop(watcher, None)
+                if call is not None:
+                    task = asyncio.create_task(self._end_lagged_watch(watcher, call))
                     self._lag_aborts.add(task)
                     task.add_done_callback(self._lag_aborts.discard)
 
-    async def _end_lagged_watch(self, watcher: Watcher, context: Context) -> None:
+    async def _end_lagged_watch(self, watcher: Watcher, call: WatchCall) -> None:
         if watcher.blocked_since is None:  # it moved on meanwhile
-            self._watch_contexts[watcher] = context
+            self._watch_contexts[watcher] = call
             return
+        context, handler = call
         _log.info("event=watch_lagged position=%d stall_s=%s", watcher.position, self.config.watch_stall_s)
         exc = WatchLaggedError(
             f"watch of session {watcher.session_id!r} fell behind: its client read nothing for "
@@ -103,10 +163,26 @@ class WatchRpcs(EdgeState):
             f"(the daemon last sent {watcher.position})",
             position=watcher.position,
         )
+        # Its slot is free from now on: the stream sends nothing more than the events already
+        # handed to the transport and this status, whatever the client does with the connection.
+        # What the transport holds for it stays until the client reads or leaves, so at most
+        # --max-watchers lagged streams drain at once (this task is one of ``_lag_aborts``);
+        # beyond that a lagged stream keeps its slot until then, as every stream did before.
+        release = len(self._lag_aborts) <= self.watch_hub.max_watchers
+        if release:
+            watcher.ended = exc
+            self.watch_hub.close(watcher)
         # The status travels behind the events already in the client's flow-control
         # window, so this returns once the client reads again or goes away.
+        ending = asyncio.ensure_future(abort(context, exc, "Watch"))
+        # Once the status is queued, the handler's blocked send is moot: it ends now (grpc logs a
+        # cancelled handler at DEBUG). Left blocked, a client that cancels instead of reading makes
+        # that send fail in grpc's own code, which logs it as an ERROR with a traceback.
+        await asyncio.sleep(0)
+        if release and not ending.done() and handler is not None and not handler.done():
+            handler.cancel()
         try:
-            await abort(context, exc, "Watch")
+            await ending
         except grpc.aio.AbortError:
             pass
         except Exception as gone:  # the client went away before reading the status
@@ -119,6 +195,7 @@ class WatchRpcs(EdgeState):
     @stream_edge
     async def WatchAll(self, request: pb.WatchAllRequest, context: Context) -> Any:
         check_follow_start(request.after_event_id, request.last, max_last=queries.MAX_FOLLOW_LAST)
+        peer = share_peer(context)
         resume = request.resume or request.after_event_id > 0
         after = request.after_event_id if resume else await self.store.follow_start(request.last)
         if not resume:
@@ -126,21 +203,25 @@ class WatchRpcs(EdgeState):
             # resumes from here instead of from "now", so nothing committed meanwhile is lost.
             yield pb.WatchAllResponse(event_id=after, started=True)
 
-        async def pull(after_id: int, limit: int) -> tuple[str | None, list[tuple[int, pb.WatchAllResponse]], bool]:
+        async def pull(after_id: int, limit: int) -> WatchAllPull:
             batch, more = await self.store.follow_batch(after_id, limit)
-            out = [
+            events = [
                 (
                     event_id,
                     pb.WatchAllResponse(event_id=event_id, session_id=sid, position=position, **history_fields(item)),
                 )
                 for event_id, sid, position, item in batch
             ]
-            return ALL_SESSIONS, out, more
+            if request.batch:
+                return ALL_SESSIONS, batched(events, lambda part: pb.WatchAllResponse(events=part)), more
+            return ALL_SESSIONS, one_per_message(events), more
 
         # Registered like a Watch (under a key no session id can have): every commit wakes it,
         # and the stall sweeper ends it with WATCH_LAGGED if its client stops reading.
-        watcher = self.watch_hub.open(ALL_SESSIONS, after, ALL_SESSIONS)
-        self._watch_contexts[watcher] = context
+        watcher = self.watch_hub.open(
+            ALL_SESSIONS, after, ALL_SESSIONS, peer=peer, limit=WATCH_BATCH_EVENTS if request.batch else WATCH_BATCH
+        )
+        self._watch_contexts[watcher] = (context, asyncio.current_task())
         self._ensure_stall_sweeper()
         try:
             async with contextlib.aclosing(watcher.follow(pull)) as events:

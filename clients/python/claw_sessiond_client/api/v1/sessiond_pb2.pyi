@@ -480,14 +480,16 @@ class AttachResponse(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., lease_seconds: _Optional[int] = ..., pid_verified: _Optional[bool] = ..., ping_timeout_seconds: _Optional[int] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ("session_id", "after_position", "incarnation")
+    __slots__ = ("session_id", "after_position", "incarnation", "batch")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     AFTER_POSITION_FIELD_NUMBER: _ClassVar[int]
     INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     after_position: int
     incarnation: str
-    def __init__(self, session_id: _Optional[str] = ..., after_position: _Optional[int] = ..., incarnation: _Optional[str] = ...) -> None: ...
+    batch: bool
+    def __init__(self, session_id: _Optional[str] = ..., after_position: _Optional[int] = ..., incarnation: _Optional[str] = ..., batch: _Optional[bool] = ...) -> None: ...
 
 class TailEdit(_message.Message):
     __slots__ = ("removed_positions",)
@@ -496,20 +498,22 @@ class TailEdit(_message.Message):
     def __init__(self, removed_positions: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class WatchResponse(_message.Message):
-    __slots__ = ("message", "position", "cleared", "incarnation", "edit", "erased")
+    __slots__ = ("message", "position", "cleared", "incarnation", "edit", "erased", "events")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     CLEARED_FIELD_NUMBER: _ClassVar[int]
     INCARNATION_FIELD_NUMBER: _ClassVar[int]
     EDIT_FIELD_NUMBER: _ClassVar[int]
     ERASED_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     message: Message
     position: int
     cleared: bool
     incarnation: str
     edit: TailEdit
     erased: bool
-    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ..., position: _Optional[int] = ..., cleared: _Optional[bool] = ..., incarnation: _Optional[str] = ..., edit: _Optional[_Union[TailEdit, _Mapping]] = ..., erased: _Optional[bool] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[WatchResponse]
+    def __init__(self, message: _Optional[_Union[Message, _Mapping]] = ..., position: _Optional[int] = ..., cleared: _Optional[bool] = ..., incarnation: _Optional[str] = ..., edit: _Optional[_Union[TailEdit, _Mapping]] = ..., erased: _Optional[bool] = ..., events: _Optional[_Iterable[_Union[WatchResponse, _Mapping]]] = ...) -> None: ...
 
 class ListSessionsRequest(_message.Message):
     __slots__ = ("id_contains", "limit", "page_token", "labels")
@@ -776,17 +780,19 @@ class SnippetPart(_message.Message):
     def __init__(self, text: _Optional[str] = ..., match: _Optional[bool] = ...) -> None: ...
 
 class WatchAllRequest(_message.Message):
-    __slots__ = ("after_event_id", "last", "resume")
+    __slots__ = ("after_event_id", "last", "resume", "batch")
     AFTER_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     after_event_id: int
     last: int
     resume: bool
-    def __init__(self, after_event_id: _Optional[int] = ..., last: _Optional[int] = ..., resume: _Optional[bool] = ...) -> None: ...
+    batch: bool
+    def __init__(self, after_event_id: _Optional[int] = ..., last: _Optional[int] = ..., resume: _Optional[bool] = ..., batch: _Optional[bool] = ...) -> None: ...
 
 class WatchAllResponse(_message.Message):
-    __slots__ = ("event_id", "session_id", "position", "message", "cleared", "started", "edit", "erased")
+    __slots__ = ("event_id", "session_id", "position", "message", "cleared", "started", "edit", "erased", "events")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
@@ -795,6 +801,7 @@ class WatchAllResponse(_message.Message):
     STARTED_FIELD_NUMBER: _ClassVar[int]
     EDIT_FIELD_NUMBER: _ClassVar[int]
     ERASED_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     event_id: int
     session_id: str
     position: int
@@ -803,7 +810,8 @@ class WatchAllResponse(_message.Message):
     started: bool
     edit: TailEdit
     erased: bool
-    def __init__(self, event_id: _Optional[int] = ..., session_id: _Optional[str] = ..., position: _Optional[int] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., cleared: _Optional[bool] = ..., started: _Optional[bool] = ..., edit: _Optional[_Union[TailEdit, _Mapping]] = ..., erased: _Optional[bool] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[WatchAllResponse]
+    def __init__(self, event_id: _Optional[int] = ..., session_id: _Optional[str] = ..., position: _Optional[int] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., cleared: _Optional[bool] = ..., started: _Optional[bool] = ..., edit: _Optional[_Union[TailEdit, _Mapping]] = ..., erased: _Optional[bool] = ..., events: _Optional[_Iterable[_Union[WatchAllResponse, _Mapping]]] = ...) -> None: ...
 
 class GetUsageReportRequest(_message.Message):
     __slots__ = ("since", "until", "by_session")

@@ -915,6 +915,13 @@ export interface WatchRequest {
    * stored session is another incarnation or absent, the watch ends NOT_FOUND.
    */
   incarnation: string;
+  /**
+   * The client accepts batches: each reply then carries its events in
+   * `WatchResponse.events` (one or more, in order; at most 512 events and
+   * about 1 MiB encoded per reply), and its own event fields are unset.
+   * Unset (older clients): one event per reply, as before.
+   */
+  batch: boolean;
 }
 
 /** An EditTail as a history event: which entries it removed. */
@@ -947,6 +954,11 @@ export interface WatchResponse {
    * never be sent again).
    */
   erased: boolean;
+  /**
+   * Only when WatchRequest.batch is set: the events of this reply, in
+   * position order, each one shaped as an unbatched reply (`events` unset).
+   */
+  events: WatchResponse[];
 }
 
 /** ListSessions: one page of stored sessions. */
@@ -1254,6 +1266,11 @@ export interface WatchAllRequest {
    * start marker said 0: the database had no event yet).
    */
   resume: boolean;
+  /**
+   * The client accepts batches (see WatchRequest.batch): each reply after
+   * the start marker carries its events in `WatchAllResponse.events`.
+   */
+  batch: boolean;
 }
 
 /** One event of WatchAll. */
@@ -1282,6 +1299,11 @@ export interface WatchAllResponse {
     | undefined;
   /** With `cleared`: the clear erased the log. */
   erased: boolean;
+  /**
+   * Only when WatchAllRequest.batch is set: the events of this reply, in
+   * event id order, each one shaped as an unbatched reply (`events` unset).
+   */
+  events: WatchAllResponse[];
 }
 
 /** GetUsageReport: usage across sessions, grouped. */
@@ -5994,7 +6016,7 @@ export const AttachResponse: MessageFns<AttachResponse> = {
 };
 
 function createBaseWatchRequest(): WatchRequest {
-  return { sessionId: "", afterPosition: 0, incarnation: "" };
+  return { sessionId: "", afterPosition: 0, incarnation: "", batch: false };
 }
 
 export const WatchRequest: MessageFns<WatchRequest> = {
@@ -6007,6 +6029,9 @@ export const WatchRequest: MessageFns<WatchRequest> = {
     }
     if (message.incarnation !== "") {
       writer.uint32(26).string(message.incarnation);
+    }
+    if (message.batch !== false) {
+      writer.uint32(32).bool(message.batch);
     }
     return writer;
   },
@@ -6048,6 +6073,14 @@ export const WatchRequest: MessageFns<WatchRequest> = {
             message.incarnation = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.batch = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6073,6 +6106,7 @@ export const WatchRequest: MessageFns<WatchRequest> = {
         ? globalThis.Number(object.after_position)
         : 0,
       incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
+      batch: isSet(object.batch) ? globalThis.Boolean(object.batch) : false,
     };
   },
 
@@ -6087,6 +6121,9 @@ export const WatchRequest: MessageFns<WatchRequest> = {
     if (message.incarnation !== "") {
       obj.incarnation = message.incarnation;
     }
+    if (message.batch !== false) {
+      obj.batch = message.batch;
+    }
     return obj;
   },
 
@@ -6098,6 +6135,7 @@ export const WatchRequest: MessageFns<WatchRequest> = {
     message.sessionId = object.sessionId ?? "";
     message.afterPosition = object.afterPosition ?? 0;
     message.incarnation = object.incarnation ?? "";
+    message.batch = object.batch ?? false;
     return message;
   },
 };
@@ -6190,7 +6228,15 @@ export const TailEdit: MessageFns<TailEdit> = {
 };
 
 function createBaseWatchResponse(): WatchResponse {
-  return { message: undefined, position: 0, cleared: false, incarnation: "", edit: undefined, erased: false };
+  return {
+    message: undefined,
+    position: 0,
+    cleared: false,
+    incarnation: "",
+    edit: undefined,
+    erased: false,
+    events: [],
+  };
 }
 
 export const WatchResponse: MessageFns<WatchResponse> = {
@@ -6212,6 +6258,9 @@ export const WatchResponse: MessageFns<WatchResponse> = {
     }
     if (message.erased !== false) {
       writer.uint32(48).bool(message.erased);
+    }
+    for (const v of message.events) {
+      WatchResponse.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -6277,6 +6326,14 @@ export const WatchResponse: MessageFns<WatchResponse> = {
             message.erased = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.events.push(WatchResponse.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6297,6 +6354,7 @@ export const WatchResponse: MessageFns<WatchResponse> = {
       incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
       edit: isSet(object.edit) ? TailEdit.fromJSON(object.edit) : undefined,
       erased: isSet(object.erased) ? globalThis.Boolean(object.erased) : false,
+      events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => WatchResponse.fromJSON(e)) : [],
     };
   },
 
@@ -6320,6 +6378,9 @@ export const WatchResponse: MessageFns<WatchResponse> = {
     if (message.erased !== false) {
       obj.erased = message.erased;
     }
+    if (message.events?.length) {
+      obj.events = message.events.map((e) => WatchResponse.toJSON(e));
+    }
     return obj;
   },
 
@@ -6336,6 +6397,7 @@ export const WatchResponse: MessageFns<WatchResponse> = {
     message.incarnation = object.incarnation ?? "";
     message.edit = (object.edit !== undefined && object.edit !== null) ? TailEdit.fromPartial(object.edit) : undefined;
     message.erased = object.erased ?? false;
+    message.events = object.events?.map((e) => WatchResponse.fromPartial(e)) || [];
     return message;
   },
 };
@@ -9221,7 +9283,7 @@ export const SnippetPart: MessageFns<SnippetPart> = {
 };
 
 function createBaseWatchAllRequest(): WatchAllRequest {
-  return { afterEventId: 0, last: 0, resume: false };
+  return { afterEventId: 0, last: 0, resume: false, batch: false };
 }
 
 export const WatchAllRequest: MessageFns<WatchAllRequest> = {
@@ -9234,6 +9296,9 @@ export const WatchAllRequest: MessageFns<WatchAllRequest> = {
     }
     if (message.resume !== false) {
       writer.uint32(24).bool(message.resume);
+    }
+    if (message.batch !== false) {
+      writer.uint32(32).bool(message.batch);
     }
     return writer;
   },
@@ -9275,6 +9340,14 @@ export const WatchAllRequest: MessageFns<WatchAllRequest> = {
             message.resume = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.batch = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -9296,6 +9369,7 @@ export const WatchAllRequest: MessageFns<WatchAllRequest> = {
         : 0,
       last: isSet(object.last) ? globalThis.Number(object.last) : 0,
       resume: isSet(object.resume) ? globalThis.Boolean(object.resume) : false,
+      batch: isSet(object.batch) ? globalThis.Boolean(object.batch) : false,
     };
   },
 
@@ -9310,6 +9384,9 @@ export const WatchAllRequest: MessageFns<WatchAllRequest> = {
     if (message.resume !== false) {
       obj.resume = message.resume;
     }
+    if (message.batch !== false) {
+      obj.batch = message.batch;
+    }
     return obj;
   },
 
@@ -9321,6 +9398,7 @@ export const WatchAllRequest: MessageFns<WatchAllRequest> = {
     message.afterEventId = object.afterEventId ?? 0;
     message.last = object.last ?? 0;
     message.resume = object.resume ?? false;
+    message.batch = object.batch ?? false;
     return message;
   },
 };
@@ -9335,6 +9413,7 @@ function createBaseWatchAllResponse(): WatchAllResponse {
     started: false,
     edit: undefined,
     erased: false,
+    events: [],
   };
 }
 
@@ -9363,6 +9442,9 @@ export const WatchAllResponse: MessageFns<WatchAllResponse> = {
     }
     if (message.erased !== false) {
       writer.uint32(64).bool(message.erased);
+    }
+    for (const v of message.events) {
+      WatchAllResponse.encode(v!, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -9444,6 +9526,14 @@ export const WatchAllResponse: MessageFns<WatchAllResponse> = {
             message.erased = reader.bool();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.events.push(WatchAllResponse.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -9474,6 +9564,9 @@ export const WatchAllResponse: MessageFns<WatchAllResponse> = {
       started: isSet(object.started) ? globalThis.Boolean(object.started) : false,
       edit: isSet(object.edit) ? TailEdit.fromJSON(object.edit) : undefined,
       erased: isSet(object.erased) ? globalThis.Boolean(object.erased) : false,
+      events: globalThis.Array.isArray(object?.events)
+        ? object.events.map((e: any) => WatchAllResponse.fromJSON(e))
+        : [],
     };
   },
 
@@ -9503,6 +9596,9 @@ export const WatchAllResponse: MessageFns<WatchAllResponse> = {
     if (message.erased !== false) {
       obj.erased = message.erased;
     }
+    if (message.events?.length) {
+      obj.events = message.events.map((e) => WatchAllResponse.toJSON(e));
+    }
     return obj;
   },
 
@@ -9521,6 +9617,7 @@ export const WatchAllResponse: MessageFns<WatchAllResponse> = {
     message.started = object.started ?? false;
     message.edit = (object.edit !== undefined && object.edit !== null) ? TailEdit.fromPartial(object.edit) : undefined;
     message.erased = object.erased ?? false;
+    message.events = object.events?.map((e) => WatchAllResponse.fromPartial(e)) || [];
     return message;
   },
 };

@@ -75,6 +75,7 @@ class _Daemon:
             "idle_exit_s": r.idle_exit_s,
             "log_file": r.log_file or None,
             "version": r.version,
+            "database": r.database or None,
         }
 
 

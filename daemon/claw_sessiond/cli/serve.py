@@ -13,13 +13,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tomllib
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
-
-from claw_sessiond_client.paths import claw_dir
+from typing import Any, Final
 
 from ..config import (
     DEFAULT_BUSY_TIMEOUT_MS,
@@ -38,6 +34,7 @@ from ..config import (
     unknown_env_vars,
     warn,
 )
+from ..workspace_config import explicit_database, resolve_backend
 from .failure import EXIT_FAILURE, EXIT_USAGE
 from .options import env_option
 from .termsafe import visible
@@ -146,7 +143,8 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         help="where sessions live: a postgresql:// URL shared by several daemons (docs/postgres.md; put no password "
         "here: use PGPASSFILE or --database-file), else CLAW_DATABASE_URL, else the credential 'database' "
         "($CREDENTIALS_DIRECTORY/database, systemd LoadCredential=), else 'database' in .claw/config.toml, else "
-        "the SQLite file",
+        "the SQLite file; a PostgreSQL URL is recorded in .claw/config.toml at first use (without its password), "
+        "and one that disagrees with the record is refused",
     )
     env_option(
         parser,
@@ -156,6 +154,16 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         help="read the postgresql:// URL (password included if need be) from this file instead of --database: "
         "nothing secret in the command line, the environment or the unit (systemd: --database-file %%d/database "
         "with LoadCredential=database:/etc/claw-sessiond/database-url)",
+    )
+    env_option(
+        parser,
+        "--switch-backend",
+        env,
+        default=False,
+        action="store_true",
+        help="serve the store --database names although .claw/config.toml records another one, and record it "
+        "there from now on (move the data first with 'claw-sessiond copy'; without this flag a mismatch is a "
+        "start-up error naming both)",
     )
     _add_lifecycle_options(parser, env)
 
@@ -241,48 +249,24 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         log_max_bytes=int(args.log_max_bytes),
         log_backups=int(args.log_backups),
         registry_dir=_registry_dir(env),
-        database_url=database_url(
-            args.database, env, Path(os.path.abspath(args.workspace)), file=getattr(args, "database_file", None)
-        ),
+        **_backend_fields(args, env),
     ).validate()
 
 
-def database_url(flag: str | None, env: Mapping[str, str], workspace: Path, *, file: str | None = None) -> str:
-    """The database URL: ``--database`` (or ``CLAW_SESSIOND_DATABASE``), else the content of ``--database-file``,
-    else ``CLAW_DATABASE_URL``, else the systemd credential ``database`` (``$CREDENTIALS_DIRECTORY/database``),
-    else ``database`` in ``<workspace>/.claw/config.toml``, else "" (the SQLite file).
-
-    Raises:
-        ConfigError: both --database and --database-file, a file that cannot be read, config.toml cannot be
-            read or its ``database`` is not a string.
-    """
-    if flag and file:
-        raise ConfigError("database", "give --database or --database-file, not both", "(both)")
-    credential = Path(env["CREDENTIALS_DIRECTORY"]) / "database" if env.get("CREDENTIALS_DIRECTORY") else None
-    if not flag and not file and not env.get("CLAW_DATABASE_URL") and credential and credential.is_file():
-        file = str(credential)
-    if file:
-        try:
-            return Path(file).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError("database-file", f"cannot read {file}: {type(exc).__name__}", file) from None
-    if flag:
-        if urllib.parse.urlsplit(flag).password:
-            warn("the --database URL holds a password, visible to other local users in ps; use PGPASSFILE instead")
-        return flag
-    if env.get("CLAW_DATABASE_URL"):
-        return env["CLAW_DATABASE_URL"]
-    path = claw_dir(workspace) / "config.toml"
-    try:
-        with path.open("rb") as f:
-            value = tomllib.load(f).get("database", "")
-    except FileNotFoundError:
-        return ""
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError("database", f"cannot read {path}: {exc}", str(path)) from exc
-    if not isinstance(value, str):
-        raise ConfigError("database", f"'database' in {path} must be a string", type(value).__name__)
-    return value
+def _backend_fields(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, Any]:
+    """``database_url`` and ``database_record`` of the Config: the workspace's store (``workspace_config``)."""
+    url, source = explicit_database(args.database, getattr(args, "database_file", None), env)
+    backend = resolve_backend(
+        Path(os.path.abspath(args.workspace)), env, (url, source), switch=bool(getattr(args, "switch_backend", False))
+    )
+    if source == "--database" and backend.database.has_password:
+        warn("the --database URL holds a password, visible to other local users in ps; use PGPASSFILE instead")
+    if backend.record is not None and backend.database.has_password:
+        warn(
+            "the password in the URL is not recorded in .claw/config.toml: name where to find it with "
+            "'claw-sessiond init --password-file F' (or --password-env NAME), or use PGPASSFILE"
+        )
+    return {"database_url": backend.url, "database_record": backend.record}
 
 
 def _registry_dir(env: Mapping[str, str]) -> Path | None:

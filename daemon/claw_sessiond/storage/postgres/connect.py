@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import urllib.parse
 from typing import Any, Final
 
 import asyncpg
 
+from ...config import ConfigError, parse_database_url, redact_url
 from ...errors import Reason, StorageUnavailableError
 from . import schema
 from .errors import map_pg_errors
@@ -59,13 +59,11 @@ def follower_connections(pool_max: int) -> int:
 
 def describe_target(dsn: str) -> str:
     """``host:port/database as user`` of a URL, for start-up errors (never the password)."""
-    parts = urllib.parse.urlsplit(dsn)
-    query = dict(urllib.parse.parse_qsl(parts.query))
-    host = parts.hostname or query.get("host", "") or "localhost"
-    port = parts.port or query.get("port", "") or 5432
-    database = parts.path.lstrip("/") or query.get("dbname", "") or "(default)"
-    user = urllib.parse.unquote(parts.username or "") or query.get("user", "") or "(default)"
-    return f"{host}:{port}/{database} as {user}"
+    try:
+        parsed = parse_database_url(dsn)
+    except ConfigError:
+        return redact_url(dsn)
+    return f"{parsed.target} as {parsed.user or '(default)'}"
 
 
 def server_settings_of(settings: PostgresSettings) -> dict[str, str]:

@@ -71,11 +71,14 @@ def in_workspace(workspace: Path, *args: str, **kw: Any) -> subprocess.Completed
 
     On PostgreSQL the command is given the database the workspace's daemons serve (as
     :class:`~tests.helpers.daemon.DaemonProcess` gives them), unless the call names one or the
-    workspace's ``config.toml`` does: an operator's CLI reads the configuration its daemon reads."""
+    workspace's ``config.toml`` does (then the test environment's URL is removed): an operator's CLI reads
+    the configuration its daemon reads."""
     env = dict(kw.pop("env", None) or {})
     if on_postgres() and "CLAW_DATABASE_URL" not in env and "environ" not in kw:
         config = workspace / ".claw" / "config.toml"
-        if not (config.exists() and "database" in config.read_text(errors="replace")):
+        if config.exists() and "database" in config.read_text(errors="replace"):
+            env["CLAW_DATABASE_URL"] = ""  # the recorded store, not the URL the test's environment holds
+        else:
             env["CLAW_DATABASE_URL"] = database_url_for(workspace)
     return claw(*after_command("--workspace", workspace, args), cwd=workspace, env=env, **kw)
 

@@ -45,6 +45,7 @@ ORDER = [
     "follow",
     "usage",
     "copy",
+    "init",
 ]
 
 

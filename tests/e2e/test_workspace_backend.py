@@ -21,7 +21,8 @@ import pytest
 
 from claw_sessiond_client import Message, SessionClient
 from tests.helpers.cli import claw, in_workspace
-from tests.helpers.daemon import DaemonProcess
+from tests.helpers.daemon import DaemonProcess, free_port
+from tests.helpers.metrics import scrape_text
 from tests.helpers.postgres import PASSWORD
 from tests.helpers.postgres import SHARED as POSTGRES
 from tests.helpers.process import daemons_for, stop_pid
@@ -71,8 +72,9 @@ def test_serve_records_postgres_and_every_entry_point_reads_it(ws: Path) -> None
     assert checks["backend"]["detail"].startswith("PostgreSQL "), checks
     assert not (ws / ".claw" / "sessions.db").exists()
 
-    # serve without flags: the same database; the ready line names it.
-    again = DaemonProcess(ws, env=NO_URL).start()
+    # serve without flags: the same database; the ready line, stats, status and /metrics name it.
+    port = free_port()
+    again = DaemonProcess(ws, "--metrics", f"127.0.0.1:{port}", env=NO_URL).start()
     with again.client() as c:
         assert [m.content for m in c.load("remembered").messages] == ["kept in postgres"]
         stats = c.stats()
@@ -81,6 +83,11 @@ def test_serve_records_postgres_and_every_entry_point_reads_it(ws: Path) -> None
     status = in_workspace(ws, "status", "--json", env=NO_URL)
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["daemons"][0]["database"].startswith("PostgreSQL "), status.stdout
+    table = in_workspace(ws, "status", env=NO_URL).stdout.splitlines()
+    assert table[0].split()[-1] == "STORE" and " pg " in table[1], table
+    scraped = scrape_text(port)
+    assert f'claw_sessiond_store_info{{backend="postgresql",database="{stats["database"]}"}} 1.0' in scraped
+    assert PASSWORD not in scraped
     again.stop()
     assert not (ws / ".claw" / "sessions.db").exists()
 
@@ -132,17 +139,22 @@ def test_a_flag_naming_another_store_is_a_startup_error_naming_both(ws: Path) ->
     assert urllib.parse.urlsplit(other).path in _config(ws).read_text()
 
 
-def test_a_sqlite_file_beside_a_postgres_record_is_refused_naming_both(ws: Path) -> None:
-    DaemonProcess(ws, env=NO_URL).start().stop()  # a SQLite workspace, as before (no config.toml written)
-    assert (ws / ".claw" / "sessions.db").exists() and not _config(ws).exists()
+def test_a_sqlite_file_beside_a_postgres_record_is_refused_naming_both(ws: Path, tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    old.mkdir()
+    DaemonProcess(old, env=NO_URL).start().stop()  # a SQLite workspace, as before (no config.toml written)
+    assert (old / ".claw" / "sessions.db").exists() and not _config(old).exists()
     url = POSTGRES.database_for(f"wsb-beside-{ws}")
-    refused = _serve(ws, "--database", url)
-    assert refused.returncode == 2 and "SQLite file" in refused.stderr and "PostgreSQL" in refused.stderr
-    assert not _config(ws).exists()
-    refused = in_workspace(ws, "init", "--database", url, env=NO_URL)
+    refused = in_workspace(old, "init", "--database", url, env=NO_URL)  # recording it would name two stores
     assert refused.returncode == 2 and "SQLite file" in refused.stderr, refused.stderr
-    listed = in_workspace(ws, "ls", env=NO_URL)  # still the SQLite workspace it was
-    assert listed.returncode == 0, listed.stderr
+    assert not _config(old).exists()
+
+    DaemonProcess(ws, "--database", url, env=NO_URL).start().stop()  # records PostgreSQL
+    (ws / ".claw" / "sessions.db").write_bytes((old / ".claw" / "sessions.db").read_bytes())
+    for proc in (_serve(ws), in_workspace(ws, "ls", env=NO_URL)):
+        assert proc.returncode in (1, 2), proc.stderr
+        assert "SQLite file" in proc.stderr and "PostgreSQL" in proc.stderr and "Traceback" not in proc.stderr
+    assert _serve(ws).returncode == 2
 
 
 def test_init_refuses_a_password_and_records_where_to_find_it(ws: Path, tmp_path: Path) -> None:
@@ -191,3 +203,17 @@ def test_client_sqlite_workspace_without_config_keeps_working(ws: Path) -> None:
         assert c.stats()["backend"] == "sqlite"
     daemon.stop()
     assert not _config(ws).exists()
+
+
+def test_a_linked_config_is_never_followed(ws: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "planted.toml"
+    elsewhere.write_text('database = "postgresql://someone@evil.example/theirs"\n')
+    (ws / ".claw").mkdir(mode=0o700)
+    _config(ws).symlink_to(elsewhere)
+    served = _serve(ws)
+    assert served.returncode == 2, served.stderr
+    for refused in (served, in_workspace(ws, "ls", env=NO_URL), in_workspace(ws, "init", env=NO_URL)):
+        assert refused.returncode != 0 and "symbolic link" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr, refused.stderr
+    assert _config(ws).is_symlink() and "evil.example" in elsewhere.read_text()
+    assert not (ws / ".claw" / "sessions.db").exists()

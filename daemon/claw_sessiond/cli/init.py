@@ -59,7 +59,7 @@ def _run(args: argparse.Namespace) -> int:
     env = environ()
     try:
         backend = resolve_backend(
-            workspace, env, (args.database or "sqlite:", "--database"), switch=args.switch_backend
+            workspace, env, (args.database or "sqlite:", "--database"), switch=args.switch_backend, recording=True
         )
         if backend.database.has_password:
             raise ConfigError(

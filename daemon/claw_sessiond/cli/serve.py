@@ -261,6 +261,11 @@ def _backend_fields(args: argparse.Namespace, env: Mapping[str, str]) -> dict[st
     )
     if source == "--database" and backend.database.has_password:
         warn("the --database URL holds a password, visible to other local users in ps; use PGPASSFILE instead")
+    if backend.unrecorded:
+        warn(
+            f"{backend.database.described} is not recorded in .claw/config.toml ({backend.unrecorded}): a "
+            "serve without --database will use the SQLite file; copy its sessions and move it away to fix that"
+        )
     if backend.record is not None and backend.database.has_password:
         warn(
             "the password in the URL is not recorded in .claw/config.toml: name where to find it with "

@@ -48,17 +48,32 @@ def claw(
     """``claw-sessiond ARGS`` with stdout and stderr captured (``text`` or bytes).
 
     ``environ`` is the whole environment (default: this process's); ``env`` is added to it.
-    ``stdin`` is written to its standard input.
+    ``stdin`` is written to its standard input. A workspace (``--workspace``, else ``cwd``) whose
+    ``.claw/config.toml`` records its store gets no ``CLAW_DATABASE_URL`` from this process's
+    environment (the end-to-end suite sets one for the test's own workspace): its CLI reads the record.
     """
+    environment = _environment(env, environ)
+    named = args[args.index("--workspace") + 1] if "--workspace" in args[:-1] else None
+    folder = Path(named) if named else cwd
+    if folder is not None and "CLAW_DATABASE_URL" not in (env or {}) and _records_a_store(Path(folder)):
+        environment.pop("CLAW_DATABASE_URL", None)
     return subprocess.run(
         [*CLAW, *args],
         capture_output=True,
         text=text,
         timeout=timeout_s,
         cwd=cwd,
-        env=_environment(env, environ),
+        env=environment,
         input=stdin,
     )
+
+
+def _records_a_store(workspace: Path) -> bool:
+    config = workspace / ".claw" / "config.toml"
+    try:
+        return config.is_file() and "database" in config.read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def after_command(option: str, value: object, args: tuple[str, ...]) -> list[str]:

@@ -217,3 +217,20 @@ def test_a_linked_config_is_never_followed(ws: Path, tmp_path: Path) -> None:
         assert "Traceback" not in refused.stderr, refused.stderr
     assert _config(ws).is_symlink() and "evil.example" in elsewhere.read_text()
     assert not (ws / ".claw" / "sessions.db").exists()
+
+
+def test_first_use_from_a_database_file_records_the_url_without_its_password(ws: Path, tmp_path: Path) -> None:
+    name = urllib.parse.urlsplit(POSTGRES.database_for(f"wsb-file-{ws}")).path.lstrip("/")
+    url_file = tmp_path / "database-url"
+    url_file.write_text(POSTGRES.server().tcp_url(name) + "\n")
+    url_file.chmod(0o600)
+    daemon = DaemonProcess(ws, "--database-file", str(url_file), env=NO_URL).start()
+    daemon.stop()
+    text = _config(ws).read_text()
+    assert f"127.0.0.1:{POSTGRES.server().port}/{name}" in text and PASSWORD not in text, text
+    assert "not recorded in .claw/config.toml" in daemon.log() and PASSWORD not in daemon.log()
+    # Without the file, the recorded store is used, and the missing password is said plainly, as one line.
+    refused = _serve(ws)
+    assert refused.returncode == 1 and "password" in refused.stderr and "Traceback" not in refused.stderr
+    assert f"127.0.0.1:{POSTGRES.server().port}/{name}" in refused.stderr and PASSWORD not in refused.stderr
+    assert not (ws / ".claw" / "sessions.db").exists()

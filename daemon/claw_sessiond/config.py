@@ -10,14 +10,18 @@ from __future__ import annotations
 import ipaddress
 import os
 import sys
-from collections.abc import Mapping
+import urllib.parse
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final, Literal
 
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
 from .logs import DEFAULT_LOG_BACKUPS, DEFAULT_LOG_MAX_BYTES
+
+if TYPE_CHECKING:
+    from .workspace_config import WorkspaceConfig
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
@@ -42,8 +46,13 @@ __all__ = [
     "REQUEST_OVERHEAD_BYTES",
     "Config",
     "ConfigError",
+    "DatabaseUrl",
+    "describe_store",
     "env_name",
     "environ",
+    "parse_database_url",
+    "redact_url",
+    "store_label",
     "unknown_env_vars",
 ]
 
@@ -197,11 +206,24 @@ class Config:
     """PostgreSQL ``statement_timeout`` of the daemon's connections (0: not set by the daemon)."""
     pg_connect_timeout_s: float = DEFAULT_PG_CONNECT_TIMEOUT_S
     """How long opening one PostgreSQL connection may take."""
+    database_record: WorkspaceConfig | None = field(default=None, repr=False)
+    """What to record in ``.claw/config.toml`` once the store has opened (a ``WorkspaceConfig``: first use of
+    a PostgreSQL URL, or a switch), or None (``workspace_config.resolve_backend``)."""
 
     @property
     def uses_postgres(self) -> bool:
         """True when the sessions live in a PostgreSQL database."""
-        return self.database_url.startswith(("postgresql://", "postgres://"))
+        return self.database_url.startswith(_POSTGRES_SCHEMES)
+
+    @property
+    def database(self) -> DatabaseUrl:
+        """The parsed ``database_url`` (validated by :meth:`validate`)."""
+        return parse_database_url(self.database_url)
+
+    @property
+    def store_label(self) -> str:
+        """What the ready line, ``status``, ``stats`` and ``/metrics`` say the store is (never a password)."""
+        return store_label(self.database_url, self.db_path)
 
     @property
     def claw_dir(self) -> Path:
@@ -275,12 +297,7 @@ class Config:
         for name in ("idle_exit_s", "log_max_bytes", "log_backups"):
             if getattr(self, name) < 0:
                 raise ConfigError(name, "must not be negative", getattr(self, name))
-        if self.database_url and self.database_url != "sqlite:" and not self.uses_postgres:
-            raise ConfigError(
-                "database",
-                "must be a postgresql:// URL (or empty for the SQLite file)",
-                self.database_url.split(":")[0],
-            )
+        parse_database_url(self.database_url)
         self._validate_postgres()
         if self.log_level not in ("debug", "info", "warning", "error"):
             raise ConfigError("log_level", "must be debug, info, warning or error", self.log_level)
@@ -315,6 +332,164 @@ def parse_host_port(field_name: str, value: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ConfigError(field_name, "expected host:port", value)
     return host.strip("[]"), int(port)
+
+
+_POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
+_DEFAULT_PG_PORT: Final = 5432
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseUrl:
+    """A database URL, parsed once: the SQLite file under ``.claw/`` or a PostgreSQL database.
+
+    The one reader of a URL's parts; everything printed from it is free of the password.
+    """
+
+    backend: Literal["sqlite", "postgresql"]
+    """``sqlite`` (the URL "" or ``sqlite:``) or ``postgresql``."""
+    url: str = field(default="", repr=False)
+    """The URL as given (may hold a password)."""
+    hosts: tuple[tuple[str, int], ...] = ()
+    """``(host, port)`` of each server (several: libpq's multi-host form); a host may be a socket folder."""
+    database: str = ""
+    """The database name ("" : the server's default, the user's name)."""
+    user: str = ""
+    """The user name ("" : the default)."""
+    has_password: bool = False
+    """True when the URL holds a password (in the user part or as ``password=``)."""
+
+    @property
+    def target(self) -> str:
+        """``host:port/database`` (hosts comma-separated), for logs and errors; never the password."""
+        if self.backend == "sqlite":
+            return "the SQLite file .claw/sessions.db"
+        hosts = ",".join(f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in self.hosts)
+        return f"{hosts}/{self.database or '(default)'}"
+
+    @property
+    def described(self) -> str:
+        """``PostgreSQL host:port/database`` or ``the SQLite file .claw/sessions.db``."""
+        return self.target if self.backend == "sqlite" else f"PostgreSQL {self.target}"
+
+    def same_store(self, other: DatabaseUrl) -> bool:
+        """True when both name the same store (same backend, servers and database; users may differ)."""
+        return (self.backend, self.hosts, self.database) == (other.backend, other.hosts, other.database)
+
+    def without_password(self) -> str:
+        """The URL with any password removed (what ``.claw/config.toml`` may hold)."""
+        if self.backend == "sqlite":
+            return "sqlite:"
+        return _rebuild(self.url, lambda userinfo: userinfo.split(":", 1)[0], drop_password=True)
+
+    def with_password(self, password: str) -> str:
+        """The URL carrying ``password`` as its ``password=`` parameter (for the driver; never printed)."""
+        base = self.without_password()
+        return base + ("&" if "?" in base else "?") + urllib.parse.urlencode({"password": password})
+
+
+def _rebuild(url: str, userinfo_of: Callable[[str], str], *, drop_password: bool) -> str:
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        userinfo = userinfo_of(userinfo)
+        netloc = f"{userinfo}@{hostport}" if userinfo else hostport
+    query = []
+    for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        if k.lower() == "password":
+            if drop_password:
+                continue
+            v = "***"
+        query.append((k, v))
+    text = urllib.parse.urlencode(query, safe="/*")
+    # Not urlunsplit: it drops an empty host list ("postgresql:///db" would become "postgresql:/db").
+    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{text}" if text else "")
+
+
+def redact_url(url: str) -> str:
+    """A database URL as it may be printed: any password replaced by ``***`` (an unparsable URL: its scheme)."""
+    try:
+        return _rebuild(url, lambda u: u.split(":", 1)[0] + ":***" if ":" in u else u, drop_password=False)
+    except ValueError:
+        return url.split(":", 1)[0] + "://(unparsable URL)"
+
+
+def _host_part(url: str) -> str:
+    """The host list of a URL, for an error message: no user, no password, no parameters."""
+    rest = url.split("://", 1)[-1]
+    return rest.split("/", 1)[0].split("?", 1)[0].rpartition("@")[2]
+
+
+def _port(text: str, url: str) -> int:
+    if not text.isdigit() or not 0 < int(text) <= 65535:
+        raise ConfigError("database", f"port {text!r} is not a number from 1 to 65535", _host_part(url))
+    return int(text)
+
+
+def _host_port(spec: str, url: str) -> tuple[str, int | None]:
+    """``host``, ``host:port``, ``[v6]`` or ``[v6]:port`` of a URL's host list."""
+    if spec.startswith("["):
+        inside, bracket, after = spec[1:].partition("]")
+        try:
+            ipaddress.IPv6Address(inside.split("%", 1)[0])
+        except ValueError:
+            raise ConfigError("database", f"[{inside}] is not a valid IPv6 address", _host_part(url)) from None
+        if not bracket or (after and not after.startswith(":")):
+            raise ConfigError("database", "an IPv6 address must be written [address]:port", _host_part(url))
+        return inside, _port(after[1:], url) if after else None
+    host, sep, port = spec.rpartition(":")
+    if not sep:
+        return spec, None
+    if ":" in host:
+        raise ConfigError("database", "an IPv6 address must be written [address]:port", _host_part(url))
+    return urllib.parse.unquote(host), _port(port, url)
+
+
+def parse_database_url(url: str) -> DatabaseUrl:
+    """Parse a database URL: "" or ``sqlite:`` (the SQLite file), or ``postgresql://`` (``postgres://``) in
+    libpq's URL form, several hosts included (``h1:5432,h2:5433``), ``host=``/``port=`` parameters too.
+
+    Raises:
+        ConfigError: an unknown scheme, a port that is not a number, a malformed IPv6 address or URL; the
+            message holds the host list, never the user or password.
+    """
+    if url in ("", "sqlite:"):
+        return DatabaseUrl("sqlite", url)
+    if not url.startswith(_POSTGRES_SCHEMES):
+        scheme = url.split(":", 1)[0] if ":" in url else url[:20]
+        raise ConfigError("database", "must be a postgresql:// URL (or empty, or sqlite:, for the SQLite file)", scheme)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        query = urllib.parse.parse_qs(parts.query, keep_blank_values=True)
+    except ValueError as exc:
+        raise ConfigError("database", f"not a valid URL: {exc}", _host_part(url)) from None
+    userinfo, at, hostlist = parts.netloc.rpartition("@")
+    specs = [_host_port(spec, url) for spec in hostlist.split(",") if spec] if hostlist else []
+    if not specs:  # libpq: host= (a host name or a socket folder, comma-separated) and port=
+        ports = [_port(p, url) for p in ",".join(query.get("port", [])).split(",") if p]
+        names = [h for h in ",".join(query.get("host", [])).split(",") if h] or ["localhost"]
+        specs = [(h, ports[min(i, len(ports) - 1)] if ports else None) for i, h in enumerate(names)]
+    hosts = tuple((h or "localhost", _DEFAULT_PG_PORT if p is None else p) for h, p in specs)
+    user = urllib.parse.unquote(userinfo.split(":", 1)[0]) if at else ""
+    return DatabaseUrl(
+        "postgresql",
+        url,
+        hosts,
+        urllib.parse.unquote(parts.path.lstrip("/")) or (query.get("dbname") or [""])[0],
+        user or (query.get("user") or [""])[0],
+        bool(at and ":" in userinfo) or "password" in {k.lower() for k in query},
+    )
+
+
+def store_label(url: str, db_path: Path) -> str:
+    """The store of a workspace as printed: ``host:port/database`` for a PostgreSQL URL, else ``db_path``."""
+    parsed = parse_database_url(url)
+    return parsed.target if parsed.backend == "postgresql" else str(db_path)
+
+
+def describe_store(url: str, db_path: Path) -> str:
+    """``PostgreSQL host:port/database`` or ``the SQLite file <db_path>``: a store named in a sentence."""
+    return f"PostgreSQL {store_label(url, db_path)}" if url else f"the SQLite file {db_path}"
 
 
 def is_loopback(host: str) -> bool:

@@ -44,7 +44,7 @@ from claw_sessiond_client.paths import folder_problem
 from . import erasure, idempotency, lifecycle, limits, logs, retention
 from . import metrics as metrics_http
 from .claw_dir import acquire_lock, claim_workspace
-from .config import Config
+from .config import Config, describe_store
 from .endpoint import endpoint_record, remove_endpoint, tcp_endpoint, write_endpoint
 from .errors import LockHeldError, SessiondError, StartupError, StorageError
 from .metrics import Metrics
@@ -150,6 +150,8 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
         if store.applied_migrations:
             _log.info('event=migrated steps="%s"', ",".join(store.applied_migrations))
         try:
+            if cfg.database_record is not None:
+                _record_backend(cfg)
             daemon = await _serve_store(cfg, store, lock_fd, notifier)
         except BaseException:
             await store.close()
@@ -158,8 +160,30 @@ async def start(cfg: Config, notifier: Notifier | None = None) -> Daemon:
         os.close(lock_fd)
         raise
     notifier.send("READY=1", f"STATUS=serving on {daemon.socket_path}", f"MAINPID={os.getpid()}")
-    _log.info("event=ready socket=%s pid=%d", daemon.socket_path, os.getpid())
+    _log.info(
+        "event=ready socket=%s pid=%d backend=%s database=%s",
+        daemon.socket_path,
+        os.getpid(),
+        cfg.database.backend,
+        cfg.store_label,
+    )
     return daemon
+
+
+def _record_backend(cfg: Config) -> None:
+    """Record the store just opened in ``.claw/config.toml`` (first use of a URL, or a switch); under the lock.
+
+    Raises:
+        StartupError: the file cannot be written (the caller closes the store).
+    """
+    from .workspace_config import write_workspace_config
+
+    assert cfg.database_record is not None
+    try:
+        path = write_workspace_config(cfg.claw_dir, cfg.database_record)
+    except OSError as exc:
+        raise StartupError(f"{cfg.claw_dir}/config.toml: cannot write: {exc.strerror}") from exc
+    _log.info("event=backend_recorded file=%s backend=%s database=%s", path, cfg.database.backend, cfg.store_label)
 
 
 async def _serve_store(cfg: Config, store: Storage, lock_fd: int, notifier: Notifier) -> Daemon:
@@ -168,7 +192,12 @@ async def _serve_store(cfg: Config, store: Storage, lock_fd: int, notifier: Noti
     # Commits only wake watchers; each watcher reads what it missed from the database.
     store.subscribe(watch_hub)
     service = SessionService(store, cfg, owners, watch_hub)
-    metrics = Metrics(store, active_runs=owners.count, active_watchers=watch_hub.count)
+    metrics = Metrics(
+        store,
+        active_runs=owners.count,
+        active_watchers=watch_hub.count,
+        store_info=(cfg.database.backend, cfg.store_label),
+    )
     service.rpc_observers.append(metrics.observe_rpc)
     store.counters.commit_observers.append(metrics.observe_commit)
     service.stats_extra = metrics.stats
@@ -273,6 +302,7 @@ async def _lifecycle(daemon: Daemon, stop: Callable[[], None]) -> None:
         registry=cfg.registry_dir,
         idle_exit_s=cfg.idle_exit_s,
         log_file=cfg.log_file,
+        database=describe_store(cfg.database_url if cfg.uses_postgres else "", cfg.db_path),
         tracker=daemon.idle,
         begin_drain=begin_drain,
         stop=stop,

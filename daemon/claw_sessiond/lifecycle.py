@@ -175,6 +175,8 @@ class Record:
     log_file: str
     version: str
     format: int = RECORD_FORMAT
+    database: str = ""
+    """The store it serves (``PostgreSQL host:port/database`` or the SQLite file); "" from an older daemon."""
 
 
 def record_path(registry: Path, lock_path: Path) -> Path:
@@ -239,7 +241,8 @@ def _read_record(path: Path) -> Record | None:
         data = json.loads(os.read(fd, _MAX_RECORD_BYTES))
         if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
             return None
-        return Record(**{k: data[k] for k in Record.__dataclass_fields__})
+        # A key added later (with a default) may be missing from an older daemon's record.
+        return Record(**{k: data[k] for k in Record.__dataclass_fields__ if k in data})
     except (OSError, ValueError, KeyError, TypeError):
         return None
     finally:
@@ -389,6 +392,7 @@ async def run(
     registry: Path | None,
     idle_exit_s: float,
     log_file: Path | None,
+    database: str = "",
     tracker: IdleClock | None,
     begin_drain: Callable[[], None],
     stop: Callable[[], None],
@@ -413,6 +417,7 @@ async def run(
             idle_exit_s=idle_exit_s,
             log_file=str(log_file or ""),
             version=__version__,
+            database=database,
         )
         try:
             path = write_record(registry, record)

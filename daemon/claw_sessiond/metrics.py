@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -150,6 +150,7 @@ class Metrics:
         store: read for database figures and its counters.
         active_runs: how many Attach runs are open.
         active_watchers: how many Watch streams are open.
+        store_info: (backend, database) for the ``store_info`` gauge; ("", ""): none.
     """
 
     def __init__(
@@ -158,6 +159,7 @@ class Metrics:
         *,
         active_runs: Callable[[], int] = lambda: 0,
         active_watchers: Callable[[], int] = lambda: 0,
+        store_info: tuple[str, str] = ("", ""),
     ) -> None:
         self.store = store
         self.active_runs = active_runs
@@ -199,6 +201,14 @@ class Metrics:
         self.commit_batch_requests = 0
         self.commit_seconds_total = 0.0
         self.registry.register(_Figures(self))
+        if store_info[0]:
+            # An info gauge (always 1): which store this daemon serves, never a password.
+            Gauge(
+                PREFIX + "store_info",
+                "The store this daemon serves: backend (sqlite, postgresql), database (file or host:port/database).",
+                ["backend", "database"],
+                registry=self.registry,
+            ).labels(*store_info).set(1)
 
     def observe_rpc(self, method: str, code: str, seconds: float) -> None:
         """``SessionService.rpc_observers`` hook (on the loop)."""

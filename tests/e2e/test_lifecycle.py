@@ -113,7 +113,7 @@ def test_status_lists_every_daemon_of_the_user(runtime_dir: Path, workspaces: li
         text = claw("status")
         assert text.returncode == 0, text.stderr
         lines = text.stdout.splitlines()
-        assert lines[0].split() == ["PID", "UPTIME", "SESSIONS", "WORKSPACE", "SOCKET"]
+        assert lines[0].split() == ["PID", "UPTIME", "SESSIONS", "WORKSPACE", "SOCKET", "STORE"]
         assert len(lines) == 3 and all(len(line) <= 80 for line in lines), text.stdout
         assert any(line.split()[0] == str(daemons[1].proc.pid) and "…" in line for line in lines)  # type: ignore[union-attr]
 

@@ -48,17 +48,32 @@ def claw(
     """``claw-sessiond ARGS`` with stdout and stderr captured (``text`` or bytes).
 
     ``environ`` is the whole environment (default: this process's); ``env`` is added to it.
-    ``stdin`` is written to its standard input.
+    ``stdin`` is written to its standard input. A workspace (``--workspace``, else ``cwd``) whose
+    ``.claw/config.toml`` records its store gets no ``CLAW_DATABASE_URL`` from this process's
+    environment (the end-to-end suite sets one for the test's own workspace): its CLI reads the record.
     """
+    environment = _environment(env, environ)
+    named = args[args.index("--workspace") + 1] if "--workspace" in args[:-1] else None
+    folder = Path(named) if named else cwd
+    if folder is not None and "CLAW_DATABASE_URL" not in (env or {}) and _records_a_store(Path(folder)):
+        environment.pop("CLAW_DATABASE_URL", None)
     return subprocess.run(
         [*CLAW, *args],
         capture_output=True,
         text=text,
         timeout=timeout_s,
         cwd=cwd,
-        env=_environment(env, environ),
+        env=environment,
         input=stdin,
     )
+
+
+def _records_a_store(workspace: Path) -> bool:
+    config = workspace / ".claw" / "config.toml"
+    try:
+        return config.is_file() and "database" in config.read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def after_command(option: str, value: object, args: tuple[str, ...]) -> list[str]:
@@ -71,11 +86,14 @@ def in_workspace(workspace: Path, *args: str, **kw: Any) -> subprocess.Completed
 
     On PostgreSQL the command is given the database the workspace's daemons serve (as
     :class:`~tests.helpers.daemon.DaemonProcess` gives them), unless the call names one or the
-    workspace's ``config.toml`` does: an operator's CLI reads the configuration its daemon reads."""
+    workspace's ``config.toml`` does (then the test environment's URL is removed): an operator's CLI reads
+    the configuration its daemon reads."""
     env = dict(kw.pop("env", None) or {})
     if on_postgres() and "CLAW_DATABASE_URL" not in env and "environ" not in kw:
         config = workspace / ".claw" / "config.toml"
-        if not (config.exists() and "database" in config.read_text(errors="replace")):
+        if config.exists() and "database" in config.read_text(errors="replace"):
+            env["CLAW_DATABASE_URL"] = ""  # the recorded store, not the URL the test's environment holds
+        else:
             env["CLAW_DATABASE_URL"] = database_url_for(workspace)
     return claw(*after_command("--workspace", workspace, args), cwd=workspace, env=env, **kw)
 

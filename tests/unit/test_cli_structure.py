@@ -46,6 +46,7 @@ ORDER = [
     "usage",
     "copy",
     "migrate-db",
+    "init",
 ]
 
 

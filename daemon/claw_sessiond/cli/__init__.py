@@ -16,6 +16,7 @@ entries:
 ``lifecycle``      ``status``, ``stop``
 ``backup``         ``backup``, ``restore``
 ``copy``           ``copy``: a whole store between SQLite and PostgreSQL
+``init``           ``init``: record the workspace's store in ``.claw/config.toml``
 ``find``           ``search``, ``follow``, ``usage``
 ``completion``     shell completion scripts from this parser
 =================  ===========================================================
@@ -56,7 +57,21 @@ from claw_sessiond_client.paths import find_workspace
 
 from .. import __version__
 from ..config import environ
-from . import backup, completion, copy, doctor, find, inspect, lifecycle, migrate, migrate_db, serve, transfer, verbs
+from . import (
+    backup,
+    completion,
+    copy,
+    doctor,
+    find,
+    init,
+    inspect,
+    lifecycle,
+    migrate,
+    migrate_db,
+    serve,
+    transfer,
+    verbs,
+)
 from .failure import EXIT_FAILURE, EXIT_USAGE, fail_client, print_json_error
 from .options import Command, add_json_option, add_workspace_option
 from .termsafe import visible
@@ -174,5 +189,6 @@ COMMANDS: Final[Mapping[str, Command]] = {
         find.USAGE,
         copy.COPY,
         migrate_db.MIGRATE_DB,
+        init.INIT,
     )
 }

@@ -1,16 +1,15 @@
 """``copy --from SOURCE --to TARGET``: move a whole store between SQLite and PostgreSQL.
 
-SOURCE and TARGET are each a ``postgresql://`` URL, a workspace folder (its
-``.claw/sessions.db``) or a SQLite database file. The copy runs without a daemon
-(:mod:`claw_sessiond.store_copy`): a SQLite side inside a workspace is held under
-the workspace's lock (``.claw/sessiond.lock``), so its daemon must be stopped and
-none can start meanwhile; the source is only read. Both sides first pass ``serve``'s
-checks of ``.claw/`` (:mod:`claw_sessiond.claw_dir`: owner, mode, no links, no
-database file of another user), refused with its message before anything is written. Sessions are copied one by one
-through the export format, each verified by comparing the target's export of it
-with the source's, and the session and event counts are checked at the end; then
-the shared scope states, verbatim, verified by comparing rows and counts.
-Progress goes to stderr; the result to stdout (``--json``: one document).
+SOURCE and TARGET are each a ``postgresql://`` URL, a workspace folder (its ``.claw/sessions.db``,
+or the database its ``.claw/config.toml`` records) or a SQLite database file. The copy runs without
+a daemon (:mod:`claw_sessiond.store_copy`): a SQLite side inside a workspace is held under the
+workspace's lock (``.claw/sessiond.lock``), so its daemon must be stopped and none can start
+meanwhile; the source is only read. Both sides first pass ``serve``'s checks of ``.claw/``
+(:mod:`claw_sessiond.claw_dir`: owner, mode, no links, no database file of another user), refused
+with its message before anything is written. Sessions are copied one by one through the export format, each
+verified by comparing the target's export of it with the source's, and the session and event counts
+are checked at the end; then the shared scope states, verbatim, verified by comparing rows and
+counts. Progress goes to stderr; the result to stdout (``--json``: one document).
 
 A target that holds sessions or scope states is refused unless ``--replace``. URLs are printed
 with their password replaced by ``***``; give the password with ``PGPASSWORD``,
@@ -33,10 +32,12 @@ from typing import Final
 
 from claw_sessiond_client.paths import claw_dir
 
+from ..config import environ, parse_database_url
 from ..errors import LockHeldError, SessiondError
 from ..errors import StartupError as DomainStartupError
 from ..storage import Storage, open_file, open_read_only, open_url, redacted_url
 from ..store_copy import CopyError, CopyFigures, copy_store
+from ..workspace_config import resolve_backend
 from .failure import EXIT_OK, EXIT_USAGE, report_error
 from .options import Command
 from .output import print_json, say
@@ -63,6 +64,7 @@ class _Place:
 
 def _place(value: str, *, source: bool) -> _Place:
     if value.startswith(_URL_SCHEMES):
+        parse_database_url(value)  # a malformed URL is a usage error (ConfigError), one line
         return _Place(url=value)
     if "://" in value:
         raise ValueError(
@@ -70,6 +72,9 @@ def _place(value: str, *, source: bool) -> _Place:
         )
     path = Path(os.path.abspath(value))
     if path.is_dir():
+        backend = resolve_backend(path, environ())
+        if backend.database.backend == "postgresql":  # the workspace's store (.claw/config.toml)
+            return _Place(url=backend.url, lock=claw_dir(path) / "sessiond.lock")
         path = claw_dir(path) / "sessions.db"
         if source and not path.exists():
             raise ValueError(f"{path} does not exist (no store in that workspace)")

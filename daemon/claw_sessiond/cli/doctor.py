@@ -35,6 +35,7 @@ from typing import Any, Final
 from claw_sessiond_client import DaemonUnavailableError, SessiondError
 from claw_sessiond_client.paths import claw_dir
 
+from ..config import describe_store
 from ..storage import check_storage
 from . import terminal
 from .connect import open_client, socket_path
@@ -125,6 +126,7 @@ def doctor(args: argparse.Namespace) -> int:
         report.add("database", "fail", problem)
         _check_permissions(report, folder)
         return _finish(args, report)
+    report.add("backend", "ok", describe_store(url, folder / "sessions.db"))
     daemon_up = False
     try:
         with open_client(args.workspace, sock) as client:

@@ -75,6 +75,7 @@ class _Daemon:
             "idle_exit_s": r.idle_exit_s,
             "log_file": r.log_file or None,
             "version": r.version,
+            "database": r.database or None,
         }
 
 
@@ -214,6 +215,11 @@ def _fit(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
 
 
+def _clip_end(text: str, width: int) -> str:
+    """Shorten from the right: ``pg host:54…`` (the kind of store stays in view)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _short_socket(record: lifecycle.Record) -> str:
     inside = os.path.join(record.workspace, "")
     return record.socket[len(inside) :] if record.socket.startswith(inside) else record.socket or "?"
@@ -224,6 +230,13 @@ def _short_workspace(path: str) -> str:
     return "~" + path[len(home) :] if home not in ("", "/") and (path + "/").startswith(home + "/") else path
 
 
+def _short_store(record: lifecycle.Record) -> str:
+    """``sqlite``, ``pg host:port/database``, or ``?`` (a daemon of a version that did not say)."""
+    if not record.database:
+        return "?"
+    return "sqlite" if "SQLite" in record.database else "pg " + record.database.removeprefix("PostgreSQL ")
+
+
 def _render(daemons: list[_Daemon], now: float) -> None:
     rows = [
         [
@@ -232,17 +245,20 @@ def _render(daemons: list[_Daemon], now: float) -> None:
             "?" if d.sessions is None else str(d.sessions),
             _short_workspace(d.record.workspace),
             _short_socket(d.record),
+            _short_store(d.record),
         ]
         for d in daemons
     ]
-    head = ["PID", "UPTIME", "SESSIONS", "WORKSPACE", "SOCKET"]
+    head = ["PID", "UPTIME", "SESSIONS", "WORKSPACE", "SOCKET", "STORE"]
     fixed = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(3)]
-    room = _WIDTH - 1 - sum(fixed) - 2 * 4  # one column spare; four gaps of two spaces
+    room = _WIDTH - 1 - sum(fixed) - 2 * 5  # one column spare; five gaps of two spaces
+    store_w = min(max(len(head[5]), *(len(r[5]) for r in rows)), max(len(head[5]), room // 4))
+    room -= store_w
     sock_w = min(max(len(head[4]), *(len(r[4]) for r in rows)), max(len(head[4]), room // 2))
     ws_w = min(max(len(head[3]), *(len(r[3]) for r in rows)), room - sock_w)
     for row in [head, *rows]:
         cells = [row[0].rjust(fixed[0]), row[1].rjust(fixed[1]), row[2].rjust(fixed[2])]
-        cells += [_fit(row[3], ws_w).ljust(ws_w), _fit(row[4], sock_w)]
+        cells += [_fit(row[3], ws_w).ljust(ws_w), _fit(row[4], sock_w).ljust(sock_w), _clip_end(row[5], store_w)]
         print("  ".join(cells).rstrip())
 
 

@@ -51,7 +51,7 @@ from claw_sessiond_client._finds import CrossSessionUsage, SearchHit, SearchResu
 from claw_sessiond_client.paths import claw_dir
 
 from .. import events, export, queries
-from ..config import ConfigError, environ
+from ..config import ConfigError, environ, store_label
 from ..errors import InvalidRequestError
 from ..errors import SessiondError as DomainError
 from ..ids import check_session_id
@@ -105,20 +105,19 @@ def add_offline_options(add: Callable[[argparse.ArgumentParser], None]) -> Calla
 
 
 def configured_database(workspace: Path) -> tuple[str, str]:
-    """The PostgreSQL URL configured for ``workspace`` as the daemon reads it (``CLAW_DATABASE_URL``, then
-    ``database`` in ``.claw/config.toml``; "" for the SQLite file under ``.claw/``), and a configuration
-    error ("" if none)."""
+    """The PostgreSQL URL of ``workspace``'s store as the daemon decides it
+    (:func:`~claw_sessiond.workspace_config.resolve_backend`: ``.claw/config.toml``, ``CLAW_DATABASE_URL``
+    when it agrees; "" for the SQLite file under ``.claw/``), and a configuration error ("" if none)."""
     from ..claw_dir import check_password_file
-    from .serve import database_url
+    from ..workspace_config import explicit_database, resolve_backend
 
+    env = environ()
     try:
-        url = database_url(None, environ(), workspace)
-        check_password_file(url, environ())
+        backend = resolve_backend(workspace, env, explicit_database(None, None, env))
+        check_password_file(backend.url, env)
     except ConfigError as exc:
         return "", str(exc)
-    if url and url != "sqlite:" and not url.startswith(("postgresql://", "postgres://")):
-        return "", f"database must be a postgresql:// URL (or empty for the SQLite file), not {url.split(':')[0]}:"
-    return ("" if url == "sqlite:" else url), ""
+    return ("" if backend.database.backend == "sqlite" else backend.url), ""
 
 
 def _stored_time(when: dt.datetime | None) -> str:
@@ -264,6 +263,8 @@ class OfflineClient:
         except DomainError as exc:
             raise OfflineError(exc.message) from exc
         figures["daemon"] = "not running (read-only view)"
+        figures["backend"] = "postgresql" if self._url else "sqlite"
+        figures["database"] = store_label(self._url, self.db)
         return Stats(figures)
 
     def list_sessions_page(

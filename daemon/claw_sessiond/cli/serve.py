@@ -13,15 +13,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tomllib
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from claw_sessiond_client.paths import claw_dir
-
-from ..claw_dir import check_password_file, check_secret_file
+from ..claw_dir import check_password_file
 from ..config import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_LEASE_S,
@@ -39,6 +35,7 @@ from ..config import (
     unknown_env_vars,
     warn,
 )
+from ..workspace_config import explicit_database, resolve_backend
 from .failure import EXIT_FAILURE, EXIT_USAGE
 from .options import env_option
 from .termsafe import visible
@@ -156,7 +153,8 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         help="where sessions live: a postgresql:// URL shared by several daemons (docs/postgres.md; put no password "
         "here: use PGPASSFILE or --database-file), else CLAW_DATABASE_URL, else the credential 'database' "
         "($CREDENTIALS_DIRECTORY/database, systemd LoadCredential=), else 'database' in .claw/config.toml, else "
-        "the SQLite file",
+        "the SQLite file; a PostgreSQL URL is recorded in .claw/config.toml at first use (without its password), "
+        "and one that disagrees with the record is refused",
     )
     env_option(
         parser,
@@ -168,6 +166,16 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         "with LoadCredential=database:/etc/claw-sessiond/database-url)",
     )
     add_postgres_options(parser, env)
+    env_option(
+        parser,
+        "--switch-backend",
+        env,
+        default=False,
+        action="store_true",
+        help="serve the store --database names although .claw/config.toml records another one, and record it "
+        "there from now on (move the data first with 'claw-sessiond copy'; without this flag a mismatch is a "
+        "start-up error naming both)",
+    )
     _add_lifecycle_options(parser, env)
 
 
@@ -283,10 +291,6 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
     watchdog = env.get("WATCHDOG_USEC", "")
     watchdog_pid = env.get("WATCHDOG_PID", "")
     watchdog_usec = int(watchdog) if watchdog.isdigit() and watchdog_pid in ("", str(os.getpid())) else 0
-    url = database_url(
-        args.database, env, Path(os.path.abspath(args.workspace)), file=getattr(args, "database_file", None)
-    )
-    check_password_file(url, env)
     return Config(
         workspace=Path(os.path.abspath(args.workspace)),
         socket_path=Path(os.path.abspath(args.socket)) if args.socket else None,
@@ -317,7 +321,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         log_max_bytes=int(args.log_max_bytes),
         log_backups=int(args.log_backups),
         registry_dir=_registry_dir(env),
-        database_url=url,
+        **_backend_fields(args, env),
         **postgres_fields(args),
     ).validate()
 
@@ -333,46 +337,26 @@ def postgres_fields(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def database_url(flag: str | None, env: Mapping[str, str], workspace: Path, *, file: str | None = None) -> str:
-    """The database URL: ``--database`` (or ``CLAW_SESSIOND_DATABASE``), else the content of ``--database-file``,
-    else ``CLAW_DATABASE_URL``, else the systemd credential ``database`` (``$CREDENTIALS_DIRECTORY/database``),
-    else ``database`` in ``<workspace>/.claw/config.toml``, else "" (the SQLite file).
-
-    Raises:
-        ConfigError: both --database and --database-file, a file that cannot be read, config.toml cannot be
-            read or its ``database`` is not a string, a file holding a password that others may read
-            (:func:`claw_sessiond.claw_dir.check_secret_file`).
-    """
-    if flag and file:
-        raise ConfigError("database", "give --database or --database-file, not both", "(both)")
-    credential = Path(env["CREDENTIALS_DIRECTORY"]) / "database" if env.get("CREDENTIALS_DIRECTORY") else None
-    if not flag and not file and not env.get("CLAW_DATABASE_URL") and credential and credential.is_file():
-        file = str(credential)
-    if file:
-        try:
-            text = Path(file).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError("database-file", f"cannot read {file}: {type(exc).__name__}", file) from None
-        check_secret_file(Path(file), text, "database-file")
-        return text
-    if flag:
-        if urllib.parse.urlsplit(flag).password:
-            warn("the --database URL holds a password, visible to other local users in ps; use PGPASSFILE instead")
-        return flag
-    if env.get("CLAW_DATABASE_URL"):
-        return env["CLAW_DATABASE_URL"]
-    path = claw_dir(workspace) / "config.toml"
-    try:
-        with path.open("rb") as f:
-            value = tomllib.load(f).get("database", "")
-    except FileNotFoundError:
-        return ""
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError("database", f"cannot read {path}: {exc}", str(path)) from exc
-    if not isinstance(value, str):
-        raise ConfigError("database", f"'database' in {path} must be a string", type(value).__name__)
-    check_secret_file(path, value, "database")
-    return value
+def _backend_fields(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, Any]:
+    """``database_url`` and ``database_record`` of the Config: the workspace's store (``workspace_config``)."""
+    url, source = explicit_database(args.database, getattr(args, "database_file", None), env)
+    backend = resolve_backend(
+        Path(os.path.abspath(args.workspace)), env, (url, source), switch=bool(getattr(args, "switch_backend", False))
+    )
+    if source == "--database" and backend.database.has_password:
+        warn("the --database URL holds a password, visible to other local users in ps; use PGPASSFILE instead")
+    if backend.unrecorded:
+        warn(
+            f"{backend.database.described} is not recorded in .claw/config.toml ({backend.unrecorded}): a "
+            "serve without --database will use the SQLite file; copy its sessions and move it away to fix that"
+        )
+    if backend.record is not None and backend.database.has_password:
+        warn(
+            "the password in the URL is not recorded in .claw/config.toml: name where to find it with "
+            "'claw-sessiond init --password-file F' (or --password-env NAME), or use PGPASSFILE"
+        )
+    check_password_file(backend.url, env)
+    return {"database_url": backend.url, "database_record": backend.record}
 
 
 def _registry_dir(env: Mapping[str, str]) -> Path | None:

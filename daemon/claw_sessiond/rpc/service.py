@@ -415,5 +415,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
             pid=os.getpid(),
             uptime_seconds=time.monotonic() - self.started,
             version=__version__,
+            backend=self.config.database.backend,
+            database=self.config.store_label,
             **self.stats_extra(),
         )

@@ -10,11 +10,10 @@ package imports a database driver.
 
 from __future__ import annotations
 
-import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import Config
+from ..config import Config, redact_url
 from ..errors import StorageUnavailableError
 from .base import (
     BACKUP_CHUNK_BYTES,
@@ -174,18 +173,7 @@ async def check_url(url: str) -> list[StorageCheck]:
 
 def redacted_url(url: str) -> str:
     """A ``postgresql://`` URL as it may be printed: any password replaced by ``***``."""
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        if ":" in userinfo:
-            userinfo = userinfo.split(":", 1)[0] + ":***"
-        netloc = f"{userinfo}@{hostport}"
-    query = [
-        (k, "***" if k.lower() == "password" else v)
-        for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    ]
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, urllib.parse.urlencode(query, safe="/"), ""))
+    return redact_url(url)
 
 
 async def open_url(url: str, *, max_open_tool_calls: int = 0) -> Storage:

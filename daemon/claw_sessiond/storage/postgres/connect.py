@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import ssl
-import urllib.parse
 from typing import Any, Final
 
 import asyncpg
@@ -27,6 +26,9 @@ from ...config import (
     DEFAULT_PG_POOL_MAX,
     DEFAULT_PG_POOL_MIN,
     DEFAULT_PG_STATEMENT_TIMEOUT_MS,
+    ConfigError,
+    parse_database_url,
+    redact_url,
 )
 from ...errors import Reason, StorageUnavailableError
 from . import schema
@@ -76,25 +78,12 @@ def follower_connections(pool_max: int) -> int:
 
 
 def describe_target(dsn: str) -> str:
-    """``host:port/database as user`` of a URL, for start-up errors (never the password); a multi-host URL
-    (``h1:5432,h2:5432`` or ``host=h1,h2``) names every host."""
+    """``host:port/database as user`` of a URL, for start-up errors (never the password)."""
     try:
-        parts = urllib.parse.urlsplit(dsn)
-    except ValueError:
-        return "(an unparsable URL)"
-    query = dict(urllib.parse.parse_qsl(parts.query))
-    userinfo, _, hosts = parts.netloc.rpartition("@")
-    if not hosts:  # host=h1,h2&port=p1,p2 (one port: every host's)
-        names, ports = query.get("host", "").split(","), query.get("port", "").split(",")
-        ports = ports * len(names) if len(ports) == 1 else ports
-        hosts = ",".join(f"{h}:{p}" if p else h for h, p in zip(names, ports, strict=False))
-    if not hosts.strip(",:"):
-        hosts = f"localhost:{query.get('port', '') or 5432}"
-    elif ":" not in hosts.rsplit("]", 1)[-1]:
-        hosts = f"{hosts}:{query.get('port', '') or 5432}"
-    database = parts.path.lstrip("/") or query.get("dbname", "") or "(default)"
-    user = urllib.parse.unquote(userinfo.split(":", 1)[0]) or query.get("user", "") or "(default)"
-    return f"{hosts}/{database} as {user}"
+        parsed = parse_database_url(dsn)
+    except ConfigError:
+        return redact_url(dsn)
+    return f"{parsed.target} as {parsed.user or '(default)'}"
 
 
 def server_settings_of(settings: PostgresSettings) -> dict[str, str]:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import urllib.parse
 from collections.abc import AsyncIterator
 
 import asyncpg
 
+from ...config import redact_url
 from ...errors import CorruptDatabaseError, Reason, StorageFullError, StorageUnavailableError
 
 __all__ = ["ROLLED_BACK_STATES", "map_pg_errors", "rolled_back", "safe_dsn"]
@@ -34,19 +34,7 @@ _log = logging.getLogger("claw_sessiond.store")
 
 def safe_dsn(dsn: str) -> str:
     """``dsn`` with any password replaced by ``***`` (in the user-info part and in a ``password=`` parameter)."""
-    try:
-        parts = urllib.parse.urlsplit(dsn)
-    except ValueError:
-        return "postgresql://(unparsable URL)"
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        if ":" in userinfo:
-            userinfo = userinfo.split(":", 1)[0] + ":***"
-        netloc = f"{userinfo}@{hostport}"
-    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    query = [(k, "***" if k.lower() == "password" else v) for k, v in query]
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, urllib.parse.urlencode(query, safe="/"), ""))
+    return redact_url(dsn)
 
 
 @contextlib.asynccontextmanager

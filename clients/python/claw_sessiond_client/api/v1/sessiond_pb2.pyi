@@ -642,7 +642,7 @@ class GetStatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatsResponse(_message.Message):
-    __slots__ = ("sessions", "events", "database_bytes", "wal_bytes", "schema_version", "appends", "messages_written", "repairs", "write_failures", "commits", "active_watchers", "active_runs", "pid", "uptime_seconds", "version", "requests", "sessions_deleted", "retention_sessions_deleted", "commit_batch_requests", "commit_seconds", "erasure_pending_sessions", "request_records", "request_records_pruned")
+    __slots__ = ("sessions", "events", "database_bytes", "wal_bytes", "schema_version", "appends", "messages_written", "repairs", "write_failures", "commits", "active_watchers", "active_runs", "pid", "uptime_seconds", "version", "requests", "sessions_deleted", "retention_sessions_deleted", "commit_batch_requests", "commit_seconds", "erasure_pending_sessions", "request_records", "request_records_pruned", "backend", "database")
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -666,6 +666,8 @@ class GetStatsResponse(_message.Message):
     ERASURE_PENDING_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     REQUEST_RECORDS_FIELD_NUMBER: _ClassVar[int]
     REQUEST_RECORDS_PRUNED_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
+    DATABASE_FIELD_NUMBER: _ClassVar[int]
     sessions: int
     events: int
     database_bytes: int
@@ -689,7 +691,9 @@ class GetStatsResponse(_message.Message):
     erasure_pending_sessions: int
     request_records: int
     request_records_pruned: int
-    def __init__(self, sessions: _Optional[int] = ..., events: _Optional[int] = ..., database_bytes: _Optional[int] = ..., wal_bytes: _Optional[int] = ..., schema_version: _Optional[int] = ..., appends: _Optional[int] = ..., messages_written: _Optional[int] = ..., repairs: _Optional[int] = ..., write_failures: _Optional[int] = ..., commits: _Optional[int] = ..., active_watchers: _Optional[int] = ..., active_runs: _Optional[int] = ..., pid: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., version: _Optional[str] = ..., requests: _Optional[_Iterable[_Union[RequestCount, _Mapping]]] = ..., sessions_deleted: _Optional[int] = ..., retention_sessions_deleted: _Optional[int] = ..., commit_batch_requests: _Optional[int] = ..., commit_seconds: _Optional[float] = ..., erasure_pending_sessions: _Optional[int] = ..., request_records: _Optional[int] = ..., request_records_pruned: _Optional[int] = ...) -> None: ...
+    backend: str
+    database: str
+    def __init__(self, sessions: _Optional[int] = ..., events: _Optional[int] = ..., database_bytes: _Optional[int] = ..., wal_bytes: _Optional[int] = ..., schema_version: _Optional[int] = ..., appends: _Optional[int] = ..., messages_written: _Optional[int] = ..., repairs: _Optional[int] = ..., write_failures: _Optional[int] = ..., commits: _Optional[int] = ..., active_watchers: _Optional[int] = ..., active_runs: _Optional[int] = ..., pid: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., version: _Optional[str] = ..., requests: _Optional[_Iterable[_Union[RequestCount, _Mapping]]] = ..., sessions_deleted: _Optional[int] = ..., retention_sessions_deleted: _Optional[int] = ..., commit_batch_requests: _Optional[int] = ..., commit_seconds: _Optional[float] = ..., erasure_pending_sessions: _Optional[int] = ..., request_records: _Optional[int] = ..., request_records_pruned: _Optional[int] = ..., backend: _Optional[str] = ..., database: _Optional[str] = ...) -> None: ...
 
 class RequestCount(_message.Message):
     __slots__ = ("method", "code", "count")

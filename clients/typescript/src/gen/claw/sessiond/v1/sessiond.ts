@@ -1152,6 +1152,10 @@ export interface GetStatsResponse {
   requestRecords: number;
   /** Idempotency records pruned since start (older than the retry window). */
   requestRecordsPruned: number;
+  /** The store this daemon serves: "sqlite" or "postgresql". */
+  backend: string;
+  /** Which one: the SQLite file's path, or "host:port/database" (never a password). */
+  database: string;
 }
 
 /** How many RPCs of one method ended with one status code. */
@@ -7898,6 +7902,8 @@ function createBaseGetStatsResponse(): GetStatsResponse {
     erasurePendingSessions: 0,
     requestRecords: 0,
     requestRecordsPruned: 0,
+    backend: "",
+    database: "",
   };
 }
 
@@ -7971,6 +7977,12 @@ export const GetStatsResponse: MessageFns<GetStatsResponse> = {
     }
     if (message.requestRecordsPruned !== 0) {
       writer.uint32(184).int64(message.requestRecordsPruned);
+    }
+    if (message.backend !== "") {
+      writer.uint32(194).string(message.backend);
+    }
+    if (message.database !== "") {
+      writer.uint32(202).string(message.database);
     }
     return writer;
   },
@@ -8172,6 +8184,22 @@ export const GetStatsResponse: MessageFns<GetStatsResponse> = {
             message.requestRecordsPruned = longToNumber(reader.int64());
             continue;
           }
+          case 24: {
+            if (tag !== 194) {
+              break;
+            }
+
+            message.backend = reader.string();
+            continue;
+          }
+          case 25: {
+            if (tag !== 202) {
+              break;
+            }
+
+            message.database = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8271,6 +8299,8 @@ export const GetStatsResponse: MessageFns<GetStatsResponse> = {
         : isSet(object.request_records_pruned)
         ? globalThis.Number(object.request_records_pruned)
         : 0,
+      backend: isSet(object.backend) ? globalThis.String(object.backend) : "",
+      database: isSet(object.database) ? globalThis.String(object.database) : "",
     };
   },
 
@@ -8345,6 +8375,12 @@ export const GetStatsResponse: MessageFns<GetStatsResponse> = {
     if (message.requestRecordsPruned !== 0) {
       obj.requestRecordsPruned = Math.round(message.requestRecordsPruned);
     }
+    if (message.backend !== "") {
+      obj.backend = message.backend;
+    }
+    if (message.database !== "") {
+      obj.database = message.database;
+    }
     return obj;
   },
 
@@ -8376,6 +8412,8 @@ export const GetStatsResponse: MessageFns<GetStatsResponse> = {
     message.erasurePendingSessions = object.erasurePendingSessions ?? 0;
     message.requestRecords = object.requestRecords ?? 0;
     message.requestRecordsPruned = object.requestRecordsPruned ?? 0;
+    message.backend = object.backend ?? "";
+    message.database = object.database ?? "";
     return message;
   },
 };

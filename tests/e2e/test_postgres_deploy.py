@@ -156,7 +156,9 @@ def test_a_multi_host_url_fails_over_past_a_dead_host(tmp_path: Path, spawn_daem
         assert [m.content for m in c.load("s").messages] == ["over the second host"]
     daemon.stop()
     both_dead = f"postgresql://{ROLE}@127.0.0.1:{dead},127.0.0.1:{free_port()}/{database}"
-    done = _cli(workspace, "serve", "--database", both_dead, "--pg-connect-timeout-s", "5")
+    # Another workspace: this one records the first URL now (.claw/config.toml), and another is a mismatch.
+    (fresh,) = _workspaces(tmp_path, "fresh")
+    done = _cli(fresh, "serve", "--database", both_dead, "--pg-connect-timeout-s", "5")
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     assert f"127.0.0.1:{dead},127.0.0.1:" in out and "cannot connect" in out, out
@@ -306,7 +308,9 @@ def test_migrate_db_on_an_empty_and_on_an_older_database(
     assert newer.returncode == 1, newer.stdout + newer.stderr
     assert "newer than this claw-sessiond" in newer.stderr and "Traceback" not in newer.stderr, newer.stderr
 
-    sqlite_only = _cli(workspace, "migrate-db")
+    # The workspace records its PostgreSQL database now (the daemon above served it); a SQLite one has none.
+    (plain,) = _workspaces(tmp_path, "plain")
+    sqlite_only = _cli(plain, "migrate-db")
     assert sqlite_only.returncode == 2 and "no PostgreSQL database is configured" in sqlite_only.stderr
     unparsable = _cli(workspace, "migrate-db", "--database", "postgresql://[::1/x")
     assert unparsable.returncode == 2 and "configuration error" in unparsable.stderr, unparsable.stderr

@@ -18,7 +18,7 @@ from typing import Final
 from claw_sessiond_client.paths import claw_dir
 
 from ..config import ConfigError, environ
-from ..errors import StartupError
+from ..errors import LockHeldError, StartupError
 from ..workspace_config import WorkspaceConfig, password_of, read_workspace_config, resolve_backend
 from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, report_error
 from .options import Command, set_epilog
@@ -52,7 +52,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..daemon import acquire_lock, prepare_claw_dir
+    from ..claw_dir import claim_workspace
     from ..workspace_config import write_workspace_config
 
     workspace = Path(os.path.abspath(args.workspace))
@@ -82,15 +82,11 @@ def _run(args: argparse.Namespace) -> int:
         return report_error(args, f"init: {exc}", reason="USAGE", code=EXIT_USAGE)
     folder = claw_dir(workspace)
     try:
-        prepare_claw_dir(folder)
-        fd = acquire_lock(folder / "sessiond.lock")
+        fd = claim_workspace(folder, create=True)  # serve's checks of .claw/, then the workspace lock
+    except LockHeldError as exc:
+        return report_error(args, f"init: {exc}; stop the workspace's daemon first")
     except (StartupError, OSError) as exc:
-        return report_error(
-            args,
-            f"init: {exc}; stop the workspace's daemon first"
-            if isinstance(exc, StartupError)
-            else f"init: {folder}: {exc}",
-        )
+        return report_error(args, f"init: {exc}" if isinstance(exc, StartupError) else f"init: {folder}: {exc}")
     try:
         path = write_workspace_config(folder, config)
     except OSError as exc:

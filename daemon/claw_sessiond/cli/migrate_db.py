@@ -27,7 +27,7 @@ from ..storage import migrate_database, redacted_url
 from .failure import EXIT_OK, EXIT_USAGE, report_error
 from .options import Command, env_option
 from .output import print_json, say
-from .serve import add_postgres_options, database_url, postgres_fields
+from .serve import add_postgres_options, backend_fields, postgres_fields
 
 __all__ = ["MIGRATE_DB"]
 
@@ -48,7 +48,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 def _config(args: argparse.Namespace) -> Config:
     workspace = Path(os.path.abspath(args.workspace))
-    url = database_url(args.database, environ(), workspace, file=args.database_file)
+    url = backend_fields(args, environ())["database_url"]
     return Config(workspace=workspace, database_url=url, **postgres_fields(args)).validate()
 
 

@@ -321,7 +321,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Config
         log_max_bytes=int(args.log_max_bytes),
         log_backups=int(args.log_backups),
         registry_dir=_registry_dir(env),
-        **_backend_fields(args, env),
+        **backend_fields(args, env),
         **postgres_fields(args),
     ).validate()
 
@@ -337,7 +337,7 @@ def postgres_fields(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _backend_fields(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, Any]:
+def backend_fields(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, Any]:
     """``database_url`` and ``database_record`` of the Config: the workspace's store (``workspace_config``)."""
     url, source = explicit_database(args.database, getattr(args, "database_file", None), env)
     backend = resolve_backend(

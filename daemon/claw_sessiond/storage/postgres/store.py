@@ -75,7 +75,7 @@ from .pooled import pooled
 from .repair_tx import import_in_tx
 from .sessions import PostgresSessions
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
-from .sweep import newest_update, retention_turn
+from .sweep import newest_update, prune_requests_in_tx, requests_due, retention_turn
 from .tx import (
     SESSION_COLS,
     clear_in_tx,
@@ -502,22 +502,12 @@ class PostgresStorage(PostgresSessions):
         return written
 
     async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
-        """Delete at most ``limit`` idempotency records written before the cutoff, oldest first."""
-
-        async def run(conn: Any) -> int:
-            done = await conn.execute(
-                "DELETE FROM requests WHERE (session_id, request_id) IN (SELECT session_id, request_id FROM requests "
-                "WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
-                cutoff_rfc3339,
-                limit,
-            )
-            return int(done.split()[-1])
-
+        """Delete at most ``limit`` idempotency records written before the cutoff, oldest first (``sweep.py``)."""
         async with self._reader() as conn:
-            if await conn.fetchval("SELECT 1 FROM requests WHERE created_at < $1 LIMIT 1", cutoff_rfc3339) is None:
+            if not await requests_due(conn, cutoff_rfc3339):
                 return 0
         async with self._reader() as conn, conn.transaction():
-            removed = await run(conn)
+            removed = await prune_requests_in_tx(conn, cutoff_rfc3339, limit)
         self.counters.requests_pruned += removed
         return removed
 

@@ -12,11 +12,11 @@ temporary file renamed over it, never through a link. It is read (at most :data:
 ``doctor`` and ``backup``.
 
 :func:`resolve_backend` is the rule: a URL given explicitly that names another store than the one
-recorded is refused, naming both, unless switching is asked for; a record naming PostgreSQL beside a
-``sessions.db`` is refused too (``copy`` moves data, nothing switches silently). A PostgreSQL URL given
-for a workspace that records nothing but holds a ``sessions.db`` is used as before and not recorded
-(``init`` refuses to record it). A workspace without the file is what it
-always was: the SQLite file.
+recorded is refused, naming both, unless switching is asked for; PostgreSQL (recorded or given) beside a
+``sessions.db`` is refused too, switching or not, naming both stores: the workspace would then have two
+(a later ``serve`` without the URL, or a client's auto-start, would serve the file). ``copy`` moves the
+data and the file is moved away by hand; nothing switches silently and nothing here moves a file. A
+workspace without ``config.toml`` is what it always was: the SQLite file.
 
 This module never opens a store and never reads ``os.environ`` (the caller passes the environment).
 """
@@ -107,8 +107,6 @@ class Backend:
     """Where it came from: ``--database``, ``CLAW_DATABASE_URL``, ``.claw/config.toml``, ``default``..."""
     record: WorkspaceConfig | None = None
     """What to write to ``.claw/config.toml`` once the store has opened (first use, or a switch); else None."""
-    unrecorded: str = ""
-    """Why a PostgreSQL URL given for a workspace that records nothing is not recorded ("" : it is, or n/a)."""
 
 
 def _config_path(workspace: Path) -> Path:
@@ -258,17 +256,15 @@ def resolve_backend(
     explicit: tuple[str, str] = ("", ""),
     *,
     switch: bool = False,
-    recording: bool = False,
 ) -> Backend:
     """The store of ``workspace``: the explicit URL (``explicit`` = (url, where it came from)) if it agrees
-    with the workspace's record, else the record, else the SQLite file. ``recording`` (``init``): the explicit
-    URL is to be recorded, so a SQLite file beside it is refused even when nothing is recorded yet (without
-    it such a URL is used but not recorded: :attr:`Backend.unrecorded`).
+    with the workspace's record, else the record, else the SQLite file.
 
     Raises:
-        ConfigError: a malformed URL or config.toml; an explicit store other than the recorded one (or a
-            PostgreSQL URL where ``.claw/sessions.db`` is the store) without ``switch``; a record naming
-            PostgreSQL beside a ``sessions.db``; a password the record points to that cannot be read.
+        ConfigError: a malformed URL or config.toml; an explicit store other than the recorded one without
+            ``switch``; PostgreSQL (given or recorded, with ``switch`` or not) beside a ``.claw/sessions.db``
+            (a link or any other file there included), naming both; a password the record points to that
+            cannot be read.
     """
     url, source = explicit
     config = read_workspace_config(workspace)
@@ -295,10 +291,6 @@ def resolve_backend(
         url = config.database if password is None else recorded.with_password(password)
     else:
         return Backend("", parse_database_url(""), "default")
-    if chosen.backend == "postgresql" and has_sqlite and recorded is None and not recording:
-        # A URL given for a workspace whose .claw/ still holds a SQLite file and records nothing: used, as it
-        # always was, but not recorded (the workspace would then name two stores).
-        return Backend(url, chosen, source, None, unrecorded=f"{sqlite_file} exists")
     if chosen.backend == "postgresql" and has_sqlite:
         raise ConfigError(
             "database",

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import DaemonUnavailableError, SessionClient, UntrustedPeerError
+from tests.helpers.backend import on_postgres
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.process import is_root, stop_lock_holder, wait_refused
 
@@ -47,6 +48,20 @@ def _refused(workspace: Path) -> tuple[int, str]:
     finally:
         d.stop()
     return code, d.log()
+
+
+def _refused_as_a_database(workspace: Path, name: str) -> tuple[int, str]:
+    """:func:`_refused` for a planted ``name``; asserts the exit code and that the log names it. On the
+    SQLite file's own name with a PostgreSQL URL, the refusal is the configuration error naming both stores
+    (exit 2, before anything is opened); else ``serve``'s check of the file (exit 1)."""
+    code, log = _refused(workspace)
+    path = workspace / ".claw" / name
+    two_stores = on_postgres() and name == "sessions.db"
+    assert code == (2 if two_stores else 1), log
+    assert str(path) in log and "Traceback" not in log, log
+    if two_stores:
+        assert "also holds the SQLite file" in log and "PostgreSQL" in log, log
+    return code, log
 
 
 @pytest.mark.parametrize("mode", [0o777, 0o770, 0o702])
@@ -83,17 +98,16 @@ def test_database_files_planted_as_links_are_not_followed(
     elsewhere = tmp_path / "attacker" / f"planted-{name}"
     elsewhere.parent.mkdir()
     (claw / name).symlink_to(elsewhere)
-    code, log = _refused(workspace)
-    assert code == 1, log
-    assert str(claw / name) in log and "symbolic link" in log and "Traceback" not in log, log
+    code, log = _refused_as_a_database(workspace, name)
+    assert code == 2 or "symbolic link" in log, log
     assert not elsewhere.exists(), f"{name}: SQLite followed the planted link"
     # A link to one of the victim's files: refused the same way, the file unchanged.
     os.unlink(claw / name)
     (claw / name).symlink_to(precious)
-    code, log = _refused(workspace)
-    assert code == 1, log
-    assert str(claw / name) in log and "symbolic link" in log and "Traceback" not in log, log
+    code, log = _refused_as_a_database(workspace, name)
+    assert code == 2 or "symbolic link" in log, log
     assert precious.read_bytes() == PRECIOUS
+    assert (claw / name).is_symlink() and sorted(p.name for p in claw.iterdir()) == [name], "nothing was written"
 
 
 @pytest.mark.skipif(not is_root(), reason="a file owned by another uid needs root (chown)")
@@ -103,10 +117,9 @@ def test_a_database_owned_by_another_user_is_refused(workspace: Path) -> None:
     db = claw / "sessions.db"
     db.write_bytes(b"")
     os.chown(db, NOBODY, NOBODY)
-    code, log = _refused(workspace)
-    assert code == 1, log
-    assert str(db) in log and f"uid {NOBODY}" in log and "Traceback" not in log, log
-    assert db.stat().st_size == 0
+    code, log = _refused_as_a_database(workspace, "sessions.db")
+    assert code == 2 or f"uid {NOBODY}" in log, log
+    assert db.stat().st_size == 0 and db.stat().st_uid == NOBODY
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])

@@ -1,7 +1,8 @@
 """Operating a workspace whose store is a PostgreSQL database, with its daemon down (issue 17, docs/postgres.md).
 
-- ``search``, ``usage`` and ``stats`` read the configured database, never the SQLite file left in
-  ``.claw/`` (that file holds a session of its own, so reading it would show);
+- ``search``, ``usage`` and ``stats`` read the configured database: the one ``.claw/config.toml``
+  records, or the one ``CLAW_DATABASE_URL`` names (a SQLite file beside it is refused:
+  ``test_postgres_offline.py``);
 - ``backup`` and ``restore`` refuse, naming ``pg_dump`` and the database (never the password), exit 1,
   and write nothing (no FILE, no file in ``.claw/``);
 - ``doctor`` checks that database, each a line: it answers (host named, password never shown), its
@@ -30,23 +31,28 @@ from tests.helpers.postgres import SHARED as POSTGRES
 pytestmark = pytest.mark.backend_neutral("picks its PostgreSQL databases and servers itself")
 
 
-def _stale_workspace(tmp_path: Path, url: str) -> Path:
-    """A workspace whose SQLite file holds ``in-the-file`` and whose PostgreSQL database holds ``in-postgres``
-    (a parser message, usage recorded), both daemons stopped."""
+NO_URL = {"CLAW_DATABASE_URL": ""}
+
+
+def _postgres_workspace(tmp_path: Path, url: str) -> Path:
+    """A workspace first served with ``url`` (so ``.claw/config.toml`` records it; no SQLite file), whose
+    database holds ``in-postgres`` (a parser message, usage recorded), its daemon stopped."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    on_file = DaemonProcess(ws, env={"CLAW_DATABASE_URL": ""})
-    on_file.start()
-    with on_file.client() as c:
-        c.append("in-the-file", Message.user("the parser in the file"))
-        c.record_usage("in-the-file", input_tokens=7, model="file-model", cost_micros=1, currency="USD")
-    on_file.stop()
     on_pg = DaemonProcess(ws, env={"CLAW_DATABASE_URL": url})
     on_pg.start()
     with on_pg.client() as c:
         c.append("in-postgres", Message.user("the parser in postgres"))
         c.record_usage("in-postgres", input_tokens=1000, model="pg-model", cost_micros=5, currency="USD")
     on_pg.stop()
+    assert (ws / ".claw" / "config.toml").exists() and not (ws / ".claw" / "sessions.db").exists()
+    return ws
+
+
+def _bare_workspace(tmp_path: Path) -> Path:
+    """A workspace that records nothing and holds no database file: ``CLAW_DATABASE_URL`` names its store."""
+    ws = tmp_path / "bare"
+    (ws / ".claw").mkdir(parents=True, mode=0o700)
     return ws
 
 
@@ -59,45 +65,45 @@ def _checks(ws: Path, env: dict[str, str]) -> tuple[int, dict[str, dict[str, str
 
 def test_search_usage_and_stats_read_the_configured_database_with_the_daemon_down(tmp_path: Path) -> None:
     url = POSTGRES.database_for(str(tmp_path / "db"))
-    ws = _stale_workspace(tmp_path, url)
+    recorded = _postgres_workspace(tmp_path, url)
     pg = {"CLAW_DATABASE_URL": url}
 
-    found = in_workspace(ws, "search", "parser", "--json", env=pg)
-    assert found.returncode == 0, found.stderr
-    assert "read-only view of postgresql://" in found.stderr
-    assert [h["session_id"] for h in json.loads(found.stdout)["hits"]] == ["in-postgres"]
-    bad = in_workspace(ws, "search", "parser", "--session", "no such/id", env=pg)  # refused as the daemon would
-    assert bad.returncode == 2 and "session" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+    # The recorded database, and the same one named by the environment in a workspace that records nothing.
+    for ws, env in ((recorded, NO_URL), (recorded, pg), (_bare_workspace(tmp_path), pg)):
+        found = in_workspace(ws, "search", "parser", "--json", env=env)
+        assert found.returncode == 0, found.stderr
+        assert "read-only view of postgresql://" in found.stderr
+        assert [h["session_id"] for h in json.loads(found.stdout)["hits"]] == ["in-postgres"]
+        bad = in_workspace(ws, "search", "parser", "--session", "no such/id", env=env)  # refused as the daemon would
+        assert bad.returncode == 2 and "session" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
 
-    usage = in_workspace(ws, "usage", "--json", env=pg)
-    assert usage.returncode == 0, usage.stderr
-    assert "pg-model" in usage.stdout and "file-model" not in usage.stdout, usage.stdout
+        usage = in_workspace(ws, "usage", "--json", env=env)
+        assert usage.returncode == 0, usage.stderr
+        assert "pg-model" in usage.stdout, usage.stdout
 
-    stats = in_workspace(ws, "stats", "--json", env=pg)
-    assert stats.returncode == 0, stats.stderr
-    figures = json.loads(stats.stdout)["stats"]
-    assert "read-only view of postgresql://" in stats.stderr
-    assert figures["sessions"] == 1 and figures["schema_version"] == SCHEMA_VERSION, figures
+        stats = in_workspace(ws, "stats", "--json", env=env)
+        assert stats.returncode == 0, stats.stderr
+        figures = json.loads(stats.stdout)["stats"]
+        assert "read-only view of postgresql://" in stats.stderr
+        assert figures["sessions"] == 1 and figures["schema_version"] == SCHEMA_VERSION, figures
+        assert not (ws / ".claw" / "sessions.db").exists() and not (ws / ".claw" / "sessions.db-wal").exists()
 
-    # Without the URL, the same commands read the SQLite file, as before.
-    local = in_workspace(ws, "search", "parser", "--json", env={"CLAW_DATABASE_URL": ""})
-    assert local.returncode == 0, local.stderr
-    assert [h["session_id"] for h in json.loads(local.stdout)["hits"]] == ["in-the-file"]
-    # follow needs the daemon: it says so, it reads nothing.
-    follow = in_workspace(ws, "follow", "in-postgres", env=pg, timeout_s=30)
-    assert follow.returncode == 1 and "Traceback" not in follow.stderr
+        # follow needs the daemon: it says so, it reads nothing.
+        follow = in_workspace(ws, "follow", "in-postgres", env=env, timeout_s=30)
+        assert follow.returncode == 1 and "Traceback" not in follow.stderr
 
 
 def test_backup_and_restore_refuse_a_postgres_workspace_and_write_nothing(tmp_path: Path) -> None:
     server = POSTGRES.server()
     url = POSTGRES.database_for(str(tmp_path / "db"))
-    ws = _stale_workspace(tmp_path, url)
+    recorded = _postgres_workspace(tmp_path, url)
+    bare = _bare_workspace(tmp_path)
     backup_file = tmp_path / "copy.db"
-    claw = ws / ".claw"
-    before = sorted(p.name for p in claw.iterdir())
     # The password in the URL (a TCP one) must not be echoed.
     tcp = server.tcp_url(url.split("/")[-1].split("?")[0])
-    for env in ({"CLAW_DATABASE_URL": url}, {"CLAW_DATABASE_URL": tcp}):
+    cases = ((recorded, NO_URL), (recorded, {"CLAW_DATABASE_URL": url}), (bare, {"CLAW_DATABASE_URL": tcp}))
+    before = {ws: sorted(p.name for p in (ws / ".claw").iterdir()) for ws in (recorded, bare)}
+    for ws, env in cases:
         made = in_workspace(ws, "backup", str(backup_file), env=env)
         assert made.returncode == 1, made.stdout
         assert "pg_dump" in made.stderr and "PostgreSQL database postgresql://" in made.stderr, made.stderr
@@ -106,30 +112,37 @@ def test_backup_and_restore_refuse_a_postgres_workspace_and_write_nothing(tmp_pa
         as_json = in_workspace(ws, "backup", str(backup_file), "--json", env=env)
         assert as_json.returncode == 1 and "pg_dump" in json.loads(as_json.stdout)["error"]["message"]
 
-    # A real SQLite backup to offer restore: made with the URL unset (the file's store).
-    made = in_workspace(ws, "backup", str(backup_file), env={"CLAW_DATABASE_URL": ""})
+    # A real SQLite backup to offer restore: made in a workspace of its own (a SQLite one).
+    on_file = tmp_path / "on-file"
+    on_file.mkdir()
+    DaemonProcess(on_file, env=NO_URL).start().stop()
+    made = in_workspace(on_file, "backup", str(backup_file), env=NO_URL)
     assert made.returncode == 0, made.stderr
-    digest = (claw / "sessions.db").read_bytes()
-    for env in ({"CLAW_DATABASE_URL": url}, {"CLAW_DATABASE_URL": tcp}):
+    for ws, env in cases:
         put = in_workspace(ws, "restore", str(backup_file), "--force", env=env)
         assert put.returncode == 1, put.stdout
         assert "pg_dump" in put.stderr and "nothing was written" in put.stderr, put.stderr
         assert PASSWORD not in put.stderr + put.stdout
-    assert sorted(p.name for p in claw.iterdir()) == before
-    assert (claw / "sessions.db").read_bytes() == digest
+    for ws, names in before.items():
+        assert sorted(p.name for p in (ws / ".claw").iterdir()) == names, ws  # no sessions.db restored
 
 
 def test_doctor_checks_a_postgres_database_line_by_line(tmp_path: Path) -> None:
     server = POSTGRES.server()
     url = POSTGRES.database_for(str(tmp_path / "db"))
     database = url.split("/")[-1].split("?")[0]
-    ws = _stale_workspace(tmp_path, url)
+    recorded = _postgres_workspace(tmp_path, url)
+    # Other URLs for the same database (another user, another password, over TCP) are other stores to a
+    # workspace that records one: they are checked in a workspace that records nothing.
+    ws = _bare_workspace(tmp_path)
 
-    code, checks, _ = _checks(ws, {"CLAW_DATABASE_URL": url})
-    assert code == 0, checks
-    assert [checks[n]["status"] for n in ("database", "schema_version", "durability", "privileges")] == ["ok"] * 4
-    assert f"/{database} as claw" in checks["database"]["detail"] and "PostgreSQL 1" in checks["database"]["detail"]
-    assert checks["schema_version"]["detail"] == f"{SCHEMA_VERSION} (this build's)"
+    for at, env in ((recorded, NO_URL), (ws, {"CLAW_DATABASE_URL": url})):
+        code, checks, _ = _checks(at, env)
+        assert code == 0, checks
+        assert [checks[n]["status"] for n in ("database", "schema_version", "durability", "privileges")] == ["ok"] * 4
+        assert f"/{database} as claw" in checks["database"]["detail"]
+        assert "PostgreSQL 1" in checks["database"]["detail"]
+        assert checks["schema_version"]["detail"] == f"{SCHEMA_VERSION} (this build's)"
 
     # Connectivity: a wrong password names the host, never the password; an unreachable port names the host too.
     wrong = server.tcp_url(database, password="not-" + PASSWORD)

@@ -4,8 +4,9 @@
 ``--password-file F`` or ``--password-env NAME`` say where its password is found, since the URL may
 not hold one (nor may the file: :mod:`claw_sessiond.workspace_config`). The workspace's lock is held
 while the file is written, so no daemon serves the workspace meanwhile. A workspace that already
-records another store, or holds a SQLite file while ``--database`` names PostgreSQL, is refused
-(exit 2, naming both) unless ``--switch-backend``; nothing is written then.
+records another store is refused (exit 2, naming both) unless ``--switch-backend``; one that holds a
+SQLite file while ``--database`` names PostgreSQL is refused with or without it (the file must be copied
+and moved away first); nothing is written then.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
     env = environ()
     try:
         backend = resolve_backend(
-            workspace, env, (args.database or "sqlite:", "--database"), switch=args.switch_backend, recording=True
+            workspace, env, (args.database or "sqlite:", "--database"), switch=args.switch_backend
         )
         if backend.database.has_password:
             raise ConfigError(

@@ -174,7 +174,8 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         action="store_true",
         help="serve the store --database names although .claw/config.toml records another one, and record it "
         "there from now on (move the data first with 'claw-sessiond copy'; without this flag a mismatch is a "
-        "start-up error naming both)",
+        "start-up error naming both; a .claw/sessions.db beside a PostgreSQL URL is refused even with it: copy "
+        "its sessions, then move the file away)",
     )
     _add_lifecycle_options(parser, env)
 
@@ -345,11 +346,6 @@ def backend_fields(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str
     )
     if source == "--database" and backend.database.has_password:
         warn("the --database URL holds a password, visible to other local users in ps; use PGPASSFILE instead")
-    if backend.unrecorded:
-        warn(
-            f"{backend.database.described} is not recorded in .claw/config.toml ({backend.unrecorded}): a "
-            "serve without --database will use the SQLite file; copy its sessions and move it away to fix that"
-        )
     if backend.record is not None and backend.database.has_password:
         warn(
             "the password in the URL is not recorded in .claw/config.toml: name where to find it with "

@@ -87,6 +87,13 @@ def postgres_settings(cfg: Config) -> PostgresSettings:
     )
 
 
+def no_driver(exc: ImportError) -> StorageUnavailableError:
+    """The error of a PostgreSQL store opened without its driver (``exc``: the failed import)."""
+    return StorageUnavailableError(
+        f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): pip install 'claw-sessiond[postgres]'"
+    )
+
+
 async def migrate_database(cfg: Config) -> tuple[int, int, list[str]]:
     """Apply the pending migrations of ``cfg.database_url`` (PostgreSQL) and close: the schema version before and
     after, and the migrations applied.
@@ -98,10 +105,7 @@ async def migrate_database(cfg: Config) -> tuple[int, int, list[str]]:
     try:
         from .postgres.connect import migrate_only
     except ImportError as exc:
-        raise StorageUnavailableError(
-            f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): "
-            "pip install 'claw-sessiond[postgres]'"
-        ) from exc
+        raise no_driver(exc) from exc
     return await migrate_only(cfg.database_url, postgres_settings(cfg))
 
 
@@ -120,10 +124,7 @@ async def open_storage(cfg: Config) -> Storage:
         try:
             from .postgres.store import PostgresStorage  # asyncpg: the optional "postgres" extra
         except ImportError as exc:
-            raise StorageUnavailableError(
-                f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): "
-                "pip install 'claw-sessiond[postgres]'"
-            ) from exc
+            raise no_driver(exc) from exc
 
         return await PostgresStorage.open(
             cfg.database_url, postgres_settings(cfg), max_open_tool_calls=cfg.max_open_tool_calls
@@ -160,14 +161,7 @@ async def check_url(url: str) -> list[StorageCheck]:
     try:
         from .postgres.checks import check_database as check_postgres
     except ImportError as exc:
-        return [
-            StorageCheck(
-                "database",
-                "fail",
-                f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): "
-                "pip install 'claw-sessiond[postgres]'",
-            )
-        ]
+        return [StorageCheck("database", "fail", no_driver(exc).message)]
     return await check_postgres(url, redacted_url(url))
 
 
@@ -187,10 +181,7 @@ async def open_url(url: str, *, max_open_tool_calls: int = 0) -> Storage:
     try:
         from .postgres.store import PostgresStorage
     except ImportError as exc:
-        raise StorageUnavailableError(
-            f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): "
-            "pip install 'claw-sessiond[postgres]'"
-        ) from exc
+        raise no_driver(exc) from exc
     return await PostgresStorage.open(url, max_open_tool_calls=max_open_tool_calls)
 
 

@@ -44,13 +44,16 @@ for i in range(n):
 
 @pytest.fixture
 def procs() -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Writer processes started by a test; each is stopped by its pid at teardown."""
+    """Processes started by a test; each is stopped by its pid at teardown, and its pipes closed."""
     started: list[subprocess.Popen[bytes]] = []
     yield started
     for p in started:
         if p.poll() is None:
             os.kill(p.pid, signal.SIGKILL)
         p.wait(10)
+        for pipe in (p.stdin, p.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 def _active(d: DaemonProcess) -> int:

@@ -50,6 +50,7 @@ __all__ = [
     "check_clear_expected",
     "check_follow_start",
     "check_list_sessions",
+    "check_pid",
     "check_ping_timeout",
     "check_run_id",
     "check_search_limit",
@@ -410,16 +411,25 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
+def check_pid(pid: int) -> None:
+    """A declared pid (Attach, Watch, WatchAll) is 0 (not given) or a process id.
+
+    Raises:
+        InvalidRequestError: reason INVALID_MESSAGE.
+    """
+    if not 0 <= pid <= MAX_PID:
+        raise InvalidRequestError(
+            f"pid must be between 0 (not given) and {MAX_PID} (got {pid})", reason=Reason.INVALID_MESSAGE
+        )
+
+
 def check_attach(pid: int, label: str) -> None:
     """Attach's pid is 0 (not given) or a process id; its label is short text.
 
     Raises:
         InvalidRequestError: reason INVALID_MESSAGE (pid) or FIELD_TOO_LARGE (label).
     """
-    if not 0 <= pid <= MAX_PID:
-        raise InvalidRequestError(
-            f"pid must be between 0 (not given) and {MAX_PID} (got {pid})", reason=Reason.INVALID_MESSAGE
-        )
+    check_pid(pid)
     if utf8_len(label) > MAX_ATTACH_LABEL_BYTES:
         raise InvalidRequestError(f"label is longer than {MAX_ATTACH_LABEL_BYTES} bytes", reason=Reason.FIELD_TOO_LARGE)
 

@@ -71,13 +71,13 @@ them at once. Order and completeness are unchanged: a turn reads from the
 database after the last position sent.
 
 The number of open streams is capped (``--max-watchers``): one more Watch
-is refused with RESOURCE_EXHAUSTED / ``TOO_MANY_STREAMS``. Each peer that
-the transport tells apart (a TCP connection: grpc names it by address and
-port) holds at most ``--max-watchers-per-peer`` of them; one more from it is
-refused the same way, with metadata ``scope=peer``. The Unix socket admits
-only the workspace's owner and root and grpc gives no peer credentials there
-(``context.peer()`` is ``"unix:"``), so its callers share the daemon-wide cap
-alone.
+is refused with RESOURCE_EXHAUSTED / ``TOO_MANY_STREAMS``. Each peer holds
+at most ``--max-watchers-per-peer`` of them; one more from it is refused the
+same way, with metadata ``scope=peer``. A peer is a TCP connection (grpc
+names it by address and port) or, on the Unix socket, where grpc names every
+caller ``"unix:"``, a client process: the pid the request declares, confirmed
+by the kernel; streams without a confirmed pid share one peer (the rule is
+:func:`claw_sessiond.rpc.edge.share_peer`).
 
 Must never: hold events per watcher beyond one batch, or block the loop.
 """
@@ -269,8 +269,9 @@ class WatchHub:
             held = self._by_peer.get(peer, 0)
             if held >= self.max_per_peer:
                 raise ResourceLimitError(
-                    f"too many Watch streams open from this connection ({held}, the share of one peer is "
-                    f"{self.max_per_peer}, --max-watchers-per-peer); close one, or wait for a lagged one to end",
+                    f"too many Watch streams open from this client ({held}; the share of one peer, a TCP "
+                    f"connection or a client process on the Unix socket, is {self.max_per_peer}, "
+                    "--max-watchers-per-peer); close one, or wait for a lagged one to end",
                     reason=Reason.TOO_MANY_STREAMS,
                     limit=self.max_per_peer,
                     scope="peer",

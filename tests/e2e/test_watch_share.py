@@ -8,6 +8,7 @@ how fast a watcher keeps up is measured in ``bench/`` (docs/benchmarks.md).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -43,13 +44,16 @@ for i in range(n):
 
 @pytest.fixture
 def procs() -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Writer processes started by a test; each is stopped by its pid at teardown."""
+    """Processes started by a test; each is stopped by its pid at teardown, and its pipes closed."""
     started: list[subprocess.Popen[bytes]] = []
     yield started
     for p in started:
         if p.poll() is None:
             os.kill(p.pid, signal.SIGKILL)
         p.wait(10)
+        for pipe in (p.stdin, p.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 def _active(d: DaemonProcess) -> int:
@@ -298,3 +302,104 @@ def test_the_per_peer_share_must_be_positive(spawn_daemon: Any) -> None:
     text = d.log()
     assert "max_watchers_per_peer" in text and "must be positive" in text
     assert "Traceback" not in text
+
+
+#: A client process that opens two Watches and a follow-all, then one Watch more, reports, and
+#: holds its streams until its stdin closes.
+GREEDY = r"""
+import json, sys
+from claw_sessiond_client import ResourceLimitError, SessionClient
+address, session = sys.argv[1], sys.argv[2]
+client = SessionClient(address=address, autostart=False)
+streams = [client.watch(session), client.watch(session), client.watch_all(last=1)]
+for s in streams:
+    next(s)
+try:
+    next(client.watch(session))
+    print(json.dumps({"refused": None}), flush=True)
+except ResourceLimitError as err:
+    print(json.dumps({"refused": str(err.reason), "metadata": dict(err.metadata), "message": err.message}), flush=True)
+sys.stdin.read()
+"""
+
+#: A client process that opens one Watch, reads its first event and says so.
+ONE = r"""
+import sys
+from claw_sessiond_client import SessionClient
+client = SessionClient(address=sys.argv[1], autostart=False)
+print(next(client.watch(sys.argv[2])).position, flush=True)
+"""
+
+
+def _raw_watch(channel: grpc.Channel, pid: int = 0) -> Any:
+    """A Watch of session ``w`` on a raw stub, declaring ``pid`` (0: none); its first reply is read."""
+    call = pb_grpc.SessionServiceStub(channel).Watch(pb.WatchRequest(session_id="w", batch=True, pid=pid))
+    assert next(call).events[0].position == 1
+    return call
+
+
+def _refused_by_share(channel: grpc.Channel, pid: int = 0) -> None:
+    call = pb_grpc.SessionServiceStub(channel).Watch(pb.WatchRequest(session_id="w", batch=True, pid=pid))
+    with pytest.raises(grpc.RpcError) as info:
+        next(call)
+    err = B.error_from_rpc(info.value)
+    assert isinstance(err, ResourceLimitError) and err.reason == Reason.TOO_MANY_STREAMS
+    assert err.metadata == {"limit": "3", "scope": "peer"}
+
+
+def test_on_the_unix_socket_each_client_process_gets_its_share_and_unverified_callers_share_one(
+    spawn_daemon: Any, procs: Any
+) -> None:
+    d: DaemonProcess = spawn_daemon("--max-watchers", "6", "--max-watchers-per-peer", "3")
+    with d.client() as c:
+        c.append("w", Message.user("hello"))
+    # One client process opens its share (two Watches and a follow-all: both count alike);
+    # its fourth stream is refused with scope=peer.
+    greedy = subprocess.Popen(
+        [sys.executable, "-c", GREEDY, d.address, "w"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    procs.append(greedy)
+    assert greedy.stdout is not None and greedy.stdin is not None
+    report = json.loads(greedy.stdout.readline())
+    assert report["refused"] == str(Reason.TOO_MANY_STREAMS), report
+    assert report["metadata"] == {"limit": "3", "scope": "peer"}
+    assert "--max-watchers-per-peer" in report["message"]
+    assert _active(d) == 3
+    # Another client process is another peer: it is served while the first holds its share.
+    one = subprocess.run([sys.executable, "-c", ONE, d.address, "w"], capture_output=True, timeout=60)
+    assert one.returncode == 0 and one.stdout.strip() == b"1", one.stderr.decode()[-2000:]
+    greedy.stdin.close()
+    assert greedy.wait(30) == 0
+    wait_for(lambda: _active(d) == 0, 10, "the greedy process's streams to close")
+
+    # Callers the kernel does not confirm share one peer: no pid (grpcurl, a raw stub), pid 1
+    # (a process holding no connection to the socket), the pid of a live process of the same
+    # user that holds none either.
+    bystander = subprocess.Popen(["sleep", "300"])
+    procs.append(bystander)
+    channel = grpc.insecure_channel(d.address)
+    calls: list[Any] = []
+    try:
+        calls += [_raw_watch(channel), _raw_watch(channel, pid=1), _raw_watch(channel, pid=bystander.pid)]
+        _refused_by_share(channel)
+        _refused_by_share(channel, pid=1)
+        _refused_by_share(channel, pid=bystander.pid)
+        assert _active(d) == 3
+        # A client process that names itself is still served beside them.
+        one = subprocess.run([sys.executable, "-c", ONE, d.address, "w"], capture_output=True, timeout=60)
+        assert one.returncode == 0 and one.stdout.strip() == b"1", one.stderr.decode()[-2000:]
+        # So is this process, declaring its own pid (it holds the channel's connection).
+        calls.append(_raw_watch(channel, pid=os.getpid()))
+        # An out-of-range pid is a clear INVALID_ARGUMENT, not a stream.
+        bad = pb_grpc.SessionServiceStub(channel).Watch(pb.WatchRequest(session_id="w", pid=-5))
+        with pytest.raises(grpc.RpcError) as info:
+            next(bad)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "pid" in str(info.value.details())
+        bad_all = pb_grpc.SessionServiceStub(channel).WatchAll(pb.WatchAllRequest(pid=-5))
+        with pytest.raises(grpc.RpcError) as info:
+            next(bad_all)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        for call in calls:
+            call.cancel()
+        channel.close()

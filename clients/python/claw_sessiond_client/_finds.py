@@ -7,6 +7,7 @@ Used by :class:`~claw_sessiond_client.sync.SessionClient` (``search``,
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -186,10 +187,10 @@ class FollowCursor:
         self._watch = WatchCursor("-", 0, retry_window_s)
 
     def request(self) -> pb.WatchAllRequest:
-        """The WatchAll request that resumes after the last delivered event (or starts)."""
+        """The WatchAll request that resumes after the last delivered event (or starts); it names this process."""
         if not self.started:
-            return pb.WatchAllRequest(last=self.last, batch=True)
-        return pb.WatchAllRequest(after_event_id=self.after, resume=True, batch=True)
+            return pb.WatchAllRequest(last=self.last, batch=True, pid=os.getpid())
+        return pb.WatchAllRequest(after_event_id=self.after, resume=True, batch=True, pid=os.getpid())
 
     def accept(self, r: pb.WatchAllResponse) -> FollowEvent | None:
         """The event to deliver, or None for the start marker or one already delivered."""

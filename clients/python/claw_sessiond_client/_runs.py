@@ -125,9 +125,17 @@ class WatchCursor:
         self._give_up_at: float | None = None
 
     def request(self) -> pb.WatchRequest:
-        """The Watch request that resumes after the last delivered position (events in batches)."""
+        """The Watch request that resumes after the last delivered position (events in batches).
+
+        It names this process (``pid``): on the Unix socket the daemon confirms it with the
+        kernel and counts the stream against this process's share of its Watch streams.
+        """
         return pb.WatchRequest(
-            session_id=self.session_id, after_position=self.position, incarnation=self.incarnation, batch=True
+            session_id=self.session_id,
+            after_position=self.position,
+            incarnation=self.incarnation,
+            batch=True,
+            pid=os.getpid(),
         )
 
     def accept(self, r: pb.WatchResponse) -> WatchEvent | None:

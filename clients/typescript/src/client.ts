@@ -455,13 +455,15 @@ export class SessionClient {
    * that fell behind (WATCH_LAGGED) or the connection breaks, the watch resumes after the last
    * event received, on the same incarnation; other errors end the iteration by throwing. The
    * daemon packs events into batches (`WatchRequest.batch`); this yields them one at a time.
+   * The request names this process (`WatchRequest.pid`): on the Unix socket the daemon confirms
+   * it with the kernel and counts the stream against this process's share of Watch streams.
    */
   async *watch(sessionId: string, opts: { afterPosition?: number; signal?: AbortSignal } = {}): AsyncGenerator<WatchResponse> {
     await this.ready();
     let after = opts.afterPosition ?? 0;
     let incarnation = "";
     for (let resumes = 0; resumes < 1000; resumes++) {
-      const stream = this.stub.watch({ sessionId, afterPosition: after, incarnation, batch: true } as never) as ClientReadableStream<WatchResponse>;
+      const stream = this.stub.watch({ sessionId, afterPosition: after, incarnation, batch: true, pid: process.pid } as never) as ClientReadableStream<WatchResponse>;
       const abort = () => stream.cancel();
       opts.signal?.addEventListener("abort", abort);
       try {

@@ -9,6 +9,7 @@ import {
   assistant,
   InvalidRequestError,
   PreconditionError,
+  ResourceExhaustedError,
   Role,
   SequenceConflictError,
   SessionClient,
@@ -201,6 +202,44 @@ describe("a real daemon", () => {
       }
       assert.deepEqual(seen, Array.from({ length: total }, (_, i) => i + 1));
     } finally {
+      c.close();
+    }
+  });
+
+  test("Watch names this process: on the Unix socket it holds its own share, and another process is still served", async () => {
+    const d = await started(["--max-watchers", "4", "--max-watchers-per-peer", "2"]);
+    const c = client(d);
+    const ac = new AbortController();
+    try {
+      await c.append("share", [user("hello")]);
+      const first = async () => {
+        const it = c.watch("share", { signal: ac.signal });
+        const ev = await it.next();
+        return { it, position: ev.value?.position };
+      };
+      const held = [await first(), await first()];
+      assert.deepEqual(held.map((h) => h.position), [1, 1]);
+      await assert.rejects(first(), (e: unknown) => {
+        assert.ok(e instanceof ResourceExhaustedError, String(e));
+        assert.equal(e.reason, "TOO_MANY_STREAMS");
+        assert.deepEqual(e.metadata, { limit: "2", scope: "peer" });
+        return true;
+      });
+      // A Python client process is another peer, and so are callers that name no process (their
+      // one shared peer): both are served while this process holds its share.
+      const script = [
+        "import sys, grpc",
+        "from claw_sessiond_client import SessionClient",
+        "from claw_sessiond_client.api.v1 import sessiond_pb2 as pb, sessiond_pb2_grpc as pb_grpc",
+        "c = SessionClient(address=sys.argv[1], autostart=False)",
+        "stub = pb_grpc.SessionServiceStub(grpc.insecure_channel(sys.argv[1]))",
+        "raw = next(stub.Watch(pb.WatchRequest(session_id='share')))",
+        "print(next(c.watch('share')).position, raw.position)",
+      ].join("\n");
+      const out = execFileSync(PYTHON, ["-c", script, `unix:${d.socket}`], { timeout: 60_000 });
+      assert.equal(out.toString().trim(), "1 1");
+    } finally {
+      ac.abort();
       c.close();
     }
   });

@@ -244,7 +244,7 @@ def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str
         env,
         default=DEFAULT_MAX_WATCHERS_PER_PEER,
         type=int,
-        help="most Watch streams one TCP connection holds (its share of --max-watchers)",
+        help="most Watch streams one peer (a TCP connection, or a client process on the Unix socket) holds",
     )
     env_option(
         parser,

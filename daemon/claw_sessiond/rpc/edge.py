@@ -22,6 +22,7 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any, Final, TypeAlias, TypeVar
 
 import grpc
@@ -47,10 +48,12 @@ from ..errors import (
     ToolCallStateError,
     WatchLaggedError,
 )
+from ..peers import verified_start
 
 __all__ = [
     "INTERNAL_MESSAGE",
     "STATUS_OF",
+    "UNVERIFIED_PEER",
     "Context",
     "EdgeState",
     "abort",
@@ -181,14 +184,25 @@ def on_unix_socket(context: Context) -> bool:
         return False
 
 
-def share_peer(context: Context) -> str | None:
-    """The peer a per-peer share counts the call against, or None for the Unix socket.
+#: The share of every Unix-socket Watch whose caller gave no pid, or one the kernel did not confirm.
+UNVERIFIED_PEER: Final = "unix:unverified"
+
+
+async def share_peer(context: Context, pid: int, socket_path: Path) -> str:
+    """The peer whose share of ``--max-watchers`` a Watch or WatchAll stream counts against.
 
     Over TCP grpc names the connection (``ipv4:127.0.0.1:54321``): one connection is one
-    peer. The Unix socket admits only the workspace's owner and root, and grpc gives no peer
-    credentials there (every caller is ``unix:``), so it has no share of its own.
+    peer, and ``pid`` is ignored. On the Unix socket grpc names every caller ``unix:``, so
+    the caller declares its process id (the request's ``pid``) and the kernel confirms it
+    (:func:`claw_sessiond.peers.verified_start`: that process holds a connection to this
+    socket, run in a thread): the peer is ``pid:<pid>:<start time>``, one process. A
+    stream with no pid, or one not confirmed, counts against :data:`UNVERIFIED_PEER`,
+    one share all such streams have together.
     """
-    return None if on_unix_socket(context) else str(context.peer())
+    if not on_unix_socket(context):
+        return str(context.peer())
+    start = await asyncio.to_thread(verified_start, pid, socket_path) if pid > 0 else 0
+    return f"pid:{pid}:{start}" if start else UNVERIFIED_PEER
 
 
 def edge(fn: Callable[[S, Any, Context], Awaitable[T]]) -> Callable[[S, Any, Context], Awaitable[T]]:

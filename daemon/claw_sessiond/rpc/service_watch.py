@@ -32,7 +32,7 @@ from ..errors import WatchLaggedError
 from ..ids import check_session_id
 from ..sharing import SharedReads
 from ..storage import Storage
-from ..validate import check_follow_start, check_watch_after
+from ..validate import check_follow_start, check_pid, check_watch_after
 from ..watch import ALL_SESSIONS, WATCH_BATCH, WATCH_BATCH_EVENTS, WATCH_MESSAGE_BYTES, Watcher, WatchHub
 from .edge import Context, EdgeState, abort, share_peer, stream_edge
 from .service_edits import history_fields
@@ -91,7 +91,9 @@ class WatchRpcs(EdgeState):
         session_id = request.session_id
         check_session_id(session_id)
         check_watch_after(request.after_position)
+        check_pid(request.pid)
         reads = self._watch_batch_reads if request.batch else self._watch_reads
+        peer = await share_peer(context, int(request.pid), self.config.effective_socket_path)
 
         async def pull(after: int, limit: int) -> WatchPull:
             return await reads.read(session_id, after, limit)
@@ -100,7 +102,7 @@ class WatchRpcs(EdgeState):
             session_id,
             request.after_position,
             request.incarnation or None,
-            peer=share_peer(context),
+            peer=peer,
             limit=WATCH_BATCH_EVENTS if request.batch else WATCH_BATCH,
         )
         self._watch_contexts[watcher] = (context, asyncio.current_task())
@@ -195,7 +197,8 @@ class WatchRpcs(EdgeState):
     @stream_edge
     async def WatchAll(self, request: pb.WatchAllRequest, context: Context) -> Any:
         check_follow_start(request.after_event_id, request.last, max_last=queries.MAX_FOLLOW_LAST)
-        peer = share_peer(context)
+        check_pid(request.pid)
+        peer = await share_peer(context, int(request.pid), self.config.effective_socket_path)
         resume = request.resume or request.after_event_id > 0
         after = request.after_event_id if resume else await self.store.follow_start(request.last)
         if not resume:

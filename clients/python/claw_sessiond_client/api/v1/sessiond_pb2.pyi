@@ -480,16 +480,18 @@ class AttachResponse(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., lease_seconds: _Optional[int] = ..., pid_verified: _Optional[bool] = ..., ping_timeout_seconds: _Optional[int] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ("session_id", "after_position", "incarnation", "batch")
+    __slots__ = ("session_id", "after_position", "incarnation", "batch", "pid")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     AFTER_POSITION_FIELD_NUMBER: _ClassVar[int]
     INCARNATION_FIELD_NUMBER: _ClassVar[int]
     BATCH_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     after_position: int
     incarnation: str
     batch: bool
-    def __init__(self, session_id: _Optional[str] = ..., after_position: _Optional[int] = ..., incarnation: _Optional[str] = ..., batch: _Optional[bool] = ...) -> None: ...
+    pid: int
+    def __init__(self, session_id: _Optional[str] = ..., after_position: _Optional[int] = ..., incarnation: _Optional[str] = ..., batch: _Optional[bool] = ..., pid: _Optional[int] = ...) -> None: ...
 
 class TailEdit(_message.Message):
     __slots__ = ("removed_positions",)
@@ -784,16 +786,18 @@ class SnippetPart(_message.Message):
     def __init__(self, text: _Optional[str] = ..., match: _Optional[bool] = ...) -> None: ...
 
 class WatchAllRequest(_message.Message):
-    __slots__ = ("after_event_id", "last", "resume", "batch")
+    __slots__ = ("after_event_id", "last", "resume", "batch", "pid")
     AFTER_EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
     BATCH_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
     after_event_id: int
     last: int
     resume: bool
     batch: bool
-    def __init__(self, after_event_id: _Optional[int] = ..., last: _Optional[int] = ..., resume: _Optional[bool] = ..., batch: _Optional[bool] = ...) -> None: ...
+    pid: int
+    def __init__(self, after_event_id: _Optional[int] = ..., last: _Optional[int] = ..., resume: _Optional[bool] = ..., batch: _Optional[bool] = ..., pid: _Optional[int] = ...) -> None: ...
 
 class WatchAllResponse(_message.Message):
     __slots__ = ("event_id", "session_id", "position", "message", "cleared", "started", "edit", "erased", "events")

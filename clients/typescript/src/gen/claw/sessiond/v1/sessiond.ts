@@ -922,6 +922,14 @@ export interface WatchRequest {
    * Unset (older clients): one event per reply, as before.
    */
   batch: boolean;
+  /**
+   * Process id of the caller (0: not given). On the Unix socket the daemon
+   * checks it with the kernel and counts the stream against that process's
+   * share of --max-watchers (--max-watchers-per-peer); a stream with no pid,
+   * or one the kernel does not confirm, counts against one share that all
+   * such streams have together. Ignored over TCP (a connection is a peer).
+   */
+  pid: number;
 }
 
 /** An EditTail as a history event: which entries it removed. */
@@ -1275,6 +1283,8 @@ export interface WatchAllRequest {
    * the start marker carries its events in `WatchAllResponse.events`.
    */
   batch: boolean;
+  /** Process id of the caller (see WatchRequest.pid). */
+  pid: number;
 }
 
 /** One event of WatchAll. */
@@ -6020,7 +6030,7 @@ export const AttachResponse: MessageFns<AttachResponse> = {
 };
 
 function createBaseWatchRequest(): WatchRequest {
-  return { sessionId: "", afterPosition: 0, incarnation: "", batch: false };
+  return { sessionId: "", afterPosition: 0, incarnation: "", batch: false, pid: 0 };
 }
 
 export const WatchRequest: MessageFns<WatchRequest> = {
@@ -6036,6 +6046,9 @@ export const WatchRequest: MessageFns<WatchRequest> = {
     }
     if (message.batch !== false) {
       writer.uint32(32).bool(message.batch);
+    }
+    if (message.pid !== 0) {
+      writer.uint32(40).int64(message.pid);
     }
     return writer;
   },
@@ -6085,6 +6098,14 @@ export const WatchRequest: MessageFns<WatchRequest> = {
             message.batch = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.pid = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6111,6 +6132,7 @@ export const WatchRequest: MessageFns<WatchRequest> = {
         : 0,
       incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
       batch: isSet(object.batch) ? globalThis.Boolean(object.batch) : false,
+      pid: isSet(object.pid) ? globalThis.Number(object.pid) : 0,
     };
   },
 
@@ -6128,6 +6150,9 @@ export const WatchRequest: MessageFns<WatchRequest> = {
     if (message.batch !== false) {
       obj.batch = message.batch;
     }
+    if (message.pid !== 0) {
+      obj.pid = Math.round(message.pid);
+    }
     return obj;
   },
 
@@ -6140,6 +6165,7 @@ export const WatchRequest: MessageFns<WatchRequest> = {
     message.afterPosition = object.afterPosition ?? 0;
     message.incarnation = object.incarnation ?? "";
     message.batch = object.batch ?? false;
+    message.pid = object.pid ?? 0;
     return message;
   },
 };
@@ -9321,7 +9347,7 @@ export const SnippetPart: MessageFns<SnippetPart> = {
 };
 
 function createBaseWatchAllRequest(): WatchAllRequest {
-  return { afterEventId: 0, last: 0, resume: false, batch: false };
+  return { afterEventId: 0, last: 0, resume: false, batch: false, pid: 0 };
 }
 
 export const WatchAllRequest: MessageFns<WatchAllRequest> = {
@@ -9337,6 +9363,9 @@ export const WatchAllRequest: MessageFns<WatchAllRequest> = {
     }
     if (message.batch !== false) {
       writer.uint32(32).bool(message.batch);
+    }
+    if (message.pid !== 0) {
+      writer.uint32(40).int64(message.pid);
     }
     return writer;
   },
@@ -9386,6 +9415,14 @@ export const WatchAllRequest: MessageFns<WatchAllRequest> = {
             message.batch = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.pid = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -9408,6 +9445,7 @@ export const WatchAllRequest: MessageFns<WatchAllRequest> = {
       last: isSet(object.last) ? globalThis.Number(object.last) : 0,
       resume: isSet(object.resume) ? globalThis.Boolean(object.resume) : false,
       batch: isSet(object.batch) ? globalThis.Boolean(object.batch) : false,
+      pid: isSet(object.pid) ? globalThis.Number(object.pid) : 0,
     };
   },
 
@@ -9425,6 +9463,9 @@ export const WatchAllRequest: MessageFns<WatchAllRequest> = {
     if (message.batch !== false) {
       obj.batch = message.batch;
     }
+    if (message.pid !== 0) {
+      obj.pid = Math.round(message.pid);
+    }
     return obj;
   },
 
@@ -9437,6 +9478,7 @@ export const WatchAllRequest: MessageFns<WatchAllRequest> = {
     message.last = object.last ?? 0;
     message.resume = object.resume ?? false;
     message.batch = object.batch ?? false;
+    message.pid = object.pid ?? 0;
     return message;
   },
 };

@@ -264,7 +264,12 @@ def _stats(args: argparse.Namespace, client: SessionClient) -> int:
             for r in rows:
                 print(visible("  " + "  ".join(c.ljust(cols[i]) for i, c in enumerate(r)).rstrip()))
             continue
-        print(visible(f"{key.ljust(width)}  {_figure(value, room)}"))
+        shown = _figure(value, room)
+        if isinstance(value, str) and len(shown) > room:  # a long path or URL: whole, on a line of its own
+            print(visible(key))
+            print(visible(f"  {shown}"))
+            continue
+        print(visible(f"{key.ljust(width)}  {shown}"))
     return EXIT_OK
 
 

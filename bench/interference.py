@@ -56,6 +56,9 @@ TARGET_RATIO = 3.0
 PROBE_APPEND = "probe-append"
 PROBE_LOAD = "probe-load"
 SCENARIOS = ("list_scans", "export", "watchers", "repair", "metrics_scraper")
+#: ``--max-watchers-per-peer`` of the daemons this measures: the watchers scenario's streams come from one
+#: process (one peer), and it measures the cost of many streams, not the share that would refuse them.
+WATCHERS_PER_PEER = 4096
 #: Scrape loops in the ``metrics_scraper`` scenario (one connection each, one request per connection).
 SCRAPERS = 8
 
@@ -421,7 +424,8 @@ def run(tiny: bool, only: tuple[str, ...] = SCENARIOS, window_s: float = 0.0) ->
         ws = Path(tmp) / "ws"
         ws.mkdir()
         metrics = f"127.0.0.1:{_free_port()}"
-        daemon = Daemon(ws, "--metrics", metrics)
+        # The watchers scenario opens its streams from one process: beyond --max-watchers-per-peer's default.
+        daemon = Daemon(ws, "--metrics", metrics, "--max-watchers-per-peer", str(WATCHERS_PER_PEER))
         try:
             _log(f"filling: {scale.sessions} sessions, {scale.export_events} export events, {scale.repair_calls} calls")
             started = time.monotonic()

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from bench.interference import Scale, fill, measure
+from bench.interference import WATCHERS_PER_PEER, Scale, fill, measure
 from claw_sessiond.config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from tests.helpers.backend import on_postgres
 from tests.helpers.daemon import FULL, DaemonProcess, scale
@@ -82,7 +82,7 @@ def _report(quiet: dict[str, Any], row: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("scenario", ["list_scans", "export", "watchers", "repair"])
 def test_heavy_requests_keep_p99_near_quiet(spawn_daemon: Any, workspace: Path, scenario: str) -> None:
-    daemon: DaemonProcess = spawn_daemon()
+    daemon: DaemonProcess = spawn_daemon("--max-watchers-per-peer", str(WATCHERS_PER_PEER))
     fill(daemon.address, _size(), parts=(scenario,))
     # A window that misses its bound is measured once more, quiet windows around it again: on a shared
     # 2-core machine another process can take the cores for a whole window (CI once saw a watchers p99

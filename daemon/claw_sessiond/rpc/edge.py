@@ -56,6 +56,7 @@ __all__ = [
     "UNVERIFIED_PEER",
     "Context",
     "EdgeState",
+    "VerifiedPids",
     "abort",
     "append_error",
     "clip",
@@ -188,20 +189,64 @@ def on_unix_socket(context: Context) -> bool:
 UNVERIFIED_PEER: Final = "unix:unverified"
 
 
-async def share_peer(context: Context, pid: int, socket_path: Path) -> str:
+class VerifiedPids:
+    """The kernel's confirmations of declared pids (:func:`claw_sessiond.peers.verified_start`), shared.
+
+    A confirmation is one netlink dump of the socket's connections and a look at the process's
+    descriptors: many streams starting at once from one process (a client opening thousands of
+    Watches) must not each pay it on a thread, starving the daemon. So one check per pid runs at a
+    time (later callers await it) and its answer stands for :data:`TTL_S` seconds; at most
+    :data:`MAX_PIDS` answers are kept (older ones are dropped first). An answer a little stale is
+    no weaker than a fresh one: the check proves that the process holds a connection, not that
+    this call came from it (docs/security.md).
+    """
+
+    TTL_S: Final = 2.0
+    MAX_PIDS: Final = 4096
+
+    def __init__(self, socket_path: Path) -> None:
+        self._socket_path = socket_path
+        self._known: dict[int, tuple[float, int]] = {}
+        self._pending: dict[int, asyncio.Task[int]] = {}
+
+    async def start_of(self, pid: int) -> int:
+        """The start time of ``pid`` if the kernel confirms it is connected to the socket, else 0."""
+        known = self._known.get(pid)
+        if known is not None and known[0] > time.monotonic():
+            return known[1]
+        task = self._pending.get(pid)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._check(pid))
+            self._pending[pid] = task
+        return await asyncio.shield(task)
+
+    async def _check(self, pid: int) -> int:
+        try:
+            start = await asyncio.to_thread(verified_start, pid, self._socket_path)
+        finally:
+            self._pending.pop(pid, None)
+        if len(self._known) >= self.MAX_PIDS:
+            now = time.monotonic()
+            self._known = {p: k for p, k in self._known.items() if k[0] > now}
+            while len(self._known) >= self.MAX_PIDS:
+                del self._known[next(iter(self._known))]
+        self._known[pid] = (time.monotonic() + self.TTL_S, start)
+        return start
+
+
+async def share_peer(context: Context, pid: int, pids: VerifiedPids) -> str:
     """The peer whose share of ``--max-watchers`` a Watch or WatchAll stream counts against.
 
     Over TCP grpc names the connection (``ipv4:127.0.0.1:54321``): one connection is one
     peer, and ``pid`` is ignored. On the Unix socket grpc names every caller ``unix:``, so
     the caller declares its process id (the request's ``pid``) and the kernel confirms it
-    (:func:`claw_sessiond.peers.verified_start`: that process holds a connection to this
-    socket, run in a thread): the peer is ``pid:<pid>:<start time>``, one process. A
-    stream with no pid, or one not confirmed, counts against :data:`UNVERIFIED_PEER`,
-    one share all such streams have together.
+    (:class:`VerifiedPids`: that process holds a connection to this socket): the peer is
+    ``pid:<pid>:<start time>``, one process. A stream with no pid, or one not confirmed,
+    counts against :data:`UNVERIFIED_PEER`, one share all such streams have together.
     """
     if not on_unix_socket(context):
         return str(context.peer())
-    start = await asyncio.to_thread(verified_start, pid, socket_path) if pid > 0 else 0
+    start = await pids.start_of(pid) if pid > 0 else 0
     return f"pid:{pid}:{start}" if start else UNVERIFIED_PEER
 
 

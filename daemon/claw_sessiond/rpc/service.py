@@ -56,7 +56,7 @@ from .convert import (
     trace_id_of,
     usage_pb,
 )
-from .edge import Context, append_error, edge, stream_edge
+from .edge import Context, VerifiedPids, append_error, edge, stream_edge
 from .service_edits import EditRpcs
 from .service_history import HistoryRpcs
 from .service_runs import RunRpcs
@@ -100,6 +100,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
         self.config = config
         self.owners = owners
         self.watch_hub = watch_hub if watch_hub is not None else WatchHub()
+        self.watch_pids = VerifiedPids(config.effective_socket_path)
         self._watch_contexts: dict[Watcher, WatchCall] = {}
         self._stall_sweeper: asyncio.Task[None] | None = None
         self._lag_aborts: set[asyncio.Task[None]] = set()

@@ -34,7 +34,7 @@ from ..sharing import SharedReads
 from ..storage import Storage
 from ..validate import check_follow_start, check_pid, check_watch_after
 from ..watch import ALL_SESSIONS, WATCH_BATCH, WATCH_BATCH_EVENTS, WATCH_MESSAGE_BYTES, Watcher, WatchHub
-from .edge import Context, EdgeState, abort, share_peer, stream_edge
+from .edge import Context, EdgeState, VerifiedPids, abort, share_peer, stream_edge
 from .service_edits import history_fields
 
 __all__ = ["WatchCall", "WatchPull", "WatchRpcs", "batched", "one_per_message"]
@@ -80,6 +80,7 @@ class WatchRpcs(EdgeState):
     store: Storage
     config: Config
     watch_hub: WatchHub
+    watch_pids: VerifiedPids
     _watch_contexts: dict[Watcher, WatchCall]
     _stall_sweeper: asyncio.Task[None] | None
     _lag_aborts: set[asyncio.Task[None]]
@@ -93,7 +94,7 @@ class WatchRpcs(EdgeState):
         check_watch_after(request.after_position)
         check_pid(request.pid)
         reads = self._watch_batch_reads if request.batch else self._watch_reads
-        peer = await share_peer(context, int(request.pid), self.config.effective_socket_path)
+        peer = await share_peer(context, int(request.pid), self.watch_pids)
 
         async def pull(after: int, limit: int) -> WatchPull:
             return await reads.read(session_id, after, limit)
@@ -198,7 +199,7 @@ class WatchRpcs(EdgeState):
     async def WatchAll(self, request: pb.WatchAllRequest, context: Context) -> Any:
         check_follow_start(request.after_event_id, request.last, max_last=queries.MAX_FOLLOW_LAST)
         check_pid(request.pid)
-        peer = await share_peer(context, int(request.pid), self.config.effective_socket_path)
+        peer = await share_peer(context, int(request.pid), self.watch_pids)
         resume = request.resume or request.after_event_id > 0
         after = request.after_event_id if resume else await self.store.follow_start(request.last)
         if not resume:

@@ -54,8 +54,9 @@ from tests.helpers.postgres import SHARED as POSTGRES
 
 #: The lease the daemons get (seconds); A stays stopped for two of them.
 LEASE_S = 2
-#: Scheduling slack on a shared, loaded 2-core machine on top of a documented bound.
-SLACK_S = 3.0
+#: Scheduling slack on a shared, loaded 2-core machine on top of a documented bound (B took 0.4-2.4 s in
+#: the runs so far). The bound stays below the 10 s lock_timeout: a B stuck behind A's lock fails it.
+SLACK_S = 6.0
 #: Rounds whose stop was confirmed in the middle of A's transaction, per test.
 ROUNDS = 20
 #: Most rounds tried to get ROUNDS confirmed ones (a stop that came after the COMMIT does not count).

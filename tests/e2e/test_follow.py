@@ -47,8 +47,11 @@ class Follower:
         threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
 
     def _read(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.put(line.rstrip("\n"))
+        try:
+            for line in stream:
+                self.lines.put(line.rstrip("\n"))
+        except ValueError:  # the test closed the pipe (teardown) while this thread was still reading it
+            pass
         self.lines.put(None)
 
     def next(self, timeout_s: float = 15) -> str:

@@ -1,0 +1,81 @@
+"""A write's sequence, written once, run by a synchronous or an asynchronous driver.
+
+Each write (and Load with its repair) is one generator function in ``storage/``: it asks the
+pure rules what to do and names every read and write it needs as a call of the backend's
+*port* (a few dozen named verbs, no decisions), prefixed by ``yield``::
+
+    def record_usage(port: Port, job: UsageJob) -> Steps[UsageResult]:
+        stored = yield port.stored_request(job.session_id, job.request_id)
+        record = rules.replay_record(job.request_id, "usage", job.fingerprint, stored)
+        ...
+
+What a port call returns depends on its driver, and the generator never sees the difference:
+
+- SQLite's port is synchronous (it runs on the writer thread, inside the writer's transaction):
+  ``port.stored_request(...)`` has already run when the generator yields, so the value yielded
+  is the answer, and :func:`run_sync` sends it straight back.
+- PostgreSQL's port is asynchronous (asyncpg): ``port.stored_request(...)`` is a coroutine, so
+  :func:`run_async` awaits it and sends its answer back, or throws its error in at the
+  ``yield`` (a ``try``/``finally`` in the sequence behaves as it would with ``await``).
+
+So the order of reads and writes, and every decision between them, is one piece of code for
+both backends; a third backend implements only its port. A sequence yields nothing but port
+calls, and ``yield from`` composes sequences (a sub-sequence's return value is the
+``yield from``'s value).
+
+Must never: touch a connection, a clock or a lock itself (the port and the caller do).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Generator
+from typing import Any, TypeVar
+
+__all__ = ["Steps", "run_async", "run_sync"]
+
+T = TypeVar("T")
+
+# A sequence: yields port calls (values for a synchronous port, awaitables for an asynchronous
+# one), is sent their answers, and returns the write's result.
+Steps = Generator[Any, Any, T]
+
+
+def run_sync(steps: Steps[T]) -> T:
+    """Run ``steps`` against a synchronous port: every yielded value is already its call's answer."""
+    answer: Any = None
+    while True:
+        try:
+            asked = steps.send(answer)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        if inspect.isawaitable(asked):  # an async port driven synchronously: a defect, said at once
+            if inspect.iscoroutine(asked):
+                asked.close()
+            steps.close()
+            raise TypeError("a synchronous driver was given an awaitable port call")
+        answer = asked
+
+
+async def run_async(steps: Steps[T]) -> T:
+    """Run ``steps`` against an asynchronous port: await each yielded call and send its answer back.
+
+    A call that raises is thrown into the sequence at its ``yield``, where it propagates as it
+    would from an ``await`` (the sequence's ``try``/``except``/``finally`` see it).
+    """
+    answer: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            if error is None:
+                asked = steps.send(answer)
+            else:
+                failed, error = error, None
+                asked = steps.throw(failed)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        try:
+            answer = await asked if inspect.isawaitable(asked) else asked
+        except BaseException as exc:  # handed to the sequence, which re-raises what it does not handle
+            error = exc
+            answer = None

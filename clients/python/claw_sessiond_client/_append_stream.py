@@ -53,6 +53,10 @@ class _Stream:
         self.sender = asyncio.ensure_future(self._send())
         self.reader = asyncio.ensure_future(self._read())
 
+    def done(self) -> bool:
+        """Both tasks finished: nothing of this call is left to wait for."""
+        return self.sender.done() and self.reader.done()
+
     def put(self, request: pb.AppendRequest, fut: asyncio.Future[Any]) -> None:
         self.outbox.append((request, fut))
         self.wake.set()
@@ -121,6 +125,8 @@ class AppendStream:
         #: through the unary Append (its retries), instead of raising DeadlineError.
         self._resend_late = resend_late
         self._stream: _Stream | None = None
+        #: Calls being finished (:meth:`finish`) whose tasks may still run; :meth:`aclose` waits for them.
+        self._finishing: set[_Stream] = set()
         # Appends re-sent after a broken stream go one at a time, in the order they were
         # sent (asyncio.Lock is FIFO; the broken stream fails its futures in send order),
         # and new appends queue behind them, so a reconnect never reorders a session.
@@ -201,14 +207,25 @@ class AppendStream:
             raise err
         return append_result_of(reply.result, request)
 
-    async def aclose(self) -> None:
-        """Finish the stream; appends still in flight get their replies first."""
+    def finish(self) -> None:
+        """Begin finishing the stream without waiting: its call ends once the appends in flight got replies.
+
+        Starts no task (the call's own sender and reader finish it), so a loop callback may call it
+        even in the loop's last turn; :meth:`aclose` waits for what it began.
+        """
+        self._finishing = {s for s in self._finishing if not s.done()}
         stream, self._stream = self._stream, None
         if stream is None:
             return
         stream.closing = True
         stream.wake.set()
-        await asyncio.gather(stream.sender, stream.reader, return_exceptions=True)
+        self._finishing.add(stream)
+
+    async def aclose(self) -> None:
+        """Finish the stream; appends still in flight get their replies first."""
+        self.finish()
+        ending, self._finishing = self._finishing, set()
+        await asyncio.gather(*(t for s in ending for t in (s.sender, s.reader)), return_exceptions=True)
 
     async def _unary(self, request: pb.AppendRequest) -> AppendResult:
         client = self._client

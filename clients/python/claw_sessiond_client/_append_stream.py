@@ -17,7 +17,7 @@ import grpc
 from . import errors as E
 from ._requests import append_request
 from ._responses import append_result_of
-from ._status import append_stream_error, closed_error, retryable
+from ._status import append_stream_error, auto_retried, closed_error
 from ._types import AppendResult, Message, StateDelta, ToolPolicy
 from .api.v1 import sessiond_pb2 as pb
 
@@ -202,7 +202,7 @@ class AppendStream:
             timer.cancel()
         if reply.HasField("error"):
             err = append_stream_error(reply.error)
-            if retryable(err):  # shutting down, storage busy: the unary path retries
+            if auto_retried(err):  # shutting down, storage busy: the unary path retries
                 return await self._unary(request)
             raise err
         return append_result_of(reply.result, request)
@@ -240,7 +240,7 @@ class AppendStream:
                 try:
                     return await client._send_append(request)
                 except E.SessiondError as exc:
-                    if retryable(exc):
+                    if auto_retried(exc):
                         self._resend_error = exc
                     raise
         finally:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import enum
 
 __all__ = [
+    "ERROR_DOMAIN",
     "AlreadyExistsError",
     "ClientClosedError",
     "CorruptDatabaseError",
@@ -68,6 +69,7 @@ __all__ = [
     "WatchLaggedError",
 ]
 
+#: The ``google.rpc.ErrorInfo`` domain of every error the daemon sends.
 ERROR_DOMAIN = "claw-sessiond"
 
 

@@ -146,7 +146,7 @@ def test_stopped_daemon_is_reported_with_its_pid(daemon: DaemonProcess) -> None:
             client.load("s")
         elapsed = time.monotonic() - started
         assert elapsed < B.CONNECT_TIMEOUT_S + 2.0, elapsed
-        assert isinstance(info.value, DeadlineError)
+        assert isinstance(info.value, DeadlineError) and info.value.retryable  # a write may have committed: same id
         text = str(info.value)
         assert f"claw-sessiond pid {pid} for {daemon.workspace}" in text
         assert f"did not answer within {B.CONNECT_TIMEOUT_S:.1f} s" in text

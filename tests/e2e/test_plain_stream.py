@@ -8,10 +8,12 @@ client beside it.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import threading
 import time
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -165,3 +167,44 @@ async def test_an_idle_client_lets_the_daemon_idle_out(spawn_daemon: object, wor
         while daemon.proc.poll() is None and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         assert daemon.proc.poll() == 0, "the client's idle stream kept the daemon alive"
+
+
+class _SkewLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock can be moved ahead: every timer due by then fires in its next turn."""
+
+    skew = 0.0
+
+    def time(self) -> float:
+        return super().time() + self.skew
+
+
+@pytest.mark.backend_neutral("the client's teardown on its own event loop; the daemon only answers appends")
+def test_the_idle_close_firing_in_a_loops_last_turn_leaves_nothing_pending(daemon: DaemonProcess) -> None:
+    # A program that ends its loop without closing the client (asyncio.run, a framework's loop per
+    # call): asyncio.run cancels the tasks, then runs its last turns (async generators, the default
+    # executor). The idle close's timer may fall due in the very last one: it must not start work
+    # that no later turn runs (a task destroyed while pending, "coroutine ... never awaited").
+    loop = _SkewLoop()
+
+    async def use() -> AsyncSessionClient:
+        client = _client(daemon)  # a grpc.aio channel belongs to the loop it is made on
+        await client.append("s", Message.user("one"))
+        assert _streaming(client)
+        return client
+
+    client = loop.run_until_complete(use())
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))  # as asyncio.run does
+    loop.skew = IDLE_CLOSE_S + 60  # the idle timer is due in the next turn, which is the last
+    loop.call_soon(loop.stop)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        loop.run_forever()
+        left = asyncio.all_tasks(loop)
+        loop.close()
+        del pending, client
+        gc.collect()
+    assert not left, f"the loop's last turn started work no turn will run: {left}"
+    assert not [w for w in seen if "never awaited" in str(w.message)], [str(w.message) for w in seen]

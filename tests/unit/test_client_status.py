@@ -18,10 +18,10 @@ from google.rpc import error_details_pb2, status_pb2
 from claw_sessiond_client import errors as E
 from claw_sessiond_client._status import (
     append_stream_error,
+    auto_retried,
     closed_error,
     error_from_rpc,
     error_from_status,
-    retryable,
 )
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
@@ -134,7 +134,7 @@ def test_a_call_the_daemon_cancelled_while_stopping_is_unavailable_and_retryable
     assert type(err) is E.DaemonUnavailableError
     assert err.reason is E.Reason.DAEMON_UNAVAILABLE
     assert err.message == "the daemon cancelled the call (it is probably stopping): Cancelled"
-    assert retryable(err)
+    assert auto_retried(err) and err.retryable
 
 
 @pytest.mark.parametrize(
@@ -192,10 +192,43 @@ def test_error_from_status_prefers_the_reason_over_the_code() -> None:
         (E.WatchLaggedError("x"), False),
         (E.InternalError("x"), False),
         (E.ClientClosedError("x"), False),
+        (E.ResourceLimitError("x"), False),  # transient, but a refused stream is the caller's to wait out
     ],
 )
 def test_only_outages_are_retried_with_the_same_request(err: E.SessiondError, expected: bool) -> None:
-    assert retryable(err) is expected
+    assert auto_retried(err) is expected
+
+
+def _every_error_class() -> list[type[E.SessiondError]]:
+    found: list[type[E.SessiondError]] = []
+    todo: list[type[E.SessiondError]] = [E.SessiondError]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(c for c in cls.__subclasses__() if c.__module__ == E.__name__)
+    return found
+
+
+TRANSIENT = {
+    E.DaemonUnavailableError,
+    E.ShuttingDownError,
+    E.StorageUnavailableError,
+    E.DeadlineError,
+    E.DaemonNotRespondingError,
+    E.ResourceLimitError,
+}
+
+
+@pytest.mark.parametrize("cls", _every_error_class(), ids=lambda c: c.__name__)
+def test_each_error_class_says_whether_it_is_transient(cls: type[E.SessiondError]) -> None:
+    assert cls("x").retryable is (cls in TRANSIENT)
+    assert cls.__name__ in E.__all__
+
+
+def test_what_the_client_retries_itself_is_transient() -> None:
+    for cls in _every_error_class():
+        if auto_retried(cls("x")):
+            assert cls("x").retryable, cls
 
 
 def test_the_closed_client_error_says_what_to_do() -> None:

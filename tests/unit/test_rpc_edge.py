@@ -227,3 +227,25 @@ async def test_a_long_message_and_metadata_are_clipped_for_the_trailers() -> Non
     assert len(details) == MAX_ERROR_MESSAGE_CHARS and details.endswith("...")
     ((key, value),) = info.metadata.items()
     assert len(key) == 64 and len(value) == 256
+
+
+# ---------------------------------------------------------------- every RPC of the service is in the edge
+
+
+def test_every_rpc_of_the_proto_is_a_service_method_wrapped_in_the_edge() -> None:
+    from claw_sessiond.rpc.service import SessionService
+    from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+
+    async def unary(self: Any, request: Any, context: Any) -> None: ...
+
+    async def streaming(self: Any, request: Any, context: Any) -> Any:
+        yield None
+
+    wrappers = {"unary": edge(unary).__code__, "stream": stream_edge(streaming).__code__}
+    unwrapped = []
+    for method in pb.DESCRIPTOR.services_by_name["SessionService"].methods:
+        fn = getattr(SessionService, method.name, None)
+        kind = "stream" if method.server_streaming else "unary"
+        if fn is None or getattr(fn, "__code__", None) is not wrappers[kind]:
+            unwrapped.append(f"{method.name} ({kind})")
+    assert not unwrapped, f"RPCs not served through the error edge: {unwrapped}"

@@ -17,7 +17,7 @@ import grpc
 from . import errors as E
 from ._requests import append_request
 from ._responses import append_result_of
-from ._status import append_stream_error, closed_error, retryable
+from ._status import append_stream_error, auto_retried, closed_error
 from ._types import AppendResult, Message, StateDelta, ToolPolicy
 from .api.v1 import sessiond_pb2 as pb
 
@@ -52,6 +52,10 @@ class _Stream:
         self.broken = False
         self.sender = asyncio.ensure_future(self._send())
         self.reader = asyncio.ensure_future(self._read())
+
+    def done(self) -> bool:
+        """Both tasks finished: nothing of this call is left to wait for."""
+        return self.sender.done() and self.reader.done()
 
     def put(self, request: pb.AppendRequest, fut: asyncio.Future[Any]) -> None:
         self.outbox.append((request, fut))
@@ -121,6 +125,8 @@ class AppendStream:
         #: through the unary Append (its retries), instead of raising DeadlineError.
         self._resend_late = resend_late
         self._stream: _Stream | None = None
+        #: Calls being finished (:meth:`finish`) whose tasks may still run; :meth:`aclose` waits for them.
+        self._finishing: set[_Stream] = set()
         # Appends re-sent after a broken stream go one at a time, in the order they were
         # sent (asyncio.Lock is FIFO; the broken stream fails its futures in send order),
         # and new appends queue behind them, so a reconnect never reorders a session.
@@ -196,19 +202,30 @@ class AppendStream:
             timer.cancel()
         if reply.HasField("error"):
             err = append_stream_error(reply.error)
-            if retryable(err):  # shutting down, storage busy: the unary path retries
+            if auto_retried(err):  # shutting down, storage busy: the unary path retries
                 return await self._unary(request)
             raise err
         return append_result_of(reply.result, request)
 
-    async def aclose(self) -> None:
-        """Finish the stream; appends still in flight get their replies first."""
+    def finish(self) -> None:
+        """Begin finishing the stream without waiting: its call ends once the appends in flight got replies.
+
+        Starts no task (the call's own sender and reader finish it), so a loop callback may call it
+        even in the loop's last turn; :meth:`aclose` waits for what it began.
+        """
+        self._finishing = {s for s in self._finishing if not s.done()}
         stream, self._stream = self._stream, None
         if stream is None:
             return
         stream.closing = True
         stream.wake.set()
-        await asyncio.gather(stream.sender, stream.reader, return_exceptions=True)
+        self._finishing.add(stream)
+
+    async def aclose(self) -> None:
+        """Finish the stream; appends still in flight get their replies first."""
+        self.finish()
+        ending, self._finishing = self._finishing, set()
+        await asyncio.gather(*(t for s in ending for t in (s.sender, s.reader)), return_exceptions=True)
 
     async def _unary(self, request: pb.AppendRequest) -> AppendResult:
         client = self._client
@@ -223,7 +240,7 @@ class AppendStream:
                 try:
                     return await client._send_append(request)
                 except E.SessiondError as exc:
-                    if retryable(exc):
+                    if auto_retried(exc):
                         self._resend_error = exc
                     raise
         finally:

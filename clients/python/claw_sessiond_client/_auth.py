@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 import grpc
 
 from .paths import claw_dir
+from .tcp import TOKEN_ENV, TOKEN_FILE
 
 __all__ = [
     "MAX_TOKEN_BYTES",
@@ -35,11 +36,6 @@ __all__ = [
     "intercept",
     "token_source",
 ]
-
-#: Environment variable holding a token (used when no ``token=`` is passed).
-TOKEN_ENV: Final = "CLAW_TOKEN"
-#: The daemon's token file inside ``.claw/``.
-TOKEN_FILE: Final = "tcp-token"
 
 
 class WatchedFile:

@@ -24,7 +24,7 @@ from . import errors as E
 from ._autostart import AutostartWait, autostart_failure, spawn_daemon
 from ._liveness import CONNECT_TIMEOUT_S, hung_error, no_daemon_error, not_responding_error
 from ._peer import resolve_target
-from ._status import closed_error, retryable
+from ._status import auto_retried, closed_error
 from ._tls import Transport
 from .endpoint import discover_socket
 
@@ -215,7 +215,7 @@ class CallRetry:
             SessiondError: ``err`` itself, if it is not retryable or the retry window would be over.
         """
         delay = self._delay_s
-        if not retryable(err) or time.monotonic() + delay > self._deadline:
+        if not auto_retried(err) or time.monotonic() + delay > self._deadline:
             raise err
         self._delay_s = min(delay * 2, _MAX_DELAY_S)
         return delay

@@ -1,25 +1,24 @@
-"""Editing the tail of a history: EditTail's request, its reply, and ``edit_tail`` for both clients.
+"""Editing the tail of a history: EditTail's request and its reply, for both clients.
 
-The request is built and the reply converted here (pure); the method lives in
-two mixins, :class:`SyncEditOps` (of :class:`~claw_sessiond_client.sync.SessionClient`)
-and :class:`AsyncEditOps` (of :class:`~claw_sessiond_client.aio.AsyncSessionClient`),
-which only make the call through the client's ``_call`` (its retries, its
-errors). Every edit carries a request id, so a retry never edits twice.
+The request is built and the reply converted here (pure); ``edit_tail`` of
+:class:`~claw_sessiond_client.sync.SessionClient` and of
+:class:`~claw_sessiond_client.aio.AsyncSessionClient` only makes the call
+through the client's ``_call`` (its retries, its errors). Every edit carries a
+request id, so a retry never edits twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import TypeVar
 
 from ._checks import check_ints, check_type
-from ._core import ClientCore
 from ._requests import build, message_batch, message_pb, new_request_id, tool_policy_pb
 from ._responses import message_of
 from ._types import EditTailResult, Message, ToolPolicy
 from .api.v1 import sessiond_pb2 as pb
 
-__all__ = ["AsyncEditOps", "SyncEditOps", "edit_tail_request", "edit_tail_result_of"]
+__all__ = ["edit_tail_request", "edit_tail_result_of"]
 
 T = TypeVar("T")
 
@@ -75,94 +74,3 @@ def edit_tail_result_of(r: pb.EditTailResponse) -> EditTailResult:
         r.replayed,
         r.trace_id,
     )
-
-
-class SyncEditOps(ClientCore):
-    """``edit_tail`` of :class:`~claw_sessiond_client.sync.SessionClient`."""
-
-    _stub: Any
-
-    def _call(self, fn: Callable[[], T]) -> T:  # pragma: no cover - SessionClient's
-        raise NotImplementedError
-
-    def edit_tail(
-        self,
-        session_id: str,
-        *,
-        remove_last: int = 0,
-        after_position: int = 0,
-        replacements: Iterable[Message] | Message = (),
-        expected_last_position: int = 0,
-        request_id: str | None = None,
-        discard_pending: bool = False,
-        workdir: str | None = None,
-        run_id: str = "",
-        tool_policy: ToolPolicy | None = None,
-    ) -> EditTailResult:
-        """Atomically remove the last ``remove_last`` visible entries (or every one after ``after_position``)
-        and append ``replacements`` in their place, with :meth:`append`'s rules; returns what was removed.
-
-        ``expected_last_position`` and ``request_id`` work as :meth:`append`'s (a replay returns no
-        removed entries); ``discard_pending`` allows removing an unanswered pending call (else
-        ``PreconditionError``, reason ``EDIT_SPLITS_CALL``); ``tool_policy`` applies to the replacements as
-        :meth:`append`'s does. See docs/api.md, "Editing the tail".
-        """
-        request = edit_tail_request(
-            session_id,
-            remove_last=remove_last,
-            after_position=after_position,
-            replacements=replacements,
-            expected_last_position=expected_last_position,
-            request_id=request_id,
-            discard_pending=discard_pending,
-            workdir=self._workdir(session_id, workdir),
-            run_id=run_id,
-            tool_policy=tool_policy,
-        )
-        return self._call(lambda: edit_tail_result_of(self._stub.EditTail(request, timeout=self.timeout_s)))
-
-
-class AsyncEditOps(ClientCore):
-    """``edit_tail`` of :class:`~claw_sessiond_client.aio.AsyncSessionClient`."""
-
-    _stub: Any
-
-    async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:  # pragma: no cover - AsyncSessionClient's
-        raise NotImplementedError
-
-    async def edit_tail(
-        self,
-        session_id: str,
-        *,
-        remove_last: int = 0,
-        after_position: int = 0,
-        replacements: Iterable[Message] | Message = (),
-        expected_last_position: int = 0,
-        request_id: str | None = None,
-        discard_pending: bool = False,
-        workdir: str | None = None,
-        run_id: str = "",
-        tool_policy: ToolPolicy | None = None,
-    ) -> EditTailResult:
-        """Atomically remove the last ``remove_last`` visible entries (or every one after ``after_position``)
-        and append ``replacements`` in their place, with :meth:`append`'s rules; returns what was removed.
-
-        ``expected_last_position`` and ``request_id`` work as :meth:`append`'s (a replay returns no
-        removed entries); ``discard_pending`` allows removing an unanswered pending call (else
-        ``PreconditionError``, reason ``EDIT_SPLITS_CALL``); ``tool_policy`` applies to the replacements as
-        :meth:`append`'s does. See docs/api.md, "Editing the tail".
-        """
-        request = edit_tail_request(
-            session_id,
-            remove_last=remove_last,
-            after_position=after_position,
-            replacements=replacements,
-            expected_last_position=expected_last_position,
-            request_id=request_id,
-            discard_pending=discard_pending,
-            workdir=self._workdir(session_id, workdir),
-            run_id=run_id,
-            tool_policy=tool_policy,
-        )
-        reply = await self._call(lambda: self._stub.EditTail(request, timeout=self.timeout_s))
-        return edit_tail_result_of(reply)

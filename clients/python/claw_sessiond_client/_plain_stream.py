@@ -13,7 +13,10 @@ written twice and appends keep their order.
 
 The stream is finished after :data:`IDLE_CLOSE_S` without appends: an open
 call counts as use (it would keep a daemon with ``--idle-exit-s`` alive) and a
-stopping daemon waits for open calls.
+stopping daemon waits for open calls. The idle timer only marks the stream
+finished (:meth:`AppendStream.finish`): a timer that starts a task could fire in
+a loop's last turn (``asyncio.run`` ending with the client open) and leave that
+task pending when the loop closes.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ class PlainAppends:
         self._pipe = AppendStream(client, resend_late=True)
         self._busy = 0
         self._timer: asyncio.TimerHandle | None = None
-        self._closing: set[asyncio.Task[None]] = set()
+        self._closed = False
 
     async def send(self, request: pb.AppendRequest) -> AppendResult:
         """Send one built Append request; its result, or the error the unary Append would raise."""
@@ -56,24 +59,22 @@ class PlainAppends:
             return await self._pipe.send(request)
         finally:
             self._busy -= 1
-            if self._busy == 0:
+            if self._busy == 0 and not self._closed:  # an append that outlived close() sets no timer
                 self._timer = asyncio.get_running_loop().call_later(IDLE_CLOSE_S, self._idle)
 
     def _idle(self) -> None:
         self._timer = None
         if self._busy == 0:
-            task = asyncio.ensure_future(self._pipe.aclose())
-            self._closing.add(task)
-            task.add_done_callback(self._closing.discard)
+            self._pipe.finish()
 
     async def aclose(self) -> None:
         """Finish the stream: appends in flight get their replies for up to :data:`CLOSE_WAIT_S`.
 
         After that (a hung daemon) the client's channel closes under them, as under unary calls.
         """
+        self._closed = True
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        closing = asyncio.gather(self._pipe.aclose(), *self._closing, return_exceptions=True)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(closing, CLOSE_WAIT_S)
+            await asyncio.wait_for(self._pipe.aclose(), CLOSE_WAIT_S)

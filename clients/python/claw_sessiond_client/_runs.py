@@ -19,7 +19,7 @@ import grpc
 from . import errors as E
 from ._checks import check_ints, check_type
 from ._responses import message_of
-from ._status import retryable
+from ._status import auto_retried
 from ._types import Run, WatchEvent
 from .api.v1 import sessiond_pb2 as pb
 
@@ -161,7 +161,7 @@ class WatchCursor:
         """
         if isinstance(err, E.WatchLaggedError):
             return 0.0
-        if not retryable(err):
+        if not auto_retried(err):
             raise err
         if self._give_up_at is None:
             self._give_up_at = now + self._retry_window_s

@@ -4,8 +4,8 @@ The daemon attaches a ``google.rpc.ErrorInfo`` (domain ``claw-sessiond``) to
 every error it returns; its ``reason`` picks the exception class, else the
 status code does. Errors the daemon's code never saw (the transport refused a
 message, a request could not be decoded, a graceful stop cancelled a call)
-are recognised here too. :func:`retryable` says which errors the same request
-(same request id) may be sent again after. Pure: no I/O.
+are recognised here too. :func:`auto_retried` says after which errors the client
+sends the same request (same request id) again. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from google.rpc import error_details_pb2, status_pb2
 from . import errors as E
 from .api.v1 import sessiond_pb2 as pb
 
-__all__ = ["append_stream_error", "closed_error", "error_from_rpc", "error_from_status", "retryable"]
+__all__ = ["append_stream_error", "auto_retried", "closed_error", "error_from_rpc", "error_from_status"]
 
 
 def closed_error() -> E.ClientClosedError:
@@ -120,6 +120,10 @@ def append_stream_error(e: pb.AppendError) -> E.SessiondError:
     return error_from_status(_CODE_OF_NUMBER.get(e.code, grpc.StatusCode.UNKNOWN), e.message, e.reason, e.metadata)
 
 
-def retryable(err: E.SessiondError) -> bool:
-    """Errors after which the same request (same request id) may be sent again."""
-    return isinstance(err, (E.DaemonUnavailableError, E.ShuttingDownError, E.DeadlineError, E.StorageUnavailableError))
+def auto_retried(err: E.SessiondError) -> bool:
+    """Errors after which the client itself sends the same request (same request id) again, within its window.
+
+    The transient ones (:attr:`~claw_sessiond_client.errors.SessiondError.retryable`), except a
+    refused stream slot (``ResourceLimitError``): waiting for one is the caller's decision.
+    """
+    return err.retryable and not isinstance(err, E.ResourceLimitError)

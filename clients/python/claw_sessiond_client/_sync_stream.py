@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final
 import grpc
 
 from ._responses import append_result_of
-from ._status import append_stream_error, closed_error, retryable
+from ._status import append_stream_error, auto_retried, closed_error
 from ._types import AppendResult
 from .api.v1 import sessiond_pb2 as pb
 from .errors import DaemonUnavailableError, ShuttingDownError
@@ -204,7 +204,7 @@ class SyncAppends:
             client._served = True  # a daemon answered: a later outage is a restart to wait for, not "no daemon"
             if reply.HasField("error"):
                 err = append_stream_error(reply.error)
-                if retryable(err):  # shutting down, storage busy: the unary path retries
+                if auto_retried(err):  # shutting down, storage busy: the unary path retries
                     if isinstance(err, ShuttingDownError):
                         self._retire(stream)  # a stopping daemon would wait for this call until its grace ends
                     return client._send_append(request)

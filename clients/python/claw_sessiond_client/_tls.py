@@ -13,7 +13,7 @@ a new one), before the first call and again after the daemon was
 unreachable, and the channel is rebuilt when it did, so a long-lived client
 follows restarts. Without a certificate a TCP client refuses before
 connecting (:class:`~claw_sessiond_client.errors.UntrustedPeerError`).
-Clients check the name :data:`SERVER_NAME`, whatever address they dial.
+Clients check the name :data:`~claw_sessiond_client.tcp.SERVER_NAME`, whatever address they dial.
 
 Over a Unix socket nothing changes: plaintext, no token (the socket's
 private folder and the peer check of :mod:`~claw_sessiond_client._peer` are
@@ -32,15 +32,10 @@ import grpc
 from . import errors as E
 from ._auth import TokenSource, WatchedFile, aio_interceptors, intercept, token_source
 from .paths import claw_dir, folder_problem, workspace_owner
+from .tcp import CERT_ENV, CERT_FILE, SERVER_NAME
 
 __all__ = ["CERT_ENV", "CERT_FILE", "MAX_CERT_BYTES", "SERVER_NAME", "TLS_OPTIONS", "Transport"]
 
-#: The daemon's certificate (PEM) inside ``.claw/``.
-CERT_FILE: Final = "tcp-cert.pem"
-#: Environment variable naming a file with the daemon's certificate (see the module docstring for the order).
-CERT_ENV: Final = "CLAW_TLS_CERT"
-#: The name the daemon's certificate is issued to; clients check this name whatever address they dial.
-SERVER_NAME: Final = "claw-sessiond"
 #: A larger file is not a certificate (the daemon's is under 1 KiB).
 MAX_CERT_BYTES: Final = 64 * 1024
 #: Channel options of a TCP channel: the name the certificate must carry.

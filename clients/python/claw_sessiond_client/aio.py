@@ -1,9 +1,11 @@
 """The asyncio client, :class:`AsyncSessionClient` (one ``grpc.aio.Channel``).
 
-A thin face over :class:`~claw_sessiond_client._core.ClientCore`, like
-:class:`~claw_sessiond_client.sync.SessionClient`: this module only awaits the
-calls and sleeps, and runs the blocking checks (peer, liveness) in a thread.
-The pipelined appends are in :mod:`claw_sessiond_client._append_stream`.
+One method per operation, each building its request (``_requests``,
+``_session_ops``, ``_edit_ops``), making the call through its connection layer
+(:class:`~claw_sessiond_client._aio_channel.AsyncChannel`: the channel, the peer
+check, retries, auto-start, following streams) and converting the reply
+(``_responses``), like :class:`~claw_sessiond_client.sync.SessionClient`. The
+pipelined appends are in :mod:`claw_sessiond_client._append_stream`.
 """
 
 from __future__ import annotations
@@ -13,19 +15,16 @@ import contextlib
 import datetime as dt
 import functools
 import os
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, BinaryIO, TypeVar
 
 import grpc
 
 from . import _finds as F
-from . import errors as E
+from ._aio_channel import AsyncChannel
 from ._append_stream import AppendStream
-from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, FollowRetry
-from ._edit_ops import AsyncEditOps
-from ._liveness import CONNECT_TIMEOUT_S, HEALTH_CHECK_METHOD, accepts_connections, ping_verdict
-from ._peer import verify_peer
+from ._core import DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S
+from ._edit_ops import edit_tail_request, edit_tail_result_of
 from ._plain_stream import PlainAppends
 from ._requests import (
     append_request,
@@ -50,22 +49,34 @@ from ._responses import (
     import_result_of,
     page_of,
     recorded_usage_of,
+    session_of,
     stats_of,
     summaries_of,
     usage_report_of,
 )
 from ._runs import END_RUN_TIMEOUT_S, WatchCursor, attach_request, end_run_request, ping_task, run_of
-from ._session_ops import AsyncSessionOps
+from ._session_ops import (
+    create_session_request,
+    fork_result_of,
+    fork_session_request,
+    scope_states_of,
+    scope_states_request,
+    update_session_request,
+    workdir_arg,
+)
 from ._status import error_from_rpc
 from ._types import (
     AppendResult,
     BackupFigures,
     ClearResult,
     DeleteResult,
+    EditTailResult,
+    ForkResult,
     ImportResult,
     LoadResult,
     Message,
     Run,
+    Session,
     SessionPage,
     SessionSummary,
     StateDelta,
@@ -76,7 +87,6 @@ from ._types import (
     WatchEvent,
 )
 from .api.v1 import sessiond_pb2 as pb
-from .api.v1 import sessiond_pb2_grpc as pb_grpc
 
 __all__ = ["AppendStream", "AsyncSessionClient"]
 
@@ -84,7 +94,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
+class AsyncSessionClient(AsyncChannel):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -135,121 +145,19 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
     ) -> None:
         super().__init__(workspace, address, autostart, timeout_s, retry_window_s, token, tls_cert)
         self._plain = PlainAppends(self) if stream_appends else None
-        self._channel = self._transport.aio_channel(self.target, CHANNEL_OPTIONS)
-        self._stub = pb_grpc.SessionServiceStub(self._channel)
-        self._trusting: asyncio.Future[None] | None = None
-        self._retired: list[grpc.aio.Channel] = []
-
-    def _follow_endpoint(self) -> bool:
-        """Follow the endpoint file or a new TCP certificate (as :meth:`SessionClient._follow_endpoint`)."""
-        moved = self._next_target()
-        if moved is None:
-            return False
-        self._retired.append(self._channel)
-        self.target = moved
-        self._channel = self._transport.aio_channel(self.target, CHANNEL_OPTIONS)
-        self._stub = pb_grpc.SessionServiceStub(self._channel)
-        return True
-
-    # -- plumbing
-
-    async def _trust(self) -> None:
-        """Check the peer (once per connection episode) before anything is sent.
-
-        Concurrent callers share one check and resume in the order they
-        called (an AppendStream's appends must keep their call order).
-        """
-        self._check_open()
-        if self._verified:
-            return
-        if self._trusting is None or self._trusting.done():
-            self._follow_endpoint()
-            self._trusting = asyncio.ensure_future(self._check_peer())
-        await asyncio.shield(self._trusting)  # one caller cancelled must not cancel the others' check
-        self._verified = True
-
-    async def _check_peer(self) -> None:
-        """The peer check, then (a daemon accepts connections) :data:`~claw_sessiond_client._liveness.CONNECT_TIMEOUT_S`
-        for it to answer; one that does not (stopped, hung) is reported at once, not retried."""
-        await asyncio.to_thread(verify_peer, self.target, self._owner_workspace)
-        await self._transport.aio_prove(self._channel, self.target, CONNECT_TIMEOUT_S)
-        accepts = await asyncio.to_thread(accepts_connections, self.target)
-        if accepts and not await self._answers(CONNECT_TIMEOUT_S):
-            raise self._not_responding()
-
-    async def _answers(self, timeout_s: float) -> bool:
-        """:func:`~claw_sessiond_client._liveness.health_ping` on this client's channel."""
-        ping = self._channel.unary_unary(HEALTH_CHECK_METHOD, None, None)
-        deadline = time.monotonic() + timeout_s
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            try:
-                await ping(b"", timeout=left)
-                return True
-            except grpc.RpcError as exc:
-                verdict = ping_verdict(exc.code())
-            if verdict is not None:
-                return verdict
-            if not await asyncio.to_thread(accepts_connections, self.target):
-                return True
-            await asyncio.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
-
-    async def _final(self, err: E.SessiondError) -> E.SessiondError | None:
-        """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""
-        check = self._final_check(err)
-        return None if check is None else await asyncio.to_thread(check)
 
     async def close(self) -> None:
         """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
         if self._plain is not None and not self._closed:
             await self._plain.aclose()  # appends in flight get their replies first (bounded)
         self._closed = True
-        await self._channel.close(None)
-        for channel in self._retired:
-            await channel.close(None)
+        await self._close_channels()
 
     async def __aenter__(self) -> AsyncSessionClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-    async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:
-        retry = CallRetry(self)
-        while True:
-            await self._trust()
-            try:
-                result = await fn()
-                self._served = True
-                return result
-            except grpc.RpcError as exc:
-                err = error_from_rpc(exc)
-            except (ValueError, grpc.aio.UsageError) as exc:
-                raise self._closed_mid_call(exc) from None
-            if retry.needs_daemon(err):
-                await self._ensure_daemon()
-                continue
-            final = await self._final(err)
-            if final is not None:
-                raise final from None
-            await asyncio.sleep(retry.pause(err))
-
-    async def _ensure_daemon(self) -> None:
-        """Start a daemon (once per outage) and wait until it answers."""
-        wait = self._autostart_wait()
-        while not wait.expired():
-            try:
-                await asyncio.wait_for(self._channel.channel_ready(), 0.2)
-                return
-            except TimeoutError:
-                pass
-            if self._follow_endpoint():  # another client's daemon won the lock, and listens elsewhere
-                continue
-            if wait.hopeless():
-                break
-        raise self._autostart_failure()
 
     async def _load_chunks(self, request: pb.LoadRequest) -> LoadResult:
         assembly = LoadAssembly()  # each chunk converted as it arrives
@@ -482,34 +390,6 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
         reply = await self._call(lambda: self._stub.EndRun(request, timeout=self.timeout_s))
         return bool(reply.was_live)
 
-    async def _follow(self, start: Callable[[], Any], cursor: Any, name: str) -> AsyncGenerator[Any, None]:
-        """Run a following stream (Watch, WatchAll); see :meth:`SessionClient._follow`."""
-        follow = FollowRetry(self, cursor, name)
-        while True:
-            await self._trust()
-            try:
-                call = start()
-            except (ValueError, grpc.aio.UsageError) as exc:
-                raise self._closed_mid_call(exc) from None
-            err: E.SessiondError
-            try:
-                async for reply in call:
-                    for event in follow.accept(reply):
-                        yield event
-                err = follow.ended()
-            except grpc.RpcError as exc:
-                err = error_from_rpc(exc)
-            finally:
-                call.cancel()
-            if follow.needs_daemon(err):
-                await self._ensure_daemon()
-                continue
-            check = follow.final_check(err)
-            final = None if check is None else await asyncio.to_thread(check)
-            if final is not None:
-                raise final
-            await asyncio.sleep(follow.pause(err))
-
     async def watch(self, session_id: str, after_position: int = 0) -> AsyncIterator[WatchEvent]:
         """Follow a session (see :meth:`SessionClient.watch`): resumes by itself after lag or restarts.
 
@@ -584,6 +464,117 @@ class AsyncSessionClient(AsyncEditOps, AsyncSessionOps):
         a gRPC call's cost per append (README "Benchmarks").
         """
         return AppendStream(self)
+
+    # -- sessions as things of their own, and editing the tail
+
+    async def create_session(
+        self,
+        session_id: str,
+        *,
+        state: Mapping[str, Any] | None = None,
+        labels: Mapping[str, str] | None = None,
+        tool_policy: ToolPolicy | None = None,
+        request_id: str | None = None,
+        workdir: str | os.PathLike[str] | None = None,
+    ) -> Session:
+        """See :meth:`SessionClient.create_session`."""
+        request = create_session_request(
+            session_id,
+            state=state,
+            labels=labels,
+            tool_policy=tool_policy,
+            request_id=request_id,
+            workdir=workdir_arg(workdir) or self._workdir(session_id, None),
+        )
+        reply = await self._call(lambda: self._stub.CreateSession(request, timeout=self.timeout_s))
+        return session_of(reply.session)
+
+    async def fork_session(
+        self,
+        source_id: str,
+        new_id: str,
+        *,
+        up_to_position: int = 0,
+        labels: Mapping[str, str] | None = None,
+        request_id: str | None = None,
+        workdir: str | os.PathLike[str] | None = None,
+    ) -> ForkResult:
+        """See :meth:`SessionClient.fork_session`."""
+        request = fork_session_request(
+            source_id,
+            new_id,
+            up_to_position=up_to_position,
+            labels=labels,
+            request_id=request_id,
+            workdir=workdir_arg(workdir),
+        )
+        return fork_result_of(await self._call(lambda: self._stub.ForkSession(request, timeout=self.timeout_s)))
+
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        state_deltas: Sequence[StateDelta] = (),
+        set_labels: Mapping[str, str] | None = None,
+        remove_labels: Iterable[str] = (),
+        tool_policy: ToolPolicy | None = None,
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+    ) -> Session:
+        """See :meth:`SessionClient.update_session`."""
+        request = update_session_request(
+            session_id,
+            state_deltas=state_deltas,
+            set_labels=set_labels,
+            remove_labels=remove_labels,
+            tool_policy=tool_policy,
+            expected_last_position=expected_last_position,
+            request_id=request_id,
+        )
+        reply = await self._call(lambda: self._stub.UpdateSession(request, timeout=self.timeout_s))
+        return session_of(reply.session)
+
+    async def scope_states(self, scopes: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """See :meth:`SessionClient.scope_states`."""
+        request = scope_states_request(scopes)
+        return scope_states_of(await self._call(lambda: self._stub.GetScopeStates(request, timeout=self.timeout_s)))
+
+    async def edit_tail(
+        self,
+        session_id: str,
+        *,
+        remove_last: int = 0,
+        after_position: int = 0,
+        replacements: Iterable[Message] | Message = (),
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        discard_pending: bool = False,
+        workdir: str | None = None,
+        run_id: str = "",
+        tool_policy: ToolPolicy | None = None,
+    ) -> EditTailResult:
+        """Atomically remove the last ``remove_last`` visible entries (or every one after ``after_position``)
+        and append ``replacements`` in their place, with :meth:`append`'s rules; returns what was removed.
+
+        ``expected_last_position`` and ``request_id`` work as :meth:`append`'s (a replay returns no
+        removed entries); ``discard_pending`` allows removing an unanswered pending call (else
+        ``PreconditionError``, reason ``EDIT_SPLITS_CALL``); ``tool_policy`` applies to the replacements as
+        :meth:`append`'s does. See docs/api.md, "Editing the tail".
+        """
+        request = edit_tail_request(
+            session_id,
+            remove_last=remove_last,
+            after_position=after_position,
+            replacements=replacements,
+            expected_last_position=expected_last_position,
+            request_id=request_id,
+            discard_pending=discard_pending,
+            workdir=self._workdir(session_id, workdir),
+            run_id=run_id,
+            tool_policy=tool_policy,
+        )
+        reply = await self._call(lambda: self._stub.EditTail(request, timeout=self.timeout_s))
+        return edit_tail_result_of(reply)
 
 
 async def _then(call: Awaitable[R], convert: Callable[[R], T]) -> T:

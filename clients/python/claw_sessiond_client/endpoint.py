@@ -31,7 +31,15 @@ from typing import Any, Final
 
 from .paths import claw_dir, folder_problem, socket_path_for, workspace_owner
 
-__all__ = ["ENDPOINT_FILE", "ENDPOINT_FORMAT", "Endpoint", "discover_socket", "endpoint_path", "read_endpoint"]
+__all__ = [
+    "ENDPOINT_FILE",
+    "ENDPOINT_FORMAT",
+    "MAX_ENDPOINT_BYTES",
+    "Endpoint",
+    "discover_socket",
+    "endpoint_path",
+    "read_endpoint",
+]
 
 #: The endpoint file's name inside ``.claw/``.
 ENDPOINT_FILE: Final = "endpoint.json"

@@ -28,6 +28,15 @@ message text. A raw ``grpc.RpcError`` never escapes the client library::
     ├── ClientClosedError        a call on a client after ``close()`` (raised by the client; nothing was sent)
     ├── UnauthenticatedError     UNAUTHENTICATED (TCP without the daemon's token, or a stale one; nothing was done)
     └── InternalError            anything else
+
+Each class says whether its error is transient (:attr:`SessiondError.retryable`): the same
+request, sent again later with the same request id, may succeed, and never writes twice. True for
+``DaemonUnavailableError``, ``ShuttingDownError``, ``StorageUnavailableError``,
+``DeadlineError`` (and ``DaemonNotRespondingError``) and ``ResourceLimitError`` (a Watch slot
+frees up); False for every other class, whose request must change first (or an operator must act:
+a full disk, a corrupt database). The client itself retries the transient errors within its
+``retry_window_s``, except ``ResourceLimitError`` (a refused stream is the caller's to wait out)
+and ``DaemonNotRespondingError`` (a hung daemon is reported at once).
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from __future__ import annotations
 import enum
 
 __all__ = [
+    "ERROR_DOMAIN",
     "AlreadyExistsError",
     "ClientClosedError",
     "CorruptDatabaseError",
@@ -59,6 +69,7 @@ __all__ = [
     "WatchLaggedError",
 ]
 
+#: The ``google.rpc.ErrorInfo`` domain of every error the daemon sends.
 ERROR_DOMAIN = "claw-sessiond"
 
 
@@ -110,6 +121,9 @@ class SessiondError(Exception):
     """
 
     default_reason: Reason = Reason.INTERNAL
+    #: The same request (same request id) may succeed if sent again later: the error is transient
+    #: (the daemon restarting or busy, a deadline, a full stream slot), not the request's fault.
+    retryable: bool = False
 
     def __init__(self, message: str, *, reason: Reason | None = None, metadata: dict[str, str] | None = None) -> None:
         super().__init__(message)
@@ -154,6 +168,7 @@ class ResourceLimitError(SessiondError):
     """A daemon-wide limit is reached (``TOO_MANY_STREAMS``: too many open Watch streams); retry later."""
 
     default_reason = Reason.TOO_MANY_STREAMS
+    retryable = True
 
 
 class SequenceConflictError(SessiondError):
@@ -189,6 +204,7 @@ class StorageUnavailableError(StorageError):
     """Storage is busy or failing (I/O error)."""
 
     default_reason = Reason.STORAGE_UNAVAILABLE
+    retryable = True
 
 
 class CorruptDatabaseError(StorageError):
@@ -201,6 +217,7 @@ class ShuttingDownError(SessiondError):
     """The daemon is stopping; retry against its successor."""
 
     default_reason = Reason.SHUTTING_DOWN
+    retryable = True
 
 
 class DaemonUnavailableError(SessiondError):
@@ -216,6 +233,7 @@ class DaemonUnavailableError(SessiondError):
     """
 
     default_reason = Reason.DAEMON_UNAVAILABLE
+    retryable = True
 
 
 class UntrustedPeerError(SessiondError):
@@ -240,6 +258,7 @@ class DeadlineError(SessiondError):
     """The deadline passed; a write may still have committed."""
 
     default_reason = Reason.DEADLINE_EXCEEDED
+    retryable = True
 
 
 class DaemonNotRespondingError(DeadlineError):

@@ -1,9 +1,12 @@
 """The blocking client, :class:`SessionClient` (one ``grpc.Channel``).
 
-A thin face over :class:`~claw_sessiond_client._core.ClientCore`: requests are
-built by ``_requests``, replies converted by ``_responses``, errors mapped by
-``_status``, and what to do after a failure is decided by the core; this
-module only makes the calls, waits and sleeps.
+One method per operation: requests are built by ``_requests`` (``req``),
+``_session_ops`` (``ops``) and ``_edit_ops``, replies converted by
+``_responses`` (``rsp``); the calls go through the client's connection layer,
+:class:`~claw_sessiond_client._sync_channel.SyncChannel` (the channel, the peer
+check, retries and auto-start, following streams), over the core
+(:class:`~claw_sessiond_client._core.ClientCore`) that decides what to do after
+a failure.
 """
 
 from __future__ import annotations
@@ -11,70 +14,48 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, BinaryIO, TypeVar
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, BinaryIO
 
 import grpc
 
 from . import _finds as F
-from . import errors as E
-from ._core import CHANNEL_OPTIONS, DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S, CallRetry, FollowRetry
-from ._edit_ops import SyncEditOps
-from ._liveness import CONNECT_TIMEOUT_S, accepts_connections, health_ping
-from ._peer import verify_peer
-from ._requests import (
-    append_request,
-    clear_request,
-    export_request,
-    import_requests,
-    list_sessions_page_request,
-    list_sessions_request,
-    load_request,
-    record_event_request,
-    record_usage_request,
-)
-from ._responses import (
-    BackupCopy,
-    append_result_of,
-    clear_result_of,
-    event_id_of,
-    import_result_of,
-    load_result_of,
-    page_of,
-    recorded_usage_of,
-    stats_of,
-    summaries_of,
-)
+from . import _requests as req
+from . import _responses as rsp
+from . import _session_ops as ops
+from ._core import DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S
+from ._edit_ops import edit_tail_request, edit_tail_result_of
 from ._runs import END_RUN_TIMEOUT_S, ThreadPinger, WatchCursor, attach_request, end_run_request, run_of
-from ._session_ops import SyncSessionOps
 from ._status import error_from_rpc
+from ._sync_channel import SyncChannel
 from ._sync_stream import SyncAppends
 from ._types import (
     AppendResult,
     BackupFigures,
     ClearResult,
+    DeleteResult,
+    EditTailResult,
+    ForkResult,
     ImportResult,
     LoadResult,
     Message,
     Run,
+    Session,
     SessionPage,
     SessionSummary,
     StateDelta,
     Stats,
     ToolPolicy,
     Usage,
+    UsageReport,
     WatchEvent,
 )
 from .api.v1 import sessiond_pb2 as pb
-from .api.v1 import sessiond_pb2_grpc as pb_grpc
 
 __all__ = ["SessionClient"]
 
-T = TypeVar("T")
 
-
-class SessionClient(SyncEditOps, SyncSessionOps):
+class SessionClient(SyncChannel):
     """Talks to a workspace's claw-sessiond.
 
     Args:
@@ -127,106 +108,19 @@ class SessionClient(SyncEditOps, SyncSessionOps):
     ) -> None:
         super().__init__(workspace, address, autostart, timeout_s, retry_window_s, token, tls_cert)
         self._appends = SyncAppends(self) if stream_appends else None
-        self._channel = self._transport.channel(self.target, CHANNEL_OPTIONS)
-        self._stub = pb_grpc.SessionServiceStub(self._channel)
-        self._retired: list[grpc.Channel] = []
-
-    def _follow_endpoint(self) -> bool:
-        """Move to where the workspace's daemon listens now, or to its new certificate (:meth:`_next_target`).
-
-        The old channel is closed with the client (a call still on it fails as the daemon did).
-        """
-        moved = self._next_target()
-        if moved is None:
-            return False
-        self._retired.append(self._channel)
-        self.target = moved
-        self._channel = self._transport.channel(self.target, CHANNEL_OPTIONS)
-        self._stub = pb_grpc.SessionServiceStub(self._channel)
-        return True
-
-    # -- plumbing
-
-    def _trust(self) -> None:
-        """Check the peer (once per connection episode) before anything is sent.
-
-        A daemon that accepts the connection gets :data:`~claw_sessiond_client._liveness.CONNECT_TIMEOUT_S`
-        to answer it; one that does not (stopped, hung) is reported at once, not retried.
-        """
-        self._check_open()
-        if not self._verified:
-            self._follow_endpoint()
-            verify_peer(self.target, self._owner_workspace)
-            self._transport.prove(self._channel, self.target, CONNECT_TIMEOUT_S)
-            if accepts_connections(self.target) and not health_ping(self._channel, self.target, CONNECT_TIMEOUT_S):
-                raise self._not_responding()
-            self._verified = True
-
-    def _final(self, err: E.SessiondError) -> E.SessiondError | None:
-        """The error to raise at once instead of retrying ``err`` (no daemon at all, a hung one), if any."""
-        check = self._final_check(err)
-        return None if check is None else check()
 
     def close(self) -> None:
         """Close the channel; later calls raise :class:`~claw_sessiond_client.errors.ClientClosedError`."""
         if self._appends is not None:
             self._appends.close()  # appends in flight get their replies first (bounded)
         self._closed = True
-        self._channel.close()
-        for channel in self._retired:
-            channel.close()
+        self._close_channels()
 
     def __enter__(self) -> SessionClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _call(self, fn: Callable[[], T]) -> T:
-        retry = CallRetry(self)
-        while True:
-            try:
-                self._trust()  # no daemon here now (a restart, another thread saw it go): retried below
-                result = fn()
-                self._served = True
-                return result
-            except grpc.RpcError as exc:
-                err = error_from_rpc(exc)
-            except E.DaemonUnavailableError as exc:
-                err = exc
-            except ValueError as exc:
-                raise self._closed_mid_call(exc) from None
-            if retry.needs_daemon(err):
-                self._ensure_daemon()
-                continue
-            final = self._final(err)
-            if final is not None:
-                raise final from None
-            time.sleep(retry.pause(err))
-
-    def _ensure_daemon(self) -> None:
-        """Start a daemon (once per outage) and wait until it answers."""
-        wait = self._autostart_wait()
-        # One readiness future, cancelled on the way out: each future subscribes a
-        # polling thread to the channel, and a thread still polling when the
-        # channel closes dies with "Channel closed!".
-        ready = grpc.channel_ready_future(self._channel)
-        try:
-            while not wait.expired():
-                try:
-                    ready.result(timeout=0.2)
-                    return
-                except grpc.FutureTimeoutError:
-                    pass
-                if self._follow_endpoint():  # another client's daemon won the lock, and listens elsewhere
-                    ready.cancel()
-                    ready = grpc.channel_ready_future(self._channel)
-                    continue
-                if wait.hopeless():
-                    break
-        finally:
-            ready.cancel()
-        raise self._autostart_failure()
 
     # -- the API
 
@@ -261,7 +155,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
         ``start_position`` to the first returned entry's position; ``scopes``: shared scopes
         whose states to return too (``LoadResult.scope_states``).
         """
-        request, wd = load_request(
+        request, wd = req.load_request(
             session_id,
             workdir,
             repair,
@@ -271,7 +165,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
             after_time=after_time,
             scopes=scopes,
         )
-        result = self._call(lambda: load_result_of(self._stub.Load(request, timeout=self.timeout_s)))
+        result = self._call(lambda: rsp.load_result_of(self._stub.Load(request, timeout=self.timeout_s)))
         self._workdirs[session_id] = wd
         return result
 
@@ -297,7 +191,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
             tool_policy: tool-call rules for this append (its fields win over the session's where set).
             state_deltas: state changes applied in the same transaction (all or none with the messages).
         """
-        request = append_request(
+        request = req.append_request(
             session_id,
             messages,
             expected_last_position=expected_last_position,
@@ -311,7 +205,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
 
     def _send_append(self, request: pb.AppendRequest) -> AppendResult:
         """One unary Append call, with the client's retries (also the stream's fallback)."""
-        return self._call(lambda: append_result_of(self._stub.Append(request, timeout=self.timeout_s), request))
+        return self._call(lambda: rsp.append_result_of(self._stub.Append(request, timeout=self.timeout_s), request))
 
     def record_usage(
         self,
@@ -328,7 +222,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
         request_id: str | None = None,
     ) -> Usage:
         """Add tokens and cost to the session's totals; returns the new totals."""
-        request = record_usage_request(
+        request = req.record_usage_request(
             session_id,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
@@ -341,7 +235,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
             request_id=request_id,
             workdirs=self._workdirs,
         )
-        return self._call(lambda: recorded_usage_of(self._stub.RecordUsage(request, timeout=self.timeout_s)))
+        return self._call(lambda: rsp.recorded_usage_of(self._stub.RecordUsage(request, timeout=self.timeout_s)))
 
     def clear(
         self,
@@ -356,8 +250,8 @@ class SessionClient(SyncEditOps, SyncSessionOps):
         With ``erase`` the history also leaves the event log and its bytes the database files (as
         :meth:`delete` does); the result's ``events_erased`` and ``erasure_pending`` say how it went.
         """
-        request = clear_request(session_id, expected_last_position, request_id, self._workdirs, erase)
-        return self._call(lambda: clear_result_of(self._stub.Clear(request, timeout=self.timeout_s)))
+        request = req.clear_request(session_id, expected_last_position, request_id, self._workdirs, erase)
+        return self._call(lambda: rsp.clear_result_of(self._stub.Clear(request, timeout=self.timeout_s)))
 
     def record_event(
         self, session_id: str, kind: str, payload: dict[str, Any], *, request_id: str | None = None
@@ -367,15 +261,15 @@ class SessionClient(SyncEditOps, SyncSessionOps):
         Raises:
             TypeError: ``payload`` is not a JSON-serialisable dict (or another argument has the wrong type).
         """
-        request = record_event_request(session_id, kind, payload, request_id)
-        return self._call(lambda: event_id_of(self._stub.RecordEvent(request, timeout=self.timeout_s)))
+        request = req.record_event_request(session_id, kind, payload, request_id)
+        return self._call(lambda: rsp.event_id_of(self._stub.RecordEvent(request, timeout=self.timeout_s)))
 
     def list_sessions(
         self, id_contains: str = "", limit: int = 100, labels: Mapping[str, str] | None = None
     ) -> list[SessionSummary]:
         """Stored sessions, most recently updated first (only those carrying every one of ``labels``, if given)."""
-        request = list_sessions_request(id_contains, limit, labels)
-        return self._call(lambda: summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
+        request = req.list_sessions_request(id_contains, limit, labels)
+        return self._call(lambda: rsp.summaries_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
     def list_sessions_page(
         self,
@@ -385,15 +279,15 @@ class SessionClient(SyncEditOps, SyncSessionOps):
         labels: Mapping[str, str] | None = None,
     ) -> SessionPage:
         """One page of stored sessions (most recently updated first), the next page's token and the total."""
-        request = list_sessions_page_request(id_contains, limit, page_token, labels)
-        return self._call(lambda: page_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
+        request = req.list_sessions_page_request(id_contains, limit, page_token, labels)
+        return self._call(lambda: rsp.page_of(self._stub.ListSessions(request, timeout=self.timeout_s)))
 
     def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> Iterator[str]:
         """Lines of the export format (JSON Lines, no newline) of one session or, with None, of all.
 
         The stream is not retried: on an error, start again.
         """
-        request = export_request(session_id)
+        request = req.export_request(session_id)
         self._trust()
         try:
             for reply in self._stub.Export(request, timeout=timeout_s or self.timeout_s * 10):
@@ -413,9 +307,9 @@ class SessionClient(SyncEditOps, SyncSessionOps):
                 ``replace`` (erase it first) or ``merge`` (add the events it lacks).
         """
         results = []
-        for request in import_requests(lines, mode):
+        for request in req.import_requests(lines, mode):
             reply = self._call(lambda r=request: self._stub.Import(r, timeout=self.timeout_s))  # type: ignore[misc]
-            results.append(import_result_of(reply))
+            results.append(rsp.import_result_of(reply))
         return results
 
     @contextlib.contextmanager
@@ -487,39 +381,6 @@ class SessionClient(SyncEditOps, SyncSessionOps):
         cursor = WatchCursor(session_id, after_position, self.retry_window_s)
         return self._follow(lambda: self._stub.Watch(cursor.request()), cursor, "Watch")
 
-    def _follow(self, start: Callable[[], Any], cursor: Any, name: str) -> Iterator[Any]:
-        """Run a following stream (Watch, WatchAll) and resume it from ``cursor`` after lag, restarts and outages.
-
-        ``cursor`` has ``request()``, ``accept(reply)`` (the event to yield, or None) and
-        ``resume_delay(err, now)`` (raises ``err`` once the retry window is spent). A stream that
-        was served resumes across a daemon restart; one that never was fails at once when no
-        daemon runs (as a unary call does).
-        """
-        follow = FollowRetry(self, cursor, name)
-        while True:
-            self._trust()
-            try:
-                call = start()
-            except ValueError as exc:
-                raise self._closed_mid_call(exc) from None
-            err: E.SessiondError
-            try:
-                for reply in call:
-                    yield from follow.accept(reply)
-                err = follow.ended()
-            except grpc.RpcError as exc:
-                err = error_from_rpc(exc)
-            finally:
-                call.cancel()
-            if follow.needs_daemon(err):
-                self._ensure_daemon()
-                continue
-            check = follow.final_check(err)
-            final = None if check is None else check()
-            if final is not None:
-                raise final
-            time.sleep(follow.pause(err))
-
     def backup(self, out: BinaryIO, *, timeout_s: float | None = None) -> BackupFigures:
         """Write a consistent copy of the whole database to ``out``; return what it holds.
 
@@ -533,7 +394,7 @@ class SessionClient(SyncEditOps, SyncSessionOps):
             SessiondError: the stream ended early or its size is not the announced one.
         """
         self._trust()
-        copy = BackupCopy()
+        copy = rsp.BackupCopy()
         try:
             for reply in self._stub.Backup(pb.BackupRequest(), timeout=timeout_s or self.timeout_s * 30):
                 out.write(copy.data(reply))
@@ -593,4 +454,144 @@ class SessionClient(SyncEditOps, SyncSessionOps):
 
     def stats(self) -> Stats:
         """Daemon and database figures."""
-        return self._call(lambda: stats_of(self._stub.GetStats(pb.GetStatsRequest(), timeout=self.timeout_s)))
+        return self._call(lambda: rsp.stats_of(self._stub.GetStats(pb.GetStatsRequest(), timeout=self.timeout_s)))
+
+    # -- sessions as things of their own, and editing the tail
+
+    def create_session(
+        self,
+        session_id: str,
+        *,
+        state: Mapping[str, Any] | None = None,
+        labels: Mapping[str, str] | None = None,
+        tool_policy: ToolPolicy | None = None,
+        request_id: str | None = None,
+        workdir: str | os.PathLike[str] | None = None,
+    ) -> Session:
+        """Create an empty session with an initial state, labels and a default tool policy.
+
+        Exclusive: if the id is stored, :class:`~claw_sessiond_client.errors.AlreadyExistsError`
+        (reason ``SESSION_EXISTS``), unless this is a retry of the same request id (then the session
+        as it is now). A top-level None in ``state`` is dropped (None means absent).
+
+        Raises:
+            AlreadyExistsError: the session is stored.
+            InvalidRequestError: a bad id, state (not JSON-able, over 1 MiB), label or policy.
+        """
+        request = ops.create_session_request(
+            session_id,
+            state=state,
+            labels=labels,
+            tool_policy=tool_policy,
+            request_id=request_id,
+            workdir=ops.workdir_arg(workdir) or self._workdir(session_id, None),
+        )
+        return self._call(lambda: rsp.session_of(self._stub.CreateSession(request, timeout=self.timeout_s).session))
+
+    def fork_session(
+        self,
+        source_id: str,
+        new_id: str,
+        *,
+        up_to_position: int = 0,
+        labels: Mapping[str, str] | None = None,
+        request_id: str | None = None,
+        workdir: str | os.PathLike[str] | None = None,
+    ) -> ForkResult:
+        """Create ``new_id`` as a copy of ``source_id``'s visible history up to a position (0: all).
+
+        The copies take positions 1..n; state, tool policy and (unless ``labels`` is given) labels
+        are copied; ``forked_from`` / ``forked_at_position`` record the lineage. Usage starts at 0.
+
+        Raises:
+            SessionNotFoundError: the source is not stored.
+            AlreadyExistsError: ``new_id`` is stored.
+        """
+        request = ops.fork_session_request(
+            source_id,
+            new_id,
+            up_to_position=up_to_position,
+            labels=labels,
+            request_id=request_id,
+            workdir=ops.workdir_arg(workdir),
+        )
+        return self._call(lambda: ops.fork_result_of(self._stub.ForkSession(request, timeout=self.timeout_s)))
+
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        state_deltas: Sequence[StateDelta] = (),
+        set_labels: Mapping[str, str] | None = None,
+        remove_labels: Iterable[str] = (),
+        tool_policy: ToolPolicy | None = None,
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+    ) -> Session:
+        """Change a stored session's state (and shared scopes), labels and default tool policy, all or none.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+            SequenceConflictError: ``expected_last_position`` is set and the history moved on.
+        """
+        request = ops.update_session_request(
+            session_id,
+            state_deltas=state_deltas,
+            set_labels=set_labels,
+            remove_labels=remove_labels,
+            tool_policy=tool_policy,
+            expected_last_position=expected_last_position,
+            request_id=request_id,
+        )
+        return self._call(lambda: rsp.session_of(self._stub.UpdateSession(request, timeout=self.timeout_s).session))
+
+    def usage(self, session_id: str) -> UsageReport:
+        """Totals and per-model breakdown of a stored session."""
+        request = req.usage_request(session_id)
+        return self._call(lambda: rsp.usage_report_of(self._stub.GetUsage(request, timeout=self.timeout_s)))
+
+    def delete(self, session_id: str) -> DeleteResult:
+        """Hard-delete a session; returns the number of events removed (with ``erasure_pending``)."""
+        request = req.delete_request(session_id)
+        return self._call(lambda: rsp.delete_result_of(self._stub.Delete(request, timeout=self.timeout_s)))
+
+    def scope_states(self, scopes: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The states of shared scopes (``{}`` for a scope never written), by scope."""
+        request = ops.scope_states_request(scopes)
+        return self._call(lambda: ops.scope_states_of(self._stub.GetScopeStates(request, timeout=self.timeout_s)))
+
+    def edit_tail(
+        self,
+        session_id: str,
+        *,
+        remove_last: int = 0,
+        after_position: int = 0,
+        replacements: Iterable[Message] | Message = (),
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        discard_pending: bool = False,
+        workdir: str | None = None,
+        run_id: str = "",
+        tool_policy: ToolPolicy | None = None,
+    ) -> EditTailResult:
+        """Atomically remove the last ``remove_last`` visible entries (or every one after ``after_position``)
+        and append ``replacements`` in their place, with :meth:`append`'s rules; returns what was removed.
+
+        ``expected_last_position`` and ``request_id`` work as :meth:`append`'s (a replay returns no
+        removed entries); ``discard_pending`` allows removing an unanswered pending call (else
+        ``PreconditionError``, reason ``EDIT_SPLITS_CALL``); ``tool_policy`` applies to the replacements as
+        :meth:`append`'s does. See docs/api.md, "Editing the tail".
+        """
+        request = edit_tail_request(
+            session_id,
+            remove_last=remove_last,
+            after_position=after_position,
+            replacements=replacements,
+            expected_last_position=expected_last_position,
+            request_id=request_id,
+            discard_pending=discard_pending,
+            workdir=self._workdir(session_id, workdir),
+            run_id=run_id,
+            tool_policy=tool_policy,
+        )
+        return self._call(lambda: edit_tail_result_of(self._stub.EditTail(request, timeout=self.timeout_s)))

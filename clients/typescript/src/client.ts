@@ -480,7 +480,7 @@ export class SessionClient {
       } catch (e) {
         if (opts.signal?.aborted) return;
         const err = fromServiceError(e as ServiceError);
-        if (err.reason !== "WATCH_LAGGED" && !(err instanceof UnavailableError)) throw err;
+        if (err.reason !== "WATCH_LAGGED" && !isRetryable(err)) throw err;
         await sleep(50);
       } finally {
         opts.signal?.removeEventListener("abort", abort);

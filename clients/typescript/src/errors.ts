@@ -24,6 +24,15 @@ export class SessiondError extends Error {
     this.metadata = metadata;
   }
 
+  /**
+   * Transient: the same request (same request id) may succeed if sent again later, and never
+   * writes twice (the daemon restarting or its storage busy, a deadline, a full Watch slot). False
+   * when the request must change first, or an operator must act (a full disk, a corrupt database).
+   */
+  get retryable(): boolean {
+    return false;
+  }
+
   /** The status code's name ("ABORTED", ...), or "CLIENT" for errors raised by the client. */
   get codeName(): string {
     return this.code < 0 ? "CLIENT" : (Status[this.code] ?? String(this.code));
@@ -40,12 +49,27 @@ export class AlreadyExistsError extends SessiondError {}
 export class PreconditionError extends SessiondError {}
 /** The session changed since the expected last position: reload, then decide. */
 export class SequenceConflictError extends SessiondError {}
-/** Storage is full, or a stream limit was reached. */
-export class ResourceExhaustedError extends SessiondError {}
-/** The daemon is starting, stopping, gone, or its storage is busy: safe to retry with the same request id. */
-export class UnavailableError extends SessiondError {}
-/** The call's deadline passed; a write may have committed (retry with the same request id). */
-export class DeadlineError extends SessiondError {}
+/** Storage is full (STORAGE_FULL), or a stream limit was reached (TOO_MANY_STREAMS: retryable, a slot frees up). */
+export class ResourceExhaustedError extends SessiondError {
+  override get retryable(): boolean {
+    return this.reason === "TOO_MANY_STREAMS";
+  }
+}
+/**
+ * The daemon is starting, stopping, gone, or its storage is busy: retryable with the same request
+ * id; except reason CORRUPT_DATABASE (the database is damaged: not retryable).
+ */
+export class UnavailableError extends SessiondError {
+  override get retryable(): boolean {
+    return this.reason !== "CORRUPT_DATABASE";
+  }
+}
+/** The call's deadline passed; a write may have committed (retryable: send it again with the same request id). */
+export class DeadlineError extends SessiondError {
+  override get retryable(): boolean {
+    return true;
+  }
+}
 /** The socket is not the workspace owner's daemon (or its folder could be tampered with); nothing was sent. */
 export class UntrustedPeerError extends SessiondError {}
 /** A bug in the daemon. */
@@ -90,7 +114,11 @@ export function fromAppendError(e: { code: number; message: string; reason: stri
   return new cls(e.message, e.code, e.reason, e.metadata);
 }
 
-/** Codes after which the same request (same request id) may be sent again. */
+/**
+ * Errors after which the client itself sends the same request (same request id) again, within its
+ * retry window: the transient ones (`retryable`), except a refused stream slot (waiting for one is
+ * the caller's decision).
+ */
 export function isRetryable(err: unknown): boolean {
-  return err instanceof UnavailableError || err instanceof DeadlineError;
+  return err instanceof SessiondError && err.retryable && !(err instanceof ResourceExhaustedError);
 }

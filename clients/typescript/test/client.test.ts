@@ -8,12 +8,14 @@ import { after, describe, test } from "node:test";
 import {
   assistant,
   InvalidRequestError,
+  isRetryable,
   PreconditionError,
   ResourceExhaustedError,
   Role,
   SequenceConflictError,
   SessionClient,
   tool,
+  UnavailableError,
   UntrustedPeerError,
   user,
 } from "../src";
@@ -70,11 +72,35 @@ describe("a real daemon", () => {
         assert.equal(e.reason, "SEQUENCE_CONFLICT");
         assert.equal(e.codeName, "ABORTED");
         assert.equal(e.metadata.actual, "1");
+        assert.equal(e.retryable, false);
         return true;
       });
-      await assert.rejects(c.append("bad/id", [user("x")]), (e: unknown) => e instanceof InvalidRequestError && e.reason === "INVALID_SESSION_ID");
+      await assert.rejects(
+        c.append("bad/id", [user("x")]),
+        (e: unknown) => e instanceof InvalidRequestError && e.reason === "INVALID_SESSION_ID" && !e.retryable,
+      );
       await assert.rejects(c.append("s", [tool("nope", "x")]), (e: unknown) => e instanceof PreconditionError && e.reason === "UNKNOWN_TOOL_CALL");
       assert.equal((await c.load("s")).session.lastPosition, 1);
+    } finally {
+      c.close();
+    }
+  });
+
+  test("errors say which are retryable: a stopped daemon's is, a bad request's is not", async () => {
+    const d = await started();
+    const c = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 5_000, retryWindowMs: 300 });
+    try {
+      await c.append("s", [user("one")]);
+      await assert.rejects(c.append("s", [user("x")], { expectedLastPosition: 9 }), (e: unknown) => {
+        assert.ok(e instanceof SequenceConflictError, String(e));
+        return !e.retryable && !isRetryable(e);
+      });
+      await d.stop();
+      await assert.rejects(c.append("s", [user("two")]), (e: unknown) => {
+        assert.ok(e instanceof UnavailableError, String(e));
+        assert.equal(e.retryable, true, `${e.name} ${e.reason}: ${e.message}`);
+        return isRetryable(e);
+      });
     } finally {
       c.close();
     }
@@ -223,6 +249,8 @@ describe("a real daemon", () => {
         assert.ok(e instanceof ResourceExhaustedError, String(e));
         assert.equal(e.reason, "TOO_MANY_STREAMS");
         assert.deepEqual(e.metadata, { limit: "2", scope: "peer" });
+        assert.equal(e.retryable, true); // a slot frees up: transient, though the client does not retry it itself
+        assert.equal(isRetryable(e), false);
         return true;
       });
       // A Python client process is another peer, and so are callers that name no process (their

@@ -23,8 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from claw_sessiond_client import Message, SessionClient, WatchEvent
-from claw_sessiond_client._finds import FollowEvent, SearchHit, UsageReportRow
+from claw_sessiond_client import FollowEvent, Message, SearchHit, SessionClient, UsageReportRow, WatchEvent
 from claw_sessiond_client.errors import SessionNotFoundError
 
 from .connect import MAX_PAGE, online

@@ -36,9 +36,12 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from claw_sessiond_client import (
+    CrossSessionUsage,
     EntryUsage,
     LoadResult,
     Message,
+    SearchHit,
+    SearchResult,
     Session,
     SessionClient,
     SessionPage,
@@ -46,8 +49,8 @@ from claw_sessiond_client import (
     Stats,
     ToolCall,
     Usage,
+    UsageReportRow,
 )
-from claw_sessiond_client._finds import CrossSessionUsage, SearchHit, SearchResult, UsageReportRow
 from claw_sessiond_client.paths import claw_dir
 
 from .. import events, export, queries

@@ -42,6 +42,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from claw_sessiond_client.errors import ERROR_DOMAIN
+from claw_sessiond_client.tcp import TOKEN_FILE
 
 from ..endpoint import write_private_file
 from ..limits import Throttle
@@ -49,8 +50,6 @@ from ..limits import Throttle
 __all__ = ["OPEN_PREFIXES", "TOKEN_FILE", "TokenInterceptor", "write_token"]
 
 _log = logging.getLogger("claw_sessiond.auth")
-#: The token file's name inside ``.claw/``.
-TOKEN_FILE: Final = "tcp-token"
 #: Methods served over TCP without a token (they reveal nothing the open port does not).
 OPEN_PREFIXES: Final = ("/grpc.health.v1.Health/",)
 _SCHEME: Final = "bearer "

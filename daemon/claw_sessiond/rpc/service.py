@@ -3,22 +3,27 @@
 Each method checks its request (:mod:`claw_sessiond.validate`), converts it
 (:mod:`.convert`), calls the store, and converts the result back. Every one
 runs inside the error edge (:func:`.edge.edge` or :func:`.edge.stream_edge`),
-which maps domain errors to statuses. The methods that follow commits (Watch,
-WatchAll) are in ``service_watch.py``; those that move whole histories or read
-across sessions (Export, Import, Backup, Search, GetUsageReport) are in
-``service_history.py``; live runs (Attach, EndRun, PingRun) in ``service_runs.py``; EditTail in
-``service_edits.py``.
+which maps domain errors to statuses; the edge wraps the methods here, and only
+here. The service does Load and the small unary calls itself and hands each
+other family to the module of its job, with that job's dependencies given
+explicitly (no module reaches into the service):
+
+- ``service_appends.py``: Append, AppendStream (:class:`.service_appends.Appends`);
+- ``service_watch.py``: Watch, WatchAll and the stall sweeper (:class:`.service_watch.Watches`);
+- ``service_runs.py``: Attach, EndRun, PingRun (:class:`.service_runs.Runs`);
+- ``service_history.py``: Export, Import, Backup, Search, GetUsageReport (functions);
+- ``service_sessions.py``: CreateSession, ForkSession, UpdateSession, GetScopeStates (functions);
+- ``service_edits.py``: EditTail (a function).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any, Final
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
@@ -29,49 +34,41 @@ from ..config import Config
 from ..entries import check_load_window
 from ..ids import check_request_id, check_session_id
 from ..model import Message, UsageDelta
-from ..sharing import SharedReads
 from ..storage import RunRegistry, Storage
 from ..validate import (
     check_clear_expected,
     check_list_sessions,
-    check_run_id,
     check_workdir,
     page_after,
     page_key,
     page_token,
     parse_json_object,
-    prepare_append,
     prepare_usage,
 )
 from ..validate_sessions import check_label_filter, check_scopes
-from ..watch import Watcher, WatchHub
+from ..watch import WatchHub
+from . import service_history as history
+from . import service_sessions as sessions
 from .convert import (
     event_kind_of,
-    message_from_pb,
     scope_state_pb,
     session_pb,
     time_bound,
     timestamp,
-    tool_policy_of,
     trace_id_of,
     usage_pb,
 )
-from .edge import Context, VerifiedPids, append_error, edge, stream_edge
-from .service_edits import EditRpcs
-from .service_history import HistoryRpcs
-from .service_runs import RunRpcs
-from .service_sessions import SessionRpcs
-from .service_watch import WatchCall, WatchPull, WatchRpcs
+from .edge import Context, EdgeState, edge, stream_edge
+from .service_appends import Appends
+from .service_edits import edit_tail
+from .service_runs import Runs
+from .service_watch import Watches
 from .wire import DONE_FIELD, message_entry
 
-__all__ = ["APPEND_STREAM_WINDOW", "LOAD_CHUNK_BYTES", "LOAD_YIELD_EVERY", "SessionService"]
+__all__ = ["LOAD_CHUNK_BYTES", "LOAD_YIELD_EVERY", "SessionService"]
 
 _log = logging.getLogger("claw_sessiond.service")
 
-#: Most appends of one AppendStream in flight at once (reading stops until replies go out).
-APPEND_STREAM_WINDOW: Final = 256
-#: AppendStream tasks still running (kept referenced until they finish).
-_RUNNING: Final[set[asyncio.Task[Any]]] = set()
 #: Keep each Load chunk well under the 4 MiB default receive limit.
 LOAD_CHUNK_BYTES: Final = 1024 * 1024
 #: Messages converted for a Load between looks at the clock (bounds one slice of loop time).
@@ -91,7 +88,7 @@ def _chunk(head: pb.LoadResponse | None, entries: list[bytes]) -> bytes:
     return b"".join(entries)
 
 
-class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
+class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     """Implements claw.sessiond.v1.SessionService on a :class:`Store`."""
 
     def __init__(self, store: Storage, config: Config, owners: RunRegistry, watch_hub: WatchHub | None = None) -> None:
@@ -100,22 +97,20 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
         self.config = config
         self.owners = owners
         self.watch_hub = watch_hub if watch_hub is not None else WatchHub()
-        self.watch_pids = VerifiedPids(config.effective_socket_path)
-        self._watch_contexts: dict[Watcher, WatchCall] = {}
-        self._stall_sweeper: asyncio.Task[None] | None = None
-        self._lag_aborts: set[asyncio.Task[None]] = set()
-        #: Watchers at the same place share one read and one encoding (see ``sharing.py``).
-        self._watch_reads: SharedReads[WatchPull] = SharedReads(
-            self._read_watch_batch, lambda: self.watch_hub.generation
-        )
-        self._watch_batch_reads: SharedReads[WatchPull] = SharedReads(
-            self._read_watch_batches, lambda: self.watch_hub.generation
-        )
+        self.runs = Runs(config, owners)
+        self.watches = Watches(store, config, self.watch_hub)
+        self.appends = Appends(store, config, owners, self.runs, self)
         self.started = time.monotonic()
         #: Extra GetStats fields (request counts, commit figures), set by the daemon's metrics.
         self.stats_extra: Callable[[], Mapping[str, Any]] = dict
-        #: The wake-up of each open AppendStream (``end_append_streams``).
-        self._append_streams: set[asyncio.Event] = set()
+
+    def close_watches(self) -> None:
+        """Shutdown: end every Watch stream with UNAVAILABLE (clients resume against the successor)."""
+        self.watch_hub.end_all()
+
+    def end_append_streams(self) -> None:
+        """Shutdown (``draining`` set): each open AppendStream answers what it read, then ends."""
+        self.appends.end_streams()
 
     @stream_edge
     async def Load(self, request: pb.LoadRequest, context: Context) -> Any:
@@ -124,7 +119,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
         scopes = check_scopes(list(request.scopes), required=False)
         window = check_load_window(request.last, request.after_position, time_bound(request, "after_time"))
         trace_id = trace_id_of(request.trace_id, context)
-        self.confirm_owner(request.session_id)  # the kernel's word on the owner's process, before any repair
+        self.runs.confirm_owner(request.session_id)  # the kernel's word on the owner's process, before any repair
         result = await self.store.load(
             request.session_id, request.workdir, trace_id, repair=not request.no_repair, window=window, reply_only=True
         )
@@ -180,113 +175,15 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
 
     @edge
     async def Append(self, request: pb.AppendRequest, context: Context) -> Any:
-        return await self._append(request, context)
+        return await self.appends.append(request, context)
 
     @stream_edge
-    async def AppendStream(self, requests: Any, context: Context) -> Any:
-        # Each append runs as its own task as soon as it is read, so that the
-        # appends in flight share group commits; tasks reach the writer's queue
-        # in creation order, so replies (sent in task order) follow request
-        # order. Every reply that is ready goes out in one message.
-        window = asyncio.Semaphore(APPEND_STREAM_WINDOW)
-        queued: collections.deque[asyncio.Task[pb.AppendReply]] = collections.deque()
-        wake = asyncio.Event()
-        reading = True
+    def AppendStream(self, requests: Any, context: Context) -> AsyncIterator[Any]:
+        return self.appends.append_stream(requests, context)
 
-        async def read_requests() -> None:
-            nonlocal reading
-            try:
-                async for message in requests:
-                    for request in message.appends:
-                        await window.acquire()
-                        task = asyncio.ensure_future(self._append_reply(request, context))
-                        _RUNNING.add(task)
-                        task.add_done_callback(_RUNNING.discard)
-                        queued.append(task)
-                        wake.set()
-            finally:
-                reading = False
-                wake.set()
-
-        reader = asyncio.ensure_future(read_requests())
-        self._append_streams.add(wake)
-        ended = False
-        try:
-            while True:
-                if self.draining and not ended:  # stopping: answer what was read, then end (end_append_streams)
-                    reader.cancel()
-                    ended, reading = True, False
-                if not queued:
-                    if not reading:
-                        break
-                    wake.clear()
-                    await wake.wait()
-                    continue
-                out = pb.AppendStreamResponse()
-                out.replies.append(await queued[0])
-                queued.popleft()
-                window.release()
-                while queued and queued[0].done():
-                    out.replies.append(queued.popleft().result())
-                    window.release()
-                yield out
-            if not ended:
-                await reader  # a broken request stream surfaces here
-        finally:
-            self._append_streams.discard(wake)
-            reader.cancel()
-
-    def end_append_streams(self) -> None:
-        """Shutdown (``draining`` set): each open AppendStream answers the appends it has read, then ends; its
-        client sends what got no reply again to the successor (a stream kept open would hold the stop for
-        the whole grace period, and its appends would only be refused)."""
-        for wake in self._append_streams:
-            wake.set()
-
-    async def _append_reply(self, request: pb.AppendRequest, context: Context) -> pb.AppendReply:
-        """One append of AppendStream: its result, or its error as Append would have reported it."""
-        started = time.perf_counter()
-        code = "OK"
-        try:
-            self.check_serving()
-            return pb.AppendReply(result=await self._append(request, context))
-        except Exception as exc:
-            code, error = append_error(exc)
-            return pb.AppendReply(error=error)
-        finally:
-            self.observe_rpc("Append", code, time.perf_counter() - started)
-
-    async def _append(self, request: pb.AppendRequest, context: Context) -> pb.AppendResponse:
-        trace_id = trace_id_of(request.trace_id, context)
-        if request.run_id:
-            check_run_id(request.run_id)
-            if self.owners.get(request.run_id) is not None:
-                self.owners.check_run(request.run_id, request.session_id)
-            else:  # not live here: on a shared database perhaps another daemon's run (asked in SQL, pinged there)
-                await self.owners.confirm_run(request.run_id, request.session_id, ping=True)
-            self.renew_run(request.run_id)
-        job = prepare_append(
-            request.session_id,
-            [message_from_pb(m) for m in request.messages],
-            expected_last_position=request.expected_last_position,
-            request_id=request.request_id,
-            workdir=request.workdir,
-            run_id=request.run_id,
-            trace_id=trace_id,
-            max_message_bytes=self.config.max_message_bytes,
-            max_batch_messages=self.config.max_batch_messages,
-            max_entry_bytes=self.config.max_entry_bytes,
-            tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
-            state_deltas=[(d.scope, d.delta) for d in request.state_deltas],
-        )
-        result = await self.store.append(job)
-        return pb.AppendResponse(
-            first_position=result.first_position,
-            last_position=result.last_position,
-            replayed=result.replayed,
-            trace_id=result.trace_id,
-            created_at=timestamp(result.created_at),
-        )
+    @edge
+    async def EditTail(self, request: pb.EditTailRequest, context: Context) -> Any:
+        return await edit_tail(self.store, self.config, self.owners, request, context)
 
     @edge
     async def RecordUsage(self, request: pb.RecordUsageRequest, context: Context) -> Any:
@@ -420,3 +317,61 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
             database=self.config.store_label,
             **self.stats_extra(),
         )
+
+    # -- the other families, each in the module of its job
+
+    @stream_edge
+    def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[Any]:
+        return self.watches.watch(request, context)
+
+    @stream_edge
+    def WatchAll(self, request: pb.WatchAllRequest, context: Context) -> AsyncIterator[Any]:
+        return self.watches.watch_all(request, context)
+
+    @stream_edge
+    def Attach(self, request: pb.AttachRequest, context: Context) -> AsyncIterator[Any]:
+        return self.runs.attach(request, context)
+
+    @edge
+    async def EndRun(self, request: pb.EndRunRequest, context: Context) -> Any:
+        return await self.runs.end_run(request)
+
+    @edge
+    async def PingRun(self, request: pb.PingRunRequest, context: Context) -> Any:
+        return await self.runs.ping_run(request)
+
+    @stream_edge
+    def Export(self, request: pb.ExportRequest, context: Context) -> AsyncIterator[Any]:
+        return history.export_sessions(self.store, request)
+
+    @edge
+    async def Import(self, request: pb.ImportRequest, context: Context) -> Any:
+        return await history.import_session(self.store, self.config, request)
+
+    @stream_edge
+    def Backup(self, request: pb.BackupRequest, context: Context) -> AsyncIterator[Any]:
+        return history.backup(self.store)
+
+    @edge
+    async def Search(self, request: pb.SearchRequest, context: Context) -> Any:
+        return await history.search(self.store, request)
+
+    @edge
+    async def GetUsageReport(self, request: pb.GetUsageReportRequest, context: Context) -> Any:
+        return await history.usage_report(self.store, request)
+
+    @edge
+    async def CreateSession(self, request: pb.CreateSessionRequest, context: Context) -> Any:
+        return await sessions.create_session(self.store, request, context)
+
+    @edge
+    async def ForkSession(self, request: pb.ForkSessionRequest, context: Context) -> Any:
+        return await sessions.fork_session(self.store, request, context)
+
+    @edge
+    async def UpdateSession(self, request: pb.UpdateSessionRequest, context: Context) -> Any:
+        return await sessions.update_session(self.store, request, context)
+
+    @edge
+    async def GetScopeStates(self, request: pb.GetScopeStatesRequest, context: Context) -> Any:
+        return await sessions.get_scope_states(self.store, request)

@@ -1,7 +1,8 @@
 """EditTail, and how the history events that are not messages (edits, clears) reach Watch and WatchAll.
 
-Part of :class:`.service.SessionService`. The rules are ``edits.py``; the
-storage does the edit in one transaction (``Storage.edit_tail``).
+:class:`.service.SessionService` calls :func:`edit_tail` inside the error edge.
+The rules are ``edits.py``; the storage does the edit in one transaction
+(``Storage.edit_tail``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from ..model import HistoryMark, Message
 from ..storage import RunRegistry, Storage
 from ..validate import check_run_id, prepare_edit
 from .convert import fill_message_pb, message_from_pb, message_pb, tool_policy_of, trace_id_of
-from .edge import Context, EdgeState, edge
+from .edge import Context
 
-__all__ = ["EditRpcs", "history_fields"]
+__all__ = ["edit_tail", "history_fields"]
 
 
 def history_fields(item: Message | HistoryMark | None) -> dict[str, Any]:
@@ -35,43 +36,38 @@ def history_fields(item: Message | HistoryMark | None) -> dict[str, Any]:
     return {"edit": pb.TailEdit(removed_positions=item.removed)}
 
 
-class EditRpcs(EdgeState):
-    """EditTail (state set up by :class:`.service.SessionService`)."""
-
-    store: Storage
-    config: Config
-    owners: RunRegistry
-
-    @edge
-    async def EditTail(self, request: pb.EditTailRequest, context: Context) -> Any:
-        trace_id = trace_id_of(request.trace_id, context)
-        if request.run_id:
-            check_run_id(request.run_id)
-            await self.owners.confirm_run(request.run_id, request.session_id)  # on a shared database: in SQL
-        job = prepare_edit(
-            request.session_id,
-            [message_from_pb(m) for m in request.replacements],
-            remove_last=request.remove_last,
-            after_position=request.after_position,
-            expected_last_position=request.expected_last_position,
-            request_id=request.request_id,
-            workdir=request.workdir,
-            run_id=request.run_id,
-            trace_id=trace_id,
-            discard_pending=request.discard_pending,
-            max_message_bytes=self.config.max_message_bytes,
-            max_batch_messages=self.config.max_batch_messages,
-            max_entry_bytes=self.config.max_entry_bytes,
-            tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
-        )
-        result = await self.store.edit_tail(job)
-        reply = pb.EditTailResponse(
-            edit_position=result.edit_position,
-            first_position=result.first_position,
-            last_position=result.last_position,
-            replayed=result.replayed,
-            trace_id=result.trace_id,
-        )
-        for message in result.removed:
-            fill_message_pb(reply.removed.add(), message)
-        return reply
+async def edit_tail(
+    store: Storage, config: Config, owners: RunRegistry, request: pb.EditTailRequest, context: Context
+) -> pb.EditTailResponse:
+    """EditTail: the run named (if any) confirmed, the request checked, the edit done in one transaction."""
+    trace_id = trace_id_of(request.trace_id, context)
+    if request.run_id:
+        check_run_id(request.run_id)
+        await owners.confirm_run(request.run_id, request.session_id)  # on a shared database: in SQL
+    job = prepare_edit(
+        request.session_id,
+        [message_from_pb(m) for m in request.replacements],
+        remove_last=request.remove_last,
+        after_position=request.after_position,
+        expected_last_position=request.expected_last_position,
+        request_id=request.request_id,
+        workdir=request.workdir,
+        run_id=request.run_id,
+        trace_id=trace_id,
+        discard_pending=request.discard_pending,
+        max_message_bytes=config.max_message_bytes,
+        max_batch_messages=config.max_batch_messages,
+        max_entry_bytes=config.max_entry_bytes,
+        tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
+    )
+    result = await store.edit_tail(job)
+    reply = pb.EditTailResponse(
+        edit_position=result.edit_position,
+        first_position=result.first_position,
+        last_position=result.last_position,
+        replayed=result.replayed,
+        trace_id=result.trace_id,
+    )
+    for message in result.removed:
+        fill_message_pb(reply.removed.add(), message)
+    return reply

@@ -11,7 +11,7 @@ its run: the Unix socket's server sends no keepalive pings
   verifies that the pid it declares holds a connection to this daemon
   (:func:`claw_sessiond.peers.verified_start`); such a run also ends when
   that process is gone (its socket may live on in a child that inherited
-  it). Checked before any Load plans a repair (:meth:`RunRpcs.confirm_owner`),
+  it). Checked before any Load plans a repair (:meth:`Runs.confirm_owner`),
   before a second Attach of the session is refused, and every
   :data:`CHECK_EVERY_S` while the run lives;
 - **pings, only when asked for.** A run that set ``ping_timeout_seconds``
@@ -22,8 +22,8 @@ its run: the Unix socket's server sends no keepalive pings
 However it ends, a run is reported one way: FAILED_PRECONDITION, reason
 UNKNOWN_RUN, metadata ``run_id`` and ``cause`` (a
 :class:`~claw_sessiond.storage.base.RunEnd`): on its Attach stream when the
-daemon ended it, and on every later call naming it. Part of
-:class:`.service.SessionService`.
+daemon ended it, and on every later call naming it. :class:`.service.SessionService`
+holds one :class:`Runs` and wraps its calls in the error edge.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any, Final
+from collections.abc import AsyncIterator
+from typing import Final
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
@@ -43,9 +44,9 @@ from ..peers import still_running, verified_start
 from ..storage import Run, RunEnd, RunRegistry
 from ..storage.runs import run_ended_error
 from ..validate import check_attach, check_ping_timeout, check_run_id
-from .edge import Context, EdgeState, edge, on_unix_socket, stream_edge
+from .edge import Context, on_unix_socket
 
-__all__ = ["CHECK_EVERY_S", "RunRpcs"]
+__all__ = ["CHECK_EVERY_S", "Runs"]
 
 _log = logging.getLogger("claw_sessiond.service")
 
@@ -62,11 +63,12 @@ def _why_gone(run: Run, now: float) -> RunEnd | None:
     return None
 
 
-class RunRpcs(EdgeState):
-    """Attach, EndRun, PingRun (state set up by :class:`.service.SessionService`)."""
+class Runs:
+    """Attach, EndRun, PingRun, and the checks other calls make of a session's live run."""
 
-    config: Config
-    owners: RunRegistry
+    def __init__(self, config: Config, owners: RunRegistry) -> None:
+        self.config = config
+        self.owners = owners
 
     def confirm_owner(self, session_id: str) -> None:
         """End the session's run now if its checks say it is gone (before a repair or a second Attach)."""
@@ -84,8 +86,8 @@ class RunRpcs(EdgeState):
         if run is not None:
             run.last_ping = time.monotonic()
 
-    @stream_edge
-    async def Attach(self, request: pb.AttachRequest, context: Context) -> Any:
+    async def attach(self, request: pb.AttachRequest, context: Context) -> AsyncIterator[pb.AttachResponse]:
+        """Attach: the run's stream, open while the run lives."""
         check_session_id(request.session_id)
         check_attach(request.pid, request.label)
         ping_timeout_s = check_ping_timeout(request.ping_timeout_seconds)
@@ -120,8 +122,7 @@ class RunRpcs(EdgeState):
         finally:
             self.owners.unregister(run.run_id)  # the stream closed: a no-op if the run ended already
 
-    @edge
-    async def EndRun(self, request: pb.EndRunRequest, context: Context) -> Any:
+    async def end_run(self, request: pb.EndRunRequest) -> pb.EndRunResponse:
         run_id = check_run_id(request.run_id)
         if not run_id:
             raise InvalidRequestError("run_id is required (the run id Attach returned)", reason=Reason.INVALID_MESSAGE)
@@ -132,8 +133,7 @@ class RunRpcs(EdgeState):
         session_id, cause = self.owners.ended_run(run_id) or ("", str(RunEnd.UNKNOWN))
         return pb.EndRunResponse(was_live=False, session_id=session_id, cause=cause)
 
-    @edge
-    async def PingRun(self, request: pb.PingRunRequest, context: Context) -> Any:
+    async def ping_run(self, request: pb.PingRunRequest) -> pb.PingRunResponse:
         run_id = check_run_id(request.run_id)
         bound = await self.owners.ping(run_id)  # on a shared database: decided there (another daemon's run too)
         return pb.PingRunResponse(ping_timeout_seconds=int(bound))

@@ -11,7 +11,8 @@ as no more than ``--max-watchers`` lagged streams are draining at once.
 A request with ``batch`` set gets each pull's events packed into messages
 (:func:`batched`: at most ``WATCH_BATCH_EVENTS`` events and about
 ``WATCH_MESSAGE_BYTES`` encoded bytes each, at least one event); without it,
-one event per message as before. Part of :class:`.service.SessionService`.
+one event per message as before. :class:`.service.SessionService` holds one
+:class:`Watches` and wraps its streams in the error edge.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -34,10 +35,10 @@ from ..sharing import SharedReads
 from ..storage import Storage
 from ..validate import check_follow_start, check_pid, check_watch_after
 from ..watch import ALL_SESSIONS, WATCH_BATCH, WATCH_BATCH_EVENTS, WATCH_MESSAGE_BYTES, Watcher, WatchHub
-from .edge import Context, EdgeState, VerifiedPids, abort, share_peer, stream_edge
+from .edge import Context, VerifiedPids, abort, share_peer
 from .service_edits import history_fields
 
-__all__ = ["WatchCall", "WatchPull", "WatchRpcs", "batched", "one_per_message"]
+__all__ = ["WatchCall", "WatchPull", "Watches", "batched", "one_per_message"]
 
 _log = logging.getLogger("claw_sessiond.service")
 M = TypeVar("M", pb.WatchResponse, pb.WatchAllResponse)
@@ -74,21 +75,27 @@ def batched(events: list[tuple[int, M]], wrap: Callable[[list[M]], M]) -> list[t
     return out
 
 
-class WatchRpcs(EdgeState):
-    """Watch and WatchAll, with the stall sweeper (state set up by :class:`.service.SessionService`)."""
+class Watches:
+    """Watch and WatchAll streams, with the stall sweeper that ends those whose client stopped reading."""
 
-    store: Storage
-    config: Config
-    watch_hub: WatchHub
-    watch_pids: VerifiedPids
-    _watch_contexts: dict[Watcher, WatchCall]
-    _stall_sweeper: asyncio.Task[None] | None
-    _lag_aborts: set[asyncio.Task[None]]
-    _watch_reads: SharedReads[WatchPull]
-    _watch_batch_reads: SharedReads[WatchPull]
+    def __init__(self, store: Storage, config: Config, watch_hub: WatchHub) -> None:
+        self.store = store
+        self.config = config
+        self.watch_hub = watch_hub
+        self.watch_pids = VerifiedPids(config.effective_socket_path)
+        self._watch_contexts: dict[Watcher, WatchCall] = {}
+        self._stall_sweeper: asyncio.Task[None] | None = None
+        self._lag_aborts: set[asyncio.Task[None]] = set()
+        #: Watchers at the same place share one read and one encoding (see ``sharing.py``).
+        self._watch_reads: SharedReads[WatchPull] = SharedReads(
+            self._read_watch_batch, lambda: self.watch_hub.generation
+        )
+        self._watch_batch_reads: SharedReads[WatchPull] = SharedReads(
+            self._read_watch_batches, lambda: self.watch_hub.generation
+        )
 
-    @stream_edge
-    async def Watch(self, request: pb.WatchRequest, context: Context) -> Any:
+    async def watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[pb.WatchResponse]:
+        """Watch: one session's history events after a position, then each commit's."""
         session_id = request.session_id
         check_session_id(session_id)
         check_watch_after(request.after_position)
@@ -195,8 +202,8 @@ class WatchRpcs(EdgeState):
         """Shutdown: end every Watch stream with UNAVAILABLE (clients resume against the successor)."""
         self.watch_hub.end_all()
 
-    @stream_edge
-    async def WatchAll(self, request: pb.WatchAllRequest, context: Context) -> Any:
+    async def watch_all(self, request: pb.WatchAllRequest, context: Context) -> AsyncIterator[pb.WatchAllResponse]:
+        """WatchAll: every session's history events in commit order."""
         check_follow_start(request.after_event_id, request.last, max_last=queries.MAX_FOLLOW_LAST)
         check_pid(request.pid)
         peer = await share_peer(context, int(request.pid), self.watch_pids)

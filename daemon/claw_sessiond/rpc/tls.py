@@ -16,8 +16,8 @@ through a link). The key exists only in this process's memory: it is never
 written anywhere, so nothing another user reads or a backup copies can
 impersonate a later daemon, and a certificate left behind by a stopped daemon
 proves nothing (no process holds its key). The certificate names
-:data:`~claw_sessiond_client._tls.SERVER_NAME` and the ``--tcp`` host;
-clients check the name :data:`~claw_sessiond_client._tls.SERVER_NAME`
+:data:`~claw_sessiond_client.tcp.SERVER_NAME` and the ``--tcp`` host;
+clients check the name :data:`~claw_sessiond_client.tcp.SERVER_NAME`
 whatever address they dial. It is valid from a day before the start (clocks
 of containers differ a little) for :data:`VALID_DAYS`.
 
@@ -37,7 +37,7 @@ import ipaddress
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from claw_sessiond_client._tls import CERT_FILE, SERVER_NAME
+from claw_sessiond_client.tcp import CERT_FILE, SERVER_NAME
 
 from ..endpoint import write_private_file
 

@@ -29,6 +29,7 @@ from ..config import Config
 from ..entries import check_load_window
 from ..ids import check_request_id, check_session_id
 from ..model import Message, UsageDelta
+from ..retention import WrittenSessions
 from ..sharing import SharedReads
 from ..storage import RunRegistry, Storage
 from ..validate import (
@@ -99,6 +100,8 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
         self.store = store
         self.config = config
         self.owners = owners
+        #: What this daemon wrote since start: noted before each write is submitted, spared by retention.
+        self.written = WrittenSessions(enabled=config.retention_days > 0)
         self.watch_hub = watch_hub if watch_hub is not None else WatchHub()
         self.watch_pids = VerifiedPids(config.effective_socket_path)
         self._watch_contexts: dict[Watcher, WatchCall] = {}
@@ -279,6 +282,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
             tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
             state_deltas=[(d.scope, d.delta) for d in request.state_deltas],
         )
+        self.written.note(job.session_id)
         result = await self.store.append(job)
         return pb.AppendResponse(
             first_position=result.first_position,
@@ -306,6 +310,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
                 request.pricing_version,
             )
         )
+        self.written.note(request.session_id)
         result = await self.store.record_usage(
             request.session_id, delta, request_id=request.request_id, workdir=request.workdir, trace_id=trace_id
         )
@@ -318,6 +323,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
         check_workdir(request.workdir, required=False)
         check_clear_expected(request.expected_last_position)
         trace_id = trace_id_of(request.trace_id, context)
+        self.written.note(request.session_id)
         result = await self.store.clear(
             request.session_id,
             request_id=request.request_id,
@@ -343,6 +349,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
         kind = event_kind_of(request.kind)
         payload = parse_json_object(request.payload, "payload", self.config.max_message_bytes)
         trace_id = trace_id_of(request.trace_id, context)
+        self.written.note(request.session_id)
         result = await self.store.record_event(
             request.session_id, kind, payload, request_id=request.request_id, trace_id=trace_id
         )

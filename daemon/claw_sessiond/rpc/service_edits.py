@@ -12,6 +12,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..config import Config
 from ..model import HistoryMark, Message
+from ..retention import WrittenSessions
 from ..storage import RunRegistry, Storage
 from ..validate import check_run_id, prepare_edit
 from .convert import fill_message_pb, message_from_pb, message_pb, tool_policy_of, trace_id_of
@@ -41,6 +42,7 @@ class EditRpcs(EdgeState):
     store: Storage
     config: Config
     owners: RunRegistry
+    written: WrittenSessions
 
     @edge
     async def EditTail(self, request: pb.EditTailRequest, context: Context) -> Any:
@@ -64,6 +66,7 @@ class EditRpcs(EdgeState):
             max_entry_bytes=self.config.max_entry_bytes,
             tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
         )
+        self.written.note(job.session_id)
         result = await self.store.edit_tail(job)
         reply = pb.EditTailResponse(
             edit_position=result.edit_position,

@@ -16,9 +16,9 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from .. import events, export, queries
 from ..config import Config
-from ..errors import SequenceConflictError, SessionNotFoundError
+from ..errors import PreconditionError, Reason, SequenceConflictError, SessionNotFoundError
 from ..ids import check_session_id
-from ..storage import BACKUP_CHUNK_BYTES, Storage
+from ..storage import BACKUP_CHUNK_BYTES, BackingUp, Storage
 from ..validate import check_search_limit
 from .convert import import_mode_of, role_filter_of, role_pb, set_timestamp, time_bound
 from .edge import Context, EdgeState, edge, stream_edge
@@ -98,6 +98,11 @@ class HistoryRpcs(EdgeState):
 
     @stream_edge
     async def Backup(self, request: pb.BackupRequest, context: Context) -> Any:
+        if not isinstance(self.store, BackingUp):  # a database server's backups are its own job
+            raise PreconditionError(
+                "Backup copies the SQLite file; with a PostgreSQL database use pg_dump or the server's backups",
+                reason=Reason.STORAGE_UNAVAILABLE,
+            )
         path, figures = await self.store.backup()
         try:
             _log.info(

@@ -11,6 +11,7 @@ from typing import Any
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
+from ..retention import WrittenSessions
 from ..storage import Storage
 from ..validate_sessions import check_scopes, prepare_create, prepare_fork, prepare_update
 from .convert import policy_text_of, scope_state_pb, session_pb, trace_id_of
@@ -23,6 +24,7 @@ class SessionRpcs(EdgeState):
     """CreateSession, ForkSession, UpdateSession, GetScopeStates (state set up by :class:`.service.SessionService`)."""
 
     store: Storage
+    written: WrittenSessions
 
     @edge
     async def CreateSession(self, request: pb.CreateSessionRequest, context: Context) -> Any:
@@ -35,6 +37,7 @@ class SessionRpcs(EdgeState):
             request_id=request.request_id,
             trace_id=trace_id_of(request.trace_id, context),
         )
+        self.written.note(job.session_id)
         result = await self.store.create_session(job)
         return pb.CreateSessionResponse(
             session=session_pb(result.session), replayed=result.replayed, trace_id=result.trace_id
@@ -51,6 +54,7 @@ class SessionRpcs(EdgeState):
             request_id=request.request_id,
             trace_id=trace_id_of(request.trace_id, context),
         )
+        self.written.note(job.session_id)
         result = await self.store.fork_session(job)
         return pb.ForkSessionResponse(
             session=session_pb(result.session),
@@ -71,6 +75,7 @@ class SessionRpcs(EdgeState):
             request_id=request.request_id,
             trace_id=trace_id_of(request.trace_id, context),
         )
+        self.written.note(job.session_id)
         result = await self.store.update_session(job)
         return pb.UpdateSessionResponse(
             session=session_pb(result.session), replayed=result.replayed, trace_id=result.trace_id

@@ -17,7 +17,9 @@ from ..config import Config, redact_url
 from ..errors import StorageUnavailableError
 from .base import (
     BACKUP_CHUNK_BYTES,
+    BackingUp,
     ChangeListener,
+    Checkpointing,
     CheckStatus,
     CopyFigures,
     HistoryItem,
@@ -28,6 +30,8 @@ from .base import (
     StorageCheck,
     StorageCounters,
     StorageFigures,
+    SweepTurns,
+    pending_erasures,
 )
 from .sqlite.backup import check_copy, copy_database, create_private_file
 from .sqlite.checks import check_database, stored_sessions
@@ -39,8 +43,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BACKUP_CHUNK_BYTES",
+    "BackingUp",
     "ChangeListener",
     "CheckStatus",
+    "Checkpointing",
     "CopyFigures",
     "HistoryItem",
     "Run",
@@ -50,6 +56,7 @@ __all__ = [
     "StorageCheck",
     "StorageCounters",
     "StorageFigures",
+    "SweepTurns",
     "check_copy",
     "check_database_file",
     "check_storage",
@@ -61,6 +68,7 @@ __all__ = [
     "open_read_only",
     "open_storage",
     "open_url",
+    "pending_erasures",
     "postgres_settings",
     "redacted_url",
     "settings_of",

@@ -31,7 +31,7 @@ from ..ids import check_request_id, check_session_id
 from ..model import Message, UsageDelta
 from ..retention import WrittenSessions
 from ..sharing import SharedReads
-from ..storage import RunRegistry, Storage
+from ..storage import RunRegistry, Storage, run_host
 from ..validate import (
     check_clear_expected,
     check_list_sessions,
@@ -140,7 +140,7 @@ class SessionService(WatchRpcs, HistoryRpcs, RunRpcs, EditRpcs, SessionRpcs, pb_
                     assistant_position=c.assistant_position,
                     run_id=c.run_id,
                     owner_pid=self.owners.pid_of(c.run_id),
-                    owner_host=self.owners.host_of(c.run_id),
+                    owner_host=run_host(self.owners, c.run_id),
                 )
                 for c in result.in_flight
             ],

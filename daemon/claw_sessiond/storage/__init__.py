@@ -26,12 +26,14 @@ from .base import (
     Run,
     RunEnd,
     RunRegistry,
+    SharedRuns,
     Storage,
     StorageCheck,
     StorageCounters,
     StorageFigures,
     SweepTurns,
     pending_erasures,
+    run_host,
 )
 from .sqlite.backup import check_copy, copy_database, create_private_file
 from .sqlite.checks import check_database, stored_sessions
@@ -52,6 +54,7 @@ __all__ = [
     "Run",
     "RunEnd",
     "RunRegistry",
+    "SharedRuns",
     "Storage",
     "StorageCheck",
     "StorageCounters",
@@ -71,6 +74,7 @@ __all__ = [
     "pending_erasures",
     "postgres_settings",
     "redacted_url",
+    "run_host",
     "settings_of",
     "stored_sessions",
 ]

@@ -31,6 +31,8 @@ lacks one has no stub for it.
 - :class:`BackingUp` (SQLite): a consistent copy in a private file (the Backup RPC).
 - :class:`SweepTurns` (PostgreSQL): daemons sharing the store take turns to
   sweep it, with the cutoff on the store's clock (``retention.py``).
+- :class:`SharedRuns` (PostgreSQL's runs): runs claimed, settled and located
+  across the daemons that share the store.
 
 What the application remembers about its own requests (which sessions it
 wrote since start, for retention) is the application's, not the storage's.
@@ -88,12 +90,14 @@ __all__ = [
     "Run",
     "RunEnd",
     "RunRegistry",
+    "SharedRuns",
     "Storage",
     "StorageCheck",
     "StorageCounters",
     "StorageFigures",
     "SweepTurns",
     "pending_erasures",
+    "run_host",
 ]
 
 #: Largest piece of a backup per Backup reply (and per read of the copy).
@@ -200,10 +204,6 @@ class RunRegistry(Protocol):
         """The pid a live run declared (0 if unknown)."""
         ...
 
-    def host_of(self, run_id: str) -> str:
-        """The host of the daemon a live run is attached to, where daemons share the storage ("" otherwise)."""
-        ...
-
     def check_run(self, run_id: str, session_id: str) -> None:
         """An Append's run id must name a live run of that session.
 
@@ -237,9 +237,19 @@ class RunRegistry(Protocol):
         """
         ...
 
+
+@runtime_checkable
+class SharedRuns(Protocol):
+    """A :class:`RunRegistry` whose runs every daemon sharing the storage knows (PostgreSQL: in the database,
+    under each daemon's lease). Without it, runs live in this daemon's memory: registering a run claims it,
+    a run ended here is ended for everyone, and every live run is this daemon's (its host is "")."""
+
+    def host_of(self, run_id: str) -> str:
+        """The host of the daemon a live run is attached to."""
+        ...
+
     async def claim(self, run: Run) -> None:
-        """Make a run :meth:`register` just started known to every daemon that shares the storage (a no-op
-        when runs live in this daemon's memory).
+        """Make a run :meth:`RunRegistry.register` just started known to every daemon that shares the storage.
 
         Raises:
             PreconditionError: reason RUN_ALREADY_OWNED, another daemon's live run owns the session.
@@ -248,8 +258,13 @@ class RunRegistry(Protocol):
         ...
 
     async def settled(self) -> None:
-        """Wait until the runs ended so far are ended for every daemon too (a no-op in memory)."""
+        """Wait until the runs ended so far are ended for every daemon too."""
         ...
+
+
+def run_host(runs: RunRegistry, run_id: str) -> str:
+    """The host of the daemon a live run is attached to, where daemons share the runs ("" otherwise)."""
+    return runs.host_of(run_id) if isinstance(runs, SharedRuns) else ""
 
 
 # ---------------------------------------------------------------- the change feed

@@ -23,6 +23,7 @@ from claw_sessiond.model import Message, ToolCall
 from claw_sessiond.storage import (
     BackingUp,
     Checkpointing,
+    SharedRuns,
     Storage,
     StorageFigures,
     SweepTurns,
@@ -104,9 +105,11 @@ async def test_figures_are_neutral_and_reported_under_the_names_of_before(storag
 
 async def test_the_sqlite_storage_checkpoints_and_copies_itself_and_needs_no_sweep_turns(storage: Storage) -> None:
     """SQLite's own capabilities, checked by the callers (``Checkpointing``: the daemon's erasure retries and
-    the pending gauge; ``BackingUp``: the Backup RPC); one daemon per file needs no turns to sweep."""
+    the pending gauge; ``BackingUp``: the Backup RPC); one daemon per file needs no turns to sweep, and its
+    runs live in its memory (no ``SharedRuns``)."""
     assert isinstance(storage, Checkpointing) and isinstance(storage, BackingUp)
     assert not isinstance(storage, SweepTurns) and not hasattr(storage, "retention_turn")
+    assert not isinstance(storage.runs, SharedRuns) and not hasattr(storage.runs, "claim")  # runs in memory
     assert not hasattr(storage, "written_since_start") and not hasattr(storage, "forget_written_before")
     await storage.append(_job("s", Message("user", "hi")))
     assert (await storage.delete("s")).events_deleted == 1

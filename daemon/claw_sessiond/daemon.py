@@ -51,7 +51,7 @@ from .metrics import Metrics
 from .rpc.idle import IdleTracker
 from .rpc.server import Servers
 from .rpc.service import SessionService
-from .storage import Storage, open_storage
+from .storage import Checkpointing, Storage, open_storage
 from .watch import WatchHub
 
 __all__ = ["Daemon", "LockHeldError", "Notifier", "StartupError", "acquire_lock", "run", "start"]
@@ -227,7 +227,8 @@ async def _history_tasks(daemon: Daemon) -> list[asyncio.Task[None]]:
         StartupError: the metrics address cannot be bound.
     """
     cfg, tasks = daemon.config, []
-    tasks.append(asyncio.create_task(erasure.run(daemon.store.erasures, daemon.store.checkpoint)))
+    if isinstance(daemon.store, Checkpointing):  # erased bytes may linger in its files until a checkpoint
+        tasks.append(asyncio.create_task(erasure.run(daemon.store.erasures, daemon.store.checkpoint)))
     if cfg.metrics_address and daemon.metrics is not None:
         try:
             endpoint = await metrics_http.listen(daemon.metrics, cfg.metrics_address)
@@ -240,7 +241,13 @@ async def _history_tasks(daemon: Daemon) -> list[asyncio.Task[None]]:
         _log.info("event=retention_on days=%s interval_s=%s", cfg.retention_days, cfg.retention_interval_s)
         tasks.append(
             asyncio.create_task(
-                retention.run(daemon.store, cfg.retention_days, cfg.retention_interval_s, daemon.retention_clock)
+                retention.run(
+                    daemon.store,
+                    cfg.retention_days,
+                    cfg.retention_interval_s,
+                    daemon.retention_clock,
+                    daemon.service.written,
+                )
             )
         )
     return tasks

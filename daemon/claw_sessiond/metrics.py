@@ -48,7 +48,7 @@ from prometheus_client.registry import Collector
 
 from .config import parse_host_port
 from .limits import Throttle
-from .storage import Storage, StorageFigures
+from .storage import Storage, StorageFigures, pending_erasures
 
 __all__ = [
     "BACKLOG",
@@ -134,7 +134,7 @@ class _Figures(Collector):
             "active_watchers": (float(self._m.active_watchers()), "Open Watch streams."),
             "active_runs": (float(self._m.active_runs()), "Open Attach runs."),
             "erasure_pending_sessions": (
-                float(self._m.store.erasures.count()),
+                float(pending_erasures(self._m.store)),
                 "Erased sessions whose bytes may still be in the database files (checkpoint waiting for readers).",
             ),
             "uptime_seconds": (time.monotonic() - self._m.started, "Seconds since the daemon started."),
@@ -268,7 +268,7 @@ class Metrics:
             ],
             "sessions_deleted": c.sessions_deleted,
             "retention_sessions_deleted": getattr(c, "retention_deleted", 0),
-            "erasure_pending_sessions": self.store.erasures.count(),
+            "erasure_pending_sessions": pending_erasures(self.store),
             "request_records_pruned": c.requests_pruned,
             "commit_batch_requests": self.commit_batch_requests,
             "commit_seconds": self.commit_seconds_total,

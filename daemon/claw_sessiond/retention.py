@@ -10,13 +10,17 @@ or step. So
 
 - the cutoff is taken from :class:`~claw_sessiond.clock.SteadyClock`
   (a forward step of the wall clock does not make sessions expire sooner), unless the
-  storage keeps its times on another clock (PostgreSQL: the database's, ``Storage.retention_turn``);
-- a store shared by several daemons is swept by one at a time (``Storage.retention_turn``);
+  storage keeps its times on another clock (PostgreSQL: the database's, ``SweepTurns``);
+- a store shared by several daemons is swept by one at a time (``SweepTurns``, :func:`turn`);
 - a session written since the daemon started (Append, RecordUsage, Clear,
   RecordEvent) is never erased by retention, whatever its stored time says,
   until it has been idle for the whole retention period by the monotonic
   clock. Only sessions last written before the daemon started (or imported
-  with their original times) are judged by their stored time alone.
+  with their original times) are judged by their stored time alone. The
+  daemon remembers what it wrote (:class:`WrittenSessions`, fed by the
+  service before each write is submitted); the sweep checks it just before
+  it submits each delete, with no pause between, so a write submitted after
+  the check commits after the delete (the storage keeps each session's order).
 
 And the start-up clock is checked against the store: a daemon started while
 its clock (the clock the cutoff comes from) is more than
@@ -40,14 +44,16 @@ import asyncio
 import datetime as dt
 import logging
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Final
 
 from .clock import SteadyClock
 from .errors import StorageError
-from .storage import Storage
+from .storage import Storage, SweepTurns
 
-__all__ = ["CLOCK_AHEAD_BOUND_S", "ClockCheck", "clock_check", "run", "sweep"]
+__all__ = ["CLOCK_AHEAD_BOUND_S", "ClockCheck", "WrittenSessions", "clock_check", "run", "sweep", "turn"]
 
 _log = logging.getLogger("claw_sessiond.retention")
 #: Shortest pause between sweeps, whatever the configuration says.
@@ -60,6 +66,50 @@ CLOCK_AHEAD_BOUND_S: Final = _DAY_S
 
 def _parse(stored: str) -> dt.datetime:
     return dt.datetime.fromisoformat(stored.replace("Z", "+00:00"))
+
+
+class WrittenSessions:
+    """The sessions this daemon wrote since it started, with the monotonic time of each one's last write.
+
+    The service notes a session before it submits each write of it (Append, AppendStream, RecordUsage,
+    Clear, RecordEvent, EditTail, CreateSession, ForkSession, UpdateSession); a sweep spares what is noted,
+    and forgets what was idle for a whole retention window. Bounded: with retention off (``enabled``
+    False) nothing is kept; with it on, only the sessions written within the last window (and since the
+    last sweep). Lives on the event loop.
+    """
+
+    def __init__(self, enabled: bool = True) -> None:
+        self._enabled = enabled
+        self._last: dict[str, float] = {}
+
+    def note(self, session_id: str) -> None:
+        """``session_id`` is about to be written (call before the write is submitted)."""
+        if self._enabled:
+            self._last[session_id] = time.monotonic()
+
+    def __contains__(self, session_id: object) -> bool:
+        """True if the session was written since start and not forgotten since."""
+        return session_id in self._last
+
+    def forget_before(self, monotonic_s: float) -> int:
+        """Forget sessions last written before ``monotonic_s`` (``time.monotonic``); returns how many."""
+        old = [sid for sid, at in self._last.items() if at < monotonic_s]
+        for sid in old:
+            del self._last[sid]
+        return len(old)
+
+
+@asynccontextmanager
+async def turn(store: Storage, window_s: float, clock: SteadyClock) -> AsyncIterator[str | None]:
+    """This daemon's turn to sweep, held while the context is open: the cutoff (sessions whose stored time is
+    older expire), or None when another daemon sweeps the store now. A store shared by daemons
+    (:class:`~claw_sessiond.storage.SweepTurns`) gives the turn and the cutoff; else it is always this
+    daemon's turn, with the cutoff of its steady clock."""
+    if isinstance(store, SweepTurns):
+        async with store.retention_turn(window_s) as cutoff:
+            yield cutoff
+    else:
+        yield clock.cutoff(window_s)
 
 
 @dataclass
@@ -109,23 +159,33 @@ def _clock_refuses(check: ClockCheck | None, now: dt.datetime) -> bool:
 
 
 async def sweep(
-    store: Storage, retention_days: float, clock: SteadyClock | None = None, check: ClockCheck | None = None
+    store: Storage,
+    retention_days: float,
+    clock: SteadyClock | None = None,
+    check: ClockCheck | None = None,
+    written: WrittenSessions | None = None,
 ) -> int:
-    """Erase every expired session once; returns how many were erased (0 when ``check`` refuses the clock)."""
+    """Erase every expired session once; returns how many were erased (0 when ``check`` refuses the clock).
+
+    ``written``: the sessions the daemon wrote since start, spared (None: none, as for a store no daemon
+    wrote to).
+    """
     steady = clock or SteadyClock()
     window_s = retention_days * _DAY_S
-    store.forget_written_before(time.monotonic() - window_s)
+    spare = written if written is not None else WrittenSessions()
+    spare.forget_before(time.monotonic() - window_s)
     removed = spared = 0
-    async with store.retention_turn(window_s, steady.cutoff(window_s)) as limit:
+    async with turn(store, window_s, steady) as limit:
         if limit is None:
             _log.debug("event=retention_skipped reason=another_daemon_sweeping")
             return 0
         if _clock_refuses(check, _parse(limit) + dt.timedelta(seconds=window_s)):
             return 0
         for session_id in await store.sessions_not_updated_since(limit):
-            if store.written_since_start(session_id):
+            if session_id in spare:
                 spared += 1
                 continue
+            # No pause between the check and the delete's submission (see the module's docstring).
             events = await store.delete_if_not_updated_since(session_id, limit)
             if events:
                 removed += 1
@@ -138,15 +198,22 @@ async def sweep(
     return removed
 
 
-async def run(store: Storage, retention_days: float, interval_s: float, check: ClockCheck | None = None) -> None:
+async def run(
+    store: Storage,
+    retention_days: float,
+    interval_s: float,
+    check: ClockCheck | None = None,
+    written: WrittenSessions | None = None,
+) -> None:
     """Sweep now, then every ``interval_s``, until cancelled. A failed sweep is logged and retried later.
 
-    ``check`` is :func:`clock_check` read at start-up (None: no check of the clock against the store).
+    ``check`` is :func:`clock_check` read at start-up (None: no check of the clock against the store);
+    ``written`` the sessions the daemon wrote since start (:func:`sweep`).
     """
     clock = SteadyClock()
     while True:
         try:
-            await sweep(store, retention_days, clock, check)
+            await sweep(store, retention_days, clock, check, written)
         except StorageError as exc:
             _log.warning("event=retention_failed error=%s", exc.message)
         await asyncio.sleep(max(interval_s, _MIN_INTERVAL_S))

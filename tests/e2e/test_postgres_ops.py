@@ -4,7 +4,9 @@
   records, or the one ``CLAW_DATABASE_URL`` names (a SQLite file beside it is refused:
   ``test_postgres_offline.py``);
 - ``backup`` and ``restore`` refuse, naming ``pg_dump`` and the database (never the password), exit 1,
-  and write nothing (no FILE, no file in ``.claw/``);
+  and write nothing (no FILE, no file in ``.claw/``); a running daemon refuses the Backup RPC too
+  (FAILED_PRECONDITION, reason STORAGE_UNAVAILABLE: its storage has no ``BackingUp``), and reports no
+  pending erasure (nothing lingers after a delete: no ``Checkpointing``);
 - ``doctor`` checks that database, each a line: it answers (host named, password never shown), its
   schema version against this build's, the durability settings (a private server started with
   ``fsync``, ``full_page_writes`` and ``synchronous_commit`` off; a per-role setting on the shared one)
@@ -15,6 +17,7 @@ Real daemons, the CLI as a subprocess, the throwaway PostgreSQL server (``tests/
 
 from __future__ import annotations
 
+import io
 import json
 import uuid
 from pathlib import Path
@@ -22,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond.storage.postgres.schema import SCHEMA_VERSION
-from claw_sessiond_client import Message
+from claw_sessiond_client import Message, StorageUnavailableError
 from tests.helpers.cli import in_workspace
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.postgres import PASSWORD, require_server, throwaway_postgres
@@ -125,6 +128,26 @@ def test_backup_and_restore_refuse_a_postgres_workspace_and_write_nothing(tmp_pa
         assert PASSWORD not in put.stderr + put.stdout
     for ws, names in before.items():
         assert sorted(p.name for p in (ws / ".claw").iterdir()) == names, ws  # no sessions.db restored
+
+
+def test_a_daemon_on_postgres_refuses_the_backup_rpc_and_has_no_pending_erasure(tmp_path: Path) -> None:
+    ws = _bare_workspace(tmp_path)
+    daemon = DaemonProcess(ws, env={"CLAW_DATABASE_URL": POSTGRES.database_for(str(tmp_path / "db"))})
+    daemon.start()
+    try:
+        with daemon.client() as c:
+            c.append("gone", Message.user("erased now"))
+            assert c.delete("gone").events_deleted == 1
+            assert c.stats()["erasure_pending_sessions"] == 0
+            out = io.BytesIO()
+            with pytest.raises(StorageUnavailableError, match="pg_dump"):  # the client's class of the reason
+                c.backup(out)
+            assert out.getvalue() == b""
+            c.append("after", Message.user("the daemon serves on"))
+        assert "Traceback" not in daemon.log()
+    finally:
+        daemon.stop()
+    assert list((ws / ".claw").glob(".backup-*")) == []
 
 
 def test_doctor_checks_a_postgres_database_line_by_line(tmp_path: Path) -> None:

@@ -5,7 +5,10 @@ written (Append) since start, then its stored times become old because its
 content was replaced by an import of old data (``updated_at`` 2020). To the
 retention sweep that looks exactly like a wall clock that stepped years
 forward. An import-only old session next to it is erased as before, which
-shows the sweep did run.
+shows the sweep did run. Every write RPC counts as written since start (the
+service notes the session before it submits the write): Append, RecordUsage,
+CreateSession, ForkSession, UpdateSession, RecordEvent, Clear and EditTail
+each spare a session whose content is then replaced by old data.
 
 A daemon started while its clock is a month ahead sees the sessions written a
 second before it as a month old. Retention checks the start-up clock against
@@ -38,15 +41,32 @@ def test_session_written_since_start_survives_old_stored_times(spawn_daemon, wor
         c.append("in-use", Message.user("written by a live agent"))
         c.import_lines(old_lines("in-use", "restored from an old backup"), mode="replace")
         c.append("in-use-2", Message.user("also live"))
-        c.record_usage("in-use-2", input_tokens=1)
+        c.record_usage("by-usage", input_tokens=1)
+        writes = {
+            "by-create": lambda sid: c.create_session(sid),
+            "by-fork": lambda sid: c.fork_session("in-use-2", sid),
+            "by-update": lambda sid: c.update_session(sid, set_labels={"k": "v"}),
+            "by-event": lambda sid: c.record_event(sid, "error", {"message": "x"}),
+            "by-clear": lambda sid: c.clear(sid),
+            "by-edit": lambda sid: c.edit_tail(sid, remove_last=1),
+        }
+        for sid, write in writes.items():
+            if sid in ("by-update", "by-event", "by-clear", "by-edit"):
+                now = rfc3339(dt.datetime.now(dt.UTC))  # stored now: the sweep leaves it until it is written
+                c.import_lines(old_lines(sid, "stored before, not written by this daemon", at=now))
+            write(sid)
+        for sid in ("by-usage", *writes):
+            c.import_lines(old_lines(sid, "restored from an old backup"), mode="replace")
         assert next(s.updated_at for s in c.list_sessions() if s.id == "in-use").year == 2020
         c.import_lines(old_lines("old-only", "never written since start"))
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline and "old-only" in ids(c):
             time.sleep(0.05)
-        assert ids(c) == ["in-use", "in-use-2"], d.log()
+        spared = sorted(["in-use", "in-use-2", "by-usage", *writes])
+        assert ids(c) == spared, d.log()
         time.sleep(0.5)  # several more sweeps
-        assert ids(c) == ["in-use", "in-use-2"]
+        assert ids(c) == spared
+        assert all(s.updated_at.year == 2020 for s in c.list_sessions() if s.id.startswith("by-"))
         assert [m.content for m in c.load("in-use", str(workspace)).messages] == ["restored from an old backup"]
         assert c.stats()["retention_sessions_deleted"] == 1
     assert d.terminate() == 0

@@ -17,7 +17,7 @@ from typing import Any
 from claw_sessiond.events import decode_events
 from claw_sessiond.export import event_line, header_line, parse_session
 from claw_sessiond.model import AppendJob, AppendResult, LoadResult, Message, ToolCall, UsageDelta, UsageResult
-from claw_sessiond.storage import Run, Storage
+from claw_sessiond.storage import Run, SharedRuns, Storage
 from claw_sessiond.validate import prepare_append
 
 #: Opens a backend's storage for a folder, with Config overrides; the same folder opens the same data.
@@ -93,7 +93,8 @@ async def attach(storage: Storage, session_id: str, pid: int, label: str, **opti
     """Start a run as Attach does: registered here, then claimed for every daemon sharing the storage."""
     run = storage.runs.register(session_id, pid, label, **options)
     try:
-        await storage.runs.claim(run)
+        if isinstance(storage.runs, SharedRuns):
+            await storage.runs.claim(run)
     except BaseException:
         storage.runs.unregister(run.run_id)  # as Attach's stream ends
         raise

@@ -7,7 +7,6 @@ and what was stored is read back through the interface only: Load, export, listi
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -286,7 +285,6 @@ async def test_delete_and_retention_take_the_labels_with_the_session(storage: St
     assert [s.id for s in await storage.list_sessions("", 10, None, {"app": "w"})] == ["b"]
     made = await create(storage, "a")  # the id again: nothing of the old one
     assert dict(made.session.settings.labels) == {} and made.session.settings.state == "{}"
-    storage.forget_written_before(time.monotonic() + 1)
     assert await storage.delete_if_not_updated_since("b", "9999-01-01T00:00:00.000000Z") > 0
     assert await storage.list_sessions("", 10, None, {"app": "w"}) == []
     assert await storage.count_sessions("", {"app": "w"}) == 0

@@ -4,17 +4,31 @@
   ``if TYPE_CHECKING:``, are the ones that run when a module is first imported);
 * arrows point inward: the CLI may use everything, the RPC edge may not use the
   CLI, the application may use neither, the pure rules use no storage, no RPC
-  and no gRPC, and nothing outside ``storage/`` imports SQLite;
-* no module over the size limit of the house style.
+  and no gRPC; each backend's driver (``sqlite3``/``aiosqlite``, ``asyncpg``) is
+  imported only inside that backend, and a backend only by itself and by the
+  place that chooses one (:data:`BACKEND_CHOOSERS`);
+* no module over the size limit of the house style, counted in lines of code
+  (docstrings, comments and blank lines are free), but for a short listed
+  exception (:data:`SIZE_EXCEPTIONS`);
+* no function defined the same way in both backends (:func:`_normalized`):
+  what both need is written once, in ``storage/``; :data:`KNOWN_TWINS` lists
+  today's, and may only shrink.
 
-Each rule reports every offender, with the file and the import, so a failure
-says what to move.
+Each rule reports every offender, with the file and the line, so a failure
+says what to move; each is also run on a tiny synthetic source, so none can
+pass for want of anything to look at. Every module is read and parsed once per
+test process (:func:`_parsed`).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import copy
+import functools
+import io
+import re
+import tokenize
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +38,19 @@ PACKAGES = {
     "claw_sessiond_client": ROOT / "clients" / "python" / "claw_sessiond_client",
 }
 GENERATED = PACKAGES["claw_sessiond_client"] / "api"
-MAX_LINES = 600
+STORAGE = PACKAGES["claw_sessiond"] / "storage"
+
+#: Most lines of code in a module. STYLE's "under ~600 lines" counted every line; at the ratio of the
+#: house's models (15-25 % docstring lines, 2-7 % comments, about a tenth blank) that is some 400-450
+#: lines of code, and the fullest modules held about 420. The limit is set a little above, so that
+#: neither a docstring is trimmed nor a file cut for its last few lines: a module that grows a second
+#: job grows by more than that, and is then cut by job.
+MAX_CODE_LINES = 500
+#: Modules allowed over :data:`MAX_CODE_LINES`, each with its reason: one cohesive concept that a cut
+#: would only scatter. Keep it short; an entry the module no longer needs fails the test.
+SIZE_EXCEPTIONS: dict[str, str] = {}
+#: Not even a listed exception grows past this.
+MAX_EXCEPTION_CODE_LINES = 2 * MAX_CODE_LINES
 
 # Modules that hold pure rules, codecs and the model: decisions, no I/O.
 PURE = (
@@ -41,7 +67,14 @@ PURE = (
     "claw_sessiond.state",
 )
 SQLITE = ("sqlite3", "aiosqlite")
-IO = ("grpc", *SQLITE, "os", "socket", "subprocess")  # asyncio is allowed: a long plan yields the loop
+POSTGRES = ("asyncpg",)
+#: Each backend's package and the database drivers only it imports.
+BACKENDS = {"claw_sessiond.storage.sqlite": SQLITE, "claw_sessiond.storage.postgres": POSTGRES}
+#: The modules that may import a backend (besides the backend itself): the storage package's factories
+#: (``open_storage``, ``open_url``, ``check_url``, ...), which pick one by the configuration. The rest of
+#: the daemon, and the backend-neutral storage modules, see only the ``Storage`` interface.
+BACKEND_CHOOSERS = ("claw_sessiond.storage",)
+IO = ("grpc", *SQLITE, *POSTGRES, "os", "socket", "subprocess")  # asyncio is allowed: a long plan yields the loop
 GRPC = ("grpc", "grpc_health", "grpc_reflection", "grpc_status")
 
 
@@ -70,6 +103,25 @@ def _sources() -> Iterator[Path]:
                 yield path
 
 
+@dataclass(frozen=True)
+class Source:
+    """One module, read and parsed."""
+
+    path: Path
+    text: str
+    tree: ast.Module
+
+
+@functools.cache
+def _parsed() -> dict[str, Source]:
+    """Every module by name, read and parsed once per test process (each rule walks the same trees)."""
+    found = {}
+    for path in _sources():
+        text = path.read_text(encoding="utf-8")
+        found[_module_name(path)] = Source(path, text, ast.parse(text, str(path)))
+    return found
+
+
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
@@ -77,13 +129,11 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(path: Path, known: set[str]) -> Iterator[Import]:
-    yield from _imports_in(path.read_text(encoding="utf-8"), _module_name(path), path.name == "__init__.py", known)
-
-
 def _imports_in(text: str, module: str, is_package: bool, known: set[str]) -> Iterator[Import]:
-    tree = ast.parse(text)
+    yield from _imports_of(ast.parse(text), module, is_package, known)
 
+
+def _imports_of(tree: ast.Module, module: str, is_package: bool, known: set[str]) -> Iterator[Import]:
     def resolve(node: ast.ImportFrom) -> str:
         if node.level == 0:
             return node.module or ""
@@ -119,10 +169,17 @@ def _imports_in(text: str, module: str, is_package: bool, known: set[str]) -> It
     yield from walk(tree.body, True)
 
 
+@functools.cache
 def _graph() -> tuple[list[Import], set[str], dict[str, Path]]:
-    files = {_module_name(p): p for p in _sources()}
+    sources = _parsed()
+    files = {name: source.path for name, source in sources.items()}
     known = set(files)
-    return [i for p in files.values() for i in _imports(p, known)], known, files
+    imports = [
+        i
+        for name, source in sources.items()
+        for i in _imports_of(source.tree, name, source.path.name == "__init__.py", known)
+    ]
+    return imports, known, files
 
 
 def _in(module: str, *prefixes: str) -> bool:
@@ -192,49 +249,159 @@ def test_no_import_cycles() -> None:
     assert not cycles, f"import cycles (module-level imports): {cycles}"
 
 
-def test_arrows_point_inward() -> None:
-    imports, _known, files = _graph()
-    wrong: list[str] = []
-
-    def refuse(imp: Import, why: str) -> None:
-        wrong.append(f"{files[imp.source].relative_to(ROOT)}:{imp.line}: {imp.source} imports {imp.target} ({why})")
-
+def _against_the_arrows(imports: Iterable[Import]) -> Iterator[tuple[Import, str]]:
+    """Each import against the arrows, with why."""
     for imp in imports:
         src, dst = imp.source, imp.target
         daemon_side = _in(src, "claw_sessiond")
-        if _in(dst, *SQLITE) and not _in(src, "claw_sessiond.storage"):
-            refuse(imp, "only storage/ speaks SQLite")
-        if _in(dst, "claw_sessiond.storage.sqlite") and not _in(src, "claw_sessiond.storage"):
-            refuse(imp, "only storage/ reaches into a backend; the rest sees the Storage interface")
-        if src == "claw_sessiond.storage.base" and _in(dst, *SQLITE, "claw_sessiond.storage.sqlite"):
-            refuse(imp, "the storage interface is backend-neutral")
+        for backend, drivers in BACKENDS.items():
+            if _in(dst, *drivers) and not _in(src, backend):
+                yield imp, f"only {backend} speaks {'/'.join(drivers)}"
+            if _in(dst, backend) and not _in(src, backend) and src not in BACKEND_CHOOSERS:
+                yield imp, "only the storage package's factories choose a backend; the rest sees the Storage interface"
         if _in(src, "claw_sessiond.storage") and _in(
             dst, *GRPC, "claw_sessiond.rpc", "claw_sessiond.cli", "claw_sessiond.daemon"
         ):
-            refuse(imp, "storage knows nothing of gRPC, the RPC edge, the process or the CLI")
+            yield imp, "storage knows nothing of gRPC, the RPC edge, the process or the CLI"
         if _in(src, *PURE) and _in(dst, *IO, "claw_sessiond.storage", "claw_sessiond.rpc", "claw_sessiond.cli"):
-            refuse(imp, "pure rules do no I/O")
+            yield imp, "pure rules do no I/O"
         if daemon_side and _in(dst, *GRPC) and not _in(src, "claw_sessiond.rpc"):
-            refuse(imp, "only rpc/ speaks gRPC")
+            yield imp, "only rpc/ speaks gRPC"
         entry = src == "claw_sessiond.__main__"
         if daemon_side and _in(dst, "claw_sessiond.cli") and not _in(src, "claw_sessiond.cli") and not entry:
-            refuse(imp, "nothing uses the CLI")
+            yield imp, "nothing uses the CLI"
         if daemon_side and _in(dst, "claw_sessiond.rpc") and not _in(src, "claw_sessiond.rpc", "claw_sessiond.daemon"):
-            refuse(imp, "only the process builds on the RPC edge")
+            yield imp, "only the process builds on the RPC edge"
         if _in(src, "claw_sessiond.rpc") and _in(dst, "claw_sessiond.daemon"):
-            refuse(imp, "the RPC edge does not use the process")
+            yield imp, "the RPC edge does not use the process"
         if _in(src, "claw_sessiond_client") and daemon_side is False and _in(dst, "claw_sessiond"):
-            refuse(imp, "the client does not depend on the daemon")
+            yield imp, "the client does not depend on the daemon"
+
+
+def test_arrows_point_inward() -> None:
+    imports, _known, files = _graph()
+    wrong = [
+        f"{files[imp.source].relative_to(ROOT)}:{imp.line}: {imp.source} imports {imp.target} ({why})"
+        for imp, why in _against_the_arrows(imports)
+    ]
     assert not wrong, "imports against the arrows:\n" + "\n".join(wrong)
 
 
+def test_the_backend_rules_refuse_what_they_say() -> None:
+    """The driver and backend rules above can fail: each refuses a synthetic import it forbids."""
+
+    def refused(source: str, target: str) -> list[str]:
+        return [why for _imp, why in _against_the_arrows([Import(source, target, 1, True)])]
+
+    assert refused("claw_sessiond.rpc.service", "asyncpg")
+    assert refused("claw_sessiond.storage.base", "asyncpg")
+    assert refused("claw_sessiond.storage.sqlite.store", "asyncpg")
+    assert refused("claw_sessiond.storage.postgres.store", "sqlite3")
+    assert refused("claw_sessiond.cli.copy", "claw_sessiond.storage.postgres.store")
+    assert refused("claw_sessiond.storage.steps", "claw_sessiond.storage.sqlite.tx")
+    assert refused("claw_sessiond.storage.sqlite.store", "claw_sessiond.storage.postgres.errors")
+    assert refused("claw_sessiond.daemon", "claw_sessiond.storage.sqlite")
+    assert not refused("claw_sessiond.storage", "claw_sessiond.storage.postgres.store")
+    assert not refused("claw_sessiond.storage.postgres.store", "asyncpg")
+    assert not refused("claw_sessiond.storage.postgres.store", "claw_sessiond.storage.postgres.errors")
+    assert not refused("claw_sessiond.storage.sqlite.store", "aiosqlite")
+    assert not refused("claw_sessiond.daemon", "claw_sessiond.storage")
+
+
+def test_the_backends_are_chosen_where_the_rules_say() -> None:
+    """Today's code has what the rules guard: asyncpg in the PostgreSQL backend, both backends imported by the
+    storage package's factories, and by nothing else outside their own packages."""
+    imports, _known, _files = _graph()
+    into = {
+        backend: {i.source for i in imports if _in(i.target, backend) and not _in(i.source, backend)}
+        for backend in BACKENDS
+    }
+    assert into == {backend: set(BACKEND_CHOOSERS) for backend in BACKENDS}, into
+    assert any(_in(i.source, "claw_sessiond.storage.postgres") and _in(i.target, *POSTGRES) for i in imports)
+
+
+# ---------------------------------------------------------------- size
+
+
+_NOT_CODE = {
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENCODING,
+    tokenize.ENDMARKER,
+}
+
+
+def _is_doc(node: ast.AST) -> bool:
+    """A bare string statement: a docstring (of a module, class or function) or an attribute's."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _code_lines(text: str, tree: ast.Module) -> int:
+    """Lines holding code: not blank, not only a comment, not part of a docstring (a multi-line string that is
+    code, such as SQL, counts every line)."""
+    docs = {n for node in ast.walk(tree) if _is_doc(node) for n in range(node.lineno, (node.end_lineno or 0) + 1)}
+    code: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type not in _NOT_CODE:
+            code.update(range(token.start[0], token.end[0] + 1))
+    return len(code - docs)
+
+
+def _oversized(counts: Mapping[str, int], exceptions: Mapping[str, str]) -> list[str]:
+    """What breaks the size rule: a module over the limit and not listed, a listed one over the ceiling, and a
+    listed exception its module no longer needs (or that names no module)."""
+    wrong = [f"{m}: {n} lines of code" for m, n in counts.items() if n > MAX_CODE_LINES and m not in exceptions]
+    for module, why in exceptions.items():
+        n = counts.get(module)
+        if n is None or n <= MAX_CODE_LINES:
+            wrong.append(f"{module}: listed in SIZE_EXCEPTIONS ({why}) but {n} lines of code: remove the entry")
+        elif n > MAX_EXCEPTION_CODE_LINES:
+            wrong.append(f"{module}: {n} lines of code, over even an exception's {MAX_EXCEPTION_CODE_LINES}")
+    return wrong
+
+
 def test_no_module_over_the_size_limit() -> None:
-    big = []
-    for path in _sources():
-        lines = len(path.read_text(encoding="utf-8").splitlines())
-        if lines > MAX_LINES:
-            big.append(f"{path.relative_to(ROOT)}: {lines} lines")
-    assert not big, f"modules over {MAX_LINES} lines (STYLE: split by job):\n" + "\n".join(big)
+    counts = {name: _code_lines(s.text, s.tree) for name, s in _parsed().items()}
+    wrong = _oversized(counts, SIZE_EXCEPTIONS)
+    assert not wrong, f"over {MAX_CODE_LINES} lines of code (STYLE: split by job):\n" + "\n".join(wrong)
+    assert len(SIZE_EXCEPTIONS) <= 3, "the exception list is for one cohesive concept or two, not a second limit"
+
+
+def test_code_lines_leave_out_docstrings_comments_and_blank_lines() -> None:
+    text = (
+        '"""A module docstring\n\nover three lines."""\n'
+        "\n"
+        "# a comment\n"
+        "import os  # a trailing comment: the line is code\n"
+        "\n"
+        "class A:\n"
+        '    """A class docstring."""\n'
+        "\n"
+        "    x: int = 0\n"
+        '    """An attribute docstring."""\n'
+        "\n"
+        "    def f(self) -> str:\n"
+        '        """A function docstring,\n\n        over lines."""\n'
+        '        return """SELECT 1\n        FROM t"""  # SQL over two lines: code\n'
+    )
+    # import, class, x, def, and the return's two lines
+    assert _code_lines(text, ast.parse(text)) == 6
+
+
+def test_the_size_rule_refuses_what_it_says() -> None:
+    over, fine = MAX_CODE_LINES + 1, MAX_CODE_LINES
+    assert _oversized({"a": over, "b": fine}, {}) == [f"a: {over} lines of code"]
+    assert _oversized({"a": over}, {"a": "one cohesive concept"}) == []
+    stale = _oversized({"a": fine}, {"a": "one cohesive concept"})
+    assert len(stale) == 1 and "remove the entry" in stale[0]
+    assert len(_oversized({}, {"gone": "renamed since"})) == 1
+    huge = MAX_EXCEPTION_CODE_LINES + 1
+    assert _oversized({"a": huge}, {"a": "one cohesive concept"}) == [
+        f"a: {huge} lines of code, over even an exception's {MAX_EXCEPTION_CODE_LINES}"
+    ]
 
 
 def test_the_rpc_room_is_where_grpc_is() -> None:
@@ -275,3 +442,210 @@ def test_the_walker_finds_each_form_of_import() -> None:
         "claw_sessiond.other": True,
         "grpc": False,
     }
+
+
+# ---------------------------------------------------------------- twins across the backends
+
+
+#: Functions defined the same way in both backends today, as (SQLite's, PostgreSQL's), each
+#: ``<path under storage/>::<qualified name>``. Each is to move into backend-neutral ``storage/``
+#: code; the list may only shrink (an entry that is no longer a twin fails the test).
+KNOWN_TWINS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("sqlite/calls_tx.py::PolicyOf.__init__", "postgres/calls_tx.py::PolicyOf.__init__"),
+        ("sqlite/import_tx.py::_usage_values", "postgres/repair_tx.py::_usage_values"),
+        ("sqlite/reading.py::_dropping", "postgres/reads.py::dropping"),
+        ("sqlite/reading.py::SQLiteReads._counted", "postgres/store.py::PostgresStorage._counted"),
+        ("sqlite/reading.py::SQLiteReads.watch_batch", "postgres/store.py::PostgresStorage.watch_batch"),
+        ("sqlite/reading.py::SQLiteReads.list_sessions.summary", "postgres/sessions.py::_summary"),
+        ("sqlite/reads.py::_moves_bound", "postgres/reads.py::_moves_bound"),
+        ("sqlite/reads.py::check_cursor", "postgres/reads.py::check_cursor"),
+        ("sqlite/session_tx.py::_exists", "postgres/session_tx.py::_exists"),
+        ("sqlite/state_tx.py::settings_of", "postgres/state_tx.py::settings_of"),
+        ("sqlite/store.py::SQLiteStorage._changed", "postgres/cluster.py::Cluster._changed"),
+        ("sqlite/store.py::SQLiteStorage._changed", "postgres/store.py::PostgresStorage._changed"),
+        ("sqlite/tx.py::session_meta", "postgres/tx.py::session_meta"),
+        ("sqlite/tx.py::new_incarnation", "postgres/tx.py::new_incarnation"),
+    }
+)
+_PLACEHOLDER = re.compile(r"\$\d+|\?")
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function (or method, or nested function) of a backend module."""
+
+    key: str  # <path under storage/>::<qualified name>
+    line: int
+    body: str  # the normalized dump
+
+
+class _Normalize(ast.NodeTransformer):
+    """What may differ between two backends' copies of one function: its name and its module's, docstrings,
+    ``await`` (and ``async def``/``with``/``for``), annotations, and SQL placeholders (``$1`` against ``?``)."""
+
+    def __init__(self, names: Mapping[str, str]) -> None:
+        self.names = names
+
+    def visit_Await(self, node: ast.Await) -> ast.AST:
+        return self.visit(node.value)
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.AST:
+        return self.visit(ast.With(items=node.items, body=node.body))
+
+    def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
+        return self.visit(ast.For(target=node.target, iter=node.iter, body=node.body, orelse=node.orelse))
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        plain = ast.FunctionDef(
+            name=node.name, args=node.args, body=node.body, decorator_list=node.decorator_list, returns=None
+        )
+        return self.visit(plain)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        node.name = self.names.get(node.name, node.name)
+        node.returns = None
+        node.body = [s for s in node.body if not _is_doc(s)] or [ast.Pass()]
+        return self.generic_visit(node)
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        node.annotation = None
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        node.annotation = ast.Name("_", ast.Load())
+        return self.generic_visit(node)
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
+        return None if _is_doc(node) else self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        return ast.Constant(_PLACEHOLDER.sub("?", node.value)) if isinstance(node.value, str) else node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name(self.names.get(node.id, node.id), node.ctx)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        node.attr = self.names.get(node.attr, node.attr)
+        return node
+
+
+def _normalized(function: ast.FunctionDef | ast.AsyncFunctionDef, module: str) -> str:
+    """``function`` as a comparable text: two backends' copies of one function give the same text."""
+    names = {function.name: "<function>", module.rsplit(".", 1)[-1]: "<module>"}
+    return ast.dump(_Normalize(names).visit(copy.deepcopy(function)))
+
+
+def _functions(tree: ast.Module, path: str, module: str) -> Iterator[Function]:
+    """Every function of a module: module-level, methods and nested ones, each by its qualified name."""
+
+    def walk(nodes: list[ast.stmt], prefix: str) -> Iterator[Function]:
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{node.name}"
+                yield Function(f"{path}::{name}", node.lineno, _normalized(node, module))
+                yield from walk(node.body, f"{name}.")
+            elif isinstance(node, ast.ClassDef):
+                yield from walk(node.body, f"{prefix}{node.name}.")
+            else:
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    inner = getattr(node, field, None)
+                    if isinstance(inner, list):
+                        yield from walk([n for n in inner if isinstance(n, ast.stmt)], prefix)
+                        for handler in inner:
+                            if isinstance(handler, ast.ExceptHandler):
+                                yield from walk(handler.body, prefix)
+
+    yield from walk(tree.body, "")
+
+
+def _twins(left: Iterable[Function], right: Iterable[Function]) -> list[tuple[Function, Function]]:
+    """Every pair of a function of ``left`` and one of ``right`` defined the same way."""
+    by_body: dict[str, list[Function]] = {}
+    for function in right:
+        by_body.setdefault(function.body, []).append(function)
+    return sorted(((f, g) for f in left for g in by_body.get(f.body, [])), key=lambda pair: (pair[0].key, pair[1].key))
+
+
+def _backend_functions(backend: str) -> list[Function]:
+    return [
+        function
+        for name, source in _parsed().items()
+        if _in(name, backend)
+        for function in _functions(source.tree, source.path.relative_to(STORAGE).as_posix(), name)
+    ]
+
+
+def _twin_report(twins: list[tuple[Function, Function]], known: frozenset[tuple[str, str]]) -> list[str]:
+    """New twins (by file:line), and entries of ``known`` that are twins no more."""
+    found = {(f.key, g.key) for f, g in twins}
+
+    def where(f: Function) -> str:
+        return f"{f.key.split('::')[0]}:{f.line} {f.key.split('::')[1]}"
+
+    new = [f"{where(f)} == {where(g)}" for f, g in twins if (f.key, g.key) not in known]
+    gone = [f"{a} == {b}: no longer a twin, remove it from KNOWN_TWINS" for a, b in sorted(known - found)]
+    return new + gone
+
+
+def test_no_function_is_defined_the_same_way_in_both_backends() -> None:
+    twins = _twins(
+        _backend_functions("claw_sessiond.storage.sqlite"), _backend_functions("claw_sessiond.storage.postgres")
+    )
+    wrong = _twin_report(twins, KNOWN_TWINS)
+    assert not wrong, "functions written twice (write it once in storage/, e.g. a step or a pure rule):\n" + "\n".join(
+        wrong
+    )
+
+
+def test_twins_are_found_through_what_may_differ_and_only_that() -> None:
+    sqlite_text = (
+        "import sqlite3\n"
+        "def count_rows(conn: sqlite3.Connection, sid: str) -> int:\n"
+        '    """Rows of a session (SQLite)."""\n'
+        '    row = conn.execute("SELECT count(*) FROM t WHERE s = ?", (sid,)).fetchone()\n'
+        "    with conn:\n"
+        "        for r in rows(conn):\n"
+        "            count_rows(conn, r)\n"
+        "    return tx.value(row)\n"
+        "class Store:\n"
+        "    def changed(self, ids):\n"
+        "        def each(listener):\n"
+        "            listener.changed(ids)\n"
+        "        for listener in self._listeners:\n"
+        "            each(listener)\n"
+        "def other(conn, sid):\n"
+        '    return conn.execute("SELECT 1 WHERE s = ?", (sid,))\n'
+    )
+    postgres_text = (
+        "from typing import Any\n"
+        "async def rows_of(conn: Any, sid: str) -> int:\n"
+        '    """Rows of a session, on PostgreSQL: another docstring."""\n'
+        '    row = await conn.execute("SELECT count(*) FROM t WHERE s = $1", (sid,)).fetchone()\n'
+        "    async with conn:\n"
+        "        async for r in rows(conn):\n"
+        "            await rows_of(conn, r)\n"
+        "    return queries.value(row)\n"
+        "class Feed:\n"
+        "    def wake(self, ids):\n"
+        "        for listener in self._listeners:\n"
+        "            each(listener)\n"
+        "    def each(listener):\n"
+        "        listener.changed(ids)\n"
+        "def other(conn, sid):\n"
+        '    return conn.execute("SELECT 2 WHERE s = $1", (sid,))\n'
+    )
+    left = list(_functions(ast.parse(sqlite_text), "sqlite/tx.py", "claw_sessiond.storage.sqlite.tx"))
+    right = list(_functions(ast.parse(postgres_text), "postgres/queries.py", "claw_sessiond.storage.postgres.queries"))
+    assert {f.key for f in left} >= {"sqlite/tx.py::Store.changed.each", "sqlite/tx.py::other"}
+    twins = [(f.key, g.key) for f, g in _twins(left, right)]
+    assert twins == [
+        ("sqlite/tx.py::Store.changed.each", "postgres/queries.py::Feed.each"),
+        ("sqlite/tx.py::count_rows", "postgres/queries.py::rows_of"),
+    ], twins  # other: its SQL differs; Store.changed: its loop differs from Feed.wake's
+    report = _twin_report(_twins(left, right), frozenset({twins[0], ("sqlite/a.py::f", "postgres/a.py::f")}))
+    assert report == [
+        "sqlite/tx.py:2 count_rows == postgres/queries.py:2 rows_of",
+        "sqlite/a.py::f == postgres/a.py::f: no longer a twin, remove it from KNOWN_TWINS",
+    ], report

@@ -34,7 +34,8 @@ from ..config import Config
 from ..entries import check_load_window
 from ..ids import check_request_id, check_session_id
 from ..model import Message, UsageDelta
-from ..storage import RunRegistry, Storage
+from ..retention import WrittenSessions
+from ..storage import RunRegistry, Storage, run_host
 from ..validate import (
     check_clear_expected,
     check_list_sessions,
@@ -96,10 +97,12 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         self.store = store
         self.config = config
         self.owners = owners
+        #: What this daemon wrote since start: noted before each write is submitted, spared by retention.
+        self.written = WrittenSessions(enabled=config.retention_days > 0)
         self.watch_hub = watch_hub if watch_hub is not None else WatchHub()
         self.runs = Runs(config, owners)
         self.watches = Watches(store, config, self.watch_hub)
-        self.appends = Appends(store, config, owners, self.runs, self)
+        self.appends = Appends(store, config, owners, self.runs, self, self.written)
         self.started = time.monotonic()
         #: Extra GetStats fields (request counts, commit figures), set by the daemon's metrics.
         self.stats_extra: Callable[[], Mapping[str, Any]] = dict
@@ -132,7 +135,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
                     assistant_position=c.assistant_position,
                     run_id=c.run_id,
                     owner_pid=self.owners.pid_of(c.run_id),
-                    owner_host=self.owners.host_of(c.run_id),
+                    owner_host=run_host(self.owners, c.run_id),
                 )
                 for c in result.in_flight
             ],
@@ -183,7 +186,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
 
     @edge
     async def EditTail(self, request: pb.EditTailRequest, context: Context) -> Any:
-        return await edit_tail(self.store, self.config, self.owners, request, context)
+        return await edit_tail(self.store, self.config, self.owners, self.written, request, context)
 
     @edge
     async def RecordUsage(self, request: pb.RecordUsageRequest, context: Context) -> Any:
@@ -203,6 +206,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
                 request.pricing_version,
             )
         )
+        self.written.note(request.session_id)
         result = await self.store.record_usage(
             request.session_id, delta, request_id=request.request_id, workdir=request.workdir, trace_id=trace_id
         )
@@ -215,6 +219,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         check_workdir(request.workdir, required=False)
         check_clear_expected(request.expected_last_position)
         trace_id = trace_id_of(request.trace_id, context)
+        self.written.note(request.session_id)
         result = await self.store.clear(
             request.session_id,
             request_id=request.request_id,
@@ -240,6 +245,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         kind = event_kind_of(request.kind)
         payload = parse_json_object(request.payload, "payload", self.config.max_message_bytes)
         trace_id = trace_id_of(request.trace_id, context)
+        self.written.note(request.session_id)
         result = await self.store.record_event(
             request.session_id, kind, payload, request_id=request.request_id, trace_id=trace_id
         )
@@ -362,15 +368,15 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
 
     @edge
     async def CreateSession(self, request: pb.CreateSessionRequest, context: Context) -> Any:
-        return await sessions.create_session(self.store, request, context)
+        return await sessions.create_session(self.store, self.written, request, context)
 
     @edge
     async def ForkSession(self, request: pb.ForkSessionRequest, context: Context) -> Any:
-        return await sessions.fork_session(self.store, request, context)
+        return await sessions.fork_session(self.store, self.written, request, context)
 
     @edge
     async def UpdateSession(self, request: pb.UpdateSessionRequest, context: Context) -> Any:
-        return await sessions.update_session(self.store, request, context)
+        return await sessions.update_session(self.store, self.written, request, context)
 
     @edge
     async def GetScopeStates(self, request: pb.GetScopeStatesRequest, context: Context) -> Any:

@@ -21,6 +21,7 @@ from typing import Any, Final
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..config import Config
+from ..retention import WrittenSessions
 from ..storage import RunRegistry, Storage
 from ..validate import check_run_id, prepare_append
 from .convert import message_from_pb, timestamp, tool_policy_of, trace_id_of
@@ -38,12 +39,15 @@ _RUNNING: Final[set[asyncio.Task[Any]]] = set()
 class Appends:
     """Append and AppendStream over ``store``; ``gate`` is the service's draining switch and call observers."""
 
-    def __init__(self, store: Storage, config: Config, owners: RunRegistry, runs: Runs, gate: EdgeState) -> None:
+    def __init__(
+        self, store: Storage, config: Config, owners: RunRegistry, runs: Runs, gate: EdgeState, written: WrittenSessions
+    ) -> None:
         self.store = store
         self.config = config
         self.owners = owners
         self.runs = runs
         self.gate = gate
+        self.written = written
         #: The wake-up of each open AppendStream (``end_streams``).
         self._append_streams: set[asyncio.Event] = set()
 
@@ -145,6 +149,7 @@ class Appends:
             tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
             state_deltas=[(d.scope, d.delta) for d in request.state_deltas],
         )
+        self.written.note(job.session_id)
         result = await self.store.append(job)
         return pb.AppendResponse(
             first_position=result.first_position,

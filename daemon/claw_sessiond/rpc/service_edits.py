@@ -13,6 +13,7 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..config import Config
 from ..model import HistoryMark, Message
+from ..retention import WrittenSessions
 from ..storage import RunRegistry, Storage
 from ..validate import check_run_id, prepare_edit
 from .convert import fill_message_pb, message_from_pb, message_pb, tool_policy_of, trace_id_of
@@ -37,7 +38,12 @@ def history_fields(item: Message | HistoryMark | None) -> dict[str, Any]:
 
 
 async def edit_tail(
-    store: Storage, config: Config, owners: RunRegistry, request: pb.EditTailRequest, context: Context
+    store: Storage,
+    config: Config,
+    owners: RunRegistry,
+    written: WrittenSessions,
+    request: pb.EditTailRequest,
+    context: Context,
 ) -> pb.EditTailResponse:
     """EditTail: the run named (if any) confirmed, the request checked, the edit done in one transaction."""
     trace_id = trace_id_of(request.trace_id, context)
@@ -60,6 +66,7 @@ async def edit_tail(
         max_entry_bytes=config.max_entry_bytes,
         tool_policy=tool_policy_of(request.tool_policy) if request.HasField("tool_policy") else None,
     )
+    written.note(job.session_id)
     result = await store.edit_tail(job)
     reply = pb.EditTailResponse(
         edit_position=result.edit_position,

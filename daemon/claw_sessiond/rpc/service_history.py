@@ -18,9 +18,9 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from .. import events, export, queries
 from ..config import Config
-from ..errors import SequenceConflictError, SessionNotFoundError
+from ..errors import PreconditionError, Reason, SequenceConflictError, SessionNotFoundError
 from ..ids import check_session_id
-from ..storage import BACKUP_CHUNK_BYTES, Storage
+from ..storage import BACKUP_CHUNK_BYTES, BackingUp, Storage
 from ..validate import check_search_limit
 from .convert import import_mode_of, role_filter_of, role_pb, set_timestamp, time_bound
 
@@ -95,6 +95,11 @@ async def import_session(store: Storage, config: Config, request: pb.ImportReque
 
 async def backup(store: Storage) -> AsyncIterator[pb.BackupResponse]:
     """Backup: a consistent copy made by the store, streamed in chunks, then removed."""
+    if not isinstance(store, BackingUp):  # a database server's backups are its own job
+        raise PreconditionError(
+            "Backup copies the SQLite file; with a PostgreSQL database use pg_dump or the server's backups",
+            reason=Reason.STORAGE_UNAVAILABLE,
+        )
     path, figures = await store.backup()
     try:
         _log.info("event=backup_copied sessions=%d events=%d bytes=%d", figures.sessions, figures.events, figures.bytes)

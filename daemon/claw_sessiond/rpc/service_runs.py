@@ -41,7 +41,7 @@ from ..config import Config
 from ..errors import InvalidRequestError, Reason
 from ..ids import check_session_id
 from ..peers import still_running, verified_start
-from ..storage import Run, RunEnd, RunRegistry
+from ..storage import Run, RunEnd, RunRegistry, SharedRuns
 from ..storage.runs import run_ended_error
 from ..validate import check_attach, check_ping_timeout, check_run_id
 from .edge import Context, on_unix_socket
@@ -101,7 +101,8 @@ class Runs:
             request.session_id, pid, request.label, process_start=start, ping_timeout_s=float(ping_timeout_s)
         )
         try:
-            await self.owners.claim(run)  # on a shared database: refused if another daemon's live run owns it
+            if isinstance(self.owners, SharedRuns):  # refused if another daemon's live run owns the session
+                await self.owners.claim(run)
             yield pb.AttachResponse(
                 run_id=run.run_id,
                 lease_seconds=0 if local else self.config.lease_s,
@@ -127,7 +128,8 @@ class Runs:
         if not run_id:
             raise InvalidRequestError("run_id is required (the run id Attach returned)", reason=Reason.INVALID_MESSAGE)
         ended = self.owners.end(run_id, RunEnd.ENDED)
-        await self.owners.settled()  # ended for every daemon on a shared database before the reply
+        if isinstance(self.owners, SharedRuns):
+            await self.owners.settled()  # ended for every daemon sharing the runs before the reply
         if ended is not None:
             return pb.EndRunResponse(was_live=True, session_id=ended.session_id, cause=ended.cause)
         session_id, cause = self.owners.ended_run(run_id) or ("", str(RunEnd.UNKNOWN))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
+from ..retention import WrittenSessions
 from ..storage import Storage
 from ..validate_sessions import check_scopes, prepare_create, prepare_fork, prepare_update
 from .convert import policy_text_of, scope_state_pb, session_pb, trace_id_of
@@ -18,7 +19,7 @@ __all__ = ["create_session", "fork_session", "get_scope_states", "update_session
 
 
 async def create_session(
-    store: Storage, request: pb.CreateSessionRequest, context: Context
+    store: Storage, written: WrittenSessions, request: pb.CreateSessionRequest, context: Context
 ) -> pb.CreateSessionResponse:
     job = prepare_create(
         request.session_id,
@@ -29,13 +30,16 @@ async def create_session(
         request_id=request.request_id,
         trace_id=trace_id_of(request.trace_id, context),
     )
+    written.note(job.session_id)
     result = await store.create_session(job)
     return pb.CreateSessionResponse(
         session=session_pb(result.session), replayed=result.replayed, trace_id=result.trace_id
     )
 
 
-async def fork_session(store: Storage, request: pb.ForkSessionRequest, context: Context) -> pb.ForkSessionResponse:
+async def fork_session(
+    store: Storage, written: WrittenSessions, request: pb.ForkSessionRequest, context: Context
+) -> pb.ForkSessionResponse:
     job = prepare_fork(
         request.source_session_id,
         request.session_id,
@@ -45,6 +49,7 @@ async def fork_session(store: Storage, request: pb.ForkSessionRequest, context: 
         request_id=request.request_id,
         trace_id=trace_id_of(request.trace_id, context),
     )
+    written.note(job.session_id)
     result = await store.fork_session(job)
     return pb.ForkSessionResponse(
         session=session_pb(result.session),
@@ -55,7 +60,7 @@ async def fork_session(store: Storage, request: pb.ForkSessionRequest, context: 
 
 
 async def update_session(
-    store: Storage, request: pb.UpdateSessionRequest, context: Context
+    store: Storage, written: WrittenSessions, request: pb.UpdateSessionRequest, context: Context
 ) -> pb.UpdateSessionResponse:
     job = prepare_update(
         request.session_id,
@@ -67,6 +72,7 @@ async def update_session(
         request_id=request.request_id,
         trace_id=trace_id_of(request.trace_id, context),
     )
+    written.note(job.session_id)
     result = await store.update_session(job)
     return pb.UpdateSessionResponse(
         session=session_pb(result.session), replayed=result.replayed, trace_id=result.trace_id

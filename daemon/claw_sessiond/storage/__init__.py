@@ -17,17 +17,23 @@ from ..config import Config, redact_url
 from ..errors import StorageUnavailableError
 from .base import (
     BACKUP_CHUNK_BYTES,
+    BackingUp,
     ChangeListener,
+    Checkpointing,
     CheckStatus,
     CopyFigures,
     HistoryItem,
     Run,
     RunEnd,
     RunRegistry,
+    SharedRuns,
     Storage,
     StorageCheck,
     StorageCounters,
     StorageFigures,
+    SweepTurns,
+    pending_erasures,
+    run_host,
 )
 from .sqlite.backup import check_copy, copy_database, create_private_file
 from .sqlite.checks import check_database, stored_sessions
@@ -39,17 +45,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BACKUP_CHUNK_BYTES",
+    "BackingUp",
     "ChangeListener",
     "CheckStatus",
+    "Checkpointing",
     "CopyFigures",
     "HistoryItem",
     "Run",
     "RunEnd",
     "RunRegistry",
+    "SharedRuns",
     "Storage",
     "StorageCheck",
     "StorageCounters",
     "StorageFigures",
+    "SweepTurns",
     "check_copy",
     "check_database_file",
     "check_storage",
@@ -61,8 +71,10 @@ __all__ = [
     "open_read_only",
     "open_storage",
     "open_url",
+    "pending_erasures",
     "postgres_settings",
     "redacted_url",
+    "run_host",
     "settings_of",
     "stored_sessions",
 ]

@@ -21,6 +21,22 @@ Three things that used to be in-process callbacks are part of the interface:
 - **figures** (:class:`StorageFigures`, :class:`StorageCounters`): what
   stats and metrics report, in backend-neutral words.
 
+What only one backend has is not in :class:`Storage` but in a small
+capability interface of its own, which the caller checks with ``isinstance``
+(each is ``runtime_checkable``) and otherwise does without: a storage that
+lacks one has no stub for it.
+
+- :class:`Checkpointing` (SQLite): erased bytes may linger in the files
+  until a checkpoint; the daemon retries it in the background (``erasure.py``).
+- :class:`BackingUp` (SQLite): a consistent copy in a private file (the Backup RPC).
+- :class:`SweepTurns` (PostgreSQL): daemons sharing the store take turns to
+  sweep it, with the cutoff on the store's clock (``retention.py``).
+- :class:`SharedRuns` (PostgreSQL's runs): runs claimed, settled and located
+  across the daemons that share the store.
+
+What the application remembers about its own requests (which sessions it
+wrote since start, for retention) is the application's, not the storage's.
+
 Must never: import grpc, or take a callable from the service layer.
 """
 
@@ -33,7 +49,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final, Protocol, runtime_checkable
 
 from ..erasure import PendingErasures
 from ..events import EventRow
@@ -65,17 +81,23 @@ from .figures import CheckStatus, CopyFigures, StorageCheck, StorageCounters, St
 
 __all__ = [
     "BACKUP_CHUNK_BYTES",
+    "BackingUp",
     "ChangeListener",
     "CheckStatus",
+    "Checkpointing",
     "CopyFigures",
     "HistoryItem",
     "Run",
     "RunEnd",
     "RunRegistry",
+    "SharedRuns",
     "Storage",
     "StorageCheck",
     "StorageCounters",
     "StorageFigures",
+    "SweepTurns",
+    "pending_erasures",
+    "run_host",
 ]
 
 #: Largest piece of a backup per Backup reply (and per read of the copy).
@@ -182,10 +204,6 @@ class RunRegistry(Protocol):
         """The pid a live run declared (0 if unknown)."""
         ...
 
-    def host_of(self, run_id: str) -> str:
-        """The host of the daemon a live run is attached to, where daemons share the storage ("" otherwise)."""
-        ...
-
     def check_run(self, run_id: str, session_id: str) -> None:
         """An Append's run id must name a live run of that session.
 
@@ -219,9 +237,19 @@ class RunRegistry(Protocol):
         """
         ...
 
+
+@runtime_checkable
+class SharedRuns(Protocol):
+    """A :class:`RunRegistry` whose runs every daemon sharing the storage knows (PostgreSQL: in the database,
+    under each daemon's lease). Without it, runs live in this daemon's memory: registering a run claims it,
+    a run ended here is ended for everyone, and every live run is this daemon's (its host is "")."""
+
+    def host_of(self, run_id: str) -> str:
+        """The host of the daemon a live run is attached to."""
+        ...
+
     async def claim(self, run: Run) -> None:
-        """Make a run :meth:`register` just started known to every daemon that shares the storage (a no-op
-        when runs live in this daemon's memory).
+        """Make a run :meth:`RunRegistry.register` just started known to every daemon that shares the storage.
 
         Raises:
             PreconditionError: reason RUN_ALREADY_OWNED, another daemon's live run owns the session.
@@ -230,8 +258,13 @@ class RunRegistry(Protocol):
         ...
 
     async def settled(self) -> None:
-        """Wait until the runs ended so far are ended for every daemon too (a no-op in memory)."""
+        """Wait until the runs ended so far are ended for every daemon too."""
         ...
+
+
+def run_host(runs: RunRegistry, run_id: str) -> str:
+    """The host of the daemon a live run is attached to, where daemons share the runs ("" otherwise)."""
+    return runs.host_of(run_id) if isinstance(runs, SharedRuns) else ""
 
 
 # ---------------------------------------------------------------- the change feed
@@ -268,11 +301,6 @@ class Storage(Protocol):
     @property
     def counters(self) -> StorageCounters:
         """This daemon's running figures."""
-        ...
-
-    @property
-    def erasures(self) -> PendingErasures:
-        """Erased sessions whose bytes may still be in the storage's files (:meth:`checkpoint` finishes them)."""
         ...
 
     @property
@@ -458,7 +486,7 @@ class Storage(Protocol):
 
         With ``erase`` the history before it leaves the log too (its messages, repairs, clears and
         edits, their tool-call index and search index; usage, state and audit events stay), as a
-        Delete erases (see :attr:`erasures`); positions are never reused, and the clear's payload says
+        Delete erases (see :class:`Checkpointing`); positions are never reused, and the clear's payload says
         how many events went. The content hashes of the session's stored request ids go with it (a
         retry still replays its first result).
         """
@@ -484,7 +512,7 @@ class Storage(Protocol):
         ...
 
     async def delete(self, session_id: str) -> DeleteResult:
-        """Erase a session (its content leaves the storage; see :attr:`erasures` for what may linger)."""
+        """Erase a session (its content leaves the storage; see :class:`Checkpointing` for what may linger)."""
         ...
 
     async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
@@ -505,37 +533,15 @@ class Storage(Protocol):
         """The newest stored change (``updated_at``, stored-timestamp text) of any session; None if none is stored."""
         ...
 
-    def written_since_start(self, session_id: str) -> bool:
-        """True if the session was written since the daemon started (retention spares it). Not a coroutine."""
-        ...
-
-    def forget_written_before(self, monotonic_s: float) -> int:
-        """Forget sessions last written before ``monotonic_s`` (``time.monotonic``). Not a coroutine."""
-        ...
-
     async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
-        """Erase the session only if it is still older than the cutoff and not written since start."""
-        ...
+        """Erase the session only if its stored time is still older than the cutoff when the delete runs.
 
-    def retention_turn(self, window_s: float, local_cutoff: str) -> AbstractAsyncContextManager[str | None]:
-        """This daemon's turn to sweep sessions idle for ``window_s`` seconds, held while the context is open.
-
-        Yields the cutoff (sessions whose stored time is older expire), or None when another daemon sweeps
-        the same store now (skip this round). SQLite, one daemon per store: always the turn, the cutoff
-        ``local_cutoff`` (the daemon's steady clock). A store shared by daemons gives the turn to one at a
-        time and takes the cutoff from the clock its stored times come from. Not a coroutine.
+        The caller spares the sessions it wrote since start before it calls (``retention.py``); the delete
+        is submitted in the session's order at the call, so a write submitted after it commits after it.
         """
         ...
 
     # -- operations
-
-    async def checkpoint(self) -> bool:
-        """Try to finish pending erasures now (SQLite: a no-wait WAL checkpoint); True if nothing lingers."""
-        ...
-
-    async def backup(self) -> tuple[Path, CopyFigures]:
-        """A consistent copy in a new private file; returns its path (the caller streams and removes it)."""
-        ...
 
     async def figures(self) -> StorageFigures:
         """What the storage holds now."""
@@ -548,3 +554,49 @@ class Storage(Protocol):
     async def close(self) -> None:
         """Finish queued writes and release everything."""
         ...
+
+
+# ---------------------------------------------------------------- capabilities of one backend
+
+
+@runtime_checkable
+class Checkpointing(Protocol):
+    """A storage whose erased bytes may stay in its files after the erasing commit, until a checkpoint
+    (SQLite: the WAL and the main file's free pages); the daemon retries it while erasures are pending."""
+
+    @property
+    def erasures(self) -> PendingErasures:
+        """Erased sessions whose bytes may still be in the storage's files (:meth:`checkpoint` finishes them)."""
+        ...
+
+    async def checkpoint(self) -> bool:
+        """Try to finish pending erasures now (SQLite: a no-wait WAL checkpoint); True if nothing lingers."""
+        ...
+
+
+@runtime_checkable
+class BackingUp(Protocol):
+    """A storage the daemon can copy itself (SQLite's file; a database server's backups are its own job)."""
+
+    async def backup(self) -> tuple[Path, CopyFigures]:
+        """A consistent copy in a new private file; returns its path (the caller streams and removes it)."""
+        ...
+
+
+@runtime_checkable
+class SweepTurns(Protocol):
+    """A store shared by daemons: one sweeps it at a time, with the cutoff on the clock its stored times come
+    from. Without it (one daemon per store) the daemon always has the turn and the cutoff is its own."""
+
+    def retention_turn(self, window_s: float) -> AbstractAsyncContextManager[str | None]:
+        """This daemon's turn to sweep sessions idle for ``window_s`` seconds, held while the context is open.
+
+        Yields the cutoff (sessions whose stored time is older expire), or None when another daemon sweeps
+        the same store now (skip this round). Not a coroutine.
+        """
+        ...
+
+
+def pending_erasures(store: Storage) -> int:
+    """How many erased sessions' bytes may still be in the store's files (0 for a store without checkpoints)."""
+    return store.erasures.count() if isinstance(store, Checkpointing) else 0

@@ -144,10 +144,6 @@ class InMemoryRuns:
         run = self._runs.get(run_id)
         return run.pid if run else 0
 
-    def host_of(self, run_id: str) -> str:
-        """ "": every run is this daemon's."""
-        return ""
-
     def check_run(self, run_id: str, session_id: str) -> None:
         """An Append's run id must name a live run of that session.
 
@@ -190,12 +186,6 @@ class InMemoryRuns:
             raise run_ended_error(run_id, ended[1] if ended else str(RunEnd.UNKNOWN))
         run.last_ping = time.monotonic()
         return run.ping_timeout_s
-
-    async def claim(self, run: Run) -> None:
-        """Nothing to do: no other daemon shares this registry."""
-
-    async def settled(self) -> None:
-        """Nothing to wait for: an ended run is ended for everyone at once."""
 
 
 _: type[RunRegistry] = InMemoryRuns  # mypy proves that InMemoryRuns is a RunRegistry

@@ -10,14 +10,15 @@ import json
 from pathlib import Path
 
 from claw_sessiond import retention
+from claw_sessiond.clock import SteadyClock
 from claw_sessiond.config import Config
 from claw_sessiond.storage import Storage, open_storage
 from tests.helpers.postgres import SHARED as POSTGRES
 from tests.storage._support import append, import_lines, user
 
 OLD = "2020-01-01T00:00:00.000000Z"
-#: A daemon whose clock is far off: the cutoff it computes must not be used.
-WRONG_LOCAL_CUTOFF = "2100-01-01T00:00:00.000000Z"
+#: A daemon whose clock is far off (in 2100): the cutoff it computes must not be used.
+WRONG_CLOCK = SteadyClock(wall=lambda: dt.datetime(2100, 1, 1, tzinfo=dt.UTC))
 
 
 async def _two_daemons(tmp_path: Path) -> tuple[Storage, Storage]:
@@ -42,9 +43,9 @@ async def test_one_daemon_sweeps_at_a_time_and_the_other_skips_its_round(tmp_pat
     a, b = await _two_daemons(tmp_path)
     try:
         await _import_old(a, "old")
-        async with a.retention_turn(86400.0, WRONG_LOCAL_CUTOFF) as mine:
+        async with retention.turn(a, 86400.0, WRONG_CLOCK) as mine:
             assert mine is not None
-            async with b.retention_turn(86400.0, WRONG_LOCAL_CUTOFF) as theirs:
+            async with retention.turn(b, 86400.0, WRONG_CLOCK) as theirs:
                 assert theirs is None, "the other daemon holds the turn"
             assert await retention.sweep(b, 1.0) == 0, "b skips its round while a sweeps"
             assert await b.session_ids() == ["old"]
@@ -59,12 +60,12 @@ async def test_the_cutoff_comes_from_the_database_not_the_daemon(tmp_path: Path)
     a, b = await _two_daemons(tmp_path)
     try:
         written = await append(a, "s", user("now"))  # its time is the database's transaction time
-        async with b.retention_turn(3600.0, WRONG_LOCAL_CUTOFF) as cutoff:
-            assert cutoff is not None and cutoff != WRONG_LOCAL_CUTOFF
+        async with retention.turn(b, 3600.0, WRONG_CLOCK) as cutoff:
+            assert cutoff is not None and cutoff != WRONG_CLOCK.cutoff(3600.0)
             at = dt.datetime.fromisoformat(written.created_at.replace("Z", "+00:00"))
             gap = (at - dt.datetime.fromisoformat(cutoff.replace("Z", "+00:00"))).total_seconds()
             assert 3600.0 - 30 < gap < 3600.0 + 30
-        assert await retention.sweep(b, 1.0) == 0, "a session written now does not expire whatever the daemon's clock"
+        assert await retention.sweep(b, 1.0, WRONG_CLOCK) == 0, "written now: no expiry whatever the daemon's clock"
         assert await a.session_ids() == ["s"]
     finally:
         await a.close()

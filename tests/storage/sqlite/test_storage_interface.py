@@ -21,11 +21,16 @@ from claw_sessiond.errors import PreconditionError, Reason, StorageUnavailableEr
 from claw_sessiond.metrics import figure_fields
 from claw_sessiond.model import Message, ToolCall
 from claw_sessiond.storage import (
+    BackingUp,
+    Checkpointing,
+    SharedRuns,
     Storage,
     StorageFigures,
+    SweepTurns,
     check_storage,
     open_read_only,
     open_storage,
+    pending_erasures,
     stored_sessions,
 )
 from claw_sessiond.validate import prepare_append
@@ -96,6 +101,24 @@ async def test_figures_are_neutral_and_reported_under_the_names_of_before(storag
         "request_records": 0,
     }
     assert storage.counters.appends == 1 and storage.counters.messages_written == 2
+
+
+async def test_the_sqlite_storage_checkpoints_and_copies_itself_and_needs_no_sweep_turns(storage: Storage) -> None:
+    """SQLite's own capabilities, checked by the callers (``Checkpointing``: the daemon's erasure retries and
+    the pending gauge; ``BackingUp``: the Backup RPC); one daemon per file needs no turns to sweep, and its
+    runs live in its memory (no ``SharedRuns``)."""
+    assert isinstance(storage, Checkpointing) and isinstance(storage, BackingUp)
+    assert not isinstance(storage, SweepTurns) and not hasattr(storage, "retention_turn")
+    assert not isinstance(storage.runs, SharedRuns) and not hasattr(storage.runs, "claim")  # runs in memory
+    assert not hasattr(storage, "written_since_start") and not hasattr(storage, "forget_written_before")
+    await storage.append(_job("s", Message("user", "hi")))
+    assert (await storage.delete("s")).events_deleted == 1
+    assert await storage.checkpoint() and pending_erasures(storage) == 0
+    path, figures = await storage.backup()
+    try:
+        assert path.stat().st_mode & 0o077 == 0 and figures.sessions == 0
+    finally:
+        path.unlink()
 
 
 async def test_the_configured_open_call_limit_reaches_the_storage(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ from typing import Any, Final
 import asyncpg
 
 from ...errors import PreconditionError, Reason, StorageError, StorageUnavailableError
-from ..base import Run, RunEnd, RunRegistry
+from ..base import Run, RunEnd, RunRegistry, SharedRuns
 from ..nul_text import db_text
 from ..runs import InMemoryRuns
 from .connect import open_connection
@@ -433,3 +433,4 @@ class DatabaseRuns(InMemoryRuns):
 
 
 _: type[RunRegistry] = DatabaseRuns  # mypy proves that DatabaseRuns is a RunRegistry
+_shared: type[SharedRuns] = DatabaseRuns

@@ -73,21 +73,16 @@ class PostgresSessions:
     ) -> T:  # pragma: no cover - PostgresStorage's
         raise NotImplementedError
 
-    def _touch(self, session_id: str) -> None:  # pragma: no cover - PostgresStorage's
-        raise NotImplementedError
-
     async def create_session(self, job: CreateJob) -> SessionResult:
         """Create an empty session with initial state, labels and tool policy (exclusive).
 
         Raises:
             AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
         """
-        self._touch(job.session_id)
         return await self._write(job.session_id, lambda c: create_in_tx(c, job))
 
     async def fork_session(self, job: ForkJob) -> ForkResult:
         """Create a session as a copy of another's visible entries up to a position (``session_tx.fork_in_tx``)."""
-        self._touch(job.session_id)
         limit = self.max_open_tool_calls
         return await self._write(job.session_id, lambda c: fork_in_tx(c, job, limit), changed=True)
 
@@ -97,7 +92,6 @@ class PostgresSessions:
         Raises:
             SessionNotFoundError: the session is not stored.
         """
-        self._touch(job.session_id)
         return await self._write(job.session_id, lambda c: update_in_tx(c, job))
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:

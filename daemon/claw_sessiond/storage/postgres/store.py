@@ -30,14 +30,12 @@ import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from ... import repair as repairing
 from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from ...edits import history_item
-from ...erasure import PendingErasures
-from ...errors import PreconditionError, Reason, StorageError
+from ...errors import StorageError
 from ...events import EventRow, fingerprint, message_from_payload
 from ...export import ExportHeader, ImportedSession
 from ...history import drop_calls, project
@@ -62,7 +60,7 @@ from ...model import (
 )
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
-from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
+from ..base import ChangeListener, HistoryItem, Storage, StorageCounters, StorageFigures, SweepTurns
 from . import follow, queries, reads
 from .batch_tx import is_plain
 from .calls_tx import drops_in_tx, session_policy_in_tx
@@ -112,13 +110,11 @@ class PostgresStorage(PostgresSessions):
         self._where = safe_dsn(dsn)
         self.counters = counters
         self.max_open_tool_calls = max_open_tool_calls
-        self.erasures = PendingErasures()
         self.applied_migrations: list[str] = []
         self._listeners: list[ChangeListener] = []
         self._cluster = Cluster(pool, dsn, server_settings_of(settings), self._where, settings.lease_s, self._listeners)
         self._group = GroupCommit(pool, self._where, self._cluster.feed.origin, self._cluster.check_run)
         self.runs = self._cluster.runs
-        self._written: dict[str, float] = {}
         self._vacuums = Vacuums(self._reader)
         self._follower_lane = asyncio.Semaphore(follower_connections(settings.pool_max))
 
@@ -405,7 +401,6 @@ class PostgresStorage(PostgresSessions):
 
     async def append(self, job: AppendJob) -> AppendResult:
         """Append validated messages, all or none."""
-        self._touch(job.session_id)
         limit = self.max_open_tool_calls
         append = lambda c: self._cluster.append_tx(c, job, limit)  # noqa: E731
         plain = job if is_plain(job) else None
@@ -420,7 +415,6 @@ class PostgresStorage(PostgresSessions):
     ) -> UsageResult:
         """Add usage to the session's totals (creating the session if needed)."""
         fp = fingerprint("usage", session_id, repr(delta))
-        self._touch(session_id)
         return await self._write(
             session_id, lambda c: usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id)
         )
@@ -437,7 +431,6 @@ class PostgresStorage(PostgresSessions):
     ) -> ClearResult:
         """Record a clear: the visible history starts after it; usage is kept. With ``erase`` the history
         before it leaves the log (logical erasure: the bytes go with the vacuum that follows)."""
-        self._touch(session_id)
         if not erase:
             fp = fingerprint("clear", session_id, expected_last_position)
             return await self._write(
@@ -457,7 +450,6 @@ class PostgresStorage(PostgresSessions):
 
     async def edit_tail(self, job: EditJob) -> EditResult:
         """Remove the tail of the visible history and append replacements, all or nothing (``edit_tx.py``)."""
-        self._touch(job.session_id)
         limit = self.max_open_tool_calls
         run_id = job.replacements.run_id if job.replacements is not None else ""
         result = await self._write(job.session_id, lambda c: edit_in_tx(c, job, limit), changed=True, run_id=run_id)
@@ -471,7 +463,6 @@ class PostgresStorage(PostgresSessions):
     ) -> EventResult:
         """Store an audit event (permission denial, error)."""
         fp = fingerprint("event", session_id, event_type, payload)
-        self._touch(session_id)
         return await self._write(
             session_id, lambda c: record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
         )
@@ -525,26 +516,10 @@ class PostgresStorage(PostgresSessions):
         """The newest ``updated_at`` of any session, or None (an empty store)."""
         return await newest_update(self._pool, self._where)
 
-    def _touch(self, session_id: str) -> None:
-        self._written[session_id] = time.monotonic()
-
-    def written_since_start(self, session_id: str) -> bool:
-        """True if the session was written since the daemon started (and not forgotten since)."""
-        return session_id in self._written
-
-    def forget_written_before(self, monotonic_s: float) -> int:
-        """Forget sessions last written before ``monotonic_s``; returns how many."""
-        old = [sid for sid, at in self._written.items() if at < monotonic_s]
-        for sid in old:
-            del self._written[sid]
-        return len(old)
-
     async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
-        """Erase the session only if it is still older than the cutoff and not written since start."""
+        """Erase the session only if it is still older than the cutoff (the caller spares what it wrote)."""
 
         async def run(conn: Any) -> int:
-            if session_id in self._written:
-                return 0
             row, _now = await lock_session_in_tx(conn, session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
@@ -558,26 +533,11 @@ class PostgresStorage(PostgresSessions):
             self._start_vacuum()
         return count
 
-    def retention_turn(self, window_s: float, local_cutoff: str) -> AbstractAsyncContextManager[str | None]:
+    def retention_turn(self, window_s: float) -> AbstractAsyncContextManager[str | None]:
         """One sweeper at a time across daemons, the cutoff from the database's clock (``sweep.py``)."""
         return retention_turn(self._pool, self._where, window_s)
 
     # -- operations
-
-    async def checkpoint(self) -> bool:
-        """Nothing to finish on PostgreSQL (erasure is logical; vacuum runs after each delete): True."""
-        return True
-
-    async def backup(self) -> tuple[Path, CopyFigures]:
-        """Not offered on PostgreSQL: a backup of the database is the server's job (pg_dump, base backups).
-
-        Raises:
-            PreconditionError: always.
-        """
-        raise PreconditionError(
-            "Backup copies the SQLite file; with a PostgreSQL database use pg_dump or the server's backups",
-            reason=Reason.STORAGE_UNAVAILABLE,
-        )
 
     async def figures(self) -> StorageFigures:
         """Sessions, events, idempotency records, schema version and the bytes of the schema's tables."""
@@ -590,3 +550,4 @@ class PostgresStorage(PostgresSessions):
 
 
 _: type[Storage] = PostgresStorage  # mypy proves that PostgresStorage is a Storage
+_sweep_turns: type[SweepTurns] = PostgresStorage

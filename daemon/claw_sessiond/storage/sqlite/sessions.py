@@ -22,21 +22,16 @@ class SQLiteSessions(SQLiteReads):
 
     max_open_tool_calls: int
 
-    def _touch(self, session_id: str) -> None:  # pragma: no cover - SQLiteStorage's
-        raise NotImplementedError
-
     async def create_session(self, job: CreateJob) -> SessionResult:
         """Create an empty session with initial state, labels and tool policy (exclusive).
 
         Raises:
             AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
         """
-        self._touch(job.session_id)
         return await self._writer.submit(lambda c: create_in_tx(c, job))
 
     async def fork_session(self, job: ForkJob) -> ForkResult:
         """Create a session as a copy of another's visible entries up to a position (see ``session_tx.fork_in_tx``)."""
-        self._touch(job.session_id)
         limit = self.max_open_tool_calls
         return await self._writer.submit(lambda c: fork_in_tx(c, job, limit), job.session_id)
 
@@ -46,7 +41,6 @@ class SQLiteSessions(SQLiteReads):
         Raises:
             SessionNotFoundError: the session is not stored.
         """
-        self._touch(job.session_id)
         return await self._writer.submit(lambda c: update_in_tx(c, job))
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:

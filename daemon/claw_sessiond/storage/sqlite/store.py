@@ -12,7 +12,8 @@ that a reader held up).
 
 Backend settings (:class:`SQLiteSettings`) live here, not in the daemon's
 configuration. A compile-time check at the end makes mypy prove that
-:class:`SQLiteStorage` is a :class:`~claw_sessiond.storage.base.Storage`.
+:class:`SQLiteStorage` is a :class:`~claw_sessiond.storage.base.Storage`, with the
+capabilities only this backend has (``Checkpointing``, ``BackingUp``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import logging
 import sqlite3
 import time
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -48,7 +48,7 @@ from ...model import (
     UsageDelta,
     UsageResult,
 )
-from ..base import ChangeListener, CopyFigures, Storage, StorageCounters, StorageFigures
+from ..base import BackingUp, ChangeListener, Checkpointing, CopyFigures, Storage, StorageCounters, StorageFigures
 from ..runs import InMemoryRuns
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
@@ -114,8 +114,6 @@ class SQLiteStorage(SQLiteSessions):
         self.applied_migrations: list[str] = []
         #: Erased sessions whose bytes may still be in the files (see ``erasure.py``).
         self.erasures = PendingErasures()
-        #: Sessions written since start → monotonic time of the last write (retention spares them).
-        self._written: dict[str, float] = {}
         self._backup_lock = asyncio.Lock()
 
     # -- life cycle
@@ -280,7 +278,6 @@ class SQLiteStorage(SQLiteSessions):
         Raises:
             SequenceConflictError, ToolCallStateError, InvalidRequestError, StorageError.
         """
-        self._touch(job.session_id)
         limit = self.max_open_tool_calls
         result = await self._writer.submit(lambda c: append_in_tx(c, job, limit), job.session_id)
         if not result.replayed:
@@ -293,7 +290,6 @@ class SQLiteStorage(SQLiteSessions):
     ) -> UsageResult:
         """Add usage to the session's totals (creating the session if needed)."""
         fp = fingerprint("usage", session_id, repr(delta))
-        self._touch(session_id)
         return await self._writer.submit(lambda c: usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id))
 
     async def clear(
@@ -311,7 +307,6 @@ class SQLiteStorage(SQLiteSessions):
         With ``erase`` the history before it leaves the log and, after a checkpoint, the files
         (``edit_tx.erase_clear_in_tx``; ``erasure_pending`` as for :meth:`delete`).
         """
-        self._touch(session_id)
         if not erase:
             fp = fingerprint("clear", session_id, expected_last_position)
             return await self._writer.submit(
@@ -336,7 +331,6 @@ class SQLiteStorage(SQLiteSessions):
         Raises:
             SequenceConflictError, InvalidRequestError, PreconditionError, ToolCallStateError, StorageError.
         """
-        self._touch(job.session_id)
         limit = self.max_open_tool_calls
         result = await self._writer.submit(lambda c: edit_in_tx(c, job, limit), job.session_id)
         if not result.replayed and job.replacements is not None:
@@ -349,7 +343,6 @@ class SQLiteStorage(SQLiteSessions):
     ) -> EventResult:
         """Store an audit event (permission denial, error)."""
         fp = fingerprint("event", session_id, event_type, payload)
-        self._touch(session_id)
         return await self._writer.submit(
             lambda c: record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
         )
@@ -431,33 +424,14 @@ class SQLiteStorage(SQLiteSessions):
             rows = await conn.execute_fetchall("SELECT max(updated_at) FROM sessions")
         return next((r[0] for r in rows if r[0] is not None), None)
 
-    def _touch(self, session_id: str) -> None:
-        """Remember that ``session_id`` is written now (before the write is queued, so retention sees it)."""
-        self._written[session_id] = time.monotonic()
-
-    def written_since_start(self, session_id: str) -> bool:
-        """True if the session was written since the daemon started (and not forgotten since)."""
-        return session_id in self._written
-
-    def forget_written_before(self, monotonic_s: float) -> int:
-        """Forget sessions last written before ``monotonic_s`` (``time.monotonic``); returns how many."""
-        old = [sid for sid, at in self._written.items() if at < monotonic_s]
-        for sid in old:
-            del self._written[sid]
-        return len(old)
-
     async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
         """Delete the whole session only if it is still older than the cutoff (retention).
 
-        A session written since the daemon started (see :meth:`written_since_start`)
-        is never deleted here, whatever its stored time says: that time is
-        wall-clock, and the wall clock may have been wrong or stepped since.
-        The check runs in the writer, after every write queued before it.
+        The check runs in the writer, after every write queued before it (the
+        caller spares the sessions written since the daemon started: ``retention.py``).
         """
 
         def run(conn: sqlite3.Connection) -> int:
-            if session_id in self._written:
-                return 0
             row = session_in_tx(conn, session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
@@ -469,11 +443,6 @@ class SQLiteStorage(SQLiteSessions):
             self._erased(session_id, count)
             await self._erasure_outcome(session_id, count, outcome)
         return count
-
-    @contextlib.asynccontextmanager
-    async def retention_turn(self, window_s: float, local_cutoff: str) -> AsyncIterator[str | None]:
-        """Always this daemon's turn (one daemon per file), with the cutoff of its steady clock."""
-        yield local_cutoff
 
     async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
         """Write an imported session, all or nothing, and rebuild its derived rows; returns events written.
@@ -527,3 +496,5 @@ class SQLiteStorage(SQLiteSessions):
 
 
 _: type[Storage] = SQLiteStorage  # mypy proves that SQLiteStorage is a Storage
+_checkpointing: type[Checkpointing] = SQLiteStorage
+_backing_up: type[BackingUp] = SQLiteStorage

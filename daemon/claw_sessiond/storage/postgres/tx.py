@@ -15,7 +15,6 @@ never made here. Timestamps are the database's transaction time
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -27,15 +26,15 @@ from ...model import (
     AppendResult,
     ClearResult,
     EventResult,
-    SessionMeta,
-    SessionSettings,
     Usage,
     UsageDelta,
     UsageResult,
 )
 from ...rules import StoredRequest
 from ..nul_text import db_text, from_db_text
+from ..port import SESSION_COLS, SessionRow, new_incarnation, session_meta, session_row
 from .calls_tx import PolicyOf, answer_in_tx, insert_calls_in_tx
+from .port import NOW_SQL, PostgresPort
 from .state_tx import apply_deltas_in_tx
 
 __all__ = [
@@ -56,75 +55,11 @@ __all__ = [
     "usage_in_tx",
 ]
 
-#: The transaction's time as RFC 3339 UTC text with microseconds (the database's clock: SPEC §8).
-NOW_SQL: Final = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-
-SESSION_COLS: Final = (
-    "session_id, workdir, created_at, updated_at, last_position, clear_position, message_count, "
-    "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, currency"
-)
-
 #: The open tool calls of a session (Load's read and the repair transaction share it).
 OPEN_CALLS_SQL: Final = (
     "SELECT call_id, assistant_position, call_index, run_id, pending, repair_mode FROM tool_calls "
     "WHERE session_id = $1 AND result_position IS NULL"
 )
-
-
-class SessionRow:
-    """A row of ``sessions`` (:data:`SESSION_COLS`), its usage columns as one :class:`Usage`."""
-
-    __slots__ = (
-        "clear_position",
-        "created_at",
-        "last_position",
-        "message_count",
-        "session_id",
-        "updated_at",
-        "usage",
-        "workdir",
-    )
-
-    def __init__(self, values: Sequence[Any]) -> None:
-        self.session_id: str = values[0]
-        self.workdir: str = values[1]
-        self.created_at: str = values[2]
-        self.updated_at: str = values[3]
-        self.last_position: int = int(values[4])
-        self.clear_position: int = int(values[5])
-        self.message_count: int = int(values[6])
-        self.usage = Usage(
-            int(values[7]), int(values[8]), int(values[9]), int(values[10]), int(values[11]), str(values[12])
-        )
-
-
-def session_row(values: Sequence[Any] | None) -> SessionRow | None:
-    """The :class:`SessionRow` of a ``SELECT {SESSION_COLS}`` record (None for no row)."""
-    return None if values is None else SessionRow(values)
-
-
-def session_meta(
-    row: SessionRow | None, session_id: str, workdir: str | None, settings: SessionSettings | None = None
-) -> SessionMeta:
-    """What Load reports of a session: its row and settings, or an unstored session (``workdir``: the caller's)."""
-    if row is None:
-        return SessionMeta(session_id, workdir or "", None, None, Usage(), 0, False, 0)
-    return SessionMeta(
-        session_id,
-        workdir if workdir else row.workdir,
-        row.created_at,
-        row.updated_at,
-        row.usage,
-        row.last_position,
-        True,
-        row.message_count,
-        settings or SessionSettings(),
-    )
-
-
-def new_incarnation() -> str:
-    """A random id for a newly created session row (Watch follows one incarnation only)."""
-    return uuid.uuid4().hex[:16]
 
 
 async def lock_session_in_tx(
@@ -137,24 +72,11 @@ async def lock_session_in_tx(
     back with everything else. Returns the row (None if not stored and not
     created) and the time as text.
     """
-    found = await conn.fetchrow(
-        f"SELECT {SESSION_COLS}, {NOW_SQL} FROM sessions WHERE session_id = $1 FOR UPDATE", session_id
-    )
-    if found is not None:
-        return SessionRow(found), str(found[13])
-    if create_workdir is None:
-        return None, str(await conn.fetchval(f"SELECT {NOW_SQL}"))
-    await conn.execute(
-        "INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation) "
-        f"VALUES ($1, $2, {NOW_SQL}, {NOW_SQL}, $3) ON CONFLICT (session_id) DO NOTHING",
-        session_id,
-        create_workdir,
-        new_incarnation(),
-    )
-    found = await conn.fetchrow(
-        f"SELECT {SESSION_COLS}, {NOW_SQL} FROM sessions WHERE session_id = $1 FOR UPDATE", session_id
-    )
-    return SessionRow(found), str(found[13])
+    port = PostgresPort(conn)
+    row, now = await port.session_row(session_id)
+    if row is None and create_workdir is not None:
+        row = await port.ensure_session(session_id, create_workdir, now)
+    return row, now
 
 
 async def _stored_request_in_tx(conn: Any, session_id: str, request_id: str) -> StoredRequest | None:

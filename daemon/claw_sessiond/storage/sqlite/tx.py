@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from ... import rules
 from ...entry_wire import encode_entry
@@ -25,14 +23,13 @@ from ...model import (
     ClearResult,
     EventResult,
     PreparedMessage,
-    SessionMeta,
-    SessionSettings,
     Usage,
     UsageDelta,
     UsageResult,
     now_rfc3339,
 )
 from ...rules import StoredRequest
+from ..port import SESSION_COLS, SessionRow, new_incarnation, session_meta, session_row
 from .calls_tx import OPEN_CALLS_SQL, PolicyOf, answer_in_tx, insert_calls_in_tx, open_call
 from .errors import map_sqlite_errors
 from .state_tx import apply_deltas_in_tx
@@ -61,52 +58,6 @@ __all__ = [
 _log = logging.getLogger("claw_sessiond.store")
 
 
-SESSION_COLS: Final = (
-    "session_id, workdir, created_at, updated_at, last_position, clear_position, message_count, "
-    "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, currency"
-)
-
-
-@dataclass(slots=True)
-class SessionRow:
-    """A row of ``sessions`` (:data:`SESSION_COLS`), its usage columns as one :class:`~claw_sessiond.model.Usage`."""
-
-    session_id: str
-    workdir: str
-    created_at: str
-    updated_at: str
-    last_position: int
-    clear_position: int
-    message_count: int
-    usage: Usage
-
-
-def session_row(values: Sequence[Any] | None) -> SessionRow | None:
-    """The :class:`SessionRow` of a ``SELECT {SESSION_COLS}`` result (None for no row)."""
-    if values is None:
-        return None
-    return SessionRow(values[0], values[1], values[2], values[3], values[4], values[5], values[6], Usage(*values[7:13]))
-
-
-def session_meta(
-    row: SessionRow | None, session_id: str, workdir: str | None, settings: SessionSettings | None = None
-) -> SessionMeta:
-    """What Load reports of a session: its row and settings, or an unstored session (``workdir``: the caller's)."""
-    if row is None:
-        return SessionMeta(session_id, workdir or "", None, None, Usage(), 0, False, 0)
-    return SessionMeta(
-        session_id,
-        workdir if workdir else row.workdir,
-        row.created_at,
-        row.updated_at,
-        row.usage,
-        row.last_position,
-        True,
-        row.message_count,
-        settings or SessionSettings(),
-    )
-
-
 def session_in_tx(conn: sqlite3.Connection, session_id: str) -> SessionRow | None:
     """The session's row, or None if it is not stored (caller's transaction)."""
     return session_row(
@@ -123,11 +74,6 @@ def _ensure_session_in_tx(conn: sqlite3.Connection, session_id: str, workdir: st
         (session_id, workdir, now, now, new_incarnation()),
     )
     return SessionRow(session_id, workdir, now, now, 0, 0, 0, Usage())
-
-
-def new_incarnation() -> str:
-    """A random id for a newly created session row (Watch follows one incarnation only)."""
-    return uuid.uuid4().hex[:16]
 
 
 def _stored_request_in_tx(conn: sqlite3.Connection, session_id: str, request_id: str) -> StoredRequest | None:

@@ -1,0 +1,225 @@
+"""The transaction port: the named reads and writes a write's sequence asks of a backend, no decisions.
+
+A write's sequence (``steps.py``; Append, RecordUsage, Clear, RecordEvent and Delete in
+``writes.py``) is written once over this port, and each backend implements it in its own SQL:
+
+- ``sqlite/port.py`` (:class:`~claw_sessiond.storage.sqlite.port.SQLitePort`): synchronous, on
+  the writer thread, inside the writer's ``BEGIN IMMEDIATE`` (which already serializes every
+  write, so :meth:`Port.session_row` is a plain read there);
+- ``postgres/port.py`` (:class:`~claw_sessiond.storage.postgres.port.PostgresPort`):
+  asynchronous (asyncpg), in the caller's transaction; :meth:`Port.session_row` takes the row
+  lock (``SELECT … FOR UPDATE``, the first statement of every write: SPEC §8).
+
+How the type checker sees the two: this Protocol types each verb by its *answer* (what a
+sequence gets back at its ``yield``). :class:`SQLitePort` conforms to it as it is (mypy proves
+it at the end of its module). :class:`PostgresPort` has the same verbs, each an ``async def``
+with the same parameters answering the same type; it is adapted to :class:`Port` once, where
+the asynchronous driver starts a sequence (``PostgresPort.as_port``: a cast), and
+``tests/unit/test_port.py`` proves the two ports have this Protocol's verbs with its parameters,
+the PostgreSQL ones coroutines. So a sequence is typed once, against the answers.
+
+Verbs are named by what they read or write. Every verb runs inside the caller's transaction and
+writes only what it names; whether to call it is the sequence's decision, never the port's.
+The Protocol is laid out in sections, one per group of writes, so that the verbs a group adds
+land in its own section.
+
+Must never: decide (no rule is asked here), open or end a transaction, or hold state between calls.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from ..model import PreparedMessage, SessionMeta, SessionSettings, StateDelta, Usage, UsageDelta
+from ..policy import ToolPolicy
+from ..rules import StoredRequest
+
+__all__ = ["SESSION_COLS", "Port", "SessionRow", "new_incarnation", "session_meta", "session_row"]
+
+#: The columns of ``sessions`` a :class:`SessionRow` holds, in its order (the same on both backends).
+SESSION_COLS: Final = (
+    "session_id, workdir, created_at, updated_at, last_position, clear_position, message_count, "
+    "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, currency"
+)
+
+
+@dataclass(slots=True)
+class SessionRow:
+    """A row of ``sessions`` (:data:`SESSION_COLS`), its usage columns as one :class:`~claw_sessiond.model.Usage`."""
+
+    session_id: str
+    workdir: str
+    created_at: str
+    updated_at: str
+    last_position: int
+    clear_position: int
+    message_count: int
+    usage: Usage
+
+
+def session_row(values: Sequence[Any] | None) -> SessionRow | None:
+    """The :class:`SessionRow` of a ``SELECT {SESSION_COLS}`` result (None for no row)."""
+    if values is None:
+        return None
+    return SessionRow(
+        values[0],
+        values[1],
+        values[2],
+        values[3],
+        int(values[4]),
+        int(values[5]),
+        int(values[6]),
+        Usage(int(values[7]), int(values[8]), int(values[9]), int(values[10]), int(values[11]), str(values[12])),
+    )
+
+
+def session_meta(
+    row: SessionRow | None, session_id: str, workdir: str | None, settings: SessionSettings | None = None
+) -> SessionMeta:
+    """What Load reports of a session: its row and settings, or an unstored session (``workdir``: the caller's)."""
+    if row is None:
+        return SessionMeta(session_id, workdir or "", None, None, Usage(), 0, False, 0)
+    return SessionMeta(
+        session_id,
+        workdir if workdir else row.workdir,
+        row.created_at,
+        row.updated_at,
+        row.usage,
+        row.last_position,
+        True,
+        row.message_count,
+        settings or SessionSettings(),
+    )
+
+
+def new_incarnation() -> str:
+    """A random id for a newly created session row (Watch follows one incarnation only)."""
+    return uuid.uuid4().hex[:16]
+
+
+class Port(Protocol):
+    """The reads and writes of one transaction, typed by their answers (see the module docstring)."""
+
+    # -- core: the session row, request ids, events
+
+    def session_row(self, session_id: str) -> tuple[SessionRow | None, str]:
+        """The session's row (None if not stored), held for the rest of the transaction, and the write's time.
+
+        The time is RFC 3339 UTC text: the database's transaction time on PostgreSQL, the clock
+        on SQLite. Every write a sequence makes is stamped with it.
+        """
+        ...
+
+    def ensure_session(self, session_id: str, workdir: str, now: str) -> SessionRow:
+        """The session's row, held, first created (with ``workdir``, at ``now``) if it is not stored.
+
+        Another writer may have created it meanwhile (PostgreSQL: the insert waits for its
+        commit): the row returned is then that one, and may carry its requests.
+        """
+        ...
+
+    def stored_request(self, session_id: str, request_id: str) -> StoredRequest | None:
+        """The record of an earlier request with this (non-empty) id on this session, or None."""
+        ...
+
+    def remember(self, session_id: str, request_id: str, kind: str, fingerprint: str, record: str, now: str) -> None:
+        """Store a request's record (``rules.result_record``) under its (non-empty) id."""
+        ...
+
+    def insert_event(
+        self, session_id: str, position: int | None, event_type: str, trace_id: str, ts: str, payload: str
+    ) -> int:
+        """Insert one event (``position`` None: an audit event outside the history); returns its event id."""
+        ...
+
+    def insert_entry(
+        self, session_id: str, position: int, prepared: PreparedMessage, trace_id: str, ts: str, payload: str
+    ) -> None:
+        """Insert one history entry at ``position``: ``payload`` (the message's, or as admitted), with its
+        item, format and client id where set (and, where the backend keeps one, its encoded reply form)."""
+        ...
+
+    def advance_session(self, session_id: str, last_position: int, added: int, now: str, workdir: str) -> None:
+        """Move the session's last position to ``last_position``, count ``added`` more visible entries, stamp
+        ``now``, and take ``workdir`` unless it is empty."""
+        ...
+
+    def touch_session(self, session_id: str, now: str, workdir: str) -> None:
+        """Stamp the session's row with ``now``, and take ``workdir`` unless it is empty."""
+        ...
+
+    def open_call_count(self, session_id: str) -> int:
+        """How many of the session's indexed tool calls have no result."""
+        ...
+
+    # -- append, usage, clear, event, delete
+
+    def client_id_position(self, session_id: str, client_id: str, after: int) -> int | None:
+        """The position of a visible entry after ``after`` (the last clear) with this client id, or None."""
+        ...
+
+    def session_policy(self, session_id: str) -> ToolPolicy:
+        """The session's stored tool policy (empty for a session without one)."""
+        ...
+
+    def call_result(self, session_id: str, call_id: str) -> tuple[bool, int | None]:
+        """Whether the session indexes a call with this id, and the position of its result (None: none yet)."""
+        ...
+
+    def entry_type(self, session_id: str, position: int) -> str | None:
+        """The event type stored at ``position`` (None if there is none)."""
+        ...
+
+    def answer_call(self, session_id: str, call_id: str, position: int) -> None:
+        """Record ``position`` as the result of the indexed call ``call_id``."""
+        ...
+
+    def hide_entry(self, session_id: str, position: int, hidden_by: int) -> None:
+        """Mark the entry at ``position`` hidden by the entry at ``hidden_by``."""
+        ...
+
+    def insert_call(
+        self,
+        session_id: str,
+        call_id: str,
+        position: int,
+        index: int,
+        run_id: str,
+        pending: bool,
+        repair_mode: str,
+    ) -> bool:
+        """Index a call made by the entry at ``position``; False (nothing written) if its id is already indexed."""
+        ...
+
+    def apply_state_deltas(self, session_id: str, deltas: Sequence[StateDelta], trace_id: str, now: str) -> None:
+        """Apply state deltas in order, each recorded as a ``state`` event (the backends' ``state_tx.py``).
+
+        Raises:
+            InvalidRequestError: reason FIELD_TOO_LARGE, a state would exceed its bound.
+        """
+        ...
+
+    def set_usage(self, session_id: str, usage: Usage) -> None:
+        """Write the session's usage totals."""
+        ...
+
+    def add_model_usage(self, session_id: str, delta: UsageDelta, currency: str) -> None:
+        """Add ``delta`` to the totals of its model and pricing version (``currency``: the one it is charged in,
+        kept only where the totals have none yet)."""
+        ...
+
+    def clear_session(self, session_id: str, position: int, now: str, workdir: str) -> None:
+        """Set the session's last and clear positions to ``position``, no visible entries, stamp ``now``, take
+        ``workdir`` unless it is empty, and forget its indexed tool calls."""
+        ...
+
+    def delete_session(self, session_id: str) -> int:
+        """Delete every row of the session (and its words from a search index); returns how many events it had."""
+        ...
+
+    # -- edit tail, create, fork, update, import, state
+
+    # -- load and repair

@@ -1,0 +1,288 @@
+"""The transaction port in PostgreSQL (``storage/port.py``): asynchronous (asyncpg), in the caller's transaction.
+
+The order rule (SPEC §8): the first statement of every write to a session locks its row
+(:meth:`PostgresPort.session_row`: ``SELECT … FOR UPDATE``; :meth:`PostgresPort.ensure_session`
+first creates a missing row with ``INSERT … ON CONFLICT DO NOTHING``), so writes of one session
+commit in one total order whichever daemon sends them, positions come from ``last_position``
+under that lock (no sequences), and a retry with the same request id, even on another daemon,
+waits for the first and then reads its committed record (READ COMMITTED). Timestamps are the
+database's transaction time (:data:`NOW_SQL`), as RFC 3339 UTC text like the SQLite backend's.
+Strings that may hold NUL are stored in their NUL-free form (``nul_text.db_text``).
+
+Each verb is an ``async def`` with the parameters and answer of :class:`~claw_sessiond.storage.port.Port`'s;
+``steps.run_async`` awaits them for a sequence, which is handed :meth:`PostgresPort.as_port`.
+
+Must never: decide (ask a rule), begin, commit or roll back a transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final, cast
+
+from ...events import EVENT_SCHEMA_VERSION
+from ...model import PreparedMessage, StateDelta, Usage, UsageDelta
+from ...policy import ToolPolicy, policy_from_json
+from ...rules import StoredRequest
+from ..nul_text import db_text
+from ..port import SESSION_COLS, Port, SessionRow, new_incarnation, session_row
+from .state_tx import apply_deltas_in_tx
+
+__all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort"]
+
+#: The transaction's time as RFC 3339 UTC text with microseconds (the database's clock: SPEC §8).
+NOW_SQL: Final = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+
+_LOCK_SQL: Final = f"SELECT {SESSION_COLS}, {NOW_SQL} FROM sessions WHERE session_id = $1 FOR UPDATE"
+
+#: Every table with rows of a session (a delete or a replacing import empties them all).
+SESSION_TABLES: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
+
+
+class PostgresPort:
+    """The port over an asyncpg connection inside its transaction."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def as_port(self) -> Port:
+        """This port as a sequence sees it: each verb's answer, once ``run_async`` has awaited it."""
+        return cast(Port, self)
+
+    # -- core: the session row, request ids, events
+
+    async def session_row(self, session_id: str) -> tuple[SessionRow | None, str]:
+        found = await self._conn.fetchrow(_LOCK_SQL, session_id)
+        if found is not None:
+            return session_row(found), str(found[13])
+        return None, str(await self._conn.fetchval(f"SELECT {NOW_SQL}"))
+
+    async def ensure_session(self, session_id: str, workdir: str, now: str) -> SessionRow:
+        found = await self._conn.fetchrow(_LOCK_SQL, session_id)
+        if found is None:
+            await self._conn.execute(
+                "INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation) "
+                "VALUES ($1, $2, $3, $3, $4) ON CONFLICT (session_id) DO NOTHING",
+                session_id,
+                workdir,
+                now,
+                new_incarnation(),
+            )
+            found = await self._conn.fetchrow(_LOCK_SQL, session_id)
+        row = session_row(found)
+        assert row is not None  # created above, or by the writer the insert waited for
+        return row
+
+    async def stored_request(self, session_id: str, request_id: str) -> StoredRequest | None:
+        found = await self._conn.fetchrow(
+            "SELECT kind, fingerprint, result FROM requests WHERE session_id = $1 AND request_id = $2",
+            session_id,
+            request_id,
+        )
+        return None if found is None else StoredRequest(found[0], found[1], found[2])
+
+    async def remember(
+        self, session_id: str, request_id: str, kind: str, fingerprint: str, record: str, now: str
+    ) -> None:
+        await self._conn.execute(
+            "INSERT INTO requests(session_id, request_id, kind, fingerprint, result, created_at) "
+            "VALUES ($1, $2, $3, $4, $5, $6)",
+            session_id,
+            request_id,
+            kind,
+            fingerprint,
+            record,
+            now,
+        )
+
+    async def insert_event(
+        self, session_id: str, position: int | None, event_type: str, trace_id: str, ts: str, payload: str
+    ) -> int:
+        return int(
+            await self._conn.fetchval(
+                "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
+                "VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING event_id",
+                session_id,
+                position,
+                event_type,
+                trace_id,
+                ts,
+                EVENT_SCHEMA_VERSION,
+                payload,
+            )
+        )
+
+    async def insert_entry(
+        self, session_id: str, position: int, prepared: PreparedMessage, trace_id: str, ts: str, payload: str
+    ) -> None:
+        msg = prepared.message
+        await self._conn.execute(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+            "client_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            session_id,
+            position,
+            prepared.event_type,
+            trace_id,
+            ts,
+            EVENT_SCHEMA_VERSION,
+            payload,
+            msg.format or None,
+            msg.item if msg.format else None,
+            db_text(msg.client_id) or None,
+        )
+
+    async def advance_session(self, session_id: str, last_position: int, added: int, now: str, workdir: str) -> None:
+        await self._conn.execute(
+            "UPDATE sessions SET last_position = $1, message_count = message_count + $2, updated_at = $3, "
+            "workdir = CASE WHEN $4 <> '' THEN $4 ELSE workdir END WHERE session_id = $5",
+            last_position,
+            added,
+            now,
+            workdir,
+            session_id,
+        )
+
+    async def touch_session(self, session_id: str, now: str, workdir: str) -> None:
+        await self._conn.execute(
+            "UPDATE sessions SET updated_at = $1, workdir = CASE WHEN $2 <> '' THEN $2 ELSE workdir END "
+            "WHERE session_id = $3",
+            now,
+            workdir,
+            session_id,
+        )
+
+    async def open_call_count(self, session_id: str) -> int:
+        return int(
+            await self._conn.fetchval(
+                "SELECT count(*) FROM tool_calls WHERE session_id = $1 AND result_position IS NULL", session_id
+            )
+        )
+
+    # -- append, usage, clear, event, delete
+
+    async def client_id_position(self, session_id: str, client_id: str, after: int) -> int | None:
+        found = await self._conn.fetchval(
+            "SELECT position FROM events WHERE session_id = $1 AND client_id = $2 AND position > $3 "
+            "AND hidden_by IS NULL LIMIT 1",
+            session_id,
+            db_text(client_id),
+            after,
+        )
+        return None if found is None else int(found)
+
+    async def session_policy(self, session_id: str) -> ToolPolicy:
+        return policy_from_json(
+            await self._conn.fetchval("SELECT tool_policy FROM sessions WHERE session_id = $1", session_id)
+        )
+
+    async def call_result(self, session_id: str, call_id: str) -> tuple[bool, int | None]:
+        found = await self._conn.fetchrow(
+            "SELECT result_position FROM tool_calls WHERE session_id = $1 AND call_id = $2",
+            session_id,
+            db_text(call_id),
+        )
+        return (False, None) if found is None else (True, None if found[0] is None else int(found[0]))
+
+    async def entry_type(self, session_id: str, position: int) -> str | None:
+        found = await self._conn.fetchval(
+            "SELECT type FROM events WHERE session_id = $1 AND position = $2", session_id, position
+        )
+        return None if found is None else str(found)
+
+    async def answer_call(self, session_id: str, call_id: str, position: int) -> None:
+        await self._conn.execute(
+            "UPDATE tool_calls SET result_position = $1 WHERE session_id = $2 AND call_id = $3",
+            position,
+            session_id,
+            db_text(call_id),
+        )
+
+    async def hide_entry(self, session_id: str, position: int, hidden_by: int) -> None:
+        await self._conn.execute(
+            "UPDATE events SET hidden_by = $1 WHERE session_id = $2 AND position = $3", hidden_by, session_id, position
+        )
+
+    async def insert_call(
+        self,
+        session_id: str,
+        call_id: str,
+        position: int,
+        index: int,
+        run_id: str,
+        pending: bool,
+        repair_mode: str,
+    ) -> bool:
+        inserted = await self._conn.fetchval(
+            "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, run_id, pending, repair_mode) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING 1",
+            session_id,
+            db_text(call_id),
+            position,
+            index,
+            run_id,
+            bool(pending),
+            repair_mode,
+        )
+        return inserted is not None
+
+    async def apply_state_deltas(self, session_id: str, deltas: Sequence[StateDelta], trace_id: str, now: str) -> None:
+        await apply_deltas_in_tx(self._conn, session_id, deltas, trace_id, now)
+
+    async def set_usage(self, session_id: str, usage: Usage) -> None:
+        await self._conn.execute(
+            "UPDATE sessions SET input_tokens = $1, output_tokens = $2, cache_read_tokens = $3, "
+            "cache_write_tokens = $4, cost_micros = $5, currency = $6 WHERE session_id = $7",
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.cost_micros,
+            usage.currency,
+            session_id,
+        )
+
+    async def add_model_usage(self, session_id: str, delta: UsageDelta, currency: str) -> None:
+        # The columns of the row being updated are qualified: unqualified they would be ambiguous here.
+        await self._conn.execute(
+            "INSERT INTO usage_by_model AS u (session_id, model, pricing_version, input_tokens, output_tokens, "
+            "cache_read_tokens, cache_write_tokens, cost_micros, currency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+            "ON CONFLICT (session_id, model, pricing_version) DO UPDATE SET "
+            "input_tokens = u.input_tokens + excluded.input_tokens, "
+            "output_tokens = u.output_tokens + excluded.output_tokens, "
+            "cache_read_tokens = u.cache_read_tokens + excluded.cache_read_tokens, "
+            "cache_write_tokens = u.cache_write_tokens + excluded.cache_write_tokens, "
+            "cost_micros = u.cost_micros + excluded.cost_micros, "
+            "currency = CASE WHEN u.currency = '' THEN excluded.currency ELSE u.currency END",
+            session_id,
+            db_text(delta.model),
+            db_text(delta.pricing_version),
+            delta.input_tokens,
+            delta.output_tokens,
+            delta.cache_read_tokens,
+            delta.cache_write_tokens,
+            delta.cost_micros,
+            currency,
+        )
+
+    async def clear_session(self, session_id: str, position: int, now: str, workdir: str) -> None:
+        await self._conn.execute("DELETE FROM tool_calls WHERE session_id = $1", session_id)
+        await self._conn.execute(
+            "UPDATE sessions SET last_position = $1, clear_position = $1, message_count = 0, updated_at = $2, "
+            "workdir = CASE WHEN $3 <> '' THEN $3 ELSE workdir END WHERE session_id = $4",
+            position,
+            now,
+            workdir,
+            session_id,
+        )
+
+    async def delete_session(self, session_id: str) -> int:
+        count = int(await self._conn.fetchval("SELECT count(*) FROM events WHERE session_id = $1", session_id))
+        for table in SESSION_TABLES:
+            await self._conn.execute(f"DELETE FROM {table} WHERE session_id = $1", session_id)
+        return count
+
+    # -- edit tail, create, fork, update, import, state
+
+    # -- load and repair

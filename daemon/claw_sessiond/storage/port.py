@@ -29,15 +29,28 @@ Must never: decide (no rule is asked here), open or end a transaction, or hold s
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from ..model import PreparedMessage, SessionMeta, SessionSettings, StateDelta, Usage, UsageDelta
+from ..export import ImportedEvent
+from ..history import IndexedCall
+from ..model import Message, PreparedMessage, SessionMeta, SessionSettings, Usage, UsageDelta
 from ..policy import ToolPolicy
 from ..rules import StoredRequest
+from ..state import ScopeState, parse_labels
 
-__all__ = ["SESSION_COLS", "Port", "SessionRow", "new_incarnation", "session_meta", "session_row"]
+__all__ = [
+    "SESSION_COLS",
+    "SETTINGS_COLS",
+    "SETTINGS_COUNT",
+    "Port",
+    "SessionRow",
+    "new_incarnation",
+    "session_meta",
+    "session_row",
+    "settings_of",
+]
 
 #: The columns of ``sessions`` a :class:`SessionRow` holds, in its order (the same on both backends).
 SESSION_COLS: Final = (
@@ -92,6 +105,19 @@ def session_meta(
         True,
         row.message_count,
         settings or SessionSettings(),
+    )
+
+
+#: The settings columns of ``sessions``, in the order :func:`settings_of` reads them (the same on both backends).
+SETTINGS_COLS: Final = "state, labels, tool_policy, forked_from, forked_at_position, incarnation"
+#: How many columns :data:`SETTINGS_COLS` names (the last ones of a ``SELECT {SESSION_COLS}, {SETTINGS_COLS}``).
+SETTINGS_COUNT: Final = len(SETTINGS_COLS.split(","))
+
+
+def settings_of(values: Sequence[Any]) -> SessionSettings:
+    """The :class:`SessionSettings` of a ``SELECT {SETTINGS_COLS}`` result."""
+    return SessionSettings(
+        str(values[0]), parse_labels(str(values[1])), str(values[2]), str(values[3]), int(values[4]), str(values[5])
     )
 
 
@@ -194,14 +220,6 @@ class Port(Protocol):
         """Index a call made by the entry at ``position``; False (nothing written) if its id is already indexed."""
         ...
 
-    def apply_state_deltas(self, session_id: str, deltas: Sequence[StateDelta], trace_id: str, now: str) -> None:
-        """Apply state deltas in order, each recorded as a ``state`` event (the backends' ``state_tx.py``).
-
-        Raises:
-            InvalidRequestError: reason FIELD_TOO_LARGE, a state would exceed its bound.
-        """
-        ...
-
     def set_usage(self, session_id: str, usage: Usage) -> None:
         """Write the session's usage totals."""
         ...
@@ -221,5 +239,124 @@ class Port(Protocol):
         ...
 
     # -- edit tail, create, fork, update, import, state
+
+    def settings(self, session_id: str) -> SessionSettings | None:
+        """The session's state, labels, tool policy and lineage (None if it is not stored)."""
+        ...
+
+    def claim_session(
+        self, session_id: str, workdir: str, state: str, tool_policy: str, forked_from: str, forked_at_position: int
+    ) -> str | None:
+        """Insert a new session's row (a new incarnation, created and updated now), held; the time it was
+        created, or None (nothing written) if the id is stored (PostgreSQL: once a concurrent creation of
+        it has committed)."""
+        ...
+
+    def source_session(self, session_id: str) -> tuple[SessionRow, SessionSettings] | None:
+        """A fork's source: its row and settings, held against writes to it until the transaction ends (None:
+        not stored)."""
+        ...
+
+    def set_session_state(self, session_id: str, state: str) -> None:
+        """Write the session's own state."""
+        ...
+
+    def set_tool_policy(self, session_id: str, tool_policy: str) -> None:
+        """Write the session's default tool policy."""
+        ...
+
+    def set_settings(
+        self, session_id: str, state: str, tool_policy: str, forked_from: str, forked_at_position: int
+    ) -> None:
+        """Write the session's state, tool policy and lineage (an import's, folded from its events)."""
+        ...
+
+    def write_labels(self, session_id: str, labels: Mapping[str, str]) -> None:
+        """Replace the session's labels: the JSON column and its exact-match index rows."""
+        ...
+
+    def hold_scope_states(self, scopes: Sequence[str], now: str) -> Mapping[str, str]:
+        """The states of these shared scopes (sorted, distinct), held for the rest of the transaction.
+
+        PostgreSQL makes each row exist (an empty state, at ``now``) and locks them in the given order;
+        a scope never written may be absent from the answer.
+        """
+        ...
+
+    def put_scope_states(self, states: Sequence[ScopeState]) -> None:
+        """Store each scope's state and time, replacing a stored one of the same scope."""
+        ...
+
+    def tail_rows(
+        self, session_id: str, floor: int, cursor: int, limit: int
+    ) -> list[tuple[int, str, bool, str | None, int]]:
+        """The history events in ``(floor, cursor]``, from the end, at most ``limit``: (position, type,
+        hidden, the payload of an edit event (None for any other), stored bytes)."""
+        ...
+
+    def entries_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
+        """The entries at these positions, in position order."""
+        ...
+
+    def pending_calls(self, session_id: str, call_ids: Sequence[str]) -> list[str]:
+        """Those of these calls that are pending and still have no result."""
+        ...
+
+    def hide_entries(self, session_id: str, hidden: Sequence[tuple[int, int]]) -> None:
+        """Mark each entry ``(position, by)`` hidden by the event at position ``by``."""
+        ...
+
+    def reopen_calls(self, session_id: str, answers: Sequence[tuple[str, int]]) -> None:
+        """For each ``(call id, result position)``: the call has no result any more, if that was its result."""
+        ...
+
+    def unindex_calls(self, session_id: str, calls: Sequence[tuple[str, int]]) -> None:
+        """For each ``(call id, assistant position)``: the call leaves the index, if it was made there."""
+        ...
+
+    def copy_entries(self, source_id: str, session_id: str, after: int, upto: int) -> list[int]:
+        """Copy the visible entries of ``source_id`` in ``(after, upto]``, each event as stored, to positions
+        1..n of ``session_id``; their positions in the source, in order."""
+        ...
+
+    def payloads_containing(self, session_id: str, event_type: str, text: str) -> list[tuple[int, str]]:
+        """``(position, payload)`` of the session's history events of this type whose payload holds ``text``."""
+        ...
+
+    def set_payloads(self, session_id: str, payloads: Sequence[tuple[int, str]]) -> None:
+        """Replace the payload of each entry ``(position, payload)``."""
+        ...
+
+    def indexed_calls(self, session_id: str, call_ids: Sequence[str]) -> list[IndexedCall]:
+        """The session's index rows of these calls (those it has)."""
+        ...
+
+    def index_calls(self, session_id: str, calls: Sequence[IndexedCall]) -> None:
+        """Insert these index rows (no run owns them)."""
+        ...
+
+    def incarnation(self, session_id: str) -> str | None:
+        """The incarnation of the session's row (None if it is not stored)."""
+        ...
+
+    def events_of(self, session_id: str) -> list[tuple[int | None, str, str, str, str]]:
+        """Every event of the session in event order: (position, type, time, trace id, payload)."""
+        ...
+
+    def insert_events(self, session_id: str, events: Sequence[ImportedEvent]) -> None:
+        """Insert these events as they are (positions, payloads, items, client ids)."""
+        ...
+
+    def drop_derived_rows(self, session_id: str) -> None:
+        """Delete the session's row, its tool-call index and its usage by model (its events stay)."""
+        ...
+
+    def insert_session_row(self, row: SessionRow, incarnation: str) -> None:
+        """Insert the session's row as given (settings at their defaults)."""
+        ...
+
+    def insert_model_usage(self, session_id: str, by_model: Mapping[tuple[str, str], Usage]) -> None:
+        """Insert the session's usage totals per (model, pricing version)."""
+        ...
 
     # -- load and repair

@@ -17,16 +17,27 @@ Must never: decide (ask a rule), begin, commit or roll back a transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
-from ...events import EVENT_SCHEMA_VERSION
-from ...model import PreparedMessage, StateDelta, Usage, UsageDelta
+from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
+from ...export import ImportedEvent
+from ...history import IndexedCall
+from ...model import Message, PreparedMessage, SessionSettings, Usage, UsageDelta
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
-from ..nul_text import db_text
-from ..port import SESSION_COLS, Port, SessionRow, new_incarnation, session_row
-from .state_tx import apply_deltas_in_tx
+from ...state import EMPTY, ScopeState, labels_json
+from ..nul_text import db_text, from_db_text
+from ..port import (
+    SESSION_COLS,
+    SETTINGS_COLS,
+    SETTINGS_COUNT,
+    Port,
+    SessionRow,
+    new_incarnation,
+    session_row,
+    settings_of,
+)
 
 __all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort"]
 
@@ -34,6 +45,19 @@ __all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort"]
 NOW_SQL: Final = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
 _LOCK_SQL: Final = f"SELECT {SESSION_COLS}, {NOW_SQL} FROM sessions WHERE session_id = $1 FOR UPDATE"
+
+#: The tail of a history read backwards (EditTail's walk).
+_TAIL_SQL: Final = (
+    "SELECT position, type, hidden_by IS NOT NULL, CASE WHEN type = 'edit' THEN payload END, "
+    "octet_length(payload) + coalesce(octet_length(item), 0) FROM events "
+    "WHERE session_id = $1 AND position > $2 AND position <= $3 ORDER BY position DESC LIMIT $4"
+)
+#: Event types a fork copies (the entries; never a clear or an edit).
+_ENTRY_TYPES: Final = sorted(MESSAGE_EVENT_TYPES)
+#: The visible entries of a session (a fork's source) in a range of positions.
+_VISIBLE_ENTRIES: Final = (
+    "session_id = $1 AND position > $2 AND position <= $3 AND type = ANY($4::text[]) AND hidden_by IS NULL"
+)
 
 #: Every table with rows of a session (a delete or a replacing import empties them all).
 SESSION_TABLES: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
@@ -227,9 +251,6 @@ class PostgresPort:
         )
         return inserted is not None
 
-    async def apply_state_deltas(self, session_id: str, deltas: Sequence[StateDelta], trace_id: str, now: str) -> None:
-        await apply_deltas_in_tx(self._conn, session_id, deltas, trace_id, now)
-
     async def set_usage(self, session_id: str, usage: Usage) -> None:
         await self._conn.execute(
             "UPDATE sessions SET input_tokens = $1, output_tokens = $2, cache_read_tokens = $3, "
@@ -285,4 +306,276 @@ class PostgresPort:
 
     # -- edit tail, create, fork, update, import, state
 
+    async def settings(self, session_id: str) -> SessionSettings | None:
+        found = await self._conn.fetchrow(f"SELECT {SETTINGS_COLS} FROM sessions WHERE session_id = $1", session_id)
+        return None if found is None else settings_of(found)
+
+    async def claim_session(
+        self, session_id: str, workdir: str, state: str, tool_policy: str, forked_from: str, forked_at_position: int
+    ) -> str | None:
+        """``INSERT … ON CONFLICT DO NOTHING``: a concurrent creation of the id is waited for."""
+        created: str | None = await self._conn.fetchval(
+            "INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation, state, tool_policy, "
+            f"forked_from, forked_at_position) VALUES ($1, $2, {NOW_SQL}, {NOW_SQL}, $3, $4, $5, $6, $7) "
+            "ON CONFLICT (session_id) DO NOTHING RETURNING created_at",
+            session_id,
+            workdir,
+            new_incarnation(),
+            state,
+            tool_policy,
+            forked_from,
+            forked_at_position,
+        )
+        return created
+
+    async def source_session(self, session_id: str) -> tuple[SessionRow, SessionSettings] | None:
+        """``FOR SHARE``: no write to the source commits until this transaction ends."""
+        found = await self._conn.fetchrow(
+            f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = $1 FOR SHARE", session_id
+        )
+        row = session_row(found)
+        return None if row is None else (row, settings_of(found[-SETTINGS_COUNT:]))
+
+    async def set_session_state(self, session_id: str, state: str) -> None:
+        await self._conn.execute("UPDATE sessions SET state = $1 WHERE session_id = $2", state, session_id)
+
+    async def set_tool_policy(self, session_id: str, tool_policy: str) -> None:
+        await self._conn.execute("UPDATE sessions SET tool_policy = $1 WHERE session_id = $2", tool_policy, session_id)
+
+    async def set_settings(
+        self, session_id: str, state: str, tool_policy: str, forked_from: str, forked_at_position: int
+    ) -> None:
+        await self._conn.execute(
+            "UPDATE sessions SET state = $1, tool_policy = $2, forked_from = $3, forked_at_position = $4 "
+            "WHERE session_id = $5",
+            state,
+            tool_policy,
+            forked_from,
+            forked_at_position,
+            session_id,
+        )
+
+    async def write_labels(self, session_id: str, labels: Mapping[str, str]) -> None:
+        await self._conn.execute(
+            "UPDATE sessions SET labels = $1 WHERE session_id = $2", labels_json(labels), session_id
+        )
+        await self._conn.execute("DELETE FROM session_labels WHERE session_id = $1", session_id)
+        if labels:
+            await self._conn.executemany(
+                "INSERT INTO session_labels(session_id, key, value) VALUES ($1, $2, $3)",
+                [(session_id, k, v) for k, v in labels.items()],
+            )
+
+    async def hold_scope_states(self, scopes: Sequence[str], now: str) -> Mapping[str, str]:
+        """Each row made to exist, then all locked (``FOR UPDATE``) in sorted order: no two writers deadlock."""
+        await self._conn.execute(
+            "INSERT INTO scope_states(scope, state, updated_at) SELECT s, $2, $3 FROM unnest($1::text[]) AS s "
+            "ORDER BY s ON CONFLICT (scope) DO NOTHING",
+            list(scopes),
+            EMPTY,
+            now,
+        )
+        rows = await self._conn.fetch(
+            "SELECT scope, state FROM scope_states WHERE scope = ANY($1::text[]) ORDER BY scope FOR UPDATE",
+            list(scopes),
+        )
+        return {str(r[0]): str(r[1]) for r in rows}
+
+    async def put_scope_states(self, states: Sequence[ScopeState]) -> None:
+        await self._conn.execute(
+            "INSERT INTO scope_states(scope, state, updated_at) "
+            "SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) "
+            "ON CONFLICT (scope) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+            [s.scope for s in states],
+            [s.state for s in states],
+            [s.updated_at for s in states],
+        )
+
+    async def tail_rows(
+        self, session_id: str, floor: int, cursor: int, limit: int
+    ) -> list[tuple[int, str, bool, str | None, int]]:
+        return [
+            (int(r[0]), str(r[1]), bool(r[2]), r[3], int(r[4] or 0))
+            for r in await self._conn.fetch(_TAIL_SQL, session_id, floor, cursor, limit)
+        ]
+
+    async def entries_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
+        found = await self._conn.fetch(
+            "SELECT position, type, trace_id, ts, payload, format, item FROM events "
+            "WHERE session_id = $1 AND position = ANY($2::bigint[]) ORDER BY position",
+            session_id,
+            list(positions),
+        )
+        return [message_from_payload(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6]) for r in found]
+
+    async def pending_calls(self, session_id: str, call_ids: Sequence[str]) -> list[str]:
+        rows = await self._conn.fetch(
+            "SELECT call_id FROM tool_calls WHERE session_id = $1 AND pending AND result_position IS NULL "
+            "AND call_id = ANY($2::text[])",
+            session_id,
+            [db_text(c) for c in call_ids],
+        )
+        return [from_db_text(r[0]) for r in rows]
+
+    async def hide_entries(self, session_id: str, hidden: Sequence[tuple[int, int]]) -> None:
+        if hidden:
+            await self._conn.executemany(
+                "UPDATE events SET hidden_by = $1 WHERE session_id = $2 AND position = $3",
+                [(by, session_id, position) for position, by in hidden],
+            )
+
+    async def reopen_calls(self, session_id: str, answers: Sequence[tuple[str, int]]) -> None:
+        if answers:
+            await self._conn.executemany(
+                "UPDATE tool_calls SET result_position = NULL WHERE session_id = $1 AND call_id = $2 "
+                "AND result_position = $3",
+                [(session_id, db_text(call_id), position) for call_id, position in answers],
+            )
+
+    async def unindex_calls(self, session_id: str, calls: Sequence[tuple[str, int]]) -> None:
+        if calls:
+            await self._conn.executemany(
+                "DELETE FROM tool_calls WHERE session_id = $1 AND call_id = $2 AND assistant_position = $3",
+                [(session_id, db_text(call_id), position) for call_id, position in calls],
+            )
+
+    async def copy_entries(self, source_id: str, session_id: str, after: int, upto: int) -> list[int]:
+        bounds = (source_id, after, upto, _ENTRY_TYPES)
+        await self._conn.execute(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+            "client_id) SELECT $5, row_number() OVER (ORDER BY position), type, trace_id, ts, schema_version, "
+            f"payload, format, item, client_id FROM events WHERE {_VISIBLE_ENTRIES} ORDER BY position",
+            *bounds,
+            session_id,
+        )
+        rows = await self._conn.fetch(
+            f"SELECT position FROM events WHERE {_VISIBLE_ENTRIES} ORDER BY position", *bounds
+        )
+        return [int(r[0]) for r in rows]
+
+    async def payloads_containing(self, session_id: str, event_type: str, text: str) -> list[tuple[int, str]]:
+        rows = await self._conn.fetch(
+            "SELECT position, payload FROM events WHERE session_id = $1 AND position IS NOT NULL AND type = $2 "
+            "AND strpos(payload, $3) > 0 ORDER BY position",
+            session_id,
+            event_type,
+            text,
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    async def set_payloads(self, session_id: str, payloads: Sequence[tuple[int, str]]) -> None:
+        if payloads:
+            await self._conn.executemany(
+                "UPDATE events SET payload = $1 WHERE session_id = $2 AND position = $3",
+                [(payload, session_id, position) for position, payload in payloads],
+            )
+
+    async def indexed_calls(self, session_id: str, call_ids: Sequence[str]) -> list[IndexedCall]:
+        rows = await self._conn.fetch(
+            "SELECT call_id, assistant_position, call_index, result_position, pending, repair_mode, "
+            "synthetic_position FROM tool_calls WHERE session_id = $1 AND call_id = ANY($2::text[])",
+            session_id,
+            [db_text(c) for c in call_ids],
+        )
+        return [
+            IndexedCall(
+                from_db_text(r[0]),
+                int(r[1]),
+                int(r[2]),
+                None if r[3] is None else int(r[3]),
+                bool(r[4]),
+                str(r[5]),
+                None if r[6] is None else int(r[6]),
+            )
+            for r in rows
+        ]
+
+    async def index_calls(self, session_id: str, calls: Sequence[IndexedCall]) -> None:
+        if calls:
+            await self._conn.executemany(
+                "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position, "
+                "run_id, pending, repair_mode, synthetic_position) VALUES ($1, $2, $3, $4, $5, '', $6, $7, $8)",
+                [
+                    (
+                        session_id,
+                        db_text(c.call_id),
+                        c.assistant_position,
+                        c.call_index,
+                        c.result_position,
+                        bool(c.pending),
+                        c.repair_mode,
+                        c.synthetic_position,
+                    )
+                    for c in calls
+                ],
+            )
+
+    async def incarnation(self, session_id: str) -> str | None:
+        found = await self._conn.fetchval("SELECT incarnation FROM sessions WHERE session_id = $1", session_id)
+        return None if found is None else str(found)
+
+    async def events_of(self, session_id: str) -> list[tuple[int | None, str, str, str, str]]:
+        rows = await self._conn.fetch(
+            "SELECT position, type, ts, trace_id, payload FROM events WHERE session_id = $1 ORDER BY event_id",
+            session_id,
+        )
+        return [(None if r[0] is None else int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
+
+    async def insert_events(self, session_id: str, events: Sequence[ImportedEvent]) -> None:
+        if events:
+            await self._conn.executemany(
+                "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, "
+                "item, client_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                [
+                    (
+                        session_id,
+                        e.position,
+                        e.type,
+                        e.trace_id,
+                        e.ts,
+                        e.schema_version,
+                        e.payload,
+                        e.format,
+                        e.item,
+                        None if e.client_id is None else db_text(e.client_id),
+                    )
+                    for e in events
+                ],
+            )
+
+    async def drop_derived_rows(self, session_id: str) -> None:
+        for table in ("tool_calls", "usage_by_model", "sessions"):
+            await self._conn.execute(f"DELETE FROM {table} WHERE session_id = $1", session_id)
+
+    async def insert_session_row(self, row: SessionRow, incarnation: str) -> None:
+        await self._conn.execute(
+            f"INSERT INTO sessions({SESSION_COLS}, incarnation) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+            row.session_id,
+            row.workdir,
+            row.created_at,
+            row.updated_at,
+            row.last_position,
+            row.clear_position,
+            row.message_count,
+            *_usage_values(row.usage),
+            incarnation,
+        )
+
+    async def insert_model_usage(self, session_id: str, by_model: Mapping[tuple[str, str], Usage]) -> None:
+        if by_model:
+            await self._conn.executemany(
+                "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "
+                "cache_read_tokens, cache_write_tokens, cost_micros, currency) "
+                "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                [
+                    (session_id, db_text(model), db_text(version), *_usage_values(u))
+                    for (model, version), u in by_model.items()
+                ],
+            )
+
     # -- load and repair
+
+
+def _usage_values(u: Usage) -> tuple[int, int, int, int, int, str]:
+    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)

@@ -63,6 +63,9 @@ from ...model import (
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
+from ..importing import import_session
+from ..port import SETTINGS_COLS, SETTINGS_COUNT, settings_of
+from ..steps import run_async
 from . import follow, queries, reads
 from .batch_tx import is_plain
 from .calls_tx import drops_in_tx, session_policy_in_tx
@@ -72,9 +75,8 @@ from .edit_tx import edit_in_tx, erase_clear_in_tx
 from .errors import safe_dsn
 from .group_commit import GroupCommit
 from .pooled import pooled
-from .repair_tx import import_in_tx
+from .port import PostgresPort
 from .sessions import PostgresSessions
-from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from .sweep import newest_update, prune_requests_in_tx, requests_due, retention_turn
 from .tx import (
     SESSION_COLS,
@@ -491,7 +493,7 @@ class PostgresStorage(PostgresSessions):
         sid = session.header.session_id
         written = await self._write(
             sid,
-            lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls),
+            lambda c: run_async(import_session(PostgresPort(c).as_port(), session, mode, self.max_open_tool_calls)),
             changed=mode != "replace",
             history=True,
             erased=mode == "replace",

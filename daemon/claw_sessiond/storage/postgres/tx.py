@@ -33,9 +33,10 @@ from ...model import (
 from ...rules import StoredRequest
 from ..nul_text import db_text, from_db_text
 from ..port import SESSION_COLS, SessionRow, new_incarnation, session_meta, session_row
+from ..states import apply_deltas
+from ..steps import run_async
 from .calls_tx import PolicyOf, answer_in_tx, insert_calls_in_tx
 from .port import NOW_SQL, PostgresPort
-from .state_tx import apply_deltas_in_tx
 
 __all__ = [
     "NOW_SQL",
@@ -209,7 +210,7 @@ async def append_in_tx(conn: Any, job: AppendJob, max_open_calls: int = 0) -> Ap
     if max_open_calls and rules.makes_calls(job.messages):
         rules.check_open_calls(await open_call_count_in_tx(conn, job.session_id), max_open_calls, job.session_id)
     if job.state_deltas:  # in this transaction: a refused delta refuses the whole append
-        await apply_deltas_in_tx(conn, job.session_id, job.state_deltas, job.trace_id, now)
+        await run_async(apply_deltas(PostgresPort(conn).as_port(), job.session_id, job.state_deltas, job.trace_id, now))
     await conn.execute(
         "UPDATE sessions SET last_position = $1, message_count = message_count + $2, updated_at = $3, "
         "workdir = CASE WHEN $4 <> '' THEN $4 ELSE workdir END WHERE session_id = $5",

@@ -13,20 +13,47 @@ writer thread.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from ...entry_wire import encode_entry
-from ...events import EVENT_SCHEMA_VERSION, message_from_payload
-from ...model import PreparedMessage, StateDelta, Usage, UsageDelta, now_rfc3339
+from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
+from ...export import ImportedEvent
+from ...history import IndexedCall
+from ...model import Message, PreparedMessage, SessionSettings, Usage, UsageDelta, now_rfc3339
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
-from ..port import SESSION_COLS, Port, SessionRow, new_incarnation, session_row
-from .state_tx import apply_deltas_in_tx
+from ...state import ScopeState, labels_json
+from ..port import (
+    SESSION_COLS,
+    SETTINGS_COLS,
+    SETTINGS_COUNT,
+    Port,
+    SessionRow,
+    new_incarnation,
+    session_row,
+    settings_of,
+)
 
 __all__ = ["SQLitePort"]
 
 _ROW_SQL: Final = f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?"
+
+#: Keys looked up per statement (well under SQLite's 32766 parameters).
+_KEYS_PER_QUERY: Final = 500
+#: The tail of a history read backwards (EditTail's walk, through ``events_position``).
+_TAIL_SQL: Final = (
+    "SELECT position, type, hidden_by IS NOT NULL, CASE WHEN type = 'edit' THEN payload END, "
+    "length(CAST(payload AS BLOB)) + coalesce(length(item), 0) FROM events "
+    "WHERE session_id = ? AND position > ? AND position <= ? ORDER BY position DESC LIMIT ?"
+)
+#: Event types a fork copies (the entries; never a clear or an edit).
+_ENTRY_TYPES: Final = tuple(sorted(MESSAGE_EVENT_TYPES))
+#: The visible entries of a session (a fork's source) in a range of positions.
+_VISIBLE_ENTRIES: Final = (
+    f"session_id = ? AND position > ? AND position <= ? AND type IN ({', '.join('?' * len(_ENTRY_TYPES))}) "
+    "AND hidden_by IS NULL"
+)
 
 #: Every table with rows of a session, the sessions row last.
 _SESSION_TABLES: Final = ("events", "tool_calls", "requests", "usage_by_model", "session_labels", "sessions")
@@ -195,9 +222,6 @@ class SQLitePort:
         )
         return cur.rowcount != 0
 
-    def apply_state_deltas(self, session_id: str, deltas: Sequence[StateDelta], trace_id: str, now: str) -> None:
-        apply_deltas_in_tx(self._conn, session_id, deltas, trace_id, now)
-
     def set_usage(self, session_id: str, usage: Usage) -> None:
         self._conn.execute(
             "UPDATE sessions SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, "
@@ -263,7 +287,255 @@ class SQLitePort:
 
     # -- edit tail, create, fork, update, import, state
 
+    def settings(self, session_id: str) -> SessionSettings | None:
+        found = self._conn.execute(
+            f"SELECT {SETTINGS_COLS} FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return None if found is None else settings_of(found)
+
+    def claim_session(
+        self, session_id: str, workdir: str, state: str, tool_policy: str, forked_from: str, forked_at_position: int
+    ) -> str | None:
+        now = self._now
+        cur = self._conn.execute(
+            "INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation, state, tool_policy, "
+            "forked_from, forked_at_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(session_id) DO NOTHING",
+            (session_id, workdir, now, now, new_incarnation(), state, tool_policy, forked_from, forked_at_position),
+        )
+        return now if cur.rowcount == 1 else None
+
+    def source_session(self, session_id: str) -> tuple[SessionRow, SessionSettings] | None:
+        found = self._conn.execute(
+            f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        row = session_row(found)
+        return None if row is None else (row, settings_of(found[-SETTINGS_COUNT:]))
+
+    def set_session_state(self, session_id: str, state: str) -> None:
+        self._conn.execute("UPDATE sessions SET state = ? WHERE session_id = ?", (state, session_id))
+
+    def set_tool_policy(self, session_id: str, tool_policy: str) -> None:
+        self._conn.execute("UPDATE sessions SET tool_policy = ? WHERE session_id = ?", (tool_policy, session_id))
+
+    def set_settings(
+        self, session_id: str, state: str, tool_policy: str, forked_from: str, forked_at_position: int
+    ) -> None:
+        self._conn.execute(
+            "UPDATE sessions SET state = ?, tool_policy = ?, forked_from = ?, forked_at_position = ? "
+            "WHERE session_id = ?",
+            (state, tool_policy, forked_from, forked_at_position, session_id),
+        )
+
+    def write_labels(self, session_id: str, labels: Mapping[str, str]) -> None:
+        """At most ``state.MAX_LABELS`` rows."""
+        self._conn.execute("UPDATE sessions SET labels = ? WHERE session_id = ?", (labels_json(labels), session_id))
+        self._conn.execute("DELETE FROM session_labels WHERE session_id = ?", (session_id,))
+        self._conn.executemany(
+            "INSERT INTO session_labels(session_id, key, value) VALUES (?, ?, ?)",
+            [(session_id, k, v) for k, v in labels.items()],
+        )
+
+    def hold_scope_states(self, scopes: Sequence[str], now: str) -> Mapping[str, str]:
+        """The single writer holds them already (at most ``state.MAX_STATE_DELTAS`` scopes: one statement)."""
+        rows = self._conn.execute(
+            f"SELECT scope, state FROM scope_states WHERE scope IN ({','.join('?' * len(scopes))})", tuple(scopes)
+        ).fetchall()
+        return {str(r[0]): str(r[1]) for r in rows}
+
+    def put_scope_states(self, states: Sequence[ScopeState]) -> None:
+        self._conn.executemany(
+            "INSERT INTO scope_states(scope, state, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(scope) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+            [(s.scope, s.state, s.updated_at) for s in states],
+        )
+
+    def tail_rows(
+        self, session_id: str, floor: int, cursor: int, limit: int
+    ) -> list[tuple[int, str, bool, str | None, int]]:
+        return [
+            (int(r[0]), str(r[1]), bool(r[2]), r[3], int(r[4] or 0))
+            for r in self._conn.execute(_TAIL_SQL, (session_id, floor, cursor, limit))
+        ]
+
+    def entries_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
+        found: list[Any] = []
+        for part in _chunks(positions):
+            found += self._conn.execute(
+                "SELECT position, type, trace_id, ts, payload, format, item FROM events "
+                f"WHERE session_id = ? AND position IN ({','.join('?' * len(part))})",
+                (session_id, *part),
+            ).fetchall()
+        found.sort(key=lambda r: r[0])
+        return [message_from_payload(*r) for r in found]
+
+    def pending_calls(self, session_id: str, call_ids: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for part in _chunks(call_ids):
+            out += [
+                str(r[0])
+                for r in self._conn.execute(
+                    "SELECT call_id FROM tool_calls WHERE session_id = ? AND pending = 1 AND result_position IS NULL "
+                    f"AND call_id IN ({','.join('?' * len(part))})",
+                    (session_id, *part),
+                )
+            ]
+        return out
+
+    def hide_entries(self, session_id: str, hidden: Sequence[tuple[int, int]]) -> None:
+        self._conn.executemany(
+            "UPDATE events SET hidden_by = ? WHERE session_id = ? AND position = ?",
+            [(by, session_id, position) for position, by in hidden],
+        )
+
+    def reopen_calls(self, session_id: str, answers: Sequence[tuple[str, int]]) -> None:
+        self._conn.executemany(
+            "UPDATE tool_calls SET result_position = NULL WHERE session_id = ? AND call_id = ? AND result_position = ?",
+            [(session_id, call_id, position) for call_id, position in answers],
+        )
+
+    def unindex_calls(self, session_id: str, calls: Sequence[tuple[str, int]]) -> None:
+        self._conn.executemany(
+            "DELETE FROM tool_calls WHERE session_id = ? AND call_id = ? AND assistant_position = ?",
+            [(session_id, call_id, position) for call_id, position in calls],
+        )
+
+    def copy_entries(self, source_id: str, session_id: str, after: int, upto: int) -> list[int]:
+        """Through ``events_position``: O(entries copied)."""
+        bounds = (source_id, after, upto, *_ENTRY_TYPES)
+        self._conn.execute(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+            "client_id) SELECT ?, row_number() OVER (ORDER BY position), type, trace_id, ts, schema_version, "
+            f"payload, format, item, client_id FROM events WHERE {_VISIBLE_ENTRIES} ORDER BY position",
+            (session_id, *bounds),
+        )
+        return [
+            int(r[0])
+            for r in self._conn.execute(
+                f"SELECT position FROM events WHERE {_VISIBLE_ENTRIES} ORDER BY position", bounds
+            )
+        ]
+
+    def payloads_containing(self, session_id: str, event_type: str, text: str) -> list[tuple[int, str]]:
+        return [
+            (int(r[0]), str(r[1]))
+            for r in self._conn.execute(
+                "SELECT position, payload FROM events WHERE session_id = ? AND position IS NOT NULL AND type = ? "
+                "AND instr(payload, ?) > 0 ORDER BY position",
+                (session_id, event_type, text),
+            )
+        ]
+
+    def set_payloads(self, session_id: str, payloads: Sequence[tuple[int, str]]) -> None:
+        """The encoded reply form goes with the old payload (a Load encodes the new one)."""
+        self._conn.executemany(
+            "UPDATE events SET payload = ?, encoded = NULL WHERE session_id = ? AND position = ?",
+            [(payload, session_id, position) for position, payload in payloads],
+        )
+
+    def indexed_calls(self, session_id: str, call_ids: Sequence[str]) -> list[IndexedCall]:
+        out: list[IndexedCall] = []
+        for part in _chunks(call_ids):
+            out += [
+                IndexedCall(str(r[0]), int(r[1]), int(r[2]), r[3], bool(r[4]), str(r[5]), r[6])
+                for r in self._conn.execute(
+                    "SELECT call_id, assistant_position, call_index, result_position, pending, repair_mode, "
+                    "synthetic_position FROM tool_calls WHERE session_id = ? "
+                    f"AND call_id IN ({','.join('?' * len(part))})",
+                    (session_id, *part),
+                )
+            ]
+        return out
+
+    def index_calls(self, session_id: str, calls: Sequence[IndexedCall]) -> None:
+        self._conn.executemany(
+            "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position, run_id, "
+            "pending, repair_mode, synthetic_position) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?)",
+            [
+                (
+                    session_id,
+                    c.call_id,
+                    c.assistant_position,
+                    c.call_index,
+                    c.result_position,
+                    int(c.pending),
+                    c.repair_mode,
+                    c.synthetic_position,
+                )
+                for c in calls
+            ],
+        )
+
+    def incarnation(self, session_id: str) -> str | None:
+        found = self._conn.execute("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        return None if found is None else str(found[0])
+
+    def events_of(self, session_id: str) -> list[tuple[int | None, str, str, str, str]]:
+        return [
+            (r[0], str(r[1]), str(r[2]), str(r[3]), str(r[4]))
+            for r in self._conn.execute(
+                "SELECT position, type, ts, trace_id, payload FROM events WHERE session_id = ? ORDER BY event_id",
+                (session_id,),
+            )
+        ]
+
+    def insert_events(self, session_id: str, events: Sequence[ImportedEvent]) -> None:
+        self._conn.executemany(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+            "client_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    session_id,
+                    e.position,
+                    e.type,
+                    e.trace_id,
+                    e.ts,
+                    e.schema_version,
+                    e.payload,
+                    e.format,
+                    e.item,
+                    e.client_id,
+                )
+                for e in events
+            ],
+        )
+
+    def drop_derived_rows(self, session_id: str) -> None:
+        for table in ("tool_calls", "usage_by_model", "sessions"):
+            self._conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+
+    def insert_session_row(self, row: SessionRow, incarnation: str) -> None:
+        self._conn.execute(
+            f"INSERT INTO sessions({SESSION_COLS}, incarnation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.session_id,
+                row.workdir,
+                row.created_at,
+                row.updated_at,
+                row.last_position,
+                row.clear_position,
+                row.message_count,
+                *_usage_values(row.usage),
+                incarnation,
+            ),
+        )
+
+    def insert_model_usage(self, session_id: str, by_model: Mapping[tuple[str, str], Usage]) -> None:
+        self._conn.executemany(
+            "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "
+            "cache_read_tokens, cache_write_tokens, cost_micros, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(session_id, model, version, *_usage_values(u)) for (model, version), u in by_model.items()],
+        )
+
     # -- load and repair
+
+
+def _chunks(values: Sequence[Any]) -> list[Sequence[Any]]:
+    """``values`` in parts of at most :data:`_KEYS_PER_QUERY` (for ``IN (...)`` lists)."""
+    return [values[i : i + _KEYS_PER_QUERY] for i in range(0, len(values), _KEYS_PER_QUERY)]
+
+
+def _usage_values(u: Usage) -> tuple[int, int, int, int, int, str]:
+    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
 
 
 _: type[Port] = SQLitePort

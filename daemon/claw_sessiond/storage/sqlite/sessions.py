@@ -1,18 +1,20 @@
 """The SQLite backend's session operations: CreateSession, ForkSession, UpdateSession, scope states (a mixin).
 
 Part of :class:`~claw_sessiond.storage.sqlite.store.SQLiteStorage`. The
-writes run in the writer (``session_tx.py``); scope states are read on a short
+writes run in the writer (their sequences are ``storage/sessions.py``, over :class:`~.port.SQLitePort`);
+scope states are read on a short
 read connection.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
+from .. import sessions as writes
+from ..steps import run_sync
+from .port import SQLitePort
 from .reading import SQLiteReads
-from .session_tx import create_in_tx, fork_in_tx, update_in_tx
 
 __all__ = ["SQLiteSessions"]
 
@@ -32,13 +34,15 @@ class SQLiteSessions(SQLiteReads):
             AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
         """
         self._touch(job.session_id)
-        return await self._writer.submit(lambda c: create_in_tx(c, job))
+        return await self._writer.submit(lambda c: run_sync(writes.create_session(SQLitePort(c), job)))
 
     async def fork_session(self, job: ForkJob) -> ForkResult:
-        """Create a session as a copy of another's visible entries up to a position (see ``session_tx.fork_in_tx``)."""
+        """Create a session as a copy of another's visible entries up to a position (``sessions.fork_session``)."""
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
-        return await self._writer.submit(lambda c: fork_in_tx(c, job, limit), job.session_id)
+        return await self._writer.submit(
+            lambda c: run_sync(writes.fork_session(SQLitePort(c), job, limit)), job.session_id
+        )
 
     async def update_session(self, job: UpdateJob) -> SessionResult:
         """Apply state deltas, label changes and a new default tool policy, all or none.
@@ -47,7 +51,7 @@ class SQLiteSessions(SQLiteReads):
             SessionNotFoundError: the session is not stored.
         """
         self._touch(job.session_id)
-        return await self._writer.submit(lambda c: update_in_tx(c, job))
+        return await self._writer.submit(lambda c: run_sync(writes.update_session(SQLitePort(c), job)))
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
         """The states of shared scopes, in the order asked ("{}" for a scope never written)."""
@@ -73,15 +77,5 @@ class SQLiteSessions(SQLiteReads):
 
     async def put_scope_states(self, states: Sequence[ScopeState]) -> None:
         """Store each state verbatim, replacing a stored one of the same scope, in one transaction."""
-        rows = [(s.scope, s.state, s.updated_at) for s in states]
-        if not rows:
-            return
-
-        def put(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "INSERT INTO scope_states(scope, state, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(scope) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
-                rows,
-            )
-
-        await self._writer.submit(put)
+        if states:
+            await self._writer.submit(lambda c: SQLitePort(c).put_scope_states(states))

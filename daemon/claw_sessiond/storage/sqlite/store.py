@@ -49,7 +49,9 @@ from ...model import (
     UsageResult,
 )
 from ..base import ChangeListener, CopyFigures, Storage, StorageCounters, StorageFigures
+from ..importing import import_session
 from ..runs import InMemoryRuns
+from ..steps import run_sync
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
 from .edit_tx import edit_in_tx, erase_clear_in_tx
@@ -62,7 +64,7 @@ from .files import (
     probe_writable,
     space_hint,
 )
-from .import_tx import import_in_tx
+from .port import SQLitePort
 from .reading import READERS
 from .sessions import SQLiteSessions
 from .tx import (
@@ -490,7 +492,7 @@ class SQLiteStorage(SQLiteSessions):
         """
         outcome, hook = checkpoint_outcome()
         written = await self._writer.submit(
-            lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls),
+            lambda c: run_sync(import_session(SQLitePort(c), session, mode, self.max_open_tool_calls)),
             session.header.session_id,
             after_commit=hook if mode == "replace" else None,
         )

@@ -30,9 +30,11 @@ from ...model import (
 )
 from ...rules import StoredRequest
 from ..port import SESSION_COLS, SessionRow, new_incarnation, session_meta, session_row
+from ..states import apply_deltas
+from ..steps import run_sync
 from .calls_tx import OPEN_CALLS_SQL, PolicyOf, answer_in_tx, insert_calls_in_tx, open_call
 from .errors import map_sqlite_errors
-from .state_tx import apply_deltas_in_tx
+from .port import SQLitePort
 
 __all__ = [
     "OPEN_CALLS_SQL",
@@ -237,7 +239,7 @@ def append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int =
     if max_open_calls and rules.makes_calls(job.messages):
         rules.check_open_calls(open_call_count_in_tx(conn, job.session_id), max_open_calls, job.session_id)
     if job.state_deltas:  # in this transaction: a refused delta refuses the whole append
-        apply_deltas_in_tx(conn, job.session_id, job.state_deltas, job.trace_id, now)
+        run_sync(apply_deltas(SQLitePort(conn), job.session_id, job.state_deltas, job.trace_id, now))
     conn.execute(
         "UPDATE sessions SET last_position = ?, message_count = message_count + ?, updated_at = ?, "
         "workdir = CASE WHEN ? != '' THEN ? ELSE workdir END WHERE session_id = ?",

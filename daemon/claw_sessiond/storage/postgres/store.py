@@ -11,7 +11,7 @@ transaction, once submitted, commits or rolls back whole whatever the RPC
 does. Reads run on pooled connections, in ``REPEATABLE READ READ ONLY``
 transactions where two statements need one snapshot (``reads.py``).
 Session creation, forks, updates, scope states and listings are the
-:class:`~.sessions.PostgresSessions` mixin (``sessions.py``, ``session_tx.py``, ``state_tx.py``).
+:class:`~.sessions.PostgresSessions` mixin (``sessions.py``; their sequences are ``storage/sessions.py`` and ``storage/states.py`` over ``port.py``).
 asyncpg errors are translated once (``errors.py``). Connections set
 ``synchronous_commit = on`` (a write is durable before its reply); at open
 the server must have ``fsync`` on and accept writes.

@@ -62,6 +62,7 @@ from ...model import (
 )
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
+from .. import writes
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
 from . import follow, queries, reads
 from .batch_tx import is_plain
@@ -72,20 +73,17 @@ from .edit_tx import edit_in_tx, erase_clear_in_tx
 from .errors import safe_dsn
 from .group_commit import GroupCommit
 from .pooled import pooled
+from .port import write_tx
 from .repair_tx import import_in_tx
 from .sessions import PostgresSessions
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from .sweep import newest_update, prune_requests_in_tx, requests_due, retention_turn
 from .tx import (
     SESSION_COLS,
-    clear_in_tx,
-    delete_in_tx,
     lock_session_in_tx,
     open_calls_in_tx,
-    record_event_in_tx,
     session_meta,
     session_row,
-    usage_in_tx,
 )
 from .vacuum import Vacuums
 from .window import read_window
@@ -422,7 +420,8 @@ class PostgresStorage(PostgresSessions):
         fp = fingerprint("usage", session_id, repr(delta))
         self._touch(session_id)
         return await self._write(
-            session_id, lambda c: usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id)
+            session_id,
+            write_tx(writes.record_usage, session_id, delta, request_id, fp, workdir, trace_id),
         )
 
     async def clear(
@@ -442,7 +441,7 @@ class PostgresStorage(PostgresSessions):
             fp = fingerprint("clear", session_id, expected_last_position)
             return await self._write(
                 session_id,
-                lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+                write_tx(writes.clear, session_id, request_id, fp, expected_last_position, workdir, trace_id),
                 changed=True,
             )
         fp = fingerprint("clear", session_id, expected_last_position, "erase")
@@ -473,13 +472,14 @@ class PostgresStorage(PostgresSessions):
         fp = fingerprint("event", session_id, event_type, payload)
         self._touch(session_id)
         return await self._write(
-            session_id, lambda c: record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
+            session_id,
+            write_tx(writes.record_event, session_id, event_type, payload, request_id, fp, trace_id),
         )
 
     async def delete(self, session_id: str) -> DeleteResult:
         """Erase a session's rows, then vacuum the tables it touched (erasure is logical on PostgreSQL:
         docs/postgres.md). ``erasure_pending`` is always False: there is nothing more this daemon can do."""
-        count = await self._write(session_id, lambda c: delete_in_tx(c, session_id), erased=True)
+        count = await self._write(session_id, write_tx(writes.delete, session_id), erased=True)
         if count:
             self.counters.sessions_deleted += 1
             self._start_vacuum()
@@ -549,7 +549,7 @@ class PostgresStorage(PostgresSessions):
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
             await self._cluster.notify(conn, session_id, erased=True)  # delivered only if this commits
-            return await delete_in_tx(conn, session_id)
+            return await write_tx(writes.delete, session_id)(conn)
 
         count = await self._write(session_id, run)
         if count:

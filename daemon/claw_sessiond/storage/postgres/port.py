@@ -17,8 +17,8 @@ Must never: decide (ask a rule), begin, commit or roll back a transaction.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, cast
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar, cast
 
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
@@ -38,8 +38,12 @@ from ..port import (
     session_row,
     settings_of,
 )
+from ..steps import Steps, run_async
 
-__all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort"]
+__all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort", "write_tx"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 #: The transaction's time as RFC 3339 UTC text with microseconds (the database's clock: SPEC §8).
 NOW_SQL: Final = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
@@ -83,21 +87,20 @@ class PostgresPort:
             return session_row(found), str(found[13])
         return None, str(await self._conn.fetchval(f"SELECT {NOW_SQL}"))
 
-    async def ensure_session(self, session_id: str, workdir: str, now: str) -> SessionRow:
+    async def ensure_session(self, session_id: str, workdir: str) -> tuple[SessionRow, str]:
         found = await self._conn.fetchrow(_LOCK_SQL, session_id)
         if found is None:
             await self._conn.execute(
                 "INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation) "
-                "VALUES ($1, $2, $3, $3, $4) ON CONFLICT (session_id) DO NOTHING",
+                f"VALUES ($1, $2, {NOW_SQL}, {NOW_SQL}, $3) ON CONFLICT (session_id) DO NOTHING",
                 session_id,
                 workdir,
-                now,
                 new_incarnation(),
             )
             found = await self._conn.fetchrow(_LOCK_SQL, session_id)
         row = session_row(found)
         assert row is not None  # created above, or by the writer the insert waited for
-        return row
+        return row, str(found[13])
 
     async def stored_request(self, session_id: str, request_id: str) -> StoredRequest | None:
         found = await self._conn.fetchrow(
@@ -579,3 +582,15 @@ class PostgresPort:
 
 def _usage_values(u: Usage) -> tuple[int, int, int, int, int, str]:
     return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
+
+
+def write_tx(
+    sequence: Callable[Concatenate[Port, P], Steps[T]], *args: P.args, **kwargs: P.kwargs
+) -> Callable[[Any], Awaitable[T]]:
+    """The transaction function (connection -> result) running a write's ``sequence`` over a port of its
+    connection, in the caller's transaction."""
+
+    async def run(conn: Any) -> T:
+        return await run_async(sequence(PostgresPort(conn).as_port(), *args, **kwargs))
+
+    return run

@@ -16,9 +16,8 @@ from typing import Any, TypeVar
 from ...model import SessionSummary
 from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob, parse_labels
 from .. import sessions as writes
-from ..steps import run_async
 from . import reads
-from .port import PostgresPort
+from .port import PostgresPort, write_tx
 from .tx import SESSION_COLS, session_row
 
 __all__ = ["PostgresSessions", "label_match", "like_pattern"]
@@ -86,16 +85,13 @@ class PostgresSessions:
             AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
         """
         self._touch(job.session_id)
-        return await self._write(
-            job.session_id, lambda c: run_async(writes.create_session(PostgresPort(c).as_port(), job))
-        )
+        return await self._write(job.session_id, write_tx(writes.create_session, job))
 
     async def fork_session(self, job: ForkJob) -> ForkResult:
         """Create a session as a copy of another's visible entries up to a position (``sessions.fork_session``)."""
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
-        fork = lambda c: run_async(writes.fork_session(PostgresPort(c).as_port(), job, limit))  # noqa: E731
-        return await self._write(job.session_id, fork, changed=True)
+        return await self._write(job.session_id, write_tx(writes.fork_session, job, limit), changed=True)
 
     async def update_session(self, job: UpdateJob) -> SessionResult:
         """Apply state deltas, label changes and a new default tool policy, all or none.
@@ -104,9 +100,7 @@ class PostgresSessions:
             SessionNotFoundError: the session is not stored.
         """
         self._touch(job.session_id)
-        return await self._write(
-            job.session_id, lambda c: run_async(writes.update_session(PostgresPort(c).as_port(), job))
-        )
+        return await self._write(job.session_id, write_tx(writes.update_session, job))
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
         """The states of shared scopes, in the order asked ("{}" for a scope never written)."""

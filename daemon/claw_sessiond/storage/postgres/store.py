@@ -65,19 +65,19 @@ from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from .. import writes
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
+from ..editing import edit_tail
 from ..importing import import_session
 from ..port import SETTINGS_COLS, SETTINGS_COUNT, settings_of
-from ..steps import run_async
 from . import follow, queries, reads
 from .batch_tx import is_plain
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .cluster import Cluster
 from .connect import PostgresSettings, connect, describe_target, follower_connections, server_settings_of
-from .edit_tx import edit_in_tx, erase_clear_in_tx
+from .edit_tx import erase_clear_in_tx
 from .errors import safe_dsn
 from .group_commit import GroupCommit
 from .pooled import pooled
-from .port import PostgresPort, write_tx
+from .port import write_tx
 from .sessions import PostgresSessions
 from .sweep import newest_update, prune_requests_in_tx, requests_due, retention_turn
 from .tx import (
@@ -457,11 +457,11 @@ class PostgresStorage(PostgresSessions):
         return result
 
     async def edit_tail(self, job: EditJob) -> EditResult:
-        """Remove the tail of the visible history and append replacements, all or nothing (``edit_tx.py``)."""
+        """Remove the tail of the visible history and append replacements, all or nothing (``storage/editing.py``)."""
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
         run_id = job.replacements.run_id if job.replacements is not None else ""
-        result = await self._write(job.session_id, lambda c: edit_in_tx(c, job, limit), changed=True, run_id=run_id)
+        result = await self._write(job.session_id, write_tx(edit_tail, job, limit), changed=True, run_id=run_id)
         if not result.replayed and job.replacements is not None:
             self.counters.appends += 1
             self.counters.messages_written += len(job.replacements.messages)
@@ -493,7 +493,7 @@ class PostgresStorage(PostgresSessions):
         sid = session.header.session_id
         written = await self._write(
             sid,
-            lambda c: run_async(import_session(PostgresPort(c).as_port(), session, mode, self.max_open_tool_calls)),
+            write_tx(import_session, session, mode, self.max_open_tool_calls),
             changed=mode != "replace",
             history=True,
             erased=mode == "replace",

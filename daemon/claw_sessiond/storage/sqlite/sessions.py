@@ -12,8 +12,7 @@ from collections.abc import Sequence
 
 from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
 from .. import sessions as writes
-from ..steps import run_sync
-from .port import SQLitePort
+from .port import SQLitePort, write_tx
 from .reading import SQLiteReads
 
 __all__ = ["SQLiteSessions"]
@@ -34,15 +33,13 @@ class SQLiteSessions(SQLiteReads):
             AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
         """
         self._touch(job.session_id)
-        return await self._writer.submit(lambda c: run_sync(writes.create_session(SQLitePort(c), job)))
+        return await self._writer.submit(write_tx(writes.create_session, job))
 
     async def fork_session(self, job: ForkJob) -> ForkResult:
         """Create a session as a copy of another's visible entries up to a position (``sessions.fork_session``)."""
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
-        return await self._writer.submit(
-            lambda c: run_sync(writes.fork_session(SQLitePort(c), job, limit)), job.session_id
-        )
+        return await self._writer.submit(write_tx(writes.fork_session, job, limit), job.session_id)
 
     async def update_session(self, job: UpdateJob) -> SessionResult:
         """Apply state deltas, label changes and a new default tool policy, all or none.
@@ -51,7 +48,7 @@ class SQLiteSessions(SQLiteReads):
             SessionNotFoundError: the session is not stored.
         """
         self._touch(job.session_id)
-        return await self._writer.submit(lambda c: run_sync(writes.update_session(SQLitePort(c), job)))
+        return await self._writer.submit(write_tx(writes.update_session, job))
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
         """The states of shared scopes, in the order asked ("{}" for a scope never written)."""

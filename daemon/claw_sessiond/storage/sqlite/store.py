@@ -51,12 +51,12 @@ from ...model import (
 )
 from .. import writes
 from ..base import ChangeListener, CopyFigures, Storage, StorageCounters, StorageFigures
+from ..editing import edit_tail
 from ..importing import import_session
 from ..runs import InMemoryRuns
-from ..steps import run_sync
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
-from .edit_tx import edit_in_tx, erase_clear_in_tx
+from .edit_tx import erase_clear_in_tx
 from .errors import map_sqlite_errors
 from .files import (
     check_database_file,
@@ -66,7 +66,7 @@ from .files import (
     probe_writable,
     space_hint,
 )
-from .port import SQLitePort, write_tx
+from .port import write_tx
 from .reading import READERS
 from .sessions import SQLiteSessions
 from .tx import (
@@ -332,14 +332,14 @@ class SQLiteStorage(SQLiteSessions):
         return dataclasses.replace(result, erasure_pending=pending)
 
     async def edit_tail(self, job: EditJob) -> EditResult:
-        """Remove the tail of the visible history and append replacements, all or nothing (``edit_tx.py``).
+        """Remove the tail of the visible history and append replacements, all or nothing (``storage/editing.py``).
 
         Raises:
             SequenceConflictError, InvalidRequestError, PreconditionError, ToolCallStateError, StorageError.
         """
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
-        result = await self._writer.submit(lambda c: edit_in_tx(c, job, limit), job.session_id)
+        result = await self._writer.submit(write_tx(edit_tail, job, limit), job.session_id)
         if not result.replayed and job.replacements is not None:
             self.counters.appends += 1
             self.counters.messages_written += len(job.replacements.messages)
@@ -491,7 +491,7 @@ class SQLiteStorage(SQLiteSessions):
         """
         outcome, hook = checkpoint_outcome()
         written = await self._writer.submit(
-            lambda c: run_sync(import_session(SQLitePort(c), session, mode, self.max_open_tool_calls)),
+            write_tx(import_session, session, mode, self.max_open_tool_calls),
             session.header.session_id,
             after_commit=hook if mode == "replace" else None,
         )

@@ -42,6 +42,7 @@ from ..state import (
 from .port import Port, session_meta
 from .states import apply_deltas, settle_new_session
 from .steps import Steps
+from .writes import replayed
 
 __all__ = ["create_session", "fork_session", "meta", "replayed_record", "update_session"]
 
@@ -59,9 +60,10 @@ def replayed_record(port: Port, session_id: str, request_id: str, kind: str, fp:
         InvalidRequestError: REQUEST_ID_REUSED, the id was used for other content.
     """
     row, _now = yield port.session_row(session_id)
-    if row is None or not request_id:
+    if row is None:
         return None
-    return rules.replay_record(request_id, kind, fp, (yield port.stored_request(session_id, request_id)))
+    record: str | None = yield from replayed(port, session_id, request_id, kind, fp)
+    return record
 
 
 def _exists(session_id: str, what: str) -> AlreadyExistsError:
@@ -114,9 +116,8 @@ def update_session(port: Port, job: UpdateJob) -> Steps[SessionResult]:
     """
     sid = job.session_id
     row, now = yield port.session_row(sid)
-    if row is not None and job.request_id:
-        stored = yield port.stored_request(sid, job.request_id)
-        record = rules.replay_record(job.request_id, "update", job.fingerprint, stored)
+    if row is not None:
+        record = yield from replayed(port, sid, job.request_id, "update", job.fingerprint)
         if record is not None:
             return SessionResult((yield from meta(port, sid)), json.loads(record)["trace"], replayed=True)
     settings = None if row is None else (yield port.settings(sid))

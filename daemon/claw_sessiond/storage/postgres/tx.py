@@ -63,12 +63,6 @@ async def _stored_request_in_tx(conn: Any, session_id: str, request_id: str) -> 
     return await PostgresPort(conn).stored_request(session_id, request_id) if request_id else None
 
 
-async def _insert_event_in_tx(
-    conn: Any, session_id: str, position: int | None, event_type: str, trace_id: str, ts: str, payload: str
-) -> int:
-    return await PostgresPort(conn).insert_event(session_id, position, event_type, trace_id, ts, payload)
-
-
 def open_call(r: Sequence[Any]) -> OpenCall:
     """An :data:`OPEN_CALLS_SQL` row as an :class:`OpenCall`."""
     return OpenCall(from_db_text(r[0]), int(r[1]), int(r[2]), str(r[3]), bool(r[4]), str(r[5]))

@@ -51,25 +51,9 @@ def session_in_tx(conn: sqlite3.Connection, session_id: str) -> SessionRow | Non
     return SQLitePort(conn).session_row(session_id)[0]
 
 
-def _ensure_session_in_tx(conn: sqlite3.Connection, session_id: str, workdir: str, now: str) -> SessionRow:
-    return SQLitePort(conn, now).ensure_session(session_id, workdir)[0]
-
-
 def _stored_request_in_tx(conn: sqlite3.Connection, session_id: str, request_id: str) -> StoredRequest | None:
     """The record of an earlier request with this id on this session, or None (also for no id)."""
     return SQLitePort(conn).stored_request(session_id, request_id) if request_id else None
-
-
-def _insert_event_in_tx(
-    conn: sqlite3.Connection,
-    session_id: str,
-    position: int | None,
-    event_type: str,
-    trace_id: str,
-    ts: str,
-    payload: str,
-) -> int:
-    return SQLitePort(conn, ts).insert_event(session_id, position, event_type, trace_id, ts, payload)
 
 
 def open_calls_in_tx(conn: sqlite3.Connection, session_id: str) -> list[OpenCall]:

@@ -50,6 +50,7 @@ __all__ = [
     "session_meta",
     "session_row",
     "settings_of",
+    "usage_values",
 ]
 
 #: The columns of ``sessions`` a :class:`SessionRow` holds, in its order (the same on both backends).
@@ -81,6 +82,11 @@ def session_row(values: Sequence[Any] | None) -> SessionRow | None:
     if values is None:
         return None
     return SessionRow(values[0], values[1], values[2], values[3], values[4], values[5], values[6], Usage(*values[7:13]))
+
+
+def usage_values(u: Usage) -> tuple[int, int, int, int, int, str]:
+    """A :class:`~claw_sessiond.model.Usage` as the usage columns of ``sessions`` and ``usage_by_model`` hold it."""
+    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
 
 
 def session_meta(

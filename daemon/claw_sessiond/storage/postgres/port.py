@@ -37,6 +37,7 @@ from ..port import (
     new_incarnation,
     session_row,
     settings_of,
+    usage_values,
 )
 from ..steps import Steps, run_async
 
@@ -561,7 +562,7 @@ class PostgresPort:
             row.last_position,
             row.clear_position,
             row.message_count,
-            *_usage_values(row.usage),
+            *usage_values(row.usage),
             incarnation,
         )
 
@@ -572,16 +573,12 @@ class PostgresPort:
                 "cache_read_tokens, cache_write_tokens, cost_micros, currency) "
                 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 [
-                    (session_id, db_text(model), db_text(version), *_usage_values(u))
+                    (session_id, db_text(model), db_text(version), *usage_values(u))
                     for (model, version), u in by_model.items()
                 ],
             )
 
     # -- load and repair
-
-
-def _usage_values(u: Usage) -> tuple[int, int, int, int, int, str]:
-    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
 
 
 def write_tx(

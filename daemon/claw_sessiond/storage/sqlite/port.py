@@ -33,6 +33,7 @@ from ..port import (
     new_incarnation,
     session_row,
     settings_of,
+    usage_values,
 )
 from ..steps import Steps, run_sync
 
@@ -511,7 +512,7 @@ class SQLitePort:
                 row.last_position,
                 row.clear_position,
                 row.message_count,
-                *_usage_values(row.usage),
+                *usage_values(row.usage),
                 incarnation,
             ),
         )
@@ -520,7 +521,7 @@ class SQLitePort:
         self._conn.executemany(
             "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "
             "cache_read_tokens, cache_write_tokens, cost_micros, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(session_id, model, version, *_usage_values(u)) for (model, version), u in by_model.items()],
+            [(session_id, model, version, *usage_values(u)) for (model, version), u in by_model.items()],
         )
 
     # -- load and repair
@@ -529,10 +530,6 @@ class SQLitePort:
 def _chunks(values: Sequence[Any]) -> list[Sequence[Any]]:
     """``values`` in parts of at most :data:`_KEYS_PER_QUERY` (for ``IN (...)`` lists)."""
     return [values[i : i + _KEYS_PER_QUERY] for i in range(0, len(values), _KEYS_PER_QUERY)]
-
-
-def _usage_values(u: Usage) -> tuple[int, int, int, int, int, str]:
-    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
 
 
 _: type[Port] = SQLitePort

@@ -67,6 +67,7 @@ __all__ = [
     "sorted_payload",
     "usage_from_payload",
     "usage_payload",
+    "without_supersedes",
 ]
 
 EventType = Literal[
@@ -324,6 +325,18 @@ def reply_entry(
 def call_names(payload: str) -> dict[str, str]:
     """``{call id: tool name}`` of the tool calls in a stored assistant payload (empty for any other)."""
     return {call["id"]: call.get("name", "") for call in json.loads(payload).get("tool_calls", ())}
+
+
+def without_supersedes(payload: str) -> str | None:
+    """A stored result's payload with its ``supersedes`` mark taken out (None: it carries none).
+
+    A fork copies a result but not the repair it superseded (that one is hidden): the copy keeps
+    the rest of the payload as written (``encode_message``'s spelling).
+    """
+    data = json.loads(payload)
+    if data.pop("supersedes", None) is None:
+        return None
+    return json.dumps(data, ensure_ascii=False)
 
 
 def encode_repair(tool_call_id: str, name: str) -> str:

@@ -20,12 +20,21 @@ at all (the backend skips hidden entries).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import Message
 
-__all__ = ["OpenCall", "drop_calls", "hidden_by_drop", "open_calls", "project", "project_window"]
+__all__ = [
+    "IndexedCall",
+    "OpenCall",
+    "drop_calls",
+    "forked_calls",
+    "hidden_by_drop",
+    "open_calls",
+    "project",
+    "project_window",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +51,37 @@ class OpenCall:
     run_id: str = ""
     pending: bool = False
     repair_mode: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedCall:
+    """A row of the tool-call index: the call, where it was made, and where its result (or repair) is."""
+
+    call_id: str
+    assistant_position: int
+    call_index: int
+    result_position: int | None = None
+    pending: bool = False
+    repair_mode: str = ""
+    synthetic_position: int | None = None
+
+
+def forked_calls(calls: Iterable[IndexedCall], new_of: Mapping[int, int]) -> list[IndexedCall]:
+    """The index rows a fork keeps: the calls made by a copied entry, at the copied positions.
+
+    ``new_of`` maps a source position to its position in the fork (the copied entries only). A
+    result or repair beyond the copied range is no position of the fork: the call is open there.
+    """
+    return [
+        dataclasses.replace(
+            c,
+            assistant_position=new_of[c.assistant_position],
+            result_position=None if c.result_position is None else new_of.get(c.result_position),
+            synthetic_position=None if c.synthetic_position is None else new_of.get(c.synthetic_position),
+        )
+        for c in calls
+        if c.assistant_position in new_of
+    ]
 
 
 def project(messages: Iterable[Message]) -> list[Message]:

@@ -18,6 +18,7 @@ import pytest
 from claw_sessiond.errors import Reason, ToolCallStateError
 from claw_sessiond.model import Message
 from claw_sessiond.storage import Storage
+from claw_sessiond.validate_sessions import prepare_fork
 from tests.storage._support import (
     WORKDIR,
     Stores,
@@ -180,3 +181,15 @@ async def test_the_history_round_trips_through_export_and_import(
     assert loaded.repairs == []
     assert tools(await history(other, loaded)) == [(6, "late, again", "c1", 5)]
     await assert_already_answered(other, "t")
+
+
+async def test_a_fork_copies_the_superseding_result_without_its_mark(storage: Storage) -> None:
+    await superseded(storage)
+    job = prepare_fork("s", "f", up_to_position=0, workdir="", labels=None, request_id="", trace_id="f")
+    # The hidden repair is not copied, so the result that superseded it names nothing in the fork.
+    assert (await storage.fork_session(job)).entries_copied == 2
+    assert tools(await read(storage, "f")) == [(2, "late", "c1", 0)]
+    # The call is answered there by that result: nothing to repair, and no second result.
+    assert await repaired(storage, "f") == []
+    await assert_already_answered(storage, "f")
+    assert tools(await read(storage, "s")) == [(3, "late", "c1", 2)]  # the source keeps its mark

@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 
 from claw_sessiond.config import Config
+from claw_sessiond.events import encode_message
 from claw_sessiond.model import Message, ToolCall
 from claw_sessiond.storage import open_storage
 from claw_sessiond.validate import prepare_append
@@ -73,5 +74,27 @@ async def test_a_fork_copies_every_column_of_its_entries(tmp_path: Path) -> None
         loaded = await store.load("dst", "/w", "t")  # so the fork's Load repairs c2: no live run owns it there
         assert [r.tool_call_id for r in loaded.repairs] == ["c2"]
         assert [c.tool_call_id for c in (await store.load("src", "/w", "t", repair=False)).in_flight] == ["c2"]
+    finally:
+        await store.close()
+
+
+async def test_a_forked_result_that_superseded_a_repair_keeps_its_payload_as_written_less_the_mark(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".claw").mkdir(mode=0o700)
+    store = await open_storage(Config(workspace=tmp_path))
+    try:
+        await store.append(_job("src", Message("assistant", tool_calls=(ToolCall("c1", "b", "{}"),))))
+        assert [r.position for r in (await store.load("src", "/w", "t")).repairs] == [2]
+        await store.append(_job("src", Message("tool", "late ü", tool_call_id="c1", name="b")))  # supersedes 2
+        job = prepare_fork("src", "dst", up_to_position=0, workdir="", labels=None, request_id="", trace_id="f")
+        assert (await store.fork_session(job)).entries_copied == 2
+        with read_only(db_path(tmp_path)) as conn:
+            (source,) = conn.execute("SELECT payload FROM events WHERE session_id = 'src' AND position = 3").fetchone()
+            (copy,) = conn.execute("SELECT payload FROM events WHERE session_id = 'dst' AND position = 2").fetchone()
+        assert source.endswith(', "supersedes": 2}')
+        # As Append spells a result that supersedes nothing (UTF-8 kept, the usual separators).
+        assert copy == source.removesuffix(', "supersedes": 2}') + "}"
+        assert copy == encode_message(Message("tool", "late ü", tool_call_id="c1", name="b"))
     finally:
         await store.close()

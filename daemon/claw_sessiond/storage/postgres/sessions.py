@@ -2,7 +2,8 @@
 session listings (a mixin of :class:`~claw_sessiond.storage.postgres.store.PostgresStorage`).
 
 The writes run as every write does (``PostgresStorage._write``: one transaction
-in the session's lane); their SQL is ``session_tx.py``. Listings filter by
+in the session's lane); their sequences are ``storage/sessions.py``, over :class:`~.port.PostgresPort`.
+Listings filter by
 labels through the ``session_labels_match`` index, as on SQLite.
 """
 
@@ -14,8 +15,9 @@ from typing import Any, TypeVar
 
 from ...model import SessionSummary
 from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob, parse_labels
+from .. import sessions as writes
 from . import reads
-from .session_tx import create_in_tx, fork_in_tx, update_in_tx
+from .port import PostgresPort, write_tx
 from .tx import SESSION_COLS, session_row
 
 __all__ = ["PostgresSessions", "label_match", "like_pattern"]
@@ -79,12 +81,12 @@ class PostgresSessions:
         Raises:
             AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
         """
-        return await self._write(job.session_id, lambda c: create_in_tx(c, job))
+        return await self._write(job.session_id, write_tx(writes.create_session, job))
 
     async def fork_session(self, job: ForkJob) -> ForkResult:
-        """Create a session as a copy of another's visible entries up to a position (``session_tx.fork_in_tx``)."""
+        """Create a session as a copy of another's visible entries up to a position (``sessions.fork_session``)."""
         limit = self.max_open_tool_calls
-        return await self._write(job.session_id, lambda c: fork_in_tx(c, job, limit), changed=True)
+        return await self._write(job.session_id, write_tx(writes.fork_session, job, limit), changed=True)
 
     async def update_session(self, job: UpdateJob) -> SessionResult:
         """Apply state deltas, label changes and a new default tool policy, all or none.
@@ -92,7 +94,7 @@ class PostgresSessions:
         Raises:
             SessionNotFoundError: the session is not stored.
         """
-        return await self._write(job.session_id, lambda c: update_in_tx(c, job))
+        return await self._write(job.session_id, write_tx(writes.update_session, job))
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
         """The states of shared scopes, in the order asked ("{}" for a scope never written)."""
@@ -124,14 +126,7 @@ class PostgresSessions:
         if not states:
             return
         async with self._reader() as conn, conn.transaction():
-            await conn.execute(
-                "INSERT INTO scope_states(scope, state, updated_at) "
-                "SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) "
-                "ON CONFLICT (scope) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
-                [s.scope for s in states],
-                [s.state for s in states],
-                [s.updated_at for s in states],
-            )
+            await PostgresPort(conn).put_scope_states(states)
 
     async def list_sessions(
         self,

@@ -11,7 +11,8 @@ transaction, once submitted, commits or rolls back whole whatever the RPC
 does. Reads run on pooled connections, in ``REPEATABLE READ READ ONLY``
 transactions where two statements need one snapshot (``reads.py``).
 Session creation, forks, updates, scope states and listings are the
-:class:`~.sessions.PostgresSessions` mixin (``sessions.py``, ``session_tx.py``, ``state_tx.py``).
+:class:`~.sessions.PostgresSessions` mixin (``sessions.py``; their sequences are
+``storage/sessions.py`` and ``storage/states.py`` over ``port.py``).
 asyncpg errors are translated once (``errors.py``). Connections set
 ``synchronous_commit = on`` (a write is durable before its reply); at open
 the server must have ``fsync`` on and accept writes.
@@ -60,30 +61,29 @@ from ...model import (
 )
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
+from .. import writes
 from ..base import ChangeListener, HistoryItem, Storage, StorageCounters, StorageFigures, SweepTurns
+from ..editing import edit_tail
+from ..importing import import_session
+from ..port import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from . import follow, queries, reads
 from .batch_tx import is_plain
 from .calls_tx import drops_in_tx, session_policy_in_tx
 from .cluster import Cluster
 from .connect import PostgresSettings, connect, describe_target, follower_connections, server_settings_of
-from .edit_tx import edit_in_tx, erase_clear_in_tx
+from .edit_tx import erase_clear_in_tx
 from .errors import safe_dsn
 from .group_commit import GroupCommit
 from .pooled import pooled
-from .repair_tx import import_in_tx
+from .port import write_tx
 from .sessions import PostgresSessions
-from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from .sweep import newest_update, prune_requests_in_tx, requests_due, retention_turn
 from .tx import (
     SESSION_COLS,
-    clear_in_tx,
-    delete_in_tx,
     lock_session_in_tx,
     open_calls_in_tx,
-    record_event_in_tx,
     session_meta,
     session_row,
-    usage_in_tx,
 )
 from .vacuum import Vacuums
 from .window import read_window
@@ -416,7 +416,8 @@ class PostgresStorage(PostgresSessions):
         """Add usage to the session's totals (creating the session if needed)."""
         fp = fingerprint("usage", session_id, repr(delta))
         return await self._write(
-            session_id, lambda c: usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id)
+            session_id,
+            write_tx(writes.record_usage, session_id, delta, request_id, fp, workdir, trace_id),
         )
 
     async def clear(
@@ -435,7 +436,7 @@ class PostgresStorage(PostgresSessions):
             fp = fingerprint("clear", session_id, expected_last_position)
             return await self._write(
                 session_id,
-                lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+                write_tx(writes.clear, session_id, request_id, fp, expected_last_position, workdir, trace_id),
                 changed=True,
             )
         fp = fingerprint("clear", session_id, expected_last_position, "erase")
@@ -449,10 +450,10 @@ class PostgresStorage(PostgresSessions):
         return result
 
     async def edit_tail(self, job: EditJob) -> EditResult:
-        """Remove the tail of the visible history and append replacements, all or nothing (``edit_tx.py``)."""
+        """Remove the tail of the visible history and append replacements, all or nothing (``storage/editing.py``)."""
         limit = self.max_open_tool_calls
         run_id = job.replacements.run_id if job.replacements is not None else ""
-        result = await self._write(job.session_id, lambda c: edit_in_tx(c, job, limit), changed=True, run_id=run_id)
+        result = await self._write(job.session_id, write_tx(edit_tail, job, limit), changed=True, run_id=run_id)
         if not result.replayed and job.replacements is not None:
             self.counters.appends += 1
             self.counters.messages_written += len(job.replacements.messages)
@@ -464,13 +465,14 @@ class PostgresStorage(PostgresSessions):
         """Store an audit event (permission denial, error)."""
         fp = fingerprint("event", session_id, event_type, payload)
         return await self._write(
-            session_id, lambda c: record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
+            session_id,
+            write_tx(writes.record_event, session_id, event_type, payload, request_id, fp, trace_id),
         )
 
     async def delete(self, session_id: str) -> DeleteResult:
         """Erase a session's rows, then vacuum the tables it touched (erasure is logical on PostgreSQL:
         docs/postgres.md). ``erasure_pending`` is always False: there is nothing more this daemon can do."""
-        count = await self._write(session_id, lambda c: delete_in_tx(c, session_id), erased=True)
+        count = await self._write(session_id, write_tx(writes.delete, session_id), erased=True)
         if count:
             self.counters.sessions_deleted += 1
             self._start_vacuum()
@@ -482,7 +484,7 @@ class PostgresStorage(PostgresSessions):
         sid = session.header.session_id
         written = await self._write(
             sid,
-            lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls),
+            write_tx(import_session, session, mode, self.max_open_tool_calls),
             changed=mode != "replace",
             history=True,
             erased=mode == "replace",
@@ -524,7 +526,7 @@ class PostgresStorage(PostgresSessions):
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
             await self._cluster.notify(conn, session_id, erased=True)  # delivered only if this commits
-            return await delete_in_tx(conn, session_id)
+            return await write_tx(writes.delete, session_id)(conn)
 
         count = await self._write(session_id, run)
         if count:

@@ -47,11 +47,11 @@ from ...queries import SearchFilter, SearchRow, UsageRow
 from ...repair import RepairPlan
 from ...state import parse_labels
 from ..base import HistoryItem, RunRegistry, StorageCounters
+from ..port import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from . import queries, reads
 from .calls_tx import open_call
 from .errors import map_sqlite_errors
 from .repair_tx import repair_chunk_in_tx, repair_in_tx
-from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from .tx import OPEN_CALLS_SQL, SESSION_COLS, session_meta, session_row
 from .window import read_window
 from .writer import Writer

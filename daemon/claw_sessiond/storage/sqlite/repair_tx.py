@@ -11,7 +11,7 @@ from ...events import EVENT_SCHEMA_VERSION, call_names
 from ...model import HistoryCursor, LoadResult, Repair, now_rfc3339
 from ...repair import RepairPlan
 from .calls_tx import drops_in_tx, open_call, session_policy_in_tx
-from .state_tx import settings_in_tx
+from .port import SQLitePort
 from .tx import OPEN_CALLS_SQL, open_calls_in_tx, session_in_tx, session_meta
 
 __all__ = ["repair_chunk_in_tx", "repair_in_tx"]
@@ -86,7 +86,7 @@ def repair_in_tx(
         tuple(c.tool_call_id for c in in_flight),
         dropped_ids=dropped,
     )
-    meta = session_meta(row, session_id, workdir, settings_in_tx(conn, session_id))
+    meta = session_meta(row, session_id, workdir, SQLitePort(conn).settings(session_id))
     meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
     return LoadResult(meta, [], repairs, repairing.flights(in_flight), cursor)
 

@@ -1,18 +1,19 @@
 """The SQLite backend's session operations: CreateSession, ForkSession, UpdateSession, scope states (a mixin).
 
 Part of :class:`~claw_sessiond.storage.sqlite.store.SQLiteStorage`. The
-writes run in the writer (``session_tx.py``); scope states are read on a short
+writes run in the writer (their sequences are ``storage/sessions.py``, over :class:`~.port.SQLitePort`);
+scope states are read on a short
 read connection.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
+from .. import sessions as writes
+from .port import SQLitePort, write_tx
 from .reading import SQLiteReads
-from .session_tx import create_in_tx, fork_in_tx, update_in_tx
 
 __all__ = ["SQLiteSessions"]
 
@@ -28,12 +29,12 @@ class SQLiteSessions(SQLiteReads):
         Raises:
             AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
         """
-        return await self._writer.submit(lambda c: create_in_tx(c, job))
+        return await self._writer.submit(write_tx(writes.create_session, job))
 
     async def fork_session(self, job: ForkJob) -> ForkResult:
-        """Create a session as a copy of another's visible entries up to a position (see ``session_tx.fork_in_tx``)."""
+        """Create a session as a copy of another's visible entries up to a position (``sessions.fork_session``)."""
         limit = self.max_open_tool_calls
-        return await self._writer.submit(lambda c: fork_in_tx(c, job, limit), job.session_id)
+        return await self._writer.submit(write_tx(writes.fork_session, job, limit), job.session_id)
 
     async def update_session(self, job: UpdateJob) -> SessionResult:
         """Apply state deltas, label changes and a new default tool policy, all or none.
@@ -41,7 +42,7 @@ class SQLiteSessions(SQLiteReads):
         Raises:
             SessionNotFoundError: the session is not stored.
         """
-        return await self._writer.submit(lambda c: update_in_tx(c, job))
+        return await self._writer.submit(write_tx(writes.update_session, job))
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
         """The states of shared scopes, in the order asked ("{}" for a scope never written)."""
@@ -67,15 +68,5 @@ class SQLiteSessions(SQLiteReads):
 
     async def put_scope_states(self, states: Sequence[ScopeState]) -> None:
         """Store each state verbatim, replacing a stored one of the same scope, in one transaction."""
-        rows = [(s.scope, s.state, s.updated_at) for s in states]
-        if not rows:
-            return
-
-        def put(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "INSERT INTO scope_states(scope, state, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(scope) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
-                rows,
-            )
-
-        await self._writer.submit(put)
+        if states:
+            await self._writer.submit(lambda c: SQLitePort(c).put_scope_states(states))

@@ -2,8 +2,9 @@
 
 Writes go through the writer (``writer.py``): one thread, one ``sqlite3``
 connection, one queue, group commit, a SAVEPOINT per request; the
-transaction code is ``tx.py``, ``repair_tx.py``, ``import_tx.py`` and
-``session_tx.py``, and it calls the pure rules for every decision. Reads are
+transaction code is ``tx.py`` and ``repair_tx.py``, and the shared write sequences of
+``storage/`` (``sessions.py``, ``editing.py``, ``importing.py``, ``states.py``) run over
+``port.py``; the pure rules make every decision. Reads are
 ``reading.py``; session creation, forks and updates ``sessions.py``. The
 file is checked and prepared at open (``files.py``); sqlite3 errors are
 translated once (``errors.py``). Erasure is followed by a no-wait WAL
@@ -48,11 +49,14 @@ from ...model import (
     UsageDelta,
     UsageResult,
 )
+from .. import writes
 from ..base import BackingUp, ChangeListener, Checkpointing, CopyFigures, Storage, StorageCounters, StorageFigures
+from ..editing import edit_tail
+from ..importing import import_session
 from ..runs import InMemoryRuns
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
-from .edit_tx import edit_in_tx, erase_clear_in_tx
+from .edit_tx import erase_clear_in_tx
 from .errors import map_sqlite_errors
 from .files import (
     check_database_file,
@@ -62,18 +66,13 @@ from .files import (
     probe_writable,
     space_hint,
 )
-from .import_tx import import_in_tx
+from .port import write_tx
 from .reading import READERS
 from .sessions import SQLiteSessions
 from .tx import (
-    append_in_tx,
     checkpoint_on_own_connection,
     checkpoint_outcome,
-    clear_in_tx,
-    delete_in_tx,
-    record_event_in_tx,
     session_in_tx,
-    usage_in_tx,
 )
 from .writer import NoWriter, Writer
 
@@ -279,7 +278,7 @@ class SQLiteStorage(SQLiteSessions):
             SequenceConflictError, ToolCallStateError, InvalidRequestError, StorageError.
         """
         limit = self.max_open_tool_calls
-        result = await self._writer.submit(lambda c: append_in_tx(c, job, limit), job.session_id)
+        result = await self._writer.submit(write_tx(writes.append, job, limit), job.session_id)
         if not result.replayed:
             self.counters.appends += 1
             self.counters.messages_written += len(job.messages)
@@ -290,7 +289,9 @@ class SQLiteStorage(SQLiteSessions):
     ) -> UsageResult:
         """Add usage to the session's totals (creating the session if needed)."""
         fp = fingerprint("usage", session_id, repr(delta))
-        return await self._writer.submit(lambda c: usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id))
+        return await self._writer.submit(
+            write_tx(writes.record_usage, session_id, delta, request_id, fp, workdir, trace_id)
+        )
 
     async def clear(
         self,
@@ -310,7 +311,7 @@ class SQLiteStorage(SQLiteSessions):
         if not erase:
             fp = fingerprint("clear", session_id, expected_last_position)
             return await self._writer.submit(
-                lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+                write_tx(writes.clear, session_id, request_id, fp, expected_last_position, workdir, trace_id),
                 session_id,
             )
         fp = fingerprint("clear", session_id, expected_last_position, "erase")
@@ -326,13 +327,13 @@ class SQLiteStorage(SQLiteSessions):
         return dataclasses.replace(result, erasure_pending=pending)
 
     async def edit_tail(self, job: EditJob) -> EditResult:
-        """Remove the tail of the visible history and append replacements, all or nothing (``edit_tx.py``).
+        """Remove the tail of the visible history and append replacements, all or nothing (``storage/editing.py``).
 
         Raises:
             SequenceConflictError, InvalidRequestError, PreconditionError, ToolCallStateError, StorageError.
         """
         limit = self.max_open_tool_calls
-        result = await self._writer.submit(lambda c: edit_in_tx(c, job, limit), job.session_id)
+        result = await self._writer.submit(write_tx(edit_tail, job, limit), job.session_id)
         if not result.replayed and job.replacements is not None:
             self.counters.appends += 1
             self.counters.messages_written += len(job.replacements.messages)
@@ -344,7 +345,7 @@ class SQLiteStorage(SQLiteSessions):
         """Store an audit event (permission denial, error)."""
         fp = fingerprint("event", session_id, event_type, payload)
         return await self._writer.submit(
-            lambda c: record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
+            write_tx(writes.record_event, session_id, event_type, payload, request_id, fp, trace_id)
         )
 
     async def delete(self, session_id: str) -> DeleteResult:
@@ -355,7 +356,7 @@ class SQLiteStorage(SQLiteSessions):
         finishes in the background (``erasure.run``).
         """
         outcome, hook = checkpoint_outcome()
-        count = await self._writer.submit(lambda c: delete_in_tx(c, session_id), after_commit=hook)
+        count = await self._writer.submit(write_tx(writes.delete, session_id), after_commit=hook)
         self._erased(session_id, count)  # watchers end now, not after the checkpoint's grace
         pending = await self._erasure_outcome(session_id, count, outcome)
         return DeleteResult(count, pending)
@@ -435,7 +436,7 @@ class SQLiteStorage(SQLiteSessions):
             row = session_in_tx(conn, session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
-            return delete_in_tx(conn, session_id)
+            return write_tx(writes.delete, session_id)(conn)
 
         outcome, hook = checkpoint_outcome()
         count = await self._writer.submit(run, after_commit=hook)
@@ -459,7 +460,7 @@ class SQLiteStorage(SQLiteSessions):
         """
         outcome, hook = checkpoint_outcome()
         written = await self._writer.submit(
-            lambda c: import_in_tx(c, session, mode, self.max_open_tool_calls),
+            write_tx(import_session, session, mode, self.max_open_tool_calls),
             session.header.session_id,
             after_commit=hook if mode == "replace" else None,
         )

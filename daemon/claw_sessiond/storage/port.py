@@ -33,11 +33,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from ..model import PreparedMessage, SessionMeta, SessionSettings, StateDelta, Usage, UsageDelta
+from ..history import OpenCall
+from ..model import (
+    HistoryCursor,
+    Message,
+    PreparedMessage,
+    Repair,
+    SessionMeta,
+    SessionSettings,
+    StateDelta,
+    Usage,
+    UsageDelta,
+)
 from ..policy import ToolPolicy
 from ..rules import StoredRequest
 
-__all__ = ["SESSION_COLS", "Port", "SessionRow", "new_incarnation", "session_meta", "session_row"]
+__all__ = ["SESSION_COLS", "Port", "ReadPort", "SessionRow", "new_incarnation", "session_meta", "session_row"]
 
 #: The columns of ``sessions`` a :class:`SessionRow` holds, in its order (the same on both backends).
 SESSION_COLS: Final = (
@@ -223,3 +234,95 @@ class Port(Protocol):
     # -- edit tail, create, fork, update, import, state
 
     # -- load and repair
+
+    def session_and_settings(self, session_id: str) -> tuple[SessionRow | None, SessionSettings | None]:
+        """The session's row and settings as they are now (both None if it is not stored); nothing is locked."""
+        ...
+
+    def open_calls(self, session_id: str) -> list[OpenCall]:
+        """The session's indexed tool calls that have no result (in no particular order)."""
+        ...
+
+    def owned_open_calls(self, session_id: str) -> list[OpenCall]:
+        """The open calls a run appended, or that are pending: the only ones that can be in flight."""
+        ...
+
+    def still_open(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
+        """Which of ``call_ids`` are indexed calls of the session that still have no result."""
+        ...
+
+    def entries_at(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, str, bool]]:
+        """``(position, payload, has an item)`` of the session's events at ``positions`` (those stored, in no order)."""
+        ...
+
+    def write_repairs(
+        self, session_id: str, repairs: Sequence[Repair], payloads: Sequence[str], trace_id: str, now: str
+    ) -> None:
+        """Insert each synthetic result (a ``repair`` event with its payload at its position, stamped ``now``)
+        and record its position as its call's result."""
+        ...
+
+
+class ReadPort(Protocol):
+    """The reads of a Load's snapshot (``loading.py``), in one read-only transaction, typed by their answers.
+
+    Both backends read through asynchronous drivers (aiosqlite, asyncpg): each implements these
+    as ``async def`` verbs and adapts itself once (``as_port``, a cast), like ``PostgresPort``;
+    ``tests/unit/test_loading.py`` proves the verbs and signatures match. The verbs of the same
+    name as :class:`Port`'s answer the same.
+    """
+
+    def session_and_settings(self, session_id: str) -> tuple[SessionRow | None, SessionSettings | None]:
+        """The session's row and settings (both None if it is not stored)."""
+        ...
+
+    def open_calls(self, session_id: str) -> list[OpenCall]:
+        """The session's indexed tool calls that have no result (in no particular order)."""
+        ...
+
+    def session_policy(self, session_id: str) -> ToolPolicy:
+        """The session's stored tool policy (empty for a session without one)."""
+        ...
+
+    def entries_at(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, str, bool]]:
+        """``(position, payload, has an item)`` of the session's events at ``positions`` (those stored, in no order)."""
+        ...
+
+    def history_page(
+        self, session_id: str, after: int, last_position: int, reply_only: bool
+    ) -> tuple[list[Message] | None, int]:
+        """The visible entries after ``after`` up to ``last_position`` in position order if they all fit one page
+        (``paging.PAGE_ROWS`` entries, about ``paging.PAGE_BYTES``), else None; and how many entries were read.
+
+        ``reply_only``: an entry whose encoded reply form is stored may come back as that form with only what
+        ordering needs (``events.reply_entry``), where the backend stores one.
+        """
+        ...
+
+    def nth_visible_back(self, session_id: str, clear_position: int, last_position: int, n: int) -> int | None:
+        """The position of the ``n``-th visible entry counted back from ``last_position`` (after the clear),
+        or None if there are fewer."""
+        ...
+
+    def first_position_after_time(
+        self, session_id: str, after_time: str, clear_position: int, last_position: int
+    ) -> int | None:
+        """The first history position after the clear, up to ``last_position``, stored after ``after_time``."""
+        ...
+
+    def last_visible_before(self, session_id: str, clear_position: int, position: int) -> int | None:
+        """The position of the last visible entry after the clear and before ``position``, or None."""
+        ...
+
+    def lead_positions(self, session_id: str, start: int, last_position: int) -> tuple[int, ...]:
+        """Positions of the visible tool results from ``start`` up to ``last_position`` whose call was made
+        before ``start``: by their call's assistant position, then their own."""
+        ...
+
+    def check_cursor(self, cursor: HistoryCursor) -> None:
+        """Nothing if the session still holds the cursor's history.
+
+        Raises:
+            SequenceConflictError: the session was erased, cleared or edited before the cursor's bound since.
+        """
+        ...

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
 from typing import Any
 
-from ... import repair as repairing
 from ... import rules
 from ...events import encode_message
-from ...history import OpenCall
 from ...model import AppendJob, PreparedMessage
 from ...policy import ToolPolicy, merge_policies, policy_from_json
 from ..nul_text import db_text
 
-__all__ = ["PolicyOf", "answer_in_tx", "drops_in_tx", "insert_calls_in_tx", "session_policy_in_tx"]
+__all__ = ["PolicyOf", "answer_in_tx", "insert_calls_in_tx", "session_policy_in_tx"]
 
 _log = logging.getLogger("claw_sessiond.store")
 
@@ -117,20 +114,3 @@ async def insert_calls_in_tx(conn: Any, session_id: str, prepared: PreparedMessa
 async def session_policy_in_tx(conn: Any, session_id: str) -> ToolPolicy:
     """The session's stored tool policy (empty for an unknown session)."""
     return policy_from_json(await conn.fetchval("SELECT tool_policy FROM sessions WHERE session_id = $1", session_id))
-
-
-async def drops_in_tx(conn: Any, session_id: str, dropped: Sequence[OpenCall]) -> tuple[tuple[str, ...], int]:
-    """The ids of the calls a Load drops, and how many entries dropping them hides whole."""
-    if not dropped:
-        return (), 0
-    ids = tuple(c.tool_call_id for c in dropped)
-    entries = [
-        (int(r[0]), str(r[1]), bool(r[2]))
-        for r in await conn.fetch(
-            "SELECT position, payload, item IS NOT NULL FROM events WHERE session_id = $1 "
-            "AND position = ANY($2::bigint[])",
-            session_id,
-            repairing.drop_positions(dropped),
-        )
-    ]
-    return ids, repairing.hidden_count(entries, set(ids))

@@ -27,7 +27,6 @@ from ..paging import cut as _cut
 __all__ = [
     "dropping",
     "export_pages",
-    "first_history_page",
     "history_pages",
     "scan_sessions",
     "snapshot",
@@ -110,21 +109,11 @@ async def _main_rows(conn: Any, session_id: str, after: int, last: int) -> tuple
     return list(rows), n == len(sizes) < PAGE_ROWS
 
 
-async def first_history_page(
-    conn: Any, session_id: str, clear_position: int, last_position: int, decode: Decode
-) -> list[Message] | None:
-    """The whole visible history in position order if it fits one page, else None (caller's transaction)."""
-    rows, complete = await _main_rows(conn, session_id, clear_position, last_position)
-    if not complete:
-        return None
-    return [_decode(r, decode) for r in rows]
-
-
 def _decode(r: Sequence[Any], decode: Decode) -> Message:
     return decode(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6])
 
 
-main_rows = _main_rows  # the first page of a window (``window.py``)
+main_rows = _main_rows  # the first page of a Load, or of its window (``read_port.py``)
 
 
 async def check_cursor(conn: Any, cursor: HistoryCursor) -> None:

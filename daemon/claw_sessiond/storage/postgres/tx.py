@@ -15,12 +15,10 @@ never made here. Timestamps are the database's transaction time
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Final
 
 from ... import rules
 from ...events import EVENT_SCHEMA_VERSION, encode_clear, encode_usage
-from ...history import OpenCall
 from ...model import (
     AppendJob,
     AppendResult,
@@ -31,7 +29,7 @@ from ...model import (
     UsageResult,
 )
 from ...rules import StoredRequest
-from ..nul_text import db_text, from_db_text
+from ..nul_text import db_text
 from ..port import SESSION_COLS, SessionRow, new_incarnation, session_meta, session_row
 from .calls_tx import PolicyOf, answer_in_tx, insert_calls_in_tx
 from .port import NOW_SQL, PostgresPort
@@ -46,20 +44,12 @@ __all__ = [
     "delete_in_tx",
     "lock_session_in_tx",
     "new_incarnation",
-    "open_call",
     "open_call_count_in_tx",
-    "open_calls_in_tx",
     "record_event_in_tx",
     "session_meta",
     "session_row",
     "usage_in_tx",
 ]
-
-#: The open tool calls of a session (Load's read and the repair transaction share it).
-OPEN_CALLS_SQL: Final = (
-    "SELECT call_id, assistant_position, call_index, run_id, pending, repair_mode FROM tool_calls "
-    "WHERE session_id = $1 AND result_position IS NULL"
-)
 
 
 async def lock_session_in_tx(
@@ -129,15 +119,6 @@ async def _insert_event_in_tx(
             payload,
         )
     )
-
-
-def open_call(r: Sequence[Any]) -> OpenCall:
-    """An :data:`OPEN_CALLS_SQL` row as an :class:`OpenCall`."""
-    return OpenCall(from_db_text(r[0]), int(r[1]), int(r[2]), str(r[3]), bool(r[4]), str(r[5]))
-
-
-async def open_calls_in_tx(conn: Any, session_id: str) -> list[OpenCall]:
-    return [open_call(r) for r in await conn.fetch(OPEN_CALLS_SQL, session_id)]
 
 
 async def open_call_count_in_tx(conn: Any, session_id: str) -> int:

@@ -2,7 +2,8 @@
 
 Modules: ``store.py`` (the facade, :class:`SQLiteStorage`), ``reading.py``
 (its reads), ``writer.py`` (the writer thread and group commit), ``tx.py``,
-``repair_tx.py``, ``import_tx.py`` (transaction code), ``reads.py`` and
+``import_tx.py`` (transaction code), ``port.py`` and ``read_port.py`` (the
+ports a shared sequence runs over: ``storage/loading.py``), ``reads.py`` and
 ``queries.py`` (paged and cross-session reads), ``files.py`` (file checks at
 open), ``backup.py`` (copies), ``checks.py`` (``doctor``), ``schema.py``
 (migrations), ``errors.py`` (sqlite3 errors → domain errors), ``runs.py``

@@ -15,7 +15,6 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ... import repair as repairing
 from ... import rules
 from ...events import encode_message
 from ...history import OpenCall
@@ -26,7 +25,6 @@ __all__ = [
     "OPEN_CALLS_SQL",
     "PolicyOf",
     "answer_in_tx",
-    "drops_in_tx",
     "insert_calls_in_tx",
     "open_call",
     "session_policy_in_tx",
@@ -144,23 +142,3 @@ def insert_calls_in_tx(
 
 #: Positions looked up per query (well under SQLite's 32766 parameters).
 _IDS_PER_QUERY: Final = 500
-
-
-def drops_in_tx(conn: sqlite3.Connection, session_id: str, dropped: list[OpenCall]) -> tuple[tuple[str, ...], int]:
-    """The ids of the calls a Load drops, and how many entries that hides whole (caller's transaction)."""
-    if not dropped:
-        return (), 0
-    positions = repairing.drop_positions(dropped)
-    entries: list[tuple[int, str, bool]] = []
-    for i in range(0, len(positions), _IDS_PER_QUERY):
-        part = positions[i : i + _IDS_PER_QUERY]
-        entries.extend(
-            (int(r[0]), str(r[1]), bool(r[2]))
-            for r in conn.execute(
-                "SELECT position, payload, item IS NOT NULL FROM events WHERE session_id = ? "
-                f"AND position IN ({','.join('?' * len(part))})",
-                (session_id, *part),
-            )
-        )
-    ids = tuple(c.tool_call_id for c in dropped)
-    return ids, repairing.hidden_count(entries, set(ids))

@@ -60,14 +60,11 @@ __all__ = [
     "WHOLE",
     "Reading",
     "check_cursor",
-    "entries_with_items",
     "export_pages",
-    "first_history_page",
     "history_pages",
     "label_match",
     "labelled_sessions",
     "main_rows",
-    "rows_at_positions",
     "scan_sessions",
     "watch_rows_after",
 ]
@@ -176,7 +173,7 @@ async def _main_rows(
     return list(rows), n == len(sizes) < PAGE_ROWS
 
 
-main_rows = _main_rows  # the first page of a window (``window.py``)
+main_rows = _main_rows  # the first page of a Load, or of its window (``read_port.py``)
 
 
 async def _in(
@@ -189,43 +186,6 @@ async def _in(
         marks = ",".join("?" * len(part))
         out.extend(await conn.execute_fetchall(sql.format(ids=marks), (*head, *part, *tail)))
     return out
-
-
-async def rows_at_positions(
-    conn: aiosqlite.Connection, session_id: str, positions: Sequence[int]
-) -> list[tuple[int, str]]:
-    """``(position, payload)`` of the events at ``positions`` (caller's transaction)."""
-    rows = await _in(
-        conn,
-        "SELECT position, payload FROM events WHERE session_id = ? AND position IN ({ids})",
-        (session_id,),
-        positions,
-    )
-    return [(int(r[0]), str(r[1])) for r in rows]
-
-
-async def entries_with_items(
-    conn: aiosqlite.Connection, session_id: str, positions: Sequence[int]
-) -> list[tuple[int, str, bool]]:
-    """``(position, payload, has an item)`` of the events at ``positions`` (caller's transaction)."""
-    rows = await _in(
-        conn,
-        "SELECT position, payload, item IS NOT NULL FROM events WHERE session_id = ? AND position IN ({ids})",
-        (session_id,),
-        positions,
-    )
-    return [(int(r[0]), str(r[1]), bool(r[2])) for r in rows]
-
-
-async def first_history_page(
-    conn: aiosqlite.Connection, session_id: str, clear_position: int, last_position: int, reading: Reading
-) -> list[Message] | None:
-    """The whole visible history in position order if it fits one page, else None (caller's transaction)."""
-    rows, complete = await _main_rows(conn, session_id, clear_position, last_position, reading.cols)
-    if not complete:
-        return None
-    decode = reading.decode
-    return [decode(*r) for r in rows]
 
 
 async def history_pages(reader: Reader, cursor: HistoryCursor, reading: Reading) -> AsyncGenerator[list[Message], None]:

@@ -2,8 +2,9 @@
 
 Writes go through the writer (``writer.py``): one thread, one ``sqlite3``
 connection, one queue, group commit, a SAVEPOINT per request; the
-transaction code is ``tx.py``, ``repair_tx.py``, ``import_tx.py`` and
-``session_tx.py``, and it calls the pure rules for every decision. Reads are
+transaction code is ``tx.py``, ``import_tx.py`` and ``session_tx.py``,
+and the port (``port.py``) a shared sequence runs over (a Load's repair:
+``storage/loading.py``); it calls the pure rules for every decision. Reads are
 ``reading.py``; session creation, forks and updates ``sessions.py``. The
 file is checked and prepared at open (``files.py``); sqlite3 errors are
 translated once (``errors.py``). Erasure is followed by a no-wait WAL

@@ -16,7 +16,6 @@ from typing import Final
 from ... import rules
 from ...entry_wire import encode_entry
 from ...events import EVENT_SCHEMA_VERSION, encode_clear, encode_usage, message_from_payload
-from ...history import OpenCall
 from ...model import (
     AppendJob,
     AppendResult,
@@ -30,12 +29,11 @@ from ...model import (
 )
 from ...rules import StoredRequest
 from ..port import SESSION_COLS, SessionRow, new_incarnation, session_meta, session_row
-from .calls_tx import OPEN_CALLS_SQL, PolicyOf, answer_in_tx, insert_calls_in_tx, open_call
+from .calls_tx import PolicyOf, answer_in_tx, insert_calls_in_tx
 from .errors import map_sqlite_errors
 from .state_tx import apply_deltas_in_tx
 
 __all__ = [
-    "OPEN_CALLS_SQL",
     "SESSION_COLS",
     "SessionRow",
     "add_usage_in_tx",
@@ -47,7 +45,6 @@ __all__ = [
     "delete_in_tx",
     "new_incarnation",
     "open_call_count_in_tx",
-    "open_calls_in_tx",
     "record_event_in_tx",
     "session_in_tx",
     "session_meta",
@@ -174,14 +171,6 @@ def client_id_position_in_tx(conn: sqlite3.Connection, session_id: str, client_i
         (session_id, client_id, after),
     ).fetchone()
     return None if found is None else int(found[0])
-
-
-def open_calls_in_tx(conn: sqlite3.Connection, session_id: str) -> list[OpenCall]:
-    rows = conn.execute(
-        OPEN_CALLS_SQL,
-        (session_id,),
-    ).fetchall()
-    return [open_call(r) for r in rows]
 
 
 def open_call_count_in_tx(conn: sqlite3.Connection, session_id: str) -> int:

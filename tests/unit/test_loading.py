@@ -1,4 +1,4 @@
-"""A Load's sequences (``storage/loading.py``) and its read port, without a database.
+"""A Load's sequences (``storage/loading.py``), its read port and the paged reads' rule, without a database.
 
 The contract suite (``tests/storage/``: repair, bounded loads, reads, tool policy, on both
 backends) runs the sequences over the real ports; here: the read ports have the
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from claw_sessiond import repair
-from claw_sessiond.events import encode_message
-from claw_sessiond.history import OpenCall
+from claw_sessiond.events import encode_clear, encode_edit, encode_message
+from claw_sessiond.history import OpenCall, moves_bound
 from claw_sessiond.model import HistoryCursor, LoadWindow, Message, Repair, ToolCall, Usage
 from claw_sessiond.policy import ToolPolicy
 from claw_sessiond.storage import loading
@@ -185,3 +185,22 @@ def test_where_a_window_starts(window: LoadWindow, script: list[Any], start_afte
         [*script, ("lead_positions", lambda *a: ()), ("history_page", lambda *a: (None, 0))],
     )
     assert (found.start_after, found.complete, found.messages) == (start_after, complete, None)
+
+
+# ---------------------------------------------------------------- what a stream aborts for
+
+
+@pytest.mark.parametrize(
+    ("event_type", "payload", "clears", "moves"),
+    [
+        ("edit", encode_edit([4, 5]), True, True),  # an edit reaching into what a history stream reads
+        ("edit", encode_edit([11]), True, False),  # an edit after its bound
+        ("edit", encode_edit([]), True, False),
+        ("edit", encode_edit([4]), False, False),  # an export still has every event
+        ("clear", encode_clear(12), False, True),  # an erasing clear took events an export still sends
+        ("clear", encode_clear(), False, False),  # a clear that kept the log
+        ("clear", encode_clear(12), True, False),  # a history stream checks clears by the clear position
+    ],
+)
+def test_what_moves_a_streams_bound(event_type: str, payload: str, clears: bool, moves: bool) -> None:
+    assert moves_bound(event_type, payload, 10, clears) is moves

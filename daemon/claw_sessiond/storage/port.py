@@ -48,7 +48,16 @@ from ..model import (
 from ..policy import ToolPolicy
 from ..rules import StoredRequest
 
-__all__ = ["SESSION_COLS", "Port", "ReadPort", "SessionRow", "new_incarnation", "session_meta", "session_row"]
+__all__ = [
+    "SESSION_COLS",
+    "PageReads",
+    "Port",
+    "ReadPort",
+    "SessionRow",
+    "new_incarnation",
+    "session_meta",
+    "session_row",
+]
 
 #: The columns of ``sessions`` a :class:`SessionRow` holds, in its order (the same on both backends).
 SESSION_COLS: Final = (
@@ -325,4 +334,66 @@ class ReadPort(Protocol):
         Raises:
             SequenceConflictError: the session was erased, cleared or edited before the cursor's bound since.
         """
+        ...
+
+
+class PageReads(Protocol):
+    """The reads of one step of a paged history read (``history_reads.py``), in one short read transaction.
+
+    Plain coroutines on both backends (each reads through an asynchronous driver), so mypy holds
+    each backend's class to this Protocol as it is. Rows are read at most one page at a time:
+    the caller bounds what it asks (``paging.PAGE_ROWS``, ``PAGE_BYTES``).
+    """
+
+    async def session_bounds(self, session_id: str) -> tuple[str, int, int] | None:
+        """The session's ``(created_at, clear_position, last_position)``, or None if it is not stored."""
+        ...
+
+    async def marks_after(self, session_id: str, position: int) -> list[tuple[str, str]]:
+        """``(type, payload)`` of the session's edits and clears stored after ``position``."""
+        ...
+
+    async def visible_page(self, session_id: str, after: int, last_position: int, reply_only: bool) -> list[Message]:
+        """The next page of visible entries after ``after`` (up to ``last_position``), in position order
+        (``reply_only`` as in :meth:`ReadPort.history_page`)."""
+        ...
+
+    async def entries_by_position(self, session_id: str, positions: Sequence[int], reply_only: bool) -> list[Message]:
+        """The session's entries at ``positions`` (at most a page of them), in no particular order."""
+        ...
+
+    async def entry_sizes(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, int]]:
+        """``(position, bytes)`` of the session's entries at ``positions``: what each weighs in a page."""
+        ...
+
+    async def known_calls(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
+        """Which of ``call_ids`` the session indexes a call for."""
+        ...
+
+    async def far_results(self, session_id: str, call_ids: Sequence[str], after: int, last_position: int) -> list[Any]:
+        """``(position, bytes)`` of the results of ``call_ids`` stored after ``after`` (up to ``last_position``),
+        in position order."""
+        ...
+
+    async def incarnation(self, session_id: str) -> str | None:
+        """The session row's incarnation (None if it is not stored)."""
+        ...
+
+    async def event_sizes_after(self, session_id: str, position: int, limit: int) -> list[Any]:
+        """``(position, bytes)`` of up to ``limit`` history events (any type) after ``position``, in order."""
+        ...
+
+    async def history_events(self, session_id: str, after: int, upto: int) -> list[Any]:
+        """Rows ``(position, type, trace_id, ts, payload, format, item)`` of the history events after ``after``
+        up to ``upto`` (any type), in position order."""
+        ...
+
+    async def export_sizes(self, session_id: str, after_id: int, max_id: int, limit: int) -> list[Any]:
+        """``(event_id, bytes)`` of up to ``limit`` of the session's events with ids after ``after_id`` up to
+        ``max_id``, in id order."""
+        ...
+
+    async def export_rows(self, session_id: str, after_id: int, upto_id: int) -> list[Any]:
+        """Rows ``(event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item)`` of
+        the session's events with ids after ``after_id`` up to ``upto_id``, in id order."""
         ...

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final, cast
 
-from ...events import message_from_payload
 from ...history import OpenCall
 from ...model import HistoryCursor, Message, SessionSettings
 from ...policy import ToolPolicy, policy_from_json
+from .. import history_reads
 from ..nul_text import from_db_text
 from ..port import SESSION_COLS, ReadPort, SessionRow, session_row
 from . import reads
@@ -97,7 +97,7 @@ class PostgresReadPort:
         rows, complete = await reads.main_rows(self._conn, session_id, after, last_position)
         if not complete:
             return None, len(rows)
-        return [message_from_payload(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows], len(rows)
+        return [reads.decode_row(r) for r in rows], len(rows)
 
     async def nth_visible_back(self, session_id: str, clear_position: int, last_position: int, n: int) -> int | None:
         found = await self._conn.fetchval(
@@ -146,4 +146,4 @@ class PostgresReadPort:
         return tuple(int(r[0]) for r in rows)
 
     async def check_cursor(self, cursor: HistoryCursor) -> None:
-        await reads.check_cursor(self._conn, cursor)
+        await history_reads.guard(reads.PostgresPageReads(self._conn), cursor)

@@ -36,7 +36,7 @@ from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from ...edits import history_item
 from ...erasure import PendingErasures
 from ...errors import PreconditionError, Reason, StorageError
-from ...events import EventRow, fingerprint, message_from_payload
+from ...events import EventRow, fingerprint
 from ...export import ExportHeader, ImportedSession
 from ...model import (
     AppendJob,
@@ -59,7 +59,7 @@ from ...model import (
 )
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
-from .. import loading
+from .. import history_reads, loading
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
 from ..loading import RunsLive
 from ..port import Port, ReadPort
@@ -279,21 +279,16 @@ class PostgresStorage(PostgresSessions):
             return await session_policy_in_tx(conn, session_id)
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
-        """The visible history of a Load's cursor, page by page (see ``reads.py``)."""
-        pages = self._counted(reads.history_pages(self._reader, cursor, message_from_payload))
-        return reads.dropping(pages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else pages
-
-    async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
-        async with contextlib.aclosing(pages):
-            async for page in pages:
-                self.counters.history_events_read += len(page)
-                yield page
+        """The visible history of a Load's cursor, page by page (``storage/history_reads.py``)."""
+        return history_reads.visible_pages(reads.snapshots(self._reader), cursor, self.counters)
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int
     ) -> tuple[str | None, list[HistoryItem], bool]:
         """The session's incarnation (None if not stored) and its history events after a position."""
-        incarnation, rows, more = await reads.watch_rows_after(self._follower_reader, session_id, after_position, limit)
+        incarnation, rows, more = await history_reads.watch_rows_after(
+            reads.snapshots(self._follower_reader), session_id, after_position, limit
+        )
         return incarnation, [(r[0], history_item(*r)) for r in rows], more
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
@@ -328,7 +323,7 @@ class PostgresStorage(PostgresSessions):
 
     def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
         """Raw event rows of an export, page by page (decode with ``events.decode_events``)."""
-        return reads.export_pages(self._reader, cursor, max_event_id)
+        return history_reads.export_pages(reads.snapshots(self._reader), cursor, max_event_id)
 
     async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         """Full-text search (PostgreSQL text search; see ``queries.py`` for how it differs from FTS5)."""

@@ -26,6 +26,7 @@ from ... import repair as repairing
 from ...history import OpenCall
 from ...model import HistoryCursor, Message, SessionSettings
 from ...policy import ToolPolicy, policy_from_json
+from .. import history_reads
 from ..nul_text import decoded_sql, payload_sql
 from ..port import SESSION_COLS, ReadPort, SessionRow, session_row
 from . import reads
@@ -160,4 +161,4 @@ class SQLiteReadPort:
         return tuple(int(r[0]) for r in rows)
 
     async def check_cursor(self, cursor: HistoryCursor) -> None:
-        await reads.check_cursor(self._conn, cursor)
+        await history_reads.guard(reads.SQLitePageReads(self._conn), cursor)

@@ -25,7 +25,6 @@ from ...edits import history_item
 from ...errors import SessionNotFoundError
 from ...events import EventRow
 from ...export import ExportHeader
-from ...history import drop_calls
 from ...model import (
     HistoryCursor,
     HistoryMark,
@@ -39,7 +38,7 @@ from ...model import (
 from ...policy import ToolPolicy, policy_from_json
 from ...queries import SearchFilter, SearchRow, UsageRow
 from ...state import parse_labels
-from .. import loading
+from .. import history_reads, loading
 from ..base import HistoryItem, RunRegistry, StorageCounters
 from ..loading import RunsLive
 from ..port import Port, ReadPort
@@ -64,17 +63,6 @@ _BULK_READERS: Final = 1
 _FOLLOWER_READERS: Final = 1
 #: Every read connection of a storage.
 READERS: Final = _READERS + _BULK_READERS
-
-
-async def _dropping(
-    pages: AsyncGenerator[list[Message], None], dropped: frozenset[str]
-) -> AsyncGenerator[list[Message], None]:
-    """``pages`` with the ``dropped`` calls taken out (``history.drop_calls``); closes ``pages`` when closed."""
-    async with contextlib.aclosing(pages):
-        async for page in pages:
-            shown = drop_calls(page, dropped)
-            if shown:
-                yield shown
 
 
 class SQLiteReads:
@@ -178,21 +166,9 @@ class SQLiteReads:
         return policy_from_json(found[0][0] if found else None)
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
-        """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``).
-
-        The cursor's dropped calls (repair mode ``drop``) are taken out of each page.
-        """
-        reading = reads.REPLY if cursor.reply_only else reads.WHOLE
-        pages = self._counted(reads.history_pages(self._bulk_reader, cursor, reading))
-        if not cursor.dropped_ids:
-            return pages
-        return _dropping(pages, frozenset(cursor.dropped_ids))
-
-    async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
-        async with contextlib.aclosing(pages):
-            async for page in pages:
-                self.counters.history_events_read += len(page)
-                yield page
+        """The visible history of a :class:`LoadResult` cursor, page by page (``storage/history_reads.py``), on
+        the bulk read connection."""
+        return history_reads.visible_pages(reads.snapshots(self._bulk_reader), cursor, self.counters)
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int
@@ -202,7 +178,9 @@ class SQLiteReads:
         Both are read in one snapshot, so the events belong to that incarnation. At most ``limit``
         events and about ``reads.PAGE_BYTES`` payload bytes; the flag says whether more may follow.
         """
-        incarnation, rows, more = await reads.watch_rows_after(self._follower_reader, session_id, after_position, limit)
+        incarnation, rows, more = await history_reads.watch_rows_after(
+            reads.snapshots(self._follower_reader), session_id, after_position, limit
+        )
         return incarnation, [(r[0], history_item(*r)) for r in rows], more
 
     async def list_sessions(
@@ -300,7 +278,7 @@ class SQLiteReads:
 
     def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
         """Raw event rows of an export, page by page (decode with ``events.decode_events``)."""
-        return reads.export_pages(self._bulk_reader, cursor, max_event_id)
+        return history_reads.export_pages(reads.snapshots(self._bulk_reader), cursor, max_event_id)
 
     async def session_ids(self) -> list[str]:
         """Every stored session id, oldest first (the order of a full export)."""

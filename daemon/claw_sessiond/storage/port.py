@@ -133,8 +133,8 @@ class Port(Protocol):
         """
         ...
 
-    def ensure_session(self, session_id: str, workdir: str, now: str) -> SessionRow:
-        """The session's row, held, first created (with ``workdir``, at ``now``) if it is not stored.
+    def ensure_session(self, session_id: str, workdir: str) -> tuple[SessionRow, str]:
+        """As :meth:`session_row`, the row first created (with ``workdir``, at the write's time) if it is not stored.
 
         Another writer may have created it meanwhile (PostgreSQL: the insert waits for its
         commit): the row returned is then that one, and may carry its requests.

@@ -17,11 +17,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ...model import AppendJob, AppendResult
+from .. import writes
 from ..base import ChangeListener
 from .errors import map_pg_errors
 from .feed import ChangeFeed, notify_in_tx
+from .port import write_tx
 from .runs import DatabaseRuns
-from .tx import append_in_tx, lock_session_in_tx
+from .tx import lock_session_in_tx
 
 __all__ = ["Cluster"]
 
@@ -113,4 +115,4 @@ class Cluster:
         if job.run_id:
             await lock_session_in_tx(conn, job.session_id)
             await self.check_run(conn, job.run_id, job.session_id)
-        return await append_in_tx(conn, job, max_open_calls)
+        return await write_tx(writes.append, job, max_open_calls)(conn)

@@ -17,8 +17,8 @@ Must never: decide (ask a rule), begin, commit or roll back a transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar, cast
 
 from ...events import EVENT_SCHEMA_VERSION
 from ...history import OpenCall
@@ -27,10 +27,14 @@ from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 from ..nul_text import db_text, from_db_text
 from ..port import SESSION_COLS, Port, SessionRow, new_incarnation, session_row
+from ..steps import Steps, run_async
 from . import read_port as snapshot_reads
 from .state_tx import apply_deltas_in_tx
 
-__all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort"]
+__all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort", "write_tx"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 #: The transaction's time as RFC 3339 UTC text with microseconds (the database's clock: SPEC §8).
 NOW_SQL: Final = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
@@ -61,21 +65,20 @@ class PostgresPort:
             return session_row(found), str(found[13])
         return None, str(await self._conn.fetchval(f"SELECT {NOW_SQL}"))
 
-    async def ensure_session(self, session_id: str, workdir: str, now: str) -> SessionRow:
+    async def ensure_session(self, session_id: str, workdir: str) -> tuple[SessionRow, str]:
         found = await self._conn.fetchrow(_LOCK_SQL, session_id)
         if found is None:
             await self._conn.execute(
                 "INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation) "
-                "VALUES ($1, $2, $3, $3, $4) ON CONFLICT (session_id) DO NOTHING",
+                f"VALUES ($1, $2, {NOW_SQL}, {NOW_SQL}, $3) ON CONFLICT (session_id) DO NOTHING",
                 session_id,
                 workdir,
-                now,
                 new_incarnation(),
             )
             found = await self._conn.fetchrow(_LOCK_SQL, session_id)
         row = session_row(found)
         assert row is not None  # created above, or by the writer the insert waited for
-        return row
+        return row, str(found[13])
 
     async def stored_request(self, session_id: str, request_id: str) -> StoredRequest | None:
         found = await self._conn.fetchrow(
@@ -325,3 +328,15 @@ class PostgresPort:
             "UPDATE tool_calls SET result_position = $1 WHERE session_id = $2 AND call_id = $3",
             [(r.position, session_id, db_text(r.tool_call_id)) for r in repairs],
         )
+
+
+def write_tx(
+    sequence: Callable[Concatenate[Port, P], Steps[T]], *args: P.args, **kwargs: P.kwargs
+) -> Callable[[Any], Awaitable[T]]:
+    """The transaction function (connection -> result) running a write's ``sequence`` over a port of its
+    connection, in the caller's transaction."""
+
+    async def run(conn: Any) -> T:
+        return await run_async(sequence(PostgresPort(conn).as_port(), *args, **kwargs))
+
+    return run

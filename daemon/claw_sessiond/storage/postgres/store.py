@@ -59,7 +59,7 @@ from ...model import (
 )
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
-from .. import history_reads, loading
+from .. import history_reads, loading, writes
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
 from ..loading import RunsLive
 from ..port import Port, ReadPort
@@ -73,19 +73,15 @@ from .edit_tx import edit_in_tx, erase_clear_in_tx
 from .errors import safe_dsn
 from .group_commit import GroupCommit
 from .pooled import pooled
-from .port import PostgresPort
+from .port import PostgresPort, write_tx
 from .read_port import PostgresReadPort
 from .repair_tx import import_in_tx
 from .sessions import PostgresSessions
 from .sweep import newest_update, prune_requests_in_tx, requests_due, retention_turn
 from .tx import (
     SESSION_COLS,
-    clear_in_tx,
-    delete_in_tx,
     lock_session_in_tx,
-    record_event_in_tx,
     session_row,
-    usage_in_tx,
 )
 from .vacuum import Vacuums
 
@@ -376,7 +372,8 @@ class PostgresStorage(PostgresSessions):
         fp = fingerprint("usage", session_id, repr(delta))
         self._touch(session_id)
         return await self._write(
-            session_id, lambda c: usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id)
+            session_id,
+            write_tx(writes.record_usage, session_id, delta, request_id, fp, workdir, trace_id),
         )
 
     async def clear(
@@ -396,7 +393,7 @@ class PostgresStorage(PostgresSessions):
             fp = fingerprint("clear", session_id, expected_last_position)
             return await self._write(
                 session_id,
-                lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+                write_tx(writes.clear, session_id, request_id, fp, expected_last_position, workdir, trace_id),
                 changed=True,
             )
         fp = fingerprint("clear", session_id, expected_last_position, "erase")
@@ -427,13 +424,14 @@ class PostgresStorage(PostgresSessions):
         fp = fingerprint("event", session_id, event_type, payload)
         self._touch(session_id)
         return await self._write(
-            session_id, lambda c: record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
+            session_id,
+            write_tx(writes.record_event, session_id, event_type, payload, request_id, fp, trace_id),
         )
 
     async def delete(self, session_id: str) -> DeleteResult:
         """Erase a session's rows, then vacuum the tables it touched (erasure is logical on PostgreSQL:
         docs/postgres.md). ``erasure_pending`` is always False: there is nothing more this daemon can do."""
-        count = await self._write(session_id, lambda c: delete_in_tx(c, session_id), erased=True)
+        count = await self._write(session_id, write_tx(writes.delete, session_id), erased=True)
         if count:
             self.counters.sessions_deleted += 1
             self._start_vacuum()
@@ -503,7 +501,7 @@ class PostgresStorage(PostgresSessions):
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
             await self._cluster.notify(conn, session_id, erased=True)  # delivered only if this commits
-            return await delete_in_tx(conn, session_id)
+            return await write_tx(writes.delete, session_id)(conn)
 
         count = await self._write(session_id, run)
         if count:

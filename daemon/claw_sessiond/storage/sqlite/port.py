@@ -13,8 +13,8 @@ writer thread.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from ...entry_wire import encode_entry
 from ...events import EVENT_SCHEMA_VERSION, message_from_payload
@@ -23,11 +23,15 @@ from ...model import PreparedMessage, Repair, SessionSettings, StateDelta, Usage
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 from ..port import SESSION_COLS, Port, SessionRow, new_incarnation, session_row
+from ..steps import Steps, run_sync
 from . import read_port as load_sql
-from .calls_tx import OPEN_CALLS_SQL, open_call
+from .read_port import OPEN_CALLS_SQL, open_call
 from .state_tx import SETTINGS_COUNT, apply_deltas_in_tx, settings_of
 
-__all__ = ["SQLitePort"]
+__all__ = ["SQLitePort", "erase_search_index_in_tx", "write_tx"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 _ROW_SQL: Final = f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?"
 
@@ -40,24 +44,24 @@ class SQLitePort:
 
     __slots__ = ("_conn", "_now")
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, now: str = "") -> None:
         self._conn = conn
-        self._now = now_rfc3339()  # the write's time: one for all its statements
+        self._now = now or now_rfc3339()  # the write's time: one for all its statements
 
     # -- core: the session row, request ids, events
 
     def session_row(self, session_id: str) -> tuple[SessionRow | None, str]:
         return session_row(self._conn.execute(_ROW_SQL, (session_id,)).fetchone()), self._now
 
-    def ensure_session(self, session_id: str, workdir: str, now: str) -> SessionRow:
+    def ensure_session(self, session_id: str, workdir: str) -> tuple[SessionRow, str]:
         row = session_row(self._conn.execute(_ROW_SQL, (session_id,)).fetchone())
         if row is not None:
-            return row
+            return row, self._now
         self._conn.execute(
             "INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation) VALUES (?, ?, ?, ?, ?)",
-            (session_id, workdir, now, now, new_incarnation()),
+            (session_id, workdir, self._now, self._now, new_incarnation()),
         )
-        return SessionRow(session_id, workdir, now, now, 0, 0, 0, Usage())
+        return SessionRow(session_id, workdir, self._now, self._now, 0, 0, 0, Usage()), self._now
 
     def stored_request(self, session_id: str, request_id: str) -> StoredRequest | None:
         found = self._conn.execute(
@@ -249,19 +253,12 @@ class SQLitePort:
         )
 
     def delete_session(self, session_id: str) -> int:
-        """Also takes the deleted messages' words out of the search index's pages, not just marks them deleted.
-
-        The delete trigger (schema v3) only adds FTS5 tombstones: the words stay in the older
-        index segments until a merge reaches them. 'optimize' merges every segment into one now,
-        so with ``secure_delete`` the freed pages are zeroed and the checkpoint that follows every
-        erasure clears the WAL. It rewrites the whole index (measured: 0.2 s for 50 000 messages),
-        in the erasing transaction, and only when events were deleted.
-        """
+        """Also takes the deleted messages' words out of the search index (:func:`erase_search_index_in_tx`)."""
         count = int(self._conn.execute("SELECT count(*) FROM events WHERE session_id = ?", (session_id,)).fetchone()[0])
         for table in _SESSION_TABLES:
             self._conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
         if count:
-            self._conn.execute("INSERT INTO message_fts(message_fts) VALUES ('optimize')")
+            erase_search_index_in_tx(self._conn)
         return count
 
     # -- edit tail, create, fork, update, import, state
@@ -309,3 +306,27 @@ class SQLitePort:
 
 
 _: type[Port] = SQLitePort
+
+
+def write_tx(
+    sequence: Callable[Concatenate[Port, P], Steps[T]], *args: P.args, **kwargs: P.kwargs
+) -> Callable[[sqlite3.Connection], T]:
+    """The transaction function (connection -> result) running a write's ``sequence`` over a port of the
+    writer's connection, in its transaction."""
+
+    def run(conn: sqlite3.Connection) -> T:
+        return run_sync(sequence(SQLitePort(conn), *args, **kwargs))
+
+    return run
+
+
+def erase_search_index_in_tx(conn: sqlite3.Connection) -> None:
+    """Take deleted messages' words out of the search index's pages, not just mark them deleted.
+
+    The delete trigger (schema v3) only adds FTS5 tombstones: the words stay in
+    the older index segments until a merge reaches them. 'optimize' merges every
+    segment into one now, so with ``secure_delete`` the freed pages are zeroed
+    and the checkpoint that follows every erasure clears the WAL. It rewrites the
+    whole index (measured: 0.2 s for 50 000 messages), in the erasing transaction.
+    """
+    conn.execute("INSERT INTO message_fts(message_fts) VALUES ('optimize')")

@@ -30,31 +30,39 @@ from .. import history_reads
 from ..nul_text import decoded_sql, payload_sql
 from ..port import SESSION_COLS, ReadPort, SessionRow, session_row
 from . import reads
-from .calls_tx import OPEN_CALLS_SQL, open_call
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 
 __all__ = [
     "ENTRIES_AT_SQL",
     "IDS_PER_QUERY",
+    "OPEN_CALLS_SQL",
     "OWNED_OPEN_CALLS_SQL",
     "SESSION_AND_SETTINGS_SQL",
     "STILL_OPEN_SQL",
     "SQLiteReadPort",
     "entry",
+    "open_call",
     "slices",
 ]
 
 #: Ids looked up per statement (well under SQLite's 32766 parameters).
 IDS_PER_QUERY: Final = 500
 SESSION_AND_SETTINGS_SQL: Final = f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = ?"
-#: Only calls appended by a run, or pending, can be in flight.
-OWNED_OPEN_CALLS_SQL: Final = OPEN_CALLS_SQL + " AND (run_id != '' OR pending != 0)"
 ENTRIES_AT_SQL: Final = (
     "SELECT position, payload, item IS NOT NULL FROM events WHERE session_id = ? AND position IN ({ids})"
 )
 STILL_OPEN_SQL: Final = (
     "SELECT call_id FROM tool_calls WHERE session_id = ? AND result_position IS NULL AND call_id IN ({ids})"
 )
+#: The open tool calls of a session (columns in the order of ``history.OpenCall``): shared by the snapshot
+#: (aiosqlite) and the writer's repair (sqlite3). Through the partial index of open calls: left to itself the
+#: planner walks the primary key, every call the session ever made (a Load's cost then grew with the history).
+OPEN_CALLS_SQL: Final = (
+    "SELECT call_id, assistant_position, call_index, run_id, pending, repair_mode FROM tool_calls "
+    "INDEXED BY tool_calls_open WHERE session_id = ? AND result_position IS NULL"
+)
+#: Only calls appended by a run, or pending, can be in flight.
+OWNED_OPEN_CALLS_SQL: Final = OPEN_CALLS_SQL + " AND (run_id != '' OR pending != 0)"
 _POLICY_SQL: Final = "SELECT tool_policy FROM sessions WHERE session_id = ?"
 
 #: SQL: the call id of the result ``e`` as stored in ``tool_calls`` (``json_extract`` alone returns an id only up to
@@ -68,6 +76,11 @@ def slices(ids: Sequence[Any]) -> Iterator[Sequence[Any]]:
     """``ids`` in slices of :data:`IDS_PER_QUERY`."""
     for i in range(0, len(ids), IDS_PER_QUERY):
         yield ids[i : i + IDS_PER_QUERY]
+
+
+def open_call(row: Sequence[Any]) -> OpenCall:
+    """An :data:`OPEN_CALLS_SQL` row as an :class:`~claw_sessiond.history.OpenCall`."""
+    return OpenCall(str(row[0]), int(row[1]), int(row[2]), str(row[3]), bool(row[4]), str(row[5]))
 
 
 def entry(r: Sequence[Any]) -> tuple[int, str, bool]:

@@ -49,6 +49,7 @@ from ...model import (
     UsageDelta,
     UsageResult,
 )
+from .. import writes
 from ..base import ChangeListener, CopyFigures, Storage, StorageCounters, StorageFigures
 from ..runs import InMemoryRuns
 from . import schema
@@ -64,17 +65,13 @@ from .files import (
     space_hint,
 )
 from .import_tx import import_in_tx
+from .port import write_tx
 from .reading import READERS
 from .sessions import SQLiteSessions
 from .tx import (
-    append_in_tx,
     checkpoint_on_own_connection,
     checkpoint_outcome,
-    clear_in_tx,
-    delete_in_tx,
-    record_event_in_tx,
     session_in_tx,
-    usage_in_tx,
 )
 from .writer import NoWriter, Writer
 
@@ -283,7 +280,7 @@ class SQLiteStorage(SQLiteSessions):
         """
         self._touch(job.session_id)
         limit = self.max_open_tool_calls
-        result = await self._writer.submit(lambda c: append_in_tx(c, job, limit), job.session_id)
+        result = await self._writer.submit(write_tx(writes.append, job, limit), job.session_id)
         if not result.replayed:
             self.counters.appends += 1
             self.counters.messages_written += len(job.messages)
@@ -295,7 +292,9 @@ class SQLiteStorage(SQLiteSessions):
         """Add usage to the session's totals (creating the session if needed)."""
         fp = fingerprint("usage", session_id, repr(delta))
         self._touch(session_id)
-        return await self._writer.submit(lambda c: usage_in_tx(c, session_id, delta, request_id, fp, workdir, trace_id))
+        return await self._writer.submit(
+            write_tx(writes.record_usage, session_id, delta, request_id, fp, workdir, trace_id)
+        )
 
     async def clear(
         self,
@@ -316,7 +315,7 @@ class SQLiteStorage(SQLiteSessions):
         if not erase:
             fp = fingerprint("clear", session_id, expected_last_position)
             return await self._writer.submit(
-                lambda c: clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+                write_tx(writes.clear, session_id, request_id, fp, expected_last_position, workdir, trace_id),
                 session_id,
             )
         fp = fingerprint("clear", session_id, expected_last_position, "erase")
@@ -352,7 +351,7 @@ class SQLiteStorage(SQLiteSessions):
         fp = fingerprint("event", session_id, event_type, payload)
         self._touch(session_id)
         return await self._writer.submit(
-            lambda c: record_event_in_tx(c, session_id, event_type, payload, request_id, fp, trace_id)
+            write_tx(writes.record_event, session_id, event_type, payload, request_id, fp, trace_id)
         )
 
     async def delete(self, session_id: str) -> DeleteResult:
@@ -363,7 +362,7 @@ class SQLiteStorage(SQLiteSessions):
         finishes in the background (``erasure.run``).
         """
         outcome, hook = checkpoint_outcome()
-        count = await self._writer.submit(lambda c: delete_in_tx(c, session_id), after_commit=hook)
+        count = await self._writer.submit(write_tx(writes.delete, session_id), after_commit=hook)
         self._erased(session_id, count)  # watchers end now, not after the checkpoint's grace
         pending = await self._erasure_outcome(session_id, count, outcome)
         return DeleteResult(count, pending)
@@ -462,7 +461,7 @@ class SQLiteStorage(SQLiteSessions):
             row = session_in_tx(conn, session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
-            return delete_in_tx(conn, session_id)
+            return write_tx(writes.delete, session_id)(conn)
 
         outcome, hook = checkpoint_outcome()
         count = await self._writer.submit(run, after_commit=hook)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 from ..history import OpenCall
 from ..model import (
@@ -54,6 +54,7 @@ __all__ = [
     "Port",
     "ReadPort",
     "SessionRow",
+    "as_read_port",
     "new_incarnation",
     "session_meta",
     "session_row",
@@ -276,7 +277,7 @@ class ReadPort(Protocol):
     """The reads of a Load's snapshot (``loading.py``), in one read-only transaction, typed by their answers.
 
     Both backends read through asynchronous drivers (aiosqlite, asyncpg): each implements these
-    as ``async def`` verbs and adapts itself once (``as_port``, a cast), like ``PostgresPort``;
+    as ``async def`` verbs and is adapted once (:func:`as_read_port`, a cast), like ``PostgresPort``;
     ``tests/unit/test_loading.py`` proves the verbs and signatures match. The verbs of the same
     name as :class:`Port`'s answer the same.
     """
@@ -335,6 +336,12 @@ class ReadPort(Protocol):
             SequenceConflictError: the session was erased, cleared or edited before the cursor's bound since.
         """
         ...
+
+
+def as_read_port(port: object) -> ReadPort:
+    """An asynchronous read port as a sequence sees it: each verb's answer, once ``run_async`` has awaited it
+    (a cast: ``tests/unit/test_loading.py`` holds each backend's read port to :class:`ReadPort`)."""
+    return cast(ReadPort, port)
 
 
 class PageReads(Protocol):

@@ -13,14 +13,14 @@ Must never: decide (``loading.py`` and the rules do), or write.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from ...history import OpenCall
 from ...model import HistoryCursor, Message, SessionSettings
 from ...policy import ToolPolicy, policy_from_json
 from .. import history_reads
 from ..nul_text import from_db_text
-from ..port import SESSION_COLS, ReadPort, SessionRow, session_row
+from ..port import SESSION_COLS, SessionRow, session_row
 from . import reads
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 from .texts import payload_json
@@ -71,10 +71,6 @@ class PostgresReadPort:
 
     def __init__(self, conn: Any) -> None:
         self._conn = conn
-
-    def as_port(self) -> ReadPort:
-        """This port as a sequence sees it: each verb's answer, once ``run_async`` has awaited it."""
-        return cast(ReadPort, self)
 
     async def session_and_settings(self, session_id: str) -> tuple[SessionRow | None, SessionSettings | None]:
         return await session_and_settings(self._conn, session_id)

@@ -62,7 +62,7 @@ from ...queries import SearchFilter, SearchRow, UsageRow
 from .. import history_reads, loading, writes
 from ..base import ChangeListener, CopyFigures, HistoryItem, Storage, StorageCounters, StorageFigures
 from ..loading import RunsLive
-from ..port import Port, ReadPort
+from ..port import Port, ReadPort, as_read_port
 from ..steps import Steps, run_async
 from . import follow, queries, reads
 from .batch_tx import is_plain
@@ -258,7 +258,7 @@ class PostgresStorage(PostgresSessions):
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
         """Run a Load's snapshot ``steps`` in one read-only snapshot (runs' liveness decided in it, in SQL)."""
         async with self._reader() as conn, reads.snapshot(conn):
-            return await run_async(steps(PostgresReadPort(conn).as_port(), self._cluster.runs_live(conn)))
+            return await run_async(steps(as_read_port(PostgresReadPort(conn)), self._cluster.runs_live(conn)))
 
     async def load_write(self, session_id: str, steps: Callable[[Port, RunsLive], Steps[T]]) -> T:
         """Run a Load's repair ``steps`` in one write transaction (``_write``: in session order, its watchers

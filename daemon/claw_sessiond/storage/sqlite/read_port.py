@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator, Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import aiosqlite
 
@@ -28,7 +28,7 @@ from ...model import HistoryCursor, Message, SessionSettings
 from ...policy import ToolPolicy, policy_from_json
 from .. import history_reads
 from ..nul_text import decoded_sql, payload_sql
-from ..port import SESSION_COLS, ReadPort, SessionRow, session_row
+from ..port import SESSION_COLS, SessionRow, session_row
 from . import reads
 from .state_tx import SETTINGS_COLS, SETTINGS_COUNT, settings_of
 
@@ -95,10 +95,6 @@ class SQLiteReadPort:
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._conn = conn
-
-    def as_port(self) -> ReadPort:
-        """This port as a sequence sees it: each verb's answer, once ``run_async`` has awaited it."""
-        return cast(ReadPort, self)
 
     async def _one(self, sql: str, params: Sequence[Any]) -> Any:
         rows = list(await self._conn.execute_fetchall(sql, params))

@@ -41,7 +41,7 @@ from ...state import parse_labels
 from .. import history_reads, loading
 from ..base import HistoryItem, RunRegistry, StorageCounters
 from ..loading import RunsLive
-from ..port import Port, ReadPort
+from ..port import Port, ReadPort, as_read_port
 from ..steps import Steps, run_async, run_sync
 from . import queries, reads
 from .errors import map_sqlite_errors
@@ -145,7 +145,7 @@ class SQLiteReads:
         async with self._reader() as conn:
             try:
                 await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                return await run_async(steps(SQLiteReadPort(conn).as_port(), self._runs_live))
+                return await run_async(steps(as_read_port(SQLiteReadPort(conn)), self._runs_live))
             finally:
                 await conn.execute("COMMIT")
 

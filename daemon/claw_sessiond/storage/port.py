@@ -82,19 +82,13 @@ class SessionRow:
 
 
 def session_row(values: Sequence[Any] | None) -> SessionRow | None:
-    """The :class:`SessionRow` of a ``SELECT {SESSION_COLS}`` result (None for no row)."""
+    """The :class:`SessionRow` of a ``SELECT {SESSION_COLS}`` result (None for no row).
+
+    Both drivers answer the integer columns as ``int`` (sqlite3's INTEGER, asyncpg's ``bigint``).
+    """
     if values is None:
         return None
-    return SessionRow(
-        values[0],
-        values[1],
-        values[2],
-        values[3],
-        int(values[4]),
-        int(values[5]),
-        int(values[6]),
-        Usage(int(values[7]), int(values[8]), int(values[9]), int(values[10]), int(values[11]), str(values[12])),
-    )
+    return SessionRow(values[0], values[1], values[2], values[3], values[4], values[5], values[6], Usage(*values[7:13]))
 
 
 def session_meta(

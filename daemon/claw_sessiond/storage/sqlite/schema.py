@@ -125,7 +125,7 @@ CREATE INDEX requests_created ON requests(created_at);
 # ``message_text`` view. Triggers keep it in step with ``events`` inside the
 # writer's own transaction (append, repair, import, delete, retention), so it can
 # never disagree with the log. Deleting a session also runs FTS5 'optimize'
-# (tx.py ``delete_in_tx``): a delete alone only adds tombstones and the old
+# (port.py ``erase_search_index_in_tx``): a delete alone only adds tombstones and the old
 # index segments keep the words until merged. The 'rebuild' indexes what an
 # older database already holds. A partial index makes the usage report's time
 # filter cheap.

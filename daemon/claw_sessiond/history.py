@@ -23,6 +23,7 @@ import dataclasses
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .events import edit_removed, erased_count
 from .model import Message
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "drop_calls",
     "forked_calls",
     "hidden_by_drop",
+    "moves_bound",
     "open_calls",
     "project",
     "project_window",
@@ -170,3 +172,16 @@ def hidden_by_drop(entry: Message, dropped: Collection[str]) -> bool:
         and bool(entry.tool_calls)
         and all(c.id in dropped for c in entry.tool_calls)
     )
+
+
+def moves_bound(event_type: str, payload: str, bound: int, clears: bool) -> bool:
+    """True if an event stored after a stream's bound changes what the stream reads up to it.
+
+    An ``edit`` that removed an entry at or before the bound changes a history stream
+    (``clears``: the projection moved under it); a ``clear`` that erased the log changes an
+    export (not ``clears``: it still has events to send). Anything else written since does not.
+    """
+    if event_type == "edit":
+        removed = edit_removed(payload)
+        return clears and bool(removed) and removed[0] <= bound
+    return not clears and event_type == "clear" and erased_count(payload) is not None

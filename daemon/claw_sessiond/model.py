@@ -259,7 +259,7 @@ class HistoryCursor:
     """Where a paged read of a session's history stands: the bounds seen at its start.
 
     Positions up to ``last_position`` never change while ``created_at`` and
-    ``clear_position`` stay the same (see ``storage/sqlite/reads.py``).
+    ``clear_position`` stay the same (see ``storage/history_reads.py``).
     """
 
     session_id: str

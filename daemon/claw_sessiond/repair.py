@@ -41,6 +41,7 @@ __all__ = [
     "CallSplit",
     "RepairPlan",
     "assistant_positions",
+    "call_names_of",
     "drop_positions",
     "flights",
     "hidden_count",
@@ -152,6 +153,14 @@ def place(to_repair: Sequence[OpenCall], last_position: int) -> list[Repair]:
     """Where the synthetic results go: right after the session's last position, in the given (call) order."""
     first = last_position + 1
     return [Repair(c.tool_call_id, c.assistant_position, first + i) for i, c in enumerate(to_repair)]
+
+
+def call_names_of(assistant_payloads: Iterable[str]) -> dict[str, str]:
+    """Call id → tool name, from the payloads of the assistant messages at :func:`assistant_positions`."""
+    names: dict[str, str] = {}
+    for text in assistant_payloads:
+        names.update(call_names(text))
+    return names
 
 
 def synthetic_payloads(to_repair: Iterable[OpenCall], names: Mapping[str, str]) -> list[str]:

@@ -47,7 +47,7 @@ def _removed(port: Port, job: EditJob, row: SessionRow) -> Steps[list[Message]]:
         edits.check_remove_count(job.remove_last, row.message_count, len(walk.removed))
     if not walk.removed:
         return []
-    found: list[Message] = yield port.entries_at(job.session_id, sorted(walk.removed))
+    found: list[Message] = yield port.messages_at(job.session_id, sorted(walk.removed))
     return found
 
 

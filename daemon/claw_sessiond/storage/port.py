@@ -31,11 +31,20 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 from ..export import ImportedEvent
-from ..history import IndexedCall
-from ..model import Message, PreparedMessage, SessionMeta, SessionSettings, Usage, UsageDelta
+from ..history import IndexedCall, OpenCall
+from ..model import (
+    HistoryCursor,
+    Message,
+    PreparedMessage,
+    Repair,
+    SessionMeta,
+    SessionSettings,
+    Usage,
+    UsageDelta,
+)
 from ..policy import ToolPolicy
 from ..rules import StoredRequest
 from ..state import ScopeState, parse_labels
@@ -44,8 +53,11 @@ __all__ = [
     "SESSION_COLS",
     "SETTINGS_COLS",
     "SETTINGS_COUNT",
+    "PageReads",
     "Port",
+    "ReadPort",
     "SessionRow",
+    "as_read_port",
     "new_incarnation",
     "session_meta",
     "session_row",
@@ -294,7 +306,7 @@ class Port(Protocol):
         hidden, the payload of an edit event (None for any other), stored bytes)."""
         ...
 
-    def entries_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
+    def messages_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
         """The entries at these positions, in position order."""
         ...
 
@@ -360,3 +372,163 @@ class Port(Protocol):
         ...
 
     # -- load and repair
+
+    def session_and_settings(self, session_id: str) -> tuple[SessionRow | None, SessionSettings | None]:
+        """The session's row and settings as they are now (both None if it is not stored); nothing is locked."""
+        ...
+
+    def open_calls(self, session_id: str) -> list[OpenCall]:
+        """The session's indexed tool calls that have no result (in no particular order)."""
+        ...
+
+    def owned_open_calls(self, session_id: str) -> list[OpenCall]:
+        """The open calls a run appended, or that are pending: the only ones that can be in flight."""
+        ...
+
+    def still_open(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
+        """Which of ``call_ids`` are indexed calls of the session that still have no result."""
+        ...
+
+    def entries_at(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, str, bool]]:
+        """``(position, payload, has an item)`` of the session's events at ``positions`` (those stored, in no order)."""
+        ...
+
+    def write_repairs(
+        self, session_id: str, repairs: Sequence[Repair], payloads: Sequence[str], trace_id: str, now: str
+    ) -> None:
+        """Insert each synthetic result (a ``repair`` event with its payload at its position, stamped ``now``)
+        and record its position as its call's result."""
+        ...
+
+
+class ReadPort(Protocol):
+    """The reads of a Load's snapshot (``loading.py``), in one read-only transaction, typed by their answers.
+
+    Both backends read through asynchronous drivers (aiosqlite, asyncpg): each implements these
+    as ``async def`` verbs and is adapted once (:func:`as_read_port`, a cast), like ``PostgresPort``;
+    ``tests/unit/test_loading.py`` proves the verbs and signatures match. The verbs of the same
+    name as :class:`Port`'s answer the same.
+    """
+
+    def session_and_settings(self, session_id: str) -> tuple[SessionRow | None, SessionSettings | None]:
+        """The session's row and settings (both None if it is not stored)."""
+        ...
+
+    def open_calls(self, session_id: str) -> list[OpenCall]:
+        """The session's indexed tool calls that have no result (in no particular order)."""
+        ...
+
+    def session_policy(self, session_id: str) -> ToolPolicy:
+        """The session's stored tool policy (empty for a session without one)."""
+        ...
+
+    def entries_at(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, str, bool]]:
+        """``(position, payload, has an item)`` of the session's events at ``positions`` (those stored, in no order)."""
+        ...
+
+    def history_page(
+        self, session_id: str, after: int, last_position: int, reply_only: bool
+    ) -> tuple[list[Message] | None, int]:
+        """The visible entries after ``after`` up to ``last_position`` in position order if they all fit one page
+        (``paging.PAGE_ROWS`` entries, about ``paging.PAGE_BYTES``), else None; and how many entries were read.
+
+        ``reply_only``: an entry whose encoded reply form is stored may come back as that form with only what
+        ordering needs (``events.reply_entry``), where the backend stores one.
+        """
+        ...
+
+    def nth_visible_back(self, session_id: str, clear_position: int, last_position: int, n: int) -> int | None:
+        """The position of the ``n``-th visible entry counted back from ``last_position`` (after the clear),
+        or None if there are fewer."""
+        ...
+
+    def first_position_after_time(
+        self, session_id: str, after_time: str, clear_position: int, last_position: int
+    ) -> int | None:
+        """The first history position after the clear, up to ``last_position``, stored after ``after_time``."""
+        ...
+
+    def last_visible_before(self, session_id: str, clear_position: int, position: int) -> int | None:
+        """The position of the last visible entry after the clear and before ``position``, or None."""
+        ...
+
+    def lead_positions(self, session_id: str, start: int, last_position: int) -> tuple[int, ...]:
+        """Positions of the visible tool results from ``start`` up to ``last_position`` whose call was made
+        before ``start``: by their call's assistant position, then their own."""
+        ...
+
+    def check_cursor(self, cursor: HistoryCursor) -> None:
+        """Nothing if the session still holds the cursor's history.
+
+        Raises:
+            SequenceConflictError: the session was erased, cleared or edited before the cursor's bound since.
+        """
+        ...
+
+
+def as_read_port(port: object) -> ReadPort:
+    """An asynchronous read port as a sequence sees it: each verb's answer, once ``run_async`` has awaited it
+    (a cast: ``tests/unit/test_loading.py`` holds each backend's read port to :class:`ReadPort`)."""
+    return cast(ReadPort, port)
+
+
+class PageReads(Protocol):
+    """The reads of one step of a paged history read (``history_reads.py``), in one short read transaction.
+
+    Plain coroutines on both backends (each reads through an asynchronous driver), so mypy holds
+    each backend's class to this Protocol as it is. Rows are read at most one page at a time:
+    the caller bounds what it asks (``paging.PAGE_ROWS``, ``PAGE_BYTES``).
+    """
+
+    async def session_bounds(self, session_id: str) -> tuple[str, int, int] | None:
+        """The session's ``(created_at, clear_position, last_position)``, or None if it is not stored."""
+        ...
+
+    async def marks_after(self, session_id: str, position: int) -> list[tuple[str, str]]:
+        """``(type, payload)`` of the session's edits and clears stored after ``position``."""
+        ...
+
+    async def visible_page(self, session_id: str, after: int, last_position: int, reply_only: bool) -> list[Message]:
+        """The next page of visible entries after ``after`` (up to ``last_position``), in position order
+        (``reply_only`` as in :meth:`ReadPort.history_page`)."""
+        ...
+
+    async def entries_by_position(self, session_id: str, positions: Sequence[int], reply_only: bool) -> list[Message]:
+        """The session's entries at ``positions`` (at most a page of them), in no particular order."""
+        ...
+
+    async def entry_sizes(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, int]]:
+        """``(position, bytes)`` of the session's entries at ``positions``: what each weighs in a page."""
+        ...
+
+    async def known_calls(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
+        """Which of ``call_ids`` the session indexes a call for."""
+        ...
+
+    async def far_results(self, session_id: str, call_ids: Sequence[str], after: int, last_position: int) -> list[Any]:
+        """``(position, bytes)`` of the results of ``call_ids`` stored after ``after`` (up to ``last_position``),
+        in position order."""
+        ...
+
+    async def incarnation(self, session_id: str) -> str | None:
+        """The session row's incarnation (None if it is not stored)."""
+        ...
+
+    async def event_sizes_after(self, session_id: str, position: int, limit: int) -> list[Any]:
+        """``(position, bytes)`` of up to ``limit`` history events (any type) after ``position``, in order."""
+        ...
+
+    async def history_events(self, session_id: str, after: int, upto: int) -> list[Any]:
+        """Rows ``(position, type, trace_id, ts, payload, format, item)`` of the history events after ``after``
+        up to ``upto`` (any type), in position order."""
+        ...
+
+    async def export_sizes(self, session_id: str, after_id: int, max_id: int, limit: int) -> list[Any]:
+        """``(event_id, bytes)`` of up to ``limit`` of the session's events with ids after ``after_id`` up to
+        ``max_id``, in id order."""
+        ...
+
+    async def export_rows(self, session_id: str, after_id: int, upto_id: int) -> list[Any]:
+        """Rows ``(event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item)`` of
+        the session's events with ids after ``after_id`` up to ``upto_id``, in id order."""
+        ...

@@ -3,7 +3,7 @@ feed across daemons (``feed.py``), as the storage facade uses them inside its tr
 
 :class:`Cluster` is opened with the storage and closed with it. The facade
 calls :meth:`Cluster.notify` in every write transaction that changes or
-erases a session, :meth:`Cluster.live` in the Load transactions (which open
+erases a session, :meth:`Cluster.runs_live` in the Load transactions (which open
 calls belong to a live run, decided in SQL), and :meth:`Cluster.check_run`
 after the session row lock of a write naming a run (fencing).
 """
@@ -11,20 +11,19 @@ after the session row lock of a write naming a run (fencing).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ...history import OpenCall
-from ...model import AppendJob, AppendResult, LoadResult
+from ...model import AppendJob, AppendResult
 from .. import writes
 from ..base import ChangeListener
 from .errors import map_pg_errors
 from .feed import ChangeFeed, notify_in_tx
 from .port import write_tx
-from .repair_tx import repair_in_tx
 from .runs import DatabaseRuns
-from .tx import lock_session_in_tx, open_calls_in_tx
+from .tx import lock_session_in_tx
 
 __all__ = ["Cluster"]
 
@@ -95,9 +94,10 @@ class Cluster:
         """In the caller's write transaction: every other daemon hears of the change after the commit."""
         await notify_in_tx(conn, self.feed.origin, session_id, erased=erased)
 
-    async def live(self, conn: Any, calls: Sequence[OpenCall]) -> Callable[[str], bool]:
-        """Which of ``calls``' runs are live, decided now in SQL in the caller's transaction."""
-        return (await self.runs.live_in_tx(conn, {c.run_id for c in calls if c.run_id})).__contains__
+    def runs_live(self, conn: Any) -> Callable[[set[str]], Awaitable[set[str]]]:
+        """Which of some run ids are live, each time asked decided in SQL in ``conn``'s transaction (a Load's
+        ``loading.RunsLive``)."""
+        return functools.partial(self.runs.live_in_tx, conn)
 
     async def check_run(self, conn: Any, run_id: str, session_id: str) -> None:
         """A write naming ``run_id`` goes ahead only while this daemon's lease holds the run.
@@ -109,12 +109,6 @@ class Cluster:
             await self.runs.check_in_tx(conn, run_id, session_id)
 
     # -- the transactions that consult runs (each locks the session row first)
-
-    async def repair_tx(self, conn: Any, session_id: str, workdir: str, trace_id: str) -> LoadResult:
-        """A Load's repair transaction, with liveness decided in SQL under the session row lock."""
-        await lock_session_in_tx(conn, session_id)
-        live = await self.live(conn, await open_calls_in_tx(conn, session_id))
-        return await repair_in_tx(conn, session_id, workdir, trace_id, live)
 
     async def append_tx(self, conn: Any, job: AppendJob, max_open_calls: int) -> AppendResult:
         """An Append's transaction; one naming a run is fenced (:meth:`check_run`) under the row lock."""

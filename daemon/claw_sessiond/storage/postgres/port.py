@@ -22,8 +22,8 @@ from typing import Any, Concatenate, Final, ParamSpec, TypeVar, cast
 
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
-from ...history import IndexedCall
-from ...model import Message, PreparedMessage, SessionSettings, Usage, UsageDelta
+from ...history import IndexedCall, OpenCall
+from ...model import Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 from ...state import EMPTY, ScopeState, labels_json
@@ -40,6 +40,7 @@ from ..port import (
     usage_values,
 )
 from ..steps import Steps, run_async
+from . import read_port as snapshot_reads
 
 __all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort", "write_tx"]
 
@@ -403,7 +404,7 @@ class PostgresPort:
             for r in await self._conn.fetch(_TAIL_SQL, session_id, floor, cursor, limit)
         ]
 
-    async def entries_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
+    async def messages_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
         found = await self._conn.fetch(
             "SELECT position, type, trace_id, ts, payload, format, item FROM events "
             "WHERE session_id = $1 AND position = ANY($2::bigint[]) ORDER BY position",
@@ -579,6 +580,43 @@ class PostgresPort:
             )
 
     # -- load and repair
+
+    async def session_and_settings(self, session_id: str) -> tuple[SessionRow | None, SessionSettings | None]:
+        return await snapshot_reads.session_and_settings(self._conn, session_id)
+
+    async def open_calls(self, session_id: str) -> list[OpenCall]:
+        return await snapshot_reads.open_calls(self._conn, session_id)
+
+    async def owned_open_calls(self, session_id: str) -> list[OpenCall]:
+        return await snapshot_reads.open_calls(self._conn, session_id, owned=True)
+
+    async def still_open(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
+        rows = await self._conn.fetch(
+            "SELECT call_id FROM tool_calls WHERE session_id = $1 AND result_position IS NULL "
+            "AND call_id = ANY($2::text[])",
+            session_id,
+            [db_text(c) for c in call_ids],
+        )
+        return {from_db_text(r[0]) for r in rows}
+
+    async def entries_at(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, str, bool]]:
+        return await snapshot_reads.entries_at(self._conn, session_id, positions)
+
+    async def write_repairs(
+        self, session_id: str, repairs: Sequence[Repair], payloads: Sequence[str], trace_id: str, now: str
+    ) -> None:
+        await self._conn.executemany(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
+            "VALUES ($1, $2, 'repair', $3, $4, $5, $6)",
+            [
+                (session_id, r.position, trace_id, now, EVENT_SCHEMA_VERSION, p)
+                for r, p in zip(repairs, payloads, strict=True)
+            ],
+        )
+        await self._conn.executemany(
+            "UPDATE tool_calls SET result_position = $1 WHERE session_id = $2 AND call_id = $3",
+            [(r.position, session_id, db_text(r.tool_call_id)) for r in repairs],
+        )
 
 
 def write_tx(

@@ -1,41 +1,30 @@
-"""Paged reads in PostgreSQL for the streaming RPCs (Load, Export, Watch) and chunked scans (ListSessions).
+"""Paged reads in PostgreSQL: the page reads of the streaming RPCs (Load, Export, Watch) and chunked scans.
 
-The same bounds and the same consistency rule as the SQLite backend's
-``reads.py`` (whose docstring explains them): pages of at most
-``PAGE_ROWS`` events and about ``PAGE_BYTES`` payload bytes, each read in
-its own short ``REPEATABLE READ READ ONLY`` transaction that first checks
-the session still has the ``created_at`` and ``clear_position`` seen at the
-start (else ABORTED / ``SEQUENCE_CONFLICT``); no connection is held across a
-yield. Lists of ids are passed as one array parameter (``= ANY($n)``).
+:class:`PostgresPageReads` is the port ``storage/history_reads.py`` reads a Load's pages,
+Watch batches and Export pages through (that module owns the page bounds and the
+consistency rule), each step in its own short ``REPEATABLE READ READ ONLY`` transaction
+(:func:`snapshot`); this module keeps the SQL. Lists of ids are passed as one array parameter
+(``= ANY($n)``).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 
-from ...errors import Reason, SequenceConflictError
-from ...events import edit_removed, erased_count
-from ...history import drop_calls
-from ...model import HistoryCursor, Message, SessionSummary
+from ...events import message_from_payload
+from ...model import Message, SessionSummary
+from ..history_reads import Snapshots
 from ..nul_text import db_text, from_db_text
-from ..paging import PAGE_BYTES, PAGE_ROWS, SCAN_ROWS, Segment, arrange_page, decode_rows
+from ..paging import PAGE_BYTES, PAGE_ROWS, SCAN_ROWS, decode_rows
 from ..paging import cut as _cut
+from ..port import PageReads
 
-__all__ = [
-    "dropping",
-    "export_pages",
-    "first_history_page",
-    "history_pages",
-    "scan_sessions",
-    "snapshot",
-    "watch_rows_after",
-]
+__all__ = ["PostgresPageReads", "decode_row", "main_rows", "scan_sessions", "snapshot", "snapshots"]
 
 Reader = Callable[[], AbstractAsyncContextManager[Any]]
-Decode = Callable[[int, str, str, str, str, str | None, bytes | None], Message]
 
 _HISTORY_COLS: Final = "position, type, trace_id, ts, payload, format, item"
 _EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item"
@@ -46,40 +35,6 @@ EVENT_BYTES: Final = "octet_length(payload) + coalesce(octet_length(item), 0)"
 def snapshot(conn: Any) -> Any:
     """A read-only transaction that sees one snapshot for all its statements."""
     return conn.transaction(isolation="repeatable_read", readonly=True)
-
-
-async def _guard(conn: Any, cursor: HistoryCursor, *, clears: bool = True) -> None:
-    """Raise if the session was erased (or, with ``clears``, cleared) since the cursor was taken."""
-    row = await conn.fetchrow(
-        "SELECT created_at, clear_position, last_position FROM sessions WHERE session_id = $1", cursor.session_id
-    )
-    changed = row is None or row[0] != cursor.created_at or (clears and int(row[1]) != cursor.clear_position)
-    if not changed and row is not None and int(row[2]) > cursor.last_position:
-        # Written since the cursor was taken: an edit that hid entries up to its bound, or, for an export,
-        # a clear that erased events it still has to send.
-        found = await conn.fetch(
-            "SELECT type, payload FROM events WHERE session_id = $1 AND position > $2 AND type IN ('edit', 'clear')",
-            cursor.session_id,
-            cursor.last_position,
-        )
-        changed = any(_moves_bound(str(r[0]), str(r[1]), cursor.last_position, clears) for r in found)
-    if changed:
-        actual = int(row[2]) if row is not None else 0
-        raise SequenceConflictError(
-            f"session {cursor.session_id!r} was cleared, edited or erased while its history was being streamed; "
-            "load it again",
-            reason=Reason.SEQUENCE_CONFLICT,
-            expected=cursor.last_position,
-            actual=actual,
-        )
-
-
-def _moves_bound(event_type: str, payload: str, bound: int, clears: bool) -> bool:
-    """True if an event written after a cursor's bound changes what the stream reads up to it."""
-    if event_type == "edit":
-        removed = edit_removed(payload)
-        return clears and bool(removed) and removed[0] <= bound
-    return not clears and erased_count(payload) is not None
 
 
 async def _main_rows(conn: Any, session_id: str, after: int, last: int) -> tuple[list[Any], bool]:
@@ -110,175 +65,136 @@ async def _main_rows(conn: Any, session_id: str, after: int, last: int) -> tuple
     return list(rows), n == len(sizes) < PAGE_ROWS
 
 
-async def first_history_page(
-    conn: Any, session_id: str, clear_position: int, last_position: int, decode: Decode
-) -> list[Message] | None:
-    """The whole visible history in position order if it fits one page, else None (caller's transaction)."""
-    rows, complete = await _main_rows(conn, session_id, clear_position, last_position)
-    if not complete:
-        return None
-    return [_decode(r, decode) for r in rows]
+def decode_row(r: Sequence[Any]) -> Message:
+    """A history row ``(position, type, trace_id, ts, payload, format, item)`` as a message."""
+    return message_from_payload(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6])
 
 
-def _decode(r: Sequence[Any], decode: Decode) -> Message:
-    return decode(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6])
+main_rows = _main_rows  # the first page of a Load, or of its window (``read_port.py``)
 
 
-main_rows = _main_rows  # the first page of a window (``window.py``)
+class PostgresPageReads:
+    """The reads of one step of a paged history read (``storage/history_reads.py``), on a pooled connection in
+    the caller's snapshot (:func:`snapshot`). Lists are passed as one array parameter (``= ANY($n)``)."""
 
+    __slots__ = ("_conn",)
 
-async def check_cursor(conn: Any, cursor: HistoryCursor) -> None:
-    """Raise SequenceConflictError if the session was erased or cleared since the cursor was taken."""
-    await _guard(conn, cursor)
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
 
+    async def session_bounds(self, session_id: str) -> tuple[str, int, int] | None:
+        row = await self._conn.fetchrow(
+            "SELECT created_at, clear_position, last_position FROM sessions WHERE session_id = $1", session_id
+        )
+        return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
 
-async def _decode_rows(rows: Sequence[Any], decode: Decode) -> list[Message]:
-    return await decode_rows(rows, lambda r: _decode(r, decode))
+    async def marks_after(self, session_id: str, position: int) -> list[tuple[str, str]]:
+        rows = await self._conn.fetch(
+            "SELECT type, payload FROM events WHERE session_id = $1 AND position > $2 AND type IN ('edit', 'clear')",
+            session_id,
+            position,
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
 
+    async def visible_page(self, session_id: str, after: int, last_position: int, reply_only: bool) -> list[Message]:
+        # No encoded reply form is stored here: ``reply_only`` reads the whole entries.
+        rows, _complete = await _main_rows(self._conn, session_id, after, last_position)
+        return await decode_rows(rows, decode_row)
 
-async def history_pages(reader: Reader, cursor: HistoryCursor, decode: Decode) -> AsyncGenerator[list[Message], None]:
-    """The visible history in conversation order (as ``history.project`` orders it), page by page.
+    async def entries_by_position(self, session_id: str, positions: Sequence[int], reply_only: bool) -> list[Message]:
+        rows = await self._conn.fetch(
+            f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])",
+            session_id,
+            list(positions),
+        )
+        return await decode_rows(rows, decode_row)
 
-    Each assistant message is followed by its tool results in position order;
-    results beyond the assistant's page ("far" results, such as synthetic
-    repairs) are fetched by position right after it and skipped where they occur.
+    async def entry_sizes(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, int]]:
+        rows = await self._conn.fetch(
+            f"SELECT position, {EVENT_BYTES} FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])",
+            session_id,
+            list(positions),
+        )
+        return [(int(r[0]), int(r[1] or 0)) for r in rows]
 
-    Raises:
-        SequenceConflictError: the session was cleared or erased meanwhile.
-    """
-    after = cursor.clear_position if cursor.start_after < 0 else cursor.start_after
-    in_flight = set(cursor.in_flight_ids)
-    for i in range(0, len(cursor.lead), PAGE_ROWS):  # a window's results of calls made before it, first
-        group = list(cursor.lead[i : i + PAGE_ROWS])
-        async with reader() as conn, snapshot(conn):
-            await _guard(conn, cursor)
-            found = await conn.fetch(
-                f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])",
-                cursor.session_id,
-                group,
-            )
-        order = {p: k for k, p in enumerate(group)}
-        yield await _decode_rows(sorted(found, key=lambda r: order[int(r[0])]), decode)
-    while after < cursor.last_position:
-        segments: list[tuple[list[Message], list[list[int]]]] = []
-        async with reader() as conn, snapshot(conn):
-            await _guard(conn, cursor)
-            rows, _complete = await _main_rows(conn, cursor.session_id, after, cursor.last_position)
-            if not rows:
-                break
-            page_end = int(rows[-1][0])
-            messages = await _decode_rows(rows, decode)
-            segments = await _arrange(conn, cursor, messages, page_end, in_flight)
-        after = page_end
-        for shown, far_groups in segments:
-            if shown:
-                yield shown
-            for group in far_groups:
-                async with reader() as conn, snapshot(conn):
-                    await _guard(conn, cursor)
-                    found = await conn.fetch(
-                        f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = $1 AND position = ANY($2::bigint[]) "
-                        "ORDER BY position",
-                        cursor.session_id,
-                        group,
-                    )
-                yield await _decode_rows(found, decode)
-
-
-async def _arrange(
-    conn: Any, cursor: HistoryCursor, messages: list[Message], page_end: int, in_flight: set[str]
-) -> list[Segment]:
-    """Order one page like ``project`` and find the far results of its assistants (caller's transaction)."""
-    sid = cursor.session_id
-
-    async def known_calls(ids: list[str]) -> set[str]:
+    async def known_calls(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
         sql = "SELECT call_id FROM tool_calls WHERE session_id = $1 AND call_id = ANY($2::text[])"
-        return {from_db_text(r[0]) for r in await conn.fetch(sql, sid, [db_text(i) for i in ids])}
+        return {from_db_text(r[0]) for r in await self._conn.fetch(sql, session_id, [db_text(i) for i in call_ids])}
 
-    async def far_sizes(ids: list[str]) -> list[Any]:
+    async def far_results(self, session_id: str, call_ids: Sequence[str], after: int, last_position: int) -> list[Any]:
         return list(
-            await conn.fetch(
+            await self._conn.fetch(
                 "SELECT e.position, octet_length(e.payload) + coalesce(octet_length(e.item), 0) FROM tool_calls AS t "
                 "JOIN events AS e ON e.session_id = t.session_id AND e.position = t.result_position "
                 "WHERE t.session_id = $1 AND t.call_id = ANY($2::text[]) "
                 "AND t.result_position > $3 AND t.result_position <= $4 ORDER BY e.position",
-                sid,
-                [db_text(i) for i in ids],
-                page_end,
-                cursor.last_position,
+                session_id,
+                [db_text(i) for i in call_ids],
+                after,
+                last_position,
             )
         )
 
-    return await arrange_page(messages, in_flight, known_calls, far_sizes)
+    async def incarnation(self, session_id: str) -> str | None:
+        found = await self._conn.fetchval("SELECT incarnation FROM sessions WHERE session_id = $1", session_id)
+        return None if found is None else str(found)
 
-
-async def watch_rows_after(
-    reader: Reader, session_id: str, after_position: int, limit: int
-) -> tuple[str | None, list[Any], bool]:
-    """The session's incarnation (None if not stored) and up to ``limit`` history rows after a position, in
-    one snapshot: rows ``(position, type, trace_id, ts, payload)``, and True if more may follow."""
-    async with reader() as conn, snapshot(conn):
-        incarnation = await conn.fetchval("SELECT incarnation FROM sessions WHERE session_id = $1", session_id)
-        sizes = list(
-            await conn.fetch(
+    async def event_sizes_after(self, session_id: str, position: int, limit: int) -> list[Any]:
+        return list(
+            await self._conn.fetch(
                 f"SELECT position, {EVENT_BYTES} FROM events "
                 "WHERE session_id = $1 AND position > $2 ORDER BY position LIMIT $3",
                 session_id,
-                after_position,
+                position,
                 limit,
             )
         )
-        if not sizes:
-            return incarnation, [], False
-        n = _cut(sizes, PAGE_BYTES)
-        rows = await conn.fetch(
+
+    async def history_events(self, session_id: str, after: int, upto: int) -> list[Any]:
+        rows = await self._conn.fetch(
             f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = $1 AND position > $2 AND position <= $3 "
             "ORDER BY position",
             session_id,
-            after_position,
-            int(sizes[n - 1][0]),
+            after,
+            upto,
         )
-    return (
-        incarnation,
-        [(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows],
-        n < len(sizes) or len(sizes) >= limit,
-    )
+        return [(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
+
+    async def export_sizes(self, session_id: str, after_id: int, max_id: int, limit: int) -> list[Any]:
+        return list(
+            await self._conn.fetch(
+                f"SELECT event_id, {EVENT_BYTES} FROM events "
+                "WHERE session_id = $1 AND event_id > $2 AND event_id <= $3 ORDER BY event_id LIMIT $4",
+                session_id,
+                after_id,
+                max_id,
+                limit,
+            )
+        )
+
+    async def export_rows(self, session_id: str, after_id: int, upto_id: int) -> list[Any]:
+        rows = await self._conn.fetch(
+            f"SELECT {_EXPORT_COLS} FROM events WHERE session_id = $1 AND event_id > $2 AND event_id <= $3 "
+            "ORDER BY event_id",
+            session_id,
+            after_id,
+            upto_id,
+        )
+        return [tuple(r) for r in rows]
 
 
-async def export_pages(reader: Reader, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[Any], None]:
-    """A session's event rows with ids up to ``max_event_id``, in event order, page by page.
+_: type[PageReads] = PostgresPageReads
 
-    Rows are ``(event_id, session_id, position, type, trace_id, ts, schema_version, payload)``.
 
-    Raises:
-        SequenceConflictError: the session was erased meanwhile.
-    """
-    after = 0
-    while after < max_event_id:
+def snapshots(reader: Reader) -> Snapshots:
+    """Short read-only snapshots on ``reader``'s connections, each handing a :class:`PostgresPageReads`."""
+
+    @contextlib.asynccontextmanager
+    async def step() -> AsyncIterator[PageReads]:
         async with reader() as conn, snapshot(conn):
-            await _guard(conn, cursor, clears=False)  # a clear removes no events
-            sizes = list(
-                await conn.fetch(
-                    f"SELECT event_id, {EVENT_BYTES} FROM events "
-                    "WHERE session_id = $1 AND event_id > $2 AND event_id <= $3 ORDER BY event_id LIMIT $4",
-                    cursor.session_id,
-                    after,
-                    max_event_id,
-                    PAGE_ROWS,
-                )
-            )
-            if not sizes:
-                return
-            end = int(sizes[_cut(sizes, PAGE_BYTES) - 1][0])
-            rows = await conn.fetch(
-                f"SELECT {_EXPORT_COLS} FROM events WHERE session_id = $1 AND event_id > $2 AND event_id <= $3 "
-                "ORDER BY event_id",
-                cursor.session_id,
-                after,
-                end,
-            )
-        after = end
-        yield [tuple(r) for r in rows]
+            yield PostgresPageReads(conn)
+
+    return step
 
 
 async def scan_sessions(
@@ -325,14 +241,3 @@ async def scan_sessions(
             break
         after = (str(end[0]), str(end[1]))
     return out
-
-
-async def dropping(
-    pages: AsyncGenerator[list[Message], None], dropped: frozenset[str]
-) -> AsyncGenerator[list[Message], None]:
-    """``pages`` with the ``dropped`` calls taken out (``history.drop_calls``); closes ``pages`` when closed."""
-    async with contextlib.aclosing(pages):
-        async for page in pages:
-            shown = drop_calls(page, dropped)
-            if shown:
-                yield shown

@@ -26,20 +26,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final, TypeVar
 
-from ... import repair as repairing
 from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from ...edits import history_item
 from ...errors import StorageError
-from ...events import EventRow, fingerprint, message_from_payload
+from ...events import EventRow, fingerprint
 from ...export import ExportHeader, ImportedSession
-from ...history import drop_calls, project
 from ...model import (
     AppendJob,
     AppendResult,
@@ -61,32 +58,32 @@ from ...model import (
 )
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
-from .. import writes
+from .. import history_reads, loading, writes
 from ..base import ChangeListener, HistoryItem, Storage, StorageCounters, StorageFigures, SweepTurns
 from ..editing import edit_tail
 from ..importing import import_session
-from ..port import SETTINGS_COLS, SETTINGS_COUNT, settings_of
+from ..loading import RunsLive
+from ..port import Port, ReadPort, as_read_port
+from ..steps import Steps, run_async
 from . import follow, queries, reads
 from .batch_tx import is_plain
-from .calls_tx import drops_in_tx, session_policy_in_tx
+from .calls_tx import session_policy_in_tx
 from .cluster import Cluster
 from .connect import PostgresSettings, connect, describe_target, follower_connections, server_settings_of
 from .edit_tx import erase_clear_in_tx
 from .errors import safe_dsn
 from .group_commit import GroupCommit
 from .pooled import pooled
-from .port import write_tx
+from .port import PostgresPort, write_tx
+from .read_port import PostgresReadPort
 from .sessions import PostgresSessions
 from .sweep import newest_update, prune_requests_in_tx, requests_due, retention_turn
 from .tx import (
     SESSION_COLS,
     lock_session_in_tx,
-    open_calls_in_tx,
-    session_meta,
     session_row,
 )
 from .vacuum import Vacuums
-from .window import read_window
 
 __all__ = ["CLOSE_BOUND_S", "PostgresStorage"]
 
@@ -242,73 +239,33 @@ class PostgresStorage(PostgresSessions):
 
     # -- reads
 
+    #: A repair is planned again under the session's row lock and written in one transaction: a write locks
+    #: only its session (``loading.py``).
+    repairs_ahead: Final = False
+
     async def load(
         self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True, window: LoadWindow | None = None,
         reply_only: bool = False,
     ) -> LoadResult:  # fmt: skip
-        """Get-or-create read; interrupted calls are repaired in one transaction (see the SQLite backend's ``load``
-        for the repair modes and the bounded read ``window``; ``reply_only`` changes nothing: no encoded reply form
-        is stored here). A read-only snapshot first: with nothing to repair (or ``repair`` False) nothing is written;
-        else the repair transaction locks the session row, plans again under the lock and writes (each call once)."""
-        async with self._reader() as conn, reads.snapshot(conn):
-            values = await conn.fetchrow(
-                f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = $1", session_id
-            )
-            row = session_row(values)
-            if row is None:
-                return LoadResult(session_meta(None, session_id, workdir), [])
-            settings = settings_of(values[-SETTINGS_COUNT:])
-            calls = await open_calls_in_tx(conn, session_id)
-            policy = await session_policy_in_tx(conn, session_id) if calls else ToolPolicy()
-            split = repairing.split_calls(calls, await self._cluster.live(conn, calls), policy)
-            to_repair, in_flight = split.repair, split.in_flight
-            dropped, hidden = await drops_in_tx(conn, session_id, split.dropped)
-            meta = session_meta(row, session_id, workdir, settings)
-            meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
-            if not to_repair or not repair:
-                flights = repairing.flights(in_flight)
-                cursor = HistoryCursor(
-                    session_id,
-                    row.created_at,
-                    row.clear_position,
-                    row.last_position,
-                    tuple(c.tool_call_id for c in in_flight),
-                    dropped_ids=dropped,
-                )
-                if window is not None:
-                    return await self._windowed(conn, LoadResult(meta, [], [], flights, cursor), window)
-                page = await reads.first_history_page(
-                    conn, session_id, row.clear_position, row.last_position, message_from_payload
-                )
-                if page is not None:
-                    self.counters.history_events_read += len(page)
-                    return LoadResult(meta, drop_calls(project(page), dropped), [], flights)
-                return LoadResult(meta, [], [], flights, cursor)
-        result = await self._write(
-            session_id, lambda c: self._cluster.repair_tx(c, session_id, workdir, trace_id), changed=True
+        """Get-or-create read, with its repair (``storage/loading.py``); ``reply_only`` changes nothing here (no
+        encoded reply form is stored)."""
+        return await loading.load(
+            self, session_id, workdir, trace_id, repair=repair, window=window, reply_only=reply_only
         )
-        self.counters.repairs += len(result.repairs)
-        if result.repairs:
-            _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
-        if window is not None and result.cursor is not None:
-            async with self._reader() as conn, reads.snapshot(conn):
-                await reads.check_cursor(conn, result.cursor)
-                result = await self._windowed(conn, result, window)
-        return result
 
-    async def _windowed(self, conn: Any, result: LoadResult, window: LoadWindow) -> LoadResult:
-        """A Load's result cut to a window (``window.py``), bounded by its cursor (caller's read transaction)."""
-        cursor = result.cursor
-        assert cursor is not None
-        found = await read_window(
-            conn, cursor.session_id, cursor.clear_position, cursor.last_position, window, message_from_payload
+    async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
+        """Run a Load's snapshot ``steps`` in one read-only snapshot (runs' liveness decided in it, in SQL)."""
+        async with self._reader() as conn, reads.snapshot(conn):
+            return await run_async(steps(as_read_port(PostgresReadPort(conn)), self._cluster.runs_live(conn)))
+
+    async def load_write(self, session_id: str, steps: Callable[[Port, RunsLive], Steps[T]]) -> T:
+        """Run a Load's repair ``steps`` in one write transaction (``_write``: in session order, its watchers
+        and the other daemons told after the commit)."""
+        return await self._write(
+            session_id,
+            lambda c: run_async(steps(PostgresPort(c).as_port(), self._cluster.runs_live(c))),
+            changed=True,
         )
-        self.counters.history_events_read += found.events_read
-        if found.messages is not None:
-            shown = drop_calls(found.messages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else found.messages
-            return dataclasses.replace(result, messages=shown, cursor=None, complete=found.complete)
-        cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
-        return dataclasses.replace(result, messages=[], cursor=cursor, complete=found.complete)
 
     async def session_tool_policy(self, session_id: str) -> ToolPolicy:
         """The session's stored tool policy (empty when none is set or the session is not stored)."""
@@ -316,21 +273,16 @@ class PostgresStorage(PostgresSessions):
             return await session_policy_in_tx(conn, session_id)
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
-        """The visible history of a Load's cursor, page by page (see ``reads.py``)."""
-        pages = self._counted(reads.history_pages(self._reader, cursor, message_from_payload))
-        return reads.dropping(pages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else pages
-
-    async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
-        async with contextlib.aclosing(pages):
-            async for page in pages:
-                self.counters.history_events_read += len(page)
-                yield page
+        """The visible history of a Load's cursor, page by page (``storage/history_reads.py``)."""
+        return history_reads.visible_pages(reads.snapshots(self._reader), cursor, self.counters)
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int
     ) -> tuple[str | None, list[HistoryItem], bool]:
         """The session's incarnation (None if not stored) and its history events after a position."""
-        incarnation, rows, more = await reads.watch_rows_after(self._follower_reader, session_id, after_position, limit)
+        incarnation, rows, more = await history_reads.watch_rows_after(
+            reads.snapshots(self._follower_reader), session_id, after_position, limit
+        )
         return incarnation, [(r[0], history_item(*r)) for r in rows], more
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
@@ -365,7 +317,7 @@ class PostgresStorage(PostgresSessions):
 
     def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
         """Raw event rows of an export, page by page (decode with ``events.decode_events``)."""
-        return reads.export_pages(self._reader, cursor, max_event_id)
+        return history_reads.export_pages(reads.snapshots(self._reader), cursor, max_event_id)
 
     async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         """Full-text search (PostgreSQL text search; see ``queries.py`` for how it differs from FTS5)."""

@@ -8,14 +8,11 @@ for the transaction code that still calls them (edits, sessions, import, repair,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
-from ...history import OpenCall
 from ...model import AppendJob, AppendResult, ClearResult
 from ...rules import StoredRequest
 from .. import writes
-from ..nul_text import from_db_text
 from ..port import SESSION_COLS, SessionRow, new_incarnation, session_meta, session_row
 from .port import NOW_SQL, PostgresPort, write_tx
 
@@ -28,18 +25,10 @@ __all__ = [
     "delete_in_tx",
     "lock_session_in_tx",
     "new_incarnation",
-    "open_call",
     "open_call_count_in_tx",
-    "open_calls_in_tx",
     "session_meta",
     "session_row",
 ]
-
-#: The open tool calls of a session (Load's read and the repair transaction share it).
-OPEN_CALLS_SQL: Final = (
-    "SELECT call_id, assistant_position, call_index, run_id, pending, repair_mode FROM tool_calls "
-    "WHERE session_id = $1 AND result_position IS NULL"
-)
 
 
 async def lock_session_in_tx(
@@ -61,15 +50,6 @@ async def lock_session_in_tx(
 async def _stored_request_in_tx(conn: Any, session_id: str, request_id: str) -> StoredRequest | None:
     """The record of an earlier request with this id on this session, or None (also for no id)."""
     return await PostgresPort(conn).stored_request(session_id, request_id) if request_id else None
-
-
-def open_call(r: Sequence[Any]) -> OpenCall:
-    """An :data:`OPEN_CALLS_SQL` row as an :class:`OpenCall`."""
-    return OpenCall(from_db_text(r[0]), int(r[1]), int(r[2]), str(r[3]), bool(r[4]), str(r[5]))
-
-
-async def open_calls_in_tx(conn: Any, session_id: str) -> list[OpenCall]:
-    return [open_call(r) for r in await conn.fetch(OPEN_CALLS_SQL, session_id)]
 
 
 async def open_call_count_in_tx(conn: Any, session_id: str) -> int:

@@ -1,9 +1,9 @@
 """The SQLite backend: one WAL database file under ``.claw/``, one writer thread, read-only readers.
 
 Modules: ``store.py`` (the facade, :class:`SQLiteStorage`), ``reading.py``
-(its reads), ``writer.py`` (the writer thread and group commit), ``port.py``
-(the transaction port the shared write sequences of ``storage/`` run over),
-``tx.py``, ``repair_tx.py`` (transaction code), ``reads.py`` and
+(its reads), ``writer.py`` (the writer thread and group commit), ``tx.py``
+(transaction code), ``port.py`` and ``read_port.py`` (the ports the shared
+sequences of ``storage/`` run over: writes, edits, imports, Load), ``reads.py`` and
 ``queries.py`` (paged and cross-session reads), ``files.py`` (file checks at
 open), ``backup.py`` (copies), ``checks.py`` (``doctor``), ``schema.py``
 (migrations), ``errors.py`` (sqlite3 errors → domain errors), ``runs.py``

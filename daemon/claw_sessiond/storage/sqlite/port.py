@@ -19,8 +19,8 @@ from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 from ...entry_wire import encode_entry
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
-from ...history import IndexedCall
-from ...model import Message, PreparedMessage, SessionSettings, Usage, UsageDelta, now_rfc3339
+from ...history import IndexedCall, OpenCall
+from ...model import Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta, now_rfc3339
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 from ...state import ScopeState, labels_json
@@ -36,6 +36,8 @@ from ..port import (
     usage_values,
 )
 from ..steps import Steps, run_sync
+from . import read_port as load_sql
+from .read_port import OPEN_CALLS_SQL, open_call
 
 __all__ = ["SQLitePort", "erase_search_index_in_tx", "write_tx"]
 
@@ -355,7 +357,7 @@ class SQLitePort:
             for r in self._conn.execute(_TAIL_SQL, (session_id, floor, cursor, limit))
         ]
 
-    def entries_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
+    def messages_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
         found: list[Any] = []
         for part in _chunks(positions):
             found += self._conn.execute(
@@ -525,6 +527,45 @@ class SQLitePort:
         )
 
     # -- load and repair
+
+    def session_and_settings(self, session_id: str) -> tuple[SessionRow | None, SessionSettings | None]:
+        values = self._conn.execute(load_sql.SESSION_AND_SETTINGS_SQL, (session_id,)).fetchone()
+        return (None, None) if values is None else (session_row(values), settings_of(values[-SETTINGS_COUNT:]))
+
+    def open_calls(self, session_id: str) -> list[OpenCall]:
+        return [open_call(r) for r in self._conn.execute(OPEN_CALLS_SQL, (session_id,))]
+
+    def owned_open_calls(self, session_id: str) -> list[OpenCall]:
+        return [open_call(r) for r in self._conn.execute(load_sql.OWNED_OPEN_CALLS_SQL, (session_id,))]
+
+    def still_open(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
+        return {str(r[0]) for r in self._each(load_sql.STILL_OPEN_SQL, session_id, call_ids)}
+
+    def entries_at(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, str, bool]]:
+        return [load_sql.entry(r) for r in self._each(load_sql.ENTRIES_AT_SQL, session_id, positions)]
+
+    def write_repairs(
+        self, session_id: str, repairs: Sequence[Repair], payloads: Sequence[str], trace_id: str, now: str
+    ) -> None:
+        self._conn.executemany(
+            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
+            "VALUES (?, ?, 'repair', ?, ?, ?, ?)",
+            (
+                (session_id, r.position, trace_id, now, EVENT_SCHEMA_VERSION, p)
+                for r, p in zip(repairs, payloads, strict=True)
+            ),
+        )
+        self._conn.executemany(
+            "UPDATE tool_calls SET result_position = ? WHERE session_id = ? AND call_id = ?",
+            ((r.position, session_id, r.tool_call_id) for r in repairs),
+        )
+
+    def _each(self, sql: str, session_id: str, ids: Sequence[Any]) -> list[Any]:
+        """``sql`` (one ``{ids}`` list after the session id) over ``ids``, in slices of ``load_sql.IDS_PER_QUERY``."""
+        out: list[Any] = []
+        for part in load_sql.slices(ids):
+            out.extend(self._conn.execute(sql.format(ids=",".join("?" * len(part))), (session_id, *part)))
+        return out
 
 
 def _chunks(values: Sequence[Any]) -> list[Sequence[Any]]:

@@ -6,31 +6,25 @@ pages, pages of large Loads), so that short reads never queue behind them
 (see ``reads.py``). Follower reads (Watch and WatchAll batches, issued after
 every commit by however many streams are due) are short reads, but at most
 ``_FOLLOWER_READERS`` of them hold a connection at once, so a request's
-read never queues behind them all. A Load that finds interrupted tool calls plans their
-repair on the loop (``repair.py``) and hands the writing to the writer
-(``repair_tx.py``), which re-checks the plan in its transaction.
+read never queues behind them all. A Load's sequence is ``storage/loading.py``: its
+snapshot runs here on a short reader (``read_port.py``), its repair as writer jobs
+(``port.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import functools
-import logging
-import time
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import aiosqlite
 
-from ... import repair as repairing
 from ...edits import history_item
 from ...errors import SessionNotFoundError
 from ...events import EventRow
 from ...export import ExportHeader
-from ...history import OpenCall, drop_calls, project
 from ...model import (
     HistoryCursor,
     HistoryMark,
@@ -38,27 +32,27 @@ from ...model import (
     LoadWindow,
     Message,
     ModelUsage,
-    Repair,
     SessionSummary,
     Usage,
 )
 from ...policy import ToolPolicy, policy_from_json
 from ...queries import SearchFilter, SearchRow, UsageRow
-from ...repair import RepairPlan
 from ...state import parse_labels
+from .. import history_reads, loading
 from ..base import HistoryItem, RunRegistry, StorageCounters
-from ..port import SETTINGS_COLS, SETTINGS_COUNT, settings_of
+from ..loading import RunsLive
+from ..port import Port, ReadPort, as_read_port
+from ..steps import Steps, run_async, run_sync
 from . import queries, reads
-from .calls_tx import open_call
 from .errors import map_sqlite_errors
-from .repair_tx import repair_chunk_in_tx, repair_in_tx
-from .tx import OPEN_CALLS_SQL, SESSION_COLS, session_meta, session_row
-from .window import read_window
+from .port import SQLitePort
+from .read_port import SQLiteReadPort
+from .tx import SESSION_COLS, session_row
 from .writer import Writer
 
 __all__ = ["READERS", "SQLiteReads"]
 
-_log = logging.getLogger("claw_sessiond.store")
+T = TypeVar("T")
 #: Read connections for short reads.
 _READERS: Final = 2
 #: Read connections kept for bulk reads (ListSessions scans, Export pages, pages of large
@@ -69,17 +63,6 @@ _BULK_READERS: Final = 1
 _FOLLOWER_READERS: Final = 1
 #: Every read connection of a storage.
 READERS: Final = _READERS + _BULK_READERS
-
-
-async def _dropping(
-    pages: AsyncGenerator[list[Message], None], dropped: frozenset[str]
-) -> AsyncGenerator[list[Message], None]:
-    """``pages`` with the ``dropped`` calls taken out (``history.drop_calls``); closes ``pages`` when closed."""
-    async with contextlib.aclosing(pages):
-        async for page in pages:
-            shown = drop_calls(page, dropped)
-            if shown:
-                yield shown
 
 
 class SQLiteReads:
@@ -134,6 +117,10 @@ class SQLiteReads:
 
     # -- Load and history
 
+    #: A repair is planned from the snapshot and written in paced chunks: the one writer serves every
+    #: session (``loading.py``).
+    repairs_ahead: Final = True
+
     async def load(
         self,
         session_id: str,
@@ -144,171 +131,31 @@ class SQLiteReads:
         window: LoadWindow | None = None,
         reply_only: bool = False,
     ) -> LoadResult:
-        """Get-or-create read: nothing is written for an unknown or paired session.
-
-        Interrupted calls (open, not owned by a live run of :attr:`runs`) are planned here and
-        written by the writer: in one transaction, or, for more than
-        :data:`~claw_sessiond.repair.REPAIR_CHUNK` calls, in paced chunks whose last one is written in
-        the transaction that bounds what this Load returns (see below). A history that fits one
-        page (``reads.PAGE_BYTES``) comes back in ``messages``; a larger one
-        (or one just repaired) comes back as a ``cursor`` for
-        :meth:`history_pages`, bounded by the last position the read (or
-        the repair's transaction) saw.
-        With ``repair=False`` nothing is ever written: interrupted calls stay open.
+        """Get-or-create read, with its repair (``storage/loading.py``); nothing is written for an unknown session.
 
         With ``reply_only`` (the RPC's Load), an entry whose encoded reply form is stored comes back
         as that form with only what ordering reads (``events.reply_entry``, ``reads.REPLY``).
-
-        What happens to an open call is its repair mode (``repair.split_calls``, with the
-        session's tool policy): pending calls and live runs' calls are in flight, ``drop``
-        calls are taken out of the reply (an entry left empty is hidden, and not counted in
-        ``message_count``), ``off`` calls stay open; only ``synthesize`` calls are repaired.
         """
-        reading = reads.REPLY if reply_only else reads.WHOLE
+        return await loading.load(
+            self, session_id, workdir, trace_id, repair=repair, window=window, reply_only=reply_only
+        )
+
+    async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
+        """Run a Load's snapshot ``steps`` in one read transaction on a short read connection."""
         async with self._reader() as conn:
             try:
                 await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                cur = await conn.execute(
-                    f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = ?", (session_id,)
-                )
-                values = await cur.fetchone()
-                row = session_row(values)
-                if row is None or values is None:
-                    return LoadResult(session_meta(None, session_id, workdir), [])
-                settings = settings_of(values[-SETTINGS_COUNT:])
-                rows = await conn.execute_fetchall(
-                    OPEN_CALLS_SQL,
-                    (session_id,),
-                )
-                # Up to --max-open-tool-calls rows: built in slices, yielding between them.
-                calls: list[OpenCall] = []
-                for i in range(0, len(rows), repairing.PLAN_SLICE):
-                    if i:
-                        await asyncio.sleep(0)
-                    calls.extend(open_call(r) for r in rows[i : i + repairing.PLAN_SLICE])
-                policy = ToolPolicy()
-                if calls:  # only a session with open calls needs its policy (what to do with them)
-                    found = await conn.execute_fetchall(
-                        "SELECT tool_policy FROM sessions WHERE session_id = ?", (session_id,)
-                    )
-                    policy = policy_from_json(next(iter(found))[0])
-                split = repairing.split_calls(calls, self.runs.is_live, policy)
-                to_repair, in_flight = split.repair, split.in_flight
-                dropped: tuple[str, ...] = ()
-                hidden = 0
-                if split.dropped:  # repair mode drop: hidden from the reply, nothing written
-                    dropped = tuple(c.tool_call_id for c in split.dropped)
-                    entries = await reads.entries_with_items(conn, session_id, repairing.drop_positions(split.dropped))
-                    hidden = repairing.hidden_count(entries, set(dropped))
-                meta = session_meta(row, session_id, workdir, settings)
-                meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
-                if not to_repair or not repair:
-                    flights = repairing.flights(in_flight)
-                    if window is not None:
-                        cursor = HistoryCursor(
-                            session_id,
-                            row.created_at,
-                            row.clear_position,
-                            row.last_position,
-                            tuple(c.tool_call_id for c in in_flight),
-                            dropped_ids=dropped,
-                            reply_only=reply_only,
-                        )
-                        return await self._windowed(conn, LoadResult(meta, [], [], flights, cursor), window)
-                    page = await reads.first_history_page(
-                        conn, session_id, row.clear_position, row.last_position, reading
-                    )
-                    if page is not None:
-                        self.counters.history_events_read += len(page)
-                        return LoadResult(meta, drop_calls(project(page), dropped), [], flights)
-                    cursor = HistoryCursor(
-                        session_id,
-                        row.created_at,
-                        row.clear_position,
-                        row.last_position,
-                        tuple(c.tool_call_id for c in in_flight),
-                        dropped_ids=dropped,
-                        reply_only=reply_only,
-                    )
-                    return LoadResult(meta, [], [], flights, cursor)
-                assistants = await reads.rows_at_positions(conn, session_id, repairing.assistant_positions(to_repair))
+                return await run_async(steps(as_read_port(SQLiteReadPort(conn)), self._runs_live))
             finally:
                 await conn.execute("COMMIT")
-        payloads = await repairing.plan_payloads(to_repair, assistants)
-        # A large repair is written in chunks of REPAIR_CHUNK calls, one writer job each,
-        # so that other requests' transactions run between them (the writer is never
-        # held for more than one chunk). The last chunk is written by ``repair_in_tx``
-        # in the transaction that also reads what this Load returns, which re-plans if
-        # anything changed meanwhile: the history returned is fully repaired. If the
-        # caller goes away between chunks, the chunks written stand (each is whole, in
-        # call order) and the next Load repairs the rest.
-        earlier: list[Repair] = []
-        start, last = 0, row.last_position
-        plan: RepairPlan | None = None
-        while len(to_repair) - start > repairing.REPAIR_CHUNK:
-            chunk = RepairPlan(
-                row.created_at,
-                row.clear_position,
-                last,
-                tuple(to_repair[start : start + repairing.REPAIR_CHUNK]),
-                payloads[start : start + repairing.REPAIR_CHUNK],
-            )
-            start += repairing.REPAIR_CHUNK
-            began = time.perf_counter()
-            done = await self._writer.submit(
-                functools.partial(repair_chunk_in_tx, session_id=session_id, trace_id=trace_id, chunk=chunk),
-                session_id,
-            )
-            if done is None:  # cleared, erased or replaced meanwhile: plan again in the last transaction
-                break
-            earlier.extend(done[0])
-            last = done[1]
-            # Paced like an export: pause as long as the chunk took, so that a large repair
-            # takes at most about half of the writer's (and the machine's) time.
-            await asyncio.sleep((time.perf_counter() - began) * repairing.REPAIR_PAUSE_RATIO)
-        else:
-            plan = RepairPlan(
-                row.created_at,
-                row.clear_position,
-                last,
-                tuple(to_repair[start:]),
-                payloads[start:],
-                dropped,
-                hidden,
-            )
-        result = await self._writer.submit(
-            lambda c: repair_in_tx(c, session_id, workdir, trace_id, self.runs.is_live, plan), session_id
-        )
-        if earlier:
-            self.counters.repairs += len(earlier)
-            result = dataclasses.replace(result, repairs=earlier + result.repairs)
-        self.counters.repairs += len(result.repairs) - len(earlier)
-        if result.repairs:
-            _log.info("event=repaired session=%s calls=%d", session_id, len(result.repairs))
-        if reply_only and result.cursor is not None:
-            result = dataclasses.replace(result, cursor=dataclasses.replace(result.cursor, reply_only=True))
-        if window is not None and result.cursor is not None:
-            async with self._reader() as conn:
-                try:
-                    await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                    await reads.check_cursor(conn, result.cursor)
-                    result = await self._windowed(conn, result, window)
-                finally:
-                    await conn.execute("COMMIT")
-        return result
 
-    async def _windowed(self, conn: aiosqlite.Connection, result: LoadResult, window: LoadWindow) -> LoadResult:
-        """A Load's result cut to a window (``window.py``), bounded by its cursor (caller's read transaction)."""
-        cursor = result.cursor
-        assert cursor is not None
-        reading = reads.REPLY if cursor.reply_only else reads.WHOLE
-        found = await read_window(conn, cursor.session_id, cursor.clear_position, cursor.last_position, window, reading)
-        self.counters.history_events_read += found.events_read
-        if found.messages is not None:
-            shown = drop_calls(found.messages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else found.messages
-            return dataclasses.replace(result, messages=shown, cursor=None, complete=found.complete)
-        cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
-        return dataclasses.replace(result, messages=[], cursor=cursor, complete=found.complete)
+    async def load_write(self, session_id: str, steps: Callable[[Port, RunsLive], Steps[T]]) -> T:
+        """Run a Load's repair ``steps`` as one writer job (its own transaction)."""
+        return await self._writer.submit(lambda c: run_sync(steps(SQLitePort(c), self._runs_live)), session_id)
+
+    def _runs_live(self, run_ids: set[str]) -> set[str]:
+        """Which of ``run_ids`` are live: this daemon's run registry (runs live in its memory)."""
+        return {r for r in run_ids if self.runs.is_live(r)}
 
     async def session_tool_policy(self, session_id: str) -> ToolPolicy:
         """The session's stored tool policy (empty when none is set or the session is not stored)."""
@@ -319,21 +166,9 @@ class SQLiteReads:
         return policy_from_json(found[0][0] if found else None)
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
-        """The visible history of a :class:`LoadResult` cursor, page by page (see ``reads.py``).
-
-        The cursor's dropped calls (repair mode ``drop``) are taken out of each page.
-        """
-        reading = reads.REPLY if cursor.reply_only else reads.WHOLE
-        pages = self._counted(reads.history_pages(self._bulk_reader, cursor, reading))
-        if not cursor.dropped_ids:
-            return pages
-        return _dropping(pages, frozenset(cursor.dropped_ids))
-
-    async def _counted(self, pages: AsyncGenerator[list[Message], None]) -> AsyncGenerator[list[Message], None]:
-        async with contextlib.aclosing(pages):
-            async for page in pages:
-                self.counters.history_events_read += len(page)
-                yield page
+        """The visible history of a :class:`LoadResult` cursor, page by page (``storage/history_reads.py``), on
+        the bulk read connection."""
+        return history_reads.visible_pages(reads.snapshots(self._bulk_reader), cursor, self.counters)
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int
@@ -343,7 +178,9 @@ class SQLiteReads:
         Both are read in one snapshot, so the events belong to that incarnation. At most ``limit``
         events and about ``reads.PAGE_BYTES`` payload bytes; the flag says whether more may follow.
         """
-        incarnation, rows, more = await reads.watch_rows_after(self._follower_reader, session_id, after_position, limit)
+        incarnation, rows, more = await history_reads.watch_rows_after(
+            reads.snapshots(self._follower_reader), session_id, after_position, limit
+        )
         return incarnation, [(r[0], history_item(*r)) for r in rows], more
 
     async def list_sessions(
@@ -441,7 +278,7 @@ class SQLiteReads:
 
     def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
         """Raw event rows of an export, page by page (decode with ``events.decode_events``)."""
-        return reads.export_pages(self._bulk_reader, cursor, max_event_id)
+        return history_reads.export_pages(reads.snapshots(self._bulk_reader), cursor, max_event_id)
 
     async def session_ids(self) -> list[str]:
         """Every stored session id, oldest first (the order of a full export)."""

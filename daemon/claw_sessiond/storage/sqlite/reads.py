@@ -1,56 +1,31 @@
-"""Paged reads for the streaming RPCs (Load, Export, Watch) and chunked scans (ListSessions).
+"""Paged reads in SQLite: the page reads of the streaming RPCs (Load, Export, Watch) and chunked scans.
 
-Part of the SQLite backend (its SQL lives in this package only). What
-this module owns is *how much* a read holds at once. A stream whose client
-stops reading must pin a small, fixed amount of memory, not a session, so:
+:class:`SQLitePageReads` is the port ``storage/history_reads.py`` reads a Load's pages, Watch
+batches and Export pages through (that module owns the page bounds and the consistency
+rule); this module keeps the SQL. Scans that may touch every session (ListSessions) run in
+chunks of :data:`SCAN_ROWS` rows, giving the connection back between chunks, so a scan that
+matches nothing interleaves with other reads and stops at the next chunk when its caller goes
+away (cancellation).
 
-- history and export events are read page by page (at most
-  :data:`PAGE_ROWS` events and about :data:`PAGE_BYTES` payload bytes a
-  page, never fewer than one event), each page in its own short read
-  transaction, and the next page is read only after the caller has handed
-  the previous one to the transport (the caller is an async generator that
-  yields each page; gRPC's flow control blocks that yield while the
-  client's window is full);
-- no read connection is ever held across a yield, so a stalled stream
-  cannot take one of the (two) shared read connections from other RPCs;
-- scans that may touch every session (ListSessions) run in chunks of
-  :data:`SCAN_ROWS` rows, giving the connection back between chunks, so a
-  scan that matches nothing interleaves with other reads and stops at the
-  next chunk when its caller goes away (cancellation).
-
-Consistency without a long-lived snapshot: a session's events at positions
-(or event ids) up to the bound read at the start never change, except when
-the session is erased (delete, retention, import replace) or cleared (a
-clear drops the tool-call index the projection uses). Every page therefore
-re-checks, in its own transaction, that the session still has the
-``created_at`` and ``clear_position`` seen at the start; if not, the stream
-ends with ABORTED (``SEQUENCE_CONFLICT``: load again), never with a mix.
-
-Must never: yield while holding a read connection, or read a page before
-the previous one was handed on.
+Must never: yield while holding a read connection.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Final
 
 import aiosqlite
 
-from ...errors import Reason, SequenceConflictError
-from ...events import edit_removed, erased_count, message_from_payload, reply_entry
-from ...model import HistoryCursor, Message, SessionSummary
-from ..paging import (
-    PAGE_BYTES,
-    PAGE_ROWS,
-    SCAN_ROWS,
-    Segment,
-    arrange_page,
-    decode_rows,
-)
+from ...events import message_from_payload, reply_entry
+from ...model import Message, SessionSummary
+from ..history_reads import Snapshots
+from ..paging import PAGE_BYTES, PAGE_ROWS, SCAN_ROWS, decode_rows
 from ..paging import cut as _cut
+from ..port import PageReads
 
 __all__ = [
     "PAGE_BYTES",
@@ -59,17 +34,12 @@ __all__ = [
     "SCAN_ROWS",
     "WHOLE",
     "Reading",
-    "check_cursor",
-    "entries_with_items",
-    "export_pages",
-    "first_history_page",
-    "history_pages",
+    "SQLitePageReads",
     "label_match",
     "labelled_sessions",
     "main_rows",
-    "rows_at_positions",
     "scan_sessions",
-    "watch_rows_after",
+    "snapshots",
 ]
 
 #: Tool-call ids looked up per query (well under SQLite's 32766 parameters).
@@ -109,50 +79,6 @@ EVENT_BYTES: Final = "length(CAST(payload AS BLOB)) + coalesce(length(item), 0)"
 _VISIBLE: Final = "type NOT IN ('clear', 'edit') AND hidden_by IS NULL"
 
 
-async def _guard(conn: aiosqlite.Connection, cursor: HistoryCursor, *, clears: bool = True) -> None:
-    """Raise if the session was erased (or, with ``clears``, cleared or edited before the cursor's bound; without,
-    cleared with erase) since the cursor was taken (caller's tx)."""
-    cur = await conn.execute(
-        "SELECT created_at, clear_position, last_position FROM sessions WHERE session_id = ?", (cursor.session_id,)
-    )
-    row = await cur.fetchone()
-    changed = row is None or row[0] != cursor.created_at or (clears and row[1] != cursor.clear_position)
-    if not changed and row is not None and row[2] > cursor.last_position:
-        # Written since the cursor was taken: an edit that hid entries up to its bound (the projection
-        # changed under the stream), or, for an export, a clear that erased events it still has to send.
-        found = await conn.execute_fetchall(
-            "SELECT type, payload FROM events WHERE session_id = ? AND position > ? AND type IN ('edit', 'clear')",
-            (cursor.session_id, cursor.last_position),
-        )
-        changed = any(_moves_bound(str(t), str(p), cursor.last_position, clears) for t, p in found)
-    if changed:
-        actual = int(row[2]) if row is not None else 0
-        raise SequenceConflictError(
-            f"session {cursor.session_id!r} was cleared, edited or erased while its history was being streamed; "
-            "load it again",
-            reason=Reason.SEQUENCE_CONFLICT,
-            expected=cursor.last_position,
-            actual=actual,
-        )
-
-
-def _moves_bound(event_type: str, payload: str, bound: int, clears: bool) -> bool:
-    """True if an event written after a cursor's bound changes what the stream reads up to it."""
-    if event_type == "edit":
-        removed = edit_removed(payload)
-        return clears and bool(removed) and removed[0] <= bound
-    return not clears and erased_count(payload) is not None
-
-
-async def check_cursor(conn: aiosqlite.Connection, cursor: HistoryCursor) -> None:
-    """Raise if the session was erased or cleared since the cursor was taken (caller's transaction).
-
-    Raises:
-        SequenceConflictError: reason SEQUENCE_CONFLICT.
-    """
-    await _guard(conn, cursor)
-
-
 async def _main_rows(
     conn: aiosqlite.Connection, session_id: str, after: int, last: int, cols: str = _LOAD_COLS
 ) -> tuple[list[Any], bool]:
@@ -176,7 +102,7 @@ async def _main_rows(
     return list(rows), n == len(sizes) < PAGE_ROWS
 
 
-main_rows = _main_rows  # the first page of a window (``window.py``)
+main_rows = _main_rows  # the first page of a Load, or of its window (``read_port.py``)
 
 
 async def _in(
@@ -191,222 +117,125 @@ async def _in(
     return out
 
 
-async def rows_at_positions(
-    conn: aiosqlite.Connection, session_id: str, positions: Sequence[int]
-) -> list[tuple[int, str]]:
-    """``(position, payload)`` of the events at ``positions`` (caller's transaction)."""
-    rows = await _in(
-        conn,
-        "SELECT position, payload FROM events WHERE session_id = ? AND position IN ({ids})",
-        (session_id,),
-        positions,
-    )
-    return [(int(r[0]), str(r[1])) for r in rows]
+class SQLitePageReads:
+    """The reads of one step of a paged history read (``storage/history_reads.py``), on an aiosqlite read
+    connection in the caller's read transaction."""
 
+    __slots__ = ("_conn",)
 
-async def entries_with_items(
-    conn: aiosqlite.Connection, session_id: str, positions: Sequence[int]
-) -> list[tuple[int, str, bool]]:
-    """``(position, payload, has an item)`` of the events at ``positions`` (caller's transaction)."""
-    rows = await _in(
-        conn,
-        "SELECT position, payload, item IS NOT NULL FROM events WHERE session_id = ? AND position IN ({ids})",
-        (session_id,),
-        positions,
-    )
-    return [(int(r[0]), str(r[1]), bool(r[2])) for r in rows]
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
 
-
-async def first_history_page(
-    conn: aiosqlite.Connection, session_id: str, clear_position: int, last_position: int, reading: Reading
-) -> list[Message] | None:
-    """The whole visible history in position order if it fits one page, else None (caller's transaction)."""
-    rows, complete = await _main_rows(conn, session_id, clear_position, last_position, reading.cols)
-    if not complete:
-        return None
-    decode = reading.decode
-    return [decode(*r) for r in rows]
-
-
-async def history_pages(reader: Reader, cursor: HistoryCursor, reading: Reading) -> AsyncGenerator[list[Message], None]:
-    """The visible history in conversation order (as ``history.project`` orders it), page by page.
-
-    Each assistant message is followed by its tool results in position
-    order; results that lie beyond the assistant's page are fetched by
-    position right after it ("far" results, for example synthetic repairs),
-    in byte-bounded groups, and skipped where they occur later.
-
-    A bounded read's cursor (``start_after`` set) starts after that position,
-    and first sends its ``lead``: the window's results of calls made before it.
-
-    Raises:
-        SequenceConflictError: the session was cleared or erased meanwhile.
-    """
-    after = cursor.clear_position if cursor.start_after < 0 else cursor.start_after
-    in_flight = set(cursor.in_flight_ids)
-    if cursor.lead:
-        async for lead in _positions_by_pages(reader, cursor, list(cursor.lead), reading):
-            yield lead
-    while after < cursor.last_position:
-        # (messages to send) or (far result positions grouped by size) in order.
-        segments: list[tuple[list[Message], list[list[int]]]] = []
-        async with reader() as conn:
-            try:
-                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                await _guard(conn, cursor)
-                rows, _complete = await _main_rows(conn, cursor.session_id, after, cursor.last_position, reading.cols)
-                if not rows:
-                    break
-                page_end = int(rows[-1][0])
-                messages = await _decode_rows(rows, reading.decode)
-                segments = await _arrange(conn, cursor, messages, page_end, in_flight)
-            finally:
-                await conn.execute("COMMIT")
-        after = page_end
-        for shown, far_groups in segments:
-            if shown:
-                yield shown
-            for group in far_groups:
-                found = await _rows_at(reader, cursor, reading.cols, group)
-                found.sort(key=lambda r: r[0])
-                yield await _decode_rows(found, reading.decode)
-
-
-async def _rows_at(reader: Reader, cursor: HistoryCursor, columns: str, positions: Sequence[int]) -> list[Any]:
-    """``columns`` of the cursor's session's events at ``positions`` (in no order), in one read
-    transaction that first checks the cursor still holds (``_guard``)."""
-    async with reader() as conn:
-        try:
-            await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-            await _guard(conn, cursor)
-            return await _in(
-                conn,
-                f"SELECT {columns} FROM events WHERE session_id = ? AND position IN ({{ids}})",
-                (cursor.session_id,),
-                positions,
+    async def session_bounds(self, session_id: str) -> tuple[str, int, int] | None:
+        rows = list(
+            await self._conn.execute_fetchall(
+                "SELECT created_at, clear_position, last_position FROM sessions WHERE session_id = ?", (session_id,)
             )
-        finally:
-            await conn.execute("COMMIT")
+        )
+        return None if not rows else (str(rows[0][0]), int(rows[0][1]), int(rows[0][2]))
 
+    async def marks_after(self, session_id: str, position: int) -> list[tuple[str, str]]:
+        rows = await self._conn.execute_fetchall(
+            "SELECT type, payload FROM events WHERE session_id = ? AND position > ? AND type IN ('edit', 'clear')",
+            (session_id, position),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
 
-async def _positions_by_pages(
-    reader: Reader, cursor: HistoryCursor, positions: list[int], reading: Reading
-) -> AsyncGenerator[list[Message], None]:
-    """The events at ``positions``, in that order, in pages of about :data:`PAGE_BYTES` (each its own read)."""
-    for i in range(0, len(positions), PAGE_ROWS):
-        part = positions[i : i + PAGE_ROWS]
-        sizes = {int(r[0]): int(r[1] or 0) for r in await _rows_at(reader, cursor, f"position, {EVENT_BYTES}", part)}
-        n = _cut([(p, sizes.get(p, 0)) for p in part], PAGE_BYTES)
-        while part:
-            group, part = part[:n], part[n:]
-            found = await _rows_at(reader, cursor, reading.cols, group)
-            order = {p: k for k, p in enumerate(group)}
-            found.sort(key=lambda r: order[int(r[0])])
-            yield await _decode_rows(found, reading.decode)
-            n = _cut([(p, sizes.get(p, 0)) for p in part], PAGE_BYTES) if part else 0
+    async def visible_page(self, session_id: str, after: int, last_position: int, reply_only: bool) -> list[Message]:
+        reading = REPLY if reply_only else WHOLE
+        rows, _complete = await _main_rows(self._conn, session_id, after, last_position, reading.cols)
+        return await _decode_rows(rows, reading.decode)
 
+    async def entries_by_position(self, session_id: str, positions: Sequence[int], reply_only: bool) -> list[Message]:
+        reading = REPLY if reply_only else WHOLE
+        sql = f"SELECT {reading.cols} FROM events WHERE session_id = ? AND position IN ({{ids}})"
+        return await _decode_rows(await _in(self._conn, sql, (session_id,), positions), reading.decode)
 
-async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Message]:
-    return await decode_rows(rows, lambda r: decode(*r))
+    async def entry_sizes(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, int]]:
+        sql = f"SELECT position, {EVENT_BYTES} FROM events WHERE session_id = ? AND position IN ({{ids}})"
+        return [(int(r[0]), int(r[1] or 0)) for r in await _in(self._conn, sql, (session_id,), positions)]
 
-
-async def _arrange(
-    conn: aiosqlite.Connection, cursor: HistoryCursor, messages: list[Message], page_end: int, in_flight: set[str]
-) -> list[Segment]:
-    """Order one page like ``project`` and find the far results of its assistants (caller's transaction)."""
-    sid = cursor.session_id
-
-    async def known_calls(ids: list[str]) -> set[str]:
+    async def known_calls(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
         sql = "SELECT call_id FROM tool_calls WHERE session_id = ? AND call_id IN ({ids})"
-        return {r[0] for r in await _in(conn, sql, (sid,), ids)}
+        return {r[0] for r in await _in(self._conn, sql, (session_id,), call_ids)}
 
-    async def far_sizes(ids: list[str]) -> list[Any]:
+    async def far_results(self, session_id: str, call_ids: Sequence[str], after: int, last_position: int) -> list[Any]:
         far = await _in(
-            conn,
+            self._conn,
             "SELECT result_position FROM tool_calls WHERE session_id = ? AND call_id IN ({ids}) "
             "AND result_position > ? AND result_position <= ?",
-            (sid,),
-            ids,
-            (page_end, cursor.last_position),
+            (session_id,),
+            call_ids,
+            (after, last_position),
         )
         if not far:
             return []
         sql = f"SELECT position, {EVENT_BYTES} FROM events WHERE session_id = ? AND position IN ({{ids}})"
-        return sorted(await _in(conn, sql, (sid,), sorted(int(r[0]) for r in far)), key=lambda r: r[0])
+        return sorted(await _in(self._conn, sql, (session_id,), sorted(int(r[0]) for r in far)), key=lambda r: r[0])
 
-    return await arrange_page(messages, in_flight, known_calls, far_sizes)
+    async def incarnation(self, session_id: str) -> str | None:
+        found = list(
+            await self._conn.execute_fetchall("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,))
+        )
+        return str(found[0][0]) if found else None
 
-
-async def watch_rows_after(
-    reader: Reader, session_id: str, after_position: int, limit: int
-) -> tuple[str | None, list[Any], bool]:
-    """The session's incarnation (None if not stored) and up to ``limit`` history rows (any type) after a
-    position, about :data:`PAGE_BYTES` at most, in one snapshot.
-
-    Returns the incarnation, the rows ``(position, type, trace_id, ts, payload, format, item)`` and True if
-    more may follow.
-    """
-    async with reader() as conn:
-        try:
-            await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-            found = list(
-                await conn.execute_fetchall("SELECT incarnation FROM sessions WHERE session_id = ?", (session_id,))
+    async def event_sizes_after(self, session_id: str, position: int, limit: int) -> list[Any]:
+        return list(
+            await self._conn.execute_fetchall(
+                f"SELECT position, {EVENT_BYTES} FROM events "
+                "WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?",
+                (session_id, position, limit),
             )
-            incarnation = str(found[0][0]) if found else None
-            sizes = list(
-                await conn.execute_fetchall(
-                    f"SELECT position, {EVENT_BYTES} FROM events "
-                    "WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?",
-                    (session_id, after_position, limit),
-                )
-            )
-            if not sizes:
-                return incarnation, [], False
-            n = _cut(sizes, PAGE_BYTES)
-            rows = await conn.execute_fetchall(
+        )
+
+    async def history_events(self, session_id: str, after: int, upto: int) -> list[Any]:
+        return list(
+            await self._conn.execute_fetchall(
                 f"SELECT {_HISTORY_COLS} FROM events WHERE session_id = ? AND position > ? AND position <= ? "
                 "ORDER BY position",
-                (session_id, after_position, int(sizes[n - 1][0])),
+                (session_id, after, upto),
             )
-        finally:
-            await conn.execute("COMMIT")
-    return incarnation, list(rows), n < len(sizes) or len(sizes) >= limit
+        )
+
+    async def export_sizes(self, session_id: str, after_id: int, max_id: int, limit: int) -> list[Any]:
+        return list(
+            await self._conn.execute_fetchall(
+                f"SELECT event_id, {EVENT_BYTES} FROM events "
+                "WHERE session_id = ? AND event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?",
+                (session_id, after_id, max_id, limit),
+            )
+        )
+
+    async def export_rows(self, session_id: str, after_id: int, upto_id: int) -> list[Any]:
+        return list(
+            await self._conn.execute_fetchall(
+                f"SELECT {_EXPORT_COLS} FROM events WHERE session_id = ? AND event_id > ? AND event_id <= ? "
+                "ORDER BY event_id",
+                (session_id, after_id, upto_id),
+            )
+        )
 
 
-async def export_pages(reader: Reader, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[Any], None]:
-    """A session's event rows with ids up to ``max_event_id``, in event order, page by page.
+_: type[PageReads] = SQLitePageReads
 
-    Rows are ``(event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item)``.
 
-    Raises:
-        SequenceConflictError: the session was erased meanwhile.
-    """
-    after = 0
-    while after < max_event_id:
+def snapshots(reader: Reader) -> Snapshots:
+    """Short read transactions on ``reader``'s connections, each handing a :class:`SQLitePageReads`."""
+
+    @contextlib.asynccontextmanager
+    async def snapshot() -> AsyncIterator[PageReads]:
         async with reader() as conn:
             try:
                 await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                await _guard(conn, cursor, clears=False)  # a clear removes no events
-                sizes = list(
-                    await conn.execute_fetchall(
-                        f"SELECT event_id, {EVENT_BYTES} FROM events "
-                        "WHERE session_id = ? AND event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?",
-                        (cursor.session_id, after, max_event_id, PAGE_ROWS),
-                    )
-                )
-                if not sizes:
-                    return
-                end = int(sizes[_cut(sizes, PAGE_BYTES) - 1][0])
-                rows = await conn.execute_fetchall(
-                    f"SELECT {_EXPORT_COLS} FROM events WHERE session_id = ? AND event_id > ? AND event_id <= ? "
-                    "ORDER BY event_id",
-                    (cursor.session_id, after, end),
-                )
+                yield SQLitePageReads(conn)
             finally:
                 await conn.execute("COMMIT")
-        after = end
-        # Payloads stay text here; the caller decodes and encodes them off the event loop.
-        yield list(rows)
+
+    return snapshot
+
+
+async def _decode_rows(rows: Sequence[Sequence[Any]], decode: Decode) -> list[Message]:
+    return await decode_rows(rows, lambda r: decode(*r))
 
 
 async def scan_sessions(

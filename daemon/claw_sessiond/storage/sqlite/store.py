@@ -2,9 +2,9 @@
 
 Writes go through the writer (``writer.py``): one thread, one ``sqlite3``
 connection, one queue, group commit, a SAVEPOINT per request; the
-transaction code is ``tx.py`` and ``repair_tx.py``, and the shared write sequences of
-``storage/`` (``sessions.py``, ``editing.py``, ``importing.py``, ``states.py``) run over
-``port.py``; the pure rules make every decision. Reads are
+transaction code is ``tx.py``, and the shared sequences of ``storage/`` (``writes.py``,
+``sessions.py``, ``editing.py``, ``importing.py``, ``states.py``, ``loading.py``) run over
+``port.py`` and ``read_port.py``; the pure rules make every decision. Reads are
 ``reading.py``; session creation, forks and updates ``sessions.py``. The
 file is checked and prepared at open (``files.py``); sqlite3 errors are
 translated once (``errors.py``). Erasure is followed by a no-wait WAL

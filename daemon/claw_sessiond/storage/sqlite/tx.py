@@ -14,17 +14,14 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from ...history import OpenCall
 from ...model import AppendJob, AppendResult, ClearResult
 from ...rules import StoredRequest
 from .. import writes
 from ..port import SESSION_COLS, SessionRow, new_incarnation, session_meta, session_row
-from .calls_tx import OPEN_CALLS_SQL, open_call
 from .errors import map_sqlite_errors
 from .port import SQLitePort, erase_search_index_in_tx, write_tx
 
 __all__ = [
-    "OPEN_CALLS_SQL",
     "SESSION_COLS",
     "SessionRow",
     "append_in_tx",
@@ -35,7 +32,6 @@ __all__ = [
     "erase_search_index_in_tx",
     "new_incarnation",
     "open_call_count_in_tx",
-    "open_calls_in_tx",
     "session_in_tx",
     "session_meta",
     "session_row",
@@ -54,14 +50,6 @@ def session_in_tx(conn: sqlite3.Connection, session_id: str) -> SessionRow | Non
 def _stored_request_in_tx(conn: sqlite3.Connection, session_id: str, request_id: str) -> StoredRequest | None:
     """The record of an earlier request with this id on this session, or None (also for no id)."""
     return SQLitePort(conn).stored_request(session_id, request_id) if request_id else None
-
-
-def open_calls_in_tx(conn: sqlite3.Connection, session_id: str) -> list[OpenCall]:
-    rows = conn.execute(
-        OPEN_CALLS_SQL,
-        (session_id,),
-    ).fetchall()
-    return [open_call(r) for r in rows]
 
 
 def open_call_count_in_tx(conn: sqlite3.Connection, session_id: str) -> int:

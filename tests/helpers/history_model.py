@@ -198,7 +198,7 @@ class Side(Protocol):
     async def load(self, sid: str) -> LoadAnswer: ...
 
 
-def _error(exc: grpc.RpcError) -> tuple[str, str]:
+def rpc_error(exc: grpc.RpcError) -> tuple[str, str]:
     info = B._error_info(exc.trailing_metadata())  # type: ignore[attr-defined]
     return exc.code().name, info.reason if info else ""  # type: ignore[attr-defined]
 
@@ -240,14 +240,14 @@ class Real:
         try:
             r = self.stub.Append(req, timeout=30)
         except grpc.RpcError as exc:
-            return ("err", _error(exc))
+            return ("err", rpc_error(exc))
         return ("ok", (r.first_position, r.last_position, r.replayed))
 
     async def clear(self, sid: str, rid: str) -> Outcome:
         try:
             return ("ok", self.stub.Clear(pb.ClearRequest(session_id=sid, request_id=rid), timeout=30).position)
         except grpc.RpcError as exc:
-            return ("err", _error(exc))
+            return ("err", rpc_error(exc))
 
     async def usage(self, sid: str, input_tokens: int, output_tokens: int, rid: str) -> Outcome:
         req = pb.RecordUsageRequest(
@@ -256,7 +256,7 @@ class Real:
         try:
             u = self.stub.RecordUsage(req, timeout=30).usage
         except grpc.RpcError as exc:
-            return ("err", _error(exc))
+            return ("err", rpc_error(exc))
         return ("ok", (u.input_tokens, u.output_tokens))
 
     async def load(self, sid: str) -> LoadAnswer:
@@ -268,7 +268,7 @@ class Real:
         return repairs, history_, (u.input_tokens, u.output_tokens), first.session.last_position
 
 
-def _refusal(exc: SessiondError) -> Outcome:
+def refusal(exc: SessiondError) -> Outcome:
     """A domain error as a client is told it: its status code (the daemon's table) and reason."""
     return ("err", (status_for(exc).name, exc.reason.name))
 
@@ -295,7 +295,7 @@ class InProcess:
             )
             r = await self.storage.append(job)
         except SessiondError as exc:
-            return _refusal(exc)
+            return refusal(exc)
         return ("ok", (r.first_position, r.last_position, r.replayed))
 
     async def clear(self, sid: str, rid: str) -> Outcome:
@@ -304,7 +304,7 @@ class InProcess:
                 sid, request_id=rid, expected_last_position=0, workdir="", trace_id="trace", erase=False
             )
         except SessiondError as exc:
-            return _refusal(exc)
+            return refusal(exc)
         return ("ok", r.position)
 
     async def usage(self, sid: str, input_tokens: int, output_tokens: int, rid: str) -> Outcome:
@@ -312,7 +312,7 @@ class InProcess:
             delta = prepare_usage(UsageDelta(input_tokens, output_tokens))
             r = await self.storage.record_usage(sid, delta, request_id=rid, workdir="", trace_id="trace")
         except SessiondError as exc:
-            return _refusal(exc)
+            return refusal(exc)
         return ("ok", (r.usage.input_tokens, r.usage.output_tokens))
 
     async def load(self, sid: str) -> LoadAnswer:

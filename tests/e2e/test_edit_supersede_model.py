@@ -13,7 +13,8 @@ import pytest
 
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from tests.helpers.daemon import DaemonProcess
-from tests.helpers.edit_model import Real, run_written_out
+from tests.helpers.edit_model import Real
+from tests.helpers.edit_sequences import run_written_out
 
 
 @pytest.fixture(scope="module")

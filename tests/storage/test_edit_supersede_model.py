@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from claw_sessiond.storage import Storage
-from tests.helpers.edit_model import AGAIN, CALL, LATE, SEQUENCES, InProcess, Model, run_written_out
+from tests.helpers.edit_model import InProcess, Model
+from tests.helpers.edit_sequences import AGAIN, CALL, LATE, SEQUENCES, run_written_out
 
 
 @pytest.mark.parametrize("name", sorted(SEQUENCES))

@@ -34,13 +34,12 @@ from hypothesis import strategies as st
 
 from claw_sessiond.errors import SessiondError
 from claw_sessiond.model import UsageDelta
-from claw_sessiond.rpc import convert
 from claw_sessiond.storage import Storage
-from claw_sessiond.validate import prepare_append, prepare_edit, prepare_usage
+from claw_sessiond.validate import prepare_edit, prepare_usage
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.helpers.history_model import refusal, rpc_error
-from tests.storage._support import history
+from tests.helpers.in_process import from_wire, refusal, rpc_error, wire_history
+from tests.storage._support import job
 
 WORKDIR = "/tmp"
 CALL_IDS = ("c0", "c1", "c2", "c3")
@@ -365,18 +364,7 @@ class InProcess:
 
     async def append(self, sid: str, batch: list[dict[str, Any]], rid: str) -> Outcome:
         try:
-            job = prepare_append(
-                sid,
-                [convert.message_from_pb(_pb(m)) for m in batch],  # type: ignore[arg-type]
-                expected_last_position=0,
-                request_id=rid,
-                workdir="",
-                run_id="",
-                trace_id="trace",
-                max_message_bytes=1 << 20,
-                max_batch_messages=1000,
-            )
-            r = await self.storage.append(job)
+            r = await self.storage.append(job(sid, *from_wire(_pb(m) for m in batch), request_id=rid))
         except SessiondError as exc:
             return refusal(exc)
         return ("ok", (r.first_position, r.last_position, r.replayed))
@@ -385,9 +373,9 @@ class InProcess:
         self, sid: str, remove_last: int, after: int, batch: list[dict[str, Any]], expected: int, rid: str
     ) -> Outcome:
         try:
-            job = prepare_edit(
+            edit = prepare_edit(
                 sid,
-                [convert.message_from_pb(_pb(m)) for m in batch],  # type: ignore[arg-type]
+                from_wire(_pb(m) for m in batch),
                 remove_last=remove_last,
                 after_position=after,
                 expected_last_position=expected,
@@ -399,7 +387,7 @@ class InProcess:
                 max_message_bytes=1 << 20,
                 max_batch_messages=1000,
             )
-            r = await self.storage.edit_tail(job)
+            r = await self.storage.edit_tail(edit)
         except SessiondError as exc:
             return refusal(exc)
         removed = tuple(m.position for m in r.removed)
@@ -426,7 +414,7 @@ class InProcess:
     async def load(self, sid: str) -> LoadAnswer:
         loaded = await self.storage.load(sid, WORKDIR, "trace")
         repairs = [(r.tool_call_id, r.assistant_position, r.position) for r in loaded.repairs]
-        projection = [_entry(convert.message_pb(m)) for m in await history(self.storage, loaded)]
+        projection = [_entry(m) for m in await wire_history(self.storage, loaded)]
         s = loaded.session
         return repairs, projection, s.usage.input_tokens, s.last_position, s.message_count
 

@@ -29,13 +29,12 @@ from hypothesis import strategies as st
 
 from claw_sessiond.entries import check_load_window
 from claw_sessiond.errors import SessiondError
-from claw_sessiond.rpc import convert
 from claw_sessiond.storage import Storage
-from claw_sessiond.validate import prepare_append
 from claw_sessiond_client._status import error_from_rpc
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.storage._support import history
+from tests.helpers.in_process import from_wire, wire_history
+from tests.storage._support import job
 
 WORKDIR = "/tmp"
 
@@ -170,18 +169,7 @@ class InProcess:
 
     async def append(self, sid: str, batch: list[Entry], rid: str) -> Outcome:
         try:
-            job = prepare_append(
-                sid,
-                [convert.message_from_pb(m) for m in _pb_messages(batch)],  # type: ignore[arg-type]
-                expected_last_position=0,
-                request_id=rid,
-                workdir="",
-                run_id="",
-                trace_id="trace",
-                max_message_bytes=1 << 20,
-                max_batch_messages=1000,
-            )
-            r = await self.storage.append(job)
+            r = await self.storage.append(job(sid, *from_wire(_pb_messages(batch)), request_id=rid))
         except SessiondError as exc:
             return ("err", exc.reason.name)
         return ("replayed" if r.replayed else "ok", (r.first_position, r.last_position))
@@ -193,7 +181,7 @@ class InProcess:
         window = check_load_window(last, 0, "")
         loaded = await self.storage.load(sid, WORKDIR, "trace", window=window)
         u = loaded.session.usage
-        shown = [_entry(convert.message_pb(m)) for m in await history(self.storage, loaded)]
+        shown = [_entry(m) for m in await wire_history(self.storage, loaded)]
         return shown, loaded.complete, (u.input_tokens, u.cost_micros, u.currency)
 
 

@@ -32,14 +32,12 @@ from hypothesis import strategies as st
 
 from claw_sessiond.errors import SessiondError
 from claw_sessiond.model import UsageDelta
-from claw_sessiond.rpc import convert
-from claw_sessiond.rpc.edge import status_for
 from claw_sessiond.storage import Storage
-from claw_sessiond.validate import prepare_append, prepare_usage
-from claw_sessiond_client import _status as B
+from claw_sessiond.validate import prepare_usage
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.storage._support import history
+from tests.helpers.in_process import from_wire, refusal, rpc_error, wire_history
+from tests.storage._support import job
 
 WORKDIR = "/tmp"
 CALL_IDS = ("c0", "c1", "c2", "c3", "c4")
@@ -198,11 +196,6 @@ class Side(Protocol):
     async def load(self, sid: str) -> LoadAnswer: ...
 
 
-def rpc_error(exc: grpc.RpcError) -> tuple[str, str]:
-    info = B._error_info(exc.trailing_metadata())  # type: ignore[attr-defined]
-    return exc.code().name, info.reason if info else ""  # type: ignore[attr-defined]
-
-
 def _pb_message(m: dict[str, Any]) -> pb.Message:
     role = {"user": pb.ROLE_USER, "assistant": pb.ROLE_ASSISTANT, "tool": pb.ROLE_TOOL}[m["role"]]
     return pb.Message(
@@ -268,11 +261,6 @@ class Real:
         return repairs, history_, (u.input_tokens, u.output_tokens), first.session.last_position
 
 
-def refusal(exc: SessiondError) -> Outcome:
-    """A domain error as a client is told it: its status code (the daemon's table) and reason."""
-    return ("err", (status_for(exc).name, exc.reason.name))
-
-
 class InProcess:
     """The same operations on a ``Storage``: each request built as the daemon's service builds it from the wire
     message, each message read back as the wire carries it (the daemon's own conversions)."""
@@ -282,18 +270,7 @@ class InProcess:
 
     async def append(self, sid: str, batch: list[dict[str, Any]], rid: str) -> Outcome:
         try:
-            job = prepare_append(
-                sid,
-                [convert.message_from_pb(_pb_message(m)) for m in batch],  # type: ignore[arg-type]
-                expected_last_position=0,
-                request_id=rid,
-                workdir="",
-                run_id="",
-                trace_id="trace",
-                max_message_bytes=1 << 20,
-                max_batch_messages=1000,
-            )
-            r = await self.storage.append(job)
+            r = await self.storage.append(job(sid, *from_wire(_pb_message(m) for m in batch), request_id=rid))
         except SessiondError as exc:
             return refusal(exc)
         return ("ok", (r.first_position, r.last_position, r.replayed))
@@ -319,7 +296,7 @@ class InProcess:
         loaded = await self.storage.load(sid, WORKDIR, "trace")
         repairs = [(r.tool_call_id, r.assistant_position, r.position) for r in loaded.repairs]
         u = loaded.session.usage
-        history_ = [_mmsg(convert.message_pb(m)) for m in await history(self.storage, loaded)]
+        history_ = [_mmsg(m) for m in await wire_history(self.storage, loaded)]
         return repairs, history_, (u.input_tokens, u.output_tokens), loaded.session.last_position
 
 

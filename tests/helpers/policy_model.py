@@ -31,12 +31,12 @@ from typing import Any, Protocol
 from hypothesis import strategies as st
 
 from claw_sessiond import errors as daemon_errors
-from claw_sessiond.rpc.convert import message_from_pb, tool_policy_of
+from claw_sessiond.rpc.convert import tool_policy_of
 from claw_sessiond.storage import Storage
-from claw_sessiond.validate import prepare_append
 from claw_sessiond_client import InvalidRequestError, Message, SessionClient, ToolCall, ToolCallStateError, ToolPolicy
 from claw_sessiond_client._requests import message_pb, tool_policy_pb
-from tests.storage._support import export_lines, history
+from tests.helpers.in_process import from_wire
+from tests.storage._support import export_lines, history, job
 
 #: Call ids as drawn: "new" becomes a fresh id, "dup" one already used, "" stays id-less.
 CALL_IDS = ("new", "new", "new", "dup", "")
@@ -162,19 +162,13 @@ class StorageSide:
     async def append(self, sid: str, batch: list[Message], policy: ToolPolicy | None) -> tuple[int, int]:
         try:
             wire_policy = tool_policy_pb(policy)
-            job = prepare_append(
-                sid,
-                [message_from_pb(message_pb(m)) for m in batch],
-                expected_last_position=0,
-                request_id="",
-                workdir="",
-                run_id="",
-                trace_id="trace",
-                max_message_bytes=1 << 20,
-                max_batch_messages=1000,
-                tool_policy=tool_policy_of(wire_policy) if wire_policy is not None else None,
+            stored = await self.storage.append(
+                job(
+                    sid,
+                    *from_wire(message_pb(m) for m in batch),
+                    tool_policy=tool_policy_of(wire_policy) if wire_policy is not None else None,
+                )
             )
-            stored = await self.storage.append(job)
         except (InvalidRequestError, daemon_errors.InvalidRequestError, daemon_errors.ToolCallStateError) as exc:
             raise Refused(_reason_name(exc.reason)) from exc
         return stored.first_position, stored.last_position

@@ -28,7 +28,6 @@ from claw_sessiond.model import Message as StoredMessage
 from claw_sessiond.rpc.convert import policy_text_of
 from claw_sessiond.rpc.edge import status_for
 from claw_sessiond.storage import Storage
-from claw_sessiond.validate import prepare_append
 from claw_sessiond.validate_sessions import check_scopes, prepare_create, prepare_update
 from claw_sessiond_client import (
     AlreadyExistsError,
@@ -40,6 +39,7 @@ from claw_sessiond_client import (
 )
 from claw_sessiond_client._requests import deltas_pb, json_object
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+from tests.storage._support import job
 
 VALUES = st.one_of(
     st.none(),
@@ -162,7 +162,7 @@ class InProcess:
 
     async def create(self, sid: str, state: dict[str, Any]) -> Outcome:
         try:
-            job = prepare_create(
+            create = prepare_create(
                 sid,
                 workdir="",
                 state=json_object(state, "state"),
@@ -171,33 +171,29 @@ class InProcess:
                 request_id="",
                 trace_id="trace",
             )
-            r = await self.storage.create_session(job)
+            r = await self.storage.create_session(create)
         except SessiondError as exc:
             return ("err", status_for(exc).name)
         return ("ok", json.loads(r.session.settings.state))
 
     async def append(self, sid: str, deltas: Deltas, rid: str, expected: int) -> Outcome:
         try:
-            job = prepare_append(
-                sid,
-                [StoredMessage("user", "x")],
-                expected_last_position=expected,
-                request_id=rid,
-                workdir="",
-                run_id="",
-                trace_id="trace",
-                max_message_bytes=1 << 20,
-                max_batch_messages=1000,
-                state_deltas=_wire_deltas(deltas),
+            r = await self.storage.append(
+                job(
+                    sid,
+                    StoredMessage("user", "x"),
+                    expected=expected,
+                    request_id=rid,
+                    state_deltas=_wire_deltas(deltas),
+                )
             )
-            r = await self.storage.append(job)
         except SessiondError as exc:
             return ("err", status_for(exc).name)
         return ("ok", (r.last_position, r.replayed))
 
     async def update(self, sid: str, deltas: Deltas) -> Outcome:
         try:
-            job = prepare_update(
+            update = prepare_update(
                 sid,
                 state_deltas=_wire_deltas(deltas),
                 set_labels={},
@@ -207,7 +203,7 @@ class InProcess:
                 request_id="",
                 trace_id="trace",
             )
-            r = await self.storage.update_session(job)
+            r = await self.storage.update_session(update)
         except SessiondError as exc:
             return ("err", status_for(exc).name)
         return ("ok", json.loads(r.session.settings.state))

@@ -385,7 +385,7 @@ class _Shared:
         if key in self._databases:
             url, was_migrated = self._databases[key]
             if was_migrated != migrated:
-                raise ValueError(f"{key!r} has a database already, {'not ' * was_migrated}migrated")
+                raise ValueError(f"{key!r} has a database already, {'' if was_migrated else 'not '}migrated")
             return url
         admin = self._admin_of()
         name = f"t_{os.getpid()}_{len(self._databases)}"

@@ -1,220 +1,23 @@
-"""Property test of the tool-call policy: random policies and operation sequences against a real daemon.
+"""The tool-call policy's property through a real daemon and its client: a few examples, so the gRPC edge and
+the client see the sequences too.
 
-Hypothesis draws appends of calls (pending or not, JSON or free-text arguments, with or without an id),
-results (real or cancelled, for known, answered, repaired or unknown calls), each under a random tool
-policy (repair mode, orphans, unparsed calls), and Loads with and without repair. After every step the
-projection's invariants must hold (checked against what the client saw acknowledged, not against the
-daemon's code):
-
-* every visible tool result follows, in the projection, the assistant message that made its call, or is
-  flagged ``orphan``; every result that superseded a repair names it and the repair is not visible;
-* no pending call is ever repaired (no repair event for it, no repair reported);
-* a call whose repair mode is ``drop`` is never visible without its result;
-  after a repairing Load, every visible unanswered call is pending or in mode ``off``;
-* the log never loses an event: Export holds every acknowledged message at its acknowledged position,
-  every repair a Load reported, and nothing else; a refused request and a look-only Load change nothing;
-* ``message_count`` is the number of entries Load returned; a second repairing Load repairs nothing.
+The many examples run on a ``Storage`` in-process, both backends (tests/storage/test_policy_property.py); the
+operations and the invariants are in tests/helpers/policy_model.py.
 """
 
 from __future__ import annotations
 
-import json
-import uuid
+import asyncio
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from claw_sessiond_client import (
-    InvalidRequestError,
-    LoadResult,
-    Message,
-    Reason,
-    SessionClient,
-    ToolCall,
-    ToolCallStateError,
-    ToolPolicy,
-)
+from claw_sessiond_client import SessionClient
 from tests.helpers.daemon import DaemonProcess, scale
-from tests.helpers.figures import record
-
-#: Call ids as drawn: "new" becomes a fresh id, "dup" one already used, "" stays id-less.
-CALL_IDS = ("new", "new", "new", "dup", "")
-#: Result targets as drawn: "recent<k>" is the k-th most recently made call, "unknown" none.
-RESULT_IDS = ("recent0", "recent0", "recent1", "recent2", "unknown")
-#: Refusals the policy rules may give (anything else, INTERNAL above all, fails the test).
-EXPECTED_REFUSALS = {
-    Reason.UNKNOWN_TOOL_CALL,
-    Reason.TOOL_CALL_ALREADY_ANSWERED,
-    Reason.DUPLICATE_TOOL_CALL_ID,
-    Reason.ARGUMENTS_NOT_JSON,
-    Reason.INVALID_MESSAGE,
-}
-
-_policy = st.builds(ToolPolicy, st.sampled_from((None, "synthesize", "drop", "off")), st.booleans(), st.booleans())
-policies = st.one_of(st.none(), _policy, _policy)
-calls = st.builds(
-    lambda cid, pending, args: ToolCall(cid, "tool", args, pending=pending),
-    st.sampled_from(CALL_IDS),
-    st.booleans(),
-    st.sampled_from(('{"n": 1}', '{"n": 1}', "[ 1 , 2 ]", "free text")),
-)
-assistant = st.builds(
-    lambda cs, text: Message.assistant(text, cs),
-    st.lists(calls, min_size=1, max_size=2),
-    st.sampled_from(("", "thinking")),
-)
-result = st.builds(
-    lambda cid, cancelled: Message.tool(cid, "r", cancelled=cancelled),
-    st.sampled_from(RESULT_IDS),
-    st.booleans(),
-)
-_append = st.tuples(
-    st.just("append"),
-    st.lists(st.one_of(assistant, result, st.just(Message.user("u"))), min_size=1, max_size=3),
-    policies,
-)
-_calls = st.tuples(st.just("append"), st.lists(assistant, min_size=1, max_size=2), policies)
-_answer = st.tuples(st.just("answer"), result, policies)  # one result alone: often for a repaired or pending call
-_load = st.tuples(st.just("load"), st.booleans())
-#: Branches repeated to weigh them: calls, then repairing Loads, then late results are what the rules are about.
-operation = st.one_of(_append, _calls, _calls, _answer, _answer, _load, st.just(("load", True)))
-
-
-@dataclass
-class Seen:
-    """What the client was told: acknowledged messages by position, repairs, call flags."""
-
-    messages: dict[int, Message] = field(default_factory=dict)
-    repairs: dict[int, str] = field(default_factory=dict)  # position -> call id
-    pending: set[str] = field(default_factory=set)
-    made: list[str] = field(default_factory=list)  # call ids drawn so far, in order
-    fresh: int = 0
-    mode: dict[str, str] = field(default_factory=dict)  # call id -> its append's repair mode ("" none)
-    counts: dict[str, int] = field(default_factory=lambda: {"ops": 0, "refused": 0, "superseded": 0, "dropped": 0})
-
-
-def export_events(client: SessionClient, sid: str) -> list[dict[str, Any]]:
-    lines = list(client.export(sid)) if client.load(sid, "/tmp", no_repair=True).session.stored else []
-    return [json.loads(line) for line in lines[1:]]
-
-
-def check_log(events: list[dict[str, Any]], seen: Seen) -> None:
-    history = [e for e in events if e["position"] is not None]
-    assert [e["position"] for e in history] == list(range(1, len(history) + 1)), "positions are not gapless"
-    for e in history:
-        position, payload = e["position"], e["payload"]
-        if e["type"] == "repair":
-            assert seen.repairs.get(position) == payload["tool_call_id"], f"unreported repair at {position}"
-            assert payload["tool_call_id"] not in seen.pending, "a pending call was repaired"
-        else:
-            sent = seen.messages.get(position)
-            assert sent is not None, f"an event at {position} nobody appended"
-            assert (payload["role"], payload.get("content", ""), payload.get("tool_call_id", "")) == (
-                sent.role,
-                sent.content,
-                sent.tool_call_id,
-            )
-    stored = {e["position"] for e in history}
-    assert set(seen.messages) | set(seen.repairs) == stored, "an acknowledged message or a repair was lost"
-
-
-def check_projection(loaded: LoadResult, seen: Seen, *, repaired: bool) -> None:
-    messages = loaded.messages
-    assert loaded.session.message_count == len(messages)
-    answered: set[str] = set()
-    owner: dict[str, int] = {}
-    visible_positions = {m.position for m in messages}
-    block: set[str] = set()
-    for m in messages:
-        if m.role == "tool":
-            if m.orphan:
-                continue
-            assert m.tool_call_id in block, f"result {m.tool_call_id} not right after its call's assistant"
-            answered.add(m.tool_call_id)
-            if m.supersedes:
-                assert m.supersedes in seen.repairs and m.supersedes not in visible_positions
-            continue
-        block = {c.id for c in m.tool_calls if c.id}
-        for c in m.tool_calls:
-            if c.id:  # an id-less call is never open: never paired, never repaired
-                owner[c.id] = m.position
-    for cid in owner:
-        if cid in answered:
-            continue
-        assert seen.mode.get(cid) != "drop" or cid in seen.pending, f"dropped call {cid} is visible without a result"
-        if repaired:
-            assert cid in seen.pending or seen.mode.get(cid) == "off", f"call {cid} left open by a repairing Load"
-    assert not {r.tool_call_id for r in loaded.repairs} & seen.pending, "a pending call was repaired"
-
-
-def resolve(m: Message, seen: Seen) -> Message:
-    """A drawn message with its placeholder ids made real (see :data:`CALL_IDS`, :data:`RESULT_IDS`)."""
-    if m.role == "tool":
-        k = m.tool_call_id.removeprefix("recent")
-        made = seen.made
-        target = made[-1 - int(k)] if k.isdigit() and len(made) > int(k) else "unknown"
-        return Message.tool(target, m.content, cancelled=m.cancelled)
-    out = []
-    for c in m.tool_calls:
-        if c.id == "new":
-            seen.fresh += 1
-            cid = f"k{seen.fresh}"
-        elif c.id == "dup":
-            cid = seen.made[0] if seen.made else "k0"
-        else:
-            cid = c.id
-        out.append(ToolCall(cid, c.name, c.arguments, pending=c.pending))
-    return Message(m.role, m.content, tuple(out))
-
-
-def apply(client: SessionClient, sid: str, seen: Seen, op: tuple[Any, ...], before: list[Any]) -> list[Any]:
-    """Send one drawn operation; ``before`` is the log as exported before it, the return value the log after it.
-
-    Only this test writes ``sid``, so the log after one operation is the log before the next: each step
-    exports once, and every step is still checked against a fresh export.
-    """
-    kind = op[0]
-    seen.counts["ops"] += 1
-    if kind == "load":
-        loaded = client.load(sid, "/tmp", no_repair=not op[1])
-        after = export_events(client, sid)
-        if not op[1]:
-            assert loaded.repairs == [] and after == before, "a look-only Load wrote"
-        for r in loaded.repairs:
-            seen.repairs[r.position] = r.tool_call_id
-        check_projection(loaded, seen, repaired=op[1])
-        if op[1]:
-            again = client.load(sid, "/tmp")
-            assert again.repairs == [], "a second Load repaired again"
-            assert export_events(client, sid) == after, "a second Load wrote"
-        return after
-    batch = [resolve(m, seen) for m in (op[1] if kind == "append" else [op[1]])]
-    policy: ToolPolicy | None = op[2]
-    try:
-        stored = client.append(sid, batch, tool_policy=policy)
-    except (ToolCallStateError, InvalidRequestError) as exc:
-        assert exc.reason in EXPECTED_REFUSALS, exc
-        after = export_events(client, sid)
-        assert after == before, "a refused append wrote"
-        seen.counts["refused"] += 1
-        return after
-    seen.made.extend(c.id for m in batch for c in m.tool_calls if c.id and c.id not in seen.made)
-    mode = (policy.repair or "") if policy is not None else ""
-    for position, m in zip(range(stored.first_position, stored.last_position + 1), batch, strict=True):
-        seen.messages[position] = m
-        for c in m.tool_calls:
-            if c.pending and c.id:
-                seen.pending.add(c.id)
-            if c.id:
-                seen.mode[c.id] = mode
-                seen.counts["dropped"] += mode == "drop"
-    after = export_events(client, sid)
-    seen.counts["superseded"] += sum(1 for e in after[len(before) :] if e["payload"].get("supersedes"))
-    return after
+from tests.helpers.policy_model import EVERY_RULE, ClientSide, operation, run_sequence
 
 
 @pytest.fixture(scope="module")
@@ -227,74 +30,12 @@ def policy_client(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
         d.stop()
 
 
-_TOTALS: dict[str, int] = {"sequences": 0}
-
-
 @settings(
-    max_examples=scale(100, 400),
+    max_examples=scale(5, 10),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(ops=st.lists(operation, min_size=4, max_size=scale(16, 30)))
-@example(  # every rule at least once, whatever hypothesis draws
-    ops=[
-        (
-            "append",
-            [Message.assistant("", [ToolCall("new", "t", "{}"), ToolCall("new", "t", "{}", pending=True)])],
-            None,
-        ),
-        ("append", [Message.assistant("", [ToolCall("new", "t", "{}")])], ToolPolicy("drop")),
-        (
-            "append",
-            [Message.assistant("x", [ToolCall("new", "t", "free"), ToolCall("", "t")])],
-            ToolPolicy("off", allow_unparsed_calls=True),
-        ),
-        ("load", False),
-        ("load", True),
-        ("answer", Message.tool("recent3", "late"), None),  # supersedes the repair of the first call
-        ("answer", Message.tool("recent2", "approved"), None),  # answers the pending call
-        ("answer", Message.tool("unknown", "stray"), ToolPolicy(allow_orphan_results=True)),
-        ("answer", Message.tool("recent1", "late"), None),  # the dropped call, answered after all
-    ]
-)
-def test_policy_invariants_hold_for_random_sequences(policy_client: SessionClient, ops: list[tuple[Any, ...]]) -> None:
-    sid = f"pp-{uuid.uuid4().hex[:12]}"
-    seen = Seen()
-    log: list[Any] = []  # a new session: nothing stored
-    for op in ops:
-        log = apply(policy_client, sid, seen, op, log)
-        check_log(log, seen)
-    check_log(apply(policy_client, sid, seen, ("load", True), log), seen)  # the end state, repaired
-    _TOTALS["sequences"] += 1
-    for key, value in seen.counts.items():
-        _TOTALS[key] = _TOTALS.get(key, 0) + value
-
-
-def test_policy_property_figures() -> None:
-    """Runs after the property test (same module, file order): how much it exercised."""
-    if _TOTALS["sequences"]:
-        record("policy_property", **{k: float(v) for k, v in _TOTALS.items()}, violations=0)
-
-
-def test_the_invariants_can_fail() -> None:
-    """Guard: a projection that shows a result away from its call, or a repaired pending call, is caught."""
-    seen = Seen(pending={"p"})
-    call = ToolCall("c", "t", "{}")
-    misplaced = LoadResult(
-        session=_session(3),
-        messages=[Message.assistant("", [call]), Message.user("u"), Message.tool("c", "r")],
-    )
-    with pytest.raises(AssertionError, match="not right after"):
-        check_projection(misplaced, seen, repaired=False)
-    with pytest.raises(AssertionError, match="pending call was repaired"):
-        check_log(
-            [{"position": 1, "type": "repair", "payload": {"tool_call_id": "p"}}], Seen(repairs={1: "p"}, pending={"p"})
-        )
-    with pytest.raises(AssertionError, match="lost"):
-        check_log([], Seen(messages={1: Message.user("u")}))
-
-
-def _session(count: int) -> Any:
-    from claw_sessiond_client import Session, Usage
-
-    return Session("s", "/tmp", None, None, Usage(), count, True, count)
+@example(ops=EVERY_RULE)
+def test_policy_invariants_hold_through_the_daemon(policy_client: SessionClient, ops: list[tuple[Any, ...]]) -> None:
+    asyncio.run(run_sequence(ClientSide(policy_client), ops))

@@ -280,7 +280,7 @@ def test_migrate_db_on_an_empty_and_on_an_older_database(
     tmp_path: Path, workspace: Path, spawn_daemon: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     every = [m.name for m in schema.MIGRATIONS]
-    empty = POSTGRES.database_for(str(tmp_path / "empty"))
+    empty = POSTGRES.empty_database_for(str(tmp_path / "empty"))
     done = _cli(workspace, "migrate-db", "--database", empty, "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -288,7 +288,7 @@ def test_migrate_db_on_an_empty_and_on_an_older_database(
     again = _cli(workspace, "migrate-db", "--database", empty)
     assert again.returncode == 0 and "up to date, nothing applied" in again.stdout, again.stdout + again.stderr
 
-    older = POSTGRES.database_for(str(tmp_path / "older"))
+    older = POSTGRES.empty_database_for(str(tmp_path / "older"))
     asyncio.run(_older_schema(older, monkeypatch))
     done = _cli(workspace, "migrate-db", env={"CLAW_DATABASE_URL": older})
     assert done.returncode == 0, done.stderr

@@ -89,7 +89,7 @@ def test_a_postgres_url_beside_a_sqlite_file_is_refused_everywhere(
     on_file.stop()
     claw_folder = ws / ".claw"
     db = claw_folder / "sessions.db"
-    url = POSTGRES.database_for(f"beside-{ws}")
+    url = POSTGRES.empty_database_for(f"beside-{ws}")  # shown to stay without a schema
     database = url.split("/")[-1].split("?")[0]
     before = sorted(p.name for p in claw_folder.iterdir())
     digest = db.read_bytes()

@@ -10,42 +10,30 @@ when another database is read and at the end of the session (:func:`close_reader
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import asyncpg
+
+from tests.helpers.loop_thread import LoopThread
 
 T = TypeVar("T")
 
 _TABLES = ("sessions", "events", "tool_calls", "requests", "usage_by_model", "session_labels", "scope_states")
 
 
-def _serve(loop: asyncio.AbstractEventLoop) -> None:
-    try:
-        loop.run_forever()
-    finally:
-        loop.close()
-
-
 class _Reader:
-    """One event loop on a thread of its own and at most one open connection (to the last database read)."""
+    """At most one open connection (to the last database read), on a loop thread of its own."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread = LoopThread("inspect-postgres")
         self._url = ""
         self._conn: Any = None
 
     def read(self, url: str, fn: Callable[[Any], Awaitable[T]]) -> T:
-        with self._lock:
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-                threading.Thread(target=_serve, args=(self._loop,), name="inspect-postgres", daemon=True).start()
-            return asyncio.run_coroutine_threadsafe(self._read(url, fn), self._loop).result(60)
+        return self._thread.run(lambda: self._read(url, fn), 60)
 
     async def _read(self, url: str, fn: Callable[[Any], Awaitable[T]]) -> T:
         for attempt in (1, 2):
@@ -71,12 +59,7 @@ class _Reader:
 
     def close(self) -> None:
         """Close the kept connection and stop the thread (before the throwaway server stops)."""
-        with self._lock:
-            loop, self._loop = self._loop, None
-            if loop is None:
-                return
-            asyncio.run_coroutine_threadsafe(self._drop(), loop).result(10)
-            loop.call_soon_threadsafe(loop.stop)
+        self._thread.stop(self._drop, 10)
 
 
 _READER = _Reader()

@@ -8,15 +8,19 @@ the one role ``claw``) and on 127.0.0.1 at a free port (where it asks for
 is part of what is tested). ``initdb`` and the server refuse to run as root,
 so when the tests run as root only those binaries run as the ``postgres``
 system user (``setpriv``); the folder is then owned by that user. At the end
-the server is stopped by the pid it wrote (``postmaster.pid``): SIGINT (fast
-shutdown), then SIGKILL if it has not gone within a bound, and the folder is
-removed.
+the server is stopped by the pid it wrote (``postmaster.pid``): SIGQUIT
+(immediate shutdown: no shutdown checkpoint, since its data is thrown away;
+a fast shutdown's checkpoint took over a minute on a loaded machine after a
+few hundred databases), then SIGKILL if it has not gone within
+:data:`_STOP_TIMEOUT_S`, and the folder is removed.
 
 Without the package the tests that need it are skipped, except under
 ``CLAW_FULL=1`` (CI), where a missing server fails them: ``.ci/run`` installs
 the package first.
 
-Each storage opened by a test gets a database of its own (:meth:`Server.create_database`).
+Each storage or workspace of a test gets a database of its own, cloned from one
+migrated per server (:class:`_Shared`); a test of the migrations asks for an
+empty one.
 """
 
 from __future__ import annotations
@@ -33,21 +37,30 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, TypeVar
 
+import asyncpg
 import pytest
 
-__all__ = ["Server", "find_bin_dir", "require_server", "throwaway_postgres"]
+from tests.helpers.loop_thread import LoopThread
+
+__all__ = ["SHARED", "TEMPLATE", "Server", "find_bin_dir", "require_server", "throwaway_postgres"]
+
+T = TypeVar("T")
 
 #: The role the tests connect as (a superuser of the throwaway cluster).
 ROLE: Final = "claw"
 #: The password of ROLE over TCP (the Unix socket trusts it; 127.0.0.1 asks for this password).
 PASSWORD: Final = "claw-test-secret-7f3a"
 _START_TIMEOUT_S: Final = 60.0
-_STOP_TIMEOUT_S: Final = 20.0
+_STOP_TIMEOUT_S: Final = 10.0
+#: The longest one statement of the kept connection may take (a CREATE DATABASE on a loaded machine).
+_ADMIN_TIMEOUT_S: Final = 120.0
+#: The migrated database every test database is a copy of (one per server, so per pytest worker).
+TEMPLATE: Final = "claw_migrated"
 _SERVER_USER: Final = "postgres"
 
 
@@ -144,7 +157,8 @@ class Server:
         return time.monotonic() - began
 
     def create_database(self, name: str) -> str:
-        """Create an empty database ``name`` (a plain identifier) and return its URL."""
+        """Create an empty database ``name`` (a plain identifier) with ``psql`` and return its URL (for a test's own
+        server; the shared one's databases come from :data:`SHARED`)."""
         if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
             raise ValueError(f"not a plain database name: {name!r}")
         self.psql(f"CREATE DATABASE {name}")
@@ -243,9 +257,10 @@ def _run(cmd: list[str], what: str, log: Path | None = None) -> None:
 
 
 def _stop(pid: int) -> None:
-    """Fast shutdown by pid (SIGINT), then SIGKILL if it is still there after the bound."""
+    """Immediate shutdown by pid (SIGQUIT: its children are stopped, nothing is flushed), then SIGKILL if it is
+    still there after the bound."""
     with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGINT)
+        os.kill(pid, signal.SIGQUIT)
     deadline = time.monotonic() + _STOP_TIMEOUT_S
     while time.monotonic() < deadline:
         try:
@@ -273,25 +288,119 @@ def require_server() -> Path:
     return bin_dir
 
 
+class _Admin:
+    """One connection to the server's ``postgres`` database, kept on a loop thread of its own: the tests'
+    databases are created and the catalog read through it, without a ``psql`` process each."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._thread = LoopThread("postgres-admin")
+        self._conn: Any = None
+
+    def fetchval(self, sql: str, *args: object) -> Any:
+        """The first value of ``sql``'s first row (None for a statement without rows)."""
+        return self._thread.run(lambda: self._fetchval(sql, args), _ADMIN_TIMEOUT_S)
+
+    def run(self, make: Callable[[], Awaitable[T]]) -> T:
+        """Run ``make()`` on the admin thread's loop (for work on another database's connection)."""
+        return self._thread.run(make, _ADMIN_TIMEOUT_S)
+
+    async def _fetchval(self, sql: str, args: tuple[object, ...]) -> Any:
+        for attempt in (1, 2):
+            if self._conn is None or self._conn.is_closed():
+                self._conn = await asyncpg.connect(self._url)
+            try:
+                return await self._conn.fetchval(sql, *args)
+            except (asyncpg.exceptions.ConnectionDoesNotExistError, asyncpg.exceptions.AdminShutdownError):
+                self._conn = None  # the server cut it (a test restarted the server): once more, anew
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close(timeout=5)
+
+    def close(self) -> None:
+        self._thread.stop(self._drop, _ADMIN_TIMEOUT_S)
+
+
+async def _migrate(url: str) -> None:
+    """Migrate the database at ``url`` as ``claw-sessiond migrate-db`` does."""
+    from claw_sessiond.storage.postgres.connect import PostgresSettings, migrate_only
+
+    await migrate_only(url, PostgresSettings())
+
+
+async def _new_database_id(url: str) -> None:
+    """Give a clone of :data:`TEMPLATE` an id of its own, as a migration of its own would have."""
+    from claw_sessiond.storage.postgres.schema import SCHEMA
+
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(
+            f"UPDATE {SCHEMA}.meta SET value = md5(random()::text || clock_timestamp()::text) WHERE key = 'database_id'"
+        )
+    finally:
+        await conn.close(timeout=5)
+
+
 class _Shared:
-    """One server per test process (an xdist worker), started at first use and stopped at the session's end."""
+    """One server per test process (an xdist worker), started at first use and stopped at the session's end.
+
+    The databases the tests get are clones of :data:`TEMPLATE`, migrated once per server by the daemon's
+    own ``migrate-db`` path: ``CREATE DATABASE … TEMPLATE`` copies its files, so no test pays for the
+    migrations. A test of the migrations themselves asks for an empty database
+    (:meth:`empty_database_for`)."""
 
     def __init__(self) -> None:
         self._stack = contextlib.ExitStack()
         self._server: Server | None = None
-        self._databases: dict[str, str] = {}
+        self._admin: _Admin | None = None
+        self._template = False
+        self._databases: dict[str, tuple[str, bool]] = {}
 
     def server(self) -> Server:
         if self._server is None:
             self._server = self._stack.enter_context(throwaway_postgres(require_server()))
         return self._server
 
+    def _admin_of(self) -> _Admin:
+        if self._admin is None:
+            self._admin = _Admin(self.server().url())
+        return self._admin
+
     def database_for(self, key: str) -> str:
-        """The URL of the database of ``key`` (a test folder): created at first use, the same one after."""
-        if key not in self._databases:
-            server = self.server()
-            self._databases[key] = server.create_database(f"t_{os.getpid()}_{len(self._databases)}")
-        return self._databases[key]
+        """The URL of the database of ``key`` (a test folder): a migrated one, created at first use, the same
+        one after."""
+        return self._database(key, migrated=True)
+
+    def empty_database_for(self, key: str) -> str:
+        """As :meth:`database_for`, but an empty database (no schema): for the tests of the migrations."""
+        return self._database(key, migrated=False)
+
+    def _database(self, key: str, *, migrated: bool) -> str:
+        if key in self._databases:
+            url, was_migrated = self._databases[key]
+            if was_migrated != migrated:
+                raise ValueError(f"{key!r} has a database already, {'' if was_migrated else 'not '}migrated")
+            return url
+        admin = self._admin_of()
+        name = f"t_{os.getpid()}_{len(self._databases)}"
+        if migrated and not self._template:
+            admin.fetchval(f"CREATE DATABASE {TEMPLATE}")
+            admin.run(lambda: _migrate(self.server().url(TEMPLATE)))
+            # no connection may reach it from now on: a clone needs a template nobody is connected to
+            admin.fetchval(f"ALTER DATABASE {TEMPLATE} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+            self._template = True
+        admin.fetchval(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE if migrated else 'template1'}")
+        url = self.server().url(name)
+        if migrated:
+            admin.run(lambda: _new_database_id(url))
+        self._databases[key] = (url, migrated)
+        return url
 
     @property
     def running(self) -> bool:
@@ -304,15 +413,20 @@ class _Shared:
         if self._server is None:
             return 0
         return int(
-            self._server.psql(
+            self._admin_of().fetchval(
                 "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'claw-sessiond%' "
-                f"AND split_part(application_name, ' ', -1) = '{int(pid)}'"
+                "AND split_part(application_name, ' ', -1) = $1",
+                str(int(pid)),
             )
         )
 
     def stop(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
         self._stack.close()
         self._server = None
+        self._template = False
         self._databases.clear()
 
 

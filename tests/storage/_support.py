@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from claw_sessiond.events import decode_events
 from claw_sessiond.export import event_line, header_line, parse_session
 from claw_sessiond.model import AppendJob, AppendResult, LoadResult, Message, ToolCall, UsageDelta, UsageResult
+from claw_sessiond.policy import ToolPolicy
 from claw_sessiond.storage import Run, SharedRuns, Storage
 from claw_sessiond.validate import prepare_append
 
@@ -74,8 +75,10 @@ def job(
     run_id: str = "",
     trace_id: str = "trace",
     workdir: str = "",
+    tool_policy: ToolPolicy | None = None,
+    state_deltas: Sequence[tuple[str, str]] = (),
 ) -> AppendJob:
-    """A validated Append, as the service builds it."""
+    """A validated Append, as the service builds it (``state_deltas``: (scope, delta JSON text) pairs)."""
     return prepare_append(
         session_id,
         list(messages),
@@ -86,6 +89,8 @@ def job(
         trace_id=trace_id,
         max_message_bytes=1 << 20,
         max_batch_messages=1000,
+        tool_policy=tool_policy,
+        state_deltas=state_deltas,
     )
 
 

@@ -27,9 +27,11 @@ from tests.helpers.postgres import SHARED as POSTGRES
 from tests.storage._support import append, assistant, contents, job, user
 
 
-def _config(tmp_path: Path) -> Config:
+def _config(tmp_path: Path, *, empty: bool = False) -> Config:
+    """A database of the test's own: migrated, or ``empty`` for a test that writes an older version's schema."""
     (tmp_path / ".claw").mkdir(mode=0o700, exist_ok=True)
-    return Config(workspace=tmp_path, database_url=POSTGRES.database_for(str(tmp_path)))
+    url = (POSTGRES.empty_database_for if empty else POSTGRES.database_for)(str(tmp_path))
+    return Config(workspace=tmp_path, database_url=url)
 
 
 async def _sql(config: Config, query: str, *args: object) -> list[asyncpg.Record]:
@@ -43,7 +45,7 @@ async def _sql(config: Config, query: str, *args: object) -> list[asyncpg.Record
 async def test_a_version_4_database_is_upgraded_and_replays_its_requests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = _config(tmp_path)
+    config = _config(tmp_path, empty=True)
     with monkeypatch.context() as patch:  # what the previous claw-sessiond wrote (no append_batch)
         patch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:4])
         patch.setattr(schema, "SCHEMA_VERSION", 4)

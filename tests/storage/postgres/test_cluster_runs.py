@@ -21,9 +21,11 @@ from tests.helpers.postgres import SHARED as POSTGRES
 from tests.storage._support import append, assistant, attach, result, usage, user
 
 
-def _config(tmp_path: Path) -> Config:
+def _config(tmp_path: Path, *, empty: bool = False) -> Config:
+    """A database of the test's own: migrated, or ``empty`` for a test that writes an older version's schema."""
     (tmp_path / ".claw").mkdir(mode=0o700, exist_ok=True)
-    return Config(workspace=tmp_path, database_url=POSTGRES.database_for(str(tmp_path)), lease_s=60)
+    url = (POSTGRES.empty_database_for if empty else POSTGRES.database_for)(str(tmp_path))
+    return Config(workspace=tmp_path, database_url=url, lease_s=60)
 
 
 async def test_a_run_on_one_daemon_is_in_flight_for_the_other_until_its_lease_goes(tmp_path: Path) -> None:
@@ -66,7 +68,7 @@ async def test_a_run_on_one_daemon_is_in_flight_for_the_other_until_its_lease_go
 async def test_a_version_1_database_is_upgraded_and_keeps_its_sessions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = _config(tmp_path)
+    config = _config(tmp_path, empty=True)
     conn = await asyncpg.connect(config.database_url)
     try:
         with monkeypatch.context() as patch:  # what an older claw-sessiond wrote

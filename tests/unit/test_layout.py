@@ -537,6 +537,19 @@ def _normalized(function: ast.FunctionDef | ast.AsyncFunctionDef, module: str) -
     return ast.dump(_Normalize(names).visit(copy.deepcopy(function)))
 
 
+def _is_plumbing(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A constructor that only keeps its arguments (``self._conn = conn``): nothing to write once."""
+    body = [s for s in function.body if not _is_doc(s)]
+    params = {a.arg for a in function.args.args}
+    return bool(body) and all(
+        isinstance(s, (ast.Assign, ast.AnnAssign))
+        and isinstance(s.value, ast.Name)
+        and s.value.id in params
+        and all(isinstance(t, ast.Attribute) for t in (s.targets if isinstance(s, ast.Assign) else [s.target]))
+        for s in body
+    )
+
+
 def _functions(tree: ast.Module, path: str, module: str) -> Iterator[Function]:
     """Every function of a module: module-level, methods and nested ones, each by its qualified name."""
 
@@ -544,7 +557,8 @@ def _functions(tree: ast.Module, path: str, module: str) -> Iterator[Function]:
         for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = f"{prefix}{node.name}"
-                yield Function(f"{path}::{name}", node.lineno, _normalized(node, module))
+                if not _is_plumbing(node):
+                    yield Function(f"{path}::{name}", node.lineno, _normalized(node, module))
                 yield from walk(node.body, f"{name}.")
             elif isinstance(node, ast.ClassDef):
                 yield from walk(node.body, f"{prefix}{node.name}.")
@@ -617,6 +631,9 @@ def test_twins_are_found_through_what_may_differ_and_only_that() -> None:
         "            each(listener)\n"
         "def other(conn, sid):\n"
         '    return conn.execute("SELECT 1 WHERE s = ?", (sid,))\n'
+        "class Port:\n"
+        "    def __init__(self, conn):\n"
+        "        self._conn = conn\n"
     )
     postgres_text = (
         "from typing import Any\n"
@@ -635,6 +652,9 @@ def test_twins_are_found_through_what_may_differ_and_only_that() -> None:
         "        listener.changed(ids)\n"
         "def other(conn, sid):\n"
         '    return conn.execute("SELECT 2 WHERE s = $1", (sid,))\n'
+        "class Reads:\n"
+        "    def __init__(self, conn):\n"
+        "        self._conn = conn\n"
     )
     left = list(_functions(ast.parse(sqlite_text), "sqlite/tx.py", "claw_sessiond.storage.sqlite.tx"))
     right = list(_functions(ast.parse(postgres_text), "postgres/queries.py", "claw_sessiond.storage.postgres.queries"))
@@ -643,7 +663,7 @@ def test_twins_are_found_through_what_may_differ_and_only_that() -> None:
     assert twins == [
         ("sqlite/tx.py::Store.changed.each", "postgres/queries.py::Feed.each"),
         ("sqlite/tx.py::count_rows", "postgres/queries.py::rows_of"),
-    ], twins  # other: its SQL differs; Store.changed: its loop differs from Feed.wake's
+    ], twins  # other: its SQL differs; Store.changed: its loop differs from Feed.wake's; __init__: plumbing
     report = _twin_report(_twins(left, right), frozenset({twins[0], ("sqlite/a.py::f", "postgres/a.py::f")}))
     assert report == [
         "sqlite/tx.py:2 count_rows == postgres/queries.py:2 rows_of",

@@ -2,8 +2,8 @@
 
 On SQLite a SIGKILL ends every write of the daemon at once: the commit runs in its process. On
 PostgreSQL it runs in the server's session for the daemon's connection, which finishes the
-statement it was given (a COMMIT waiting for its WAL flush; a daemon before this one sent a plain
-append as one ``append_batch`` statement with its implicit commit) before it notices that the client
+statement it was given (a COMMIT waiting for its WAL flush; for a plain append, the implicit
+commit of its one ``append_batch`` statement, schema version 5) before it notices that the client
 is gone. So "the daemon is dead" is not yet "the database no longer changes": a check read in
 that window (``tests/e2e/test_edit_crash.py`` reads the events, then the session row, in two
 snapshots) saw an edit's count change without its events, a ``message_count`` one off from the

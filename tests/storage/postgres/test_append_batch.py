@@ -1,17 +1,14 @@
-"""Plain appends decided by Append's sequence and applied in one statement (``batch_tx.py``), on a real server.
+"""Plain appends through the server-side ``append_batch`` (schema version 5), on a real PostgreSQL server.
 
 The contract suite (``tests/storage/``) runs every append rule through it already; here: the upgrade
-from version 4 (which added the server function ``append_batch``, no longer called), a refused
-batch that falls back to savepoints, the request record's spelling, one bad append in a batch
-failing alone, and two storages (two daemons) creating one new session.
+from version 4, the refused call that falls back to savepoints, the request record's spelling,
+one bad append in a batch failing alone, and two storages (two daemons) creating one new session.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import time
 from pathlib import Path
 
 import asyncpg
@@ -113,68 +110,17 @@ async def test_one_bad_append_in_a_batch_fails_alone(tmp_path: Path, caplog: pyt
         await store.close()
 
 
-async def _waiting_on_a_lock(conn: asyncpg.Connection) -> None:
-    """Wait (at most 10 s) until one of this process's storage connections waits for a lock."""
-    end = time.monotonic() + 10
-    while time.monotonic() < end:
-        waiting = await conn.fetchval(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
-            f"claw-sessiond {os.getpid()}",
-        )
-        if waiting:
-            return
-        await asyncio.sleep(0.01)
-    pytest.fail("the batch did not wait for the session's row lock within 10 s")
-
-
-async def test_a_record_committed_while_the_batch_waited_is_replayed_the_general_way(
+async def test_a_refused_call_runs_the_batch_again_in_savepoints(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Another daemon writes the same request while holding the row lock; the batch waits for it.
-
-    Under READ COMMITTED the batch's locking statement reads the requests as of its start
-    (https://www.postgresql.org/docs/current/transaction-iso.html#XACT-READ-COMMITTED: only the
-    locked row is read again), so it misses the record and plans to write the append again; the
-    key of ``requests`` refuses that, everything rolls back, and the general way replays it.
-    """
     config = _config(tmp_path)
     store = await open_storage(config)
-    other = await asyncpg.connect(config.database_url)
     try:
-        await append(store, "s", user("first"))
-        late = job("s", user("late"), request_id="r1")
-        entry = late.messages[0]
-        first = AppendResult(2, 2, "2026-01-02T03:04:05.000006Z", "trace")
-        async with other.transaction():  # what the other daemon's general way writes, the row locked first
-            await other.execute(f"SELECT 1 FROM {schema.SCHEMA}.sessions WHERE session_id = 's' FOR UPDATE")
-            await other.execute(
-                f"INSERT INTO {schema.SCHEMA}.events(session_id, position, type, trace_id, ts, schema_version, "
-                "payload) VALUES ('s', 2, $1, 'trace', $2, 1, $3)",
-                entry.event_type,
-                first.created_at,
-                entry.payload,
-            )
-            await other.execute(
-                f"INSERT INTO {schema.SCHEMA}.requests(session_id, request_id, kind, fingerprint, result, "
-                "created_at) VALUES ('s', 'r1', 'append', $1, $2, $3)",
-                late.fingerprint,
-                rules.result_record(first),
-                first.created_at,
-            )
-            await other.execute(
-                f"UPDATE {schema.SCHEMA}.sessions SET last_position = 2, message_count = 2 WHERE session_id = 's'"
-            )
-            with caplog.at_level(logging.WARNING, logger="claw_sessiond.store"):
-                pending = asyncio.ensure_future(store.append(late))
-                await _waiting_on_a_lock(other)
+        await _sql(config, f"DROP FUNCTION {schema.SCHEMA}.append_batch")  # every call now fails on the server
         with caplog.at_level(logging.WARNING, logger="claw_sessiond.store"):
-            again = await pending
-        assert again.replayed and (again.first_position, again.last_position) == (2, 2)
-        assert again.created_at == first.created_at
-        assert await contents(store, "s") == ["first", "late"]
-        assert "event=append_batch_refused" in caplog.text and "sqlstate=23505" in caplog.text
+            await _batch_with_bad_appends(store)
+        assert "event=append_batch_refused" in caplog.text and "sqlstate=42883" in caplog.text
     finally:
-        await other.close()
         await store.close()
 
 

@@ -1,9 +1,5 @@
 """The server-side function of schema version 5: a queue of plain appends to one session in one call.
 
-No longer called: ``batch_tx.py`` now runs Append's own sequence (``storage/writes.py``) in the
-daemon and applies its writes in one statement. Migration 5 still creates the function, so that
-every database has the same schema at the same version.
-
 ``append_batch`` does, in the one statement that calls it, what ``tx.append_in_tx`` does with
 6-9 statements per append for an append of plain messages (no tool calls or results, no usage,
 no client ids, no state deltas, no run): the follow-all announcement (``follow.ANNOUNCE_SQL``),

@@ -18,8 +18,8 @@ over 1,000. So this daemon does the same here:
 - a group of one runs as before (:func:`~.pooled.run_transaction`, no savepoint), with its
   bounded retry of a transaction the server rolled back; a whole group is retried the same way;
 - *plain* appends (``batch_tx.is_plain``: the common case) are grouped apart from other writes:
-  a run of them in the queue is decided in the daemon and applied in one statement
-  (``batch_tx.append_batch``), four round trips for the run where the savepoint way takes
+  a run of them in the queue goes to the server as ONE call of the function ``append_batch``
+  (``batch_sql.py``) in its own implicit transaction, one round trip where the savepoint way takes
   8 or more per append; one that fails a rule (replay, REQUEST_ID_REUSED, SEQUENCE_CONFLICT) is
   written by none and fails alone. Savepoints only after a failure: if the server refuses the
   call (it rolled all of it back), the same group runs again the way above.
@@ -136,7 +136,7 @@ class GroupCommit:
                 job.settle(False, StorageUnavailableError("the write queue of this session failed"))
 
     async def _commit_plain(self, session_id: str, group: list[_Job[Any]]) -> None:
-        """A run of plain appends by ``append_batch``; the general way if it returns None (refused, new session)."""
+        """A run of plain appends in one call of ``append_batch``; the general way if the server refuses it."""
         jobs = [job.plain for job in group if job.plain is not None]
         try:
             async with pooled(self._pool, self._where) as conn:

@@ -34,6 +34,7 @@ def populate(client: SessionClient) -> None:
     client.append("emptied", Message.user("bye"))
 
 
+@pytest.mark.smoke
 def test_every_command_s_json_has_format_1(daemon: DaemonProcess, client: SessionClient, tmp_path: Path) -> None:
     populate(client)
     ws = ["--workspace", str(daemon.workspace)]

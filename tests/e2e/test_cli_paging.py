@@ -90,6 +90,7 @@ def test_ls_says_how_many_it_did_not_show_and_all_pages_through(many: DaemonProc
     assert filtered["total"] == 3 and "showing" not in cli(many.workspace, "ls", "--contains", "long-").stderr
 
 
+@pytest.mark.smoke
 def test_list_sessions_pages_by_cursor(many: DaemonProcess) -> None:
     with many.client() as client:
         expected = [s.id for s in client.list_sessions("", 10000)]

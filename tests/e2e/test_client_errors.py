@@ -63,6 +63,7 @@ def _claw(workspace: Path) -> Path:
 # ---------------------------------------------------------------- no daemon
 
 
+@pytest.mark.smoke
 def test_no_daemon_fails_at_once_naming_the_workspace(workspace: Path) -> None:
     started = time.monotonic()
     with SessionClient(workspace, autostart=False) as client, pytest.raises(DaemonUnavailableError) as info:

@@ -20,6 +20,7 @@ from tests.helpers.daemon import DaemonProcess, run_python
 from tests.helpers.inspect import stored
 
 
+@pytest.mark.both_backends("a restarted daemon reconnects to its database and finds what it stored")
 def test_history_usage_and_created_at_survive_a_restart(spawn_daemon, workspace: Path) -> None:
     first = spawn_daemon()
     with first.client() as c:
@@ -37,6 +38,7 @@ def test_history_usage_and_created_at_survive_a_restart(spawn_daemon, workspace:
     assert after.session.created_at == before.session.created_at is not None
 
 
+@pytest.mark.smoke
 def test_first_load_writes_nothing(client: SessionClient, daemon: DaemonProcess, workspace: Path) -> None:
     result = client.load("fresh", str(workspace))
     assert result.messages == [] and not result.session.stored and result.session.last_position == 0
@@ -45,6 +47,7 @@ def test_first_load_writes_nothing(client: SessionClient, daemon: DaemonProcess,
     assert stored(workspace).events() == []
 
 
+@pytest.mark.smoke
 def test_tool_calls_round_trip_with_json_arguments(client: SessionClient, workspace: Path) -> None:
     args = '{"cmd":  "ls -la",\n "env": {"A": [1, 2.5, null, true]}, "ü": "\\u00fc"}'
     client.load("t", str(workspace))
@@ -207,6 +210,7 @@ os.kill(os.getpid(), signal.SIGKILL)   # dies mid-tool: call-b never gets its re
 """
 
 
+@pytest.mark.smoke
 def test_repairs_history_left_by_a_client_killed_mid_tool(daemon: DaemonProcess, workspace: Path) -> None:
     import subprocess
 

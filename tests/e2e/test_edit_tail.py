@@ -47,6 +47,7 @@ def _visible(c: SessionClient, session_id: str) -> list[tuple[int, str]]:
     return [(m.position, m.content) for m in c.load(session_id, "/tmp", repair=False).messages]
 
 
+@pytest.mark.smoke
 def test_an_edit_replaces_the_tail_and_returns_what_it_removed(client: SessionClient) -> None:
     call = ToolCall("c1", "bash", '{"cmd": "ls"}')
     client.append("s", [Message.user("list files"), Message.assistant("", [call]), Message.tool("c1", "a b")])

@@ -59,6 +59,7 @@ def shape(messages: list[Message]) -> list[tuple[object, ...]]:
     return [(m.role, m.content, m.format, m.item, m.client_id, m.metadata, m.usage) for m in messages]
 
 
+@pytest.mark.smoke
 def test_items_come_back_byte_for_byte_from_every_reader(daemon: DaemonProcess, workspace: Path) -> None:
     sent = entries()
     with daemon.client() as c:

@@ -55,6 +55,8 @@ def populate(c: SessionClient) -> None:
     c.append("gamma", Message.user("a fresh topic"))
 
 
+@pytest.mark.both_backends("PostgreSQL's full-text search (ts_rank) behind the same RPC and CLI")
+@pytest.mark.smoke
 def test_search_ranks_filters_and_hides_cleared_history(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         populate(c)

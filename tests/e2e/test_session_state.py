@@ -149,6 +149,7 @@ BAD_REQUESTS: list[tuple[str, Any, C, str]] = [
 ]
 
 
+@pytest.mark.smoke
 def test_bad_requests_get_a_clear_error_naming_the_field_and_write_nothing(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         c.create_session("seeded", state={"a": 1}, labels={"app": "x"})
@@ -208,6 +209,7 @@ def _race_to_create(daemon: DaemonProcess, sid: str, contenders: int) -> list[st
     return outcomes
 
 
+@pytest.mark.both_backends("an exclusive create's race is settled by PostgreSQL's constraints")
 def test_an_exclusive_create_race_has_exactly_one_winner(daemon: DaemonProcess) -> None:
     contenders = 6
     for round_ in range(5):
@@ -228,6 +230,7 @@ def test_a_create_retried_with_its_request_id_replays(client: SessionClient) -> 
         client.create_session("s", state={"a": 1}, labels={"app": "x"})
 
 
+@pytest.mark.smoke
 def test_a_fork_copies_entries_byte_for_byte_and_records_its_lineage(
     client: SessionClient, daemon: DaemonProcess
 ) -> None:
@@ -321,6 +324,7 @@ def test_a_scope_is_shared_by_two_sessions_and_two_processes(daemon: DaemonProce
         assert a.load("a", "/w").session.state == {"own": 1} and b.load("b", "/w").session.state == {}
 
 
+@pytest.mark.smoke
 def test_update_session_changes_state_labels_and_policy_with_cas(client: SessionClient, daemon: DaemonProcess) -> None:
     with pytest.raises(SessionNotFoundError):
         client.update_session("nobody", set_labels={"a": "b"})

@@ -122,6 +122,7 @@ def test_stalled_load_export_watch_hold_a_bounded_amount(spawn_daemon: Any, work
             channel.close()
 
 
+@pytest.mark.both_backends("a stalled Load must not hold one of the pool's PostgreSQL connections")
 def test_a_stalled_load_does_not_hold_a_read_connection(spawn_daemon: Any, workspace: Path) -> None:
     """Three stalled Loads (more than the two read connections) leave other reads unhindered."""
     daemon: DaemonProcess = spawn_daemon()
@@ -145,6 +146,7 @@ def test_a_stalled_load_does_not_hold_a_read_connection(spawn_daemon: Any, works
             channel.close()
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize(
     ("rpc", "field"),
     [("Attach", "label"), ("ListSessions", "id_contains"), ("Append", "run_id")],

@@ -50,6 +50,7 @@ def _run_threads(n: int, target: object) -> list[BaseException]:
     return failures
 
 
+@pytest.mark.smoke
 def test_appends_go_over_one_stream_in_order(daemon: DaemonProcess) -> None:
     n = scale(100, 500)
     with _client(daemon) as client:

@@ -110,6 +110,7 @@ def test_a_cancelled_result_closes_a_pending_call(client: SessionClient) -> None
     assert [(m.role, m.cancelled) for m in loaded.messages] == [("assistant", False), ("tool", True)]
 
 
+@pytest.mark.smoke
 def test_a_late_real_result_supersedes_the_synthetic_one(client: SessionClient) -> None:
     client.append("s", [Message.user("q"), Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")])])
     repaired = client.load("s")

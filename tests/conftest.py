@@ -35,21 +35,20 @@ TESTS = Path(__file__).resolve().parent
 
 #: Tests that must not run at the same time as each other under pytest-xdist (``--dist loadgroup``
 #: puts a group on one worker): ``perms`` open the shared temporary folders to another uid for a
-#: moment and restore them; ``timing`` compare latencies or memory against a baseline measured in
-#: the same test, so two of them must not run at once; ``load`` put heavy load on the machine
-#: (slow connections by the thousand, kill -9 under eight writers), kept apart from each other.
-#: Keyed by the file's path under tests/.
+#: moment and restore them; ``timing`` compare memory or latencies against a baseline measured in
+#: the same test, so two of them must not run at once; ``load`` kill -9 a daemon under eight
+#: writers, kept apart from each other. Kept small: a group's files run one after another on one
+#: worker, so the longest group bounds the run (heavy files that compare nothing, such as
+#: test_interference since its bounds became sanity bounds, or test_metrics_limits, are units of
+#: their own). Keyed by the file's path under tests/.
 _GROUPS = {
     "e2e/test_users.py": "perms",
     "e2e/test_tcp_auth.py": "perms",
     "e2e/test_daemon.py": "perms",
-    "e2e/test_interference.py": "timing",
     "e2e/test_soak.py": "timing",
-    "e2e/test_metrics_limits.py": "load",
     "e2e/test_stream_bounds.py": "timing",
     "e2e/test_crash.py": "load",
     "e2e/test_crash_state.py": "load",
-    "storage/sqlite/test_metrics_scrape.py": "load",
 }
 
 

@@ -21,11 +21,14 @@ Which backends a run keeps is ``tests/helpers/tiers.py``'s rule (``tests/conftes
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import pytest
 
+from claw_sessiond_client import SessionClient
 from tests.helpers.backend import BACKENDS, database_url_for, use
+from tests.helpers.daemon import DaemonProcess
 
 #: The markers that choose a test's backends, each with a reason.
 BACKEND_MARKERS = ("both_backends", "sqlite_only", "backend_neutral")
@@ -100,3 +103,30 @@ def _backend_of_test(backend: str, request: pytest.FixtureRequest) -> Iterator[N
         else:
             patch.delenv("CLAW_DATABASE_URL", raising=False)
         yield
+
+
+@pytest.fixture(scope="module")
+def module_daemon(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    """One daemon with default flags for a module's tests that each work on sessions of their own
+    (``sid``): started once per file and backend instead of once per test. A test that changes the
+    daemon (flags, restarts, kills, signals) or reads the whole store keeps a ``daemon`` of its own."""
+    workspace = tmp_path_factory.mktemp("module") / "ws"
+    workspace.mkdir()
+    shared = DaemonProcess(workspace).start()  # after ``backend``: on PostgreSQL, the workspace's database
+    try:
+        yield shared
+    finally:
+        shared.stop()
+
+
+@pytest.fixture
+def module_client(module_daemon: DaemonProcess) -> Iterator[SessionClient]:
+    """A sync client of ``module_daemon`` (no auto-start), closed after the test."""
+    with module_daemon.client() as c:
+        yield c
+
+
+@pytest.fixture
+def sid() -> str:
+    """A session id no other test uses, for a test on ``module_daemon``."""
+    return f"t-{uuid.uuid4().hex[:16]}"

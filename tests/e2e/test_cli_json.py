@@ -90,8 +90,10 @@ def test_every_command_s_json_has_format_1(daemon: DaemonProcess, client: Sessio
         (["no-such-command"], "USAGE", 2),
     ],
 )
-def test_failures_are_json_error_documents(daemon: DaemonProcess, args: list[str], reason: str, code: int) -> None:
-    proc = claw(*args, "--workspace", str(daemon.workspace), "--json")
+def test_failures_are_json_error_documents(
+    module_daemon: DaemonProcess, args: list[str], reason: str, code: int
+) -> None:
+    proc = claw(*args, "--workspace", str(module_daemon.workspace), "--json")
     assert proc.returncode == code, proc.stderr
     data = document(proc)
     assert set(data) == {"format", "error"}

@@ -98,12 +98,16 @@ def test_workdir_of_the_caller_replaces_the_stored_one(client: SessionClient, wo
     "session_id",
     ["", "../../etc/passwd", "a/b", "a\\b", "..", "nul\x00here", "tab\there", "x" * 257, " padded "],
 )
-def test_invalid_session_ids_are_refused(client: SessionClient, workspace: Path, session_id: str) -> None:
+def test_invalid_session_ids_are_refused(
+    module_client: SessionClient, module_daemon: DaemonProcess, session_id: str
+) -> None:
+    """Through the daemon (the rule itself: tests/unit/test_validate_requests.py); nothing is stored."""
     with pytest.raises(InvalidRequestError) as err:
-        client.load(session_id, str(workspace))
+        module_client.load(session_id, str(module_daemon.workspace))
     assert err.value.reason == Reason.INVALID_SESSION_ID and "session id" in err.value.message
     with pytest.raises(InvalidRequestError):
-        client.append(session_id, Message.user("x"))
+        module_client.append(session_id, Message.user("x"))
+    assert all(s.session_id != session_id for s in stored(module_daemon.workspace).sessions())
 
 
 def test_empty_or_relative_workdir_is_refused(client: SessionClient) -> None:
@@ -254,21 +258,22 @@ def test_repairs_history_left_by_a_client_killed_mid_tool(daemon: DaemonProcess,
     ],
 )
 def test_invalid_appends_are_refused_and_write_nothing(
-    client: SessionClient, workspace: Path, messages: list[Message], reason: Reason
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str, messages: list[Message], reason: Reason
 ) -> None:
-    client.load("v", str(workspace))
-    client.append("v", Message.user("existing"))
+    client, workspace = module_client, module_daemon.workspace
+    client.load(sid, str(workspace))
+    client.append(sid, Message.user("existing"))
     before = [(e.event_id, e.payload) for e in stored(workspace).events()]
     if messages and messages[0].role == "robot":
         # The client refuses an unknown role itself; send the raw enum value to test the daemon.
         from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
-        request = pb.AppendRequest(session_id="v", messages=[pb.Message(role=9, content="x")])
+        request = pb.AppendRequest(session_id=sid, messages=[pb.Message(role=9, content="x")])
         with pytest.raises(InvalidRequestError) as err:
             client._call(lambda: client._stub.Append(request))
     else:
         with pytest.raises(InvalidRequestError) as err:
-            client.append("v", messages)
+            client.append(sid, messages)
     assert err.value.reason == reason and err.value.message
     assert [(e.event_id, e.payload) for e in stored(workspace).events()] == before
 

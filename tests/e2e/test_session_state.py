@@ -222,12 +222,13 @@ def test_an_exclusive_create_race_has_exactly_one_winner(daemon: DaemonProcess) 
         assert [e.type for e in stored(daemon).events(sid)] == ["session_settings", "state"]
 
 
-def test_a_create_retried_with_its_request_id_replays(client: SessionClient) -> None:
-    first = client.create_session("s", state={"a": 1}, labels={"app": "x"}, request_id="create-1")
-    again = client.create_session("s", state={"a": 1}, labels={"app": "x"}, request_id="create-1")
+def test_a_create_retried_with_its_request_id_replays(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    first = client.create_session(sid, state={"a": 1}, labels={"app": "x"}, request_id="create-1")
+    again = client.create_session(sid, state={"a": 1}, labels={"app": "x"}, request_id="create-1")
     assert again == first
     with pytest.raises(AlreadyExistsError):
-        client.create_session("s", state={"a": 1}, labels={"app": "x"})
+        client.create_session(sid, state={"a": 1}, labels={"app": "x"})
 
 
 @pytest.mark.smoke
@@ -478,10 +479,11 @@ def test_a_fork_copies_items_byte_for_byte_and_a_bounded_load_shows_the_settings
     assert window.scope_states == {"app:w": {}}
 
 
-def test_the_session_policy_set_by_create_and_update_rules_its_loads(client: SessionClient) -> None:
-    client.create_session("p", tool_policy=ToolPolicy("off"))
-    client.append("p", Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")]))
-    left = client.load("p", "/w")
+def test_the_session_policy_set_by_create_and_update_rules_its_loads(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    client.create_session(sid, tool_policy=ToolPolicy("off"))
+    client.append(sid, Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")]))
+    left = client.load(sid, "/w")
     assert left.repairs == [] and left.session.tool_policy == ToolPolicy("off")
-    client.update_session("p", tool_policy=ToolPolicy("synthesize"))
-    assert [r.tool_call_id for r in client.load("p", "/w").repairs] == ["c1"]
+    client.update_session(sid, tool_policy=ToolPolicy("synthesize"))
+    assert [r.tool_call_id for r in client.load(sid, "/w").repairs] == ["c1"]

@@ -1,7 +1,8 @@
 """Fixtures and hooks of the whole suite; what the tests share lives in ``tests/helpers/``.
 
 Every process a test starts is stopped by its pid at teardown. Set ``CLAW_FULL=1`` for the
-long versions of the robustness tests (CI does); then a skipped test fails the run.
+full tier: every test, both backends, the long versions of the robustness tests (CI does); then a
+skipped test fails the run. Without it the default tier runs (``tests/helpers/tiers.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from claw_sessiond_client import SessionClient
-from tests.helpers.daemon import FULL, DaemonProcess
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.figures import (  # noqa: F401  (collect and print the robustness figures)
     pytest_configure,
     pytest_terminal_summary,
@@ -23,6 +24,7 @@ from tests.helpers.figures import (  # noqa: F401  (collect and print the robust
 )
 from tests.helpers.inspect_postgres import close_reader
 from tests.helpers.postgres import SHARED as POSTGRES
+from tests.helpers.tiers import FULL, left_out_because, selected_backends, tier_line
 
 # Property tests judge behaviour, not speed: on a loaded 2-core machine example generation and single
 # examples can be slow, which Hypothesis would otherwise report as a failure (too_slow, deadline).
@@ -33,21 +35,20 @@ TESTS = Path(__file__).resolve().parent
 
 #: Tests that must not run at the same time as each other under pytest-xdist (``--dist loadgroup``
 #: puts a group on one worker): ``perms`` open the shared temporary folders to another uid for a
-#: moment and restore them; ``timing`` compare latencies or memory against a baseline measured in
-#: the same test, so two of them must not run at once; ``load`` put heavy load on the machine
-#: (slow connections by the thousand, kill -9 under eight writers), kept apart from each other.
-#: Keyed by the file's path under tests/.
+#: moment and restore them; ``timing`` compare memory or latencies against a baseline measured in
+#: the same test, so two of them must not run at once; ``load`` kill -9 a daemon under eight
+#: writers, kept apart from each other. Kept small: a group's files run one after another on one
+#: worker, so the longest group bounds the run (heavy files that compare nothing, such as
+#: test_interference since its bounds became sanity bounds, or test_metrics_limits, are units of
+#: their own). Keyed by the file's path under tests/.
 _GROUPS = {
     "e2e/test_users.py": "perms",
     "e2e/test_tcp_auth.py": "perms",
     "e2e/test_daemon.py": "perms",
-    "e2e/test_interference.py": "timing",
     "e2e/test_soak.py": "timing",
-    "e2e/test_metrics_limits.py": "load",
     "e2e/test_stream_bounds.py": "timing",
     "e2e/test_crash.py": "load",
     "e2e/test_crash_state.py": "load",
-    "storage/sqlite/test_metrics_scrape.py": "load",
 }
 
 
@@ -72,6 +73,23 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     # not "key[backend]": xdist's loadgroup ignores a group name that ends in "]"
     group = _GROUPS.get(key) or (f"{key}:{backend}" if backend else key)
     item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return tier_line(FULL, selected_backends())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tier and the backends of this run (``tests/helpers/tiers.py``): what they leave out is
+    deselected, not skipped (``CLAW_FULL=1`` fails a skip)."""
+    backends = selected_backends()
+    kept, dropped = [], []
+    for item in items:
+        why = left_out_because(item, _file_key(item.path), full=FULL, backends=backends)
+        (kept if why is None else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -1,37 +1,44 @@
-"""The end-to-end suite runs on both storage backends (``tests/helpers/backend.py``).
+"""The end-to-end suite's backends (``tests/helpers/backend.py``): SQLite, and PostgreSQL where a test says why.
 
-Every test gets the module-scoped ``backend`` fixture, parametrized ``sqlite`` and ``postgres``
-(ids ``[sqlite]``/``[postgres]``; pytest runs a file's SQLite half, then its PostgreSQL half, so
-its module fixtures are made once per backend: a module fixture that starts a daemon takes
-``backend`` as an argument). A test that runs once says why, with one of two markers, each
-needing a reason (a marker without one is a usage error):
+Every test gets the module-scoped ``backend`` fixture, parametrized ``sqlite`` (id ``[sqlite]``).
+PostgreSQL's parity with SQLite is proven one level down, by the storage contract suite
+(``tests/storage/``, both backends); an end-to-end test runs on PostgreSQL too only where it tests
+the daemon's wiring to it, marked ``both_backends(reason)`` (ids ``[sqlite]`` and ``[postgres]``;
+pytest runs a file's SQLite half, then its PostgreSQL half, so its module fixtures are made once
+per backend: a module fixture that starts a daemon takes ``backend`` as an argument). Two more
+markers, each needing a reason, say why a test must never be given a second backend:
 
 - ``sqlite_only(reason)``: about the SQLite file or SQLite's own behaviour (file modes, FTS5's
-  raw query syntax, a corrupt ``sessions.db``);
+  raw query syntax, a corrupt ``sessions.db``); id ``[sqlite]``;
 - ``backend_neutral(reason)``: the outcome does not depend on storage (help text, completion
-  scripts, packaging, the socket's peer checks) or the test picks its databases itself.
+  scripts, packaging, the socket's peer checks) or the test picks its databases itself; not
+  parametrized, its daemons use SQLite unless it picks a database itself.
 
-A ``sqlite_only`` test has the id ``[sqlite]``; a ``backend_neutral`` one is not parametrized and
-its daemons use SQLite. docs/postgres.md, "What runs where", lists both.
+A marker without a reason is a usage error, and so are two on one test. docs/postgres.md,
+"What runs where", lists the files of each (``tests/unit/test_backend_markers.py`` checks it).
+Which backends a run keeps is ``tests/helpers/tiers.py``'s rule (``tests/conftest.py`` deselects).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import pytest
 
-from tests.helpers.backend import BACKENDS, database_url_for, selected, use
+from claw_sessiond_client import SessionClient
+from tests.helpers.backend import BACKENDS, database_url_for, use
+from tests.helpers.daemon import DaemonProcess
 
-#: The markers that make a test run on SQLite only, each with a reason.
-ONE_BACKEND_MARKERS = ("sqlite_only", "backend_neutral")
+#: The markers that choose a test's backends, each with a reason.
+BACKEND_MARKERS = ("both_backends", "sqlite_only", "backend_neutral")
 
 
-def one_backend_marker(node: pytest.Item) -> str | None:
-    """The name of the marker that makes ``node`` run once, or None; a marker without a reason is a
-    usage error, and so are both markers on one test."""
+def backend_marker(node: pytest.Item) -> str | None:
+    """The name of the marker that chooses ``node``'s backends, or None (SQLite); a marker without a
+    reason is a usage error, and so are two markers on one test."""
     found = []
-    for name in ONE_BACKEND_MARKERS:
+    for name in BACKEND_MARKERS:
         mark = node.get_closest_marker(name)
         if mark is None:
             continue
@@ -40,19 +47,19 @@ def one_backend_marker(node: pytest.Item) -> str | None:
             raise pytest.UsageError(f"{node.nodeid}: @pytest.mark.{name} needs a reason")
         found.append(name)
     if len(found) > 1:
-        raise pytest.UsageError(f"{node.nodeid}: sqlite_only or backend_neutral, not both")
+        raise pytest.UsageError(f"{node.nodeid}: one of {', '.join(BACKEND_MARKERS)}, not {' and '.join(found)}")
     return found[0] if found else None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Both backends, or ``[sqlite]`` alone for ``sqlite_only``; a ``backend_neutral`` test runs once,
+    """``[sqlite]``, or both backends for ``both_backends``; a ``backend_neutral`` test runs once,
     unparametrized (its daemons use SQLite unless it picks a database itself)."""
     if "backend" not in metafunc.fixturenames:
         return
-    marker = one_backend_marker(metafunc.definition)
+    marker = backend_marker(metafunc.definition)
     if marker == "backend_neutral":
         return
-    backends = ["sqlite"] if marker == "sqlite_only" else list(BACKENDS)
+    backends = list(BACKENDS) if marker == "both_backends" else ["sqlite"]
     metafunc.parametrize("backend", backends, ids=backends, indirect=True, scope="module")
 
 
@@ -71,20 +78,7 @@ def _check_wider_fixtures(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``CLAW_TEST_BACKEND=sqlite|postgres`` keeps that backend's end-to-end tests; the others are
-    deselected (not skipped: ``CLAW_FULL=1`` fails a skip)."""
     _check_wider_fixtures(items)
-    keep = selected()
-    if keep == BACKENDS:
-        return
-    kept, dropped = [], []
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        backend = callspec.params.get("backend") if callspec is not None else None
-        (dropped if backend is not None and backend not in keep else kept).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -109,3 +103,30 @@ def _backend_of_test(backend: str, request: pytest.FixtureRequest) -> Iterator[N
         else:
             patch.delenv("CLAW_DATABASE_URL", raising=False)
         yield
+
+
+@pytest.fixture(scope="module")
+def module_daemon(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    """One daemon with default flags for a module's tests that each work on sessions of their own
+    (``sid``): started once per file and backend instead of once per test. A test that changes the
+    daemon (flags, restarts, kills, signals) or reads the whole store keeps a ``daemon`` of its own."""
+    workspace = tmp_path_factory.mktemp("module") / "ws"
+    workspace.mkdir()
+    shared = DaemonProcess(workspace).start()  # after ``backend``: on PostgreSQL, the workspace's database
+    try:
+        yield shared
+    finally:
+        shared.stop()
+
+
+@pytest.fixture
+def module_client(module_daemon: DaemonProcess) -> Iterator[SessionClient]:
+    """A sync client of ``module_daemon`` (no auto-start), closed after the test."""
+    with module_daemon.client() as c:
+        yield c
+
+
+@pytest.fixture
+def sid() -> str:
+    """A session id no other test uses, for a test on ``module_daemon``."""
+    return f"t-{uuid.uuid4().hex[:16]}"

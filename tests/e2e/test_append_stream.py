@@ -20,6 +20,7 @@ def _client(daemon: DaemonProcess) -> AsyncSessionClient:
     return AsyncSessionClient(address=daemon.address, autostart=False, timeout_s=30, retry_window_s=30)
 
 
+@pytest.mark.smoke
 async def test_concurrent_appends_get_one_total_order(daemon: DaemonProcess) -> None:
     n = scale(200, 1000)
     async with _client(daemon) as client, client.append_stream() as stream:

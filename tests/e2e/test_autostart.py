@@ -63,6 +63,8 @@ def autostarted(workspace: Path) -> Iterator[Path]:
         stop_pid(proc.pid)
 
 
+@pytest.mark.both_backends("a daemon a client starts takes its database from CLAW_DATABASE_URL")
+@pytest.mark.smoke
 def test_simultaneous_clients_start_exactly_one_daemon(autostarted: Path) -> None:
     workspace = autostarted
     n = scale(6, 12)

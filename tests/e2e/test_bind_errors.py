@@ -46,6 +46,7 @@ def _refusal(d: DaemonProcess) -> str:
     return log
 
 
+@pytest.mark.smoke
 def test_a_taken_port_is_one_line_naming_the_address_and_the_cause(workspace: Path) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

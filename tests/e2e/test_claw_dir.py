@@ -78,6 +78,7 @@ def test_a_claw_folder_others_can_write_is_refused_and_left_alone(workspace: Pat
     assert stat.S_IMODE(claw.stat().st_mode) == mode, "a refused folder is not changed either"
 
 
+@pytest.mark.smoke
 def test_a_lock_file_planted_as_a_link_is_not_followed(workspace: Path, precious: Path) -> None:
     claw = workspace / ".claw"
     claw.mkdir(mode=0o700)

@@ -189,6 +189,7 @@ def test_the_same_writers_work_in_a_private_workspace(command: str, source: Sour
             assert daemon.terminate() == 0
 
 
+@pytest.mark.smoke
 def test_a_folder_opened_up_under_a_running_daemon_gets_nothing_imported(source: Source, workspace: Path) -> None:
     """The daemon checked .claw/ at its start; a writer checks again before it sends anything."""
     daemon = DaemonProcess(workspace).start()

@@ -48,6 +48,7 @@ def test_help(command: str, tmp_path: Path) -> None:
     assert "Exit codes: 0 ok, 1 failure" in proc.stdout and "2 usage" in proc.stdout
 
 
+@pytest.mark.smoke
 def test_top_level_help_lists_commands(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "claw_sessiond", "--help"], capture_output=True, text=True)
     for command in COMMANDS:
@@ -59,6 +60,7 @@ def test_usage_error_exits_2(tmp_path: Path) -> None:
     assert in_workspace(tmp_path, "ls", "--no-such-flag").returncode == 2
 
 
+@pytest.mark.smoke
 def test_ls(live: DaemonProcess) -> None:
     proc = in_workspace(live.workspace, "ls")
     assert proc.returncode == 0, proc.stderr
@@ -162,6 +164,7 @@ def test_stats(live: DaemonProcess) -> None:
     assert list(values)[:6] == ["sessions", "messages", "events", "database_bytes", "wal_bytes", "schema_version"]
 
 
+@pytest.mark.both_backends("doctor checks the configured PostgreSQL database, line by line")
 def test_doctor_with_daemon_up(live: DaemonProcess) -> None:
     data = in_workspace_json(live.workspace, "doctor")
     checks = {c["check"]: c for c in data["checks"]}
@@ -190,6 +193,7 @@ def stopped(workspace: Path) -> Path:
     return stop_after_demo(workspace)
 
 
+@pytest.mark.smoke
 def test_online_commands_with_daemon_down(stopped: Path, tmp_path: Path) -> None:
     for args in (("ls",), ("show", "demo"), ("stats",), ("ls", "--json")):
         proc = in_workspace(stopped, *args, "--no-offline")

@@ -76,6 +76,7 @@ def hostile(spawn_daemon: Any) -> DaemonProcess:
     return d
 
 
+@pytest.mark.smoke
 def test_human_output_escapes_and_json_is_exact(hostile: DaemonProcess) -> None:
     ws = hostile.workspace
     for args in (("ls",), ("show", SID), ("show", SID, "--repair"), ("stats",), ("doctor",)):

@@ -34,6 +34,7 @@ def populate(client: SessionClient) -> None:
     client.append("emptied", Message.user("bye"))
 
 
+@pytest.mark.smoke
 def test_every_command_s_json_has_format_1(daemon: DaemonProcess, client: SessionClient, tmp_path: Path) -> None:
     populate(client)
     ws = ["--workspace", str(daemon.workspace)]
@@ -89,8 +90,10 @@ def test_every_command_s_json_has_format_1(daemon: DaemonProcess, client: Sessio
         (["no-such-command"], "USAGE", 2),
     ],
 )
-def test_failures_are_json_error_documents(daemon: DaemonProcess, args: list[str], reason: str, code: int) -> None:
-    proc = claw(*args, "--workspace", str(daemon.workspace), "--json")
+def test_failures_are_json_error_documents(
+    module_daemon: DaemonProcess, args: list[str], reason: str, code: int
+) -> None:
+    proc = claw(*args, "--workspace", str(module_daemon.workspace), "--json")
     assert proc.returncode == code, proc.stderr
     data = document(proc)
     assert set(data) == {"format", "error"}

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from tests.helpers.daemon import DaemonProcess
 
@@ -25,6 +27,7 @@ def show(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.smoke
 def test_show_orders_messages_as_load_does(daemon: DaemonProcess, client: SessionClient) -> None:
     client.append("late", [Message.user("run it"), Message.assistant(tool_calls=[ToolCall("t1", "bash", "{}")])])
     client.append("late", Message.user("are you done?"))  # position 3, stored before the result

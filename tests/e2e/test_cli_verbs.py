@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from tests.helpers.cli import claw, on_pty
 from tests.helpers.daemon import DaemonProcess
@@ -59,6 +61,7 @@ def test_repair_is_its_own_verb_and_show_repair_still_works(daemon: DaemonProces
     assert {s.id for s in client.list_sessions()} == {"other", "crashed"}  # looking did not create it
 
 
+@pytest.mark.smoke
 def test_clear_keeps_usage_and_says_so(daemon: DaemonProcess, client: SessionClient) -> None:
     ws = str(daemon.workspace)
     client.append("talk", [Message.user("hi"), Message.assistant("hello")])

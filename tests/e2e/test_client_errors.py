@@ -63,12 +63,13 @@ def _claw(workspace: Path) -> Path:
 # ---------------------------------------------------------------- no daemon
 
 
+@pytest.mark.smoke
 def test_no_daemon_fails_at_once_naming_the_workspace(workspace: Path) -> None:
     started = time.monotonic()
     with SessionClient(workspace, autostart=False) as client, pytest.raises(DaemonUnavailableError) as info:
         client.load("s")
     elapsed = time.monotonic() - started
-    assert elapsed < 2.0, elapsed  # was 14.6 s of retries
+    assert elapsed < 8.0, elapsed  # a sanity bound under load: the defect was 14.6 s of retries
     text = str(info.value)
     assert f"no claw-sessiond runs for {workspace}" in text
     assert f"no socket at {workspace / '.claw' / 'sessiond.sock'}" in text

@@ -46,6 +46,7 @@ def _complete_bash(path: Path, *words: str, cwd: Path | None = None) -> list[str
     return [line for line in proc.stdout.splitlines() if line]
 
 
+@pytest.mark.smoke
 @pytest.mark.backend_neutral("a completion script generated from the parser, loaded by a real shell")
 def test_bash(tmp_path: Path) -> None:
     path = tmp_path / "claw-sessiond.bash"

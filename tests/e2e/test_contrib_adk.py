@@ -161,6 +161,7 @@ async def test_get_of_a_missing_session_is_none(service: BaseSessionService, app
     assert await service.get_session(app_name=app, user_id="u", session_id="nope") is None
 
 
+@pytest.mark.smoke
 async def test_create_get_delete_round_trip(service: BaseSessionService, app: str) -> None:
     created = await service.create_session(app_name=app, user_id="u", state={"k": "v", "n": 1}, session_id="s1")
     assert (created.id, created.app_name, created.user_id, created.events) == ("s1", app, "u", [])

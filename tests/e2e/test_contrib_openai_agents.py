@@ -159,6 +159,7 @@ def _session(daemon: DaemonProcess, sid: str = "oa", **kw: Any) -> ClawSession:
     return ClawSession(sid, address=daemon.address, autostart=False, **kw)
 
 
+@pytest.mark.smoke
 async def test_every_kind_of_item_comes_back_as_stored_byte_for_byte(
     daemon: DaemonProcess, client: SessionClient
 ) -> None:

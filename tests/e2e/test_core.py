@@ -20,6 +20,7 @@ from tests.helpers.daemon import DaemonProcess, run_python
 from tests.helpers.inspect import stored
 
 
+@pytest.mark.both_backends("a restarted daemon reconnects to its database and finds what it stored")
 def test_history_usage_and_created_at_survive_a_restart(spawn_daemon, workspace: Path) -> None:
     first = spawn_daemon()
     with first.client() as c:
@@ -37,6 +38,7 @@ def test_history_usage_and_created_at_survive_a_restart(spawn_daemon, workspace:
     assert after.session.created_at == before.session.created_at is not None
 
 
+@pytest.mark.smoke
 def test_first_load_writes_nothing(client: SessionClient, daemon: DaemonProcess, workspace: Path) -> None:
     result = client.load("fresh", str(workspace))
     assert result.messages == [] and not result.session.stored and result.session.last_position == 0
@@ -45,11 +47,16 @@ def test_first_load_writes_nothing(client: SessionClient, daemon: DaemonProcess,
     assert stored(workspace).events() == []
 
 
-def test_tool_calls_round_trip_with_json_arguments(client: SessionClient, workspace: Path) -> None:
+@pytest.mark.smoke
+def test_tool_calls_round_trip_with_json_arguments(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client = module_client
+    workspace = module_daemon.workspace
     args = '{"cmd":  "ls -la",\n "env": {"A": [1, 2.5, null, true]}, "ü": "\\u00fc"}'
-    client.load("t", str(workspace))
+    client.load(sid, str(workspace))
     client.append(
-        "t",
+        sid,
         [
             Message.user("go"),
             Message.assistant("running", [ToolCall("call_1", "bash", args), ToolCall("call_2", "noop", "[]")]),
@@ -57,7 +64,7 @@ def test_tool_calls_round_trip_with_json_arguments(client: SessionClient, worksp
             Message.tool("call_2", "ok"),
         ],
     )
-    got = client.load("t", str(workspace)).messages
+    got = client.load(sid, str(workspace)).messages
     assistant = got[1]
     assert [c.id for c in assistant.tool_calls] == ["call_1", "call_2"]
     assert assistant.tool_calls[0].name == "bash"
@@ -66,17 +73,21 @@ def test_tool_calls_round_trip_with_json_arguments(client: SessionClient, worksp
     assert [(m.role, m.tool_call_id, m.name) for m in got[2:]] == [("tool", "call_1", "bash"), ("tool", "call_2", "")]
 
 
-def test_clear_empties_history_and_keeps_usage(client: SessionClient, workspace: Path) -> None:
-    client.load("c", str(workspace))
-    client.append("c", [Message.user("a"), Message.assistant("b")])
-    client.record_usage("c", input_tokens=5, output_tokens=3)
-    cleared = client.clear("c")
-    after = client.load("c", str(workspace))
+def test_clear_empties_history_and_keeps_usage(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client = module_client
+    workspace = module_daemon.workspace
+    client.load(sid, str(workspace))
+    client.append(sid, [Message.user("a"), Message.assistant("b")])
+    client.record_usage(sid, input_tokens=5, output_tokens=3)
+    cleared = client.clear(sid)
+    after = client.load(sid, str(workspace))
     assert after.messages == [] and after.session.message_count == 0
     assert after.session.usage.input_tokens == 5 and after.session.usage.output_tokens == 3
     assert after.session.last_position == cleared.position == 3
-    client.append("c", Message.user("again"))
-    assert [m.content for m in client.load("c", str(workspace)).messages] == ["again"]
+    client.append(sid, Message.user("again"))
+    assert [m.content for m in client.load(sid, str(workspace)).messages] == ["again"]
 
 
 def test_workdir_of_the_caller_replaces_the_stored_one(client: SessionClient, workspace: Path, tmp_path: Path) -> None:
@@ -95,34 +106,43 @@ def test_workdir_of_the_caller_replaces_the_stored_one(client: SessionClient, wo
     "session_id",
     ["", "../../etc/passwd", "a/b", "a\\b", "..", "nul\x00here", "tab\there", "x" * 257, " padded "],
 )
-def test_invalid_session_ids_are_refused(client: SessionClient, workspace: Path, session_id: str) -> None:
+def test_invalid_session_ids_are_refused(
+    module_client: SessionClient, module_daemon: DaemonProcess, session_id: str
+) -> None:
+    """Through the daemon (the rule itself: tests/unit/test_validate_requests.py); nothing is stored."""
     with pytest.raises(InvalidRequestError) as err:
-        client.load(session_id, str(workspace))
+        module_client.load(session_id, str(module_daemon.workspace))
     assert err.value.reason == Reason.INVALID_SESSION_ID and "session id" in err.value.message
     with pytest.raises(InvalidRequestError):
-        client.append(session_id, Message.user("x"))
+        module_client.append(session_id, Message.user("x"))
+    assert all(s.session_id != session_id for s in stored(module_daemon.workspace).sessions())
 
 
-def test_empty_or_relative_workdir_is_refused(client: SessionClient) -> None:
+def test_empty_or_relative_workdir_is_refused(module_client: SessionClient, sid: str) -> None:
+    client = module_client
     from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
     for workdir in ("", "relative/dir"):
         with pytest.raises(InvalidRequestError) as err:
-            client._call(lambda wd=workdir: list(client._stub.Load(pb.LoadRequest(session_id="s", workdir=wd))))
+            client._call(lambda wd=workdir: list(client._stub.Load(pb.LoadRequest(session_id=sid, workdir=wd))))
         assert err.value.reason == Reason.INVALID_WORKDIR
 
 
-def test_repair_inserts_only_the_missing_result_of_two(client: SessionClient, workspace: Path) -> None:
-    client.load("r1", str(workspace))
+def test_repair_inserts_only_the_missing_result_of_two(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client = module_client
+    workspace = module_daemon.workspace
+    client.load(sid, str(workspace))
     client.append(
-        "r1",
+        sid,
         [
             Message.user("do two things"),
             Message.assistant("", [ToolCall("call-1", "bash", "{}"), ToolCall("call-2", "bash", "{}")]),
             Message.tool("call-1", "done one"),
         ],
     )
-    result = client.load("r1", str(workspace))
+    result = client.load(sid, str(workspace))
     assert [(r.tool_call_id, r.assistant_position) for r in result.repairs] == [("call-2", 2)]
     tools = [m for m in result.messages if m.role == "tool"]
     assert (tools[0].tool_call_id, tools[0].content, tools[0].synthetic) == ("call-1", "done one", False)
@@ -130,17 +150,21 @@ def test_repair_inserts_only_the_missing_result_of_two(client: SessionClient, wo
     assert "not re-run" in tools[1].content.lower() and "interrupted" in tools[1].content.lower()
 
 
-def test_repair_goes_before_a_later_user_message_in_call_order(client: SessionClient, workspace: Path) -> None:
-    client.load("r2", str(workspace))
+def test_repair_goes_before_a_later_user_message_in_call_order(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client = module_client
+    workspace = module_daemon.workspace
+    client.load(sid, str(workspace))
     client.append(
-        "r2",
+        sid,
         [
             Message.user("q"),
             Message.assistant("", [ToolCall("call-1", "a", "{}"), ToolCall("call-2", "b", "{}")]),
             Message.user("next question"),
         ],
     )
-    result = client.load("r2", str(workspace))
+    result = client.load(sid, str(workspace))
     shape = [(m.role, m.tool_call_id, m.synthetic) for m in result.messages]
     assert shape == [
         ("user", "", False),
@@ -180,16 +204,20 @@ def test_repairs_once_across_repeated_loads_and_restarts(spawn_daemon, workspace
     assert sum(1 for m in third.messages if m.synthetic) == 1
 
 
-def test_live_result_after_repair_supersedes_it(client: SessionClient, workspace: Path) -> None:
+def test_live_result_after_repair_supersedes_it(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client = module_client
+    workspace = module_daemon.workspace
     # It used to be refused, which left a history saying the tool had not run when it had.
-    client.load("late", str(workspace))
-    client.append("late", Message.assistant("", [ToolCall("c1", "x", "{}")]))
-    repaired = client.load("late", str(workspace)).repairs[0].position
-    client.append("late", Message.tool("c1", "real result, late"))
-    tools = [m for m in client.load("late", str(workspace)).messages if m.role == "tool"]
+    client.load(sid, str(workspace))
+    client.append(sid, Message.assistant("", [ToolCall("c1", "x", "{}")]))
+    repaired = client.load(sid, str(workspace)).repairs[0].position
+    client.append(sid, Message.tool("c1", "real result, late"))
+    tools = [m for m in client.load(sid, str(workspace)).messages if m.role == "tool"]
     assert [(t.content, t.synthetic, t.supersedes) for t in tools] == [("real result, late", False, repaired)]
     with pytest.raises(ToolCallStateError) as err:
-        client.append("late", Message.tool("c1", "a second result"))
+        client.append(sid, Message.tool("c1", "a second result"))
     assert err.value.reason == Reason.TOOL_CALL_ALREADY_ANSWERED
 
 
@@ -207,6 +235,7 @@ os.kill(os.getpid(), signal.SIGKILL)   # dies mid-tool: call-b never gets its re
 """
 
 
+@pytest.mark.smoke
 def test_repairs_history_left_by_a_client_killed_mid_tool(daemon: DaemonProcess, workspace: Path) -> None:
     import subprocess
 
@@ -250,34 +279,39 @@ def test_repairs_history_left_by_a_client_killed_mid_tool(daemon: DaemonProcess,
     ],
 )
 def test_invalid_appends_are_refused_and_write_nothing(
-    client: SessionClient, workspace: Path, messages: list[Message], reason: Reason
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str, messages: list[Message], reason: Reason
 ) -> None:
-    client.load("v", str(workspace))
-    client.append("v", Message.user("existing"))
+    client, workspace = module_client, module_daemon.workspace
+    client.load(sid, str(workspace))
+    client.append(sid, Message.user("existing"))
     before = [(e.event_id, e.payload) for e in stored(workspace).events()]
     if messages and messages[0].role == "robot":
         # The client refuses an unknown role itself; send the raw enum value to test the daemon.
         from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
-        request = pb.AppendRequest(session_id="v", messages=[pb.Message(role=9, content="x")])
+        request = pb.AppendRequest(session_id=sid, messages=[pb.Message(role=9, content="x")])
         with pytest.raises(InvalidRequestError) as err:
             client._call(lambda: client._stub.Append(request))
     else:
         with pytest.raises(InvalidRequestError) as err:
-            client.append("v", messages)
+            client.append(sid, messages)
     assert err.value.reason == reason and err.value.message
     assert [(e.event_id, e.payload) for e in stored(workspace).events()] == before
 
 
-def test_tool_result_for_unknown_call_is_refused(client: SessionClient, workspace: Path) -> None:
-    client.load("u", str(workspace))
-    client.append("u", Message.user("x"))
+def test_tool_result_for_unknown_call_is_refused(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client = module_client
+    workspace = module_daemon.workspace
+    client.load(sid, str(workspace))
+    client.append(sid, Message.user("x"))
     with pytest.raises(ToolCallStateError) as err:
-        client.append("u", Message.tool("nope", "result"))
+        client.append(sid, Message.tool("nope", "result"))
     assert err.value.reason == Reason.UNKNOWN_TOOL_CALL
-    client.append("u", Message.assistant("", [ToolCall("dup", "a", "{}")]))
+    client.append(sid, Message.assistant("", [ToolCall("dup", "a", "{}")]))
     with pytest.raises(InvalidRequestError) as dup:
-        client.append("u", Message.assistant("", [ToolCall("dup", "a", "{}")]))
+        client.append(sid, Message.assistant("", [ToolCall("dup", "a", "{}")]))
     assert dup.value.reason == Reason.DUPLICATE_TOOL_CALL_ID
 
 

@@ -216,6 +216,7 @@ def _writer_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
 
+@pytest.mark.smoke
 @pytest.mark.slow
 def test_sigkill_under_load_loses_and_duplicates_nothing(workspace: Path, tmp_path: Path) -> None:
     kills = scale(5, 24)

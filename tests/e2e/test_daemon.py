@@ -20,6 +20,7 @@ from tests.helpers.daemon import ROOT, DaemonProcess, health_status
 from tests.helpers.inspect import stored
 
 
+@pytest.mark.smoke
 @pytest.mark.sqlite_only("checks the modes of the SQLite files under .claw/ (sessions.db, -wal)")
 def test_state_is_private(daemon: DaemonProcess, workspace: Path) -> None:
     claw = workspace / ".claw"

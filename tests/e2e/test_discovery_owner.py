@@ -299,6 +299,7 @@ def test_a_claw_another_user_planted_above_is_refused_and_nothing_is_sent(
     assert not (here / ".claw").exists() and not (here.parent / ".claw").exists(), "something was started"
 
 
+@pytest.mark.smoke
 def test_a_foreign_claw_is_not_skipped_for_ones_own_further_up(shared: Path, ts_index: Path) -> None:
     """Root's own ``.claw`` above the shared folder does not make the foreign one below it acceptable."""
     (shared.parent / ".claw").mkdir(mode=0o700)  # root's own, above build-x

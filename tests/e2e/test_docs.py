@@ -136,6 +136,7 @@ def _stop_daemons(root: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_page_code_runs_as_written(page: Path) -> None:
     blocks = code_blocks(page)
@@ -181,6 +182,7 @@ def test_page_code_runs_as_written(page: Path) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+@pytest.mark.smoke
 def test_every_page_is_checked() -> None:
     """A page with code is listed; a skipped block's reason is a sentence, not a placeholder."""
     assert (ROOT / "README.md") in PAGES and len(PAGES) > 1

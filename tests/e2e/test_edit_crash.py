@@ -114,6 +114,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
 
+@pytest.mark.both_backends("kill -9: a COMMIT sent before the kill lands after it on PostgreSQL")
 @pytest.mark.slow
 def test_sigkill_during_edits_loses_duplicates_and_half_applies_nothing(workspace: Path, tmp_path: Path) -> None:
     kills = scale(5, 20)
@@ -189,6 +190,7 @@ class _Stored:
         return []
 
 
+@pytest.mark.smoke
 def test_the_checker_detects_lost_duplicated_and_half_applied_edits() -> None:
     """The checker above must be able to fail: feed it logs with each kind of damage."""
     s = "x"

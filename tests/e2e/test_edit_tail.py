@@ -47,22 +47,24 @@ def _visible(c: SessionClient, session_id: str) -> list[tuple[int, str]]:
     return [(m.position, m.content) for m in c.load(session_id, "/tmp", repair=False).messages]
 
 
-def test_an_edit_replaces_the_tail_and_returns_what_it_removed(client: SessionClient) -> None:
+@pytest.mark.smoke
+def test_an_edit_replaces_the_tail_and_returns_what_it_removed(module_client: SessionClient, sid: str) -> None:
+    client = module_client
     call = ToolCall("c1", "bash", '{"cmd": "ls"}')
-    client.append("s", [Message.user("list files"), Message.assistant("", [call]), Message.tool("c1", "a b")])
-    done = client.edit_tail("s", remove_last=1, replacements=[Message.tool("c1", "a b c")], expected_last_position=3)
+    client.append(sid, [Message.user("list files"), Message.assistant("", [call]), Message.tool("c1", "a b")])
+    done = client.edit_tail(sid, remove_last=1, replacements=[Message.tool("c1", "a b c")], expected_last_position=3)
     [removed] = done.removed
     assert (removed.position, removed.role, removed.content, removed.tool_call_id) == (3, "tool", "a b", "c1")
     assert removed.created_at is not None and removed.trace_id
     assert (done.edit_position, done.first_position, done.last_position, done.replayed) == (4, 5, 5, False)
-    loaded = client.load("s", "/tmp")
+    loaded = client.load(sid, "/tmp")
     assert [(m.position, m.content) for m in loaded.messages] == [(1, "list files"), (2, ""), (5, "a b c")]
     assert (loaded.session.message_count, loaded.session.last_position) == (3, 5)
-    assert [(s.id, s.message_count) for s in client.list_sessions("s")] == [("s", 3)]
+    assert [(s.id, s.message_count) for s in client.list_sessions(sid)] == [(sid, 3)]
     # Everything after a position, with nothing in its place.
-    gone = client.edit_tail("s", after_position=1)
+    gone = client.edit_tail(sid, after_position=1)
     assert [m.position for m in gone.removed] == [2, 5] and gone.first_position == 0
-    assert _visible(client, "s") == [(1, "list files")]
+    assert _visible(client, sid) == [(1, "list files")]
 
 
 def test_bad_edits_are_refused_with_their_reason_and_write_nothing(
@@ -110,15 +112,16 @@ def test_bad_edits_are_refused_with_their_reason_and_write_nothing(
     assert store.snapshot() == before
 
 
-def test_a_retried_edit_replays_once_written(client: SessionClient) -> None:
-    client.append("s", [Message.user("a"), Message.user("b")])
-    first = client.edit_tail("s", remove_last=1, replacements=Message.user("c"), request_id="edit-1")
-    again = client.edit_tail("s", remove_last=1, replacements=Message.user("c"), request_id="edit-1")
+def test_a_retried_edit_replays_once_written(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    client.append(sid, [Message.user("a"), Message.user("b")])
+    first = client.edit_tail(sid, remove_last=1, replacements=Message.user("c"), request_id="edit-1")
+    again = client.edit_tail(sid, remove_last=1, replacements=Message.user("c"), request_id="edit-1")
     assert not first.replayed and again.replayed and again.removed == []
     assert (again.edit_position, again.first_position, again.last_position) == (3, 4, 4)
-    assert _visible(client, "s") == [(1, "a"), (4, "c")]
+    assert _visible(client, sid) == [(1, "a"), (4, "c")]
     with pytest.raises(InvalidRequestError) as reused:
-        client.edit_tail("s", remove_last=2, request_id="edit-1")
+        client.edit_tail(sid, remove_last=2, request_id="edit-1")
     assert reused.value.reason == Reason.REQUEST_ID_REUSED
 
 
@@ -299,32 +302,34 @@ def test_an_edit_that_would_cut_a_pending_call_is_refused_unless_discarded(
     assert [m.content for m in client.load("s", "/tmp").messages] == ["deploy", "cancelled"]
 
 
-def test_the_replacements_follow_the_edits_tool_policy(client: SessionClient) -> None:
-    client.append("s", [Message.user("go"), Message.user("oops")])
+def test_the_replacements_follow_the_edits_tool_policy(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    client.append(sid, [Message.user("go"), Message.user("oops")])
     with pytest.raises(ToolCallStateError):  # an orphan result is refused by default ...
-        client.edit_tail("s", remove_last=1, replacements=[Message.tool("nowhere", "r")])
+        client.edit_tail(sid, remove_last=1, replacements=[Message.tool("nowhere", "r")])
     done = client.edit_tail(  # ... and stored, flagged, when the edit's policy allows it
-        "s",
+        sid,
         remove_last=1,
         replacements=[Message.tool("nowhere", "r")],
         tool_policy=ToolPolicy(allow_orphan_results=True),
     )
     assert [m.content for m in done.removed] == ["oops"]
-    [_go, orphan] = client.load("s", "/tmp").messages
+    [_go, orphan] = client.load(sid, "/tmp").messages
     assert orphan.orphan and orphan.tool_call_id == "nowhere"
 
 
-def test_removed_entries_come_back_whole_and_free_their_client_ids(client: SessionClient) -> None:
+def test_removed_entries_come_back_whole_and_free_their_client_ids(module_client: SessionClient, sid: str) -> None:
+    client = module_client
     item = b'{"type": "reasoning", "encrypted_content": "\\u00e9\\u0000"}' + bytes(range(256))
     client.append(
-        "s", [Message.user("think", client_id="u-1"), Message.other("openai.responses", item, client_id="r-1")]
+        sid, [Message.user("think", client_id="u-1"), Message.other("openai.responses", item, client_id="r-1")]
     )
-    done = client.edit_tail("s", remove_last=1)
+    done = client.edit_tail(sid, remove_last=1)
     [removed] = done.removed
     assert (removed.role, removed.format, removed.item, removed.client_id) == ("other", "openai.responses", item, "r-1")
     # Its client id is free again (unique among the visible entries only); a visible one is not.
-    client.append("s", Message.other("openai.responses", b"{}", client_id="r-1"))
+    client.append(sid, Message.other("openai.responses", b"{}", client_id="r-1"))
     with pytest.raises(SessiondError) as taken:
-        client.edit_tail("s", remove_last=1, replacements=[Message.user("again", client_id="u-1")])
+        client.edit_tail(sid, remove_last=1, replacements=[Message.user("again", client_id="u-1")])
     assert taken.value.reason == Reason.CLIENT_ID_EXISTS
-    assert [m.client_id for m in client.load("s", "/tmp").messages] == ["u-1", "r-1"]
+    assert [m.client_id for m in client.load(sid, "/tmp").messages] == ["u-1", "r-1"]

@@ -78,6 +78,7 @@ def run_client(workspace: Path, text: str, runtime: Path | None, *, autostart: b
     return dict(json.loads(out.stdout))
 
 
+@pytest.mark.smoke
 def test_the_daemon_writes_where_it_listens_and_removes_it_at_stop(spawn_daemon: Any, workspace: Path) -> None:
     port = free_port()
     d: DaemonProcess = spawn_daemon("--tcp", f"127.0.0.1:{port}")

@@ -59,6 +59,7 @@ def shape(messages: list[Message]) -> list[tuple[object, ...]]:
     return [(m.role, m.content, m.format, m.item, m.client_id, m.metadata, m.usage) for m in messages]
 
 
+@pytest.mark.smoke
 def test_items_come_back_byte_for_byte_from_every_reader(daemon: DaemonProcess, workspace: Path) -> None:
     sent = entries()
     with daemon.client() as c:
@@ -149,33 +150,37 @@ def test_other_entries_are_not_searched_and_do_not_pair(daemon: DaemonProcess) -
         assert loaded.repairs == []
 
 
-def test_a_client_id_is_unique_in_the_visible_history(daemon: DaemonProcess) -> None:
+def test_a_client_id_is_unique_in_the_visible_history(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
     with daemon.client() as c:
-        c.append("k", Message("user", "first", client_id="id-1"))
+        c.append(sid, Message("user", "first", client_id="id-1"))
         for batch in (
             [Message("user", "again", client_id="id-1")],
             [Message.user("fine"), Message("user", "again", client_id="id-1")],
             [Message("user", "x", client_id="id-2"), Message("user", "y", client_id="id-2")],
         ):
             with pytest.raises(AlreadyExistsError) as caught:
-                c.append("k", batch)
+                c.append(sid, batch)
             assert caught.value.reason == Reason.CLIENT_ID_EXISTS
-        assert [m.content for m in c.load("k").messages] == ["first"]
-        c.clear("k")
-        c.append("k", Message("user", "after the clear", client_id="id-1"))
-        assert [m.client_id for m in c.load("k").messages] == ["id-1"]
+        assert [m.content for m in c.load(sid).messages] == ["first"]
+        c.clear(sid)
+        c.append(sid, Message("user", "after the clear", client_id="id-1"))
+        assert [m.client_id for m in c.load(sid).messages] == ["id-1"]
 
 
-def test_a_retry_with_the_same_request_id_replays_and_other_content_is_refused(daemon: DaemonProcess) -> None:
+def test_a_retry_with_the_same_request_id_replays_and_other_content_is_refused(
+    module_daemon: DaemonProcess, sid: str
+) -> None:
+    daemon = module_daemon
     with daemon.client() as c:
-        first = c.append("r", entries(), request_id="req-1")
-        again = c.append("r", entries(), request_id="req-1")
+        first = c.append(sid, entries(), request_id="req-1")
+        again = c.append(sid, entries(), request_id="req-1")
         assert again.replayed and again.last_position == first.last_position
-        assert c.usage("r").total.input_tokens == 120  # the entry usage was added once
+        assert c.usage(sid).total.input_tokens == 120  # the entry usage was added once
         changed = entries()
         changed[1] = Message.other("openai.responses", REASONING + b" ", client_id="m-2")
         with pytest.raises(InvalidRequestError) as caught:
-            c.append("r", changed, request_id="req-1")
+            c.append(sid, changed, request_id="req-1")
         assert caught.value.reason == Reason.REQUEST_ID_REUSED
 
 
@@ -195,15 +200,16 @@ BAD: list[tuple[str, Message, str]] = [
 ]
 
 
-def test_bad_entries_are_refused_naming_the_field(daemon: DaemonProcess) -> None:
+def test_bad_entries_are_refused_naming_the_field(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
     with daemon.client() as c:
-        c.append("b", Message.user("kept"))
+        c.append(sid, Message.user("kept"))
         for field, message, says in BAD:
             with pytest.raises(InvalidRequestError) as caught:
-                c.append("b", [Message.user("not written"), message])
+                c.append(sid, [Message.user("not written"), message])
             assert says in str(caught.value) and "messages[1]" in str(caught.value), field
-        assert [m.content for m in c.load("b").messages] == ["kept"]
-        assert c.usage("b").total == Usage()
+        assert [m.content for m in c.load(sid).messages] == ["kept"]
+        assert c.usage(sid).total == Usage()
 
 
 def test_an_entry_over_the_entry_limit_is_refused(spawn_daemon, workspace: Path) -> None:  # type: ignore[no-untyped-def]

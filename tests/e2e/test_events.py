@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import grpc
+import pytest
 
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
@@ -23,6 +24,7 @@ def events(c: SessionClient, sid: str) -> list[dict[str, object]]:
     return [json.loads(x) for x in lines[1:]]
 
 
+@pytest.mark.smoke
 def test_every_event_type_is_recorded_with_every_field(client: SessionClient, workspace: Path) -> None:
     sid = "ev"
     started = dt.datetime.now(dt.UTC)

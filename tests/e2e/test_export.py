@@ -42,6 +42,7 @@ def fill(c: SessionClient, sid: str, wd: str) -> None:
     c.record_event(sid, "error", {"message": "model API 500"})
 
 
+@pytest.mark.smoke
 def test_round_trip_is_byte_identical_across_workspaces(spawn_daemon, tmp_path: Path) -> None:
     ws1, ws2 = tmp_path / "one", tmp_path / "two"
     ws1.mkdir(), ws2.mkdir()

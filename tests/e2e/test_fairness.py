@@ -54,6 +54,7 @@ def _wait_watchers(client: SessionClient, n: int) -> None:
 # ---------------------------------------------------------------- Watch
 
 
+@pytest.mark.smoke
 def test_one_watch_beyond_the_cap_is_refused_with_too_many_streams(spawn_daemon: Any) -> None:
     daemon: DaemonProcess = spawn_daemon("--max-watchers", "3")
     channel = grpc.insecure_channel(daemon.address)

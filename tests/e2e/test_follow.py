@@ -75,6 +75,7 @@ class Follower:
         return self.proc.returncode, err
 
 
+@pytest.mark.smoke
 def test_follow_one_session_json_lines_and_ctrl_c_exits_0(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         c.append("s", [Message.user("one"), Message.user("two"), Message.user("three")])

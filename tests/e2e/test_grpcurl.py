@@ -67,6 +67,7 @@ def test_normalise_keeps_what_matters() -> None:
     assert normalise('"incarnation": "9daad21955e94571"') == normalise('"incarnation": "0da1716fe98d49c1"')
 
 
+@pytest.mark.smoke
 def test_readme_grpcurl_section_is_real(spawn_daemon: object, workspace: Path) -> None:
     examples = readme_examples(PAGE.read_text())
     commands = [c for c, _ in examples]

@@ -859,12 +859,14 @@ def _send(address: str, case: Case) -> grpc.RpcError:
     raise AssertionError(f"{case.name}: accepted")
 
 
+@pytest.mark.smoke
 def test_catalogue_is_large_and_distinct() -> None:
     names = [c.name for c in CASES]
     assert len(names) == len(set(names))
     assert len(CASES) >= 40
 
 
+@pytest.mark.both_backends("bad input never reaches PostgreSQL as a server error (NUL text, sizes, 2**63)")
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_bad_request_gets_documented_status_and_writes_nothing(case: Case, hostile_daemon: DaemonProcess) -> None:
     store = stored(hostile_daemon)
@@ -886,6 +888,7 @@ def test_bad_request_gets_documented_status_and_writes_nothing(case: Case, hosti
     record("hostile", bad_inputs_tried=1, database_unchanged=1)
 
 
+@pytest.mark.smoke
 def test_client_refuses_a_string_that_is_not_utf8_before_sending(hostile_daemon: DaemonProcess) -> None:
     """A Python str can hold a lone surrogate; the client library refuses it as InvalidRequestError."""
     from claw_sessiond_client import InvalidRequestError

@@ -59,6 +59,7 @@ def by_id(stdout: str) -> dict[str, dict[str, Any]]:
     return {r["session_id"]: r for r in json.loads(stdout)["sessions"]}
 
 
+@pytest.mark.smoke
 def test_whole_file_imported_and_reported(pair: Any) -> None:
     _, dst, path, blocks = pair
     r = claw("import", str(path), "--socket", str(dst.socket_path), "--json")

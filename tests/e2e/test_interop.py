@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TS_BUILD = ROOT / "clients" / "typescript" / "dist" / "examples" / "conversation.js"
 
 
+@pytest.mark.smoke
 def test_the_proto_alone_is_enough_for_grpcurl_and_typescript() -> None:
     if not TS_BUILD.exists():
         pytest.skip("the TypeScript client is not built: run scripts/setup-tests")

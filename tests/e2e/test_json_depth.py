@@ -186,6 +186,7 @@ def test_json_deeper_than_the_limit_is_refused_and_writes_nothing(
 # ---------------------------------------------------------------- the stored form must fit one export line
 
 
+@pytest.mark.smoke
 def test_a_message_whose_json_form_would_not_fit_an_export_line_is_refused(depth_daemon: DaemonProcess) -> None:
     """1 MiB of control characters passed max_message_bytes but is 6 MiB as JSON: Export then failed in every
     client with the default 4 MiB receive limit (the project's own included). Now refused; just under fits."""

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 import grpc
+import pytest
 
 from claw_sessiond.rpc.service import LOAD_CHUNK_BYTES
 from claw_sessiond_client import Message
@@ -89,6 +90,7 @@ def test_load_replies_stay_near_a_mib_and_a_large_entry_travels_alone(daemon: Da
     assert len(chunks) >= 5  # about 1.4 MB of small entries on each side of the large one
 
 
+@pytest.mark.smoke
 def test_one_entry_of_the_full_default_limit_goes_through(daemon: DaemonProcess, workspace: Path) -> None:
     item = os.urandom(16 * MIB)
     with daemon.client(timeout_s=120) as c:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.data import LEGACY_FILES
 
 
@@ -32,6 +34,7 @@ def migrate(folder: Path, socket: Path, *extra: str) -> tuple[int, dict[str, dic
     return r.returncode, reports, r.stderr
 
 
+@pytest.mark.smoke
 def test_migrate_legacy_folder_is_all_or_nothing_per_file_and_rerunnable(spawn_daemon, tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     shutil.copytree(LEGACY_FILES, folder)

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from claw_sessiond_client import Message
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.data import LEGACY_FILES, exports
@@ -49,6 +51,7 @@ def changed_snake_case() -> bytes:
     return json.dumps(obj).encode()
 
 
+@pytest.mark.smoke
 def test_a_different_file_on_a_used_id_is_a_conflict_in_both_runs(spawn_daemon: Any, tmp_path: Path) -> None:
     d: DaemonProcess = spawn_daemon()
     first = folder_of(tmp_path, "first", {"terminal_default.json": (LEGACY_FILES / "go_snake_case.json").read_bytes()})

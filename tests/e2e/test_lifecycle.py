@@ -198,6 +198,7 @@ def test_unsafe_registry_folder_is_refused(runtime_dir: Path, registry: Path, wo
 # ---------------------------------------------------------------- stop
 
 
+@pytest.mark.smoke
 def test_stop_one_workspace_then_all(registry: Path, workspaces: list[Path]) -> None:
     ws1 = workspaces[0]
     daemons = [DaemonProcess(ws).start() for ws in workspaces]

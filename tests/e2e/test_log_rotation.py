@@ -43,6 +43,7 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+@pytest.mark.smoke
 def test_rotation_keeps_backups_under_the_cap(tmp_path: Path) -> None:
     log = tmp_path / "sessiond.log"
     logger, handler = _handler(log, max_bytes=1000, backups=2)

@@ -78,6 +78,7 @@ def test_log_has_no_message_content(spawn_daemon: object, workspace: Path, level
         assert _LINE.match(line), f"not one event per line with a level: {line!r}"
 
 
+@pytest.mark.smoke
 def test_journal_priority_prefix(spawn_daemon: object, workspace: Path) -> None:
     """With $JOURNAL_STREAM naming stderr (as systemd does), lines carry <priority> prefixes."""
     daemon: DaemonProcess = spawn_daemon(start=False)  # type: ignore[operator]

@@ -28,6 +28,7 @@ def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     return out
 
 
+@pytest.mark.smoke
 def test_metrics_count_the_work_done(spawn_daemon, workspace: Path) -> None:
     port = free_port()
     d = spawn_daemon("--metrics", f"127.0.0.1:{port}")

@@ -194,6 +194,7 @@ def test_soft_descriptor_limit_is_raised_to_the_hard_limit(metrics_daemon: Any) 
     assert nofile_limits(d.proc.pid) == (4096, 4096), "soft RLIMIT_NOFILE not raised to the hard limit"
 
 
+@pytest.mark.smoke
 def test_connections_past_the_cap_are_closed_at_once(metrics_daemon: Any) -> None:
     _d, port = metrics_daemon
     started = time.monotonic()

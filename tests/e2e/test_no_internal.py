@@ -164,6 +164,7 @@ def first_history_event(objs: list[dict[str, Any]]) -> dict[str, Any]:
 # ---------------------------------------------------------------- the inputs that used to end badly
 
 
+@pytest.mark.both_backends("positions near 2**63 against PostgreSQL's bigint")
 def test_import_with_a_position_near_2_63_is_refused_and_the_session_stays_usable(
     edge_daemon: tuple[DaemonProcess, list[str]],
 ) -> None:
@@ -218,6 +219,7 @@ def test_merge_that_would_push_positions_past_the_bound_is_refused(
     assert reason == "INVALID_IMPORT" and "positions" in details
 
 
+@pytest.mark.smoke
 def test_id_contains_of_50_kb_is_refused_at_once(edge_daemon: tuple[DaemonProcess, list[str]]) -> None:
     """It used to reach SQLite ("LIKE pattern too complex": UNAVAILABLE, which the client retried for 15 s)."""
     daemon, _ = edge_daemon

@@ -89,6 +89,7 @@ def _imported_modules(folder: Path, *, skip: Path | None = None) -> set[str]:
 # ---------------------------------------------------------------- quick: the sources
 
 
+@pytest.mark.smoke
 def test_both_distributions_have_one_version() -> None:
     import claw_sessiond
 

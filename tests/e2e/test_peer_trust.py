@@ -174,6 +174,7 @@ def test_client_refuses_a_daemon_another_user_runs_in_the_fallback_folder(
     assert not (deep / ".claw").exists(), "nothing was started or created for the victim"
 
 
+@pytest.mark.smoke
 def test_client_checks_the_peer_uid_even_when_the_folder_is_private(
     tmp_path: Path, public: Path, intruders: list[Intruder]
 ) -> None:

@@ -35,6 +35,7 @@ def _streaming(client: AsyncSessionClient) -> bool:
     return plain is not None and plain._pipe._stream is not None and not plain._pipe._stream.broken
 
 
+@pytest.mark.smoke
 async def test_appends_go_over_one_stream_in_call_order(daemon: DaemonProcess) -> None:
     n = scale(100, 500)
     async with _client(daemon) as client:

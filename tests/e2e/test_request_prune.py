@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from claw_sessiond_client import Message
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.inspect import stored
@@ -43,6 +45,7 @@ def test_records_replay_inside_the_window_and_are_pruned_after_it(spawn_daemon, 
     assert "event=request_records_pruned" in d.log()
 
 
+@pytest.mark.smoke
 def test_window_zero_keeps_records(spawn_daemon, workspace: Path) -> None:
     d: DaemonProcess = spawn_daemon("--request-id-retention-s", "0")
     with d.client() as c:

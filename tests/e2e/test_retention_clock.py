@@ -25,6 +25,8 @@ import datetime as dt
 import time
 from pathlib import Path
 
+import pytest
+
 from claw_sessiond.clock import SteadyClock, rfc3339
 from claw_sessiond_client import Message, SessionClient
 from tests.helpers.daemon import DaemonProcess
@@ -35,6 +37,7 @@ def ids(c: SessionClient) -> list[str]:
     return sorted(s.id for s in c.list_sessions())
 
 
+@pytest.mark.smoke
 def test_session_written_since_start_survives_old_stored_times(spawn_daemon, workspace: Path) -> None:
     d: DaemonProcess = spawn_daemon("--retention-days", "30", "--retention-interval-s", "0.1")
     with d.client() as c:

@@ -180,6 +180,8 @@ def test_live_owner_call_is_in_flight_not_repaired_and_owner_answers(daemon: Dae
     assert owner.wait(10) == 0
 
 
+@pytest.mark.both_backends("runs live in PostgreSQL's run registry (leases) on that backend")
+@pytest.mark.smoke
 def test_owner_killed_with_sigkill_its_call_is_repaired_at_next_load(live: DaemonProcess, procs: Any) -> None:
     owner = start(procs, OWNER, live.address, "s")
     info = read_json(owner)

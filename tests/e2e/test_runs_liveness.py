@@ -180,6 +180,7 @@ def test_a_declared_pid_that_is_not_the_peer_is_not_verified(daemon: DaemonProce
         sleeper.wait(10)
 
 
+@pytest.mark.smoke
 def test_end_run_is_confirmed_load_and_attach_right_after_see_the_run_gone(daemon: DaemonProcess) -> None:
     tries = 20
     with daemon.client() as c, grpc.insecure_channel(daemon.address) as channel:

@@ -55,6 +55,7 @@ def populate(c: SessionClient) -> None:
     c.append("gamma", Message.user("a fresh topic"))
 
 
+@pytest.mark.both_backends("PostgreSQL's full-text search (ts_rank) behind the same RPC and CLI")
 def test_search_ranks_filters_and_hides_cleared_history(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         populate(c)
@@ -96,6 +97,7 @@ def test_search_ranks_filters_and_hides_cleared_history(daemon: DaemonProcess) -
         assert nothing.returncode == 0 and "no matches" in nothing.stdout
 
 
+@pytest.mark.smoke
 def test_queries_are_plain_words_and_bad_requests_are_invalid_argument(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         c.append("s", Message.user('he said "AND" OR NOT: near(x) * done'))

@@ -75,6 +75,7 @@ def test_serve_refuses_a_config_toml_with_a_password_owned_by_another_user(works
     assert f"uid {NOBODY}" in proc.stderr, proc.stderr
 
 
+@pytest.mark.smoke
 def test_a_private_config_toml_or_one_without_a_password_passes(workspace: Path) -> None:
     _config(workspace, WITH_PASSWORD, 0o600)
     _assert_passed_the_check(_serve(workspace))

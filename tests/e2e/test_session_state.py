@@ -149,6 +149,7 @@ BAD_REQUESTS: list[tuple[str, Any, C, str]] = [
 ]
 
 
+@pytest.mark.smoke
 def test_bad_requests_get_a_clear_error_naming_the_field_and_write_nothing(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         c.create_session("seeded", state={"a": 1}, labels={"app": "x"})
@@ -208,6 +209,7 @@ def _race_to_create(daemon: DaemonProcess, sid: str, contenders: int) -> list[st
     return outcomes
 
 
+@pytest.mark.both_backends("an exclusive create's race is settled by PostgreSQL's constraints")
 def test_an_exclusive_create_race_has_exactly_one_winner(daemon: DaemonProcess) -> None:
     contenders = 6
     for round_ in range(5):
@@ -220,14 +222,16 @@ def test_an_exclusive_create_race_has_exactly_one_winner(daemon: DaemonProcess) 
         assert [e.type for e in stored(daemon).events(sid)] == ["session_settings", "state"]
 
 
-def test_a_create_retried_with_its_request_id_replays(client: SessionClient) -> None:
-    first = client.create_session("s", state={"a": 1}, labels={"app": "x"}, request_id="create-1")
-    again = client.create_session("s", state={"a": 1}, labels={"app": "x"}, request_id="create-1")
+def test_a_create_retried_with_its_request_id_replays(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    first = client.create_session(sid, state={"a": 1}, labels={"app": "x"}, request_id="create-1")
+    again = client.create_session(sid, state={"a": 1}, labels={"app": "x"}, request_id="create-1")
     assert again == first
     with pytest.raises(AlreadyExistsError):
-        client.create_session("s", state={"a": 1}, labels={"app": "x"})
+        client.create_session(sid, state={"a": 1}, labels={"app": "x"})
 
 
+@pytest.mark.smoke
 def test_a_fork_copies_entries_byte_for_byte_and_records_its_lineage(
     client: SessionClient, daemon: DaemonProcess
 ) -> None:
@@ -321,6 +325,7 @@ def test_a_scope_is_shared_by_two_sessions_and_two_processes(daemon: DaemonProce
         assert a.load("a", "/w").session.state == {"own": 1} and b.load("b", "/w").session.state == {}
 
 
+@pytest.mark.smoke
 def test_update_session_changes_state_labels_and_policy_with_cas(client: SessionClient, daemon: DaemonProcess) -> None:
     with pytest.raises(SessionNotFoundError):
         client.update_session("nobody", set_labels={"a": "b"})
@@ -474,10 +479,11 @@ def test_a_fork_copies_items_byte_for_byte_and_a_bounded_load_shows_the_settings
     assert window.scope_states == {"app:w": {}}
 
 
-def test_the_session_policy_set_by_create_and_update_rules_its_loads(client: SessionClient) -> None:
-    client.create_session("p", tool_policy=ToolPolicy("off"))
-    client.append("p", Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")]))
-    left = client.load("p", "/w")
+def test_the_session_policy_set_by_create_and_update_rules_its_loads(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    client.create_session(sid, tool_policy=ToolPolicy("off"))
+    client.append(sid, Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")]))
+    left = client.load(sid, "/w")
     assert left.repairs == [] and left.session.tool_policy == ToolPolicy("off")
-    client.update_session("p", tool_policy=ToolPolicy("synthesize"))
-    assert [r.tool_call_id for r in client.load("p", "/w").repairs] == ["c1"]
+    client.update_session(sid, tool_policy=ToolPolicy("synthesize"))
+    assert [r.tool_call_id for r in client.load(sid, "/w").repairs] == ["c1"]

@@ -27,6 +27,7 @@ print(n)
 """
 
 
+@pytest.mark.smoke
 def test_eight_processes_append_concurrently_without_loss_or_duplicates(daemon: DaemonProcess, workspace: Path) -> None:
     seconds = scale(3, 8)
     writers = [
@@ -69,6 +70,7 @@ def test_optimistic_concurrency_conflict_writes_nothing(client: SessionClient, w
     assert [m.content for m in client.load("occ", str(workspace)).messages] == ["a", "b"]
 
 
+@pytest.mark.smoke
 def test_same_request_id_returns_the_first_result_and_writes_once(client: SessionClient, workspace: Path) -> None:
     client.load("idem", str(workspace))
     first = client.append("idem", [Message.user("x"), Message.user("y")], request_id="req-1")
@@ -88,6 +90,7 @@ def test_same_request_id_returns_the_first_result_and_writes_once(client: Sessio
     assert [m.content for m in client.load("idem", str(workspace)).messages] == ["x", "y"]
 
 
+@pytest.mark.both_backends("request records kept in PostgreSQL replay after a restart")
 def test_idempotent_retry_across_a_daemon_restart(spawn_daemon, workspace: Path) -> None:
     d = spawn_daemon()
     with d.client() as c:

@@ -28,6 +28,7 @@ def _serves(d: DaemonProcess, session: str, text: str) -> int:
     return pos
 
 
+@pytest.mark.smoke
 def test_second_daemon_is_refused_every_time_and_the_first_keeps_serving(workspace: Path) -> None:
     first = DaemonProcess(workspace).start()
     try:

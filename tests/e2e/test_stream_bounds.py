@@ -122,6 +122,7 @@ def test_stalled_load_export_watch_hold_a_bounded_amount(spawn_daemon: Any, work
             channel.close()
 
 
+@pytest.mark.both_backends("a stalled Load must not hold one of the pool's PostgreSQL connections")
 def test_a_stalled_load_does_not_hold_a_read_connection(spawn_daemon: Any, workspace: Path) -> None:
     """Three stalled Loads (more than the two read connections) leave other reads unhindered."""
     daemon: DaemonProcess = spawn_daemon()
@@ -145,24 +146,25 @@ def test_a_stalled_load_does_not_hold_a_read_connection(spawn_daemon: Any, works
             channel.close()
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize(
     ("rpc", "field"),
     [("Attach", "label"), ("ListSessions", "id_contains"), ("Append", "run_id")],
 )
-def test_oversized_free_form_strings_are_refused(daemon: DaemonProcess, rpc: str, field: str) -> None:
-    channel, stub = _stub(daemon.address)
+def test_oversized_free_form_strings_are_refused(module_daemon: DaemonProcess, sid: str, rpc: str, field: str) -> None:
+    channel, stub = _stub(module_daemon.address)
     big = "l" * (64 * 1024)
     with channel:
         with pytest.raises(grpc.RpcError) as err:
             if rpc == "Attach":
-                call = stub.Attach(pb.AttachRequest(session_id="s", pid=1, label=big), timeout=10)
+                call = stub.Attach(pb.AttachRequest(session_id=sid, pid=1, label=big), timeout=10)
                 next(iter(call))
             elif rpc == "ListSessions":
                 stub.ListSessions(pb.ListSessionsRequest(id_contains=big), timeout=10)
             else:
                 stub.Append(
                     pb.AppendRequest(
-                        session_id="s", run_id=big, messages=[pb.Message(role=pb.ROLE_USER, content="hi")]
+                        session_id=sid, run_id=big, messages=[pb.Message(role=pb.ROLE_USER, content="hi")]
                     ),
                     timeout=10,
                 )
@@ -170,7 +172,7 @@ def test_oversized_free_form_strings_are_refused(daemon: DaemonProcess, rpc: str
         assert field in (err.value.details() or "")
         # At the cap it is accepted (Attach label of 256 bytes).
         if rpc == "Attach":
-            call = stub.Attach(pb.AttachRequest(session_id="s", pid=1, label="l" * 256), timeout=10)
+            call = stub.Attach(pb.AttachRequest(session_id=sid, pid=1, label="l" * 256), timeout=10)
             assert next(iter(call)).run_id
             call.cancel()
 

@@ -50,39 +50,42 @@ def _run_threads(n: int, target: object) -> list[BaseException]:
     return failures
 
 
-def test_appends_go_over_one_stream_in_order(daemon: DaemonProcess) -> None:
+@pytest.mark.smoke
+def test_appends_go_over_one_stream_in_order(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
     n = scale(100, 500)
     with _client(daemon) as client:
-        results = [client.append("s", Message.user(f"m{i}")) for i in range(n)]
+        results = [client.append(sid, Message.user(f"m{i}")) for i in range(n)]
         assert _streaming(client), "append() did not use the stream"
         assert [r.last_position for r in results] == list(range(1, n + 1))
         assert not any(r.replayed for r in results)
-        loaded = client.load("s", workdir="/")
+        loaded = client.load(sid, workdir="/")
     assert [m.content for m in loaded.messages] == [f"m{i}" for i in range(n)]
 
 
-def test_each_append_gets_its_own_error_with_the_unary_type_and_reason(daemon: DaemonProcess) -> None:
+def test_each_append_gets_its_own_error_with_the_unary_type_and_reason(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
     bad = [
-        ("s", Message.user("stale"), {"expected_last_position": 9}),
+        (sid, Message.user("stale"), {"expected_last_position": 9}),
         ("bad/id", Message.user("x"), {}),
-        ("s", [Message.user("before"), Message.tool("call_404", "r")], {}),
-        ("s", Message.user("too new"), {"expected_last_position": -1}),
+        (sid, [Message.user("before"), Message.tool("call_404", "r")], {}),
+        (sid, Message.user("too new"), {"expected_last_position": -1}),
     ]
     seen: dict[str, list[tuple[type, str]]] = {}
     with _client(daemon) as streamed, _client(daemon, stream_appends=False) as unary:
-        streamed.append("s", Message.user("one"))
+        streamed.append(sid, Message.user("one"))
         for name, client in (("stream", streamed), ("unary", unary)):
             errors = []
-            for sid, msgs, kw in bad:
+            for target, msgs, kw in bad:
                 with pytest.raises(E.SessiondError) as err:
-                    client.append(sid, msgs, **kw)  # type: ignore[arg-type]
+                    client.append(target, msgs, **kw)  # type: ignore[arg-type]
                 errors.append((type(err.value), str(err.value.reason)))
                 # The stream is not broken by an append's error: the next append goes over it.
-                assert client.append("s", Message.user("fine")).replayed is False
+                assert client.append(sid, Message.user("fine")).replayed is False
             seen[name] = errors
             if client is streamed:
                 assert _streaming(streamed), "an append's error ended the stream"
-        loaded = streamed.load("s", workdir="/")
+        loaded = streamed.load(sid, workdir="/")
     assert seen["stream"] == seen["unary"]
     assert [t for t, _ in seen["stream"]] == [
         E.SequenceConflictError,
@@ -93,30 +96,32 @@ def test_each_append_gets_its_own_error_with_the_unary_type_and_reason(daemon: D
     assert [m.content for m in loaded.messages] == ["one"] + ["fine"] * 8, "a refused append wrote something"
 
 
-def test_expected_position_checks_hold_over_the_stream(daemon: DaemonProcess) -> None:
+def test_expected_position_checks_hold_over_the_stream(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
     with _client(daemon) as a, _client(daemon) as b:
-        assert a.append("s", Message.user("a1"), expected_last_position=-1).last_position == 1
+        assert a.append(sid, Message.user("a1"), expected_last_position=-1).last_position == 1
         with pytest.raises(E.SequenceConflictError):
-            b.append("s", Message.user("b-new"), expected_last_position=-1)
-        assert b.append("s", Message.user("b2"), expected_last_position=1).last_position == 2
+            b.append(sid, Message.user("b-new"), expected_last_position=-1)
+        assert b.append(sid, Message.user("b2"), expected_last_position=1).last_position == 2
         with pytest.raises(E.SequenceConflictError):
-            a.append("s", Message.user("a-stale"), expected_last_position=1)
+            a.append(sid, Message.user("a-stale"), expected_last_position=1)
         assert _streaming(a) and _streaming(b)
-        contents = [m.content for m in a.load("s", workdir="/").messages]
+        contents = [m.content for m in a.load(sid, workdir="/").messages]
     assert contents == ["a1", "b2"]
 
 
-def test_a_retried_request_id_is_replayed_not_written_twice(daemon: DaemonProcess) -> None:
+def test_a_retried_request_id_is_replayed_not_written_twice(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
     with _client(daemon) as client, _client(daemon, stream_appends=False) as unary:
-        first = client.append("s", Message.user("same"), request_id="req-1")
-        again = client.append("s", Message.user("same"), request_id="req-1")
-        across = unary.append("s", Message.user("same"), request_id="req-1")  # the fallback's path
+        first = client.append(sid, Message.user("same"), request_id="req-1")
+        again = client.append(sid, Message.user("same"), request_id="req-1")
+        across = unary.append(sid, Message.user("same"), request_id="req-1")  # the fallback's path
         assert (first.replayed, again.replayed, across.replayed) == (False, True, True)
         assert first.last_position == again.last_position == across.last_position == 1
         with pytest.raises(E.InvalidRequestError):
-            client.append("s", Message.user("other content"), request_id="req-1")
-        assert client.append("s", Message.user("fresh"), expected_last_position=1).last_position == 2
-        loaded = client.load("s", workdir="/")
+            client.append(sid, Message.user("other content"), request_id="req-1")
+        assert client.append(sid, Message.user("fresh"), expected_last_position=1).last_position == 2
+        loaded = client.load(sid, workdir="/")
     assert [m.content for m in loaded.messages] == ["same", "fresh"]
 
 
@@ -205,31 +210,33 @@ def test_a_hung_daemon_gives_the_unary_error_within_the_retry_window(daemon: Dae
         unary.close()
 
 
-def test_one_client_on_many_threads_keeps_each_threads_order(daemon: DaemonProcess) -> None:
+def test_one_client_on_many_threads_keeps_each_threads_order(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
     threads_n, per = 6, scale(40, 200)
     with _client(daemon) as client:
 
         def writer(t: int) -> None:
             for i in range(per):
-                client.append("shared", Message.user(f"t{t}-{i}"))
+                client.append(sid, Message.user(f"t{t}-{i}"))
 
         failures = _run_threads(threads_n, writer)
         assert not failures, failures
         assert _streaming(client)
-        contents = [m.content for m in client.load("shared", workdir="/").messages]
+        contents = [m.content for m in client.load(sid, workdir="/").messages]
     assert len(contents) == len(set(contents)) == threads_n * per
     for t in range(threads_n):
         assert [x for x in contents if x.startswith(f"t{t}-")] == [f"t{t}-{i}" for i in range(per)]
 
 
-def test_a_closed_client_refuses_appends(daemon: DaemonProcess) -> None:
+def test_a_closed_client_refuses_appends(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
     client = _client(daemon)
-    client.append("s", Message.user("one"))
+    client.append(sid, Message.user("one"))
     client.close()
     with pytest.raises(E.ClientClosedError):
-        client.append("s", Message.user("two"))
+        client.append(sid, Message.user("two"))
     with daemon.client() as c:
-        assert [m.content for m in c.load("s", workdir="/").messages] == ["one"]
+        assert [m.content for m in c.load(sid, workdir="/").messages] == ["one"]
 
 
 def test_an_idle_client_lets_the_daemon_idle_out(spawn_daemon: object, workspace: Path) -> None:

@@ -102,6 +102,7 @@ def test_security_exposure(unit_dir: Path) -> None:
     assert _exposure(proc.stdout) > 5.0, proc.stdout
 
 
+@pytest.mark.smoke
 def test_unit_runs_the_documented_command() -> None:
     text = UNIT.read_text()
     assert "Type=notify" in text

@@ -59,6 +59,7 @@ def test_security_exposure(tmp_path: Path) -> None:
     assert match and float(match.group(1)) <= 2.0, out
 
 
+@pytest.mark.smoke
 def test_the_password_comes_from_a_credential_and_the_command_parses() -> None:
     text = UNIT.read_text()
     assert "LoadCredential=database:/etc/claw-sessiond/database-url" in text

@@ -121,6 +121,7 @@ def _call_every_method(address: str, workspace: Path, metadata: tuple[tuple[str,
     return out
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("metadata", [(), (("authorization", "Bearer wrong-token"),)], ids=["no-token", "wrong-token"])
 def test_tcp_without_the_token_is_refused_and_touches_nothing(
     tcp_daemon: tuple[DaemonProcess, str], metadata: tuple[tuple[str, str], ...]

@@ -247,6 +247,7 @@ def test_an_impostor_on_the_port_gets_no_token_and_no_message(
     assert SECRET not in _stored(d) and _stored(d) == ["first", "over tls"]
 
 
+@pytest.mark.smoke
 def test_a_restarted_daemon_with_a_new_certificate_is_followed(spawn_daemon: Any) -> None:
     d, address = _tcp_daemon(spawn_daemon)
     cert = d.workspace / ".claw" / "tcp-cert.pem"

@@ -101,29 +101,32 @@ def test_a_pending_call_survives_its_owner_s_death_and_another_process_s_load(da
         ]
 
 
-def test_a_cancelled_result_closes_a_pending_call(client: SessionClient) -> None:
-    client.append("s", Message.assistant(tool_calls=[ToolCall("p", "rm", '{"path": "/"}', pending=True)]))
-    assert [f.tool_call_id for f in client.load("s").in_flight] == ["p"]
-    client.append("s", Message.tool("p", "refused by the user", cancelled=True))
-    loaded = client.load("s")
+def test_a_cancelled_result_closes_a_pending_call(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    client.append(sid, Message.assistant(tool_calls=[ToolCall("p", "rm", '{"path": "/"}', pending=True)]))
+    assert [f.tool_call_id for f in client.load(sid).in_flight] == ["p"]
+    client.append(sid, Message.tool("p", "refused by the user", cancelled=True))
+    loaded = client.load(sid)
     assert loaded.in_flight == [] and loaded.repairs == []
     assert [(m.role, m.cancelled) for m in loaded.messages] == [("assistant", False), ("tool", True)]
 
 
-def test_a_late_real_result_supersedes_the_synthetic_one(client: SessionClient) -> None:
-    client.append("s", [Message.user("q"), Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")])])
-    repaired = client.load("s")
+@pytest.mark.smoke
+def test_a_late_real_result_supersedes_the_synthetic_one(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    client.append(sid, [Message.user("q"), Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")])])
+    repaired = client.load(sid)
     assert [r.position for r in repaired.repairs] == [3]
-    watched = client.watch("s")
-    client.append("s", Message.tool("c1", "the tool did finish"))
-    loaded = client.load("s")
+    watched = client.watch(sid)
+    client.append(sid, Message.tool("c1", "the tool did finish"))
+    loaded = client.load(sid)
     assert [(m.position, m.role, m.synthetic, m.supersedes) for m in loaded.messages] == [
         (1, "user", False, 0),
         (2, "assistant", False, 0),
         (4, "tool", False, 3),
     ]
     assert loaded.session.message_count == 3
-    exported = [json.loads(line) for line in client.export("s")][1:]
+    exported = [json.loads(line) for line in client.export(sid)][1:]
     assert [(e["position"], e["type"], e["payload"].get("supersedes")) for e in exported] == [
         (1, "user_message", None),
         (2, "assistant_message", None),
@@ -137,20 +140,21 @@ def test_a_late_real_result_supersedes_the_synthetic_one(client: SessionClient) 
             break
     assert events[2:] == [(3, True, 0), (4, False, 3)]
     with pytest.raises(ToolCallStateError) as caught:
-        client.append("s", Message.tool("c1", "again"))
+        client.append(sid, Message.tool("c1", "again"))
     assert caught.value.reason == Reason.TOOL_CALL_ALREADY_ANSWERED
 
 
-def test_drop_and_off(client: SessionClient) -> None:
-    client.append("s", Message.user("q"))
-    client.append("s", Message.assistant(tool_calls=[ToolCall("d", "bash", "{}")]), tool_policy=ToolPolicy("drop"))
+def test_drop_and_off(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    client.append(sid, Message.user("q"))
+    client.append(sid, Message.assistant(tool_calls=[ToolCall("d", "bash", "{}")]), tool_policy=ToolPolicy("drop"))
     client.append(
-        "s", Message.assistant("checking", [ToolCall("d2", "bash", "{}")]), tool_policy=ToolPolicy(repair="drop")
+        sid, Message.assistant("checking", [ToolCall("d2", "bash", "{}")]), tool_policy=ToolPolicy(repair="drop")
     )
-    client.append("s", Message.assistant(tool_calls=[ToolCall("o", "bash", "{}")]), tool_policy=ToolPolicy("off"))
-    before = list(client.export("s"))
+    client.append(sid, Message.assistant(tool_calls=[ToolCall("o", "bash", "{}")]), tool_policy=ToolPolicy("off"))
+    before = list(client.export(sid))
     for _ in range(2):
-        loaded = client.load("s")
+        loaded = client.load(sid)
         assert loaded.repairs == [] and loaded.in_flight == []
         assert [(m.position, m.content, [t.id for t in m.tool_calls]) for m in loaded.messages] == [
             (1, "q", []),
@@ -158,29 +162,30 @@ def test_drop_and_off(client: SessionClient) -> None:
             (4, "", ["o"]),
         ]
         assert loaded.session.message_count == 3
-    assert list(client.export("s")) == before  # drop and off wrote nothing
+    assert list(client.export(sid)) == before  # drop and off wrote nothing
 
 
-def test_orphans_and_unparsed_calls_need_the_policy(client: SessionClient) -> None:
+def test_orphans_and_unparsed_calls_need_the_policy(module_client: SessionClient, sid: str) -> None:
+    client = module_client
     with pytest.raises(ToolCallStateError) as unknown:
-        client.append("s", Message.tool("elsewhere", "r"))
+        client.append(sid, Message.tool("elsewhere", "r"))
     assert unknown.value.reason == Reason.UNKNOWN_TOOL_CALL
     free = ToolCall("c", "apply_patch", "*** Begin Patch")
     with pytest.raises(InvalidRequestError) as not_json:
-        client.append("s", Message.assistant(tool_calls=[free]))
+        client.append(sid, Message.assistant(tool_calls=[free]))
     assert not_json.value.reason == Reason.ARGUMENTS_NOT_JSON
     with pytest.raises(InvalidRequestError) as no_id:
-        client.append("s", Message.assistant(tool_calls=[ToolCall("", "x", "{}")]))
+        client.append(sid, Message.assistant(tool_calls=[ToolCall("", "x", "{}")]))
     assert no_id.value.reason == Reason.INVALID_MESSAGE
-    assert not client.load("s").session.stored  # each refusal wrote nothing
+    assert not client.load(sid).session.stored  # each refusal wrote nothing
     allow = ToolPolicy(allow_orphan_results=True, allow_unparsed_calls=True)
     client.append(
-        "s",
+        sid,
         [Message.tool("elsewhere", "r"), Message.assistant(tool_calls=[free, ToolCall("", "x")])],
         tool_policy=allow,
     )
-    client.append("s", Message.tool("c", "patched"))
-    loaded = client.load("s")
+    client.append(sid, Message.tool("c", "patched"))
+    loaded = client.load(sid)
     assert loaded.repairs == []  # the id-less call is never repaired; c is answered
     assert [(m.role, m.orphan) for m in loaded.messages] == [("tool", True), ("assistant", False), ("tool", False)]
     calls = loaded.messages[1].tool_calls
@@ -192,11 +197,12 @@ def test_orphans_and_unparsed_calls_need_the_policy(client: SessionClient) -> No
         calls[0].args  # noqa: B018 - not JSON: parsing it fails
 
 
-def test_arguments_come_back_byte_for_byte(client: SessionClient) -> None:
+def test_arguments_come_back_byte_for_byte(module_client: SessionClient, sid: str) -> None:
+    client = module_client
     text = '{"b": 1,   "a": [1.0, 2E3],\n "s": "\\u00e9\\n"}'
-    client.append("s", Message.assistant(tool_calls=[ToolCall("c", "bash", text)]))
-    assert client.load("s").messages[0].tool_calls[0].arguments == text
-    assert json.loads(list(client.export("s"))[1])["payload"]["tool_calls"][0]["arguments"] == text
+    client.append(sid, Message.assistant(tool_calls=[ToolCall("c", "bash", text)]))
+    assert client.load(sid).messages[0].tool_calls[0].arguments == text
+    assert json.loads(list(client.export(sid))[1])["payload"]["tool_calls"][0]["arguments"] == text
 
 
 async def test_the_async_client_and_append_stream_take_a_policy(daemon: DaemonProcess) -> None:
@@ -217,29 +223,33 @@ async def test_the_async_client_and_append_stream_take_a_policy(daemon: DaemonPr
         assert looked.repairs == []
 
 
-def test_bad_policies_are_refused_before_or_by_the_daemon(client: SessionClient, daemon: DaemonProcess) -> None:
+def test_bad_policies_are_refused_before_or_by_the_daemon(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client = module_client
+    daemon = module_daemon
     with pytest.raises(InvalidRequestError):
-        client.append("s", Message.user("u"), tool_policy=ToolPolicy("later"))
+        client.append(sid, Message.user("u"), tool_policy=ToolPolicy("later"))
     with pytest.raises(TypeError, match="tool_policy"):
-        client.append("s", Message.user("u"), tool_policy={"repair": "drop"})  # type: ignore[arg-type]
+        client.append(sid, Message.user("u"), tool_policy={"repair": "drop"})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="pending"):
         ToolCall("c", "x", pending="yes")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="cancelled"):
-        client.append("s", Message("tool", "r", tool_call_id="c", cancelled=1))  # type: ignore[arg-type]
+        client.append(sid, Message("tool", "r", tool_call_id="c", cancelled=1))  # type: ignore[arg-type]
     with pytest.raises(InvalidRequestError) as cancelled_user:
-        client.append("s", Message("user", "u", cancelled=True))
+        client.append(sid, Message("user", "u", cancelled=True))
     assert cancelled_user.value.reason == Reason.INVALID_MESSAGE
     with grpc.insecure_channel(daemon.address) as channel:  # an enum value the daemon does not know
         stub = pb_grpc.SessionServiceStub(channel)
         request = pb.AppendRequest(
-            session_id="s",
+            session_id=sid,
             messages=[pb.Message(role=pb.ROLE_USER, content="u")],
             tool_policy=pb.ToolPolicy(repair=7),  # type: ignore[arg-type]
         )
         with pytest.raises(grpc.RpcError) as caught:
             stub.Append(request, timeout=10)
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
-    assert not client.load("s").session.stored
+    assert not client.load(sid).session.stored
 
 
 def test_show_prints_pending_and_unparsed_calls(daemon: DaemonProcess, workspace: Path) -> None:

@@ -102,6 +102,7 @@ def test_totals_are_exact_after_many_small_costs(spawn_daemon, workspace: Path, 
         assert sorted(imported.by_model, key=repr) == sorted(report.by_model, key=repr)
 
 
+@pytest.mark.smoke
 def test_usage_of_unknown_session_is_not_found(client: SessionClient) -> None:
     from claw_sessiond_client import SessionNotFoundError
 

@@ -13,6 +13,8 @@ import json
 import subprocess
 from typing import Any
 
+import pytest
+
 from claw_sessiond_client import SessionClient
 from tests.helpers.cli import claw, on_daemon, on_daemon_pty
 from tests.helpers.daemon import DaemonProcess
@@ -87,6 +89,7 @@ def report(daemon: DaemonProcess, *args: str) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.smoke
 def test_usage_by_model_day_and_session_never_mixes_currencies(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         populate(c)

@@ -164,6 +164,7 @@ def _listeners(pid: int) -> list[str]:
     return [f"{c.laddr}" for c in conns if c.status == psutil.CONN_LISTEN]
 
 
+@pytest.mark.smoke
 def test_no_abstract_socket_and_no_tcp_unless_configured(workspace: Path) -> None:
     d = DaemonProcess(workspace).start()
     try:

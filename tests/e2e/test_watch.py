@@ -104,6 +104,7 @@ class Collector:
         return self.events
 
 
+@pytest.mark.both_backends("on PostgreSQL a Watch is fed by the database's change feed")
 def test_watch_from_zero_sees_every_commit_of_four_writers_once_in_order(
     daemon: DaemonProcess, client: SessionClient, procs: Any
 ) -> None:
@@ -216,6 +217,7 @@ def test_lagged_watcher_is_told_and_the_client_resumes_from_its_position(spawn_d
         resumer.close()
 
 
+@pytest.mark.smoke
 async def test_async_watch_sees_repairs_and_clears_after_a_position(daemon: DaemonProcess) -> None:
     c = AsyncSessionClient(address=daemon.address, autostart=False)
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 
 from claw_sessiond_client import Message, SessionNotFoundError, WatchEvent
 from tests.helpers.daemon import DaemonProcess, raw_watch
@@ -57,6 +58,7 @@ def test_a_resumed_watch_does_not_follow_a_recreated_session(spawn_daemon: Any) 
     watcher.close()
 
 
+@pytest.mark.smoke
 def test_a_live_watch_ends_at_delete_and_never_sends_the_new_incarnation(daemon: DaemonProcess) -> None:
     with daemon.client() as c, daemon.client() as w:
         for round_ in range(5):

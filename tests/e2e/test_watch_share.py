@@ -141,6 +141,7 @@ def test_catch_up_on_ten_thousand_entries_comes_in_batches_every_event_once(daem
             channel.close()
 
 
+@pytest.mark.smoke
 def test_watch_all_in_batches_delivers_every_event_once(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         for s in ("a", "b", "c"):

@@ -44,6 +44,7 @@ def served(workspace: Path) -> Iterator[DaemonProcess]:
     d.stop()
 
 
+@pytest.mark.smoke
 def test_cli_in_a_subfolder_uses_the_workspace_above(served: DaemonProcess, workspace: Path) -> None:
     sub = workspace / "src" / "pkg"
     proc = _cli(sub, "ls", "--json")

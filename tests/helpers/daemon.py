@@ -29,8 +29,8 @@ from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.paths import default_socket_path
 from tests.helpers.backend import database_url_for, on_postgres
 from tests.helpers.postgres import SHARED as POSTGRES
+from tests.helpers.tiers import FULL
 
-FULL = os.environ.get("CLAW_FULL") == "1"
 #: The checkout.
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,8 +1,9 @@
-"""The end-to-end suite's one-backend markers: each carries a reason, and docs/postgres.md lists each file.
+"""The end-to-end suite's backend markers: each carries a reason, and docs/postgres.md lists each file.
 
-``tests/e2e/conftest.py`` runs every end-to-end test on SQLite and PostgreSQL unless it carries
-``sqlite_only(reason)`` or ``backend_neutral(reason)``; a marker without a reason, or both on one
-test, is a usage error. Checked here on the rule itself (no daemon, no server) and on the docs.
+``tests/e2e/conftest.py`` runs an end-to-end test on SQLite unless it carries ``both_backends(reason)``
+(SQLite and PostgreSQL), ``sqlite_only(reason)`` or ``backend_neutral(reason)``; a marker without a
+reason, or two on one test, is a usage error. Checked here on the rule itself (no daemon, no
+server) and on the docs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ONE_BACKEND_MARKERS, one_backend_marker
+from tests.e2e.conftest import BACKEND_MARKERS, backend_marker
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,39 +30,44 @@ class _Node:
         return self._marks.get(name)
 
 
-@pytest.mark.parametrize("name", ONE_BACKEND_MARKERS)
+@pytest.mark.parametrize("name", BACKEND_MARKERS)
 def test_a_marker_with_a_reason_names_itself(name: str) -> None:
-    assert one_backend_marker(_Node(getattr(pytest.mark, name)("a reason"))) == name  # type: ignore[arg-type]
-    assert one_backend_marker(_Node(getattr(pytest.mark, name)(reason="a reason"))) == name  # type: ignore[arg-type]
+    assert backend_marker(_Node(getattr(pytest.mark, name)("a reason"))) == name  # type: ignore[arg-type]
+    assert backend_marker(_Node(getattr(pytest.mark, name)(reason="a reason"))) == name  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("name", ONE_BACKEND_MARKERS)
+@pytest.mark.parametrize("name", BACKEND_MARKERS)
 @pytest.mark.parametrize("args", [(), ("",), ("   ",), (None,)])
 def test_a_marker_without_a_reason_is_a_usage_error(name: str, args: tuple[object, ...]) -> None:
     with pytest.raises(pytest.UsageError, match=f"{name} needs a reason"):
-        one_backend_marker(_Node(getattr(pytest.mark, name)(*args)))  # type: ignore[arg-type]
+        backend_marker(_Node(getattr(pytest.mark, name)(*args)))  # type: ignore[arg-type]
 
 
-def test_both_markers_on_one_test_is_a_usage_error() -> None:
-    node = _Node(pytest.mark.sqlite_only("a"), pytest.mark.backend_neutral("b"))
-    with pytest.raises(pytest.UsageError, match="not both"):
-        one_backend_marker(node)  # type: ignore[arg-type]
+@pytest.mark.parametrize(("first", "second"), [("sqlite_only", "backend_neutral"), ("both_backends", "sqlite_only")])
+def test_two_markers_on_one_test_is_a_usage_error(first: str, second: str) -> None:
+    node = _Node(getattr(pytest.mark, first)("a"), getattr(pytest.mark, second)("b"))
+    with pytest.raises(pytest.UsageError, match="not "):
+        backend_marker(node)  # type: ignore[arg-type]
 
 
-def test_an_unmarked_test_runs_on_both() -> None:
-    assert one_backend_marker(_Node(pytest.mark.slow)) is None  # type: ignore[arg-type]
+def test_an_unmarked_test_runs_on_sqlite_alone() -> None:
+    assert backend_marker(_Node(pytest.mark.slow)) is None  # type: ignore[arg-type]
 
 
-def test_docs_list_every_file_with_a_one_backend_test() -> None:
-    """docs/postgres.md, "What runs where", names every end-to-end file that has a test running once."""
+@pytest.mark.parametrize("marker", BACKEND_MARKERS)
+def test_docs_list_every_file_with_a_marked_test(marker: str) -> None:
+    """docs/postgres.md, "What runs where", names every end-to-end file with a test of each marker,
+    in that marker's paragraph."""
     text = (ROOT / "docs" / "postgres.md").read_text()
     start = text.index("- **What runs where**")
     section = text[start : text.index("\n## ", start)]
+    paragraph = section[section.index(f"`{marker}(reason)`") :]
+    paragraph = paragraph[: paragraph.find("\n  - ") if "\n  - " in paragraph else len(paragraph)]
     marked = sorted(
         path.stem
         for path in (ROOT / "tests" / "e2e").glob("test_*.py")
-        if re.search(r"mark\.(sqlite_only|backend_neutral)\(", path.read_text())
+        if re.search(rf"mark\.{marker}\(", path.read_text())
     )
-    assert marked, "no marked file found: the scan is broken"
-    missing = [stem for stem in marked if f"`{stem}`" not in section]
-    assert missing == [], f"docs/postgres.md, What runs where, does not name: {missing}"
+    assert marked, f"no file marked {marker} found: the scan is broken"
+    missing = [stem for stem in marked if f"`{stem}`" not in paragraph]
+    assert missing == [], f"docs/postgres.md, What runs where, {marker}, does not name: {missing}"

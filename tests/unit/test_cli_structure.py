@@ -128,3 +128,39 @@ def test_fail_client_maps_client_errors(capsys: pytest.CaptureFixture[str]) -> N
     capsys.readouterr()
     assert fail_client(_args(), SessionNotFoundError("no such"), invalid_code=EXIT_USAGE) == EXIT_FAILURE
     assert json.loads(capsys.readouterr().out)["error"]["reason"] == "SESSION_NOT_FOUND"
+
+
+@pytest.mark.parametrize(
+    ("argv", "chosen"),
+    [
+        (["ls"], "ls"),
+        (["--workspace", "ls", "show", "s1"], "show"),
+        (["--json", "--socket=/s", "serve", "--tcp", "x"], "serve"),
+        (["--workspace=/w", "migrate-db"], "migrate-db"),
+        (["--help"], None),
+        (["--version"], None),
+        (["--work", "/w", "ls"], None),  # an abbreviated option: the whole parser decides
+        (["nonsense"], None),
+        ([], None),
+    ],
+)
+def test_the_chosen_command_is_read_only_when_sure(argv: list[str], chosen: str | None) -> None:
+    assert cli.chosen_command(argv) == chosen
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--json", "ls", "--limit", "5"],
+        ["--workspace", "/w", "show", "s1", "--tail", "3"],
+        ["serve", "--workspace", "/w", "--max-open-tool-calls", "7"],
+        ["completion", "bash"],
+    ],
+)
+def test_the_parser_of_the_chosen_command_parses_as_the_whole_one(argv: list[str]) -> None:
+    """The same values, but ``known_flags`` (serve's flags, which only serve reads) outside serve."""
+    whole = vars(cli.build_parser({}).parse_args(argv))
+    alone = vars(cli.build_parser({}, only=cli.chosen_command(argv)).parse_args(argv))
+    if argv[0] != "serve":
+        whole.pop("known_flags")
+    assert alone == whole

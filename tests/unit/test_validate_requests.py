@@ -123,3 +123,14 @@ def test_a_token_not_made_by_list_sessions_is_refused(token: str) -> None:
     with pytest.raises(InvalidRequestError, match="page_token is not a token ListSessions returned") as info:
         page_after(token)
     assert info.value.reason is Reason.INVALID_MESSAGE
+
+
+@pytest.mark.parametrize(
+    "session_id",
+    ["", "../../etc/passwd", "a/b", "a\\b", "..", "nul\x00here", "tab\there", "x" * 257, " padded "],
+)
+def test_invalid_session_ids_are_refused_saying_so(session_id: str) -> None:
+    """The cases tests/e2e/test_core.py sends through a daemon, decided here by the rule alone."""
+    with pytest.raises(InvalidRequestError) as info:
+        check_session_id(session_id)
+    assert info.value.reason is Reason.INVALID_SESSION_ID and "session id" in str(info.value)

@@ -21,6 +21,8 @@ entries:
 ``completion``     shell completion scripts from this parser
 =================  ===========================================================
 
+A command's module is imported when that command is chosen (``--help`` of the whole CLI and the
+completion scripts import them all): a daemon's start and a CLI call load only what they run.
 They share :mod:`.options` (the options every command takes), :mod:`.connect`
 (the one client factory), :mod:`.failure` (the one failure report and the
 exit codes), :mod:`.output` (JSON documents, lines, tables), :mod:`.offline`
@@ -43,9 +45,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import importlib
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NoReturn
 
@@ -57,21 +61,6 @@ from claw_sessiond_client.paths import find_workspace
 
 from .. import __version__
 from ..config import environ
-from . import (
-    backup,
-    completion,
-    copy,
-    doctor,
-    find,
-    init,
-    inspect,
-    lifecycle,
-    migrate,
-    migrate_db,
-    serve,
-    transfer,
-    verbs,
-)
 from .failure import EXIT_FAILURE, EXIT_USAGE, fail_client, print_json_error
 from .options import Command, add_json_option, add_workspace_option
 from .termsafe import visible
@@ -96,8 +85,9 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
-    """The full argument parser (``env`` supplies option defaults)."""
+def build_parser(env: Mapping[str, str] | None = None, only: str | None = None) -> argparse.ArgumentParser:
+    """The full argument parser (``env`` supplies option defaults); with ``only``, the same parser
+    with that one subcommand (whose module alone is imported), for a command line that names it."""
     env = environ() if env is None else env
     parser = _Parser(
         prog="claw-sessiond",
@@ -109,19 +99,43 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     add_workspace_option(parser, env, global_=True)
     add_json_option(parser, global_=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    daemon = sub.add_parser("serve", help=serve.HELP, description=serve.DESCRIPTION)
-    add_workspace_option(daemon, env)
-    serve.add_arguments(daemon, env)
-    daemon.set_defaults(handler=serve.run)
-    known = [a.option_strings[0] for a in daemon._actions if a.option_strings and a.option_strings[0].startswith("--")]
-    for command in COMMANDS.values():
+    if only in (None, "serve"):
+        from . import serve
+
+        daemon = sub.add_parser("serve", help=serve.HELP, description=serve.DESCRIPTION)
+        add_workspace_option(daemon, env)
+        serve.add_arguments(daemon, env)
+        daemon.set_defaults(handler=serve.run)
+        flags = (a.option_strings[0] for a in daemon._actions if a.option_strings)
+        parser.set_defaults(known_flags=[flag for flag in flags if flag.startswith("--")])
+    for name in _PLACES if only is None else [only] if only in _PLACES else []:
+        command = COMMANDS[name]
         cmd = sub.add_parser(command.name, help=command.help, description=command.help)
         add_workspace_option(cmd, env)
         add_json_option(cmd)
         command.add_arguments(cmd)
         cmd.set_defaults(handler=command.handler)
-    parser.set_defaults(known_flags=known)
     return parser
+
+
+#: The global options that take a value, as :func:`build_parser` adds them (``add_workspace_option``).
+_GLOBAL_VALUE_OPTIONS: Final = ("--workspace", "--socket")
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names, when it surely does: its first word that is not a global option
+    (``--workspace``, ``--socket`` with their values, ``--json``) or its value. None (the whole parser,
+    which also reports the errors) for anything else: ``--help``, ``--version``, an abbreviated option,
+    no command, an unknown one."""
+    words = iter(argv)
+    for word in words:
+        if word in _GLOBAL_VALUE_OPTIONS:
+            next(words, None)
+        elif word == "--json" or word.startswith(tuple(f"{option}=" for option in _GLOBAL_VALUE_OPTIONS)):
+            continue
+        else:
+            return word if word == "serve" or word in _PLACES else None
+    return None
 
 
 def resolve_workspace(args: argparse.Namespace) -> None:
@@ -147,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``claw-sessiond`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _Parser.json_errors = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
-    parser = build_parser()
+    parser = build_parser(only=chosen_command(argv))
     args = parser.parse_args(argv)
     try:
         resolve_workspace(args)
@@ -165,30 +179,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-#: Every subcommand but ``serve``, in the order of ``--help`` and of the completion scripts.
-COMMANDS: Final[Mapping[str, Command]] = {
-    command.name: command
-    for command in (
-        inspect.LS,
-        inspect.SHOW,
-        inspect.STATS,
-        doctor.DOCTOR,
-        transfer.EXPORT,
-        transfer.IMPORT,
-        verbs.DELETE,
-        migrate.MIGRATE_LEGACY,
-        lifecycle.STATUS,
-        lifecycle.STOP,
-        verbs.REPAIR,
-        verbs.CLEAR,
-        completion.completion_command(build_parser),
-        backup.BACKUP,
-        backup.RESTORE,
-        find.SEARCH,
-        find.FOLLOW,
-        find.USAGE,
-        copy.COPY,
-        migrate_db.MIGRATE_DB,
-        init.INIT,
-    )
+#: Every subcommand but ``serve``, in the order of ``--help`` and of the completion scripts: the module of
+#: ``claw_sessiond.cli`` that defines it and the name of its :class:`Command` there (``completion``'s is
+#: made by a function of its module, handed :func:`build_parser`).
+_PLACES: Final[Mapping[str, tuple[str, str]]] = {
+    "ls": ("inspect", "LS"),
+    "show": ("inspect", "SHOW"),
+    "stats": ("inspect", "STATS"),
+    "doctor": ("doctor", "DOCTOR"),
+    "export": ("transfer", "EXPORT"),
+    "import": ("transfer", "IMPORT"),
+    "delete": ("verbs", "DELETE"),
+    "migrate-legacy": ("migrate", "MIGRATE_LEGACY"),
+    "status": ("lifecycle", "STATUS"),
+    "stop": ("lifecycle", "STOP"),
+    "repair": ("verbs", "REPAIR"),
+    "clear": ("verbs", "CLEAR"),
+    "completion": ("completion", "completion_command"),
+    "backup": ("backup", "BACKUP"),
+    "restore": ("backup", "RESTORE"),
+    "search": ("find", "SEARCH"),
+    "follow": ("find", "FOLLOW"),
+    "usage": ("find", "USAGE"),
+    "copy": ("copy", "COPY"),
+    "migrate-db": ("migrate_db", "MIGRATE_DB"),
+    "init": ("init", "INIT"),
 }
+
+
+@functools.cache
+def _command(name: str) -> Command:
+    """The subcommand ``name``, its module imported now."""
+    module_name, attribute = _PLACES[name]
+    found = getattr(importlib.import_module(f"{__name__}.{module_name}"), attribute)
+    command: Command = found(build_parser) if name == "completion" else found
+    return command
+
+
+class _Commands(Mapping[str, Command]):
+    """:data:`COMMANDS`: each command's module is imported when the command is first looked up."""
+
+    def __getitem__(self, name: str) -> Command:
+        if name not in _PLACES:
+            raise KeyError(name)
+        return _command(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_PLACES)
+
+    def __len__(self) -> int:
+        return len(_PLACES)
+
+
+#: Every subcommand but ``serve``, by name, in the order of ``--help`` and of the completion scripts.
+COMMANDS: Final[Mapping[str, Command]] = _Commands()

@@ -25,6 +25,8 @@ from tests.helpers.daemon import DaemonProcess, scale
 from tests.helpers.data import populate_demo
 from tests.helpers.sqlite_file import db_path, file_digests, integrity, sha256_of
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 LINE = re.compile(r"^backup (\S+): (\d+) sessions, (\d+) events, (\d+) bytes, verified$")
 
 

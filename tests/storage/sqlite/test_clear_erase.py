@@ -10,11 +10,15 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
+
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from tests.helpers.cli import claw
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.figures import record
 from tests.helpers.sqlite_file import file_bytes
+
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
 
 
 def test_an_erasing_clear_takes_the_history_out_of_the_files_and_keeps_usage(

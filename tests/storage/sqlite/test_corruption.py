@@ -25,6 +25,8 @@ from tests.helpers.figures import record
 from tests.helpers.process import wait_refused
 from tests.helpers.sqlite_file import db_path, file_digests, read_only
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 
 @dataclass(frozen=True)
 class Templates:

@@ -9,10 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from claw_sessiond.storage.sqlite.schema import SCHEMA_VERSION
 from claw_sessiond_client import Message
 from tests.helpers.daemon import DaemonProcess, raw_watch
 from tests.helpers.sqlite_file import db_path, install_old_database, read_only
+
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
 
 #: The last commit with schema version 1 (before incarnations and record times).
 SCHEMA_1_COMMIT = "55a51f1"

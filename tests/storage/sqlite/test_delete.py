@@ -24,6 +24,8 @@ from tests.helpers.figures import record
 from tests.helpers.process import is_root
 from tests.helpers.sqlite_file import db_path, file_bytes
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 
 def old_session(c: SessionClient, sid: str, text: str) -> None:
     """Import :func:`old_lines`."""

@@ -23,6 +23,8 @@ from tests.helpers.figures import record
 from tests.helpers.process import is_root, wait_refused
 from tests.helpers.sqlite_file import db_path, integrity
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 
 def _run(*cmd: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=30)

@@ -17,6 +17,8 @@ from tests.helpers.cli import in_workspace, in_workspace_json
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.data import stop_after_demo
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 
 @pytest.fixture
 def stopped(workspace: Path) -> Path:

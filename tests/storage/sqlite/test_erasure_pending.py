@@ -13,10 +13,14 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from claw_sessiond_client import Message
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.process import wait_until
 from tests.helpers.sqlite_file import db_path
+
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
 
 BUSY_TIMEOUT_MS = 3000
 

@@ -20,6 +20,8 @@ from tests.helpers.daemon import FULL
 from tests.helpers.figures import record
 from tests.helpers.metrics import limited_metrics_daemon, scrape_text
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 
 @pytest.fixture
 def metrics_daemon(workspace: Path) -> Iterator[Any]:
@@ -27,6 +29,7 @@ def metrics_daemon(workspace: Path) -> Iterator[Any]:
         yield pair
 
 
+@pytest.mark.smoke  # in-process
 async def test_scrapes_count_the_tables_at_most_once_per_ttl(tmp_path: Path) -> None:
     """However many scrapes come, the database is counted at most once per FIGURES_TTL_S.
 

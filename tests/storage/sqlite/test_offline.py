@@ -22,6 +22,8 @@ from tests.helpers.daemon import DaemonProcess
 from tests.helpers.data import populate_demo
 from tests.helpers.sqlite_file import file_digests
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 NOTE = "claw-sessiond: no daemon running; read-only view of"
 
 

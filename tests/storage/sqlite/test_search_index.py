@@ -23,6 +23,8 @@ from tests.helpers.cli import on_daemon
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.sqlite_file import file_bytes
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 
 def test_delete_and_import_replace_erase_the_indexed_words(daemon: DaemonProcess, workspace: Path) -> None:
     # Lower case and a rare first letter: FTS5 stores a term whole (not prefix-compressed) when no

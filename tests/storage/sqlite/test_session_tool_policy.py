@@ -26,6 +26,8 @@ from tests.helpers.sqlite_file import db_path, file_digests, read_only
 from tests.storage._support import append, assistant, history, read, result, user
 from tests.storage.test_tool_policy import put
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 
 async def _open(workspace: Path) -> Storage:
     (workspace / ".claw").mkdir(mode=0o700, parents=True, exist_ok=True)

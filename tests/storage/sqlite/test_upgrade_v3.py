@@ -27,6 +27,8 @@ from claw_sessiond_client import AlreadyExistsError, EntryUsage, Message, ModelU
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.sqlite_file import OLD_DATABASES, db_path, install_old_database, read_only
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 #: The last commit with schema version 3 (before items, client ids, edits and session state).
 SCHEMA_3_COMMIT = "6f8a5df"
 EXPORT = OLD_DATABASES / "schema-v3.export.jsonl"

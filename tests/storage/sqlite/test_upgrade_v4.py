@@ -34,6 +34,8 @@ from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.sqlite_file import OLD_DATABASES, db_path, install_old_database, read_only
 
+pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
+
 #: The last commit with schema version 4 (before stored encoded reply forms).
 SCHEMA_4_COMMIT = "ae9f4b7"
 LOADS = OLD_DATABASES / "schema-v4.loads.json"

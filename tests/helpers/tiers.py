@@ -1,0 +1,88 @@
+"""The suite's two tiers: what the README's test command runs, and what ``CLAW_FULL=1`` (CI) adds.
+
+The **default tier** (``.venv/bin/python -m pytest -q``, a developer's loop, a few minutes on two
+cores) runs every test that needs no process of its own: ``tests/unit`` and the in-process storage
+tests of ``tests/storage``; of the tests that start daemons or CLI processes (all of ``tests/e2e``
+and the files of ``tests/storage`` marked ``processes``) it runs the ``smoke`` set only, one to
+three tests per file: every RPC family, the CLI, auto-start, the peer check, one crash round, the
+docs' blocks.
+
+The **full tier** (``CLAW_FULL=1``, what ``.ci/run`` runs) runs every test, with the long sizes of
+the robustness tests; there a skipped test fails the run (``tests/conftest.py``).
+
+Backends (``CLAW_TEST_BACKEND``): the default tier runs on SQLite alone, the full tier on both;
+``CLAW_TEST_BACKEND=all`` adds PostgreSQL to the default tier (the storage contract's
+``[postgres]`` half, the ``both_backends`` end-to-end tests, ``tests/storage/postgres``; the
+tests start a throwaway server from ``/usr/lib/postgresql/*/bin``), and ``sqlite`` or
+``postgres`` keeps that one backend's tests in either tier. What a tier leaves out is
+deselected, never skipped, and the run's header says which tier and backends it runs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+import pytest
+
+__all__ = ["BACKENDS", "FULL", "NEEDS_POSTGRES", "left_out_because", "selected_backends", "tier_line"]
+
+FULL: Final = os.environ.get("CLAW_FULL") == "1"
+
+#: Every storage backend the suite knows, in the order of the test ids.
+BACKENDS: Final = ("sqlite", "postgres")
+
+#: Folders (under tests/) whose every test needs a PostgreSQL server, whatever its parameters.
+NEEDS_POSTGRES: Final = ("storage/postgres/",)
+#: Folders (under tests/) whose ``backend`` parameter names the storage backend a test runs on.
+PER_BACKEND: Final = ("storage/", "e2e/")
+
+#: The markers that put a test in the default tier's process-starting set, or say a file starts processes.
+SMOKE: Final = "smoke"
+PROCESSES: Final = "processes"
+
+
+def selected_backends() -> tuple[str, ...]:
+    """The backends this run keeps: ``CLAW_TEST_BACKEND`` (``sqlite``, ``postgres`` or ``all``) if set,
+    else both under ``CLAW_FULL=1`` and SQLite alone in the default tier."""
+    chosen = os.environ.get("CLAW_TEST_BACKEND", "")
+    if not chosen:
+        return BACKENDS if FULL else ("sqlite",)
+    if chosen == "all":
+        return BACKENDS
+    if chosen not in BACKENDS:
+        raise pytest.UsageError(f"CLAW_TEST_BACKEND must be sqlite, postgres or all (or unset), not {chosen!r}")
+    return (chosen,)
+
+
+def _backend_of(item: pytest.Item, key: str) -> str | None:
+    """The backend a test needs: its ``backend`` parameter in a folder of :data:`PER_BACKEND`,
+    ``postgres`` for a folder of :data:`NEEDS_POSTGRES`, else None (it runs on whatever is there)."""
+    callspec = getattr(item, "callspec", None)
+    if key.startswith(PER_BACKEND) and callspec is not None and "backend" in callspec.params:
+        return str(callspec.params["backend"])
+    return "postgres" if key.startswith(NEEDS_POSTGRES) else None
+
+
+def _starts_processes(item: pytest.Item, key: str) -> bool:
+    return key.startswith("e2e/") or item.get_closest_marker(PROCESSES) is not None
+
+
+def left_out_because(item: pytest.Item, key: str, *, full: bool, backends: tuple[str, ...]) -> str | None:
+    """Why ``item`` (the file ``key`` under tests/) is left out of this run, or None when it runs."""
+    backend = _backend_of(item, key)
+    if backend is not None and backend not in backends:
+        return f"on {backend}, which this run leaves out (CLAW_TEST_BACKEND)"
+    if not full and _starts_processes(item, key) and item.get_closest_marker(SMOKE) is None:
+        return "starts processes and is not in the smoke set (CLAW_FULL=1 runs it)"
+    return None
+
+
+def tier_line(full: bool, backends: tuple[str, ...]) -> str:
+    """The run's header line: which tier and which backends."""
+    if full:
+        return f"claw tests: full tier (CLAW_FULL=1), every test, backends {', '.join(backends)}"
+    return (
+        f"claw tests: default tier, backends {', '.join(backends)}: unit, in-process storage and the smoke set "
+        "of the tests that start processes; the others are deselected (CLAW_FULL=1 runs every test)"
+    )

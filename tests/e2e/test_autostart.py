@@ -23,8 +23,9 @@ import psutil
 import pytest
 
 from claw_sessiond_client import DaemonUnavailableError, SessionClient
-from tests.helpers.daemon import health_status, scale
+from tests.helpers.daemon import health_status
 from tests.helpers.process import daemons_for, stop_pid
+from tests.helpers.tiers import scale
 
 CLIENT = r"""
 import asyncio, os, sys, time

@@ -39,8 +39,9 @@ import pytest
 from claw_sessiond_client import InvalidRequestError, Message
 from tests.helpers import inspect
 from tests.helpers.crash_writer import BATCH_SIZES, item_fields
-from tests.helpers.daemon import FULL, DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.figures import record
+from tests.helpers.tiers import FULL, scale
 
 WRITERS = 8
 STREAM_WRITERS = 2  # of the 8, these pipeline their appends over AppendStream

@@ -35,8 +35,9 @@ from claw_sessiond_client import (
     StorageUnavailableError,
 )
 from tests.helpers import inspect
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.figures import record
+from tests.helpers.tiers import scale
 
 SESSION = "crash-state"
 SCOPE = "app:crash-state"

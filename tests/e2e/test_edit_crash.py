@@ -29,9 +29,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import inspect
-from tests.helpers.daemon import FULL, DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.edit_writer import plan
 from tests.helpers.figures import record
+from tests.helpers.tiers import FULL, scale
 
 SESSIONS = ("edit-crash-0", "edit-crash-1", "edit-crash-2")
 WRITER = (sys.executable, "-m", "tests.helpers.edit_writer")

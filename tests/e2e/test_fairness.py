@@ -32,7 +32,8 @@ from claw_sessiond_client import (
 )
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.tiers import scale
 
 
 def _assistant(prefix: str, n: int) -> Message:

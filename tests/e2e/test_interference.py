@@ -31,7 +31,8 @@ import pytest
 from bench.interference import WATCHERS_PER_PEER, Scale, fill, measure
 from claw_sessiond.config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from tests.helpers.backend import on_postgres
-from tests.helpers.daemon import FULL, DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.tiers import FULL, scale
 
 SIZE = Scale(
     sessions=scale(20_000, 100_000),

@@ -42,7 +42,8 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call, tool_call
 from claw_sessiond_client import AsyncSessionClient, ClientClosedError, Message, SessionClient, ToolCall
 from claw_sessiond_client.contrib import langchain as lc
 from claw_sessiond_client.contrib.langchain import ClawChatMessageHistory
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.tiers import scale
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256))).decode()
 USAGE = {

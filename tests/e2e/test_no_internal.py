@@ -29,9 +29,10 @@ from hypothesis import strategies as st
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.figures import record
 from tests.helpers.inspect import stored
+from tests.helpers.tiers import scale
 
 SERVICE = "/claw.sessiond.v1.SessionService/"
 C = grpc.StatusCode

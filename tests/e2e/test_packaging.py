@@ -33,7 +33,8 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client.paths import default_socket_path
-from tests.helpers.daemon import FULL, ROOT, health_status
+from tests.helpers.daemon import ROOT, health_status
+from tests.helpers.tiers import FULL
 from tests.helpers.wheelhouse import wheelhouse_or_fail
 
 CLIENT_DIR = ROOT / "clients" / "python"

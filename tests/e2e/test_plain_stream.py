@@ -22,7 +22,8 @@ import pytest
 from claw_sessiond_client import AsyncSessionClient, Message
 from claw_sessiond_client import errors as E
 from claw_sessiond_client._plain_stream import IDLE_CLOSE_S
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.tiers import scale
 
 
 def _client(daemon: DaemonProcess, **kw: object) -> AsyncSessionClient:

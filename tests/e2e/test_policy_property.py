@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from claw_sessiond_client import SessionClient
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.policy_model import EVERY_RULE, ClientSide, operation, run_sequence
+from tests.helpers.tiers import scale
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.history_model import Real, check_comparison_can_fail, operation, run_sequence
+from tests.helpers.tiers import scale
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ from tests.helpers.daemon import DaemonProcess
 pytestmark = pytest.mark.backend_neutral("how the clients classify the daemon's statuses; storage decides none of them")
 
 
+@pytest.mark.smoke
 def test_sync_a_full_watch_slot_and_a_stopped_daemon_are_retryable_a_bad_request_is_not(spawn_daemon: object) -> None:
     d: DaemonProcess = spawn_daemon("--max-watchers", "1")  # type: ignore[operator]
     with d.client() as c:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import InvalidRequestError, Message, Reason, SequenceConflictError, SessionClient
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.tiers import scale
 
 _WRITER = """
 import sys, time

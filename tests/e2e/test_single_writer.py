@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import Message
-from tests.helpers.daemon import DaemonProcess, health_status, scale
+from tests.helpers.daemon import DaemonProcess, health_status
 from tests.helpers.figures import record
 from tests.helpers.inspect import stored
 from tests.helpers.process import wait_exit
+from tests.helpers.tiers import scale
 
 
 def _serves(d: DaemonProcess, session: str, text: str) -> int:

@@ -28,8 +28,9 @@ import pytest
 from claw_sessiond_client import Message, ToolCall
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.figures import record
+from tests.helpers.tiers import scale
 
 #: Allowed RSS growth of the daemon between the end of warm-up and the end of the run.
 RSS_GROWTH_BOUND_MIB = 24

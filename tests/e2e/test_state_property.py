@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claw_sessiond_client import SessionClient
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.state_model import OPERATION, ClientSide, check_comparison_can_fail, run_sequence
+from tests.helpers.tiers import scale
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,9 @@ import pytest
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.inspect import stored
+from tests.helpers.tiers import scale
 
 MIB = 1024 * 1024
 #: Documented bound (README, "Bounds"): a stalled stream holds at most about this much.

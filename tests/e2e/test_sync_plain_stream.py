@@ -19,7 +19,8 @@ import pytest
 from claw_sessiond_client import Message, SessionClient
 from claw_sessiond_client import errors as E
 from claw_sessiond_client._sync_stream import IDLE_CLOSE_S
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.tiers import scale
 
 
 def _client(daemon: DaemonProcess, **kw: object) -> SessionClient:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import ModelUsage, PreconditionError, Reason, SessionClient, Usage
-from tests.helpers.daemon import scale
+from tests.helpers.tiers import scale
 
 # Costs in micros: 0.1 and 0.2 USD (whose float sum is not 0.3), a third of a USD, and 1-micro crumbs.
 COSTS = (100_000, 200_000, 333_333, 1, 7)

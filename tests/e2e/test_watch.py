@@ -35,8 +35,9 @@ from claw_sessiond_client import (
 from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.helpers.daemon import DaemonProcess, free_port, scale
+from tests.helpers.daemon import DaemonProcess, free_port
 from tests.helpers.process import wait_for
+from tests.helpers.tiers import scale
 
 MIB = 1024 * 1024
 #: 16 messages of 64 KiB: one MiB per Append.

@@ -26,8 +26,9 @@ from claw_sessiond_client import Message, Reason, ResourceLimitError, WatchLagge
 from claw_sessiond_client import _status as B
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
-from tests.helpers.daemon import DaemonProcess, free_port, scale
+from tests.helpers.daemon import DaemonProcess, free_port
 from tests.helpers.process import wait_for
+from tests.helpers.tiers import scale
 
 #: 16 messages of 64 KiB: one MiB per Append (more than the flow-control window after a few).
 BIG_BATCH = [Message.user("x" * (64 * 1024)) for _ in range(16)]

@@ -29,15 +29,9 @@ from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.paths import default_socket_path
 from tests.helpers.backend import database_url_for, on_postgres
 from tests.helpers.postgres import SHARED as POSTGRES
-from tests.helpers.tiers import FULL
 
 #: The checkout.
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def scale(short: int, full: int) -> int:
-    """A loop bound: ``short`` by default, ``full`` when CLAW_FULL=1."""
-    return full if FULL else short
 
 
 class DaemonProcess:

@@ -25,9 +25,15 @@ from typing import Final
 
 import pytest
 
-__all__ = ["BACKENDS", "FULL", "NEEDS_POSTGRES", "left_out_because", "selected_backends", "tier_line"]
+__all__ = ["BACKENDS", "FULL", "NEEDS_POSTGRES", "left_out_because", "scale", "selected_backends", "tier_line"]
 
 FULL: Final = os.environ.get("CLAW_FULL") == "1"
+
+
+def scale(short: int, full: int) -> int:
+    """A loop bound: ``short`` by default, ``full`` when CLAW_FULL=1."""
+    return full if FULL else short
+
 
 #: Every storage backend the suite knows, in the order of the test ids.
 BACKENDS: Final = ("sqlite", "postgres")

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claw_sessiond.storage import Storage
-from tests.helpers.daemon import scale
 from tests.helpers.edit_model import COUNTS, InProcess, check_comparison_can_fail, operation, run_sequence
 from tests.helpers.figures import record
+from tests.helpers.tiers import scale
 
 
 @settings(

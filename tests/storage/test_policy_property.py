@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from claw_sessiond.storage import Storage
 from claw_sessiond_client import Message, ToolCall
-from tests.helpers.daemon import scale
 from tests.helpers.figures import record
 from tests.helpers.policy_model import (
     EVERY_RULE,
@@ -26,6 +25,7 @@ from tests.helpers.policy_model import (
     operation,
     run_sequence,
 )
+from tests.helpers.tiers import scale
 
 _TOTALS: dict[str, int] = {"sequences": 0}
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claw_sessiond.storage import Storage
-from tests.helpers.daemon import scale
 from tests.helpers.entries_model import InProcess, check_comparison_can_fail, operation, run_sequence
+from tests.helpers.tiers import scale
 
 
 @settings(

@@ -22,7 +22,7 @@ from claw_sessiond.history import open_calls, project, project_window
 from claw_sessiond.model import Event, LoadWindow, Message, ToolCall, UsageDelta
 from claw_sessiond.repair import plan_repair
 from claw_sessiond.validate import prepare_append
-from tests.helpers.daemon import scale
+from tests.helpers.tiers import scale
 
 
 @st.composite

@@ -17,7 +17,7 @@ from claw_sessiond.ids import MAX_SESSION_ID_BYTES, check_session_id
 from claw_sessiond.model import Message as DMessage
 from claw_sessiond.model import ToolCall as DToolCall
 from claw_sessiond.repair import plan_repair
-from tests.helpers.daemon import scale
+from tests.helpers.tiers import scale
 
 # ---------------------------------------------------------------- pure properties of history.py
 

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claw_sessiond.bounds import MAX_JSON_DEPTH, JsonError, json_depth, loads_limited
-from tests.helpers.daemon import scale
 from tests.helpers.data import depth_of, nested_array, nested_object
+from tests.helpers.tiers import scale
 
 TRICKY_TEXT = st.text(alphabet=st.sampled_from('[]{}"\\ax,:\u00e9'), max_size=8)
 VALUES = st.recursive(

@@ -27,7 +27,7 @@ from claw_sessiond.repair import hidden_count, plan_repair, split_calls
 from claw_sessiond.rpc.convert import fill_message_pb, message_from_pb, tool_policy_of, tool_policy_pb
 from claw_sessiond.validate import prepare_append
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
-from tests.helpers.daemon import scale
+from tests.helpers.tiers import scale
 
 policies = st.builds(ToolPolicy, st.sampled_from(("", *REPAIR_MODES)), st.booleans(), st.booleans())
 

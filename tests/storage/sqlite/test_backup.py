@@ -21,9 +21,10 @@ import pytest
 from claw_sessiond.storage.sqlite.schema import APPLICATION_ID, SCHEMA_VERSION
 from claw_sessiond_client import Message
 from tests.helpers.cli import claw, in_workspace
-from tests.helpers.daemon import DaemonProcess, scale
+from tests.helpers.daemon import DaemonProcess
 from tests.helpers.data import populate_demo
 from tests.helpers.sqlite_file import db_path, file_digests, integrity, sha256_of
+from tests.helpers.tiers import scale
 
 pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
 

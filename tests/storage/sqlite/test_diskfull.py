@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from claw_sessiond_client import Message, StorageFullError, ToolCall
-from tests.helpers.daemon import DaemonProcess, health_status, scale
+from tests.helpers.daemon import DaemonProcess, health_status
 from tests.helpers.figures import record
 from tests.helpers.process import is_root, wait_refused
 from tests.helpers.sqlite_file import db_path, integrity
+from tests.helpers.tiers import scale
 
 pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
 

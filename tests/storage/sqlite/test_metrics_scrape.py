@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from claw_sessiond_client import Message, SessionClient
-from tests.helpers.daemon import FULL
 from tests.helpers.figures import record
 from tests.helpers.metrics import limited_metrics_daemon, scrape_text
+from tests.helpers.tiers import FULL
 
 pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
 

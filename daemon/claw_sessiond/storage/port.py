@@ -246,6 +246,11 @@ class Port(Protocol):
         ``workdir`` unless it is empty, and forget its indexed tool calls."""
         ...
 
+    def erase_history(self, session_id: str, fingerprint: str, kinds: Sequence[str]) -> int:
+        """Delete the session's history events (those with a position; its words from a search index too) and
+        set the fingerprint of its stored requests of ``kinds`` to ``fingerprint``; returns how many events went."""
+        ...
+
     def delete_session(self, session_id: str) -> int:
         """Delete every row of the session (and its words from a search index); returns how many events it had."""
         ...

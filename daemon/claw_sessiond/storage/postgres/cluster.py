@@ -21,9 +21,8 @@ from .. import writes
 from ..base import ChangeListener
 from .errors import map_pg_errors
 from .feed import ChangeFeed, notify_in_tx
-from .port import write_tx
+from .port import PostgresPort, write_tx
 from .runs import DatabaseRuns
-from .tx import lock_session_in_tx
 
 __all__ = ["Cluster"]
 
@@ -113,6 +112,6 @@ class Cluster:
     async def append_tx(self, conn: Any, job: AppendJob, max_open_calls: int) -> AppendResult:
         """An Append's transaction; one naming a run is fenced (:meth:`check_run`) under the row lock."""
         if job.run_id:
-            await lock_session_in_tx(conn, job.session_id)
+            await PostgresPort(conn).session_row(job.session_id)
             await self.check_run(conn, job.run_id, job.session_id)
         return await write_tx(writes.append, job, max_open_calls)(conn)

@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 from ...model import SessionSummary
 from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob, parse_labels
 from .. import sessions as writes
+from ..port import SESSION_COLS, session_row
 from . import reads
 from .port import PostgresPort, write_tx
-from .tx import SESSION_COLS, session_row
 
 __all__ = ["PostgresSessions", "label_match", "like_pattern"]
 

@@ -48,8 +48,6 @@ from ...model import (
     HistoryCursor,
     HistoryMark,
     ImportMode,
-    LoadResult,
-    LoadWindow,
     Message,
     ModelUsage,
     Usage,
@@ -63,14 +61,13 @@ from ..base import ChangeListener, HistoryItem, Storage, StorageCounters, Storag
 from ..editing import edit_tail
 from ..importing import import_session
 from ..loading import RunsLive
-from ..port import Port, ReadPort, as_read_port
+from ..port import SESSION_COLS, Port, ReadPort, as_read_port, session_row
 from ..steps import Steps, run_async
 from . import follow, queries, reads
 from .batch_tx import is_plain
 from .calls_tx import session_policy_in_tx
 from .cluster import Cluster
 from .connect import PostgresSettings, connect, describe_target, follower_connections, server_settings_of
-from .edit_tx import erase_clear_in_tx
 from .errors import safe_dsn
 from .group_commit import GroupCommit
 from .pooled import pooled
@@ -78,11 +75,6 @@ from .port import PostgresPort, write_tx
 from .read_port import PostgresReadPort
 from .sessions import PostgresSessions
 from .sweep import newest_update, prune_requests_in_tx, requests_due, retention_turn
-from .tx import (
-    SESSION_COLS,
-    lock_session_in_tx,
-    session_row,
-)
 from .vacuum import Vacuums
 
 __all__ = ["CLOSE_BOUND_S", "PostgresStorage"]
@@ -243,15 +235,10 @@ class PostgresStorage(PostgresSessions):
     #: only its session (``loading.py``).
     repairs_ahead: Final = False
 
-    async def load(
-        self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True, window: LoadWindow | None = None,
-        reply_only: bool = False,
-    ) -> LoadResult:  # fmt: skip
-        """Get-or-create read, with its repair (``storage/loading.py``); ``reply_only`` changes nothing here (no
-        encoded reply form is stored)."""
-        return await loading.load(
-            self, session_id, workdir, trace_id, repair=repair, window=window, reply_only=reply_only
-        )
+    #: ``Storage.load``: the get-or-create read with its repair, written once for both backends
+    #: (``storage/loading.py``; this object is its host). ``reply_only`` changes nothing here (no encoded
+    #: reply form is stored).
+    load = loading.load
 
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
         """Run a Load's snapshot ``steps`` in one read-only snapshot (runs' liveness decided in it, in SQL)."""
@@ -394,7 +381,7 @@ class PostgresStorage(PostgresSessions):
         fp = fingerprint("clear", session_id, expected_last_position, "erase")
         result = await self._write(
             session_id,
-            lambda c: erase_clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+            write_tx(writes.clear, session_id, request_id, fp, expected_last_position, workdir, trace_id, True),
             changed=True,
         )
         if result.events_erased and not result.replayed:
@@ -474,7 +461,7 @@ class PostgresStorage(PostgresSessions):
         """Erase the session only if it is still older than the cutoff (the caller spares what it wrote)."""
 
         async def run(conn: Any) -> int:
-            row, _now = await lock_session_in_tx(conn, session_id)
+            row, _now = await PostgresPort(conn).session_row(session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
             await self._cluster.notify(conn, session_id, erased=True)  # delivered only if this commits

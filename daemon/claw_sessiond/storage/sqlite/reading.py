@@ -28,8 +28,6 @@ from ...export import ExportHeader
 from ...model import (
     HistoryCursor,
     HistoryMark,
-    LoadResult,
-    LoadWindow,
     Message,
     ModelUsage,
     SessionSummary,
@@ -41,13 +39,12 @@ from ...state import parse_labels
 from .. import history_reads, loading
 from ..base import HistoryItem, RunRegistry, StorageCounters
 from ..loading import RunsLive
-from ..port import Port, ReadPort, as_read_port
+from ..port import SESSION_COLS, Port, ReadPort, as_read_port, session_row
 from ..steps import Steps, run_async, run_sync
 from . import queries, reads
 from .errors import map_sqlite_errors
 from .port import SQLitePort
 from .read_port import SQLiteReadPort
-from .tx import SESSION_COLS, session_row
 from .writer import Writer
 
 __all__ = ["READERS", "SQLiteReads"]
@@ -121,24 +118,11 @@ class SQLiteReads:
     #: session (``loading.py``).
     repairs_ahead: Final = True
 
-    async def load(
-        self,
-        session_id: str,
-        workdir: str,
-        trace_id: str,
-        *,
-        repair: bool = True,
-        window: LoadWindow | None = None,
-        reply_only: bool = False,
-    ) -> LoadResult:
-        """Get-or-create read, with its repair (``storage/loading.py``); nothing is written for an unknown session.
-
-        With ``reply_only`` (the RPC's Load), an entry whose encoded reply form is stored comes back
-        as that form with only what ordering reads (``events.reply_entry``, ``reads.REPLY``).
-        """
-        return await loading.load(
-            self, session_id, workdir, trace_id, repair=repair, window=window, reply_only=reply_only
-        )
+    #: ``Storage.load``: the get-or-create read with its repair, written once for both backends
+    #: (``storage/loading.py``; this object is its host). With ``reply_only`` (the RPC's Load), an entry
+    #: whose encoded reply form is stored comes back as that form with only what ordering reads
+    #: (``events.reply_entry``, ``reads.REPLY``). Nothing is written for an unknown session.
+    load = loading.load
 
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
         """Run a Load's snapshot ``steps`` in one read transaction on a short read connection."""

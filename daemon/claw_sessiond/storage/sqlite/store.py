@@ -56,7 +56,6 @@ from ..importing import import_session
 from ..runs import InMemoryRuns
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
-from .edit_tx import erase_clear_in_tx
 from .errors import map_sqlite_errors
 from .files import (
     check_database_file,
@@ -66,13 +65,12 @@ from .files import (
     probe_writable,
     space_hint,
 )
-from .port import write_tx
+from .port import SQLitePort, write_tx
 from .reading import READERS
 from .sessions import SQLiteSessions
 from .tx import (
     checkpoint_on_own_connection,
     checkpoint_outcome,
-    session_in_tx,
 )
 from .writer import NoWriter, Writer
 
@@ -306,7 +304,7 @@ class SQLiteStorage(SQLiteSessions):
         """Record a clear: the visible history starts after it; usage is kept.
 
         With ``erase`` the history before it leaves the log and, after a checkpoint, the files
-        (``edit_tx.erase_clear_in_tx``; ``erasure_pending`` as for :meth:`delete`).
+        (``writes.clear``; ``erasure_pending`` as for :meth:`delete`).
         """
         if not erase:
             fp = fingerprint("clear", session_id, expected_last_position)
@@ -317,7 +315,7 @@ class SQLiteStorage(SQLiteSessions):
         fp = fingerprint("clear", session_id, expected_last_position, "erase")
         outcome, hook = checkpoint_outcome()
         result = await self._writer.submit(
-            lambda c: erase_clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+            write_tx(writes.clear, session_id, request_id, fp, expected_last_position, workdir, trace_id, True),
             session_id,
             after_commit=hook,
         )
@@ -433,7 +431,7 @@ class SQLiteStorage(SQLiteSessions):
         """
 
         def run(conn: sqlite3.Connection) -> int:
-            row = session_in_tx(conn, session_id)
+            row, _now = SQLitePort(conn).session_row(session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
             return write_tx(writes.delete, session_id)(conn)

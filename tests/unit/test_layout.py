@@ -453,9 +453,6 @@ def test_the_walker_finds_each_form_of_import() -> None:
 KNOWN_TWINS: frozenset[tuple[str, str]] = frozenset(
     {
         ("sqlite/reading.py::SQLiteReads.watch_batch", "postgres/store.py::PostgresStorage.watch_batch"),
-        ("sqlite/reading.py::SQLiteReads.list_sessions.summary", "postgres/sessions.py::_summary"),
-        ("sqlite/store.py::SQLiteStorage._changed", "postgres/cluster.py::Cluster._changed"),
-        ("sqlite/store.py::SQLiteStorage._changed", "postgres/store.py::PostgresStorage._changed"),
     }
 )
 _PLACEHOLDER = re.compile(r"\$\d+|\?")

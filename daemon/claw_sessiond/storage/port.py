@@ -42,6 +42,7 @@ from ..model import (
     Repair,
     SessionMeta,
     SessionSettings,
+    SessionSummary,
     Usage,
     UsageDelta,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "new_incarnation",
     "session_meta",
     "session_row",
+    "session_summary",
     "settings_of",
     "usage_values",
 ]
@@ -117,6 +119,22 @@ def session_meta(
         True,
         row.message_count,
         settings or SessionSettings(),
+    )
+
+
+def session_summary(values: Sequence[Any]) -> SessionSummary:
+    """A listing row of a ``SELECT {SESSION_COLS}, labels`` result (the labels column last)."""
+    r = session_row(values)
+    assert r is not None
+    return SessionSummary(
+        r.session_id,
+        r.workdir,
+        r.updated_at,
+        r.message_count,
+        r.last_position,
+        r.usage,
+        parse_labels(str(values[-1])),
+        r.created_at,
     )
 
 

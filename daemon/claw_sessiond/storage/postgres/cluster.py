@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...model import AppendJob, AppendResult
 from .. import writes
-from ..base import ChangeListener
+from ..listeners import ChangeListeners
 from .errors import map_pg_errors
 from .feed import ChangeFeed, notify_in_tx
 from .port import PostgresPort, write_tx
@@ -37,34 +37,21 @@ class Cluster:
         server_settings: dict[str, str],
         where: str,
         lease_s: float,
-        listeners: Sequence[ChangeListener],
+        listeners: ChangeListeners,
     ) -> None:
         self._where = where
-        self._listeners = listeners
         self.feed = ChangeFeed(
             dsn,
             {**server_settings, "application_name": f"claw-sessiond feed {os.getpid()}"},
-            changed=self._changed,
-            erased=self._erased,
-            resync=self._resync,
+            changed=listeners.changed,
+            erased=listeners.erased,
+            resync=listeners.resync,
             pinged=self._pinged,
         )
         self.runs = DatabaseRuns(pool, dsn, server_settings, where, lease_s, self.feed.origin)
 
     def _pinged(self, run_id: str) -> None:
         self.runs.pinged(run_id)
-
-    def _changed(self, session_ids: set[str]) -> None:
-        for listener in self._listeners:
-            listener.changed(session_ids)
-
-    def _erased(self, session_id: str) -> None:
-        for listener in self._listeners:
-            listener.erased(session_id)
-
-    def _resync(self) -> None:
-        for listener in self._listeners:
-            listener.resync()
 
     async def start(self) -> None:
         """Register this daemon (its lease) and start listening; on failure nothing is left open.

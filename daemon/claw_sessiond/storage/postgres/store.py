@@ -60,6 +60,7 @@ from .. import history_reads, loading, writes
 from ..base import ChangeListener, HistoryItem, Storage, StorageCounters, StorageFigures, SweepTurns
 from ..editing import edit_tail
 from ..importing import import_session
+from ..listeners import ChangeListeners
 from ..loading import RunsLive
 from ..port import SESSION_COLS, Port, ReadPort, as_read_port, session_row
 from ..steps import Steps, run_async
@@ -100,7 +101,7 @@ class PostgresStorage(PostgresSessions):
         self.counters = counters
         self.max_open_tool_calls = max_open_tool_calls
         self.applied_migrations: list[str] = []
-        self._listeners: list[ChangeListener] = []
+        self._listeners = ChangeListeners()
         self._cluster = Cluster(pool, dsn, server_settings_of(settings), self._where, settings.lease_s, self._listeners)
         self._group = GroupCommit(pool, self._where, self._cluster.feed.origin, self._cluster.check_run)
         self.runs = self._cluster.runs
@@ -153,15 +154,7 @@ class PostgresStorage(PostgresSessions):
 
     def subscribe(self, listener: ChangeListener) -> None:
         """Tell ``listener`` about every later commit and erasure (of every daemon on the database)."""
-        self._listeners.append(listener)
-
-    def _changed(self, session_ids: set[str]) -> None:
-        for listener in self._listeners:
-            listener.changed(session_ids)
-
-    def _erased(self, session_id: str) -> None:
-        for listener in self._listeners:
-            listener.erased(session_id)
+        self._listeners.add(listener)
 
     # -- connections
 
@@ -215,7 +208,7 @@ class PostgresStorage(PostgresSessions):
             finally:
                 self._observe(time.perf_counter() - began, committed)
             if changed:
-                self._changed({session_id})
+                self._listeners.changed({session_id})
             return result
 
         return await asyncio.shield(asyncio.ensure_future(lane()))
@@ -415,7 +408,7 @@ class PostgresStorage(PostgresSessions):
         if count:
             self.counters.sessions_deleted += 1
             self._start_vacuum()
-        self._erased(session_id)
+        self._listeners.erased(session_id)
         return DeleteResult(count, False)
 
     async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
@@ -429,7 +422,7 @@ class PostgresStorage(PostgresSessions):
             erased=mode == "replace",
         )
         if mode == "replace":
-            self._erased(sid)
+            self._listeners.erased(sid)
             self._start_vacuum()
         return written
 
@@ -470,7 +463,7 @@ class PostgresStorage(PostgresSessions):
         count = await self._write(session_id, run)
         if count:
             self.counters.sessions_deleted += 1
-            self._erased(session_id)
+            self._listeners.erased(session_id)
             self._start_vacuum()
         return count
 

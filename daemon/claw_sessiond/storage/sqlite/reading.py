@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -35,11 +35,10 @@ from ...model import (
 )
 from ...policy import ToolPolicy, policy_from_json
 from ...queries import SearchFilter, SearchRow, UsageRow
-from ...state import parse_labels
 from .. import history_reads, loading
 from ..base import HistoryItem, RunRegistry, StorageCounters
 from ..loading import RunsLive
-from ..port import SESSION_COLS, Port, ReadPort, as_read_port, session_row
+from ..port import SESSION_COLS, Port, ReadPort, as_read_port, session_row, session_summary
 from ..steps import Steps, run_async, run_sync
 from . import queries, reads
 from .errors import map_sqlite_errors
@@ -184,24 +183,12 @@ class SQLiteReads:
         """
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
-        def summary(values: Sequence[Any]) -> SessionSummary:
-            r = session_row(values)
-            assert r is not None
-            return SessionSummary(
-                r.session_id,
-                r.workdir,
-                r.updated_at,
-                r.message_count,
-                r.last_position,
-                r.usage,
-                parse_labels(str(values[-1])),  # the labels column, after SESSION_COLS
-                r.created_at,
-            )
-
         cols = f"{SESSION_COLS}, labels"
         if labels:
-            return await reads.labelled_sessions(self._bulk_reader, pattern, labels, limit, summary, cols, after)
-        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, cols, after)
+            return await reads.labelled_sessions(
+                self._bulk_reader, pattern, labels, limit, session_summary, cols, after
+            )
+        return await reads.scan_sessions(self._bulk_reader, pattern, limit, session_summary, cols, after)
 
     async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
         """How many sessions :meth:`list_sessions` would list over all its pages.

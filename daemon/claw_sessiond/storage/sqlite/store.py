@@ -53,6 +53,7 @@ from .. import writes
 from ..base import BackingUp, ChangeListener, Checkpointing, CopyFigures, Storage, StorageCounters, StorageFigures
 from ..editing import edit_tail
 from ..importing import import_session
+from ..listeners import ChangeListeners
 from ..runs import InMemoryRuns
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
@@ -107,7 +108,7 @@ class SQLiteStorage(SQLiteSessions):
         self.runs = InMemoryRuns()
         #: Most open (unanswered) tool calls per session (0: no limit).
         self.max_open_tool_calls: int = DEFAULT_MAX_OPEN_TOOL_CALLS
-        self._listeners: list[ChangeListener] = []
+        self._listeners = ChangeListeners()
         self.applied_migrations: list[str] = []
         #: Erased sessions whose bytes may still be in the files (see ``erasure.py``).
         self.erasures = PendingErasures()
@@ -231,18 +232,13 @@ class SQLiteStorage(SQLiteSessions):
         import replace): positions restart at 1, so followers of the old
         session must stop.
         """
-        self._listeners.append(listener)
-        self._writer.on_commit = self._changed
-
-    def _changed(self, session_ids: set[str]) -> None:
-        for listener in self._listeners:
-            listener.changed(session_ids)
+        self._listeners.add(listener)
+        self._writer.on_commit = self._listeners.changed
 
     def _erased(self, session_id: str, count: int) -> None:
         if count:
             self.counters.sessions_deleted += 1
-        for listener in self._listeners:
-            listener.erased(session_id)
+        self._listeners.erased(session_id)
 
     async def figures(self) -> StorageFigures:
         """Sessions, events, idempotency records, schema version, database and WAL bytes."""
@@ -463,8 +459,7 @@ class SQLiteStorage(SQLiteSessions):
             after_commit=hook if mode == "replace" else None,
         )
         if mode == "replace":
-            for listener in self._listeners:
-                listener.erased(session.header.session_id)
+            self._listeners.erased(session.header.session_id)
             await self._erasure_outcome(session.header.session_id, 1, outcome)
         return written
 

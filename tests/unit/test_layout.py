@@ -450,11 +450,7 @@ def test_the_walker_finds_each_form_of_import() -> None:
 #: Functions defined the same way in both backends today, as (SQLite's, PostgreSQL's), each
 #: ``<path under storage/>::<qualified name>``. Each is to move into backend-neutral ``storage/``
 #: code; the list may only shrink (an entry that is no longer a twin fails the test).
-KNOWN_TWINS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("sqlite/reading.py::SQLiteReads.watch_batch", "postgres/store.py::PostgresStorage.watch_batch"),
-    }
-)
+KNOWN_TWINS: frozenset[tuple[str, str]] = frozenset()
 _PLACEHOLDER = re.compile(r"\$\d+|\?")
 
 

@@ -57,7 +57,7 @@ from ...model import (
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from .. import history_reads, loading, writes
-from ..base import ChangeListener, HistoryItem, Storage, StorageCounters, StorageFigures, SweepTurns
+from ..base import ChangeListener, Storage, StorageCounters, StorageFigures, SweepTurns
 from ..editing import edit_tail
 from ..importing import import_session
 from ..listeners import ChangeListeners
@@ -107,6 +107,8 @@ class PostgresStorage(PostgresSessions):
         self.runs = self._cluster.runs
         self._vacuums = Vacuums(self._reader)
         self._follower_lane = asyncio.Semaphore(follower_connections(settings.pool_max))
+        #: Short read-only snapshots for Watch and WatchAll batches, in the followers' lane.
+        self.follower_snapshots = reads.snapshots(self._follower_reader)
 
     # -- life cycle
 
@@ -256,14 +258,9 @@ class PostgresStorage(PostgresSessions):
         """The visible history of a Load's cursor, page by page (``storage/history_reads.py``)."""
         return history_reads.visible_pages(reads.snapshots(self._reader), cursor, self.counters)
 
-    async def watch_batch(
-        self, session_id: str, after_position: int, limit: int
-    ) -> tuple[str | None, list[HistoryItem], bool]:
-        """The session's incarnation (None if not stored) and its history events after a position."""
-        incarnation, rows, more = await history_reads.watch_rows_after(
-            reads.snapshots(self._follower_reader), session_id, after_position, limit
-        )
-        return incarnation, [(r[0], history_item(*r)) for r in rows], more
+    #: ``Storage.watch_batch``, written once for both backends (``history_reads.watch_batch``; this object is
+    #: its host, reading through :attr:`follower_snapshots`).
+    watch_batch = history_reads.watch_batch
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         """Session totals and the per-model breakdown.

@@ -36,7 +36,7 @@ from ...model import (
 from ...policy import ToolPolicy, policy_from_json
 from ...queries import SearchFilter, SearchRow, UsageRow
 from .. import history_reads, loading
-from ..base import HistoryItem, RunRegistry, StorageCounters
+from ..base import RunRegistry, StorageCounters
 from ..loading import RunsLive
 from ..port import SESSION_COLS, Port, ReadPort, as_read_port, session_row, session_summary
 from ..steps import Steps, run_async, run_sync
@@ -84,6 +84,8 @@ class SQLiteReads:
             (self._bulk if i >= len(readers) - bulk else self._readers).put_nowait(reader)
         self._has_bulk = bulk > 0
         self._follower_lane = asyncio.Semaphore(_FOLLOWER_READERS)
+        #: Short read transactions for Watch and WatchAll batches, in the followers' lane.
+        self.follower_snapshots = reads.snapshots(self._follower_reader)
 
     @contextlib.asynccontextmanager
     async def _reader(self) -> Any:
@@ -153,18 +155,9 @@ class SQLiteReads:
         the bulk read connection."""
         return history_reads.visible_pages(reads.snapshots(self._bulk_reader), cursor, self.counters)
 
-    async def watch_batch(
-        self, session_id: str, after_position: int, limit: int
-    ) -> tuple[str | None, list[HistoryItem], bool]:
-        """The session's incarnation (None if it is not stored) and its history events after a position.
-
-        Both are read in one snapshot, so the events belong to that incarnation. At most ``limit``
-        events and about ``reads.PAGE_BYTES`` payload bytes; the flag says whether more may follow.
-        """
-        incarnation, rows, more = await history_reads.watch_rows_after(
-            reads.snapshots(self._follower_reader), session_id, after_position, limit
-        )
-        return incarnation, [(r[0], history_item(*r)) for r in rows], more
+    #: ``Storage.watch_batch``, written once for both backends (``history_reads.watch_batch``; this object is
+    #: its host, reading through :attr:`follower_snapshots`).
+    watch_batch = history_reads.watch_batch
 
     async def list_sessions(
         self,

@@ -450,24 +450,7 @@ def test_the_walker_finds_each_form_of_import() -> None:
 #: Functions defined the same way in both backends today, as (SQLite's, PostgreSQL's), each
 #: ``<path under storage/>::<qualified name>``. Each is to move into backend-neutral ``storage/``
 #: code; the list may only shrink (an entry that is no longer a twin fails the test).
-KNOWN_TWINS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("sqlite/calls_tx.py::PolicyOf.__init__", "postgres/calls_tx.py::PolicyOf.__init__"),
-        ("sqlite/import_tx.py::_usage_values", "postgres/repair_tx.py::_usage_values"),
-        ("sqlite/reading.py::_dropping", "postgres/reads.py::dropping"),
-        ("sqlite/reading.py::SQLiteReads._counted", "postgres/store.py::PostgresStorage._counted"),
-        ("sqlite/reading.py::SQLiteReads.watch_batch", "postgres/store.py::PostgresStorage.watch_batch"),
-        ("sqlite/reading.py::SQLiteReads.list_sessions.summary", "postgres/sessions.py::_summary"),
-        ("sqlite/reads.py::_moves_bound", "postgres/reads.py::_moves_bound"),
-        ("sqlite/reads.py::check_cursor", "postgres/reads.py::check_cursor"),
-        ("sqlite/session_tx.py::_exists", "postgres/session_tx.py::_exists"),
-        ("sqlite/state_tx.py::settings_of", "postgres/state_tx.py::settings_of"),
-        ("sqlite/store.py::SQLiteStorage._changed", "postgres/cluster.py::Cluster._changed"),
-        ("sqlite/store.py::SQLiteStorage._changed", "postgres/store.py::PostgresStorage._changed"),
-        ("sqlite/tx.py::session_meta", "postgres/tx.py::session_meta"),
-        ("sqlite/tx.py::new_incarnation", "postgres/tx.py::new_incarnation"),
-    }
-)
+KNOWN_TWINS: frozenset[tuple[str, str]] = frozenset()
 _PLACEHOLDER = re.compile(r"\$\d+|\?")
 
 

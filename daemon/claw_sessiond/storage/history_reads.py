@@ -34,16 +34,26 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Protocol
 
+from ..edits import history_item
 from ..errors import Reason, SequenceConflictError
 from ..history import drop_calls, moves_bound
 from ..model import HistoryCursor, Message
-from .base import StorageCounters
+from .base import HistoryItem, StorageCounters
 from .paging import PAGE_BYTES, PAGE_ROWS, Segment, arrange_page, cut
 from .port import PageReads
 
-__all__ = ["Snapshots", "export_pages", "guard", "history_pages", "visible_pages", "watch_rows_after"]
+__all__ = [
+    "Snapshots",
+    "WatchHost",
+    "export_pages",
+    "guard",
+    "history_pages",
+    "visible_pages",
+    "watch_batch",
+    "watch_rows_after",
+]
 
 #: Opens one short read transaction and hands its port (closed, and the connection given back, on exit).
 Snapshots = Callable[[], AbstractAsyncContextManager[PageReads]]
@@ -167,6 +177,26 @@ async def _positions_by_pages(
             found = await _entries_at(snapshot, cursor, group)
             yield sorted(found, key=lambda m: order[m.position])
             n = cut([(p, sizes.get(p, 0)) for p in part], PAGE_BYTES) if part else 0
+
+
+class WatchHost(Protocol):
+    """What :func:`watch_batch` needs of a backend: short snapshots taken in its followers' lane."""
+
+    @property
+    def follower_snapshots(self) -> Snapshots:
+        """Short read snapshots for a Watch or WatchAll batch, each on a connection of the followers' lane."""
+        ...
+
+
+async def watch_batch(
+    host: WatchHost, session_id: str, after_position: int, limit: int
+) -> tuple[str | None, list[HistoryItem], bool]:
+    """``Storage.watch_batch`` for any backend ``host``: the session's incarnation (None if it is not stored)
+    and its history events after a position, read in one snapshot (so the events belong to that
+    incarnation); at most ``limit`` events and about ``PAGE_BYTES`` of payload; the flag says whether more
+    may follow (:func:`watch_rows_after`)."""
+    incarnation, rows, more = await watch_rows_after(host.follower_snapshots, session_id, after_position, limit)
+    return incarnation, [(r[0], history_item(*r)) for r in rows], more
 
 
 async def watch_rows_after(

@@ -42,6 +42,7 @@ from ..model import (
     Repair,
     SessionMeta,
     SessionSettings,
+    SessionSummary,
     Usage,
     UsageDelta,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "new_incarnation",
     "session_meta",
     "session_row",
+    "session_summary",
     "settings_of",
     "usage_values",
 ]
@@ -117,6 +119,22 @@ def session_meta(
         True,
         row.message_count,
         settings or SessionSettings(),
+    )
+
+
+def session_summary(values: Sequence[Any]) -> SessionSummary:
+    """A listing row of a ``SELECT {SESSION_COLS}, labels`` result (the labels column last)."""
+    r = session_row(values)
+    assert r is not None
+    return SessionSummary(
+        r.session_id,
+        r.workdir,
+        r.updated_at,
+        r.message_count,
+        r.last_position,
+        r.usage,
+        parse_labels(str(values[-1])),
+        r.created_at,
     )
 
 
@@ -244,6 +262,11 @@ class Port(Protocol):
     def clear_session(self, session_id: str, position: int, now: str, workdir: str) -> None:
         """Set the session's last and clear positions to ``position``, no visible entries, stamp ``now``, take
         ``workdir`` unless it is empty, and forget its indexed tool calls."""
+        ...
+
+    def erase_history(self, session_id: str, fingerprint: str, kinds: Sequence[str]) -> int:
+        """Delete the session's history events (those with a position; its words from a search index too) and
+        set the fingerprint of its stored requests of ``kinds`` to ``fingerprint``; returns how many events went."""
         ...
 
     def delete_session(self, session_id: str) -> int:

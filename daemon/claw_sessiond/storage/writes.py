@@ -261,9 +261,15 @@ def clear(
     expected: int,
     workdir: str,
     trace_id: str,
-    erased: int | None = None,
+    erase: bool = False,
 ) -> Steps[ClearResult]:
-    """Write a clear (``erased``: the events an erasing clear removed just before, in this transaction).
+    """Write a clear; with ``erase`` (an erasing clear) the history before it goes first, in this transaction.
+
+    The erasure deletes the session's history events, its tool-call rows and their search-index
+    entries, and replaces the content hashes of its stored history requests
+    (``rules.ERASED_FINGERPRINT``); the clear's payload says how many events went. The
+    backend's ``erase_history`` verb takes the bytes out (SQLite: with ``secure_delete`` and the
+    checkpoint its store runs after the commit; PostgreSQL: the next vacuum).
 
     Raises:
         InvalidRequestError, SequenceConflictError: as for :func:`append`.
@@ -272,6 +278,9 @@ def clear(
     if record is not None:
         return rules.clear_from_record(record)
     assert row is not None
+    erased: int | None = None
+    if erase:
+        erased = yield port.erase_history(session_id, rules.ERASED_FINGERPRINT, rules.CONTENT_REQUEST_KINDS)
     position = row.last_position + 1
     yield port.insert_event(session_id, position, "clear", trace_id, now, encode_clear(erased))
     yield port.clear_session(session_id, position, now, workdir)

@@ -57,7 +57,7 @@ def test_delete_and_import_replace_erase_the_indexed_words(daemon: DaemonProcess
 
 
 def test_an_fts5_delete_alone_keeps_the_words_which_is_why_erasure_optimizes(tmp_path: Path) -> None:
-    """The reason for 'optimize' in ``_delete_in_tx``, shown on the real schema without the daemon."""
+    """The reason for 'optimize' in ``SQLitePort``'s erasing verbs, shown on the real schema without the daemon."""
     path = tmp_path / "plain.db"
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA secure_delete = ON")

@@ -1,6 +1,6 @@
 """The server-side function of schema version 5: a queue of plain appends to one session in one call.
 
-``append_batch`` does, in the one statement that calls it, what ``tx.append_in_tx`` does with
+``append_batch`` does, in the one statement that calls it, what ``writes.append`` does with
 6-9 statements per append for an append of plain messages (no tool calls or results, no usage,
 no client ids, no state deltas, no run): the follow-all announcement (``follow.ANNOUNCE_SQL``),
 the session row lock (first creating a missing row with ``INSERT … ON CONFLICT DO NOTHING``),

@@ -4,7 +4,7 @@ An append is *plain* (:func:`is_plain`) when all it needs is the row lock, the r
 expected-position checks, its events, the request record and the session row's update: no tool
 calls or tool results, no usage, no client ids, no state deltas, no run (fencing). Group commit
 (``group_commit.py``) sends a queue of them as ONE statement in its own implicit transaction: one
-round trip and one COMMIT for up to ``MAX_GROUP`` appends, where ``tx.append_in_tx`` in a savepoint
+round trip and one COMMIT for up to ``MAX_GROUP`` appends, where ``writes.append`` in a savepoint
 takes 8 or more. The call returns only once the COMMIT is done (``synchronous_commit=on``).
 
 Each append's outcome is decided by the rules here, from what the function reports
@@ -29,8 +29,8 @@ from ...errors import SessiondError, StorageUnavailableError
 from ...events import EVENT_SCHEMA_VERSION
 from ...model import AppendJob, AppendResult
 from ...rules import StoredRequest
+from ..port import new_incarnation
 from .feed import CHANNEL, note
-from .tx import new_incarnation
 
 __all__ = ["append_batch", "is_plain", "outcome"]
 
@@ -44,7 +44,7 @@ _CALL: Final = (
 
 
 def is_plain(job: AppendJob) -> bool:
-    """True if ``append_batch`` can write ``job`` exactly as ``tx.append_in_tx`` would."""
+    """True if ``append_batch`` can write ``job`` exactly as ``writes.append`` would."""
     if job.run_id or job.state_deltas:
         return False
     return all(

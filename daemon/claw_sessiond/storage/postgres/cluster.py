@@ -13,17 +13,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...model import AppendJob, AppendResult
 from .. import writes
-from ..base import ChangeListener
+from ..listeners import ChangeListeners
 from .errors import map_pg_errors
 from .feed import ChangeFeed, notify_in_tx
-from .port import write_tx
+from .port import PostgresPort, write_tx
 from .runs import DatabaseRuns
-from .tx import lock_session_in_tx
 
 __all__ = ["Cluster"]
 
@@ -38,34 +37,21 @@ class Cluster:
         server_settings: dict[str, str],
         where: str,
         lease_s: float,
-        listeners: Sequence[ChangeListener],
+        listeners: ChangeListeners,
     ) -> None:
         self._where = where
-        self._listeners = listeners
         self.feed = ChangeFeed(
             dsn,
             {**server_settings, "application_name": f"claw-sessiond feed {os.getpid()}"},
-            changed=self._changed,
-            erased=self._erased,
-            resync=self._resync,
+            changed=listeners.changed,
+            erased=listeners.erased,
+            resync=listeners.resync,
             pinged=self._pinged,
         )
         self.runs = DatabaseRuns(pool, dsn, server_settings, where, lease_s, self.feed.origin)
 
     def _pinged(self, run_id: str) -> None:
         self.runs.pinged(run_id)
-
-    def _changed(self, session_ids: set[str]) -> None:
-        for listener in self._listeners:
-            listener.changed(session_ids)
-
-    def _erased(self, session_id: str) -> None:
-        for listener in self._listeners:
-            listener.erased(session_id)
-
-    def _resync(self) -> None:
-        for listener in self._listeners:
-            listener.resync()
 
     async def start(self) -> None:
         """Register this daemon (its lease) and start listening; on failure nothing is left open.
@@ -113,6 +99,6 @@ class Cluster:
     async def append_tx(self, conn: Any, job: AppendJob, max_open_calls: int) -> AppendResult:
         """An Append's transaction; one naming a run is fenced (:meth:`check_run`) under the row lock."""
         if job.run_id:
-            await lock_session_in_tx(conn, job.session_id)
+            await PostgresPort(conn).session_row(job.session_id)
             await self.check_run(conn, job.run_id, job.session_id)
         return await write_tx(writes.append, job, max_open_calls)(conn)

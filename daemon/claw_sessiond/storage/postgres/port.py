@@ -37,10 +37,10 @@ from ..port import (
     new_incarnation,
     session_row,
     settings_of,
-    usage_values,
 )
 from ..steps import Steps, run_async
 from . import read_port as snapshot_reads
+from . import row_copies
 
 __all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort", "write_tx"]
 
@@ -303,6 +303,17 @@ class PostgresPort:
             session_id,
         )
 
+    async def erase_history(self, session_id: str, fingerprint: str, kinds: Sequence[str]) -> int:
+        """The bytes go with the next vacuum (logical erasure, docs/postgres.md)."""
+        done = await self._conn.execute("DELETE FROM events WHERE session_id = $1 AND position IS NOT NULL", session_id)
+        await self._conn.execute(
+            "UPDATE requests SET fingerprint = $1 WHERE session_id = $2 AND kind = ANY($3::text[])",
+            fingerprint,
+            session_id,
+            list(kinds),
+        )
+        return int(done.split()[-1])
+
     async def delete_session(self, session_id: str) -> int:
         count = int(await self._conn.fetchval("SELECT count(*) FROM events WHERE session_id = $1", session_id))
         for table in SESSION_TABLES:
@@ -476,108 +487,30 @@ class PostgresPort:
             )
 
     async def indexed_calls(self, session_id: str, call_ids: Sequence[str]) -> list[IndexedCall]:
-        rows = await self._conn.fetch(
-            "SELECT call_id, assistant_position, call_index, result_position, pending, repair_mode, "
-            "synthetic_position FROM tool_calls WHERE session_id = $1 AND call_id = ANY($2::text[])",
-            session_id,
-            [db_text(c) for c in call_ids],
-        )
-        return [
-            IndexedCall(
-                from_db_text(r[0]),
-                int(r[1]),
-                int(r[2]),
-                None if r[3] is None else int(r[3]),
-                bool(r[4]),
-                str(r[5]),
-                None if r[6] is None else int(r[6]),
-            )
-            for r in rows
-        ]
+        return await row_copies.indexed_calls(self._conn, session_id, call_ids)
 
     async def index_calls(self, session_id: str, calls: Sequence[IndexedCall]) -> None:
-        if calls:
-            await self._conn.executemany(
-                "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, result_position, "
-                "run_id, pending, repair_mode, synthetic_position) VALUES ($1, $2, $3, $4, $5, '', $6, $7, $8)",
-                [
-                    (
-                        session_id,
-                        db_text(c.call_id),
-                        c.assistant_position,
-                        c.call_index,
-                        c.result_position,
-                        bool(c.pending),
-                        c.repair_mode,
-                        c.synthetic_position,
-                    )
-                    for c in calls
-                ],
-            )
+        await row_copies.index_calls(self._conn, session_id, calls)
 
     async def incarnation(self, session_id: str) -> str | None:
         found = await self._conn.fetchval("SELECT incarnation FROM sessions WHERE session_id = $1", session_id)
         return None if found is None else str(found)
 
     async def events_of(self, session_id: str) -> list[tuple[int | None, str, str, str, str]]:
-        rows = await self._conn.fetch(
-            "SELECT position, type, ts, trace_id, payload FROM events WHERE session_id = $1 ORDER BY event_id",
-            session_id,
-        )
-        return [(None if r[0] is None else int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
+        return await row_copies.events_of(self._conn, session_id)
 
     async def insert_events(self, session_id: str, events: Sequence[ImportedEvent]) -> None:
-        if events:
-            await self._conn.executemany(
-                "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, "
-                "item, client_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                [
-                    (
-                        session_id,
-                        e.position,
-                        e.type,
-                        e.trace_id,
-                        e.ts,
-                        e.schema_version,
-                        e.payload,
-                        e.format,
-                        e.item,
-                        None if e.client_id is None else db_text(e.client_id),
-                    )
-                    for e in events
-                ],
-            )
+        await row_copies.insert_events(self._conn, session_id, events)
 
     async def drop_derived_rows(self, session_id: str) -> None:
         for table in ("tool_calls", "usage_by_model", "sessions"):
             await self._conn.execute(f"DELETE FROM {table} WHERE session_id = $1", session_id)
 
     async def insert_session_row(self, row: SessionRow, incarnation: str) -> None:
-        await self._conn.execute(
-            f"INSERT INTO sessions({SESSION_COLS}, incarnation) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-            row.session_id,
-            row.workdir,
-            row.created_at,
-            row.updated_at,
-            row.last_position,
-            row.clear_position,
-            row.message_count,
-            *usage_values(row.usage),
-            incarnation,
-        )
+        await row_copies.insert_session_row(self._conn, row, incarnation)
 
     async def insert_model_usage(self, session_id: str, by_model: Mapping[tuple[str, str], Usage]) -> None:
-        if by_model:
-            await self._conn.executemany(
-                "INSERT INTO usage_by_model(session_id, model, pricing_version, input_tokens, output_tokens, "
-                "cache_read_tokens, cache_write_tokens, cost_micros, currency) "
-                "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                [
-                    (session_id, db_text(model), db_text(version), *usage_values(u))
-                    for (model, version), u in by_model.items()
-                ],
-            )
+        await row_copies.insert_model_usage(self._conn, session_id, by_model)
 
     # -- load and repair
 

@@ -37,9 +37,9 @@ from ...queries import (
 )
 from ..figures import StorageFigures
 from ..nul_text import from_db_text
+from ..port import SESSION_COLS, session_row
 from .schema import SCHEMA
 from .texts import payload_json
-from .tx import SESSION_COLS, session_row
 
 __all__ = ["figures", "search", "tsquery_sql", "usage_by_model", "usage_report"]
 

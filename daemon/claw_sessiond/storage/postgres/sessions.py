@@ -14,11 +14,11 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 from ...model import SessionSummary
-from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob, parse_labels
+from ...state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
 from .. import sessions as writes
+from ..port import SESSION_COLS, session_summary
 from . import reads
 from .port import PostgresPort, write_tx
-from .tx import SESSION_COLS, session_row
 
 __all__ = ["PostgresSessions", "label_match", "like_pattern"]
 
@@ -44,22 +44,6 @@ def label_match(labels: Mapping[str, str], first: int) -> tuple[str, tuple[str, 
         for i in range(len(labels))
     ]
     return f" AND session_id IN ({' INTERSECT '.join(parts)})", tuple(v for kv in sorted(labels.items()) for v in kv)
-
-
-def _summary(values: Sequence[Any]) -> SessionSummary:
-    """A listing row: ``SELECT {SESSION_COLS}, labels``."""
-    r = session_row(values)
-    assert r is not None
-    return SessionSummary(
-        r.session_id,
-        r.workdir,
-        r.updated_at,
-        r.message_count,
-        r.last_position,
-        r.usage,
-        parse_labels(str(values[-1])),
-        r.created_at,
-    )
 
 
 class PostgresSessions:
@@ -140,7 +124,7 @@ class PostgresSessions:
         cols = f"{SESSION_COLS}, labels"
         pattern = like_pattern(id_contains)
         if not labels:
-            return await reads.scan_sessions(self._reader, pattern, limit, _summary, cols, after)
+            return await reads.scan_sessions(self._reader, pattern, limit, session_summary, cols, after)
         match, params = label_match(labels, 2)
         n = 2 + len(params)
         where = ""
@@ -157,7 +141,7 @@ class PostgresSessions:
                 *cursor,
                 limit,
             )
-        return [_summary(values) for values in rows]
+        return [session_summary(values) for values in rows]
 
     async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
         """How many sessions :meth:`list_sessions` would list over all its pages."""

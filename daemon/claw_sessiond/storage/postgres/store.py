@@ -48,8 +48,6 @@ from ...model import (
     HistoryCursor,
     HistoryMark,
     ImportMode,
-    LoadResult,
-    LoadWindow,
     Message,
     ModelUsage,
     Usage,
@@ -59,18 +57,18 @@ from ...model import (
 from ...policy import ToolPolicy
 from ...queries import SearchFilter, SearchRow, UsageRow
 from .. import history_reads, loading, writes
-from ..base import ChangeListener, HistoryItem, Storage, StorageCounters, StorageFigures, SweepTurns
+from ..base import ChangeListener, Storage, StorageCounters, StorageFigures, SweepTurns
 from ..editing import edit_tail
 from ..importing import import_session
+from ..listeners import ChangeListeners
 from ..loading import RunsLive
-from ..port import Port, ReadPort, as_read_port
+from ..port import SESSION_COLS, Port, ReadPort, as_read_port, session_row
 from ..steps import Steps, run_async
 from . import follow, queries, reads
 from .batch_tx import is_plain
 from .calls_tx import session_policy_in_tx
 from .cluster import Cluster
 from .connect import PostgresSettings, connect, describe_target, follower_connections, server_settings_of
-from .edit_tx import erase_clear_in_tx
 from .errors import safe_dsn
 from .group_commit import GroupCommit
 from .pooled import pooled
@@ -78,11 +76,6 @@ from .port import PostgresPort, write_tx
 from .read_port import PostgresReadPort
 from .sessions import PostgresSessions
 from .sweep import newest_update, prune_requests_in_tx, requests_due, retention_turn
-from .tx import (
-    SESSION_COLS,
-    lock_session_in_tx,
-    session_row,
-)
 from .vacuum import Vacuums
 
 __all__ = ["CLOSE_BOUND_S", "PostgresStorage"]
@@ -108,12 +101,14 @@ class PostgresStorage(PostgresSessions):
         self.counters = counters
         self.max_open_tool_calls = max_open_tool_calls
         self.applied_migrations: list[str] = []
-        self._listeners: list[ChangeListener] = []
+        self._listeners = ChangeListeners()
         self._cluster = Cluster(pool, dsn, server_settings_of(settings), self._where, settings.lease_s, self._listeners)
         self._group = GroupCommit(pool, self._where, self._cluster.feed.origin, self._cluster.check_run)
         self.runs = self._cluster.runs
         self._vacuums = Vacuums(self._reader)
         self._follower_lane = asyncio.Semaphore(follower_connections(settings.pool_max))
+        #: Short read-only snapshots for Watch and WatchAll batches, in the followers' lane.
+        self.follower_snapshots = reads.snapshots(self._follower_reader)
 
     # -- life cycle
 
@@ -161,15 +156,7 @@ class PostgresStorage(PostgresSessions):
 
     def subscribe(self, listener: ChangeListener) -> None:
         """Tell ``listener`` about every later commit and erasure (of every daemon on the database)."""
-        self._listeners.append(listener)
-
-    def _changed(self, session_ids: set[str]) -> None:
-        for listener in self._listeners:
-            listener.changed(session_ids)
-
-    def _erased(self, session_id: str) -> None:
-        for listener in self._listeners:
-            listener.erased(session_id)
+        self._listeners.add(listener)
 
     # -- connections
 
@@ -223,7 +210,7 @@ class PostgresStorage(PostgresSessions):
             finally:
                 self._observe(time.perf_counter() - began, committed)
             if changed:
-                self._changed({session_id})
+                self._listeners.changed({session_id})
             return result
 
         return await asyncio.shield(asyncio.ensure_future(lane()))
@@ -243,15 +230,10 @@ class PostgresStorage(PostgresSessions):
     #: only its session (``loading.py``).
     repairs_ahead: Final = False
 
-    async def load(
-        self, session_id: str, workdir: str, trace_id: str, *, repair: bool = True, window: LoadWindow | None = None,
-        reply_only: bool = False,
-    ) -> LoadResult:  # fmt: skip
-        """Get-or-create read, with its repair (``storage/loading.py``); ``reply_only`` changes nothing here (no
-        encoded reply form is stored)."""
-        return await loading.load(
-            self, session_id, workdir, trace_id, repair=repair, window=window, reply_only=reply_only
-        )
+    #: ``Storage.load``: the get-or-create read with its repair, written once for both backends
+    #: (``storage/loading.py``; this object is its host). ``reply_only`` changes nothing here (no encoded
+    #: reply form is stored).
+    load = loading.load
 
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
         """Run a Load's snapshot ``steps`` in one read-only snapshot (runs' liveness decided in it, in SQL)."""
@@ -276,14 +258,9 @@ class PostgresStorage(PostgresSessions):
         """The visible history of a Load's cursor, page by page (``storage/history_reads.py``)."""
         return history_reads.visible_pages(reads.snapshots(self._reader), cursor, self.counters)
 
-    async def watch_batch(
-        self, session_id: str, after_position: int, limit: int
-    ) -> tuple[str | None, list[HistoryItem], bool]:
-        """The session's incarnation (None if not stored) and its history events after a position."""
-        incarnation, rows, more = await history_reads.watch_rows_after(
-            reads.snapshots(self._follower_reader), session_id, after_position, limit
-        )
-        return incarnation, [(r[0], history_item(*r)) for r in rows], more
+    #: ``Storage.watch_batch``, written once for both backends (``history_reads.watch_batch``; this object is
+    #: its host, reading through :attr:`follower_snapshots`).
+    watch_batch = history_reads.watch_batch
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         """Session totals and the per-model breakdown.
@@ -394,7 +371,7 @@ class PostgresStorage(PostgresSessions):
         fp = fingerprint("clear", session_id, expected_last_position, "erase")
         result = await self._write(
             session_id,
-            lambda c: erase_clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+            write_tx(writes.clear, session_id, request_id, fp, expected_last_position, workdir, trace_id, True),
             changed=True,
         )
         if result.events_erased and not result.replayed:
@@ -428,7 +405,7 @@ class PostgresStorage(PostgresSessions):
         if count:
             self.counters.sessions_deleted += 1
             self._start_vacuum()
-        self._erased(session_id)
+        self._listeners.erased(session_id)
         return DeleteResult(count, False)
 
     async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
@@ -442,7 +419,7 @@ class PostgresStorage(PostgresSessions):
             erased=mode == "replace",
         )
         if mode == "replace":
-            self._erased(sid)
+            self._listeners.erased(sid)
             self._start_vacuum()
         return written
 
@@ -474,7 +451,7 @@ class PostgresStorage(PostgresSessions):
         """Erase the session only if it is still older than the cutoff (the caller spares what it wrote)."""
 
         async def run(conn: Any) -> int:
-            row, _now = await lock_session_in_tx(conn, session_id)
+            row, _now = await PostgresPort(conn).session_row(session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
             await self._cluster.notify(conn, session_id, erased=True)  # delivered only if this commits
@@ -483,7 +460,7 @@ class PostgresStorage(PostgresSessions):
         count = await self._write(session_id, run)
         if count:
             self.counters.sessions_deleted += 1
-            self._erased(session_id)
+            self._listeners.erased(session_id)
             self._start_vacuum()
         return count
 

@@ -276,6 +276,20 @@ class SQLitePort:
             (position, position, now, workdir, workdir, session_id),
         )
 
+    def erase_history(self, session_id: str, fingerprint: str, kinds: Sequence[str]) -> int:
+        """Also takes the erased messages' words out of the search index (:func:`erase_search_index_in_tx`)."""
+        # Through ``events_position``: every history event of the session, and no usage, state or audit event.
+        erased = self._conn.execute(
+            "DELETE FROM events WHERE session_id = ? AND position IS NOT NULL", (session_id,)
+        ).rowcount
+        self._conn.execute(
+            f"UPDATE requests SET fingerprint = ? WHERE session_id = ? AND kind IN ({','.join('?' * len(kinds))})",
+            (fingerprint, session_id, *kinds),
+        )
+        if erased:
+            erase_search_index_in_tx(self._conn)
+        return int(erased)
+
     def delete_session(self, session_id: str) -> int:
         """Also takes the deleted messages' words out of the search index (:func:`erase_search_index_in_tx`)."""
         count = int(self._conn.execute("SELECT count(*) FROM events WHERE session_id = ?", (session_id,)).fetchone()[0])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -28,8 +28,6 @@ from ...export import ExportHeader
 from ...model import (
     HistoryCursor,
     HistoryMark,
-    LoadResult,
-    LoadWindow,
     Message,
     ModelUsage,
     SessionSummary,
@@ -37,17 +35,15 @@ from ...model import (
 )
 from ...policy import ToolPolicy, policy_from_json
 from ...queries import SearchFilter, SearchRow, UsageRow
-from ...state import parse_labels
 from .. import history_reads, loading
-from ..base import HistoryItem, RunRegistry, StorageCounters
+from ..base import RunRegistry, StorageCounters
 from ..loading import RunsLive
-from ..port import Port, ReadPort, as_read_port
+from ..port import SESSION_COLS, Port, ReadPort, as_read_port, session_row, session_summary
 from ..steps import Steps, run_async, run_sync
 from . import queries, reads
 from .errors import map_sqlite_errors
 from .port import SQLitePort
 from .read_port import SQLiteReadPort
-from .tx import SESSION_COLS, session_row
 from .writer import Writer
 
 __all__ = ["READERS", "SQLiteReads"]
@@ -88,6 +84,8 @@ class SQLiteReads:
             (self._bulk if i >= len(readers) - bulk else self._readers).put_nowait(reader)
         self._has_bulk = bulk > 0
         self._follower_lane = asyncio.Semaphore(_FOLLOWER_READERS)
+        #: Short read transactions for Watch and WatchAll batches, in the followers' lane.
+        self.follower_snapshots = reads.snapshots(self._follower_reader)
 
     @contextlib.asynccontextmanager
     async def _reader(self) -> Any:
@@ -121,24 +119,11 @@ class SQLiteReads:
     #: session (``loading.py``).
     repairs_ahead: Final = True
 
-    async def load(
-        self,
-        session_id: str,
-        workdir: str,
-        trace_id: str,
-        *,
-        repair: bool = True,
-        window: LoadWindow | None = None,
-        reply_only: bool = False,
-    ) -> LoadResult:
-        """Get-or-create read, with its repair (``storage/loading.py``); nothing is written for an unknown session.
-
-        With ``reply_only`` (the RPC's Load), an entry whose encoded reply form is stored comes back
-        as that form with only what ordering reads (``events.reply_entry``, ``reads.REPLY``).
-        """
-        return await loading.load(
-            self, session_id, workdir, trace_id, repair=repair, window=window, reply_only=reply_only
-        )
+    #: ``Storage.load``: the get-or-create read with its repair, written once for both backends
+    #: (``storage/loading.py``; this object is its host). With ``reply_only`` (the RPC's Load), an entry
+    #: whose encoded reply form is stored comes back as that form with only what ordering reads
+    #: (``events.reply_entry``, ``reads.REPLY``). Nothing is written for an unknown session.
+    load = loading.load
 
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
         """Run a Load's snapshot ``steps`` in one read transaction on a short read connection."""
@@ -170,18 +155,9 @@ class SQLiteReads:
         the bulk read connection."""
         return history_reads.visible_pages(reads.snapshots(self._bulk_reader), cursor, self.counters)
 
-    async def watch_batch(
-        self, session_id: str, after_position: int, limit: int
-    ) -> tuple[str | None, list[HistoryItem], bool]:
-        """The session's incarnation (None if it is not stored) and its history events after a position.
-
-        Both are read in one snapshot, so the events belong to that incarnation. At most ``limit``
-        events and about ``reads.PAGE_BYTES`` payload bytes; the flag says whether more may follow.
-        """
-        incarnation, rows, more = await history_reads.watch_rows_after(
-            reads.snapshots(self._follower_reader), session_id, after_position, limit
-        )
-        return incarnation, [(r[0], history_item(*r)) for r in rows], more
+    #: ``Storage.watch_batch``, written once for both backends (``history_reads.watch_batch``; this object is
+    #: its host, reading through :attr:`follower_snapshots`).
+    watch_batch = history_reads.watch_batch
 
     async def list_sessions(
         self,
@@ -200,24 +176,12 @@ class SQLiteReads:
         """
         pattern = "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
-        def summary(values: Sequence[Any]) -> SessionSummary:
-            r = session_row(values)
-            assert r is not None
-            return SessionSummary(
-                r.session_id,
-                r.workdir,
-                r.updated_at,
-                r.message_count,
-                r.last_position,
-                r.usage,
-                parse_labels(str(values[-1])),  # the labels column, after SESSION_COLS
-                r.created_at,
-            )
-
         cols = f"{SESSION_COLS}, labels"
         if labels:
-            return await reads.labelled_sessions(self._bulk_reader, pattern, labels, limit, summary, cols, after)
-        return await reads.scan_sessions(self._bulk_reader, pattern, limit, summary, cols, after)
+            return await reads.labelled_sessions(
+                self._bulk_reader, pattern, labels, limit, session_summary, cols, after
+            )
+        return await reads.scan_sessions(self._bulk_reader, pattern, limit, session_summary, cols, after)
 
     async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
         """How many sessions :meth:`list_sessions` would list over all its pages.

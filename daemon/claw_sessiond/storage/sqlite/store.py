@@ -53,10 +53,10 @@ from .. import writes
 from ..base import BackingUp, ChangeListener, Checkpointing, CopyFigures, Storage, StorageCounters, StorageFigures
 from ..editing import edit_tail
 from ..importing import import_session
+from ..listeners import ChangeListeners
 from ..runs import InMemoryRuns
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
-from .edit_tx import erase_clear_in_tx
 from .errors import map_sqlite_errors
 from .files import (
     check_database_file,
@@ -66,13 +66,12 @@ from .files import (
     probe_writable,
     space_hint,
 )
-from .port import write_tx
+from .port import SQLitePort, write_tx
 from .reading import READERS
 from .sessions import SQLiteSessions
 from .tx import (
     checkpoint_on_own_connection,
     checkpoint_outcome,
-    session_in_tx,
 )
 from .writer import NoWriter, Writer
 
@@ -109,7 +108,7 @@ class SQLiteStorage(SQLiteSessions):
         self.runs = InMemoryRuns()
         #: Most open (unanswered) tool calls per session (0: no limit).
         self.max_open_tool_calls: int = DEFAULT_MAX_OPEN_TOOL_CALLS
-        self._listeners: list[ChangeListener] = []
+        self._listeners = ChangeListeners()
         self.applied_migrations: list[str] = []
         #: Erased sessions whose bytes may still be in the files (see ``erasure.py``).
         self.erasures = PendingErasures()
@@ -233,18 +232,13 @@ class SQLiteStorage(SQLiteSessions):
         import replace): positions restart at 1, so followers of the old
         session must stop.
         """
-        self._listeners.append(listener)
-        self._writer.on_commit = self._changed
-
-    def _changed(self, session_ids: set[str]) -> None:
-        for listener in self._listeners:
-            listener.changed(session_ids)
+        self._listeners.add(listener)
+        self._writer.on_commit = self._listeners.changed
 
     def _erased(self, session_id: str, count: int) -> None:
         if count:
             self.counters.sessions_deleted += 1
-        for listener in self._listeners:
-            listener.erased(session_id)
+        self._listeners.erased(session_id)
 
     async def figures(self) -> StorageFigures:
         """Sessions, events, idempotency records, schema version, database and WAL bytes."""
@@ -306,7 +300,7 @@ class SQLiteStorage(SQLiteSessions):
         """Record a clear: the visible history starts after it; usage is kept.
 
         With ``erase`` the history before it leaves the log and, after a checkpoint, the files
-        (``edit_tx.erase_clear_in_tx``; ``erasure_pending`` as for :meth:`delete`).
+        (``writes.clear``; ``erasure_pending`` as for :meth:`delete`).
         """
         if not erase:
             fp = fingerprint("clear", session_id, expected_last_position)
@@ -317,7 +311,7 @@ class SQLiteStorage(SQLiteSessions):
         fp = fingerprint("clear", session_id, expected_last_position, "erase")
         outcome, hook = checkpoint_outcome()
         result = await self._writer.submit(
-            lambda c: erase_clear_in_tx(c, session_id, request_id, fp, expected_last_position, workdir, trace_id),
+            write_tx(writes.clear, session_id, request_id, fp, expected_last_position, workdir, trace_id, True),
             session_id,
             after_commit=hook,
         )
@@ -433,7 +427,7 @@ class SQLiteStorage(SQLiteSessions):
         """
 
         def run(conn: sqlite3.Connection) -> int:
-            row = session_in_tx(conn, session_id)
+            row, _now = SQLitePort(conn).session_row(session_id)
             if row is None or row.updated_at >= cutoff_rfc3339:
                 return 0
             return write_tx(writes.delete, session_id)(conn)
@@ -465,8 +459,7 @@ class SQLiteStorage(SQLiteSessions):
             after_commit=hook if mode == "replace" else None,
         )
         if mode == "replace":
-            for listener in self._listeners:
-                listener.erased(session.header.session_id)
+            self._listeners.erased(session.header.session_id)
             await self._erasure_outcome(session.header.session_id, 1, outcome)
         return written
 

@@ -1,10 +1,8 @@
-"""The SQLite side of the writes not yet written once over the port, and the erasure's checkpoint.
+"""The erasure's checkpoint: folding the WAL into the database once an erasing write commits.
 
-Append, RecordUsage, Clear, RecordEvent and Delete are sequences in ``storage/writes.py`` run
-over :class:`~.port.SQLitePort` (:func:`~.port.write_tx`); the ``*_in_tx`` names here run them, or
-one port verb, for the transaction code that still calls them (edits, sessions, import, repair).
-A function that needs the caller's transaction says so in its name: only the writer opens
-transactions.
+The writes themselves are sequences in ``storage/`` run over :class:`~.port.SQLitePort`
+(:func:`~.port.write_tx`); the store runs :func:`checkpoint_outcome`'s hook after the commit of
+a Delete or an erasing Clear, and :func:`checkpoint_on_own_connection` for the retry.
 """
 
 from __future__ import annotations
@@ -14,70 +12,11 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from ...model import AppendJob, AppendResult, ClearResult
-from ...rules import StoredRequest
-from .. import writes
-from ..port import SESSION_COLS, SessionRow, new_incarnation, session_meta, session_row
 from .errors import map_sqlite_errors
-from .port import SQLitePort, erase_search_index_in_tx, write_tx
 
-__all__ = [
-    "SESSION_COLS",
-    "SessionRow",
-    "append_in_tx",
-    "checkpoint_on_own_connection",
-    "checkpoint_outcome",
-    "clear_in_tx",
-    "delete_in_tx",
-    "erase_search_index_in_tx",
-    "new_incarnation",
-    "open_call_count_in_tx",
-    "session_in_tx",
-    "session_meta",
-    "session_row",
-]
+__all__ = ["checkpoint_on_own_connection", "checkpoint_outcome"]
 
 _log = logging.getLogger("claw_sessiond.store")
-
-_erase_search_index_in_tx = erase_search_index_in_tx  # the name the edit transaction imports
-
-
-def session_in_tx(conn: sqlite3.Connection, session_id: str) -> SessionRow | None:
-    """The session's row, or None if it is not stored (caller's transaction)."""
-    return SQLitePort(conn).session_row(session_id)[0]
-
-
-def _stored_request_in_tx(conn: sqlite3.Connection, session_id: str, request_id: str) -> StoredRequest | None:
-    """The record of an earlier request with this id on this session, or None (also for no id)."""
-    return SQLitePort(conn).stored_request(session_id, request_id) if request_id else None
-
-
-def open_call_count_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
-    return SQLitePort(conn).open_call_count(session_id)
-
-
-def append_in_tx(conn: sqlite3.Connection, job: AppendJob, max_open_calls: int = 0) -> AppendResult:
-    """Append ``job`` in the caller's transaction (``writes.append``; ``max_open_calls``: 0 for no limit)."""
-    return write_tx(writes.append, job, max_open_calls)(conn)
-
-
-def clear_in_tx(
-    conn: sqlite3.Connection,
-    session_id: str,
-    request_id: str,
-    fp: str,
-    expected: int,
-    workdir: str,
-    trace_id: str,
-    erased: int | None = None,
-) -> ClearResult:
-    """Write a clear (``writes.clear``; ``erased``: the events an erasing clear removed just before)."""
-    return write_tx(writes.clear, session_id, request_id, fp, expected, workdir, trace_id, erased)(conn)
-
-
-def delete_in_tx(conn: sqlite3.Connection, session_id: str) -> int:
-    """Delete every row of the session (``writes.delete``); returns how many events it had."""
-    return write_tx(writes.delete, session_id)(conn)
 
 
 def _checkpoint(conn: sqlite3.Connection) -> bool:

@@ -4,8 +4,10 @@ import (
 	"context"
 	"io"
 	"iter"
+	"os"
 
 	pb "github.com/claw-sessiond/claw-sessiond/clients/go/api/sessiondv1"
+	"google.golang.org/grpc/codes"
 )
 
 // Loaded is a whole Load reply: the chunks of the stream put together.
@@ -23,8 +25,16 @@ type Loaded struct {
 // Load returns a session's metadata, totals and visible history (get-or-create: an unknown
 // session comes back empty and is not written). Interrupted tool calls are repaired in the
 // same transaction. The chunked reply is read whole; a stream broken before its last chunk is
-// loaded again (a Load is safe to repeat).
+// loaded again (a Load is safe to repeat). An empty Workdir is the current folder.
 func (c *Client) Load(ctx context.Context, req *pb.LoadRequest) (*Loaded, error) {
+	if req.Workdir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, newError(codes.InvalidArgument, ReasonInvalidWorkdir,
+				"the current folder cannot be read; set LoadRequest.Workdir: "+err.Error(), err)
+		}
+		req.Workdir = wd
+	}
 	r := c.newRetrier()
 	for {
 		stub, conn, err := c.stub()

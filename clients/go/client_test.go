@@ -191,3 +191,5 @@ func TestRetryWithTheSameRequestIDWritesOnce(t *testing.T) {
 }
 
 var _ = context.Background
+
+func errorsAs(err error, target **sessiond.Error) bool { return errors.As(err, target) }

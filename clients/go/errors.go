@@ -195,6 +195,7 @@ func wrap(err error) error {
 	out := fromStatus(st)
 	if st.Code() == codes.Internal && strings.Contains(st.Message(), "marshal") {
 		// Refused before sending: a string field is not valid UTF-8 (proto3 requires it).
+		out.Code, out.Retryable = codes.InvalidArgument, false
 		out.Reason, out.Message = ReasonInvalidMessage, "the request cannot be encoded (invalid UTF-8 in a string field?): "+st.Message()
 	}
 	out.Err = err

@@ -58,7 +58,8 @@ func Workspace(t testing.TB) string {
 // endpoint file names it; the test's cleanup stops it by pid (SIGTERM, then SIGKILL after 10 s).
 func Start(t testing.TB, ws string, args ...string) *Daemon {
 	t.Helper()
-	argv := append([]string{"serve", "--workspace", ws, "--log-level", "warning"}, args...)
+	argv := append([]string{"serve", "--workspace", ws, "--log-level", "info",
+		"--log-file", filepath.Join(ws, "daemon.log")}, args...)
 	cmd := exec.Command(Bin(t), argv...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -113,6 +114,12 @@ func (d *Daemon) Kill9(t testing.TB) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("daemon %d still there 10 s after SIGKILL", d.Cmd.Process.Pid)
 	}
+}
+
+// Log is the daemon's log so far.
+func (d *Daemon) Log() string {
+	data, _ := os.ReadFile(filepath.Join(d.Workspace, "daemon.log"))
+	return string(data)
 }
 
 // Term stops the daemon gracefully (SIGTERM) and waits for it.

@@ -58,10 +58,17 @@ func Workspace(t testing.TB) string {
 // endpoint file names it; the test's cleanup stops it by pid (SIGTERM, then SIGKILL after 10 s).
 func Start(t testing.TB, ws string, args ...string) *Daemon {
 	t.Helper()
+	return StartEnv(t, ws, nil, args...)
+}
+
+// StartEnv is Start with variables added to the daemon's environment.
+func StartEnv(t testing.TB, ws string, env []string, args ...string) *Daemon {
+	t.Helper()
 	argv := append([]string{"serve", "--workspace", ws, "--log-level", "info",
 		"--log-file", filepath.Join(ws, "daemon.log")}, args...)
 	cmd := exec.Command(Bin(t), argv...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -193,3 +193,5 @@ func TestRetryWithTheSameRequestIDWritesOnce(t *testing.T) {
 var _ = context.Background
 
 func errorsAs(err error, target **sessiond.Error) bool { return errors.As(err, target) }
+
+func stringsContains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -34,6 +34,7 @@ func stopPID(t *testing.T, pid int) {
 // The first call starts a daemon with the documented files (.claw/ mode 0700, the log, the lock
 // with its pid); after kill -9 of that daemon the next call starts another.
 func TestAutostartAndAgainAfterTheDaemonIsKilled(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	c, err := sessiond.New(sessiond.WithWorkspace(ws))
 	if err != nil {
@@ -80,6 +81,7 @@ func TestAutostartAndAgainAfterTheDaemonIsKilled(t *testing.T) {
 
 // A corrupt store: auto-start gives up at once with the daemon's own reason, not a hang.
 func TestAutostartOnACorruptStoreSaysWhy(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	if err := os.Mkdir(filepath.Join(ws, ".claw"), 0o700); err != nil {
 		t.Fatal(err)
@@ -116,6 +118,7 @@ func contains(s string, parts ...string) bool {
 // --tcp: TLS pinned to .claw/tcp-cert.pem and the token of .claw/tcp-token, read from the named
 // workspace; a wrong token is UNAUTHENTICATED, another certificate UNTRUSTED_PEER.
 func TestTCPWithTheWorkspacesCertificateAndToken(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	d := testdaemon.Start(t, ws, "--tcp", "127.0.0.1:0")
 	ctx := testdaemon.Ctx(t, 30*time.Second)

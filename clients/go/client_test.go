@@ -42,6 +42,7 @@ func roles(msgs []*pb.Message) string {
 // client ids, metadata, entry usage, tool policy, state deltas, labels, EditTail, fork,
 // search, list, export/import, delete, stats, backup, events, scope states, usage report.
 func TestEveryRPCAgainstARealDaemon(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	testdaemon.Start(t, ws)
 	c := connect(t, ws)
@@ -168,6 +169,7 @@ func TestEveryRPCAgainstARealDaemon(t *testing.T) {
 
 // The same request (same request id) sent twice writes once; the second reply is a replay.
 func TestRetryWithTheSameRequestIDWritesOnce(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	testdaemon.Start(t, ws)
 	c := connect(t, ws)

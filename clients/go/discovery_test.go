@@ -131,6 +131,7 @@ func TestAnotherUsersClawAboveIsRefused(t *testing.T) {
 // The process listening on the socket runs as another user: refused (SO_PEERCRED) before
 // anything is sent; so is a socket folder others can write in.
 func TestPeerCheckRefusesAnotherUsersListener(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("this test needs root (a listener running as another uid); CI runs as root")
 	}

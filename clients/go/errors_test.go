@@ -18,6 +18,7 @@ import (
 // Every reason a request can provoke from a running daemon comes back as an *Error with the
 // daemon's code and reason, usable with errors.Is and errors.As, retryable only when transient.
 func TestEveryErrorReasonIsUsableWithErrorsIsAndAs(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	testdaemon.Start(t, ws, "--max-open-tool-calls", "3", "--max-watchers", "1")
 	c := connect(t, ws)
@@ -149,6 +150,7 @@ func TestEveryErrorReasonIsUsableWithErrorsIsAndAs(t *testing.T) {
 // Without a daemon and with auto-start off: DAEMON_UNAVAILABLE at once, naming the workspace.
 // A stopped (SIGSTOP) daemon: the caller's deadline ends the call, DEADLINE_EXCEEDED, retryable.
 func TestNoDaemonAndAHungDaemon(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	c := connect(t, ws)
 	ctx := testdaemon.Ctx(t, 30*time.Second)
@@ -176,6 +178,7 @@ func TestNoDaemonAndAHungDaemon(t *testing.T) {
 // A watcher too slow for the daemon is told WATCH_LAGGED; the iterator resumes after its last
 // event by itself: every event once, in order, then new ones.
 func TestLaggedWatchResumesFromItsPosition(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	d := testdaemon.Start(t, ws, "--watch-stall-s", "1")
 	c := connect(t, ws)

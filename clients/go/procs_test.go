@@ -135,6 +135,7 @@ func (h *helper) wait(t *testing.T) {
 // Three Go processes and a Python one append to one session at once: every message is there,
 // and each writer's messages are in the order it wrote them.
 func TestGoAndPythonProcessesShareOneSession(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	testdaemon.Start(t, ws)
 	const n = 40
@@ -179,6 +180,7 @@ with SessionClient(workspace=ws, autostart=False) as c:
 // A Go process killed with SIGKILL in the middle of a tool call: its run ends with it, and the
 // next Load (by Python here) repairs the call with a synthetic result right after it.
 func TestGoProcessKilledMidToolIsRepairedByPython(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	testdaemon.Start(t, ws)
 	h := startHelper(t, "midtool", ws, "crash", "call_9")
@@ -217,6 +219,7 @@ with SessionClient(workspace=sys.argv[1], autostart=False) as c:
 // A Go process stopped with SIGSTOP mid-tool keeps its run (no Load repairs its call), and once
 // resumed stores its real result.
 func TestStoppedGoProcessKeepsItsRun(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	testdaemon.Start(t, ws)
 	h := startHelper(t, "stopped", ws, "blocked", "call_b")
@@ -249,6 +252,7 @@ func TestStoppedGoProcessKeepsItsRun(t *testing.T) {
 // In one process: a goroutine blocked in a long tool call while others run (the Go scheduler
 // busy with them) keeps the run; another client's Loads repair nothing; its result is stored.
 func TestBlockedGoroutineKeepsItsRun(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	testdaemon.Start(t, ws)
 	c := connect(t, ws)

@@ -49,6 +49,7 @@ func shape(msgs []harness.Message) string {
 // The seed's promises: the first GetOrCreate writes nothing; history, totals and CreatedAt
 // survive a new manager (a restart); Clear empties the history and keeps the totals.
 func TestPersistenceAndClearKeepsTotals(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	testdaemon.Start(t, ws)
 	m, c := manager(t, ws)
@@ -113,6 +114,7 @@ func TestPersistenceAndClearKeepsTotals(t *testing.T) {
 // after them: both get an interrupted result, in call order, right after the assistant message.
 // An answered call is left alone.
 func TestTwoMissingResultsAreRepairedInOrderRightAfterTheirMessage(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	testdaemon.Start(t, ws)
 	m, c := manager(t, ws)
@@ -140,6 +142,7 @@ func TestTwoMissingResultsAreRepairedInOrderRightAfterTheirMessage(t *testing.T)
 // The path from the seed's .claw/sessions/<id>.json files: migrate-legacy brings history and
 // totals over, and GetOrCreate shows them with the missing result repaired.
 func TestLegacySessionFilesThroughMigrateLegacy(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	d := testdaemon.Start(t, ws)
 	folder := filepath.Join(ws, ".claw", "sessions")
@@ -179,6 +182,7 @@ func TestLegacySessionFilesThroughMigrateLegacy(t *testing.T) {
 
 // A corrupt store is a clear error from GetOrCreate, never an empty session written over it.
 func TestCorruptStoreIsAClearError(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	if err := os.Mkdir(filepath.Join(ws, ".claw"), 0o700); err != nil {
 		t.Fatal(err)
@@ -205,6 +209,7 @@ func TestCorruptStoreIsAClearError(t *testing.T) {
 // The example harness killed with SIGKILL in the middle of its tool: on restart it shows the
 // history with the interrupted result right after the call, and goes on.
 func TestExampleHarnessKilledMidToolShowsTheRepairOnRestart(t *testing.T) {
+	t.Parallel()
 	ws := testdaemon.Workspace(t)
 	testdaemon.Start(t, ws)
 	bin := filepath.Join(t.TempDir(), "harness")

@@ -2,7 +2,6 @@ package sessiond_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -191,8 +190,6 @@ func TestRetryWithTheSameRequestIDWritesOnce(t *testing.T) {
 		t.Fatalf("written %d times", len(loaded.Messages))
 	}
 }
-
-var _ = context.Background
 
 func errorsAs(err error, target **sessiond.Error) bool { return errors.As(err, target) }
 

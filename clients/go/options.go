@@ -15,7 +15,6 @@ type options struct {
 	autostart   bool
 	retryWindow time.Duration
 	daemonCmd   []string
-	pinger      time.Duration
 }
 
 // Option configures a Client (functional options; see New).

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	pb "github.com/claw-sessiond/claw-sessiond/clients/go/api/sessiondv1"
-	"google.golang.org/grpc/codes"
 )
 
 // Run is a live run: "this process is running this session" (docs/PROTOCOL.md "Runs"). Tool
@@ -157,5 +156,3 @@ func (r *Run) End(ctx context.Context) (*pb.EndRunResponse, error) {
 
 // Cancel closes the run's stream without EndRun (the daemon learns it asynchronously).
 func (r *Run) Cancel() { r.cancel() }
-
-var _ = codes.OK

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,5 +100,3 @@ func isHandshakeError(e *Error) bool {
 	return e.Code == codes.Unavailable && (strings.Contains(e.Message, "authentication handshake failed") ||
 		strings.Contains(e.Message, "x509"))
 }
-
-var _ = errors.New

@@ -110,6 +110,9 @@ func (c *Client) autostart(ctx context.Context) error {
 		if c.health(ctx) == nil {
 			return nil
 		}
+		if perr := c.takePeerErr(); perr != nil {
+			return perr // the socket found belongs to another user: nothing was sent
+		}
 		c.dropConn()
 		select {
 		case <-ctx.Done():

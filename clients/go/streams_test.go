@@ -130,3 +130,28 @@ func TestWatchResumesAcrossADaemonRestart(t *testing.T) {
 		}
 	}
 }
+
+// A run that asked for pings (WithPingTimeout) is kept alive by the Run's pinger past its bound;
+// EndRun is idempotent (a second one: was_live false).
+func TestPingTimeoutRunIsKeptByItsPinger(t *testing.T) {
+	t.Parallel()
+	ws := testdaemon.Workspace(t)
+	testdaemon.Start(t, ws)
+	c := connect(t, ws)
+	ctx := testdaemon.Ctx(t, 30*time.Second)
+	run, err := c.Attach(ctx, "pinged", sessiond.WithPingTimeout(2*time.Second))
+	if err != nil || run.PingTimeoutSeconds != 2 {
+		t.Fatalf("%v %v", run, err)
+	}
+	time.Sleep(5 * time.Second) // more than twice the bound: only the pings keep it
+	if _, err := c.PingRun(ctx, run.ID); err != nil {
+		t.Fatalf("the pinged run ended: %v (%v)", err, run.Err())
+	}
+	if _, err := run.End(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.EndRun(ctx, run.ID)
+	if err != nil || again.GetWasLive() {
+		t.Fatalf("EndRun again: %v %v", again, err)
+	}
+}

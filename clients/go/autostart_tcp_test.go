@@ -8,9 +8,11 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,14 +23,15 @@ import (
 )
 
 // stopPID ends a daemon the client started (found by its endpoint file) at the test's end.
-func stopPID(t *testing.T, pid int) {
-	t.Cleanup(func() {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		for i := 0; i < 200 && syscall.Kill(pid, 0) == nil; i++ {
-			time.Sleep(50 * time.Millisecond)
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	})
+func stopPID(t *testing.T, pid int) { t.Cleanup(func() { stopNow(pid) }) }
+
+// stopNow: SIGTERM, then SIGKILL after 10 s.
+func stopNow(pid int) {
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	for i := 0; i < 200 && syscall.Kill(pid, 0) == nil; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
 // The first call starts a daemon with the documented files (.claw/ mode 0700, the log, the lock
@@ -163,5 +166,59 @@ func writeSelfSigned(t *testing.T, path string) {
 	}
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A writer appending while its daemon is killed with SIGKILL at arbitrary moments (by another
+// goroutine, so a kill may land in the middle of a request): the client starts another daemon and
+// retries with the same request ids, so every append is stored exactly once, in order.
+func TestAppendsSurviveADaemonKilledMidStream(t *testing.T) {
+	t.Parallel()
+	ws := testdaemon.Workspace(t)
+	c, err := sessiond.New(sessiond.WithWorkspace(ws), sessiond.WithRetryWindow(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	t.Cleanup(func() { // the daemon the client started last, whatever happened
+		if ep := sessiond.ReadEndpoint(ws); ep != nil {
+			stopNow(ep.PID)
+		}
+	})
+	ctx := testdaemon.Ctx(t, 120*time.Second)
+	const n = 120
+	var written atomic.Int64
+	killerDone := make(chan int)
+	go func() {
+		killed := 0
+		for _, at := range []int64{40, 80} {
+			for i := 0; i < 1200 && written.Load() < at; i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if ep := sessiond.ReadEndpoint(ws); ep != nil && syscall.Kill(ep.PID, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+		killerDone <- killed
+	}()
+	for i := range n {
+		if _, err := c.Append(ctx, &pb.AppendRequest{SessionId: "k", Workdir: ws,
+			Messages: []*pb.Message{sessiond.User(fmt.Sprint(i))}}); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		written.Add(1)
+	}
+	killed := <-killerDone
+	if killed != 2 {
+		t.Fatalf("the daemon was killed %d times, want 2", killed)
+	}
+	loaded, err := c.Load(ctx, &pb.LoadRequest{SessionId: "k", Workdir: ws})
+	if err != nil || len(loaded.Messages) != n {
+		t.Fatalf("%d stored after 2 kills, want %d: %v", len(loaded.Messages), n, err)
+	}
+	for i, m := range loaded.Messages {
+		if m.GetContent() != fmt.Sprint(i) {
+			t.Fatalf("message %d is %q", i, m.GetContent())
+		}
 	}
 }

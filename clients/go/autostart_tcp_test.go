@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -220,5 +221,38 @@ func TestAppendsSurviveADaemonKilledMidStream(t *testing.T) {
 		if m.GetContent() != fmt.Sprint(i) {
 			t.Fatalf("message %d is %q", i, m.GetContent())
 		}
+	}
+}
+
+// A TCP client follows a daemon restarted on the same port with a new certificate and token
+// (both re-read from the named workspace after the failure).
+func TestTCPClientFollowsARestartedDaemonsNewCertificate(t *testing.T) {
+	t.Parallel()
+	ws := testdaemon.Workspace(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	d := testdaemon.Start(t, ws, "--tcp", addr)
+	c, err := sessiond.New(sessiond.WithTCP(addr, "", ""), sessiond.WithWorkspace(ws), sessiond.WithRetryWindow(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := testdaemon.Ctx(t, 60*time.Second)
+	if _, err := c.GetStats(ctx); err != nil {
+		t.Fatal(err)
+	}
+	oldCert, _ := os.ReadFile(filepath.Join(ws, ".claw", "tcp-cert.pem"))
+	d.Term()
+	testdaemon.Start(t, ws, "--tcp", addr)
+	newCert, _ := os.ReadFile(filepath.Join(ws, ".claw", "tcp-cert.pem"))
+	if string(oldCert) == string(newCert) {
+		t.Fatal("the restarted daemon kept its certificate")
+	}
+	if _, err := c.GetStats(ctx); err != nil {
+		t.Fatalf("after the restart: %v", err)
 	}
 }

@@ -154,7 +154,7 @@ func (c *Client) reset(conn *grpc.ClientConn) {
 		c.socket = discoverSocket(c.workspace)
 	}
 	if c.tcp != nil {
-		c.tcp.reload()
+		_ = c.tcp.reload()
 	}
 }
 
@@ -202,6 +202,10 @@ func (r *retrier) again(ctx context.Context, conn *grpc.ClientConn, err error, s
 	}
 	e := wrap(err).(*Error)
 	if r.c.tcp != nil && isHandshakeError(e) {
+		if r.c.tcp.reload() && time.Now().Before(r.deadline) {
+			r.c.dropConn() // a restarted daemon's new certificate: follow it
+			return nil
+		}
 		return untrusted(fmt.Sprintf("the TLS handshake with %s failed: the listener is not the daemon whose "+
 			"certificate was given (or the daemon restarted with a new one); nothing was sent: %s", r.c.tcp.addr, e.Message))
 	}

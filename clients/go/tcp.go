@@ -1,6 +1,7 @@
 package sessiond
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -67,8 +68,19 @@ func (t *tcpState) load() error {
 	return nil
 }
 
-// reload re-reads the certificate and token after a failure (a restarted daemon has new ones).
-func (t *tcpState) reload() { _ = t.load() }
+// reload re-reads the certificate and token after a failure (a restarted daemon has new ones)
+// and reports whether the certificate changed.
+func (t *tcpState) reload() bool {
+	t.mu.Lock()
+	before := t.pem
+	t.mu.Unlock()
+	if t.load() != nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !bytes.Equal(before, t.pem)
+}
 
 func (t *tcpState) dial(common []grpc.DialOption) (*grpc.ClientConn, error) {
 	t.mu.Lock()

@@ -169,8 +169,7 @@ func TestEveryRPCAgainstARealDaemon(t *testing.T) {
 // The same request (same request id) sent twice writes once; the second reply is a replay.
 func TestRetryWithTheSameRequestIDWritesOnce(t *testing.T) {
 	t.Parallel()
-	ws := testdaemon.Workspace(t)
-	testdaemon.Start(t, ws)
+	ws := shared.Workspace // a session of its own on the shared daemon
 	c := connect(t, ws)
 	ctx := testdaemon.Ctx(t, 30*time.Second)
 	req := &pb.AppendRequest{SessionId: "r", Messages: []*pb.Message{sessiond.User("once")}}

@@ -28,7 +28,20 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(runTests(m))
+}
+
+// shared is the daemon of the tests that can share one (each uses its own session ids).
+var shared *testdaemon.Shared
+
+func runTests(m *testing.M) int {
+	var err error
+	if shared, err = testdaemon.StartShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot start the shared claw-sessiond (is .venv/bin first on PATH?):", err)
+		return 1
+	}
+	defer shared.Close()
+	return m.Run()
 }
 
 func runHelper(name string, args []string) error {
@@ -136,8 +149,7 @@ func (h *helper) wait(t *testing.T) {
 // and each writer's messages are in the order it wrote them.
 func TestGoAndPythonProcessesShareOneSession(t *testing.T) {
 	t.Parallel()
-	ws := testdaemon.Workspace(t)
-	testdaemon.Start(t, ws)
+	ws := shared.Workspace // a session of its own on the shared daemon
 	const n = 40
 	var helpers []*helper
 	for _, tag := range []string{"go1", "go2", "go3"} {
@@ -181,8 +193,7 @@ with SessionClient(workspace=ws, autostart=False) as c:
 // next Load (by Python here) repairs the call with a synthetic result right after it.
 func TestGoProcessKilledMidToolIsRepairedByPython(t *testing.T) {
 	t.Parallel()
-	ws := testdaemon.Workspace(t)
-	testdaemon.Start(t, ws)
+	ws := shared.Workspace // a session of its own on the shared daemon
 	h := startHelper(t, "midtool", ws, "crash", "call_9")
 	if line := h.readLine(t); line != "READY true" {
 		t.Fatalf("helper: %q (want READY with its pid verified)", line)
@@ -220,8 +231,7 @@ with SessionClient(workspace=sys.argv[1], autostart=False) as c:
 // resumed stores its real result.
 func TestStoppedGoProcessKeepsItsRun(t *testing.T) {
 	t.Parallel()
-	ws := testdaemon.Workspace(t)
-	testdaemon.Start(t, ws)
+	ws := shared.Workspace // a session of its own on the shared daemon
 	h := startHelper(t, "stopped", ws, "blocked", "call_b")
 	if line := h.readLine(t); !strings.HasPrefix(line, "READY") {
 		t.Fatalf("helper: %q", line)
@@ -253,8 +263,7 @@ func TestStoppedGoProcessKeepsItsRun(t *testing.T) {
 // busy with them) keeps the run; another client's Loads repair nothing; its result is stored.
 func TestBlockedGoroutineKeepsItsRun(t *testing.T) {
 	t.Parallel()
-	ws := testdaemon.Workspace(t)
-	testdaemon.Start(t, ws)
+	ws := shared.Workspace // a session of its own on the shared daemon
 	c := connect(t, ws)
 	observer := connect(t, ws)
 	ctx := testdaemon.Ctx(t, 30*time.Second)

@@ -29,8 +29,7 @@ func TestReadmeExample(t *testing.T) {
 	if n := strings.Count(string(code), "\n"); n > 40 {
 		t.Fatalf("the example has %d lines", n)
 	}
-	ws := testdaemon.Workspace(t)
-	testdaemon.Start(t, ws)
+	ws := shared.Workspace // a session of its own on the shared daemon
 	bin := filepath.Join(t.TempDir(), "readme")
 	if out, err := exec.Command("go", "build", "-o", bin, "./examples/readme").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v %s", err, out)

@@ -135,8 +135,7 @@ func TestWatchResumesAcrossADaemonRestart(t *testing.T) {
 // EndRun is idempotent (a second one: was_live false).
 func TestPingTimeoutRunIsKeptByItsPinger(t *testing.T) {
 	t.Parallel()
-	ws := testdaemon.Workspace(t)
-	testdaemon.Start(t, ws)
+	ws := shared.Workspace // a session of its own on the shared daemon
 	c := connect(t, ws)
 	ctx := testdaemon.Ctx(t, 30*time.Second)
 	run, err := c.Attach(ctx, "pinged", sessiond.WithPingTimeout(2*time.Second))

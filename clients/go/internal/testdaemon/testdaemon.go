@@ -102,6 +102,56 @@ func StartEnv(t testing.TB, ws string, env []string, args ...string) *Daemon {
 	return nil
 }
 
+// Shared is one daemon for the tests of a package that can share it (distinct session ids),
+// started by TestMain with StartShared and stopped there after the tests.
+type Shared struct {
+	Workspace string
+	stop      func()
+}
+
+// StartShared starts a daemon in a fresh folder (removed by Close) and waits for its endpoint file.
+func StartShared() (*Shared, error) {
+	dir, err := os.MkdirTemp("", "claw-go-shared")
+	if err != nil {
+		return nil, err
+	}
+	ws, _ := filepath.EvalSymlinks(dir)
+	bin := os.Getenv("CLAW_GO_DAEMON_BIN")
+	if bin == "" {
+		if bin, err = exec.LookPath("claw-sessiond"); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.Command(bin, "serve", "--workspace", ws, "--log-level", "warning")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	sh := &Shared{Workspace: ws, stop: func() { Stop(cmd, exited); _ = os.RemoveAll(dir) }}
+	for i := 0; i < 600; i++ {
+		var ep struct {
+			PID int `json:"pid"`
+		}
+		if data, err := os.ReadFile(filepath.Join(ws, ".claw", "endpoint.json")); err == nil &&
+			json.Unmarshal(data, &ep) == nil && ep.PID == cmd.Process.Pid {
+			return sh, nil
+		}
+		select {
+		case <-exited:
+			sh.stop()
+			return nil, os.ErrProcessDone
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	sh.stop()
+	return nil, os.ErrDeadlineExceeded
+}
+
+// Close stops the shared daemon (SIGTERM, SIGKILL after 10 s) and removes its folder.
+func (s *Shared) Close() { s.stop() }
+
 // Stop ends a process by pid: SIGTERM, then SIGKILL after 10 s.
 func Stop(cmd *exec.Cmd, exited <-chan struct{}) {
 	_ = cmd.Process.Signal(syscall.SIGTERM)

@@ -267,8 +267,9 @@ func (c *Client) currentSocket() string {
 }
 
 func ctxError(ctx context.Context, last error) error {
+	// A cancelled context has no daemon reason: errors.Is(err, context.Canceled) tells it.
 	code := codes.Canceled
-	reason := ReasonClientClosed
+	reason := Reason("")
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		code, reason = codes.DeadlineExceeded, ReasonDeadlineExceeded
 	}

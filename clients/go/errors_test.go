@@ -173,6 +173,13 @@ func TestNoDaemonAndAHungDaemon(t *testing.T) {
 	if !errors.Is(err, sessiond.ReasonDeadlineExceeded) || !sessiond.IsRetryable(err) {
 		t.Fatalf("hung daemon: %v", err)
 	}
+	// The caller's cancel: context.Canceled through errors.Is, not retryable.
+	cancelled, cancelNow := context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, cancelNow)
+	_, err = c.GetStats(cancelled)
+	if !errors.Is(err, context.Canceled) || sessiond.IsRetryable(err) {
+		t.Fatalf("cancelled call: %v", err)
+	}
 }
 
 // A watcher too slow for the daemon is told WATCH_LAGGED; the iterator resumes after its last

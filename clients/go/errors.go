@@ -186,7 +186,9 @@ func wrap(err error) error {
 		return err
 	}
 	if errors.Is(err, errClosed) {
-		return newError(codes.Canceled, ReasonClientClosed, "this client is closed; create a new one", err)
+		closed := newError(codes.Canceled, ReasonClientClosed, "this client is closed (Close was called); create a new one; nothing was sent", err)
+		closed.Retryable = false
+		return closed
 	}
 	st, ok := status.FromError(err)
 	if !ok {

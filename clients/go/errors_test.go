@@ -229,3 +229,14 @@ func TestLaggedWatchResumesFromItsPosition(t *testing.T) {
 		t.Fatalf("%v %v", ev, err)
 	}
 }
+
+// A call on a closed client: CLIENT_CLOSED, nothing sent, not retryable.
+func TestCallOnAClosedClient(t *testing.T) {
+	t.Parallel()
+	c := connect(t, shared.Workspace)
+	c.Close()
+	_, err := c.GetStats(testdaemon.Ctx(t, 10*time.Second))
+	if !errors.Is(err, sessiond.ReasonClientClosed) || sessiond.IsRetryable(err) {
+		t.Fatalf("%v", err)
+	}
+}

@@ -1,9 +1,11 @@
-"""scripts/interop: grpcurl (with only protos/) and the TypeScript client hold a conversation
-with a daemon started by the Python package, and the Python client reads the same history."""
+"""scripts/interop: grpcurl (with only protos/), the TypeScript client and the Go client hold a
+conversation with a daemon started by the Python package, and the Python client reads the same
+history."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,3 +30,5 @@ def test_the_proto_alone_is_enough_for_grpcurl_and_typescript() -> None:
     assert steps[-1] == "interop: OK"
     assert any("TypeScript loaded grpcurl's turn" in s for s in steps)
     assert any("the Python client reads the same five messages" in s for s in steps)
+    if shutil.which("go") is not None:
+        assert any("the Go client read the five messages" in s for s in steps)

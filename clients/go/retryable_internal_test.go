@@ -1,0 +1,36 @@
+package sessiond
+
+import (
+	"errors"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+)
+
+// The reasons no running daemon can be made to send on demand (a full disk, a failing or
+// corrupt store, a stop in progress) map by docs/PROTOCOL.md's rule: the same code and reason
+// the daemon sends give the same Error, reason and retryability.
+func TestReasonsTheDaemonSendsInTroubleMapByTheProtocolsRule(t *testing.T) {
+	cases := []struct {
+		code      codes.Code
+		reason    Reason
+		retryable bool
+	}{
+		{codes.ResourceExhausted, ReasonStorageFull, false},
+		{codes.ResourceExhausted, ReasonTooManyStreams, true},
+		{codes.Unavailable, ReasonStorageUnavailable, true},
+		{codes.Unavailable, ReasonShuttingDown, true},
+		{codes.Unavailable, ReasonCorruptDatabase, false},
+		{codes.Internal, ReasonInternal, false},
+		{codes.Unauthenticated, ReasonUnauthenticated, false},
+		{codes.Canceled, ReasonDaemonUnavailable, true},
+	}
+	for _, tc := range cases {
+		err := error(fromParts(tc.code, "m", string(tc.reason), map[string]string{"k": "v"}))
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, tc.reason) || e.Code != tc.code || IsRetryable(err) != tc.retryable ||
+			e.Metadata["k"] != "v" {
+			t.Errorf("%s/%s: %+v retryable %v", tc.code, tc.reason, e, IsRetryable(err))
+		}
+	}
+}

@@ -1,4 +1,4 @@
-"""The end-to-end suite's backend markers: each carries a reason, and docs/postgres.md lists each file.
+"""The end-to-end suite's backend markers: each carries a reason, and docs/postgres-design.md lists each file.
 
 ``tests/e2e/conftest.py`` runs an end-to-end test on SQLite unless it carries ``both_backends(reason)``
 (SQLite and PostgreSQL), ``sqlite_only(reason)`` or ``backend_neutral(reason)``; a marker without a
@@ -56,9 +56,9 @@ def test_an_unmarked_test_runs_on_sqlite_alone() -> None:
 
 @pytest.mark.parametrize("marker", BACKEND_MARKERS)
 def test_docs_list_every_file_with_a_marked_test(marker: str) -> None:
-    """docs/postgres.md, "What runs where", names every end-to-end file with a test of each marker,
+    """docs/postgres-design.md, "What runs where", names every end-to-end file with a test of each marker,
     in that marker's paragraph."""
-    text = (ROOT / "docs" / "postgres.md").read_text()
+    text = (ROOT / "docs" / "postgres-design.md").read_text()
     start = text.index("- **What runs where**")
     section = text[start : text.index("\n## ", start)]
     paragraph = section[section.index(f"`{marker}(reason)`") :]
@@ -70,4 +70,4 @@ def test_docs_list_every_file_with_a_marked_test(marker: str) -> None:
     )
     assert marked, f"no file marked {marker} found: the scan is broken"
     missing = [stem for stem in marked if f"`{stem}`" not in paragraph]
-    assert missing == [], f"docs/postgres.md, What runs where, {marker}, does not name: {missing}"
+    assert missing == [], f"docs/postgres-design.md, What runs where, {marker}, does not name: {missing}"

@@ -27,7 +27,7 @@ async def test_a_connection_never_given_back_is_cut_after_the_bound(
     store = await open_storage(Config(workspace=tmp_path, database_url=POSTGRES.database_for(str(tmp_path))))
     assert isinstance(store, PostgresStorage)
     await append(store, "s", user("x"))
-    held = await store._pool.acquire()  # a connection whose holder never gives it back
+    held = await store.engine.pool.acquire()  # a connection whose holder never gives it back
     # Without the server's idle-in-transaction timeout (timeouts.py), which would end this session first.
     await held.execute("SET idle_in_transaction_session_timeout = 0")
     await held.execute("BEGIN")

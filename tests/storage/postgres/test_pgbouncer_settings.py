@@ -54,7 +54,7 @@ async def test_settings_are_in_force_on_every_pooled_connection_behind_session_p
             seen: list[dict[str, str]] = []
 
             async def one() -> None:
-                async with store._pool.acquire() as conn:
+                async with store.engine.pool.acquire() as conn:
                     rows = await conn.fetch(
                         "SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])", _NAMES
                     )

@@ -16,12 +16,9 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ...model import AppendJob, AppendResult
-from .. import writes
 from ..listeners import ChangeListeners
 from .errors import map_pg_errors
 from .feed import ChangeFeed, notify_in_tx
-from .port import PostgresPort, write_tx
 from .runs import DatabaseRuns
 
 __all__ = ["Cluster"]
@@ -93,12 +90,3 @@ class Cluster:
         """
         if run_id:
             await self.runs.check_in_tx(conn, run_id, session_id)
-
-    # -- the transactions that consult runs (each locks the session row first)
-
-    async def append_tx(self, conn: Any, job: AppendJob, max_open_calls: int) -> AppendResult:
-        """An Append's transaction; one naming a run is fenced (:meth:`check_run`) under the row lock."""
-        if job.run_id:
-            await PostgresPort(conn).session_row(job.session_id)
-            await self.check_run(conn, job.run_id, job.session_id)
-        return await write_tx(writes.append, job, max_open_calls)(conn)

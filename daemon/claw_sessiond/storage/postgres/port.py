@@ -17,8 +17,8 @@ Must never: decide (ask a rule), begin, commit or roll back a transaction.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Concatenate, Final, ParamSpec, TypeVar, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, ParamSpec, TypeVar, cast
 
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
@@ -38,11 +38,10 @@ from ..port import (
     session_row,
     settings_of,
 )
-from ..steps import Steps, run_async
 from . import read_port as snapshot_reads
 from . import row_copies
 
-__all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort", "write_tx"]
+__all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -550,15 +549,3 @@ class PostgresPort:
             "UPDATE tool_calls SET result_position = $1 WHERE session_id = $2 AND call_id = $3",
             [(r.position, session_id, db_text(r.tool_call_id)) for r in repairs],
         )
-
-
-def write_tx(
-    sequence: Callable[Concatenate[Port, P], Steps[T]], *args: P.args, **kwargs: P.kwargs
-) -> Callable[[Any], Awaitable[T]]:
-    """The transaction function (connection -> result) running a write's ``sequence`` over a port of its
-    connection, in the caller's transaction."""
-
-    async def run(conn: Any) -> T:
-        return await run_async(sequence(PostgresPort(conn).as_port(), *args, **kwargs))
-
-    return run

@@ -10,7 +10,7 @@ consistency rule), each step in its own short ``REPEATABLE READ READ ONLY`` tran
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 
@@ -22,7 +22,7 @@ from ..paging import PAGE_BYTES, PAGE_ROWS, SCAN_ROWS, decode_rows
 from ..paging import cut as _cut
 from ..port import PageReads
 
-__all__ = ["PostgresPageReads", "decode_row", "main_rows", "scan_sessions", "snapshot", "snapshots"]
+__all__ = ["PostgresPageReads", "decode_row", "label_match", "main_rows", "scan_sessions", "snapshot", "snapshots"]
 
 Reader = Callable[[], AbstractAsyncContextManager[Any]]
 
@@ -241,3 +241,19 @@ async def scan_sessions(
             break
         after = (str(end[0]), str(end[1]))
     return out
+
+
+def label_match(labels: Mapping[str, str], first: int) -> tuple[str, tuple[str, ...]]:
+    """A ``WHERE`` clause (to append) keeping the sessions that carry every one of ``labels``, its parameters
+    numbered from ``$first``.
+
+    Each label is one lookup in the ``session_labels_match`` index (key, value, session id); the sets
+    are intersected, so the cost follows the sessions carrying the labels, not all sessions.
+    """
+    if not labels:
+        return "", ()
+    parts = [
+        f"SELECT session_id FROM session_labels WHERE key = ${first + 2 * i} AND value = ${first + 2 * i + 1}"
+        for i in range(len(labels))
+    ]
+    return f" AND session_id IN ({' INTERSECT '.join(parts)})", tuple(v for kv in sorted(labels.items()) for v in kv)

@@ -1,6 +1,6 @@
 """Vacuuming after an erasure: the dead tuples of deleted rows hold the erased content until a VACUUM.
 
-Moved out of ``store.py`` unchanged (the facade stays under the module size limit).
+The PostgreSQL engine starts one after each erasing write (``engine.py``: its ``Erasure``).
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ writer thread.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Concatenate, Final, ParamSpec, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, ParamSpec, TypeVar
 
 from ...entry_wire import encode_entry
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
@@ -35,11 +35,10 @@ from ..port import (
     settings_of,
     usage_values,
 )
-from ..steps import Steps, run_sync
 from . import read_port as load_sql
 from .read_port import OPEN_CALLS_SQL, open_call
 
-__all__ = ["SQLitePort", "erase_search_index_in_tx", "write_tx"]
+__all__ = ["SQLitePort", "erase_search_index_in_tx"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -588,18 +587,6 @@ def _chunks(values: Sequence[Any]) -> list[Sequence[Any]]:
 
 
 _: type[Port] = SQLitePort
-
-
-def write_tx(
-    sequence: Callable[Concatenate[Port, P], Steps[T]], *args: P.args, **kwargs: P.kwargs
-) -> Callable[[sqlite3.Connection], T]:
-    """The transaction function (connection -> result) running a write's ``sequence`` over a port of the
-    writer's connection, in its transaction."""
-
-    def run(conn: sqlite3.Connection) -> T:
-        return run_sync(sequence(SQLitePort(conn), *args, **kwargs))
-
-    return run
 
 
 def erase_search_index_in_tx(conn: sqlite3.Connection) -> None:

@@ -1,6 +1,6 @@
 """The cross-session reads for people in SQLite: full-text search (FTS5), the usage report, follow-all pages.
 
-Each function takes one read connection from the caller (``store.py`` lends
+Each function takes one read connection from the caller (``engine.py`` lends
 it and maps sqlite3 errors) and returns plain tuples or the rows of
 ``claw_sessiond.queries``. Bounds (documented in ``docs/security.md``): a
 search returns at most ``MAX_SEARCH_HITS`` hits, each snippet at most

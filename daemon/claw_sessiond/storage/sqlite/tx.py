@@ -1,8 +1,9 @@
 """The erasure's checkpoint: folding the WAL into the database once an erasing write commits.
 
 The writes themselves are sequences in ``storage/`` run over :class:`~.port.SQLitePort`
-(:func:`~.port.write_tx`); the store runs :func:`checkpoint_outcome`'s hook after the commit of
-a Delete or an erasing Clear, and :func:`checkpoint_on_own_connection` for the retry.
+(``engine.py``: a writer job each); the engine runs :func:`checkpoint_outcome`'s hook after the commit of
+an erasing write (Delete, an erasing Clear, retention, an import that replaces), and
+:func:`checkpoint_on_own_connection` for the retry.
 """
 
 from __future__ import annotations

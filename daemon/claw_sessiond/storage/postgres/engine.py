@@ -1,0 +1,360 @@
+"""The PostgreSQL backend's engine (``storage/engine.py``): one database shared by any number of daemons.
+
+Every write runs in a transaction on a pooled connection (asyncpg), whose first statement locks the
+session row (``port.py``): the database, not the daemon, orders each session's writes. This
+daemon's own writes to one session also keep their submission order: each joins the session's FIFO
+queue (``group_commit.py``: queued writes share one transaction, each in a savepoint, and one
+COMMIT), entered before the first ``await``, and runs in a task of its own shielded from the
+caller's cancellation, so a transaction, once submitted, commits or rolls back whole whatever the
+RPC does. Reads run on pooled connections, in ``REPEATABLE READ READ ONLY`` transactions where two
+statements need one snapshot (``reads.py``). asyncpg errors are translated once (``errors.py``).
+
+Several daemons on one database (``cluster.py``): runs live in the database under each daemon's
+lease, and every commit wakes the other daemons' listeners (LISTEN/NOTIFY); docs/postgres.md
+"Several daemons". Erasure is logical here: a vacuum follows it in the background (``vacuum.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+from ...edits import history_item
+from ...errors import StorageError
+from ...export import ExportHeader
+from ...model import AppendJob, HistoryCursor, HistoryMark, Message, ModelUsage, SessionSummary, Usage
+from ...queries import SearchFilter, SearchRow, UsageRow
+from ...state import ScopeState
+from ..base import StorageCounters, StorageFigures
+from ..engine import Engine, Erasure, WriteSteps
+from ..listeners import ChangeListeners
+from ..loading import RunsLive
+from ..port import SESSION_COLS, Port, ReadPort, as_read_port, like_pattern, session_row, session_summary
+from ..steps import Steps, run_async
+from . import follow, queries, reads
+from .batch_tx import is_plain
+from .cluster import Cluster
+from .connect import PostgresSettings, follower_connections, server_settings_of
+from .errors import safe_dsn
+from .group_commit import GroupCommit
+from .pooled import pooled
+from .port import PostgresPort
+from .read_port import PostgresReadPort
+from .sweep import newest_update, prune_requests_in_tx, requests_due
+from .vacuum import Vacuums
+
+__all__ = ["CLOSE_BOUND_S", "PostgresEngine"]
+
+_log = logging.getLogger("claw_sessiond.store")
+T = TypeVar("T")
+
+#: Longest a close waits for the connections to be given back before it cuts them.
+CLOSE_BOUND_S: Final = 5.0
+#: How often, and how long apart, an empty follow page is read again while a write in flight holds the horizon.
+_HELD_POLLS: Final = 4
+_HELD_POLL_S: Final = 0.005
+
+
+class _Vacuum:
+    """An erasing write's vacuum of the session tables, started in the background once it erased something."""
+
+    def __init__(self, vacuums: Vacuums, tells: Callable[[Any], bool]) -> None:
+        self.tells = tells
+        self._vacuums = vacuums
+
+    async def finish(self, erased: int) -> bool:
+        if erased:
+            self._vacuums.start()
+        return False  # nothing more this daemon can do: the bytes go with the vacuum (docs/postgres.md)
+
+
+class PostgresEngine:
+    """One PostgreSQL database: the pool, the session queues, the cluster of daemons sharing it."""
+
+    #: A repair is planned again under the session's row lock and written in one transaction: a write locks
+    #: only its session (``loading.py``).
+    repairs_ahead: Final = False
+
+    def __init__(
+        self, pool: Any, dsn: str, counters: StorageCounters, settings: PostgresSettings, applied: list[str]
+    ) -> None:
+        self.pool = pool
+        self.where = safe_dsn(dsn)
+        self.counters = counters
+        self.applied_migrations = applied
+        self.listeners = ChangeListeners()
+        self.cluster = Cluster(pool, dsn, server_settings_of(settings), self.where, settings.lease_s, self.listeners)
+        self._group = GroupCommit(pool, self.where, self.cluster.feed.origin, self.cluster.check_run)
+        self.runs = self.cluster.runs
+        self._vacuums = Vacuums(self._reader)
+        self._follower_lane = asyncio.Semaphore(follower_connections(settings.pool_max))
+        #: Pages of a Load's cursor and of an Export; Watch batches in the followers' lane.
+        self.page_snapshots = reads.snapshots(self._reader)
+        self.follower_snapshots = reads.snapshots(self._follower_reader)
+
+    @contextlib.asynccontextmanager
+    async def _reader(self) -> AsyncIterator[Any]:
+        async with pooled(self.pool, self.where) as conn:
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def _follower_reader(self) -> AsyncIterator[Any]:
+        """A connection for a Watch or WatchAll batch, taken in the followers' lane (:func:`follower_connections`)."""
+        async with self._follower_lane, pooled(self.pool, self.where) as conn:
+            yield conn
+
+    async def close(self) -> None:
+        """Wait for a running vacuum, then close every connection; after :data:`CLOSE_BOUND_S` the pool's
+        connections are cut instead (a stop must end: the servers stopped first, so nothing acknowledged
+        waits on them; a write still committing was not acknowledged, and its retry is idempotent)."""
+        try:
+            await asyncio.wait_for(self._close(), CLOSE_BOUND_S)
+        except TimeoutError:
+            _log.warning("event=storage_close_cut after_s=%s", CLOSE_BOUND_S)
+            self.pool.terminate()
+
+    async def _close(self) -> None:
+        await self._vacuums.wait()
+        await self.cluster.close()
+        await self.pool.close()
+
+    # -- writes
+
+    def write(
+        self,
+        session_id: str,
+        steps: WriteSteps[T],
+        *,
+        changed: bool = False,
+        erasure: Erasure | None = None,
+        append: AppendJob | None = None,
+        run_id: str = "",
+    ) -> Awaitable[T]:
+        """One transaction in the session's queue; an Append naming a run is fenced under the row lock first."""
+        fenced = append.run_id if append is not None else ""
+
+        async def fn(conn: Any) -> T:
+            if fenced:
+                await PostgresPort(conn).session_row(session_id)
+                await self.cluster.check_run(conn, fenced, session_id)
+            return await run_async(steps(PostgresPort(conn).as_port()))
+
+        plain = append if append is not None and is_plain(append) else None
+        return self._write(session_id, fn, changed=changed, erasure=erasure, plain=plain, run_id=run_id)
+
+    async def _write(
+        self,
+        session_id: str,
+        fn: Callable[[Any], Awaitable[T]],
+        *,
+        changed: bool = False,
+        erasure: Erasure | None = None,
+        plain: AppendJob | None = None,
+        run_id: str = "",
+    ) -> T:
+        """Run ``fn`` in one transaction (maybe shared: group_commit.py), in session order, shielded from cancellation.
+
+        ``changed``: tell the listeners after the commit; the write first announces itself to follow-all
+        readers (``follow.py``). ``changed``, or an ``erasure`` that tells of its result: the transaction also
+        tells the other daemons (NOTIFY, ``cluster.py``). ``plain``: ``fn`` writes this plain append
+        (``batch_tx.py``: maybe in one call with others). ``run_id``: ``fn`` writes for this run: fenced at
+        COMMIT (``group_commit.py``).
+        """
+
+        async def body(conn: Any) -> T:
+            result = await fn(conn)
+            erased = erasure is not None and erasure.tells(result)
+            if changed or erased:  # in fn's savepoint: dropped with it if the write fails
+                await self.cluster.notify(conn, session_id, erased=erased)
+            return result
+
+        async def lane() -> T:
+            began, committed = time.perf_counter(), False
+            try:
+                result = await self._group.run(session_id, body, announce=changed, plain=plain, run_id=run_id)
+                committed = True
+            except StorageError:
+                self.counters.write_failures += 1
+                raise
+            finally:
+                self._observe(time.perf_counter() - began, committed)
+            if changed:
+                self.listeners.changed({session_id})
+            return result
+
+        return await asyncio.shield(asyncio.ensure_future(lane()))
+
+    def _observe(self, seconds: float, committed: bool) -> None:
+        if committed:
+            self.counters.commits += 1
+        for observer in self.counters.commit_observers:
+            try:
+                observer(1, seconds, committed)
+            except Exception:  # an observer never fails a write
+                _log.exception("event=commit_observer_failed")
+
+    def erasure(self, tells: Callable[[Any], bool]) -> Erasure:
+        return _Vacuum(self._vacuums, tells)
+
+    def erasure_pending(self, session_id: str) -> bool:
+        return False
+
+    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        """A transaction of its own, only if a cheap look finds a record due (``sweep.py``)."""
+        async with self._reader() as conn:
+            if not await requests_due(conn, cutoff_rfc3339):
+                return 0
+        async with self._reader() as conn, conn.transaction():
+            return await prune_requests_in_tx(conn, cutoff_rfc3339, limit)
+
+    # -- Load
+
+    async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
+        """Run a Load's snapshot ``steps`` in one read-only snapshot (runs' liveness decided in it, in SQL)."""
+        async with self._reader() as conn, reads.snapshot(conn):
+            return await run_async(steps(as_read_port(PostgresReadPort(conn)), self.cluster.runs_live(conn)))
+
+    async def load_write(self, session_id: str, steps: Callable[[Port, RunsLive], Steps[T]]) -> T:
+        """Run a Load's repair ``steps`` in one write transaction (in session order, its watchers and the other
+        daemons told after the commit)."""
+        return await self._write(
+            session_id,
+            lambda c: run_async(steps(PostgresPort(c).as_port(), self.cluster.runs_live(c))),
+            changed=True,
+        )
+
+    # -- whole-store reads
+
+    async def list_sessions(
+        self,
+        id_contains: str,
+        limit: int,
+        after: tuple[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> list[SessionSummary]:
+        """The id matched literally, ASCII case-insensitive (ILIKE); labels through the ``session_labels_match``
+        index, as on SQLite."""
+        cols, pattern = f"{SESSION_COLS}, labels", like_pattern(id_contains)
+        if not labels:
+            return await reads.scan_sessions(self._reader, pattern, limit, session_summary, cols, after)
+        match, params = reads.label_match(labels, 2)
+        n = 2 + len(params)
+        where = ""
+        cursor: tuple[str, ...] = ()
+        if after is not None:
+            where = f" AND updated_at <= ${n} AND (updated_at < ${n} OR session_id > ${n + 1})"
+            cursor = after
+        async with self._reader() as conn:
+            rows = await conn.fetch(
+                f"SELECT {cols} FROM sessions WHERE session_id ILIKE $1 ESCAPE '\\'{match}{where} "
+                f"ORDER BY updated_at DESC, session_id LIMIT ${n + len(cursor)}",
+                pattern,
+                *params,
+                *cursor,
+                limit,
+            )
+        return [session_summary(values) for values in rows]
+
+    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
+        match, params = reads.label_match(labels or {}, 2)
+        async with self._reader() as conn:
+            return int(
+                await conn.fetchval(
+                    f"SELECT count(*) FROM sessions WHERE session_id ILIKE $1 ESCAPE '\\'{match}",
+                    like_pattern(id_contains),
+                    *params,
+                )
+            )
+
+    async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
+        wanted = list(dict.fromkeys(scopes))
+        if not wanted:
+            return []
+        async with self._reader() as conn:
+            rows = await conn.fetch(
+                "SELECT scope, state, updated_at FROM scope_states WHERE scope = ANY($1::text[])", wanted
+            )
+        found = {str(r[0]): ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows}
+        return [found.get(s, ScopeState(s)) for s in scopes]
+
+    async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
+        """In byte order (``COLLATE "C"``)."""
+        async with self._reader() as conn:
+            rows = await conn.fetch(
+                "SELECT scope, state, updated_at FROM scope_states WHERE scope > $1 ORDER BY scope LIMIT $2",
+                after,
+                limit,
+            )
+        return [ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
+        async with self._reader() as conn, reads.snapshot(conn):
+            return await queries.usage_by_model(conn, session_id)
+
+    async def session_ids(self) -> list[str]:
+        async with self._reader() as conn:
+            rows = await conn.fetch("SELECT session_id FROM sessions ORDER BY created_at, session_id")
+        return [r[0] for r in rows]
+
+    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
+        async with self._reader() as conn, reads.snapshot(conn):
+            row = session_row(
+                await conn.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1", session_id)
+            )
+            if row is None:
+                return None
+            found = await conn.fetchrow(
+                "SELECT count(*), coalesce(max(event_id), 0) FROM events WHERE session_id = $1", session_id
+            )
+        header = ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, int(found[0]))
+        cursor = HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position)
+        return header, cursor, int(found[1])
+
+    async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
+        """PostgreSQL text search (see ``queries.py`` for how it differs from FTS5)."""
+        async with self._reader() as conn:
+            return await queries.search(conn, match, filters, limit)
+
+    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
+        async with self._reader() as conn:
+            return await queries.usage_report(conn, since, until, by_session=by_session)
+
+    async def follow_start(self, last: int) -> int:
+        async with self._reader() as conn:
+            return await follow.follow_start(conn, last)
+
+    async def follow_batch(
+        self, after_event_id: int, limit: int
+    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+        """In commit order (``follow.py``: up to the horizon)."""
+        for _ in range(_HELD_POLLS):
+            async with self._follower_reader() as conn:
+                rows, more, held = await follow.follow_rows_after(conn, after_event_id, limit)
+            if rows or not held:
+                break
+            await asyncio.sleep(_HELD_POLL_S)  # a write in flight holds the horizon: it ends within milliseconds
+        more = more or held  # the caller reads again (a write that rolls back wakes no one)
+        out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
+        return out, more
+
+    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
+        async with self._reader() as conn:
+            rows = await conn.fetch(
+                "SELECT session_id FROM sessions WHERE updated_at < $1 ORDER BY updated_at", cutoff_rfc3339
+            )
+        return [r[0] for r in rows]
+
+    async def newest_update(self) -> str | None:
+        return await newest_update(self.pool, self.where)
+
+    async def figures(self) -> StorageFigures:
+        """Sessions, events, idempotency records, schema version and the bytes of the schema's tables."""
+        async with self._reader() as conn, reads.snapshot(conn):
+            return await queries.figures(conn)
+
+
+_: type[Engine] = PostgresEngine  # mypy proves that PostgresEngine is an Engine

@@ -28,6 +28,7 @@ NO_SMOKE = {
     "test_contrib_openai_agents_sdk": "the SDK's own test suite, run from its sdist",
     "test_langchain_sdist": "langchain-core's own test suite, run from its sdist",
     "test_typescript_client": "the TypeScript client's own test suite",
+    "test_typescript_package": "npm pack and npm install of the TypeScript package, a minute",
 }
 
 

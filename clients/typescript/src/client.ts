@@ -186,7 +186,7 @@ export class SessionClient {
   ): Promise<LoadResult> {
     const req = LoadRequest.fromPartial({
       sessionId,
-      workdir: opts.workdir ?? (opts.noRepair ? "" : process.cwd()),
+      workdir: opts.workdir ?? process.cwd(),
       noRepair: opts.noRepair ?? false,
       last: opts.last ?? 0,
       afterPosition: opts.afterPosition ?? 0,

@@ -158,7 +158,8 @@ def test_without_the_daemon_on_path_the_first_call_fails_at_once_saying_how_to_i
     assert out["name"] == "UnavailableError" and out["reason"] == "DAEMON_UNAVAILABLE", out
     assert out["ms"] < 2000, out  # the 20 s auto-start wait is not spent on a command that does not exist
     assert "no executable claw-sessiond on PATH" in out["message"], out
-    assert "pipx install" in out["message"] and "Python package" in out["message"], out
+    assert "pip install /path/to/claw-sessiond/clients/python /path/to/claw-sessiond" in out["message"], out
+    assert "Python package" in out["message"], out
     assert not (folder / ".claw" / "sessiond.sock").exists()
 
 

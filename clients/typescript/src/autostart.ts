@@ -21,10 +21,10 @@ const PROBE_MS = 1_000;
 
 /** How to install the daemon, for the error when its command is not found. */
 export const INSTALL_HINT =
-  "claw-sessiond, the daemon, is a Python package (Python 3.11+), not part of this npm package; it is not " +
+  "claw-sessiond, the daemon, is a Python package (Python 3.11+), not part of this npm package, and not " +
   "published to a package index yet. Install it from a checkout of its repository: " +
-  "`pipx install /path/to/claw-sessiond` (or `python3 -m venv ~/.claw-venv && ~/.claw-venv/bin/pip install " +
-  "/path/to/claw-sessiond`, then put ~/.claw-venv/bin on PATH), or name its command with the `command` " +
+  "`python3 -m venv ~/.claw-sessiond && ~/.claw-sessiond/bin/pip install /path/to/claw-sessiond/clients/python " +
+  "/path/to/claw-sessiond`, then put ~/.claw-sessiond/bin on PATH, or name the command with the `command` " +
   "option or $CLAW_SESSIOND_COMMAND";
 
 /** The daemon command: `command`, else `$CLAW_SESSIOND_COMMAND` split on spaces, else `claw-sessiond`. */

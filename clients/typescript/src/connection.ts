@@ -66,6 +66,26 @@ export function pause(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** `p`, or the signal's reason as soon as it aborts (`p` goes on for whoever else awaits it). */
+export function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
 /**
  * Refuses a request holding text UTF-8 cannot carry (a lone UTF-16 surrogate, which the encoder
  * would silently store as U+FFFD), before anything is sent: the same rule as the Python client.
@@ -96,6 +116,7 @@ export class Connection {
   /** A daemon answered once: when it is gone later it is likely restarting, so calls retry instead of failing at once. */
   private served = false;
   private closed = false;
+  private connecting: Promise<Stub> | undefined;
 
   constructor(readonly settings: ConnectionSettings) {}
 
@@ -127,8 +148,12 @@ export class Connection {
     this.served = true;
   }
 
-  /** Forgets the channel: the next attempt discovers the daemon again (endpoint file, peer check). */
-  drop(): void {
+  /**
+   * Forgets the channel (only if it is still `stub`'s, when given: a call that failed on an older
+   * channel leaves a newer one alone): the next attempt discovers the daemon again.
+   */
+  drop(stub?: Stub): void {
+    if (stub && this.current?.stub !== stub) return;
     this.current?.stub.close();
     this.current = undefined;
   }
@@ -179,9 +204,16 @@ export class Connection {
    */
   async ready(start: boolean, signal?: AbortSignal): Promise<Stub> {
     if (this.closed) throw new UnavailableError("this client is closed; create a new one", -1, "CLIENT_CLOSED");
+    if (this.current && !this.settings.tcp) return this.current.stub;
+    // One connection attempt at a time, shared by the calls waiting for it: concurrent calls
+    // after a lost connection make one channel and start at most one daemon.
+    this.connecting ??= this.connect(start).finally(() => (this.connecting = undefined));
+    return abortable(this.connecting, signal);
+  }
+
+  private async connect(start: boolean): Promise<Stub> {
     const s = this.settings;
     if (s.tcp) return this.readyTcp(s.tcp);
-    if (this.current) return this.current.stub;
     const socket = s.fixedSocket ?? socketPath(s.workspace);
     let answers = false;
     try {
@@ -199,8 +231,8 @@ export class Connection {
           "DAEMON_UNAVAILABLE",
         );
       }
-      await autostart(s.workspace, s.command, signal);
-      return this.ready(false, signal);
+      await autostart(s.workspace, s.command);
+      return this.connect(false);
     }
     this.current = { socket, stub: this.newStub(`unix:${socket}`) };
     return this.current.stub;
@@ -220,10 +252,11 @@ export class Connection {
     for (;;) {
       if (signal?.aborted) throw abortReason(signal);
       let err: SessiondError;
+      let stub: Stub | undefined;
       try {
         const canStart = this.settings.autostart && starts < MAX_STARTS;
         if (!this.current && canStart) starts++;
-        const stub = await this.ready(canStart, signal);
+        stub = await this.ready(canStart, signal);
         const result = await attempt(stub, this.deadline(opts));
         this.served = true;
         return result;
@@ -232,7 +265,7 @@ export class Connection {
         if (!(e instanceof SessiondError)) throw e;
         err = e;
       }
-      if (this.lost(err)) this.drop();
+      if (this.lost(err)) this.drop(stub);
       const next = Date.now() + wait;
       if (!retry || this.neverServed(err) || !isRetryable(err) || next > until || (opts.deadline && next > opts.deadline.getTime())) throw err;
       await pause(wait, signal);

@@ -80,12 +80,13 @@ export async function* follow<Req, Reply, Event>(
     if (signal?.aborted) return;
     let err: SessiondError;
     let stream: ClientReadableStream<Reply> | undefined;
+    let stub: Stub | undefined;
     const onAbort = (): void => stream?.cancel();
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const canStart = conn.settings.autostart && starts < 1;
       if (canStart) starts++;
-      const stub = await conn.ready(canStart, signal);
+      stub = await conn.ready(canStart, signal);
       stream = open(stub, cursor.request(), opts.deadline);
       for await (const reply of stream as AsyncIterable<Reply>) {
         failingSince = undefined;
@@ -103,7 +104,7 @@ export async function* follow<Req, Reply, Event>(
       signal?.removeEventListener("abort", onAbort);
     }
     if (opts.deadline && Date.now() >= opts.deadline.getTime()) throw err instanceof DeadlineError ? err : deadlinePassed(name);
-    if (conn.lost(err)) conn.drop();
+    if (conn.lost(err)) conn.drop(stub);
     if (err.reason !== "WATCH_LAGGED" && !isRetryable(err)) throw err;
     if (conn.neverServed(err)) throw err;
     failingSince ??= Date.now();

@@ -318,7 +318,11 @@ export class SessionClient {
     return this.unary("getScopeStates", GetScopeStatesRequest.fromPartial({ scopes }), opts);
   }
 
-  /** A session's (or, with no id, every session's) export lines (JSON Lines), read whole. */
+  /**
+   * A session's (or, with no id, every session's) export lines (JSON Lines), read whole: the
+   * reply is held in memory (as large as the history it exports; the CLI's `export` streams a
+   * large one to a file).
+   */
   exportLines(sessionId = "", opts: CallOptions = {}): Promise<string[]> {
     return this.conn.run(opts, (stub, deadline) => {
       const lines: string[] = [];

@@ -1,7 +1,7 @@
 """A Node user's first run: the TypeScript package packed with ``npm pack``, installed into a fresh
-folder with ``npm install <tarball>``, and its README's example run there as written, starting a
-real daemon (auto-start from PATH); without the daemon on PATH it fails at once, saying how to
-install it."""
+folder with ``npm install <tarball>`` (offline, from the npm cache scripts/setup-tests fills), and
+its README's example run there as written, starting a real daemon (auto-start from PATH); without
+the daemon on PATH it fails at once, saying how to install it."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ def _npm(args: list[str], cwd: Path) -> str:
     proc = subprocess.run(
         ["npm", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env={**os.environ, **NPM_ENV}
     )
-    assert proc.returncode == 0, f"npm {' '.join(args)}: {proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+    hint = " (ENOTCACHED: run scripts/setup-tests, which fills npm's cache)" if "ENOTCACHED" in proc.stderr else ""
+    assert proc.returncode == 0, f"npm {' '.join(args)}{hint}: {proc.stdout[-3000:]}{proc.stderr[-3000:]}"
     return proc.stdout
 
 
@@ -63,7 +64,8 @@ def project(backend: str, packed: Path, tmp_path_factory: pytest.TempPathFactory
     """A fresh npm project with the tarball installed (one install for the module)."""
     folder = tmp_path_factory.mktemp("node-project")
     _npm(["init", "-y"], folder)
-    _npm(["install", "--prefer-offline", "--no-save", str(packed)], folder)
+    # Offline: scripts/setup-tests put the dependencies and their registry metadata in npm's cache.
+    _npm(["install", "--offline", "--no-save", str(packed)], folder)
     return folder
 
 

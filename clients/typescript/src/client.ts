@@ -1,45 +1,75 @@
-// The claw-sessiond client for Node.js: typed calls over the workspace's Unix socket, request ids
-// and safe retry, chunked Load assembly, AppendStream, Watch with resume, and runs (Attach).
+// The claw-sessiond client for Node.js: one method per RPC of the proto, each with an AbortSignal
+// and a deadline (CallOptions), request ids and safe retry, chunked Load assembly, AppendStream,
+// Watch and WatchAll with resume, and runs (Attach). The connection (discovery, peer check,
+// auto-start, reconnection) is connection.ts's; the streams are streams.ts's.
 import { randomUUID } from "node:crypto";
-import { credentials, Metadata, status as Code, type ClientDuplexStream, type ClientReadableStream, type ServiceError } from "@grpc/grpc-js";
-import { checkPeer, findWorkspace, socketPath, spawnDaemon } from "./discovery";
-import { errorInfo, fromAppendError, fromServiceError, InternalError, isRetryable, SessiondError, UnavailableError } from "./errors";
+import type { ClientDuplexStream, ClientReadableStream, ServiceError } from "@grpc/grpc-js";
+import { type CallOptions, checkText, Connection, type Stub } from "./connection";
+import { findWorkspace } from "./discovery";
+import { DeadlineError, errorInfo, fromServiceError, InternalError, type SessiondError, UnavailableError } from "./errors";
 import {
-  AppendRequest,
   type AppendResponse,
   type AppendStreamRequest,
   type AppendStreamResponse,
+  AttachRequest,
   type AttachResponse,
+  type BackupFigures,
+  type BackupResponse,
   ClearRequest,
   type ClearResponse,
+  CreateSessionRequest,
+  type CreateSessionResponse,
   DeleteRequest,
   type DeleteResponse,
   EditTailRequest,
   type EditTailResponse,
   EndRunRequest,
   type EndRunResponse,
-  PingRunRequest,
-  type PingRunResponse,
+  EventKind,
+  type ExportResponse,
+  ForkSessionRequest,
+  type ForkSessionResponse,
+  GetScopeStatesRequest,
+  type GetScopeStatesResponse,
   type GetStatsResponse,
+  GetUsageReportRequest,
+  type GetUsageReportResponse,
+  GetUsageRequest,
+  type GetUsageResponse,
+  ImportMode,
+  ImportRequest,
+  type ImportResponse,
   type InFlightCall,
   ListSessionsRequest,
   type ListSessionsResponse,
   LoadRequest,
   type LoadResponse,
-  Message,
-  type Repair,
+  type Message,
+  PingRunRequest,
+  type PingRunResponse,
+  RecordEventRequest,
+  type RecordEventResponse,
   RecordUsageRequest,
   type RecordUsageResponse,
+  type Repair,
   Role,
+  SearchRequest,
+  type SearchResponse,
   type Session,
-  SessionServiceClient,
-  type ToolCall,
+  UpdateSessionRequest,
+  type UpdateSessionResponse,
+  WatchAllRequest,
+  type WatchAllResponse,
+  WatchRequest,
   type WatchResponse,
 } from "./gen/claw/sessiond/v1/sessiond";
-import { readSmall, TLS_OPTIONS, tcpCredentials, type TcpTrust, tcpTrust, tlsRefusal } from "./tcp";
+import { type AppendOptions, appendRequest, appendResult, type MessageInput, message, roleName } from "./messages";
+import { AppendWriter, follow, readAll } from "./streams";
+import { tcpTrust } from "./tcp";
 
-/** A message to append: role and text, plus whatever else the proto's Message allows. */
-export type MessageInput = Partial<Message> & { role: Role };
+export { type CallOptions } from "./connection";
+export { type AppendOptions, assistant, type MessageInput, message, roleName, system, tool, user } from "./messages";
+export { AppendWriter } from "./streams";
 
 /** Options of a {@link SessionClient}. */
 export interface ClientOptions {
@@ -66,7 +96,7 @@ export interface ClientOptions {
   autostart?: boolean;
   /** The daemon command for auto-start (default `claw-sessiond`, or `$CLAW_SESSIOND_COMMAND`). */
   command?: string[];
-  /** Deadline of one call in ms (default 30000). */
+  /** Deadline of one call (each attempt) in ms (default 30000); a call's own `timeoutMs` overrides it. */
   timeoutMs?: number;
   /** How long retryable failures are retried with the same request id, in ms (default 10000). */
   retryWindowMs?: number;
@@ -98,195 +128,62 @@ export interface Run {
    * Ends the run (EndRun) and resolves once its calls are no longer in flight: a Load or a new
    * Attach right after sees it gone.
    */
-  end(): Promise<void>;
+  end(opts?: CallOptions): Promise<void>;
 }
 
-type UnaryMethod =
-  | "append"
-  | "recordUsage"
-  | "clear"
-  | "editTail"
-  | "listSessions"
-  | "delete"
-  | "getStats"
-  | "endRun"
-  | "pingRun";
+/** A Watch event, with its message's role name ("user", ...; "" when the event carries no message). */
+export type WatchEvent = WatchResponse & { roleName: string };
+/** A WatchAll event (the start marker is not yielded), with its message's role name. */
+export type WatchAllEvent = WatchAllResponse & { roleName: string };
 
-/** How long the health check that opens a TCP connection waits for the TLS handshake, in ms. */
-const PROVE_MS = 5_000;
-
-/**
- * The reply of an append, checked: an empty or malformed reply (no positions, or a span that is not
- * the number of messages sent) is never success.
- */
-function appendResult(res: AppendResponse | undefined, req: AppendRequest): AppendResponse {
-  const sent = req.messages.length;
-  const span = res ? res.lastPosition - res.firstPosition + 1 : 0;
-  if (!res || res.firstPosition < 1 || span < 1 || (span !== sent && !res.replayed)) {
-    throw new InternalError(
-      `the reply to an append of ${sent} message(s) to ${JSON.stringify(req.sessionId)} is malformed (positions ` +
-        `${res?.firstPosition ?? "none"}..${res?.lastPosition ?? "none"}): the append is not known to be stored; Load the session to see what it holds`,
-      -1,
-      "INTERNAL",
-    );
-  }
-  return res;
+function named<T extends { message?: Message | undefined }>(ev: T): T & { roleName: string } {
+  return { ...ev, roleName: ev.message ? roleName(ev.message.role) : "" };
 }
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Builds a proto Message from an input (defaults for every unset field). */
-export function message(input: MessageInput): Message {
-  return Message.fromPartial(input as Parameters<typeof Message.fromPartial>[0]);
-}
-
-/** A user message. */
-export const user = (content: string): MessageInput => ({ role: Role.ROLE_USER, content });
-/** An assistant message, optionally with tool calls. */
-export const assistant = (content: string, toolCalls: Partial<ToolCall>[] = []): MessageInput => ({
-  role: Role.ROLE_ASSISTANT,
-  content,
-  toolCalls: toolCalls.map((c) => ({ id: "", name: "", arguments: "{}", pending: false, argumentsNotJson: false, ...c })),
-});
-/** A tool result answering `toolCallId`. */
-export const tool = (toolCallId: string, content: string): MessageInput => ({ role: Role.ROLE_TOOL, toolCallId, content });
 
 /** A client of one workspace's daemon. Call {@link SessionClient.close} when done. */
 export class SessionClient {
   readonly workspace: string;
-  private readonly fixedSocket: string | undefined;
-  private readonly maxBytes: number;
-  private current: { socket: string; stub: InstanceType<typeof SessionServiceClient>; pinned?: Buffer } | undefined;
-  private readonly tcp: TcpTrust | undefined;
-  private readonly timeoutMs: number;
-  private readonly retryWindowMs: number;
-  private readonly autostart: boolean;
-  private readonly command: string[] | undefined;
-  private started = false;
+  private readonly conn: Connection;
 
   constructor(options: ClientOptions = {}) {
     this.workspace = options.workspace ? findWorkspace(options.workspace, true) : findWorkspace();
-    this.fixedSocket = options.socket;
-    this.tcp = options.address ? tcpTrust(options.address, options) : undefined;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.retryWindowMs = options.retryWindowMs ?? 10_000;
-    this.autostart = options.autostart ?? true;
-    this.command = options.command;
-    this.maxBytes = options.maxReceiveBytes ?? 20 * 1024 * 1024;
+    this.conn = new Connection({
+      workspace: this.workspace,
+      fixedSocket: options.socket,
+      tcp: options.address ? tcpTrust(options.address, options) : undefined,
+      autostart: (options.autostart ?? true) && !options.address,
+      command: options.command,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      retryWindowMs: options.retryWindowMs ?? 10_000,
+      maxBytes: options.maxReceiveBytes ?? 20 * 1024 * 1024,
+    });
   }
 
-  /** The socket this client dials (found at the first call: docs/PROTOCOL.md "Discovery"). */
+  /** The socket this client dials (found anew after a lost connection: docs/PROTOCOL.md "Discovery"). */
   get socket(): string {
-    return this.current?.socket ?? this.fixedSocket ?? socketPath(this.workspace);
-  }
-
-  private get stub(): InstanceType<typeof SessionServiceClient> {
-    if (!this.current) throw new UnavailableError("not connected", -1, "DAEMON_UNAVAILABLE");
-    return this.current.stub;
+    return this.conn.socket;
   }
 
   /** Closes the channel (open streams end). */
   close(): void {
-    this.current?.stub.close();
+    this.conn.close();
   }
 
-  private deadline(): Date {
-    return new Date(Date.now() + this.timeoutMs);
-  }
-
-  /** Connects to a `--tcp` listener: TLS pinned to the daemon's certificate, proven before anything else is sent. */
-  private async readyTcp(trust: TcpTrust): Promise<void> {
-    const pem = readSmall(trust.certPath);
-    if (this.current && pem && this.current.pinned?.equals(pem)) return;
-    this.current?.stub.close(); // a restarted daemon has a new certificate: a new channel
-    this.current = undefined;
-    const stub = new SessionServiceClient(trust.address, tcpCredentials(trust, pem), {
-      "grpc.max_receive_message_length": this.maxBytes,
-      "grpc.max_send_message_length": this.maxBytes,
-      ...TLS_OPTIONS,
-    });
-    const refusal = await new Promise<SessiondError | undefined>((resolve) => {
-      const deadline = new Date(Date.now() + PROVE_MS);
-      const raw = (b: Buffer): Buffer => b;
-      stub.makeUnaryRequest("/grpc.health.v1.Health/Check", raw, raw, Buffer.alloc(0), new Metadata(), { deadline }, (e) =>
-        resolve(e ? tlsRefusal(trust, e.code, e.details || e.message, PROVE_MS) : undefined),
-      );
-    });
-    if (refusal) {
-      stub.close();
-      throw refusal;
-    }
-    this.current = { socket: trust.address, stub, pinned: pem };
-  }
-
-  /** Finds the daemon, checks the peer (and auto-starts a daemon once) before the first call. */
-  private async ready(): Promise<void> {
-    if (this.tcp) return this.readyTcp(this.tcp);
-    if (this.current) return;
-    const connect = (): void => {
-      const socket = this.fixedSocket ?? socketPath(this.workspace);
-      checkPeer(socket);
-      // Run liveness rests on the connection and the kernel's view of the pid, never on this
-      // process answering pings (docs/PROTOCOL.md "Runs"): no keepalive options are needed.
-      const stub = new SessionServiceClient(`unix:${socket}`, credentials.createInsecure(), {
-        "grpc.max_receive_message_length": this.maxBytes,
-        "grpc.max_send_message_length": this.maxBytes,
-      });
-      this.current = { socket, stub };
-    };
+  /** A unary call, its request checked first, retried with the same request while transient (`retry`). */
+  private unary<Req, Res>(method: string, req: Req, opts: CallOptions, retry = true): Promise<Res> {
     try {
-      connect();
-      return;
+      checkText(req);
     } catch (e) {
-      if (!(e instanceof UnavailableError) || !this.autostart || this.started) throw e;
+      return Promise.reject(e);
     }
-    this.started = true;
-    spawnDaemon(this.workspace, this.command);
-    const until = Date.now() + 20_000;
-    for (;;) {
-      try {
-        connect();
-        return;
-      } catch (e) {
-        if (!(e instanceof UnavailableError) || Date.now() > until) throw e;
-      }
-      await sleep(50);
-    }
-  }
-
-  /** Runs a unary call, retrying retryable failures (same request, same id) within the retry window. */
-  private async unary<Req, Res>(method: UnaryMethod, req: Req): Promise<Res> {
-    const until = Date.now() + this.retryWindowMs;
-    let wait = 25;
-    for (;;) {
-      await this.ready(); // over TCP also after a failure: a restarted daemon has a new certificate
-      const stub = this.stub;
-      const fn = stub[method] as unknown as (
-        req: Req,
-        md: Metadata,
-        opts: { deadline: Date },
-        cb: (e: ServiceError | null, r: Res) => void,
-      ) => unknown;
-      try {
-        return await new Promise<Res>((resolve, reject) => {
-          fn.call(stub, req, new Metadata(), { deadline: this.deadline() }, (e, r) => (e ? reject(fromServiceError(e)) : resolve(r)));
-        });
-      } catch (e) {
-        if (!isRetryable(e) || Date.now() + wait > until) throw e;
-        await sleep(wait);
-        wait = Math.min(wait * 2, 500);
-      }
-    }
+    return this.conn.run(opts, (stub, deadline) => this.conn.unary<Req, Res>(stub, method, req, deadline, opts.signal), retry);
   }
 
   /** Reads a session (repairing interrupted tool calls unless `noRepair`), assembling Load's chunks. */
   async load(
     sessionId: string,
-    opts: { workdir?: string; noRepair?: boolean; last?: number; afterPosition?: number } = {},
+    opts: CallOptions & { workdir?: string; noRepair?: boolean; last?: number; afterPosition?: number } = {},
   ): Promise<LoadResult> {
-    await this.ready();
     const req = LoadRequest.fromPartial({
       sessionId,
       workdir: opts.workdir ?? process.cwd(),
@@ -294,144 +191,245 @@ export class SessionClient {
       last: opts.last ?? 0,
       afterPosition: opts.afterPosition ?? 0,
     });
-    const until = Date.now() + this.retryWindowMs;
-    for (;;) {
-      try {
-        await this.ready(); // over TCP also after a failure: a restarted daemon has a new certificate
-        return await this.loadOnce(req);
-      } catch (e) {
-        if (!isRetryable(e) || Date.now() > until) throw e;
-        await sleep(100);
-      }
-    }
-  }
-
-  private loadOnce(req: LoadRequest): Promise<LoadResult> {
-    return new Promise((resolve, reject) => {
-      const stream: ClientReadableStream<LoadResponse> = this.stub.load(req, { deadline: this.deadline() });
+    checkText(req);
+    return this.conn.run(opts, (stub, deadline) => {
       let first: LoadResponse | undefined;
       const messages: Message[] = [];
       let done = false;
-      stream.on("data", (chunk: LoadResponse) => {
-        if (!first) first = chunk;
-        messages.push(...chunk.messages);
-        if (chunk.done) done = true;
-      });
-      stream.on("error", (e: ServiceError) => reject(fromServiceError(e)));
-      stream.on("end", () => {
-        if (!first || !done || !first.session) {
-          reject(new UnavailableError("Load ended before its last chunk", Code.UNAVAILABLE));
-          return;
-        }
-        resolve({
-          session: first.session,
-          messages,
-          repairs: first.repairs,
-          inFlight: first.inFlight,
-          complete: first.complete,
-          startPosition: first.startPosition,
-          traceId: first.traceId,
-        });
-      });
+      return readAll(
+        (dl) => stub.load(req, { deadline: dl }) as ClientReadableStream<LoadResponse>,
+        deadline,
+        (chunk: LoadResponse) => {
+          first ??= chunk;
+          messages.push(...chunk.messages);
+          if (chunk.done) done = true;
+        },
+        (): LoadResult => {
+          if (!first || !done || !first.session) throw new UnavailableError("Load ended before its last chunk", 14);
+          const { session, repairs, inFlight, complete, startPosition, traceId } = first;
+          return { session, messages, repairs, inFlight, complete, startPosition, traceId };
+        },
+        opts.signal,
+      );
     });
   }
 
   /** Appends messages, all or none. A request id is made if none is given, so a retry never writes twice. */
-  append(
-    sessionId: string,
-    messages: MessageInput[],
-    opts: { expectedLastPosition?: number; requestId?: string; runId?: string; workdir?: string } = {},
-  ): Promise<AppendResponse> {
-    const req = AppendRequest.fromPartial({
-      sessionId,
-      messages: messages.map(message),
-      expectedLastPosition: opts.expectedLastPosition ?? 0,
-      requestId: opts.requestId ?? randomUUID(),
-      runId: opts.runId ?? "",
-      workdir: opts.workdir ?? "",
-    });
-    return this.unary<AppendRequest, AppendResponse>("append", req).then((res) => appendResult(res, req));
+  async append(sessionId: string, messages: MessageInput[], opts: CallOptions & AppendOptions = {}): Promise<AppendResponse> {
+    const req = appendRequest(sessionId, messages, opts);
+    return appendResult(await this.unary<typeof req, AppendResponse>("append", req, opts), req);
   }
 
   /** Adds token counts and cost to the session's totals. */
-  recordUsage(sessionId: string, usage: Partial<RecordUsageRequest>): Promise<RecordUsageResponse> {
+  async recordUsage(sessionId: string, usage: Partial<RecordUsageRequest>, opts: CallOptions = {}): Promise<RecordUsageResponse> {
     const req = RecordUsageRequest.fromPartial({ requestId: randomUUID(), ...usage, sessionId });
-    return this.unary<RecordUsageRequest, RecordUsageResponse>("recordUsage", req).then((res) => {
-      if (!res?.usage) throw new InternalError("the reply to RecordUsage holds no totals: the usage is not known to be recorded", -1, "INTERNAL");
-      return res;
-    });
+    const res = await this.unary<RecordUsageRequest, RecordUsageResponse>("recordUsage", req, opts);
+    if (!res?.usage) throw new InternalError("the reply to RecordUsage holds no totals: the usage is not known to be recorded", -1, "INTERNAL");
+    return res;
   }
 
   /** Empties the visible history (`erase`: also removes it from the log). */
-  clear(sessionId: string, opts: { erase?: boolean; expectedLastPosition?: number; requestId?: string } = {}): Promise<ClearResponse> {
+  clear(sessionId: string, opts: CallOptions & { erase?: boolean; expectedLastPosition?: number; requestId?: string } = {}): Promise<ClearResponse> {
     const req = ClearRequest.fromPartial({
       sessionId,
       erase: opts.erase ?? false,
       expectedLastPosition: opts.expectedLastPosition ?? 0,
       requestId: opts.requestId ?? randomUUID(),
     });
-    return this.unary<ClearRequest, ClearResponse>("clear", req);
+    return this.unary("clear", req, opts);
+  }
+
+  /** Records a non-message event (`payload`: JSON text) in the session's log. */
+  recordEvent(sessionId: string, kind: EventKind, payload: string, opts: CallOptions & { requestId?: string; traceId?: string } = {}): Promise<RecordEventResponse> {
+    const req = RecordEventRequest.fromPartial({ sessionId, kind, payload, requestId: opts.requestId ?? randomUUID(), traceId: opts.traceId ?? "" });
+    return this.unary("recordEvent", req, opts);
   }
 
   /** Removes the last entries (or those after a position) and appends replacements, atomically. */
-  editTail(sessionId: string, opts: Partial<Omit<EditTailRequest, "replacements">> & { replacements?: MessageInput[] } = {}): Promise<EditTailResponse> {
-    const req = EditTailRequest.fromPartial({
-      requestId: randomUUID(),
-      ...opts,
-      replacements: (opts.replacements ?? []).map(message),
-      sessionId,
-    });
-    return this.unary<EditTailRequest, EditTailResponse>("editTail", req);
+  editTail(
+    sessionId: string,
+    opts: CallOptions & Partial<Omit<EditTailRequest, "replacements">> & { replacements?: MessageInput[] } = {},
+  ): Promise<EditTailResponse> {
+    const { signal, timeoutMs, deadline, replacements, ...fields } = opts;
+    const req = EditTailRequest.fromPartial({ requestId: randomUUID(), ...fields, replacements: (replacements ?? []).map(message), sessionId });
+    return this.unary("editTail", req, { signal, timeoutMs, deadline });
   }
 
   /** One page of sessions. */
-  listSessions(opts: Partial<ListSessionsRequest> = {}): Promise<ListSessionsResponse> {
-    return this.unary<ListSessionsRequest, ListSessionsResponse>("listSessions", ListSessionsRequest.fromPartial(opts));
+  listSessions(opts: CallOptions & Partial<ListSessionsRequest> = {}): Promise<ListSessionsResponse> {
+    const { signal, timeoutMs, deadline, ...fields } = opts;
+    return this.unary("listSessions", ListSessionsRequest.fromPartial(fields), { signal, timeoutMs, deadline });
   }
 
-  /** Erases a session. */
-  delete(sessionId: string): Promise<DeleteResponse> {
-    return this.unary<DeleteRequest, DeleteResponse>("delete", DeleteRequest.fromPartial({ sessionId }));
+  /** A session's usage totals, per model too. */
+  usage(sessionId: string, opts: CallOptions = {}): Promise<GetUsageResponse> {
+    return this.unary("getUsage", GetUsageRequest.fromPartial({ sessionId }), opts);
+  }
+
+  /** Usage over a time range, overall and per model (and per session with `bySession`). */
+  usageReport(opts: CallOptions & Partial<GetUsageReportRequest> = {}): Promise<GetUsageReportResponse> {
+    const { signal, timeoutMs, deadline, ...fields } = opts;
+    return this.unary("getUsageReport", GetUsageReportRequest.fromPartial(fields), { signal, timeoutMs, deadline });
+  }
+
+  /** Erases a session. Retried like the others: a retry of a delete that took effect gets `SessionNotFoundError`. */
+  delete(sessionId: string, opts: CallOptions = {}): Promise<DeleteResponse> {
+    return this.unary("delete", DeleteRequest.fromPartial({ sessionId }), opts);
   }
 
   /** Daemon and database figures. */
-  stats(): Promise<GetStatsResponse> {
-    return this.unary<object, GetStatsResponse>("getStats", {});
+  stats(opts: CallOptions = {}): Promise<GetStatsResponse> {
+    return this.unary("getStats", {}, opts);
+  }
+
+  /** Full-text search over message content. */
+  search(query: string, opts: CallOptions & Partial<Omit<SearchRequest, "query">> = {}): Promise<SearchResponse> {
+    const { signal, timeoutMs, deadline, ...fields } = opts;
+    return this.unary("search", SearchRequest.fromPartial({ ...fields, query }), { signal, timeoutMs, deadline });
+  }
+
+  /** Creates a session (labels, state, tool policy) before its first append. */
+  createSession(sessionId: string, opts: CallOptions & Partial<Omit<CreateSessionRequest, "sessionId">> = {}): Promise<CreateSessionResponse> {
+    const { signal, timeoutMs, deadline, ...fields } = opts;
+    const req = CreateSessionRequest.fromPartial({ requestId: randomUUID(), ...fields, sessionId });
+    return this.unary("createSession", req, { signal, timeoutMs, deadline });
+  }
+
+  /** Copies a session's history (up to a position) into a new session. */
+  forkSession(
+    sourceSessionId: string,
+    sessionId: string,
+    opts: CallOptions & Partial<Omit<ForkSessionRequest, "sourceSessionId" | "sessionId">> = {},
+  ): Promise<ForkSessionResponse> {
+    const { signal, timeoutMs, deadline, ...fields } = opts;
+    const req = ForkSessionRequest.fromPartial({ requestId: randomUUID(), ...fields, sourceSessionId, sessionId });
+    return this.unary("forkSession", req, { signal, timeoutMs, deadline });
+  }
+
+  /** Changes a session's state (deltas), labels or tool policy. */
+  updateSession(sessionId: string, opts: CallOptions & Partial<Omit<UpdateSessionRequest, "sessionId">> = {}): Promise<UpdateSessionResponse> {
+    const { signal, timeoutMs, deadline, ...fields } = opts;
+    const req = UpdateSessionRequest.fromPartial({ requestId: randomUUID(), ...fields, sessionId });
+    return this.unary("updateSession", req, { signal, timeoutMs, deadline });
+  }
+
+  /** The states of shared scopes. */
+  scopeStates(scopes: string[], opts: CallOptions = {}): Promise<GetScopeStatesResponse> {
+    return this.unary("getScopeStates", GetScopeStatesRequest.fromPartial({ scopes }), opts);
+  }
+
+  /**
+   * A session's (or, with no id, every session's) export lines (JSON Lines), read whole: the
+   * reply is held in memory (as large as the history it exports; the CLI's `export` streams a
+   * large one to a file).
+   */
+  exportLines(sessionId = "", opts: CallOptions = {}): Promise<string[]> {
+    return this.conn.run(opts, (stub, deadline) => {
+      const lines: string[] = [];
+      return readAll(
+        (dl) => stub.export({ sessionId }, { deadline: dl }) as ClientReadableStream<ExportResponse>,
+        deadline,
+        (r: ExportResponse) => lines.push(r.line),
+        () => lines,
+        opts.signal,
+      );
+    });
+  }
+
+  /**
+   * Imports export lines (one session). Not retried by the client: Import takes no request id,
+   * and a retry of one that took effect would be refused (or, with `replace`, import again).
+   */
+  importLines(lines: string[], opts: CallOptions & { mode?: ImportMode } = {}): Promise<ImportResponse> {
+    const req = ImportRequest.fromPartial({ lines, mode: opts.mode ?? ImportMode.IMPORT_MODE_UNSPECIFIED });
+    return this.unary("import", req, opts, false);
+  }
+
+  /**
+   * Copies the database: each chunk of the copy goes to `write` (awaited, in order); resolves with
+   * the copy's figures. Not retried once a chunk was written (the copy would be torn).
+   */
+  async backup(write: (chunk: Uint8Array) => unknown, opts: CallOptions = {}): Promise<BackupFigures> {
+    let wrote = false;
+    return this.conn.run(
+      opts,
+      (stub, deadline) => {
+        let figures: BackupFigures | undefined;
+        let chain = Promise.resolve();
+        return readAll(
+          (dl) => stub.backup({}, { deadline: dl }) as ClientReadableStream<BackupResponse>,
+          deadline,
+          (r: BackupResponse) => {
+            if (r.data.length > 0) {
+              wrote = true;
+              chain = chain.then(() => write(r.data) as Promise<void>);
+            }
+            figures = r.figures ?? figures;
+          },
+          () => chain.then(() => {
+            if (!figures) throw new InternalError("the backup ended without its figures: the copy is not known to be whole", -1, "INTERNAL");
+            return figures;
+          }),
+          opts.signal,
+        );
+      },
+      true,
+    ).then(
+      (p) => p,
+      (e) => {
+        if (wrote && e instanceof UnavailableError) throw new UnavailableError(`the backup broke off after its first chunk: ${e.message}`, e.code, e.reason);
+        throw e;
+      },
+    );
   }
 
   /**
    * Declares that this process runs the session. Resolves with the run once the daemon has
-   * registered it. The run lives while its stream's connection is open.
+   * registered it (`timeoutMs`/`deadline` bound that wait, `signal` cancels it). The run lives
+   * while its stream's connection is open.
    */
-  async attach(sessionId: string, opts: { label?: string; pingTimeoutSeconds?: number } = {}): Promise<Run> {
-    await this.ready();
-    const stream: ClientReadableStream<AttachResponse> = this.stub.attach({
-      sessionId,
-      pid: process.pid,
-      label: opts.label ?? "",
-      pingTimeoutSeconds: opts.pingTimeoutSeconds ?? 0,
-    } as never);
+  attach(sessionId: string, opts: CallOptions & { label?: string; pingTimeoutSeconds?: number } = {}): Promise<Run> {
+    const req = AttachRequest.fromPartial({ sessionId, pid: process.pid, label: opts.label ?? "", pingTimeoutSeconds: opts.pingTimeoutSeconds ?? 0 });
+    checkText(req);
+    return this.conn.run(opts, (stub, deadline) => this.attachOnce(stub, req, deadline, opts.signal));
+  }
+
+  private attachOnce(stub: Stub, req: AttachRequest, deadline: Date, signal?: AbortSignal): Promise<Run> {
+    const stream = stub.attach(req) as ClientReadableStream<AttachResponse>;
     return new Promise((resolve, reject) => {
       let run: Run | undefined;
       let settle!: (e: SessiondError | undefined) => void;
       const closed = new Promise<SessiondError | undefined>((r) => (settle = r));
+      const onAbort = (): void => stream.cancel();
+      const timer = setTimeout(() => {
+        stream.cancel();
+        reject(new DeadlineError("Attach: no reply before the call's deadline", 4, "DEADLINE_EXCEEDED"));
+      }, Math.max(0, deadline.getTime() - Date.now()));
+      signal?.addEventListener("abort", onAbort, { once: true });
       stream.on("data", (reply: AttachResponse) => {
         if (run) return;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
         const runId = reply.runId;
         run = {
           runId,
           leaseSeconds: reply.leaseSeconds,
           pidVerified: reply.pidVerified,
           closed,
-          end: async () => {
-            await this.endRun(runId);
-            stream.cancel();
+          end: async (o: CallOptions = {}) => {
+            try {
+              await this.endRun(runId, o);
+            } finally {
+              stream.cancel();
+            }
           },
         };
         resolve(run);
       });
       stream.on("error", (e: ServiceError) => {
-        const ended = run && (e.code === Code.CANCELLED || errorInfo(e.metadata)?.metadata.cause === "ended");
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        const ended = run && (e.code === 1 || errorInfo(e.metadata)?.metadata.cause === "ended");
         const err = ended ? undefined : fromServiceError(e);
         if (!run && err) reject(err);
         settle(err);
@@ -441,113 +439,82 @@ export class SessionClient {
   }
 
   /** Ends a run and returns once its calls are no longer in flight; `wasLive` false if it already was not. */
-  endRun(runId: string): Promise<EndRunResponse> {
-    return this.unary<EndRunRequest, EndRunResponse>("endRun", EndRunRequest.fromPartial({ runId }));
+  endRun(runId: string, opts: CallOptions = {}): Promise<EndRunResponse> {
+    return this.unary("endRun", EndRunRequest.fromPartial({ runId }), opts);
   }
 
   /** Renews a run that asked for ping liveness. */
-  pingRun(runId: string): Promise<PingRunResponse> {
-    return this.unary<PingRunRequest, PingRunResponse>("pingRun", PingRunRequest.fromPartial({ runId }));
+  pingRun(runId: string, opts: CallOptions = {}): Promise<PingRunResponse> {
+    return this.unary("pingRun", PingRunRequest.fromPartial({ runId }), opts);
   }
 
   /**
    * Follows a session's history events after `afterPosition`. When the daemon drops a watcher
-   * that fell behind (WATCH_LAGGED) or the connection breaks, the watch resumes after the last
-   * event received, on the same incarnation; other errors end the iteration by throwing. The
-   * daemon packs events into batches (`WatchRequest.batch`); this yields them one at a time.
-   * The request names this process (`WatchRequest.pid`): on the Unix socket the daemon confirms
-   * it with the kernel and counts the stream against this process's share of Watch streams.
+   * that fell behind (WATCH_LAGGED), restarts, or the connection breaks, the watch resumes after
+   * the last event received, on the same incarnation; other errors end the iteration by throwing.
+   * The daemon packs events into batches (`WatchRequest.batch`); this yields them one at a time,
+   * each with its role's name (`roleName`). `signal` ends the iteration; a `break` releases the
+   * stream at once. The request names this process (`WatchRequest.pid`): on the Unix socket the
+   * daemon confirms it with the kernel and counts the stream against this process's share.
    */
-  async *watch(sessionId: string, opts: { afterPosition?: number; signal?: AbortSignal } = {}): AsyncGenerator<WatchResponse> {
-    await this.ready();
+  watch(sessionId: string, opts: CallOptions & { afterPosition?: number } = {}): AsyncGenerator<WatchEvent> {
     let after = opts.afterPosition ?? 0;
     let incarnation = "";
-    for (let resumes = 0; resumes < 1000; resumes++) {
-      const stream = this.stub.watch({ sessionId, afterPosition: after, incarnation, batch: true, pid: process.pid } as never) as ClientReadableStream<WatchResponse>;
-      const abort = () => stream.cancel();
-      opts.signal?.addEventListener("abort", abort);
-      try {
-        for await (const reply of stream as AsyncIterable<WatchResponse>) {
-          for (const ev of reply.events.length > 0 ? reply.events : [reply]) {
-            if (opts.signal?.aborted) return;
-            if (ev.position <= after) continue; // already delivered before a resume
+    return follow<WatchRequest, WatchResponse, WatchEvent>(
+      this.conn,
+      "Watch",
+      (stub, req, deadline) => stub.watch(req, deadline ? { deadline } : {}) as ClientReadableStream<WatchResponse>,
+      {
+        request: () => WatchRequest.fromPartial({ sessionId, afterPosition: after, incarnation, batch: true, pid: process.pid }),
+        accept: (reply) =>
+          (reply.events.length > 0 ? reply.events : [reply]).filter((ev) => ev.position > after).map((ev) => {
             after = ev.position;
             incarnation = ev.incarnation;
-            yield ev;
+            return named(ev);
+          }),
+      },
+      opts,
+    );
+  }
+
+  /**
+   * Follows every session's history events (after the last `last` ones, at most 1000), resumed
+   * after lag and restarts from the last event id received, like {@link SessionClient.watch}.
+   */
+  watchAll(opts: CallOptions & { last?: number } = {}): AsyncGenerator<WatchAllEvent> {
+    let after = 0;
+    let resume = false;
+    return follow<WatchAllRequest, WatchAllResponse, WatchAllEvent>(
+      this.conn,
+      "WatchAll",
+      (stub, req, deadline) => stub.watchAll(req, deadline ? { deadline } : {}) as ClientReadableStream<WatchAllResponse>,
+      {
+        request: () => WatchAllRequest.fromPartial({ afterEventId: after, last: resume ? 0 : (opts.last ?? 0), resume, batch: true, pid: process.pid }),
+        accept: (reply) => {
+          if (reply.started) {
+            if (!resume) after = reply.eventId;
+            resume = true;
+            return [];
           }
-        }
-        return;
-      } catch (e) {
-        if (opts.signal?.aborted) return;
-        const err = fromServiceError(e as ServiceError);
-        if (err.reason !== "WATCH_LAGGED" && !isRetryable(err)) throw err;
-        await sleep(50);
-      } finally {
-        opts.signal?.removeEventListener("abort", abort);
-      }
-    }
-    throw new UnavailableError("watch resumed 1000 times; giving up", Code.UNAVAILABLE);
+          return (reply.events.length > 0 ? reply.events : [reply]).filter((ev) => ev.eventId > after).map((ev) => {
+            after = ev.eventId;
+            return named(ev);
+          });
+        },
+      },
+      opts,
+    );
   }
 
   /**
    * An AppendStream writer: many appends in flight on one stream, each with its own reply (in
-   * order) and its own error. Call `close()` when done.
+   * order) and its own error. `signal` cancels the stream, `deadline` bounds it. Call `close()` when done.
    */
-  async appendStream(): Promise<AppendWriter> {
-    await this.ready();
-    return new AppendWriter(this.stub.appendStream() as ClientDuplexStream<AppendStreamRequest, AppendStreamResponse>);
+  async appendStream(opts: CallOptions = {}): Promise<AppendWriter> {
+    const stub = await this.conn.run(opts, async (s) => s);
+    const stream = stub.appendStream(opts.deadline ? { deadline: opts.deadline } : {}) as ClientDuplexStream<AppendStreamRequest, AppendStreamResponse>;
+    return new AppendWriter(stream, checkText, opts.signal);
   }
 }
 
-/** Appends over one AppendStream (see {@link SessionClient.appendStream}). */
-export class AppendWriter {
-  private readonly waiting: { req: AppendRequest; resolve: (r: AppendResponse) => void; reject: (e: unknown) => void }[] = [];
-  private failed: SessiondError | undefined;
-
-  constructor(private readonly stream: ClientDuplexStream<AppendStreamRequest, AppendStreamResponse>) {
-    stream.on("data", (res: AppendStreamResponse) => {
-      for (const reply of res.replies) {
-        const w = this.waiting.shift();
-        if (!w) continue;
-        if (reply.error) w.reject(fromAppendError(reply.error));
-        else {
-          try {
-            w.resolve(appendResult(reply.result, w.req)); // a reply with neither result nor error is malformed
-          } catch (e) {
-            w.reject(e);
-          }
-        }
-      }
-    });
-    stream.on("error", (e: ServiceError) => this.fail(fromServiceError(e)));
-    stream.on("end", () => this.fail(new UnavailableError("AppendStream ended", Code.UNAVAILABLE)));
-  }
-
-  private fail(err: SessiondError): void {
-    this.failed ??= err;
-    for (const w of this.waiting.splice(0)) w.reject(err);
-  }
-
-  /** Sends one append; resolves with its reply. A request id is made if none is given. */
-  append(sessionId: string, messages: MessageInput[], opts: { expectedLastPosition?: number; requestId?: string; runId?: string } = {}): Promise<AppendResponse> {
-    if (this.failed) return Promise.reject(this.failed);
-    const req = AppendRequest.fromPartial({
-      sessionId,
-      messages: messages.map(message),
-      expectedLastPosition: opts.expectedLastPosition ?? 0,
-      requestId: opts.requestId ?? randomUUID(),
-      runId: opts.runId ?? "",
-    });
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ req, resolve, reject });
-      this.stream.write({ appends: [req] });
-    });
-  }
-
-  /** Half-closes the stream once every reply has come. */
-  close(): void {
-    this.stream.end();
-  }
-}
-
-export { Role };
+export { EventKind, ImportMode, Role };

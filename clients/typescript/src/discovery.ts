@@ -1,7 +1,6 @@
 // Finding a workspace's daemon (docs/PROTOCOL.md "Discovery"): the endpoint file
-// `.claw/endpoint.json` the daemon writes, else `.claw/sessiond.sock`; checking that what
-// listens there belongs to this user before sending anything; and auto-start.
-import { spawn } from "node:child_process";
+// `.claw/endpoint.json` the daemon writes, else `.claw/sessiond.sock`; and checking that what
+// listens there belongs to this user before sending anything.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { UntrustedPeerError, UnavailableError } from "./errors";
@@ -148,6 +147,11 @@ export function socketPath(workspace: string): string {
   return readEndpoint(workspace)?.socket ?? path.join(workspace, ".claw", "sessiond.sock");
 }
 
+/** Refuses a `.claw` folder that is a link, not yours, or writable by others (before a daemon is started there). */
+export function checkOwnedFolder(p: string): void {
+  checkOwned(p, "folder", "dir");
+}
+
 /** Checks the socket and its folder belong to this user before any byte is sent. */
 export function checkPeer(socket: string): void {
   checkOwned(path.dirname(socket), "socket folder", "dir");
@@ -163,20 +167,4 @@ export function pidAlive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM";
   }
-}
-
-/**
- * Starts a daemon for the workspace (docs/PROTOCOL.md "Auto-start"): `command` (default
- * `claw-sessiond` from PATH, or `$CLAW_SESSIOND_COMMAND` split on spaces) with
- * `serve --workspace <ws> --idle-exit-s 600`, detached; a second daemon started at the same
- * time exits on the workspace lock, so racing clients are harmless.
- */
-export function spawnDaemon(workspace: string, command?: string[]): void {
-  const cmd = command ?? (process.env.CLAW_SESSIOND_COMMAND ?? "claw-sessiond").split(" ").filter(Boolean);
-  const child = spawn(cmd[0], [...cmd.slice(1), "serve", "--workspace", workspace, "--idle-exit-s", "600"], {
-    detached: true,
-    stdio: "ignore",
-  });
-  child.on("error", () => undefined);
-  child.unref();
 }

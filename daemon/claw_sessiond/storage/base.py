@@ -95,6 +95,7 @@ __all__ = [
     "StorageCheck",
     "StorageCounters",
     "StorageFigures",
+    "StoreReads",
     "SweepTurns",
     "pending_erasures",
     "run_host",
@@ -290,7 +291,82 @@ class ChangeListener(Protocol):
 # ---------------------------------------------------------------- the storage
 
 
-class Storage(Protocol):
+class StoreReads(Protocol):
+    """The whole-store reads every backend answers in its own SQL (the part of :class:`Storage` a backend
+    engine implements as it is: ``engine.py``). All coroutines on the daemon's event loop."""
+
+    async def list_sessions(
+        self,
+        id_contains: str,
+        limit: int,
+        after: tuple[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> list[SessionSummary]:
+        """Sessions whose id contains ``id_contains`` and that carry every one of ``labels`` (exact values),
+        most recently updated first, after the (updated_at, session_id) keyset cursor ``after``."""
+        ...
+
+    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
+        """How many sessions :meth:`list_sessions` would list over all its pages."""
+        ...
+
+    async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
+        """The states of shared scopes in the order asked ("{}" and no time for a scope never written)."""
+        ...
+
+    async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
+        """Stored shared scope states whose scope sorts after ``after`` (byte order), at most ``limit``, in order."""
+        ...
+
+    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
+        """Session totals and the per-model breakdown.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+        """
+        ...
+
+    async def session_ids(self) -> list[str]:
+        """Every stored session id, oldest first (the order of a full export)."""
+        ...
+
+    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
+        """A session's export header, a cursor and the last event id to export (None if not stored)."""
+        ...
+
+    async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
+        """Full-text search (``queries.fts_query`` builds ``match``), bounded in time; True if more matched."""
+        ...
+
+    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
+        """Usage events grouped by day, model, pricing version and currency (and session)."""
+        ...
+
+    async def follow_start(self, last: int) -> int:
+        """The event id a follow-all starts after (the newest, or before the last ``last`` history events)."""
+        ...
+
+    async def follow_batch(
+        self, after_event_id: int, limit: int
+    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+        """History events of every session after an event id: ``(event_id, session_id, position, message,
+        mark or None)`` as in :data:`HistoryItem`, and whether more may follow."""
+        ...
+
+    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
+        """Ids of sessions whose last change is older than the cutoff."""
+        ...
+
+    async def newest_update(self) -> str | None:
+        """The newest stored change (``updated_at``, stored-timestamp text) of any session; None if none is stored."""
+        ...
+
+    async def figures(self) -> StorageFigures:
+        """What the storage holds now."""
+        ...
+
+
+class Storage(StoreReads, Protocol):
     """Sessions, stored durably. All methods are coroutines on the daemon's event loop (unless noted)."""
 
     @property
@@ -358,29 +434,6 @@ class Storage(Protocol):
         more may follow; read in one snapshot."""
         ...
 
-    async def list_sessions(
-        self,
-        id_contains: str,
-        limit: int,
-        after: tuple[str, str] | None = None,
-        labels: Mapping[str, str] | None = None,
-    ) -> list[SessionSummary]:
-        """Sessions whose id contains ``id_contains`` and that carry every one of ``labels`` (exact values),
-        most recently updated first, after the (updated_at, session_id) keyset cursor ``after``."""
-        ...
-
-    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
-        """How many sessions :meth:`list_sessions` would list over all its pages."""
-        ...
-
-    async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
-        """The states of shared scopes in the order asked ("{}" and no time for a scope never written)."""
-        ...
-
-    async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
-        """Stored shared scope states whose scope sorts after ``after`` (byte order), at most ``limit``, in order."""
-        ...
-
     async def put_scope_states(self, states: Sequence[ScopeState]) -> None:
         """Store each state verbatim (its state and time), replacing a stored one of the same scope; all or none.
 
@@ -388,44 +441,9 @@ class Storage(Protocol):
         """
         ...
 
-    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
-        """Session totals and the per-model breakdown.
-
-        Raises:
-            SessionNotFoundError: the session is not stored.
-        """
-        ...
-
-    async def session_ids(self) -> list[str]:
-        """Every stored session id, oldest first (the order of a full export)."""
-        ...
-
-    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
-        """A session's export header, a cursor and the last event id to export (None if not stored)."""
-        ...
-
     def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
         """The session's events up to ``max_event_id`` in event order, page by page, payloads still text
         (decode with ``events.decode_events``)."""
-        ...
-
-    async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
-        """Full-text search (``queries.fts_query`` builds ``match``), bounded in time; True if more matched."""
-        ...
-
-    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
-        """Usage events grouped by day, model, pricing version and currency (and session)."""
-        ...
-
-    async def follow_start(self, last: int) -> int:
-        """The event id a follow-all starts after (the newest, or before the last ``last`` history events)."""
-        ...
-
-    async def follow_batch(
-        self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
-        """History events of every session after an event id: ``(event_id, session_id, position, message,
-        mark or None)`` as in :data:`HistoryItem`, and whether more may follow."""
         ...
 
     # -- writes
@@ -525,14 +543,6 @@ class Storage(Protocol):
 
     # -- retention
 
-    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
-        """Ids of sessions whose last change is older than the cutoff."""
-        ...
-
-    async def newest_update(self) -> str | None:
-        """The newest stored change (``updated_at``, stored-timestamp text) of any session; None if none is stored."""
-        ...
-
     async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
         """Erase the session only if its stored time is still older than the cutoff when the delete runs.
 
@@ -542,10 +552,6 @@ class Storage(Protocol):
         ...
 
     # -- operations
-
-    async def figures(self) -> StorageFigures:
-        """What the storage holds now."""
-        ...
 
     def subscribe(self, listener: ChangeListener) -> None:
         """Tell ``listener`` about every later commit and erasure. Not a coroutine."""

@@ -10,7 +10,7 @@
 * no module over the size limit of the house style, counted in lines of code
   (docstrings, comments and blank lines are free), but for a short listed
   exception (:data:`SIZE_EXCEPTIONS`);
-* no function defined the same way in both backends (:func:`_normalized`):
+* no function defined the same way in two backends (:func:`_normalized`), the reference backend too:
   what both need is written once, in ``storage/``; :data:`KNOWN_TWINS` lists
   today's, and may only shrink.
 
@@ -26,6 +26,7 @@ import ast
 import copy
 import functools
 import io
+import itertools
 import re
 import tokenize
 from collections.abc import Iterable, Iterator, Mapping
@@ -586,11 +587,16 @@ def _twin_report(twins: list[tuple[Function, Function]], known: frozenset[tuple[
     return new + gone
 
 
-def test_no_function_is_defined_the_same_way_in_both_backends() -> None:
-    twins = _twins(
-        _backend_functions("claw_sessiond.storage.sqlite"), _backend_functions("claw_sessiond.storage.postgres")
-    )
-    wrong = _twin_report(twins, KNOWN_TWINS)
+#: The backends whose functions are compared, each pair once: the two product backends and the reference
+#: backend (``storage/memory/``), which shares what it has in common with them rather than copying it.
+TWIN_BACKENDS = ("claw_sessiond.storage.sqlite", "claw_sessiond.storage.postgres", "claw_sessiond.storage.memory")
+
+
+def test_no_function_is_defined_the_same_way_in_two_backends() -> None:
+    wrong: list[str] = []
+    for left, right in itertools.combinations(TWIN_BACKENDS, 2):
+        twins = _twins(_backend_functions(left), _backend_functions(right))
+        wrong += _twin_report(twins, KNOWN_TWINS if (left, right) == TWIN_BACKENDS[:2] else frozenset())
     assert not wrong, "functions written twice (write it once in storage/, e.g. a step or a pure rule):\n" + "\n".join(
         wrong
     )

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar
 
 from ...errors import SessiondError, StorageError, StorageUnavailableError
-from ...model import AppendJob
+from ...model import AppendJob, HistoryMark, Message
 from ..base import RunRegistry, StorageCounters
 from ..engine import Engine, Erasure, WriteSteps
 from ..history_reads import Snapshots
@@ -87,8 +87,9 @@ class MemoryEngine(MemoryReads):
         self._runs = InMemoryRuns()
         self._listeners = ChangeListeners()
         self._closed = False
+        self._follower_lane = asyncio.Semaphore(1)
         self.page_snapshots: Snapshots = self._snapshot
-        self.follower_snapshots: Snapshots = self._snapshot
+        self.follower_snapshots: Snapshots = self._follower_snapshot
 
     @property
     def counters(self) -> StorageCounters:
@@ -176,6 +177,27 @@ class MemoryEngine(MemoryReads):
     async def _snapshot(self) -> AsyncIterator[PageReads]:
         """One step of a paged read: the tables as they are."""
         yield MemoryPageReads(self._tables)
+
+    @contextlib.asynccontextmanager
+    async def _follower_snapshot(self) -> AsyncIterator[PageReads]:
+        """One step of a Watch batch, in the followers' lane (:meth:`_follower_turn`)."""
+        async with self._follower_turn():
+            yield MemoryPageReads(self._tables)
+
+    @contextlib.asynccontextmanager
+    async def _follower_turn(self) -> AsyncIterator[None]:
+        """A follower read's turn: one at a time, each first giving the loop back, so that a request issued while
+        hundreds of followers are due (every commit makes them due) runs before most of them, not after all."""
+        async with self._follower_lane:
+            await asyncio.sleep(0)
+            yield
+
+    async def follow_batch(
+        self, after_event_id: int, limit: int
+    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+        """As :meth:`~.queries.MemoryReads.follow_batch`, in the followers' lane."""
+        async with self._follower_turn():
+            return await super().follow_batch(after_event_id, limit)
 
     async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
         """At most ``limit`` records older than the cutoff, oldest first, in one transaction."""

@@ -44,9 +44,12 @@ _USAGE_KEYS: Final = ("input_tokens", "output_tokens", "cache_read_tokens", "cac
 
 
 def _terms(match: str) -> list[str]:
-    """The words or phrases a search looks for, lower-cased: ``fts_query``'s quoted strings, else its words."""
+    """The words or phrases a search looks for, lower-cased: ``fts_query``'s quoted strings, else its words
+    (a NUL separates words, as in a full-text index)."""
+    match = match.replace("\x00", " ")
     phrases = [p.replace('""', '"') for p in _PHRASE.findall(match)]
-    return [t.casefold() for t in (phrases or match.split()) if t.strip()]
+    terms = (" ".join(t.split()) for t in (phrases or match.split()))
+    return [t.casefold() for t in terms if t]
 
 
 def _snippet(content: str, term: str) -> str:

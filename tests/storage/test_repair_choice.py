@@ -23,7 +23,7 @@ _CALLS = 2 * REPAIR_CHUNK + 44  # three chunks when planned ahead
 async def test_either_choice_repairs_a_large_history_alike(
     storage: Storage, monkeypatch: pytest.MonkeyPatch, ahead: bool
 ) -> None:
-    monkeypatch.setattr(storage, "repairs_ahead", ahead)
+    monkeypatch.setattr(storage.engine, "repairs_ahead", ahead)
     ids = [f"c-{i}" for i in range(_CALLS)]
     await append(storage, "s", user("q"), assistant(*ids), result("c-7", "real"), user("later"))
     loaded = await storage.load("s", "/w", "t")
@@ -46,7 +46,7 @@ async def test_either_choice_repairs_a_large_history_alike(
 async def test_either_choice_leaves_a_pending_call_in_flight(
     storage: Storage, monkeypatch: pytest.MonkeyPatch, ahead: bool
 ) -> None:
-    monkeypatch.setattr(storage, "repairs_ahead", ahead)
+    monkeypatch.setattr(storage.engine, "repairs_ahead", ahead)
     waits = Message("assistant", "", (ToolCall("waits", "deploy", "{}", pending=True),))
     await append(storage, "s", assistant("open"), waits)
     loaded = await storage.load("s", "/w", "t")

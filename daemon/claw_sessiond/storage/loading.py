@@ -93,7 +93,10 @@ RunsLive = Callable[[set[str]], Any]
 class LoadHost(Protocol):
     """What :func:`load` needs of a backend: its counters, its choice, and a snapshot and a write to run steps in."""
 
-    counters: StorageCounters
+    @property
+    def counters(self) -> StorageCounters:
+        """The figures a Load adds to (events read, repairs)."""
+        ...
 
     @property
     def repairs_ahead(self) -> bool:

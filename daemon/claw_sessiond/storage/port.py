@@ -59,6 +59,7 @@ __all__ = [
     "ReadPort",
     "SessionRow",
     "as_read_port",
+    "like_pattern",
     "new_incarnation",
     "session_meta",
     "session_row",
@@ -149,6 +150,12 @@ def settings_of(values: Sequence[Any]) -> SessionSettings:
     return SessionSettings(
         str(values[0]), parse_labels(str(values[1])), str(values[2]), str(values[3]), int(values[4]), str(values[5])
     )
+
+
+def like_pattern(id_contains: str) -> str:
+    """A LIKE (ILIKE) pattern, ``ESCAPE '\\'``, matching ``id_contains`` literally (``%``, ``_`` and ``\\``
+    match themselves)."""
+    return "%" + id_contains.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def new_incarnation() -> str:

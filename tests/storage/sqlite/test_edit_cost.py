@@ -86,13 +86,13 @@ class _Steps:
         def remove(conn: sqlite3.Connection) -> None:
             conn.set_progress_handler(None, 1)
 
-        await store._writer.submit(install)
+        await store.engine.writer.submit(install)
         self.count = 0
         try:
             await run()
             return self.count
         finally:
-            await store._writer.submit(remove)
+            await store.engine.writer.submit(remove)
 
 
 async def test_an_edit_costs_the_entries_it_touches_not_the_history(store: SQLiteStorage) -> None:
@@ -110,7 +110,8 @@ async def test_an_edit_costs_the_entries_it_touches_not_the_history(store: SQLit
         await store.edit_tail(_edit("big", remove_last=1))
     after_many_pops = await steps.of(store, lambda: store.edit_tail(_edit("big", remove_last=1)))
     scan = await steps.of(
-        store, lambda: store._writer.submit(lambda c: c.execute("SELECT count(*) FROM events WHERE session_id = 'big'"))
+        store,
+        lambda: store.engine.writer.submit(lambda c: c.execute("SELECT count(*) FROM events WHERE session_id = 'big'")),
     )
     assert scan > 20 * big, f"the counter does not see a scan of the history (scan {scan}, edit {big})"
     assert big <= small * 1.1 + 20, f"an edit of 10,000 entries did {big} steps, of 10 entries {small}"

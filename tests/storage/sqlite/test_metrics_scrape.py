@@ -43,7 +43,7 @@ async def test_scrapes_count_the_tables_at_most_once_per_ttl(tmp_path: Path) -> 
 
     store = await Store.open(tmp_path / "sessions.db")
     counted: list[str] = []
-    for reader in store._all_readers:
+    for reader in store.engine.readers.all:
         await reader.set_trace_callback(lambda sql: counted.append(sql) if "count(" in sql.lower() else None)
     server = await metrics_http.listen(metrics_http.Metrics(store), "127.0.0.1:0")
     port = server.sockets[0].getsockname()[1]

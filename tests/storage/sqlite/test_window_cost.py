@@ -67,7 +67,7 @@ async def _fill(storage: Storage, sid: str, n: int, tag: str = "") -> None:
 
 async def _steps(storage: Storage, sid: str, window: LoadWindow) -> int:
     """SQLite instructions the read connections run for a bounded Load of ``sid`` (which returns ten entries)."""
-    readers = storage._all_readers  # type: ignore[attr-defined]
+    readers = storage.engine.readers.all  # type: ignore[attr-defined]
     steps = 0
 
     def tick() -> int:
@@ -116,7 +116,7 @@ async def test_the_measure_sees_a_full_load_grow(storage: Storage) -> None:
     """The same count for a full Load does grow with the history: the measure can fail."""
     await _fill(storage, "small", 10)
     await _fill(storage, "large", 100)
-    readers = storage._all_readers  # type: ignore[attr-defined]
+    readers = storage.engine.readers.all  # type: ignore[attr-defined]
     counts = []
     for sid in ("small", "large"):
         steps = 0

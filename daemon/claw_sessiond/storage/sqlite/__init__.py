@@ -1,8 +1,9 @@
 """The SQLite backend: one WAL database file under ``.claw/``, one writer thread, read-only readers.
 
-Modules: ``store.py`` (the facade, :class:`SQLiteStorage`), ``reading.py``
-(its reads), ``writer.py`` (the writer thread and group commit), ``tx.py``
-(transaction code), ``port.py`` and ``read_port.py`` (the ports the shared
+Modules: ``store.py`` (:class:`SQLiteStorage`: the shared ``storage/store.py`` facade with
+SQLite's checkpoints and backups, and its opening), ``engine.py`` (the engine under it: writes,
+Load, whole-store reads), ``reading.py`` (the read connections), ``writer.py`` (the writer
+thread and group commit), ``tx.py`` (transaction code), ``port.py`` and ``read_port.py`` (the ports the shared
 sequences of ``storage/`` run over: writes, edits, imports, Load), ``reads.py`` and
 ``queries.py`` (paged and cross-session reads), ``files.py`` (file checks at
 open), ``backup.py`` (copies), ``checks.py`` (``doctor``), ``schema.py``

@@ -1,0 +1,326 @@
+"""The SQLite backend's engine (``storage/engine.py``): one writer thread, read-only readers, checkpoints.
+
+Writes go through the writer (``writer.py``): one thread, one ``sqlite3`` connection, one queue,
+group commit, a SAVEPOINT per request; each write's sequence runs over :class:`~.port.SQLitePort`
+with ``steps.run_sync``. A Load's snapshot runs on a short reader (``read_port.py``), its repair as
+writer jobs. Reads lend connections from :class:`~.reading.Readers`. Erasure is followed by a
+no-wait WAL checkpoint, so deleted bytes leave both files; one that a reader held up is retried
+within :data:`_ERASURE_GRACE_S`, then recorded pending (``erasure.py`` finishes it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from ...edits import history_item
+from ...erasure import PendingErasures
+from ...errors import SessionNotFoundError, StorageError
+from ...export import ExportHeader
+from ...model import AppendJob, HistoryCursor, HistoryMark, Message, ModelUsage, SessionSummary, Usage
+from ...queries import SearchFilter, SearchRow, UsageRow
+from ...state import ScopeState
+from ..base import StorageCounters, StorageFigures
+from ..engine import Engine, Erasure, WriteSteps
+from ..listeners import ChangeListeners
+from ..loading import RunsLive
+from ..port import SESSION_COLS, Port, ReadPort, as_read_port, like_pattern, session_row, session_summary
+from ..runs import InMemoryRuns
+from ..steps import Steps, run_async, run_sync
+from . import queries, reads
+from .port import SQLitePort
+from .read_port import SQLiteReadPort
+from .reading import Readers
+from .tx import checkpoint_on_own_connection, checkpoint_outcome
+from .writer import NoWriter, Writer
+
+__all__ = ["SQLiteEngine"]
+
+_log = logging.getLogger("claw_sessiond.store")
+T = TypeVar("T")
+#: How long an erasing call retries its checkpoint before reporting the erasure as pending.
+_ERASURE_GRACE_S: Final = 0.25
+_ERASURE_RETRY_S: Final = 0.01
+
+
+class _Checkpoint:
+    """An erasing write's no-wait checkpoint, run by the writer right after the commit (``tx.py``)."""
+
+    def __init__(self, engine: SQLiteEngine, tells: Callable[[Any], bool]) -> None:
+        self.tells = tells
+        self.session_id = ""
+        self._engine = engine
+        self.outcome, self.hook = checkpoint_outcome()
+
+    async def finish(self, erased: int) -> bool:
+        """Finish or record an erasure whose checkpoint did not complete; True if it is pending.
+
+        The daemon's own reads are short: a few more no-wait checkpoints from another connection,
+        within :data:`_ERASURE_GRACE_S`, usually finish it. Only this caller waits; the writer goes on.
+        """
+        if not erased or (self.outcome and self.outcome[0]):
+            return False
+        deadline = time.monotonic() + _ERASURE_GRACE_S
+        while time.monotonic() < deadline:
+            await asyncio.sleep(_ERASURE_RETRY_S)
+            try:
+                if await self._engine.checkpoint():
+                    return False
+            except StorageError:
+                break
+        self._engine.erasures.add(self.session_id)
+        return True
+
+
+class SQLiteEngine:
+    """One SQLite database file: its writer, its readers, its erasures pending a checkpoint."""
+
+    #: A repair is planned from the snapshot and written in paced chunks: the one writer serves every
+    #: session (``loading.py``).
+    repairs_ahead: Final = True
+
+    def __init__(self, path: Path, writer: Writer | NoWriter, readers: Readers, counters: StorageCounters) -> None:
+        self.path = path
+        self.writer = writer
+        self.readers = readers
+        self.counters = counters
+        #: The live runs (in memory: a daemon restart ends them all).
+        self.runs = InMemoryRuns()
+        self.applied_migrations: list[str] = []
+        self.listeners = ChangeListeners()
+        writer.on_commit = self.listeners.changed
+        #: Erased sessions whose bytes may still be in the files (see ``erasure.py``).
+        self.erasures = PendingErasures()
+        #: Pages of a Load's cursor and of an Export, on the bulk reader; Watch batches in the followers' lane.
+        self.page_snapshots = reads.snapshots(readers.bulk)
+        self.follower_snapshots = reads.snapshots(readers.follower)
+
+    # -- writes
+
+    def write(
+        self,
+        session_id: str,
+        steps: WriteSteps[T],
+        *,
+        changed: bool = False,
+        erasure: Erasure | None = None,
+        append: AppendJob | None = None,
+        run_id: str = "",
+    ) -> Awaitable[T]:
+        """One writer job (in submission order; ``changed``: its session's watchers hear of the commit)."""
+        hook = None
+        if isinstance(erasure, _Checkpoint):
+            erasure.session_id, hook = session_id, erasure.hook
+        sessions = (session_id,) if changed else ()
+        return self.writer.submit(lambda conn: run_sync(steps(SQLitePort(conn))), *sessions, after_commit=hook)
+
+    def erasure(self, tells: Callable[[Any], bool]) -> Erasure:
+        return _Checkpoint(self, tells)
+
+    def erasure_pending(self, session_id: str) -> bool:
+        return session_id in self.erasures
+
+    async def checkpoint(self) -> bool:
+        """One no-wait TRUNCATE checkpoint from a connection of its own; True if the WAL is now empty.
+
+        Raises:
+            StorageError: the checkpoint failed (disk full, I/O error).
+        """
+        return await asyncio.to_thread(checkpoint_on_own_connection, self.path)
+
+    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        """A writer job deleting the oldest records, only if a short read finds one due (no empty commit)."""
+
+        def run(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(
+                "DELETE FROM requests WHERE (session_id, request_id) IN (SELECT session_id, request_id FROM requests "
+                "WHERE created_at < ? ORDER BY created_at LIMIT ?)",
+                (cutoff_rfc3339, limit),
+            )
+            return int(cur.rowcount)
+
+        async with self.readers.short() as reader:
+            cur = await reader.execute("SELECT 1 FROM requests WHERE created_at < ? LIMIT 1", (cutoff_rfc3339,))
+            if await cur.fetchone() is None:
+                return 0
+        return await self.writer.submit(run)
+
+    # -- Load
+
+    async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
+        """Run a Load's snapshot ``steps`` in one read transaction on a short read connection."""
+        async with self.readers.short() as conn:
+            try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                return await run_async(steps(as_read_port(SQLiteReadPort(conn)), self._runs_live))
+            finally:
+                await conn.execute("COMMIT")
+
+    async def load_write(self, session_id: str, steps: Callable[[Port, RunsLive], Steps[T]]) -> T:
+        """Run a Load's repair ``steps`` as one writer job (its own transaction)."""
+        return await self.writer.submit(lambda c: run_sync(steps(SQLitePort(c), self._runs_live)), session_id)
+
+    def _runs_live(self, run_ids: set[str]) -> set[str]:
+        """Which of ``run_ids`` are live: this daemon's run registry (runs live in its memory)."""
+        return {r for r in run_ids if self.runs.is_live(r)}
+
+    # -- whole-store reads
+
+    async def list_sessions(
+        self,
+        id_contains: str,
+        limit: int,
+        after: tuple[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> list[SessionSummary]:
+        """Scans in chunks (``reads.SCAN_ROWS``), so a filter that matches nothing does not hold a read
+        connection for the whole table; a label filter reads only the sessions that carry the labels."""
+        pattern, cols, bulk = like_pattern(id_contains), f"{SESSION_COLS}, labels", self.readers.bulk
+        if labels:
+            return await reads.labelled_sessions(bulk, pattern, labels, limit, session_summary, cols, after)
+        return await reads.scan_sessions(bulk, pattern, limit, session_summary, cols, after)
+
+    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
+        """One statement on the bulk read connection. With no filter there is no ``WHERE`` at all: SQLite then
+        counts the table's smallest index page by page instead of testing a LIKE on every row (measured: 0.8
+        against 10 ms at 100,000 sessions)."""
+        match, params = reads.label_match(labels or {})
+        if id_contains:
+            where, args = f" WHERE session_id LIKE ? ESCAPE '\\'{match}", (like_pattern(id_contains), *params)
+        else:
+            where, args = (f" WHERE 1{match}", params) if match else ("", ())
+        async with self.readers.bulk() as conn:
+            rows = await conn.execute_fetchall(f"SELECT count(*) FROM sessions{where}", args)
+        return int(next(iter(rows))[0])
+
+    async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
+        wanted = list(dict.fromkeys(scopes))
+        if not wanted:
+            return []
+        async with self.readers.short() as conn:
+            rows = await conn.execute_fetchall(
+                f"SELECT scope, state, updated_at FROM scope_states WHERE scope IN ({','.join('?' * len(wanted))})",
+                wanted,
+            )
+        found = {str(r[0]): ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows}
+        return [found.get(s, ScopeState(s)) for s in scopes]
+
+    async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
+        """In byte order (BINARY collation)."""
+        async with self.readers.short() as conn:
+            rows = await conn.execute_fetchall(
+                "SELECT scope, state, updated_at FROM scope_states WHERE scope > ? ORDER BY scope LIMIT ?",
+                (after, limit),
+            )
+        return [ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
+        async with self.readers.short() as conn:
+            cur = await conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
+            row = session_row(await cur.fetchone())
+            if row is None:
+                raise SessionNotFoundError(f"session {session_id!r} is not stored", session_id=session_id)
+            rows = await conn.execute_fetchall(
+                "SELECT model, pricing_version, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
+                "cost_micros, currency FROM usage_by_model WHERE session_id = ? ORDER BY model, pricing_version",
+                (session_id,),
+            )
+        return row.usage, [ModelUsage(r[0], r[1], Usage(*r[2:8])) for r in rows]
+
+    async def session_ids(self) -> list[str]:
+        async with self.readers.short() as conn:
+            rows = await conn.execute_fetchall("SELECT session_id FROM sessions ORDER BY created_at, session_id")
+        return [r[0] for r in rows]
+
+    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
+        """The header's event count and the id bound are read in one snapshot."""
+        async with self.readers.short() as conn:
+            try:
+                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
+                cur = await conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
+                row = session_row(await cur.fetchone())
+                if row is None:
+                    return None
+                found = await conn.execute_fetchall(
+                    "SELECT count(*), coalesce(max(event_id), 0) FROM events WHERE session_id = ?", (session_id,)
+                )
+            finally:
+                await conn.execute("COMMIT")
+        count, max_id = (int(v) for v in next(iter(found)))
+        header = ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, count)
+        return header, HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position), max_id
+
+    async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
+        """FTS5 on a bulk read connection, bounded in time (``queries.search``)."""
+        async with self.readers.bulk() as conn:
+            return await queries.search(conn, match, filters, limit)
+
+    async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
+        async with self.readers.bulk() as conn:
+            return await queries.usage_report(conn, since, until, by_session=by_session)
+
+    async def follow_start(self, last: int) -> int:
+        async with self.readers.short() as conn:
+            return await queries.follow_start(conn, last)
+
+    async def follow_batch(
+        self, after_event_id: int, limit: int
+    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+        async with self.readers.follower() as conn:
+            rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
+        out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
+        return out, more
+
+    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
+        async with self.readers.short() as conn:
+            rows = await conn.execute_fetchall(
+                "SELECT session_id FROM sessions WHERE updated_at < ? ORDER BY updated_at", (cutoff_rfc3339,)
+            )
+        return [r[0] for r in rows]
+
+    async def newest_update(self) -> str | None:
+        async with self.readers.short() as conn:
+            rows = await conn.execute_fetchall("SELECT max(updated_at) FROM sessions")
+        return next((r[0] for r in rows if r[0] is not None), None)
+
+    async def figures(self) -> StorageFigures:
+        """Sessions, events, idempotency records, schema version, database and WAL bytes."""
+        async with self.readers.short() as conn:
+            sessions = next(iter(await conn.execute_fetchall("SELECT count(*) FROM sessions")))[0]
+            events = next(iter(await conn.execute_fetchall("SELECT count(*) FROM events")))[0]
+            version = next(iter(await conn.execute_fetchall("PRAGMA user_version")))[0]
+            request_records = next(iter(await conn.execute_fetchall("SELECT count(*) FROM requests")))[0]
+
+        def size(p: Path) -> int:
+            try:
+                return p.stat().st_size
+            except FileNotFoundError:
+                return 0
+
+        return StorageFigures(
+            sessions=int(sessions),
+            events=int(events),
+            request_records=int(request_records),
+            schema_version=int(version),
+            stored_bytes=size(self.path),
+            log_bytes=size(Path(f"{self.path}-wal")),
+        )
+
+    async def close(self) -> None:
+        """Finish queued writes, checkpoint (TRUNCATE) and close every connection."""
+        await self.readers.close()
+        await asyncio.to_thread(self.writer.stop)
+        if self.erasures.count():
+            _log.warning(
+                "event=erasure_pending_at_stop sessions=%d (their bytes leave the files at the next checkpoint, "
+                "which the next daemon runs at start)",
+                self.erasures.count(),
+            )
+
+
+_: type[Engine] = SQLiteEngine  # mypy proves that SQLiteEngine is an Engine

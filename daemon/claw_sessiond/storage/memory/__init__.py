@@ -9,3 +9,16 @@ items, labels and policies) and decide nothing. It is what the contract suite
 It is not a product backend: nothing is durable (the rows live as long as the process), and
 it cannot be chosen from the command line or the configuration.
 """
+
+from __future__ import annotations
+
+from ..base import Storage
+from ..store import Store
+from .engine import MemoryEngine, memory_tables
+
+__all__ = ["open_memory"]
+
+
+def open_memory(name: str, *, max_open_tool_calls: int = 0) -> Storage:
+    """The reference store called ``name`` (the same name: the same rows, for the life of the process)."""
+    return Store(MemoryEngine(memory_tables(name)), max_open_tool_calls)

@@ -99,10 +99,11 @@ def left_out_because(item: pytest.Item, key: str, *, full: bool, backends: tuple
 
 
 def tier_line(full: bool, backends: tuple[str, ...]) -> str:
-    """The run's header line: which tier and which backends."""
+    """The run's header line: which tier and which backends (the in-process ones, :data:`IN_PROCESS`, always)."""
+    named = ", ".join((*backends, *IN_PROCESS))
     if full:
-        return f"claw tests: full tier (CLAW_FULL=1), every test, backends {', '.join(backends)}"
+        return f"claw tests: full tier (CLAW_FULL=1), every test, backends {named}"
     return (
-        f"claw tests: default tier, backends {', '.join(backends)}: unit, in-process storage and the smoke set "
+        f"claw tests: default tier, backends {named}: unit, in-process storage and the smoke set "
         "of the tests that start processes; the others are deselected (CLAW_FULL=1 runs every test)"
     )

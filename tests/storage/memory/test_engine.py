@@ -52,28 +52,30 @@ def _then_fail(steps: Steps[Any]) -> Steps[Any]:
     ids=["append", "erasing-clear", "delete", "create"],
 )
 async def test_a_write_that_fails_after_its_writes_leaves_every_table_as_it_was(write: Any) -> None:
-    engine = MemoryEngine(Tables())
+    tables = Tables()
+    engine = MemoryEngine(tables)
     await engine.write("s", lambda port: writes.append(port, job("s", user("a"), assistant("c1"), result("c1"))))
     await engine.write("s", lambda port: writes.record_usage(port, "s", _usage(), "r1", "fp", "/w", "t"))
-    before = copy.deepcopy(engine._tables)
+    before = copy.deepcopy(tables)
     commits = engine.counters.commits
 
     with pytest.raises(StorageUnavailableError, match="RuntimeError"):
         await engine.write("s", lambda port: _then_fail(write(port)))
 
-    assert engine._tables == before
+    assert tables == before
     assert engine.counters.commits == commits
     assert engine.counters.write_failures == 1
     assert await _load(engine, "s") == ["a", "", "done"]
 
 
 async def test_a_refused_write_is_the_callers_error_and_writes_nothing() -> None:
-    engine = MemoryEngine(Tables())
+    tables = Tables()
+    engine = MemoryEngine(tables)
     await engine.write("s", lambda port: writes.append(port, job("s", user("a"))))
-    before = copy.deepcopy(engine._tables)
+    before = copy.deepcopy(tables)
     with pytest.raises(SequenceConflictError):
         await engine.write("s", lambda port: writes.append(port, job("s", user("b"), expected=7)))
-    assert engine._tables == before
+    assert tables == before
     assert engine.counters.write_failures == 0
 
 

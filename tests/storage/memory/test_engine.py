@@ -108,3 +108,19 @@ def _appending(session_id: str, texts: list[str], expected: int) -> Any:
 
 def _usage() -> UsageDelta:
     return UsageDelta(input_tokens=5, cost_micros=7, currency="USD", model="m")
+
+
+async def test_a_second_event_at_a_position_is_refused_whole_as_the_sql_backends_unique_index_refuses_it() -> None:
+    tables = Tables()
+    engine = MemoryEngine(tables)
+    await engine.write("s", lambda port: writes.append(port, job("s", user("a"))))
+    before = copy.deepcopy(tables)
+
+    def twice(port: Port) -> Steps[None]:
+        yield port.insert_event("s", 2, "clear", "t", "2026-01-01T00:00:00.000000Z", "{}")
+        yield port.insert_event("s", 1, "clear", "t", "2026-01-01T00:00:00.000000Z", "{}")
+
+    with pytest.raises(StorageUnavailableError, match="position 1"):
+        await engine.write("s", twice)
+    assert tables == before
+    assert engine.counters.write_failures == 1

@@ -18,6 +18,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ...errors import StorageUnavailableError
 from ...model import Usage
 from ...state import EMPTY
 from ..port import SessionRow, usage_values
@@ -211,7 +212,14 @@ class Tx:
             self.put(self.tables.sessions, session_id, dataclasses.replace(record, **changes))
 
     def add_event(self, session_id: str, position: int | None, **columns: Any) -> int:
-        """Insert an event with the next event id; its id."""
+        """Insert an event with the next event id; its id.
+
+        Raises:
+            StorageUnavailableError: the session has an event at ``position`` already (``events_position`` is
+                unique on the SQL backends too: a sequence never asks it, so this is a defect, refused whole).
+        """
+        if position is not None and position in self.tables.positions.get(session_id, {}):
+            raise StorageUnavailableError(f"session {session_id!r} already has an event at position {position}")
         event_id = self.tables.counters["last_event_id"] + 1
         self.put(self.tables.counters, "last_event_id", event_id)
         self.put(self.tables.events, event_id, EventRow(event_id, session_id, position, **columns))

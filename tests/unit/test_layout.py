@@ -321,6 +321,18 @@ def test_the_backends_are_chosen_where_the_rules_say() -> None:
     assert any(_in(i.source, "claw_sessiond.storage.postgres") and _in(i.target, *POSTGRES) for i in imports)
 
 
+def test_the_reference_backend_is_chosen_by_nothing_and_speaks_no_driver() -> None:
+    """``storage/memory/`` is for the tests alone: no module of the daemon or the client imports it (it cannot be
+    chosen from the CLI or the configuration), and it imports no database driver."""
+    imports, _known, _files = _graph()
+    memory = "claw_sessiond.storage.memory"
+    assert any(_in(i.source, memory) for i in imports), "the reference backend's modules were not read"
+    into = sorted(f"{i.source}:{i.line}" for i in imports if _in(i.target, memory) and not _in(i.source, memory))
+    assert not into, into
+    drivers = sorted(f"{i.source}:{i.line}" for i in imports if _in(i.source, memory) and _in(i.target, *IO))
+    assert not drivers, drivers
+
+
 # ---------------------------------------------------------------- size
 
 

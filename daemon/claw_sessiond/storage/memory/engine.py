@@ -213,7 +213,6 @@ class MemoryEngine(MemoryReads):
         for _at, sid, rid in old:
             tx.drop(self._tables.requests[sid], rid)
         self._counters.commits += 1
-        self._counters.requests_pruned += len(old)
         return len(old)
 
     async def close(self) -> None:

@@ -534,8 +534,12 @@ def _normalized(function: ast.FunctionDef | ast.AsyncFunctionDef, module: str) -
 
 
 def _is_plumbing(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A constructor that only keeps its arguments (``self._conn = conn``): nothing to write once."""
+    """A constructor that only keeps its arguments (``self._conn = conn``), or a function that only answers a
+    constant (``return False``: what the backend's nature fixes, such as "no erased bytes linger"): nothing
+    to write once."""
     body = [s for s in function.body if not _is_doc(s)]
+    if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant):
+        return True
     params = {a.arg for a in function.args.args}
     return bool(body) and all(
         isinstance(s, (ast.Assign, ast.AnnAssign))
@@ -635,6 +639,8 @@ def test_twins_are_found_through_what_may_differ_and_only_that() -> None:
         "class Port:\n"
         "    def __init__(self, conn):\n"
         "        self._conn = conn\n"
+        "    def lingers(self, sid):\n"
+        "        return False\n"
     )
     postgres_text = (
         "from typing import Any\n"
@@ -656,6 +662,8 @@ def test_twins_are_found_through_what_may_differ_and_only_that() -> None:
         "class Reads:\n"
         "    def __init__(self, conn):\n"
         "        self._conn = conn\n"
+        "    async def lingers(self, sid):\n"
+        "        return False\n"
     )
     left = list(_functions(ast.parse(sqlite_text), "sqlite/tx.py", "claw_sessiond.storage.sqlite.tx"))
     right = list(_functions(ast.parse(postgres_text), "postgres/queries.py", "claw_sessiond.storage.postgres.queries"))
@@ -664,7 +672,7 @@ def test_twins_are_found_through_what_may_differ_and_only_that() -> None:
     assert twins == [
         ("sqlite/tx.py::Store.changed.each", "postgres/queries.py::Feed.each"),
         ("sqlite/tx.py::count_rows", "postgres/queries.py::rows_of"),
-    ], twins  # other: its SQL differs; Store.changed: its loop differs from Feed.wake's; __init__: plumbing
+    ], twins  # other: its SQL differs; Store.changed: its loop differs from Feed.wake's; __init__, lingers: plumbing
     report = _twin_report(_twins(left, right), frozenset({twins[0], ("sqlite/a.py::f", "postgres/a.py::f")}))
     assert report == [
         "sqlite/tx.py:2 count_rows == postgres/queries.py:2 rows_of",

@@ -14,7 +14,8 @@ Backends (``CLAW_TEST_BACKEND``): the default tier runs on SQLite alone, the ful
 ``CLAW_TEST_BACKEND=all`` adds PostgreSQL to the default tier (the storage contract's
 ``[postgres]`` half, the ``both_backends`` end-to-end tests, ``tests/storage/postgres``; the
 tests start a throwaway server from ``/usr/lib/postgresql/*/bin``), and ``sqlite`` or
-``postgres`` keeps that one backend's tests in either tier. What a tier leaves out is
+``postgres`` keeps that one backend's tests in either tier. The storage contract's ``[memory]`` half
+(the in-process reference backend, :data:`IN_PROCESS`) runs in every tier. What a tier leaves out is
 deselected, never skipped, and the run's header says which tier and backends it runs.
 """
 
@@ -25,7 +26,16 @@ from typing import Final
 
 import pytest
 
-__all__ = ["BACKENDS", "FULL", "NEEDS_POSTGRES", "left_out_because", "scale", "selected_backends", "tier_line"]
+__all__ = [
+    "BACKENDS",
+    "FULL",
+    "IN_PROCESS",
+    "NEEDS_POSTGRES",
+    "left_out_because",
+    "scale",
+    "selected_backends",
+    "tier_line",
+]
 
 FULL: Final = os.environ.get("CLAW_FULL") == "1"
 
@@ -37,6 +47,10 @@ def scale(short: int, full: int) -> int:
 
 #: Every storage backend the suite knows, in the order of the test ids.
 BACKENDS: Final = ("sqlite", "postgres")
+
+#: Backends that need no server and no file (the reference backend, ``storage/memory/``): every tier runs
+#: their storage contract tests, whatever ``CLAW_TEST_BACKEND`` keeps (it names the product backends).
+IN_PROCESS: Final = ("memory",)
 
 #: Folders (under tests/) whose every test needs a PostgreSQL server, whatever its parameters.
 NEEDS_POSTGRES: Final = ("storage/postgres/",)
@@ -77,7 +91,7 @@ def _starts_processes(item: pytest.Item, key: str) -> bool:
 def left_out_because(item: pytest.Item, key: str, *, full: bool, backends: tuple[str, ...]) -> str | None:
     """Why ``item`` (the file ``key`` under tests/) is left out of this run, or None when it runs."""
     backend = _backend_of(item, key)
-    if backend is not None and backend not in backends:
+    if backend is not None and backend not in backends and backend not in IN_PROCESS:
         return f"on {backend}, which this run leaves out (CLAW_TEST_BACKEND)"
     if not full and _starts_processes(item, key) and item.get_closest_marker(SMOKE) is None:
         return "starts processes and is not in the smoke set (CLAW_FULL=1 runs it)"
@@ -85,10 +99,11 @@ def left_out_because(item: pytest.Item, key: str, *, full: bool, backends: tuple
 
 
 def tier_line(full: bool, backends: tuple[str, ...]) -> str:
-    """The run's header line: which tier and which backends."""
+    """The run's header line: which tier and which backends (the in-process ones, :data:`IN_PROCESS`, always)."""
+    named = ", ".join((*backends, *IN_PROCESS))
     if full:
-        return f"claw tests: full tier (CLAW_FULL=1), every test, backends {', '.join(backends)}"
+        return f"claw tests: full tier (CLAW_FULL=1), every test, backends {named}"
     return (
-        f"claw tests: default tier, backends {', '.join(backends)}: unit, in-process storage and the smoke set "
+        f"claw tests: default tier, backends {named}: unit, in-process storage and the smoke set "
         "of the tests that start processes; the others are deselected (CLAW_FULL=1 runs every test)"
     )

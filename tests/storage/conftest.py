@@ -23,6 +23,7 @@ import pytest
 
 from claw_sessiond.config import Config
 from claw_sessiond.storage import Storage, open_storage
+from claw_sessiond.storage.memory import open_memory
 from tests.helpers.postgres import SHARED as POSTGRES
 from tests.storage._support import BackendFactory, Stores
 
@@ -40,8 +41,14 @@ async def _postgres(folder: Path, **overrides: Any) -> Storage:
     return await open_storage(Config(workspace=folder, database_url=url, **overrides))
 
 
+async def _memory(folder: Path, **overrides: Any) -> Storage:
+    """The reference backend (``storage/memory/``): the folder names its store for the life of the test process."""
+    return open_memory(str(folder), max_open_tool_calls=Config(workspace=folder, **overrides).max_open_tool_calls)
+
+
 #: Every backend the contract suite runs against.
 BACKENDS: dict[str, BackendFactory] = {
+    "memory": _memory,
     "sqlite": _sqlite,
     "postgres": _postgres,
 }

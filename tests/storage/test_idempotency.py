@@ -96,5 +96,6 @@ async def test_pruned_records_make_a_retry_a_new_request(storage: Storage) -> No
     assert await storage.prune_requests("9999-01-01T00:00:00.000000Z", 1) == 1  # at most the limit
     assert await storage.prune_requests("9999-01-01T00:00:00.000000Z", 100) == 1
     assert (await storage.figures()).request_records == 0
+    assert storage.counters.requests_pruned == 2  # each record counted once
     retry = await append(storage, "s", user("x"), request_id="r1")
     assert not retry.replayed and retry.first_position == 2

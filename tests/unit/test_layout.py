@@ -10,7 +10,7 @@
 * no module over the size limit of the house style, counted in lines of code
   (docstrings, comments and blank lines are free), but for a short listed
   exception (:data:`SIZE_EXCEPTIONS`);
-* no function defined the same way in both backends (:func:`_normalized`):
+* no function defined the same way in two backends (:func:`_normalized`), the reference backend too:
   what both need is written once, in ``storage/``; :data:`KNOWN_TWINS` lists
   today's, and may only shrink.
 
@@ -26,6 +26,7 @@ import ast
 import copy
 import functools
 import io
+import itertools
 import re
 import tokenize
 from collections.abc import Iterable, Iterator, Mapping
@@ -320,6 +321,18 @@ def test_the_backends_are_chosen_where_the_rules_say() -> None:
     assert any(_in(i.source, "claw_sessiond.storage.postgres") and _in(i.target, *POSTGRES) for i in imports)
 
 
+def test_the_reference_backend_is_chosen_by_nothing_and_speaks_no_driver() -> None:
+    """``storage/memory/`` is for the tests alone: no module of the daemon or the client imports it (it cannot be
+    chosen from the CLI or the configuration), and it imports no database driver."""
+    imports, _known, _files = _graph()
+    memory = "claw_sessiond.storage.memory"
+    assert any(_in(i.source, memory) for i in imports), "the reference backend's modules were not read"
+    into = sorted(f"{i.source}:{i.line}" for i in imports if _in(i.target, memory) and not _in(i.source, memory))
+    assert not into, into
+    drivers = sorted(f"{i.source}:{i.line}" for i in imports if _in(i.source, memory) and _in(i.target, *IO))
+    assert not drivers, drivers
+
+
 # ---------------------------------------------------------------- size
 
 
@@ -521,8 +534,12 @@ def _normalized(function: ast.FunctionDef | ast.AsyncFunctionDef, module: str) -
 
 
 def _is_plumbing(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A constructor that only keeps its arguments (``self._conn = conn``): nothing to write once."""
+    """A constructor that only keeps its arguments (``self._conn = conn``), or a function that only answers a
+    constant (``return False``: what the backend's nature fixes, such as "no erased bytes linger"): nothing
+    to write once."""
     body = [s for s in function.body if not _is_doc(s)]
+    if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant):
+        return True
     params = {a.arg for a in function.args.args}
     return bool(body) and all(
         isinstance(s, (ast.Assign, ast.AnnAssign))
@@ -586,11 +603,16 @@ def _twin_report(twins: list[tuple[Function, Function]], known: frozenset[tuple[
     return new + gone
 
 
-def test_no_function_is_defined_the_same_way_in_both_backends() -> None:
-    twins = _twins(
-        _backend_functions("claw_sessiond.storage.sqlite"), _backend_functions("claw_sessiond.storage.postgres")
-    )
-    wrong = _twin_report(twins, KNOWN_TWINS)
+#: The backends whose functions are compared, each pair once: the two product backends and the reference
+#: backend (``storage/memory/``), which shares what it has in common with them rather than copying it.
+TWIN_BACKENDS = ("claw_sessiond.storage.sqlite", "claw_sessiond.storage.postgres", "claw_sessiond.storage.memory")
+
+
+def test_no_function_is_defined_the_same_way_in_two_backends() -> None:
+    wrong: list[str] = []
+    for left, right in itertools.combinations(TWIN_BACKENDS, 2):
+        twins = _twins(_backend_functions(left), _backend_functions(right))
+        wrong += _twin_report(twins, KNOWN_TWINS if (left, right) == TWIN_BACKENDS[:2] else frozenset())
     assert not wrong, "functions written twice (write it once in storage/, e.g. a step or a pure rule):\n" + "\n".join(
         wrong
     )
@@ -617,6 +639,8 @@ def test_twins_are_found_through_what_may_differ_and_only_that() -> None:
         "class Port:\n"
         "    def __init__(self, conn):\n"
         "        self._conn = conn\n"
+        "    def lingers(self, sid):\n"
+        "        return False\n"
     )
     postgres_text = (
         "from typing import Any\n"
@@ -638,6 +662,8 @@ def test_twins_are_found_through_what_may_differ_and_only_that() -> None:
         "class Reads:\n"
         "    def __init__(self, conn):\n"
         "        self._conn = conn\n"
+        "    async def lingers(self, sid):\n"
+        "        return False\n"
     )
     left = list(_functions(ast.parse(sqlite_text), "sqlite/tx.py", "claw_sessiond.storage.sqlite.tx"))
     right = list(_functions(ast.parse(postgres_text), "postgres/queries.py", "claw_sessiond.storage.postgres.queries"))
@@ -646,7 +672,7 @@ def test_twins_are_found_through_what_may_differ_and_only_that() -> None:
     assert twins == [
         ("sqlite/tx.py::Store.changed.each", "postgres/queries.py::Feed.each"),
         ("sqlite/tx.py::count_rows", "postgres/queries.py::rows_of"),
-    ], twins  # other: its SQL differs; Store.changed: its loop differs from Feed.wake's; __init__: plumbing
+    ], twins  # other: its SQL differs; Store.changed: its loop differs from Feed.wake's; __init__, lingers: plumbing
     report = _twin_report(_twins(left, right), frozenset({twins[0], ("sqlite/a.py::f", "postgres/a.py::f")}))
     assert report == [
         "sqlite/tx.py:2 count_rows == postgres/queries.py:2 rows_of",

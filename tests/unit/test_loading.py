@@ -22,6 +22,7 @@ from claw_sessiond.history import OpenCall, moves_bound
 from claw_sessiond.model import HistoryCursor, LoadWindow, Message, Repair, ToolCall, Usage
 from claw_sessiond.policy import ToolPolicy
 from claw_sessiond.storage import loading
+from claw_sessiond.storage.memory.read_port import MemoryReadPort
 from claw_sessiond.storage.port import Port, ReadPort, SessionRow
 from claw_sessiond.storage.postgres.read_port import PostgresReadPort
 from claw_sessiond.storage.sqlite.read_port import SQLiteReadPort
@@ -36,7 +37,9 @@ def _verbs(cls: type) -> dict[str, inspect.Signature]:
     }
 
 
-@pytest.mark.parametrize("port", [SQLiteReadPort, PostgresReadPort], ids=["sqlite", "postgres"])
+@pytest.mark.parametrize(
+    "port", [SQLiteReadPort, PostgresReadPort, MemoryReadPort], ids=["sqlite", "postgres", "memory"]
+)
 def test_a_read_port_has_exactly_the_protocols_verbs_as_coroutines(port: type) -> None:
     protocol, verbs = _verbs(ReadPort), _verbs(port)
     assert sorted(verbs) == sorted(protocol)

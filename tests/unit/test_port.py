@@ -1,9 +1,9 @@
-"""The two ports have the verbs of ``storage/port.py``'s Protocol, with its parameters and answers.
+"""Every port has the verbs of ``storage/port.py``'s Protocol, with its parameters and answers.
 
 mypy proves the SQLite port conforms (its module ends with the check); the PostgreSQL port's
 verbs are coroutines, which mypy cannot hold against a Protocol typed by answers, so this test
 does: same names, same parameters with the same annotations, same return annotation, each an
-``async def``.
+``async def``. The reference backend's (``storage/memory/``) is synchronous, as SQLite's.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import inspect
 
 import pytest
 
+from claw_sessiond.storage.memory.port import MemoryPort
 from claw_sessiond.storage.port import Port
 from claw_sessiond.storage.postgres.port import PostgresPort
 from claw_sessiond.storage.sqlite.port import SQLitePort
@@ -33,7 +34,7 @@ def test_the_protocol_has_the_core_verbs() -> None:
         assert verb in PROTOCOL
 
 
-@pytest.mark.parametrize("port", [SQLitePort, PostgresPort], ids=["sqlite", "postgres"])
+@pytest.mark.parametrize("port", [SQLitePort, PostgresPort, MemoryPort], ids=["sqlite", "postgres", "memory"])
 def test_a_port_has_exactly_the_protocols_verbs_with_its_signatures(port: type) -> None:
     verbs = _verbs(port)
     assert sorted(verbs) == sorted(PROTOCOL)
@@ -45,3 +46,4 @@ def test_the_postgres_verbs_are_coroutines_and_the_sqlite_ones_are_not() -> None
     for name in PROTOCOL:
         assert inspect.iscoroutinefunction(getattr(PostgresPort, name)), name
         assert not inspect.iscoroutinefunction(getattr(SQLitePort, name)), name
+        assert not inspect.iscoroutinefunction(getattr(MemoryPort, name)), name

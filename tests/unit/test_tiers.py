@@ -72,6 +72,13 @@ def test_the_full_tier_runs_every_test_of_the_backends_it_keeps() -> None:
     assert "postgres" in str(left_out(_Item(), "storage/postgres/test_fencing.py", full=True))
 
 
+def test_the_reference_backend_runs_in_every_tier_whatever_backends_it_keeps() -> None:
+    for full in (False, True):
+        for backends in (("sqlite",), ("postgres",), tiers.BACKENDS):
+            assert left_out(_Item(backend="memory"), "storage/test_order.py", full=full, backends=backends) is None
+    assert "postgres" in str(left_out(_Item(backend="postgres"), "storage/test_order.py", backends=("sqlite",)))
+
+
 def test_a_backend_parameter_outside_storage_and_e2e_is_not_a_backend() -> None:
     assert left_out(_Item(backend="postgres"), "unit/test_database_url.py") is None
 

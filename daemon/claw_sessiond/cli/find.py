@@ -86,7 +86,7 @@ def _iso(when: dt.datetime | None) -> str | None:
 
 
 def _epilog(parser: argparse.ArgumentParser, about: str) -> None:
-    set_epilog(parser, about, _EXIT_CODES, fill=False)  # already folded
+    set_epilog(parser, about, _EXIT_CODES)
 
 
 # ---------------------------------------------------------------- search

@@ -43,7 +43,6 @@ def _migrate_args(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run every check the real run does (against the daemon) and report, import nothing",
     )
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "Each file is converted and checked (the daemon's export parser, tool results answer known calls),\n"
         "then compared with what is stored under its session id: absent, it is imported (--dry-run: reported\n"

@@ -132,14 +132,13 @@ def _import_args(parser: argparse.ArgumentParser) -> None:
         default="refuse",
         help="if a session exists: refuse (default), replace it, or merge in the events it lacks",
     )
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "The whole file is checked first (format, one block per session id, and with --mode refuse that no\n"
         "session exists yet): if any session fails, nothing is imported. Then the sessions are imported one\n"
         "by one, each all or nothing; one the daemon refuses is reported and the others still go in. Every\n"
         "session is reported: imported, invalid, exists, held_back (valid, not imported because another\n"
         "failed the check), refused (the daemon wrote nothing of it), unknown (the daemon stopped answering\n"
-        "during its import: check with 'claw-sessiond ls') or not_attempted.\n"
+        "during its import: check with 'claw-sessiond ls') or not_attempted.\n\n"
         "Exit codes: 0 every session imported, 1 any session not imported, 2 usage error."
     )
 

@@ -133,10 +133,9 @@ def _clear(args: argparse.Namespace, client: SessionClient) -> int:
 def _delete_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", help="session id to erase (every event, usage row and request record)")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask (scripts); required without a terminal")
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "On a terminal delete asks 'delete session X (N messages)? [y/N]'. Without a terminal it deletes\n"
-        "nothing unless --yes is given (exit 2). To keep the session but empty its history: claw-sessiond clear.\n"
+        "nothing unless --yes is given (exit 2). To keep the session but empty its history: claw-sessiond clear.\n\n"
         "Exit codes: 0 deleted, 1 failure (daemon unreachable, not stored, answered no), 2 usage error."
     )
 

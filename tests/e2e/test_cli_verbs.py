@@ -100,9 +100,11 @@ def test_delete_asks_refuses_without_a_terminal_and_takes_yes(daemon: DaemonProc
     assert {s.id for s in client.list_sessions()} == {"a", "b", "c", "d"}  # nothing deleted
 
     code, text = answer_on_terminal(ws, b"n\n", "delete", "a")
-    assert code == 1 and "delete session a (3 messages)? [y/N]" in text and "not deleted" in text
+    # declining is what was asked for: exit 0, no "error:"
+    assert code == 0 and "delete session a (3 messages)? [y/N]" in text and "not deleted: a" in text
+    assert "error" not in text
     code, text = answer_on_terminal(ws, b"\n", "delete", "a")  # the default is no
-    assert code == 1
+    assert code == 0 and "error" not in text
     assert "a" in {s.id for s in client.list_sessions()}
     code, text = answer_on_terminal(ws, b"y\n", "delete", "a")
     assert code == 0 and "deleted a: 3 events" in text

@@ -36,7 +36,7 @@ from .connect import open_client, socket_path, stored_summary
 from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, error_json, fail_client, report_error
 from .offline import OfflineClient, OfflineError, add_offline_options
 from .options import Command
-from .output import print_json, say
+from .output import counted, print_json, say
 from .termsafe import json_safe
 
 __all__ = ["EXPORT", "IMPORT"]
@@ -274,21 +274,21 @@ def _import(args: argparse.Namespace) -> int:
     if args.json:
         document: dict[str, Any] = {"sessions": [b.report() for b in blocks]}
         if failed:
-            message = f"{len(blocks)} sessions in {args.file}: {summary}"
+            message = f"{counted(len(blocks), 'session')} in {args.file}: {summary}"
             document["error"] = error_json(message, reason="NOT_IMPORTED", code=EXIT_FAILURE)
         print_json(document)
     for block in blocks:
         if args.json:
             break
         if block.status == "imported":
-            say(f"imported {block.session_id}: {block.events_imported} events")
+            say(f"imported {block.session_id}: {counted(block.events_imported, 'event')}")
         else:
             a, b = block.span
             name = block.session_id if block.session_id is not None else "(no session id)"
             say(f"claw-sessiond: error: {block.status} {name} (lines {a}-{b}): {block.reason}", err=True)
     if not failed:
         return EXIT_OK
-    say(f"claw-sessiond: error: {len(blocks)} sessions in {args.file}: {summary}", err=True)
+    say(f"claw-sessiond: error: {counted(len(blocks), 'session')} in {args.file}: {summary}", err=True)
     return EXIT_FAILURE
 
 

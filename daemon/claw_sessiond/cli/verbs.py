@@ -20,9 +20,9 @@ from claw_sessiond_client import SessionClient, SessiondError
 
 from . import terminal
 from .connect import online, open_client, socket_path, stored_summary
-from .failure import EXIT_OK, EXIT_USAGE, fail_client, report_error
+from .failure import EXIT_OK, EXIT_USAGE, declined, fail_client, report_error
 from .options import Command, add_session_argument
-from .output import print_json, say
+from .output import counted, print_json, say
 from .termsafe import visible
 from .transcript import read_transcript, stored_workdir
 
@@ -113,9 +113,9 @@ def _clear(args: argparse.Namespace, client: SessionClient) -> int:
         print_json(out)
     else:
         count = stored.message_count
-        print(visible(f"cleared {args.session}: {count} message{'' if count == 1 else 's'} out of its history"))
+        print(visible(f"cleared {args.session}: {counted(count, 'message')} out of its history"))
         if args.erase:
-            print(f"erased {result.events_erased} events from the log; usage totals kept")
+            print(f"erased {counted(result.events_erased, 'event')} from the log; usage totals kept")
         else:
             print("usage totals kept; export still has the past")
     if result.erasure_pending:
@@ -136,7 +136,7 @@ def _delete_args(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "On a terminal delete asks 'delete session X (N messages)? [y/N]'. Without a terminal it deletes\n"
         "nothing unless --yes is given (exit 2). To keep the session but empty its history: claw-sessiond clear.\n\n"
-        "Exit codes: 0 deleted, 1 failure (daemon unreachable, not stored, answered no), 2 usage error."
+        "Exit codes: 0 deleted or answered no, 1 failure (daemon unreachable, not stored), 2 usage error."
     )
 
 
@@ -148,7 +148,8 @@ def _delete(args: argparse.Namespace) -> int:
                 client.load(args.session, "/", repair=False)  # an invalid id gets the daemon's own message
                 return report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
             if not args.yes:
-                answer = terminal.confirm(visible(f"delete session {args.session} ({stored.message_count} messages)?"))
+                count_text = counted(stored.message_count, "message")
+                answer = terminal.confirm(visible(f"delete session {args.session} ({count_text})?"))
                 if answer is None:
                     return report_error(
                         args,
@@ -157,8 +158,8 @@ def _delete(args: argparse.Namespace) -> int:
                         reason="CONFIRMATION_REQUIRED",
                         code=EXIT_USAGE,
                     )
-                if not answer:
-                    return report_error(args, "not deleted (answered no)", reason="DECLINED")
+                if not answer:  # what was asked for: nothing deleted, and no error
+                    return declined(args, f"not deleted: {args.session}", {"session_id": args.session})
             count = client.delete(args.session)
     except SessiondError as exc:
         return fail_client(args, exc)
@@ -171,7 +172,7 @@ def _delete(args: argparse.Namespace) -> int:
             out["erasure_pending"] = True
         print_json(out)
     else:
-        say(f"deleted {args.session}: {count} events")
+        say(f"deleted {args.session}: {counted(int(count), 'event')}")
     if pending:
         say(
             f"claw-sessiond: warning: {args.session!r} is deleted but its bytes are still in the database files "

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from ..daemon import Daemon
 
 from ..claw_dir import check_password_file
 from ..config import (
@@ -48,6 +52,7 @@ __all__ = [
     "config_from_args",
     "postgres_fields",
     "run",
+    "say_ready",
 ]
 
 HELP: Final = "run the daemon for a workspace (foreground; SIGTERM stops it gracefully)"
@@ -397,4 +402,21 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     for name in unknown_env_vars(args.known_flags, env):
         warn(f"unknown environment variable {name} (no such option)")
-    return server.run(cfg)
+    # A person in front of a terminal gets a line for people; the log (stderr) stays one event a line.
+    return server.run(cfg, on_ready=say_ready if sys.stdout.isatty() else None)
+
+
+def say_ready(daemon: Daemon) -> None:
+    """The ready lines for people on stdout: where it serves, its store, how to stop it, what to run next."""
+    from ..endpoint import tcp_endpoint
+
+    cfg = daemon.config
+    workspace = shlex.quote(str(cfg.workspace))
+    tcp = f" and TCP {tcp_endpoint(cfg.tcp_address, daemon.servers.tcp_port)}" if cfg.tcp_address else ""
+    lines = [
+        f"claw-sessiond ready: pid {os.getpid()} serves {cfg.workspace} on {daemon.socket_path}{tcp}",
+        f"  store: {cfg.database.backend} {cfg.store_label}",
+        f"  stop:  Ctrl-C here, or: claw-sessiond stop --workspace {workspace}",
+        f"  next:  claw-sessiond ls --workspace {workspace}   (in another terminal)",
+    ]
+    print(visible("\n".join(lines), keep_layout=True), flush=True)

@@ -4,9 +4,9 @@
 a result that no live run owns gets a synthetic ``interrupted`` result (the
 tool is not re-run), and it prints what it repaired. ``clear`` empties the
 visible history through the Clear RPC (usage totals are kept; the event log
-keeps the past, unless ``--erase``). Both go through the daemon (the single writer) with the
-session's stored workdir, so they never move a session to the shell's
-folder, and refuse a session that is not stored instead of creating it.
+keeps the past, unless ``--erase``). Both go through the daemon (the single writer) and
+never move a session to the shell's folder. ``repair`` refuses a session that is not
+stored; ``clear`` creates it empty, as every client's Clear does (docs/PROTOCOL.md).
 ``delete`` erases a session (right to erasure), after asking on a terminal
 (``--yes`` without one). Exit codes: 0 ok, 1 failure, 2 usage error.
 """
@@ -88,31 +88,30 @@ def _clear_args(parser: argparse.ArgumentParser) -> None:
         "Empties the visible history (the Clear RPC): the next Load starts from nothing. Usage totals are "
         "kept, and the event log keeps the past (export shows it) unless --erase is given: then the history "
         "leaves the log and the files too. To erase a whole session: claw-sessiond delete. "
-        "Exit codes: 0 ok, 1 failure (not stored, changed meanwhile), 2 usage error."
+        "A session that is not stored is created empty, as every client's Clear does. "
+        "Exit codes: 0 ok, 1 failure (changed meanwhile), 2 usage error."
     )
 
 
 def _clear(args: argparse.Namespace, client: SessionClient) -> int:
-    if stored_workdir(client, args.session) is None:
-        return _not_stored(args)
     stored = stored_summary(client, args.session)
-    if stored is None:
-        return _not_stored(args)
     # Clear what was seen: if the session changed since, the daemon refuses (ABORTED) and nothing is cleared.
-    result = client.clear(args.session, expected_last_position=stored.last_position or 0, erase=args.erase)
+    # One not stored is created empty, as every client's Clear does (-1: only if it is still not stored).
+    expected = -1 if stored is None else stored.last_position or 0
+    result = client.clear(args.session, expected_last_position=expected, erase=args.erase)
+    count = 0 if stored is None else stored.message_count
     if args.json:
-        out: dict[str, object] = {
-            "session_id": args.session,
-            "messages_cleared": stored.message_count,
-            "position": result.position,
-        }
+        out: dict[str, object] = {"session_id": args.session, "messages_cleared": count, "position": result.position}
+        if stored is None:  # only when true
+            out["created"] = True
         if args.erase:
             out["events_erased"] = result.events_erased
             if result.erasure_pending:  # only when true, as delete's
                 out["erasure_pending"] = True
         print_json(out)
+    elif stored is None:
+        say(f"cleared {args.session}: it was not stored; it is now, empty (claw-sessiond delete removes it)")
     else:
-        count = stored.message_count
         print(visible(f"cleared {args.session}: {counted(count, 'message')} out of its history"))
         if args.erase:
             print(f"erased {counted(result.events_erased, 'event')} from the log; usage totals kept")

@@ -29,7 +29,6 @@ def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.
 
 
 @pytest.mark.smoke
-@pytest.mark.backend_neutral("help text and usage errors do not depend on storage")
 def test_help_is_grouped_and_fits_80_columns_in_a_pipe(tmp_path: Path) -> None:
     environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     script = 'for c in "" ' + " ".join(EVERY) + '; do "$CLAW" $c --help || echo "FAILED $c"; done'
@@ -63,7 +62,6 @@ def test_help_is_grouped_and_fits_80_columns_in_a_pipe(tmp_path: Path) -> None:
     assert "[env CLAW_SESSIOND_MAX_WATCHERS; default " in " ".join(serve.split())
 
 
-@pytest.mark.backend_neutral("help text does not depend on storage")
 def test_help_is_folded_to_a_wider_terminal(tmp_path: Path) -> None:
     environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     wide = on_pty("serve", "--help", cwd=tmp_path, env=environment, size=(40, 120))
@@ -75,7 +73,6 @@ def test_help_is_folded_to_a_wider_terminal(tmp_path: Path) -> None:
 
 
 @pytest.mark.smoke
-@pytest.mark.backend_neutral("usage errors do not depend on storage")
 @pytest.mark.parametrize(
     ("args", "error"),
     [

@@ -69,7 +69,6 @@ def serve_on_a_terminal(workspace: Path, *args: str) -> tuple[str, str, int, dic
 
 
 @pytest.mark.smoke
-@pytest.mark.backend_neutral("the ready line and the bound ports do not depend on storage")
 def test_serve_says_it_is_ready_and_logs_the_ports_it_bound(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -96,7 +95,6 @@ def test_serve_says_it_is_ready_and_logs_the_ports_it_bound(tmp_path: Path) -> N
     assert metrics is not None and int(metrics.group(1)) > 0, err
 
 
-@pytest.mark.backend_neutral("the ready line does not depend on storage")
 def test_serve_off_a_terminal_prints_only_its_log(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -42,7 +42,6 @@ def append_streams(workspace: Path) -> dict[str, int]:
 
 
 @pytest.mark.smoke
-@pytest.mark.backend_neutral("how the daemon counts a stream's end does not depend on storage")
 def test_a_client_closing_its_stream_is_not_counted_cancelled(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -28,7 +28,6 @@ def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.
     )
 
 
-@pytest.mark.smoke
 def test_help_is_grouped_and_fits_80_columns_in_a_pipe(tmp_path: Path) -> None:
     environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     script = 'for c in "" ' + " ".join(EVERY) + '; do "$CLAW" $c --help || echo "FAILED $c"; done'

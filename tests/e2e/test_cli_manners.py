@@ -49,7 +49,6 @@ def test_counts_are_singular_or_plural(module_daemon: DaemonProcess, module_clie
     assert f"delete session {sid} (2 messages)? [y/N]" in asked.text() and asked.code == 0
 
 
-@pytest.mark.smoke
 def test_no_color_and_dumb_terminals_get_plain_text(
     module_daemon: DaemonProcess, module_client: SessionClient, sid: str
 ) -> None:

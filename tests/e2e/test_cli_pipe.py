@@ -112,7 +112,6 @@ def on_terminal(daemon: DaemonProcess, *args: str, cols: int = 80) -> str:
     return SGR.sub("", run.text().replace("\r\n", "\n"))
 
 
-@pytest.mark.smoke
 def test_ls_on_an_80_column_terminal_fits_and_keeps_uuids_whole(listed: DaemonProcess) -> None:
     text = on_terminal(listed)
     lines = [line for line in text.splitlines() if line.strip()]

@@ -316,10 +316,10 @@ async def _lifecycle(daemon: Daemon, stop: Callable[[], None]) -> None:
     )
 
 
-def run(cfg: Config) -> int:
-    """Run the daemon until SIGTERM/SIGINT; return the exit code."""
+def run(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -> int:
+    """Run the daemon until SIGTERM/SIGINT; return the exit code. ``on_ready`` is called once it serves."""
     try:
-        return asyncio.run(_main(cfg))
+        return asyncio.run(_main(cfg, on_ready))
     except StartupError as exc:
         print(f"claw-sessiond: error: {exc}", file=sys.stderr)
         logs.log_startup_failure(str(exc))

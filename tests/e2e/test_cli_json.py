@@ -79,7 +79,6 @@ def test_every_command_s_json_has_format_1(daemon: DaemonProcess, client: Sessio
     [
         (["show", "nope"], "NOT_STORED", 1),
         (["repair", "nope"], "NOT_STORED", 1),
-        (["clear", "nope"], "NOT_STORED", 1),
         (["delete", "nope", "--yes"], "NOT_STORED", 1),
         (["delete", "../x", "--yes"], "INVALID_SESSION_ID", 1),
         (["show", "../x"], "INVALID_SESSION_ID", 1),

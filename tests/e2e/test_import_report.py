@@ -114,7 +114,7 @@ def test_a_second_session_the_daemon_refuses_is_reported_and_the_others_go_in(pa
         assert [report[s]["events_imported"] for s in IDS] == [1, 0, 2]
         assert "unknown tool call 'ghost'" in report["s-two"]["reason"]
     else:
-        assert r.stdout.splitlines() == ["imported s-one: 1 events", "imported s-three: 2 events"]
+        assert r.stdout.splitlines() == ["imported s-one: 1 event", "imported s-three: 2 events"]
         assert "refused s-two" in r.stderr and "unknown tool call 'ghost'" in r.stderr
         assert "2 imported, 1 refused" in r.stderr
 

@@ -23,7 +23,7 @@ import pytest
 
 from claw_sessiond import lifecycle
 from claw_sessiond_client import Message, SessionClient
-from tests.helpers.cli import claw
+from tests.helpers.cli import claw, on_pty
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.process import daemons_for, stop_pid
 
@@ -198,6 +198,24 @@ def test_unsafe_registry_folder_is_refused(runtime_dir: Path, registry: Path, wo
 # ---------------------------------------------------------------- stop
 
 
+def test_stop_all_asks_before_stopping_other_workspaces(registry: Path, workspaces: list[Path]) -> None:
+    ws1, ws2 = workspaces[:2]
+    daemons = [DaemonProcess(ws).start() for ws in (ws1, ws2)]
+    try:
+        run = on_pty("stop", "--all", cwd=ws1, answer=(b"[y/N]", b"n\n"))
+        text = run.text()
+        assert run.code == 0 and f"stop 2 daemons, of 1 other workspace ({ws2})? [y/N]" in text, text
+        assert "nothing stopped" in text and "error" not in text
+        assert all(d.proc.poll() is None for d in daemons)  # type: ignore[union-attr]
+        assert claw("stop", "--workspace", str(ws2)).returncode == 0
+        # only the current workspace's daemon: nothing to ask, no terminal needed
+        alone = claw("stop", "--all", cwd=ws1)
+        assert alone.returncode == 0 and f"stopped claw-sessiond pid {daemons[0].proc.pid}" in alone.stdout  # type: ignore[union-attr]
+    finally:
+        for d in daemons:
+            d.stop()
+
+
 @pytest.mark.smoke
 def test_stop_one_workspace_then_all(registry: Path, workspaces: list[Path]) -> None:
     ws1 = workspaces[0]
@@ -213,7 +231,13 @@ def test_stop_one_workspace_then_all(registry: Path, workspaces: list[Path]) -> 
         again = claw("stop", "--workspace", str(ws1))
         assert again.returncode == 3 and f"no claw-sessiond is running for {ws1}" in again.stderr
 
-        proc = claw("stop", "--all", "--timeout", "10")
+        # other workspaces than the current folder's: --all asks, and without a terminal stops nothing
+        refused = claw("stop", "--all", "--timeout", "10", cwd=ws1)
+        assert refused.returncode == 2 and refused.stdout == "", refused.stderr
+        assert "not stopping the daemons of 2 other workspaces without confirmation" in refused.stderr
+        assert "Try: claw-sessiond stop --all --yes" in refused.stderr
+        assert all(d.proc.poll() is None for d in daemons[1:])  # type: ignore[union-attr]
+        proc = claw("stop", "--all", "--yes", "--timeout", "10", cwd=ws1)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.count("stopped claw-sessiond pid") == 2
         assert [wait_exit(d.proc, 5) for d in daemons[1:]] == [0, 0]  # type: ignore[arg-type]

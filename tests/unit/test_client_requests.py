@@ -102,8 +102,12 @@ def test_load_makes_the_workdir_absolute_and_returns_it() -> None:
     request, wd = load_request("s", "rel/dir", True)
     assert wd == os.path.abspath("rel/dir") == request.workdir
     assert not request.no_repair
-    look, _ = load_request("s", None, False)
-    assert look.no_repair and look.workdir == os.getcwd()
+    look, none = load_request("s", None, False)  # a look-only Load given no workdir sends none
+    assert look.no_repair and look.workdir == "" == none
+    given, _ = load_request("s", "rel/dir", False)
+    assert given.no_repair and given.workdir == os.path.abspath("rel/dir")
+    repairing, _ = load_request("s", None, True)
+    assert repairing.workdir == os.getcwd()
 
 
 def test_mutations_store_the_loaded_workdir_and_check_arguments_before_reading_it() -> None:

@@ -415,7 +415,8 @@ def load_request(
     after_time: dt.datetime | None = None,
     scopes: object = (),
 ) -> tuple[pb.LoadRequest, str]:
-    """Load's request, and the absolute workdir it carries (the client remembers it for later mutations).
+    """Load's request, and the absolute workdir it carries (the client remembers it for later mutations; ""
+    for a look-only Load given none, which carries none).
 
     ``no_repair`` (or ``repair`` False): a Load that writes nothing at all. ``last``,
     ``after_position``, ``after_time``: a bounded load (at most one of them); ``scopes``: shared
@@ -442,8 +443,10 @@ def load_request(
         raise E.InvalidRequestError(
             "last must be from 1 to 2**31 - 1 and after_position not negative", reason=E.Reason.INVALID_MESSAGE
         )
-    wd = load_workdir(workdir)
-    fields: dict[str, Any] = {"session_id": session_id, "workdir": wd, "no_repair": no_repair or not repair}
+    look_only = no_repair or not repair
+    # A look-only Load writes nothing and needs no workdir: without one the reply has the stored workdir.
+    wd = "" if look_only and workdir is None else load_workdir(workdir)
+    fields: dict[str, Any] = {"session_id": session_id, "workdir": wd, "no_repair": look_only}
     names = strings_arg(scopes, "scopes")
     if names:
         fields["scopes"] = names

@@ -195,7 +195,8 @@ class AsyncSessionClient(AsyncChannel):
         build = functools.partial(load_request, last=last, after_position=after_position, after_time=after_time)
         request, wd = await asyncio.to_thread(build, session_id, workdir, repair, no_repair, scopes=scopes)
         result = await self._call(lambda: self._load_chunks(request))
-        self._workdirs[session_id] = wd
+        if wd:  # a look-only Load given no workdir carries none
+            self._workdirs[session_id] = wd
         return result
 
     async def append(

@@ -140,8 +140,9 @@ class SessionClient(SyncChannel):
 
         Args:
             session_id: the session.
-            workdir: the caller's working folder (default: the current folder).
-                Later mutations through this client store it.
+            workdir: the caller's working folder (default: the current folder; none for a
+                look-only Load, which then reports the stored one). Later mutations through
+                this client store it.
             repair: False to only look: interrupted calls stay open (nothing is written).
             no_repair: True to only look: interrupted calls stay open and nothing at all is
                 written (``repair=False`` says the same).
@@ -166,7 +167,8 @@ class SessionClient(SyncChannel):
             scopes=scopes,
         )
         result = self._call(lambda: rsp.load_result_of(self._stub.Load(request, timeout=self.timeout_s)))
-        self._workdirs[session_id] = wd
+        if wd:  # a look-only Load given no workdir carries none
+            self._workdirs[session_id] = wd
         return result
 
     def append(

@@ -45,10 +45,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import functools
 import importlib
 import os
+import re
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NoReturn
@@ -62,16 +66,18 @@ from claw_sessiond_client.paths import find_workspace
 from .. import __version__
 from ..config import environ
 from .failure import EXIT_FAILURE, EXIT_USAGE, fail_client, print_json_error
-from .options import Command, add_json_option, add_workspace_option
+from .options import Command, Help, add_json_option, add_workspace_option
 from .termsafe import visible
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["ALIASES", "COMMANDS", "build_parser", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse echoes arguments in its errors ("unrecognized arguments: ..."): print them terminal-safe.
 
-    With ``--json`` anywhere on the command line a usage error is also a JSON error document on stdout.
+    A usage error is two lines, a short usage line and the error (the whole usage of ``serve`` is
+    20 lines: ``--help`` has it), with a suggestion for a mistyped command or choice. With ``--json``
+    anywhere on the command line it is also a JSON error document on stdout.
     """
 
     json_errors: bool = False
@@ -80,9 +86,71 @@ class _Parser(argparse.ArgumentParser):
         super()._print_message(visible(message, keep_layout=True), file)
 
     def error(self, message: str) -> NoReturn:
+        message = _suggest(message)
         if _Parser.json_errors:
             print_json_error(message, reason="USAGE", code=EXIT_USAGE)
-        super().error(message)
+        positionals = " ".join(str(a.metavar or a.dest.upper()) for a in self._actions if not a.option_strings)
+        self._print_message(f"usage: {self.prog} [OPTIONS] {positionals}".rstrip() + f"  (see {self.prog} --help)\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+#: Other names of commands (``claw-sessiond list`` is ``ls``).
+ALIASES: Final[Mapping[str, str]] = {"list": "ls", "rm": "delete"}
+
+#: Words people type for a command of another name, with what to run instead.
+_MEANT: Final[Mapping[str, str]] = {
+    "tail": "'follow' (new messages as they are stored, like tail -f) or 'show SESSION --tail N'",
+    "cat": "'show SESSION'",
+    "start": "'serve'",
+    "run": "'serve'",
+    "kill": "'stop'",
+    "remove": "'delete'",
+    "find": "'search'",
+}
+
+_INVALID_CHOICE: Final = re.compile(r"^argument (\S+): invalid choice: '(.*)' \(choose from (.*)\)$", re.S)
+
+
+def _suggest(message: str) -> str:
+    """argparse's "invalid choice" error made short, with the nearest choice: ``did you mean 'ls'?``."""
+    found = _INVALID_CHOICE.match(message)
+    if found is None:
+        return message
+    argument, typed, listed = found.groups()
+    choices = re.findall(r"'([^']*)'", listed)
+    if argument == "COMMAND":
+        near = _MEANT.get(typed) or ", ".join(f"'{c}'" for c in difflib.get_close_matches(typed, choices, 3, 0.6))
+        more = f"did you mean {near}?" if near else "claw-sessiond --help lists them"
+        return f"unknown command '{typed}': {more}"
+    near = ", ".join(f"'{c}'" for c in difflib.get_close_matches(typed, choices, 1, 0.6))
+    return f"argument {argument}: invalid choice '{typed}'" + (
+        f": did you mean {near}?" if near else f" (choose from {', '.join(choices)})"
+    )
+
+
+#: What ``claw-sessiond --help`` lists, by group, in order (every command, once).
+_GROUPS: Final = (
+    ("look", ("ls", "show", "stats", "search", "follow", "usage", "doctor", "status")),
+    ("change", ("repair", "clear", "delete")),
+    ("run the daemon", ("serve", "stop", "init", "migrate-db")),
+    ("move data", ("export", "import", "backup", "restore", "copy", "migrate-legacy")),
+    ("shell", ("completion",)),
+)
+
+
+def _command_list(helps: Mapping[str, str]) -> str:
+    """The commands of ``--help``, by group, each help folded to the width (``Help`` keeps indented lines)."""
+    width = max(40, shutil.get_terminal_size((80, 24)).columns - 2)
+    names = {name: name + "".join(f", {a}" for a, n in ALIASES.items() if n == name) for name in helps}
+    column = max(len(n) for n in names.values()) + 4
+    lines = []
+    for title, group in _GROUPS:
+        lines.append(f" {title}:")
+        for name in group:
+            text = textwrap.wrap(helps[name], max(20, width - column))
+            lines.append(f"  {names[name].ljust(column - 2)}{text[0]}")
+            lines += [" " * column + rest for rest in text[1:]]
+    return "\n".join(lines)
 
 
 def build_parser(env: Mapping[str, str] | None = None, only: str | None = None) -> argparse.ArgumentParser:
@@ -91,18 +159,25 @@ def build_parser(env: Mapping[str, str] | None = None, only: str | None = None) 
     env = environ() if env is None else env
     parser = _Parser(
         prog="claw-sessiond",
+        usage="%(prog)s [--workspace DIR] [--socket PATH] [--json] COMMAND ...",
         description="Session store daemon for local AI-agent harnesses: one per workspace, the single writer of "
-        ".claw/sessions.db, served over gRPC on .claw/sessiond.sock.",
+        "its sessions (.claw/sessions.db, or PostgreSQL), served over gRPC on .claw/sessiond.sock.",
         epilog="Exit codes: 0 ok, 1 failure, 2 usage or configuration error. Run 'claw-sessiond COMMAND --help'.",
+        formatter_class=Help,
     )
     parser.add_argument("--version", action="version", version=f"claw-sessiond {__version__}")
     add_workspace_option(parser, env, global_=True)
     add_json_option(parser, global_=True)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # Each command's help is listed by group in the description (``_command_list``), not in one block.
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, help=argparse.SUPPRESS)
+    helps: dict[str, str] = {}
     if only in (None, "serve"):
         from . import serve
 
-        daemon = sub.add_parser("serve", help=serve.HELP, description=serve.DESCRIPTION)
+        helps["serve"] = serve.HELP
+        daemon = sub.add_parser(
+            "serve", prog="claw-sessiond serve", help=serve.HELP, description=serve.DESCRIPTION, formatter_class=Help
+        )
         add_workspace_option(daemon, env)
         serve.add_arguments(daemon, env)
         daemon.set_defaults(handler=serve.run)
@@ -110,11 +185,22 @@ def build_parser(env: Mapping[str, str] | None = None, only: str | None = None) 
         parser.set_defaults(known_flags=[flag for flag in flags if flag.startswith("--")])
     for name in _PLACES if only is None else [only] if only in _PLACES else []:
         command = COMMANDS[name]
-        cmd = sub.add_parser(command.name, help=command.help, description=command.help)
+        helps[name] = command.help
+        aliases = [alias for alias, named in ALIASES.items() if named == name]
+        cmd = sub.add_parser(
+            command.name,
+            prog=f"claw-sessiond {command.name}",
+            aliases=aliases,
+            help=command.help,
+            description=command.help,
+        )
         add_workspace_option(cmd, env)
         add_json_option(cmd)
         command.add_arguments(cmd)
+        cmd.formatter_class = Help
         cmd.set_defaults(handler=command.handler)
+    if only is None:
+        parser.description = f"{parser.description}\n\n{_command_list(helps)}"
     return parser
 
 
@@ -134,6 +220,7 @@ def chosen_command(argv: Sequence[str]) -> str | None:
         elif word == "--json" or word.startswith(tuple(f"{option}=" for option in _GLOBAL_VALUE_OPTIONS)):
             continue
         else:
+            word = ALIASES.get(word, word)
             return word if word == "serve" or word in _PLACES else None
     return None
 

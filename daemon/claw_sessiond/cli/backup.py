@@ -64,7 +64,7 @@ from .connect import open_client, socket_path
 from .failure import EXIT_OK, report_error
 from .offline import configured_database
 from .options import Command, set_epilog
-from .output import print_json
+from .output import counted, print_json
 from .termsafe import visible
 
 __all__ = ["BACKUP", "RESTORE", "backup", "restore"]
@@ -129,8 +129,9 @@ def _verify(path: Path, expected: CopyFigures | None) -> CopyFigures:
         raise _Refused(f"verification failed: {exc.message}") from exc
     if expected is not None and (got.sessions, got.events) != (expected.sessions, expected.events):
         raise _Refused(
-            f"verification failed: {path} holds {got.sessions} sessions and {got.events} events, but the copy was "
-            f"reported with {expected.sessions} sessions and {expected.events} events"
+            f"verification failed: {path} holds {counted(got.sessions, 'session')} and {counted(got.events, 'event')}, "
+            f"but the copy was reported with {counted(expected.sessions, 'session')} and "
+            f"{counted(expected.events, 'event')}"
         )
     return got
 
@@ -150,7 +151,10 @@ def _report(args: argparse.Namespace, verb: str, file: Path, figures: CopyFigure
         print_json(doc)
         return
     print(
-        visible(f"{verb} {file}: {figures.sessions} sessions, {figures.events} events, {figures.bytes} bytes, verified")
+        visible(
+            f"{verb} {file}: {counted(figures.sessions, 'session')}, {counted(figures.events, 'event')}, "
+            f"{counted(figures.bytes, 'byte')}, verified"
+        )
     )
 
 
@@ -330,7 +334,7 @@ def restore(args: argparse.Namespace) -> int:
                         side.unlink()
                 stored = stored_sessions(db)
                 if stored != 0 and not args.force:
-                    what = f"holds {stored} sessions" if stored is not None else "cannot be read"
+                    what = f"holds {counted(stored, 'session')}" if stored is not None else "cannot be read"
                     raise _Refused(
                         f"{db} {what}; add --force to replace it (it is kept as "
                         f"{db.name}.before-restore-<time>); nothing was changed"

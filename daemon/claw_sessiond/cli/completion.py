@@ -63,7 +63,8 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, argpar
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             helps = {a.dest: a.help or "" for a in action._choices_actions}
-            return {name: (helps.get(name, ""), sub) for name, sub in action.choices.items()}
+            # Aliases (list, rm) are left out: completion offers each command once, by its name.
+            return {name: (helps[name], sub) for name, sub in action.choices.items() if name in helps}
     return {}
 
 

@@ -40,7 +40,7 @@ from ..store_copy import CopyError, CopyFigures, copy_store
 from ..workspace_config import resolve_backend
 from .failure import EXIT_OK, EXIT_USAGE, report_error
 from .options import Command
-from .output import print_json, say
+from .output import counted, print_json, say
 
 __all__ = ["COPY"]
 
@@ -160,7 +160,8 @@ class _Progress:
             return
         self.last = now
         say(
-            f"copy: {figures.sessions}/{figures.sessions_total} sessions, {figures.events} events (last: {session_id})",
+            f"copy: {figures.sessions}/{counted(figures.sessions_total, 'session')}, "
+            f"{counted(figures.events, 'event')} (last: {session_id})",
             err=True,
             flush=True,
         )
@@ -209,10 +210,10 @@ def _run(args: argparse.Namespace) -> int:
     else:
         replaced = f", {len(figures.replaced)} replaced" if figures.replaced else ""
         say(
-            f"copied {figures.sessions} sessions ({figures.events} events{replaced}) and {figures.scopes} scope "
-            f"states from {src.shown} to {dst.shown} in {elapsed:.1f} s; verified: counts, exports and scope "
-            f"states match; the target holds {figures.target_sessions} sessions and {figures.target_scopes} "
-            "scope states"
+            f"copied {counted(figures.sessions, 'session')} ({counted(figures.events, 'event')}{replaced}) and "
+            f"{counted(figures.scopes, 'scope state')} from {src.shown} to {dst.shown} in {elapsed:.1f} s; "
+            "verified: counts, exports and scope states match; the target holds "
+            f"{counted(figures.target_sessions, 'session')} and {counted(figures.target_scopes, 'scope state')}"
         )
     sys.stdout.flush()
     return EXIT_OK

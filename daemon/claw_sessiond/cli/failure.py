@@ -30,6 +30,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "UsageError",
+    "declined",
     "error_json",
     "fail_client",
     "print_error",
@@ -80,6 +81,16 @@ def report_error(
     if getattr(args, "json", False):
         print_json_error(message, reason=reason, code=code)
     return code
+
+
+def declined(args: argparse.Namespace, message: str, payload: dict[str, Any]) -> int:
+    """A question answered no: ``message`` on stdout (with ``--json``, ``payload`` and ``"declined": true``);
+    nothing was done, as asked, so no "error:" and exit 0."""
+    if getattr(args, "json", False):
+        print_json({**payload, "declined": True})
+    else:
+        print(visible(message))
+    return EXIT_OK
 
 
 def fail_client(

@@ -28,6 +28,7 @@ from typing import Any, Final
 from claw_sessiond_client import FollowEvent, Message, SearchHit, SessionClient, UsageReportRow, WatchEvent
 from claw_sessiond_client.errors import SessionNotFoundError
 
+from . import terminal
 from .connect import MAX_PAGE, online
 from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
 from .offline import add_offline_options
@@ -86,7 +87,7 @@ def _iso(when: dt.datetime | None) -> str | None:
 
 
 def _epilog(parser: argparse.ArgumentParser, about: str) -> None:
-    set_epilog(parser, about, _EXIT_CODES, fill=False)  # already folded
+    set_epilog(parser, about, _EXIT_CODES)
 
 
 # ---------------------------------------------------------------- search
@@ -158,7 +159,7 @@ def _search(args: argparse.Namespace, client: SessionClient) -> int:
     if not result.hits:
         say("no matches" + ("" if args.all else " (--all also searches cleared history)"), flush=True)
         return EXIT_OK
-    on_terminal = sys.stdout.isatty()
+    on_terminal = terminal.colour()  # bold marks; [brackets] in a pipe, with NO_COLOR or TERM=dumb
     for hit in result.hits:
         when = hit.created_at.strftime("%Y-%m-%d %H:%M") if hit.created_at else "-"
         cleared = "  (cleared)" if hit.cleared else ""

@@ -22,16 +22,17 @@ import os
 import re
 import sys
 import textwrap
+from collections.abc import Sequence
 from typing import Any, Final
 
-from claw_sessiond_client import SessionClient
+from claw_sessiond_client import SessionClient, SessionSummary
 
 from . import terminal
 from .connect import MAX_PAGE, online
 from .failure import EXIT_OK, report_error
 from .offline import add_offline_options
 from .options import Command, add_session_argument, set_epilog
-from .output import clip, cost, print_json, rfc3339, short_time, table, usage_json
+from .output import Narrower, clip, cost, counted, print_json, rfc3339, say, short_time, table, usage_json
 from .termsafe import visible
 from .transcript import (
     Transcript,
@@ -85,11 +86,17 @@ def _add_ls(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--limit", type=_limit, default=100, metavar="N", help="at most N sessions (default 100)")
     group.add_argument("--all", action="store_true", help="every session (pages through ListSessions)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print the ids only, one a line, whole")
+    parser.add_argument(
+        "--no-trunc", action="store_true", help="every column, nothing cut, even past the terminal's width"
+    )
     _epilog(
         parser,
         "Most recently updated first. When more sessions match than are listed, a last line on stderr says "
-        "'showing N of M sessions'. Long ids are cut with '…' to fit the terminal (80 columns off a terminal); "
-        "--json has them whole.",
+        "'showing N of M sessions'. The table fits the width (the terminal's; 80 columns or $COLUMNS off a "
+        "terminal). Off a terminal nothing is cut: columns that do not fit are left out (a line on stderr "
+        "names them); on a terminal a long id may be cut with '…'. --no-trunc prints every column whole, "
+        "-q the ids alone, --json everything.",
     )
 
 
@@ -121,20 +128,49 @@ def _ls(args: argparse.Namespace, client: SessionClient) -> int:
             }
         )
         return EXIT_OK
-    if not sessions:
+    if args.quiet:
+        for s in sessions:
+            say(s.id)
+    elif not sessions:
         print("no sessions")
-        return EXIT_OK
+    else:
+        _ls_table(sessions, whole=args.no_trunc)
+    if len(sessions) < total:
+        sys.stdout.flush()
+        more = f"showing {len(sessions)} of {counted(total, 'session')} (--all for every one, --limit N)"
+        print(more, file=sys.stderr)
+    return EXIT_OK
+
+
+#: The columns of ``ls``, in order; LABELS only when a listed session has labels.
+_ID, _MESSAGES, _TOKENS, _COST, _UPDATED, _LABELS = range(6)
+
+
+def _ls_table(sessions: Sequence[SessionSummary], *, whole: bool) -> None:
+    """The table of ``ls``, fitted to the width (:func:`terminal.width`) unless ``whole``.
+
+    On a terminal the labels are cut first, then columns are left out (labels, tokens, cost), and
+    only then is a long id cut with "…". Off a terminal nothing is ever cut (an id piped to another
+    command must be whole): columns are left out instead, and a line on stderr names them.
+    """
     with_labels = any(s.labels for s in sessions)  # the LABELS column only when there are some
     rows = [["ID", "MESSAGES", "TOKENS", "COST", "UPDATED", *(["LABELS"] if with_labels else [])]]
     for s in sessions:
         tokens = s.usage.input_tokens + s.usage.output_tokens
         row = [s.id, str(s.message_count), str(tokens), cost(s.usage), short_time(s.updated_at)]
         rows.append(row + ([labels_text(s.labels)] if with_labels else []))
-    table(rows, right={1, 2}, shrink=0)
-    if len(sessions) < total:
+    labels = [Narrower(_LABELS, 10), Narrower(_LABELS)] if with_labels else []
+    if sys.stdout.isatty():
+        steps = [*labels, Narrower(_TOKENS), Narrower(_COST), Narrower(_ID, 12), Narrower(_MESSAGES)]
+    else:
+        steps = [*labels[1:], Narrower(_TOKENS), Narrower(_COST), Narrower(_MESSAGES), Narrower(_UPDATED)]
+    left_out = table(rows, right={_MESSAGES, _TOKENS}, narrower=steps, width=0 if whole else None)
+    if left_out:
         sys.stdout.flush()
-        print(f"showing {len(sessions)} of {total} sessions (--all for every one, --limit N)", file=sys.stderr)
-    return EXIT_OK
+        say(
+            f"columns not shown: {', '.join(left_out)} (--no-trunc shows them)",
+            err=True,
+        )
 
 
 ls = online(_ls)

@@ -40,10 +40,11 @@ from claw_sessiond_client.paths import claw_dir, default_socket_path
 from .. import lifecycle
 from ..config import environ
 from ..logs import rfc3339_utc
+from . import terminal
 from .connect import STATUS_TIMEOUT_S, open_client
-from .failure import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, print_error, report_error
+from .failure import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, EXIT_USAGE, declined, print_error, report_error
 from .options import Command, set_epilog
-from .output import print_json
+from .output import counted, print_json
 
 __all__ = ["STATUS", "STOP", "status", "stop"]
 
@@ -300,6 +301,9 @@ def status(args: argparse.Namespace) -> int:
 def _add_stop(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="stop every daemon of this user (ignores --workspace)")
     parser.add_argument(
+        "--yes", "-y", action="store_true", help="with --all: do not ask before stopping other workspaces' daemons"
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=DEFAULT_STOP_TIMEOUT_S,
@@ -311,7 +315,8 @@ def _add_stop(parser: argparse.ArgumentParser) -> None:
         "Sends SIGTERM to the daemon that holds the workspace lock (checked: recorded pid, this uid, same "
         "process start time) and waits until it has exited: in-flight calls finish, the WAL is checkpointed, "
         "the socket is removed and the lock released. Without --all, stops the daemon of --workspace "
-        "(default: the current folder).",
+        "(default: the current folder). --all asks first when it would stop daemons of other workspaces than "
+        "this one (on a terminal; without one it stops nothing and exits 2 unless --yes).",
         _EXIT_CODES,
     )
 
@@ -378,6 +383,31 @@ def _stop_one(record: lifecycle.Record, timeout_s: float) -> tuple[bool, str]:
     return True, f"stopped claw-sessiond pid {record.pid} for {record.workspace} ({took:.1f}s)"
 
 
+def _confirm_others(args: argparse.Namespace, records: list[lifecycle.Record]) -> int | None:
+    """``stop --all``: ask before stopping daemons of other workspaces than the current one; None to go on,
+    else the exit code (declined: 0, nothing stopped; no terminal to ask on: 2)."""
+    here = os.path.abspath(args.workspace) if args.workspace else None
+    others = sorted({r.workspace for r in records if os.path.abspath(r.workspace) != here})
+    if not others:
+        return None
+    question = (
+        f"stop {counted(len(records), 'daemon')}, of {counted(len(others), 'other workspace')} ({', '.join(others)})?"
+    )
+    answer = terminal.confirm(question)
+    if answer is None:
+        return report_error(
+            args,
+            f"not stopping the daemons of {counted(len(others), 'other workspace')} without confirmation: "
+            "no terminal to ask on",
+            hint="claw-sessiond stop --all --yes",
+            reason="CONFIRMATION_REQUIRED",
+            code=EXIT_USAGE,
+        )
+    if not answer:
+        return declined(args, "nothing stopped", {"stopped": [], "failed": []})
+    return None
+
+
 def stop(args: argparse.Namespace) -> int:
     """Stop daemons gracefully."""
     as_json = bool(getattr(args, "json", False))
@@ -397,6 +427,10 @@ def stop(args: argparse.Namespace) -> int:
                 print("no daemons running")
             return EXIT_OK
         return _fail(f"no claw-sessiond is running for {workspace}", EXIT_NOT_RUNNING, args)
+    if workspace is None and not args.yes:
+        asked = _confirm_others(args, records)
+        if asked is not None:
+            return asked
     code = EXIT_FAILURE if problems else EXIT_OK
     stopped: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []

@@ -28,7 +28,7 @@ from .. import legacy
 from .connect import open_client, socket_path
 from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail_client, report_error
 from .options import Command
-from .output import json_document, say
+from .output import counted, json_document, say
 from .termsafe import json_text, visible
 
 __all__ = ["MIGRATE_LEGACY"]
@@ -43,7 +43,6 @@ def _migrate_args(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run every check the real run does (against the daemon) and report, import nothing",
     )
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "Each file is converted and checked (the daemon's export parser, tool results answer known calls),\n"
         "then compared with what is stored under its session id: absent, it is imported (--dry-run: reported\n"
@@ -177,12 +176,12 @@ def _migrate(args: argparse.Namespace) -> int:
     statuses = ("imported", "skipped", "conflict", "failed", "converted")
     counts = {s: sum(1 for r in reports if r["status"] == s) for s in statuses}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n or s not in ("converted", "conflict"))
-    say(f"{len(files)} files: {summary}", err=True)
+    say(f"{counted(len(files), 'file')}: {summary}", err=True)
     return EXIT_FAILURE if counts["failed"] or counts["conflict"] else EXIT_OK
 
 
 def _migrate_line(r: dict[str, Any]) -> str:
-    detail = f"  {r['session_id']} ({r['kind']}, {r['messages']} messages)" if "session_id" in r else ""
+    detail = f"  {r['session_id']} ({r['kind']}, {counted(r['messages'], 'message')})" if "session_id" in r else ""
     why = f": {r['reason']}" if "reason" in r else ""
     return f"{r['status']:<9} {r['file']}{detail}{why}"
 

@@ -18,6 +18,7 @@ from ..config import env_name
 
 __all__ = [
     "Command",
+    "Help",
     "add_json_option",
     "add_session_argument",
     "add_workspace_option",
@@ -42,7 +43,7 @@ class Command:
 
 
 def env_option(
-    parser: argparse.ArgumentParser,
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
     flag: str,
     env: Mapping[str, str],
     *,
@@ -58,7 +59,10 @@ def env_option(
         value = str(value).lower() in ("1", "true", "yes", "on") if name in env else default
     if dest_default is not None:  # argparse.SUPPRESS: the top-level parser holds the value
         value = dest_default
-    parser.add_argument(flag, default=value, help=f"{help} [env {name}; default {default!r}]", **kw)
+    if "metavar" not in kw and kw.get("type") in (int, float):
+        kw["metavar"] = "N"
+    shown = "" if default is None or isinstance(default, bool) else f"; default {default}"
+    parser.add_argument(flag, default=value, help=f"{help} [env {name}{shown}]", **kw)
 
 
 def add_workspace_option(parser: argparse.ArgumentParser, env: Mapping[str, str], *, global_: bool = False) -> None:
@@ -73,11 +77,20 @@ def add_workspace_option(parser: argparse.ArgumentParser, env: Mapping[str, str]
         "--workspace",
         env,
         default=None,
+        metavar="DIR",
         help="workspace folder (state lives in <workspace>/.claw/); by default the nearest of the current folder "
         "and its parents that holds .claw/, else the current folder",
         **kw,
     )
-    env_option(parser, "--socket", env, default=None, help="Unix socket path (default: .claw/sessiond.sock)", **kw)
+    env_option(
+        parser,
+        "--socket",
+        env,
+        default=None,
+        metavar="PATH",
+        help="Unix socket path (default: .claw/sessiond.sock)",
+        **kw,
+    )
 
 
 def add_json_option(parser: argparse.ArgumentParser, *, global_: bool = False) -> None:
@@ -95,7 +108,27 @@ def add_session_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", metavar="SESSION", help="session id")
 
 
-def set_epilog(parser: argparse.ArgumentParser, about: str, exit_codes: str, *, fill: bool = True) -> None:
-    """End ``--help`` with ``about`` (folded to 79 columns unless ``fill`` is false), then the exit codes."""
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = ((textwrap.fill(about, 79) if fill else about) + "\n\n" if about else "") + exit_codes
+def set_epilog(parser: argparse.ArgumentParser, about: str, exit_codes: str) -> None:
+    """End ``--help`` with ``about``, then the exit codes, as two paragraphs (:class:`Help` folds them)."""
+    parser.epilog = (about + "\n\n" if about else "") + exit_codes
+
+
+class Help(argparse.HelpFormatter):
+    """``--help`` folded to the terminal's width (80 columns off a terminal, or ``$COLUMNS``).
+
+    A description or epilog is paragraphs apart by blank lines: each is folded to the width, except
+    one whose lines start with a space (a list, an example), which is kept as written.
+    """
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = []
+        for paragraph in text.strip("\n").split("\n\n"):
+            if any(line.startswith(" ") for line in paragraph.splitlines()):
+                paragraphs.append(textwrap.indent(paragraph, indent))
+            else:
+                paragraphs.append("\n".join(indent + line for line in self._split_lines(paragraph, width)))
+        return "\n\n".join(paragraphs)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        # never at a hyphen: "--no-trunc" and "claw-sessiond" stay whole
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from claw_sessiond_client import ToolCall, Usage
@@ -24,9 +25,11 @@ from .termsafe import json_text, visible
 
 __all__ = [
     "JSON_FORMAT",
+    "Narrower",
     "call_json",
     "clip",
     "cost",
+    "counted",
     "json_document",
     "print_json",
     "print_json_line",
@@ -101,23 +104,52 @@ def usage_json(u: Usage) -> dict[str, Any]:
     }
 
 
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """``1 session``, ``2 sessions`` (``plural`` when adding "s" is wrong): every count the CLI prints."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def clip(text: str, room: int) -> str:
     """``text`` cut to ``room`` characters, the last one "…" when it was cut."""
     return text if len(text) <= room else text[: max(1, room - 1)] + "…"
 
 
-def table(rows: list[list[str]], right: set[int], *, shrink: int = 0, width: int | None = None) -> None:
+@dataclass(frozen=True, slots=True)
+class Narrower:
+    """One way :func:`table` makes rows narrower: cut ``column`` with "…" down to ``least`` characters
+    (never below its header's width), or, with ``least`` None, leave the column out."""
+
+    column: int
+    least: int | None = None
+
+
+def table(
+    rows: list[list[str]], right: set[int], *, narrower: Sequence[Narrower] = (), width: int | None = None
+) -> list[str]:
     """Columns two spaces apart, ``right`` ones right-aligned; plain text, easy to grep.
 
-    If a row would pass ``width`` (the terminal's), column ``shrink`` is cut with "…" to fit.
+    While a row would pass ``width`` (the terminal's; 0: no limit), the steps of ``narrower`` are taken in
+    order, each only as far as needed; a table that still does not fit is printed as it is then.
+
+    Returns:
+        The headers (first row) of the columns left out.
     """
     rows = [[visible(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     limit = terminal.width() if width is None else width
-    over = sum(widths) + 2 * (len(widths) - 1) - limit
-    if over > 0:
-        widths[shrink] = max(len(rows[0][shrink]), widths[shrink] - over)
-        rows = [[clip(c, widths[shrink]) if i == shrink else c for i, c in enumerate(r)] for r in rows]
+    kept = list(range(len(widths)))
+    for step in narrower:
+        over = sum(widths[i] for i in kept) + 2 * (len(kept) - 1) - limit
+        if not limit or over <= 0:
+            break
+        if step.least is None:
+            kept.remove(step.column)
+            continue
+        room = max(step.least, len(rows[0][step.column]), widths[step.column] - over)
+        if room < widths[step.column]:
+            widths[step.column] = room
+            rows = [[clip(c, room) if i == step.column else c for i, c in enumerate(r)] for r in rows]
     for row in rows:
-        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(row)]
+        cells = [row[i].rjust(widths[i]) if i in right else row[i].ljust(widths[i]) for i in kept]
         print("  ".join(cells).rstrip())
+    return [rows[0][i] for i in range(len(widths)) if i not in kept]

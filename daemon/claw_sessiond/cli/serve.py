@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from ..daemon import Daemon
 
 from ..claw_dir import check_password_file
 from ..config import (
@@ -48,6 +52,7 @@ __all__ = [
     "config_from_args",
     "postgres_fields",
     "run",
+    "say_ready",
 ]
 
 HELP: Final = "run the daemon for a workspace (foreground; SIGTERM stops it gracefully)"
@@ -58,25 +63,33 @@ DESCRIPTION: Final = (
 
 
 def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    parser.usage = "%(prog)s [--tcp HOST:PORT] [--database URL] [OPTIONS]"
+    net = parser.add_argument_group("network")
+    limits = parser.add_argument_group("limits and fairness")
+    store = parser.add_argument_group("storage (the SQLite file, or PostgreSQL with --database)")
+    life = parser.add_argument_group("lifecycle and logs")
     env_option(
-        parser,
+        net,
         "--tcp",
         env,
         default=None,
+        metavar="HOST:PORT",
         help="also listen on host:port (TLS with the certificate in .claw/tcp-cert.pem; loopback only; calls need the "
         "token in .claw/tcp-token)",
     )
     env_option(
-        parser,
+        net,
         "--allow-non-loopback",
         env,
         default=False,
         action="store_true",
         help="allow --tcp on a non-loopback address (anyone who can reach it can read and write sessions)",
     )
-    env_option(parser, "--metrics", env, default=None, help="serve Prometheus metrics on loopback host:port")
     env_option(
-        parser,
+        net, "--metrics", env, default=None, metavar="HOST:PORT", help="serve Prometheus metrics on loopback host:port"
+    )
+    env_option(
+        limits,
         "--max-message-bytes",
         env,
         default=DEFAULT_MAX_MESSAGE_BYTES,
@@ -84,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         help="largest text of one message (content, name, tool calls)",
     )
     env_option(
-        parser,
+        limits,
         "--max-entry-bytes",
         env,
         default=DEFAULT_MAX_ENTRY_BYTES,
@@ -92,7 +105,7 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         help="largest entry in all (text, tool calls, item, metadata)",
     )
     env_option(
-        parser,
+        limits,
         "--max-batch-messages",
         env,
         default=DEFAULT_MAX_BATCH_MESSAGES,
@@ -100,14 +113,12 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         help="most messages per append",
     )
     env_option(
-        parser, "--max-request-bytes", env, default=DEFAULT_MAX_REQUEST_BYTES, type=int, help="gRPC receive limit"
+        limits, "--max-request-bytes", env, default=DEFAULT_MAX_REQUEST_BYTES, type=int, help="gRPC receive limit"
     )
+    env_option(life, "--shutdown-grace-s", env, default=DEFAULT_SHUTDOWN_GRACE_S, type=float, help="grace at shutdown")
+    env_option(store, "--busy-timeout-ms", env, default=DEFAULT_BUSY_TIMEOUT_MS, type=int, help="SQLite busy timeout")
     env_option(
-        parser, "--shutdown-grace-s", env, default=DEFAULT_SHUTDOWN_GRACE_S, type=float, help="grace at shutdown"
-    )
-    env_option(parser, "--busy-timeout-ms", env, default=DEFAULT_BUSY_TIMEOUT_MS, type=int, help="SQLite busy timeout")
-    env_option(
-        parser,
+        net,
         "--lease-s",
         env,
         default=DEFAULT_LEASE_S,
@@ -115,19 +126,19 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         help="over --tcp: close a connection that answers no keepalive ping for this long (a vanished host)",
     )
     env_option(
-        parser,
+        limits,
         "--watch-stall-s",
         env,
         default=DEFAULT_WATCH_STALL_S,
         type=float,
         help="end a Watch as lagged after its client stopped reading this long",
     )
-    _add_fairness_options(parser, env)
+    _add_fairness_options(limits, env)
     env_option(
-        parser, "--retention-days", env, default=0.0, type=float, help="delete sessions idle this long (0: never)"
+        store, "--retention-days", env, default=0.0, type=float, help="delete sessions idle this long (0: never)"
     )
     env_option(
-        parser,
+        store,
         "--retention-interval-s",
         env,
         default=DEFAULT_RETENTION_INTERVAL_S,
@@ -135,7 +146,7 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         help="how often the retention sweep runs",
     )
     env_option(
-        parser,
+        store,
         "--request-id-retention-s",
         env,
         default=DEFAULT_REQUEST_ID_RETENTION_S,
@@ -143,13 +154,14 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         help="retry window: forget request ids (idempotency records) older than this (0: never)",
     )
     env_option(
-        parser, "--log-level", env, default="info", choices=["debug", "info", "warning", "error"], help="log level"
+        life, "--log-level", env, default="info", choices=["debug", "info", "warning", "error"], help="log level"
     )
     env_option(
-        parser,
+        store,
         "--database",
         env,
         default=None,
+        metavar="URL",
         help="where sessions live: a postgresql:// URL shared by several daemons (docs/postgres.md; put no password "
         "here: use PGPASSFILE or --database-file), else CLAW_DATABASE_URL, else the credential 'database' "
         "($CREDENTIALS_DIRECTORY/database, systemd LoadCredential=), else 'database' in .claw/config.toml, else "
@@ -157,17 +169,18 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         "and one that disagrees with the record is refused",
     )
     env_option(
-        parser,
+        store,
         "--database-file",
         env,
         default=None,
+        metavar="FILE",
         help="read the postgresql:// URL (password included if need be) from this file instead of --database: "
         "nothing secret in the command line, the environment or the unit (systemd: --database-file %%d/database "
         "with LoadCredential=database:/etc/claw-sessiond/database-url)",
     )
-    add_postgres_options(parser, env)
+    add_postgres_options(store, env)
     env_option(
-        parser,
+        store,
         "--switch-backend",
         env,
         default=False,
@@ -177,10 +190,10 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         "start-up error naming both; a .claw/sessions.db beside a PostgreSQL URL is refused even with it: copy "
         "its sessions, then move the file away)",
     )
-    _add_lifecycle_options(parser, env)
+    _add_lifecycle_options(life, env)
 
 
-def add_postgres_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+def add_postgres_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, env: Mapping[str, str]) -> None:
     """The PostgreSQL connection options (``serve`` and ``migrate-db``)."""
     from ..config import (
         DEFAULT_PG_CONNECT_TIMEOUT_S,
@@ -227,7 +240,7 @@ def add_postgres_options(parser: argparse.ArgumentParser, env: Mapping[str, str]
     )
 
 
-def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+def _add_fairness_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, env: Mapping[str, str]) -> None:
     from ..config import (
         DEFAULT_MAX_OPEN_TOOL_CALLS,
         DEFAULT_MAX_WATCHERS,
@@ -264,7 +277,7 @@ def _add_fairness_options(parser: argparse.ArgumentParser, env: Mapping[str, str
     )
 
 
-def _add_lifecycle_options(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+def _add_lifecycle_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, env: Mapping[str, str]) -> None:
     from ..logs import DEFAULT_LOG_BACKUPS, DEFAULT_LOG_MAX_BYTES
 
     env_option(
@@ -276,7 +289,14 @@ def _add_lifecycle_options(parser: argparse.ArgumentParser, env: Mapping[str, st
         help="stop gracefully after this many seconds without clients, streams, runs or calls (0: never; "
         "auto-started daemons get 600)",
     )
-    env_option(parser, "--log-file", env, default=None, help="log to this file (0600, rotated) instead of stderr")
+    env_option(
+        parser,
+        "--log-file",
+        env,
+        default=None,
+        metavar="FILE",
+        help="log to this file (0600, rotated) instead of stderr",
+    )
     env_option(
         parser, "--log-max-bytes", env, default=DEFAULT_LOG_MAX_BYTES, type=int, help="rotate the log file at this size"
     )
@@ -382,4 +402,21 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     for name in unknown_env_vars(args.known_flags, env):
         warn(f"unknown environment variable {name} (no such option)")
-    return server.run(cfg)
+    # A person in front of a terminal gets a line for people; the log (stderr) stays one event a line.
+    return server.run(cfg, on_ready=say_ready if sys.stdout.isatty() else None)
+
+
+def say_ready(daemon: Daemon) -> None:
+    """The ready lines for people on stdout: where it serves, its store, how to stop it, what to run next."""
+    from ..endpoint import tcp_endpoint
+
+    cfg = daemon.config
+    workspace = shlex.quote(str(cfg.workspace))
+    tcp = f" and TCP {tcp_endpoint(cfg.tcp_address, daemon.servers.tcp_port)}" if cfg.tcp_address else ""
+    lines = [
+        f"claw-sessiond ready: pid {os.getpid()} serves {cfg.workspace} on {daemon.socket_path}{tcp}",
+        f"  store: {cfg.database.backend} {cfg.store_label}",
+        f"  stop:  Ctrl-C here, or: claw-sessiond stop --workspace {workspace}",
+        f"  next:  claw-sessiond ls --workspace {workspace}   (in another terminal)",
+    ]
+    print(visible("\n".join(lines), keep_layout=True), flush=True)

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from typing import Final
 
-__all__ = ["DEFAULT_PAGER", "DEFAULT_WIDTH", "confirm", "page", "width"]
+__all__ = ["DEFAULT_PAGER", "DEFAULT_WIDTH", "colour", "confirm", "page", "width"]
 
 DEFAULT_WIDTH: Final = 80
 #: -F: quit if the text fits on one screen; -R: pass colour (SGR) sequences; -X: leave the text on screen.
@@ -29,6 +29,12 @@ DEFAULT_PAGER: Final = "less -FRX"
 def width() -> int:
     """Columns to fit: ``$COLUMNS`` if set, else the terminal's when stdout is one, else 80."""
     return max(20, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+
+
+def colour() -> bool:
+    """Whether to print styles (bold, colours): stdout is a terminal, ``NO_COLOR`` is unset or empty
+    (no-color.org) and ``TERM`` is not ``dumb``. Without them the text is plain, not even bold."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
 def page(text: str, *, enabled: bool) -> None:

@@ -16,7 +16,6 @@ import base64
 import dataclasses
 import io
 import json
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +24,7 @@ from claw_sessiond_client import InFlightCall, Message, Session, SessionClient
 from . import terminal
 from .connect import stored_summary
 from .offline import OPEN_CALL_NOTE
-from .output import call_json, cost, rfc3339, usage_json
+from .output import call_json, cost, counted, rfc3339, usage_json
 from .termsafe import visible
 
 __all__ = [
@@ -197,12 +196,12 @@ def render_transcript(t: Transcript) -> str:
         return Text.assemble(*parts)
 
     out = io.StringIO()
-    tty = sys.stdout.isatty()
+    styled = terminal.colour()
     console = Console(
         file=out,
         width=terminal.width(),
-        force_terminal=tty,
-        no_color=not tty,
+        force_terminal=styled,
+        no_color=not styled,
         highlight=False,
         soft_wrap=False,
         emoji=False,
@@ -229,7 +228,7 @@ def render_transcript(t: Transcript) -> str:
         detail = visible(json.dumps(event["payload"], ensure_ascii=False))
         console.print(line((visible(event["type"]), "red"), f" {visible(str(event['ts']))} {detail}"))
     if t.hidden:
-        console.print(line((f"({t.hidden} earlier messages not shown)", "dim")))
+        console.print(line((f"({counted(t.hidden, 'earlier message')} not shown)", "dim")))
     open_calls = set(t.open_calls)
     styles = {"system": "magenta", "user": "green", "assistant": "blue", "tool": "cyan"}
     for m in t.messages:

@@ -36,7 +36,7 @@ from .connect import open_client, socket_path, stored_summary
 from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, error_json, fail_client, report_error
 from .offline import OfflineClient, OfflineError, add_offline_options
 from .options import Command
-from .output import print_json, say
+from .output import counted, print_json, say
 from .termsafe import json_safe
 
 __all__ = ["EXPORT", "IMPORT"]
@@ -132,14 +132,13 @@ def _import_args(parser: argparse.ArgumentParser) -> None:
         default="refuse",
         help="if a session exists: refuse (default), replace it, or merge in the events it lacks",
     )
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "The whole file is checked first (format, one block per session id, and with --mode refuse that no\n"
         "session exists yet): if any session fails, nothing is imported. Then the sessions are imported one\n"
         "by one, each all or nothing; one the daemon refuses is reported and the others still go in. Every\n"
         "session is reported: imported, invalid, exists, held_back (valid, not imported because another\n"
         "failed the check), refused (the daemon wrote nothing of it), unknown (the daemon stopped answering\n"
-        "during its import: check with 'claw-sessiond ls') or not_attempted.\n"
+        "during its import: check with 'claw-sessiond ls') or not_attempted.\n\n"
         "Exit codes: 0 every session imported, 1 any session not imported, 2 usage error."
     )
 
@@ -275,21 +274,21 @@ def _import(args: argparse.Namespace) -> int:
     if args.json:
         document: dict[str, Any] = {"sessions": [b.report() for b in blocks]}
         if failed:
-            message = f"{len(blocks)} sessions in {args.file}: {summary}"
+            message = f"{counted(len(blocks), 'session')} in {args.file}: {summary}"
             document["error"] = error_json(message, reason="NOT_IMPORTED", code=EXIT_FAILURE)
         print_json(document)
     for block in blocks:
         if args.json:
             break
         if block.status == "imported":
-            say(f"imported {block.session_id}: {block.events_imported} events")
+            say(f"imported {block.session_id}: {counted(block.events_imported, 'event')}")
         else:
             a, b = block.span
             name = block.session_id if block.session_id is not None else "(no session id)"
             say(f"claw-sessiond: error: {block.status} {name} (lines {a}-{b}): {block.reason}", err=True)
     if not failed:
         return EXIT_OK
-    say(f"claw-sessiond: error: {len(blocks)} sessions in {args.file}: {summary}", err=True)
+    say(f"claw-sessiond: error: {counted(len(blocks), 'session')} in {args.file}: {summary}", err=True)
     return EXIT_FAILURE
 
 

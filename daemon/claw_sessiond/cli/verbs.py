@@ -4,9 +4,9 @@
 a result that no live run owns gets a synthetic ``interrupted`` result (the
 tool is not re-run), and it prints what it repaired. ``clear`` empties the
 visible history through the Clear RPC (usage totals are kept; the event log
-keeps the past, unless ``--erase``). Both go through the daemon (the single writer) with the
-session's stored workdir, so they never move a session to the shell's
-folder, and refuse a session that is not stored instead of creating it.
+keeps the past, unless ``--erase``). Both go through the daemon (the single writer) and
+never move a session to the shell's folder. ``repair`` refuses a session that is not
+stored; ``clear`` creates it empty, as every client's Clear does (docs/PROTOCOL.md).
 ``delete`` erases a session (right to erasure), after asking on a terminal
 (``--yes`` without one). Exit codes: 0 ok, 1 failure, 2 usage error.
 """
@@ -20,9 +20,9 @@ from claw_sessiond_client import SessionClient, SessiondError
 
 from . import terminal
 from .connect import online, open_client, socket_path, stored_summary
-from .failure import EXIT_OK, EXIT_USAGE, fail_client, report_error
+from .failure import EXIT_OK, EXIT_USAGE, declined, fail_client, report_error
 from .options import Command, add_session_argument
-from .output import print_json, say
+from .output import counted, print_json, say
 from .termsafe import visible
 from .transcript import read_transcript, stored_workdir
 
@@ -88,34 +88,33 @@ def _clear_args(parser: argparse.ArgumentParser) -> None:
         "Empties the visible history (the Clear RPC): the next Load starts from nothing. Usage totals are "
         "kept, and the event log keeps the past (export shows it) unless --erase is given: then the history "
         "leaves the log and the files too. To erase a whole session: claw-sessiond delete. "
-        "Exit codes: 0 ok, 1 failure (not stored, changed meanwhile), 2 usage error."
+        "A session that is not stored is created empty, as every client's Clear does. "
+        "Exit codes: 0 ok, 1 failure (changed meanwhile), 2 usage error."
     )
 
 
 def _clear(args: argparse.Namespace, client: SessionClient) -> int:
-    if stored_workdir(client, args.session) is None:
-        return _not_stored(args)
     stored = stored_summary(client, args.session)
-    if stored is None:
-        return _not_stored(args)
     # Clear what was seen: if the session changed since, the daemon refuses (ABORTED) and nothing is cleared.
-    result = client.clear(args.session, expected_last_position=stored.last_position or 0, erase=args.erase)
+    # One not stored is created empty, as every client's Clear does (-1: only if it is still not stored).
+    expected = -1 if stored is None else stored.last_position or 0
+    result = client.clear(args.session, expected_last_position=expected, erase=args.erase)
+    count = 0 if stored is None else stored.message_count
     if args.json:
-        out: dict[str, object] = {
-            "session_id": args.session,
-            "messages_cleared": stored.message_count,
-            "position": result.position,
-        }
+        out: dict[str, object] = {"session_id": args.session, "messages_cleared": count, "position": result.position}
+        if stored is None:  # only when true
+            out["created"] = True
         if args.erase:
             out["events_erased"] = result.events_erased
             if result.erasure_pending:  # only when true, as delete's
                 out["erasure_pending"] = True
         print_json(out)
+    elif stored is None:
+        say(f"cleared {args.session}: it was not stored; it is now, empty (claw-sessiond delete removes it)")
     else:
-        count = stored.message_count
-        print(visible(f"cleared {args.session}: {count} message{'' if count == 1 else 's'} out of its history"))
+        print(visible(f"cleared {args.session}: {counted(count, 'message')} out of its history"))
         if args.erase:
-            print(f"erased {result.events_erased} events from the log; usage totals kept")
+            print(f"erased {counted(result.events_erased, 'event')} from the log; usage totals kept")
         else:
             print("usage totals kept; export still has the past")
     if result.erasure_pending:
@@ -133,11 +132,10 @@ def _clear(args: argparse.Namespace, client: SessionClient) -> int:
 def _delete_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", help="session id to erase (every event, usage row and request record)")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask (scripts); required without a terminal")
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "On a terminal delete asks 'delete session X (N messages)? [y/N]'. Without a terminal it deletes\n"
-        "nothing unless --yes is given (exit 2). To keep the session but empty its history: claw-sessiond clear.\n"
-        "Exit codes: 0 deleted, 1 failure (daemon unreachable, not stored, answered no), 2 usage error."
+        "nothing unless --yes is given (exit 2). To keep the session but empty its history: claw-sessiond clear.\n\n"
+        "Exit codes: 0 deleted or answered no, 1 failure (daemon unreachable, not stored), 2 usage error."
     )
 
 
@@ -149,7 +147,8 @@ def _delete(args: argparse.Namespace) -> int:
                 client.load(args.session, "/", repair=False)  # an invalid id gets the daemon's own message
                 return report_error(args, f"session {args.session!r} is not stored", reason="NOT_STORED")
             if not args.yes:
-                answer = terminal.confirm(visible(f"delete session {args.session} ({stored.message_count} messages)?"))
+                count_text = counted(stored.message_count, "message")
+                answer = terminal.confirm(visible(f"delete session {args.session} ({count_text})?"))
                 if answer is None:
                     return report_error(
                         args,
@@ -158,8 +157,8 @@ def _delete(args: argparse.Namespace) -> int:
                         reason="CONFIRMATION_REQUIRED",
                         code=EXIT_USAGE,
                     )
-                if not answer:
-                    return report_error(args, "not deleted (answered no)", reason="DECLINED")
+                if not answer:  # what was asked for: nothing deleted, and no error
+                    return declined(args, f"not deleted: {args.session}", {"session_id": args.session})
             count = client.delete(args.session)
     except SessiondError as exc:
         return fail_client(args, exc)
@@ -172,7 +171,7 @@ def _delete(args: argparse.Namespace) -> int:
             out["erasure_pending"] = True
         print_json(out)
     else:
-        say(f"deleted {args.session}: {count} events")
+        say(f"deleted {args.session}: {counted(int(count), 'event')}")
     if pending:
         say(
             f"claw-sessiond: warning: {args.session!r} is deleted but its bytes are still in the database files "

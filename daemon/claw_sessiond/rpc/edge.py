@@ -7,7 +7,9 @@ domain error to its status code through :data:`STATUS_OF` (walking the MRO,
 so a subclass inherits its parent's code), attaches a ``google.rpc.ErrorInfo``
 (domain ``claw-sessiond``, a :class:`Reason`), and turns anything unexpected
 into INTERNAL with a generic message: the traceback goes to the log, never to
-the client. ``asyncio.CancelledError`` passes through untouched.
+the client. ``asyncio.CancelledError`` passes through untouched; a stream cancelled
+while every request it read had its reply (:class:`StreamState`) is the client's own way
+to end it and counts as OK in the metrics, not CANCELLED.
 
 AppendStream reports each append's error inside its reply instead of ending
 the stream; :func:`append_error` builds that reply from the same table.
@@ -18,6 +20,7 @@ Must never: touch storage, or decide anything but how an error is reported.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
 import time
@@ -56,6 +59,7 @@ __all__ = [
     "UNVERIFIED_PEER",
     "Context",
     "EdgeState",
+    "StreamState",
     "VerifiedPids",
     "abort",
     "append_error",
@@ -65,6 +69,7 @@ __all__ = [
     "share_peer",
     "status_for",
     "stream_edge",
+    "stream_state",
 ]
 
 # The logger keeps the name it had when this lived in service.py: log lines and the filters
@@ -276,6 +281,27 @@ def edge(fn: Callable[[S, Any, Context], Awaitable[T]]) -> Callable[[S, Any, Con
     return wrapper
 
 
+class StreamState:
+    """What a streaming handler tells its :func:`stream_edge`: whether every request it has read has had
+    its reply (``answered``). A client that cancels the stream then ends it the way clients end streams
+    they are done with (closing their channel with the stream open): counted OK, not CANCELLED."""
+
+    __slots__ = ("answered",)
+
+    def __init__(self) -> None:
+        self.answered = False
+
+
+_STREAM_STATE: Final[contextvars.ContextVar[StreamState | None]] = contextvars.ContextVar(
+    "claw_sessiond_stream_state", default=None
+)
+
+
+def stream_state() -> StreamState:
+    """The :class:`StreamState` of the streaming call this runs in (a detached one outside any)."""
+    return _STREAM_STATE.get() or StreamState()
+
+
 def stream_edge(fn: Callable[[S, Any, Context], AsyncIterator[T]]) -> Callable[[S, Any, Context], AsyncIterator[T]]:
     """Wrap a server-streaming RPC the same way."""
     method = fn.__name__
@@ -284,12 +310,14 @@ def stream_edge(fn: Callable[[S, Any, Context], AsyncIterator[T]]) -> Callable[[
     async def wrapper(self: S, request: Any, context: Context) -> Any:
         started = time.perf_counter()
         code = "OK"
+        state = StreamState()
+        _STREAM_STATE.set(state)  # each call runs in a task of its own: its own context
         try:
             self.check_serving()
             async for item in fn(self, request, context):
                 yield item
         except asyncio.CancelledError:
-            code = "CANCELLED"
+            code = "OK" if state.answered else "CANCELLED"
             raise
         except BaseException as exc:
             if isinstance(exc, (grpc.aio.AbortError, GeneratorExit)):

@@ -118,7 +118,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
     @stream_edge
     async def Load(self, request: pb.LoadRequest, context: Context) -> Any:
         check_session_id(request.session_id)
-        check_workdir(request.workdir, required=True)
+        check_workdir(request.workdir, required=not request.no_repair)  # looking writes nothing: no workdir needed
         scopes = check_scopes(list(request.scopes), required=False)
         window = check_load_window(request.last, request.after_position, time_bound(request, "after_time"))
         trace_id = trace_id_of(request.trace_id, context)

@@ -25,7 +25,7 @@ from ..retention import WrittenSessions
 from ..storage import RunRegistry, Storage
 from ..validate import check_run_id, prepare_append
 from .convert import message_from_pb, timestamp, tool_policy_of, trace_id_of
-from .edge import Context, EdgeState, append_error
+from .edge import Context, EdgeState, append_error, stream_state
 from .service_runs import Runs
 
 __all__ = ["APPEND_STREAM_WINDOW", "Appends"]
@@ -80,6 +80,7 @@ class Appends:
         reader = asyncio.ensure_future(read_requests())
         self._append_streams.add(wake)
         ended = False
+        state = stream_state()  # answered: a cancel while every append read has its reply is the client's end
         try:
             while True:
                 if self.gate.draining and not ended:  # stopping: answer what was read, then end (end_append_streams)
@@ -89,7 +90,9 @@ class Appends:
                     if not reading:
                         break
                     wake.clear()
+                    state.answered = True
                     await wake.wait()
+                    state.answered = False
                     continue
                 out = pb.AppendStreamResponse()
                 out.replies.append(await queued[0])
@@ -98,7 +101,9 @@ class Appends:
                 while queued and queued[0].done():
                     out.replies.append(queued.popleft().result())
                     window.release()
+                state.answered = not queued
                 yield out
+                state.answered = False
             if not ended:
                 await reader  # a broken request stream surfaces here
         finally:

@@ -1411,8 +1411,9 @@ type LoadRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Session id: 1-256 bytes of UTF-8; no "/", "\", "..", NUL or control characters.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// The caller's absolute working folder. Required. Replaces the stored one in
-	// the reply and, at the next mutation that carries it, in storage.
+	// The caller's absolute working folder. Required, except with no_repair (a
+	// look-only Load: without it the reply has the stored one). Replaces the stored
+	// one in the reply and, at the next mutation that carries it, in storage.
 	Workdir string `protobuf:"bytes,2,opt,name=workdir,proto3" json:"workdir,omitempty"`
 	// Trace id for the call (otherwise taken from `traceparent` metadata, or assigned).
 	TraceId string `protobuf:"bytes,3,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`

@@ -1,7 +1,7 @@
-"""Plain appends read once, decided by ``writes.append`` in Python and applied by ``apply_appends`` (schema
-version 6), on a real PostgreSQL server (``batch_tx.py``, ``batch_plan.py``, ``batch_sql.py``).
+"""Plain appends decided by ``writes.append`` in Python and applied by ``apply_appends`` (schema version 6),
+on a real PostgreSQL server (``batch_tx.py``, ``batch_plan.py``, ``batch_sql.py``).
 
-Here: the guard (a write by another writer between a queue's read and its apply makes the queue decide
+Here: the guard (a write by another writer between a queue's plan and its apply makes the queue decide
 again, and nothing decided from the old row is written), the upgrade of a database that version 5's
 ``append_batch`` wrote, and the rows: the plain way stores what the general way stores.
 """
@@ -48,7 +48,7 @@ async def _waiting_on_a_lock(conn: asyncpg.Connection, query_part: str, timeout_
     raise AssertionError(f"no statement with {query_part!r} waited for a lock within {timeout_s} s")
 
 
-async def test_a_write_between_the_read_and_the_apply_makes_the_queue_decide_again(
+async def test_a_write_between_the_plan_and_the_apply_makes_the_queue_decide_again(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     config = _config(tmp_path)
@@ -57,7 +57,7 @@ async def test_a_write_between_the_read_and_the_apply_makes_the_queue_decide_aga
     try:
         await append(store, "s", user("first"))
         tx = other.transaction()
-        await tx.start()  # another writer holds the row: the queue's read goes through, its apply waits
+        await tx.start()  # another writer holds the row: the queue is decided from the row it knows, its apply waits
         await other.execute(f"SELECT 1 FROM {S}.sessions WHERE session_id = 's' FOR UPDATE")
         with caplog.at_level(logging.WARNING, logger="claw_sessiond.store"):
             pending = asyncio.gather(

@@ -7,14 +7,19 @@ last position, message count, time and workdir, then one ``pg_notify``. It decid
 only checks, under the session's row lock, that what the plan was decided from still holds (the
 *guard*):
 
-- the plan read a row: the row is still that version (its ``xmin``: any write to the session
-  since, by this daemon or another, updated the row and so changed it), locked ``FOR UPDATE``;
-- the plan read no row: the row it creates (``INSERT … ON CONFLICT DO NOTHING``) is its own,
-  not one another writer created since;
-- none of the request ids the plan found unstored is stored now.
+- the plan saw a row (``p_version``): the row is still that version (its ``xmin``: any write to
+  the session since, by this daemon or another, updated the row and so changed it) with that
+  last position, locked ``FOR UPDATE``;
+- the plan saw no row (``p_version`` ''): the row it creates (``INSERT … ON CONFLICT DO
+  NOTHING``) is its own, not one another writer created since;
+- none of the request ids the plan took for new is stored now;
+- ``p_version`` NULL (nothing known of the session): the guard fails, nothing is planned.
 
-If the guard fails it writes nothing and returns false (the caller reads and decides again).
-The follow-all announcement (``follow.ANNOUNCE_SQL``) comes first, as in every history write.
+Its one row answers whether it wrote (``o_applied``), its time, and the row as it is now with
+its version; if the guard failed, also the stored records of the queue's request ids (the caller
+decides again from those). The time is the transaction's: it goes in the events, the session row
+and each request record, whose text the caller sends cut where the time goes (head, tail). The
+follow-all announcement (``follow.ANNOUNCE_SQL``) comes first, as in every history write.
 
 ``append_batch`` (:data:`APPEND_BATCH_SQL`) is what schema version 5 installed, kept as that
 step's text so that migrating an empty database runs the steps it always ran; version 6 drops it

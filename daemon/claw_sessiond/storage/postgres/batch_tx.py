@@ -146,7 +146,7 @@ def _timed(outcome: tuple[bool, Any], now: str) -> tuple[bool, Any]:
     """An outcome with the apply's time where the plan had the marker (a replay keeps its stored time)."""
     ok, value = outcome
     if ok and isinstance(value, AppendResult) and value.created_at == _MARK:
-        return ok, AppendResult(value.first_position, value.last_position, now, value.trace_id)
+        return ok, AppendResult(value.first_position, value.last_position, now, value.trace_id, value.replayed)
     return outcome
 
 

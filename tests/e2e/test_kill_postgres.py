@@ -3,7 +3,7 @@
 On SQLite a SIGKILL ends every write of the daemon at once: the commit runs in its process. On
 PostgreSQL it runs in the server's session for the daemon's connection, which finishes the
 statement it was given (a COMMIT waiting for its WAL flush; for a plain append, the implicit
-commit of its one ``apply_appends`` statement, schema version 6) before it notices that the client
+commit of its one ``append_batch`` statement, schema version 5) before it notices that the client
 is gone. So "the daemon is dead" is not yet "the database no longer changes": a check read in
 that window (``tests/e2e/test_edit_crash.py`` reads the events, then the session row, in two
 snapshots) saw an edit's count change without its events, a ``message_count`` one off from the
@@ -132,7 +132,7 @@ def test_a_commit_sent_before_a_sigkill_lands_after_it_and_kill_waits_for_it(tmp
             held = (
                 "SELECT count(*) FROM pg_stat_activity WHERE application_name = "
                 f"'claw-sessiond {pid}' AND wait_event = 'SyncRep' "
-                "AND (query ILIKE 'COMMIT%' OR query ILIKE '%apply_appends(%')"
+                "AND (query ILIKE 'COMMIT%' OR query ILIKE '%append_batch(%')"
             )
             _wait_for("the append's COMMIT waiting in the server", lambda: server.psql(held) != "0")
             killing = threading.Thread(target=daemon.kill)

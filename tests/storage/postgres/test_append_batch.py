@@ -1,10 +1,8 @@
-"""Plain appends decided in Python and applied by the server-side ``apply_appends`` (schema version 6), on a
-real PostgreSQL server.
+"""Plain appends through the server-side ``append_batch`` (schema version 5), on a real PostgreSQL server.
 
-The contract suite (``tests/storage/``) runs every append rule through it already; here: the upgrades
-from versions 4 and 5, the refused call that falls back to savepoints, the request record's spelling,
-one bad append in a batch failing alone, two storages (two daemons) creating one new session, and the
-guard: a write between a queue's read and its apply makes it decide again.
+The contract suite (``tests/storage/``) runs every append rule through it already; here: the upgrade
+from version 4, the refused call that falls back to savepoints, the request record's spelling,
+one bad append in a batch failing alone, and two storages (two daemons) creating one new session.
 """
 
 from __future__ import annotations
@@ -58,8 +56,8 @@ async def test_a_version_4_database_is_upgraded_and_replays_its_requests(
     assert (first.first_position, first.last_position) == (1, 2)
     store = await open_storage(config)
     try:
-        assert store.applied_migrations == [m.name for m in schema.MIGRATIONS[4:]]
-        assert (await store.figures()).schema_version == schema.SCHEMA_VERSION
+        assert store.applied_migrations == [schema.MIGRATIONS[4].name]
+        assert (await store.figures()).schema_version == 5
         again = await append(store, "s", user("a"), user("b"), request_id="r1", workdir="/w")
         assert again.replayed and (again.first_position, again.last_position) == (1, 2)
         assert again.created_at == first.created_at
@@ -118,7 +116,7 @@ async def test_a_refused_call_runs_the_batch_again_in_savepoints(
     config = _config(tmp_path)
     store = await open_storage(config)
     try:
-        await _sql(config, f"DROP FUNCTION {schema.SCHEMA}.apply_appends")  # every call now fails on the server
+        await _sql(config, f"DROP FUNCTION {schema.SCHEMA}.append_batch")  # every call now fails on the server
         with caplog.at_level(logging.WARNING, logger="claw_sessiond.store"):
             await _batch_with_bad_appends(store)
         assert "event=append_batch_refused" in caplog.text and "sqlstate=42883" in caplog.text

@@ -118,7 +118,7 @@ async def test_a_version_3_database_keeps_its_ids_holding_u0001(tmp_path: Path) 
         )
         assert await conn.fetchval(f"SELECT count(*) FROM {schema.SCHEMA}.tool_calls WHERE call_id = 'c' || chr(1)")
         await conn.execute(f"DELETE FROM {schema.SCHEMA}.schema_migrations WHERE version >= 4")
-        await conn.execute(f"DROP FUNCTION {schema.SCHEMA}.apply_appends")  # version 6's
+        await conn.execute(f"DROP FUNCTION {schema.SCHEMA}.append_batch")  # version 5's
     finally:
         await conn.close()
     store = await open_storage(config)

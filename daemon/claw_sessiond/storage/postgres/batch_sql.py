@@ -1,31 +1,21 @@
-"""The server-side functions of plain appends: ``append_batch`` (schema version 5) and ``apply_appends`` (6).
+"""The server-side function of schema version 5: a queue of plain appends to one session in one call.
 
-``apply_appends`` (:data:`APPLY_APPENDS_SQL`) writes, in the one statement that calls it, the
-rows that ``writes.append`` decided in Python for a queue of plain appends of one session
-(``batch_plan.py``, ``batch_tx.py``): the events, the request records and the session row's new
-last position, message count, time and workdir, then one ``pg_notify``. It decides nothing; it
-only checks, under the session's row lock, that what the plan was decided from still holds (the
-*guard*):
+``append_batch`` does, in the one statement that calls it, what ``writes.append`` does with
+6-9 statements per append for an append of plain messages (no tool calls or results, no usage,
+no client ids, no state deltas, no run): the follow-all announcement (``follow.ANNOUNCE_SQL``),
+the session row lock (first creating a missing row with ``INSERT … ON CONFLICT DO NOTHING``),
+and for each append in order: the request-id lookup, the expected-position check, the events,
+the request record; then one update of the session row and one ``pg_notify``.
 
-- the plan saw a row (``p_version``): the row is still that version (its ``xmin``: any write to
-  the session since, by this daemon or another, updated the row and so changed it) with that
-  last position, locked ``FOR UPDATE``;
-- the plan saw no row (``p_version`` ''): the row it creates (``INSERT … ON CONFLICT DO
-  NOTHING``) is its own, not one another writer created since;
-- none of the request ids the plan took for new is stored now;
-- ``p_version`` NULL (nothing known of the session): the guard fails, nothing is planned.
+It decides nothing the rules decide: an append whose request id is already stored, or whose
+expected position is not the session's, writes nothing and comes back as ``stored`` (with the
+record) or ``conflict`` (with the position), and the caller asks ``rules.replay_record`` /
+``rules.check_expected`` what that means (a replay, or the error). The conditions under which
+it writes are exactly those under which these rules let an append through. ``batch_tx.py``
+calls it and maps the outcomes.
 
-Its one row answers whether it wrote (``o_applied``), its time, and the row as it is now with
-its version; if the guard failed, also the stored records of the queue's request ids (the caller
-decides again from those). The time is the transaction's: it goes in the events, the session row
-and each request record, whose text the caller sends cut where the time goes (head, tail). The
-follow-all announcement (``follow.ANNOUNCE_SQL``) comes first, as in every history write.
-
-``append_batch`` (:data:`APPEND_BATCH_SQL`) is what schema version 5 installed, kept as that
-step's text so that migrating an empty database runs the steps it always ran; version 6 drops it
-(:data:`V6_SQL`). It did the same writes but decided the replay and the expected-position check
-again in PL/pgSQL.
-
+The request record is spelled as ``rules.result_record`` spells an Append's
+(``{"first": 1, "last": 2, "at": "…", "trace": "…"}``, the trace id JSON-encoded by the caller).
 Tables are found through the connection's ``search_path`` (the daemon's schema).
 """
 
@@ -35,7 +25,7 @@ from typing import Final
 
 from .follow import ANNOUNCE_SQL
 
-__all__ = ["APPEND_BATCH_SQL", "APPLY_APPENDS_SQL", "V6_SQL"]
+__all__ = ["APPEND_BATCH_SQL"]
 
 _ANNOUNCE: Final = "PERFORM" + ANNOUNCE_SQL.removeprefix("SELECT")
 _NOW: Final = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
@@ -124,74 +114,3 @@ BEGIN
 END
 $fn$;
 """
-
-APPLY_APPENDS_SQL: Final = f"""
-CREATE FUNCTION apply_appends(
-    p_session text, p_channel text, p_note text, p_version text, p_last_read bigint,
-    p_ids text[], p_new_ids text[], p_incarnation text, p_created_workdir text, p_schema_version integer,
-    p_positions bigint[], p_types text[], p_traces text[], p_payloads text[], p_formats text[], p_items bytea[],
-    p_client_ids text[], p_request_ids text[], p_kinds text[], p_fingerprints text[],
-    p_record_heads text[], p_record_tails text[], p_last bigint, p_added bigint, p_workdir text
-) RETURNS TABLE (
-    o_applied boolean, o_now text, o_version text,
-    o_session_id text, o_workdir text, o_created_at text, o_updated_at text, o_last_position bigint,
-    o_clear_position bigint, o_message_count bigint, o_input_tokens bigint, o_output_tokens bigint,
-    o_cache_read_tokens bigint, o_cache_write_tokens bigint, o_cost_micros bigint, o_currency text,
-    o_records text[]
-) LANGUAGE plpgsql AS $fn$
-DECLARE
-    v_now text := {_NOW};
-    v_ok boolean := false;
-    v_created boolean := false;
-    v_version text;
-    v_last bigint;
-BEGIN
-    {_ANNOUNCE};
-    IF p_version = '' THEN  -- the plan saw no row: it creates it, unless a writer did since
-        IF NOT EXISTS (SELECT 1 FROM requests AS r WHERE r.session_id = p_session AND r.request_id = ANY(p_new_ids))
-        THEN
-            INSERT INTO sessions(session_id, workdir, created_at, updated_at, incarnation)
-            VALUES (p_session, p_created_workdir, v_now, v_now, p_incarnation) ON CONFLICT (session_id) DO NOTHING;
-            v_ok := FOUND;
-            v_created := FOUND;
-        END IF;
-    ELSIF p_version IS NOT NULL THEN  -- the plan saw this version of the row
-        SELECT s.xmin::text, s.last_position INTO v_version, v_last
-        FROM sessions AS s WHERE s.session_id = p_session FOR UPDATE;
-        v_ok := coalesce(v_version = p_version AND v_last = p_last_read, false)
-            AND NOT EXISTS (SELECT 1 FROM requests AS r
-                            WHERE r.session_id = p_session AND r.request_id = ANY(p_new_ids));
-    END IF;
-    IF v_ok AND (v_created OR cardinality(p_positions) + cardinality(p_request_ids) > 0) THEN
-        INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, client_id)
-        SELECT p_session, u.pos, u.t, u.tr, v_now, p_schema_version, u.p, u.f, u.it, u.c
-        FROM unnest(p_positions, p_types, p_traces, p_payloads, p_formats, p_items, p_client_ids)
-             WITH ORDINALITY AS u(pos, t, tr, p, f, it, c, n)
-        ORDER BY u.n;
-        INSERT INTO requests(session_id, request_id, kind, fingerprint, result, created_at)
-        SELECT p_session, u.id, u.k, u.fp, u.head || to_json(v_now)::text || u.tail, v_now
-        FROM unnest(p_request_ids, p_kinds, p_fingerprints, p_record_heads, p_record_tails)
-             WITH ORDINALITY AS u(id, k, fp, head, tail, n)
-        ORDER BY u.n;
-        UPDATE sessions AS s SET last_position = p_last, message_count = s.message_count + p_added, updated_at = v_now,
-               workdir = CASE WHEN p_workdir <> '' THEN p_workdir ELSE s.workdir END
-        WHERE s.session_id = p_session;
-        PERFORM pg_notify(p_channel, p_note);
-    END IF;
-    RETURN QUERY
-    SELECT v_ok, v_now, s.xmin::text, s.session_id::text, s.workdir, s.created_at::text, s.updated_at::text,
-           s.last_position, s.clear_position, s.message_count, s.input_tokens, s.output_tokens,
-           s.cache_read_tokens, s.cache_write_tokens, s.cost_micros, s.currency,
-           CASE WHEN v_ok THEN '{{}}'::text[] ELSE ARRAY(
-               SELECT ARRAY[r.request_id::text, r.kind::text, r.fingerprint::text, r.result::text] FROM requests AS r
-               WHERE r.session_id = p_session AND r.request_id = ANY(p_ids)) END
-    FROM (VALUES (1)) AS one LEFT JOIN sessions AS s ON s.session_id = p_session;
-END
-$fn$;
-"""
-
-#: Schema version 6: plain appends are decided in Python and applied by ``apply_appends``.
-V6_SQL: Final = (
-    "DROP FUNCTION append_batch(text, text, text, integer, text[], text[], bigint[], text[], text[], text[], text, "
-    "integer[], text[], text[], text[], bytea[]);\n" + APPLY_APPENDS_SQL
-)

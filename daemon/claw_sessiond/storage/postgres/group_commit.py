@@ -18,13 +18,11 @@ over 1,000. So this daemon does the same here:
 - a group of one runs as before (:func:`~.pooled.run_transaction`, no savepoint), with its
   bounded retry of a transaction the server rolled back; a whole group is retried the same way;
 - *plain* appends (``batch_tx.is_plain``: the common case) are grouped apart from other writes:
-  a run of them in the queue is read once, decided by ``writes.append`` in Python, and written by
-  ONE call of the function ``apply_appends`` (``batch_sql.py``) in its own implicit transaction
-  (``batch_tx.py``): two round trips for the run, where the savepoint way takes 8 or more per
-  append; one that fails a rule (replay, REQUEST_ID_REUSED, SEQUENCE_CONFLICT) is written by none
-  and fails alone. Savepoints only after a failure: if the server refuses a statement (nothing
-  was written), or the run was decided again too often (other writers kept changing the
-  session), the same group runs again the way above.
+  a run of them in the queue goes to the server as ONE call of the function ``append_batch``
+  (``batch_sql.py``) in its own implicit transaction, one round trip where the savepoint way takes
+  8 or more per append; one that fails a rule (replay, REQUEST_ID_REUSED, SEQUENCE_CONFLICT) is
+  written by none and fails alone. Savepoints only after a failure: if the server refuses the
+  call (it rolled all of it back), the same group runs again the way above.
 
 Durability is unchanged: nothing is acknowledged before the COMMIT that holds it returned, and
 ``synchronous_commit`` stays on.
@@ -45,7 +43,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from ...errors import PreconditionError, SessiondError, StorageUnavailableError
 from ...model import AppendJob
-from .batch_tx import Known, append_batch
+from .batch_tx import append_batch
 from .errors import map_pg_errors, rolled_back
 from .follow import ANNOUNCE_SQL
 from .pooled import TX_ATTEMPTS, pooled, run_transaction
@@ -59,9 +57,6 @@ CheckRun = Callable[[Any, str, str], Awaitable[None]]
 
 #: Most writes of one session in one transaction.
 MAX_GROUP: Final = 64
-#: Most sessions whose row this daemon remembers from its last plain appends (``batch_tx.Known``, a few
-#: hundred bytes each); the oldest is forgotten first (its next queue costs one more round trip).
-MAX_KNOWN: Final = 4096
 
 
 @dataclass(slots=True)
@@ -92,7 +87,6 @@ class GroupCommit:
         self._origin = origin  # this daemon's mark in its notifications (feed.py)
         self._queues: dict[str, list[_Job[Any]]] = {}
         self._drainers: dict[str, asyncio.Task[None]] = {}
-        self._known: dict[str, Known] = {}  # bounded by MAX_KNOWN, oldest first
 
     async def run(
         self,
@@ -108,8 +102,8 @@ class GroupCommit:
         ``announce``: the write may insert history events; its transaction first runs
         :data:`~.follow.ANNOUNCE_SQL` (once, before any savepoint: a lock taken in a savepoint that rolls
         back would be released with it).
-        ``plain``: ``fn`` is this plain append (``batch_tx.is_plain``), which ``batch_tx.append_batch`` may
-        write instead, with ``fn``'s notification; ``fn`` runs only if that writes nothing.
+        ``plain``: ``fn`` is this plain append (``batch_tx.is_plain``), which ``append_batch`` may write
+        instead, with ``fn``'s notification; ``fn`` runs only if the server refuses that call.
         ``run_id``: ``fn`` writes for this run: it commits only if the run's lease holds at COMMIT.
         """
         job: _Job[T] = _Job(fn, announce, plain, run_id)
@@ -142,22 +136,17 @@ class GroupCommit:
                 job.settle(False, StorageUnavailableError("the write queue of this session failed"))
 
     async def _commit_plain(self, session_id: str, group: list[_Job[Any]]) -> None:
-        """A run of plain appends by ``batch_tx.append_batch``; the general way if that wrote nothing."""
+        """A run of plain appends in one call of ``append_batch``; the general way if the server refuses it."""
         jobs = [job.plain for job in group if job.plain is not None]
-        known = self._known.pop(session_id, None)
         try:
             async with pooled(self._pool, self._where) as conn:
-                outcomes, known = await append_batch(conn, session_id, jobs, self._origin, known)
+                outcomes = await append_batch(conn, session_id, jobs, self._origin)
         except BaseException as exc:  # the connection was lost (outcome unknown), or shutdown
             for job in group:
                 job.settle(False, exc)
             if not isinstance(exc, Exception):
                 raise
             return
-        if known is not None:
-            self._known[session_id] = known
-            if len(self._known) > MAX_KNOWN:
-                del self._known[next(iter(self._known))]
         if outcomes is None:
             await self._commit(session_id, group)
             return

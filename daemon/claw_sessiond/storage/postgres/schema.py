@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ...errors import CorruptDatabaseError, Reason
-from .batch_sql import APPEND_BATCH_SQL, V6_SQL
+from .batch_sql import APPEND_BATCH_SQL
 
 __all__ = [
     "APPLICATION",
@@ -225,7 +225,6 @@ MIGRATIONS: Final[Sequence[Migration]] = (
     Migration(3, "messages holding NUL: the search column reads such payloads", _V3),
     Migration(4, "ids and names holding NUL: such columns store db_text()", _V4),
     Migration(5, "append_batch: a queue of plain appends of one session in one call", APPEND_BATCH_SQL),
-    Migration(6, "apply_appends: plain appends decided in Python, applied in one call", V6_SQL),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 

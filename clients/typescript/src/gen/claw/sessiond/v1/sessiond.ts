@@ -48,11 +48,16 @@ export const protobufFileName = "claw/sessiond/v1/sessiond.proto";
  * such a status too. AppendStream reports per-append errors in `AppendError`
  * (same code, reason and metadata). A refused request wrote nothing.
  *
- * REASONS: every reason the daemon sends, its code, and RETRY: whether the
- * same request sent again (a mutation: with the same `request_id`) is safe
- * and may succeed. "final": nothing was written and the same request gets the
- * same answer; change it (or the session) first. "later": transient; the
- * same request may succeed later and never writes twice.
+ * REASONS: every reason the daemon sends, its code, and RETRY: what sending
+ * the same request again (a mutation: with the same `request_id`, which makes
+ * any resend safe: it never writes twice) can do.
+ *   final     nothing was written and the same request gets the same answer
+ *             until the request or the session changes; not retryable.
+ *   later     transient: the same request may succeed later; retryable.
+ *   operator  fails until an operator acts (frees space, repairs the
+ *             store); not retryable.
+ *   resume    a stream ended and nothing is lost: open a new one from what
+ *             was received (not an error to give up on).
  *   REASON                      CODE                 RETRY
  *   INVALID_SESSION_ID          INVALID_ARGUMENT     final
  *   INVALID_MESSAGE             INVALID_ARGUMENT     final (also: a request
@@ -70,7 +75,7 @@ export const protobufFileName = "claw/sessiond/v1/sessiond.proto";
  *   UNKNOWN_TOOL_CALL           FAILED_PRECONDITION  final
  *   TOOL_CALL_ALREADY_ANSWERED  FAILED_PRECONDITION  final
  *   CURRENCY_MISMATCH           FAILED_PRECONDITION  final
- *   RUN_ALREADY_OWNED           FAILED_PRECONDITION  later, once the owner's
+ *   RUN_ALREADY_OWNED           FAILED_PRECONDITION  final until the owner's
  *                                                    run ends (metadata
  *                                                    `run_id`, `pid`)
  *   UNKNOWN_RUN                 FAILED_PRECONDITION  final: the run is not live
@@ -91,7 +96,7 @@ export const protobufFileName = "claw/sessiond/v1/sessiond.proto";
  *                                                    (metadata `expected`,
  *                                                    `actual`); never blindly
  *                                                    retry
- *   WATCH_LAGGED                ABORTED              later: NOT final. A Watch
+ *   WATCH_LAGGED                ABORTED              resume: NOT final. A Watch
  *                                                    or WatchAll whose client
  *                                                    read nothing for
  *                                                    --watch-stall-s (30 s);
@@ -102,7 +107,7 @@ export const protobufFileName = "claw/sessiond/v1/sessiond.proto";
  *                                                    id) received; nothing is
  *                                                    lost (metadata `position`:
  *                                                    the last one sent)
- *   STORAGE_FULL                RESOURCE_EXHAUSTED   later, after space is freed
+ *   STORAGE_FULL                RESOURCE_EXHAUSTED   operator (free space)
  *   TOO_MANY_STREAMS            RESOURCE_EXHAUSTED   later, when a stream ends
  *                                                    (metadata `scope=peer`:
  *                                                    this caller's share)
@@ -111,14 +116,15 @@ export const protobufFileName = "claw/sessiond/v1/sessiond.proto";
  *                                                    PostgreSQL store: use the
  *                                                    server's backups)
  *   SHUTTING_DOWN               UNAVAILABLE          later (to the next daemon)
- *   CORRUPT_DATABASE            UNAVAILABLE          safe, but fails until an
- *                                                    operator repairs the store
+ *   CORRUPT_DATABASE            UNAVAILABLE          operator (repair the store)
  *   UNAUTHENTICATED             UNAUTHENTICATED      final; reread the token
  *                                                    (--tcp only; metadata
  *                                                    `problem`)
- *   INTERNAL                    INTERNAL             safe with the same request
- *                                                    id; a bug (no input is
- *                                                    known to cause it)
+ *   INTERNAL                    INTERNAL             final: a bug (no input is
+ *                                                    known to cause it); a
+ *                                                    resend with the same
+ *                                                    request id writes nothing
+ *                                                    twice
  * Statuses without ErrorInfo: UNAVAILABLE (a daemon that is starting or gone:
  * later), CANCELLED (a call the stopping daemon had not started: later),
  * DEADLINE_EXCEEDED (the client's deadline; a write may have committed: later,
@@ -144,7 +150,8 @@ export const protobufFileName = "claw/sessiond/v1/sessiond.proto";
  *
  * LIMITS (defaults; daemon flags in parentheses): a session id 1-256 bytes; a
  * request id and a trace id up to 128 bytes; one message's text up to 1 MiB
- * (--max-message-bytes); one entry with its item up to 16 MiB
+ * (--max-message-bytes; at most 4,128,768 = 4 MiB - 64 KiB, so that a
+ * message fits one reply a default client reads); one entry with its item up to 16 MiB
  * (--max-entry-bytes); a batch up to 1000 messages (--max-batch-messages); a
  * request up to --max-request-bytes; unanswered tool calls per session up to
  * 1000 (--max-open-tool-calls); Watch streams up to 4096 (--max-watchers).

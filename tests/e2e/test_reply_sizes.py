@@ -87,6 +87,7 @@ def test_load_watch_and_export_replies_stay_under_the_default_receive_limit(big:
     assert " ERROR " not in log and "Traceback" not in log, log
 
 
+@pytest.mark.backend_neutral("the configuration is refused before any store is opened")
 def test_a_max_message_bytes_above_what_a_reply_can_carry_is_one_configuration_line(workspace: Path) -> None:
     assert MAX_MESSAGE_BYTES_CEILING == 4_128_768  # 4 MiB (a default client's receive limit) - 64 KiB
     over = str(MAX_MESSAGE_BYTES_CEILING + 1)

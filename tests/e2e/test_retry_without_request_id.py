@@ -14,6 +14,7 @@ daemon.
 from __future__ import annotations
 
 import grpc
+import pytest
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -38,6 +39,7 @@ def _reason(err: grpc.RpcError) -> str:
     return info.reason
 
 
+@pytest.mark.both_backends("Delete and Import write through the shared sequences on either backend")
 def test_a_retried_delete_or_import_leaves_what_one_call_left(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         c.append(SID, Message.user("hello"), request_id="r1")

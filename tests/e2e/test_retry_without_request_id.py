@@ -39,6 +39,7 @@ def _reason(err: grpc.RpcError) -> str:
     return info.reason
 
 
+@pytest.mark.smoke
 @pytest.mark.both_backends("Delete and Import write through the shared sequences on either backend")
 def test_a_retried_delete_or_import_leaves_what_one_call_left(daemon: DaemonProcess) -> None:
     with daemon.client() as c:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
+from .bounds import MAX_STORED_PAYLOAD_BYTES
 from .logs import DEFAULT_LOG_BACKUPS, DEFAULT_LOG_MAX_BYTES
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ __all__ = [
     "DEFAULT_WATCH_SENDS_PER_S",
     "DEFAULT_WATCH_STALL_S",
     "ENV_PREFIX",
+    "MAX_MESSAGE_BYTES_CEILING",
     "REQUEST_OVERHEAD_BYTES",
     "Config",
     "ConfigError",
@@ -58,6 +60,11 @@ __all__ = [
 
 ENV_PREFIX: Final = "CLAW_SESSIOND_"
 DEFAULT_MAX_MESSAGE_BYTES: Final = 1024 * 1024
+#: The largest ``--max-message-bytes`` (4,128,768 B): a message is read back in one reply (a Load
+#: chunk, a Watch event, an Export line), which a client with gRPC's default receive limit (4 MiB)
+#: takes only if its stored form fits ``bounds.MAX_STORED_PAYLOAD_BYTES``. A larger setting would
+#: accept texts no reply could carry (the append would be refused as FIELD_TOO_LARGE anyway).
+MAX_MESSAGE_BYTES_CEILING: Final = MAX_STORED_PAYLOAD_BYTES
 #: One entry in all (text, tool calls, item, metadata): large items such as screenshots fit.
 DEFAULT_MAX_ENTRY_BYTES: Final = 16 * 1024 * 1024
 DEFAULT_MAX_BATCH_MESSAGES: Final = 1000
@@ -275,6 +282,13 @@ class Config:
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(name, "must be positive", getattr(self, name))
+        if self.max_message_bytes > MAX_MESSAGE_BYTES_CEILING:
+            raise ConfigError(
+                "max_message_bytes",
+                f"must be at most {MAX_MESSAGE_BYTES_CEILING} (4 MiB - 64 KiB: one message must fit one reply "
+                "a client with gRPC's default 4 MiB receive limit can read)",
+                self.max_message_bytes,
+            )
         if self.max_request_bytes < self.max_message_bytes:
             raise ConfigError("max_request_bytes", "must be at least max_message_bytes", self.max_request_bytes)
         if self.max_entry_bytes < self.max_message_bytes:

@@ -28,9 +28,13 @@ names the file (``daemon.py``; the CLI's offline commands take the same lock)::
 
 from __future__ import annotations
 
+from typing import Final
+
 from claw_sessiond_client.errors import Reason
 
 __all__ = [
+    "CLIENT_ONLY_REASONS",
+    "SENT_REASONS",
     "AlreadyExistsError",
     "CorruptDatabaseError",
     "InvalidRequestError",
@@ -49,6 +53,15 @@ __all__ = [
     "ToolCallStateError",
     "WatchLaggedError",
 ]
+
+#: The reasons only a client raises (nothing was sent, or no daemon answered in time); the daemon never sends them.
+CLIENT_ONLY_REASONS: Final = frozenset(
+    {Reason.DAEMON_UNAVAILABLE, Reason.UNTRUSTED_PEER, Reason.DEADLINE_EXCEEDED, Reason.CLIENT_CLOSED}
+)
+#: Every reason the daemon may send in an ErrorInfo. The proto's header names each one, with its code and
+#: whether a retry is safe (REASONS); ``tests/unit/test_proto_reasons.py`` holds the two lists equal, so a
+#: reason added here without the proto fails CI.
+SENT_REASONS: Final = frozenset(Reason) - CLIENT_ONLY_REASONS
 
 
 class SessiondError(Exception):

@@ -41,7 +41,7 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from claw_sessiond_client.errors import ERROR_DOMAIN
+from claw_sessiond_client.errors import ERROR_DOMAIN, Reason
 from claw_sessiond_client.tcp import TOKEN_FILE
 
 from ..endpoint import write_private_file
@@ -66,7 +66,9 @@ def write_token(claw_dir: Path) -> tuple[Path, str]:
 
 
 def _denial(problem: str) -> Any:
-    info = error_details_pb2.ErrorInfo(reason="UNAUTHENTICATED", domain=ERROR_DOMAIN, metadata={"problem": problem})
+    info = error_details_pb2.ErrorInfo(
+        reason=str(Reason.UNAUTHENTICATED), domain=ERROR_DOMAIN, metadata={"problem": problem}
+    )
     text = (
         "this TCP port needs the daemon's token: send 'authorization: Bearer <token>' with the token from "
         f"<workspace>/.claw/{TOKEN_FILE} ({problem})"

@@ -9,37 +9,118 @@
 // This file is the contract: a client in any language needs only it, the
 // vendored `google/rpc` protos beside it, and docs/PROTOCOL.md (discovery).
 //
-// ERRORS. Every error status of a unary call carries, in the
+// ERRORS. Every error status of a call carries, in the
 // `grpc-status-details-bin` trailer, a `google.rpc.Status` whose details hold
 // one `google.rpc.ErrorInfo` with domain "claw-sessiond", a `reason` and
 // string metadata (for example `expected` and `actual` for SEQUENCE_CONFLICT).
-// AppendStream reports per-append errors in `AppendError` (same code, reason
-// and metadata). Reasons by code:
-//   INVALID_ARGUMENT: INVALID_SESSION_ID, INVALID_MESSAGE, ARGUMENTS_NOT_JSON,
-//     DUPLICATE_TOOL_CALL_ID, EMPTY_BATCH, FIELD_TOO_LARGE, INVALID_USAGE,
-//     INVALID_WORKDIR, INVALID_EVENT, INVALID_IMPORT, REQUEST_ID_REUSED.
-//   FAILED_PRECONDITION: UNKNOWN_TOOL_CALL, TOOL_CALL_ALREADY_ANSWERED,
-//     CURRENCY_MISMATCH, RUN_ALREADY_OWNED, UNKNOWN_RUN, SESSION_EXISTS (Import),
-//     TOO_MANY_OPEN_CALLS, EDIT_SPLITS_CALL.
-//   ALREADY_EXISTS: SESSION_EXISTS (CreateSession, ForkSession), CLIENT_ID_EXISTS.
-//   NOT_FOUND: SESSION_NOT_FOUND.
-//   ABORTED: SEQUENCE_CONFLICT (reload, then decide; never blindly retry).
-//   RESOURCE_EXHAUSTED: STORAGE_FULL, TOO_MANY_STREAMS (and, with no
-//     ErrorInfo, a request over the transport's receive limit).
-//   UNAVAILABLE: STORAGE_UNAVAILABLE, SHUTTING_DOWN (and, with no ErrorInfo,
-//     a daemon that is starting or gone).
-//   UNAUTHENTICATED: UNAUTHENTICATED (the TCP listener's token).
-//   INTERNAL: INTERNAL (a bug; no input is known to cause it).
-// A refused request wrote nothing. Retry: UNAVAILABLE, CANCELLED (a call the
-// stopping daemon had not started), DEADLINE_EXCEEDED and RESOURCE_EXHAUSTED
-// STORAGE_FULL (after space is freed) may be retried; a mutation is safe to
-// retry only with the same `request_id` (the daemon then returns the first
-// result, `replayed` set, and writes nothing). Every other code is final for
-// that request.
+// A server stream (Load, Watch, WatchAll, Export, Attach, Backup) ends with
+// such a status too. AppendStream reports per-append errors in `AppendError`
+// (same code, reason and metadata). A refused request wrote nothing.
+//
+// REASONS: every reason the daemon sends, its code, and RETRY: what sending
+// the same request again (a mutation: with the same `request_id`, which makes
+// any resend safe: it never writes twice) can do.
+//   final     nothing was written and the same request gets the same answer
+//             until the request or the session changes; not retryable.
+//   later     transient: the same request may succeed later; retryable.
+//   operator  fails until an operator acts (frees space, repairs the
+//             store); not retryable.
+//   resume    a stream ended and nothing is lost: open a new one from what
+//             was received (not an error to give up on).
+//   REASON                      CODE                 RETRY
+//   INVALID_SESSION_ID          INVALID_ARGUMENT     final
+//   INVALID_MESSAGE             INVALID_ARGUMENT     final (also: a request
+//                                                    that does not decode)
+//   ARGUMENTS_NOT_JSON          INVALID_ARGUMENT     final
+//   DUPLICATE_TOOL_CALL_ID      INVALID_ARGUMENT     final
+//   EMPTY_BATCH                 INVALID_ARGUMENT     final
+//   FIELD_TOO_LARGE             INVALID_ARGUMENT     final
+//   INVALID_USAGE               INVALID_ARGUMENT     final
+//   INVALID_WORKDIR             INVALID_ARGUMENT     final
+//   INVALID_EVENT               INVALID_ARGUMENT     final
+//   INVALID_IMPORT              INVALID_ARGUMENT     final
+//   REQUEST_ID_REUSED           INVALID_ARGUMENT     final (the id names another
+//                                                    request: send a new id)
+//   UNKNOWN_TOOL_CALL           FAILED_PRECONDITION  final
+//   TOOL_CALL_ALREADY_ANSWERED  FAILED_PRECONDITION  final
+//   CURRENCY_MISMATCH           FAILED_PRECONDITION  final
+//   RUN_ALREADY_OWNED           FAILED_PRECONDITION  final until the owner's
+//                                                    run ends (metadata
+//                                                    `run_id`, `pid`)
+//   UNKNOWN_RUN                 FAILED_PRECONDITION  final: the run is not live
+//                                                    (metadata `run_id`, `cause`:
+//                                                    RUN ENDS below); Attach
+//                                                    again, then decide
+//   SESSION_EXISTS              FAILED_PRECONDITION  final (Import, mode refuse)
+//   SESSION_EXISTS              ALREADY_EXISTS       final (CreateSession,
+//                                                    ForkSession; a retry with
+//                                                    the same request id
+//                                                    replays instead)
+//   TOO_MANY_OPEN_CALLS         FAILED_PRECONDITION  final (until results are
+//                                                    appended)
+//   EDIT_SPLITS_CALL            FAILED_PRECONDITION  final
+//   CLIENT_ID_EXISTS            ALREADY_EXISTS       final
+//   SESSION_NOT_FOUND           NOT_FOUND            final
+//   SEQUENCE_CONFLICT           ABORTED              final: reload, then decide
+//                                                    (metadata `expected`,
+//                                                    `actual`); never blindly
+//                                                    retry
+//   WATCH_LAGGED                ABORTED              resume: NOT final. A Watch
+//                                                    or WatchAll whose client
+//                                                    read nothing for
+//                                                    --watch-stall-s (30 s);
+//                                                    read the events before the
+//                                                    status, then start a new
+//                                                    stream after the last
+//                                                    position (WatchAll: event
+//                                                    id) received; nothing is
+//                                                    lost (metadata `position`:
+//                                                    the last one sent)
+//   STORAGE_FULL                RESOURCE_EXHAUSTED   operator (free space)
+//   TOO_MANY_STREAMS            RESOURCE_EXHAUSTED   later, when a stream ends
+//                                                    (metadata `scope=peer`:
+//                                                    this caller's share)
+//   STORAGE_UNAVAILABLE         UNAVAILABLE          later
+//   STORAGE_UNAVAILABLE         FAILED_PRECONDITION  final (Backup of a
+//                                                    PostgreSQL store: use the
+//                                                    server's backups)
+//   SHUTTING_DOWN               UNAVAILABLE          later (to the next daemon)
+//   CORRUPT_DATABASE            UNAVAILABLE          operator (repair the store)
+//   UNAUTHENTICATED             UNAUTHENTICATED      final; reread the token
+//                                                    (--tcp only; metadata
+//                                                    `problem`)
+//   INTERNAL                    INTERNAL             final: a bug (no input is
+//                                                    known to cause it); a
+//                                                    resend with the same
+//                                                    request id writes nothing
+//                                                    twice
+// Statuses without ErrorInfo: UNAVAILABLE (a daemon that is starting or gone:
+// later), CANCELLED (a call the stopping daemon had not started: later),
+// DEADLINE_EXCEEDED (the client's deadline; a write may have committed: later,
+// with the same request id), RESOURCE_EXHAUSTED (a request over the
+// transport's receive limit, --max-request-bytes: final). A reason not in
+// this table is a newer daemon's: treat it by its code.
+//
+// REQUEST IDS. Every mutation but Import and Delete takes a client-chosen
+// `request_id` (up to 128 bytes). A retry with the same id inside the replay
+// window returns the first result with `replayed` set and writes nothing; the
+// same id with other content is INVALID_ARGUMENT, REQUEST_ID_REUSED. The
+// window is the daemon's --request-id-retention-s, 24 h (86400 s) by default
+// (0: forever); a record older than that may be pruned, and then the same id
+// is a new request and is written again. Delete removes the session's
+// records. Reads (Load, Watch, ListSessions, Export, ...) are always safe to
+// retry. Attach, EndRun and PingRun take no request id: Attach of a session
+// whose first Attach went through gets RUN_ALREADY_OWNED until that run ends
+// (its stream, if the client lost it, ends it); EndRun is idempotent; PingRun
+// only renews. Import and Delete take none either, and need none (see
+// DeleteRequest and ImportRequest): each converges to the state one call
+// leaves, so a retry is safe unless another client wrote the session between
+// the two calls; only the retry's reply differs from the first's.
 //
 // LIMITS (defaults; daemon flags in parentheses): a session id 1-256 bytes; a
 // request id and a trace id up to 128 bytes; one message's text up to 1 MiB
-// (--max-message-bytes); one entry with its item up to 16 MiB
+// (--max-message-bytes; at most 4,128,768 = 4 MiB - 64 KiB, so that a
+// message fits one reply a default client reads); one entry with its item up to 16 MiB
 // (--max-entry-bytes); a batch up to 1000 messages (--max-batch-messages); a
 // request up to --max-request-bytes; unanswered tool calls per session up to
 // 1000 (--max-open-tool-calls); Watch streams up to 4096 (--max-watchers).
@@ -62,6 +143,24 @@
 // the kernel, not pings), EndRun and the one report of a run that is not
 // live (FAILED_PRECONDITION, UNKNOWN_RUN, metadata `cause`) are described on
 // AttachRequest.
+//
+// RUN ENDS: every `cause` of UNKNOWN_RUN (and of EndRunResponse.cause).
+//   ended            EndRun ended it
+//   stream_closed    its Attach stream ended: cancelled, channel closed,
+//                    process exited, connection lost
+//   process_gone     the process whose pid the daemon verified is gone
+//   ping_timeout     it asked for pings and none came within its bound
+//   daemon_stopping  the daemon stopped (runs live in its memory)
+//   unknown          this daemon does not know the run id: never issued,
+//                    issued before a restart, or long ended (the last 4096
+//                    ends are remembered)
+//   other_session    the run is live but runs another session
+//   lease_lost       PostgreSQL only: the run's daemon lost its lease on the
+//                    shared database (hung or cut off for longer than
+//                    --lease-s); the other daemons treat the run as ended and
+//                    its later writes are refused
+// A client sees the same causes in every language; a cause not in this list
+// is a newer daemon's: treat it as `unknown`.
 
 // Code generated by protoc-gen-go. DO NOT EDIT.
 // versions:
@@ -1651,7 +1750,9 @@ type AppendRequest struct {
 	ExpectedLastPosition int64 `protobuf:"varint,3,opt,name=expected_last_position,json=expectedLastPosition,proto3" json:"expected_last_position,omitempty"`
 	// Client-chosen id (up to 128 bytes). A retry with the same id returns the
 	// first result and writes nothing; the same id with other content is
-	// INVALID_ARGUMENT.
+	// INVALID_ARGUMENT (REQUEST_ID_REUSED). The daemon remembers an id for
+	// --request-id-retention-s, 24 h by default (REQUEST IDS in the header);
+	// after that the same id is a new request.
 	RequestId string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// If set, the session's stored workdir becomes this.
 	Workdir string `protobuf:"bytes,5,opt,name=workdir,proto3" json:"workdir,omitempty"`
@@ -2608,10 +2709,10 @@ func (x *RecordEventResponse) GetTraceId() string {
 //     a connection that answers no HTTP/2 ping for --lease-s seconds is closed.
 //
 // A run that ended is reported the same way everywhere: FAILED_PRECONDITION,
-// reason UNKNOWN_RUN, ErrorInfo metadata `run_id` and `cause` (ended,
-// stream_closed, process_gone, ping_timeout, daemon_stopping, unknown), on
-// any later call naming it, and as the status of its Attach stream when the
-// daemon ended it.
+// reason UNKNOWN_RUN, ErrorInfo metadata `run_id` and `cause` (one of RUN
+// ENDS in the header: ended, stream_closed, process_gone, ping_timeout,
+// daemon_stopping, unknown, other_session, lease_lost), on any later call
+// naming it, and as the status of its Attach stream when the daemon ended it.
 type AttachRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Session id the caller is running.
@@ -3418,6 +3519,14 @@ func (x *GetUsageResponse) GetByModel() []*ModelUsage {
 }
 
 // Delete: erase a session.
+//
+// No request id, and none needed: a Delete converges. A retry after a Delete
+// that committed (its reply lost) finds no session and answers OK with
+// `events_deleted` 0 (a Delete of a missing session is not an error), so the
+// stored state is the same as after one call. The one hazard is a session
+// written again between the two calls (by another client, or the first
+// client's own retried Append): the retry deletes that too, as any Delete
+// would; a client that shares a session id must coordinate its Delete.
 type DeleteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Session id to erase.
@@ -3615,6 +3724,18 @@ func (x *ExportResponse) GetLine() string {
 }
 
 // Import: write one session's exported events.
+//
+// No request id, and none needed: an Import converges in every mode (all or
+// nothing, so a failed one wrote nothing). A retry after an Import that
+// committed (its reply lost) leaves the session as one call left it:
+//   - refuse (the default): the retry writes nothing and answers
+//     FAILED_PRECONDITION, SESSION_EXISTS (the session is the first call's,
+//     or another client's: compare with Export, or retry with replace);
+//   - replace: the retry erases the session and writes the same events again
+//     (the same history, with a new incarnation: Watch streams of the first
+//     call's end NOT_FOUND); what others wrote in between is erased;
+//   - merge: every event is already stored (same type, time, trace id and
+//     payload), so the retry writes nothing and answers `events_imported` 0.
 type ImportRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Lines of the export format (one session's events, header first).

@@ -7,9 +7,10 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-// The reasons no running daemon can be made to send on demand (a full disk, a failing or
-// corrupt store, a stop in progress) map by docs/PROTOCOL.md's rule: the same code and reason
-// the daemon sends give the same Error, reason and retryability.
+// The reasons a daemon sends in trouble map by docs/PROTOCOL.md's rule: the same code and reason
+// the daemon sends give the same Error, reason and retryability. A live daemon cannot be made
+// to send a failing or corrupt store's on demand (this is their test); a full disk and a stop in
+// progress are also provoked for real (trouble_test.go).
 func TestReasonsTheDaemonSendsInTroubleMapByTheProtocolsRule(t *testing.T) {
 	cases := []struct {
 		code      codes.Code

@@ -349,17 +349,17 @@ describe("auto-start's files in .claw/", () => {
 
 
 describe("auto-start waits for a health check", () => {
-  test("a started daemon whose socket accepts before it answers (stopped 3 s) is waited for: the first call succeeds", async () => {
+  test("a started daemon whose socket accepts before it answers (stopped 2 s) is waited for: the first call succeeds", async () => {
     const ws = tempWorkspace();
     const sock = path.join(ws, ".claw", "sessiond.sock");
-    // The real daemon, stopped (SIGSTOP) for 3 s as soon as its socket exists: the kernel accepts
+    // The real daemon, stopped (SIGSTOP) for 2 s as soon as its socket exists: the kernel accepts
     // connections there meanwhile, but nothing answers.
     const wrapper = path.join(tempWorkspace("claw-wrap-"), "slow-daemon.sh");
     fs.writeFileSync(
       wrapper,
       `"${PYTHON}" -m claw_sessiond "$@" &\npid=$!\ni=0\n` +
         `while [ ! -S "${sock}" ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done\n` +
-        `kill -STOP $pid\nsleep 3\nkill -CONT $pid\nwait $pid\n`,
+        `kill -STOP $pid\nsleep 2\nkill -CONT $pid\nwait $pid\n`,
       { mode: 0o700 },
     );
     // One attempt of 1 s, no retry: a client that called as soon as the socket accepted would fail.

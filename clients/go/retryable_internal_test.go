@@ -8,9 +8,8 @@ import (
 )
 
 // The reasons a daemon sends in trouble map by docs/PROTOCOL.md's rule: the same code and reason
-// the daemon sends give the same Error, reason and retryability. A live daemon cannot be made
-// to send a failing or corrupt store's on demand (this is their test); a full disk and a stop in
-// progress are also provoked for real (trouble_test.go).
+// the daemon sends give the same Error, reason and retryability. Each is also provoked from a
+// live daemon in trouble_test.go (a full disk, a stop, a held write lock, an overwritten file).
 func TestReasonsTheDaemonSendsInTroubleMapByTheProtocolsRule(t *testing.T) {
 	cases := []struct {
 		code      codes.Code

@@ -1,6 +1,7 @@
 package sessiond_test
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"iter"
@@ -19,9 +20,8 @@ import (
 )
 
 // The reasons a daemon in trouble sends, provoked for real from a live daemon: a full disk
-// (STORAGE_FULL) and a graceful stop (SHUTTING_DOWN). CORRUPT_DATABASE and STORAGE_UNAVAILABLE
-// on a live SQLite daemon cannot be caused on demand: their mapping is tested in
-// retryable_internal_test.go, a corrupt store at start in TestAutostartOnACorruptStoreSaysWhy.
+// (STORAGE_FULL), a graceful stop (SHUTTING_DOWN), another process holding the database's write
+// lock (STORAGE_UNAVAILABLE) and a database file overwritten under the daemon (CORRUPT_DATABASE).
 
 // smallFS mounts a 4 MiB tmpfs for the test (root only, as tests/storage/sqlite/test_diskfull.py
 // does); unmounted after the test's daemons are stopped.
@@ -155,5 +155,113 @@ func TestShuttingDownFromAGracefulStop(t *testing.T) {
 	if !ok || ev != nil || !errors.As(err, &e) || !errors.Is(err, sessiond.ReasonShuttingDown) ||
 		e.Code != codes.Unavailable || !sessiond.IsRetryable(err) {
 		t.Fatalf("the Watch open at a graceful stop: %v %v", ev, err)
+	}
+}
+
+// Another process holding the SQLite write lock longer than --busy-timeout-ms: appends come back
+// as STORAGE_UNAVAILABLE (UNAVAILABLE, retryable) and write nothing; a client with a retry window
+// gets its append through once the lock is released, and the same request id again writes once.
+func TestStorageUnavailableWhileAnotherProcessHoldsTheWriteLock(t *testing.T) {
+	t.Parallel()
+	ws := testdaemon.Workspace(t)
+	testdaemon.Start(t, ws, "--busy-timeout-ms", "200")
+	once := connect(t, ws, sessiond.WithRetryWindow(0))
+	patient := connect(t, ws, sessiond.WithRetryWindow(30*time.Second))
+	ctx := testdaemon.Ctx(t, 60*time.Second)
+	req := func() *pb.AppendRequest {
+		return &pb.AppendRequest{SessionId: "busy", Workdir: ws, RequestId: "busy-1", Messages: []*pb.Message{sessiond.User("b")}}
+	}
+	if _, err := once.Append(ctx, &pb.AppendRequest{SessionId: "busy", Workdir: ws, Messages: []*pb.Message{sessiond.User("a")}}); err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command(testdaemon.Python(t), "-c", "import sqlite3, sys\n"+
+		"c = sqlite3.connect(sys.argv[1], isolation_level=None)\nc.execute('BEGIN EXCLUSIVE')\nprint('LOCKED', flush=True)\n"+
+		"sys.stdin.readline()\nc.execute('ROLLBACK')\n", filepath.Join(ws, ".claw", "sessions.db"))
+	release, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "LOCKED\n" {
+		t.Fatalf("the lock holder said %q", line)
+	}
+	_, err = once.Append(ctx, req())
+	var e *sessiond.Error
+	if !errors.As(err, &e) || !errors.Is(err, sessiond.ReasonStorageUnavailable) || e.Code != codes.Unavailable ||
+		!sessiond.IsRetryable(err) {
+		t.Fatalf("an append while another process holds the write lock: %v", err)
+	}
+	time.AfterFunc(time.Second, func() { _, _ = release.Write([]byte("\n")) })
+	first, err := patient.Append(ctx, req())
+	if err != nil || first.GetReplayed() {
+		t.Fatalf("the retried append after the lock was released: %v %v", first, err)
+	}
+	again, err := once.Append(ctx, req())
+	if err != nil || !again.GetReplayed() || again.GetLastPosition() != first.GetLastPosition() {
+		t.Fatalf("the same request id again: %v %v", again, err)
+	}
+	loaded, err := once.Load(ctx, &pb.LoadRequest{SessionId: "busy", Workdir: ws})
+	if err != nil || len(loaded.Messages) != 2 {
+		t.Fatalf("stored after the lock: %v %v", loaded, err)
+	}
+}
+
+// The database file overwritten under a running daemon (its pages after the first): reads of
+// what it holds come back as CORRUPT_DATABASE (UNAVAILABLE, not retryable: a retry cannot help).
+func TestCorruptDatabaseFromALiveDaemon(t *testing.T) {
+	t.Parallel()
+	ws := testdaemon.Workspace(t)
+	d := testdaemon.Start(t, ws)
+	c := connect(t, ws, sessiond.WithRetryWindow(0))
+	ctx := testdaemon.Ctx(t, 60*time.Second)
+	const sessions = 20
+	for i := range sessions {
+		if _, err := c.Append(ctx, &pb.AppendRequest{SessionId: fmt.Sprint("c", i), Workdir: ws,
+			Messages: []*pb.Message{sessiond.User(strings.Repeat("y", 8000))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Term() // the stop checkpoints: everything is in sessions.db, the WAL is empty
+	testdaemon.Start(t, ws)
+	db := filepath.Join(ws, ".claw", "sessions.db")
+	f, err := os.OpenFile(db, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := []byte(strings.Repeat("\xde\xad\xbe\xef", 1024))
+	for off := int64(4096); off < st.Size(); off += 4096 {
+		if _, err := f.WriteAt(junk, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	corrupt := 0
+	for i := range sessions {
+		_, err := c.Load(ctx, &pb.LoadRequest{SessionId: fmt.Sprint("c", i), Workdir: ws})
+		if err == nil {
+			continue
+		}
+		var e *sessiond.Error
+		if !errors.As(err, &e) || !errors.Is(err, sessiond.ReasonCorruptDatabase) || e.Code != codes.Unavailable ||
+			sessiond.IsRetryable(err) {
+			t.Fatalf("load c%d of an overwritten database: %v", i, err)
+		}
+		corrupt++
+	}
+	if corrupt == 0 {
+		t.Fatal("no Load of the overwritten database said CORRUPT_DATABASE")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "github.com/claw-sessiond/claw-sessiond/clients/go/api/sessiondv1"
@@ -42,6 +43,7 @@ type Client struct {
 	closed  bool
 	peerErr error // the last peer check's refusal (nothing was sent)
 	tcp     *tcpState
+	served  atomic.Bool // a daemon answered once (served.go)
 }
 
 // New returns a Client for the workspace (WithWorkspace, $CLAW_SESSIOND_WORKSPACE, or found
@@ -122,6 +124,7 @@ func (c *Client) dialLocked() (*grpc.ClientConn, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvBytes)),
 		// No keepalive pings: on the Unix socket a run's liveness is the connection alone.
 	}
+	common = append(common, c.servedOptions()...)
 	if c.tcp != nil {
 		return c.tcp.dial(common)
 	}
@@ -236,7 +239,8 @@ func (r *retrier) again(ctx context.Context, conn *grpc.ClientConn, err error, s
 }
 
 // noDaemon handles "nothing listens": auto-start (once per call) or, when no daemon holds the
-// workspace lock and auto-start is off, fail at once. done reports that err is final.
+// workspace lock, auto-start is off and no daemon ever answered this client, fail at once. done
+// reports that err is final.
 func (c *Client) noDaemon(ctx context.Context, r *retrier) (done bool, err error) {
 	if c.workspace == "" || c.tcp != nil || c.o.socket != "" {
 		return false, nil
@@ -245,6 +249,9 @@ func (c *Client) noDaemon(ctx context.Context, r *retrier) (done bool, err error
 		return false, nil // a daemon is starting or stopping: wait for it
 	}
 	if !c.o.autostart {
+		if c.served.Load() {
+			return false, nil // it answered before: a restart, waited for within the retry window
+		}
 		return true, newError(codes.Unavailable, ReasonDaemonUnavailable, fmt.Sprintf(
 			"no claw-sessiond runs for %s (nothing listens at %s); start one: claw-sessiond serve --workspace %s",
 			c.workspace, c.currentSocket(), c.workspace), nil)

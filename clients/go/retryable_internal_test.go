@@ -7,9 +7,9 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-// The reasons no running daemon can be made to send on demand (a full disk, a failing or
-// corrupt store, a stop in progress) map by docs/PROTOCOL.md's rule: the same code and reason
-// the daemon sends give the same Error, reason and retryability.
+// The reasons a daemon sends in trouble map by docs/PROTOCOL.md's rule: the same code and reason
+// the daemon sends give the same Error, reason and retryability. Each is also provoked from a
+// live daemon in trouble_test.go (a full disk, a stop, a held write lock, an overwritten file).
 func TestReasonsTheDaemonSendsInTroubleMapByTheProtocolsRule(t *testing.T) {
 	cases := []struct {
 		code      codes.Code

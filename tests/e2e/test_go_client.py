@@ -20,6 +20,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 GO_CLIENT = ROOT / "clients" / "go"
 
+pytestmark = pytest.mark.backend_neutral(
+    "the Go client's own tests: its daemons serve their own temporary workspaces on SQLite (disk full is a "
+    "SQLite file on a small tmpfs); the Go client has no PostgreSQL-specific wiring, it speaks the proto, and "
+    "storage is the Python suites' on both backends"
+)
+
 
 def test_go_client_tests_pass_against_real_daemons() -> None:
     go = shutil.which("go")

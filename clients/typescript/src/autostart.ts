@@ -2,10 +2,11 @@
 // with its log in `.claw/sessiond.log` and its early output in `.claw/sessiond.stderr`, and wait
 // for one to answer (the one started here, or another client's that won the workspace lock).
 import { type ChildProcess, spawn } from "node:child_process";
+import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
-import { checkOwnedFolder, pidAlive, socketPath } from "./discovery";
+import { checkOwnedFolder, checkPeer, pidAlive, socketPath } from "./discovery";
 import { UnavailableError } from "./errors";
 
 /** How long auto-start waits for a daemon to answer, in ms. */
@@ -70,6 +71,46 @@ export function acceptsConnections(socket: string): Promise<boolean> {
     conn.once("connect", () => done(true));
     conn.once("error", () => done(false));
   });
+}
+
+/** The daemon's health check: `grpc.health.v1.Health/Check`, service "" (an empty request, sent as raw bytes). */
+const HEALTH_CHECK = "/grpc.health.v1.Health/Check";
+/** A `HealthCheckResponse` saying SERVING (field 1, varint 1). */
+const SERVING = Buffer.from([0x08, 0x01]);
+
+/**
+ * Sends the daemon's health check on `client`, within `deadline`: the call's error, else whether
+ * the daemon said SERVING (NOT_SERVING: it is stopping).
+ */
+export function healthCheck(client: Client, deadline: Date): Promise<ServiceError | boolean> {
+  const raw = (b: Buffer): Buffer => b;
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(HEALTH_CHECK, raw, raw, Buffer.alloc(0), new Metadata(), { deadline }, (e, reply) =>
+      resolve(e ?? (reply !== undefined && SERVING.equals(reply))),
+    );
+  });
+}
+
+/**
+ * Is a daemon ready at this Unix socket: the socket and its folder yours, something accepting
+ * connections there, and a health check on a fresh connection answered SERVING within
+ * {@link PROBE_MS}? A stopped or hung process accepts connections (the kernel's backlog) but
+ * does not answer. An untrusted socket throws (nothing is sent to it).
+ */
+export async function answersHealthCheck(socket: string): Promise<boolean> {
+  try {
+    checkPeer(socket);
+  } catch (e) {
+    if (e instanceof UnavailableError) return false; // no socket there (yet)
+    throw e;
+  }
+  if (!(await acceptsConnections(socket))) return false;
+  const client = new Client(`unix:${socket}`, credentials.createInsecure());
+  try {
+    return (await healthCheck(client, new Date(Date.now() + PROBE_MS))) === true;
+  } finally {
+    client.close();
+  }
 }
 
 /** One daemon process started by {@link spawnDaemon}: how it ended, if it did. */
@@ -161,8 +202,8 @@ function sleep(ms: number): Promise<void> {
 }
 
 /**
- * Starts a daemon and waits (at most {@link AUTOSTART_WAIT_MS}) until one accepts connections at
- * the workspace's socket (the endpoint file read anew at each look). A daemon that exited with 0
+ * Starts a daemon and waits (at most {@link AUTOSTART_WAIT_MS}) until one answers a health check
+ * at the workspace's socket (the endpoint file read anew at each look; see {@link answersHealthCheck}). A daemon that exited with 0
  * (an idle exit before this client connected) is started again, three times at most; one that
  * failed while another live process holds the workspace lock lost the race to it, and the wait
  * goes on; otherwise, after 0.5 s with no daemon, one more is started, then the wait gives up,
@@ -175,7 +216,7 @@ export async function autostart(workspace: string, command?: string[], signal?: 
   let goneSince: number | undefined;
   let respawned = false;
   for (;;) {
-    if (await acceptsConnections(socketPath(workspace))) return;
+    if (await answersHealthCheck(socketPath(workspace))) return;
     if (signal?.aborted) throw signal.reason;
     if (proc.error) throw notInstalled(workspace, daemonCommand(command), proc.error.message);
     if (proc.exitCode === 0 && cleanExits < 3) {

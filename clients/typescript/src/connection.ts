@@ -3,7 +3,7 @@
 // endpoint file reread: a daemon restarted at another socket is followed), and every attempt of a
 // call bounded by a deadline and an AbortSignal, retried with the same request while transient.
 import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { acceptsConnections, autostart } from "./autostart";
+import { acceptsConnections, autostart, healthCheck } from "./autostart";
 import { checkPeer, socketPath } from "./discovery";
 import { DeadlineError, fromServiceError, InvalidRequestError, isRetryable, SessiondError, UnavailableError } from "./errors";
 import { SessionServiceClient } from "./gen/claw/sessiond/v1/sessiond";
@@ -182,13 +182,8 @@ export class Connection {
     if (this.current && pem && this.current.pinned?.equals(pem)) return this.current.stub;
     this.drop(); // a restarted daemon has a new certificate: a new channel
     const stub = this.newStub(trust.address, tcpCredentials(trust, pem), TLS_OPTIONS);
-    const refusal = await new Promise<SessiondError | undefined>((resolve) => {
-      const deadline = new Date(Date.now() + PROVE_MS);
-      const raw = (b: Buffer): Buffer => b;
-      stub.makeUnaryRequest("/grpc.health.v1.Health/Check", raw, raw, Buffer.alloc(0), new Metadata(), { deadline }, (e) =>
-        resolve(e ? tlsRefusal(trust, e.code, e.details || e.message, PROVE_MS) : undefined),
-      );
-    });
+    const answer = await healthCheck(stub, new Date(Date.now() + PROVE_MS));
+    const refusal = typeof answer === "boolean" ? undefined : tlsRefusal(trust, answer.code, answer.details || answer.message, PROVE_MS);
     if (refusal) {
       stub.close();
       throw refusal;

@@ -347,3 +347,34 @@ describe("auto-start's files in .claw/", () => {
   });
 });
 
+
+describe("auto-start waits for a health check", () => {
+  test("a started daemon whose socket accepts before it answers (stopped 2 s) is waited for: the first call succeeds", async () => {
+    const ws = tempWorkspace();
+    const sock = path.join(ws, ".claw", "sessiond.sock");
+    // The real daemon, stopped (SIGSTOP) for 2 s as soon as its socket exists: the kernel accepts
+    // connections there meanwhile, but nothing answers.
+    const wrapper = path.join(tempWorkspace("claw-wrap-"), "slow-daemon.sh");
+    fs.writeFileSync(
+      wrapper,
+      `"${PYTHON}" -m claw_sessiond "$@" &\npid=$!\ni=0\n` +
+        `while [ ! -S "${sock}" ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done\n` +
+        `kill -STOP $pid\nsleep 2\nkill -CONT $pid\nwait $pid\n`,
+      { mode: 0o700 },
+    );
+    // One attempt of 1 s, no retry: a client that called as soon as the socket accepted would fail.
+    const c = new SessionClient({ workspace: ws, command: ["/bin/sh", wrapper], timeoutMs: 1_000, retryWindowMs: 0 });
+    try {
+      assert.ok(Number((await c.stats()).pid) > 0);
+      await c.append("slow", [user("after the wait")]);
+      assert.equal((await c.load("slow")).messages[0].content, "after the wait");
+    } finally {
+      c.close();
+      // The daemon started here, by the pid its lock file names (a failed call never learnt it).
+      const lock = path.join(ws, ".claw", "sessiond.lock");
+      const pid = fs.existsSync(lock) ? Number(fs.readFileSync(lock, "utf8").trim()) : 0;
+      if (pid > 0) process.kill(pid, "SIGCONT");
+      if (pid > 0) process.kill(pid, "SIGKILL");
+    }
+  });
+});

@@ -28,6 +28,7 @@ from typing import Final
 from . import events, export
 from .model import ImportMode
 from .storage import Storage
+from .words import counted
 
 __all__ = ["CopyError", "CopyFigures", "copy_store", "export_lines"]
 
@@ -117,7 +118,8 @@ async def copy_store(
     target_scopes = await _scopes(target)
     if (before or target_scopes) and not replace:
         raise CopyError(
-            f"the target holds {before} sessions and {len(target_scopes)} scope states; nothing was written "
+            f"the target holds {counted(before, 'session')} and {counted(len(target_scopes), 'scope state')}; "
+            "nothing was written "
             "(add --replace to replace the sessions and scopes the source also has and keep the others)"
         )
     ids = await source.session_ids()
@@ -137,7 +139,9 @@ async def copy_store(
         if again != lines:
             raise CopyError(_difference(session_id, lines, again))
         if written != imported.header.events:
-            raise CopyError(f"session {session_id!r}: {written} events written, {imported.header.events} exported")
+            raise CopyError(
+                f"session {session_id!r}: {counted(written, 'event')} written, {imported.header.events} exported"
+            )
         figures.sessions += 1
         figures.events += written
         progress(figures, session_id)
@@ -145,7 +149,7 @@ async def copy_store(
     expected = len(existing | set(ids)) if before else figures.sessions
     if figures.target_sessions != expected:
         raise CopyError(
-            f"the target holds {figures.target_sessions} sessions after the copy, {expected} expected "
+            f"the target holds {counted(figures.target_sessions, 'session')} after the copy, {expected} expected "
             "(did something else write to it meanwhile?)"
         )
     await _copy_scopes(source, target, target_scopes, figures)
@@ -186,7 +190,7 @@ async def _copy_scopes(source: Storage, target: Storage, existing: set[str], fig
     expected = len(copied | existing)
     if figures.target_scopes != expected:
         raise CopyError(
-            f"the target holds {figures.target_scopes} scope states after the copy, {expected} expected "
+            f"the target holds {counted(figures.target_scopes, 'scope state')} after the copy, {expected} expected "
             "(did something else write to it meanwhile?)"
         )
 

@@ -148,7 +148,7 @@ def test_a_target_holding_sessions_is_refused_unless_replace(tmp_path: Path, spa
         c.delete("gone")
     assert on_pg.terminate() == 0
     refused = claw("copy", "--from", str(source), "--to", only_scopes)
-    assert refused.returncode == 1 and "0 sessions and 1 scope states" in refused.stderr, refused.stderr
+    assert refused.returncode == 1 and "0 sessions and 1 scope state;" in refused.stderr, refused.stderr
 
     on_pg = spawn_daemon("--database", url, workspace_path=_folder(tmp_path / "pg-ws"))
     with on_pg.client() as c:

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from claw_sessiond_client import ToolCall, Usage
 
+from ..words import counted
 from . import terminal
 from .termsafe import json_text, visible
 
@@ -102,11 +103,6 @@ def usage_json(u: Usage) -> dict[str, Any]:
         "cost_micros": u.cost_micros,
         "currency": u.currency,
     }
-
-
-def counted(n: int, noun: str, plural: str = "") -> str:
-    """``1 session``, ``2 sessions`` (``plural`` when adding "s" is wrong): every count the CLI prints."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def clip(text: str, room: int) -> str:

@@ -155,22 +155,23 @@ def _typed(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _session(daemon: DaemonProcess, sid: str = "oa", **kw: Any) -> ClawSession:
+def _session(daemon: DaemonProcess, sid: str, **kw: Any) -> ClawSession:
     return ClawSession(sid, address=daemon.address, autostart=False, **kw)
 
 
 @pytest.mark.smoke
 async def test_every_kind_of_item_comes_back_as_stored_byte_for_byte(
-    daemon: DaemonProcess, client: SessionClient
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
 ) -> None:
-    session = _session(daemon)
+    daemon, client = module_daemon, module_client
+    session = _session(daemon, sid)
     await session.add_items(ITEMS[:7])
     await session.add_items(ITEMS[7:])
     got = await session.get_items()
     assert [_typed(i) for i in got] == [_typed(i) for i in ITEMS]
     assert [list(i) for i in got] == [list(i) for i in ITEMS]  # key order too
 
-    entries = client.load("oa", no_repair=True).messages
+    entries = client.load(sid, no_repair=True).messages
     assert [e.format for e in entries] == [FORMAT] * len(ITEMS)
     assert [e.item for e in entries] == [encode_item(i) for i in ITEMS]
     assert [e.role for e in entries] == ROLES
@@ -179,8 +180,9 @@ async def test_every_kind_of_item_comes_back_as_stored_byte_for_byte(
         "import sys, json\n"
         "from claw_sessiond_client import SessionClient\n"
         "with SessionClient(address=sys.argv[1], autostart=False) as c:\n"
-        "    print(json.dumps([m.item.decode() for m in c.load('oa', no_repair=True).messages]))\n",
+        "    print(json.dumps([m.item.decode() for m in c.load(sys.argv[2], no_repair=True).messages]))\n",
         daemon.address,
+        sid,
     )
     assert [s.encode() for s in json.loads(out)] == [encode_item(i) for i in ITEMS]
     session.close()
@@ -204,17 +206,19 @@ def test_roles_text_and_tool_calls_are_derived_from_the_item() -> None:
             encode_item(bad)
 
 
-async def test_bad_item_writes_nothing(daemon: DaemonProcess, client: SessionClient) -> None:
-    session = _session(daemon)
+async def test_bad_item_writes_nothing(module_daemon: DaemonProcess, module_client: SessionClient, sid: str) -> None:
+    daemon, client = module_daemon, module_client
+    session = _session(daemon, sid)
     with pytest.raises(TypeError):
         await session.add_items([{"role": "user", "content": "ok"}, {"n": float("inf")}])
     assert await session.get_items() == []
-    assert client.load("oa", no_repair=True).messages == []
+    assert client.load(sid, no_repair=True).messages == []
 
 
-async def test_limits_pop_and_clear(daemon: DaemonProcess, client: SessionClient) -> None:
+async def test_limits_pop_and_clear(module_daemon: DaemonProcess, module_client: SessionClient, sid: str) -> None:
+    daemon, client = module_daemon, module_client
     items = [{"role": "user", "content": f"m{i}"} for i in range(12)]
-    session = _session(daemon, session_settings={"limit": 5})
+    session = _session(daemon, sid, session_settings={"limit": 5})
     assert await session.pop_item() is None  # never written
     await session.add_items(items)
     assert await session.get_items() == items[-5:]  # session_settings.limit
@@ -226,30 +230,31 @@ async def test_limits_pop_and_clear(daemon: DaemonProcess, client: SessionClient
     assert await session.pop_item() == items[-2]
     assert await session.get_items(-1) == items[:-2]
     # another object on the same session sees the same history
-    assert await _session(daemon).get_items() == items[:-2]
+    assert await _session(daemon, sid).get_items() == items[:-2]
     await session.clear_session()
     assert await session.get_items(-1) == [] and await session.pop_item() is None
-    exported = "\n".join(client.export("oa"))
+    exported = "\n".join(client.export(sid))
     assert "m3" not in exported  # erased, not only hidden
     await session.add_items(items[:1])
     assert await session.get_items() == items[:1]
 
 
 async def test_a_call_waiting_for_its_output_is_pending_and_never_repaired(
-    daemon: DaemonProcess, client: SessionClient
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
 ) -> None:
-    session = _session(daemon)
+    daemon, client = module_daemon, module_client
+    session = _session(daemon, sid)
     call = {"type": "function_call", "call_id": "call_wait", "name": "deploy", "arguments": "{}"}
     await session.add_items([{"role": "user", "content": "deploy"}, call])
-    loaded = client.load("oa")  # a Load that repairs, from another client
+    loaded = client.load(sid)  # a Load that repairs, from another client
     assert loaded.repairs == [] and [c.tool_call_id for c in loaded.in_flight] == ["call_wait"]
     assert loaded.messages[-1].tool_calls[0].pending
     # even a session whose policy would synthesize an answer leaves it alone
-    client.update_session("oa", tool_policy=ToolPolicy(repair="synthesize"))
-    assert client.load("oa").repairs == []
+    client.update_session(sid, tool_policy=ToolPolicy(repair="synthesize"))
+    assert client.load(sid).repairs == []
     output = {"type": "function_call_output", "call_id": "call_wait", "output": "deployed"}
     await session.add_items([output])
-    loaded = client.load("oa")
+    loaded = client.load(sid)
     assert loaded.in_flight == [] and loaded.messages[-1].tool_call_id == "call_wait"
     assert await session.get_items() == [{"role": "user", "content": "deploy"}, call, output]
     # pop removes a pending call like any item
@@ -257,20 +262,26 @@ async def test_a_call_waiting_for_its_output_is_pending_and_never_repaired(
     assert (await session.pop_item())["call_id"] == "call_again"
 
 
-async def test_a_pairing_the_daemon_refuses_keeps_the_item(daemon: DaemonProcess, client: SessionClient) -> None:
-    session = _session(daemon)
+async def test_a_pairing_the_daemon_refuses_keeps_the_item(
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
+) -> None:
+    daemon, client = module_daemon, module_client
+    session = _session(daemon, sid)
     call = {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}"}
     output = {"type": "function_call_output", "call_id": "call_1", "output": "1"}
     orphan = {"type": "function_call_output", "call_id": "call_unknown", "output": "?"}
     batch = [call, output, call, output, orphan]  # a reused call id, an answered call answered again
     await session.add_items(batch)
     assert await session.get_items() == batch
-    roles = [m.role for m in client.load("oa", no_repair=True).messages]
+    roles = [m.role for m in client.load(sid, no_repair=True).messages]
     assert roles[:2] == ["assistant", "tool"] and roles[-1] == "tool"
 
 
-async def test_compaction_snapshot_replaces_the_suffix_only_if_unchanged(daemon: DaemonProcess) -> None:
-    session = _session(daemon)
+async def test_compaction_snapshot_replaces_the_suffix_only_if_unchanged(
+    module_daemon: DaemonProcess, sid: str
+) -> None:
+    daemon = module_daemon
+    session = _session(daemon, sid)
     items = [{"role": "user", "content": f"m{i}"} for i in range(6)]
     await session.add_items(items)
     snapshot = await session._get_compaction_snapshot(3)
@@ -291,8 +302,9 @@ async def test_compaction_snapshot_replaces_the_suffix_only_if_unchanged(daemon:
     assert await session.get_items() == compacted
 
 
-async def test_compaction_prunes_an_expired_prefix_in_the_same_edit(daemon: DaemonProcess) -> None:
-    session = _session(daemon)
+async def test_compaction_prunes_an_expired_prefix_in_the_same_edit(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
+    session = _session(daemon, sid)
     items = [
         {"old": True, "n": 1},
         {"old": True, "n": 2},
@@ -306,16 +318,18 @@ async def test_compaction_prunes_an_expired_prefix_in_the_same_edit(daemon: Daem
     assert await session.get_items() == [items[2], {"role": "user", "content": "summary"}]
 
 
-async def test_atomic_replace_of_the_whole_history(daemon: DaemonProcess) -> None:
-    session = _session(daemon)
+async def test_atomic_replace_of_the_whole_history(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
+    session = _session(daemon, sid)
     assert await session._atomic_replace_items([{"role": "user", "content": "first"}])
     await session.add_items([{"role": "user", "content": f"m{i}"} for i in range(3)])
     assert await session._atomic_replace_items([{"type": "compaction", "id": "c", "encrypted_content": "e"}])
     assert await session.get_items() == [{"type": "compaction", "id": "c", "encrypted_content": "e"}]
 
 
-def test_one_session_used_from_several_event_loops(daemon: DaemonProcess) -> None:
-    session = _session(daemon)
+def test_one_session_used_from_several_event_loops(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
+    session = _session(daemon, sid)
     errors: list[BaseException] = []
 
     def worker(n: int) -> None:

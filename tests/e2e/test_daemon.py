@@ -1,4 +1,8 @@
-"""The daemon process: lock, socket, permissions, large loads, graceful stop, generated code, API surface."""
+"""The daemon process: lock, socket, permissions, large loads, graceful stop, generated code, API surface.
+
+Tests that start, stop or signal a daemon, or check the files of a fresh ``.claw/``, have a daemon of
+their own; the others share the module's (``module_daemon``), each on a session of its own.
+"""
 
 from __future__ import annotations
 
@@ -129,12 +133,15 @@ def test_deep_workspace_uses_a_short_socket_path(spawn_daemon, tmp_path: Path) -
     shutil.rmtree(runtime)
 
 
-def test_session_larger_than_4_mib_loads_with_default_channel_options(client: SessionClient, workspace: Path) -> None:
-    client.load("big", str(workspace))
+def test_session_larger_than_4_mib_loads_with_default_channel_options(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client, workspace = module_client, module_daemon.workspace
+    client.load(sid, str(workspace))
     chunk = "x" * (512 * 1024)
     for i in range(12):  # 6 MiB
-        client.append("big", Message.user(f"{i}:{chunk}"))
-    loaded = client.load("big", str(workspace))
+        client.append(sid, Message.user(f"{i}:{chunk}"))
+    loaded = client.load(sid, str(workspace))
     assert len(loaded.messages) == 12
     assert sum(len(m.content) for m in loaded.messages) > 6 * 1024 * 1024
     assert [m.content.split(":")[0] for m in loaded.messages] == [str(i) for i in range(12)]
@@ -178,22 +185,23 @@ def test_sigint_also_stops_gracefully(daemon: DaemonProcess) -> None:
     assert daemon.proc.wait(30) == 0
 
 
-def test_health_and_reflection_are_served(daemon: DaemonProcess) -> None:
+def test_health_and_reflection_are_served(module_daemon: DaemonProcess) -> None:
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-    assert health_status(daemon.address, "claw.sessiond.v1.SessionService") == "SERVING"
-    with grpc.insecure_channel(daemon.address) as channel:
+    assert health_status(module_daemon.address, "claw.sessiond.v1.SessionService") == "SERVING"
+    with grpc.insecure_channel(module_daemon.address) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
         replies = list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")])))
     names = {s.name for s in replies[0].list_services_response.service}
     assert {"claw.sessiond.v1.SessionService", "grpc.health.v1.Health"} <= names
 
 
-def test_tcp_is_off_by_default_and_loopback_only(spawn_daemon, daemon: DaemonProcess, workspace: Path) -> None:
+def test_tcp_is_off_by_default_and_loopback_only(module_daemon: DaemonProcess) -> None:
     import psutil
 
-    assert daemon.proc is not None
-    inet = [c for c in psutil.Process(daemon.proc.pid).net_connections(kind="inet")]
+    assert module_daemon.proc is not None
+    workspace = module_daemon.workspace
+    inet = [c for c in psutil.Process(module_daemon.proc.pid).net_connections(kind="inet")]
     assert inet == []
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -253,6 +261,7 @@ def test_every_domain_error_has_a_status_a_reason_and_a_client_twin() -> None:
         assert issubclass(twin, client_errors.SessiondError)
 
 
-def test_client_connects_by_workspace(daemon: DaemonProcess, workspace: Path) -> None:
+def test_client_connects_by_workspace(module_daemon: DaemonProcess, sid: str) -> None:
+    workspace = module_daemon.workspace
     with SessionClient(workspace, autostart=False) as c:
-        assert c.load("ws", str(workspace)).session.id == "ws"
+        assert c.load(sid, str(workspace)).session.id == sid

@@ -129,11 +129,16 @@ async def _stop_after_the_fence(url: str, pid: int, busy: threading.Event) -> tu
             try:
                 await asyncio.sleep(0.002)  # a statement in flight at the stop finishes (a COMMIT among them)
                 row = await conn.fetchrow(_AFTER_FENCE, f"claw-sessiond {pid}")
+                if row is not None:
+                    # A COMMIT sent just before the stop may still be unread by a busy server, which shows the
+                    # transaction idle until it reads it: the stop counts if the transaction is still there later.
+                    await asyncio.sleep(0.2)
+                    again = await conn.fetchrow(_AFTER_FENCE, f"claw-sessiond {pid}")
+                    if again is not None and again[0] == row[0]:
+                        return True, str(row[1])
             except BaseException:
                 os.kill(pid, signal.SIGCONT)
                 raise
-            if row is not None:
-                return True, str(row[1])
             os.kill(pid, signal.SIGCONT)
             await asyncio.sleep(random.uniform(0, 0.003))
         return False, ""

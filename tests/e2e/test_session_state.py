@@ -151,6 +151,7 @@ BAD_REQUESTS: list[tuple[str, Any, C, str]] = [
 
 @pytest.mark.smoke
 def test_bad_requests_get_a_clear_error_naming_the_field_and_write_nothing(daemon: DaemonProcess) -> None:
+    # A daemon of its own: BAD_REQUESTS name their sessions ("seeded", ...) once, for every run of this test.
     with daemon.client() as c:
         c.create_session("seeded", state={"a": 1}, labels={"app": "x"})
         c.append("seeded", Message.user("hi"))
@@ -164,22 +165,23 @@ def test_bad_requests_get_a_clear_error_naming_the_field_and_write_nothing(daemo
         assert c.load("seeded", "/w").session.state == {"a": 1}
 
 
-def test_client_arguments_of_the_wrong_type_are_refused_before_sending(client: SessionClient) -> None:
+def test_client_arguments_of_the_wrong_type_are_refused_before_sending(module_client: SessionClient, sid: str) -> None:
+    client = module_client
     for call, words in (
-        (lambda: client.create_session("s", state=[1]), "state"),  # type: ignore[arg-type]
-        (lambda: client.create_session("s", labels={"k": 1}), "labels['k']"),  # type: ignore[dict-item]
-        (lambda: client.create_session("s", tool_policy="drop"), "tool_policy"),  # type: ignore[arg-type]
-        (lambda: client.update_session("s", state_deltas=[{"a": 1}]), "state_deltas[0]"),  # type: ignore[list-item]
-        (lambda: client.update_session("s", remove_labels="app"), "remove_labels"),
-        (lambda: client.append("s", Message.user("x"), state_deltas=StateDelta({})), "state_deltas"),  # type: ignore[arg-type]
-        (lambda: client.scope_states("app:x"), "scopes"),
-        (lambda: client.load("s", "/w", scopes="app:x"), "scopes"),
+        (lambda: client.create_session(sid, state=[1]), "state"),  # type: ignore[arg-type]
+        (lambda: client.create_session(sid, labels={"k": 1}), "labels['k']"),  # type: ignore[dict-item]
+        (lambda: client.create_session(sid, tool_policy="drop"), "tool_policy"),  # type: ignore[arg-type]
+        (lambda: client.update_session(sid, state_deltas=[{"a": 1}]), "state_deltas[0]"),  # type: ignore[list-item]
+        (lambda: client.update_session(sid, remove_labels="app"), "remove_labels"),
+        (lambda: client.append(sid, Message.user("x"), state_deltas=StateDelta({})), "state_deltas"),  # type: ignore[arg-type]
+        (lambda: client.scope_states(f"app:{sid}"), "scopes"),
+        (lambda: client.load(sid, "/w", scopes=f"app:{sid}"), "scopes"),
     ):
         with pytest.raises(TypeError, match=words.replace("[", r"\[")):
             call()
     with pytest.raises(InvalidRequestError):
-        client.create_session("s", tool_policy=ToolPolicy(repair="sometimes"))
-    assert client.list_sessions() == []
+        client.create_session(sid, tool_policy=ToolPolicy(repair="sometimes"))
+    assert sid not in [s.id for s in client.list_sessions()]
 
 
 def _race_to_create(daemon: DaemonProcess, sid: str, contenders: int) -> list[str]:
@@ -210,16 +212,16 @@ def _race_to_create(daemon: DaemonProcess, sid: str, contenders: int) -> list[st
 
 
 @pytest.mark.both_backends("an exclusive create's race is settled by PostgreSQL's constraints")
-def test_an_exclusive_create_race_has_exactly_one_winner(daemon: DaemonProcess) -> None:
+def test_an_exclusive_create_race_has_exactly_one_winner(module_daemon: DaemonProcess, sid: str) -> None:
     contenders = 6
     for round_ in range(5):
-        sid = f"race-{round_}"
-        outcomes = _race_to_create(daemon, sid, contenders)
+        raced = f"{sid}-race-{round_}"
+        outcomes = _race_to_create(module_daemon, raced, contenders)
         winners = [o for o in outcomes if o.startswith("won")]
         assert len(outcomes) == contenders and len(winners) == 1, outcomes
-        with daemon.client() as c:
-            assert c.load(sid, "/w").session.state == {"winner": int(winners[0].split(":")[1])}
-        assert [e.type for e in stored(daemon).events(sid)] == ["session_settings", "state"]
+        with module_daemon.client() as c:
+            assert c.load(raced, "/w").session.state == {"winner": int(winners[0].split(":")[1])}
+        assert [e.type for e in stored(module_daemon).events(raced)] == ["session_settings", "state"]
 
 
 def test_a_create_retried_with_its_request_id_replays(module_client: SessionClient, sid: str) -> None:
@@ -233,14 +235,16 @@ def test_a_create_retried_with_its_request_id_replays(module_client: SessionClie
 
 @pytest.mark.smoke
 def test_a_fork_copies_entries_byte_for_byte_and_records_its_lineage(
-    client: SessionClient, daemon: DaemonProcess
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
 ) -> None:
+    client = module_client
+    src, dst, branch = f"{sid}-src", f"{sid}-dst", sid  # of this test alone: the daemon is the module's
     odd = 'tab\there, nul-free "quotes" \\ back, é, 😀, \u2028'
     args = '{"b": 1,   "a": [1.50, "x"]}'  # spacing and key order as given
     policy = ToolPolicy("synthesize", allow_orphan_results=True)
-    client.create_session("src", state={"k": [1, {"z": None}]}, labels={"app": "w"}, tool_policy=policy)
+    client.create_session(src, state={"k": [1, {"z": None}]}, labels={"app": "w"}, tool_policy=policy)
     client.append(
-        "src",
+        src,
         [
             Message.system("be brief"),
             Message.user(odd),
@@ -248,93 +252,98 @@ def test_a_fork_copies_entries_byte_for_byte_and_records_its_lineage(
             Message.tool("c1", "out", name="bash"),
         ],
     )
-    client.load("src", "/w")  # repairs c2 (synthetic)
-    client.append("src", Message.user("after the fork point"))
-    forked = client.fork_session("src", "dst", up_to_position=5, labels={"app": "w", "branch": "b"}, request_id="f-1")
+    client.load(src, "/w")  # repairs c2 (synthetic)
+    client.append(src, Message.user("after the fork point"))
+    forked = client.fork_session(src, dst, up_to_position=5, labels={"app": "w", "branch": branch}, request_id="f-1")
     assert forked.entries_copied == 5 and not forked.replayed
     s = forked.session
-    assert (s.forked_from, s.forked_at_position, s.last_position, s.message_count) == ("src", 5, 5, 5)
-    assert s.state == {"k": [1, {"z": None}]} and s.labels == {"app": "w", "branch": "b"}
+    assert (s.forked_from, s.forked_at_position, s.last_position, s.message_count) == (src, 5, 5, 5)
+    assert s.state == {"k": [1, {"z": None}]} and s.labels == {"app": "w", "branch": branch}
     assert s.tool_policy == policy and s.incarnation and s.usage.input_tokens == 0
 
-    def entries(sid: str) -> list[dict[str, Any]]:
-        lines = [json.loads(line) for line in client.export(sid)][1:]
+    def entries(session: str) -> list[dict[str, Any]]:
+        lines = [json.loads(line) for line in client.export(session)][1:]
         return [e for e in lines if e["position"] is not None]
 
-    src, dst = entries("src"), entries("dst")
+    src_entries, dst_entries = entries(src), entries(dst)
     keep = ("type", "ts", "trace_id", "schema_version", "payload")
-    assert [{k: e[k] for k in keep} for e in dst] == [{k: e[k] for k in keep} for e in src[:5]]
-    assert [e["position"] for e in dst] == [1, 2, 3, 4, 5]
-    assert dst[4]["type"] == "repair"
-    raw_src = {e.position: e.payload for e in stored(daemon).events("src") if e.position}
-    raw_dst = {e.position: e.payload for e in stored(daemon).events("dst") if e.position}
+    assert [{k: e[k] for k in keep} for e in dst_entries] == [{k: e[k] for k in keep} for e in src_entries[:5]]
+    assert [e["position"] for e in dst_entries] == [1, 2, 3, 4, 5]
+    assert dst_entries[4]["type"] == "repair"
+    raw_src = {e.position: e.payload for e in stored(module_daemon).events(src) if e.position}
+    raw_dst = {e.position: e.payload for e in stored(module_daemon).events(dst) if e.position}
     assert [raw_dst[p] for p in range(1, 6)] == [raw_src[p] for p in range(1, 6)]
-    loaded = client.load("dst", "/w")
+    loaded = client.load(dst, "/w")
     assert [m.content for m in loaded.messages][:2] == ["be brief", odd]
     assert loaded.messages[2].tool_calls[0].arguments == args and loaded.repairs == []
-    assert [x.id for x in client.list_sessions(labels={"branch": "b"})] == ["dst"]
-    again = client.fork_session("src", "dst", up_to_position=5, labels={"app": "w", "branch": "b"}, request_id="f-1")
-    assert again.replayed and again.entries_copied == 5 and again.session.forked_from == "src"
+    assert [x.id for x in client.list_sessions(labels={"branch": branch})] == [dst]
+    again = client.fork_session(src, dst, up_to_position=5, labels={"app": "w", "branch": branch}, request_id="f-1")
+    assert again.replayed and again.entries_copied == 5 and again.session.forked_from == src
     with pytest.raises(AlreadyExistsError):  # another request: the id is taken
-        client.fork_session("src", "dst", up_to_position=5)
+        client.fork_session(src, dst, up_to_position=5)
 
 
-def test_state_deltas_are_atomic_with_their_append(client: SessionClient, daemon: DaemonProcess) -> None:
-    first = client.append(
-        "s", Message.user("one"), state_deltas=[StateDelta({"turn": 1}), StateDelta({"n": 1}, "app:x")]
-    )
-    assert client.load("s", "/w", scopes=["app:x"]).scope_states == {"app:x": {"n": 1}}
-    store = stored(daemon)
+def test_state_deltas_are_atomic_with_their_append(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client, scope = module_client, f"app:{sid}"  # a scope of this test alone: the daemon is the module's
+    first = client.append(sid, Message.user("one"), state_deltas=[StateDelta({"turn": 1}), StateDelta({"n": 1}, scope)])
+    assert client.load(sid, "/w", scopes=[scope]).scope_states == {scope: {"n": 1}}
+    store = stored(module_daemon)
     before = store.snapshot()
     refused: list[Any] = [
         lambda: client.append(
-            "s", Message.user("two"), expected_last_position=7, state_deltas=[StateDelta({"turn": 2})]
+            sid, Message.user("two"), expected_last_position=7, state_deltas=[StateDelta({"turn": 2})]
         ),
-        lambda: client.append("s", Message.tool("nope", "r"), state_deltas=[StateDelta({"turn": 2}, "app:x")]),
+        lambda: client.append(sid, Message.tool("nope", "r"), state_deltas=[StateDelta({"turn": 2}, scope)]),
         lambda: client.append(
-            "s", Message.user("two"), state_deltas=[StateDelta({"turn": 2}), StateDelta({"big": "x" * (1 << 20)})]
+            sid, Message.user("two"), state_deltas=[StateDelta({"turn": 2}), StateDelta({"big": "x" * (1 << 20)})]
         ),
     ]
     for attempt, error in zip(refused, (SequenceConflictError, ToolCallStateError, InvalidRequestError), strict=True):
         with pytest.raises(error):
             attempt()
         assert store.snapshot() == before
-    loaded = client.load("s", "/w", scopes=["app:x"])
-    assert loaded.session.state == {"turn": 1} and loaded.scope_states == {"app:x": {"n": 1}}
+    loaded = client.load(sid, "/w", scopes=[scope])
+    assert loaded.session.state == {"turn": 1} and loaded.scope_states == {scope: {"n": 1}}
     assert loaded.session.last_position == first.last_position == 1
 
 
-async def test_append_stream_carries_state_deltas(daemon: DaemonProcess) -> None:
-    async with AsyncSessionClient(address=daemon.address, autostart=False) as c:
+async def test_append_stream_carries_state_deltas(module_daemon: DaemonProcess, sid: str) -> None:
+    async with AsyncSessionClient(address=module_daemon.address, autostart=False) as c:
         async with c.append_stream() as stream:
             results = await asyncio.gather(
-                *(stream.append("s", Message.user(f"m{i}"), state_deltas=[StateDelta({f"k{i}": i})]) for i in range(8))
+                *(stream.append(sid, Message.user(f"m{i}"), state_deltas=[StateDelta({f"k{i}": i})]) for i in range(8))
             )
         assert [r.first_position for r in results] == list(range(1, 9))
-        assert (await c.load("s", "/w")).session.state == {f"k{i}": i for i in range(8)}
+        assert (await c.load(sid, "/w")).session.state == {f"k{i}": i for i in range(8)}
 
 
-def test_a_scope_is_shared_by_two_sessions_and_two_processes(daemon: DaemonProcess) -> None:
-    with daemon.client() as a, daemon.client() as b:
-        a.create_session("a", labels={"app": "w", "user": "alice"})
-        b.append("b", Message.user("x"), state_deltas=[StateDelta({"theme": "dark"}, "user:w/alice")])
-        a.update_session("a", state_deltas=[StateDelta({"lang": "fr"}, "user:w/alice"), StateDelta({"own": 1})])
+def test_a_scope_is_shared_by_two_sessions_and_two_processes(module_daemon: DaemonProcess, sid: str) -> None:
+    user, app = f"user:{sid}/alice", f"app:{sid}"  # scopes of this test alone: the daemon is the module's
+    with module_daemon.client() as a, module_daemon.client() as b:
+        a.create_session(f"{sid}-a", labels={"app": sid, "user": "alice"})
+        b.append(f"{sid}-b", Message.user("x"), state_deltas=[StateDelta({"theme": "dark"}, user)])
+        a.update_session(f"{sid}-a", state_deltas=[StateDelta({"lang": "fr"}, user), StateDelta({"own": 1})])
         expected = {"theme": "dark", "lang": "fr"}
-        assert a.scope_states(["user:w/alice", "app:w"]) == {"user:w/alice": expected, "app:w": {}}
-        assert b.load("b", "/w", scopes=["user:w/alice"]).scope_states == {"user:w/alice": expected}
-        assert a.load("a", "/w").session.state == {"own": 1} and b.load("b", "/w").session.state == {}
+        assert a.scope_states([user, app]) == {user: expected, app: {}}
+        assert b.load(f"{sid}-b", "/w", scopes=[user]).scope_states == {user: expected}
+        assert a.load(f"{sid}-a", "/w").session.state == {"own": 1} and b.load(f"{sid}-b", "/w").session.state == {}
 
 
 @pytest.mark.smoke
-def test_update_session_changes_state_labels_and_policy_with_cas(client: SessionClient, daemon: DaemonProcess) -> None:
+def test_update_session_changes_state_labels_and_policy_with_cas(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client = module_client
     with pytest.raises(SessionNotFoundError):
-        client.update_session("nobody", set_labels={"a": "b"})
-    client.create_session("s", state={"a": 1, "b": 2}, labels={"app": "w", "user": "u"})
-    client.append("s", Message.user("x"))
+        client.update_session(f"{sid}-nobody", set_labels={"a": "b"})
+    client.create_session(sid, state={"a": 1, "b": 2}, labels={"app": "w", "user": "u"})
+    client.append(sid, Message.user("x"))
     with pytest.raises(SequenceConflictError):
-        client.update_session("s", state_deltas=[StateDelta({"a": 9})], expected_last_position=5)
+        client.update_session(sid, state_deltas=[StateDelta({"a": 9})], expected_last_position=5)
     s = client.update_session(
-        "s",
+        sid,
         state_deltas=[StateDelta({"a": None, "c": {"d": [1]}})],
         set_labels={"tier": "gold"},
         remove_labels=["user"],
@@ -344,10 +353,10 @@ def test_update_session_changes_state_labels_and_policy_with_cas(client: Session
     )
     assert s.state == {"b": 2, "c": {"d": [1]}} and s.labels == {"app": "w", "tier": "gold"}
     assert s.tool_policy == ToolPolicy("drop", True, False)
-    loaded = client.load("s", "/w").session
+    loaded = client.load(sid, "/w").session
     assert (loaded.state, loaded.labels, loaded.tool_policy) == (s.state, s.labels, s.tool_policy)
     replay = client.update_session(
-        "s",
+        sid,
         state_deltas=[StateDelta({"a": None, "c": {"d": [1]}})],
         set_labels={"tier": "gold"},
         remove_labels=["user"],
@@ -356,34 +365,38 @@ def test_update_session_changes_state_labels_and_policy_with_cas(client: Session
         request_id="u-1",
     )
     assert replay.state == s.state
-    assert [e.type for e in stored(daemon).events("s")].count("state") == 2  # the create's and the update's
+    assert [e.type for e in stored(module_daemon).events(sid)].count("state") == 2  # the create's and the update's
 
 
-def test_list_sessions_by_labels_pages_and_counts(client: SessionClient) -> None:
+def test_list_sessions_by_labels_pages_and_counts(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    app, other = sid, f"{sid}-z"  # label values of this test alone: the daemon is the module's
     for i in range(7):
-        client.create_session(f"s{i}", labels={"app": "w", "user": "alice" if i < 5 else "bob"})
-    client.create_session("other", labels={"app": "z", "user": "alice"})
-    page = client.list_sessions_page(limit=2, labels={"app": "w", "user": "alice"})
+        client.create_session(f"{sid}-s{i}", labels={"app": app, "user": "alice" if i < 5 else "bob"})
+    client.create_session(f"{sid}-other", labels={"app": other, "user": "alice"})
+    page = client.list_sessions_page(limit=2, labels={"app": app, "user": "alice"})
     ids = [s.id for s in page.sessions]
     while page.next_page_token:
-        page = client.list_sessions_page(limit=2, page_token=page.next_page_token, labels={"app": "w", "user": "alice"})
+        page = client.list_sessions_page(limit=2, page_token=page.next_page_token, labels={"app": app, "user": "alice"})
         ids += [s.id for s in page.sessions]
-    assert sorted(ids) == [f"s{i}" for i in range(5)] and len(ids) == 5 and page.total == 5
-    assert {s.id: s.labels for s in client.list_sessions(labels={"user": "bob"})} == {
-        "s5": {"app": "w", "user": "bob"},
-        "s6": {"app": "w", "user": "bob"},
+    assert sorted(ids) == [f"{sid}-s{i}" for i in range(5)] and len(ids) == 5 and page.total == 5
+    assert {s.id: s.labels for s in client.list_sessions(labels={"app": app, "user": "bob"})} == {
+        f"{sid}-s5": {"app": app, "user": "bob"},
+        f"{sid}-s6": {"app": app, "user": "bob"},
     }
     assert all(s.created_at is not None for s in client.list_sessions())
 
 
-def test_delete_removes_the_session_s_labels(client: SessionClient) -> None:
-    client.create_session("s", labels={"app": "w"}, state={"a": 1})
-    client.delete("s")
-    assert client.list_sessions(labels={"app": "w"}) == []
-    assert client.create_session("s").labels == {}
+def test_delete_removes_the_session_s_labels(module_client: SessionClient, sid: str) -> None:
+    client = module_client
+    client.create_session(sid, labels={"app": sid}, state={"a": 1})
+    client.delete(sid)
+    assert client.list_sessions(labels={"app": sid}) == []
+    assert client.create_session(sid).labels == {}
 
 
 def test_export_then_import_reproduces_state_labels_policy_and_lineage(spawn_daemon: Any, tmp_path: Path) -> None:
+    # Two daemons of its own: the import must land in a store that has never held these sessions.
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
     one, two = spawn_daemon(workspace_path=tmp_path / "one"), spawn_daemon(workspace_path=tmp_path / "two")
@@ -401,26 +414,29 @@ def test_export_then_import_reproduces_state_labels_policy_and_lineage(spawn_dae
         assert b.load("dst", "/w").session.forked_from == "src"
 
 
-def test_async_client_parity(daemon: DaemonProcess) -> None:
+def test_async_client_parity(module_daemon: DaemonProcess, sid: str) -> None:
+    a, b, scope = f"{sid}-a", f"{sid}-b", f"app:{sid}"  # of this test alone: the daemon is the module's
+
     async def run() -> None:
-        async with AsyncSessionClient(address=daemon.address, autostart=False) as c:
-            made = await c.create_session("a", state={"v": 1}, labels={"app": "w"})
+        async with AsyncSessionClient(address=module_daemon.address, autostart=False) as c:
+            made = await c.create_session(a, state={"v": 1}, labels={"app": sid})
             assert made.state == {"v": 1}
-            await c.append("a", Message.user("x"), state_deltas=[StateDelta({"n": 1}, "app:w")])
-            s = await c.update_session("a", state_deltas=[StateDelta({"v": 2})], set_labels={"k": "1"})
-            assert s.state == {"v": 2} and s.labels == {"app": "w", "k": "1"}
-            forked = await c.fork_session("a", "b")
-            assert forked.entries_copied == 1 and forked.session.forked_from == "a"
-            assert await c.scope_states(["app:w"]) == {"app:w": {"n": 1}}
-            assert [x.id for x in await c.list_sessions(labels={"k": "1"})] == ["b", "a"]
+            await c.append(a, Message.user("x"), state_deltas=[StateDelta({"n": 1}, scope)])
+            s = await c.update_session(a, state_deltas=[StateDelta({"v": 2})], set_labels={"k": "1"})
+            assert s.state == {"v": 2} and s.labels == {"app": sid, "k": "1"}
+            forked = await c.fork_session(a, b)
+            assert forked.entries_copied == 1 and forked.session.forked_from == a
+            assert await c.scope_states([scope]) == {scope: {"n": 1}}
+            assert [x.id for x in await c.list_sessions(labels={"app": sid, "k": "1"})] == [b, a]
             with pytest.raises(AlreadyExistsError):
-                await c.create_session("b")
-            assert (await c.load("b", "/w", scopes=["app:w"])).scope_states == {"app:w": {"n": 1}}
+                await c.create_session(b)
+            assert (await c.load(b, "/w", scopes=[scope])).scope_states == {scope: {"n": 1}}
 
     asyncio.run(run())
 
 
 def test_cli_lists_by_label_and_shows_state_and_labels(daemon: DaemonProcess, workspace: Path) -> None:
+    # A daemon of its own: the test stops it to check the read-only view, and `ls` lists the whole store.
     with daemon.client() as c:
         c.create_session("labelled", state={"mood": "calm"}, labels={"app": "w", "user": "alice"})
         c.append("labelled", Message.user("hello"))
@@ -454,29 +470,33 @@ def test_cli_lists_by_label_and_shows_state_and_labels(daemon: DaemonProcess, wo
     assert 'state {"mood": "calm"}' in in_workspace(workspace, "show", "fork", "--no-pager").stdout
 
 
-def test_a_fork_copies_items_byte_for_byte_and_a_bounded_load_shows_the_settings(client: SessionClient) -> None:
+def test_a_fork_copies_items_byte_for_byte_and_a_bounded_load_shows_the_settings(
+    module_client: SessionClient, sid: str
+) -> None:
+    client = module_client
+    src, dst, scope = f"{sid}-src", f"{sid}-dst", f"app:{sid}"  # of this test alone: the daemon is the module's
     reasoning = bytes(range(256)) + b'{"encrypted_content": "\x00\xff"}'
-    client.create_session("src", state={"k": 1}, labels={"app": "w"})
+    client.create_session(src, state={"k": 1}, labels={"app": sid})
     client.append(
-        "src",
+        src,
         [
             Message.user("q", format="openai.responses", item=b'{"role":"user","content":"q"}', client_id="m1"),
             Message.other("openai.responses", reasoning, client_id="rs1"),
             Message.assistant("a", format="openai.responses", item=b'{"type":"message"}', client_id="m2"),
         ],
     )
-    forked = client.fork_session("src", "dst", up_to_position=2)
+    forked = client.fork_session(src, dst, up_to_position=2)
     assert forked.entries_copied == 2
-    got = client.load("dst", "/w").messages
+    got = client.load(dst, "/w").messages
     assert [(m.role, m.format, m.item, m.client_id) for m in got] == [
         ("user", "openai.responses", b'{"role":"user","content":"q"}', "m1"),
         ("other", "openai.responses", reasoning, "rs1"),
     ]
-    client.append("dst", Message.user("again", client_id="m2"))  # m2 was not copied: free in the fork
-    window = client.load("dst", "/w", last=1, scopes=["app:w"])
+    client.append(dst, Message.user("again", client_id="m2"))  # m2 was not copied: free in the fork
+    window = client.load(dst, "/w", last=1, scopes=[scope])
     assert [m.client_id for m in window.messages] == ["m2"] and not window.complete
-    assert window.session.state == {"k": 1} and window.session.forked_from == "src"
-    assert window.scope_states == {"app:w": {}}
+    assert window.session.state == {"k": 1} and window.session.forked_from == src
+    assert window.scope_states == {scope: {}}
 
 
 def test_the_session_policy_set_by_create_and_update_rules_its_loads(module_client: SessionClient, sid: str) -> None:

@@ -142,6 +142,7 @@ def test_watch_from_zero_sees_every_commit_of_four_writers_once_in_order(
 def test_stalled_watcher_blocks_no_append_and_daemon_memory_stays_bounded(
     daemon: DaemonProcess, client: SessionClient
 ) -> None:
+    # A daemon of its own: the test bounds the daemon's memory, which other tests' sessions would change.
     rss = psutil.Process(daemon.proc.pid if daemon.proc else 0).memory_info
     warm = 8
     t0 = time.monotonic()
@@ -220,6 +221,7 @@ def test_lagged_watcher_is_told_and_the_client_resumes_from_its_position(spawn_d
 
 @pytest.mark.smoke
 async def test_async_watch_sees_repairs_and_clears_after_a_position(daemon: DaemonProcess) -> None:
+    # A daemon of its own: the test counts the daemon's active watchers, which another test's would change.
     c = AsyncSessionClient(address=daemon.address, autostart=False)
     try:
         await c.append("s", [Message.user("go"), Message.assistant(tool_calls=[ToolCall("call_1", "bash", "{}")])])
@@ -286,24 +288,30 @@ def test_watch_resumes_after_the_daemon_restarts(spawn_daemon: Any) -> None:
     assert [e.message.content for e in events if e.message] == ["1", "2", "3", "4", "5", "6"]
 
 
-def test_deleting_a_watched_session_ends_its_watch(daemon: DaemonProcess, client: SessionClient) -> None:
-    client.append("gone", [Message.user("1"), Message.user("2")])
-    watcher = daemon.client()
-    collector = Collector(watcher, "gone", 3)
+def test_deleting_a_watched_session_ends_its_watch(
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
+) -> None:
+    client = module_client
+    client.append(sid, [Message.user("1"), Message.user("2")])
+    watcher = module_daemon.client()
+    collector = Collector(watcher, sid, 3)
     collector.wait_for(2, 10)
-    assert client.delete("gone") == 2
+    assert client.delete(sid) == 2
     with pytest.raises(SessionNotFoundError):
         collector.join(10)  # positions restart after a delete: following on would skip events
     watcher.close()
     assert [e.position for e in collector.events] == [1, 2]
 
 
-def test_replacing_a_watched_session_by_import_ends_its_watch(daemon: DaemonProcess, client: SessionClient) -> None:
-    client.append("swap", [Message.user("a"), Message.user("b"), Message.user("c")])
-    lines = list(client.export("swap"))
-    client.append("swap", Message.user("d"))
-    watcher = daemon.client()
-    collector = Collector(watcher, "swap", 5)
+def test_replacing_a_watched_session_by_import_ends_its_watch(
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
+) -> None:
+    client = module_client
+    client.append(sid, [Message.user("a"), Message.user("b"), Message.user("c")])
+    lines = list(client.export(sid))
+    client.append(sid, Message.user("d"))
+    watcher = module_daemon.client()
+    collector = Collector(watcher, sid, 5)
     collector.wait_for(4, 10)
     client.import_lines(lines, mode="replace")  # positions go back to 1..3: the watch must not go on
     with pytest.raises(SessionNotFoundError):

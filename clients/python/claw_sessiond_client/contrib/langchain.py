@@ -1,6 +1,7 @@
 """LangChain chat history kept by claw-sessiond: :class:`ClawChatMessageHistory`.
 
-Install with ``pip install 'claw-sessiond-client[langchain]'`` (pins ``langchain-core``)::
+Install with ``pip install './clients/python[langchain]' .`` in a checkout (pins ``langchain-core``; the
+git URL form: README's Install section)::
 
     from claw_sessiond_client import SessionClient
     from claw_sessiond_client.contrib.langchain import ClawChatMessageHistory

@@ -5,8 +5,8 @@
 >>> session = ClawSession("support-42")          # the workspace's daemon (started if needed)
 >>> result = await Runner.run(agent, "hello", session=session)
 
-Install with ``pip install 'claw-sessiond-client[openai-agents]'`` (pins the
-SDK version this adapter is tested against).
+Install with ``pip install './clients/python[openai-agents]' .`` in a checkout (pins the
+SDK version this adapter is tested against; the git URL form: README's Install section).
 
 How items are stored: one entry per SDK item, format ``openai.responses``,
 the item's own JSON text as the entry's item bytes; what comes back is

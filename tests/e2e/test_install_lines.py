@@ -9,15 +9,17 @@ only, never the project's own distributions, which no index has, so a command th
 one from an index fails here as it fails for a user. No test reaches the network.
 
 Commands that install the same distributions with the same extras (a checkout form and its git
-form, the same line on two pages) share one virtualenv: the first runs in it clean, the others
-after it, and each is checked to have installed its distributions from its own source
-(``direct_url.json``). Then what each promises: the client imports, an extra's framework and
+form, the same line on two pages) share one virtualenv: the first runs in it clean; before each
+other one the project's distributions are uninstalled (pip would keep an installed one of the
+same version), so that it installs them again, and each is checked to have installed them from
+its own source (``direct_url.json``). Then what each promises: the client imports, an extra's framework and
 adapter import, the daemon's command runs; once per virtualenv, an auto-start round trip where
 the client and the daemon are both there, the auto-start error (naming the install hint) where
 only the client is, and the missing-driver error (naming its hint) where the daemon has no
 PostgreSQL driver. The README's test command (``pip install -e '.[test]'``) is not run here: it
 is .ci/run's own command (tests/unit/test_install_lines.py checks), run on a fresh clone.
-Budget: the full tier only (each virtualenv installs from local wheels; 9 virtualenvs).
+Full tier only: 9 virtualenvs, 152 CPU-seconds for the file (measured 2026-12-06 on the 2-core
+development machine at load 15, where it took 640 s wall on 2 workers).
 """
 
 from __future__ import annotations
@@ -127,10 +129,29 @@ def scratch() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def _url(repo: Path) -> str:
+    """What ``<repo>`` stands for here: the repository's ``file:`` URL, with the host ``localhost`` (pip 23's
+    requirement parser refuses ``git+file:///path``, a URL with no host; git and newer pips take either)."""
+    return f"file://localhost{repo}"
+
+
+INSPECT = r"""
+import json
+from importlib import metadata
+found = {}
+for dist in metadata.distributions():
+    direct = dist.read_text("direct_url.json")
+    name = dist.metadata["Name"].lower().replace("_", "-")
+    found[name] = {"version": dist.version, "direct_url": json.loads(direct) if direct else None}
+print(json.dumps(found))
+"""
+
+
 def _inspect(python: Path, cwd: Path, env: dict[str, str]) -> dict[str, dict[str, object]]:
-    """The venv's installed distributions by normalized name: ``pip inspect``'s records."""
-    out = _run([sys.executable, "-m", "pip", "--python", str(python), "inspect"], cwd, env)
-    return {str(d["metadata"]["name"]).lower().replace("_", "-"): d for d in json.loads(out)["installed"]}
+    """The venv's installed distributions by normalized name: version and ``direct_url.json`` (as ``pip inspect``
+    gives them, without starting pip)."""
+    found: dict[str, dict[str, object]] = json.loads(_run([str(python), "-I", "-c", INSPECT], cwd, env))
+    return found
 
 
 def _check_source(dist: Dist, record: dict[str, object], checkout: Path, repo: Path) -> None:
@@ -144,7 +165,7 @@ def _check_source(dist: Dist, record: dict[str, object], checkout: Path, repo: P
         assert direct["url"] == (checkout / folder).resolve().as_uri(), direct
         assert bool(direct.get("dir_info", {}).get("editable")) == dist.editable, direct
     else:
-        assert direct["url"] == repo.as_uri() and direct.get("vcs_info", {}).get("vcs") == "git", direct
+        assert direct["url"] == _url(repo) and direct.get("vcs_info", {}).get("vcs") == "git", direct
         assert direct.get("subdirectory") == (None if folder == "." else folder), direct
 
 
@@ -154,7 +175,7 @@ def _check_extras(dist: Dist, installed: dict[str, dict[str, object]]) -> None:
             req = Requirement(text)
             record = installed.get(req.name.lower())
             assert record is not None, f"{dist.name}[{extra}] promises {req.name}: not installed"
-            version = str(record["metadata"]["version"])  # type: ignore[index]
+            version = str(record["version"])
             assert req.specifier.contains(version, prereleases=True), f"{req.name} {version} is not {req.specifier}"
 
 
@@ -229,17 +250,21 @@ def _check_once(venv: Path, names: dict[str, Dist], installed: dict[str, object]
 def test_install_commands_work_as_written(group: str, repo: Path, scratch: Path) -> None:
     started = time.monotonic()
     env = _env()
-    local = ["--no-index", "--find-links", str(wheelhouse_or_fail())]
+    # As written, plus: dependencies from the wheelhouse alone; -q; no .pyc compiled at install (Python compiles
+    # what it imports anyway; the openai-agents line measured 15.3 CPU-s with compiling, 8.4 without).
+    quick = ["-q", "--no-compile", "--no-index", "--find-links", str(wheelhouse_or_fail())]
     venv = scratch / "venv"
+    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], scratch, env)
     checkout = scratch / "checkout"
     _run(["git", "clone", "-q", str(repo), str(checkout)], scratch, env)
     for i, (line, dists) in enumerate(GROUPS[group]):
-        args = [a.replace(install.REPO, repo.as_uri()) for a in line.args]
-        cmd = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", *local, *args]
+        if i:  # the third-party dependencies stay; the project's distributions come from this command's sources
+            _run([*pip, "uninstall", "-q", "-y", *sorted(d.name for d in dists)], checkout, env)
+        args = [a.replace(install.REPO, _url(repo)) for a in line.args]
+        cmd = [*pip, "install", *quick, *args]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=_PIP_TIMEOUT_S, cwd=checkout, env=env)
         assert out.returncode == 0, f"{line.where}: `{line.text}` failed (exit {out.returncode}):\n{out.stderr}"
-        _run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "check"], checkout, env)
         installed = _inspect(venv / "bin" / "python", checkout, env)
         names = {d.name: d for d in dists}
         for dist in dists:
@@ -249,4 +274,5 @@ def test_install_commands_work_as_written(group: str, repo: Path, scratch: Path)
         _check_promises(venv, names, checkout, env)
         if i == 0:
             _check_once(venv, names, installed, scratch)
+    _run([*pip, "check"], checkout, env)  # what the commands installed, together, is consistent
     print(f"{group}: {len(GROUPS[group])} command(s), {time.monotonic() - started:.1f} s")

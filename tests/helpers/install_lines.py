@@ -129,9 +129,13 @@ def _blocks_and_spans(text: str) -> Iterator[tuple[int, str]]:
         yield m.start(2), re.sub(r"\s+", " ", m.group(2))
 
 
+@cache
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
 def _docstrings(path: Path) -> Iterator[tuple[int, str]]:
-    tree = ast.parse(path.read_text(), str(path))
-    for node in ast.walk(tree):
+    for node in ast.walk(_parsed(path)):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             doc = ast.get_docstring(node, clean=False)
             if doc and node.body:
@@ -146,7 +150,8 @@ def install_lines() -> tuple[InstallLine, ...]:
     for path in sources():
         if path.name == "install.py" and path.parent.name == "claw_sessiond_client":
             continue
-        texts += [(path.relative_to(ROOT).as_posix(), line, doc) for line, doc in _docstrings(path)]
+        if _COMMAND.search(path.read_text()):  # parse only the modules that may hold one
+            texts += [(path.relative_to(ROOT).as_posix(), line, doc) for line, doc in _docstrings(path)]
     for name, first_line, text in texts:
         found += lines_in(name, first_line, text)
     return tuple(found)
@@ -180,7 +185,9 @@ def hint_calls() -> list[tuple[str, dict[str, str | None]]]:
     """
     calls: list[tuple[str, dict[str, str | None]]] = []
     for path in sources():
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if "install_hint" not in path.read_text():
+            continue
+        for node in ast.walk(_parsed(path)):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func

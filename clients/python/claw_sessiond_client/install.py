@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["CLIENT_DIR", "REPO", "checkout_command", "git_command", "install_hint"]
+__all__ = ["CLIENT_DIR", "REPO", "checkout_command", "git_command", "install_hint", "missing_framework"]
 
 #: The placeholder for the repository's git URL in every git form (``git+<repo>``).
 REPO: Final = "<repo>"
@@ -66,3 +66,9 @@ def install_hint(*, client_extra: str | None = None, daemon_extra: str | None = 
     checkout = checkout_command(client_extra=client_extra, daemon_extra=daemon_extra)
     git = git_command(client_extra=client_extra, daemon_extra=daemon_extra)
     return f"{checkout} (in a checkout of claw-sessiond), or {git} ({REPO}: its git URL)"
+
+
+def missing_framework(adapter: str, framework: str, *, client_extra: str) -> ImportError:
+    """The error of an adapter imported without its framework: ``adapter`` (the module) needs ``framework``, and
+    the install command of its extra ``client_extra`` (with the daemon, as every adapter's)."""
+    return ImportError(f"{adapter} needs {framework}: {install_hint(client_extra=client_extra)}")

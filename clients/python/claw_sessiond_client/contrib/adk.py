@@ -36,7 +36,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
-from claw_sessiond_client.install import install_hint
+from claw_sessiond_client.install import missing_framework
 
 try:
     from google.adk.errors import StaleSessionError
@@ -47,7 +47,7 @@ try:
     from google.adk.sessions.session import Session
     from google.adk.sessions.state import State
 except ImportError as exc:  # pragma: no cover - the extra is not installed
-    raise ImportError(f"claw_sessiond_client.contrib.adk needs google-adk: {install_hint(client_extra='adk')}") from exc
+    raise missing_framework(__name__, "google-adk", client_extra="adk") from exc
 
 from claw_sessiond_client import (
     AsyncSessionClient,

@@ -48,10 +48,15 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
-from agents import Agent, RunState
-from agents.items import TResponseInputItem
-from agents.memory.session import SessionABC, _CompactionSnapshot
-from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit
+from claw_sessiond_client.install import missing_framework
+
+try:
+    from agents import Agent, RunState
+    from agents.items import TResponseInputItem
+    from agents.memory.session import SessionABC, _CompactionSnapshot
+    from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise missing_framework(__name__, "openai-agents", client_extra="openai-agents") from exc
 
 from claw_sessiond_client import (
     AppendResult,

@@ -3,10 +3,11 @@
 The commands come from tests/helpers/install_lines.py (README.md, docs/*.md, clients/*/README.md,
 the packages' docstrings, and the hints of claw_sessiond_client/install.py). Each runs in the top
 folder of a fresh clone of a git repository made from the checkout's build inputs; ``<repo>`` in
-a git form is that repository's ``file://`` URL. pip gets ``--no-index --find-links`` the
-wheelhouse ``scripts/setup-tests`` fills (tests/helpers/wheelhouse.py): third-party wheels
-only, never the project's own distributions, which no index has, so a command that would need
-one from an index fails here as it fails for a user. No test reaches the network.
+a git form is that repository's ``file://`` URL, and ``/path/to/claw-sessiond`` the clone. pip
+gets ``--no-index --find-links`` the wheelhouse ``scripts/setup-tests`` fills
+(tests/helpers/wheelhouse.py): third-party wheels only, never the project's own distributions,
+which no index has, so a command that would need one from an index fails here as it fails for a
+user. No test reaches the network.
 
 Commands that install the same distributions with the same extras (a checkout form and its git
 form, the same line on two pages) share one virtualenv: the first runs in it clean; before each
@@ -42,6 +43,7 @@ from packaging.requirements import Requirement
 from claw_sessiond_client import install
 from tests.helpers.daemon import ROOT
 from tests.helpers.install_lines import (
+    CHECKOUT,
     CLIENT,
     DAEMON,
     FOLDERS,
@@ -285,7 +287,7 @@ def test_install_commands_work_as_written(group: str, repo: Path, scratch: Path)
     for i, (line, dists) in enumerate(GROUPS[group]):
         if i:  # the third-party dependencies stay; the project's distributions come from this command's sources
             _run([*pip, "uninstall", "-q", "-y", *sorted(d.name for d in dists)], checkout, env)
-        args = [a.replace(install.REPO, _url(repo)) for a in line.args]
+        args = [a.replace(install.REPO, _url(repo)).replace(CHECKOUT, str(checkout)) for a in line.args]
         cmd = [*pip, "install", *quick, *args]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=_PIP_TIMEOUT_S, cwd=checkout, env=env)
         assert out.returncode == 0, f"{line.where}: `{line.text}` failed (exit {out.returncode}):\n{out.stderr}"

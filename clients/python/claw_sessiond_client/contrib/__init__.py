@@ -2,9 +2,9 @@
 
 An adapter lives in ``claw_sessiond_client.contrib.<framework>`` and imports
 the framework it adapts; that framework is installed only through the
-adapter's own optional extra (``pip install 'claw-sessiond-client[<framework>]'``),
-so the client itself keeps depending on grpcio, protobuf and
-googleapis-common-protos alone. Nothing outside ``contrib`` imports from it.
+adapter's own optional extra, installed with the daemon (the commands:
+:mod:`claw_sessiond_client.install`), so the client itself keeps depending
+on grpcio, protobuf and googleapis-common-protos alone. Nothing outside ``contrib`` imports from it.
 An adapter only uses the public API (``from claw_sessiond_client import ...``).
 
 - ``claw_sessiond_client.contrib.langchain``: a LangChain chat message history

@@ -1,6 +1,7 @@
 """Google ADK sessions stored by claw-sessiond: :class:`ClawSessionService`, a ``BaseSessionService``.
 
-Install with ``pip install 'claw-sessiond-client[adk]'`` (google-adk 2.13.0)::
+Install with ``pip install './clients/python[adk]' .`` in a checkout (google-adk 2.13.0; the git URL
+form: README's Install section)::
 
     from google.adk.runners import Runner
     from claw_sessiond_client.contrib.adk import ClawSessionService
@@ -35,6 +36,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
+from claw_sessiond_client.install import missing_framework
+
 try:
     from google.adk.errors import StaleSessionError
     from google.adk.errors.already_exists_error import AlreadyExistsError
@@ -44,9 +47,7 @@ try:
     from google.adk.sessions.session import Session
     from google.adk.sessions.state import State
 except ImportError as exc:  # pragma: no cover - the extra is not installed
-    raise ImportError(
-        "claw_sessiond_client.contrib.adk needs google-adk: pip install 'claw-sessiond-client[adk]'"
-    ) from exc
+    raise missing_framework(__name__, "google-adk", client_extra="adk") from exc
 
 from claw_sessiond_client import (
     AsyncSessionClient,

@@ -1,6 +1,7 @@
 """LangChain chat history kept by claw-sessiond: :class:`ClawChatMessageHistory`.
 
-Install with ``pip install 'claw-sessiond-client[langchain]'`` (pins ``langchain-core``)::
+Install with ``pip install './clients/python[langchain]' .`` in a checkout (pins ``langchain-core``; the
+git URL form: README's Install section)::
 
     from claw_sessiond_client import SessionClient
     from claw_sessiond_client.contrib.langchain import ClawChatMessageHistory
@@ -27,8 +28,13 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.messages import BaseMessage
+from claw_sessiond_client.install import missing_framework
+
+try:
+    from langchain_core.chat_history import BaseChatMessageHistory
+    from langchain_core.messages import BaseMessage
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise missing_framework(__name__, "langchain-core", client_extra="langchain") from exc
 
 from claw_sessiond_client import AsyncSessionClient, LoadResult, Message, SessionClient
 from claw_sessiond_client.errors import DaemonUnavailableError, SequenceConflictError, SessiondError

@@ -5,8 +5,8 @@
 >>> session = ClawSession("support-42")          # the workspace's daemon (started if needed)
 >>> result = await Runner.run(agent, "hello", session=session)
 
-Install with ``pip install 'claw-sessiond-client[openai-agents]'`` (pins the
-SDK version this adapter is tested against).
+Install with ``pip install './clients/python[openai-agents]' .`` in a checkout (pins the
+SDK version this adapter is tested against; the git URL form: README's Install section).
 
 How items are stored: one entry per SDK item, format ``openai.responses``,
 the item's own JSON text as the entry's item bytes; what comes back is
@@ -48,10 +48,15 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
-from agents import Agent, RunState
-from agents.items import TResponseInputItem
-from agents.memory.session import SessionABC, _CompactionSnapshot
-from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit
+from claw_sessiond_client.install import missing_framework
+
+try:
+    from agents import Agent, RunState
+    from agents.items import TResponseInputItem
+    from agents.memory.session import SessionABC, _CompactionSnapshot
+    from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise missing_framework(__name__, "openai-agents", client_extra="openai-agents") from exc
 
 from claw_sessiond_client import (
     AppendResult,

@@ -14,8 +14,8 @@ LangChain adapters; ADK's adapter builds its ids from the same escape, see
   stored before this mapping keep working);
 - any other id is :func:`escape`\\ d (``"user/123"`` → ``"user%2F123"``, ``".."`` →
   ``"%2E%2E"``); the empty id is ``"%"``;
-- an id whose escaped form is longer than 256 bytes is ``"%sha256:"`` and the SHA-256 of its
-  UTF-8 (the one case :func:`session_id_of` cannot reverse).
+- an id whose escaped form is longer than 256 bytes is ``"%sha256:"`` and its :func:`digest`
+  (SHA-256, hex; the one case :func:`session_id_of` cannot reverse).
 
 Two different ids never share a daemon id: the ids kept as they are hold no ``%``, every
 other form does, and ``"%"`` and ``"%sha256:..."`` are not escapes (``%`` is then not

@@ -10,7 +10,9 @@ SDK version this adapter is tested against).
 
 How items are stored: one entry per SDK item, format ``openai.responses``,
 the item's own JSON text as the entry's item bytes; what comes back is
-``json.loads`` of exactly those bytes. Role, text and tool calls are derived
+``json.loads`` of exactly those bytes, in the order written (by position, as SQLiteSession
+gives them: parallel tool calls before their outputs). Any string is a session id
+(:mod:`~claw_sessiond_client.contrib._names` maps it to the daemon's). Role, text and tool calls are derived
 for the daemon's own use (pairing, search, the CLI): a message item gives its
 role and text; a call item (``function_call``, ``custom_tool_call``,
 ``shell_call``, ...) an assistant entry with one tool call keyed by its

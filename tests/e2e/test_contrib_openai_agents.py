@@ -361,12 +361,12 @@ async def test_any_string_is_a_session_id(module_daemon: DaemonProcess, module_c
     """SQLiteSession takes any string: so does ClawSession, each id its own daemon session, shown by the CLI."""
     token = uuid.uuid4().hex[:8]
     ids = [f"user/{token}", f"user%2F{token}", f"..{token}", f"tab\t{token}\n", f"{token}" + "é" * 200, f"ok-{token}"]
-    sessions = [_session_with_id(module_daemon, i) for i in ids]
+    sessions = [_session(module_daemon, i) for i in ids]
     for i, session in zip(ids, sessions, strict=True):
         await session.add_items([{"role": "user", "content": i}])
     for i, session in zip(ids, sessions, strict=True):
         assert await session.get_items() == [{"role": "user", "content": i}]
-        assert (await _session_with_id(module_daemon, i).get_items()) == [{"role": "user", "content": i}]
+        assert (await _session(module_daemon, i).get_items()) == [{"role": "user", "content": i}]
         session.close()
     mapped = [s.store_id for s in sessions]
     assert len(set(mapped)) == len(ids)
@@ -379,10 +379,6 @@ async def test_any_string_is_a_session_id(module_daemon: DaemonProcess, module_c
     assert module_client.load(mapped[4], no_repair=True).messages[0].content == ids[4]
     shown = on_daemon(module_daemon, "show", mapped[0])
     assert shown.returncode == 0 and f"user/{token}" in shown.stdout, shown.stderr
-
-
-def _session_with_id(daemon: DaemonProcess, session_id: str) -> ClawSession:
-    return ClawSession(session_id, address=daemon.address, autostart=False)
 
 
 def test_one_session_used_from_several_event_loops(daemon: DaemonProcess) -> None:

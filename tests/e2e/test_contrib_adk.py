@@ -441,6 +441,67 @@ async def test_tool_calls_and_parallel_results_as_in_memory(claw: ClawSessionSer
         assert got is not None and got.events == reference.events[-n:]
 
 
+async def test_a_late_answer_stays_where_it_was_written(
+    claw: ClawSessionService, live: DaemonProcess, app: str
+) -> None:
+    """A long-running tool answered after other events: every read gives the events in the order
+    appended (the daemon's own Load places the answer right after its call), whole, by
+    ``num_recent_events`` and by ``after_timestamp``, as ADK's in-memory service does."""
+    call = types.Content(
+        role="model", parts=[types.Part(function_call=types.FunctionCall(id="slow", name="approve", args={}))]
+    )
+    answer = types.Content(
+        role="user",
+        parts=[types.Part(function_response=types.FunctionResponse(id="slow", name="approve", response={"ok": True}))],
+    )
+    base = time.time()
+    script = [
+        event("deploy?", ts=base),
+        Event(invocation_id="i", author="agent", content=call, long_running_tool_ids={"slow"}, timestamp=base + 1),
+        event("waiting for approval", role="model", ts=base + 2),
+        event("status?", ts=base + 3),
+        Event(invocation_id="i", author="agent", content=answer, timestamp=base + 4),
+        event("deployed", role="model", ts=base + 5),
+    ]
+    reference, stored = await _run_both(claw, app, script)
+    assert [e.id for e in stored.events] == [e.id for e in reference.events] and stored.events == reference.events
+    paired = [m.tool_call_id or "" for m in _raw(live, app, "u", "s").messages]
+    assert paired[2] == "slow"  # the daemon's pairing order: the answer right after its call
+    for n in range(1, len(script) + 1):
+        got = await claw.get_session(
+            app_name=app, user_id="u", session_id="s", config=GetSessionConfig(num_recent_events=n)
+        )
+        assert got is not None and got.events == reference.events[-n:], n
+    for k, e in enumerate(script):
+        config = GetSessionConfig(after_timestamp=e.timestamp)
+        got = await claw.get_session(app_name=app, user_id="u", session_id="s", config=config)
+        assert got is not None and got.events == reference.events[k:], k
+
+
+async def test_a_stale_session_raises_adk_s_own_error_text(claw: ClawSessionService, app: str) -> None:
+    """The text ADK's own database session service raises for a session modified since it was read."""
+    import ast
+
+    import google.adk.sessions as adk_sessions
+
+    source = (Path(adk_sessions.__file__).parent / "database_session_service.py").read_text()
+    texts = [
+        ast.literal_eval(node.value)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "_STALE_SESSION_ERROR_MESSAGE" for t in node.targets)
+    ]
+    assert len(texts) == 1
+    await claw.create_session(app_name=app, user_id="u", session_id="s")
+    mine = await claw.get_session(app_name=app, user_id="u", session_id="s")
+    theirs = await claw.get_session(app_name=app, user_id="u", session_id="s")
+    assert mine is not None and theirs is not None
+    await claw.append_event(theirs, event("theirs"))
+    with pytest.raises(StaleSessionError) as raised:
+        await claw.append_event(mine, event("mine"))
+    assert str(raised.value) == texts[0]
+
+
 # ---------------------------------------------------------------- what the daemon holds
 
 

@@ -13,13 +13,16 @@ import asyncio
 import base64
 import json
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from claw_sessiond_client import SessionClient, ToolPolicy
+from claw_sessiond_client.contrib._names import HASHED_PREFIX, session_id_of
 from claw_sessiond_client.contrib.openai_agents import FORMAT, ClawSession, encode_item, entry_for_item
+from tests.helpers.cli import on_daemon
 from tests.helpers.daemon import DaemonProcess, run_python
 
 PNG = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).decode()
@@ -325,6 +328,70 @@ async def test_atomic_replace_of_the_whole_history(module_daemon: DaemonProcess,
     await session.add_items([{"role": "user", "content": f"m{i}"} for i in range(3)])
     assert await session._atomic_replace_items([{"type": "compaction", "id": "c", "encrypted_content": "e"}])
     assert await session.get_items() == [{"type": "compaction", "id": "c", "encrypted_content": "e"}]
+
+
+#: Two parallel tool calls, then their two outputs, as a Runner turn writes them.
+PARALLEL: list[dict[str, Any]] = [
+    {"role": "user", "content": "weather in Paris and Oslo?"},
+    {"type": "function_call", "call_id": "call_paris", "name": "weather", "arguments": '{"city":"Paris"}'},
+    {"type": "function_call", "call_id": "call_oslo", "name": "weather", "arguments": '{"city":"Oslo"}'},
+    {"type": "function_call_output", "call_id": "call_paris", "output": "sunny"},
+    {"type": "function_call_output", "call_id": "call_oslo", "output": "snow"},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "sunny; snow"}]},
+]
+
+
+async def test_parallel_tool_calls_come_back_in_the_order_written(
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
+) -> None:
+    """As SQLiteSession: the items in the order added, read whole or bounded (the daemon's own Load
+    places each output right after its call), and a compaction replaces exactly ``items[start:]``."""
+    session = _session(module_daemon, sid)
+    await session.add_items(PARALLEL[:1])
+    await session.add_items(PARALLEL[1:3])  # the model's turn: two calls (pending until answered)
+    await session.add_items(PARALLEL[3:])
+    paired = [
+        m.tool_call_id or (m.tool_calls[0].id if m.tool_calls else "")
+        for m in module_client.load(sid, no_repair=True).messages
+    ]
+    assert paired[1:5] == ["call_paris", "call_paris", "call_oslo", "call_oslo"]  # the daemon's pairing order
+    assert await session.get_items() == PARALLEL
+    for n in range(1, len(PARALLEL) + 1):  # 3 and 4 cut between the calls and their outputs
+        assert await session.get_items(n) == PARALLEL[-n:], n
+    assert await session.pop_item() == PARALLEL[-1]
+    assert await session.pop_item() == PARALLEL[-2]
+    await session.add_items(PARALLEL[-2:])
+
+    snapshot = await session._get_compaction_snapshot(len(PARALLEL))
+    assert snapshot is not None and snapshot.items == PARALLEL
+    summary = {"role": "user", "content": "summary"}
+    assert await snapshot.replace_suffix(2, [summary])
+    assert await session.get_items() == [*PARALLEL[:2], summary]
+    session.close()
+
+
+async def test_any_string_is_a_session_id(module_daemon: DaemonProcess, module_client: SessionClient) -> None:
+    """SQLiteSession takes any string: so does ClawSession, each id its own daemon session, shown by the CLI."""
+    token = uuid.uuid4().hex[:8]
+    ids = [f"user/{token}", f"user%2F{token}", f"..{token}", f"tab\t{token}\n", f"{token}" + "é" * 200, f"ok-{token}"]
+    sessions = [_session(module_daemon, i) for i in ids]
+    for i, session in zip(ids, sessions, strict=True):
+        await session.add_items([{"role": "user", "content": i}])
+    for i, session in zip(ids, sessions, strict=True):
+        assert await session.get_items() == [{"role": "user", "content": i}]
+        assert (await _session(module_daemon, i).get_items()) == [{"role": "user", "content": i}]
+        session.close()
+    mapped = [s.store_id for s in sessions]
+    assert len(set(mapped)) == len(ids)
+    assert mapped[0] == f"user%2F{token}" and mapped[1] == f"user%252F{token}" and mapped[-1] == f"ok-{token}"
+    assert mapped[4].startswith(HASHED_PREFIX)
+    assert [session_id_of(m) for m in mapped] == [*ids[:4], None, ids[5]]
+    listed = on_daemon(module_daemon, "ls", "--contains", token, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {s["id"] for s in json.loads(listed.stdout)["sessions"]} == set(mapped) - {mapped[4]}  # the hash lacks it
+    assert module_client.load(mapped[4], no_repair=True).messages[0].content == ids[4]
+    shown = on_daemon(module_daemon, "show", mapped[0])
+    assert shown.returncode == 0 and f"user/{token}" in shown.stdout, shown.stderr
 
 
 def test_one_session_used_from_several_event_loops(module_daemon: DaemonProcess, sid: str) -> None:

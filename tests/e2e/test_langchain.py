@@ -308,6 +308,26 @@ def test_messages_appended_by_other_clients(sync: SessionClient) -> None:
     ]
 
 
+def test_any_string_is_a_history_id(sync: SessionClient) -> None:
+    """LangChain's other stores take any string as a session id: so does this one, each id its own
+    daemon session (an id the daemon takes is its own; another is escaped, reversibly)."""
+    token = uuid.uuid4().hex[:8]
+    ids = [f"user/{token}", f"user%2F{token}", "..", f"ctl\x01{token}", f" {token} ", "x" * 300 + token, f"lc-{token}"]
+    for i in ids:
+        ClawChatMessageHistory(i, sync).add_messages([HumanMessage(i)])
+    for i in ids:
+        history = ClawChatMessageHistory(i, sync)
+        assert history.messages == [HumanMessage(i)]
+        assert asyncio.run(history.aget_messages()) == [HumanMessage(i)]
+        assert sync.load(history.store_id, no_repair=True).messages[0].content == i
+    mapped = [ClawChatMessageHistory(i, sync).store_id for i in ids]
+    assert len(set(mapped)) == len(ids)
+    assert mapped[0] == f"user%2F{token}" and mapped[2] == "%2E%2E" and mapped[-1] == f"lc-{token}"
+    ClawChatMessageHistory("..", sync).clear()
+    with pytest.raises(TypeError):
+        ClawChatMessageHistory(7, sync)  # type: ignore[arg-type]
+
+
 def test_large_batches_are_sent_in_several_appends(sync: SessionClient, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lc, "MAX_BATCH_MESSAGES", 4)
     sid = _sid()

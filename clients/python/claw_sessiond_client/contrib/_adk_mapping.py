@@ -8,7 +8,6 @@ derived from an ``Event``, whose own JSON travels with them as the item.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any, Final
@@ -18,6 +17,8 @@ from google.adk.sessions.state import State
 from pydantic_core import to_jsonable_python
 
 from claw_sessiond_client import EntryUsage, Message, StateDelta, ToolCall
+
+from ._names import MAX_NAME_BYTES, bounded, escape, label_value, name_of
 
 __all__ = [
     "FORMAT",
@@ -41,12 +42,8 @@ __all__ = [
 
 #: Format tag of the stored items: the Event's own JSON (``model_dump_json(exclude_none=True)``).
 FORMAT: Final = "adk.event"
-#: The daemon's limits: a session id, a scope name and a label value are at most 256 bytes.
-MAX_NAME_BYTES: Final = 256
 #: Marks a state value the daemon's JSON state cannot hold as is (see :func:`encode_value`).
 _TAG: Final = "$adk"
-#: Characters an escaped name keeps as they are (everything else becomes %XX of its UTF-8 bytes).
-_PLAIN: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 # ---------------------------------------------------------------- names
@@ -63,84 +60,27 @@ def check_name(what: str, value: object) -> str:
     return value
 
 
-def _escape(name: str) -> str:
-    """``name`` with every character but ``[A-Za-z0-9_-]`` as %XX of its UTF-8 bytes (injective, no ``~``)."""
-    out = []
-    for ch in name:
-        if ch in _PLAIN:
-            out.append(ch)
-        else:
-            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-    return "".join(out)
-
-
-def _digest(*parts: str) -> str:
-    """SHA-256 (hex) of ``parts``, each length-prefixed so that no two tuples share it."""
-    h = hashlib.sha256()
-    for part in parts:
-        raw = part.encode("utf-8", "surrogatepass")
-        h.update(len(raw).to_bytes(8, "big"))
-        h.update(raw)
-    return h.hexdigest()
-
-
-def _bounded(readable: str, hashed_prefix: str, *parts: str) -> str:
-    """``readable`` if it fits the daemon's 256 bytes, else ``hashed_prefix`` + the digest of ``parts``."""
-    if len(readable.encode()) <= MAX_NAME_BYTES:
-        return readable
-    return hashed_prefix + _digest(*parts)
-
-
 def session_key(app_name: str, user_id: str, session_id: str) -> str:
     """The daemon session id of an ADK session.
 
-    ``adk~<app>~<user>~<session>``, each part escaped (:func:`_escape`), so it
+    ``adk~<app>~<user>~<session>``, each part escaped (:func:`~claw_sessiond_client.contrib._names.escape`), so it
     holds none of the characters a daemon id forbids (``/``, ``\\``, ``..``,
     control characters) and two different triples never meet (ADK allows the
     same session id under two users). Longer than 256 bytes: ``adk-`` and the
     SHA-256 of the triple. The originals are in the session's labels.
     """
-    readable = f"adk~{_escape(app_name)}~{_escape(user_id)}~{_escape(session_id)}"
-    return _bounded(readable, "adk-", app_name, user_id, session_id)
+    readable = f"adk~{escape(app_name)}~{escape(user_id)}~{escape(session_id)}"
+    return bounded(readable, "adk-", app_name, user_id, session_id)
 
 
 def app_scope(app_name: str) -> str:
     """The shared state scope of an app's ``app:`` keys: ``app:<app>`` (escaped; hashed when too long)."""
-    return _bounded(f"app:{_escape(app_name)}", "app-sha256:", app_name)
+    return bounded(f"app:{escape(app_name)}", "app-sha256:", app_name)
 
 
 def user_scope(app_name: str, user_id: str) -> str:
     """The shared state scope of a user's ``user:`` keys: ``user:<app>/<user>`` (escaped; hashed when too long)."""
-    return _bounded(f"user:{_escape(app_name)}/{_escape(user_id)}", "user-sha256:", app_name, user_id)
-
-
-def label_value(name: str) -> str:
-    """``name`` as a label value: as is, but for ``%``, control characters and lone surrogates
-    (which a label cannot hold) as %XX of their UTF-8 bytes; :func:`name_of` reverses it."""
-    out: list[str] = []
-    for ch in name:
-        code = ord(ch)
-        if ch == "%" or code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF:
-            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def name_of(value: str) -> str:
-    """The name a :func:`label_value` spells."""
-    if "%" not in value:
-        return value
-    raw = bytearray()
-    i = 0
-    while i < len(value):
-        if value[i] == "%":
-            raw.append(int(value[i + 1 : i + 3], 16))
-            i += 3
-        else:
-            raw.extend(value[i].encode())
-            i += 1
-    return raw.decode("utf-8", "surrogatepass")
+    return bounded(f"user:{escape(app_name)}/{escape(user_id)}", "user-sha256:", app_name, user_id)
 
 
 def labels_of(app_name: str, user_id: str, session_id: str) -> dict[str, str]:

@@ -30,6 +30,8 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call
 
 from claw_sessiond_client import EntryUsage, Message, ToolCall, ToolPolicy
 
+from ._order import written_order
+
 __all__ = [
     "FORMAT",
     "POLICY",
@@ -129,13 +131,13 @@ def derive_entries(
 def decode_entries(entries: Iterable[Message]) -> list[BaseMessage]:
     """LangChain messages of loaded entries, in the order they were appended.
 
-    That is position order: Load's reply places a tool result right after its call (what a
-    model expects), while a LangChain history is the list as it was added. Entries stored by
+    That is position order (:func:`~claw_sessiond_client.contrib._order.written_order`): a
+    LangChain history is the list as it was added. Entries stored by
     this adapter come back from their items. Plain messages (appended by another client) are
     converted; entries with another framework's item, or with no conversation role, are skipped.
     """
     out: list[BaseMessage] = []
-    for entry in sorted(entries, key=lambda e: e.position):
+    for entry in written_order(entries):
         if entry.format == FORMAT:
             out.extend(messages_from_dict([json.loads(entry.item)]))
         elif not entry.format and entry.role != "other":

@@ -75,6 +75,7 @@ from ._adk_mapping import (
     state_deltas,
     user_scope,
 )
+from ._order import in_written_order
 
 __all__ = ["ClawSessionService"]
 
@@ -383,6 +384,8 @@ class ClawSessionService(BaseSessionService):
         ``after`` bound, and the time of its last update (ADK's ``last_update_time``: the timestamp
         of the last event appended, else the time it was created).
 
+        Events come in the order they were written (by position, as ADK's own services keep
+        them): a long-running tool's late answer stays after the events written before it.
         Every window read is the end of the history (a suffix). It is enough once it holds
         the whole history, or ``recent`` events, or (with ``after``) an event whose own
         timestamp is before the bound: ADK keeps what follows the last such event. The first
@@ -393,18 +396,18 @@ class ClawSessionService(BaseSessionService):
         """
         client = self._client()
         if recent is None and after is None:
-            loaded = await client.load(key, no_repair=True, scopes=scopes)
+            loaded = in_written_order(await client.load(key, no_repair=True, scopes=scopes))
             events = _events(loaded.messages)
         else:
             size = max(recent or 0, _TAIL_WINDOW if after is not None else 1)
             hint = _utc(after - _CLOCK_MARGIN_S) if after is not None else None
             for _ in range(64):  # doubling: 64 rounds pass any history length
                 if hint is not None:
-                    loaded = await client.load(key, no_repair=True, after_time=hint, scopes=scopes)
+                    loaded = in_written_order(await client.load(key, no_repair=True, after_time=hint, scopes=scopes))
                     size = max(size, 2 * len(loaded.messages), _TAIL_WINDOW)
                     hint = None
                 else:
-                    loaded = await client.load(key, no_repair=True, last=size, scopes=scopes)
+                    loaded = in_written_order(await client.load(key, no_repair=True, last=size, scopes=scopes))
                     size *= 2
                 events = _events(loaded.messages)
                 if (
@@ -428,9 +431,10 @@ class ClawSessionService(BaseSessionService):
         return state
 
 
+#: What ADK's own database session service says when a session was modified since it was read.
 _STALE: Final = (
-    "The session was changed since this Session object was read (another writer appended to it). "
-    "Read it again with get_session before appending more events."
+    "The session has been modified in storage since it was loaded. "
+    "Please reload the session before appending more events."
 )
 
 

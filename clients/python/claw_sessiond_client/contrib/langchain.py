@@ -49,6 +49,7 @@ from ._langchain_entries import (
     derive_entries,
     encode_item,
 )
+from ._names import store_id
 
 __all__ = [
     "FORMAT",
@@ -86,7 +87,11 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
     it for the code that still uses it (``RunnableWithMessageHistory``, chains, agents).
 
     Args:
-        session_id: the claw-sessiond session that holds the history.
+        session_id: the history's id: any string, as LangChain's other stores take. The
+            daemon session that holds it is ``store_id``
+            (:func:`~claw_sessiond_client.contrib._names.store_id`): the same id when the daemon
+            takes it and it holds no ``%`` (``"chat-1"``), else escaped (``"user/123"`` is
+            ``"user%2F123"``); ``TypeError`` if it is not a str.
         client: the sync client to use (not closed by this class). Default: one made from
             ``workspace`` / ``address`` / ``token`` and closed by :meth:`close`.
         async_client: the asyncio client for :meth:`aget_messages`, :meth:`aadd_messages`
@@ -117,8 +122,7 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
         token: str | None = None,
         erase_on_clear: bool = True,
     ) -> None:
-        if not isinstance(session_id, str):
-            raise TypeError(f"session_id must be a str, not {type(session_id).__name__}")
+        self.store_id = store_id(session_id)
         self.session_id = session_id
         self.erase_on_clear = erase_on_clear
         self._owns_client = client is None and async_client is None
@@ -134,22 +138,22 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """The stored messages, in order (read-only: nothing is repaired or written)."""
-        return decode_entries(self._sync().load(self.session_id, no_repair=True).messages)
+        return decode_entries(self._sync().load(self.store_id, no_repair=True).messages)
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` in order (atomically, up to the batch bounds)."""
         client = self._sync()
         for batch, items in _batches(messages):
             try:
-                client.append(self.session_id, _first_try(batch, items), tool_policy=POLICY)
+                client.append(self.store_id, _first_try(batch, items), tool_policy=POLICY)
                 continue
             except SessiondError as err:
                 _retry_or_raise(err, -1)
             bare = False
             for attempt in range(_ATTEMPTS):
-                entries, expected = _again(batch, items, client.load(self.session_id, no_repair=True), bare)
+                entries, expected = _again(batch, items, client.load(self.store_id, no_repair=True), bare)
                 try:
-                    client.append(self.session_id, entries, tool_policy=POLICY, expected_last_position=expected)
+                    client.append(self.store_id, entries, tool_policy=POLICY, expected_last_position=expected)
                     break
                 except SessiondError as err:
                     bare = _retry_or_raise(err, attempt)
@@ -157,11 +161,11 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
 
     def clear(self) -> None:
         """Remove every message (erased, unless ``erase_on_clear`` is False)."""
-        self._sync().clear(self.session_id, erase=self.erase_on_clear)
+        self._sync().clear(self.store_id, erase=self.erase_on_clear)
 
     async def aget_messages(self) -> list[BaseMessage]:
         """:attr:`messages`, through the asyncio client."""
-        result = await self._async_call(lambda c: c.load(self.session_id, no_repair=True))
+        result = await self._async_call(lambda c: c.load(self.store_id, no_repair=True))
         return decode_entries(result.messages)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
@@ -169,18 +173,18 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
         for batch, items in _batches(messages):
             first = _first_try(batch, items)
             try:
-                await self._async_call(lambda c, e=first: c.append(self.session_id, e, tool_policy=POLICY))
+                await self._async_call(lambda c, e=first: c.append(self.store_id, e, tool_policy=POLICY))
                 continue
             except SessiondError as err:
                 _retry_or_raise(err, -1)
             bare = False
             for attempt in range(_ATTEMPTS):
-                loaded = await self._async_call(lambda c: c.load(self.session_id, no_repair=True))
+                loaded = await self._async_call(lambda c: c.load(self.store_id, no_repair=True))
                 entries, expected = _again(batch, items, loaded, bare)
                 try:
                     await self._async_call(
                         lambda c, e=entries, x=expected: c.append(
-                            self.session_id, e, tool_policy=POLICY, expected_last_position=x
+                            self.store_id, e, tool_policy=POLICY, expected_last_position=x
                         )
                     )
                     break
@@ -190,7 +194,7 @@ class ClawChatMessageHistory(BaseChatMessageHistory):
 
     async def aclear(self) -> None:
         """:meth:`clear`, through the asyncio client."""
-        await self._async_call(lambda c: c.clear(self.session_id, erase=self.erase_on_clear))
+        await self._async_call(lambda c: c.clear(self.store_id, erase=self.erase_on_clear))
 
     # -- clients
 

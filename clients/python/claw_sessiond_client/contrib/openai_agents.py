@@ -10,7 +10,9 @@ SDK version this adapter is tested against; the git URL form: README's Install s
 
 How items are stored: one entry per SDK item, format ``openai.responses``,
 the item's own JSON text as the entry's item bytes; what comes back is
-``json.loads`` of exactly those bytes. Role, text and tool calls are derived
+``json.loads`` of exactly those bytes, in the order written (by position, as SQLiteSession
+gives them: parallel tool calls before their outputs). Any string is a session id
+(:mod:`~claw_sessiond_client.contrib._names` maps it to the daemon's). Role, text and tool calls are derived
 for the daemon's own use (pairing, search, the CLI): a message item gives its
 role and text; a call item (``function_call``, ``custom_tool_call``,
 ``shell_call``, ...) an assistant entry with one tool call keyed by its
@@ -72,6 +74,7 @@ from claw_sessiond_client import (
     StateDelta,
 )
 
+from ._names import store_id as to_store_id
 from ._openai_items import (
     ALL,
     FORMAT,
@@ -82,6 +85,7 @@ from ._openai_items import (
     item_of,
     refused_pairing,
 )
+from ._order import in_written_order
 
 __all__ = ["FORMAT", "RUN_STATE_KEY", "TOOL_POLICY", "ClawSession", "encode_item", "entry_for_item", "item_of"]
 
@@ -122,9 +126,10 @@ class ClawSession(SessionABC):
     """A ``Session`` of the OpenAI Agents SDK whose history claw-sessiond keeps.
 
     Args:
-        session_id: the SDK's session id; also the daemon's session id unless
-            ``store_id`` is given (a daemon session id is 1-256 bytes of UTF-8
-            without ``/``, ``\\``, ``..`` or control characters).
+        session_id: the SDK's session id: any string, as the SDK's own sessions take. The
+            daemon's session id is :func:`~claw_sessiond_client.contrib._names.store_id` of it
+            unless ``store_id`` is given: itself when the daemon takes it and it holds no
+            ``%`` (``"support-42"``), else escaped (``"user/123"`` is ``"user%2F123"``).
         workspace, address, autostart, timeout_s: how to reach the daemon, as for
             :class:`~claw_sessiond_client.AsyncSessionClient`.
         client: use this client instead (on the event loop it was made on). Without
@@ -132,7 +137,7 @@ class ClawSession(SessionABC):
             may drive a session from several threads, each with its own loop), and
             :meth:`close` closes them.
         session_settings: the SDK's settings (``limit``: the default of :meth:`get_items`).
-        store_id: the daemon's session id, when it differs from ``session_id``.
+        store_id: the daemon's session id, when it must differ from the mapped one.
 
     Every method raises :class:`~claw_sessiond_client.SessiondError` subclasses for what
     the daemon refuses, ``TypeError`` for an item that is not a JSON object, and
@@ -154,7 +159,7 @@ class ClawSession(SessionABC):
         store_id: str | None = None,
     ) -> None:
         self.session_id = session_id
-        self.store_id = session_id if store_id is None else store_id
+        self.store_id = to_store_id(session_id) if store_id is None else store_id
         self.session_settings = (
             coerce_session_settings(cast(Any, session_settings)) if session_settings is not None else SessionSettings()
         )
@@ -197,8 +202,8 @@ class ClawSession(SessionABC):
         return all(getattr(type(self), name) is getattr(ClawSession, name) for name in _PROTOCOL)
 
     async def _load(self, last: int | None) -> LoadResult:
-        """A look at the history (never repairs, writes nothing); ``last`` bounds it."""
-        return await self._client_here().load(self.store_id, last=last, no_repair=True)
+        """A look at the history (never repairs, writes nothing), in the order written; ``last`` bounds it."""
+        return in_written_order(await self._client_here().load(self.store_id, last=last, no_repair=True))
 
     async def _ensure_policy(self, client: AsyncSessionClient) -> None:
         """Create the session with this adapter's tool policy, once per object (a stored session keeps its own)."""

@@ -29,7 +29,7 @@ NO_SMOKE = {
     "test_langchain_sdist": "langchain-core's own test suite, run from its sdist",
     "test_typescript_client": "the TypeScript client's own test suite",
     "test_go_client": "the Go client's own tests (go test), compiled first",
-    "test_install_lines": "every install command in clean venvs, minutes (its parser's unit test is in the default tier)",
+    "test_install_lines": "every install command in clean venvs, minutes (its parser is unit-tested by default)",
     "test_typescript_package": "npm pack and npm install of the TypeScript package, a minute",
 }
 

@@ -238,7 +238,7 @@ def test_public_surface_is_sorted_and_complete() -> None:
     exported = claw_sessiond_client.__all__
     assert exported == sorted(exported)
     public = {n for n in dir(claw_sessiond_client) if not n.startswith("_")}
-    modules = {"aio", "api", "contrib", "endpoint", "errors", "paths", "sync", "tcp"}
+    modules = {"aio", "api", "contrib", "endpoint", "errors", "install", "paths", "sync", "tcp"}
     assert public - modules - set(exported) == set(), "public names missing from __all__"
 
 

@@ -704,8 +704,9 @@ export interface LoadRequest {
   /** Session id: 1-256 bytes of UTF-8; no "/", "\", "..", NUL or control characters. */
   sessionId: string;
   /**
-   * The caller's absolute working folder. Required. Replaces the stored one in
-   * the reply and, at the next mutation that carries it, in storage.
+   * The caller's absolute working folder. Required, except with no_repair (a
+   * look-only Load: without it the reply has the stored one). Replaces the stored
+   * one in the reply and, at the next mutation that carries it, in storage.
    */
   workdir: string;
   /** Trace id for the call (otherwise taken from `traceparent` metadata, or assigned). */

@@ -533,6 +533,7 @@ def test_generated_messages_round_trip(sync: SessionClient, batches: list[list[B
     assert got == sent
 
 
+@pytest.mark.pin_check
 def test_the_extra_pins_the_version_the_tests_run() -> None:
     import tomllib
     from importlib.metadata import version

@@ -1,9 +1,10 @@
 """A framework's published source distribution, fetched by ``scripts/setup-tests`` and read by tests from a cache.
 
 The frameworks' own tests are not copied into this repository. ``scripts/setup-tests`` runs
-``python -m tests.helpers.sdist PROJECT...``, which downloads the sdist of the exact version
-pinned in the client's extras (``pip download --no-deps --no-binary :all:``) and unpacks it
-into a cache (``$CLAW_TEST_CACHE``, default ``~/.cache/claw-sessiond-tests``). Tests never
+``python -m tests.helpers.sdist PROJECT...``, which downloads the sdist of the version under test
+(:func:`version_under_test`: the one installed, which in the README's venv is the exact pin of the
+client's extras) with ``pip download --no-deps --no-binary :all:`` and unpacks it into a cache
+(``$CLAW_TEST_CACHE``, default ``~/.cache/claw-sessiond-tests``). Tests never
 reach the network: :func:`sdist_or_fail` returns the unpacked folder from the cache, and
 fails (never skips) naming the command to run when it is not there.
 """
@@ -20,6 +21,7 @@ import tempfile
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -103,9 +105,21 @@ def cached_sdist(project: str, version: str) -> Path | None:
     return target if (target / "PKG-INFO").is_file() else None
 
 
+def version_under_test(project: str) -> str:
+    """The version of ``project`` installed where the tests run, or the pin when it is not installed.
+
+    In the README's venv the two are the same (the test extra installs the pins); the run against a
+    framework's newest release (``tests/helpers/newest.py``) installs a newer one, whose sdist it reads.
+    """
+    try:
+        return metadata.version(project)
+    except metadata.PackageNotFoundError:
+        return pinned_version(project)
+
+
 def sdist_or_fail(project: str) -> Path:
-    """The unpacked sdist of the pinned version, from the cache; fails the test if it is not there."""
-    version = pinned_version(project)
+    """The unpacked sdist of the version under test, from the cache; fails the test if it is not there."""
+    version = version_under_test(project)
     found = cached_sdist(project, version)
     if found is None:
         pytest.fail(
@@ -116,11 +130,11 @@ def sdist_or_fail(project: str) -> Path:
 
 
 def main(projects: list[str]) -> int:
-    """``python -m tests.helpers.sdist PROJECT...``: fetch the pinned sdists into the cache
+    """``python -m tests.helpers.sdist PROJECT...``: fetch the sdists of the versions under test into the cache
     (``scripts/setup-tests`` does, so the tests find them without reaching the network)."""
     for project in projects:
         try:
-            print(f"sdist {project}: {fetch_sdist(project, pinned_version(project))}")
+            print(f"sdist {project}: {fetch_sdist(project, version_under_test(project))}")
         except SdistUnavailableError as exc:
             print(f"sdist {project}: {exc}", file=sys.stderr)
             return 1

@@ -264,6 +264,7 @@ def _sync_calls(client: SessionClient) -> dict[str, Callable[[], object]]:
         "fork_session": lambda: client.fork_session("s", "t"),
         "update_session": lambda: client.update_session("s"),
         "scope_states": lambda: client.scope_states(["app:x"]),
+        "load_items": lambda: client.load_items("s", "f"),
     }
 
 
@@ -308,6 +309,7 @@ def _async_calls(client: AsyncSessionClient) -> dict[str, Callable[[], Awaitable
         "fork_session": lambda: client.fork_session("s", "t"),
         "update_session": lambda: client.update_session("s"),
         "scope_states": lambda: client.scope_states(["app:x"]),
+        "load_items": lambda: client.load_items("s", "f"),
     }
 
 

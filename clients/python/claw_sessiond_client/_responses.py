@@ -40,6 +40,7 @@ from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
     "BackupCopy",
+    "ItemsAssembly",
     "LoadAssembly",
     "append_result_of",
     "backup_figures_of",
@@ -232,6 +233,42 @@ class LoadAssembly:
             first.start_position,
             {st.scope: state_of(st.state) for st in first.scope_states},
         )
+
+
+class ItemsAssembly:
+    """Load's streamed chunks kept as the stored items of one format only (no :class:`Message` per entry).
+
+    The item bytes come straight off the reply, so reading a framework's own items costs the
+    reply's parse and nothing per entry on top; they are given in the order written (by
+    position), which is the order a framework's own store gives its items back.
+    """
+
+    def __init__(self, item_format: str) -> None:
+        self._format = item_format
+        self._found: list[tuple[int, bytes]] = []
+        self._started = self._done = False
+
+    def add(self, chunk: pb.LoadResponse) -> None:
+        """Take one chunk: the items of the format, with their positions."""
+        self._started = True
+        fmt = self._format
+        self._found.extend((m.position, m.item) for m in chunk.messages if m.format == fmt and m.item)
+        self._done = chunk.done
+
+    def result(self) -> list[bytes]:
+        """The items, in the order written.
+
+        Raises:
+            InternalError: the stream ended without its last chunk.
+        """
+        if not (self._started and self._done):
+            raise E.InternalError("Load stream ended early (no final chunk)")
+        self._found.sort(key=_position_of)
+        return [item for _, item in self._found]
+
+
+def _position_of(found: tuple[int, bytes]) -> int:
+    return found[0]
 
 
 def load_result_of(chunks: Iterable[pb.LoadResponse]) -> LoadResult:

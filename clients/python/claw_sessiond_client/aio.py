@@ -16,7 +16,7 @@ import datetime as dt
 import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Protocol, TypeVar
 
 import grpc
 
@@ -41,6 +41,7 @@ from ._requests import (
 )
 from ._responses import (
     BackupCopy,
+    ItemsAssembly,
     LoadAssembly,
     append_result_of,
     clear_result_of,
@@ -91,6 +92,17 @@ from .api.v1 import sessiond_pb2 as pb
 __all__ = ["AppendStream", "AsyncSessionClient"]
 
 T = TypeVar("T")
+_R = TypeVar("_R", covariant=True)
+
+
+class _Assembly(Protocol[_R]):
+    """What Load's chunks are read into: a whole result, or only the items of one format."""
+
+    def add(self, chunk: pb.LoadResponse) -> None: ...
+
+    def result(self) -> _R: ...
+
+
 R = TypeVar("R")
 
 
@@ -160,7 +172,9 @@ class AsyncSessionClient(AsyncChannel):
         await self.close()
 
     async def _load_chunks(self, request: pb.LoadRequest) -> LoadResult:
-        assembly = LoadAssembly()  # each chunk converted as it arrives
+        return await self._assembled(request, LoadAssembly())  # each chunk converted as it arrives
+
+    async def _assembled(self, request: pb.LoadRequest, assembly: _Assembly[_R]) -> _R:
         async for chunk in self._stub.Load(request, timeout=self.timeout_s):
             assembly.add(chunk)
         return assembly.result()
@@ -198,6 +212,16 @@ class AsyncSessionClient(AsyncChannel):
         if wd:  # a look-only Load given no workdir carries none
             self._workdirs[session_id] = wd
         return result
+
+    async def load_items(self, session_id: str, item_format: str, *, last: int | None = None) -> list[bytes]:
+        """The stored items of one format, in the order written: a look only (repairs and writes nothing).
+
+        The arguments are those of
+        :meth:`SessionClient.load_items <claw_sessiond_client.sync.SessionClient.load_items>`.
+        """
+        request, _ = load_request(session_id, None, False, True, last=last)  # no workdir: no file system I/O
+        items: list[bytes] = await self._call(lambda: self._assembled(request, ItemsAssembly(item_format)))
+        return items
 
     async def append(
         self,

@@ -171,6 +171,27 @@ class SessionClient(SyncChannel):
             self._workdirs[session_id] = wd
         return result
 
+    def load_items(self, session_id: str, item_format: str, *, last: int | None = None) -> list[bytes]:
+        """The stored items of one format (``Message.item`` of the visible entries whose ``format`` is
+        ``item_format``), in the order written (by position): what a framework adapter gives back.
+
+        A look only, like ``load(no_repair=True)`` (repairs nothing, writes nothing, needs no
+        workdir; an unknown session has no items), but no :class:`Message` is built per entry: the
+        bytes come straight off the reply. Entries of other formats and plain messages are left out.
+
+        Args:
+            last: only among the last N visible entries (a bounded read; see :meth:`load`).
+        """
+        request, _ = req.load_request(session_id, None, False, True, last=last)
+
+        def read() -> list[bytes]:  # a fresh assembly per attempt (a retry starts the stream over)
+            assembly = rsp.ItemsAssembly(item_format)
+            for chunk in self._stub.Load(request, timeout=self.timeout_s):
+                assembly.add(chunk)
+            return assembly.result()
+
+        return self._call(read)
+
     def append(
         self,
         session_id: str,

@@ -148,7 +148,12 @@ def item_of(entry: Message) -> dict[str, Any] | None:
     someone else (a plain message, a repair): such entries are not part of the SDK's history."""
     if entry.format != FORMAT or not entry.item:
         return None
-    item = json.loads(entry.item)
+    return item_from_bytes(entry.item)
+
+
+def item_from_bytes(data: bytes) -> dict[str, Any] | None:
+    """The SDK item stored as ``data`` (an entry's item of :data:`FORMAT`), or None if it is not a JSON object."""
+    item = json.loads(data)
     return item if isinstance(item, dict) else None
 
 

@@ -82,6 +82,7 @@ from ._openai_items import (
     encode_item,
     entries_for_items,
     entry_for_item,
+    item_from_bytes,
     item_of,
     refused_pairing,
 )
@@ -100,6 +101,11 @@ T = TypeVar("T")
 def _sdk_item(entry: Message) -> TResponseInputItem | None:
     """:func:`item_of`, typed as the SDK's item."""
     return cast("TResponseInputItem | None", item_of(entry))
+
+
+def _sdk_item_of_bytes(data: bytes) -> TResponseInputItem | None:
+    """:func:`item_from_bytes`, typed as the SDK's item."""
+    return cast("TResponseInputItem | None", item_from_bytes(data))
 
 
 async def _settle(awaitable: Awaitable[T]) -> T:
@@ -237,8 +243,9 @@ class ClawSession(SessionABC):
         n = resolve_session_limit(limit, self.session_settings)
         if n == 0:
             return []
-        result = await self._load(None if n is None or n < 0 or n >= ALL else n)
-        return [item for item in map(_sdk_item, result.messages) if item is not None]
+        last = None if n is None or n < 0 or n >= ALL else n
+        found = await self._client_here().load_items(self.store_id, FORMAT, last=last)  # in the order written
+        return [item for item in map(_sdk_item_of_bytes, found) if item is not None]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append the items in one write (all or none)."""

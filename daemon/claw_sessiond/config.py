@@ -67,7 +67,10 @@ DEFAULT_MAX_MESSAGE_BYTES: Final = 1024 * 1024
 MAX_MESSAGE_BYTES_CEILING: Final = MAX_STORED_PAYLOAD_BYTES
 #: One entry in all (text, tool calls, item, metadata): large items such as screenshots fit.
 DEFAULT_MAX_ENTRY_BYTES: Final = 16 * 1024 * 1024
-DEFAULT_MAX_BATCH_MESSAGES: Final = 1000
+#: Messages in one append, atomic: what a framework's own store takes in one transaction (the OpenAI
+#: Agents SDK's SQLiteSession is handed 10,000 items at once); a request's bytes stay bounded by
+#: ``--max-request-bytes`` whatever the count.
+DEFAULT_MAX_BATCH_MESSAGES: Final = 10_000
 #: The gRPC receive limit: one maximal entry and the rest of its request fit with room to spare.
 DEFAULT_MAX_REQUEST_BYTES: Final = 64 * 1024 * 1024
 #: What a request needs beyond its largest entry (ids, other fields, the proto framing).

@@ -487,3 +487,22 @@ def test_an_approval_survives_a_restart_of_the_daemon_and_the_client(
     assert [i.get("type", "message") for i in items] == ["message", "function_call", "function_call_output", "message"]
     assert items[2]["call_id"] == "call_1" and loaded.messages[2].tool_call_id == "call_1"
     assert "openai_agents.run_state" not in loaded.session.state
+
+
+async def test_ten_thousand_items_are_one_atomic_append_and_one_more_is_refused_whole(
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
+) -> None:
+    """``add_items`` takes the 10,000 items ``SQLiteSession`` is handed in one transaction, in one
+    append (one run of positions, nothing interleaved); a batch over the daemon's bound
+    (``--max-batch-messages``) is refused whole and writes nothing."""
+    from claw_sessiond_client import InvalidRequestError
+
+    session = _session(module_daemon, sid)
+    items: list[Any] = [{"role": "user", "content": f"m{i}"} for i in range(10_000)]
+    await session.add_items(items)
+    assert await session.get_items() == items
+    positions = [m.position for m in module_client.load(sid, no_repair=True).messages]
+    assert positions == list(range(positions[0], positions[0] + 10_000))
+    with pytest.raises(InvalidRequestError, match="at most 10000"):
+        await session.add_items([{"role": "user", "content": "x"}] * 10_001)
+    assert module_client.load(sid, no_repair=True, last=1).session.last_position == positions[-1]

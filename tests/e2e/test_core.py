@@ -275,7 +275,7 @@ def test_repairs_history_left_by_a_client_killed_mid_tool(daemon: DaemonProcess,
         ([Message("user", "x", (ToolCall("c", "a", "{}"),))], Reason.INVALID_MESSAGE),
         ([], Reason.EMPTY_BATCH),
         ([Message.user("x" * (1024 * 1024 + 1))], Reason.FIELD_TOO_LARGE),
-        ([Message.user("x")] * 1001, Reason.FIELD_TOO_LARGE),
+        ([Message.user("x")] * 10_001, Reason.FIELD_TOO_LARGE),
     ],
 )
 def test_invalid_appends_are_refused_and_write_nothing(

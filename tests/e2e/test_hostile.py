@@ -368,9 +368,9 @@ CASES: list[Case] = [
         IR,
     ),
     Case(
-        "batch_of_1001",
+        "batch_of_10001",
         "Append",
-        append("hostile", *[user(str(i)) for i in range(1001)]),
+        append("hostile", *[user(str(i)) for i in range(10_001)]),
         C.INVALID_ARGUMENT,
         "FIELD_TOO_LARGE",
         IR,

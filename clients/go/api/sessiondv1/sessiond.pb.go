@@ -121,7 +121,7 @@
 // request id and a trace id up to 128 bytes; one message's text up to 1 MiB
 // (--max-message-bytes; at most 4,128,768 = 4 MiB - 64 KiB, so that a
 // message fits one reply a default client reads); one entry with its item up to 16 MiB
-// (--max-entry-bytes); a batch up to 1000 messages (--max-batch-messages); a
+// (--max-entry-bytes); a batch up to 10000 messages (--max-batch-messages); a
 // request up to --max-request-bytes; unanswered tool calls per session up to
 // 1000 (--max-open-tool-calls); Watch streams up to 4096 (--max-watchers).
 // Replies of Load, Watch and Export are chunked so that each stays under 4 MiB
@@ -1743,7 +1743,7 @@ type AppendRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Session id (see LoadRequest).
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// Messages to add, in order. 1 to max_batch_messages (default 1000).
+	// Messages to add, in order. 1 to max_batch_messages (default 10000).
 	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	// If set (> 0), append only if the session's last position is still this;
 	// otherwise ABORTED and nothing is written. Use -1 to require a new session.

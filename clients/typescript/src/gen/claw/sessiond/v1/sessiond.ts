@@ -152,7 +152,7 @@ export const protobufFileName = "claw/sessiond/v1/sessiond.proto";
  * request id and a trace id up to 128 bytes; one message's text up to 1 MiB
  * (--max-message-bytes; at most 4,128,768 = 4 MiB - 64 KiB, so that a
  * message fits one reply a default client reads); one entry with its item up to 16 MiB
- * (--max-entry-bytes); a batch up to 1000 messages (--max-batch-messages); a
+ * (--max-entry-bytes); a batch up to 10000 messages (--max-batch-messages); a
  * request up to --max-request-bytes; unanswered tool calls per session up to
  * 1000 (--max-open-tool-calls); Watch streams up to 4096 (--max-watchers).
  * Replies of Load, Watch and Export are chunked so that each stays under 4 MiB
@@ -763,7 +763,7 @@ export interface LoadResponse {
 export interface AppendRequest {
   /** Session id (see LoadRequest). */
   sessionId: string;
-  /** Messages to add, in order. 1 to max_batch_messages (default 1000). */
+  /** Messages to add, in order. 1 to max_batch_messages (default 10000). */
   messages: Message[];
   /**
    * If set (> 0), append only if the session's last position is still this;

@@ -114,6 +114,7 @@ def test_every_answer_carries_the_headers(ui: UiProcess) -> None:
         assert answer.headers["x-frame-options"] == "DENY"
         if path.startswith("/api/"):
             assert answer.headers["cache-control"] == "no-store"
+            assert answer.headers["server-timing"].startswith("app;dur=")
     assert "'unsafe-inline'" not in CSP and "script-src 'self'" in CSP
 
 
@@ -341,6 +342,7 @@ def test_the_live_stream_shows_another_process_append(
     )
     try:
         assert stream.status == 200 and stream.headers["content-type"].startswith("text/event-stream")
+        assert stream.headers["content-security-policy"] == CSP and stream.headers["cache-control"] == "no-store"
         assert writer.stdout is not None and writer.stdin is not None
         assert writer.stdout.readline().strip() == "ready"
         text = f"from another process {uuid.uuid4().hex[:6]} <script>x</script>"
@@ -417,6 +419,7 @@ def test_export_jsonl_is_the_daemons_export(ui: UiProcess, client: SessionClient
     answer = ui.get(f"/api/sessions/{sid}/export.jsonl")
     assert answer.status == 200 and answer.headers["content-disposition"] == f'attachment; filename="{sid}.jsonl"'
     assert answer.body.decode().splitlines() == list(client.export(sid))
+    assert answer.headers["content-security-policy"] == CSP and answer.headers["x-content-type-options"] == "nosniff"
     assert ui.get(f"/api/sessions/{sid}-missing/export.jsonl").status == 404
 
 

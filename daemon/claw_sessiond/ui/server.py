@@ -79,6 +79,7 @@ async def static(request: web.Request) -> web.StreamResponse:
 def make_app(source: Source, workspace: str, guard: Guard) -> web.Application:
     """The viewer's app, reading through ``source``."""
     app = web.Application(middlewares=[guard.middleware], client_max_size=MAX_BODY)
+    app.on_response_prepare.append(guard.on_prepare)
     app[api.SOURCE] = source
     app[api.WORKSPACE] = workspace
     live.setup(app)

@@ -301,12 +301,24 @@ def test_a_repaired_and_a_superseded_call_are_marked(
             ("c2", "bash", started["pid"], started["run_id"]),
         ]
         assert live["session"]["open_calls"] == 2
+        stream = ui.events(f"/api/sessions/{sid}/live?after=2")
+        owned, _ = stream.next("run", LIVE_SANITY_S)  # the live view says who owns each call in flight
+        assert sorted((f["call_id"], f["run"]["pid"]) for f in owned["in_flight"]) == [
+            ("c1", started["pid"]),
+            ("c2", started["pid"]),
+        ]
     finally:
         owner.send_signal(signal.SIGKILL)  # the client dies mid-call
         owner.communicate(timeout=10)
-    wait_for(lambda: not ui.get_json(f"/api/sessions/{sid}")["in_flight"], 30, "the dead run's calls to be free")
-    repaired = client.load(sid, str(daemon.workspace))
-    assert sorted(r.tool_call_id for r in repaired.repairs) == ["c1", "c2"]
+    try:
+        freed, _ = stream.next("run", 30)  # its run ends: nothing in flight
+        assert freed == {"in_flight": []}
+        repaired = client.load(sid, str(daemon.workspace))
+        assert sorted(r.tool_call_id for r in repaired.repairs) == ["c1", "c2"]
+        first, _ = stream.next("entry", LIVE_SANITY_S)  # the repairs arrive live too
+        assert first["role"] == "tool" and first["synthetic"]["reason"]
+    finally:
+        stream.close()
     client.append(sid, Message.tool("c2", "the tool did finish"))  # the real result, later
     page = ui.get_json(f"/api/sessions/{sid}")
     tools = {e["tool_call_id"]: e for e in page["entries"] if e["role"] == "tool"}

@@ -83,7 +83,7 @@ def _sid(prefix: str = "ui") -> str:
 
 
 @pytest.mark.smoke
-def test_the_secret_is_needed_and_the_host_must_be_ours(ui: UiProcess) -> None:
+def test_the_secret_is_needed_and_the_host_must_be_ours(ui: UiProcess, daemon: DaemonProcess) -> None:
     for path in ("/", "/api/info", "/api/sessions", "/static/app.js", "/api/sessions/x/live", "/nowhere"):
         refused = ui.get(path, auth=False)
         assert refused.status == 403 and refused.headers["content-type"].startswith("text/plain"), (path, refused)
@@ -102,6 +102,7 @@ def test_the_secret_is_needed_and_the_host_must_be_ours(ui: UiProcess) -> None:
     for host in (f"evil.example:{ui.port}", "127.0.0.1", f"127.0.0.1:{ui.port + 1}", f"localhost.evil:{ui.port}"):
         assert ui.get("/api/info", headers={"Host": host}).status == 403, host
     assert ui.get("/api/info", headers={"Host": f"localhost:{ui.port}"}).status == 200
+    assert ui.token not in daemon.log()  # the secret never leaves the viewer (it logs no request either)
 
 
 @pytest.mark.smoke

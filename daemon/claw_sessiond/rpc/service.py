@@ -120,7 +120,15 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         check_session_id(request.session_id)
         check_workdir(request.workdir, required=not request.no_repair)  # looking writes nothing: no workdir needed
         scopes = check_scopes(list(request.scopes), required=False)
-        window = check_load_window(request.last, request.after_position, time_bound(request, "after_time"))
+        window = check_load_window(
+            request.last,
+            request.after_position,
+            time_bound(request, "after_time"),
+            before_position=request.before_position,
+            client_ids=list(request.client_ids),
+            client_id_prefix=request.client_id_prefix,
+            max_ids=self.config.max_batch_messages,
+        )
         trace_id = trace_id_of(request.trace_id, context)
         self.runs.confirm_owner(request.session_id)  # the kernel's word on the owner's process, before any repair
         result = await self.store.load(

@@ -51,10 +51,10 @@ class Reader:
         return None
 
     def newest(self, sid: str) -> tuple[Message | None, int]:
-        """The newest checkpoint entry (or None) and the session's last position."""
-        entries, last = self._all(sid)
-        checkpoints = [e for e in entries if e.format == E.FORMAT_CHECKPOINT]
-        return (checkpoints[-1] if checkpoints else None), last
+        """The newest checkpoint entry (or None) and the session's last position: one entry read."""
+        loaded = self.client.load(sid, no_repair=True, last=1)
+        checkpoints = [e for e in loaded.messages if e.format == E.FORMAT_CHECKPOINT]
+        return (checkpoints[-1] if checkpoints else None), loaded.session.last_position
 
     def pages(self, sid: str, before_id: str | None) -> Iterator[list[Message]]:
         """The checkpoint entries newest first, in pages of at most :data:`PAGE`; only those stored before

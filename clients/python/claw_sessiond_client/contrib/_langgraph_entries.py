@@ -129,9 +129,9 @@ def _part(value: str) -> str:
     return escaped if len(escaped) <= _MAX_PART else "#" + digest(value)
 
 
-def write_prefix(checkpoint_id: str) -> str:
-    """The client id prefix of every pending write of a checkpoint."""
-    return _part(checkpoint_id) + "/"
+def write_prefix(checkpoint_id: str, task_id: str | None = None) -> str:
+    """The client id prefix of every pending write of a checkpoint (of one of its tasks, if given)."""
+    return _part(checkpoint_id) + "/" + ("" if task_id is None else _part(task_id) + "/")
 
 
 def write_client_id(checkpoint_id: str, task_id: str, idx: int) -> str:
@@ -142,7 +142,7 @@ def write_client_id(checkpoint_id: str, task_id: str, idx: int) -> str:
     interrupt, ...) replaces the earlier one of its task and index: each gets a fresh suffix, and
     a read keeps the newest (highest position).
     """
-    base = f"{write_prefix(checkpoint_id)}{_part(task_id)}/{idx}"
+    base = f"{write_prefix(checkpoint_id, task_id)}{idx}"
     return base if idx >= 0 else f"{base}/{uuid.uuid4().hex}"
 
 

@@ -34,18 +34,19 @@ class StoredWrite:
 
 
 class Reader:
-    """Reads of one saver's sessions through its sync client (nothing is written: look-only loads)."""
+    """Reads of one saver's sessions through its sync client (look-only loads: nothing is written).
+
+    Every read is bounded by what it returns: a checkpoint by id is a point read through the
+    daemon's index of client ids, the newest one ``last=1``, a ``list`` page ``last=N`` before a
+    position, a checkpoint's pending writes a read of their client id prefix.
+    """
 
     def __init__(self, client: SessionClient) -> None:
         self.client = client
 
-    def _all(self, sid: str) -> tuple[list[Message], int]:
-        loaded = self.client.load(sid, no_repair=True)
-        return list(loaded.messages), loaded.session.last_position
-
     def by_client_id(self, sid: str, client_id: str) -> Message | None:
-        """The checkpoint entry with this client id, or None."""
-        for entry in self._all(sid)[0]:
+        """The checkpoint entry with this client id, or None (one point read)."""
+        for entry in self.client.load(sid, no_repair=True, client_ids=[client_id]).messages:
             if entry.client_id == client_id and entry.format == E.FORMAT_CHECKPOINT:
                 return entry
         return None
@@ -56,34 +57,45 @@ class Reader:
         checkpoints = [e for e in loaded.messages if e.format == E.FORMAT_CHECKPOINT]
         return (checkpoints[-1] if checkpoints else None), loaded.session.last_position
 
-    def pages(self, sid: str, before_id: str | None) -> Iterator[list[Message]]:
-        """The checkpoint entries newest first, in pages of at most :data:`PAGE`; only those stored before
-        the checkpoint ``before_id`` when it is given (none if it is not stored)."""
-        entries = [e for e in self._all(sid)[0] if e.format == E.FORMAT_CHECKPOINT]
-        if before_id:
-            at = next((e.position for e in entries if e.client_id == before_id), None)
-            if at is None:
+    def pages(self, sid: str, before: int, size: int, fmt: str = E.FORMAT_CHECKPOINT) -> Iterator[list[Message]]:
+        """The entries of format ``fmt`` newest first, in pages of ``size``, from the newest one before position
+        ``before`` (0: the newest of all); each page one read of ``size`` entries."""
+        while True:  # bounded: each page ends at a lower position than the one before
+            loaded = self.client.load(sid, no_repair=True, last=size, before_position=before or None)
+            entries = loaded.messages
+            if not entries:
                 return
-            entries = [e for e in entries if e.position < at]
-        entries.reverse()
-        for start in range(0, len(entries), PAGE):
-            yield entries[start : start + PAGE]
+            yield [e for e in reversed(entries) if e.format == fmt]
+            if len(entries) < size:
+                return
+            before = entries[0].position
 
     def writes(self, wid: str, checkpoint_ids: Iterable[str]) -> dict[str, list[StoredWrite]]:
         """The pending writes of these checkpoints, each list in LangGraph's order (task path, task id,
-        index); of a special write stored more than once, the newest."""
-        prefixes = {E.write_prefix(cid): cid for cid in checkpoint_ids}
-        found: dict[str, dict[tuple[str, int], StoredWrite]] = {}
-        for entry in self._all(wid)[0]:
-            if entry.format != E.FORMAT_WRITE:
-                continue
-            cid = prefixes.get(entry.client_id.split("/", 1)[0] + "/")
-            if cid is None:
-                continue
-            task_id, channel, task_path, idx, value = E.decode_write(entry.item)
-            found.setdefault(cid, {})[(task_id, idx)] = StoredWrite(
-                task_id, channel, task_path, idx, value, entry.position, entry.client_id
-            )
-        return {
-            cid: sorted(by_key.values(), key=lambda w: (w.task_path, w.task_id, w.idx)) for cid, by_key in found.items()
-        }
+        index); of a special write stored more than once, the newest. One read of each checkpoint's
+        client id prefix (paged at the daemon's batch bound), then one that finds no more."""
+        out: dict[str, list[StoredWrite]] = {}
+        for cid in checkpoint_ids:
+            by_key: dict[tuple[str, int], StoredWrite] = {}
+            for entry in self.prefixed(wid, E.write_prefix(cid)):
+                if entry.format != E.FORMAT_WRITE:
+                    continue
+                task_id, channel, task_path, idx, value = E.decode_write(entry.item)
+                by_key[(task_id, idx)] = StoredWrite(
+                    task_id, channel, task_path, idx, value, entry.position, entry.client_id
+                )
+            if by_key:
+                out[cid] = sorted(by_key.values(), key=lambda w: (w.task_path, w.task_id, w.idx))
+        return out
+
+    def prefixed(self, sid: str, prefix: str) -> Iterator[Message]:
+        """Every visible entry whose client id starts with ``prefix``, in position order (paged)."""
+        after = 0
+        while True:  # bounded: each page starts after the last position of the one before
+            entries = self.client.load(
+                sid, no_repair=True, client_id_prefix=prefix, after_position=after or None
+            ).messages
+            if not entries:
+                return
+            yield from entries
+            after = entries[-1].position

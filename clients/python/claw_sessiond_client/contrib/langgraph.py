@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -45,10 +46,17 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
     raise missing_framework(__name__, "langgraph", client_extra="langgraph") from exc
 
 from claw_sessiond_client import Message, SessionClient
-from claw_sessiond_client.errors import AlreadyExistsError, Reason, SequenceConflictError, SessiondError
+from claw_sessiond_client.errors import (
+    AlreadyExistsError,
+    InvalidRequestError,
+    Reason,
+    SequenceConflictError,
+    SessiondError,
+    SessionNotFoundError,
+)
 
 from . import _langgraph_entries as E
-from ._langgraph_reads import Reader, StoredWrite
+from ._langgraph_reads import PAGE, Reader, StoredWrite
 
 __all__ = ["CheckpointConflictError", "ClawCheckpointSaver"]
 
@@ -133,8 +141,8 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             entry = self._reader.by_client_id(sid, cid)
         else:
             entry, last = self._reader.newest(sid)
-            if entry is not None and entry.position == last:
-                self._remember(thread, ns, entry.client_id, entry.position)
+            if entry is not None:
+                self._remember(thread, ns, entry.client_id, last)
         if entry is None:
             return None
         writes = self._reader.writes(wid, [entry.client_id])
@@ -158,10 +166,10 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         before_id = get_checkpoint_id(before) if before else None
         for thread, ns in self._namespaces(config):
             sid, wid = E.session_ids(self.prefix, thread, ns)
-            for page in self._reader.pages(sid, before_id):
+            for page in self._pages(sid, only_id, before_id, left if not filter else None):
                 chosen = []
                 for entry in page:
-                    if only_id and entry.client_id != only_id:
+                    if before_id and entry.client_id >= before_id:
                         continue
                     if filter and not _matches(self._metadata(entry), filter):
                         continue
@@ -177,6 +185,23 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                     left -= len(chosen)
                     if left <= 0:
                         return
+
+    def _pages(
+        self, sid: str, only_id: str | None, before_id: str | None, wanted: int | None
+    ) -> Iterator[Sequence[Message]]:
+        """The checkpoints a ``list`` looks at in one session, newest first: the one ``only_id`` names (a point
+        read), else pages of ``wanted`` (at most PAGE) from the one before ``before_id`` when this session holds
+        it, else from the newest (``list`` then keeps those whose id sorts before it, as LangGraph's savers do)."""
+        if only_id:
+            entry = self._reader.by_client_id(sid, only_id)
+            if entry is not None:
+                yield [entry]
+            return
+        before = 0
+        if before_id:
+            at = self._reader.by_client_id(sid, before_id)
+            before = at.position if at is not None else 0
+        yield from self._reader.pages(sid, before, min(wanted or PAGE, PAGE))
 
     # -- writes
 
@@ -252,7 +277,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             return
         except AlreadyExistsError:
             pass
-        taken = {w.client_id for w in self._reader.writes(wid, [cid]).get(cid, [])}
+        taken = {e.client_id for e in self._reader.prefixed(wid, E.write_prefix(cid, task_id))}
         rest = [e for e in entries if e.client_id not in taken]
         if rest:
             self.client.append(wid, rest)
@@ -284,6 +309,81 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             ns = found[1]
             target = E.session_ids(self.prefix, target_thread_id, ns)[0 if kind == E.KIND_CHECKPOINTS else 1]
             self.client.fork_session(summary.id, target, labels=E.labels(self.prefix, target_thread_id, ns, kind))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete every checkpoint (and its writes) whose metadata ``run_id`` is one of ``run_ids``, in every
+        thread of this saver. It reads every checkpoint's metadata (as LangGraph's savers scan theirs); each
+        deletion is a DeleteEntries, recorded in the session's log as an edit."""
+        wanted = set(run_ids)
+        if not wanted:
+            return
+        for summary in self._sessions({E.LABEL_KIND: E.KIND_CHECKPOINTS}):
+            found = E.thread_of(summary.labels)
+            if found is None:
+                continue
+            sid, wid = E.session_ids(self.prefix, *found)
+            for page in self._reader.pages(sid, 0, PAGE):
+                doomed = [e.client_id for e in page if _run_id(e) in wanted]
+                if doomed:
+                    self.client.delete_entries(sid, client_ids=doomed)
+                    for cid in doomed:
+                        self._delete_prefix(wid, E.write_prefix(cid))
+            self._forget(*found)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """``keep_latest``: keep only the newest checkpoint of each namespace of these threads, and its
+        writes; ``delete``: delete the threads. Other threads are not touched.
+
+        As LangGraph warns for every saver, ``keep_latest`` drops the ancestors a ``DeltaChannel`` would
+        rebuild its value from: do not prune threads of a graph that uses one.
+        """
+        if strategy not in ("keep_latest", "delete"):
+            raise ValueError(f"strategy must be 'keep_latest' or 'delete', not {strategy!r}")
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                self.delete_thread(thread_id)
+                continue
+            E.check_names(thread_id, "")
+            label = E.labels(self.prefix, thread_id, "", "")[E.LABEL_THREAD]
+            for summary in self._sessions({E.LABEL_THREAD: label, E.LABEL_KIND: E.KIND_CHECKPOINTS}):
+                found = E.thread_of(summary.labels)
+                if found is None:
+                    continue
+                sid, wid = E.session_ids(self.prefix, *found)
+                newest, _ = self._reader.newest(sid)
+                if newest is None:
+                    continue
+                self._delete_all_but(sid, {newest.position}, E.FORMAT_CHECKPOINT, before=newest.position)
+                kept = {e.position for e in self._reader.prefixed(wid, E.write_prefix(newest.client_id))}
+                self._delete_all_but(wid, kept, E.FORMAT_WRITE)
+                self._forget(*found)
+
+    def _delete_all_but(self, sid: str, keep: set[int], fmt: str, before: int = 0) -> None:
+        """Delete every entry of ``fmt`` (before position ``before``, 0: all) but those at ``keep``: a page at
+        a time, each run of neighbouring entries one DeleteEntries of its position range."""
+        for page in self._reader.pages(sid, before, PAGE, fmt):
+            run: list[int] = []
+            for entry in [*reversed(page), None]:
+                if entry is not None and entry.position not in keep:
+                    run.append(entry.position)
+                    continue
+                if run:
+                    self.client.delete_entries(sid, from_position=run[0], to_position=run[-1])
+                    run = []
+
+    def _delete_prefix(self, sid: str, prefix: str) -> None:
+        """Delete every entry whose client id starts with ``prefix`` (by pages of ids when they are more
+        than the daemon deletes in one request)."""
+        try:
+            self.client.delete_entries(sid, client_id_prefix=prefix)
+        except SessionNotFoundError:
+            return  # no writes were ever stored there
+        except InvalidRequestError as err:
+            if err.reason != Reason.FIELD_TOO_LARGE:
+                raise
+            ids = [e.client_id for e in self._reader.prefixed(sid, prefix)]
+            for start in range(0, len(ids), PAGE):
+                self.client.delete_entries(sid, client_ids=ids[start : start + PAGE])
 
     # -- async: the sync methods in a worker thread
 
@@ -328,6 +428,14 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
     async def adelete_thread(self, thread_id: str) -> None:
         """:meth:`delete_thread` in a worker thread."""
         await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """:meth:`delete_for_runs` in a worker thread."""
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """:meth:`prune` in a worker thread."""
+        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """:meth:`copy_thread` in a worker thread."""
@@ -428,6 +536,15 @@ def _names(config: RunnableConfig) -> tuple[str, str]:
 
 def _config(thread: str, ns: str, checkpoint_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+
+
+def _run_id(entry: Message) -> Any:
+    """The ``run_id`` of a checkpoint entry's metadata JSON (None without one)."""
+    try:
+        metadata = json.loads(entry.metadata) if entry.metadata else {}
+    except ValueError:
+        return None
+    return metadata.get("run_id") if isinstance(metadata, dict) else None
 
 
 def _matches(metadata: dict[str, Any], wanted: dict[str, Any]) -> bool:

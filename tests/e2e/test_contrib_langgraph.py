@@ -27,7 +27,7 @@ from langgraph.types import Command
 
 from claw_sessiond_client import SessionClient
 from claw_sessiond_client.contrib import _langgraph_entries as entries
-from claw_sessiond_client.contrib.langgraph import ClawCheckpointSaver
+from claw_sessiond_client.contrib.langgraph import CheckpointConflictError, ClawCheckpointSaver
 from tests.helpers.daemon import ROOT, DaemonProcess
 from tests.helpers.langgraph_graphs import approval_graph, counter_graph
 
@@ -58,6 +58,9 @@ def _run(*args: str, timeout_s: float = 120) -> dict[str, Any]:
 
 
 @pytest.mark.smoke
+@pytest.mark.both_backends(
+    "the checkpointer's point reads, prefix reads and DeleteEntries run on each backend's own SQL"
+)
 def test_langgraphs_conformance_suite_passes_every_base_and_extended_check(module_daemon: DaemonProcess) -> None:
     made: list[ClawCheckpointSaver] = []
 
@@ -270,3 +273,25 @@ def test_point_reads_touch_what_they_return_not_the_threads_history(module_daemo
         assert touched(lambda: saver.get_tuple(oldest)) <= 1 + 2
         assert touched(lambda: list(saver.list(config, limit=3))) <= 3 + 3 * 2
         assert touched(lambda: list(saver.list(config, before=middle, limit=3))) <= 1 + 3 + 3 * 2
+
+
+def test_a_thread_deleted_by_another_saver_is_a_conflict_then_starts_again_labelled(
+    saver: ClawCheckpointSaver, module_daemon: DaemonProcess
+) -> None:
+    graph = counter_graph(saver, nodes=1)
+    config = _thread()
+    graph.invoke({"steps": ["a"]}, config)
+    newest = saver.get_tuple(config)
+    assert newest is not None
+    with ClawCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as other:
+        other.delete_thread(config["configurable"]["thread_id"])
+        assert other.get_tuple(config) is None
+        with pytest.raises(CheckpointConflictError, match="moved on past checkpoint"):
+            saver.put(newest.config, {**newest.checkpoint, "id": str(uuid.uuid4())}, {}, {})
+        assert saver.get_tuple(config) is None  # nothing was stored
+        assert graph.invoke({"steps": ["b"]}, config)["steps"] == ["b", "n1"]
+        assert [t.config["configurable"]["thread_id"] for t in other.list(None, limit=1)] == [
+            config["configurable"]["thread_id"]
+        ]  # the session is labelled again: found by a list of every thread
+        other.delete_thread(config["configurable"]["thread_id"])
+        assert saver.get_tuple(config) is None

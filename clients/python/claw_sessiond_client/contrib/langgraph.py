@@ -232,10 +232,12 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             result = self.client.append(sid, [entry], expected_last_position=expected)
         except SequenceConflictError as err:
             self._forget(thread, ns)
+            with self._lock:
+                self._made.discard(sid)  # deleted meanwhile, perhaps: the next put creates it with its labels again
             raise CheckpointConflictError(
                 f"thread {thread!r} (namespace {ns!r}) moved on past checkpoint {parent!r} since this saver read it "
-                f"(another writer stored a checkpoint at position {err.actual}); nothing was stored: read the thread "
-                "again to go on from its newest checkpoint",
+                f"(another writer changed it: its last position is {err.actual}, not {expected}); nothing was "
+                "stored: read the thread again to go on from its newest checkpoint",
                 reason=err.reason,
                 metadata=err.metadata,
             ) from None

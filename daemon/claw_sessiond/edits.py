@@ -1,4 +1,4 @@
-"""The rules of EditTail and of a Clear that erases, as pure decisions every backend calls.
+"""The rules of EditTail, DeleteEntries and a Clear that erases, as pure decisions every backend calls.
 
 An edit removes the tail of the visible history and appends replacements
 in its place, all or nothing. The removed entries stay in the log: an
@@ -8,7 +8,7 @@ each is marked hidden by it. Decided here, for every backend:
 - which entries an edit removes, found by walking the history *backwards
   from its end* (:class:`TailWalk`): every visible entry after
   ``after_position``, or the last ``remove_last`` visible ones. An edit
-  event seen on the way is stepped over together with everything it
+  event seen on the way (not a scattered one) is stepped over together with everything it
   removed (every position from its first removed one up to it is already
   out of the projection), so the walk reads the entries it removes, the
   edit events it steps over and the few entries hidden one at a time (a
@@ -21,7 +21,11 @@ each is marked hidden by it. Decided here, for every backend:
 - the stored result a retried request id replays (:func:`edit_record`,
   :func:`edit_from_record`), which has no removed entries;
 - how a history event that is not a message reaches a follower
-  (:func:`history_item`).
+  (:func:`history_item`);
+- what refuses a DeleteEntries (an edit of entries anywhere, its event marked ``scattered``, so
+  a later walk steps over none of the entries it left visible): taking one half of a tool call
+  and its result (:func:`check_delete_splits`), and the record a retry replays
+  (:func:`delete_record`, :func:`delete_from_record`).
 
 Raises only ``claw_sessiond.errors``. Must never: do I/O, speak SQL, or import grpc.
 """

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from claw_sessiond.errors import (
     InvalidRequestError,
@@ -26,6 +29,7 @@ from claw_sessiond.model import DeleteEntriesResult, HistoryMark, LoadWindow, Me
 from claw_sessiond.selection import prepare_delete_entries
 from claw_sessiond.storage import Storage
 from claw_sessiond.validate import prepare_edit
+from tests.helpers.tiers import scale
 from tests.storage._support import (
     WORKDIR,
     Stores,
@@ -191,3 +195,74 @@ async def test_the_reads_skip_what_a_delete_removed(storage: Storage) -> None:
     assert [m.position for m in await history(storage, loaded)] == [1, 3, 5]
     loaded = await storage.load("s", WORKDIR, "t", repair=False, window=LoadWindow(client_ids=("k/1", "k/2")))
     assert [m.position for m in await history(storage, loaded)] == [3]
+
+
+_OPS = st.one_of(
+    st.tuples(st.just("append"), st.integers(1, 4)),
+    st.tuples(st.just("ids"), st.lists(st.integers(0, 30), max_size=4)),
+    st.tuples(st.just("range"), st.integers(1, 40), st.integers(0, 6)),
+    st.tuples(st.just("prefix"), st.sampled_from(["a", "b", "a1"])),
+    st.tuples(st.just("pop"), st.integers(1, 2)),
+)
+
+
+@settings(
+    max_examples=scale(25, 150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(ops=st.lists(_OPS, min_size=3, max_size=12))
+async def test_deletes_and_tail_edits_match_a_model(storage: Storage, ops: list[tuple[Any, ...]]) -> None:
+    """Appends, deletes by ids, prefix and range, and EditTail pops, interleaved: the visible history and the
+    last position are the model's after every step (an EditTail never steps over what a delete left)."""
+    sid = f"p-{uuid.uuid4().hex}"
+    visible: dict[int, str] = {}  # position -> client id
+    last = n = 0
+    for op in ops:
+        kind = op[0]
+        if kind == "append":
+            ids = [f"{'ab'[(n + k) % 2]}{n + k}" for k in range(op[1])]
+            n += op[1]
+            added = await append(storage, sid, *(tagged(i) for i in ids))
+            visible.update(zip(range(added.first_position, added.last_position + 1), ids, strict=True))
+            last = added.last_position
+            continue
+        if kind == "pop":
+            if len(visible) < op[1]:
+                continue
+            want = sorted(visible)[-op[1] :]
+            job = prepare_edit(
+                sid, [], remove_last=op[1], after_position=0, expected_last_position=last, request_id="",
+                workdir="", run_id="", trace_id="t", discard_pending=False, max_message_bytes=1 << 20,
+                max_batch_messages=1000,
+            )  # fmt: skip
+            assert [m.position for m in (await storage.edit_tail(job)).removed] == want
+        else:
+            if kind == "ids":
+                names = {f"{'ab'[i % 2]}{i}" for i in op[1]}
+                if not names:
+                    continue
+                selector: dict[str, Any] = {"client_ids": tuple(sorted(names))}
+                want = sorted(p for p, c in visible.items() if c in names)
+            elif kind == "prefix":
+                selector = {"client_id_prefix": op[1]}
+                want = sorted(p for p, c in visible.items() if c.startswith(op[1]))
+            else:
+                end = op[1] + op[2] if op[2] else 0
+                selector = {"from_position": op[1], "to_position": end}
+                want = sorted(p for p in visible if p >= op[1] and (not end or p <= end))
+            if last == 0:
+                with pytest.raises(SessionNotFoundError):
+                    await delete(storage, sid, **selector)
+                continue
+            got = await delete(storage, sid, expected_last_position=last, **selector)
+            assert list(got.removed_positions) == want
+            if not want:
+                assert got.edit_position == 0
+                continue
+            assert got.edit_position == last + 1
+        for p in want:
+            del visible[p]
+        last += 1
+        assert await shown(storage, sid) == sorted(visible)
+        assert await last_position(storage, sid) == (last, len(visible))

@@ -73,7 +73,8 @@ class Reader:
     def writes(self, wid: str, checkpoint_ids: Iterable[str]) -> dict[str, list[StoredWrite]]:
         """The pending writes of these checkpoints, each list in LangGraph's order (task path, task id,
         index); of a special write stored more than once, the newest. One read of each checkpoint's
-        client id prefix (paged at the daemon's batch bound), then one that finds no more."""
+        client id prefix (paged at the daemon's batch bound; a reply that is not ``complete`` is followed
+        by one more)."""
         out: dict[str, list[StoredWrite]] = {}
         for cid in checkpoint_ids:
             by_key: dict[tuple[str, int], StoredWrite] = {}
@@ -92,10 +93,9 @@ class Reader:
         """Every visible entry whose client id starts with ``prefix``, in position order (paged)."""
         after = 0
         while True:  # bounded: each page starts after the last position of the one before
-            entries = self.client.load(
-                sid, no_repair=True, client_id_prefix=prefix, after_position=after or None
-            ).messages
-            if not entries:
-                return
+            loaded = self.client.load(sid, no_repair=True, client_id_prefix=prefix, after_position=after or None)
+            entries = loaded.messages
             yield from entries
+            if loaded.complete or not entries:
+                return
             after = entries[-1].position

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 from langgraph.checkpoint.memory import InMemorySaver
@@ -28,6 +29,7 @@ from langgraph.types import Command
 from claw_sessiond_client import SessionClient
 from claw_sessiond_client.contrib import _langgraph_entries as entries
 from claw_sessiond_client.contrib.langgraph import CheckpointConflictError, ClawCheckpointSaver
+from claw_sessiond_client.errors import InvalidRequestError
 from tests.helpers.daemon import ROOT, DaemonProcess
 from tests.helpers.langgraph_graphs import approval_graph, counter_graph
 
@@ -295,3 +297,17 @@ def test_a_thread_deleted_by_another_saver_is_a_conflict_then_starts_again_label
         ]  # the session is labelled again: found by a list of every thread
         other.delete_thread(config["configurable"]["thread_id"])
         assert saver.get_tuple(config) is None
+
+
+def test_a_checkpoint_or_writes_past_the_daemons_bounds_are_refused_whole(saver: ClawCheckpointSaver) -> None:
+    config = {"configurable": {"thread_id": f"big-{uuid.uuid4().hex[:8]}", "checkpoint_ns": ""}}
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"x": "a" * (17 << 20)}  # over --max-entry-bytes (16 MiB)
+    with pytest.raises(InvalidRequestError, match="max-entry-bytes"):
+        saver.put(config, checkpoint, {}, {})
+    assert saver.get_tuple(config) is None
+    stored = saver.put(config, empty_checkpoint(), {}, {})
+    with pytest.raises(InvalidRequestError, match="at most 1000"):
+        saver.put_writes(stored, [("a", i) for i in range(1001)], "task")
+    newest = saver.get_tuple(config)
+    assert newest is not None and newest.pending_writes == []

@@ -10,10 +10,12 @@ thread get a clear conflict.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +32,7 @@ from claw_sessiond_client import SessionClient
 from claw_sessiond_client.contrib import _langgraph_entries as entries
 from claw_sessiond_client.contrib.langgraph import CheckpointConflictError, ClawCheckpointSaver
 from claw_sessiond_client.errors import InvalidRequestError
+from tests.helpers.cli import on_daemon
 from tests.helpers.daemon import ROOT, DaemonProcess
 from tests.helpers.langgraph_graphs import approval_graph, counter_graph
 
@@ -311,3 +314,38 @@ def test_a_checkpoint_or_writes_past_the_daemons_bounds_are_refused_whole(saver:
         saver.put_writes(stored, [("a", i) for i in range(1001)], "task")
     newest = saver.get_tuple(config)
     assert newest is not None and newest.pending_writes == []
+
+
+def test_a_thread_is_watched_live_and_found_by_the_cli(
+    saver: ClawCheckpointSaver, module_daemon: DaemonProcess
+) -> None:
+    thread = f"watched-{uuid.uuid4().hex[:8]}"
+    config = {"configurable": {"thread_id": thread}}
+    sid = entries.session_ids(saver.prefix, thread, "")[0]
+    graph = counter_graph(saver)
+    graph.invoke({"steps": []}, config)  # 5 checkpoints before the watch starts
+    seen: list[str] = []
+    watcher = SessionClient(address=module_daemon.address, autostart=False)
+
+    def watch() -> None:
+        with contextlib.suppress(Exception):  # ends when the client is closed below
+            for event in watcher.watch(sid):
+                if event.message is not None and event.message.format == entries.FORMAT_CHECKPOINT:
+                    seen.append(event.message.client_id)
+                if len(seen) >= 10:
+                    return
+
+    reader = threading.Thread(target=watch, daemon=True)
+    reader.start()
+    try:
+        graph.invoke({"steps": []}, config)  # 5 more, live
+        reader.join(60)
+    finally:
+        watcher.close()
+        reader.join(10)
+    assert seen == [t.config["configurable"]["checkpoint_id"] for t in reversed(list(saver.list(config)))]
+    listed = on_daemon(module_daemon, "ls", "--label", f"langgraph.thread={thread}", "-q")
+    assert listed.returncode == 0, listed.stderr
+    assert sid in listed.stdout.split()
+    shown = on_daemon(module_daemon, "show", sid)
+    assert shown.returncode == 0, shown.stderr

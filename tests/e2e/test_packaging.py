@@ -101,12 +101,14 @@ def test_both_distributions_have_one_version() -> None:
 
 
 #: The optional extra of the client that brings each module an adapter imports (by its top-level
-#: name; pydantic_core comes with google-adk, which builds on pydantic).
+#: name; pydantic_core comes with google-adk, which builds on pydantic; langchain_core, which the LangGraph
+#: adapter imports for its config type, comes with langgraph too).
 EXTRA_OF_MODULE = {
     "langchain_core": "langchain",
     "agents": "openai-agents",
     "google": "adk",
     "pydantic_core": "adk",
+    "langgraph": "langgraph",
 }
 
 

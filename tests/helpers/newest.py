@@ -2,13 +2,13 @@
 
 The client's extras pin the exact framework versions the adapters are tested against (the CI
 run proves those). ``.ci/run`` then runs ``python -m tests.helpers.newest``, which asks the
-package index for each pinned framework's newest release and, for every one newer than its pin,
-installs it into a venv of its own beside the test venv, fetches its sdist where the tests read
-one, and runs that adapter's tests there. It prints one line per framework (the same, newer and
-passing, newer and differing with the failing test ids, or newer but not installable here) and
-exits 0 whatever the frameworks did: an upstream break is seen the day it happens without
-stopping a landing. It exits non-zero only when it cannot run at all (no index answer is not
-that: it is reported).
+package index for each pinned framework's newest release and, for those newer than their pins,
+installs them all into one venv beside the test venv (one that does not resolve here is only
+reported), fetches their sdists where the tests read one, and runs their adapters' tests there
+once. It prints one line per framework (the same, newer and passing, newer and differing with
+the failing test ids, or newer but not installable here) and exits 0 whatever the frameworks
+did: an upstream break is seen the day it happens without stopping a landing. It exits non-zero
+only when it cannot run at all (no index answer is not that: it is reported).
 
 Tests marked ``pin_check`` assert the pins themselves; they are left out of the newest run.
 """
@@ -34,6 +34,8 @@ SUITES: Final[dict[str, tuple[str, ...]]] = {
     "openai-agents": ("e2e/test_contrib_openai_agents.py", "e2e/test_contrib_openai_agents_sdk.py"),
     "langchain-core": ("e2e/test_langchain.py", "e2e/test_langchain_sdist.py"),
     "google-adk": ("e2e/test_contrib_adk.py",),
+    "langgraph": ("e2e/test_contrib_langgraph.py",),
+    "langgraph-checkpoint": ("e2e/test_contrib_langgraph.py",),
 }
 #: Frameworks whose own tests come from their sdist (``tests/helpers/sdist.py``).
 SDIST_SUITES: Final = frozenset({"openai-agents", "langchain-core"})
@@ -102,57 +104,56 @@ def _run(cmd: list[str], timeout_s: float, env: dict[str, str] | None = None) ->
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s, env=env, check=False)
 
 
-def try_newest(project: str, pinned: str, newest: str, base_python: str) -> Outcome:
-    """Install ``project==newest`` into a venv of its own and run the adapter's tests there."""
-    venv = ROOT / f".venv-newest-{project}"
+def installable(base_python: str, project: str, newest: str) -> str | None:
+    """None if ``project==newest`` resolves here (the resolver alone: seconds), else why not."""
+    proc = _run(
+        [base_python, "-m", "pip", "install", "-q", "--dry-run", "--disable-pip-version-check", f"{project}=={newest}"],
+        INSTALL_TIMEOUT_S,
+    )
+    return None if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+
+
+def try_newest(newer: dict[str, tuple[str, str]], base_python: str) -> list[Outcome]:
+    """Install every ``project==newest`` of ``newer`` (project → (pinned, newest)) into one venv beside
+    the test venv and run their adapters' tests there once; each project's outcome is its own files'."""
+    venv = ROOT / ".venv-newest"
     shutil.rmtree(venv, ignore_errors=True)
     python = str(venv / "bin" / "python")
+
+    def every(verdict: str, detail: str) -> list[Outcome]:
+        return [Outcome(p, pinned, newest, verdict, detail) for p, (pinned, newest) in sorted(newer.items())]
+
     try:
-        # The resolver alone first (no venv yet): a release whose dependencies this index lacks costs seconds.
-        proc = _run(
-            [
-                base_python,
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--dry-run",
-                "--disable-pip-version-check",
-                f"{project}=={newest}",
-            ],
-            INSTALL_TIMEOUT_S,
-        )
-        if proc.returncode != 0:
-            tail = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-            return Outcome(project, pinned, newest, "not-installable", tail)
         steps = [
             [base_python, "-m", "venv", str(venv)],
             [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", ".[test]"],
-            [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{project}=={newest}"],
+            [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+            + [f"{p}=={newest}" for p, (_, newest) in sorted(newer.items())],
         ]
         for step in steps:
             proc = _run(step, INSTALL_TIMEOUT_S)
             if proc.returncode != 0:
-                tail = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-                return Outcome(project, pinned, newest, "not-installable", tail)
-        if project in SDIST_SUITES:
-            proc = _run([python, "-m", "tests.helpers.sdist", project], INSTALL_TIMEOUT_S)
+                return every("not-installable", (proc.stderr.strip().splitlines() or ["(no message)"])[-1])
+        fetch = sorted(set(newer) & SDIST_SUITES)
+        if fetch:
+            proc = _run([python, "-m", "tests.helpers.sdist", *fetch], INSTALL_TIMEOUT_S)
             if proc.returncode != 0:
-                return Outcome(project, pinned, newest, "not-installable", f"its sdist: {proc.stderr.strip()[-300:]}")
-        files = [f"tests/{name}" for name in SUITES[project]]
+                return every("not-installable", f"the sdists: {proc.stderr.strip()[-300:]}")
+        files = sorted({f"tests/{name}" for p in newer for name in SUITES[p]})
         env = {**os.environ, "CLAW_FULL": "1"}
-        proc = _run(
-            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not pin_check", *files],
-            TESTS_TIMEOUT_S,
-            env,
-        )
-        if proc.returncode == 0:
-            return Outcome(project, pinned, newest, "passes")
-        failed = failed_ids(proc.stdout) or [(proc.stdout.strip().splitlines() or ["(no output)"])[-1]]
-        return Outcome(project, pinned, newest, "differs", "\n    ".join(failed[:40]))
+        cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not pin_check", *files]
+        proc = _run(cmd, TESTS_TIMEOUT_S, env)
+        failed = failed_ids(proc.stdout)
+        if proc.returncode != 0 and not failed:
+            return every("differs", (proc.stdout.strip().splitlines() or ["(no output)"])[-1])
+        outcomes = []
+        for p, (pinned, newest) in sorted(newer.items()):
+            mine = [f for f in failed if f.split("::")[0] in {f"tests/{name}" for name in SUITES[p]}]
+            outcomes.append(Outcome(p, pinned, newest, "differs" if mine else "passes", "\n    ".join(mine[:40])))
+        return outcomes
     except subprocess.TimeoutExpired as exc:
         command = " ".join(map(str, exc.cmd[:4]))
-        return Outcome(project, pinned, newest, "differs", f"{command}: no end in {exc.timeout}s")
+        return every("differs", f"{command}: no end in {exc.timeout}s")
     finally:
         shutil.rmtree(venv, ignore_errors=True)
 
@@ -163,6 +164,7 @@ def main(argv: list[str]) -> int:
         return 2
     python = sys.executable
     outcomes = []
+    newer: dict[str, tuple[str, str]] = {}
     for project, pinned in sorted(pins().items()):
         if project not in SUITES:
             outcomes.append(Outcome(project, pinned, None, "no-answer", "no suite named in tests/helpers/newest.py"))
@@ -174,10 +176,14 @@ def main(argv: list[str]) -> int:
             continue
         if newest == pinned:
             outcomes.append(Outcome(project, pinned, newest, "same"))
+        elif (why := installable(python, project, newest)) is not None:
+            outcomes.append(Outcome(project, pinned, newest, "not-installable", why))
         else:
-            outcomes.append(try_newest(project, pinned, newest, python))
+            newer[project] = (pinned, newest)
+    if newer:
+        outcomes.extend(try_newest(newer, python))
     print("The adapters against each framework's newest release (a report: it never fails the run):")
-    for outcome in outcomes:
+    for outcome in sorted(outcomes, key=lambda o: o.project):
         print(f"  {outcome.line()}")
     return 0
 

@@ -11,6 +11,8 @@ An adapter only uses the public API (``from claw_sessiond_client import ...``).
   (extra ``langchain``).
 - :mod:`claw_sessiond_client.contrib.adk`: ``ClawSessionService``, Google ADK's
   ``BaseSessionService`` (extra ``adk``).
+- :mod:`claw_sessiond_client.contrib.langgraph`: ``ClawCheckpointSaver``, a LangGraph
+  checkpointer (extra ``langgraph``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,197 @@
+"""How the LangGraph checkpointer lays a thread out in the daemon (pure, no I/O).
+
+One LangGraph thread namespace (``thread_id``, ``checkpoint_ns``) is two sessions of the daemon:
+
+- the **checkpoints** session, :func:`session_ids`\\ ``[0]``: each checkpoint one entry of role
+  ``other``, format :data:`FORMAT_CHECKPOINT`, client id the checkpoint id, item
+  :func:`encode_checkpoint` (the checkpoint and its metadata as the saver's ``serde`` writes
+  them, with the parent checkpoint id), entry metadata the checkpoint metadata as JSON (what the
+  CLI, search and export show);
+- the **writes** session, :func:`session_ids`\\ ``[1]``: each pending write one entry of role
+  ``other``, format :data:`FORMAT_WRITE`, client id :func:`write_client_id` (the checkpoint's
+  :func:`write_prefix`, the task, the write's index), item :func:`encode_write`.
+
+Both carry the labels of :func:`labels` (saver prefix, thread, namespace, kind), so a thread's
+sessions are found by ListSessions' label filter. Session ids are ``<prefix>~c~<thread>~<ns>``
+and ``<prefix>~w~<thread>~<ns>`` with thread and namespace :func:`~._names.escape`\\ d (an escape
+never holds ``~``, so no two pairs share an id); a pair whose id would pass 256 bytes is
+``<prefix>~c~sha256~<digest>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ._names import MAX_NAME_BYTES, digest, escape, label_value, name_of
+
+__all__ = [
+    "FORMAT_CHECKPOINT",
+    "FORMAT_WRITE",
+    "KIND_CHECKPOINTS",
+    "KIND_WRITES",
+    "LABEL_KIND",
+    "LABEL_NS",
+    "LABEL_SAVER",
+    "LABEL_THREAD",
+    "check_prefix",
+    "decode_checkpoint",
+    "decode_write",
+    "encode_checkpoint",
+    "encode_write",
+    "labels",
+    "metadata_json",
+    "session_ids",
+    "thread_of",
+    "write_client_id",
+    "write_prefix",
+]
+
+#: The entry format of a checkpoint, and of a pending write.
+FORMAT_CHECKPOINT: Final = "langgraph.checkpoint"
+FORMAT_WRITE: Final = "langgraph.write"
+#: The labels every session of the checkpointer carries.
+LABEL_SAVER: Final = "langgraph.saver"
+LABEL_THREAD: Final = "langgraph.thread"
+LABEL_NS: Final = "langgraph.ns"
+LABEL_KIND: Final = "langgraph.kind"
+KIND_CHECKPOINTS: Final = "checkpoints"
+KIND_WRITES: Final = "writes"
+#: A saver's prefix: the first part of its session ids and the value of its LABEL_SAVER label.
+_PREFIX: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: A client id part longer than this is its digest instead (a write's client id stays under 256 bytes).
+_MAX_PART: Final = 96
+#: The header of an item ends at the first newline; the serialized bytes follow it.
+_NL: Final = b"\n"
+
+
+def check_prefix(prefix: str) -> str:
+    """``prefix`` if it is 1-64 characters of ``[A-Za-z0-9_-]``; else ValueError."""
+    if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
+        raise ValueError(f"prefix must be 1-64 characters of A-Z, a-z, 0-9, '_' and '-', not {prefix!r}")
+    return prefix
+
+
+def session_ids(prefix: str, thread_id: str, checkpoint_ns: str) -> tuple[str, str]:
+    """The checkpoints session and the writes session of one thread namespace."""
+    ids = []
+    for kind in ("c", "w"):
+        readable = f"{prefix}~{kind}~{escape(thread_id)}~{escape(checkpoint_ns)}"
+        if len(readable.encode()) > MAX_NAME_BYTES:
+            readable = f"{prefix}~{kind}~sha256~{digest(thread_id, checkpoint_ns)}"
+        ids.append(readable)
+    return ids[0], ids[1]
+
+
+def _label(name: str, what: str) -> str:
+    value = label_value(name)
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise ValueError(
+            f"a LangGraph {what} is at most {MAX_NAME_BYTES} bytes here (a label value), got {name[:40]!r}..."
+        )
+    return value
+
+
+def labels(prefix: str, thread_id: str, checkpoint_ns: str, kind: str) -> dict[str, str]:
+    """The labels of a session of the thread namespace (ValueError for a thread id or namespace over 256 bytes)."""
+    return {
+        LABEL_SAVER: prefix,
+        LABEL_THREAD: _label(thread_id, "thread_id"),
+        LABEL_NS: _label(checkpoint_ns, "checkpoint_ns"),
+        LABEL_KIND: kind,
+    }
+
+
+def check_names(thread_id: Any, checkpoint_ns: Any) -> tuple[str, str]:
+    """The thread id and namespace of a config, checked: str, and each fits a label (ValueError, TypeError)."""
+    if not isinstance(thread_id, str):
+        raise TypeError(f"thread_id must be a str, not {type(thread_id).__name__}")
+    if not isinstance(checkpoint_ns, str):
+        raise TypeError(f"checkpoint_ns must be a str, not {type(checkpoint_ns).__name__}")
+    _label(thread_id, "thread_id")
+    _label(checkpoint_ns, "checkpoint_ns")
+    return thread_id, checkpoint_ns
+
+
+def thread_of(session_labels: dict[str, str]) -> tuple[str, str] | None:
+    """The (thread_id, checkpoint_ns) a session's labels name, or None if they are not the checkpointer's."""
+    if LABEL_THREAD not in session_labels or LABEL_NS not in session_labels:
+        return None
+    return name_of(session_labels[LABEL_THREAD]), name_of(session_labels[LABEL_NS])
+
+
+def _part(value: str) -> str:
+    """A part of a write's client id: escaped (no ``/``), or ``#`` and its digest when long (no escape has ``#``)."""
+    escaped = escape(value)
+    return escaped if len(escaped) <= _MAX_PART else "#" + digest(value)
+
+
+def write_prefix(checkpoint_id: str, task_id: str | None = None) -> str:
+    """The client id prefix of every pending write of a checkpoint (of one of its tasks, if given)."""
+    return _part(checkpoint_id) + "/" + ("" if task_id is None else _part(task_id) + "/")
+
+
+def write_client_id(checkpoint_id: str, task_id: str, idx: int) -> str:
+    """The client id of a pending write: ``<checkpoint>/<task>/<idx>``.
+
+    A regular write (``idx`` >= 0) has one id: a second put of it is a duplicate, and the first
+    one stays (as LangGraph's savers keep it). A special write (``idx`` < 0: an error, an
+    interrupt, ...) replaces the earlier one of its task and index: each gets a fresh suffix, and
+    a read keeps the newest (highest position).
+    """
+    base = f"{write_prefix(checkpoint_id, task_id)}{idx}"
+    return base if idx >= 0 else f"{base}/{uuid.uuid4().hex}"
+
+
+def _frame(header: dict[str, Any], *blobs: bytes) -> bytes:
+    return json.dumps(header, separators=(",", ":")).encode() + _NL + b"".join(blobs)
+
+
+def _unframe(item: bytes) -> tuple[dict[str, Any], bytes]:
+    head, _, rest = item.partition(_NL)
+    header = json.loads(head)
+    if not isinstance(header, dict):
+        raise ValueError("not an item of the LangGraph checkpointer")
+    return header, rest
+
+
+def encode_checkpoint(
+    checkpoint_typed: tuple[str, bytes], metadata_typed: tuple[str, bytes], parent_id: str | None
+) -> bytes:
+    """A checkpoint's item: a JSON header line (version, parent id, the two serde types, the checkpoint's length),
+    then the serialized checkpoint and the serialized metadata."""
+    header = {
+        "v": 1,
+        "parent": parent_id,
+        "c": checkpoint_typed[0],
+        "m": metadata_typed[0],
+        "n": len(checkpoint_typed[1]),
+    }
+    return _frame(header, checkpoint_typed[1], metadata_typed[1])
+
+
+def decode_checkpoint(item: bytes) -> tuple[tuple[str, bytes], tuple[str, bytes], str | None]:
+    """The serialized checkpoint, the serialized metadata and the parent id of an :func:`encode_checkpoint` item."""
+    header, rest = _unframe(item)
+    n = int(header["n"])
+    return (str(header["c"]), rest[:n]), (str(header["m"]), rest[n:]), header.get("parent")
+
+
+def encode_write(task_id: str, channel: str, task_path: str, idx: int, value_typed: tuple[str, bytes]) -> bytes:
+    """A pending write's item: a JSON header line (task, channel, task path, index, serde type), then the value."""
+    header = {"task": task_id, "ch": channel, "path": task_path, "idx": idx, "t": value_typed[0]}
+    return _frame(header, value_typed[1])
+
+
+def decode_write(item: bytes) -> tuple[str, str, str, int, tuple[str, bytes]]:
+    """(task id, channel, task path, index, serialized value) of an :func:`encode_write` item."""
+    header, rest = _unframe(item)
+    return str(header["task"]), str(header["ch"]), str(header["path"]), int(header["idx"]), (str(header["t"]), rest)
+
+
+def metadata_json(metadata: Mapping[str, Any]) -> str:
+    """The checkpoint metadata as the entry's JSON metadata (a value JSON cannot hold is written as its repr)."""
+    return json.dumps(metadata, default=repr, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,101 @@
+"""The LangGraph checkpointer's reads of its sessions: point reads, newest-first pages, pending writes.
+
+Each read asks the daemon for what it returns and no more where the daemon can say so (see
+each method); the entries are those of
+:mod:`claw_sessiond_client.contrib._langgraph_entries`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from claw_sessiond_client import Message, SessionClient
+
+from . import _langgraph_entries as E
+
+__all__ = ["PAGE", "Reader", "StoredWrite"]
+
+#: How many checkpoints one page of a ``list`` reads.
+PAGE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class StoredWrite:
+    """One stored pending write of a checkpoint."""
+
+    task_id: str
+    channel: str
+    task_path: str
+    idx: int
+    value: tuple[str, bytes]
+    position: int
+    client_id: str
+
+
+class Reader:
+    """Reads of one saver's sessions through its sync client (look-only loads: nothing is written).
+
+    Every read is bounded by what it returns: a checkpoint by id is a point read through the
+    daemon's index of client ids, the newest one ``last=1``, a ``list`` page ``last=N`` before a
+    position, a checkpoint's pending writes a read of their client id prefix.
+    """
+
+    def __init__(self, client: SessionClient) -> None:
+        self.client = client
+
+    def by_client_id(self, sid: str, client_id: str) -> Message | None:
+        """The checkpoint entry with this client id, or None (one point read)."""
+        for entry in self.client.load(sid, no_repair=True, client_ids=[client_id]).messages:
+            if entry.client_id == client_id and entry.format == E.FORMAT_CHECKPOINT:
+                return entry
+        return None
+
+    def newest(self, sid: str) -> tuple[Message | None, int]:
+        """The newest checkpoint entry (or None) and the session's last position: one entry read."""
+        loaded = self.client.load(sid, no_repair=True, last=1)
+        checkpoints = [e for e in loaded.messages if e.format == E.FORMAT_CHECKPOINT]
+        return (checkpoints[-1] if checkpoints else None), loaded.session.last_position
+
+    def pages(self, sid: str, before: int, size: int, fmt: str = E.FORMAT_CHECKPOINT) -> Iterator[list[Message]]:
+        """The entries of format ``fmt`` newest first, in pages of ``size``, from the newest one before position
+        ``before`` (0: the newest of all); each page one read of ``size`` entries."""
+        while True:  # bounded: each page ends at a lower position than the one before
+            loaded = self.client.load(sid, no_repair=True, last=size, before_position=before or None)
+            entries = loaded.messages
+            if not entries:
+                return
+            yield [e for e in reversed(entries) if e.format == fmt]
+            if len(entries) < size:
+                return
+            before = entries[0].position
+
+    def writes(self, wid: str, checkpoint_ids: Iterable[str]) -> dict[str, list[StoredWrite]]:
+        """The pending writes of these checkpoints, each list in LangGraph's order (task path, task id,
+        index); of a special write stored more than once, the newest. One read of each checkpoint's
+        client id prefix (paged at the daemon's batch bound; a reply that is not ``complete`` is followed
+        by one more)."""
+        out: dict[str, list[StoredWrite]] = {}
+        for cid in checkpoint_ids:
+            by_key: dict[tuple[str, int], StoredWrite] = {}
+            for entry in self.prefixed(wid, E.write_prefix(cid)):
+                if entry.format != E.FORMAT_WRITE:
+                    continue
+                task_id, channel, task_path, idx, value = E.decode_write(entry.item)
+                by_key[(task_id, idx)] = StoredWrite(
+                    task_id, channel, task_path, idx, value, entry.position, entry.client_id
+                )
+            if by_key:
+                out[cid] = sorted(by_key.values(), key=lambda w: (w.task_path, w.task_id, w.idx))
+        return out
+
+    def prefixed(self, sid: str, prefix: str) -> Iterator[Message]:
+        """Every visible entry whose client id starts with ``prefix``, in position order (paged)."""
+        after = 0
+        while True:  # bounded: each page starts after the last position of the one before
+            loaded = self.client.load(sid, no_repair=True, client_id_prefix=prefix, after_position=after or None)
+            entries = loaded.messages
+            yield from entries
+            if loaded.complete or not entries:
+                return
+            after = entries[-1].position

@@ -1533,7 +1533,7 @@ type LoadRequest struct {
 	Scopes []string `protobuf:"bytes,8,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	// Point read through the index of client ids (cost O(ids), not O(history)):
 	// only the visible entries whose client id is one of these, in position
-	// order. Each id 1-256 bytes; at most max_batch_messages ids (1000 by
+	// order. Each id 1-256 bytes; at most max_batch_messages ids (10000 by
 	// default); an id not stored is simply absent from the reply. Combines with
 	// no other filter (last, after_position, after_time, client_id_prefix,
 	// before_position): INVALID_ARGUMENT (INVALID_MESSAGE) otherwise.
@@ -5387,7 +5387,7 @@ func (x *EditTailResponse) GetTraceId() string {
 
 // DeleteEntries: remove visible entries anywhere in a history. Exactly one
 // selector: `client_ids`, `client_id_prefix`, or a range (`from_position`,
-// optionally `to_position`). At most max_batch_messages (1000 by default)
+// optionally `to_position`). At most max_batch_messages (10000 by default)
 // entries per request: a selector matching more is INVALID_ARGUMENT
 // (FIELD_TOO_LARGE) and writes nothing. Removing one half of a tool call and
 // its result (a call whose result stays, a result whose call stays, or a call

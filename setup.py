@@ -43,6 +43,8 @@ DAEMON_DEPENDENCIES = [
     "rich>=13",
     # the --tcp listener's TLS certificate, made at each start (rpc/tls.py)
     "cryptography>=42",
+    # claw-sessiond ui: the viewer's HTTP server and Server-Sent Events on asyncio (docs/ARCHITECTURE.md)
+    "aiohttp>=3.10",
 ]
 
 

@@ -19,6 +19,7 @@ entries:
 ``init``           ``init``: record the workspace's store in ``.claw/config.toml``
 ``find``           ``search``, ``follow``, ``usage``
 ``completion``     shell completion scripts from this parser
+``ui``             ``ui``: the local web viewer (:mod:`claw_sessiond.ui`)
 =================  ===========================================================
 
 A command's module is imported when that command is chosen (``--help`` of the whole CLI and the
@@ -130,7 +131,7 @@ def _suggest(message: str) -> str:
 
 #: What ``claw-sessiond --help`` lists, by group, in order (every command, once).
 _GROUPS: Final = (
-    ("look", ("ls", "show", "stats", "search", "follow", "usage", "doctor", "status")),
+    ("look", ("ls", "show", "stats", "search", "follow", "usage", "ui", "doctor", "status")),
     ("change", ("repair", "clear", "delete")),
     ("run the daemon", ("serve", "stop", "init", "migrate-db")),
     ("move data", ("export", "import", "backup", "restore", "copy", "migrate-legacy")),
@@ -291,6 +292,7 @@ _PLACES: Final[Mapping[str, tuple[str, str]]] = {
     "copy": ("copy", "COPY"),
     "migrate-db": ("migrate_db", "MIGRATE_DB"),
     "init": ("init", "INIT"),
+    "ui": ("ui", "UI"),
 }
 
 

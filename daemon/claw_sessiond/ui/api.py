@@ -1,0 +1,229 @@
+"""The viewer's JSON API (all GET): info, the sessions list, one session's page, search, usage and lookup.
+
+Each route reads through the :class:`~claw_sessiond.ui.source.Source` (the daemon, or the offline view)
+and answers in the shapes of :mod:`.shapes`; every bound is in :mod:`.params` (and :mod:`.lists` for the
+list's scans), every error an ``{"error": ...}`` answer (:func:`~.params.json_route`). The routes are
+documented in docs/ui.md.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Final
+
+from aiohttp import web
+
+from claw_sessiond_client import LoadResult, Message
+
+from .. import __version__
+from . import params
+from .lists import ListFilter, marks, session_page
+from .params import BadParam, json_route
+from .shapes import entry_json, session_json, time_text, usage_json
+from .source import Source
+
+__all__ = ["LOOKUP_ENTRIES", "LOOKUP_SESSIONS", "MAX_SEARCH", "SOURCE", "WORKSPACE", "routes"]
+
+#: The app keys the routes read: where they read, and the workspace shown.
+SOURCE: Final = web.AppKey("source", Source)
+WORKSPACE: Final = web.AppKey("workspace", str)
+#: Search hits per request, at most (the daemon's own cap).
+MAX_SEARCH: Final = 200
+#: A lookup without a session looks at this many most recently updated sessions, their last
+#: :data:`LOOKUP_ENTRIES` entries each (with a session: its last :data:`LOOKUP_SESSION_ENTRIES`).
+LOOKUP_SESSIONS: Final = 50
+LOOKUP_ENTRIES: Final = 1000
+LOOKUP_SESSION_ENTRIES: Final = 10000
+
+routes = web.RouteTableDef()
+
+
+def _source(request: web.Request) -> Source:
+    return request.app[SOURCE]
+
+
+@routes.get("/api/info")
+@json_route
+async def info(request: web.Request) -> web.StreamResponse:
+    source = _source(request)
+    return web.json_response(
+        {
+            "workspace": request.app[WORKSPACE],
+            "backend": source.backend,
+            "daemon_running": not source.offline,
+            "offline": source.offline,
+            "version": __version__,
+        }
+    )
+
+
+@routes.get("/api/sessions")
+@json_route
+async def sessions(request: web.Request) -> web.StreamResponse:
+    want = ListFilter(
+        id_contains=request.query.get("id_contains", ""),
+        labels=tuple(sorted(params.labels(request).items())),
+        updated_after=params.time(request, "updated_after"),
+        updated_before=params.time(request, "updated_before"),
+        has_open_calls=params.flag(request, "has_open_calls"),
+        has_repairs=params.flag(request, "has_repairs"),
+    )
+    limit = params.integer(request, "limit", params.DEFAULT_SESSIONS, 1, params.MAX_SESSIONS)
+    assert limit is not None
+    page = await session_page(_source(request), want, limit, request.query.get("page_token", ""))
+    return web.json_response(page)
+
+
+def _session_id(request: web.Request) -> str:
+    return request.match_info["session_id"]
+
+
+async def _page(source: Source, session_id: str, before: int | None, after: int | None, limit: int) -> dict[str, Any]:
+    """The entries of one page (the last ``limit`` by default; older than ``before``; newer than ``after``)."""
+    if after is not None:
+        result = await source.load(session_id, after=after)
+        shown = result.messages[:limit]
+        return _page_json(result, shown, older=result.session.message_count - len(result.messages))
+    if before is None:
+        result = await source.load(session_id, last=limit)
+        return _page_json(result, result.messages, older=result.session.message_count - len(result.messages))
+    # Older entries: Load from a computed start (positions are not dense after clears and edits, so a page
+    # may hold fewer than ``limit``), then keep those before ``before``.
+    result = await source.load(session_id, after=max(0, before - limit - 1))
+    earlier = [m for m in result.messages if m.position < before]
+    shown = earlier[-limit:]
+    older = result.session.message_count - len(result.messages) + len(earlier) - len(shown)
+    return _page_json(result, shown, older=older)
+
+
+def _page_json(result: LoadResult, shown: list[Message], *, older: int) -> dict[str, Any]:
+    if not result.session.stored:
+        raise _NotStored(result.session.id)
+    names = {c.id: c.name for m in result.messages for c in m.tool_calls}
+    open_calls, _repairs = marks(result)
+    session = session_json(result)
+    session["open_calls"] = open_calls
+    events = []
+    if result.session.forked_from:
+        events.append(
+            {
+                "position": result.session.forked_at_position,
+                "type": "fork",
+                "at": time_text(result.session.created_at),
+                "detail": {"from": result.session.forked_from},
+            }
+        )
+    return {
+        "session": session,
+        "entries": [entry_json(m) for m in shown],
+        "events": events,
+        "in_flight": [
+            {
+                "call_id": c.tool_call_id,
+                "name": names.get(c.tool_call_id, ""),
+                "assistant_position": c.assistant_position,
+                "run": {"label": "", "pid": c.owner_pid, "host": c.owner_host, "run_id": c.run_id},
+            }
+            for c in result.in_flight
+        ],
+        "repairs": [
+            {"tool_call_id": m.tool_call_id, "position": m.position, "reason": m.synthetic_reason}
+            for m in shown
+            if m.synthetic_reason
+        ],
+        "first_position": shown[0].position if shown else None,
+        "has_older": older > 0,
+    }
+
+
+class _NotStored(BadParam):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} is not stored")
+
+
+@routes.get("/api/sessions/{session_id}")
+@json_route
+async def session(request: web.Request) -> web.StreamResponse:
+    before = params.integer(request, "before", None, 1, 2**62)
+    after = params.integer(request, "after", None, 0, 2**62)
+    if before is not None and after is not None:
+        raise BadParam("give before or after, not both")
+    limit = params.integer(request, "limit", params.DEFAULT_ENTRIES, 1, params.MAX_ENTRIES)
+    assert limit is not None
+    try:
+        page = await _page(_source(request), _session_id(request), before, after, limit)
+    except _NotStored as exc:
+        return params.error(404, str(exc))
+    return web.json_response(page)
+
+
+@routes.get("/api/search")
+@json_route
+async def search(request: web.Request) -> web.StreamResponse:
+    query = request.query.get("q", "")
+    if not query.strip():
+        raise BadParam("q (the text to search for) is required")
+    limit = params.integer(request, "limit", 50, 1, MAX_SEARCH)
+    assert limit is not None
+    found = await _source(request).search(query, request.query.get("session_id", ""), limit)
+    hits = [
+        {
+            "session_id": h.session_id,
+            "position": h.position,
+            "role": h.role,
+            "created_at": time_text(h.created_at),
+            "snippet": [{"text": text, "hit": hit} for text, hit in h.snippet],
+        }
+        for h in found.hits
+    ]
+    return web.json_response({"hits": hits, "truncated": found.truncated})
+
+
+_USAGE_FIELDS: Final = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_micros")
+
+
+@routes.get("/api/usage")
+@json_route
+async def usage(request: web.Request) -> web.StreamResponse:
+    by = request.query.get("by", "model")
+    if by not in ("model", "day"):
+        raise BadParam("by must be model or day")
+    report = await _source(request).usage_report(params.time(request, "since"), params.time(request, "until"))
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    totals: dict[str, dict[str, Any]] = defaultdict(dict)
+    for r in report.rows:
+        key = r.model if by == "model" else r.day
+        figures = usage_json(r.usage)
+        for into in (rows.setdefault((key, r.usage.currency), {"key": key}), totals[r.usage.currency]):
+            for name in _USAGE_FIELDS:
+                into[name] = into.get(name, 0) + figures[name]
+            into["currency"] = r.usage.currency
+    ordered = sorted(rows.values(), key=lambda row: (row["key"], row["currency"]))
+    return web.json_response({"rows": ordered, "totals": list(totals.values()), "truncated": report.truncated})
+
+
+@routes.get("/api/lookup")
+@json_route
+async def lookup(request: web.Request) -> web.StreamResponse:
+    trace_id = request.query.get("trace_id", "")
+    client_id = request.query.get("client_id", "")
+    session_id = request.query.get("session_id", "")
+    if bool(trace_id) == bool(client_id):
+        raise BadParam("give trace_id or client_id (one of them)")
+    source = _source(request)
+    if session_id:
+        targets, entries = [session_id], LOOKUP_SESSION_ENTRIES
+    else:
+        page = await source.list_page("", LOOKUP_SESSIONS, "", {})
+        targets, entries = [s.id for s in page.sessions], LOOKUP_ENTRIES
+    matches = []
+    for target in targets:
+        result = await source.load(target, last=entries)
+        if not result.session.stored:
+            continue
+        for m in result.messages:
+            if (trace_id and m.trace_id == trace_id) or (client_id and m.client_id == client_id):
+                matches.append({"session_id": target, "position": m.position})
+    return web.json_response(
+        {"matches": matches, "scanned": {"sessions": len(targets), "entries_per_session": entries}}
+    )

@@ -66,13 +66,18 @@ const commands = {
     await page.locator(selector).first().click();
     return {};
   },
-  clickAll: async ({ selector }) => {
+  // Click the first match until none is left (a click must make its element stop matching), at most `limit` times.
+  clickEach: async ({ selector, limit }) => {
     const all = page.locator(selector);
-    const n = await all.count();
-    for (let i = 0; i < n; i++) {
-      await all.nth(i).click();
+    let clicked = 0;
+    while ((await all.count()) > 0) {
+      if (clicked === (limit || 500)) {
+        throw new Error(`still matching ${selector} after ${clicked} clicks`);
+      }
+      await all.first().click();
+      clicked++;
     }
-    return { clicked: n };
+    return { clicked };
   },
   eval: async ({ expression }) => ({ value: await page.evaluate(expression) }),
   screenshot: async ({ path, full_page }) => {

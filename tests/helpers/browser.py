@@ -60,7 +60,7 @@ class UiProcess:
         self.log_path = workspace / "ui.log"
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "claw_sessiond", "ui", "--workdir", str(workspace), *args],
+            [sys.executable, "-m", "claw_sessiond", "ui", "--workspace", str(workspace), *args],
             stdout=subprocess.PIPE,
             stderr=self._log,
             text=True,

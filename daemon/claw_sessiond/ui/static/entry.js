@@ -155,6 +155,11 @@ export function renderEntry(entry, links) {
   return node;
 }
 
+/** " · pid N · host H" of a run (its host only when the daemon names one: several daemons on PostgreSQL). */
+export function ownerText(run) {
+  return `${run.pid ? ` · pid ${run.pid}` : ""}${run.host ? ` · ${run.host}` : ""}`;
+}
+
 /** A tool call: name, arguments (folded), and where its result is — or who runs it, or that it waits. */
 function callBlock(call, links) {
   const flying = links.inFlight.get(call.id);
@@ -164,7 +169,7 @@ function callBlock(call, links) {
     state = h("a", { href: route(["s", links.sessionId], { at: answeredAt }), class: "answered" }, "result #", answeredAt);
   } else if (flying && flying.run && flying.run.run_id) {
     const run = flying.run;
-    state = h("span", { class: "mark running", "data-testid": "entry-running" }, "running — owned by ", run.label || "a run", ` (pid ${run.pid}, ${run.host || "?"})`);
+    state = h("span", { class: "mark running", "data-testid": "entry-running" }, "running — owned by ", run.label || "a live run", ownerText(run));
   } else if (flying) {
     state = h("span", { class: "mark pending", "data-testid": "entry-pending" }, "pending approval");
   } else {

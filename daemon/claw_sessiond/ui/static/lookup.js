@@ -37,6 +37,7 @@ export async function showLookup({ view, params, current }) {
     fill(
       results,
       h("h2", {}, `${matches.length} match${matches.length === 1 ? "" : "es"}`),
+      found.scanned ? h("p", { class: "muted" }, `looked through ${found.scanned.sessions} session(s), the last ${found.scanned.entries_per_session} entries of each`) : "",
       h("ul", {}, matches.map((match) => h("li", { "data-testid": "lookup-match" }, h("a", { href: route(["s", match.session_id], { at: match.position }) }, match.session_id, " #", match.position)))),
     );
   } catch (error) {

@@ -110,6 +110,7 @@ async function searchResults(q) {
         box,
         h("h2", {}, `${hits.length} hit${hits.length === 1 ? "" : "s"} for `, h("q", {}, q)),
         hits.length ? h("ol", { class: "hit-list" }, hits.map(hitRow)) : h("p", { class: "muted" }, "nothing found"),
+        found.truncated ? h("p", { class: "muted" }, "(more hits than shown)") : "",
       );
     })
     .catch((error) => fill(box, problem(error.message)));

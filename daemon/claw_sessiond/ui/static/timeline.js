@@ -4,7 +4,7 @@
 // their owners, and live: new entries over the server's SSE route while the page is open.
 import { getJson } from "./api.js";
 import { apiPath, count, fill, h, money, problem, when } from "./dom.js";
-import { renderEntry } from "./entry.js";
+import { ownerText, renderEntry } from "./entry.js";
 import { labelChips } from "./sessions.js";
 
 const PAGE = 200;
@@ -94,7 +94,7 @@ class Timeline {
                   h("span", { class: "name" }, record.name || "call"),
                   " ",
                   h("code", {}, record.call_id),
-                  run.run_id ? [" — owned by ", h("strong", {}, run.label || "a run"), ` · pid ${run.pid} · ${run.host || "?"}`] : " — pending approval (no live run owns it)",
+                  run.run_id ? [" — owned by ", h("strong", {}, run.label || "a live run"), ownerText(run)] : " — pending approval (no live run owns it)",
                 );
               }),
             ),

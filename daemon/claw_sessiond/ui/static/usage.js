@@ -52,21 +52,41 @@ function barChart(rows, title) {
   return chart;
 }
 
+const FIELDS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"];
+
+/** The server's rows are per key and currency: one row per key here, its costs listed by currency. */
+function byKey(rows) {
+  const merged = new Map();
+  for (const row of rows) {
+    const key = String(row.key || "(none)");
+    const into = merged.get(key) || { key, costs: [] };
+    for (const field of FIELDS) {
+      into[field] = Number(into[field] || 0) + Number(row[field] || 0);
+    }
+    if (row.cost_micros) {
+      into.costs.push(money(row.cost_micros, row.currency));
+    }
+    merged.set(key, into);
+  }
+  return [...merged.values()];
+}
+
 function table(rows, totals, keyName) {
   const line = (row, key) =>
     h(
       "tr",
       {},
       h("td", {}, key),
-      ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"].map((field) => h("td", { class: "num" }, count(row[field]))),
-      h("td", { class: "num" }, money(row.cost_micros, row.currency) || "—"),
+      FIELDS.map((field) => h("td", { class: "num" }, count(row[field]))),
+      h("td", { class: "num" }, row.costs.length ? row.costs.join(" + ") : "—"),
     );
+  const total = byKey((Array.isArray(totals) ? totals : totals ? [totals] : []).map((row) => ({ ...row, key: "total" })));
   return h(
     "table",
     { class: "usage-table" },
     h("thead", {}, h("tr", {}, [keyName, "input", "output", "cache read", "cache write", "cost"].map((name) => h("th", {}, name)))),
-    h("tbody", {}, rows.map((row) => line(row, String(row.key || "(none)")))),
-    totals ? h("tfoot", {}, line(totals, "total")) : "",
+    h("tbody", {}, rows.map((row) => line(row, row.key))),
+    total.length ? h("tfoot", {}, total.map((row) => line(row, "total"))) : "",
   );
 }
 
@@ -85,8 +105,14 @@ async function section(by, title, keyName, range) {
   const box = h("section", { class: "usage", "aria-label": title }, h("h2", {}, title));
   try {
     const found = await getJson(apiPath(["usage"], { by, ...range }));
-    const rows = found.rows || [];
-    box.append(rows.length ? barChart(by === "day" ? [...rows].sort((a, b) => String(a.key).localeCompare(String(b.key))) : rows, title) : h("p", { class: "muted" }, "no usage recorded"));
+    const rows = byKey(found.rows || []);
+    if (by === "day") {
+      rows.sort((a, b) => a.key.localeCompare(b.key));
+    }
+    box.append(rows.length ? barChart(rows, title) : h("p", { class: "muted" }, "no usage recorded"));
+    if (found.truncated) {
+      box.append(h("p", { class: "muted" }, "(the server cut this report short: narrow the range)"));
+    }
     box.append(table(rows, found.totals, keyName));
   } catch (error) {
     box.append(problem(error.message));

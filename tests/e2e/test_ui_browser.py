@@ -70,10 +70,10 @@ class Viewer:
         self.browser.do("hash", hash=hash_route)
         self.browser.wait(ready)
 
-    def screenshot(self, name: str) -> Path:
+    def screenshot(self, name: str, *, full_page: bool = False) -> Path:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         path = ARTIFACTS / f"{name}.png"
-        self.browser.do("screenshot", path=str(path), full_page=False)
+        self.browser.do("screenshot", path=str(path), full_page=full_page)
         print(f"screenshot: {path}")
         return path
 
@@ -139,7 +139,8 @@ def test_search_shows_a_hit_highlighted_and_links_to_its_entry(viewer: Viewer) -
 def test_a_repaired_and_a_superseded_call_are_marked(viewer: Viewer) -> None:
     calls = [ToolCall("c-build", "bash", '{"cmd": "make"}'), ToolCall("c-sleep", "bash", '{"cmd": "sleep 600"}')]
     with viewer.client() as c:
-        c.append("repairs", [Message.user("build it"), Message.assistant("on it", tool_calls=calls)])
+        c.create_session("repairs", labels={"agent": "builder", "env": "ci"})
+        c.append("repairs", [Message.user("build it"), Message.assistant("on it", tool_calls=calls, usage=USAGE)])
         c.load("repairs")  # no live run owns the calls: both repaired
         c.append("repairs", Message.tool("c-build", "build ok"))  # the build did finish: supersedes its repair
         c.append("repairs", Message.assistant(tool_calls=[ToolCall("c-deploy", "deploy", "{}", pending=True)]))
@@ -149,9 +150,11 @@ def test_a_repaired_and_a_superseded_call_are_marked(viewer: Viewer) -> None:
     assert viewer.browser.texts("[data-testid=entry-pending]") == ["pending approval"]
     roles = viewer.browser.do("attributes", selector="[data-testid=entry]", name="data-role")["values"]
     assert roles[:2] == ["user", "assistant"] and "tool" in roles
-    viewer.screenshot("session-timeline")
+    viewer.screenshot("session-timeline", full_page=True)  # docs/img/ui-session.png is one of these
     viewer.nothing_ran()
 
+
+USAGE = EntryUsage(1830, 96, cost_micros=6930, currency="USD", model="model-alpha")
 
 OWNER = """
 import sys

@@ -163,7 +163,7 @@ export async function showSessions({ view, params, current }) {
     "nav",
     { class: "pager", "aria-label": "pages" },
     back.length ? h("a", { href: route([], { ...here, page_token: back[back.length - 1] === "-" ? "" : back[back.length - 1], back: back.slice(0, -1) }) }, "← newer") : "",
-    ` ${count(page.total)} session${page.total === 1 ? "" : "s"} `,
+    page.total === null || page.total === undefined ? " " : ` ${count(page.total)} session${page.total === 1 ? "" : "s"} `,
     page.next_page_token ? h("a", { href: route([], { ...here, page_token: page.next_page_token, back: [...back, token || "-"] }) }, "older →") : "",
   );
   fill(

@@ -3,7 +3,7 @@
 // (clear, edit, fork, ...) between the entries at their positions, the calls in flight with
 // their owners, and live: new entries over the server's SSE route while the page is open.
 import { getJson } from "./api.js";
-import { apiPath, count, fill, h, money, problem, when } from "./dom.js";
+import { apiPath, count, fill, h, money, problem, route, when } from "./dom.js";
 import { ownerText, renderEntry } from "./entry.js";
 import { labelChips } from "./sessions.js";
 
@@ -231,7 +231,11 @@ function eventRow(event) {
     h("strong", {}, event.type),
     ` at #${event.position} `,
     h("time", {}, when(event.at)),
-    detail ? [" · ", h("span", { class: "detail" }, detail)] : "",
+    event.type === "fork" && event.detail && event.detail.from
+      ? [" · forked from ", h("a", { href: route(["s", event.detail.from], { at: event.position }) }, event.detail.from)]
+      : detail
+        ? [" · ", h("span", { class: "detail" }, detail)]
+        : "",
   );
 }
 
@@ -254,7 +258,7 @@ function header(session, sessionId, repairs) {
       h("dt", {}, "last position"),
       h("dd", {}, String(session.last_position ?? "")),
       h("dt", {}, "usage"),
-      h("dd", {}, `in ${count(usage.input_tokens)} · out ${count(usage.output_tokens)} `, money(usage.cost_micros, usage.currency)),
+      h("dd", {}, `in ${count(usage.input_tokens)} · out ${count(usage.output_tokens)}`, usage.cost_micros ? ` · ${money(usage.cost_micros, usage.currency)}` : ""),
       h("dt", {}, "repairs"),
       h("dd", {}, String((repairs || []).length)),
     ),

@@ -231,6 +231,9 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
     assert not [n for n in daemon_files if n.startswith("claw_sessiond_client/")], "the daemon wheel ships the client"
     assert "claw_sessiond_client/api/v1/sessiond_pb2.py" in client_files
     assert "claw_sessiond_client/py.typed" in client_files and "claw_sessiond/py.typed" in daemon_files
+    static = ROOT / "daemon" / "claw_sessiond" / "ui" / "static"  # the web viewer's pages ship built
+    shipped = sorted(str(p.relative_to(ROOT / "daemon")) for p in static.rglob("*") if p.is_file())
+    assert set(shipped) <= set(daemon_files), sorted(set(shipped) - set(daemon_files))
     version = _project(ROOT / "pyproject.toml")["version"]
     assert f"Requires-Dist: claw-sessiond-client=={version}" in daemon_meta.splitlines()
     for meta, files in ((daemon_meta, daemon_files), (client_meta, client_files)):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import Final
 
@@ -37,6 +38,9 @@ _HEADERS: Final = {
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
 }
+
+#: Where the middleware notes when a request came in (for ``Server-Timing``).
+_STARTED: Final = "claw_ui_started"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -70,12 +74,19 @@ class Guard:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        response = await self._answer(request, handler)
+        request[_STARTED] = time.perf_counter()
+        return await self._answer(request, handler)
+
+    @staticmethod
+    async def on_prepare(request: web.Request, response: web.StreamResponse) -> None:
+        """Just before any answer's headers go out (streamed ones too): the headers, and the server's time."""
         for name, value in _HEADERS.items():  # the HTML export sets its own (stricter) policy
             response.headers.setdefault(name, value)
         if request.path.startswith("/api/"):
             response.headers["Cache-Control"] = "no-store"
-        return response
+        started = request.get(_STARTED)
+        if started is not None:
+            response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
 
     async def _answer(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.headers.get("Host", "") not in self.hosts:

@@ -7,7 +7,7 @@ every :data:`PING_S` seconds. Bounds: at most :data:`MAX_STREAMS` live streams a
 refused with 503), and each holds at most :data:`QUEUE` events between the Watch and the browser (when
 the browser reads slower, the Watch waits: the daemon's own flow control holds the rest, and the daemon
 ends a Watch that lags too far, which ends the stream with ``event: end``). A stream ends when the
-browser goes (the next write fails, at the latest at the next ping) or the viewer stops.
+browser goes (the server cancels the request when the connection closes) or the viewer stops.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ async def live(request: web.Request) -> web.StreamResponse:
             if frame.startswith(b"event: end\n"):
                 break
     except ConnectionError:
-        pass  # the browser went
+        pass  # the browser went (its request is cancelled at once, as a rule: this is the write racing that)
     finally:
         streams.discard(me)
         for task in tasks:

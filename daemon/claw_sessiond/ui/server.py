@@ -4,9 +4,10 @@ aiohttp on the caller's asyncio loop: one socket bound to 127.0.0.1 (never anoth
 (:mod:`.auth`) in front of every route, no access log (the first request's address carries the secret).
 Bounds: a request body of at most :data:`MAX_BODY` bytes (every route is a GET), a request line and each
 header of at most :data:`MAX_LINE` bytes; the JSON routes' own bounds are in :mod:`.params`, the live
-streams' in :mod:`.live`. :func:`serve` prints the one line with the URL (on stdout, the only place the
-secret is written), opens the browser when asked, and serves until SIGINT or SIGTERM, then ends the live
-streams, closes the listener and the source.
+streams' in :mod:`.live`. A request whose browser goes is cancelled at once (a live stream ends then).
+:func:`serve` prints the one line with the URL (on stdout, the only place the secret is written), opens
+the browser when asked, and serves until SIGINT or SIGTERM, then ends the live streams, closes the
+listener and the source.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ async def static(request: web.Request) -> web.StreamResponse:
 def make_app(source: Source, workspace: str, guard: Guard) -> web.Application:
     """The viewer's app, reading through ``source``."""
     app = web.Application(middlewares=[guard.middleware], client_max_size=MAX_BODY)
+    app.on_response_prepare.append(guard.on_prepare)
     app[api.SOURCE] = source
     app[api.WORKSPACE] = workspace
     live.setup(app)
@@ -106,7 +108,14 @@ async def serve(source: Source, workspace: str, sock: socket.socket, *, open_bro
     port = sock.getsockname()[1]
     guard.listening_on(port)
     app = make_app(source, workspace, guard)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, max_line_size=MAX_LINE, max_field_size=MAX_LINE)
+    runner = web.AppRunner(
+        app,
+        access_log=None,
+        handle_signals=False,
+        max_line_size=MAX_LINE,
+        max_field_size=MAX_LINE,
+        handler_cancellation=True,  # a browser that goes ends its request (a live stream at once)
+    )
     await runner.setup()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

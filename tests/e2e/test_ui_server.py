@@ -1,0 +1,520 @@
+"""``claw-sessiond ui``'s server: a real daemon, the viewer as a real subprocess, plain HTTP against it.
+
+The secret (refused without it, with a wrong one, under another Host name), the headers, every JSON
+route's shape, the list's filters and paging, search, a repaired and a superseded call, the live stream
+receiving another process's append, usage by model and day, lookup, both exports (the HTML one with
+hostile strings), the bounds, and the offline view of a stopped store. Every process started here is
+stopped by its pid.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from claw_sessiond.ui.auth import CSP
+from claw_sessiond.ui.export_html import HTML_CSP
+from claw_sessiond.ui.live import MAX_STREAMS
+from claw_sessiond_client import Message, SessionClient, ToolCall
+from tests.helpers.daemon import DaemonProcess
+from tests.helpers.process import wait_for
+from tests.helpers.ui import UiProcess
+
+#: A sanity bound on the live stream's delay (the target is well under a second; the machine is shared).
+LIVE_SANITY_S = 10.0
+
+#: Strings that would run as script if a page rendered stored text as HTML.
+HOSTILE = (
+    "<script>alert('content')</script>",
+    "<img src=x onerror=alert('img')>",
+    "javascript:alert('url')",
+    "<svg onload=alert('svg')><circle/></svg>",
+    '"><iframe srcdoc="<script>alert(1)</script>">',
+)
+
+
+@pytest.fixture(scope="module")
+def viewed(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DaemonProcess, UiProcess]]:
+    """One daemon and one viewer of it for the module's tests (each works on sessions of its own)."""
+    workspace = tmp_path_factory.mktemp("ui") / "ws"
+    workspace.mkdir()
+    daemon = DaemonProcess(workspace).start()
+    try:
+        ui = UiProcess(workspace, daemon=daemon)
+        try:
+            yield daemon, ui.start()
+        finally:
+            ui.stop()
+    finally:
+        daemon.stop()
+
+
+@pytest.fixture
+def daemon(viewed: tuple[DaemonProcess, UiProcess]) -> DaemonProcess:
+    return viewed[0]
+
+
+@pytest.fixture
+def ui(viewed: tuple[DaemonProcess, UiProcess]) -> UiProcess:
+    return viewed[1]
+
+
+@pytest.fixture
+def client(daemon: DaemonProcess) -> Iterator[SessionClient]:
+    with daemon.client() as c:
+        yield c
+
+
+def _sid(prefix: str = "ui") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+# ---------------------------------------------------------------- the door
+
+
+@pytest.mark.smoke
+def test_the_secret_is_needed_and_the_host_must_be_ours(ui: UiProcess) -> None:
+    for path in ("/", "/api/info", "/api/sessions", "/static/app.js", "/api/sessions/x/live", "/nowhere"):
+        refused = ui.get(path, auth=False)
+        assert refused.status == 403 and refused.headers["content-type"].startswith("text/plain"), (path, refused)
+        assert refused.headers["content-security-policy"] == CSP
+    assert ui.get("/api/info", auth=False, headers={"Authorization": "Bearer " + "x" * 43}).status == 403
+    assert ui.get("/api/info", auth=False, headers={"Cookie": "claw_ui=" + ui.token[:-1] + "A"}).status == 403
+    assert ui.get("/?token=" + ui.token[::-1], auth=False).status == 403
+    # The printed URL: a cookie for the secret, and a redirect that drops the token from the address.
+    first = ui.get(f"/?token={ui.token}", auth=False)
+    assert first.status == 303 and first.headers["location"] == "/"
+    cookie = first.headers["set-cookie"]
+    assert cookie.startswith(f"claw_ui={ui.token};")
+    assert {"httponly", "samesite=strict", "path=/"} <= {p.strip().lower() for p in cookie.split(";")}
+    assert ui.get("/api/info", auth=False, headers={"Cookie": f"claw_ui={ui.token}"}).status == 200
+    # DNS rebinding: the right secret under another name is refused; localhost with our port is ours.
+    for host in (f"evil.example:{ui.port}", "127.0.0.1", f"127.0.0.1:{ui.port + 1}", f"localhost.evil:{ui.port}"):
+        assert ui.get("/api/info", headers={"Host": host}).status == 403, host
+    assert ui.get("/api/info", headers={"Host": f"localhost:{ui.port}"}).status == 200
+
+
+@pytest.mark.smoke
+def test_every_answer_carries_the_headers(ui: UiProcess) -> None:
+    for path in ("/", "/api/info", "/api/sessions/nope", "/static/nothing.js"):
+        answer = ui.get(path)
+        assert answer.headers["content-security-policy"] == CSP, path
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["referrer-policy"] == "no-referrer"
+        assert answer.headers["x-frame-options"] == "DENY"
+        if path.startswith("/api/"):
+            assert answer.headers["cache-control"] == "no-store"
+            assert answer.headers["server-timing"].startswith("app;dur=")
+    assert "'unsafe-inline'" not in CSP and "script-src 'self'" in CSP
+
+
+def test_the_request_bounds(ui: UiProcess) -> None:
+    assert ui.get("/api/sessions?" + "x" * 9000).status in (400, 414)
+    assert ui.get("/static/../../etc/passwd").status == 404
+    assert ui.get("/static/.hidden").status == 404
+    for path in (
+        "/api/sessions?limit=0",
+        "/api/sessions?limit=501",
+        "/api/sessions?limit=x",
+        "/api/sessions?page_token=garbage",
+        "/api/sessions?label=novalue",
+        "/api/sessions?updated_after=yesterday",
+        "/api/sessions?has_repairs=maybe",
+        "/api/sessions/x?limit=1001",
+        "/api/sessions/x?before=5&after=1",
+        "/api/search?q=",
+        "/api/search?q=x&limit=201",
+        "/api/usage?by=week",
+        "/api/lookup",
+        "/api/lookup?trace_id=a&client_id=b",
+        f"/api/sessions/{quote('a/b', safe='')}",
+    ):
+        answer = ui.get(path)
+        assert answer.status == 400, (path, answer)
+        assert set(answer.json()) == {"error"} and "\n" not in answer.json()["error"]
+
+
+# ---------------------------------------------------------------- the routes
+
+
+@pytest.mark.smoke
+@pytest.mark.both_backends("the viewer reads through the daemon: its answers on a daemon on PostgreSQL")
+def test_every_route_has_its_shape(ui: UiProcess, client: SessionClient, backend: str) -> None:
+    sid = _sid()
+    client.append(
+        sid,
+        [
+            Message.user("what is in the folder", client_id=f"{sid}-q"),
+            Message.assistant(tool_calls=[ToolCall("c1", "bash", '{"cmd": "ls"}')]),
+            Message.tool("c1", "README.md"),
+            Message("assistant", format="x-raw", item=b"\xff\x00 binary"),
+        ],
+    )
+    client.update_session(sid, set_labels={"team": "ui"})
+    client.record_usage(sid, input_tokens=7, output_tokens=3, cost_micros=50, currency="USD", model="m-shape")
+
+    info = ui.get_json("/api/info")
+    assert info == {
+        "workspace": info["workspace"],
+        "backend": "postgresql" if backend == "postgres" else "sqlite",
+        "daemon_running": True,
+        "offline": False,
+        "version": info["version"],
+    }
+    listed = ui.get_json(f"/api/sessions?id_contains={sid}")
+    assert listed["total"] == 1 and listed["next_page_token"] == ""
+    row = listed["sessions"][0]
+    assert set(row) >= {"id", "message_count", "last_position", "labels", "created_at", "updated_at", "usage"}
+    assert (row["id"], row["message_count"], row["labels"]) == (sid, 4, {"team": "ui"})
+    assert row["usage"]["input_tokens"] == 7 and row["usage"]["currency"] == "USD"
+
+    page = ui.get_json(f"/api/sessions/{sid}")
+    assert set(page) == {
+        "session", "entries", "events", "in_flight", "repairs", "first_position", "has_older",
+    }  # fmt: skip
+    assert page["session"]["id"] == sid and page["session"]["last_position"] == 4
+    assert page["first_position"] == 1 and page["has_older"] is False
+    entries = page["entries"]
+    assert [(e["position"], e["role"]) for e in entries] == [
+        (1, "user"),
+        (2, "assistant"),
+        (3, "tool"),
+        (4, "assistant"),
+    ]
+    assert entries[0]["client_id"] == f"{sid}-q" and entries[0]["trace_id"]
+    assert entries[1]["tool_calls"] == [{"id": "c1", "name": "bash", "arguments": '{"cmd": "ls"}'}]
+    assert entries[2]["tool_call_id"] == "c1" and entries[2]["synthetic"] is None and entries[2]["supersedes"] == 0
+    assert entries[3]["item"] is None and entries[3]["item_b64"] and entries[3]["format"] == "x-raw"
+    for e in entries:
+        assert {"created_at", "content", "name", "metadata", "usage", "cancelled", "orphan"} <= set(e)
+
+    found = ui.get_json(f"/api/search?q=folder&session_id={sid}")
+    assert [(h["session_id"], h["position"], h["role"]) for h in found["hits"]] == [(sid, 1, "user")]
+    usage = ui.get_json("/api/usage?by=model")
+    assert {"key": "m-shape", "currency": "USD"}.items() <= next(
+        r for r in usage["rows"] if r["key"] == "m-shape"
+    ).items()
+    looked = ui.get_json(f"/api/lookup?client_id={sid}-q&session_id={sid}")
+    assert looked["matches"] == [{"session_id": sid, "position": 1}]
+    assert ui.get(f"/api/sessions/{sid}-missing").status == 404
+
+
+def test_the_list_pages_and_filters(ui: UiProcess, client: SessionClient, daemon: DaemonProcess) -> None:
+    batch = uuid.uuid4().hex[:8]
+    ids = [_sid(f"list{n}") for n in range(7)]
+    for n, sid in enumerate(ids):
+        client.create_session(sid, labels={"batch": batch, "parity": "odd" if n % 2 else "even"})
+        client.append(sid, Message.user(f"message {n}"))
+    # One with a call left open (no result yet), one whose call a repairing Load answered.
+    client.append(ids[1], Message.assistant(tool_calls=[ToolCall("open", "bash", "{}")]))
+    client.append(ids[2], Message.assistant(tool_calls=[ToolCall("gone", "bash", "{}")]))
+    client.load(ids[2], str(daemon.workspace))
+    client.append(ids[3], Message.user("the latest"))
+
+    seen: list[str] = []
+    token = ""
+    for _ in range(10):  # 7 sessions in pages of 3: three pages
+        page = ui.get_json(f"/api/sessions?label=batch={batch}&limit=3&page_token={quote(token)}")
+        assert page["total"] == 7
+        seen += [s["id"] for s in page["sessions"]]
+        token = page["next_page_token"]
+        if not token:
+            break
+    assert sorted(seen) == sorted(ids) and len(seen) == 7 and seen[0] == ids[3]  # newest first
+
+    odd = ui.get_json(f"/api/sessions?label=batch={batch}&label=parity=odd")
+    assert sorted(s["id"] for s in odd["sessions"]) == sorted(ids[1::2])
+    assert [s["id"] for s in ui.get_json(f"/api/sessions?id_contains={ids[4]}")["sessions"]] == [ids[4]]
+
+    with_open = ui.get_json(f"/api/sessions?label=batch={batch}&has_open_calls=1")
+    assert [(s["id"], s["open_calls"]) for s in with_open["sessions"]] == [(ids[1], 1)] and with_open["total"] is None
+    repaired = ui.get_json(f"/api/sessions?label=batch={batch}&has_repairs=1")
+    assert [(s["id"], s["repairs"]) for s in repaired["sessions"]] == [(ids[2], 1)]
+
+    # Times: the list is newest first; after/before the last update of ids[3] split it.
+    rows = {s["id"]: s for s in ui.get_json(f"/api/sessions?label=batch={batch}")["sessions"]}
+    cut = quote(rows[ids[3]]["updated_at"])
+    after = ui.get_json(f"/api/sessions?label=batch={batch}&updated_after={cut}")
+    assert [s["id"] for s in after["sessions"]] == [ids[3]]
+    before = ui.get_json(f"/api/sessions?label=batch={batch}&updated_before={cut}")
+    assert sorted(s["id"] for s in before["sessions"]) == sorted(set(ids) - {ids[3]})
+    # A filtered list pages too (the viewer's token goes on scanning where the last page stopped).
+    paged, token = [], ""
+    for _ in range(10):
+        page = ui.get_json(f"/api/sessions?label=batch={batch}&updated_before={cut}&limit=4&page_token={quote(token)}")
+        paged += [s["id"] for s in page["sessions"]]
+        token = page["next_page_token"]
+        if not token:
+            break
+    assert sorted(paged) == sorted(set(ids) - {ids[3]}) and len(paged) == 6
+
+
+def test_search_hits_come_split_for_highlighting(ui: UiProcess, client: SessionClient) -> None:
+    sid = _sid()
+    word = f"zebra{uuid.uuid4().hex[:6]}"
+    client.append(sid, [Message.user(f"the {word} crossed <b>the</b> road"), Message.assistant("no match here")])
+    hits = ui.get_json(f"/api/search?q={word}")["hits"]
+    assert [(h["session_id"], h["position"], h["role"]) for h in hits] == [(sid, 1, "user")]
+    parts = hits[0]["snippet"]
+    assert [p["text"] for p in parts if p["hit"]] == [word]
+    assert "".join(p["text"] for p in parts) == f"the {word} crossed <b>the</b> road"
+
+
+OWNER = r"""
+import json, os, sys
+from claw_sessiond_client import Message, SessionClient, ToolCall
+address, session = sys.argv[1], sys.argv[2]
+client = SessionClient(address=address, autostart=False)
+with client.attach(session, label="worker") as run:
+    client.append(session, [
+        Message.user("run two tools"),
+        Message.assistant(tool_calls=[ToolCall("c1", "bash", '{"cmd": "ls"}'), ToolCall("c2", "bash", "{}")]),
+    ], run_id=run.run_id)
+    print(json.dumps({"run_id": run.run_id, "pid": os.getpid()}), flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_repaired_and_a_superseded_call_are_marked(
+    ui: UiProcess, client: SessionClient, daemon: DaemonProcess
+) -> None:
+    sid = _sid()
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, daemon.address, sid], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert owner.stdout is not None
+        started = json.loads(owner.stdout.readline())
+        live = ui.get_json(f"/api/sessions/{sid}")
+        assert sorted((f["call_id"], f["name"], f["run"]["pid"], f["run"]["run_id"]) for f in live["in_flight"]) == [
+            ("c1", "bash", started["pid"], started["run_id"]),
+            ("c2", "bash", started["pid"], started["run_id"]),
+        ]
+        assert live["session"]["open_calls"] == 2
+    finally:
+        owner.send_signal(signal.SIGKILL)  # the client dies mid-call
+        owner.communicate(timeout=10)
+    wait_for(lambda: not ui.get_json(f"/api/sessions/{sid}")["in_flight"], 30, "the dead run's calls to be free")
+    repaired = client.load(sid, str(daemon.workspace))
+    assert sorted(r.tool_call_id for r in repaired.repairs) == ["c1", "c2"]
+    client.append(sid, Message.tool("c2", "the tool did finish"))  # the real result, later
+    page = ui.get_json(f"/api/sessions/{sid}")
+    tools = {e["tool_call_id"]: e for e in page["entries"] if e["role"] == "tool"}
+    c2_repair = next(r.position for r in repaired.repairs if r.tool_call_id == "c2")
+    assert tools["c1"]["synthetic"] and tools["c1"]["synthetic"]["reason"] and tools["c1"]["supersedes"] == 0
+    assert tools["c2"]["synthetic"] is None and tools["c2"]["supersedes"] == c2_repair
+    assert tools["c2"]["content"] == "the tool did finish"
+    assert [(r["tool_call_id"], r["position"]) for r in page["repairs"]] == [("c1", tools["c1"]["position"])]
+    assert page["in_flight"] == [] and page["session"]["open_calls"] == 0
+
+
+APPENDER = r"""
+import sys
+from claw_sessiond_client import Message, SessionClient
+address, session = sys.argv[1], sys.argv[2]
+with SessionClient(address=address, autostart=False) as client:
+    client.list_sessions(session, 1)  # connected and trusted before the go
+    print("ready", flush=True)
+    text = sys.stdin.readline().strip()
+    client.append(session, Message.user(text))
+    print("appended", flush=True)
+"""
+
+
+def test_the_live_stream_shows_another_process_append(
+    ui: UiProcess, client: SessionClient, daemon: DaemonProcess
+) -> None:
+    sid = _sid()
+    client.append(sid, Message.user("before"))
+    stream = ui.events(f"/api/sessions/{sid}/live?after=1")
+    writer = subprocess.Popen(
+        [sys.executable, "-c", APPENDER, daemon.address, sid], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert stream.status == 200 and stream.headers["content-type"].startswith("text/event-stream")
+        assert stream.headers["content-security-policy"] == CSP and stream.headers["cache-control"] == "no-store"
+        assert writer.stdout is not None and writer.stdin is not None
+        assert writer.stdout.readline().strip() == "ready"
+        text = f"from another process {uuid.uuid4().hex[:6]} <script>x</script>"
+        writer.stdin.write(text + "\n")
+        writer.stdin.flush()
+        entry, took = stream.next("entry", LIVE_SANITY_S)
+        assert (entry["position"], entry["role"], entry["content"]) == (2, "user", text)
+        print(f"live entry after {took * 1000:.0f} ms")
+        assert took < LIVE_SANITY_S
+        assert writer.stdout.readline().strip() == "appended"
+    finally:
+        stream.close()
+        writer.kill()
+        writer.communicate(timeout=10)
+
+
+def test_live_streams_are_bounded(ui: UiProcess, client: SessionClient) -> None:
+    sid = _sid()
+    client.append(sid, Message.user("watched"))
+    streams = [ui.events(f"/api/sessions/{sid}/live") for _ in range(MAX_STREAMS)]
+    try:
+        assert [s.status for s in streams] == [200] * MAX_STREAMS
+        refused = ui.get(f"/api/sessions/{sid}/live")
+        assert refused.status == 503 and "at most" in refused.json()["error"]
+        streams.pop().close()  # one browser tab goes: its place comes free
+        wait_for(lambda: _opens(ui, sid), 10, "a live stream's place to come free")
+    finally:
+        for s in streams:
+            s.close()
+
+
+def _opens(ui: UiProcess, sid: str) -> bool:
+    stream = ui.events(f"/api/sessions/{sid}/live")
+    stream.close()
+    return stream.status == 200
+
+
+def test_usage_by_model_and_by_day(ui: UiProcess, client: SessionClient) -> None:
+    sid = _sid()
+    model = f"model-{uuid.uuid4().hex[:6]}"
+    client.append(sid, Message.user("count me"))
+    client.record_usage(sid, input_tokens=10, output_tokens=4, cost_micros=300, currency="USD", model=model)
+    client.record_usage(sid, input_tokens=5, output_tokens=1, cost_micros=200, currency="USD", model=model)
+    by_model = ui.get_json("/api/usage?by=model")
+    assert [
+        (r["input_tokens"], r["output_tokens"], r["cost_micros"], r["currency"])
+        for r in by_model["rows"]
+        if r["key"] == model
+    ] == [(15, 5, 500, "USD")]
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    by_day = ui.get_json("/api/usage?by=day")
+    day = next(r for r in by_day["rows"] if r["key"] == today and r["currency"] == "USD")
+    assert day["input_tokens"] >= 15 and day["cost_micros"] >= 500
+    usd = next(t for t in by_day["totals"] if t["currency"] == "USD")
+    assert usd["cost_micros"] == sum(r["cost_micros"] for r in by_day["rows"] if r["currency"] == "USD")
+    assert ui.get_json("/api/usage?by=day&since=2999-01-01T00:00:00Z")["rows"] == []
+
+
+def test_lookup_by_trace_and_client_id(ui: UiProcess, client: SessionClient) -> None:
+    sid = _sid()
+    first = client.append(sid, [Message.user("a"), Message.assistant("b")])
+    client.append(sid, Message.user("c", client_id=f"{sid}-c"))
+    traced = ui.get_json(f"/api/lookup?trace_id={first.trace_id}")["matches"]
+    assert traced == [{"session_id": sid, "position": 1}, {"session_id": sid, "position": 2}]
+    by_client = ui.get_json(f"/api/lookup?client_id={sid}-c")["matches"]
+    assert by_client == [{"session_id": sid, "position": 3}]
+    assert ui.get_json(f"/api/lookup?client_id={sid}-nothing&session_id={sid}")["matches"] == []
+
+
+def test_export_jsonl_is_the_daemons_export(ui: UiProcess, client: SessionClient) -> None:
+    sid = _sid()
+    client.append(sid, [Message.user("export me"), Message.assistant("done", tool_calls=[ToolCall("t", "x", "{}")])])
+    client.append(sid, Message.tool("t", "ok"))
+    answer = ui.get(f"/api/sessions/{sid}/export.jsonl")
+    assert answer.status == 200 and answer.headers["content-disposition"] == f'attachment; filename="{sid}.jsonl"'
+    assert answer.body.decode().splitlines() == list(client.export(sid))
+    assert answer.headers["content-security-policy"] == CSP and answer.headers["x-content-type-options"] == "nosniff"
+    assert ui.get(f"/api/sessions/{sid}-missing/export.jsonl").status == 404
+
+
+def test_export_html_has_no_script_and_escapes_hostile_strings(ui: UiProcess, client: SessionClient) -> None:
+    sid = _sid("<i onmouseover=alert(1)>")
+    client.append(
+        sid,
+        [
+            Message.user(HOSTILE[0]),
+            Message.assistant(HOSTILE[1], tool_calls=[ToolCall("c<1>", HOSTILE[2], json.dumps({"a": HOSTILE[3]}))]),
+            Message.tool("c<1>", HOSTILE[4], name=HOSTILE[2]),
+        ],
+    )
+    client.update_session(sid, set_labels={"k": HOSTILE[3]})
+    answer = ui.get(f"/api/sessions/{quote(sid, safe='')}/export.html")
+    assert answer.status == 200 and answer.headers["content-type"].startswith("text/html")
+    assert answer.headers["content-security-policy"] == HTML_CSP
+    page = answer.body.decode()
+    assert f'<meta http-equiv="Content-Security-Policy" content="{HTML_CSP}">' in page
+    lowered = page.lower()
+    for tag in ("<script", "<img", "<svg", "<iframe", "<i "):
+        assert tag not in lowered, tag
+    for text in (*HOSTILE, sid):
+        assert html.escape(text, quote=True) in page or html.escape(json.dumps(text)[1:-1], quote=True) in page
+    # The JSON API gives the same strings unchanged (the pages render them as text).
+    entries = ui.get_json(f"/api/sessions/{quote(sid, safe='')}")["entries"]
+    assert [e["content"] for e in entries] == [HOSTILE[0], HOSTILE[1], HOSTILE[4]]
+
+
+# ---------------------------------------------------------------- offline
+
+
+def _claw_files(workspace: Path) -> dict[str, tuple[int, int]]:
+    """Each file of ``.claw/``: its mode and size."""
+    folder = workspace / ".claw"
+    return {p.name: (p.lstat().st_mode, p.lstat().st_size) for p in folder.iterdir()}
+
+
+def test_offline_view_of_a_stopped_store(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    daemon = DaemonProcess(workspace).start()
+    sid = _sid()
+    try:
+        with daemon.client() as c:
+            c.append(
+                sid, [Message.user("kept while stopped"), Message.assistant(tool_calls=[ToolCall("o", "x", "{}")])]
+            )
+            exported = list(c.export(sid))
+    finally:
+        daemon.stop()
+    before = _claw_files(workspace)
+    ui = UiProcess(workspace)
+    try:
+        ui.start()
+        assert ui.get_json("/api/info")["offline"] is True
+        assert [s["id"] for s in ui.get_json("/api/sessions")["sessions"]] == [sid]
+        page = ui.get_json(f"/api/sessions/{sid}")
+        assert [e["content"] for e in page["entries"]] == ["kept while stopped", ""]
+        assert page["session"]["open_calls"] == 1  # not repaired: the viewer writes nothing
+        assert ui.get_json("/api/search?q=stopped")["hits"][0]["session_id"] == sid
+        assert ui.get(f"/api/sessions/{sid}/export.jsonl").body.decode().splitlines() == exported
+        refused = ui.get(f"/api/sessions/{sid}/live")
+        assert refused.status == 502 and "daemon" in refused.json()["error"]
+        assert _claw_files(workspace) == before  # nothing of .claw/ changed
+        # The lock is held only while a request reads: a daemon can start meanwhile; the viewer then says so.
+        again = DaemonProcess(workspace).start()
+        try:
+            busy = ui.get("/api/sessions")
+            assert busy.status == 502 and "\n" not in busy.json()["error"]
+        finally:
+            again.stop()
+    finally:
+        code = ui.stop()
+    assert code == 0
+    said = ui.stderr()
+    assert "read-only view" in said and ui.token not in said
+
+
+def test_no_store_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    ui = UiProcess(tmp_path)
+    try:
+        code = ui.proc.wait(30)
+    finally:
+        ui.stop()
+    said = ui.stderr()
+    assert code == 1 and "does not exist" in said and "Traceback" not in said
+    assert not (tmp_path / ".claw").exists()
+
+
+def test_the_port_taken_is_one_line(ui: UiProcess, daemon: DaemonProcess) -> None:
+    other = UiProcess(daemon.workspace, "--port", str(ui.port), daemon=daemon)
+    try:
+        code = other.proc.wait(30)
+    finally:
+        other.stop()
+    said = other.stderr()
+    assert code == 1 and f"127.0.0.1:{ui.port}" in said and "Traceback" not in said

@@ -84,19 +84,19 @@ const commands = {
     await page.screenshot({ path, fullPage: Boolean(full_page) });
     return { path };
   },
-  // A request with the browser context's cookies or without any (a fresh context).
+  // A request with the browser context's cookies or without any (a fresh context); the body's first 256 KiB.
   fetch: async ({ url, cookies }) => {
     if (cookies === false) {
       const bare = await browser.newContext();
       try {
         const response = await bare.request.get(url, { maxRedirects: 0 });
-        return { status: response.status(), body: (await response.text()).slice(0, 500) };
+        return { status: response.status(), body: (await response.text()).slice(0, 262144) };
       } finally {
         await bare.close();
       }
     }
     const response = await context.request.get(url, { maxRedirects: 0 });
-    return { status: response.status(), body: (await response.text()).slice(0, 500) };
+    return { status: response.status(), body: (await response.text()).slice(0, 262144) };
   },
   seen: async () => ({ ...seen, csp: await page.evaluate(() => window.__cspViolations || []) }),
   close: async () => {

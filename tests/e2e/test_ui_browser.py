@@ -151,6 +151,36 @@ def test_a_repaired_and_a_superseded_call_are_marked(viewer: Viewer) -> None:
     roles = viewer.browser.do("attributes", selector="[data-testid=entry]", name="data-role")["values"]
     assert roles[:2] == ["user", "assistant"] and "tool" in roles
     viewer.screenshot("session-timeline", full_page=True)  # docs/img/ui-session.png is one of these
+    for link in ("export-jsonl", "export-html"):
+        href = viewer.browser.do("attributes", selector=f"[data-testid={link}]", name="href")["values"][0]
+        exported = viewer.browser.do("fetch", url=viewer.ui.base + href.lstrip("/"))
+        assert exported["status"] == 200 and "build ok" in exported["body"], (link, exported["status"])
+    with viewer.client() as c:
+        c.append("no-repairs", Message.user("quiet"))
+    viewer.open("#/?has_repairs=1", "[data-testid=session-row]")
+    assert viewer.browser.texts("[data-testid=session-link]") == ["repairs"], "the repairs filter"
+    viewer.nothing_ran()
+
+
+def test_a_long_session_pages_older_entries_and_the_keys_walk_them(viewer: Viewer) -> None:
+    with viewer.client() as c:
+        for batch in range(10):
+            c.append("long", [Message.user(f"line {batch * 1000 + i + 1}") for i in range(1000)])
+    viewer.open("#/s/long", "[data-testid=entry][data-position='10000']")
+    assert viewer.browser.count("[data-testid=entry]") == 200, "the last page only"
+    positions = viewer.browser.do("attributes", selector="[data-testid=entry]", name="data-position")["values"]
+    assert positions[0] == "9801" and positions[-1] == "10000"
+    viewer.browser.do("click", selector="[data-testid=older-button]")
+    viewer.browser.wait("[data-testid=entry][data-position='9601']")
+    assert viewer.browser.count("[data-testid=entry]") == 400
+    assert viewer.browser.do("eval", expression="document.activeElement.dataset.position")["value"] == "9601"
+    viewer.browser.do("press", key="j")
+    assert viewer.browser.do("eval", expression="document.activeElement.dataset.position")["value"] == "9602"
+    viewer.browser.do("press", key="k")
+    viewer.browser.do("press", key="k")
+    assert viewer.browser.do("eval", expression="document.activeElement.dataset.position")["value"] == "9601"
+    viewer.open("#/s/long?at=42", "[data-testid=entry].target[data-position='42']")
+    assert viewer.browser.count("[data-testid=newer-button]") == 1, "a page in the middle offers the newer ones"
     viewer.nothing_ran()
 
 
@@ -178,16 +208,17 @@ with SessionClient(address=sys.argv[1], autostart=False) as c:
 def test_the_live_view_shows_another_process_append_within_a_second(viewer: Viewer) -> None:
     with viewer.client() as c:
         c.append("live", Message.user("start"))
+    viewer.open("#/s/live", "[data-testid=live-indicator][data-state=open]")
     owner = subprocess.Popen(
         [sys.executable, "-c", OWNER, viewer.daemon.address], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
         assert owner.stdout is not None and owner.stdout.readline().strip() == "attached"
-        viewer.open("#/s/live", "[data-testid=live-indicator][data-state=open]")
+        # the call and its owner reach the open page: the entry, then the run that owns its call
+        viewer.browser.wait("[data-testid=entry-running]", timeout_s=30)
         flying = viewer.browser.texts("[data-testid=in-flight]")
         # the owner's pid (and host, when several daemons share a PostgreSQL database); Load names no label
-        assert len(flying) == 1 and "c-run — owned by" in flying[0] and f"pid {owner.pid}" in flying[0], flying
-        assert viewer.browser.count("[data-testid=entry-running]") == 1, "the call shows who runs it"
+        assert len(flying) == 1 and "bash c-run — owned by" in flying[0] and f"pid {owner.pid}" in flying[0], flying
         # when the new entry reaches the page, in the browser's clock (the same machine's)
         viewer.browser.do(
             "eval",
@@ -206,12 +237,14 @@ def test_the_live_view_shows_another_process_append_within_a_second(viewer: View
         assert viewer.browser.texts("[data-testid=entry][data-position='3'] pre.content") == ["from another process"]
     finally:
         if owner.poll() is None:
-            owner.kill()
+            owner.kill()  # the run ends with its process
         owner.wait(10)
         if owner.stdout is not None:
             owner.stdout.close()
         if owner.stdin is not None:
             owner.stdin.close()
+    viewer.browser.do("wait", selector="[data-testid=in-flight]", timeout_ms=30_000, state="detached")
+    assert viewer.browser.count("[data-testid=entry-running]") == 0, "the ended run owns nothing any more"
     viewer.nothing_ran()
 
 

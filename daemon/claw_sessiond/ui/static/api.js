@@ -22,3 +22,16 @@ export async function getJson(path) {
   }
   return body;
 }
+
+let about = null;
+
+/** /api/info (workspace, backend, daemon_running, offline, version), asked once per page load. */
+export function aboutServer() {
+  if (about === null) {
+    about = getJson("/api/info");
+    about.catch(() => {
+      about = null;
+    });
+  }
+  return about;
+}

@@ -1,6 +1,6 @@
 // The viewer: a one-page app over hash routes (#/, #/s/<id>, #/usage, #/lookup). No framework:
 // each view is a function that fills <main> and may return a cleanup (the live view's stream).
-import { getJson } from "./api.js";
+import { aboutServer } from "./api.js";
 import { fill, h, problem } from "./dom.js";
 import { showLookup } from "./lookup.js";
 import { showSessions } from "./sessions.js";
@@ -61,7 +61,7 @@ async function render() {
 async function showInfo() {
   const info = document.getElementById("info");
   try {
-    const about = await getJson("/api/info");
+    const about = await aboutServer();
     const state = about.offline ? "offline (read-only view of a stopped store)" : about.daemon_running ? "daemon running" : "daemon not running";
     fill(info, h("span", { class: "workspace", title: "workspace" }, about.workspace), " · ", about.backend, " · ", state, " · v", about.version);
   } catch (error) {

@@ -2,7 +2,7 @@
 // "older" pages on demand (a 10,000-entry session is never loaded whole), the log's events
 // (clear, edit, fork, ...) between the entries at their positions, the calls in flight with
 // their owners, and live: new entries over the server's SSE route while the page is open.
-import { getJson } from "./api.js";
+import { aboutServer, getJson } from "./api.js";
 import { apiPath, count, fill, h, money, problem, route, when } from "./dom.js";
 import { ownerText, renderEntry } from "./entry.js";
 import { labelChips } from "./sessions.js";
@@ -91,7 +91,7 @@ class Timeline {
                 return h(
                   "li",
                   { "data-testid": "in-flight", "data-owned": run.run_id ? "1" : "0" },
-                  h("span", { class: "name" }, record.name || "call"),
+                  h("span", { class: "name" }, record.name || (this.calls.get(record.call_id) || { call: {} }).call.name || "call"),
                   " ",
                   h("code", {}, record.call_id),
                   run.run_id ? [" — owned by ", h("strong", {}, run.label || "a live run"), ownerText(run)] : " — pending approval (no live run owns it)",
@@ -196,7 +196,19 @@ class Timeline {
     }
   }
 
-  connect(reload) {
+  /** Follow the session live, unless the viewer reads a stopped store (offline: no live updates). */
+  async connect(reload) {
+    let offline = false;
+    try {
+      offline = Boolean((await aboutServer()).offline);
+    } catch {
+      offline = false;
+    }
+    if (offline) {
+      this.live.dataset.state = "offline";
+      this.live.textContent = "○ offline view: no live updates";
+      return () => {};
+    }
     const source = new EventSource(apiPath(["sessions", this.sessionId, "live"], { after: Math.max(this.last, this.liveAfter ?? -1) }));
     this.source = source;
     const state = (name, text) => {
@@ -206,6 +218,14 @@ class Timeline {
     source.addEventListener("open", () => state("open", "● live"));
     source.addEventListener("error", () => state(source.readyState === EventSource.CLOSED ? "closed" : "connecting", source.readyState === EventSource.CLOSED ? "○ not live" : "○ reconnecting"));
     source.addEventListener("entry", (event) => this.onEntry(JSON.parse(event.data)));
+    source.addEventListener("end", (event) => {
+      source.close();
+      const said = JSON.parse(event.data || "{}").error;
+      state("closed", said ? `○ live updates ended: ${said}` : "○ live updates ended");
+      const again = h("button", { type: "button", class: "page-button" }, "reload");
+      again.addEventListener("click", () => reload());
+      this.live.append(" ", again);
+    });
     source.addEventListener("edit", () => reload());
     source.addEventListener("clear", () => reload());
     source.addEventListener("run", (event) => {
@@ -304,5 +324,5 @@ export async function showTimeline({ view, params, current }, sessionId) {
     window.scrollTo(0, document.body.scrollHeight);
   }
   const reload = () => window.dispatchEvent(new HashChangeEvent("hashchange"));
-  return timeline.connect(reload);
+  return await timeline.connect(reload);
 }

@@ -79,6 +79,10 @@ const commands = {
     }
     return { clicked };
   },
+  viewport: async ({ width, height }) => {
+    await page.setViewportSize({ width, height });
+    return {};
+  },
   eval: async ({ expression }) => ({ value: await page.evaluate(expression) }),
   screenshot: async ({ path, full_page }) => {
     await page.screenshot({ path, fullPage: Boolean(full_page) });

@@ -77,6 +77,11 @@ class Viewer:
         print(f"screenshot: {path}")
         return path
 
+    def fits(self) -> None:
+        """The page is no wider than the window: nothing to scroll sideways (long stored strings wrap)."""
+        wide, window = self.browser.do("eval", expression="[document.documentElement.scrollWidth, innerWidth]")["value"]
+        assert wide <= window, f"the page is {wide} px wide in a {window} px window"
+
     def nothing_ran(self) -> dict[str, Any]:
         """What the page saw: no payload's flag, no dialog, no page error; returns it for more checks."""
         seen = self.browser.do("seen")
@@ -303,7 +308,9 @@ def test_hostile_content_is_shown_as_text_and_never_runs(viewer: Viewer) -> None
     with viewer.client() as c:
         hostile_store(c)
     b = viewer.browser
+    b.do("viewport", width=640, height=900)  # about 80 columns: readable there, long payloads and all
     viewer.open("#/", "[data-testid=session-row]")
+    viewer.fits()
     assert set(b.texts("[data-testid=session-link]")) == set(HOSTILE_IDS), "the ids, as text"
     assert b.count("a[href^='javascript']") == 0
     viewer.open("#/?q=hostile", "[data-testid=search-hit]")
@@ -318,7 +325,9 @@ def test_hostile_content_is_shown_as_text_and_never_runs(viewer: Viewer) -> None
             assert payload in shown, f"{payload!r} is on the page as text"
         assert sid in shown
         assert b.count(MADE_BY_DATA) == 0, "no element came from the data"
+        viewer.fits()
     viewer.open("#/usage", "[data-testid=usage-chart]")
+    viewer.fits()
     assert PAYLOADS[1][:25] in " ".join(b.texts("[data-testid=usage-chart] .chart-label"))
     viewer.open(f"#/lookup?client_id={quote(PAYLOADS[2])}&session_id={quote(HOSTILE_IDS[0], safe='')}", "#view h2")
     assert b.texts("[data-testid=lookup-match]") == [f"{HOSTILE_IDS[0]} #1"], "the client id found, shown as text"

@@ -342,3 +342,25 @@ def test_hostile_content_is_shown_as_text_and_never_runs(viewer: Viewer) -> None
         time.sleep(0.1)
     assert b.do("seen")["csp"], "an inline handler is reported as a CSP violation"
     viewer.nothing_ran()
+
+
+def test_the_offline_view_shows_a_stopped_store_without_live_updates(
+    daemon: DaemonProcess, workspace: Path, tmp_path: Path
+) -> None:
+    with daemon.client() as c:
+        c.append(
+            "kept", [Message.user("before the stop"), Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")])]
+        )
+    assert daemon.terminate() == 0
+    ui = UiProcess(workspace)
+    browser = Browser(tmp_path / "browser.log")
+    try:
+        browser.do("goto", url=ui.url)
+        browser.do("hash", hash="#/s/kept")
+        browser.wait("[data-testid=live-indicator][data-state=offline]")
+        assert browser.texts("[data-testid=entry][data-position='1'] pre.content") == ["before the stop"]
+        assert browser.count("[data-testid=entry-repaired]") == 0, "the open call is shown open: nothing repairs it"
+        assert any("offline" in line for line in browser.texts("#info")), "the header says it is an offline view"
+    finally:
+        browser.stop()
+        ui.stop()

@@ -28,7 +28,7 @@ from claw_sessiond.ui.live import MAX_STREAMS
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.process import wait_for
-from tests.helpers.ui import UiProcess
+from tests.helpers.ui import URL_LINE, UiProcess
 
 #: A sanity bound on the live stream's delay (the target is well under a second; the machine is shared).
 LIVE_SANITY_S = 10.0
@@ -122,6 +122,13 @@ def test_the_request_bounds(ui: UiProcess) -> None:
     assert ui.get("/api/sessions?" + "x" * 9000).status in (400, 414)
     assert ui.get("/static/../../etc/passwd").status == 404
     assert ui.get("/static/.hidden").status == 404
+    # Every route is a GET: another method is refused before any body is read (and without the secret: 403).
+    posted = ui.get("/api/sessions", method="POST", body=b"x" * 4096)
+    assert posted.status == 405 and set(posted.json()) == {"error"}
+    assert ui.get("/api/sessions", method="POST", body=b"{}", auth=False).status == 403
+    unknown = ui.get("/api/nothing-here")
+    assert unknown.status == 404 and set(unknown.json()) == {"error"}
+    assert ui.get("/api/sessions/never-stored/live").status == 404
     for path in (
         "/api/sessions?limit=0",
         "/api/sessions?limit=501",
@@ -301,12 +308,24 @@ def test_a_repaired_and_a_superseded_call_are_marked(
             ("c2", "bash", started["pid"], started["run_id"]),
         ]
         assert live["session"]["open_calls"] == 2
+        stream = ui.events(f"/api/sessions/{sid}/live?after=2")
+        owned, _ = stream.next("run", LIVE_SANITY_S)  # the live view says who owns each call in flight
+        assert sorted((f["call_id"], f["run"]["pid"]) for f in owned["in_flight"]) == [
+            ("c1", started["pid"]),
+            ("c2", started["pid"]),
+        ]
     finally:
         owner.send_signal(signal.SIGKILL)  # the client dies mid-call
         owner.communicate(timeout=10)
-    wait_for(lambda: not ui.get_json(f"/api/sessions/{sid}")["in_flight"], 30, "the dead run's calls to be free")
-    repaired = client.load(sid, str(daemon.workspace))
-    assert sorted(r.tool_call_id for r in repaired.repairs) == ["c1", "c2"]
+    try:
+        freed, _ = stream.next("run", 30)  # its run ends: nothing in flight
+        assert freed == {"in_flight": []}
+        repaired = client.load(sid, str(daemon.workspace))
+        assert sorted(r.tool_call_id for r in repaired.repairs) == ["c1", "c2"]
+        first, _ = stream.next("entry", LIVE_SANITY_S)  # the repairs arrive live too
+        assert first["role"] == "tool" and first["synthetic"]["reason"]
+    finally:
+        stream.close()
     client.append(sid, Message.tool("c2", "the tool did finish"))  # the real result, later
     page = ui.get_json(f"/api/sessions/{sid}")
     tools = {e["tool_call_id"]: e for e in page["entries"] if e["role"] == "tool"}
@@ -518,3 +537,23 @@ def test_the_port_taken_is_one_line(ui: UiProcess, daemon: DaemonProcess) -> Non
         other.stop()
     said = other.stderr()
     assert code == 1 and f"127.0.0.1:{ui.port}" in said and "Traceback" not in said
+
+
+def test_json_gives_the_url_as_one_document(ui: UiProcess, daemon: DaemonProcess) -> None:
+    other = subprocess.Popen(
+        [sys.executable, "-m", "claw_sessiond", "ui", "--json", "--socket", str(daemon.socket_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=daemon.workspace,
+        env=daemon.env,
+    )
+    try:
+        assert other.stdout is not None
+        document = json.loads(other.stdout.readline())
+        assert list(document) == ["format", "url"] and document["format"] == 1
+        assert URL_LINE.match(f"claw-sessiond ui: {document['url']}")
+    finally:
+        other.send_signal(signal.SIGTERM)
+        _out, err = other.communicate(timeout=20)
+    assert other.returncode == 0 and "Traceback" not in err

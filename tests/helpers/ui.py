@@ -90,19 +90,28 @@ class UiProcess:
         return "(still running)" if self._stderr is None else self._stderr
 
     def get(
-        self, path: str, *, auth: bool = True, headers: dict[str, str] | None = None, timeout_s: float = 30.0
+        self,
+        path: str,
+        *,
+        auth: bool = True,
+        headers: dict[str, str] | None = None,
+        timeout_s: float = 30.0,
+        method: str = "GET",
+        body: bytes = b"",
     ) -> Answer:
-        """One GET of ``path`` (with the secret as a bearer token when ``auth``)."""
+        """One request for ``path`` (a GET unless told; with the secret as a bearer token when ``auth``)."""
         sent = {"Host": f"127.0.0.1:{self.port}"}
         if auth:
             sent["Authorization"] = f"Bearer {self.token}"
         sent.update(headers or {})
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout_s)
         try:
-            conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+            conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+            if body:
+                sent["Content-Length"] = str(len(body))
             for name, value in sent.items():
                 conn.putheader(name, value)
-            conn.endheaders()
+            conn.endheaders(body or None)
             reply = conn.getresponse()
             return Answer(reply.status, reply.getheaders(), reply.read())
         finally:

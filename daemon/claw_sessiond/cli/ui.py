@@ -22,6 +22,7 @@ from .connect import LOOK_TIMEOUT_S, socket_path
 from .failure import EXIT_OK, EXIT_USAGE, UsageError, fail_client, report_error
 from .offline import OfflineClient, OfflineError, configured_database
 from .options import Command, set_epilog
+from .output import print_json_line
 from .termsafe import visible
 
 __all__ = ["UI"]
@@ -75,10 +76,10 @@ async def _run(args: argparse.Namespace, sock: socket.socket) -> int:
     from ..ui.source import DaemonSource, OfflineSource, Source
 
     workspace = os.path.abspath(args.workspace)
-    url, problem = configured_database(Path(workspace))
+    database_url, problem = configured_database(Path(workspace))
     if problem:
         return report_error(args, problem, code=EXIT_USAGE)
-    backend = "postgresql" if url else "sqlite"
+    backend = "postgresql" if database_url else "sqlite"
     source: Source | None = None
     if not args.offline:
         client = AsyncSessionClient(
@@ -108,7 +109,14 @@ async def _run(args: argparse.Namespace, sock: socket.socket) -> int:
             refused=(UsageError,),
             failed=(OfflineError,),
         )
-    await serve(source, workspace, sock, open_browser=args.open)
+    if args.json:  # the URL as one JSON line, like every --json document
+
+        def announce(url: str) -> None:
+            print_json_line({"url": url}, flush=True)
+
+        await serve(source, workspace, sock, open_browser=args.open, announce=announce)
+    else:
+        await serve(source, workspace, sock, open_browser=args.open)
     return EXIT_OK
 
 

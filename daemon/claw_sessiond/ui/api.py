@@ -97,8 +97,7 @@ async def _page(source: Source, session_id: str, before: int | None, after: int 
 
 
 def _page_json(result: LoadResult, shown: list[Message], *, older: int) -> dict[str, Any]:
-    if not result.session.stored:
-        raise _NotStored(result.session.id)
+    params.stored(result)
     names = {c.id: c.name for m in result.messages for c in m.tool_calls}
     open_calls, _repairs = marks(result)
     session = session_json(result)
@@ -136,11 +135,6 @@ def _page_json(result: LoadResult, shown: list[Message], *, older: int) -> dict[
     }
 
 
-class _NotStored(BadParam):
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"session {session_id!r} is not stored")
-
-
 @routes.get("/api/sessions/{session_id}")
 @json_route
 async def session(request: web.Request) -> web.StreamResponse:
@@ -150,10 +144,7 @@ async def session(request: web.Request) -> web.StreamResponse:
         raise BadParam("give before or after, not both")
     limit = params.integer(request, "limit", params.DEFAULT_ENTRIES, 1, params.MAX_ENTRIES)
     assert limit is not None
-    try:
-        page = await _page(_source(request), _session_id(request), before, after, limit)
-    except _NotStored as exc:
-        return params.error(404, str(exc))
+    page = await _page(_source(request), _session_id(request), before, after, limit)
     return web.json_response(page)
 
 
@@ -219,8 +210,8 @@ async def lookup(request: web.Request) -> web.StreamResponse:
     matches = []
     for target in targets:
         result = await source.load(target, last=entries)
-        if not result.session.stored:
-            continue
+        if session_id:
+            params.stored(result)
         for m in result.messages:
             if (trace_id and m.trace_id == trace_id) or (client_id and m.client_id == client_id):
                 matches.append({"session_id": target, "position": m.position})

@@ -102,7 +102,9 @@ class Guard:
             return _refuse("no valid secret: open the URL claw-sessiond ui printed (it carries ?token=)")
         try:
             return await handler(request)
-        except web.HTTPException as exc:  # aiohttp's own answers (404, 405, 413): with the headers too
+        except web.HTTPException as exc:  # aiohttp's own answers (404, 405, 413): the API's in its error shape
+            if request.path.startswith("/api/"):
+                return web.json_response({"error": exc.reason}, status=exc.status)
             return web.Response(status=exc.status, text=exc.text, content_type="text/plain")
 
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from .api import SOURCE
-from .params import json_route
+from .params import NotStored, json_route, stored
 from .shapes import entry_json, session_json
 
 __all__ = ["HTML_CSP", "render", "routes"]
@@ -86,9 +86,7 @@ def render(session: dict[str, Any], entries: list[dict[str, Any]]) -> str:
 @json_route
 async def export_html(request: web.Request) -> web.StreamResponse:
     session_id = request.match_info["session_id"]
-    result = await request.app[SOURCE].load(session_id)
-    if not result.session.stored:
-        return web.json_response({"error": f"session {session_id!r} is not stored"}, status=404)
+    result = stored(await request.app[SOURCE].load(session_id))
     page = render(session_json(result), [entry_json(m) for m in result.messages])
     return web.Response(
         text=page,
@@ -108,7 +106,7 @@ async def export_jsonl(request: web.Request) -> web.StreamResponse:
     try:
         first = await anext(lines)  # an unknown session is refused here, before the answer starts
     except StopAsyncIteration:
-        return web.json_response({"error": f"session {session_id!r} is not stored"}, status=404)
+        raise NotStored(session_id) from None
     response = web.StreamResponse(
         headers={
             "Content-Type": "application/x-ndjson; charset=utf-8",

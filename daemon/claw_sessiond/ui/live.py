@@ -90,7 +90,7 @@ async def live(request: web.Request) -> web.StreamResponse:
     if len(streams) >= MAX_STREAMS:
         return params.error(503, f"at most {MAX_STREAMS} live views at once: close one")
     session_id = request.match_info["session_id"]
-    await source.load(session_id, last=1)  # an invalid id is a 400 before the stream starts
+    params.stored(await source.load(session_id, last=1))  # an invalid id (400) or unknown one (404) first
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
     queue: asyncio.Queue[bytes] = asyncio.Queue(QUEUE)
     tasks = [

@@ -14,7 +14,7 @@ from typing import Final
 
 from aiohttp import web
 
-from claw_sessiond_client import SessiondError
+from claw_sessiond_client import LoadResult, SessiondError
 from claw_sessiond_client.errors import InvalidRequestError, SessionNotFoundError
 
 from .source import OfflineUnavailableError, ViewRefusedError
@@ -25,11 +25,13 @@ __all__ = [
     "MAX_ENTRIES",
     "MAX_SESSIONS",
     "BadParam",
+    "NotStored",
     "error",
     "flag",
     "integer",
     "json_route",
     "labels",
+    "stored",
     "time",
 ]
 
@@ -45,6 +47,24 @@ MAX_LABELS: Final = 16
 
 class BadParam(Exception):
     """A query parameter the viewer refuses (400); the message names it."""
+
+
+class NotStored(Exception):
+    """The session asked for is not stored (404)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} is not stored")
+
+
+def stored(result: LoadResult) -> LoadResult:
+    """``result`` (a look-only Load's) if its session is stored.
+
+    Raises:
+        NotStored: it is not.
+    """
+    if not result.session.stored:
+        raise NotStored(result.session.id)
+    return result
 
 
 def error(status: int, message: str) -> web.Response:
@@ -115,7 +135,7 @@ def json_route(route: Route) -> Route:
             return error(400, str(exc))
         except (InvalidRequestError, ViewRefusedError) as exc:
             return error(400, str(exc))
-        except SessionNotFoundError as exc:
+        except (SessionNotFoundError, NotStored) as exc:
             return error(404, str(exc))
         except (SessiondError, OfflineUnavailableError) as exc:
             return error(502, str(exc))

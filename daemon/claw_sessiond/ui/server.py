@@ -19,6 +19,7 @@ import signal
 import socket
 import sys
 import webbrowser
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Final
@@ -102,8 +103,19 @@ def listen(port: int) -> socket.socket:
     return sock
 
 
-async def serve(source: Source, workspace: str, sock: socket.socket, *, open_browser: bool = False) -> None:
-    """Serve the viewer on ``sock`` until SIGINT or SIGTERM; print its URL first (stdout)."""
+def _say_url(url: str) -> None:
+    print(f"claw-sessiond ui: {url}", flush=True)
+
+
+async def serve(
+    source: Source,
+    workspace: str,
+    sock: socket.socket,
+    *,
+    open_browser: bool = False,
+    announce: Callable[[str], None] = _say_url,
+) -> None:
+    """Serve the viewer on ``sock`` until SIGINT or SIGTERM; ``announce`` its URL first (one line on stdout)."""
     guard = Guard(new_secret())
     port = sock.getsockname()[1]
     guard.listening_on(port)
@@ -125,7 +137,7 @@ async def serve(source: Source, workspace: str, sock: socket.socket, *, open_bro
         site = web.SockSite(runner, sock, shutdown_timeout=5.0)
         await site.start()
         url = f"http://127.0.0.1:{port}/?token={guard.secret}"
-        print(f"claw-sessiond ui: {url}", flush=True)
+        announce(url)
         print("claw-sessiond ui: Ctrl-C stops it", file=sys.stderr, flush=True)
         if open_browser:
             await asyncio.to_thread(webbrowser.open, url)

@@ -26,8 +26,9 @@ from urllib.parse import quote
 import pytest
 
 from claw_sessiond_client import EntryUsage, Message, SessionClient, ToolCall
-from tests.helpers.browser import ROOT, Browser, UiProcess, missing
+from tests.helpers.browser import ROOT, Browser, missing
 from tests.helpers.daemon import DaemonProcess, run_python
+from tests.helpers.ui import UiProcess
 
 #: Where the screenshots go.
 ARTIFACTS = Path(os.environ.get("CLAW_UI_ARTIFACTS", ROOT / "tests" / "artifacts" / "ui"))
@@ -56,11 +57,17 @@ MADE_BY_DATA = "#view img, #view svg, #view script, #view iframe, #view circle"
 pytestmark = pytest.mark.skipif(missing() is not None, reason=f"the browser tests need: {missing()}")
 
 
+def base_of(ui: UiProcess) -> str:
+    """The viewer's address without the secret: ``http://127.0.0.1:PORT/``."""
+    return ui.url.split("?", 1)[0]
+
+
 class Viewer:
     """A daemon, its ``claw-sessiond ui`` and a browser logged in with the printed secret."""
 
     def __init__(self, daemon: DaemonProcess, ui: UiProcess, browser: Browser) -> None:
         self.daemon, self.ui, self.browser = daemon, ui, browser
+        self.base = base_of(ui)
 
     def client(self) -> SessionClient:
         return self.daemon.client()
@@ -93,11 +100,11 @@ class Viewer:
 
 @pytest.fixture
 def viewer(daemon: DaemonProcess, workspace: Path, tmp_path: Path) -> Iterator[Viewer]:
-    ui = UiProcess(workspace)
+    ui = UiProcess(workspace, daemon=daemon).start()
     browser = Browser(tmp_path / "browser.log")
     try:
         landed = browser.do("goto", url=ui.url)
-        assert landed["url"] == ui.base, "the token URL redirects to / without the token"
+        assert landed["url"] == base_of(ui), "the token URL redirects to / without the token"
         yield Viewer(daemon, ui, browser)
     finally:
         browser.stop()
@@ -158,7 +165,7 @@ def test_a_repaired_and_a_superseded_call_are_marked(viewer: Viewer) -> None:
     viewer.screenshot("session-timeline", full_page=True)  # docs/img/ui-session.png is one of these
     for link in ("export-jsonl", "export-html"):
         href = viewer.browser.do("attributes", selector=f"[data-testid={link}]", name="href")["values"][0]
-        exported = viewer.browser.do("fetch", url=viewer.ui.base + href.lstrip("/"))
+        exported = viewer.browser.do("fetch", url=viewer.base + href.lstrip("/"))
         assert exported["status"] == 200 and "build ok" in exported["body"], (link, exported["status"])
     with viewer.client() as c:
         c.append("no-repairs", Message.user("quiet"))
@@ -271,11 +278,11 @@ def test_a_usage_chart_is_drawn(viewer: Viewer) -> None:
 
 
 def test_the_secret_is_needed(viewer: Viewer) -> None:
-    base = viewer.ui.base
+    base = viewer.base
     for path in ("", "api/sessions", "api/info", "static/app.js", "api/sessions/x/live"):
         refused = viewer.browser.do("fetch", url=base + path, cookies=False)
         assert refused["status"] == 403, (path, refused)
-    wrong = viewer.browser.do("fetch", url=f"{base}?token={'A' * len(viewer.ui.secret)}", cookies=False)
+    wrong = viewer.browser.do("fetch", url=f"{base}?token={'A' * len(viewer.ui.token)}", cookies=False)
     assert wrong["status"] == 403
     assert viewer.browser.do("fetch", url=base + "api/info")["status"] == 200, "the page's cookie is enough"
 
@@ -352,7 +359,7 @@ def test_the_offline_view_shows_a_stopped_store_without_live_updates(
             "kept", [Message.user("before the stop"), Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")])]
         )
     assert daemon.terminate() == 0
-    ui = UiProcess(workspace)
+    ui = UiProcess(workspace).start()
     browser = Browser(tmp_path / "browser.log")
     try:
         browser.do("goto", url=ui.url)

@@ -1,7 +1,6 @@
-"""The viewer's processes for the browser tests: ``claw-sessiond ui`` and a headless Chromium.
+"""A headless Chromium for the viewer's browser tests (``claw-sessiond ui`` itself: tests/helpers/ui.py).
 
-``UiProcess`` runs the real ``claw-sessiond ui`` for a workspace and reads the one line it prints
-(its URL with the per-start secret). ``Browser`` runs ``tests/browser/drive.mjs`` (playwright-core
+``Browser`` runs ``tests/browser/drive.mjs`` (playwright-core
 driving the system's Chromium, /usr/bin/chromium or ``CHROMIUM``), one JSON command a line on its
 stdin and one reply a line on its stdout; every wait is bounded and both are stopped by pid.
 ``missing()`` says what is not installed (``scripts/setup-tests`` installs both; a skip fails the
@@ -13,11 +12,8 @@ from __future__ import annotations
 import json
 import os
 import queue
-import re
 import shutil
-import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import IO, Any
@@ -27,8 +23,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "tests" / "browser" / "drive.mjs"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-#: The line ``claw-sessiond ui`` prints once it listens.
-URL_LINE = re.compile(r"^claw-sessiond ui: (http://127\.0\.0\.1:(\d+)/)\?token=([A-Za-z0-9_-]+)$")
 #: The longest one browser command may take (a page load on a busy two-core machine).
 COMMAND_S = 60.0
 
@@ -51,59 +45,6 @@ def _lines(stream: IO[str], into: queue.Queue[str | None]) -> None:
     except ValueError:  # the pipe was closed at teardown
         pass
     into.put(None)
-
-
-class UiProcess:
-    """One ``claw-sessiond ui`` process on a free loopback port, for ``workspace``."""
-
-    def __init__(self, workspace: Path, *args: str, env: dict[str, str] | None = None) -> None:
-        self.log_path = workspace / "ui.log"
-        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "claw_sessiond", "ui", "--workspace", str(workspace), *args],
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            text=True,
-            cwd=workspace,
-            env={**os.environ, **(env or {})},
-        )
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        assert self.proc.stdout is not None
-        threading.Thread(target=_lines, args=(self.proc.stdout, self.lines), daemon=True).start()
-        line = self._first_line(30.0)
-        found = URL_LINE.match(line)
-        if found is None:
-            self.stop()
-            pytest.fail(f"claw-sessiond ui printed {line!r}, not its URL line:\n{self.log()}")
-        self.base, self.port, self.secret = found.group(1), int(found.group(2)), found.group(3)
-        self.url = f"{self.base}?token={self.secret}"
-
-    def _first_line(self, timeout_s: float) -> str:
-        try:
-            line = self.lines.get(timeout=timeout_s)
-        except queue.Empty:
-            self.stop()
-            pytest.fail(f"claw-sessiond ui printed nothing in {timeout_s} s:\n{self.log()}")
-        if line is None:
-            self.stop()
-            pytest.fail(f"claw-sessiond ui exited ({self.proc.poll()}) before its URL line:\n{self.log()}")
-        return line
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-4000:]
-
-    def stop(self) -> None:
-        """SIGTERM (its graceful stop), then SIGKILL if it has not ended in 15 s."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-        self._log.close()
 
 
 class Browser:

@@ -128,6 +128,7 @@ def test_the_sessions_list_pages_and_filters(viewer: Viewer) -> None:
     assert len(second) == 6 and not set(second) & set(rows), "the second page holds the other six"
     viewer.open("#/?label=team%3Dblue", "[data-testid=session-row]")
     assert viewer.browser.texts("[data-testid=session-link]") == ["labelled"]
+    viewer.open("#/?updated_after=2100-01-01T00%3A00", "p:text('no sessions match')")
     viewer.nothing_ran()
 
 
@@ -257,6 +258,10 @@ def test_the_live_view_shows_another_process_append_within_a_second(viewer: View
             owner.stdin.close()
     viewer.browser.do("wait", selector="[data-testid=in-flight]", timeout_ms=30_000, state="detached")
     assert viewer.browser.count("[data-testid=entry-running]") == 0, "the ended run owns nothing any more"
+    with viewer.client() as c:
+        c.clear("live")  # seen live: the page shows the session as it now is
+    viewer.browser.do("wait", selector="[data-testid=entry]", timeout_ms=30_000, state="detached")
+    viewer.browser.wait("[data-testid=live-indicator][data-state=open]")
     viewer.nothing_ran()
 
 

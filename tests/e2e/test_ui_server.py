@@ -83,7 +83,7 @@ def _sid(prefix: str = "ui") -> str:
 
 
 @pytest.mark.smoke
-def test_the_secret_is_needed_and_the_host_must_be_ours(ui: UiProcess) -> None:
+def test_the_secret_is_needed_and_the_host_must_be_ours(ui: UiProcess, daemon: DaemonProcess) -> None:
     for path in ("/", "/api/info", "/api/sessions", "/static/app.js", "/api/sessions/x/live", "/nowhere"):
         refused = ui.get(path, auth=False)
         assert refused.status == 403 and refused.headers["content-type"].startswith("text/plain"), (path, refused)
@@ -102,6 +102,7 @@ def test_the_secret_is_needed_and_the_host_must_be_ours(ui: UiProcess) -> None:
     for host in (f"evil.example:{ui.port}", "127.0.0.1", f"127.0.0.1:{ui.port + 1}", f"localhost.evil:{ui.port}"):
         assert ui.get("/api/info", headers={"Host": host}).status == 403, host
     assert ui.get("/api/info", headers={"Host": f"localhost:{ui.port}"}).status == 200
+    assert ui.token not in daemon.log()  # the secret never leaves the viewer (it logs no request either)
 
 
 @pytest.mark.smoke
@@ -187,10 +188,16 @@ def test_every_route_has_its_shape(ui: UiProcess, client: SessionClient, backend
 
     page = ui.get_json(f"/api/sessions/{sid}")
     assert set(page) == {
-        "session", "entries", "events", "in_flight", "repairs", "first_position", "has_older",
+        "session", "entries", "events", "in_flight", "repairs", "first_position", "has_older", "has_newer",
     }  # fmt: skip
     assert page["session"]["id"] == sid and page["session"]["last_position"] == 4
-    assert page["first_position"] == 1 and page["has_older"] is False
+    assert page["first_position"] == 1 and page["has_older"] is False and page["has_newer"] is False
+    middle = ui.get_json(f"/api/sessions/{sid}?after=1&limit=2")
+    assert [e["position"] for e in middle["entries"]] == [2, 3] and middle["has_older"] and middle["has_newer"]
+    older = ui.get_json(f"/api/sessions/{sid}?before=4&limit=2")
+    assert [e["position"] for e in older["entries"]] == [2, 3] and older["has_older"] and older["has_newer"]
+    last = ui.get_json(f"/api/sessions/{sid}?limit=1")
+    assert [e["position"] for e in last["entries"]] == [4] and last["has_older"] and not last["has_newer"]
     entries = page["entries"]
     assert [(e["position"], e["role"]) for e in entries] == [
         (1, "user"),

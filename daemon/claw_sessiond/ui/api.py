@@ -19,7 +19,7 @@ from .. import __version__
 from . import params
 from .lists import ListFilter, marks, session_page
 from .params import BadParam, json_route
-from .shapes import entry_json, session_json, time_text, usage_json
+from .shapes import entry_json, in_flight_json, session_json, time_text, usage_json
 from .source import Source
 
 __all__ = ["LOOKUP_ENTRIES", "LOOKUP_SESSIONS", "MAX_SEARCH", "SOURCE", "WORKSPACE", "routes"]
@@ -98,7 +98,6 @@ async def _page(source: Source, session_id: str, before: int | None, after: int 
 
 def _page_json(result: LoadResult, shown: list[Message], *, older: int) -> dict[str, Any]:
     params.stored(result)
-    names = {c.id: c.name for m in result.messages for c in m.tool_calls}
     open_calls, _repairs = marks(result)
     session = session_json(result)
     session["open_calls"] = open_calls
@@ -116,15 +115,7 @@ def _page_json(result: LoadResult, shown: list[Message], *, older: int) -> dict[
         "session": session,
         "entries": [entry_json(m) for m in shown],
         "events": events,
-        "in_flight": [
-            {
-                "call_id": c.tool_call_id,
-                "name": names.get(c.tool_call_id, ""),
-                "assistant_position": c.assistant_position,
-                "run": {"label": "", "pid": c.owner_pid, "host": c.owner_host, "run_id": c.run_id},
-            }
-            for c in result.in_flight
-        ],
+        "in_flight": in_flight_json(result),
         "repairs": [
             {"tool_call_id": m.tool_call_id, "position": m.position, "reason": m.synthetic_reason}
             for m in shown
@@ -132,6 +123,7 @@ def _page_json(result: LoadResult, shown: list[Message], *, older: int) -> dict[
         ],
         "first_position": shown[0].position if shown else None,
         "has_older": older > 0,
+        "has_newer": bool(shown) and shown[-1].position < result.messages[-1].position,
     }
 
 

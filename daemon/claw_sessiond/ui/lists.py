@@ -73,7 +73,7 @@ def _untoken(text: str) -> tuple[str, int]:
     try:
         found = json.loads(base64.urlsafe_b64decode(text.encode("ascii")))
         daemon_token, seen = found["t"], found["s"]
-        if isinstance(daemon_token, str) and isinstance(seen, int) and 0 <= seen <= _SCAN_PAGE * 50:
+        if isinstance(daemon_token, str) and isinstance(seen, int) and 0 <= seen <= _SCAN_PAGE:
             return daemon_token, seen
     except (ValueError, TypeError, KeyError, binascii.Error, UnicodeEncodeError):
         pass

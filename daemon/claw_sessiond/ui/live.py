@@ -24,7 +24,7 @@ from claw_sessiond_client import SessiondError
 from . import params
 from .api import SOURCE
 from .params import json_route
-from .shapes import event_json
+from .shapes import event_json, in_flight_json
 from .source import OfflineUnavailableError, Source
 
 __all__ = ["MAX_STREAMS", "PING_S", "QUEUE", "RUN_POLL_S", "routes", "setup"]
@@ -65,13 +65,7 @@ async def _runs(source: Source, session_id: str, queue: asyncio.Queue[bytes]) ->
     while True:
         with contextlib.suppress(SessiondError):
             result = await source.load(session_id, last=1)
-            now = [
-                {
-                    "call_id": c.tool_call_id,
-                    "run": {"label": "", "pid": c.owner_pid, "host": c.owner_host, "run_id": c.run_id},
-                }
-                for c in result.in_flight
-            ]
+            now = in_flight_json(result)
             if now != last:
                 await queue.put(_frame("run", {"in_flight": now}))
                 last = now

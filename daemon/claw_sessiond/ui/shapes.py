@@ -11,9 +11,17 @@ import base64
 import datetime as dt
 from typing import Any
 
-from claw_sessiond_client import LoadResult, Message, SessionSummary, Usage, WatchEvent
+from claw_sessiond_client import InFlightCall, LoadResult, Message, SessionSummary, Usage, WatchEvent
 
-__all__ = ["entry_json", "event_json", "session_json", "summary_json", "time_text", "usage_json"]
+__all__ = [
+    "entry_json",
+    "event_json",
+    "in_flight_json",
+    "session_json",
+    "summary_json",
+    "time_text",
+    "usage_json",
+]
 
 
 def time_text(when: dt.datetime | None) -> str | None:
@@ -112,6 +120,21 @@ def entry_json(m: Message) -> dict[str, Any]:
             "model": u.model,
         }
     return out
+
+
+def in_flight_json(result: LoadResult) -> list[dict[str, Any]]:
+    """The calls in flight of a look-only Load, each with the run that owns it (Load carries no run label)."""
+    names = {c.id: c.name for m in result.messages for c in m.tool_calls}
+    return [_call_in_flight(c, names.get(c.tool_call_id, "")) for c in result.in_flight]
+
+
+def _call_in_flight(c: InFlightCall, name: str) -> dict[str, Any]:
+    return {
+        "call_id": c.tool_call_id,
+        "name": name,
+        "assistant_position": c.assistant_position,
+        "run": {"label": "", "pid": c.owner_pid, "host": c.owner_host, "run_id": c.run_id},
+    }
 
 
 def event_json(event: WatchEvent) -> tuple[str, dict[str, Any]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import datetime as dt
 import os
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, Protocol, cast
@@ -53,7 +54,7 @@ class Source(Protocol):
 
     async def search(self, query: str, session_id: str, limit: int) -> SearchResult: ...
 
-    async def usage_report(self, since: Any, until: Any) -> CrossSessionUsage: ...
+    async def usage_report(self, since: dt.datetime | None, until: dt.datetime | None) -> CrossSessionUsage: ...
 
     def export(self, session_id: str) -> AsyncGenerator[str]: ...
 
@@ -80,7 +81,7 @@ class DaemonSource:
     async def search(self, query: str, session_id: str, limit: int) -> SearchResult:
         return await self.client.search(query, session_id=session_id, limit=limit)
 
-    async def usage_report(self, since: Any, until: Any) -> CrossSessionUsage:
+    async def usage_report(self, since: dt.datetime | None, until: dt.datetime | None) -> CrossSessionUsage:
         return await self.client.usage_report(since=since, until=until)
 
     async def export(self, session_id: str) -> AsyncGenerator[str]:
@@ -150,7 +151,7 @@ class OfflineSource:
         found: SearchResult = await self._read(lambda v: v.search(query, session_id=session_id, limit=limit))
         return found
 
-    async def usage_report(self, since: Any, until: Any) -> CrossSessionUsage:
+    async def usage_report(self, since: dt.datetime | None, until: dt.datetime | None) -> CrossSessionUsage:
         report: CrossSessionUsage = await self._read(lambda v: v.usage_report(since=since, until=until))
         return report
 

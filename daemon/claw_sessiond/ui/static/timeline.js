@@ -164,7 +164,7 @@ class Timeline {
       if (entries.length) {
         this.last = entries[entries.length - 1].position;
       }
-      this.atTail = entries.length < PAGE;
+      this.atTail = page.has_newer === undefined ? entries.length < PAGE : !page.has_newer;
       this.newerButton(page.session);
     } catch (error) {
       fill(this.newerBox, problem(error.message));
@@ -307,7 +307,7 @@ export async function showTimeline({ view, params, current }, sessionId) {
   timeline.first = entries.length ? entries[0].position : page.first_position ?? 0;
   timeline.last = entries.length ? entries[entries.length - 1].position : page.session.last_position ?? -1;
   timeline.liveAfter = page.session.last_position ?? timeline.last;
-  timeline.atTail = !entries.length || timeline.last >= (page.session.last_position ?? timeline.last);
+  timeline.atTail = page.has_newer === undefined ? !entries.length || timeline.last >= (page.session.last_position ?? timeline.last) : !page.has_newer;
   fill(view, header(page.session, sessionId, page.repairs), h("p", {}, timeline.live), timeline.flyingBox, timeline.olderBox, timeline.list, timeline.newerBox);
   timeline.setInFlight(page.in_flight);
   timeline.place(entries, "end");

@@ -272,7 +272,9 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
     # 3. The daemon venv's command line, then its daemon serving a workspace.
     daemon_bin = daemon_venv / "bin" / "claw-sessiond"
     help_out = _run([str(daemon_bin), "--help"], 60, env=env, cwd=scratch).stdout
-    assert "serve" in help_out
+    assert "serve" in help_out and "ui" in help_out
+    # The web viewer's server (aiohttp) comes with the daemon's wheel.
+    _run([str(daemon_venv / "bin" / "python"), "-I", "-c", "import claw_sessiond.ui.server"], 60, env=env, cwd=scratch)
     assert _run([str(daemon_bin), "--version"], 60, env=env, cwd=scratch).stdout.strip() == f"claw-sessiond {version}"
     workspace = scratch / "ws"
     workspace.mkdir()

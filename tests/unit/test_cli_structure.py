@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import claw_sessiond.cli as cli
-from claw_sessiond.cli.connect import LOOK_TIMEOUT_S, STATUS_TIMEOUT_S, open_client
+from claw_sessiond.cli.connect import LOOK_TIMEOUT_S, STATUS_TIMEOUT_S, open_async_client, open_client
 from claw_sessiond.cli.failure import EXIT_FAILURE, EXIT_USAGE, fail_client, report_error
 from claw_sessiond.cli.options import Command
 from claw_sessiond_client import DaemonUnavailableError, InvalidRequestError, Reason, SessionNotFoundError
@@ -47,6 +47,7 @@ ORDER = [
     "copy",
     "migrate-db",
     "init",
+    "ui",
 ]
 
 
@@ -77,7 +78,7 @@ def test_only_connect_makes_clients() -> None:
     makers = []
     for path in sorted(CLI_DIR.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "SessionClient":
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("SessionClient", "AsyncSessionClient"):
                 makers.append(path.name)
     assert makers and set(makers) == {"connect.py"}
 
@@ -89,6 +90,16 @@ def test_open_client_never_autostarts_nor_resends(tmp_path: Path) -> None:
             assert client.target == f"unix:{socket}"
             assert client.autostart is False and client.retry_window_s == 0.0
             assert client.timeout_s == expected
+
+
+async def test_open_async_client_has_the_same_settings(tmp_path: Path) -> None:
+    socket = tmp_path / "sessiond.sock"
+    client = open_async_client(str(tmp_path), socket)
+    try:
+        assert client.target == f"unix:{socket}"
+        assert client.autostart is False and client.retry_window_s == 0.0 and client.timeout_s == LOOK_TIMEOUT_S
+    finally:
+        await client.close()
 
 
 def _args(**kw: object) -> argparse.Namespace:

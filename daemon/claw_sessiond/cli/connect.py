@@ -1,7 +1,7 @@
 """How a command reaches the workspace's daemon: the one client factory, and :func:`online` around a command.
 
-Every client the CLI makes comes from :func:`open_client`, with the same two
-settings for every command:
+Every client the CLI makes comes from :func:`open_client` (``ui``'s asyncio one from
+:func:`open_async_client`), with the same two settings for every command:
 
 - never ``autostart``: looking at a workspace (or failing to) must not start a
   daemon, nor create a ``.claw/``;
@@ -17,7 +17,7 @@ another user's database file there are refused with ``serve``'s message.
 The one setting that differs is the deadline of each call (``timeout_s``):
 :data:`LOOK_TIMEOUT_S` for the commands that look or change one thing
 (``ls``, ``show``, ``stats``, ``repair``, ``clear``, ``doctor``, ``search``,
-``follow``, ``usage``, ``completion``), the client's own default (``None``)
+``follow``, ``usage``, ``completion``, ``ui``), the client's own default (``None``)
 for those that move whole sessions or the whole store (``export``,
 ``import``, ``delete``, ``migrate-legacy``, ``backup``), and
 :data:`STATUS_TIMEOUT_S` for each daemon ``status`` asks for its session count.
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Final
 
 from claw_sessiond_client import (
+    AsyncSessionClient,
     DaemonUnavailableError,
     Reason,
     SessionClient,
@@ -57,6 +58,7 @@ __all__ = [
     "check_session_arg",
     "check_workspace_for_writing",
     "online",
+    "open_async_client",
     "open_client",
     "socket_path",
     "stored_summary",
@@ -130,6 +132,14 @@ def open_client(
     if timeout_s is None:
         return SessionClient(workspace, address=address, autostart=False, retry_window_s=0.0)
     return SessionClient(workspace, address=address, autostart=False, retry_window_s=0.0, timeout_s=timeout_s)
+
+
+def open_async_client(workspace: str, socket: Path) -> AsyncSessionClient:
+    """:func:`open_client`'s asyncio twin, for ``ui`` (a server on an event loop): the same settings
+    (never auto-started, nothing re-sent, :data:`LOOK_TIMEOUT_S` per call); it only reads."""
+    return AsyncSessionClient(
+        workspace, address=f"unix:{socket}", autostart=False, retry_window_s=0.0, timeout_s=LOOK_TIMEOUT_S
+    )
 
 
 def _no_answer_on_socket(args: argparse.Namespace) -> str:

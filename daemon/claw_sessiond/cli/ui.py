@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Final, cast
 
-from claw_sessiond_client import AsyncSessionClient, DaemonUnavailableError, SessionClient, SessiondError
+from claw_sessiond_client import DaemonUnavailableError, SessionClient, SessiondError
 
-from .connect import LOOK_TIMEOUT_S, socket_path
+from .connect import open_async_client, socket_path
 from .failure import EXIT_OK, EXIT_USAGE, UsageError, fail_client, report_error
 from .offline import OfflineClient, OfflineError, configured_database
 from .options import Command, set_epilog
@@ -82,13 +82,7 @@ async def _run(args: argparse.Namespace, sock: socket.socket) -> int:
     backend = "postgresql" if database_url else "sqlite"
     source: Source | None = None
     if not args.offline:
-        client = AsyncSessionClient(
-            workspace,
-            address=f"unix:{socket_path(args)}",
-            autostart=False,
-            retry_window_s=0.0,
-            timeout_s=LOOK_TIMEOUT_S,
-        )
+        client = open_async_client(workspace, socket_path(args))
         try:
             await client.stats()
             source = DaemonSource(client, backend)

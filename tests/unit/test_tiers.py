@@ -31,6 +31,7 @@ NO_SMOKE = {
     "test_go_client": "the Go client's own tests (go test), compiled first",
     "test_install_lines": "every install command in clean venvs, minutes (its parser is unit-tested by default)",
     "test_typescript_package": "npm pack and npm install of the TypeScript package, a minute",
+    "test_ui_browser": "a headless Chromium per test against the viewer (its server's own tests are in the smoke set)",
 }
 
 

@@ -1,7 +1,7 @@
-"""Storage: the interface the rest of the daemon uses (``base.py``) and its backends (today ``sqlite/``).
+"""Storage: the interface the rest of the daemon uses (``store.py``, ``base.py``) and its backends.
 
 The daemon opens its storage with :func:`open_storage` and speaks to it only
-through :class:`~claw_sessiond.storage.base.Storage`. The offline tools (the
+through :class:`~claw_sessiond.storage.store.Storage`. The offline tools (the
 CLI with no daemon running, under the workspace lock) use the rest:
 :func:`open_read_only` for inspection, :func:`check_storage` for ``doctor``,
 and the copy functions for ``backup`` and ``restore``. No module outside this
@@ -29,7 +29,6 @@ from .base import (
     RunEnd,
     RunRegistry,
     SharedRuns,
-    Storage,
     StorageCheck,
     StorageCounters,
     StorageFigures,
@@ -41,6 +40,7 @@ from .sqlite.backup import check_copy, copy_database, create_private_file
 from .sqlite.checks import check_database, stored_sessions
 from .sqlite.files import check_database_file
 from .sqlite.store import SQLiteSettings, SQLiteStorage
+from .store import Storage
 
 if TYPE_CHECKING:
     from .postgres.connect import PostgresSettings

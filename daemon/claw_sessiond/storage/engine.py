@@ -1,6 +1,6 @@
 """A backend's engine: what only the backend knows, under the one storage facade (``store.py``).
 
-:class:`~.store.Store` implements the daemon-facing ``Storage`` (``base.py``) once, for every
+:class:`~.store.Storage`, the daemon-facing storage, is written once for every
 backend: each write's entry point builds its sequence (``writes.py``, ``sessions.py``,
 ``editing.py``, ``importing.py``, ``loading.py``), counts it, tells the listeners and keeps the
 erasure bookkeeping. What it hands down is an :class:`Engine`:
@@ -64,7 +64,7 @@ class Erasure(Protocol):
 
 
 class Engine(StoreReads, Protocol):
-    """What a backend alone knows, for :class:`~.store.Store`. Every coroutine runs on the daemon's loop."""
+    """What a backend alone knows, for :class:`~.store.Storage`. Every coroutine runs on the daemon's loop."""
 
     @property
     def counters(self) -> StorageCounters:

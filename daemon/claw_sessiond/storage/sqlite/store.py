@@ -2,7 +2,7 @@
 
 One database file, one writer, read-only readers (``engine.py``). This module opens them: the file
 is checked and prepared at open (``files.py``); sqlite3 errors are translated once
-(``errors.py``). :class:`SQLiteStorage` is :class:`~claw_sessiond.storage.store.Store` with the
+(``errors.py``). :class:`SQLiteStorage` is :class:`~claw_sessiond.storage.store.Storage` with the
 capabilities only this backend has: ``Checkpointing`` (erased bytes leave the files at a checkpoint;
 ``erasure.py`` retries it) and ``BackingUp`` (a consistent copy in a private file).
 
@@ -24,7 +24,7 @@ import aiosqlite
 from ...config import DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_MAX_GROUP_COMMIT, DEFAULT_MAX_OPEN_TOOL_CALLS
 from ...errors import CorruptDatabaseError, StorageError, StorageUnavailableError
 from ..base import BackingUp, Checkpointing, CopyFigures, StorageCounters
-from ..store import Store
+from ..store import Storage
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
 from .engine import SQLiteEngine
@@ -53,8 +53,8 @@ class SQLiteSettings:
     """Most requests committed in one write transaction."""
 
 
-class SQLiteStorage(Store):
-    """Sessions in one SQLite database (:class:`Store` over :class:`SQLiteEngine`), with its checkpoints and
+class SQLiteStorage(Storage):
+    """Sessions in one SQLite database (:class:`Storage` over :class:`SQLiteEngine`), with its checkpoints and
     backups. Use :meth:`open` to create one; :meth:`close` checkpoints the WAL."""
 
     engine: SQLiteEngine

@@ -27,6 +27,7 @@ of an erasure (the store does).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -38,12 +39,23 @@ from .loading import RunsLive
 from .port import Port, ReadPort
 from .steps import Steps
 
-__all__ = ["Engine", "Erasure", "WriteSteps"]
+__all__ = ["Engine", "Erasure", "WriteSteps", "settle"]
 
 T = TypeVar("T")
 
 #: A write's sequence bound to its arguments: run over the backend's port in one transaction.
 WriteSteps = Callable[[Port], Steps[T]]
+
+
+def settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    """Hand a write's outcome (its result, or with ``ok`` False its error) to its caller's future, on the caller's
+    loop; a caller that went away (cancelled) receives nothing: the write stands, and its retry replays it."""
+    if future.done():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
 
 
 class Erasure(Protocol):

@@ -42,7 +42,7 @@ from typing import Final
 from ..errors import PreconditionError, Reason
 from .base import Run, RunEnd, RunRegistry
 
-__all__ = ["ENDED_REMEMBERED", "InMemoryRuns", "run_ended_error"]
+__all__ = ["ENDED_REMEMBERED", "InMemoryRuns", "run_ended_error", "run_owned_error"]
 
 #: How many ended runs keep their cause for a late call naming them.
 ENDED_REMEMBERED: Final = 4096
@@ -50,13 +50,29 @@ ENDED_REMEMBERED: Final = 4096
 _log = logging.getLogger("claw_sessiond.owners")
 
 
-def run_ended_error(run_id: str, cause: str) -> PreconditionError:
-    """The one report of a run that is not live: FAILED_PRECONDITION / UNKNOWN_RUN with ``cause``."""
+def run_ended_error(run_id: str, cause: str, session_id: str = "", why: str = "") -> PreconditionError:
+    """The one report of a run that is not live (of ``session_id``, if named): FAILED_PRECONDITION / UNKNOWN_RUN
+    with ``cause`` (``why``: what the caller knows of it, said before the advice)."""
+    of = f" of session {session_id!r}" if session_id else ""
     return PreconditionError(
-        f"run {run_id!r} is not live (cause: {cause}); Attach again to start a new run",
+        f"run {run_id!r} is not a live run{of} (cause: {cause}){why}; Attach again to start a new run",
         reason=Reason.UNKNOWN_RUN,
         run_id=run_id,
         cause=cause,
+    )
+
+
+def run_owned_error(session_id: str, run_id: str, pid: int, host: str = "") -> PreconditionError:
+    """The one report of a session another live run owns: FAILED_PRECONDITION / RUN_ALREADY_OWNED naming the run,
+    its pid and (where daemons share the runs) its host."""
+    on = {"host": host} if host else {}
+    return PreconditionError(
+        f"session {session_id!r} is already being run by run {run_id} (pid {pid}{f' on host {host}' if host else ''}); "
+        "wait for it to end or run a different session",
+        reason=Reason.RUN_ALREADY_OWNED,
+        run_id=run_id,
+        pid=pid,
+        **on,
     )
 
 
@@ -79,13 +95,7 @@ class InMemoryRuns:
         current = self._by_session.get(session_id)
         if current is not None:
             owner = self._runs[current]
-            raise PreconditionError(
-                f"session {session_id!r} is already being run by run {owner.run_id} (pid {owner.pid}); "
-                "wait for it to end or run a different session",
-                reason=Reason.RUN_ALREADY_OWNED,
-                run_id=owner.run_id,
-                pid=owner.pid,
-            )
+            raise run_owned_error(session_id, owner.run_id, owner.pid)
         run = Run(uuid.uuid4().hex, session_id, pid, label, process_start=process_start, ping_timeout_s=ping_timeout_s)
         self._runs[run.run_id] = run
         self._by_session[session_id] = run.run_id
@@ -158,13 +168,7 @@ class InMemoryRuns:
         else:
             ended = self._ended.get(run_id)
             cause = ended[1] if ended is not None else str(RunEnd.UNKNOWN)
-        raise PreconditionError(
-            f"run {run_id!r} is not a live run of session {session_id!r} (cause: {cause}); "
-            "Attach again to start a new run",
-            reason=Reason.UNKNOWN_RUN,
-            run_id=run_id,
-            cause=cause,
-        )
+        raise run_ended_error(run_id, cause, session_id)
 
     def count(self) -> int:
         """Number of live runs."""

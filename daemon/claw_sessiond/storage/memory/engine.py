@@ -139,7 +139,7 @@ class MemoryEngine(MemoryReads):
             result = run_sync(steps(MemoryPort(tx)))
         except BaseException as exc:
             tx.rollback()
-            self._observe(began, False)
+            self._counters.observe(1, began, False)
             if isinstance(exc, SessiondError) and not isinstance(exc, StorageError):
                 raise
             self._counters.write_failures += 1
@@ -147,15 +147,8 @@ class MemoryEngine(MemoryReads):
                 raise
             _log.exception("event=write_failed")
             raise StorageUnavailableError(f"write failed unexpectedly: {type(exc).__name__}") from exc
-        self._counters.commits += 1
-        self._observe(began, True)
+        self._counters.observe(1, began, True)
         return result
-
-    def _observe(self, began: float, committed: bool) -> None:
-        """Tell the commit observers of one transaction of one request."""
-        for observer in self._counters.commit_observers:
-            with contextlib.suppress(Exception):
-                observer(1, time.perf_counter() - began, committed)
 
     def erasure(self, tells: Callable[[Any], bool]) -> Erasure:
         return _NoLinger(tells)

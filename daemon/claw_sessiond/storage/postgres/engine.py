@@ -181,21 +181,12 @@ class PostgresEngine:
                 self.counters.write_failures += 1
                 raise
             finally:
-                self._observe(time.perf_counter() - began, committed)
+                self.counters.observe(1, began, committed)
             if changed:
                 self.listeners.changed({session_id})
             return result
 
         return await asyncio.shield(asyncio.ensure_future(lane()))
-
-    def _observe(self, seconds: float, committed: bool) -> None:
-        if committed:
-            self.counters.commits += 1
-        for observer in self.counters.commit_observers:
-            try:
-                observer(1, seconds, committed)
-            except Exception:  # an observer never fails a write
-                _log.exception("event=commit_observer_failed")
 
     def erasure(self, tells: Callable[[Any], bool]) -> Erasure:
         return _Vacuum(self._vacuums, tells)

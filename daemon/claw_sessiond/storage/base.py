@@ -4,7 +4,7 @@ The daemon-facing storage is one class, ``store.Storage`` (its members say what 
 over a backend's engine (``engine.py``). This module holds what it speaks of. Three things that
 used to be in-process callbacks are part of the interface:
 
-- **runs** (:class:`RunRegistry`): which live run owns which session. A Load
+- **runs** (``runs.RunRegistry``, :class:`Run`, :class:`RunEnd`): which live run owns which session. A Load
   asks the storage's own registry which open calls are in flight; no
   callable from the service layer reaches a transaction.
 - **the change feed** (:class:`ChangeListener`, ``Storage.subscribe``):
@@ -68,7 +68,6 @@ __all__ = [
     "HistoryItem",
     "Run",
     "RunEnd",
-    "RunRegistry",
     "SharedRuns",
     "StorageCheck",
     "StorageCounters",
@@ -132,94 +131,9 @@ class Run:
     """Why the run ended (a :class:`RunEnd`; "" while live)."""
 
 
-class RunRegistry(Protocol):
-    """Which live run owns which session (SPEC §4: one live run per session).
-
-    Tool calls appended with a live run's id are *in flight*: a Load does not
-    repair them. When the run ends, they become repairable at the next Load.
-    Lives on the event loop. It remembers why recently ended runs ended, so a
-    late call naming one says so (reason UNKNOWN_RUN, metadata ``cause``).
-    """
-
-    def register(
-        self, session_id: str, pid: int, label: str, *, process_start: int = 0, ping_timeout_s: float = 0.0
-    ) -> Run:
-        """Start a run on ``session_id``.
-
-        Raises:
-            PreconditionError: reason RUN_ALREADY_OWNED, the session already has a live run.
-        """
-        ...
-
-    def unregister(self, run_id: str) -> None:
-        """End a run because its stream closed (idempotent)."""
-        ...
-
-    def end(self, run_id: str, cause: RunEnd) -> Run | None:
-        """End a live run for ``cause``; the run if it was live, else None (idempotent)."""
-        ...
-
-    def end_all(self) -> None:
-        """Release every run's stream (shutdown)."""
-        ...
-
-    def is_live(self, run_id: str) -> bool:
-        """True while the run's Attach stream is open."""
-        ...
-
-    def get(self, run_id: str) -> Run | None:
-        """The live run ``run_id``, or None."""
-        ...
-
-    def owner_of(self, session_id: str) -> Run | None:
-        """The live run of ``session_id``, or None."""
-        ...
-
-    def ended_run(self, run_id: str) -> tuple[str, str] | None:
-        """(session id, cause) of a run this registry ended recently, or None."""
-        ...
-
-    def pid_of(self, run_id: str) -> int:
-        """The pid a live run declared (0 if unknown)."""
-        ...
-
-    def check_run(self, run_id: str, session_id: str) -> None:
-        """An Append's run id must name a live run of that session.
-
-        Raises:
-            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
-        """
-        ...
-
-    def count(self) -> int:
-        """Number of live runs of this daemon."""
-        ...
-
-    async def confirm_run(self, run_id: str, session_id: str, *, ping: bool = False) -> None:
-        """:meth:`check_run` where every daemon sharing the storage can answer: on a shared database, a live
-        run of another daemon passes, and a run whose daemon lost its lease does not (cause ``lease_lost``).
-        With ``ping``, a live run of another daemon is also renewed there (a call naming a run is its ping).
-
-        Raises:
-            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
-            StorageError: the shared storage cannot answer now.
-        """
-        ...
-
-    async def ping(self, run_id: str) -> float:
-        """PingRun: renew a live run (on a shared database, also another daemon's: its owner is told); its ping
-        bound in seconds (0: none, or not known here because another daemon owns the run).
-
-        Raises:
-            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
-            StorageError: the shared storage cannot answer now.
-        """
-        ...
-
-
 @runtime_checkable
 class SharedRuns(Protocol):
-    """A :class:`RunRegistry` whose runs every daemon sharing the storage knows (PostgreSQL: in the database,
+    """A ``runs.RunRegistry`` whose runs every daemon sharing the storage knows (PostgreSQL: in the database,
     under each daemon's lease). Without it, runs live in this daemon's memory: registering a run claims it,
     a run ended here is ended for everyone, and every live run is this daemon's (its host is "")."""
 
@@ -228,7 +142,7 @@ class SharedRuns(Protocol):
         ...
 
     async def claim(self, run: Run) -> None:
-        """Make a run :meth:`RunRegistry.register` just started known to every daemon that shares the storage.
+        """Make a run ``RunRegistry.register`` just started known to every daemon that shares the storage.
 
         Raises:
             PreconditionError: reason RUN_ALREADY_OWNED, another daemon's live run owns the session.
@@ -241,7 +155,7 @@ class SharedRuns(Protocol):
         ...
 
 
-def run_host(runs: RunRegistry, run_id: str) -> str:
+def run_host(runs: object, run_id: str) -> str:
     """The host of the daemon a live run is attached to, where daemons share the runs ("" otherwise)."""
     return runs.host_of(run_id) if isinstance(runs, SharedRuns) else ""
 

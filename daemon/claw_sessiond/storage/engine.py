@@ -32,11 +32,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from ..model import AppendJob
-from .base import RunRegistry, StorageCounters, StoreReads
+from .base import StorageCounters, StoreReads
 from .history_reads import Snapshots
 from .listeners import ChangeListeners
 from .loading import RunsLive
 from .port import Port, ReadPort
+from .runs import RunRegistry
 from .steps import Steps
 
 __all__ = ["Engine", "Erasure", "WriteSteps", "settle"]
@@ -85,7 +86,7 @@ class Engine(StoreReads, Protocol):
 
     @property
     def runs(self) -> RunRegistry:
-        """The live runs (``base.RunRegistry``; SQLite: in memory; PostgreSQL: shared in the database)."""
+        """The live runs (``runs.RunRegistry``; SQLite: in memory; PostgreSQL: shared in the database)."""
         ...
 
     @property

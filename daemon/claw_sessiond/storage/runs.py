@@ -1,4 +1,5 @@
-"""Live-run ownership in this daemon's memory: the SQLite backend's :class:`~claw_sessiond.storage.base.RunRegistry`.
+"""Live-run ownership in this daemon's memory: :class:`RunRegistry` (SQLite's and the reference backend's runs,
+and the base of PostgreSQL's, which adds the database: ``postgres/runs.py``).
 
 A run is registered while its ``Attach`` stream is open. Tool calls appended
 with its run id are *in flight* while it is registered: Load does not repair
@@ -19,7 +20,7 @@ Details of the choice:
   later supersedes the synthetic one (the tool did run); its run id is
   refused (UNKNOWN_RUN).
 - Liveness (decided by the RPC edge, ``rpc/service_runs.py``, which calls
-  :meth:`InMemoryRuns.end` with a :class:`~claw_sessiond.storage.base.RunEnd`):
+  :meth:`RunRegistry.end` with a :class:`~claw_sessiond.storage.base.RunEnd`):
   the Attach stream's connection staying open, plus, when the daemon
   verified the declared pid with the kernel, that process still existing;
   pings only for runs that asked for them. A blocked client keeps its run.
@@ -40,9 +41,9 @@ import uuid
 from typing import Final
 
 from ..errors import PreconditionError, Reason
-from .base import Run, RunEnd, RunRegistry
+from .base import Run, RunEnd
 
-__all__ = ["ENDED_REMEMBERED", "InMemoryRuns", "run_ended_error", "run_owned_error"]
+__all__ = ["ENDED_REMEMBERED", "RunRegistry", "run_ended_error", "run_owned_error"]
 
 #: How many ended runs keep their cause for a late call naming them.
 ENDED_REMEMBERED: Final = 4096
@@ -76,8 +77,15 @@ def run_owned_error(session_id: str, run_id: str, pid: int, host: str = "") -> P
     )
 
 
-class InMemoryRuns:
-    """Registry of live runs (lives on the event loop; ``is_live`` is also read by the writer thread)."""
+class RunRegistry:
+    """Which live run owns which session (SPEC §4: one live run per session).
+
+    Tool calls appended with a live run's id are *in flight*: a Load does not repair them. When the
+    run ends, they become repairable at the next Load. Lives on the event loop (``is_live`` is also
+    read by the writer thread). It remembers why recently ended runs ended, so a late call naming one
+    says so (reason UNKNOWN_RUN, metadata ``cause``). What every daemon sharing a store knows of the
+    runs is the capability ``base.SharedRuns`` of a subclass (PostgreSQL's).
+    """
 
     def __init__(self) -> None:
         self._runs: dict[str, Run] = {}
@@ -90,7 +98,7 @@ class InMemoryRuns:
         """Start a run on ``session_id``.
 
         Raises:
-            PreconditionError: the session already has a live run.
+            PreconditionError: reason RUN_ALREADY_OWNED, the session already has a live run.
         """
         current = self._by_session.get(session_id)
         if current is not None:
@@ -175,7 +183,15 @@ class InMemoryRuns:
         return len(self._runs)
 
     async def confirm_run(self, run_id: str, session_id: str, *, ping: bool = False) -> None:
-        """:meth:`check_run`: every run is this daemon's (the caller renews it)."""
+        """:meth:`check_run` where every daemon sharing the storage can answer (here every run is this daemon's:
+        the caller renews it; on a shared database a live run of another daemon passes, and a run whose daemon
+        lost its lease does not, cause ``lease_lost``). With ``ping``, a live run of another daemon is also
+        renewed there (a call naming a run is its ping).
+
+        Raises:
+            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
+            StorageError: the shared storage cannot answer now.
+        """
         self.check_run(run_id, session_id)
 
     async def ping(self, run_id: str) -> float:
@@ -190,6 +206,3 @@ class InMemoryRuns:
             raise run_ended_error(run_id, ended[1] if ended else str(RunEnd.UNKNOWN))
         run.last_ping = time.monotonic()
         return run.ping_timeout_s
-
-
-_: type[RunRegistry] = InMemoryRuns  # mypy proves that InMemoryRuns is a RunRegistry

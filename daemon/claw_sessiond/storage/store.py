@@ -50,11 +50,12 @@ from ..model import (
 from ..policy import ToolPolicy
 from ..state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
 from . import history_reads, loading, sessions, writes
-from .base import ChangeListener, HistoryItem, RunRegistry, StorageCounters
+from .base import ChangeListener, HistoryItem, StorageCounters
 from .editing import edit_tail
 from .engine import Engine
 from .importing import import_session
 from .port import Port, ReadPort
+from .runs import RunRegistry
 from .steps import Steps
 
 __all__ = ["Storage"]
@@ -84,7 +85,7 @@ class Storage:
         self.engine = engine
         self.max_open_tool_calls = max_open_tool_calls
         self._listeners = engine.listeners
-        #: The live runs (``base.RunRegistry``); :meth:`load` consults them to leave in-flight calls open.
+        #: The live runs (``runs.RunRegistry``); :meth:`load` consults them to leave in-flight calls open.
         self.runs: RunRegistry = engine.runs
         #: This daemon's running figures.
         self.counters: StorageCounters = engine.counters

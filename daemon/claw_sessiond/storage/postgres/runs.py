@@ -44,9 +44,9 @@ from typing import Any, Final
 import asyncpg
 
 from ...errors import Reason, StorageError, StorageUnavailableError
-from ..base import Run, RunEnd, RunRegistry, SharedRuns
+from ..base import Run, RunEnd, SharedRuns
 from ..nul_text import db_text
-from ..runs import InMemoryRuns, run_ended_error, run_owned_error
+from ..runs import RunRegistry, run_ended_error, run_owned_error
 from .connect import open_connection
 from .errors import map_pg_errors
 from .feed import notify_ping
@@ -79,7 +79,7 @@ _LIVE: Final = _live()
 _FENCE: Final = _live("$3")
 
 
-class DatabaseRuns(InMemoryRuns):
+class DatabaseRuns(RunRegistry):
     """This daemon's runs, published in the shared database (see the module docstring)."""
 
     def __init__(
@@ -411,5 +411,4 @@ class DatabaseRuns(InMemoryRuns):
             raise run_ended_error(run_id, str(RunEnd.LEASE_LOST), session_id, why)
 
 
-_: type[RunRegistry] = DatabaseRuns  # mypy proves that DatabaseRuns is a RunRegistry
-_shared: type[SharedRuns] = DatabaseRuns
+_shared: type[SharedRuns] = DatabaseRuns  # mypy proves the capability only this registry has

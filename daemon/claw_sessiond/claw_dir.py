@@ -40,14 +40,13 @@ import errno
 import fcntl
 import os
 import stat
-import urllib.parse
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
 from claw_sessiond_client.paths import folder_problem, user_label
 
-from .config import ConfigError
+from .config import ConfigError, parse_database_url
 from .errors import LockHeldError, StartupError
 
 __all__ = [
@@ -240,9 +239,8 @@ def claimed_workspace(claw: Path, *, create: bool) -> Iterator[None]:
 def url_has_password(url: str) -> bool:
     """True if a database URL carries a password (``user:secret@host``, or ``?password=`` as libpq allows)."""
     try:
-        parts = urllib.parse.urlsplit(url.strip())
-        return bool(parts.password) or "password" in urllib.parse.parse_qs(parts.query)
-    except ValueError:
+        return parse_database_url(url.strip()).has_password
+    except ConfigError:
         return ":" in url.split("@", 1)[0].split("://", 1)[-1] and "@" in url  # unparsable: judge by its shape
 
 
@@ -286,14 +284,14 @@ def check_secret_file(path: Path, url: str, field: str) -> None:
 def password_file(url: str, env: Mapping[str, str]) -> Path | None:
     """The libpq password file a PostgreSQL ``url`` without a password reads, if it exists: the URL's
     ``passfile=``, else ``$PGPASSFILE``, else ``$HOME/.pgpass``; None otherwise."""
-    if not url.startswith(("postgresql://", "postgres://")) or url_has_password(url):
-        return None
     try:
-        named = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("passfile", [""])[0]
-    except ValueError:
-        named = ""
+        parsed = parse_database_url(url)
+    except ConfigError:
+        return None
+    if parsed.backend != "postgresql" or parsed.has_password:
+        return None
     home = env.get("HOME", "")
-    path = named or env.get("PGPASSFILE", "") or (os.path.join(home, ".pgpass") if home else "")
+    path = parsed.passfile or env.get("PGPASSFILE", "") or (os.path.join(home, ".pgpass") if home else "")
     return Path(path) if path and os.path.isfile(path) else None
 
 

@@ -374,6 +374,8 @@ class DatabaseUrl:
     """The user name ("" : the default)."""
     has_password: bool = False
     """True when the URL holds a password (in the user part or as ``password=``)."""
+    passfile: str = ""
+    """The libpq password file the URL names (``passfile=``; "" : none named)."""
 
     @property
     def target(self) -> str:
@@ -495,6 +497,7 @@ def parse_database_url(url: str) -> DatabaseUrl:
         urllib.parse.unquote(parts.path.lstrip("/")) or (query.get("dbname") or [""])[0],
         user or (query.get("user") or [""])[0],
         bool(at and ":" in userinfo) or "password" in {k.lower() for k in query},
+        (query.get("passfile") or [""])[0],
     )
 
 

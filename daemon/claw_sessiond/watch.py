@@ -4,7 +4,7 @@ Design: *wake, then pull*. The store calls :meth:`WatchHub.notify` on the
 loop with the session ids each commit changed. The hub only sets the wake
 flag of the watchers of those sessions; it never copies events. Each watcher
 then reads what it has not sent yet straight from the database
-(``Store.watch_batch``: the session's incarnation and at most
+(``Storage.watch_batch``: the session's incarnation and at most
 :data:`WATCH_BATCH` events — :data:`WATCH_BATCH_EVENTS` for a client that
 accepts batches — and about 1 MiB of payload at a time, in one snapshot;
 watchers of one session at one position share that read and its encoding)

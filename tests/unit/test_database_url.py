@@ -3,8 +3,13 @@ store, and the one-line errors it gives (never holding a user or password)."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
+from claw_sessiond import config
+from claw_sessiond.claw_dir import password_file, url_has_password
 from claw_sessiond.config import ConfigError, parse_database_url, redact_url
 
 
@@ -62,3 +67,37 @@ def test_same_store_compares_servers_and_database_not_users() -> None:
     assert not a.same_store(parse_database_url("postgresql://alice@h/other"))
     assert not a.same_store(parse_database_url("postgresql://alice@h2/d"))
     assert not a.same_store(parse_database_url("sqlite:"))
+
+
+def test_the_password_file_a_url_names_and_whether_it_holds_a_password() -> None:
+    named = parse_database_url("postgresql://u@h/d?passfile=/srv/pgpass&sslmode=require")
+    assert (named.passfile, named.has_password) == ("/srv/pgpass", False)
+    assert parse_database_url("postgresql://u@h/d").passfile == ""
+    assert url_has_password("postgresql://u:pw@h/d") and url_has_password("postgresql://u@h/d?password=pw")
+    assert not url_has_password("postgresql://u@h/d") and not url_has_password("sqlite:")
+    assert url_has_password("mysql://u:pw@h/d")  # not a URL of ours: judged by its shape, still refused if readable
+
+
+def test_password_file_follows_the_parsed_url(tmp_path: Path) -> None:
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text("h:5432:d:u:pw\n")
+    env = {"HOME": str(tmp_path / "nohome")}
+    assert password_file(f"postgresql://u@h/d?passfile={pgpass}", env) == pgpass
+    assert password_file(f"postgresql://u:pw@h/d?passfile={pgpass}", env) is None  # the URL has its password
+    assert password_file("postgresql://u@h/d", {**env, "PGPASSFILE": str(pgpass)}) == pgpass
+    assert password_file("sqlite:", {**env, "PGPASSFILE": str(pgpass)}) is None
+
+
+def test_only_config_takes_a_url_apart() -> None:
+    """The URL is parsed once: no daemon module but ``config.py`` calls urllib's URL splitters."""
+    splitters = {"urlsplit", "urlparse", "parse_qs", "parse_qsl"}
+    package = Path(config.__file__).parent
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        if path == Path(config.__file__):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+            if name in splitters:
+                offenders.append(f"{path.relative_to(package)}:{node.lineno} {name}")
+    assert not offenders, "parse database URLs with config.parse_database_url:\n" + "\n".join(offenders)

@@ -90,7 +90,7 @@ def _chunk(head: pb.LoadResponse | None, entries: list[bytes]) -> bytes:
 
 
 class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
-    """Implements claw.sessiond.v1.SessionService on a :class:`Store`."""
+    """Implements claw.sessiond.v1.SessionService on a :class:`~claw_sessiond.storage.Storage`."""
 
     def __init__(self, store: Storage, config: Config, owners: RunRegistry, watch_hub: WatchHub | None = None) -> None:
         super().__init__()

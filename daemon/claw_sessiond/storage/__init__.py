@@ -1,7 +1,7 @@
-"""Storage: the interface the rest of the daemon uses (``base.py``) and its backends (today ``sqlite/``).
+"""Storage: the interface the rest of the daemon uses (``store.py``, ``base.py``) and its backends.
 
 The daemon opens its storage with :func:`open_storage` and speaks to it only
-through :class:`~claw_sessiond.storage.base.Storage`. The offline tools (the
+through :class:`~claw_sessiond.storage.store.Storage`. The offline tools (the
 CLI with no daemon running, under the workspace lock) use the rest:
 :func:`open_read_only` for inspection, :func:`check_storage` for ``doctor``,
 and the copy functions for ``backup`` and ``restore``. No module outside this
@@ -27,9 +27,7 @@ from .base import (
     HistoryItem,
     Run,
     RunEnd,
-    RunRegistry,
     SharedRuns,
-    Storage,
     StorageCheck,
     StorageCounters,
     StorageFigures,
@@ -37,13 +35,16 @@ from .base import (
     pending_erasures,
     run_host,
 )
+from .runs import RunRegistry
 from .sqlite.backup import check_copy, copy_database, create_private_file
 from .sqlite.checks import check_database, stored_sessions
 from .sqlite.files import check_database_file
 from .sqlite.store import SQLiteSettings, SQLiteStorage
+from .store import Storage
 
 if TYPE_CHECKING:
     from .postgres.connect import PostgresSettings
+    from .postgres.store import PostgresStorage
 
 __all__ = [
     "BACKUP_CHUNK_BYTES",
@@ -109,6 +110,19 @@ def no_driver(exc: ImportError) -> StorageUnavailableError:
     )
 
 
+def _postgres() -> type[PostgresStorage]:
+    """The PostgreSQL store's class, imported only now (asyncpg: the optional "postgres" extra).
+
+    Raises:
+        StorageUnavailableError: the driver is missing (:func:`no_driver`).
+    """
+    try:
+        from .postgres.store import PostgresStorage
+    except ImportError as exc:
+        raise no_driver(exc) from exc
+    return PostgresStorage
+
+
 async def migrate_database(cfg: Config) -> tuple[int, int, list[str]]:
     """Apply the pending migrations of ``cfg.database_url`` (PostgreSQL) and close: the schema version before and
     after, and the migrations applied.
@@ -135,16 +149,10 @@ async def open_storage(cfg: Config) -> Storage:
         StorageError: it cannot be opened for writing (read-only file system, full disk, unreachable
             server, refused login, ...).
     """
+    limit = cfg.max_open_tool_calls
     if cfg.uses_postgres:
-        try:
-            from .postgres.store import PostgresStorage  # asyncpg: the optional "postgres" extra
-        except ImportError as exc:
-            raise no_driver(exc) from exc
-
-        return await PostgresStorage.open(
-            cfg.database_url, postgres_settings(cfg), max_open_tool_calls=cfg.max_open_tool_calls
-        )
-    return await SQLiteStorage.open(cfg.db_path, settings_of(cfg), max_open_tool_calls=cfg.max_open_tool_calls)
+        return await _postgres().open(cfg.database_url, postgres_settings(cfg), max_open_tool_calls=limit)
+    return await SQLiteStorage.open(cfg.db_path, settings_of(cfg), max_open_tool_calls=limit)
 
 
 async def open_read_only(path: Path) -> Storage:
@@ -193,11 +201,7 @@ async def open_url(url: str, *, max_open_tool_calls: int = 0) -> Storage:
             login (the message names the server, never the password).
         CorruptDatabaseError: the schema is not ours or newer than this code.
     """
-    try:
-        from .postgres.store import PostgresStorage
-    except ImportError as exc:
-        raise no_driver(exc) from exc
-    return await PostgresStorage.open(url, max_open_tool_calls=max_open_tool_calls)
+    return await _postgres().open(url, max_open_tool_calls=max_open_tool_calls)
 
 
 async def open_file(path: Path) -> Storage:

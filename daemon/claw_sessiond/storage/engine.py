@@ -1,6 +1,6 @@
 """A backend's engine: what only the backend knows, under the one storage facade (``store.py``).
 
-:class:`~.store.Store` implements the daemon-facing ``Storage`` (``base.py``) once, for every
+:class:`~.store.Storage`, the daemon-facing storage, is written once for every
 backend: each write's entry point builds its sequence (``writes.py``, ``sessions.py``,
 ``editing.py``, ``importing.py``, ``loading.py``), counts it, tells the listeners and keeps the
 erasure bookkeeping. What it hands down is an :class:`Engine`:
@@ -27,23 +27,36 @@ of an erasure (the store does).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from ..model import AppendJob
-from .base import RunRegistry, StorageCounters, StoreReads
+from .base import StorageCounters, StoreReads
 from .history_reads import Snapshots
 from .listeners import ChangeListeners
 from .loading import RunsLive
 from .port import Port, ReadPort
+from .runs import RunRegistry
 from .steps import Steps
 
-__all__ = ["Engine", "Erasure", "WriteSteps"]
+__all__ = ["Engine", "Erasure", "WriteSteps", "settle"]
 
 T = TypeVar("T")
 
 #: A write's sequence bound to its arguments: run over the backend's port in one transaction.
 WriteSteps = Callable[[Port], Steps[T]]
+
+
+def settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    """Hand a write's outcome (its result, or with ``ok`` False its error) to its caller's future, on the caller's
+    loop; a caller that went away (cancelled) receives nothing: the write stands, and its retry replays it."""
+    if future.done():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
 
 
 class Erasure(Protocol):
@@ -64,7 +77,7 @@ class Erasure(Protocol):
 
 
 class Engine(StoreReads, Protocol):
-    """What a backend alone knows, for :class:`~.store.Store`. Every coroutine runs on the daemon's loop."""
+    """What a backend alone knows, for :class:`~.store.Storage`. Every coroutine runs on the daemon's loop."""
 
     @property
     def counters(self) -> StorageCounters:
@@ -73,7 +86,7 @@ class Engine(StoreReads, Protocol):
 
     @property
     def runs(self) -> RunRegistry:
-        """The live runs (``base.RunRegistry``; SQLite: in memory; PostgreSQL: shared in the database)."""
+        """The live runs (``runs.RunRegistry``; SQLite: in memory; PostgreSQL: shared in the database)."""
         ...
 
     @property

@@ -6,11 +6,15 @@ Must never: import a backend, grpc or the service layer.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = ["CheckStatus", "CopyFigures", "StorageCheck", "StorageCounters", "StorageFigures"]
+
+_log = logging.getLogger("claw_sessiond.store")
 
 
 @dataclass
@@ -33,6 +37,18 @@ class StorageCounters:
     """Told about every write transaction: the requests it carried, its seconds from begin to commit, and
     whether it committed. Called on the thread that ran it (a writer thread); an observer that raises is
     logged and never fails the write."""
+
+    def observe(self, requests: int, began: float, committed: bool) -> None:
+        """One write transaction of ``requests`` requests, begun at ``began`` (``time.perf_counter``), ended:
+        count it if it committed and tell the :attr:`commit_observers`."""
+        if committed:
+            self.commits += 1
+        seconds = time.perf_counter() - began
+        for observer in self.commit_observers:
+            try:
+                observer(requests, seconds, committed)
+            except Exception:  # an observer (metrics) never fails a write
+                _log.exception("event=commit_observer_failed")
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,7 @@ from typing import Any, Protocol, TypeVar
 
 from .. import repair as repairing
 from ..history import OpenCall, drop_calls, project, project_window
-from ..model import EntrySelection, HistoryCursor, LoadResult, LoadWindow, Message, Repair
+from ..model import EntrySelection, HistoryCursor, LoadResult, LoadWindow, Message, Repair, SessionSettings
 from ..policy import ToolPolicy
 from ..repair import CallSplit, RepairPlan
 from .base import StorageCounters
@@ -162,6 +162,33 @@ def read_calls(port: ReadPort | Port, session_id: str, live: RunsLive) -> Steps[
     return CallsRead(split, ids, repairing.hidden_count(entries, set(ids)))
 
 
+def _reply(
+    row: SessionRow,
+    settings: SessionSettings,
+    workdir: str,
+    in_flight: Sequence[OpenCall],
+    dropped: tuple[str, ...],
+    hidden: int,
+    repairs: list[Repair],
+    reply_only: bool = False,
+) -> LoadResult:
+    """A Load's reply before its history is read: the session (its hidden entries not counted), the repairs
+    written, the calls in flight, and the cursor that reads the history's pages."""
+    meta = session_meta(row, row.session_id, workdir, settings)
+    meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
+    ids = tuple(c.tool_call_id for c in in_flight)
+    cursor = HistoryCursor(
+        row.session_id,
+        row.created_at,
+        row.clear_position,
+        row.last_position,
+        ids,
+        dropped_ids=dropped,
+        reply_only=reply_only,
+    )
+    return LoadResult(meta, [], repairs, repairing.flights(in_flight), cursor)
+
+
 def read_load(
     port: ReadPort,
     live: RunsLive,
@@ -183,25 +210,13 @@ def read_load(
         positions = repairing.assistant_positions(split.repair)
         assistants = [(p, t) for p, t, _item in (yield port.entries_at(session_id, positions))] if ahead else []
         return RepairStart(row, calls, assistants), 0
-    meta = session_meta(row, session_id, workdir, settings)
-    meta = dataclasses.replace(meta, message_count=meta.message_count - calls.hidden)
-    flights = repairing.flights(split.in_flight)
-    cursor = HistoryCursor(
-        session_id,
-        row.created_at,
-        row.clear_position,
-        row.last_position,
-        tuple(c.tool_call_id for c in split.in_flight),
-        dropped_ids=calls.dropped,
-        reply_only=reply_only,
-    )
-    result = LoadResult(meta, [], [], flights, cursor)
+    result = _reply(row, settings, workdir, split.in_flight, calls.dropped, calls.hidden, [], reply_only)
     if window is not None:
         return (yield from windowed(port, result, window))
     page, _read = yield port.history_page(session_id, row.clear_position, row.last_position, reply_only)
     if page is None:  # larger than one page: the caller streams it by the cursor
         return result, 0
-    return LoadResult(meta, drop_calls(project(page), calls.dropped), [], flights), len(page)
+    return dataclasses.replace(result, messages=drop_calls(project(page), calls.dropped), cursor=None), len(page)
 
 
 def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow) -> Steps[WindowRead]:
@@ -313,17 +328,7 @@ def repair_steps(
         yield port.advance_session(session_id, repairs[-1].position, len(repairs), now, workdir)
     row, settings = yield port.session_and_settings(session_id)
     assert row is not None  # the row is held (locked on PostgreSQL, the one writer on SQLite)
-    cursor = HistoryCursor(
-        session_id,
-        row.created_at,
-        row.clear_position,
-        row.last_position,
-        tuple(c.tool_call_id for c in in_flight),
-        dropped_ids=dropped,
-    )
-    meta = session_meta(row, session_id, workdir, settings)
-    meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
-    return LoadResult(meta, [], repairs, repairing.flights(in_flight), cursor)
+    return _reply(row, settings, workdir, in_flight, dropped, hidden, repairs)
 
 
 def repair_chunk_steps(

@@ -1,4 +1,5 @@
-"""Live-run ownership in this daemon's memory: the SQLite backend's :class:`~claw_sessiond.storage.base.RunRegistry`.
+"""Live-run ownership in this daemon's memory: :class:`RunRegistry` (SQLite's and the reference backend's runs,
+and the base of PostgreSQL's, which adds the database: ``postgres/runs.py``).
 
 A run is registered while its ``Attach`` stream is open. Tool calls appended
 with its run id are *in flight* while it is registered: Load does not repair
@@ -19,7 +20,7 @@ Details of the choice:
   later supersedes the synthetic one (the tool did run); its run id is
   refused (UNKNOWN_RUN).
 - Liveness (decided by the RPC edge, ``rpc/service_runs.py``, which calls
-  :meth:`InMemoryRuns.end` with a :class:`~claw_sessiond.storage.base.RunEnd`):
+  :meth:`RunRegistry.end` with a :class:`~claw_sessiond.storage.base.RunEnd`):
   the Attach stream's connection staying open, plus, when the daemon
   verified the declared pid with the kernel, that process still existing;
   pings only for runs that asked for them. A blocked client keeps its run.
@@ -40,9 +41,9 @@ import uuid
 from typing import Final
 
 from ..errors import PreconditionError, Reason
-from .base import Run, RunEnd, RunRegistry
+from .base import Run, RunEnd
 
-__all__ = ["ENDED_REMEMBERED", "InMemoryRuns", "run_ended_error"]
+__all__ = ["ENDED_REMEMBERED", "RunRegistry", "run_ended_error", "run_owned_error"]
 
 #: How many ended runs keep their cause for a late call naming them.
 ENDED_REMEMBERED: Final = 4096
@@ -50,18 +51,41 @@ ENDED_REMEMBERED: Final = 4096
 _log = logging.getLogger("claw_sessiond.owners")
 
 
-def run_ended_error(run_id: str, cause: str) -> PreconditionError:
-    """The one report of a run that is not live: FAILED_PRECONDITION / UNKNOWN_RUN with ``cause``."""
+def run_ended_error(run_id: str, cause: str, session_id: str = "", why: str = "") -> PreconditionError:
+    """The one report of a run that is not live (of ``session_id``, if named): FAILED_PRECONDITION / UNKNOWN_RUN
+    with ``cause`` (``why``: what the caller knows of it, said before the advice)."""
+    of = f" of session {session_id!r}" if session_id else ""
     return PreconditionError(
-        f"run {run_id!r} is not live (cause: {cause}); Attach again to start a new run",
+        f"run {run_id!r} is not a live run{of} (cause: {cause}){why}; Attach again to start a new run",
         reason=Reason.UNKNOWN_RUN,
         run_id=run_id,
         cause=cause,
     )
 
 
-class InMemoryRuns:
-    """Registry of live runs (lives on the event loop; ``is_live`` is also read by the writer thread)."""
+def run_owned_error(session_id: str, run_id: str, pid: int, host: str = "") -> PreconditionError:
+    """The one report of a session another live run owns: FAILED_PRECONDITION / RUN_ALREADY_OWNED naming the run,
+    its pid and (where daemons share the runs) its host."""
+    on = {"host": host} if host else {}
+    return PreconditionError(
+        f"session {session_id!r} is already being run by run {run_id} (pid {pid}{f' on host {host}' if host else ''}); "
+        "wait for it to end or run a different session",
+        reason=Reason.RUN_ALREADY_OWNED,
+        run_id=run_id,
+        pid=pid,
+        **on,
+    )
+
+
+class RunRegistry:
+    """Which live run owns which session (SPEC §4: one live run per session).
+
+    Tool calls appended with a live run's id are *in flight*: a Load does not repair them. When the
+    run ends, they become repairable at the next Load. Lives on the event loop (``is_live`` is also
+    read by the writer thread). It remembers why recently ended runs ended, so a late call naming one
+    says so (reason UNKNOWN_RUN, metadata ``cause``). What every daemon sharing a store knows of the
+    runs is the capability ``base.SharedRuns`` of a subclass (PostgreSQL's).
+    """
 
     def __init__(self) -> None:
         self._runs: dict[str, Run] = {}
@@ -74,18 +98,12 @@ class InMemoryRuns:
         """Start a run on ``session_id``.
 
         Raises:
-            PreconditionError: the session already has a live run.
+            PreconditionError: reason RUN_ALREADY_OWNED, the session already has a live run.
         """
         current = self._by_session.get(session_id)
         if current is not None:
             owner = self._runs[current]
-            raise PreconditionError(
-                f"session {session_id!r} is already being run by run {owner.run_id} (pid {owner.pid}); "
-                "wait for it to end or run a different session",
-                reason=Reason.RUN_ALREADY_OWNED,
-                run_id=owner.run_id,
-                pid=owner.pid,
-            )
+            raise run_owned_error(session_id, owner.run_id, owner.pid)
         run = Run(uuid.uuid4().hex, session_id, pid, label, process_start=process_start, ping_timeout_s=ping_timeout_s)
         self._runs[run.run_id] = run
         self._by_session[session_id] = run.run_id
@@ -158,20 +176,22 @@ class InMemoryRuns:
         else:
             ended = self._ended.get(run_id)
             cause = ended[1] if ended is not None else str(RunEnd.UNKNOWN)
-        raise PreconditionError(
-            f"run {run_id!r} is not a live run of session {session_id!r} (cause: {cause}); "
-            "Attach again to start a new run",
-            reason=Reason.UNKNOWN_RUN,
-            run_id=run_id,
-            cause=cause,
-        )
+        raise run_ended_error(run_id, cause, session_id)
 
     def count(self) -> int:
         """Number of live runs."""
         return len(self._runs)
 
     async def confirm_run(self, run_id: str, session_id: str, *, ping: bool = False) -> None:
-        """:meth:`check_run`: every run is this daemon's (the caller renews it)."""
+        """:meth:`check_run` where every daemon sharing the storage can answer (here every run is this daemon's:
+        the caller renews it; on a shared database a live run of another daemon passes, and a run whose daemon
+        lost its lease does not, cause ``lease_lost``). With ``ping``, a live run of another daemon is also
+        renewed there (a call naming a run is its ping).
+
+        Raises:
+            PreconditionError: reason UNKNOWN_RUN, metadata ``run_id`` and ``cause``.
+            StorageError: the shared storage cannot answer now.
+        """
         self.check_run(run_id, session_id)
 
     async def ping(self, run_id: str) -> float:
@@ -186,6 +206,3 @@ class InMemoryRuns:
             raise run_ended_error(run_id, ended[1] if ended else str(RunEnd.UNKNOWN))
         run.last_ping = time.monotonic()
         return run.ping_timeout_s
-
-
-_: type[RunRegistry] = InMemoryRuns  # mypy proves that InMemoryRuns is a RunRegistry

@@ -1,4 +1,4 @@
-"""The storage facade, once for every backend: :class:`Store`, the daemon's ``Storage`` over a backend engine.
+"""The storage facade, once for every backend: :class:`Storage`, what the daemon uses, over a backend engine.
 
 Each write's entry point builds the write's sequence (``writes.py``, ``sessions.py``,
 ``editing.py``, ``importing.py``, ``states.py``; a Load's is ``loading.py``), with its
@@ -7,9 +7,17 @@ session queues), counts what the reply says was done in :class:`~.figures.Storag
 tells the listeners of erasures. The whole-store reads (``base.StoreReads``) are the engine's
 own SQL, handed through as they are.
 
-The docstrings of ``Storage`` (``base.py``) say what each member promises; this module says how
-the promise is kept once. What only one backend has is added by its module to a store of its
-own (SQLite's ``store.py``, PostgreSQL's ``store.py``), never by a stub here.
+Every write is all-or-nothing and durable before its coroutine returns. The writes of one session
+commit in one total order, and the writes this daemon submits for one session commit in submission
+order. A request id makes a write idempotent per session (``rules.replay_record``). Backends raise
+only ``claw_sessiond.errors``; their own errors are mapped once, inside the backend.
+
+:class:`Storage` is the one daemon-facing storage type: each member says what it promises and keeps
+the promise once. What only one backend has is added by its module to a subclass of its own
+(SQLite's ``store.py``, PostgreSQL's ``store.py``) and named by a capability interface of
+``base.py`` that the caller checks; never by a stub here.
+
+Must never: import grpc, or take a callable from the service layer.
 """
 
 # A port write that returns nothing is still yielded (its driver runs it in order; see ``steps.py``); the
@@ -44,15 +52,16 @@ from ..model import (
 from ..policy import ToolPolicy
 from ..state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
 from . import history_reads, loading, sessions, writes
-from .base import ChangeListener, HistoryItem, RunRegistry, Storage, StorageCounters
+from .base import ChangeListener, HistoryItem, StorageCounters
 from .deleting import delete_entries
 from .editing import edit_tail
 from .engine import Engine
 from .importing import import_session
 from .port import Port, ReadPort
+from .runs import RunRegistry
 from .steps import Steps
 
-__all__ = ["Store"]
+__all__ = ["Storage"]
 
 
 def _policy(port: ReadPort, session_id: str) -> Steps[ToolPolicy]:
@@ -71,15 +80,21 @@ def _delete_if_older(port: Port, session_id: str, cutoff_rfc3339: str) -> Steps[
     return (yield from writes.delete(port, session_id))
 
 
-class Store:
-    """Sessions, stored durably by a backend ``engine`` (``base.Storage``'s docstrings say what each member
-    promises). ``max_open_tool_calls``: most open tool calls per session (0: no limit)."""
+class Storage:
+    """Sessions, stored durably by a backend ``engine``. All methods are coroutines on the daemon's event loop
+    (unless noted). ``max_open_tool_calls``: most open tool calls per session (0: no limit)."""
 
     def __init__(self, engine: Engine, max_open_tool_calls: int = 0) -> None:
         self.engine = engine
         self.max_open_tool_calls = max_open_tool_calls
         self._listeners = engine.listeners
-        # The whole-store reads are the engine's own (``base.StoreReads``).
+        #: The live runs (``runs.RunRegistry``); :meth:`load` consults them to leave in-flight calls open.
+        self.runs: RunRegistry = engine.runs
+        #: This daemon's running figures.
+        self.counters: StorageCounters = engine.counters
+        #: Names of the schema migrations applied when this storage was opened.
+        self.applied_migrations: Sequence[str] = engine.applied_migrations
+        # The whole-store reads are the engine's own (``base.StoreReads`` says what each promises).
         self.list_sessions = engine.list_sessions
         self.count_sessions = engine.count_sessions
         self.scope_states = engine.scope_states
@@ -95,18 +110,6 @@ class Store:
         self.newest_update = engine.newest_update
         self.figures = engine.figures
 
-    @property
-    def runs(self) -> RunRegistry:
-        return self.engine.runs
-
-    @property
-    def counters(self) -> StorageCounters:
-        return self.engine.counters
-
-    @property
-    def applied_migrations(self) -> Sequence[str]:
-        return self.engine.applied_migrations
-
     # -- reads
 
     async def load(
@@ -119,23 +122,50 @@ class Store:
         window: LoadWindow | None = None,
         reply_only: bool = False,
     ) -> LoadResult:
-        """``Storage.load``, written once (``storage/loading.py``, with the engine as its host)."""
+        """Get-or-create read: repairs interrupted calls (not those of live runs) unless ``repair`` is False.
+
+        Each open call meets its repair mode (``repair.split_calls`` with the session's tool policy):
+        pending calls and live runs' calls are in flight; ``drop`` hides a call from the reply;
+        ``off`` leaves it open. With ``repair`` False, and for a paired history, nothing at all is
+        written. A history that fits one page comes back in ``messages``; a larger one as a
+        ``cursor`` for :meth:`history_pages`. With a ``window`` (a bounded read) only the window's
+        entries come back, in the full history's order restricted to them, and ``complete`` says
+        whether any visible entry was left out; its cost does not grow with the history (it reads
+        the window, one entry before it, and the open calls; repair still covers the whole
+        session's open calls).
+
+        ``reply_only``: the messages (and the cursor's pages) are only sent on (``rpc/wire.py``): an entry
+        whose encoded reply form is stored (``Message.encoded``) may come back as that form with only
+        what ordering reads (role, position; ``events.reply_entry``). A backend that stores no encoded
+        form (PostgreSQL) returns whole messages either way. Written once, in ``loading.py``, with the
+        engine as its host.
+        """
         return await loading.load(
             self.engine, session_id, workdir, trace_id, repair=repair, window=window, reply_only=reply_only
         )
 
     async def session_tool_policy(self, session_id: str) -> ToolPolicy:
+        """The session's stored tool policy (``policy.py``; empty when none is set or it is not stored)."""
         return await self.engine.load_snapshot(lambda port, _live: _policy(port, session_id))
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
+        """The visible history of a Load's cursor in conversation order, page by page.
+
+        Raises:
+            SequenceConflictError: the session was cleared or erased meanwhile.
+        """
         return history_reads.visible_pages(self.engine.page_snapshots, cursor, self.counters)
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int
     ) -> tuple[str | None, list[HistoryItem], bool]:
+        """The session's incarnation (None if not stored), its history events after a position, and whether
+        more may follow; read in one snapshot."""
         return await history_reads.watch_batch(self.engine, session_id, after_position, limit)
 
     def export_pages(self, cursor: HistoryCursor, max_event_id: int) -> AsyncGenerator[list[EventRow], None]:
+        """The session's events up to ``max_event_id`` in event order, page by page, payloads still text
+        (decode with ``events.decode_events``)."""
         return history_reads.export_pages(self.engine.page_snapshots, cursor, max_event_id)
 
     # -- writes
@@ -147,6 +177,7 @@ class Store:
             self.counters.messages_written += messages
 
     async def append(self, job: AppendJob) -> AppendResult:
+        """Append validated messages, all or none, and apply its state deltas in the same transaction."""
         limit = self.max_open_tool_calls
         result = await self.engine.write(
             job.session_id, lambda port: writes.append(port, job, limit), changed=True, append=job, run_id=job.run_id
@@ -157,22 +188,50 @@ class Store:
     async def record_usage(
         self, session_id: str, delta: UsageDelta, *, request_id: str, workdir: str, trace_id: str
     ) -> UsageResult:
+        """Add usage to the session's totals (creating the session if needed)."""
         fp = fingerprint("usage", session_id, repr(delta))
         return await self.engine.write(
             session_id, lambda port: writes.record_usage(port, session_id, delta, request_id, fp, workdir, trace_id)
         )
 
     async def create_session(self, job: CreateJob) -> SessionResult:
+        """Create an empty session with its initial state, labels and tool policy; a retry with the same
+        request id replays (the session as it is now).
+
+        Raises:
+            AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
+        """
         return await self.engine.write(job.session_id, lambda port: sessions.create_session(port, job))
 
     async def fork_session(self, job: ForkJob) -> ForkResult:
+        """Create a session whose history is a copy of another's visible entries up to a position (positions
+        1..n, items and synthetic repairs as stored; open calls without run ownership), with its state, tool
+        policy and labels (unless given) and its lineage; O(entries copied).
+
+        Raises:
+            SessionNotFoundError: the source is not stored.
+            AlreadyExistsError: reason SESSION_EXISTS, the new id is stored.
+            InvalidRequestError: the position is beyond the source's last one.
+        """
         limit = self.max_open_tool_calls
         return await self.engine.write(job.session_id, lambda p: sessions.fork_session(p, job, limit), changed=True)
 
     async def update_session(self, job: UpdateJob) -> SessionResult:
+        """Apply state deltas (each a ``state`` event), label changes and a new default tool policy (a
+        ``session_settings`` event), all or none, if the last position is still the expected one.
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+            SequenceConflictError: the last position moved.
+            InvalidRequestError: a state over its bound, more than 32 labels.
+        """
         return await self.engine.write(job.session_id, lambda port: sessions.update_session(port, job))
 
     async def put_scope_states(self, states: Sequence[ScopeState]) -> None:
+        """Store each state verbatim (its state and time), replacing a stored one of the same scope; all or none.
+
+        For ``claw-sessiond copy``: no delta rules and no merge, the source's rows as they were.
+        """
         if states:  # no session's: a scope's row locks order it against UpdateSession
             await self.engine.write("", lambda port: _put_scope_states(port, states))
 
@@ -186,6 +245,14 @@ class Store:
         trace_id: str,
         erase: bool = False,
     ) -> ClearResult:
+        """Record a clear: the visible history starts after it; usage is kept.
+
+        With ``erase`` the history before it leaves the log too (its messages, repairs, clears and
+        edits, their tool-call index and search index; usage, state and audit events stay), as a
+        Delete erases (see :class:`Checkpointing`); positions are never reused, and the clear's payload says
+        how many events went. The content hashes of the session's stored request ids go with it (a
+        retry still replays its first result).
+        """
         fp = fingerprint("clear", session_id, expected_last_position, *(("erase",) if erase else ()))
         erasure = self.engine.erasure(lambda _result: False) if erase else None
 
@@ -200,6 +267,16 @@ class Store:
         return dataclasses.replace(result, erasure_pending=await erasure.finish(result.events_erased))
 
     async def edit_tail(self, job: EditJob) -> EditResult:
+        """Remove the tail of the visible history and append replacements, all or nothing (``edits.py``).
+
+        Costs O(entries removed and appended), never O(history).
+
+        Raises:
+            SequenceConflictError: the expected last position does not match.
+            InvalidRequestError: more entries to remove than are visible, or too many bytes to return.
+            PreconditionError: reason EDIT_SPLITS_CALL, a removed entry holds an unanswered pending call.
+            ToolCallStateError, StorageError: as Append.
+        """
         limit = self.max_open_tool_calls
         run_id = job.replacements.run_id if job.replacements is not None else ""
         result = await self.engine.write(
@@ -210,11 +287,21 @@ class Store:
         return result
 
     async def delete_entries(self, job: DeleteEntriesJob) -> DeleteEntriesResult:
+        """Remove the visible entries ``job`` selects anywhere in the history, recorded as an edit event
+        (``storage/deleting.py``). Costs O(entries chosen), never O(history).
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+            SequenceConflictError: the expected last position does not match.
+            InvalidRequestError: reason FIELD_TOO_LARGE, the selector matches more than ``job.max_entries``.
+            PreconditionError: reason EDIT_SPLITS_CALL, one half of a call and its result (see ``edits.py``).
+        """
         return await self.engine.write(job.session_id, lambda port: delete_entries(port, job), changed=True)
 
     async def record_event(
         self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str
     ) -> EventResult:
+        """Store an audit event (permission denial, error)."""
         fp = fingerprint("event", session_id, event_type, payload)
         return await self.engine.write(
             session_id,
@@ -222,12 +309,18 @@ class Store:
         )
 
     async def delete(self, session_id: str) -> DeleteResult:
+        """Erase a session (its content leaves the storage; see :class:`Checkpointing` for what may linger)."""
         erasure = self.engine.erasure(lambda _n: True)
         count = await self.engine.write(session_id, lambda port: writes.delete(port, session_id), erasure=erasure)
         self._erased(session_id, count)  # watchers end now, not after the erasure's grace
         return DeleteResult(count, await erasure.finish(count))
 
     async def delete_if_not_updated_since(self, session_id: str, cutoff_rfc3339: str) -> int:
+        """Erase the session only if its stored time is still older than the cutoff when the delete runs.
+
+        The caller spares the sessions it wrote since start before it calls (``retention.py``); the delete
+        is submitted in the session's order at the call, so a write submitted after it commits after it.
+        """
         erasure = self.engine.erasure(bool)
         count = await self.engine.write(
             session_id, lambda port: _delete_if_older(port, session_id, cutoff_rfc3339), erasure=erasure
@@ -244,6 +337,7 @@ class Store:
         self._listeners.erased(session_id)
 
     async def import_session(self, session: ImportedSession, mode: ImportMode = "refuse") -> int:
+        """Write an imported session, all or nothing, and rebuild its derived state; returns events written."""
         sid, replace = session.header.session_id, mode == "replace"
         erasure = self.engine.erasure(lambda _n: True) if replace else None
         limit = self.max_open_tool_calls
@@ -256,6 +350,7 @@ class Store:
         return written
 
     async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        """Delete at most ``limit`` idempotency records written before the cutoff, oldest first."""
         removed = await self.engine.prune_requests(cutoff_rfc3339, limit)
         self.counters.requests_pruned += removed
         return removed
@@ -263,10 +358,9 @@ class Store:
     # -- operations
 
     def subscribe(self, listener: ChangeListener) -> None:
+        """Tell ``listener`` about every later commit and erasure. Not a coroutine."""
         self._listeners.add(listener)
 
     async def close(self) -> None:
+        """Finish queued writes and release everything."""
         await self.engine.close()
-
-
-_: type[Storage] = Store  # mypy proves that Store is a Storage

@@ -12,8 +12,7 @@ it cannot be chosen from the command line or the configuration.
 
 from __future__ import annotations
 
-from ..base import Storage
-from ..store import Store
+from ..store import Storage
 from .engine import MemoryEngine, memory_tables
 
 __all__ = ["open_memory"]
@@ -21,4 +20,4 @@ __all__ = ["open_memory"]
 
 def open_memory(name: str, *, max_open_tool_calls: int = 0) -> Storage:
     """The reference store called ``name`` (the same name: the same rows, for the life of the process)."""
-    return Store(MemoryEngine(memory_tables(name)), max_open_tool_calls)
+    return Storage(MemoryEngine(memory_tables(name)), max_open_tool_calls)

@@ -8,7 +8,7 @@ tables as they are: no write runs between the verbs of a read, none of which awa
 
 Nothing is durable beyond the process: :func:`memory_tables` keeps each store's tables by name
 for as long as the process lives, so that closing and opening the same name sees the same rows.
-Runs live in this process's memory (``runs.InMemoryRuns``); nothing is shared with another
+Runs live in this process's memory (``runs.RunRegistry``); nothing is shared with another
 daemon, and an erasure leaves nothing behind (no file holds the rows).
 
 Must never: decide (the sequences and rules do), await inside a write, or tell a listener of an
@@ -26,13 +26,13 @@ from typing import Any, Final, TypeVar
 
 from ...errors import SessiondError, StorageError, StorageUnavailableError
 from ...model import AppendJob, HistoryMark, Message
-from ..base import RunRegistry, StorageCounters
+from ..base import StorageCounters
 from ..engine import Engine, Erasure, WriteSteps
 from ..history_reads import Snapshots
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
 from ..port import PageReads, Port, ReadPort, as_read_port
-from ..runs import InMemoryRuns
+from ..runs import RunRegistry
 from ..steps import Steps, run_async, run_sync
 from .port import MemoryPort
 from .queries import MemoryReads
@@ -84,7 +84,7 @@ class MemoryEngine(MemoryReads):
         super().__init__(tables)
         self._tables = tables
         self._counters = counters or StorageCounters()
-        self._runs = InMemoryRuns()
+        self._runs = RunRegistry()
         self._listeners = ChangeListeners()
         self._closed = False
         self._follower_lane = asyncio.Semaphore(1)
@@ -139,7 +139,7 @@ class MemoryEngine(MemoryReads):
             result = run_sync(steps(MemoryPort(tx)))
         except BaseException as exc:
             tx.rollback()
-            self._observe(began, False)
+            self._counters.observe(1, began, False)
             if isinstance(exc, SessiondError) and not isinstance(exc, StorageError):
                 raise
             self._counters.write_failures += 1
@@ -147,15 +147,8 @@ class MemoryEngine(MemoryReads):
                 raise
             _log.exception("event=write_failed")
             raise StorageUnavailableError(f"write failed unexpectedly: {type(exc).__name__}") from exc
-        self._counters.commits += 1
-        self._observe(began, True)
+        self._counters.observe(1, began, True)
         return result
-
-    def _observe(self, began: float, committed: bool) -> None:
-        """Tell the commit observers of one transaction of one request."""
-        for observer in self._counters.commit_observers:
-            with contextlib.suppress(Exception):
-                observer(1, time.perf_counter() - began, committed)
 
     def erasure(self, tells: Callable[[Any], bool]) -> Erasure:
         return _NoLinger(tells)

@@ -217,14 +217,8 @@ async def connect(dsn: str, settings: PostgresSettings) -> tuple[Any, list[str]]
             force, or a pooler in transaction mode.
         CorruptDatabaseError: the schema is not ours or newer than this code.
     """
-    target = describe_target(dsn)
-    conn = await _checked(dsn, settings, target)
-    try:
-        async with map_pg_errors(target):
-            applied = await schema.migrate(conn)
-    finally:
-        await conn.close()
-    async with map_pg_errors(target):
+    _before, _after, applied = await migrate_only(dsn, settings)
+    async with map_pg_errors(describe_target(dsn)):
         pool = await open_pool(dsn, settings)
     return pool, applied
 

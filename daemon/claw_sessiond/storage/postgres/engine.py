@@ -23,6 +23,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
+from ...config import redact_url
 from ...edits import history_item
 from ...errors import StorageError
 from ...export import ExportHeader
@@ -39,7 +40,6 @@ from . import follow, queries, reads
 from .batch_tx import is_plain
 from .cluster import Cluster
 from .connect import PostgresSettings, follower_connections, server_settings_of
-from .errors import safe_dsn
 from .group_commit import GroupCommit
 from .pooled import pooled
 from .port import PostgresPort
@@ -83,7 +83,7 @@ class PostgresEngine:
         self, pool: Any, dsn: str, counters: StorageCounters, settings: PostgresSettings, applied: list[str]
     ) -> None:
         self.pool = pool
-        self.where = safe_dsn(dsn)
+        self.where = redact_url(dsn)
         self.counters = counters
         self.applied_migrations = applied
         self.listeners = ChangeListeners()
@@ -181,21 +181,12 @@ class PostgresEngine:
                 self.counters.write_failures += 1
                 raise
             finally:
-                self._observe(time.perf_counter() - began, committed)
+                self.counters.observe(1, began, committed)
             if changed:
                 self.listeners.changed({session_id})
             return result
 
         return await asyncio.shield(asyncio.ensure_future(lane()))
-
-    def _observe(self, seconds: float, committed: bool) -> None:
-        if committed:
-            self.counters.commits += 1
-        for observer in self.counters.commit_observers:
-            try:
-                observer(1, seconds, committed)
-            except Exception:  # an observer never fails a write
-                _log.exception("event=commit_observer_failed")
 
     def erasure(self, tells: Callable[[Any], bool]) -> Erasure:
         return _Vacuum(self._vacuums, tells)

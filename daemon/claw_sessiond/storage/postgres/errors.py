@@ -9,7 +9,7 @@ serialization failure or deadlock, a server shutting down, and a unique
 violation on ``(session_id, position)`` (a bug: logged) →
 ``StorageUnavailableError``; always chained with ``from exc``. Domain errors
 raised by the rules inside a transaction pass through untouched. Messages
-name the server (:func:`safe_dsn`), never a password.
+name the server (``config.redact_url``), never a password.
 """
 
 from __future__ import annotations
@@ -20,21 +20,15 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 
-from ...config import redact_url
 from ...errors import CorruptDatabaseError, Reason, StorageFullError, StorageUnavailableError
 
-__all__ = ["ROLLED_BACK_STATES", "map_pg_errors", "rolled_back", "safe_dsn"]
+__all__ = ["ROLLED_BACK_STATES", "map_pg_errors", "rolled_back"]
 
 #: SQLSTATEs after which the server has rolled the whole transaction back and it may simply run again:
 #: serialization failure, deadlock detected, lock not available (``lock_timeout``).
 ROLLED_BACK_STATES: frozenset[str] = frozenset({"40001", "40P01", "55P03"})
 
 _log = logging.getLogger("claw_sessiond.store")
-
-
-def safe_dsn(dsn: str) -> str:
-    """``dsn`` with any password replaced by ``***`` (in the user-info part and in a ``password=`` parameter)."""
-    return redact_url(dsn)
 
 
 @contextlib.asynccontextmanager

@@ -43,6 +43,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from ...errors import PreconditionError, SessiondError, StorageUnavailableError
 from ...model import AppendJob
+from ..engine import settle
 from .batch_tx import append_batch
 from .errors import map_pg_errors, rolled_back
 from .follow import ANNOUNCE_SQL
@@ -69,12 +70,7 @@ class _Job(Generic[T]):
 
     def settle(self, ok: bool, value: Any) -> None:
         """Hand out the outcome (a waiter cancelled at shutdown has nothing to receive it)."""
-        if self.future.done():
-            return
-        if ok:
-            self.future.set_result(value)
-        else:
-            self.future.set_exception(value)
+        settle(self.future, ok, value)
 
 
 class GroupCommit:

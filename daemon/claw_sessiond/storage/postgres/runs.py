@@ -43,10 +43,10 @@ from typing import Any, Final
 
 import asyncpg
 
-from ...errors import PreconditionError, Reason, StorageError, StorageUnavailableError
-from ..base import Run, RunEnd, RunRegistry, SharedRuns
+from ...errors import Reason, StorageError, StorageUnavailableError
+from ..base import Run, RunEnd, SharedRuns
 from ..nul_text import db_text
-from ..runs import InMemoryRuns
+from ..runs import RunRegistry, run_ended_error, run_owned_error
 from .connect import open_connection
 from .errors import map_pg_errors
 from .feed import notify_ping
@@ -79,7 +79,7 @@ _LIVE: Final = _live()
 _FENCE: Final = _live("$3")
 
 
-class DatabaseRuns(InMemoryRuns):
+class DatabaseRuns(RunRegistry):
     """This daemon's runs, published in the shared database (see the module docstring)."""
 
     def __init__(
@@ -105,7 +105,6 @@ class DatabaseRuns(InMemoryRuns):
         self._keeper: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Task[None]] = set()
         self._others: dict[str, tuple[int, str]] = {}
-        self.registrations = 0
 
     # -- life cycle
 
@@ -156,7 +155,6 @@ class DatabaseRuns(InMemoryRuns):
         self._conn = conn
         self.daemon_no = no
         self._renewed = began
-        self.registrations += 1
         _log.info("event=daemon_registered daemon_no=%d host=%s pid=%d lease_ms=%d", no, self.host, self.pid, lease_ms)
 
     async def _drop_connection(self) -> None:
@@ -262,14 +260,7 @@ class DatabaseRuns(InMemoryRuns):
                     continue
                 stale_mine = other[3] == mine and not super().is_live(other[0])
                 if other[4] and not stale_mine:
-                    raise PreconditionError(
-                        f"session {run.session_id!r} is already being run by run {other[0]} (pid {other[1]} on host "
-                        f"{other[2]}); wait for it to end or run a different session",
-                        reason=Reason.RUN_ALREADY_OWNED,
-                        run_id=other[0],
-                        pid=other[1],
-                        host=other[2],
-                    )
+                    raise run_owned_error(run.session_id, other[0], other[1], other[2])
                 await conn.execute("DELETE FROM runs WHERE run_id = $1", other[0])
         raise StorageUnavailableError(
             f"session {run.session_id!r}: could not claim the run (contended); retry",
@@ -339,13 +330,7 @@ class DatabaseRuns(InMemoryRuns):
             cause = str(RunEnd.LEASE_LOST)  # the database no longer counts its daemon as live
         else:
             cause = str(RunEnd.UNKNOWN)
-        raise PreconditionError(
-            f"run {run_id!r} is not a live run{f' of session {session_id!r}' if session_id else ''} (cause: {cause});"
-            " Attach again to start a new run",
-            reason=Reason.UNKNOWN_RUN,
-            run_id=run_id,
-            cause=cause,
-        )
+        raise run_ended_error(run_id, cause, session_id)
 
     async def confirm_run(self, run_id: str, session_id: str, *, ping: bool = False) -> None:
         """:meth:`check_run` decided in the database: another daemon's live run of the session passes, a run whose
@@ -422,15 +407,8 @@ class DatabaseRuns(InMemoryRuns):
             self._margin_ms,
         )
         if not ok:
-            cause = str(RunEnd.LEASE_LOST)
-            raise PreconditionError(
-                f"run {run_id!r} is not live on the database (cause: {cause}): its daemon lost its lease, so every "
-                "daemon treats the run as ended; Attach again to start a new run",
-                reason=Reason.UNKNOWN_RUN,
-                run_id=run_id,
-                cause=cause,
-            )
+            why = ": its daemon lost its lease on the database, so every daemon treats the run as ended"
+            raise run_ended_error(run_id, str(RunEnd.LEASE_LOST), session_id, why)
 
 
-_: type[RunRegistry] = DatabaseRuns  # mypy proves that DatabaseRuns is a RunRegistry
-_shared: type[SharedRuns] = DatabaseRuns
+_shared: type[SharedRuns] = DatabaseRuns  # mypy proves the capability only this registry has

@@ -22,10 +22,10 @@ index is a stored ``tsvector`` column with a GIN index instead of FTS5.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from ...errors import CorruptDatabaseError, Reason
+from ..migrations import Migration, newer_schema
 from .batch_sql import APPEND_BATCH_SQL
 
 __all__ = [
@@ -53,15 +53,6 @@ def _payload_json_v3(column: str = "payload") -> str:
     """What :func:`payload_json` was when schema version 3 was written (NUL read as a space); kept so that
     version 3's migration stays what it was."""
     return f"replace({column}, '\\u0000', '\\u0020')::json"
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One forward step: ``version`` is the schema version after it runs."""
-
-    version: int
-    name: str
-    sql: str
 
 
 _V1 = f"""
@@ -229,8 +220,12 @@ MIGRATIONS: Final[Sequence[Migration]] = (
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 
 
-async def _version(conn: Any) -> int:
-    """The schema's version (0: no schema yet). Raises if the schema is not ours or newer than this code."""
+async def schema_version(conn: Any) -> int:
+    """The schema version of the database ``conn`` is connected to (0: no schema yet).
+
+    Raises:
+        CorruptDatabaseError: the schema is not ours, or newer than this code.
+    """
     exists = await conn.fetchval("SELECT count(*) FROM pg_namespace WHERE nspname = $1", SCHEMA)
     if not exists:
         return 0
@@ -253,17 +248,8 @@ async def _version(conn: Any) -> int:
         )
     version = int(await conn.fetchval(f"SELECT coalesce(max(version), 0) FROM {SCHEMA}.schema_migrations"))
     if version > SCHEMA_VERSION:
-        raise CorruptDatabaseError(
-            f"database schema version {version} is newer than this claw-sessiond ({SCHEMA_VERSION}); "
-            "upgrade claw-sessiond",
-            reason=Reason.CORRUPT_DATABASE,
-        )
+        raise newer_schema(version, SCHEMA_VERSION)
     return version
-
-
-async def schema_version(conn: Any) -> int:
-    """The schema version of the database ``conn`` is connected to (0: none yet)."""
-    return await _version(conn)
 
 
 async def migrate(conn: Any) -> list[str]:
@@ -274,12 +260,12 @@ async def migrate(conn: Any) -> list[str]:
     find the migration applied.
     """
     applied: list[str] = []
-    if await _version(conn) >= SCHEMA_VERSION:
+    if await schema_version(conn) >= SCHEMA_VERSION:
         return applied  # the common case: no lock taken
     for step in MIGRATIONS:
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock($1, $2)", *MIGRATION_LOCK)
-            if await _version(conn) >= step.version:
+            if await schema_version(conn) >= step.version:
                 continue
             if step.version == 1:
                 await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")

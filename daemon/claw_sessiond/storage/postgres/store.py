@@ -2,7 +2,7 @@
 
 One database shared by any number of daemons (``engine.py``). This module opens it: connect, check
 the server (``fsync`` on, writable) and migrate (``connect.py``), then join the daemons sharing it
-(``cluster.py``). :class:`PostgresStorage` is :class:`~claw_sessiond.storage.store.Store` with the
+(``cluster.py``). :class:`PostgresStorage` is :class:`~claw_sessiond.storage.store.Storage` with the
 capability only this backend has: ``SweepTurns`` (one daemon sweeps the shared store at a time, with
 the cutoff on the database's clock: ``sweep.py``).
 """
@@ -14,7 +14,7 @@ from contextlib import AbstractAsyncContextManager
 
 from ...config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from ..base import StorageCounters, SweepTurns
-from ..store import Store
+from ..store import Storage
 from .connect import PostgresSettings, connect, describe_target
 from .engine import CLOSE_BOUND_S, PostgresEngine
 from .sweep import retention_turn
@@ -24,8 +24,8 @@ __all__ = ["CLOSE_BOUND_S", "PostgresStorage"]
 _log = logging.getLogger("claw_sessiond.store")
 
 
-class PostgresStorage(Store):
-    """Sessions in one PostgreSQL database (:class:`Store` over :class:`PostgresEngine`), swept in turns."""
+class PostgresStorage(Storage):
+    """Sessions in one PostgreSQL database (:class:`Storage` over :class:`PostgresEngine`), swept in turns."""
 
     engine: PostgresEngine
 

@@ -30,7 +30,7 @@ from ..engine import Engine, Erasure, WriteSteps
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
 from ..port import SESSION_COLS, Port, ReadPort, as_read_port, like_pattern, session_row, session_summary
-from ..runs import InMemoryRuns
+from ..runs import RunRegistry
 from ..steps import Steps, run_async, run_sync
 from . import queries, reads
 from .port import SQLitePort
@@ -90,7 +90,7 @@ class SQLiteEngine:
         self.readers = readers
         self.counters = counters
         #: The live runs (in memory: a daemon restart ends them all).
-        self.runs = InMemoryRuns()
+        self.runs = RunRegistry()
         self.applied_migrations: list[str] = []
         self.listeners = ChangeListeners()
         writer.on_commit = self.listeners.changed

@@ -21,7 +21,7 @@ import aiosqlite
 
 from .errors import map_sqlite_errors
 
-__all__ = ["READERS", "Readers"]
+__all__ = ["READERS", "Readers", "open_readers"]
 
 #: Read connections for short reads.
 _READERS: Final = 2
@@ -75,3 +75,24 @@ class Readers:
     async def close(self) -> None:
         for reader in self.all:
             await reader.close()
+
+
+async def open_readers(path: Path, uri: str, busy_timeout_ms: int) -> Readers:
+    """:data:`READERS` read-only connections to ``uri`` (the database at ``path``), each with the busy timeout and
+    temporary storage in memory (as the writer: no temporary files); none is left open if one fails.
+
+    Raises:
+        StorageError: a connection could not be opened (mapped, ``errors.py``).
+    """
+    readers: list[aiosqlite.Connection] = []
+    try:
+        for _ in range(READERS):
+            with map_sqlite_errors(path):
+                readers.append(await aiosqlite.connect(uri, uri=True, isolation_level=None))
+                await readers[-1].execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+                await readers[-1].execute("PRAGMA temp_store = MEMORY")
+    except BaseException:
+        for reader in readers:
+            await reader.close()
+        raise
+    return Readers(path, readers)

@@ -11,25 +11,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
 from ...errors import CorruptDatabaseError, Reason
 from ...model import now_rfc3339
+from ..migrations import Migration, newer_schema
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "pending"]
 
 #: "CLAW" as a big-endian 32-bit integer (PRAGMA application_id).
 APPLICATION_ID: Final = 0x434C4157
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One forward step: ``version`` is the user_version after it runs."""
-
-    version: int
-    name: str
-    sql: str
 
 
 _V1 = """
@@ -229,11 +220,7 @@ def pending(conn: sqlite3.Connection) -> list[Migration]:
             f"not a claw-sessiond database (application_id {app_id:#x})", reason=Reason.CORRUPT_DATABASE
         )
     if version > SCHEMA_VERSION:
-        raise CorruptDatabaseError(
-            f"database schema version {version} is newer than this claw-sessiond ({SCHEMA_VERSION}); "
-            "upgrade claw-sessiond",
-            reason=Reason.CORRUPT_DATABASE,
-        )
+        raise newer_schema(version, SCHEMA_VERSION)
     return [m for m in MIGRATIONS if m.version > version]
 
 

@@ -2,7 +2,7 @@
 
 One database file, one writer, read-only readers (``engine.py``). This module opens them: the file
 is checked and prepared at open (``files.py``); sqlite3 errors are translated once
-(``errors.py``). :class:`SQLiteStorage` is :class:`~claw_sessiond.storage.store.Store` with the
+(``errors.py``). :class:`SQLiteStorage` is :class:`~claw_sessiond.storage.store.Storage` with the
 capabilities only this backend has: ``Checkpointing`` (erased bytes leave the files at a checkpoint;
 ``erasure.py`` retries it) and ``BackingUp`` (a consistent copy in a private file).
 
@@ -19,12 +19,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import aiosqlite
-
 from ...config import DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_MAX_GROUP_COMMIT, DEFAULT_MAX_OPEN_TOOL_CALLS
 from ...errors import CorruptDatabaseError, StorageError, StorageUnavailableError
 from ..base import BackingUp, Checkpointing, CopyFigures, StorageCounters
-from ..store import Store
+from ..store import Storage
 from . import schema
 from .backup import copy_database, create_private_file, remove_stale_backups
 from .engine import SQLiteEngine
@@ -37,7 +35,7 @@ from .files import (
     probe_writable,
     space_hint,
 )
-from .reading import READERS, Readers
+from .reading import open_readers
 from .writer import NoWriter, Writer
 
 __all__ = ["SQLiteSettings", "SQLiteStorage"]
@@ -53,8 +51,8 @@ class SQLiteSettings:
     """Most requests committed in one write transaction."""
 
 
-class SQLiteStorage(Store):
-    """Sessions in one SQLite database (:class:`Store` over :class:`SQLiteEngine`), with its checkpoints and
+class SQLiteStorage(Storage):
+    """Sessions in one SQLite database (:class:`Storage` over :class:`SQLiteEngine`), with its checkpoints and
     backups. Use :meth:`open` to create one; :meth:`close` checkpoints the WAL."""
 
     engine: SQLiteEngine
@@ -114,19 +112,12 @@ class SQLiteStorage(Store):
             raise
         counters = StorageCounters()
         writer = Writer(conn, path, settings.max_group_commit, counters)
-        readers = []
         try:
-            for _ in range(READERS):
-                reader = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-                await reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-                await reader.execute("PRAGMA temp_store = MEMORY")  # as the writer: no temporary files
-                readers.append(reader)
+            readers = await open_readers(path, f"file:{path}?mode=ro", busy_timeout_ms)
         except BaseException:
-            for reader in readers:
-                await reader.close()
             await asyncio.to_thread(writer.stop)
             raise
-        engine = SQLiteEngine(path, writer, Readers(path, readers), counters)
+        engine = SQLiteEngine(path, writer, readers, counters)
         engine.applied_migrations = applied
         return cls(engine, max_open_tool_calls)
 
@@ -149,18 +140,8 @@ class SQLiteStorage(Store):
         # (no -wal, no -shm); the caller's lock guarantees that nobody changes it meanwhile.
         has_wal = wal.exists() and wal.stat().st_size > 0
         uri = f"file:{path}?mode=ro" if has_wal else f"file:{path}?mode=ro&immutable=1"
-        readers = []
-        try:
-            for _ in range(READERS):
-                with map_sqlite_errors(path):
-                    reader = await aiosqlite.connect(uri, uri=True, isolation_level=None)
-                    readers.append(reader)
-                    await reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        except BaseException:
-            for reader in readers:
-                await reader.close()
-            raise
-        return cls(SQLiteEngine(path, NoWriter(), Readers(path, readers), StorageCounters()))
+        readers = await open_readers(path, uri, busy_timeout_ms)
+        return cls(SQLiteEngine(path, NoWriter(), readers, StorageCounters()))
 
     async def backup(self) -> tuple[Path, CopyFigures]:
         """A consistent copy of the database in a new private file beside it; returns its path and figures.

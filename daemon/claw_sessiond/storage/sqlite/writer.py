@@ -27,6 +27,7 @@ from typing import Any, Final, TypeVar
 
 from ...errors import SessiondError, ShuttingDownError, StorageError, StorageUnavailableError
 from ..base import StorageCounters
+from ..engine import settle
 from .errors import map_sqlite_errors
 
 __all__ = ["NoWriter", "Writer"]
@@ -81,7 +82,7 @@ class Writer:
                 break
             if isinstance(job, _Job):
                 job.loop.call_soon_threadsafe(
-                    _settle, job.future, False, ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
+                    settle, job.future, False, ShuttingDownError("claw-sessiond is shutting down; retry in a moment")
                 )
 
     # -- thread side
@@ -114,7 +115,7 @@ class Writer:
                         self._conn.execute("ROLLBACK")
                 failure = StorageUnavailableError(f"write failed unexpectedly: {type(exc).__name__}")
                 for job in batch:
-                    job.loop.call_soon_threadsafe(_settle, job.future, False, failure)
+                    job.loop.call_soon_threadsafe(settle, job.future, False, failure)
             if stop_after:
                 break
         self._close()
@@ -152,12 +153,11 @@ class Writer:
                 return
             self._counters.write_failures += 1
             _log.error("event=write_failed error=%s", exc.message)
-            self._observe(len(batch), started, False)
+            self._counters.observe(len(batch), started, False)
             self._deliver(batch, [(False, exc)] * len(batch))
             return
         # Committed: from here on nothing may turn the batch into a failure.
-        self._counters.commits += 1
-        self._observe(len(batch), started, True)
+        self._counters.observe(len(batch), started, True)
         for job in batch:
             if job.after_commit is not None:
                 try:
@@ -191,14 +191,6 @@ class Writer:
         if not alone:
             conn.execute("RELEASE job")
         return (True, value)
-
-    def _observe(self, size: int, started: float, ok: bool) -> None:
-        elapsed = time.perf_counter() - started
-        for observer in self._counters.commit_observers:
-            try:
-                observer(size, elapsed, ok)
-            except Exception:  # metrics must never fail a write
-                _log.exception("event=commit_observer_failed")
 
     def _deliver(self, batch: list[_Job], results: list[tuple[bool, Any]]) -> None:
         # One wake-up of each loop per batch, not one per job: every
@@ -237,18 +229,9 @@ def _settle_all(
     changed: set[str] | None = None,
 ) -> None:
     for fut, ok, value in settled:
-        _settle(fut, ok, value)
+        settle(fut, ok, value)
     if on_commit is not None and changed:
         try:
             on_commit(changed)
         except Exception:  # the watchers' notice must not fail the replies already settled
             _log.exception("event=on_commit_failed")
-
-
-def _settle(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
-    if fut.done():  # the caller went away (cancelled); the write stands, its retry replays it
-        return
-    if ok:
-        fut.set_result(value)
-    else:
-        fut.set_exception(value)

@@ -20,27 +20,31 @@ from ..nul_text import db_text
 
 __all__ = ["select_positions"]
 
-_WHERE: Final = (
-    "session_id = $1 AND position > $2 AND position <= $3 AND hidden_by IS NULL AND type NOT IN ('clear', 'edit')"
-)
+_WHERE: Final = "session_id = $1 AND hidden_by IS NULL AND type NOT IN ('clear', 'edit')"
+_RANGE: Final = "position > $2 AND position <= $3"
 
 
 async def select_positions(conn: Any, session_id: str, chosen: EntrySelection, limit: int) -> list[tuple[int, str]]:
-    """``(position, event type)`` of the visible entries ``chosen`` picks, in position order, at most ``limit``."""
+    """``(position, event type)`` of the visible entries ``chosen`` picks, in position order, at most ``limit``.
+
+    With ids or a prefix the position bounds apply outside the fence: inside it, the index of
+    client ids is the only one that bounds the rows read, whatever the statistics say.
+    """
     params: list[Any] = [session_id, chosen.after, chosen.upto]
-    where = _WHERE
+    inner, outer = f"{_WHERE} AND {_RANGE}", ""
     if chosen.client_ids:
         params.append([db_text(i) for i in chosen.client_ids])
-        where += " AND client_id = ANY($4::text[])"
+        # The explicit IS NOT NULL lets a generic plan use the partial index (= ANY of a parameter proves it not).
+        inner, outer = f"{_WHERE} AND client_id IS NOT NULL AND client_id = ANY($4::text[])", f" WHERE {_RANGE}"
     elif chosen.client_id_prefix:
         low = db_text(chosen.client_id_prefix)
         high = prefix_end(low)
         params.append(low)
-        where += " AND client_id >= $4"
+        inner, outer = f"{_WHERE} AND client_id >= $4", f" WHERE {_RANGE}"
         if high is not None:
             params.append(high)
-            where += " AND client_id < $5"
-    sql = f"SELECT position, type FROM (SELECT position, type FROM events WHERE {where} OFFSET 0) AS chosen"
+            inner += " AND client_id < $5"
+    sql = f"SELECT position, type FROM (SELECT position, type FROM events WHERE {inner} OFFSET 0) AS chosen{outer}"
     sql += " ORDER BY position"
     if limit:
         params.append(limit)

@@ -45,6 +45,8 @@ from claw_sessiond_client.contrib._adk_mapping import app_scope, label_value, na
 from claw_sessiond_client.contrib.adk import ClawSessionService
 from tests.helpers.daemon import DaemonProcess
 
+#: ADK's session contract runs on both stores: the adapter must behave alike on PostgreSQL.
+BOTH = pytest.mark.both_backends("ADK's session contract through the adapter, on each backend's daemon")
 #: Contract tests where ADK's in-memory service behaves otherwise on purpose (strict xfail there).
 DIVERGENCES = {
     "test_a_stale_session_cannot_append": "InMemorySessionService has no stale-session check (persistent ones do)",
@@ -157,11 +159,13 @@ def complete_event() -> Event:
 # ---------------------------------------------------------------- the contract (both backends)
 
 
+@BOTH
 async def test_get_of_a_missing_session_is_none(service: BaseSessionService, app: str) -> None:
     assert await service.get_session(app_name=app, user_id="u", session_id="nope") is None
 
 
 @pytest.mark.smoke
+@BOTH
 async def test_create_get_delete_round_trip(service: BaseSessionService, app: str) -> None:
     created = await service.create_session(app_name=app, user_id="u", state={"k": "v", "n": 1}, session_id="s1")
     assert (created.id, created.app_name, created.user_id, created.events) == ("s1", app, "u", [])
@@ -173,6 +177,7 @@ async def test_create_get_delete_round_trip(service: BaseSessionService, app: st
     await service.delete_session(app_name=app, user_id="u", session_id="s1")  # deleting nothing is fine
 
 
+@BOTH
 async def test_a_blank_session_id_gets_a_fresh_one_and_ids_are_stripped(service: BaseSessionService, app: str) -> None:
     a = await service.create_session(app_name=app, user_id="u")
     b = await service.create_session(app_name=app, user_id="u", session_id="   ")
@@ -182,6 +187,7 @@ async def test_a_blank_session_id_gets_a_fresh_one_and_ids_are_stripped(service:
     assert await service.get_session(app_name=app, user_id="u", session_id=" padded") is not None
 
 
+@BOTH
 async def test_create_of_an_existing_session_raises(service: BaseSessionService, app: str) -> None:
     await service.create_session(app_name=app, user_id="u", session_id="s", state={"a": 1})
     with pytest.raises(AlreadyExistsError):
@@ -190,6 +196,7 @@ async def test_create_of_an_existing_session_raises(service: BaseSessionService,
     assert got is not None and got.state == {"a": 1}
 
 
+@BOTH
 async def test_one_session_id_under_two_users_is_two_sessions(service: BaseSessionService, app: str) -> None:
     await service.create_session(app_name=app, user_id="alice", session_id="s", state={"who": "alice"})
     await service.create_session(app_name=app, user_id="bob", session_id="s", state={"who": "bob"})
@@ -201,6 +208,7 @@ async def test_one_session_id_under_two_users_is_two_sessions(service: BaseSessi
     assert await service.get_session(app_name=app, user_id="bob", session_id="s") is not None
 
 
+@BOTH
 async def test_list_by_user_and_by_app_oldest_update_first(service: BaseSessionService, app: str) -> None:
     for user, sid in (("bob", "b1"), ("alice", "a1"), ("alice", "a2")):
         await service.create_session(app_name=app, user_id=user, session_id=sid, state={"sid": sid})
@@ -220,6 +228,7 @@ async def test_list_by_user_and_by_app_oldest_update_first(service: BaseSessionS
     assert (await service.list_sessions(app_name="no-such-" + app)).sessions == []
 
 
+@BOTH
 async def test_state_scopes_app_user_session_and_temp(service: BaseSessionService, app: str) -> None:
     s1 = await service.create_session(
         app_name=app,
@@ -248,12 +257,14 @@ async def test_state_scopes_app_user_session_and_temp(service: BaseSessionServic
     assert last is not None and last.state["own"] == {"y": 2}
 
 
+@BOTH
 async def test_get_user_state(service: BaseSessionService, app: str) -> None:
     await service.create_session(app_name=app, user_id="alice", state={"user:lang": "fr", "app:x": 1, "own": 2})
     assert await service.get_user_state(app_name=app, user_id="alice") == {"lang": "fr"}
     assert await service.get_user_state(app_name=app, user_id="nobody") == {}
 
 
+@BOTH
 async def test_num_recent_events_and_after_timestamp(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     base = 1_700_000_000.0
@@ -279,6 +290,7 @@ async def test_num_recent_events_and_after_timestamp(service: BaseSessionService
         GetSessionConfig(num_recent_events=-1)
 
 
+@BOTH
 async def test_after_timestamp_follows_the_events_own_clock(service: BaseSessionService, app: str) -> None:
     """Timestamps that are not in append order (a clock that stepped back, events stamped by the
     caller): the reply is what ADK's in-memory service gives, whatever time the daemon stored them."""
@@ -292,6 +304,7 @@ async def test_after_timestamp_follows_the_events_own_clock(service: BaseSession
     assert [e.content.parts[0].text for e in got.events if e.content and e.content.parts] == ["d", "e"]
 
 
+@BOTH
 async def test_after_timestamp_with_events_stamped_ahead_of_the_store(service: BaseSessionService, app: str) -> None:
     """Events stamped an hour ahead: the daemon's first window (by its own clock) is empty, and the
     reads from the end still find the answer ADK's in-memory service gives."""
@@ -308,6 +321,7 @@ async def test_after_timestamp_with_events_stamped_ahead_of_the_store(service: B
         ]
 
 
+@BOTH
 async def test_events_with_state_deltas_only(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     await service.append_event(session, state_event({"step": 1}))
@@ -320,6 +334,7 @@ async def test_events_with_state_deltas_only(service: BaseSessionService, app: s
     assert got.events == session.events
 
 
+@BOTH
 async def test_requested_tool_confirmations_survive(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     confirmation = ToolConfirmation(hint="delete the file?", confirmed=False, payload={"path": "/tmp/x"})
@@ -330,6 +345,7 @@ async def test_requested_tool_confirmations_survive(service: BaseSessionService,
     assert got.events[0].actions.requested_tool_confirmations == {"call-7": confirmation}
 
 
+@BOTH
 async def test_last_update_time_is_the_events_timestamp(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     created = session.last_update_time
@@ -345,6 +361,7 @@ async def test_last_update_time_is_the_events_timestamp(service: BaseSessionServ
     assert [s.last_update_time for s in listed.sessions] == [stamped.timestamp]
 
 
+@BOTH
 async def test_append_to_a_missing_or_deleted_session_raises(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     await service.append_event(session, event("one"))
@@ -358,6 +375,7 @@ async def test_append_to_a_missing_or_deleted_session_raises(service: BaseSessio
     assert await service.get_session(app_name=app, user_id="u", session_id="f") is None
 
 
+@BOTH
 async def test_a_stale_session_cannot_append(service: BaseSessionService, app: str) -> None:
     await service.create_session(app_name=app, user_id="u", session_id="s")
     mine = await service.get_session(app_name=app, user_id="u", session_id="s")
@@ -371,6 +389,7 @@ async def test_a_stale_session_cannot_append(service: BaseSessionService, app: s
     await service.append_event(got, event("mine, reloaded"))  # a fresh read may append
 
 
+@BOTH
 async def test_one_of_two_concurrent_stale_appends_fails(service: BaseSessionService, app: str) -> None:
     created = await service.create_session(app_name=app, user_id="u", session_id="s")
     await service.append_event(created, event("first"))
@@ -383,6 +402,7 @@ async def test_one_of_two_concurrent_stale_appends_fails(service: BaseSessionSer
     assert sum(isinstance(o, Event) for o in outcomes) == 1
 
 
+@BOTH
 async def test_partial_events_are_not_stored(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     await service.append_event(session, event("stream chunk", partial=True))

@@ -21,6 +21,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.daemon import ROOT, DaemonProcess
 from tests.helpers.sdist import sdist_or_fail
 
@@ -156,6 +158,7 @@ def _run_sdk_tests(
     return len(outcomes) - len(skipped), len(swapped)
 
 
+@pytest.mark.both_backends("the SDK's own session tests through the adapter, on each backend's daemon")
 def test_the_sdks_memory_tests_pass_with_claw_session(tmp_path: Path, workspace: Path) -> None:
     passed, swapped = _run_sdk_tests(tmp_path, workspace, SELECTED, DESELECTED, SKIPPED_BY_THE_SDK)
     assert passed == EXPECTED_PASSED, f"{passed} passed, expected {EXPECTED_PASSED}"
@@ -194,6 +197,7 @@ RUNNER_EXPECTED_PASSED = 997 - len(RUNNER_SKIPPED)
 RUNNER_EXPECTED_TOUCHED = 159
 
 
+@pytest.mark.both_backends("the SDK's runner tests through the adapter, on each backend's daemon")
 def test_the_sdks_runner_tests_pass_with_claw_session(tmp_path: Path, workspace: Path) -> None:
     """The items a Runner stores come back as SQLiteSession gives them (the order written: parallel
     tool calls before their outputs), so every turn's model input is the same."""

@@ -150,6 +150,7 @@ def every_kind() -> list[BaseMessage]:
 
 
 @pytest.mark.smoke
+@pytest.mark.both_backends("LangChain's round trip through the adapter, on each backend's daemon")
 def test_every_message_type_and_field_comes_back_equal_and_byte_identical(sync: SessionClient) -> None:
     sid = _sid()
     sent = every_kind()

@@ -34,6 +34,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers.daemon import ROOT
 from tests.helpers.sdist import pinned_version, sdist_or_fail
 
@@ -74,6 +76,7 @@ def _outcomes(junit: Path) -> dict[str, str]:
     return found
 
 
+@pytest.mark.both_backends("langchain-core's own chat-history tests through the adapter, on each backend's daemon")
 def test_langchain_core_chat_history_tests_pass_on_the_adapter(tmp_path: Path, daemon: Any) -> None:
     sdist = _sdist_copy(tmp_path)
     record, junit = tmp_path / "record.jsonl", tmp_path / "junit.xml"

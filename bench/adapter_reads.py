@@ -1,0 +1,200 @@
+"""The OpenAI Agents SDK adapter against SQLiteSession, and the floor any reader in another process has.
+
+``python -m bench.adapter_reads [--tiny] [--json PATH]`` starts a daemon in a throwaway workspace
+and measures in one run, serially, alternating the three readers round by round (medians of the
+rounds), on sessions of N Responses message items (200-byte texts; N = 1,000 and 10,000;
+``--tiny``: 100 and 1,000):
+
+* ``get_items()`` of the whole history: ``ClawSession`` against ``SQLiteSession`` on a file in
+  the same folder (WAL, the SDK's defaults);
+* **the floor**: the very bytes of the daemon's Load reply for that history, captured once and
+  then streamed by a bare ``grpc.aio`` server in another process over a Unix socket (no storage,
+  no daemon logic: the reply costs nothing to make), parsed by the client into ``LoadResponse``
+  and each item ``json.loads``-ed, as any reader in another process must. A reader that lives in
+  a second process cannot do less, so a target below this floor is not reachable by a daemon;
+* ``add_items`` of one item and ``get_items(limit=10)`` (at both sizes: flat in N).
+
+Each row gives wall p50 and the client's CPU per call; the last column is ours / SQLiteSession.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "measure"]
+
+#: The sessions' sizes and the rounds each measure takes (full, tiny).
+SIZES = {False: (1_000, 10_000), True: (100, 1_000)}
+ROUNDS = {False: 15, True: 3}
+FORMAT = "openai.responses"
+METHOD = "/bench.Reply/Stream"
+
+
+def _item(seq: int) -> dict[str, Any]:
+    from bench.items import item_of
+
+    return item_of(seq, 200)
+
+
+# ---------------------------------------------------------------- the floor's server (another process)
+
+
+async def _serve(socket_path: str, chunks_file: str) -> None:
+    """Stream the captured reply chunks (length-prefixed in ``chunks_file``) to every caller."""
+    import grpc
+
+    data, chunks, at = Path(chunks_file).read_bytes(), [], 0
+    while at < len(data):
+        size = int.from_bytes(data[at : at + 4], "big")
+        chunks.append(data[at + 4 : at + 4 + size])
+        at += 4 + size
+
+    async def stream(request: bytes, context: Any) -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+
+    server = grpc.aio.server()
+    handler = grpc.unary_stream_rpc_method_handler(stream)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Reply", {"Stream": handler}),))
+    if server.add_insecure_port(f"unix:{socket_path}") == 0:
+        raise SystemExit(f"adapter_reads: cannot bind {socket_path}")
+    await server.start()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop(None)
+
+
+# ---------------------------------------------------------------- the measures
+
+
+async def _timed_rounds(fns: dict[str, Callable[[], Awaitable[Any]]], rounds: int) -> dict[str, dict[str, float]]:
+    """Each function once per round, alternating; wall p50 and client CPU per call (ms)."""
+    walls: dict[str, list[float]] = {k: [] for k in fns}
+    cpus: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            c0, t0 = time.process_time(), time.perf_counter()
+            await fn()
+            walls[name].append((time.perf_counter() - t0) * 1000)
+            cpus[name].append((time.process_time() - c0) * 1000)
+    return {k: {"wall_p50_ms": statistics.median(walls[k]), "client_cpu_ms": statistics.median(cpus[k])} for k in fns}
+
+
+async def measure(root: Path, sizes: tuple[int, ...], rounds: int) -> list[dict[str, Any]]:
+    os.chdir(root)  # the adapter's daemon: this workspace's, auto-started
+    rows: list[dict[str, Any]] = []
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for n in sizes:
+            rows += await _one_size(root, n, rounds, procs)
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+            p.wait(30)
+    return rows
+
+
+async def _one_size(root: Path, n: int, rounds: int, procs: list[subprocess.Popen[bytes]]) -> list[dict[str, Any]]:
+    import grpc
+    from agents.memory import SQLiteSession
+
+    from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+    from claw_sessiond_client.contrib.openai_agents import ClawSession
+
+    items = [_item(i) for i in range(n)]
+    ours = ClawSession(f"bench-{n}")
+    for at in range(0, n, 1_000):
+        await ours.add_items(items[at : at + 1_000])
+    theirs = SQLiteSession(f"bench-{n}", str(root / "sdk.db"))
+    await theirs.add_items(items)
+    # The floor: the daemon's own reply bytes for this history, served for free by another process.
+    request = pb.LoadRequest(session_id=ours.store_id, no_repair=True)
+    chunks = [c.SerializeToString() async for c in ours._client_here()._stub.Load(request)]
+    chunks_file = root / f"reply-{n}.bin"
+    chunks_file.write_bytes(b"".join(len(c).to_bytes(4, "big") + c for c in chunks))
+    sock = root / f"floor-{n}.sock"
+    cmd = [sys.executable, "-m", "bench.adapter_reads", "--serve", str(sock), str(chunks_file)]
+    procs.append(subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1]))
+    for _ in range(300):  # the server's socket, at most 15 s
+        if sock.exists():
+            break
+        await asyncio.sleep(0.05)
+    channel = grpc.aio.insecure_channel(f"unix:{sock}")
+    read = channel.unary_stream(METHOD, response_deserializer=pb.LoadResponse.FromString)
+
+    async def floor() -> list[Any]:
+        found = []
+        async for chunk in read(b""):
+            found.extend(json.loads(m.item) for m in chunk.messages if m.format == FORMAT)
+        return found
+
+    got = await floor()
+    assert got == items == await ours.get_items() == await theirs.get_items(), "the readers disagree"
+    whole = await _timed_rounds({"claw": ours.get_items, "sqlite": theirs.get_items, "floor": floor}, rounds)
+    seq = iter(range(10**7, 10**8))
+    small = await _timed_rounds(
+        {
+            "claw limit=10": lambda: ours.get_items(10),
+            "sqlite limit=10": lambda: theirs.get_items(10),
+            "claw add one": lambda: ours.add_items([_item(next(seq))]),
+            "sqlite add one": lambda: theirs.add_items([_item(next(seq))]),
+        },
+        rounds,
+    )
+    await channel.close()
+    return [
+        {"n": n, "what": what, "ours": a, "sqlite_session": b, "ratio_wall": a["wall_p50_ms"] / b["wall_p50_ms"]}
+        for what, a, b in (
+            ("get_items() whole", whole["claw"], whole["sqlite"]),
+            ("floor: the reply's bytes, parsed and decoded", whole["floor"], whole["sqlite"]),
+            ("get_items(limit=10)", small["claw limit=10"], small["sqlite limit=10"]),
+            ("add_items of one item", small["claw add one"], small["sqlite add one"]),
+        )
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.adapter_reads", description=__doc__.split("\n")[0])
+    parser.add_argument("--tiny", action="store_true", help="small sizes and 3 rounds: a check that it runs")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    parser.add_argument("--serve", nargs=2, metavar=("SOCKET", "CHUNKS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve:
+        asyncio.run(_serve(*args.serve))
+        return 0
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    with tempfile.TemporaryDirectory(prefix="claw-bench-adapter-") as tmp:
+        rows = asyncio.run(measure(Path(tmp), SIZES[args.tiny], ROUNDS[args.tiny]))
+        endpoint = Path(tmp) / ".claw" / "endpoint.json"
+        if endpoint.exists():
+            os.kill(json.loads(endpoint.read_text())["pid"], signal.SIGTERM)
+    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    print(f"load average before {' '.join(load_before)}, after {' '.join(load_after)}")
+    print(f"{'N':>6}  {'measure':46}  {'ours p50':>9}  {'CPU':>7}  {'SQLiteSession':>13}  {'CPU':>7}  {'ratio':>6}")
+    for r in rows:
+        o, s = r["ours"], r["sqlite_session"]
+        print(
+            f"{r['n']:>6}  {r['what']:46}  {o['wall_p50_ms']:7.2f}ms  {o['client_cpu_ms']:5.2f}ms  "
+            f"{s['wall_p50_ms']:11.2f}ms  {s['client_cpu_ms']:5.2f}ms  {r['ratio_wall']:5.2f}x"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps({"load_before": load_before, "load_after": load_after, "rows": rows}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

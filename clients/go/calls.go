@@ -109,6 +109,13 @@ func (c *Client) EditTail(ctx context.Context, req *pb.EditTailRequest) (*pb.Edi
 	return unary(ctx, c, req, true, pb.SessionServiceClient.EditTail)
 }
 
+// DeleteEntries removes visible entries anywhere in the history by client ids, prefix or position
+// range, recorded as an edit event (see the proto).
+func (c *Client) DeleteEntries(ctx context.Context, req *pb.DeleteEntriesRequest) (*pb.DeleteEntriesResponse, error) {
+	withID(&req.RequestId)
+	return unary(ctx, c, req, true, pb.SessionServiceClient.DeleteEntries)
+}
+
 // CreateSession creates an empty session with state, labels and tool policy (ALREADY_EXISTS if stored).
 func (c *Client) CreateSession(ctx context.Context, req *pb.CreateSessionRequest) (*pb.Session, error) {
 	withID(&req.RequestId)

@@ -1,4 +1,4 @@
-"""The rules of EditTail and of a Clear that erases, as pure decisions every backend calls.
+"""The rules of EditTail, DeleteEntries and a Clear that erases, as pure decisions every backend calls.
 
 An edit removes the tail of the visible history and appends replacements
 in its place, all or nothing. The removed entries stay in the log: an
@@ -8,7 +8,7 @@ each is marked hidden by it. Decided here, for every backend:
 - which entries an edit removes, found by walking the history *backwards
   from its end* (:class:`TailWalk`): every visible entry after
   ``after_position``, or the last ``remove_last`` visible ones. An edit
-  event seen on the way is stepped over together with everything it
+  event seen on the way (not a scattered one) is stepped over together with everything it
   removed (every position from its first removed one up to it is already
   out of the projection), so the walk reads the entries it removes, the
   edit events it steps over and the few entries hidden one at a time (a
@@ -21,7 +21,11 @@ each is marked hidden by it. Decided here, for every backend:
 - the stored result a retried request id replays (:func:`edit_record`,
   :func:`edit_from_record`), which has no removed entries;
 - how a history event that is not a message reaches a follower
-  (:func:`history_item`).
+  (:func:`history_item`);
+- what refuses a DeleteEntries (an edit of entries anywhere, its event marked ``scattered``, so
+  a later walk steps over none of the entries it left visible): taking one half of a tool call
+  and its result (:func:`check_delete_splits`), and the record a retry replays
+  (:func:`delete_record`, :func:`delete_from_record`).
 
 Raises only ``claw_sessiond.errors``. Must never: do I/O, speak SQL, or import grpc.
 """
@@ -30,19 +34,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Final
 
 from .errors import InvalidRequestError, PreconditionError, Reason
-from .events import MESSAGE_EVENT_TYPES, edit_removed, erased_count, message_from_payload
-from .model import EditResult, HistoryMark, Message
+from .events import MESSAGE_EVENT_TYPES, edit_removed, edit_span_start, erased_count, message_from_payload
+from .history import IndexedCall
+from .model import DeleteEntriesResult, EditResult, HistoryMark, Message
 
 __all__ = [
     "REPLY_BYTES",
     "WALK_ROWS",
     "TailWalk",
     "check_after_position",
+    "check_delete_splits",
     "check_pending",
     "check_remove_count",
+    "delete_from_record",
+    "delete_record",
     "edit_from_record",
     "edit_record",
     "history_item",
@@ -106,9 +115,9 @@ class TailWalk:
         self.rows_seen += 1
         self._cursor = position - 1
         if event_type == "edit":
-            removed = edit_removed(edit_payload or "{}")
-            if removed:  # everything from its first removed position up to it is out of the projection
-                self._cursor = min(self._cursor, removed[0] - 1)
+            start = edit_span_start(edit_payload or "{}")
+            if start is not None:  # everything from its first removed position up to it is out of the projection
+                self._cursor = min(self._cursor, start - 1)
             return
         if hidden or event_type not in MESSAGE_EVENT_TYPES:
             return
@@ -192,6 +201,55 @@ def edit_from_record(text: str) -> EditResult:
     """The replayed result of an EditTail (no removed entries: they went with the first request)."""
     r = json.loads(text)
     return EditResult([], r["edit"], r["first"], r["last"], r["trace"], replayed=True)
+
+
+def check_delete_splits(
+    removed: AbstractSet[int], messages: Sequence[Message], calls: Sequence[IndexedCall], discard_pending: bool
+) -> None:
+    """A DeleteEntries may not take one half of a tool call and its result, unless ``discard_pending``.
+
+    ``messages``: the removed entries that make or answer calls; ``calls``: the index rows of
+    those calls. Split: a removed call whose result stays, a removed pending call still awaiting
+    its result (as :func:`check_pending`), a removed result whose call stays.
+
+    Raises:
+        PreconditionError: reason EDIT_SPLITS_CALL, naming the calls.
+    """
+    by_id = {c.call_id: c for c in calls}
+    split: set[str] = set()
+    for m in messages:
+        for call in m.tool_calls:
+            row = by_id.get(call.id)
+            if row is None or row.assistant_position != m.position:
+                continue
+            if (row.result_position is None and row.pending) or (
+                row.result_position is not None and row.result_position not in removed
+            ):
+                split.add(call.id)
+        row = by_id.get(m.tool_call_id) if m.tool_call_id else None
+        if row is not None and row.result_position == m.position and row.assistant_position not in removed:
+            split.add(m.tool_call_id)
+    if split and not discard_pending:
+        shown = ", ".join(repr(c) for c in sorted(split)[:5])
+        raise PreconditionError(
+            f"the delete would take one half of {len(split)} tool call(s) and their results ({shown}); "
+            "select both halves, or set discard_pending; nothing was written",
+            reason=Reason.EDIT_SPLITS_CALL,
+            tool_call_ids=",".join(sorted(split)[:5]),
+        )
+
+
+def delete_record(result: DeleteEntriesResult) -> str:
+    """The stored record of a DeleteEntries' first result (JSON text: positions only)."""
+    return json.dumps(
+        {"edit": result.edit_position, "removed": list(result.removed_positions), "trace": result.trace_id}
+    )
+
+
+def delete_from_record(text: str) -> DeleteEntriesResult:
+    """The replayed result of a DeleteEntries."""
+    r = json.loads(text)
+    return DeleteEntriesResult(tuple(int(p) for p in r["removed"]), int(r["edit"]), str(r["trace"]), replayed=True)
 
 
 def history_item(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from . import selection
 from .bounds import FORMAT_TAG, MAX_CLIENT_ID_BYTES, JsonError, loads_limited, utf8_len
 from .errors import AlreadyExistsError, InvalidRequestError, Reason
 from .model import LoadWindow, Message
@@ -103,12 +104,47 @@ def check_client_ids(messages: Sequence[Message]) -> None:
         seen[msg.client_id] = i
 
 
-def check_load_window(last: int, after_position: int, after_time: str) -> LoadWindow | None:
-    """A bounded Load's window (None for a full Load); ``after_time`` is stored-time text or "".
+def check_load_window(
+    last: int,
+    after_position: int,
+    after_time: str,
+    *,
+    before_position: int = 0,
+    client_ids: Sequence[str] = (),
+    client_id_prefix: str = "",
+    max_ids: int = 0,
+) -> LoadWindow | None:
+    """A bounded or filtered Load's window (None for a full Load); ``after_time`` is stored-time text or "".
+
+    ``max_ids``: the most client ids one Load names, and the most entries a prefix read returns.
 
     Raises:
-        InvalidRequestError: more than one bound set, or a negative one.
+        InvalidRequestError: more than one bound set, or a negative one; filters that do not combine
+            (``selection.check_filters``); a client id or prefix out of bounds.
     """
+    ids = selection.check_id_list(client_ids, max_ids, "client_ids")
+    selection.check_prefix(client_id_prefix, "client_id_prefix")
+    selection.check_filters(
+        last=last,
+        after_position=after_position,
+        after_time=after_time,
+        before_position=before_position,
+        client_ids=len(ids),
+        client_id_prefix=client_id_prefix,
+    )
+    if ids or client_id_prefix or before_position:
+        if last < 0 or after_position < 0:
+            raise InvalidRequestError(
+                "last and after_position must not be negative (0: not set)", reason=Reason.INVALID_MESSAGE
+            )
+        return LoadWindow(
+            last=last,
+            after_position=after_position,
+            before_position=before_position,
+            client_ids=ids,
+            client_id_prefix=client_id_prefix,
+            max_entries=max_ids,
+        )
     given = [
         name for name, on in (("last", last), ("after_position", after_position), ("after_time", after_time)) if on
     ]

@@ -54,6 +54,7 @@ __all__ = [
     "canonical_json",
     "decode_events",
     "edit_removed",
+    "edit_span_start",
     "encode_clear",
     "encode_edit",
     "encode_message",
@@ -366,9 +367,22 @@ def erased_count(payload: str) -> int | None:
     return None if value is None else int(value)
 
 
-def encode_edit(removed: Sequence[int]) -> str:
-    """The payload of an edit: the positions it removed, ascending."""
-    return json.dumps({"removed": sorted(removed)})
+def encode_edit(removed: Sequence[int], *, scattered: bool = False) -> str:
+    """The payload of an edit: the positions it removed, ascending.
+
+    ``scattered`` (a DeleteEntries): entries between its removed positions, and after them, may
+    still be visible; without it (an EditTail) every position from the first removed one up to
+    the edit is out of the projection (:func:`edit_span_start`).
+    """
+    return json.dumps({"removed": sorted(removed), "scattered": True} if scattered else {"removed": sorted(removed)})
+
+
+def edit_span_start(payload: str) -> int | None:
+    """The first position of the span a stored edit took whole out of the projection (every position from it
+    up to the edit), or None: it removed nothing, or scattered entries (a DeleteEntries)."""
+    data = json.loads(payload)
+    removed = data.get("removed") or ()
+    return None if data.get("scattered") is True or not removed else int(removed[0])
 
 
 def edit_removed(payload: str) -> tuple[int, ...]:

@@ -17,9 +17,12 @@ __all__ = [
     "AppendJob",
     "AppendResult",
     "ClearResult",
+    "DeleteEntriesJob",
+    "DeleteEntriesResult",
     "DeleteResult",
     "EditJob",
     "EditResult",
+    "EntrySelection",
     "Event",
     "EventResult",
     "HistoryCursor",
@@ -242,7 +245,8 @@ class LoadResult:
 
 @dataclass(frozen=True, slots=True)
 class LoadWindow:
-    """A bounded Load: at most one of the three is set (validated by ``validate.check_load_window``).
+    """A bounded or filtered Load: at most one of the first three is set (validated by
+    ``entries.check_load_window``, which also says what the filters below combine with).
 
     ``last``: the last N visible entries (by position); ``after_position``: the visible entries
     after this position; ``after_time``: the visible entries from the first one stored after
@@ -252,6 +256,19 @@ class LoadWindow:
     last: int = 0
     after_position: int = 0
     after_time: str = ""
+    before_position: int = 0
+    """Only entries before this position (0: no bound); with ``last`` or ``after_position`` or alone."""
+    client_ids: tuple[str, ...] = ()
+    """Only the visible entries with these client ids, in position order (with no other bound)."""
+    client_id_prefix: str = ""
+    """Only the visible entries whose client id starts with this, in position order, at most ``max_entries``."""
+    max_entries: int = 0
+    """The most entries a ``client_id_prefix`` read returns (the daemon's batch bound)."""
+
+    @property
+    def by_client_id(self) -> bool:
+        """True if the window is chosen through the index of client ids."""
+        return bool(self.client_ids or self.client_id_prefix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,6 +422,51 @@ class EditResult:
     edit_position: int
     first_position: int
     last_position: int
+    trace_id: str
+    replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EntrySelection:
+    """Which visible entries a filtered Load reads or a DeleteEntries removes.
+
+    Those with one of ``client_ids``; else those whose client id starts with ``client_id_prefix``;
+    else every visible entry; in each case only at positions in ``(after, upto]``.
+    """
+
+    client_ids: tuple[str, ...] = ()
+    client_id_prefix: str = ""
+    after: int = 0
+    upto: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteEntriesJob:
+    """A validated DeleteEntries (built by ``validate.prepare_delete_entries``).
+
+    Exactly one selector: ``client_ids``, ``client_id_prefix``, or the range ``from_position`` ..
+    ``to_position`` (0: the last position). At most ``max_entries`` entries may match.
+    """
+
+    session_id: str
+    client_ids: tuple[str, ...] = ()
+    client_id_prefix: str = ""
+    from_position: int = 0
+    to_position: int = 0
+    expected_last_position: int = 0
+    request_id: str = ""
+    fingerprint: str = ""
+    trace_id: str = ""
+    discard_pending: bool = False
+    max_entries: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteEntriesResult:
+    """What DeleteEntries returns (``edit_position`` 0: nothing matched, nothing was written)."""
+
+    removed_positions: tuple[int, ...]
+    edit_position: int
     trace_id: str
     replayed: bool = False
 

@@ -89,7 +89,7 @@ MAX_INT64: Final = 2**63 - 1
 #: could confirm a guess of it, so it goes too; a retry with the same id still replays the first result.
 ERASED_FINGERPRINT: Final = "erased"
 #: Kinds of stored requests whose fingerprint hashes history content (erased with it).
-CONTENT_REQUEST_KINDS: Final = ("append", "edit")
+CONTENT_REQUEST_KINDS: Final = ("append", "edit", "delete")
 
 
 # ---------------------------------------------------------------- expected position

@@ -52,6 +52,7 @@ UNARY = (
     "Search",
     "GetUsageReport",
     "EditTail",
+    "DeleteEntries",
     "CreateSession",
     "ForkSession",
     "UpdateSession",
@@ -566,6 +567,9 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
                     "after_position": st.just(0),
                     "after_time": st.none(),
                     "scopes": st.just([]),
+                    "client_ids": st.just([]),
+                    "client_id_prefix": NOTHING,
+                    "before_position": st.just(0),
                 },
                 {
                     "session_id": TEXT,
@@ -575,6 +579,9 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
                     "after_position": INT64,
                     "after_time": TIMESTAMPS,
                     "scopes": SCOPES,
+                    "client_ids": st.lists(TEXT, max_size=3),
+                    "client_id_prefix": TEXT,
+                    "before_position": INT64,
                 },
             )
         ),
@@ -649,6 +656,32 @@ def request_strategies(lines: list[str]) -> dict[str, st.SearchStrategy[bytes]]:
                     "request_id": TEXT,
                     "workdir": TEXT,
                     "run_id": TEXT,
+                    "trace_id": TEXT,
+                },
+            )
+        ),
+        "DeleteEntries": ser(
+            shaped(
+                pb.DeleteEntriesRequest,
+                {
+                    "session_id": IDS_VALID,
+                    "client_ids": st.lists(st.sampled_from(["a", "b"]), min_size=1, max_size=2),
+                    "client_id_prefix": NOTHING,
+                    "from_position": st.just(0),
+                    "to_position": st.just(0),
+                    "expected_last_position": st.just(0),
+                    "request_id": NOTHING,
+                    "trace_id": NOTHING,
+                    "discard_pending": st.booleans(),
+                },
+                {
+                    "session_id": TEXT,
+                    "client_ids": st.lists(TEXT, max_size=3),
+                    "client_id_prefix": TEXT,
+                    "from_position": INT64,
+                    "to_position": INT64,
+                    "expected_last_position": INT64,
+                    "request_id": TEXT,
                     "trace_id": TEXT,
                 },
             )

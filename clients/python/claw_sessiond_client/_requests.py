@@ -414,13 +414,17 @@ def load_request(
     after_position: int | None = None,
     after_time: dt.datetime | None = None,
     scopes: object = (),
+    before_position: int | None = None,
+    client_ids: object = (),
+    client_id_prefix: str = "",
 ) -> tuple[pb.LoadRequest, str]:
     """Load's request, and the absolute workdir it carries (the client remembers it for later mutations; ""
     for a look-only Load given none, which carries none).
 
     ``no_repair`` (or ``repair`` False): a Load that writes nothing at all. ``last``,
     ``after_position``, ``after_time``: a bounded load (at most one of them); ``scopes``: shared
-    scopes whose states to return too.
+    scopes whose states to return too. ``before_position``, ``client_ids``, ``client_id_prefix``:
+    the filters of a point or range read (the daemon says which combine).
 
     Raises:
         TypeError: a bound of the wrong type.
@@ -431,6 +435,9 @@ def load_request(
     check_type("last", last, (int, type(None)))
     check_type("after_position", after_position, (int, type(None)))
     check_type("after_time", after_time, (dt.datetime, type(None)))
+    check_type("before_position", before_position, (int, type(None)))
+    check_type("client_id_prefix", client_id_prefix, str)
+    ids = strings_arg(client_ids, "client_ids")
     given = [
         n for n, v in (("last", last), ("after_position", after_position), ("after_time", after_time)) if v is not None
     ]
@@ -454,6 +461,12 @@ def load_request(
         fields["last"] = last
     if after_position is not None:
         fields["after_position"] = after_position
+    if before_position is not None:
+        fields["before_position"] = before_position
+    if ids:
+        fields["client_ids"] = ids
+    if client_id_prefix:
+        fields["client_id_prefix"] = client_id_prefix
     if after_time is not None:
         when = Timestamp()
         when.FromDatetime(after_time if after_time.tzinfo else after_time.replace(tzinfo=dt.UTC))

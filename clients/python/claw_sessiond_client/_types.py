@@ -21,6 +21,7 @@ __all__ = [
     "AppendResult",
     "BackupFigures",
     "ClearResult",
+    "DeleteEntriesResult",
     "DeleteResult",
     "EditTailResult",
     "EntryUsage",
@@ -328,6 +329,21 @@ class ClearResult:
     trace_id: str
     events_erased: int = 0
     erasure_pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteEntriesResult:
+    """What :meth:`delete_entries` returns.
+
+    ``removed_positions`` are the positions of the entries it took out of the visible history,
+    ascending; ``edit_position`` the position of the edit event that records it (0: nothing
+    matched and nothing was written); ``replayed`` marks the stored result of a retry.
+    """
+
+    removed_positions: list[int]
+    edit_position: int
+    replayed: bool
+    trace_id: str
 
 
 @dataclass(frozen=True, slots=True)

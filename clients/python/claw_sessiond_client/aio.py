@@ -25,6 +25,7 @@ from ._aio_channel import AsyncChannel
 from ._append_stream import AppendStream
 from ._core import DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S
 from ._edit_ops import edit_tail_request, edit_tail_result_of
+from ._entry_ops import delete_entries_request, delete_entries_result_of
 from ._plain_stream import PlainAppends
 from ._requests import (
     append_request,
@@ -69,6 +70,7 @@ from ._types import (
     AppendResult,
     BackupFigures,
     ClearResult,
+    DeleteEntriesResult,
     DeleteResult,
     EditTailResult,
     ForkResult,
@@ -183,16 +185,28 @@ class AsyncSessionClient(AsyncChannel):
         after_position: int | None = None,
         after_time: dt.datetime | None = None,
         scopes: Iterable[str] = (),
+        before_position: int | None = None,
+        client_ids: Iterable[str] = (),
+        client_id_prefix: str = "",
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
         The arguments are those of :meth:`SessionClient.load <claw_sessiond_client.sync.SessionClient.load>`
         (``repair``/``no_repair`` to only look; ``last``, ``after_position``, ``after_time`` for a
-        bounded read whose cost does not grow with the history; ``scopes`` for shared states).
+        bounded read whose cost does not grow with the history; ``scopes`` for shared states;
+        ``client_ids``, ``client_id_prefix``, ``before_position`` for point and range reads).
         """
         # The default workdir is the current folder: read off the event loop (os.getcwd is file
         # system I/O; LangChain's tests fail a coroutine that does it on the loop).
-        build = functools.partial(load_request, last=last, after_position=after_position, after_time=after_time)
+        build = functools.partial(
+            load_request,
+            last=last,
+            after_position=after_position,
+            after_time=after_time,
+            before_position=before_position,
+            client_ids=client_ids,
+            client_id_prefix=client_id_prefix,
+        )
         request, wd = await asyncio.to_thread(build, session_id, workdir, repair, no_repair, scopes=scopes)
         result = await self._call(lambda: self._load_chunks(request))
         if wd:  # a look-only Load given no workdir carries none
@@ -576,6 +590,34 @@ class AsyncSessionClient(AsyncChannel):
         )
         reply = await self._call(lambda: self._stub.EditTail(request, timeout=self.timeout_s))
         return edit_tail_result_of(reply)
+
+    async def delete_entries(
+        self,
+        session_id: str,
+        *,
+        client_ids: Iterable[str] = (),
+        client_id_prefix: str = "",
+        from_position: int = 0,
+        to_position: int = 0,
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        discard_pending: bool = False,
+    ) -> DeleteEntriesResult:
+        """Remove visible entries anywhere in the history: the arguments and rules are those of
+        :meth:`SessionClient.delete_entries <claw_sessiond_client.sync.SessionClient.delete_entries>`.
+        """
+        request = delete_entries_request(
+            session_id,
+            client_ids=client_ids,
+            client_id_prefix=client_id_prefix,
+            from_position=from_position,
+            to_position=to_position,
+            expected_last_position=expected_last_position,
+            request_id=request_id,
+            discard_pending=discard_pending,
+        )
+        reply = await self._call(lambda: self._stub.DeleteEntries(request, timeout=self.timeout_s))
+        return delete_entries_result_of(reply)
 
 
 async def _then(call: Awaitable[R], convert: Callable[[R], T]) -> T:

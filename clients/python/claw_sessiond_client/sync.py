@@ -25,6 +25,7 @@ from . import _responses as rsp
 from . import _session_ops as ops
 from ._core import DEFAULT_RETRY_WINDOW_S, DEFAULT_TIMEOUT_S
 from ._edit_ops import edit_tail_request, edit_tail_result_of
+from ._entry_ops import delete_entries_request, delete_entries_result_of
 from ._runs import END_RUN_TIMEOUT_S, ThreadPinger, WatchCursor, attach_request, end_run_request, run_of
 from ._status import error_from_rpc
 from ._sync_channel import SyncChannel
@@ -33,6 +34,7 @@ from ._types import (
     AppendResult,
     BackupFigures,
     ClearResult,
+    DeleteEntriesResult,
     DeleteResult,
     EditTailResult,
     ForkResult,
@@ -135,6 +137,9 @@ class SessionClient(SyncChannel):
         after_position: int | None = None,
         after_time: dt.datetime | None = None,
         scopes: Iterable[str] = (),
+        before_position: int | None = None,
+        client_ids: Iterable[str] = (),
+        client_id_prefix: str = "",
     ) -> LoadResult:
         """Get-or-create: metadata, usage and history; repairs interrupted tool calls.
 
@@ -155,6 +160,12 @@ class SessionClient(SyncChannel):
         A bounded load sets ``complete`` False when it left visible entries out, and
         ``start_position`` to the first returned entry's position; ``scopes``: shared scopes
         whose states to return too (``LoadResult.scope_states``).
+
+        Point and range reads: ``client_ids`` (only the visible entries with these client ids,
+        through their index; ids not stored are absent), ``client_id_prefix`` (those whose client
+        id starts with this, at most the daemon's batch bound per call: page with
+        ``after_position``), ``before_position`` (only entries before it; with ``last``: paging
+        backwards). See docs/api.md for which combine.
         """
         request, wd = req.load_request(
             session_id,
@@ -165,6 +176,9 @@ class SessionClient(SyncChannel):
             after_position=after_position,
             after_time=after_time,
             scopes=scopes,
+            before_position=before_position,
+            client_ids=client_ids,
+            client_id_prefix=client_id_prefix,
         )
         result = self._call(lambda: rsp.load_result_of(self._stub.Load(request, timeout=self.timeout_s)))
         if wd:  # a look-only Load given no workdir carries none
@@ -597,3 +611,36 @@ class SessionClient(SyncChannel):
             tool_policy=tool_policy,
         )
         return self._call(lambda: edit_tail_result_of(self._stub.EditTail(request, timeout=self.timeout_s)))
+
+    def delete_entries(
+        self,
+        session_id: str,
+        *,
+        client_ids: Iterable[str] = (),
+        client_id_prefix: str = "",
+        from_position: int = 0,
+        to_position: int = 0,
+        expected_last_position: int = 0,
+        request_id: str | None = None,
+        discard_pending: bool = False,
+    ) -> DeleteEntriesResult:
+        """Remove visible entries anywhere in the history, chosen by exactly one of ``client_ids``,
+        ``client_id_prefix`` or the range ``from_position`` .. ``to_position`` (inclusive; 0: to the end).
+
+        The entries stay in the log, hidden by an edit event (Export and Watch show it); at most the
+        daemon's batch bound per call. ``expected_last_position`` and ``request_id`` work as
+        :meth:`append`'s; ``discard_pending`` allows taking one half of a tool call and its result
+        (else ``PreconditionError``, reason ``EDIT_SPLITS_CALL``); an unknown session raises
+        ``SessionNotFoundError``. See docs/api.md, "Removing entries".
+        """
+        request = delete_entries_request(
+            session_id,
+            client_ids=client_ids,
+            client_id_prefix=client_id_prefix,
+            from_position=from_position,
+            to_position=to_position,
+            expected_last_position=expected_last_position,
+            request_id=request_id,
+            discard_pending=discard_pending,
+        )
+        return self._call(lambda: delete_entries_result_of(self._stub.DeleteEntries(request, timeout=self.timeout_s)))

@@ -21,6 +21,8 @@ import {
   type CreateSessionResponse,
   DeleteRequest,
   type DeleteResponse,
+  DeleteEntriesRequest,
+  type DeleteEntriesResponse,
   EditTailRequest,
   type EditTailResponse,
   EndRunRequest,
@@ -110,7 +112,7 @@ export interface LoadResult {
   messages: Message[];
   repairs: Repair[];
   inFlight: InFlightCall[];
-  /** False when a bounded read (`last`, `afterPosition`) left entries out. */
+  /** False when a bounded read or a filter (`last`, `afterPosition`, `beforePosition`, `clientIds`, `clientIdPrefix`) left entries out. */
   complete: boolean;
   startPosition: number;
   traceId: string;
@@ -182,7 +184,18 @@ export class SessionClient {
   /** Reads a session (repairing interrupted tool calls unless `noRepair`), assembling Load's chunks. */
   async load(
     sessionId: string,
-    opts: CallOptions & { workdir?: string; noRepair?: boolean; last?: number; afterPosition?: number } = {},
+    opts: CallOptions & {
+      workdir?: string;
+      noRepair?: boolean;
+      last?: number;
+      afterPosition?: number;
+      /** Only entries before this position (with `last`: paging backwards; with `afterPosition`: a range). */
+      beforePosition?: number;
+      /** Point read: only the visible entries with these client ids (ids not stored are absent). */
+      clientIds?: string[];
+      /** Range read: only the visible entries whose client id starts with this. */
+      clientIdPrefix?: string;
+    } = {},
   ): Promise<LoadResult> {
     const req = LoadRequest.fromPartial({
       sessionId,
@@ -190,6 +203,9 @@ export class SessionClient {
       noRepair: opts.noRepair ?? false,
       last: opts.last ?? 0,
       afterPosition: opts.afterPosition ?? 0,
+      beforePosition: opts.beforePosition ?? 0,
+      clientIds: opts.clientIds ?? [],
+      clientIdPrefix: opts.clientIdPrefix ?? "",
     });
     checkText(req);
     return this.conn.run(opts, (stub, deadline) => {
@@ -253,6 +269,17 @@ export class SessionClient {
     const { signal, timeoutMs, deadline, replacements, ...fields } = opts;
     const req = EditTailRequest.fromPartial({ requestId: randomUUID(), ...fields, replacements: (replacements ?? []).map(message), sessionId });
     return this.unary("editTail", req, { signal, timeoutMs, deadline });
+  }
+
+  /**
+   * Removes visible entries anywhere in the history, chosen by exactly one of `clientIds`,
+   * `clientIdPrefix` or the range `fromPosition`..`toPosition` (inclusive; 0: to the end), recorded
+   * as an edit event. A request id is made if none is given, so a retry never removes twice.
+   */
+  deleteEntries(sessionId: string, opts: CallOptions & Partial<Omit<DeleteEntriesRequest, "sessionId">> = {}): Promise<DeleteEntriesResponse> {
+    const { signal, timeoutMs, deadline, ...fields } = opts;
+    const req = DeleteEntriesRequest.fromPartial({ requestId: randomUUID(), ...fields, sessionId });
+    return this.unary("deleteEntries", req, { signal, timeoutMs, deadline });
   }
 
   /** One page of sessions. */

@@ -80,6 +80,16 @@ describe("one shared daemon", () => {
     const edit = await c.editTail("rpc-fork", { removeLast: 1, replacements: [user("edited")] });
     assert.ok(edit);
     assert.equal((await c.load("rpc-fork")).messages.at(-1)?.content, "edited");
+    await c.append("rpc-ids", [{ ...user("a"), clientId: "k/1" }, { ...user("b"), clientId: "k/2" }, { ...user("c"), clientId: "j" }]);
+    const picked = await c.load("rpc-ids", { noRepair: true, clientIds: ["j", "nope"] });
+    assert.deepEqual([picked.messages.map((m) => m.position), picked.complete], [[3], false]);
+    const ranged = await c.load("rpc-ids", { noRepair: true, clientIdPrefix: "k/" });
+    assert.deepEqual(ranged.messages.map((m) => m.position), [1, 2]);
+    const back = await c.load("rpc-ids", { noRepair: true, last: 1, beforePosition: 3 });
+    assert.deepEqual(back.messages.map((m) => m.position), [2]);
+    const removed = await c.deleteEntries("rpc-ids", { clientIdPrefix: "k/" });
+    assert.deepEqual([removed.removedPositions, removed.editPosition, removed.replayed], [[1, 2], 4, false]);
+    assert.deepEqual((await c.load("rpc-ids", { noRepair: true })).messages.map((m) => m.content), ["c"]);
     const lines = await c.exportLines("rpc");
     assert.ok(lines.length > 1);
     await c.delete("rpc");

@@ -13,7 +13,7 @@ explicitly (no module reaches into the service):
 - ``service_runs.py``: Attach, EndRun, PingRun (:class:`.service_runs.Runs`);
 - ``service_history.py``: Export, Import, Backup, Search, GetUsageReport (functions);
 - ``service_sessions.py``: CreateSession, ForkSession, UpdateSession, GetScopeStates (functions);
-- ``service_edits.py``: EditTail (a function).
+- ``service_edits.py``: EditTail and DeleteEntries (functions).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from .convert import (
 )
 from .edge import Context, EdgeState, edge, stream_edge
 from .service_appends import Appends
-from .service_edits import edit_tail
+from .service_edits import delete_entries, edit_tail
 from .service_runs import Runs
 from .service_watch import Watches
 from .wire import DONE_FIELD, message_entry
@@ -120,7 +120,15 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         check_session_id(request.session_id)
         check_workdir(request.workdir, required=not request.no_repair)  # looking writes nothing: no workdir needed
         scopes = check_scopes(list(request.scopes), required=False)
-        window = check_load_window(request.last, request.after_position, time_bound(request, "after_time"))
+        window = check_load_window(
+            request.last,
+            request.after_position,
+            time_bound(request, "after_time"),
+            before_position=request.before_position,
+            client_ids=list(request.client_ids),
+            client_id_prefix=request.client_id_prefix,
+            max_ids=self.config.max_batch_messages,
+        )
         trace_id = trace_id_of(request.trace_id, context)
         self.runs.confirm_owner(request.session_id)  # the kernel's word on the owner's process, before any repair
         result = await self.store.load(
@@ -187,6 +195,10 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
     @edge
     async def EditTail(self, request: pb.EditTailRequest, context: Context) -> Any:
         return await edit_tail(self.store, self.config, self.owners, self.written, request, context)
+
+    @edge
+    async def DeleteEntries(self, request: pb.DeleteEntriesRequest, context: Context) -> Any:
+        return await delete_entries(self.store, self.config, self.written, request, context)
 
     @edge
     async def RecordUsage(self, request: pb.RecordUsageRequest, context: Context) -> Any:

@@ -1,8 +1,9 @@
-"""EditTail, and how the history events that are not messages (edits, clears) reach Watch and WatchAll.
+"""EditTail and DeleteEntries, and how the history events that are not messages (edits, clears) reach Watch
+and WatchAll.
 
-:class:`.service.SessionService` calls :func:`edit_tail` inside the error edge.
-The rules are ``edits.py``; the storage does the edit in one transaction
-(``Storage.edit_tail``).
+:class:`.service.SessionService` calls :func:`edit_tail` and :func:`delete_entries` inside the
+error edge. The rules are ``edits.py`` and ``selection.py``; the storage does each in one
+transaction (``Storage.edit_tail``, ``Storage.delete_entries``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from ..config import Config
 from ..model import HistoryMark, Message
 from ..retention import WrittenSessions
+from ..selection import prepare_delete_entries
 from ..storage import RunRegistry, Storage
 from ..validate import check_run_id, prepare_edit
 from .convert import fill_message_pb, message_from_pb, message_pb, tool_policy_of, trace_id_of
 from .edge import Context
 
-__all__ = ["edit_tail", "history_fields"]
+__all__ = ["delete_entries", "edit_tail", "history_fields"]
 
 
 def history_fields(item: Message | HistoryMark | None) -> dict[str, Any]:
@@ -78,3 +80,30 @@ async def edit_tail(
     for message in result.removed:
         fill_message_pb(reply.removed.add(), message)
     return reply
+
+
+async def delete_entries(
+    store: Storage, config: Config, written: WrittenSessions, request: pb.DeleteEntriesRequest, context: Context
+) -> pb.DeleteEntriesResponse:
+    """DeleteEntries: the request checked, the removal done in one transaction (at most --max-batch-messages)."""
+    job = prepare_delete_entries(
+        request.session_id,
+        client_ids=list(request.client_ids),
+        client_id_prefix=request.client_id_prefix,
+        from_position=request.from_position,
+        to_position=request.to_position,
+        expected_last_position=request.expected_last_position,
+        request_id=request.request_id,
+        trace_id=trace_id_of(request.trace_id, context),
+        discard_pending=request.discard_pending,
+        max_entries=config.max_batch_messages,
+    )
+    written.note(job.session_id)
+    result = await store.delete_entries(job)
+    return pb.DeleteEntriesResponse(
+        removed_count=len(result.removed_positions),
+        removed_positions=result.removed_positions,
+        edit_position=result.edit_position,
+        replayed=result.replayed,
+        trace_id=result.trace_id,
+    )

@@ -58,6 +58,8 @@ from ..model import (
     AppendJob,
     AppendResult,
     ClearResult,
+    DeleteEntriesJob,
+    DeleteEntriesResult,
     DeleteResult,
     EditJob,
     EditResult,
@@ -520,6 +522,18 @@ class Storage(StoreReads, Protocol):
             InvalidRequestError: more entries to remove than are visible, or too many bytes to return.
             PreconditionError: reason EDIT_SPLITS_CALL, a removed entry holds an unanswered pending call.
             ToolCallStateError, StorageError: as Append.
+        """
+        ...
+
+    async def delete_entries(self, job: DeleteEntriesJob) -> DeleteEntriesResult:
+        """Remove the visible entries ``job`` selects anywhere in the history, recorded as an edit event
+        (``storage/deleting.py``). Costs O(entries chosen), never O(history).
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+            SequenceConflictError: the expected last position does not match.
+            InvalidRequestError: reason FIELD_TOO_LARGE, the selector matches more than ``job.max_entries``.
+            PreconditionError: reason EDIT_SPLITS_CALL, one half of a call and its result (see ``edits.py``).
         """
         ...
 

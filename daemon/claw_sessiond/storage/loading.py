@@ -60,7 +60,7 @@ from typing import Any, Protocol, TypeVar
 
 from .. import repair as repairing
 from ..history import OpenCall, drop_calls, project, project_window
-from ..model import HistoryCursor, LoadResult, LoadWindow, Message, Repair
+from ..model import EntrySelection, HistoryCursor, LoadResult, LoadWindow, Message, Repair
 from ..policy import ToolPolicy
 from ..repair import CallSplit, RepairPlan
 from .base import StorageCounters
@@ -230,16 +230,45 @@ def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow) -> St
     return WindowRead(start - 1, before is None, lead, messages, read)
 
 
+def _chosen(port: ReadPort, result: LoadResult, cursor: HistoryCursor, window: LoadWindow) -> Steps[LoadResult]:
+    """A Load's result cut to the entries its client ids (or prefix) choose, in position order.
+
+    The positions come through the index of client ids; the cursor then reads exactly those
+    entries (as its ``lead``, page by page) and nothing after them. ``complete`` only if they are
+    every visible entry.
+    """
+    after = max(window.after_position, cursor.clear_position)
+    chosen = EntrySelection(window.client_ids, window.client_id_prefix, after, cursor.last_position)
+    limit = window.max_entries if window.client_id_prefix and window.max_entries else 0
+    found: list[tuple[int, str]] = yield port.select_positions(cursor.session_id, chosen, limit + 1 if limit else 0)
+    positions = tuple(p for p, _type in (found[:limit] if limit else found))
+    complete = len(positions) == result.session.message_count
+    reading = dataclasses.replace(cursor, start_after=cursor.last_position, lead=positions)
+    return dataclasses.replace(result, messages=[], cursor=reading, complete=complete)
+
+
 def windowed(port: ReadPort, result: LoadResult, window: LoadWindow) -> Steps[tuple[LoadResult, int]]:
-    """A Load's result cut to a window, bounded by its cursor; and the history events read."""
+    """A Load's result cut to a window, bounded by its cursor; and the history events read.
+
+    A ``before_position`` lowers the cursor's bound below it; the reply is then complete only if
+    no visible entry lies beyond the bound either.
+    """
     cursor = result.cursor
     assert cursor is not None
+    if window.before_position and window.before_position - 1 < cursor.last_position:
+        cursor = dataclasses.replace(cursor, last_position=window.before_position - 1)
+    if window.by_client_id:
+        return (yield from _chosen(port, result, cursor, window)), 0
     found = yield from read_window(port, cursor, window)
+    complete = found.complete
+    if complete and result.cursor is not None and cursor.last_position < result.cursor.last_position:
+        beyond = yield port.nth_visible_back(cursor.session_id, cursor.last_position, result.cursor.last_position, 1)
+        complete = beyond is None
     if found.messages is not None:
         shown = drop_calls(found.messages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else found.messages
-        return dataclasses.replace(result, messages=shown, cursor=None, complete=found.complete), found.events_read
+        return dataclasses.replace(result, messages=shown, cursor=None, complete=complete), found.events_read
     cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
-    return dataclasses.replace(result, messages=[], cursor=cursor, complete=found.complete), found.events_read
+    return dataclasses.replace(result, messages=[], cursor=cursor, complete=complete), found.events_read
 
 
 def _checked_window(port: ReadPort, result: LoadResult, window: LoadWindow) -> Steps[tuple[LoadResult, int]]:

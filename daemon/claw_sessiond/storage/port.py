@@ -36,6 +36,7 @@ from typing import Any, Final, Protocol, cast
 from ..export import ImportedEvent
 from ..history import IndexedCall, OpenCall
 from ..model import (
+    EntrySelection,
     HistoryCursor,
     Message,
     PreparedMessage,
@@ -340,6 +341,11 @@ class Port(Protocol):
         """The entries at these positions, in position order."""
         ...
 
+    def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+        """``(position, event type)`` of the visible entries ``selection`` chooses, in position order, at most
+        ``limit`` (0: no bound); through the index of client ids when it names ids or a prefix."""
+        ...
+
     def pending_calls(self, session_id: str, call_ids: Sequence[str]) -> list[str]:
         """Those of these calls that are pending and still have no result."""
         ...
@@ -485,6 +491,11 @@ class ReadPort(Protocol):
     def lead_positions(self, session_id: str, start: int, last_position: int) -> tuple[int, ...]:
         """Positions of the visible tool results from ``start`` up to ``last_position`` whose call was made
         before ``start``: by their call's assistant position, then their own."""
+        ...
+
+    def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+        """``(position, event type)`` of the visible entries ``selection`` chooses, in position order, at most
+        ``limit`` (0: no bound); through the index of client ids when it names ids or a prefix."""
         ...
 
     def check_cursor(self, cursor: HistoryCursor) -> None:

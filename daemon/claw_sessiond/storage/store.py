@@ -27,6 +27,8 @@ from ..model import (
     AppendJob,
     AppendResult,
     ClearResult,
+    DeleteEntriesJob,
+    DeleteEntriesResult,
     DeleteResult,
     EditJob,
     EditResult,
@@ -43,6 +45,7 @@ from ..policy import ToolPolicy
 from ..state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
 from . import history_reads, loading, sessions, writes
 from .base import ChangeListener, HistoryItem, RunRegistry, Storage, StorageCounters
+from .deleting import delete_entries
 from .editing import edit_tail
 from .engine import Engine
 from .importing import import_session
@@ -205,6 +208,9 @@ class Store:
         if job.replacements is not None:
             self._counted(result.replayed, len(job.replacements.messages))
         return result
+
+    async def delete_entries(self, job: DeleteEntriesJob) -> DeleteEntriesResult:
+        return await self.engine.write(job.session_id, lambda port: delete_entries(port, job), changed=True)
 
     async def record_event(
         self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str

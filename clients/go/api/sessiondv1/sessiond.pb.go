@@ -1521,16 +1521,37 @@ type LoadRequest struct {
 	// until a Load without this flag repairs them. Writes nothing at all.
 	NoRepair bool `protobuf:"varint,4,opt,name=no_repair,json=noRepair,proto3" json:"no_repair,omitempty"`
 	// Bounded reads (cost independent of history length); at most one of
-	// these three may be set. Only the last N visible entries:
+	// these three may be set (before_position, client_ids and
+	// client_id_prefix below say what each combines with). Only the last N
+	// visible entries:
 	Last int32 `protobuf:"varint,5,opt,name=last,proto3" json:"last,omitempty"`
 	// Only entries with position greater than this:
 	AfterPosition int64 `protobuf:"varint,6,opt,name=after_position,json=afterPosition,proto3" json:"after_position,omitempty"`
 	// Only entries stored after this time:
 	AfterTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=after_time,json=afterTime,proto3" json:"after_time,omitempty"`
 	// Also return these shared scopes' states (LoadResponse.scope_states).
-	Scopes        []string `protobuf:"bytes,8,rep,name=scopes,proto3" json:"scopes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Scopes []string `protobuf:"bytes,8,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// Point read through the index of client ids (cost O(ids), not O(history)):
+	// only the visible entries whose client id is one of these, in position
+	// order. Each id 1-256 bytes; at most max_batch_messages ids (1000 by
+	// default); an id not stored is simply absent from the reply. Combines with
+	// no other filter (last, after_position, after_time, client_id_prefix,
+	// before_position): INVALID_ARGUMENT (INVALID_MESSAGE) otherwise.
+	ClientIds []string `protobuf:"bytes,9,rep,name=client_ids,json=clientIds,proto3" json:"client_ids,omitempty"`
+	// Range read through the index of client ids: only the visible entries
+	// whose client id starts with this (1-256 bytes), in position order, at most
+	// max_batch_messages of them (the lowest positions; `complete` is false
+	// when more match: continue with after_position set to the last position
+	// received). Combines with after_position and before_position only. Cost:
+	// the entries whose client id has the prefix, not the history.
+	ClientIdPrefix string `protobuf:"bytes,10,opt,name=client_id_prefix,json=clientIdPrefix,proto3" json:"client_id_prefix,omitempty"`
+	// Only entries with a position less than this (> 0). Combines with `last`
+	// (the last N visible entries before it: newest-first paging backwards),
+	// with `after_position` (the range between the two), or with
+	// client_id_prefix; not with after_time or client_ids.
+	BeforePosition int64 `protobuf:"varint,11,opt,name=before_position,json=beforePosition,proto3" json:"before_position,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *LoadRequest) Reset() {
@@ -1619,6 +1640,27 @@ func (x *LoadRequest) GetScopes() []string {
 	return nil
 }
 
+func (x *LoadRequest) GetClientIds() []string {
+	if x != nil {
+		return x.ClientIds
+	}
+	return nil
+}
+
+func (x *LoadRequest) GetClientIdPrefix() string {
+	if x != nil {
+		return x.ClientIdPrefix
+	}
+	return ""
+}
+
+func (x *LoadRequest) GetBeforePosition() int64 {
+	if x != nil {
+		return x.BeforePosition
+	}
+	return 0
+}
+
 // One chunk of a Load reply.
 type LoadResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1635,7 +1677,7 @@ type LoadResponse struct {
 	// The trace id of this call (first chunk only).
 	TraceId string `protobuf:"bytes,6,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	// First chunk only: true if the reply holds the whole visible history
-	// (false when a bounded read left entries out).
+	// (false whenever a bounded read or a filter left entries out).
 	Complete bool `protobuf:"varint,7,opt,name=complete,proto3" json:"complete,omitempty"`
 	// First chunk only: position of the first entry returned (0 if none).
 	StartPosition int64 `protobuf:"varint,8,opt,name=start_position,json=startPosition,proto3" json:"start_position,omitempty"`
@@ -5343,6 +5385,218 @@ func (x *EditTailResponse) GetTraceId() string {
 	return ""
 }
 
+// DeleteEntries: remove visible entries anywhere in a history. Exactly one
+// selector: `client_ids`, `client_id_prefix`, or a range (`from_position`,
+// optionally `to_position`). At most max_batch_messages (1000 by default)
+// entries per request: a selector matching more is INVALID_ARGUMENT
+// (FIELD_TOO_LARGE) and writes nothing. Removing one half of a tool call and
+// its result (a call whose result stays, a result whose call stays, or a call
+// still awaiting its result) is FAILED_PRECONDITION (EDIT_SPLITS_CALL) unless
+// `discard_pending`. An unknown session is NOT_FOUND (SESSION_NOT_FOUND). A
+// selector that matches no visible entry writes nothing (edit_position 0).
+type DeleteEntriesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session id (see LoadRequest).
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The visible entries with these client ids (each 1-256 bytes, at most
+	// max_batch_messages ids; ids not stored are skipped).
+	ClientIds []string `protobuf:"bytes,2,rep,name=client_ids,json=clientIds,proto3" json:"client_ids,omitempty"`
+	// The visible entries whose client id starts with this (1-256 bytes).
+	ClientIdPrefix string `protobuf:"bytes,3,opt,name=client_id_prefix,json=clientIdPrefix,proto3" json:"client_id_prefix,omitempty"`
+	// The visible entries from this position (>= 1) ...
+	FromPosition int64 `protobuf:"varint,4,opt,name=from_position,json=fromPosition,proto3" json:"from_position,omitempty"`
+	// ... up to this one, inclusive (0: up to the last position).
+	ToPosition int64 `protobuf:"varint,5,opt,name=to_position,json=toPosition,proto3" json:"to_position,omitempty"`
+	// Optimistic concurrency (see AppendRequest): 0 is no check.
+	ExpectedLastPosition int64 `protobuf:"varint,6,opt,name=expected_last_position,json=expectedLastPosition,proto3" json:"expected_last_position,omitempty"`
+	// Idempotency key (see AppendRequest).
+	RequestId string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Trace id.
+	TraceId string `protobuf:"bytes,8,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	// Allow removing one half of a tool call and its result (see above): a
+	// removed call's result stays (answering no call); a removed result's call
+	// is open again.
+	DiscardPending bool `protobuf:"varint,9,opt,name=discard_pending,json=discardPending,proto3" json:"discard_pending,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *DeleteEntriesRequest) Reset() {
+	*x = DeleteEntriesRequest{}
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteEntriesRequest) ProtoMessage() {}
+
+func (x *DeleteEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteEntriesRequest.ProtoReflect.Descriptor instead.
+func (*DeleteEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *DeleteEntriesRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *DeleteEntriesRequest) GetClientIds() []string {
+	if x != nil {
+		return x.ClientIds
+	}
+	return nil
+}
+
+func (x *DeleteEntriesRequest) GetClientIdPrefix() string {
+	if x != nil {
+		return x.ClientIdPrefix
+	}
+	return ""
+}
+
+func (x *DeleteEntriesRequest) GetFromPosition() int64 {
+	if x != nil {
+		return x.FromPosition
+	}
+	return 0
+}
+
+func (x *DeleteEntriesRequest) GetToPosition() int64 {
+	if x != nil {
+		return x.ToPosition
+	}
+	return 0
+}
+
+func (x *DeleteEntriesRequest) GetExpectedLastPosition() int64 {
+	if x != nil {
+		return x.ExpectedLastPosition
+	}
+	return 0
+}
+
+func (x *DeleteEntriesRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *DeleteEntriesRequest) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
+}
+
+func (x *DeleteEntriesRequest) GetDiscardPending() bool {
+	if x != nil {
+		return x.DiscardPending
+	}
+	return false
+}
+
+// The outcome of a DeleteEntries.
+type DeleteEntriesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many entries it removed.
+	RemovedCount int64 `protobuf:"varint,1,opt,name=removed_count,json=removedCount,proto3" json:"removed_count,omitempty"`
+	// Their positions, ascending.
+	RemovedPositions []int64 `protobuf:"varint,2,rep,packed,name=removed_positions,json=removedPositions,proto3" json:"removed_positions,omitempty"`
+	// Position of the edit event that records the removal (0: nothing matched,
+	// nothing was written).
+	EditPosition int64 `protobuf:"varint,3,opt,name=edit_position,json=editPosition,proto3" json:"edit_position,omitempty"`
+	// True if this is the stored result of an earlier request with the same id.
+	Replayed bool `protobuf:"varint,4,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	// Trace id of the call that made the removal.
+	TraceId       string `protobuf:"bytes,5,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteEntriesResponse) Reset() {
+	*x = DeleteEntriesResponse{}
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteEntriesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteEntriesResponse) ProtoMessage() {}
+
+func (x *DeleteEntriesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteEntriesResponse.ProtoReflect.Descriptor instead.
+func (*DeleteEntriesResponse) Descriptor() ([]byte, []int) {
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *DeleteEntriesResponse) GetRemovedCount() int64 {
+	if x != nil {
+		return x.RemovedCount
+	}
+	return 0
+}
+
+func (x *DeleteEntriesResponse) GetRemovedPositions() []int64 {
+	if x != nil {
+		return x.RemovedPositions
+	}
+	return nil
+}
+
+func (x *DeleteEntriesResponse) GetEditPosition() int64 {
+	if x != nil {
+		return x.EditPosition
+	}
+	return 0
+}
+
+func (x *DeleteEntriesResponse) GetReplayed() bool {
+	if x != nil {
+		return x.Replayed
+	}
+	return false
+}
+
+func (x *DeleteEntriesResponse) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
+}
+
 // CreateSession: create an empty session exclusively.
 type CreateSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -5366,7 +5620,7 @@ type CreateSessionRequest struct {
 
 func (x *CreateSessionRequest) Reset() {
 	*x = CreateSessionRequest{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[59]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5378,7 +5632,7 @@ func (x *CreateSessionRequest) String() string {
 func (*CreateSessionRequest) ProtoMessage() {}
 
 func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[59]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5391,7 +5645,7 @@ func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{59}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *CreateSessionRequest) GetSessionId() string {
@@ -5458,7 +5712,7 @@ type CreateSessionResponse struct {
 
 func (x *CreateSessionResponse) Reset() {
 	*x = CreateSessionResponse{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[60]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5470,7 +5724,7 @@ func (x *CreateSessionResponse) String() string {
 func (*CreateSessionResponse) ProtoMessage() {}
 
 func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[60]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5483,7 +5737,7 @@ func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{60}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CreateSessionResponse) GetSession() *Session {
@@ -5530,7 +5784,7 @@ type ForkSessionRequest struct {
 
 func (x *ForkSessionRequest) Reset() {
 	*x = ForkSessionRequest{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[61]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5542,7 +5796,7 @@ func (x *ForkSessionRequest) String() string {
 func (*ForkSessionRequest) ProtoMessage() {}
 
 func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[61]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5555,7 +5809,7 @@ func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionRequest.ProtoReflect.Descriptor instead.
 func (*ForkSessionRequest) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{61}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ForkSessionRequest) GetSourceSessionId() string {
@@ -5624,7 +5878,7 @@ type ForkSessionResponse struct {
 
 func (x *ForkSessionResponse) Reset() {
 	*x = ForkSessionResponse{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[62]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5636,7 +5890,7 @@ func (x *ForkSessionResponse) String() string {
 func (*ForkSessionResponse) ProtoMessage() {}
 
 func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[62]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5649,7 +5903,7 @@ func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionResponse.ProtoReflect.Descriptor instead.
 func (*ForkSessionResponse) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{62}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ForkSessionResponse) GetSession() *Session {
@@ -5705,7 +5959,7 @@ type UpdateSessionRequest struct {
 
 func (x *UpdateSessionRequest) Reset() {
 	*x = UpdateSessionRequest{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[63]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5717,7 +5971,7 @@ func (x *UpdateSessionRequest) String() string {
 func (*UpdateSessionRequest) ProtoMessage() {}
 
 func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[63]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5730,7 +5984,7 @@ func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSessionRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{63}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *UpdateSessionRequest) GetSessionId() string {
@@ -5804,7 +6058,7 @@ type UpdateSessionResponse struct {
 
 func (x *UpdateSessionResponse) Reset() {
 	*x = UpdateSessionResponse{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[64]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5816,7 +6070,7 @@ func (x *UpdateSessionResponse) String() string {
 func (*UpdateSessionResponse) ProtoMessage() {}
 
 func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[64]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5829,7 +6083,7 @@ func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSessionResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{64}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *UpdateSessionResponse) GetSession() *Session {
@@ -5864,7 +6118,7 @@ type GetScopeStatesRequest struct {
 
 func (x *GetScopeStatesRequest) Reset() {
 	*x = GetScopeStatesRequest{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[65]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5876,7 +6130,7 @@ func (x *GetScopeStatesRequest) String() string {
 func (*GetScopeStatesRequest) ProtoMessage() {}
 
 func (x *GetScopeStatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[65]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5889,7 +6143,7 @@ func (x *GetScopeStatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetScopeStatesRequest.ProtoReflect.Descriptor instead.
 func (*GetScopeStatesRequest) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{65}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *GetScopeStatesRequest) GetScopes() []string {
@@ -5910,7 +6164,7 @@ type GetScopeStatesResponse struct {
 
 func (x *GetScopeStatesResponse) Reset() {
 	*x = GetScopeStatesResponse{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[66]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5922,7 +6176,7 @@ func (x *GetScopeStatesResponse) String() string {
 func (*GetScopeStatesResponse) ProtoMessage() {}
 
 func (x *GetScopeStatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[66]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5935,7 +6189,7 @@ func (x *GetScopeStatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetScopeStatesResponse.ProtoReflect.Descriptor instead.
 func (*GetScopeStatesResponse) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{66}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetScopeStatesResponse) GetStates() []*ScopeState {
@@ -5956,7 +6210,7 @@ type EndRunRequest struct {
 
 func (x *EndRunRequest) Reset() {
 	*x = EndRunRequest{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[67]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5968,7 +6222,7 @@ func (x *EndRunRequest) String() string {
 func (*EndRunRequest) ProtoMessage() {}
 
 func (x *EndRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[67]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5981,7 +6235,7 @@ func (x *EndRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndRunRequest.ProtoReflect.Descriptor instead.
 func (*EndRunRequest) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{67}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *EndRunRequest) GetRunId() string {
@@ -6007,7 +6261,7 @@ type EndRunResponse struct {
 
 func (x *EndRunResponse) Reset() {
 	*x = EndRunResponse{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[68]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6019,7 +6273,7 @@ func (x *EndRunResponse) String() string {
 func (*EndRunResponse) ProtoMessage() {}
 
 func (x *EndRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[68]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6032,7 +6286,7 @@ func (x *EndRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndRunResponse.ProtoReflect.Descriptor instead.
 func (*EndRunResponse) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{68}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *EndRunResponse) GetWasLive() bool {
@@ -6067,7 +6321,7 @@ type PingRunRequest struct {
 
 func (x *PingRunRequest) Reset() {
 	*x = PingRunRequest{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[69]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6079,7 +6333,7 @@ func (x *PingRunRequest) String() string {
 func (*PingRunRequest) ProtoMessage() {}
 
 func (x *PingRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[69]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6092,7 +6346,7 @@ func (x *PingRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRunRequest.ProtoReflect.Descriptor instead.
 func (*PingRunRequest) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{69}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *PingRunRequest) GetRunId() string {
@@ -6113,7 +6367,7 @@ type PingRunResponse struct {
 
 func (x *PingRunResponse) Reset() {
 	*x = PingRunResponse{}
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[70]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6125,7 +6379,7 @@ func (x *PingRunResponse) String() string {
 func (*PingRunResponse) ProtoMessage() {}
 
 func (x *PingRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[70]
+	mi := &file_claw_sessiond_v1_sessiond_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6138,7 +6392,7 @@ func (x *PingRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRunResponse.ProtoReflect.Descriptor instead.
 func (*PingRunResponse) Descriptor() ([]byte, []int) {
-	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{70}
+	return file_claw_sessiond_v1_sessiond_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *PingRunResponse) GetPingTimeoutSeconds() int64 {
@@ -6254,7 +6508,7 @@ const file_claw_sessiond_v1_sessiond_proto_rawDesc = "" +
 	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12\x1b\n" +
 	"\towner_pid\x18\x04 \x01(\x03R\bownerPid\x12\x1d\n" +
 	"\n" +
-	"owner_host\x18\x05 \x01(\tR\townerHost\"\x8c\x02\n" +
+	"owner_host\x18\x05 \x01(\tR\townerHost\"\xfe\x02\n" +
 	"\vLoadRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -6265,7 +6519,12 @@ const file_claw_sessiond_v1_sessiond_proto_rawDesc = "" +
 	"\x0eafter_position\x18\x06 \x01(\x03R\rafterPosition\x129\n" +
 	"\n" +
 	"after_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tafterTime\x12\x16\n" +
-	"\x06scopes\x18\b \x03(\tR\x06scopes\"\x9e\x03\n" +
+	"\x06scopes\x18\b \x03(\tR\x06scopes\x12\x1d\n" +
+	"\n" +
+	"client_ids\x18\t \x03(\tR\tclientIds\x12(\n" +
+	"\x10client_id_prefix\x18\n" +
+	" \x01(\tR\x0eclientIdPrefix\x12'\n" +
+	"\x0fbefore_position\x18\v \x01(\x03R\x0ebeforePosition\"\x9e\x03\n" +
 	"\fLoadResponse\x123\n" +
 	"\asession\x18\x01 \x01(\v2\x19.claw.sessiond.v1.SessionR\asession\x122\n" +
 	"\arepairs\x18\x02 \x03(\v2\x18.claw.sessiond.v1.RepairR\arepairs\x12;\n" +
@@ -6568,7 +6827,27 @@ const file_claw_sessiond_v1_sessiond_proto_rawDesc = "" +
 	"\x0efirst_position\x18\x03 \x01(\x03R\rfirstPosition\x12#\n" +
 	"\rlast_position\x18\x04 \x01(\x03R\flastPosition\x12\x1a\n" +
 	"\breplayed\x18\x05 \x01(\bR\breplayed\x12\x19\n" +
-	"\btrace_id\x18\x06 \x01(\tR\atraceId\"\xe5\x02\n" +
+	"\btrace_id\x18\x06 \x01(\tR\atraceId\"\xdd\x02\n" +
+	"\x14DeleteEntriesRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1d\n" +
+	"\n" +
+	"client_ids\x18\x02 \x03(\tR\tclientIds\x12(\n" +
+	"\x10client_id_prefix\x18\x03 \x01(\tR\x0eclientIdPrefix\x12#\n" +
+	"\rfrom_position\x18\x04 \x01(\x03R\ffromPosition\x12\x1f\n" +
+	"\vto_position\x18\x05 \x01(\x03R\n" +
+	"toPosition\x124\n" +
+	"\x16expected_last_position\x18\x06 \x01(\x03R\x14expectedLastPosition\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\a \x01(\tR\trequestId\x12\x19\n" +
+	"\btrace_id\x18\b \x01(\tR\atraceId\x12'\n" +
+	"\x0fdiscard_pending\x18\t \x01(\bR\x0ediscardPending\"\xc5\x01\n" +
+	"\x15DeleteEntriesResponse\x12#\n" +
+	"\rremoved_count\x18\x01 \x01(\x03R\fremovedCount\x12+\n" +
+	"\x11removed_positions\x18\x02 \x03(\x03R\x10removedPositions\x12#\n" +
+	"\redit_position\x18\x03 \x01(\x03R\feditPosition\x12\x1a\n" +
+	"\breplayed\x18\x04 \x01(\bR\breplayed\x12\x19\n" +
+	"\btrace_id\x18\x05 \x01(\tR\atraceId\"\xe5\x02\n" +
 	"\x14CreateSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -6665,7 +6944,7 @@ const file_claw_sessiond_v1_sessiond_proto_rawDesc = "" +
 	"ImportMode\x12\x1b\n" +
 	"\x17IMPORT_MODE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13IMPORT_MODE_REPLACE\x10\x01\x12\x15\n" +
-	"\x11IMPORT_MODE_MERGE\x10\x022\xdf\x10\n" +
+	"\x11IMPORT_MODE_MERGE\x10\x022\xc1\x11\n" +
 	"\x0eSessionService\x12G\n" +
 	"\x04Load\x12\x1d.claw.sessiond.v1.LoadRequest\x1a\x1e.claw.sessiond.v1.LoadResponse0\x01\x12K\n" +
 	"\x06Append\x12\x1f.claw.sessiond.v1.AppendRequest\x1a .claw.sessiond.v1.AppendResponse\x12a\n" +
@@ -6686,6 +6965,7 @@ const file_claw_sessiond_v1_sessiond_proto_rawDesc = "" +
 	"\bWatchAll\x12!.claw.sessiond.v1.WatchAllRequest\x1a\".claw.sessiond.v1.WatchAllResponse0\x01\x12c\n" +
 	"\x0eGetUsageReport\x12'.claw.sessiond.v1.GetUsageReportRequest\x1a(.claw.sessiond.v1.GetUsageReportResponse\x12Q\n" +
 	"\bEditTail\x12!.claw.sessiond.v1.EditTailRequest\x1a\".claw.sessiond.v1.EditTailResponse\x12`\n" +
+	"\rDeleteEntries\x12&.claw.sessiond.v1.DeleteEntriesRequest\x1a'.claw.sessiond.v1.DeleteEntriesResponse\x12`\n" +
 	"\rCreateSession\x12&.claw.sessiond.v1.CreateSessionRequest\x1a'.claw.sessiond.v1.CreateSessionResponse\x12Z\n" +
 	"\vForkSession\x12$.claw.sessiond.v1.ForkSessionRequest\x1a%.claw.sessiond.v1.ForkSessionResponse\x12`\n" +
 	"\rUpdateSession\x12&.claw.sessiond.v1.UpdateSessionRequest\x1a'.claw.sessiond.v1.UpdateSessionResponse\x12c\n" +
@@ -6707,7 +6987,7 @@ func file_claw_sessiond_v1_sessiond_proto_rawDescGZIP() []byte {
 }
 
 var file_claw_sessiond_v1_sessiond_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_claw_sessiond_v1_sessiond_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
+var file_claw_sessiond_v1_sessiond_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
 var file_claw_sessiond_v1_sessiond_proto_goTypes = []any{
 	(Role)(0),                      // 0: claw.sessiond.v1.Role
 	(RepairMode)(0),                // 1: claw.sessiond.v1.RepairMode
@@ -6773,26 +7053,28 @@ var file_claw_sessiond_v1_sessiond_proto_goTypes = []any{
 	(*UsageReportRow)(nil),         // 61: claw.sessiond.v1.UsageReportRow
 	(*EditTailRequest)(nil),        // 62: claw.sessiond.v1.EditTailRequest
 	(*EditTailResponse)(nil),       // 63: claw.sessiond.v1.EditTailResponse
-	(*CreateSessionRequest)(nil),   // 64: claw.sessiond.v1.CreateSessionRequest
-	(*CreateSessionResponse)(nil),  // 65: claw.sessiond.v1.CreateSessionResponse
-	(*ForkSessionRequest)(nil),     // 66: claw.sessiond.v1.ForkSessionRequest
-	(*ForkSessionResponse)(nil),    // 67: claw.sessiond.v1.ForkSessionResponse
-	(*UpdateSessionRequest)(nil),   // 68: claw.sessiond.v1.UpdateSessionRequest
-	(*UpdateSessionResponse)(nil),  // 69: claw.sessiond.v1.UpdateSessionResponse
-	(*GetScopeStatesRequest)(nil),  // 70: claw.sessiond.v1.GetScopeStatesRequest
-	(*GetScopeStatesResponse)(nil), // 71: claw.sessiond.v1.GetScopeStatesResponse
-	(*EndRunRequest)(nil),          // 72: claw.sessiond.v1.EndRunRequest
-	(*EndRunResponse)(nil),         // 73: claw.sessiond.v1.EndRunResponse
-	(*PingRunRequest)(nil),         // 74: claw.sessiond.v1.PingRunRequest
-	(*PingRunResponse)(nil),        // 75: claw.sessiond.v1.PingRunResponse
-	nil,                            // 76: claw.sessiond.v1.Session.LabelsEntry
-	nil,                            // 77: claw.sessiond.v1.AppendError.MetadataEntry
-	nil,                            // 78: claw.sessiond.v1.ListSessionsRequest.LabelsEntry
-	nil,                            // 79: claw.sessiond.v1.SessionSummary.LabelsEntry
-	nil,                            // 80: claw.sessiond.v1.CreateSessionRequest.LabelsEntry
-	nil,                            // 81: claw.sessiond.v1.ForkSessionRequest.LabelsEntry
-	nil,                            // 82: claw.sessiond.v1.UpdateSessionRequest.SetLabelsEntry
-	(*timestamppb.Timestamp)(nil),  // 83: google.protobuf.Timestamp
+	(*DeleteEntriesRequest)(nil),   // 64: claw.sessiond.v1.DeleteEntriesRequest
+	(*DeleteEntriesResponse)(nil),  // 65: claw.sessiond.v1.DeleteEntriesResponse
+	(*CreateSessionRequest)(nil),   // 66: claw.sessiond.v1.CreateSessionRequest
+	(*CreateSessionResponse)(nil),  // 67: claw.sessiond.v1.CreateSessionResponse
+	(*ForkSessionRequest)(nil),     // 68: claw.sessiond.v1.ForkSessionRequest
+	(*ForkSessionResponse)(nil),    // 69: claw.sessiond.v1.ForkSessionResponse
+	(*UpdateSessionRequest)(nil),   // 70: claw.sessiond.v1.UpdateSessionRequest
+	(*UpdateSessionResponse)(nil),  // 71: claw.sessiond.v1.UpdateSessionResponse
+	(*GetScopeStatesRequest)(nil),  // 72: claw.sessiond.v1.GetScopeStatesRequest
+	(*GetScopeStatesResponse)(nil), // 73: claw.sessiond.v1.GetScopeStatesResponse
+	(*EndRunRequest)(nil),          // 74: claw.sessiond.v1.EndRunRequest
+	(*EndRunResponse)(nil),         // 75: claw.sessiond.v1.EndRunResponse
+	(*PingRunRequest)(nil),         // 76: claw.sessiond.v1.PingRunRequest
+	(*PingRunResponse)(nil),        // 77: claw.sessiond.v1.PingRunResponse
+	nil,                            // 78: claw.sessiond.v1.Session.LabelsEntry
+	nil,                            // 79: claw.sessiond.v1.AppendError.MetadataEntry
+	nil,                            // 80: claw.sessiond.v1.ListSessionsRequest.LabelsEntry
+	nil,                            // 81: claw.sessiond.v1.SessionSummary.LabelsEntry
+	nil,                            // 82: claw.sessiond.v1.CreateSessionRequest.LabelsEntry
+	nil,                            // 83: claw.sessiond.v1.ForkSessionRequest.LabelsEntry
+	nil,                            // 84: claw.sessiond.v1.UpdateSessionRequest.SetLabelsEntry
+	(*timestamppb.Timestamp)(nil),  // 85: google.protobuf.Timestamp
 }
 var file_claw_sessiond_v1_sessiond_proto_depIdxs = []int32{
 	1,  // 0: claw.sessiond.v1.ToolPolicy.repair:type_name -> claw.sessiond.v1.RepairMode
@@ -6800,15 +7082,15 @@ var file_claw_sessiond_v1_sessiond_proto_depIdxs = []int32{
 	0,  // 2: claw.sessiond.v1.Message.role:type_name -> claw.sessiond.v1.Role
 	5,  // 3: claw.sessiond.v1.Message.tool_calls:type_name -> claw.sessiond.v1.ToolCall
 	8,  // 4: claw.sessiond.v1.Message.synthetic:type_name -> claw.sessiond.v1.Synthetic
-	83, // 5: claw.sessiond.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	85, // 5: claw.sessiond.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	7,  // 6: claw.sessiond.v1.Message.usage:type_name -> claw.sessiond.v1.EntryUsage
-	83, // 7: claw.sessiond.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	83, // 8: claw.sessiond.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	85, // 7: claw.sessiond.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	85, // 8: claw.sessiond.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
 	10, // 9: claw.sessiond.v1.Session.usage:type_name -> claw.sessiond.v1.Usage
-	76, // 10: claw.sessiond.v1.Session.labels:type_name -> claw.sessiond.v1.Session.LabelsEntry
+	78, // 10: claw.sessiond.v1.Session.labels:type_name -> claw.sessiond.v1.Session.LabelsEntry
 	6,  // 11: claw.sessiond.v1.Session.tool_policy:type_name -> claw.sessiond.v1.ToolPolicy
-	83, // 12: claw.sessiond.v1.ScopeState.updated_at:type_name -> google.protobuf.Timestamp
-	83, // 13: claw.sessiond.v1.LoadRequest.after_time:type_name -> google.protobuf.Timestamp
+	85, // 12: claw.sessiond.v1.ScopeState.updated_at:type_name -> google.protobuf.Timestamp
+	85, // 13: claw.sessiond.v1.LoadRequest.after_time:type_name -> google.protobuf.Timestamp
 	11, // 14: claw.sessiond.v1.LoadResponse.session:type_name -> claw.sessiond.v1.Session
 	14, // 15: claw.sessiond.v1.LoadResponse.repairs:type_name -> claw.sessiond.v1.Repair
 	15, // 16: claw.sessiond.v1.LoadResponse.in_flight:type_name -> claw.sessiond.v1.InFlightCall
@@ -6817,22 +7099,22 @@ var file_claw_sessiond_v1_sessiond_proto_depIdxs = []int32{
 	9,  // 19: claw.sessiond.v1.AppendRequest.messages:type_name -> claw.sessiond.v1.Message
 	6,  // 20: claw.sessiond.v1.AppendRequest.tool_policy:type_name -> claw.sessiond.v1.ToolPolicy
 	12, // 21: claw.sessiond.v1.AppendRequest.state_deltas:type_name -> claw.sessiond.v1.StateDelta
-	83, // 22: claw.sessiond.v1.AppendResponse.created_at:type_name -> google.protobuf.Timestamp
+	85, // 22: claw.sessiond.v1.AppendResponse.created_at:type_name -> google.protobuf.Timestamp
 	18, // 23: claw.sessiond.v1.AppendStreamRequest.appends:type_name -> claw.sessiond.v1.AppendRequest
 	22, // 24: claw.sessiond.v1.AppendStreamResponse.replies:type_name -> claw.sessiond.v1.AppendReply
 	19, // 25: claw.sessiond.v1.AppendReply.result:type_name -> claw.sessiond.v1.AppendResponse
 	23, // 26: claw.sessiond.v1.AppendReply.error:type_name -> claw.sessiond.v1.AppendError
-	77, // 27: claw.sessiond.v1.AppendError.metadata:type_name -> claw.sessiond.v1.AppendError.MetadataEntry
+	79, // 27: claw.sessiond.v1.AppendError.metadata:type_name -> claw.sessiond.v1.AppendError.MetadataEntry
 	10, // 28: claw.sessiond.v1.RecordUsageResponse.usage:type_name -> claw.sessiond.v1.Usage
 	3,  // 29: claw.sessiond.v1.RecordEventRequest.kind:type_name -> claw.sessiond.v1.EventKind
 	9,  // 30: claw.sessiond.v1.WatchResponse.message:type_name -> claw.sessiond.v1.Message
 	33, // 31: claw.sessiond.v1.WatchResponse.edit:type_name -> claw.sessiond.v1.TailEdit
 	34, // 32: claw.sessiond.v1.WatchResponse.events:type_name -> claw.sessiond.v1.WatchResponse
-	78, // 33: claw.sessiond.v1.ListSessionsRequest.labels:type_name -> claw.sessiond.v1.ListSessionsRequest.LabelsEntry
+	80, // 33: claw.sessiond.v1.ListSessionsRequest.labels:type_name -> claw.sessiond.v1.ListSessionsRequest.LabelsEntry
 	10, // 34: claw.sessiond.v1.SessionSummary.usage:type_name -> claw.sessiond.v1.Usage
-	83, // 35: claw.sessiond.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
-	79, // 36: claw.sessiond.v1.SessionSummary.labels:type_name -> claw.sessiond.v1.SessionSummary.LabelsEntry
-	83, // 37: claw.sessiond.v1.SessionSummary.created_at:type_name -> google.protobuf.Timestamp
+	85, // 35: claw.sessiond.v1.SessionSummary.updated_at:type_name -> google.protobuf.Timestamp
+	81, // 36: claw.sessiond.v1.SessionSummary.labels:type_name -> claw.sessiond.v1.SessionSummary.LabelsEntry
+	85, // 37: claw.sessiond.v1.SessionSummary.created_at:type_name -> google.protobuf.Timestamp
 	36, // 38: claw.sessiond.v1.ListSessionsResponse.sessions:type_name -> claw.sessiond.v1.SessionSummary
 	10, // 39: claw.sessiond.v1.ModelUsage.usage:type_name -> claw.sessiond.v1.Usage
 	10, // 40: claw.sessiond.v1.GetUsageResponse.total:type_name -> claw.sessiond.v1.Usage
@@ -6841,29 +7123,29 @@ var file_claw_sessiond_v1_sessiond_proto_depIdxs = []int32{
 	49, // 43: claw.sessiond.v1.GetStatsResponse.requests:type_name -> claw.sessiond.v1.RequestCount
 	52, // 44: claw.sessiond.v1.BackupResponse.figures:type_name -> claw.sessiond.v1.BackupFigures
 	0,  // 45: claw.sessiond.v1.SearchRequest.role:type_name -> claw.sessiond.v1.Role
-	83, // 46: claw.sessiond.v1.SearchRequest.since:type_name -> google.protobuf.Timestamp
-	83, // 47: claw.sessiond.v1.SearchRequest.until:type_name -> google.protobuf.Timestamp
+	85, // 46: claw.sessiond.v1.SearchRequest.since:type_name -> google.protobuf.Timestamp
+	85, // 47: claw.sessiond.v1.SearchRequest.until:type_name -> google.protobuf.Timestamp
 	55, // 48: claw.sessiond.v1.SearchResponse.hits:type_name -> claw.sessiond.v1.SearchHit
 	0,  // 49: claw.sessiond.v1.SearchHit.role:type_name -> claw.sessiond.v1.Role
-	83, // 50: claw.sessiond.v1.SearchHit.created_at:type_name -> google.protobuf.Timestamp
+	85, // 50: claw.sessiond.v1.SearchHit.created_at:type_name -> google.protobuf.Timestamp
 	56, // 51: claw.sessiond.v1.SearchHit.snippet:type_name -> claw.sessiond.v1.SnippetPart
 	9,  // 52: claw.sessiond.v1.WatchAllResponse.message:type_name -> claw.sessiond.v1.Message
 	33, // 53: claw.sessiond.v1.WatchAllResponse.edit:type_name -> claw.sessiond.v1.TailEdit
 	58, // 54: claw.sessiond.v1.WatchAllResponse.events:type_name -> claw.sessiond.v1.WatchAllResponse
-	83, // 55: claw.sessiond.v1.GetUsageReportRequest.since:type_name -> google.protobuf.Timestamp
-	83, // 56: claw.sessiond.v1.GetUsageReportRequest.until:type_name -> google.protobuf.Timestamp
+	85, // 55: claw.sessiond.v1.GetUsageReportRequest.since:type_name -> google.protobuf.Timestamp
+	85, // 56: claw.sessiond.v1.GetUsageReportRequest.until:type_name -> google.protobuf.Timestamp
 	61, // 57: claw.sessiond.v1.GetUsageReportResponse.rows:type_name -> claw.sessiond.v1.UsageReportRow
 	10, // 58: claw.sessiond.v1.UsageReportRow.usage:type_name -> claw.sessiond.v1.Usage
 	9,  // 59: claw.sessiond.v1.EditTailRequest.replacements:type_name -> claw.sessiond.v1.Message
 	6,  // 60: claw.sessiond.v1.EditTailRequest.tool_policy:type_name -> claw.sessiond.v1.ToolPolicy
 	9,  // 61: claw.sessiond.v1.EditTailResponse.removed:type_name -> claw.sessiond.v1.Message
-	80, // 62: claw.sessiond.v1.CreateSessionRequest.labels:type_name -> claw.sessiond.v1.CreateSessionRequest.LabelsEntry
+	82, // 62: claw.sessiond.v1.CreateSessionRequest.labels:type_name -> claw.sessiond.v1.CreateSessionRequest.LabelsEntry
 	6,  // 63: claw.sessiond.v1.CreateSessionRequest.tool_policy:type_name -> claw.sessiond.v1.ToolPolicy
 	11, // 64: claw.sessiond.v1.CreateSessionResponse.session:type_name -> claw.sessiond.v1.Session
-	81, // 65: claw.sessiond.v1.ForkSessionRequest.labels:type_name -> claw.sessiond.v1.ForkSessionRequest.LabelsEntry
+	83, // 65: claw.sessiond.v1.ForkSessionRequest.labels:type_name -> claw.sessiond.v1.ForkSessionRequest.LabelsEntry
 	11, // 66: claw.sessiond.v1.ForkSessionResponse.session:type_name -> claw.sessiond.v1.Session
 	12, // 67: claw.sessiond.v1.UpdateSessionRequest.state_deltas:type_name -> claw.sessiond.v1.StateDelta
-	82, // 68: claw.sessiond.v1.UpdateSessionRequest.set_labels:type_name -> claw.sessiond.v1.UpdateSessionRequest.SetLabelsEntry
+	84, // 68: claw.sessiond.v1.UpdateSessionRequest.set_labels:type_name -> claw.sessiond.v1.UpdateSessionRequest.SetLabelsEntry
 	6,  // 69: claw.sessiond.v1.UpdateSessionRequest.tool_policy:type_name -> claw.sessiond.v1.ToolPolicy
 	11, // 70: claw.sessiond.v1.UpdateSessionResponse.session:type_name -> claw.sessiond.v1.Session
 	13, // 71: claw.sessiond.v1.GetScopeStatesResponse.states:type_name -> claw.sessiond.v1.ScopeState
@@ -6886,39 +7168,41 @@ var file_claw_sessiond_v1_sessiond_proto_depIdxs = []int32{
 	57, // 88: claw.sessiond.v1.SessionService.WatchAll:input_type -> claw.sessiond.v1.WatchAllRequest
 	59, // 89: claw.sessiond.v1.SessionService.GetUsageReport:input_type -> claw.sessiond.v1.GetUsageReportRequest
 	62, // 90: claw.sessiond.v1.SessionService.EditTail:input_type -> claw.sessiond.v1.EditTailRequest
-	64, // 91: claw.sessiond.v1.SessionService.CreateSession:input_type -> claw.sessiond.v1.CreateSessionRequest
-	66, // 92: claw.sessiond.v1.SessionService.ForkSession:input_type -> claw.sessiond.v1.ForkSessionRequest
-	68, // 93: claw.sessiond.v1.SessionService.UpdateSession:input_type -> claw.sessiond.v1.UpdateSessionRequest
-	70, // 94: claw.sessiond.v1.SessionService.GetScopeStates:input_type -> claw.sessiond.v1.GetScopeStatesRequest
-	72, // 95: claw.sessiond.v1.SessionService.EndRun:input_type -> claw.sessiond.v1.EndRunRequest
-	74, // 96: claw.sessiond.v1.SessionService.PingRun:input_type -> claw.sessiond.v1.PingRunRequest
-	17, // 97: claw.sessiond.v1.SessionService.Load:output_type -> claw.sessiond.v1.LoadResponse
-	19, // 98: claw.sessiond.v1.SessionService.Append:output_type -> claw.sessiond.v1.AppendResponse
-	21, // 99: claw.sessiond.v1.SessionService.AppendStream:output_type -> claw.sessiond.v1.AppendStreamResponse
-	25, // 100: claw.sessiond.v1.SessionService.RecordUsage:output_type -> claw.sessiond.v1.RecordUsageResponse
-	27, // 101: claw.sessiond.v1.SessionService.Clear:output_type -> claw.sessiond.v1.ClearResponse
-	29, // 102: claw.sessiond.v1.SessionService.RecordEvent:output_type -> claw.sessiond.v1.RecordEventResponse
-	31, // 103: claw.sessiond.v1.SessionService.Attach:output_type -> claw.sessiond.v1.AttachResponse
-	34, // 104: claw.sessiond.v1.SessionService.Watch:output_type -> claw.sessiond.v1.WatchResponse
-	37, // 105: claw.sessiond.v1.SessionService.ListSessions:output_type -> claw.sessiond.v1.ListSessionsResponse
-	40, // 106: claw.sessiond.v1.SessionService.GetUsage:output_type -> claw.sessiond.v1.GetUsageResponse
-	42, // 107: claw.sessiond.v1.SessionService.Delete:output_type -> claw.sessiond.v1.DeleteResponse
-	44, // 108: claw.sessiond.v1.SessionService.Export:output_type -> claw.sessiond.v1.ExportResponse
-	46, // 109: claw.sessiond.v1.SessionService.Import:output_type -> claw.sessiond.v1.ImportResponse
-	48, // 110: claw.sessiond.v1.SessionService.GetStats:output_type -> claw.sessiond.v1.GetStatsResponse
-	51, // 111: claw.sessiond.v1.SessionService.Backup:output_type -> claw.sessiond.v1.BackupResponse
-	54, // 112: claw.sessiond.v1.SessionService.Search:output_type -> claw.sessiond.v1.SearchResponse
-	58, // 113: claw.sessiond.v1.SessionService.WatchAll:output_type -> claw.sessiond.v1.WatchAllResponse
-	60, // 114: claw.sessiond.v1.SessionService.GetUsageReport:output_type -> claw.sessiond.v1.GetUsageReportResponse
-	63, // 115: claw.sessiond.v1.SessionService.EditTail:output_type -> claw.sessiond.v1.EditTailResponse
-	65, // 116: claw.sessiond.v1.SessionService.CreateSession:output_type -> claw.sessiond.v1.CreateSessionResponse
-	67, // 117: claw.sessiond.v1.SessionService.ForkSession:output_type -> claw.sessiond.v1.ForkSessionResponse
-	69, // 118: claw.sessiond.v1.SessionService.UpdateSession:output_type -> claw.sessiond.v1.UpdateSessionResponse
-	71, // 119: claw.sessiond.v1.SessionService.GetScopeStates:output_type -> claw.sessiond.v1.GetScopeStatesResponse
-	73, // 120: claw.sessiond.v1.SessionService.EndRun:output_type -> claw.sessiond.v1.EndRunResponse
-	75, // 121: claw.sessiond.v1.SessionService.PingRun:output_type -> claw.sessiond.v1.PingRunResponse
-	97, // [97:122] is the sub-list for method output_type
-	72, // [72:97] is the sub-list for method input_type
+	64, // 91: claw.sessiond.v1.SessionService.DeleteEntries:input_type -> claw.sessiond.v1.DeleteEntriesRequest
+	66, // 92: claw.sessiond.v1.SessionService.CreateSession:input_type -> claw.sessiond.v1.CreateSessionRequest
+	68, // 93: claw.sessiond.v1.SessionService.ForkSession:input_type -> claw.sessiond.v1.ForkSessionRequest
+	70, // 94: claw.sessiond.v1.SessionService.UpdateSession:input_type -> claw.sessiond.v1.UpdateSessionRequest
+	72, // 95: claw.sessiond.v1.SessionService.GetScopeStates:input_type -> claw.sessiond.v1.GetScopeStatesRequest
+	74, // 96: claw.sessiond.v1.SessionService.EndRun:input_type -> claw.sessiond.v1.EndRunRequest
+	76, // 97: claw.sessiond.v1.SessionService.PingRun:input_type -> claw.sessiond.v1.PingRunRequest
+	17, // 98: claw.sessiond.v1.SessionService.Load:output_type -> claw.sessiond.v1.LoadResponse
+	19, // 99: claw.sessiond.v1.SessionService.Append:output_type -> claw.sessiond.v1.AppendResponse
+	21, // 100: claw.sessiond.v1.SessionService.AppendStream:output_type -> claw.sessiond.v1.AppendStreamResponse
+	25, // 101: claw.sessiond.v1.SessionService.RecordUsage:output_type -> claw.sessiond.v1.RecordUsageResponse
+	27, // 102: claw.sessiond.v1.SessionService.Clear:output_type -> claw.sessiond.v1.ClearResponse
+	29, // 103: claw.sessiond.v1.SessionService.RecordEvent:output_type -> claw.sessiond.v1.RecordEventResponse
+	31, // 104: claw.sessiond.v1.SessionService.Attach:output_type -> claw.sessiond.v1.AttachResponse
+	34, // 105: claw.sessiond.v1.SessionService.Watch:output_type -> claw.sessiond.v1.WatchResponse
+	37, // 106: claw.sessiond.v1.SessionService.ListSessions:output_type -> claw.sessiond.v1.ListSessionsResponse
+	40, // 107: claw.sessiond.v1.SessionService.GetUsage:output_type -> claw.sessiond.v1.GetUsageResponse
+	42, // 108: claw.sessiond.v1.SessionService.Delete:output_type -> claw.sessiond.v1.DeleteResponse
+	44, // 109: claw.sessiond.v1.SessionService.Export:output_type -> claw.sessiond.v1.ExportResponse
+	46, // 110: claw.sessiond.v1.SessionService.Import:output_type -> claw.sessiond.v1.ImportResponse
+	48, // 111: claw.sessiond.v1.SessionService.GetStats:output_type -> claw.sessiond.v1.GetStatsResponse
+	51, // 112: claw.sessiond.v1.SessionService.Backup:output_type -> claw.sessiond.v1.BackupResponse
+	54, // 113: claw.sessiond.v1.SessionService.Search:output_type -> claw.sessiond.v1.SearchResponse
+	58, // 114: claw.sessiond.v1.SessionService.WatchAll:output_type -> claw.sessiond.v1.WatchAllResponse
+	60, // 115: claw.sessiond.v1.SessionService.GetUsageReport:output_type -> claw.sessiond.v1.GetUsageReportResponse
+	63, // 116: claw.sessiond.v1.SessionService.EditTail:output_type -> claw.sessiond.v1.EditTailResponse
+	65, // 117: claw.sessiond.v1.SessionService.DeleteEntries:output_type -> claw.sessiond.v1.DeleteEntriesResponse
+	67, // 118: claw.sessiond.v1.SessionService.CreateSession:output_type -> claw.sessiond.v1.CreateSessionResponse
+	69, // 119: claw.sessiond.v1.SessionService.ForkSession:output_type -> claw.sessiond.v1.ForkSessionResponse
+	71, // 120: claw.sessiond.v1.SessionService.UpdateSession:output_type -> claw.sessiond.v1.UpdateSessionResponse
+	73, // 121: claw.sessiond.v1.SessionService.GetScopeStates:output_type -> claw.sessiond.v1.GetScopeStatesResponse
+	75, // 122: claw.sessiond.v1.SessionService.EndRun:output_type -> claw.sessiond.v1.EndRunResponse
+	77, // 123: claw.sessiond.v1.SessionService.PingRun:output_type -> claw.sessiond.v1.PingRunResponse
+	98, // [98:124] is the sub-list for method output_type
+	72, // [72:98] is the sub-list for method input_type
 	72, // [72:72] is the sub-list for extension type_name
 	72, // [72:72] is the sub-list for extension extendee
 	0,  // [0:72] is the sub-list for field type_name
@@ -6935,7 +7219,7 @@ func file_claw_sessiond_v1_sessiond_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_claw_sessiond_v1_sessiond_proto_rawDesc), len(file_claw_sessiond_v1_sessiond_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   78,
+			NumMessages:   80,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -202,6 +202,7 @@ const (
 	SessionService_WatchAll_FullMethodName       = "/claw.sessiond.v1.SessionService/WatchAll"
 	SessionService_GetUsageReport_FullMethodName = "/claw.sessiond.v1.SessionService/GetUsageReport"
 	SessionService_EditTail_FullMethodName       = "/claw.sessiond.v1.SessionService/EditTail"
+	SessionService_DeleteEntries_FullMethodName  = "/claw.sessiond.v1.SessionService/DeleteEntries"
 	SessionService_CreateSession_FullMethodName  = "/claw.sessiond.v1.SessionService/CreateSession"
 	SessionService_ForkSession_FullMethodName    = "/claw.sessiond.v1.SessionService/ForkSession"
 	SessionService_UpdateSession_FullMethodName  = "/claw.sessiond.v1.SessionService/UpdateSession"
@@ -285,6 +286,15 @@ type SessionServiceClient interface {
 	// projection; an `edit` event records which), and come back in the reply.
 	// Costs O(entries touched), not O(history).
 	EditTail(ctx context.Context, in *EditTailRequest, opts ...grpc.CallOption) (*EditTailResponse, error)
+	// Removes visible entries anywhere in a history, chosen by client id, by
+	// client id prefix or by a range of positions (exactly one of the three),
+	// only if the last position is still `expected_last_position` (ABORTED
+	// otherwise). As with EditTail, the removed entries stay in the log hidden
+	// from the projection and an `edit` event at the next position records
+	// which: Watch, WatchAll and Export show it as an edit with no
+	// replacements. Positions are never reused. Costs O(entries touched), not
+	// O(history).
+	DeleteEntries(ctx context.Context, in *DeleteEntriesRequest, opts ...grpc.CallOption) (*DeleteEntriesResponse, error)
 	// Creates an empty session with initial state, labels and tool policy;
 	// ALREADY_EXISTS if the id is stored (exclusive create).
 	CreateSession(ctx context.Context, in *CreateSessionRequest, opts ...grpc.CallOption) (*CreateSessionResponse, error)
@@ -565,6 +575,16 @@ func (c *sessionServiceClient) EditTail(ctx context.Context, in *EditTailRequest
 	return out, nil
 }
 
+func (c *sessionServiceClient) DeleteEntries(ctx context.Context, in *DeleteEntriesRequest, opts ...grpc.CallOption) (*DeleteEntriesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteEntriesResponse)
+	err := c.cc.Invoke(ctx, SessionService_DeleteEntries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *sessionServiceClient) CreateSession(ctx context.Context, in *CreateSessionRequest, opts ...grpc.CallOption) (*CreateSessionResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateSessionResponse)
@@ -700,6 +720,15 @@ type SessionServiceServer interface {
 	// projection; an `edit` event records which), and come back in the reply.
 	// Costs O(entries touched), not O(history).
 	EditTail(context.Context, *EditTailRequest) (*EditTailResponse, error)
+	// Removes visible entries anywhere in a history, chosen by client id, by
+	// client id prefix or by a range of positions (exactly one of the three),
+	// only if the last position is still `expected_last_position` (ABORTED
+	// otherwise). As with EditTail, the removed entries stay in the log hidden
+	// from the projection and an `edit` event at the next position records
+	// which: Watch, WatchAll and Export show it as an edit with no
+	// replacements. Positions are never reused. Costs O(entries touched), not
+	// O(history).
+	DeleteEntries(context.Context, *DeleteEntriesRequest) (*DeleteEntriesResponse, error)
 	// Creates an empty session with initial state, labels and tool policy;
 	// ALREADY_EXISTS if the id is stored (exclusive create).
 	CreateSession(context.Context, *CreateSessionRequest) (*CreateSessionResponse, error)
@@ -789,6 +818,9 @@ func (UnimplementedSessionServiceServer) GetUsageReport(context.Context, *GetUsa
 }
 func (UnimplementedSessionServiceServer) EditTail(context.Context, *EditTailRequest) (*EditTailResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method EditTail not implemented")
+}
+func (UnimplementedSessionServiceServer) DeleteEntries(context.Context, *DeleteEntriesRequest) (*DeleteEntriesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeleteEntries not implemented")
 }
 func (UnimplementedSessionServiceServer) CreateSession(context.Context, *CreateSessionRequest) (*CreateSessionResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CreateSession not implemented")
@@ -1118,6 +1150,24 @@ func _SessionService_EditTail_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SessionService_DeleteEntries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteEntriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).DeleteEntries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_DeleteEntries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).DeleteEntries(ctx, req.(*DeleteEntriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _SessionService_CreateSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateSessionRequest)
 	if err := dec(in); err != nil {
@@ -1280,6 +1330,10 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "EditTail",
 			Handler:    _SessionService_EditTail_Handler,
+		},
+		{
+			MethodName: "DeleteEntries",
+			Handler:    _SessionService_DeleteEntries_Handler,
 		},
 		{
 			MethodName: "CreateSession",

@@ -17,19 +17,37 @@ from ...entry_wire import encode_entry
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
 from ...history import IndexedCall, OpenCall
-from ...model import Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta, now_rfc3339
+from ...model import EntrySelection, Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta, now_rfc3339
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 from ...state import ScopeState, labels_json
 from ..port import Port, SessionRow, new_incarnation, session_row, settings_of, usage_values
 from .tables import CallRow, EventRow, RequestRow, SessionRecord, Tables, Tx, event_bytes
 
-__all__ = ["MemoryPort", "open_calls_of", "record_values", "visible"]
+__all__ = ["MemoryPort", "open_calls_of", "record_values", "selected", "visible"]
 
 
 def visible(row: EventRow) -> bool:
     """An entry of the projection: not a clear or an edit record, not hidden by one."""
     return row.type not in ("clear", "edit") and row.hidden_by is None
+
+
+def selected(tables: Tables, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+    """``Port.select_positions`` over the tables (a scan of the range: this backend has no index to keep)."""
+    ids = set(selection.client_ids)
+    prefix = selection.client_id_prefix
+    found: list[tuple[int, str]] = []
+    for row in tables.history(session_id, selection.after, selection.upto):
+        if not visible(row):
+            continue
+        if ids and row.client_id not in ids:
+            continue
+        if prefix and not (row.client_id or "").startswith(prefix):
+            continue
+        found.append((int(row.position or 0), row.type))
+        if limit and len(found) == limit:
+            break
+    return found
 
 
 def record_values(tables: Tables, session_id: str) -> tuple[SessionRow | None, SessionSettings | None]:
@@ -295,6 +313,9 @@ class MemoryPort:
             (int(r.position or 0), r.type, r.hidden_by is not None, r.payload if r.type == "edit" else None, size)
             for r, size in ((r, event_bytes(r)) for r in rows)
         ]
+
+    def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+        return selected(self._t, session_id, selection, limit)
 
     def messages_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
         rows = [r for r in (self._t.at(session_id, p) for p in sorted(set(positions))) if r is not None]

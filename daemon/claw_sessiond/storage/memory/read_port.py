@@ -16,12 +16,12 @@ from typing import Any, Final
 
 from ...events import message_from_payload, reply_entry
 from ...history import OpenCall
-from ...model import HistoryCursor, Message, SessionSettings
+from ...model import EntrySelection, HistoryCursor, Message, SessionSettings
 from ...policy import ToolPolicy
 from .. import history_reads
 from ..paging import PAGE_BYTES, PAGE_ROWS, cut
 from ..port import PageReads, SessionRow
-from .port import MemoryPort, open_calls_of, record_values, visible
+from .port import MemoryPort, open_calls_of, record_values, selected, visible
 from .tables import EventRow, Tables, Tx, event_bytes
 
 __all__ = ["MemoryPageReads", "MemoryReadPort", "entry_message"]
@@ -107,6 +107,9 @@ class MemoryReadPort:
                 if call is not None and call.assistant_position < start:
                     lead.append((call.assistant_position, int(r.position or 0)))
         return tuple(p for _a, p in sorted(lead))
+
+    async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+        return selected(self._t, session_id, selection, limit)
 
     async def check_cursor(self, cursor: HistoryCursor) -> None:
         await history_reads.guard(MemoryPageReads(self._t), cursor)

@@ -23,7 +23,7 @@ from typing import Any, Final, ParamSpec, TypeVar, cast
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
 from ...history import IndexedCall, OpenCall
-from ...model import Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta
+from ...model import EntrySelection, Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 from ...state import EMPTY, ScopeState, labels_json
@@ -38,8 +38,8 @@ from ..port import (
     session_row,
     settings_of,
 )
+from . import entry_reads, row_copies
 from . import read_port as snapshot_reads
-from . import row_copies
 
 __all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort"]
 
@@ -413,6 +413,9 @@ class PostgresPort:
             (int(r[0]), str(r[1]), bool(r[2]), r[3], int(r[4] or 0))
             for r in await self._conn.fetch(_TAIL_SQL, session_id, floor, cursor, limit)
         ]
+
+    async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+        return await entry_reads.select_positions(self._conn, session_id, selection, limit)
 
     async def messages_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
         found = await self._conn.fetch(

@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ...history import OpenCall
-from ...model import HistoryCursor, Message, SessionSettings
+from ...model import EntrySelection, HistoryCursor, Message, SessionSettings
 from ...policy import ToolPolicy, policy_from_json
 from .. import history_reads
 from ..nul_text import from_db_text
 from ..port import SESSION_COLS, SETTINGS_COLS, SETTINGS_COUNT, SessionRow, session_row, settings_of
-from . import reads
+from . import entry_reads, reads
 from .texts import payload_json
 
 __all__ = ["PostgresReadPort", "entries_at", "open_calls", "session_and_settings"]
@@ -139,6 +139,9 @@ class PostgresReadPort:
             last_position,
         )
         return tuple(int(r[0]) for r in rows)
+
+    async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+        return await entry_reads.select_positions(self._conn, session_id, selection, limit)
 
     async def check_cursor(self, cursor: HistoryCursor) -> None:
         await history_reads.guard(reads.PostgresPageReads(self._conn), cursor)

@@ -20,7 +20,7 @@ from ...entry_wire import encode_entry
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
 from ...history import IndexedCall, OpenCall
-from ...model import Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta, now_rfc3339
+from ...model import EntrySelection, Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta, now_rfc3339
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 from ...state import ScopeState, labels_json
@@ -36,6 +36,7 @@ from ..port import (
     usage_values,
 )
 from . import read_port as load_sql
+from .entry_reads import select_on_writer
 from .read_port import OPEN_CALLS_SQL, open_call
 
 __all__ = ["SQLitePort", "erase_search_index_in_tx"]
@@ -369,6 +370,9 @@ class SQLitePort:
             (int(r[0]), str(r[1]), bool(r[2]), r[3], int(r[4] or 0))
             for r in self._conn.execute(_TAIL_SQL, (session_id, floor, cursor, limit))
         ]
+
+    def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+        return select_on_writer(self._conn, session_id, selection, limit)
 
     def messages_at(self, session_id: str, positions: Sequence[int]) -> list[Message]:
         found: list[Any] = []

@@ -24,12 +24,12 @@ import aiosqlite
 
 from ... import repair as repairing
 from ...history import OpenCall
-from ...model import HistoryCursor, Message, SessionSettings
+from ...model import EntrySelection, HistoryCursor, Message, SessionSettings
 from ...policy import ToolPolicy, policy_from_json
 from .. import history_reads
 from ..nul_text import decoded_sql, payload_sql
 from ..port import SESSION_COLS, SETTINGS_COLS, SETTINGS_COUNT, SessionRow, session_row, settings_of
-from . import reads
+from . import entry_reads, reads
 
 __all__ = [
     "ENTRIES_AT_SQL",
@@ -167,6 +167,9 @@ class SQLiteReadPort:
             (session_id, start, last_position, start),
         )
         return tuple(int(r[0]) for r in rows)
+
+    async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+        return await entry_reads.select_on_reader(self._conn, session_id, selection, limit)
 
     async def check_cursor(self, cursor: HistoryCursor) -> None:
         await history_reads.guard(reads.SQLitePageReads(self._conn), cursor)

@@ -247,7 +247,7 @@ class InFlightCall(_message.Message):
     def __init__(self, tool_call_id: _Optional[str] = ..., assistant_position: _Optional[int] = ..., run_id: _Optional[str] = ..., owner_pid: _Optional[int] = ..., owner_host: _Optional[str] = ...) -> None: ...
 
 class LoadRequest(_message.Message):
-    __slots__ = ("session_id", "workdir", "trace_id", "no_repair", "last", "after_position", "after_time", "scopes")
+    __slots__ = ("session_id", "workdir", "trace_id", "no_repair", "last", "after_position", "after_time", "scopes", "client_ids", "client_id_prefix", "before_position")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     WORKDIR_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -256,6 +256,9 @@ class LoadRequest(_message.Message):
     AFTER_POSITION_FIELD_NUMBER: _ClassVar[int]
     AFTER_TIME_FIELD_NUMBER: _ClassVar[int]
     SCOPES_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_ID_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_POSITION_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     workdir: str
     trace_id: str
@@ -264,7 +267,10 @@ class LoadRequest(_message.Message):
     after_position: int
     after_time: _timestamp_pb2.Timestamp
     scopes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, session_id: _Optional[str] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ..., no_repair: _Optional[bool] = ..., last: _Optional[int] = ..., after_position: _Optional[int] = ..., after_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scopes: _Optional[_Iterable[str]] = ...) -> None: ...
+    client_ids: _containers.RepeatedScalarFieldContainer[str]
+    client_id_prefix: str
+    before_position: int
+    def __init__(self, session_id: _Optional[str] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ..., no_repair: _Optional[bool] = ..., last: _Optional[int] = ..., after_position: _Optional[int] = ..., after_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scopes: _Optional[_Iterable[str]] = ..., client_ids: _Optional[_Iterable[str]] = ..., client_id_prefix: _Optional[str] = ..., before_position: _Optional[int] = ...) -> None: ...
 
 class LoadResponse(_message.Message):
     __slots__ = ("session", "repairs", "in_flight", "messages", "done", "trace_id", "complete", "start_position", "scope_states")
@@ -896,6 +902,42 @@ class EditTailResponse(_message.Message):
     replayed: bool
     trace_id: str
     def __init__(self, removed: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., edit_position: _Optional[int] = ..., first_position: _Optional[int] = ..., last_position: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
+
+class DeleteEntriesRequest(_message.Message):
+    __slots__ = ("session_id", "client_ids", "client_id_prefix", "from_position", "to_position", "expected_last_position", "request_id", "trace_id", "discard_pending")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_ID_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    FROM_POSITION_FIELD_NUMBER: _ClassVar[int]
+    TO_POSITION_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_LAST_POSITION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    DISCARD_PENDING_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    client_ids: _containers.RepeatedScalarFieldContainer[str]
+    client_id_prefix: str
+    from_position: int
+    to_position: int
+    expected_last_position: int
+    request_id: str
+    trace_id: str
+    discard_pending: bool
+    def __init__(self, session_id: _Optional[str] = ..., client_ids: _Optional[_Iterable[str]] = ..., client_id_prefix: _Optional[str] = ..., from_position: _Optional[int] = ..., to_position: _Optional[int] = ..., expected_last_position: _Optional[int] = ..., request_id: _Optional[str] = ..., trace_id: _Optional[str] = ..., discard_pending: _Optional[bool] = ...) -> None: ...
+
+class DeleteEntriesResponse(_message.Message):
+    __slots__ = ("removed_count", "removed_positions", "edit_position", "replayed", "trace_id")
+    REMOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_POSITIONS_FIELD_NUMBER: _ClassVar[int]
+    EDIT_POSITION_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    removed_count: int
+    removed_positions: _containers.RepeatedScalarFieldContainer[int]
+    edit_position: int
+    replayed: bool
+    trace_id: str
+    def __init__(self, removed_count: _Optional[int] = ..., removed_positions: _Optional[_Iterable[int]] = ..., edit_position: _Optional[int] = ..., replayed: _Optional[bool] = ..., trace_id: _Optional[str] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
     __slots__ = ("session_id", "workdir", "state", "labels", "tool_policy", "request_id", "trace_id")

@@ -131,6 +131,11 @@ class SessionServiceStub:
                 request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailRequest.SerializeToString,
                 response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailResponse.FromString,
                 _registered_method=True)
+        self.DeleteEntries = channel.unary_unary(
+                '/claw.sessiond.v1.SessionService/DeleteEntries',
+                request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.DeleteEntriesRequest.SerializeToString,
+                response_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.DeleteEntriesResponse.FromString,
+                _registered_method=True)
         self.CreateSession = channel.unary_unary(
                 '/claw.sessiond.v1.SessionService/CreateSession',
                 request_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.CreateSessionRequest.SerializeToString,
@@ -331,6 +336,20 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteEntries(self, request, context):
+        """Removes visible entries anywhere in a history, chosen by client id, by
+        client id prefix or by a range of positions (exactly one of the three),
+        only if the last position is still `expected_last_position` (ABORTED
+        otherwise). As with EditTail, the removed entries stay in the log hidden
+        from the projection and an `edit` event at the next position records
+        which: Watch, WatchAll and Export show it as an edit with no
+        replacements. Positions are never reused. Costs O(entries touched), not
+        O(history).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CreateSession(self, request, context):
         """Creates an empty session with initial state, labels and tool policy;
         ALREADY_EXISTS if the id is stored (exclusive create).
@@ -481,6 +500,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.EditTail,
                     request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailRequest.FromString,
                     response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailResponse.SerializeToString,
+            ),
+            'DeleteEntries': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteEntries,
+                    request_deserializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.DeleteEntriesRequest.FromString,
+                    response_serializer=claw_dot_sessiond_dot_v1_dot_sessiond__pb2.DeleteEntriesResponse.SerializeToString,
             ),
             'CreateSession': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateSession,
@@ -1028,6 +1052,33 @@ class SessionService:
             '/claw.sessiond.v1.SessionService/EditTail',
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailRequest.SerializeToString,
             claw_dot_sessiond_dot_v1_dot_sessiond__pb2.EditTailResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteEntries(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/claw.sessiond.v1.SessionService/DeleteEntries',
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.DeleteEntriesRequest.SerializeToString,
+            claw_dot_sessiond_dot_v1_dot_sessiond__pb2.DeleteEntriesResponse.FromString,
             options,
             channel_credentials,
             insecure,

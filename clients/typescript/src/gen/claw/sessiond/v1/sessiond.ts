@@ -719,7 +719,9 @@ export interface LoadRequest {
   noRepair: boolean;
   /**
    * Bounded reads (cost independent of history length); at most one of
-   * these three may be set. Only the last N visible entries:
+   * these three may be set (before_position, client_ids and
+   * client_id_prefix below say what each combines with). Only the last N
+   * visible entries:
    */
   last: number;
   /** Only entries with position greater than this: */
@@ -730,6 +732,31 @@ export interface LoadRequest {
     | undefined;
   /** Also return these shared scopes' states (LoadResponse.scope_states). */
   scopes: string[];
+  /**
+   * Point read through the index of client ids (cost O(ids), not O(history)):
+   * only the visible entries whose client id is one of these, in position
+   * order. Each id 1-256 bytes; at most max_batch_messages ids (1000 by
+   * default); an id not stored is simply absent from the reply. Combines with
+   * no other filter (last, after_position, after_time, client_id_prefix,
+   * before_position): INVALID_ARGUMENT (INVALID_MESSAGE) otherwise.
+   */
+  clientIds: string[];
+  /**
+   * Range read through the index of client ids: only the visible entries
+   * whose client id starts with this (1-256 bytes), in position order, at most
+   * max_batch_messages of them (the lowest positions; `complete` is false
+   * when more match: continue with after_position set to the last position
+   * received). Combines with after_position and before_position only. Cost:
+   * the entries whose client id has the prefix, not the history.
+   */
+  clientIdPrefix: string;
+  /**
+   * Only entries with a position less than this (> 0). Combines with `last`
+   * (the last N visible entries before it: newest-first paging backwards),
+   * with `after_position` (the range between the two), or with
+   * client_id_prefix; not with after_time or client_ids.
+   */
+  beforePosition: number;
 }
 
 /** One chunk of a Load reply. */
@@ -750,7 +777,7 @@ export interface LoadResponse {
   traceId: string;
   /**
    * First chunk only: true if the reply holds the whole visible history
-   * (false when a bounded read left entries out).
+   * (false whenever a bounded read or a filter left entries out).
    */
   complete: boolean;
   /** First chunk only: position of the first entry returned (0 if none). */
@@ -1539,6 +1566,62 @@ export interface EditTailResponse {
    */
   replayed: boolean;
   /** Trace id of the call that made the edit. */
+  traceId: string;
+}
+
+/**
+ * DeleteEntries: remove visible entries anywhere in a history. Exactly one
+ * selector: `client_ids`, `client_id_prefix`, or a range (`from_position`,
+ * optionally `to_position`). At most max_batch_messages (1000 by default)
+ * entries per request: a selector matching more is INVALID_ARGUMENT
+ * (FIELD_TOO_LARGE) and writes nothing. Removing one half of a tool call and
+ * its result (a call whose result stays, a result whose call stays, or a call
+ * still awaiting its result) is FAILED_PRECONDITION (EDIT_SPLITS_CALL) unless
+ * `discard_pending`. An unknown session is NOT_FOUND (SESSION_NOT_FOUND). A
+ * selector that matches no visible entry writes nothing (edit_position 0).
+ */
+export interface DeleteEntriesRequest {
+  /** Session id (see LoadRequest). */
+  sessionId: string;
+  /**
+   * The visible entries with these client ids (each 1-256 bytes, at most
+   * max_batch_messages ids; ids not stored are skipped).
+   */
+  clientIds: string[];
+  /** The visible entries whose client id starts with this (1-256 bytes). */
+  clientIdPrefix: string;
+  /** The visible entries from this position (>= 1) ... */
+  fromPosition: number;
+  /** ... up to this one, inclusive (0: up to the last position). */
+  toPosition: number;
+  /** Optimistic concurrency (see AppendRequest): 0 is no check. */
+  expectedLastPosition: number;
+  /** Idempotency key (see AppendRequest). */
+  requestId: string;
+  /** Trace id. */
+  traceId: string;
+  /**
+   * Allow removing one half of a tool call and its result (see above): a
+   * removed call's result stays (answering no call); a removed result's call
+   * is open again.
+   */
+  discardPending: boolean;
+}
+
+/** The outcome of a DeleteEntries. */
+export interface DeleteEntriesResponse {
+  /** How many entries it removed. */
+  removedCount: number;
+  /** Their positions, ascending. */
+  removedPositions: number[];
+  /**
+   * Position of the edit event that records the removal (0: nothing matched,
+   * nothing was written).
+   */
+  editPosition: number;
+  /** True if this is the stored result of an earlier request with the same id. */
+  replayed: boolean;
+  /** Trace id of the call that made the removal. */
   traceId: string;
 }
 
@@ -3660,6 +3743,9 @@ function createBaseLoadRequest(): LoadRequest {
     afterPosition: 0,
     afterTime: undefined,
     scopes: [],
+    clientIds: [],
+    clientIdPrefix: "",
+    beforePosition: 0,
   };
 }
 
@@ -3688,6 +3774,15 @@ export const LoadRequest: MessageFns<LoadRequest> = {
     }
     for (const v of message.scopes) {
       writer.uint32(66).string(v!);
+    }
+    for (const v of message.clientIds) {
+      writer.uint32(74).string(v!);
+    }
+    if (message.clientIdPrefix !== "") {
+      writer.uint32(82).string(message.clientIdPrefix);
+    }
+    if (message.beforePosition !== 0) {
+      writer.uint32(88).int64(message.beforePosition);
     }
     return writer;
   },
@@ -3769,6 +3864,30 @@ export const LoadRequest: MessageFns<LoadRequest> = {
             message.scopes.push(reader.string());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.clientIds.push(reader.string());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.clientIdPrefix = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.beforePosition = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3813,6 +3932,21 @@ export const LoadRequest: MessageFns<LoadRequest> = {
       scopes: globalThis.Array.isArray(object?.scopes)
         ? object.scopes.map((e: any) => globalThis.String(e))
         : [],
+      clientIds: globalThis.Array.isArray(object?.clientIds)
+        ? object.clientIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.client_ids)
+        ? object.client_ids.map((e: any) => globalThis.String(e))
+        : [],
+      clientIdPrefix: isSet(object.clientIdPrefix)
+        ? globalThis.String(object.clientIdPrefix)
+        : isSet(object.client_id_prefix)
+        ? globalThis.String(object.client_id_prefix)
+        : "",
+      beforePosition: isSet(object.beforePosition)
+        ? globalThis.Number(object.beforePosition)
+        : isSet(object.before_position)
+        ? globalThis.Number(object.before_position)
+        : 0,
     };
   },
 
@@ -3842,6 +3976,15 @@ export const LoadRequest: MessageFns<LoadRequest> = {
     if (message.scopes?.length) {
       obj.scopes = message.scopes;
     }
+    if (message.clientIds?.length) {
+      obj.clientIds = message.clientIds;
+    }
+    if (message.clientIdPrefix !== "") {
+      obj.clientIdPrefix = message.clientIdPrefix;
+    }
+    if (message.beforePosition !== 0) {
+      obj.beforePosition = Math.round(message.beforePosition);
+    }
     return obj;
   },
 
@@ -3858,6 +4001,9 @@ export const LoadRequest: MessageFns<LoadRequest> = {
     message.afterPosition = object.afterPosition ?? 0;
     message.afterTime = object.afterTime ?? undefined;
     message.scopes = object.scopes?.map((e) => e) || [];
+    message.clientIds = object.clientIds?.map((e) => e) || [];
+    message.clientIdPrefix = object.clientIdPrefix ?? "";
+    message.beforePosition = object.beforePosition ?? 0;
     return message;
   },
 };
@@ -10621,6 +10767,412 @@ export const EditTailResponse: MessageFns<EditTailResponse> = {
   },
 };
 
+function createBaseDeleteEntriesRequest(): DeleteEntriesRequest {
+  return {
+    sessionId: "",
+    clientIds: [],
+    clientIdPrefix: "",
+    fromPosition: 0,
+    toPosition: 0,
+    expectedLastPosition: 0,
+    requestId: "",
+    traceId: "",
+    discardPending: false,
+  };
+}
+
+export const DeleteEntriesRequest: MessageFns<DeleteEntriesRequest> = {
+  encode(message: DeleteEntriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    for (const v of message.clientIds) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.clientIdPrefix !== "") {
+      writer.uint32(26).string(message.clientIdPrefix);
+    }
+    if (message.fromPosition !== 0) {
+      writer.uint32(32).int64(message.fromPosition);
+    }
+    if (message.toPosition !== 0) {
+      writer.uint32(40).int64(message.toPosition);
+    }
+    if (message.expectedLastPosition !== 0) {
+      writer.uint32(48).int64(message.expectedLastPosition);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(58).string(message.requestId);
+    }
+    if (message.traceId !== "") {
+      writer.uint32(66).string(message.traceId);
+    }
+    if (message.discardPending !== false) {
+      writer.uint32(72).bool(message.discardPending);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteEntriesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteEntriesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.clientIds.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.clientIdPrefix = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.fromPosition = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.toPosition = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.expectedLastPosition = longToNumber(reader.int64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.traceId = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.discardPending = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteEntriesRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      clientIds: globalThis.Array.isArray(object?.clientIds)
+        ? object.clientIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.client_ids)
+        ? object.client_ids.map((e: any) => globalThis.String(e))
+        : [],
+      clientIdPrefix: isSet(object.clientIdPrefix)
+        ? globalThis.String(object.clientIdPrefix)
+        : isSet(object.client_id_prefix)
+        ? globalThis.String(object.client_id_prefix)
+        : "",
+      fromPosition: isSet(object.fromPosition)
+        ? globalThis.Number(object.fromPosition)
+        : isSet(object.from_position)
+        ? globalThis.Number(object.from_position)
+        : 0,
+      toPosition: isSet(object.toPosition)
+        ? globalThis.Number(object.toPosition)
+        : isSet(object.to_position)
+        ? globalThis.Number(object.to_position)
+        : 0,
+      expectedLastPosition: isSet(object.expectedLastPosition)
+        ? globalThis.Number(object.expectedLastPosition)
+        : isSet(object.expected_last_position)
+        ? globalThis.Number(object.expected_last_position)
+        : 0,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      traceId: isSet(object.traceId)
+        ? globalThis.String(object.traceId)
+        : isSet(object.trace_id)
+        ? globalThis.String(object.trace_id)
+        : "",
+      discardPending: isSet(object.discardPending)
+        ? globalThis.Boolean(object.discardPending)
+        : isSet(object.discard_pending)
+        ? globalThis.Boolean(object.discard_pending)
+        : false,
+    };
+  },
+
+  toJSON(message: DeleteEntriesRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.clientIds?.length) {
+      obj.clientIds = message.clientIds;
+    }
+    if (message.clientIdPrefix !== "") {
+      obj.clientIdPrefix = message.clientIdPrefix;
+    }
+    if (message.fromPosition !== 0) {
+      obj.fromPosition = Math.round(message.fromPosition);
+    }
+    if (message.toPosition !== 0) {
+      obj.toPosition = Math.round(message.toPosition);
+    }
+    if (message.expectedLastPosition !== 0) {
+      obj.expectedLastPosition = Math.round(message.expectedLastPosition);
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.traceId !== "") {
+      obj.traceId = message.traceId;
+    }
+    if (message.discardPending !== false) {
+      obj.discardPending = message.discardPending;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteEntriesRequest>): DeleteEntriesRequest {
+    return DeleteEntriesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteEntriesRequest>): DeleteEntriesRequest {
+    const message = createBaseDeleteEntriesRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.clientIds = object.clientIds?.map((e) => e) || [];
+    message.clientIdPrefix = object.clientIdPrefix ?? "";
+    message.fromPosition = object.fromPosition ?? 0;
+    message.toPosition = object.toPosition ?? 0;
+    message.expectedLastPosition = object.expectedLastPosition ?? 0;
+    message.requestId = object.requestId ?? "";
+    message.traceId = object.traceId ?? "";
+    message.discardPending = object.discardPending ?? false;
+    return message;
+  },
+};
+
+function createBaseDeleteEntriesResponse(): DeleteEntriesResponse {
+  return { removedCount: 0, removedPositions: [], editPosition: 0, replayed: false, traceId: "" };
+}
+
+export const DeleteEntriesResponse: MessageFns<DeleteEntriesResponse> = {
+  encode(message: DeleteEntriesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.removedCount !== 0) {
+      writer.uint32(8).int64(message.removedCount);
+    }
+    if (message.removedPositions.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.removedPositions) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    if (message.editPosition !== 0) {
+      writer.uint32(24).int64(message.editPosition);
+    }
+    if (message.replayed !== false) {
+      writer.uint32(32).bool(message.replayed);
+    }
+    if (message.traceId !== "") {
+      writer.uint32(42).string(message.traceId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteEntriesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteEntriesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.removedCount = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.removedPositions.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.removedPositions.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.editPosition = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.replayed = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.traceId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteEntriesResponse {
+    return {
+      removedCount: isSet(object.removedCount)
+        ? globalThis.Number(object.removedCount)
+        : isSet(object.removed_count)
+        ? globalThis.Number(object.removed_count)
+        : 0,
+      removedPositions: globalThis.Array.isArray(object?.removedPositions)
+        ? object.removedPositions.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.removed_positions)
+        ? object.removed_positions.map((e: any) => globalThis.Number(e))
+        : [],
+      editPosition: isSet(object.editPosition)
+        ? globalThis.Number(object.editPosition)
+        : isSet(object.edit_position)
+        ? globalThis.Number(object.edit_position)
+        : 0,
+      replayed: isSet(object.replayed) ? globalThis.Boolean(object.replayed) : false,
+      traceId: isSet(object.traceId)
+        ? globalThis.String(object.traceId)
+        : isSet(object.trace_id)
+        ? globalThis.String(object.trace_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteEntriesResponse): unknown {
+    const obj: any = {};
+    if (message.removedCount !== 0) {
+      obj.removedCount = Math.round(message.removedCount);
+    }
+    if (message.removedPositions?.length) {
+      obj.removedPositions = message.removedPositions.map((e) => Math.round(e));
+    }
+    if (message.editPosition !== 0) {
+      obj.editPosition = Math.round(message.editPosition);
+    }
+    if (message.replayed !== false) {
+      obj.replayed = message.replayed;
+    }
+    if (message.traceId !== "") {
+      obj.traceId = message.traceId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteEntriesResponse>): DeleteEntriesResponse {
+    return DeleteEntriesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteEntriesResponse>): DeleteEntriesResponse {
+    const message = createBaseDeleteEntriesResponse();
+    message.removedCount = object.removedCount ?? 0;
+    message.removedPositions = object.removedPositions?.map((e) => e) || [];
+    message.editPosition = object.editPosition ?? 0;
+    message.replayed = object.replayed ?? false;
+    message.traceId = object.traceId ?? "";
+    return message;
+  },
+};
+
 function createBaseCreateSessionRequest(): CreateSessionRequest {
   return { sessionId: "", workdir: "", state: "", labels: {}, toolPolicy: undefined, requestId: "", traceId: "" };
 }
@@ -12625,6 +13177,26 @@ export const SessionServiceService = {
     responseDeserialize: (value: Buffer): EditTailResponse => EditTailResponse.decode(value),
   },
   /**
+   * Removes visible entries anywhere in a history, chosen by client id, by
+   * client id prefix or by a range of positions (exactly one of the three),
+   * only if the last position is still `expected_last_position` (ABORTED
+   * otherwise). As with EditTail, the removed entries stay in the log hidden
+   * from the projection and an `edit` event at the next position records
+   * which: Watch, WatchAll and Export show it as an edit with no
+   * replacements. Positions are never reused. Costs O(entries touched), not
+   * O(history).
+   */
+  deleteEntries: {
+    path: "/claw.sessiond.v1.SessionService/DeleteEntries" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteEntriesRequest): Buffer => Buffer.from(DeleteEntriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteEntriesRequest => DeleteEntriesRequest.decode(value),
+    responseSerialize: (value: DeleteEntriesResponse): Buffer =>
+      Buffer.from(DeleteEntriesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteEntriesResponse => DeleteEntriesResponse.decode(value),
+  },
+  /**
    * Creates an empty session with initial state, labels and tool policy;
    * ALREADY_EXISTS if the id is stored (exclusive create).
    */
@@ -12800,6 +13372,17 @@ export interface SessionServiceServer extends UntypedServiceImplementation {
    * Costs O(entries touched), not O(history).
    */
   editTail: handleUnaryCall<EditTailRequest, EditTailResponse>;
+  /**
+   * Removes visible entries anywhere in a history, chosen by client id, by
+   * client id prefix or by a range of positions (exactly one of the three),
+   * only if the last position is still `expected_last_position` (ABORTED
+   * otherwise). As with EditTail, the removed entries stay in the log hidden
+   * from the projection and an `edit` event at the next position records
+   * which: Watch, WatchAll and Export show it as an edit with no
+   * replacements. Positions are never reused. Costs O(entries touched), not
+   * O(history).
+   */
+  deleteEntries: handleUnaryCall<DeleteEntriesRequest, DeleteEntriesResponse>;
   /**
    * Creates an empty session with initial state, labels and tool policy;
    * ALREADY_EXISTS if the id is stored (exclusive create).
@@ -13122,6 +13705,31 @@ export interface SessionServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: EditTailResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Removes visible entries anywhere in a history, chosen by client id, by
+   * client id prefix or by a range of positions (exactly one of the three),
+   * only if the last position is still `expected_last_position` (ABORTED
+   * otherwise). As with EditTail, the removed entries stay in the log hidden
+   * from the projection and an `edit` event at the next position records
+   * which: Watch, WatchAll and Export show it as an edit with no
+   * replacements. Positions are never reused. Costs O(entries touched), not
+   * O(history).
+   */
+  deleteEntries(
+    request: DeleteEntriesRequest,
+    callback: (error: ServiceError | null, response: DeleteEntriesResponse) => void,
+  ): ClientUnaryCall;
+  deleteEntries(
+    request: DeleteEntriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteEntriesResponse) => void,
+  ): ClientUnaryCall;
+  deleteEntries(
+    request: DeleteEntriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteEntriesResponse) => void,
   ): ClientUnaryCall;
   /**
    * Creates an empty session with initial state, labels and tool policy;

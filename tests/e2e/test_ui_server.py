@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 import pytest
 
+from claw_sessiond.ui.api import LOOKUP_ENTRIES, LOOKUP_SESSION_ENTRIES
 from claw_sessiond.ui.auth import CSP
 from claw_sessiond.ui.export_html import HTML_CSP
 from claw_sessiond.ui.live import MAX_STREAMS
@@ -89,7 +90,14 @@ def test_the_secret_is_needed_and_the_host_must_be_ours(ui: UiProcess, daemon: D
         assert refused.status == 403 and refused.headers["content-type"].startswith("text/plain"), (path, refused)
         assert refused.headers["content-security-policy"] == CSP
     assert ui.get("/api/info", auth=False, headers={"Authorization": "Bearer " + "x" * 43}).status == 403
-    assert ui.get("/api/info", auth=False, headers={"Cookie": "claw_ui=" + ui.token[:-1] + "A"}).status == 403
+    assert (
+        ui.get(
+            "/api/info",
+            auth=False,
+            headers={"Cookie": "claw_ui=" + ui.token[:-1] + ("B" if ui.token.endswith("A") else "A")},
+        ).status
+        == 403
+    )
     assert ui.get("/?token=" + ui.token[::-1], auth=False).status == 403
     # The printed URL: a cookie for the secret, and a redirect that drops the token from the address.
     first = ui.get(f"/?token={ui.token}", auth=False)
@@ -310,16 +318,19 @@ def test_a_repaired_and_a_superseded_call_are_marked(
         assert owner.stdout is not None
         started = json.loads(owner.stdout.readline())
         live = ui.get_json(f"/api/sessions/{sid}")
-        assert sorted((f["call_id"], f["name"], f["run"]["pid"], f["run"]["run_id"]) for f in live["in_flight"]) == [
-            ("c1", "bash", started["pid"], started["run_id"]),
-            ("c2", "bash", started["pid"], started["run_id"]),
+        in_flight = live["in_flight"]
+        assert sorted(
+            (f["call_id"], f["name"], f["run"]["pid"], f["run"]["run_id"], f["run"]["label"]) for f in in_flight
+        ) == [
+            ("c1", "bash", started["pid"], started["run_id"], "worker"),
+            ("c2", "bash", started["pid"], started["run_id"], "worker"),
         ]
         assert live["session"]["open_calls"] == 2
         stream = ui.events(f"/api/sessions/{sid}/live?after=2")
         owned, _ = stream.next("run", LIVE_SANITY_S)  # the live view says who owns each call in flight
-        assert sorted((f["call_id"], f["run"]["pid"]) for f in owned["in_flight"]) == [
-            ("c1", started["pid"]),
-            ("c2", started["pid"]),
+        assert sorted((f["call_id"], f["run"]["pid"], f["run"]["label"]) for f in owned["in_flight"]) == [
+            ("c1", started["pid"], "worker"),
+            ("c2", started["pid"], "worker"),
         ]
     finally:
         owner.send_signal(signal.SIGKILL)  # the client dies mid-call
@@ -425,6 +436,45 @@ def test_usage_by_model_and_by_day(ui: UiProcess, client: SessionClient) -> None
     usd = next(t for t in by_day["totals"] if t["currency"] == "USD")
     assert usd["cost_micros"] == sum(r["cost_micros"] for r in by_day["rows"] if r["currency"] == "USD")
     assert ui.get_json("/api/usage?by=day&since=2999-01-01T00:00:00Z")["rows"] == []
+
+
+def test_older_pages_are_the_last_n_before_a_position(ui: UiProcess, client: SessionClient) -> None:
+    """``before=`` pages hold ``limit`` entries each across gaps a DeleteEntries and an EditTail leave (a read
+    from a computed position would come back short there) and, together, the whole visible history."""
+    sid = _sid()
+    client.append(sid, [Message.user(f"m{n}") for n in range(30)])
+    client.delete_entries(sid, from_position=5, to_position=14)  # ten gone from the middle
+    client.edit_tail(sid, remove_last=2, replacements=Message.user("instead"))
+    client.append(sid, [Message.user(f"late{n}") for n in range(5)])
+    visible = [m.position for m in client.load(sid, no_repair=True).messages]
+    pages = [ui.get_json(f"/api/sessions/{sid}?limit=4")]
+    for _ in range(len(visible)):  # bounded: each page goes back at least one entry
+        if not pages[-1]["has_older"]:
+            break
+        pages.append(ui.get_json(f"/api/sessions/{sid}?limit=4&before={pages[-1]['first_position']}"))
+    seen = [e["position"] for page in reversed(pages) for e in page["entries"]]
+    assert seen == visible
+    assert [len(page["entries"]) for page in pages[:-1]] == [4] * (len(pages) - 1)
+    assert not pages[-1]["has_older"] and all(page["has_older"] for page in pages[:-1])
+    assert all(page["has_newer"] for page in pages[1:]) and not pages[0]["has_newer"]
+
+
+def test_lookup_by_client_id_reads_the_index(ui: UiProcess, client: SessionClient) -> None:
+    """A client id is found however far back its entry is (through the daemon's index, not a scan of the last
+    entries): here 1,200 entries follow it, more than the trace-id scan's bound per session."""
+    sid = _sid()
+    client.append(sid, Message.user("first", client_id=f"{sid}-first"))
+    for start in range(0, LOOKUP_ENTRIES + 200, 400):
+        client.append(sid, [Message.user(f"later {start + n}") for n in range(400)])
+    found = ui.get_json(f"/api/lookup?client_id={sid}-first")
+    assert found["matches"] == [{"session_id": sid, "position": 1}]
+    assert found["through"] == "index" and found["scanned"] is None
+    assert ui.get_json(f"/api/lookup?client_id={sid}-first&session_id={sid}")["matches"] == found["matches"]
+    traced = ui.get_json(f"/api/lookup?trace_id=none-{sid}&session_id={sid}")
+    assert traced["through"] == "scan" and traced["scanned"] == {
+        "sessions": 1,
+        "entries_per_session": LOOKUP_SESSION_ENTRIES,
+    }
 
 
 def test_lookup_by_trace_and_client_id(ui: UiProcess, client: SessionClient) -> None:

@@ -207,6 +207,10 @@ class RunRegistry(Protocol):
         """The pid a live run declared (0 if unknown)."""
         ...
 
+    def label_of(self, run_id: str) -> str:
+        """The label a live run declared in Attach ("" if none or unknown)."""
+        ...
+
     def check_run(self, run_id: str, session_id: str) -> None:
         """An Append's run id must name a live run of that session.
 

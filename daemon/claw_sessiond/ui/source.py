@@ -50,7 +50,15 @@ class Source(Protocol):
 
     async def list_page(self, id_contains: str, limit: int, page_token: str, labels: dict[str, str]) -> SessionPage: ...
 
-    async def load(self, session_id: str, *, last: int | None = None, after: int | None = None) -> LoadResult: ...
+    async def load(
+        self,
+        session_id: str,
+        *,
+        last: int | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        client_ids: tuple[str, ...] = (),
+    ) -> LoadResult: ...
 
     async def search(self, query: str, session_id: str, limit: int) -> SearchResult: ...
 
@@ -75,8 +83,18 @@ class DaemonSource:
     async def list_page(self, id_contains: str, limit: int, page_token: str, labels: dict[str, str]) -> SessionPage:
         return await self.client.list_sessions_page(id_contains, limit, page_token, labels)
 
-    async def load(self, session_id: str, *, last: int | None = None, after: int | None = None) -> LoadResult:
-        return await self.client.load(session_id, no_repair=True, last=last, after_position=after)
+    async def load(
+        self,
+        session_id: str,
+        *,
+        last: int | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        client_ids: tuple[str, ...] = (),
+    ) -> LoadResult:
+        return await self.client.load(
+            session_id, no_repair=True, last=last, after_position=after, before_position=before, client_ids=client_ids
+        )
 
     async def search(self, query: str, session_id: str, limit: int) -> SearchResult:
         return await self.client.search(query, session_id=session_id, limit=limit)
@@ -139,12 +157,25 @@ class OfflineSource:
         page: SessionPage = await self._read(lambda v: v.list_sessions_page(id_contains, limit, page_token, labels))
         return page
 
-    async def load(self, session_id: str, *, last: int | None = None, after: int | None = None) -> LoadResult:
+    async def load(
+        self,
+        session_id: str,
+        *,
+        last: int | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        client_ids: tuple[str, ...] = (),
+    ) -> LoadResult:
+        # The read-only view reads the whole history (docs/ui.md): the same selection, made here.
         result: LoadResult = await self._read(lambda v: v.load(session_id, os.sep, repair=False))
-        if last is not None:
-            result.messages[:] = result.messages[-last:]
-        elif after is not None:
-            result.messages[:] = [m for m in result.messages if m.position > after]
+        chosen = [
+            m
+            for m in result.messages
+            if (after is None or m.position > after)
+            and (before is None or m.position < before)
+            and (not client_ids or m.client_id in client_ids)
+        ]
+        result.messages[:] = chosen if last is None else chosen[-last:]
         return result
 
     async def search(self, query: str, session_id: str, limit: int) -> SearchResult:

@@ -197,6 +197,7 @@ def test_every_route_has_its_shape(ui: UiProcess, client: SessionClient, backend
     page = ui.get_json(f"/api/sessions/{sid}")
     assert set(page) == {
         "session", "entries", "events", "in_flight", "repairs", "first_position", "has_older", "has_newer",
+        "events_complete",
     }  # fmt: skip
     assert page["session"]["id"] == sid and page["session"]["last_position"] == 4
     assert page["first_position"] == 1 and page["has_older"] is False and page["has_newer"] is False
@@ -457,6 +458,40 @@ def test_older_pages_are_the_last_n_before_a_position(ui: UiProcess, client: Ses
     assert [len(page["entries"]) for page in pages[:-1]] == [4] * (len(pages) - 1)
     assert not pages[-1]["has_older"] and all(page["has_older"] for page in pages[:-1])
     assert all(page["has_newer"] for page in pages[1:]) and not pages[0]["has_newer"]
+
+
+def test_a_pages_history_lists_its_clears_and_edits(ui: UiProcess, client: SessionClient) -> None:
+    """The log's clear, EditTail and DeleteEntries events appear in the page whose span holds them (read from
+    Watch's replay over that span), each in exactly one page when paging back."""
+    sid = _sid()
+    client.append(sid, [Message.user(f"before {n}") for n in range(6)])
+    cleared = client.clear(sid).position
+    client.append(sid, [Message.user(f"after {n}", client_id=f"{sid}-{n}") for n in range(6)])
+    edited = client.edit_tail(sid, remove_last=1, replacements=Message.user("instead"))
+    deleted = client.delete_entries(sid, client_ids=[f"{sid}-2"])
+    client.append(sid, [Message.user(f"late {n}") for n in range(4)])
+    want = [
+        (cleared, "clear", {"erased": False}),
+        (edited.edit_position, "edit", {"removed_positions": [cleared + 6]}),
+        (deleted.edit_position, "edit", {"removed_positions": [cleared + 3]}),
+    ]
+
+    page = ui.get_json(f"/api/sessions/{sid}")
+    assert [(e["position"], e["type"], e["detail"]) for e in page["events"]] == want
+    assert page["events_complete"] is True and page["entries"][0]["position"] == cleared + 1
+    pages = [ui.get_json(f"/api/sessions/{sid}?limit=2")]
+    for _ in range(20):  # bounded: 9 visible entries, 2 a page
+        if not pages[-1]["has_older"]:
+            break
+        pages.append(ui.get_json(f"/api/sessions/{sid}?limit=2&before={pages[-1]['first_position']}"))
+    assert not pages[-1]["has_older"] and all(p["events_complete"] for p in pages)
+    shown = [(e["position"], e["type"], e["detail"]) for p in reversed(pages) for e in p["events"]]
+    assert shown == want  # each once, in order
+    newest = pages[0]
+    assert all(e["position"] >= newest["first_position"] for e in newest["events"])
+    forward = ui.get_json(f"/api/sessions/{sid}?after={cleared}&limit=3")
+    assert [e["position"] for e in forward["events"]] == []  # its span ends at its last entry
+    assert forward["has_newer"] and forward["entries"][-1]["position"] == cleared + 4  # +3 deleted
 
 
 def test_lookup_by_client_id_reads_the_index(ui: UiProcess, client: SessionClient) -> None:

@@ -17,6 +17,7 @@ from claw_sessiond_client import LoadResult, Message
 
 from .. import __version__
 from . import params
+from .history import LOOKBACK, log_events
 from .lists import ListFilter, marks, session_page
 from .params import BadParam, json_route
 from .shapes import entry_json, in_flight_json, session_json, time_text, usage_json
@@ -80,30 +81,51 @@ def _session_id(request: web.Request) -> str:
 
 
 async def _page(source: Source, session_id: str, before: int | None, after: int | None, limit: int) -> dict[str, Any]:
-    """The entries of one page (the last ``limit`` by default; older than ``before``; newer than ``after``)."""
+    """The entries of one page (the last ``limit`` by default; older than ``before``; newer than ``after``) and
+    the log's clears and edits over the page's span of positions (:func:`.history.log_events`)."""
     if after is not None:
         result = await source.load(session_id, after=after)
+        params.stored(result)
         shown = result.messages[:limit]
-        older = result.session.message_count - len(result.messages)
-        return _page_json(result, shown, has_older=older > 0, has_newer=len(result.messages) > limit)
-    if before is None:
+        has_older = result.session.message_count > len(result.messages)
+        has_newer = len(result.messages) > limit
+    elif before is None:
         result = await source.load(session_id, last=limit)
-        older = result.session.message_count - len(result.messages)
-        return _page_json(result, result.messages, has_older=older > 0, has_newer=False)
-    # Older entries: the last ``limit`` before ``before`` (newest-first paging backwards, a read that does not
-    # grow with the history), one more to know whether older ones are left.
-    result = await source.load(session_id, last=limit + 1, before=before)
-    shown = result.messages[-limit:]
-    newer = bool(shown) and before <= result.session.last_position
-    return _page_json(result, shown, has_older=len(result.messages) > limit, has_newer=newer)
+        params.stored(result)
+        shown = result.messages
+        has_older, has_newer = result.session.message_count > len(shown), False
+    else:
+        # Older entries: the last ``limit`` before ``before`` (newest-first paging backwards, a read that does
+        # not grow with the history), one more to know whether older ones are left.
+        result = await source.load(session_id, last=limit + 1, before=before)
+        params.stored(result)
+        shown = result.messages[-limit:]
+        has_older = len(result.messages) > limit
+        has_newer = bool(shown) and before <= result.session.last_position
+    # The page's span: from its first entry (the oldest page: LOOKBACK earlier) to the next page's start.
+    last = result.session.last_position
+    if after is not None:
+        lower = after + 1
+    elif shown and has_older:
+        lower = shown[0].position
+    else:
+        lower = max(1, (shown[0].position if shown else last) - LOOKBACK)
+    upper = last
+    if has_newer:
+        upper = before - 1 if before is not None else shown[-1].position
+    events, complete = await log_events(source, session_id, lower, upper)
+    page = _page_json(result, shown, has_older=has_older, has_newer=has_newer, log=events)
+    page["events_complete"] = complete
+    return page
 
 
-def _page_json(result: LoadResult, shown: list[Message], *, has_older: bool, has_newer: bool) -> dict[str, Any]:
-    params.stored(result)
+def _page_json(
+    result: LoadResult, shown: list[Message], *, has_older: bool, has_newer: bool, log: list[dict[str, Any]]
+) -> dict[str, Any]:
     open_calls, _repairs = marks(result)
     session = session_json(result)
     session["open_calls"] = open_calls
-    events = []
+    events = list(log)
     if result.session.forked_from:
         events.append(
             {
@@ -113,6 +135,7 @@ def _page_json(result: LoadResult, shown: list[Message], *, has_older: bool, has
                 "detail": {"from": result.session.forked_from},
             }
         )
+    events.sort(key=lambda e: e["position"])
     return {
         "session": session,
         "entries": [entry_json(m) for m in shown],

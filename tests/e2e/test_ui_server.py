@@ -201,6 +201,7 @@ def test_every_route_has_its_shape(ui: UiProcess, client: SessionClient, backend
     }  # fmt: skip
     assert page["session"]["id"] == sid and page["session"]["last_position"] == 4
     assert page["first_position"] == 1 and page["has_older"] is False and page["has_newer"] is False
+    assert page["events"] == [] and page["events_complete"] is True  # usage and labels are not history events
     middle = ui.get_json(f"/api/sessions/{sid}?after=1&limit=2")
     assert [e["position"] for e in middle["entries"]] == [2, 3] and middle["has_older"] and middle["has_newer"]
     older = ui.get_json(f"/api/sessions/{sid}?before=4&limit=2")

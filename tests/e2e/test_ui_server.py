@@ -577,6 +577,9 @@ def test_offline_view_of_a_stopped_store(tmp_path: Path) -> None:
     sid = _sid()
     try:
         with daemon.client() as c:
+            c.append(sid, [Message.user("cleared before"), Message.user("edited out")])
+            edit = c.edit_tail(sid, remove_last=1).edit_position
+            clear = c.clear(sid).position
             c.append(
                 sid, [Message.user("kept while stopped"), Message.assistant(tool_calls=[ToolCall("o", "x", "{}")])]
             )
@@ -591,6 +594,8 @@ def test_offline_view_of_a_stopped_store(tmp_path: Path) -> None:
         assert [s["id"] for s in ui.get_json("/api/sessions")["sessions"]] == [sid]
         page = ui.get_json(f"/api/sessions/{sid}")
         assert [e["content"] for e in page["entries"]] == ["kept while stopped", ""]
+        assert [(e["position"], e["type"]) for e in page["events"]] == [(edit, "edit"), (clear, "clear")]
+        assert page["events"][0]["detail"] == {"removed_positions": [2]} and page["events_complete"] is True
         assert page["session"]["open_calls"] == 1  # not repaired: the viewer writes nothing
         assert ui.get_json("/api/search?q=stopped")["hits"][0]["session_id"] == sid
         assert ui.get(f"/api/sessions/{sid}/export.jsonl").body.decode().splitlines() == exported

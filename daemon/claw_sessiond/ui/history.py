@@ -9,7 +9,7 @@ against either backend. The span starts :data:`LOOKBACK` positions back on the o
 before the first visible entry is shown.
 
 The replay does not say which edit a DeleteEntries made (both are ``edit`` events with the positions they
-removed). The offline view has no Watch: its pages carry ``events_complete: false``.
+removed). The offline view has no Watch: it gives the same events from the export it reads.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ async def log_events(source: Source, session_id: str, lower: int, upper: int) ->
     if upper < lower or lower < 1:
         return found, True
     try:
-        async with asyncio.timeout(EVENT_WAIT_S), contextlib.aclosing(source.watch(session_id, lower - 1)) as replay:
+        async with asyncio.timeout(EVENT_WAIT_S), contextlib.aclosing(source.history(session_id, lower - 1)) as replay:
             read = 0
             async for event in replay:
                 if event.position > upper:
@@ -53,9 +53,9 @@ async def log_events(source: Source, session_id: str, lower: int, upper: int) ->
                     return found, True
                 if read >= EVENT_SCAN:
                     return found, False
+        return found, True  # the replay ended: the offline view's, after the last stored event
     except (TimeoutError, SessiondError, OfflineUnavailableError):
-        pass
-    return found, False
+        return found, False
 
 
 def _event(position: int, kind: str, detail: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import datetime as dt
+import json
 import os
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, Protocol, cast
@@ -68,6 +69,11 @@ class Source(Protocol):
 
     def watch(self, session_id: str, after: int) -> AsyncGenerator[WatchEvent]: ...
 
+    def history(self, session_id: str, after: int) -> AsyncGenerator[WatchEvent]:
+        """The history events after ``after`` in order (Watch's replay; it goes on live while the daemon runs,
+        and ends after the last stored one offline)."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -111,6 +117,9 @@ class DaemonSource:
         async with contextlib.aclosing(following) as events:
             async for event in events:
                 yield event
+
+    def history(self, session_id: str, after: int) -> AsyncGenerator[WatchEvent]:
+        return self.watch(session_id, after)
 
     async def close(self) -> None:
         await self.client.close()
@@ -194,6 +203,18 @@ class OfflineSource:
     async def watch(self, session_id: str, after: int) -> AsyncGenerator[WatchEvent]:
         raise OfflineUnavailableError("live updates need the daemon: start it (claw-sessiond serve)")
         yield  # pragma: no cover  (an async generator)
+
+    async def history(self, session_id: str, after: int) -> AsyncGenerator[WatchEvent]:
+        # The export's clears and edits (the read-only view reads whole histories anyway: docs/ui.md).
+        async for line in self.export(session_id):
+            event = json.loads(line)
+            kind, position, payload = event.get("type"), event.get("position", 0), event.get("payload") or {}
+            if position <= after or kind not in ("clear", "edit"):
+                continue
+            if kind == "clear":
+                yield WatchEvent(position, None, cleared=True, erased=bool(payload.get("erased")))
+            else:
+                yield WatchEvent(position, None, edited=True, removed_positions=tuple(payload.get("removed", ())))
 
     async def close(self) -> None:
         self._thread.shutdown(wait=True)

@@ -6,8 +6,8 @@ and ``claw-sessiond ui`` on it, and times the viewer's answers as the browser as
 
 * the sessions list's first page (``/api/sessions?limit=50``, with the store's total);
 * the big session's first page (``/api/sessions/big``: its last 200 entries);
-* for comparison, an older page near the big session's start (``before=400``), which reads the rest
-  of the session (Load has no "before" bound yet: docs/ui.md).
+* an older page near the big session's start (``before=400``): Load's last 201 entries before
+  position 400 (``before_position`` with ``last``), a read that does not grow with the session.
 
 The figure is the server's time (the viewer's ``Server-Timing`` header: from the request's arrival
 to its answer, the daemon's call included), p50 and p90 over ``--rounds`` requests after warm-up;

@@ -85,9 +85,9 @@ def test_a_run_on_a_protects_its_calls_from_a_load_on_b(tmp_path: Path, spawn_da
             _start_call(ca, "s", run.run_id)
             loaded = cb.load("s", "/tmp")
             assert loaded.repairs == []
-            # B names the owner: its run, its pid and the host of the daemon it attached to.
-            assert [(c.tool_call_id, c.run_id, c.owner_pid, c.owner_host) for c in loaded.in_flight] == [
-                ("call_1", run.run_id, os.getpid(), socket.gethostname())
+            # B names the owner: its run, its pid, the host of the daemon it attached to and its label.
+            assert [(c.tool_call_id, c.run_id, c.owner_pid, c.owner_host, c.owner_label) for c in loaded.in_flight] == [
+                ("call_1", run.run_id, os.getpid(), socket.gethostname(), "owner")
             ]
             # B refuses a second run on the session, naming the owner's run, pid and host.
             with pytest.raises(PreconditionError) as refused, cb.attach("s"):

@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 import pytest
 
+from claw_sessiond.ui.api import LOOKUP_ENTRIES, LOOKUP_SESSION_ENTRIES
 from claw_sessiond.ui.auth import CSP
 from claw_sessiond.ui.export_html import HTML_CSP
 from claw_sessiond.ui.live import MAX_STREAMS
@@ -89,7 +90,14 @@ def test_the_secret_is_needed_and_the_host_must_be_ours(ui: UiProcess, daemon: D
         assert refused.status == 403 and refused.headers["content-type"].startswith("text/plain"), (path, refused)
         assert refused.headers["content-security-policy"] == CSP
     assert ui.get("/api/info", auth=False, headers={"Authorization": "Bearer " + "x" * 43}).status == 403
-    assert ui.get("/api/info", auth=False, headers={"Cookie": "claw_ui=" + ui.token[:-1] + "A"}).status == 403
+    assert (
+        ui.get(
+            "/api/info",
+            auth=False,
+            headers={"Cookie": "claw_ui=" + ui.token[:-1] + ("B" if ui.token.endswith("A") else "A")},
+        ).status
+        == 403
+    )
     assert ui.get("/?token=" + ui.token[::-1], auth=False).status == 403
     # The printed URL: a cookie for the secret, and a redirect that drops the token from the address.
     first = ui.get(f"/?token={ui.token}", auth=False)
@@ -189,9 +197,11 @@ def test_every_route_has_its_shape(ui: UiProcess, client: SessionClient, backend
     page = ui.get_json(f"/api/sessions/{sid}")
     assert set(page) == {
         "session", "entries", "events", "in_flight", "repairs", "first_position", "has_older", "has_newer",
+        "events_complete",
     }  # fmt: skip
     assert page["session"]["id"] == sid and page["session"]["last_position"] == 4
     assert page["first_position"] == 1 and page["has_older"] is False and page["has_newer"] is False
+    assert page["events"] == [] and page["events_complete"] is True  # usage and labels are not history events
     middle = ui.get_json(f"/api/sessions/{sid}?after=1&limit=2")
     assert [e["position"] for e in middle["entries"]] == [2, 3] and middle["has_older"] and middle["has_newer"]
     older = ui.get_json(f"/api/sessions/{sid}?before=4&limit=2")
@@ -310,16 +320,19 @@ def test_a_repaired_and_a_superseded_call_are_marked(
         assert owner.stdout is not None
         started = json.loads(owner.stdout.readline())
         live = ui.get_json(f"/api/sessions/{sid}")
-        assert sorted((f["call_id"], f["name"], f["run"]["pid"], f["run"]["run_id"]) for f in live["in_flight"]) == [
-            ("c1", "bash", started["pid"], started["run_id"]),
-            ("c2", "bash", started["pid"], started["run_id"]),
+        in_flight = live["in_flight"]
+        assert sorted(
+            (f["call_id"], f["name"], f["run"]["pid"], f["run"]["run_id"], f["run"]["label"]) for f in in_flight
+        ) == [
+            ("c1", "bash", started["pid"], started["run_id"], "worker"),
+            ("c2", "bash", started["pid"], started["run_id"], "worker"),
         ]
         assert live["session"]["open_calls"] == 2
         stream = ui.events(f"/api/sessions/{sid}/live?after=2")
         owned, _ = stream.next("run", LIVE_SANITY_S)  # the live view says who owns each call in flight
-        assert sorted((f["call_id"], f["run"]["pid"]) for f in owned["in_flight"]) == [
-            ("c1", started["pid"]),
-            ("c2", started["pid"]),
+        assert sorted((f["call_id"], f["run"]["pid"], f["run"]["label"]) for f in owned["in_flight"]) == [
+            ("c1", started["pid"], "worker"),
+            ("c2", started["pid"], "worker"),
         ]
     finally:
         owner.send_signal(signal.SIGKILL)  # the client dies mid-call
@@ -427,6 +440,79 @@ def test_usage_by_model_and_by_day(ui: UiProcess, client: SessionClient) -> None
     assert ui.get_json("/api/usage?by=day&since=2999-01-01T00:00:00Z")["rows"] == []
 
 
+def test_older_pages_are_the_last_n_before_a_position(ui: UiProcess, client: SessionClient) -> None:
+    """``before=`` pages hold ``limit`` entries each across gaps a DeleteEntries and an EditTail leave (a read
+    from a computed position would come back short there) and, together, the whole visible history."""
+    sid = _sid()
+    client.append(sid, [Message.user(f"m{n}") for n in range(30)])
+    client.delete_entries(sid, from_position=5, to_position=14)  # ten gone from the middle
+    client.edit_tail(sid, remove_last=2, replacements=Message.user("instead"))
+    client.append(sid, [Message.user(f"late{n}") for n in range(5)])
+    visible = [m.position for m in client.load(sid, no_repair=True).messages]
+    pages = [ui.get_json(f"/api/sessions/{sid}?limit=4")]
+    for _ in range(len(visible)):  # bounded: each page goes back at least one entry
+        if not pages[-1]["has_older"]:
+            break
+        pages.append(ui.get_json(f"/api/sessions/{sid}?limit=4&before={pages[-1]['first_position']}"))
+    seen = [e["position"] for page in reversed(pages) for e in page["entries"]]
+    assert seen == visible
+    assert [len(page["entries"]) for page in pages[:-1]] == [4] * (len(pages) - 1)
+    assert not pages[-1]["has_older"] and all(page["has_older"] for page in pages[:-1])
+    assert all(page["has_newer"] for page in pages[1:]) and not pages[0]["has_newer"]
+
+
+def test_a_pages_history_lists_its_clears_and_edits(ui: UiProcess, client: SessionClient) -> None:
+    """The log's clear, EditTail and DeleteEntries events appear in the page whose span holds them (read from
+    Watch's replay over that span), each in exactly one page when paging back."""
+    sid = _sid()
+    client.append(sid, [Message.user(f"before {n}") for n in range(6)])
+    cleared = client.clear(sid).position
+    client.append(sid, [Message.user(f"after {n}", client_id=f"{sid}-{n}") for n in range(6)])
+    edited = client.edit_tail(sid, remove_last=1, replacements=Message.user("instead"))
+    deleted = client.delete_entries(sid, client_ids=[f"{sid}-2"])
+    client.append(sid, [Message.user(f"late {n}") for n in range(4)])
+    want = [
+        (cleared, "clear", {"erased": False}),
+        (edited.edit_position, "edit", {"removed_positions": [cleared + 6]}),
+        (deleted.edit_position, "edit", {"removed_positions": [cleared + 3]}),
+    ]
+
+    page = ui.get_json(f"/api/sessions/{sid}")
+    assert [(e["position"], e["type"], e["detail"]) for e in page["events"]] == want
+    assert page["events_complete"] is True and page["entries"][0]["position"] == cleared + 1
+    pages = [ui.get_json(f"/api/sessions/{sid}?limit=2")]
+    for _ in range(20):  # bounded: 9 visible entries, 2 a page
+        if not pages[-1]["has_older"]:
+            break
+        pages.append(ui.get_json(f"/api/sessions/{sid}?limit=2&before={pages[-1]['first_position']}"))
+    assert not pages[-1]["has_older"] and all(p["events_complete"] for p in pages)
+    shown = [(e["position"], e["type"], e["detail"]) for p in reversed(pages) for e in p["events"]]
+    assert shown == want  # each once, in order
+    newest = pages[0]
+    assert all(e["position"] >= newest["first_position"] for e in newest["events"])
+    forward = ui.get_json(f"/api/sessions/{sid}?after={cleared}&limit=3")
+    assert [e["position"] for e in forward["events"]] == []  # its span ends at its last entry
+    assert forward["has_newer"] and forward["entries"][-1]["position"] == cleared + 4  # +3 deleted
+
+
+def test_lookup_by_client_id_reads_the_index(ui: UiProcess, client: SessionClient) -> None:
+    """A client id is found however far back its entry is (through the daemon's index, not a scan of the last
+    entries): here 1,200 entries follow it, more than the trace-id scan's bound per session."""
+    sid = _sid()
+    client.append(sid, Message.user("first", client_id=f"{sid}-first"))
+    for start in range(0, LOOKUP_ENTRIES + 200, 400):
+        client.append(sid, [Message.user(f"later {start + n}") for n in range(400)])
+    found = ui.get_json(f"/api/lookup?client_id={sid}-first")
+    assert found["matches"] == [{"session_id": sid, "position": 1}]
+    assert found["through"] == "index" and found["scanned"] is None
+    assert ui.get_json(f"/api/lookup?client_id={sid}-first&session_id={sid}")["matches"] == found["matches"]
+    traced = ui.get_json(f"/api/lookup?trace_id=none-{sid}&session_id={sid}")
+    assert traced["through"] == "scan" and traced["scanned"] == {
+        "sessions": 1,
+        "entries_per_session": LOOKUP_SESSION_ENTRIES,
+    }
+
+
 def test_lookup_by_trace_and_client_id(ui: UiProcess, client: SessionClient) -> None:
     sid = _sid()
     first = client.append(sid, [Message.user("a"), Message.assistant("b")])
@@ -491,6 +577,9 @@ def test_offline_view_of_a_stopped_store(tmp_path: Path) -> None:
     sid = _sid()
     try:
         with daemon.client() as c:
+            c.append(sid, [Message.user("cleared before"), Message.user("edited out")])
+            edit = c.edit_tail(sid, remove_last=1).edit_position
+            clear = c.clear(sid).position
             c.append(
                 sid, [Message.user("kept while stopped"), Message.assistant(tool_calls=[ToolCall("o", "x", "{}")])]
             )
@@ -505,6 +594,8 @@ def test_offline_view_of_a_stopped_store(tmp_path: Path) -> None:
         assert [s["id"] for s in ui.get_json("/api/sessions")["sessions"]] == [sid]
         page = ui.get_json(f"/api/sessions/{sid}")
         assert [e["content"] for e in page["entries"]] == ["kept while stopped", ""]
+        assert [(e["position"], e["type"]) for e in page["events"]] == [(edit, "edit"), (clear, "clear")]
+        assert page["events"][0]["detail"] == {"removed_positions": [2]} and page["events_complete"] is True
         assert page["session"]["open_calls"] == 1  # not repaired: the viewer writes nothing
         assert ui.get_json("/api/search?q=stopped")["hits"][0]["session_id"] == sid
         assert ui.get(f"/api/sessions/{sid}/export.jsonl").body.decode().splitlines() == exported

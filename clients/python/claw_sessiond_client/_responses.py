@@ -225,7 +225,7 @@ class LoadAssembly:
             self.messages,
             [Repair(r.tool_call_id, r.assistant_position, r.position) for r in first.repairs],
             [
-                InFlightCall(c.tool_call_id, c.assistant_position, c.run_id, c.owner_pid, c.owner_host)
+                InFlightCall(c.tool_call_id, c.assistant_position, c.run_id, c.owner_pid, c.owner_host, c.owner_label)
                 for c in first.in_flight
             ],
             first.trace_id,

@@ -285,6 +285,8 @@ class InFlightCall:
     owner_pid: int
     owner_host: str = ""
     """Host of the daemon the owner attached to (several daemons on one PostgreSQL database; "" on SQLite)."""
+    owner_label: str = ""
+    """The label the owner gave in Attach ("" if none, or from a daemon that does not send it)."""
 
 
 @dataclass(frozen=True, slots=True)

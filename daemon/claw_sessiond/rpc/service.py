@@ -144,6 +144,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
                     run_id=c.run_id,
                     owner_pid=self.owners.pid_of(c.run_id),
                     owner_host=run_host(self.owners, c.run_id),
+                    owner_label=self.owners.label_of(c.run_id),
                 )
                 for c in result.in_flight
             ],

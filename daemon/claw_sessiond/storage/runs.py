@@ -162,6 +162,11 @@ class RunRegistry:
         run = self._runs.get(run_id)
         return run.pid if run else 0
 
+    def label_of(self, run_id: str) -> str:
+        """The label a live run declared in Attach ("" if none or unknown)."""
+        run = self._runs.get(run_id)
+        return run.label if run else ""
+
     def check_run(self, run_id: str, session_id: str) -> None:
         """An Append's run id must name a live run of that session.
 

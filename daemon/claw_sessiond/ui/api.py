@@ -17,6 +17,7 @@ from claw_sessiond_client import LoadResult, Message
 
 from .. import __version__
 from . import params
+from .history import LOOKBACK, log_events
 from .lists import ListFilter, marks, session_page
 from .params import BadParam, json_route
 from .shapes import entry_json, in_flight_json, session_json, time_text, usage_json
@@ -29,8 +30,9 @@ SOURCE: Final = web.AppKey("source", Source)
 WORKSPACE: Final = web.AppKey("workspace", str)
 #: Search hits per request, at most (the daemon's own cap).
 MAX_SEARCH: Final = 200
-#: A lookup without a session looks at this many most recently updated sessions, their last
-#: :data:`LOOKUP_ENTRIES` entries each (with a session: its last :data:`LOOKUP_SESSION_ENTRIES`).
+#: A lookup without a session looks at this many sessions (the list's first page). By trace id it scans
+#: their last :data:`LOOKUP_ENTRIES` entries each (with a session: its last :data:`LOOKUP_SESSION_ENTRIES`);
+#: by client id it reads each session's index of client ids, so every entry is found.
 LOOKUP_SESSIONS: Final = 50
 LOOKUP_ENTRIES: Final = 1000
 LOOKUP_SESSION_ENTRIES: Final = 10000
@@ -79,29 +81,51 @@ def _session_id(request: web.Request) -> str:
 
 
 async def _page(source: Source, session_id: str, before: int | None, after: int | None, limit: int) -> dict[str, Any]:
-    """The entries of one page (the last ``limit`` by default; older than ``before``; newer than ``after``)."""
+    """The entries of one page (the last ``limit`` by default; older than ``before``; newer than ``after``) and
+    the log's clears and edits over the page's span of positions (:func:`.history.log_events`)."""
     if after is not None:
         result = await source.load(session_id, after=after)
+        params.stored(result)
         shown = result.messages[:limit]
-        return _page_json(result, shown, older=result.session.message_count - len(result.messages))
-    if before is None:
+        has_older = result.session.message_count > len(result.messages)
+        has_newer = len(result.messages) > limit
+    elif before is None:
         result = await source.load(session_id, last=limit)
-        return _page_json(result, result.messages, older=result.session.message_count - len(result.messages))
-    # Older entries: Load from a computed start (positions are not dense after clears and edits, so a page
-    # may hold fewer than ``limit``), then keep those before ``before``.
-    result = await source.load(session_id, after=max(0, before - limit - 1))
-    earlier = [m for m in result.messages if m.position < before]
-    shown = earlier[-limit:]
-    older = result.session.message_count - len(result.messages) + len(earlier) - len(shown)
-    return _page_json(result, shown, older=older)
+        params.stored(result)
+        shown = result.messages
+        has_older, has_newer = result.session.message_count > len(shown), False
+    else:
+        # Older entries: the last ``limit`` before ``before`` (newest-first paging backwards, a read that does
+        # not grow with the history), one more to know whether older ones are left.
+        result = await source.load(session_id, last=limit + 1, before=before)
+        params.stored(result)
+        shown = result.messages[-limit:]
+        has_older = len(result.messages) > limit
+        has_newer = bool(shown) and before <= result.session.last_position
+    # The page's span: from its first entry (the oldest page: LOOKBACK earlier) to the next page's start.
+    last = result.session.last_position
+    if after is not None:
+        lower = after + 1
+    elif shown and has_older:
+        lower = shown[0].position
+    else:
+        lower = max(1, (shown[0].position if shown else last) - LOOKBACK)
+    upper = last
+    if has_newer:
+        upper = before - 1 if before is not None else shown[-1].position
+    events, complete = await log_events(source, session_id, lower, upper)
+    page = _page_json(result, shown, has_older=has_older, has_newer=has_newer, log=events)
+    page["events_complete"] = complete
+    return page
 
 
-def _page_json(result: LoadResult, shown: list[Message], *, older: int) -> dict[str, Any]:
-    params.stored(result)
+def _page_json(
+    result: LoadResult, shown: list[Message], *, has_older: bool, has_newer: bool, log: list[dict[str, Any]]
+) -> dict[str, Any]:
     open_calls, _repairs = marks(result)
     session = session_json(result)
     session["open_calls"] = open_calls
-    events = []
+    events = list(log)
     if result.session.forked_from:
         events.append(
             {
@@ -111,6 +135,7 @@ def _page_json(result: LoadResult, shown: list[Message], *, older: int) -> dict[
                 "detail": {"from": result.session.forked_from},
             }
         )
+    events.sort(key=lambda e: e["position"])
     return {
         "session": session,
         "entries": [entry_json(m) for m in shown],
@@ -122,8 +147,8 @@ def _page_json(result: LoadResult, shown: list[Message], *, older: int) -> dict[
             if m.synthetic_reason
         ],
         "first_position": shown[0].position if shown else None,
-        "has_older": older > 0,
-        "has_newer": bool(shown) and shown[-1].position < result.messages[-1].position,
+        "has_older": has_older,
+        "has_newer": has_newer,
     }
 
 
@@ -195,18 +220,30 @@ async def lookup(request: web.Request) -> web.StreamResponse:
         raise BadParam("give trace_id or client_id (one of them)")
     source = _source(request)
     if session_id:
-        targets, entries = [session_id], LOOKUP_SESSION_ENTRIES
+        targets = [session_id]
     else:
         page = await source.list_page("", LOOKUP_SESSIONS, "", {})
-        targets, entries = [s.id for s in page.sessions], LOOKUP_ENTRIES
+        targets = [s.id for s in page.sessions]
     matches = []
     for target in targets:
-        result = await source.load(target, last=entries)
+        if client_id:  # through the daemon's index of client ids: cost O(1) per session, not O(history)
+            result = await source.load(target, client_ids=(client_id,))
+        else:
+            result = await source.load(target, last=LOOKUP_SESSION_ENTRIES if session_id else LOOKUP_ENTRIES)
         if session_id:
             params.stored(result)
         for m in result.messages:
             if (trace_id and m.trace_id == trace_id) or (client_id and m.client_id == client_id):
                 matches.append({"session_id": target, "position": m.position})
+    # A trace-id lookup scans each session's last entries (the bound ``scanned`` names); a client-id lookup
+    # reads through the index, every entry of the sessions it looks at (``scanned`` null).
+    entries = LOOKUP_SESSION_ENTRIES if session_id else LOOKUP_ENTRIES
+    scanned = None if client_id else {"sessions": len(targets), "entries_per_session": entries}
     return web.json_response(
-        {"matches": matches, "scanned": {"sessions": len(targets), "entries_per_session": entries}}
+        {
+            "matches": matches,
+            "sessions_looked_at": len(targets),
+            "through": "index" if client_id else "scan",
+            "scanned": scanned,
+        }
     )

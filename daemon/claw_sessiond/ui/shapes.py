@@ -123,7 +123,7 @@ def entry_json(m: Message) -> dict[str, Any]:
 
 
 def in_flight_json(result: LoadResult) -> list[dict[str, Any]]:
-    """The calls in flight of a look-only Load, each with the run that owns it (Load carries no run label)."""
+    """The calls in flight of a look-only Load, each with the run that owns it (pid, host, label, run id)."""
     names = {c.id: c.name for m in result.messages for c in m.tool_calls}
     return [_call_in_flight(c, names.get(c.tool_call_id, "")) for c in result.in_flight]
 
@@ -133,7 +133,7 @@ def _call_in_flight(c: InFlightCall, name: str) -> dict[str, Any]:
         "call_id": c.tool_call_id,
         "name": name,
         "assistant_position": c.assistant_position,
-        "run": {"label": "", "pid": c.owner_pid, "host": c.owner_host, "run_id": c.run_id},
+        "run": {"label": c.owner_label, "pid": c.owner_pid, "host": c.owner_host, "run_id": c.run_id},
     }
 
 

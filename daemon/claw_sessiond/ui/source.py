@@ -15,6 +15,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import datetime as dt
+import json
 import os
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, Protocol, cast
@@ -50,7 +51,15 @@ class Source(Protocol):
 
     async def list_page(self, id_contains: str, limit: int, page_token: str, labels: dict[str, str]) -> SessionPage: ...
 
-    async def load(self, session_id: str, *, last: int | None = None, after: int | None = None) -> LoadResult: ...
+    async def load(
+        self,
+        session_id: str,
+        *,
+        last: int | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        client_ids: tuple[str, ...] = (),
+    ) -> LoadResult: ...
 
     async def search(self, query: str, session_id: str, limit: int) -> SearchResult: ...
 
@@ -59,6 +68,11 @@ class Source(Protocol):
     def export(self, session_id: str) -> AsyncGenerator[str]: ...
 
     def watch(self, session_id: str, after: int) -> AsyncGenerator[WatchEvent]: ...
+
+    def history(self, session_id: str, after: int) -> AsyncGenerator[WatchEvent]:
+        """The history events after ``after`` in order (Watch's replay; it goes on live while the daemon runs,
+        and ends after the last stored one offline)."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -75,8 +89,18 @@ class DaemonSource:
     async def list_page(self, id_contains: str, limit: int, page_token: str, labels: dict[str, str]) -> SessionPage:
         return await self.client.list_sessions_page(id_contains, limit, page_token, labels)
 
-    async def load(self, session_id: str, *, last: int | None = None, after: int | None = None) -> LoadResult:
-        return await self.client.load(session_id, no_repair=True, last=last, after_position=after)
+    async def load(
+        self,
+        session_id: str,
+        *,
+        last: int | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        client_ids: tuple[str, ...] = (),
+    ) -> LoadResult:
+        return await self.client.load(
+            session_id, no_repair=True, last=last, after_position=after, before_position=before, client_ids=client_ids
+        )
 
     async def search(self, query: str, session_id: str, limit: int) -> SearchResult:
         return await self.client.search(query, session_id=session_id, limit=limit)
@@ -93,6 +117,9 @@ class DaemonSource:
         async with contextlib.aclosing(following) as events:
             async for event in events:
                 yield event
+
+    def history(self, session_id: str, after: int) -> AsyncGenerator[WatchEvent]:
+        return self.watch(session_id, after)
 
     async def close(self) -> None:
         await self.client.close()
@@ -139,12 +166,25 @@ class OfflineSource:
         page: SessionPage = await self._read(lambda v: v.list_sessions_page(id_contains, limit, page_token, labels))
         return page
 
-    async def load(self, session_id: str, *, last: int | None = None, after: int | None = None) -> LoadResult:
+    async def load(
+        self,
+        session_id: str,
+        *,
+        last: int | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        client_ids: tuple[str, ...] = (),
+    ) -> LoadResult:
+        # The read-only view reads the whole history (docs/ui.md): the same selection, made here.
         result: LoadResult = await self._read(lambda v: v.load(session_id, os.sep, repair=False))
-        if last is not None:
-            result.messages[:] = result.messages[-last:]
-        elif after is not None:
-            result.messages[:] = [m for m in result.messages if m.position > after]
+        chosen = [
+            m
+            for m in result.messages
+            if (after is None or m.position > after)
+            and (before is None or m.position < before)
+            and (not client_ids or m.client_id in client_ids)
+        ]
+        result.messages[:] = chosen if last is None else chosen[-last:]
         return result
 
     async def search(self, query: str, session_id: str, limit: int) -> SearchResult:
@@ -163,6 +203,18 @@ class OfflineSource:
     async def watch(self, session_id: str, after: int) -> AsyncGenerator[WatchEvent]:
         raise OfflineUnavailableError("live updates need the daemon: start it (claw-sessiond serve)")
         yield  # pragma: no cover  (an async generator)
+
+    async def history(self, session_id: str, after: int) -> AsyncGenerator[WatchEvent]:
+        # The export's clears and edits (the read-only view reads whole histories anyway: docs/ui.md).
+        async for line in self.export(session_id):
+            event = json.loads(line)
+            kind, position, payload = event.get("type"), event.get("position", 0), event.get("payload") or {}
+            if position <= after or kind not in ("clear", "edit"):
+                continue
+            if kind == "clear":
+                yield WatchEvent(position, None, cleared=True, erased=bool(payload.get("erased")))
+            else:
+                yield WatchEvent(position, None, edited=True, removed_positions=tuple(payload.get("removed", ())))
 
     async def close(self) -> None:
         self._thread.shutdown(wait=True)

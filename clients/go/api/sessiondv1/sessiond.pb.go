@@ -1435,7 +1435,9 @@ type InFlightCall struct {
 	OwnerPid int64 `protobuf:"varint,4,opt,name=owner_pid,json=ownerPid,proto3" json:"owner_pid,omitempty"`
 	// Host name of the daemon the owner attached to, when several daemons share a
 	// PostgreSQL database (empty on SQLite: the run is this daemon's).
-	OwnerHost     string `protobuf:"bytes,5,opt,name=owner_host,json=ownerHost,proto3" json:"owner_host,omitempty"`
+	OwnerHost string `protobuf:"bytes,5,opt,name=owner_host,json=ownerHost,proto3" json:"owner_host,omitempty"`
+	// The label the owner gave in Attach (AttachRequest.label; empty if none).
+	OwnerLabel    string `protobuf:"bytes,6,opt,name=owner_label,json=ownerLabel,proto3" json:"owner_label,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1501,6 +1503,13 @@ func (x *InFlightCall) GetOwnerPid() int64 {
 func (x *InFlightCall) GetOwnerHost() string {
 	if x != nil {
 		return x.OwnerHost
+	}
+	return ""
+}
+
+func (x *InFlightCall) GetOwnerLabel() string {
+	if x != nil {
+		return x.OwnerLabel
 	}
 	return ""
 }
@@ -6500,7 +6509,7 @@ const file_claw_sessiond_v1_sessiond_proto_rawDesc = "" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12-\n" +
 	"\x12assistant_position\x18\x02 \x01(\x03R\x11assistantPosition\x12\x1a\n" +
-	"\bposition\x18\x03 \x01(\x03R\bposition\"\xb2\x01\n" +
+	"\bposition\x18\x03 \x01(\x03R\bposition\"\xd3\x01\n" +
 	"\fInFlightCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12-\n" +
@@ -6508,7 +6517,9 @@ const file_claw_sessiond_v1_sessiond_proto_rawDesc = "" +
 	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12\x1b\n" +
 	"\towner_pid\x18\x04 \x01(\x03R\bownerPid\x12\x1d\n" +
 	"\n" +
-	"owner_host\x18\x05 \x01(\tR\townerHost\"\xfe\x02\n" +
+	"owner_host\x18\x05 \x01(\tR\townerHost\x12\x1f\n" +
+	"\vowner_label\x18\x06 \x01(\tR\n" +
+	"ownerLabel\"\xfe\x02\n" +
 	"\vLoadRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +

@@ -77,6 +77,8 @@ def _live(margin_ms: str = "0") -> str:
 _LIVE: Final = _live()
 #: SQL: may a write for a run of daemon ``d`` commit? Live with ``$3`` ms of the lease left (``timeouts.py``).
 _FENCE: Final = _live("$3")
+#: What a run of another daemon is known as when no Load has seen it: (pid, host, label).
+_UNKNOWN: Final = (0, "", "")
 
 
 class DatabaseRuns(RunRegistry):
@@ -104,7 +106,7 @@ class DatabaseRuns(RunRegistry):
         self._renewed = 0.0
         self._keeper: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Task[None]] = set()
-        self._others: dict[str, tuple[int, str]] = {}
+        self._others: dict[str, tuple[int, str, str]] = {}
 
     # -- life cycle
 
@@ -291,13 +293,19 @@ class DatabaseRuns(RunRegistry):
     def pid_of(self, run_id: str) -> int:
         """The pid a live run declared, on this daemon or (as last seen by a Load) another one."""
         pid = super().pid_of(run_id)
-        return pid or self._others.get(run_id, (0, ""))[0]
+        return pid or self._others.get(run_id, _UNKNOWN)[0]
+
+    def label_of(self, run_id: str) -> str:
+        """The label a live run declared, on this daemon or (as last seen by a Load) another one."""
+        if super().is_live(run_id):
+            return super().label_of(run_id)
+        return self._others.get(run_id, _UNKNOWN)[2]
 
     def host_of(self, run_id: str) -> str:
         """The host of the daemon a live run is attached to ("" if unknown)."""
         if super().is_live(run_id):
             return self.host
-        return self._others.get(run_id, (0, ""))[1]
+        return self._others.get(run_id, _UNKNOWN)[1]
 
     # -- calls naming a run, decided in the database (PingRun, EditTail)
 
@@ -371,12 +379,12 @@ class DatabaseRuns(RunRegistry):
         if not run_ids:
             return set()
         rows = await conn.fetch(
-            f"SELECT r.run_id, r.daemon_no, r.pid, d.host, {_LIVE} FROM runs AS r "
+            f"SELECT r.run_id, r.daemon_no, r.pid, d.host, r.label, {_LIVE} FROM runs AS r "
             "JOIN daemons AS d ON d.daemon_no = r.daemon_no WHERE r.run_id = ANY($1::text[])",
             list(run_ids),
         )
         live: set[str] = set()
-        for run_id, daemon_no, pid, host, ok in rows:
+        for run_id, daemon_no, pid, host, label, ok in rows:
             if not ok:
                 continue
             if daemon_no == self.daemon_no:
@@ -384,7 +392,7 @@ class DatabaseRuns(RunRegistry):
                     live.add(run_id)
             else:
                 live.add(run_id)
-                self._others[run_id] = (int(pid), str(host))
+                self._others[run_id] = (int(pid), str(host), str(label or ""))
         if len(self._others) > 4096:
             self._others.clear()
         return live

@@ -233,18 +233,20 @@ class Repair(_message.Message):
     def __init__(self, tool_call_id: _Optional[str] = ..., assistant_position: _Optional[int] = ..., position: _Optional[int] = ...) -> None: ...
 
 class InFlightCall(_message.Message):
-    __slots__ = ("tool_call_id", "assistant_position", "run_id", "owner_pid", "owner_host")
+    __slots__ = ("tool_call_id", "assistant_position", "run_id", "owner_pid", "owner_host", "owner_label")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     ASSISTANT_POSITION_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     OWNER_PID_FIELD_NUMBER: _ClassVar[int]
     OWNER_HOST_FIELD_NUMBER: _ClassVar[int]
+    OWNER_LABEL_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
     assistant_position: int
     run_id: str
     owner_pid: int
     owner_host: str
-    def __init__(self, tool_call_id: _Optional[str] = ..., assistant_position: _Optional[int] = ..., run_id: _Optional[str] = ..., owner_pid: _Optional[int] = ..., owner_host: _Optional[str] = ...) -> None: ...
+    owner_label: str
+    def __init__(self, tool_call_id: _Optional[str] = ..., assistant_position: _Optional[int] = ..., run_id: _Optional[str] = ..., owner_pid: _Optional[int] = ..., owner_host: _Optional[str] = ..., owner_label: _Optional[str] = ...) -> None: ...
 
 class LoadRequest(_message.Message):
     __slots__ = ("session_id", "workdir", "trace_id", "no_repair", "last", "after_position", "after_time", "scopes", "client_ids", "client_id_prefix", "before_position")

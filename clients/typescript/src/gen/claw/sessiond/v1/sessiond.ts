@@ -697,6 +697,8 @@ export interface InFlightCall {
    * PostgreSQL database (empty on SQLite: the run is this daemon's).
    */
   ownerHost: string;
+  /** The label the owner gave in Attach (AttachRequest.label; empty if none). */
+  ownerLabel: string;
 }
 
 /** Load: read a session's visible history (see SessionService.Load). */
@@ -3581,7 +3583,7 @@ export const Repair: MessageFns<Repair> = {
 };
 
 function createBaseInFlightCall(): InFlightCall {
-  return { toolCallId: "", assistantPosition: 0, runId: "", ownerPid: 0, ownerHost: "" };
+  return { toolCallId: "", assistantPosition: 0, runId: "", ownerPid: 0, ownerHost: "", ownerLabel: "" };
 }
 
 export const InFlightCall: MessageFns<InFlightCall> = {
@@ -3600,6 +3602,9 @@ export const InFlightCall: MessageFns<InFlightCall> = {
     }
     if (message.ownerHost !== "") {
       writer.uint32(42).string(message.ownerHost);
+    }
+    if (message.ownerLabel !== "") {
+      writer.uint32(50).string(message.ownerLabel);
     }
     return writer;
   },
@@ -3657,6 +3662,14 @@ export const InFlightCall: MessageFns<InFlightCall> = {
             message.ownerHost = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.ownerLabel = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3696,6 +3709,11 @@ export const InFlightCall: MessageFns<InFlightCall> = {
         : isSet(object.owner_host)
         ? globalThis.String(object.owner_host)
         : "",
+      ownerLabel: isSet(object.ownerLabel)
+        ? globalThis.String(object.ownerLabel)
+        : isSet(object.owner_label)
+        ? globalThis.String(object.owner_label)
+        : "",
     };
   },
 
@@ -3716,6 +3734,9 @@ export const InFlightCall: MessageFns<InFlightCall> = {
     if (message.ownerHost !== "") {
       obj.ownerHost = message.ownerHost;
     }
+    if (message.ownerLabel !== "") {
+      obj.ownerLabel = message.ownerLabel;
+    }
     return obj;
   },
 
@@ -3729,6 +3750,7 @@ export const InFlightCall: MessageFns<InFlightCall> = {
     message.runId = object.runId ?? "";
     message.ownerPid = object.ownerPid ?? 0;
     message.ownerHost = object.ownerHost ?? "";
+    message.ownerLabel = object.ownerLabel ?? "";
     return message;
   },
 };

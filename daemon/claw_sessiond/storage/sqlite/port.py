@@ -12,6 +12,7 @@ writer thread.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, ParamSpec, TypeVar
@@ -51,11 +52,19 @@ _KEYS_PER_QUERY: Final = 500
 #: History entries inserted per statement (11 parameters a row: well under SQLite's 32766). One statement
 #: for many rows, because the search index's trigger makes every statement write its pending terms out.
 _ENTRIES_PER_INSERT: Final = 500
-_INSERT_ENTRIES: Final = (
-    "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
-    "client_id, encoded) VALUES "
-)
-_ENTRY_VALUES: Final = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_ENTRY_COLUMNS: Final = 11
+
+
+@functools.lru_cache(maxsize=16)
+def _insert_entries_sql(rows: int) -> str:
+    """The INSERT of ``rows`` history entries (the same text for the same count: sqlite3 caches it)."""
+    values = ", ".join(["(" + ", ".join("?" * _ENTRY_COLUMNS) + ")"] * rows)
+    return (
+        "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+        f"client_id, encoded) VALUES {values}"
+    )
+
+
 #: The tail of a history read backwards (EditTail's walk, through ``events_position``).
 _TAIL_SQL: Final = (
     "SELECT position, type, hidden_by IS NOT NULL, CASE WHEN type = 'edit' THEN payload END, "
@@ -125,30 +134,30 @@ class SQLitePort:
     def insert_entries(self, session_id: str, entries: Sequence[NewEntry], trace_id: str, ts: str) -> None:
         """Beside each payload: the item (byte for byte) and client id where set, and the encoded reply form
         (``entry_columns``); up to :data:`_ENTRIES_PER_INSERT` rows a statement."""
-        rows: list[Any] = []
+        values: list[Any] = []
         for entry in entries:
             position, prepared, payload = entry
             fmt, item, encoded = entry_columns(entry, trace_id, ts)
-            rows.append(
-                (
-                    session_id,
-                    position,
-                    prepared.event_type,
-                    trace_id,
-                    ts,
-                    EVENT_SCHEMA_VERSION,
-                    payload,
-                    fmt,
-                    item,
-                    prepared.message.client_id or None,
-                    encoded,
-                )
+            values += (
+                session_id,
+                position,
+                prepared.event_type,
+                trace_id,
+                ts,
+                EVENT_SCHEMA_VERSION,
+                payload,
+                fmt,
+                item,
+                prepared.message.client_id or None,
+                encoded,
             )
-        for start in range(0, len(rows), _ENTRIES_PER_INSERT):
-            chunk = rows[start : start + _ENTRIES_PER_INSERT]
-            self._conn.execute(
-                _INSERT_ENTRIES + ", ".join([_ENTRY_VALUES] * len(chunk)), [v for row in chunk for v in row]
-            )
+        if len(entries) <= _ENTRIES_PER_INSERT:  # nearly every Append: one statement, its text cached
+            self._conn.execute(_insert_entries_sql(len(entries)), values)
+            return
+        step = _ENTRIES_PER_INSERT * _ENTRY_COLUMNS
+        for start in range(0, len(values), step):
+            chunk = values[start : start + step]
+            self._conn.execute(_insert_entries_sql(len(chunk) // _ENTRY_COLUMNS), chunk)
 
     def advance_session(self, session_id: str, last_position: int, added: int, now: str, workdir: str) -> None:
         self._conn.execute(

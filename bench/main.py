@@ -896,6 +896,17 @@ def main(argv: list[str] | None = None) -> int:
         help="only the cost of one Append call against its floors (echo + one durable commit; bench/calls.py)",
     )
     parser.add_argument(
+        "--batch",
+        action="store_true",
+        help="only one unary Append of 1,000 entries on SQLite and PostgreSQL: daemon CPU and wall (bench/batch.py)",
+    )
+    parser.add_argument(
+        "--against",
+        default="",
+        metavar="CHECKOUT",
+        help="with --batch: also run another checkout's daemon (its daemon/ and clients/python/), alternated",
+    )
+    parser.add_argument(
         "--watch",
         action="store_true",
         help="only Watch keeping up: 1 and 100 watchers of a session written at full rate, catch-up vs Load",
@@ -929,6 +940,10 @@ def main(argv: list[str] | None = None) -> int:
         return watch_rate.run(args.tiny, args.label)
     if args.growth:
         return growth.main(args.tiny, args.label)
+    if args.batch:
+        from bench import batch
+
+        return batch.run(args.tiny, args.label, args.against)
     if args.calls:
         from bench import calls
 

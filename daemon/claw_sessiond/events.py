@@ -65,6 +65,7 @@ __all__ = [
     "message_from_payload",
     "message_payload",
     "reply_entry",
+    "request_message",
     "sorted_payload",
     "usage_from_payload",
     "usage_payload",
@@ -320,6 +321,47 @@ def reply_entry(
     s[15](message, False)
     s[16](message, 0)
     s[17](message, encoded)
+    return message
+
+
+def request_message(
+    role: str,
+    content: str,
+    tool_calls: tuple[ToolCall, ...],
+    tool_call_id: str,
+    name: str,
+    fmt: str,
+    item: bytes,
+    client_id: str,
+    metadata: str,
+    usage: UsageDelta | None,
+    cancelled: bool,
+) -> Message:
+    """``Message(...)`` of the fields a request carries (no position, time, trace or daemon mark), slot by slot.
+
+    An Append builds two per entry (the request's and the validated one it stores); the frozen
+    dataclass's ``__init__`` costs about twice these calls.
+    """
+    s = _MESSAGE_SETTERS
+    message: Message = _new(Message)
+    s[0](message, role)
+    s[1](message, content)
+    s[2](message, tool_calls)
+    s[3](message, tool_call_id)
+    s[4](message, name)
+    s[5](message, "")
+    s[6](message, 0)
+    s[7](message, "")
+    s[8](message, "")
+    s[9](message, fmt)
+    s[10](message, item)
+    s[11](message, client_id)
+    s[12](message, metadata)
+    s[13](message, usage)
+    s[14](message, cancelled)
+    s[15](message, False)
+    s[16](message, 0)
+    s[17](message, None)
     return message
 
 

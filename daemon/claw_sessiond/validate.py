@@ -33,7 +33,7 @@ from .bounds import (
 from .config import DEFAULT_MAX_ENTRY_BYTES
 from .entries import check_client_ids, check_entry
 from .errors import InvalidRequestError, Reason
-from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint
+from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint, request_message
 from .ids import check_request_id, check_session_id, has_control
 from .model import AppendJob, EditJob, Message, PreparedMessage, ToolCall, UsageDelta
 from .policy import ToolPolicy, policy_json
@@ -173,18 +173,18 @@ def _prepare_message(
         raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
     if _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
         raise bad(f"tool_call_id is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
-    stored = Message(
-        role=msg.role,
-        content=msg.content,
-        tool_calls=tuple(calls),
-        tool_call_id=msg.tool_call_id,
-        name=msg.name,
-        format=msg.format,
-        item=msg.item,
-        client_id=msg.client_id,
-        metadata=msg.metadata,
-        usage=_entry_usage(where, msg.usage),
-        cancelled=msg.cancelled,
+    stored = request_message(
+        msg.role,
+        msg.content,
+        tuple(calls),
+        msg.tool_call_id,
+        msg.name,
+        msg.format,
+        msg.item,
+        msg.client_id,
+        msg.metadata,
+        _entry_usage(where, msg.usage),
+        msg.cancelled,
     )
     text = encode_message(stored)
     size = payload_too_large(text)

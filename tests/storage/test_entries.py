@@ -8,6 +8,7 @@ import pytest
 
 from claw_sessiond.errors import AlreadyExistsError, InvalidRequestError, PreconditionError, Reason
 from claw_sessiond.model import LoadWindow, Message, ModelUsage, Usage, UsageDelta
+from claw_sessiond.queries import SearchFilter
 from claw_sessiond.storage import Storage
 from tests.storage._support import (
     Stores,
@@ -119,6 +120,37 @@ async def test_entry_usage_follows_the_usage_rules_all_or_nothing(storage: Stora
         )
     assert invalid.value.reason == Reason.INVALID_USAGE
     assert await snapshot(storage, "s") == before
+
+
+async def test_a_full_batch_is_stored_in_order_with_each_usage_event_after_its_entry(storage: Storage) -> None:
+    """1,000 entries in one Append (SQLite writes them 500 rows a statement): every position, item, client id
+    and call pairing as sent, each usage event logged right after its entry, every entry found by search."""
+    u = UsageDelta(input_tokens=3, model="m")
+    messages: list[Message] = []
+    for i in range(1, 1001):
+        if i % 250 == 0:  # usage in the middle of each statement's rows, and on the very last entry
+            messages.append(Message("assistant", f"zebra {i}", usage=u))
+        elif i == 499:
+            messages.append(assistant("c1", text="zebra calling"))
+        elif i == 501:  # its result in the next statement's rows
+            messages.append(result("c1", "zebra done"))
+        elif i % 3 == 0:
+            messages.append(with_item("user", f"zebra {i}", client_id=f"k{i}"))
+        else:
+            messages.append(user(f"zebra {i}"))
+    appended = await append(storage, "s", *messages)
+    assert (appended.first_position, appended.last_position) == (1, 1000)
+    stored = sorted(await read(storage, "s"), key=lambda m: m.position)  # a Load puts each result after its call
+    assert [m.position for m in stored] == list(range(1, 1001))
+    assert [(m.role, m.content, m.item, m.client_id) for m in stored] == [
+        (m.role, m.content, m.item, m.client_id) for m in messages
+    ]
+    types = await event_types(storage, "s")
+    assert len(types) == 1004 and [i for i, t in enumerate(types) if t == "usage"] == [250, 501, 752, 1003]
+    assert (await storage.load("s", "/w", "t")).repairs == []  # the call and its result paired
+    assert (await storage.usage_by_model("s"))[0].input_tokens == 12
+    hits, _more = await storage.search("zebra", SearchFilter(session_id="s"), 1000)
+    assert sorted(h.position for h in hits) == list(range(1, 1001))
 
 
 async def test_other_entries_are_kept_in_order_and_never_paired(storage: Storage) -> None:

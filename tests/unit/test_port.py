@@ -30,7 +30,7 @@ PROTOCOL = _verbs(Port)
 
 
 def test_the_protocol_has_the_core_verbs() -> None:
-    for verb in ("session_row", "ensure_session", "stored_request", "remember", "insert_event", "insert_entry"):
+    for verb in ("session_row", "ensure_session", "stored_request", "remember", "insert_event", "insert_entries"):
         assert verb in PROTOCOL
 
 

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from claw_sessiond.errors import InvalidRequestError, Reason
-from claw_sessiond.model import Message, ToolCall
+from claw_sessiond.events import request_message
+from claw_sessiond.model import Message, ToolCall, UsageDelta
 from claw_sessiond.rpc.convert import (
     event_kind_of,
     fill_message_pb,
@@ -114,3 +115,24 @@ def test_now_rfc3339_is_the_clock_in_the_stored_shape() -> None:
         seen.add(text[:19])
         time.sleep(0.05)
     assert len(seen) >= 2, "the second never changed"
+
+
+def test_a_request_message_is_the_message_with_those_fields_slot_for_slot() -> None:
+    """``events.request_message`` sets slots by position: each field lands in its own slot, the rest are defaults."""
+    calls = (ToolCall("c1", "ls", "{}", True),)
+    usage = UsageDelta(input_tokens=1, model="m")
+    fields = ("assistant", "text", calls, "", "nm", "openai.responses", b"\x00it", "k1", '{"a":1}', usage, True)
+    built = request_message(*fields)
+    assert built == Message(
+        role="assistant",
+        content="text",
+        tool_calls=calls,
+        name="nm",
+        format="openai.responses",
+        item=b"\x00it",
+        client_id="k1",
+        metadata='{"a":1}',
+        usage=usage,
+        cancelled=True,
+    )
+    assert built.encoded is None and built.position == 0 and not built.orphan and built.supersedes == 0

@@ -21,6 +21,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 from ..errors import InvalidRequestError, Reason
+from ..events import request_message
 from ..model import ImportMode, Message, SessionMeta, ToolCall, Usage, UsageDelta
 from ..policy import ToolPolicy, policy_from_json, policy_json
 from ..state import EMPTY, ScopeState
@@ -247,19 +248,19 @@ def scope_state_pb(s: ScopeState) -> pb.ScopeState:
 
 def message_from_pb(m: pb.Message) -> Message:
     """Proto message → domain (role "unknown(N)" for unknown enum values; validation refuses it)."""
-    return Message(
-        role=_ROLE_NAME.get(m.role, f"unknown({m.role})"),
-        content=m.content,
+    return request_message(
+        _ROLE_NAME.get(m.role, f"unknown({m.role})"),
+        m.content,
         # ``arguments_not_json``, ``orphan`` and ``supersedes`` are the daemon's to set: not read here.
-        tool_calls=tuple(ToolCall(c.id, c.name, c.arguments, c.pending) for c in m.tool_calls),
-        tool_call_id=m.tool_call_id,
-        name=m.name,
-        format=m.format,
-        item=m.item,
-        client_id=m.client_id,
-        metadata=m.metadata,
-        usage=entry_usage_of(m.usage) if m.HasField("usage") else None,
-        cancelled=m.cancelled,
+        tuple(ToolCall(c.id, c.name, c.arguments, c.pending) for c in m.tool_calls) if m.tool_calls else (),
+        m.tool_call_id,
+        m.name,
+        m.format,
+        m.item,
+        m.client_id,
+        m.metadata,
+        entry_usage_of(m.usage) if m.HasField("usage") else None,
+        m.cancelled,
     )
 
 

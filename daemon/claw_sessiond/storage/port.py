@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast
 
+from ..entry_wire import encode_entry
+from ..events import message_from_payload
 from ..export import ImportedEvent
 from ..history import IndexedCall, OpenCall
 from ..model import (
@@ -55,11 +57,13 @@ __all__ = [
     "SESSION_COLS",
     "SETTINGS_COLS",
     "SETTINGS_COUNT",
+    "NewEntry",
     "PageReads",
     "Port",
     "ReadPort",
     "SessionRow",
     "as_read_port",
+    "entry_columns",
     "like_pattern",
     "new_incarnation",
     "session_meta",
@@ -88,6 +92,28 @@ class SessionRow:
     clear_position: int
     message_count: int
     usage: Usage
+
+
+#: One history entry an Append writes: its position, the prepared message and the payload to store
+#: (the message's, or as admitted: an orphan result's, a superseding result's).
+NewEntry = tuple[int, PreparedMessage, str]
+
+
+def entry_columns(entry: NewEntry, trace_id: str, ts: str) -> tuple[str | None, bytes | None, bytes | None]:
+    """A new entry's ``format``, ``item`` and ``encoded`` columns, for a backend that keeps the encoded reply form.
+
+    The encoded form is made from the row as a Load reads it back (``message_from_payload`` of these very
+    columns), so it is by construction what a Load would encode from the row (``entry_wire.py``).
+    """
+    position, prepared, payload = entry
+    msg = prepared.message
+    fmt = msg.format or None
+    item = msg.item if msg.format else None
+    return (
+        fmt,
+        item,
+        encode_entry(message_from_payload(position, prepared.event_type, trace_id, ts, payload, fmt, item)),
+    )
 
 
 def session_row(values: Sequence[Any] | None) -> SessionRow | None:
@@ -199,11 +225,11 @@ class Port(Protocol):
         """Insert one event (``position`` None: an audit event outside the history); returns its event id."""
         ...
 
-    def insert_entry(
-        self, session_id: str, position: int, prepared: PreparedMessage, trace_id: str, ts: str, payload: str
-    ) -> None:
-        """Insert one history entry at ``position``: ``payload`` (the message's, or as admitted), with its
-        item, format and client id where set (and, where the backend keeps one, its encoded reply form)."""
+    def insert_entries(self, session_id: str, entries: Sequence[NewEntry], trace_id: str, ts: str) -> None:
+        """Insert history entries, in the order given: each at its position with its payload (the message's,
+        or as admitted), its item, format and client id where set (and, where the backend keeps one, its
+        encoded reply form). A backend writes them in as few statements as it can: SQLite's search index
+        writes its pending terms out at every statement that fires its trigger (about 17 us a row)."""
         ...
 
     def advance_session(self, session_id: str, last_position: int, added: int, now: str, workdir: str) -> None:

@@ -39,7 +39,7 @@ from ..model import (
     UsageResult,
 )
 from ..policy import ToolPolicy, merge_policies
-from .port import Port, SessionRow
+from .port import NewEntry, Port, SessionRow
 from .states import apply_deltas
 from .steps import Steps
 
@@ -140,6 +140,10 @@ def append(port: Port, job: AppendJob, max_open_calls: int = 0) -> Steps[AppendR
     if rules.has_unparsed_calls(job.messages):
         rules.check_unparsed_calls(job.messages, (yield from policy.get(port)).allow_unparsed_calls)
     hidden = 0  # synthetic repairs superseded by this append's results
+    # The entries are written together (one verb, as few statements as the backend can), after the checks of
+    # each: the checks read only what was stored before this append (its own client ids are told apart by
+    # validation) and the call index. A usage event still follows its entry in the log.
+    entries: list[NewEntry] = []
     for prepared in job.messages:
         position += 1
         msg = prepared.message
@@ -152,9 +156,13 @@ def append(port: Port, job: AppendJob, max_open_calls: int = 0) -> Steps[AppendR
             hidden += hid
         if msg.tool_calls:
             yield from _insert_calls(port, sid, prepared, position, job.run_id)
-        yield port.insert_entry(sid, position, prepared, job.trace_id, now, payload)
+        entries.append((position, prepared, payload))
         if msg.usage is not None:
+            yield port.insert_entries(sid, entries, job.trace_id, now)
+            entries = []
             usage = yield from add_usage(port, sid, usage, msg.usage, now, job.trace_id)
+    if entries:
+        yield port.insert_entries(sid, entries, job.trace_id, now)
     if max_open_calls and rules.makes_calls(job.messages):
         rules.check_open_calls((yield port.open_call_count(sid)), max_open_calls, sid)
     if job.state_deltas:  # in this transaction: a refused delta refuses the whole append

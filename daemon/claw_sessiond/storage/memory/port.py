@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...entry_wire import encode_entry
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
 from ...history import IndexedCall, OpenCall
-from ...model import EntrySelection, Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta, now_rfc3339
+from ...model import EntrySelection, Message, Repair, SessionSettings, Usage, UsageDelta, now_rfc3339
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 from ...state import ScopeState, labels_json
-from ..port import Port, SessionRow, new_incarnation, session_row, settings_of, usage_values
+from ..port import NewEntry, Port, SessionRow, entry_columns, new_incarnation, session_row, settings_of, usage_values
 from .tables import CallRow, EventRow, RequestRow, SessionRecord, Tables, Tx, event_bytes
 
 __all__ = ["MemoryPort", "open_calls_of", "record_values", "selected", "visible"]
@@ -112,27 +111,24 @@ class MemoryPort:
             payload=payload,
         )
 
-    def insert_entry(
-        self, session_id: str, position: int, prepared: PreparedMessage, trace_id: str, ts: str, payload: str
-    ) -> None:
-        """Beside the payload: the item and client id where set, and the encoded reply form (as SQLite keeps)."""
-        msg = prepared.message
-        fmt = msg.format or None
-        item = msg.item if msg.format else None
-        encoded = encode_entry(message_from_payload(position, prepared.event_type, trace_id, ts, payload, fmt, item))
-        self._tx.add_event(
-            session_id,
-            position,
-            type=prepared.event_type,
-            trace_id=trace_id,
-            ts=ts,
-            schema_version=EVENT_SCHEMA_VERSION,
-            payload=payload,
-            format=fmt,
-            item=item,
-            client_id=msg.client_id or None,
-            encoded=encoded,
-        )
+    def insert_entries(self, session_id: str, entries: Sequence[NewEntry], trace_id: str, ts: str) -> None:
+        """Beside each payload: the item and client id where set, and the encoded reply form (as SQLite keeps)."""
+        for entry in entries:
+            position, prepared, payload = entry
+            fmt, item, encoded = entry_columns(entry, trace_id, ts)
+            self._tx.add_event(
+                session_id,
+                position,
+                type=prepared.event_type,
+                trace_id=trace_id,
+                ts=ts,
+                schema_version=EVENT_SCHEMA_VERSION,
+                payload=payload,
+                format=fmt,
+                item=item,
+                client_id=prepared.message.client_id or None,
+                encoded=encoded,
+            )
 
     def advance_session(self, session_id: str, last_position: int, added: int, now: str, workdir: str) -> None:
         record = self._t.sessions.get(session_id)

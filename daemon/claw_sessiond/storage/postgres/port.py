@@ -23,7 +23,7 @@ from typing import Any, Final, ParamSpec, TypeVar, cast
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
 from ...history import IndexedCall, OpenCall
-from ...model import EntrySelection, Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta
+from ...model import EntrySelection, Message, Repair, SessionSettings, Usage, UsageDelta
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 from ...state import EMPTY, ScopeState, labels_json
@@ -32,6 +32,7 @@ from ..port import (
     SESSION_COLS,
     SETTINGS_COLS,
     SETTINGS_COUNT,
+    NewEntry,
     Port,
     SessionRow,
     new_incarnation,
@@ -142,23 +143,25 @@ class PostgresPort:
             )
         )
 
-    async def insert_entry(
-        self, session_id: str, position: int, prepared: PreparedMessage, trace_id: str, ts: str, payload: str
-    ) -> None:
-        msg = prepared.message
-        await self._conn.execute(
+    async def insert_entries(self, session_id: str, entries: Sequence[NewEntry], trace_id: str, ts: str) -> None:
+        await self._conn.executemany(
             "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
             "client_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-            session_id,
-            position,
-            prepared.event_type,
-            trace_id,
-            ts,
-            EVENT_SCHEMA_VERSION,
-            payload,
-            msg.format or None,
-            msg.item if msg.format else None,
-            db_text(msg.client_id) or None,
+            [
+                (
+                    session_id,
+                    position,
+                    prepared.event_type,
+                    trace_id,
+                    ts,
+                    EVENT_SCHEMA_VERSION,
+                    payload,
+                    prepared.message.format or None,
+                    prepared.message.item if prepared.message.format else None,
+                    db_text(prepared.message.client_id) or None,
+                )
+                for position, prepared, payload in entries
+            ],
         )
 
     async def advance_session(self, session_id: str, last_position: int, added: int, now: str, workdir: str) -> None:

@@ -12,15 +12,15 @@ writer thread.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, ParamSpec, TypeVar
 
-from ...entry_wire import encode_entry
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
 from ...history import IndexedCall, OpenCall
-from ...model import EntrySelection, Message, PreparedMessage, Repair, SessionSettings, Usage, UsageDelta, now_rfc3339
+from ...model import EntrySelection, Message, Repair, SessionSettings, Usage, UsageDelta, now_rfc3339
 from ...policy import ToolPolicy, policy_from_json
 from ...rules import StoredRequest
 from ...state import ScopeState, labels_json
@@ -28,8 +28,10 @@ from ..port import (
     SESSION_COLS,
     SETTINGS_COLS,
     SETTINGS_COUNT,
+    NewEntry,
     Port,
     SessionRow,
+    entry_columns,
     new_incarnation,
     session_row,
     settings_of,
@@ -48,6 +50,22 @@ _ROW_SQL: Final = f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?"
 
 #: Keys looked up per statement (well under SQLite's 32766 parameters).
 _KEYS_PER_QUERY: Final = 500
+#: History entries inserted per statement (11 parameters a row: well under SQLite's 32766). One statement
+#: for many rows, because the search index's trigger makes every statement write its pending terms out.
+_ENTRIES_PER_INSERT: Final = 500
+_ENTRY_COLUMNS: Final = 11
+
+
+@functools.lru_cache(maxsize=16)
+def _insert_entries_sql(rows: int) -> str:
+    """The INSERT of ``rows`` history entries (the same text for the same count: sqlite3 caches it)."""
+    values = ", ".join(["(" + ", ".join("?" * _ENTRY_COLUMNS) + ")"] * rows)
+    return (
+        "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
+        f"client_id, encoded) VALUES {values}"
+    )
+
+
 #: The tail of a history read backwards (EditTail's walk, through ``events_position``).
 _TAIL_SQL: Final = (
     "SELECT position, type, hidden_by IS NOT NULL, CASE WHEN type = 'edit' THEN payload END, "
@@ -114,29 +132,14 @@ class SQLitePort:
         )
         return int(cur.lastrowid or 0)
 
-    def insert_entry(
-        self, session_id: str, position: int, prepared: PreparedMessage, trace_id: str, ts: str, payload: str
-    ) -> None:
-        """Beside the payload: the item (byte for byte) and client id where set, and the encoded reply form.
-
-        The encoded form is made from the row as a Load reads it back (``message_from_payload`` of these
-        very columns), so it is by construction what a Load would encode from the row (``entry_wire.py``).
-        """
-        msg = prepared.message
-        fmt = msg.format or None
-        item = msg.item if msg.format else None
-        encoded = encode_entry(message_from_payload(position, prepared.event_type, trace_id, ts, payload, fmt, item))
-        if not (fmt or msg.client_id):
-            self._conn.execute(
-                "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, encoded) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, position, prepared.event_type, trace_id, ts, EVENT_SCHEMA_VERSION, payload, encoded),
-            )
-            return
-        self._conn.execute(
-            "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
-            "client_id, encoded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
+    def insert_entries(self, session_id: str, entries: Sequence[NewEntry], trace_id: str, ts: str) -> None:
+        """Beside each payload: the item (byte for byte) and client id where set, and the encoded reply form
+        (``entry_columns``); up to :data:`_ENTRIES_PER_INSERT` rows a statement."""
+        values: list[Any] = []
+        for entry in entries:
+            position, prepared, payload = entry
+            fmt, item, encoded = entry_columns(entry, trace_id, ts)
+            values += (
                 session_id,
                 position,
                 prepared.event_type,
@@ -146,10 +149,16 @@ class SQLitePort:
                 payload,
                 fmt,
                 item,
-                msg.client_id or None,
+                prepared.message.client_id or None,
                 encoded,
-            ),
-        )
+            )
+        if len(entries) <= _ENTRIES_PER_INSERT:  # nearly every Append: one statement, its text cached
+            self._conn.execute(_insert_entries_sql(len(entries)), values)
+            return
+        step = _ENTRIES_PER_INSERT * _ENTRY_COLUMNS
+        for start in range(0, len(values), step):
+            chunk = values[start : start + step]
+            self._conn.execute(_insert_entries_sql(len(chunk) // _ENTRY_COLUMNS), chunk)
 
     def advance_session(self, session_id: str, last_position: int, added: int, now: str, workdir: str) -> None:
         self._conn.execute(

@@ -11,9 +11,10 @@ pure rules what to do and names every read and write it needs as a call of the b
 
 What a port call returns depends on its driver, and the generator never sees the difference:
 
-- SQLite's port is synchronous (it runs on the writer thread, inside the writer's transaction):
-  ``port.stored_request(...)`` has already run when the generator yields, so the value yielded
-  is the answer, and :func:`run_sync` sends it straight back.
+- SQLite's port runs on the writer thread, inside the writer's transaction: ``port.stored_request(...)``
+  is a coroutine whose statements answer at once, so :func:`run_sync` runs it to its end where it is
+  yielded and sends its answer back (the reference backend's verbs are plain functions: the value
+  yielded is the answer, sent straight back).
 - PostgreSQL's port is asynchronous (asyncpg): ``port.stored_request(...)`` is a coroutine, so
   :func:`run_async` awaits it and sends its answer back, or throws its error in at the
   ``yield`` (a ``try``/``finally`` in the sequence behaves as it would with ``await``).
@@ -42,22 +43,42 @@ Steps = Generator[Any, Any, T]
 
 
 def run_sync(steps: Steps[T]) -> T:
-    """Run ``steps`` against a synchronous port: every yielded value is already its call's answer."""
+    """Run ``steps`` against a synchronous port: a yielded value is its call's answer, and a yielded coroutine
+    (SQLite's verbs, written once with PostgreSQL's as ``async def``: ``storage/sql/``) is run to its end at once.
+
+    A call that raises is thrown into the sequence at its ``yield``, as :func:`run_async` does.
+    """
     answer: Any = None
+    error: BaseException | None = None
     while True:
         try:
-            asked = steps.send(answer)
+            if error is None:
+                asked = steps.send(answer)
+            else:
+                failed, error = error, None
+                asked = steps.throw(failed)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
-        # An async port driven synchronously: a defect, said at once. ``__await__`` is what makes an
-        # awaitable; ``inspect.isawaitable`` would ask the ``Awaitable`` ABC of every answer (about
-        # 1 us each, a few per write: measured 10% of an append's CPU in the SQLite transaction).
-        if hasattr(asked, "__await__"):
-            if inspect.iscoroutine(asked):
-                asked.close()
+        # ``__await__`` is what makes an awaitable; ``inspect.isawaitable`` would ask the ``Awaitable`` ABC of every
+        # answer (about 1 us each, a few per write: measured 10% of an append's CPU in the SQLite transaction).
+        if not hasattr(asked, "__await__"):
+            answer = asked
+            continue
+        if not inspect.iscoroutine(asked):
             steps.close()
             raise TypeError("a synchronous driver was given an awaitable port call")
-        answer = asked
+        try:
+            asked.send(None)
+        except StopIteration as done:
+            answer = done.value
+            continue
+        except BaseException as exc:  # handed to the sequence, which re-raises what it does not handle
+            error, answer = exc, None
+            continue
+        # The call waited: a port whose statements do not answer at once, driven synchronously (a defect).
+        asked.close()
+        steps.close()
+        raise TypeError("a synchronous driver was given a port call that waits")
 
 
 async def run_async(steps: Steps[T]) -> T:

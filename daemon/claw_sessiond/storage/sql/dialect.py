@@ -12,7 +12,9 @@ named spots:
   (:meth:`Dialect.each`).
 
 A statement is rendered the first time it runs and kept (:attr:`Dialect.sql`, a dict keyed by the
-neutral text): a verb's only per-call cost is one dict lookup. The verbs run on a :class:`Conn`:
+neutral text): a verb's only per-call cost is one dict lookup. What is kept is bounded: every
+statement is a fixed text but for the few built from bounded variants (``listing.py``: a page
+cursor or none, a chunk boundary or none, up to ``state.MAX_LABELS`` labels). The verbs run on a :class:`Conn`:
 asyncpg's connection as it is, and SQLite's two connections (the writer's ``sqlite3`` connection
 and aiosqlite's readers) behind small adapters of the same shape (``sqlite/conns.py``).
 

@@ -77,28 +77,18 @@ class SqlPort:
         raise NotImplementedError
 
     async def stored_request(self, session_id: str, request_id: str) -> StoredRequest | None:
-        found = await self._conn.fetchrow(
-            self._q["SELECT kind, fingerprint, result FROM requests WHERE session_id = $1 AND request_id = $2"],
-            session_id,
-            request_id,
-        )
+        sql = self._q["SELECT kind, fingerprint, result FROM requests WHERE session_id = $1 AND request_id = $2"]
+        found = await self._conn.fetchrow(sql, session_id, request_id)
         return None if found is None else StoredRequest(found[0], found[1], found[2])
 
     async def remember(
         self, session_id: str, request_id: str, kind: str, fingerprint: str, record: str, now: str
     ) -> None:
-        await self._conn.execute(
-            self._q[
-                "INSERT INTO requests(session_id, request_id, kind, fingerprint, result, created_at) "
-                "VALUES ($1, $2, $3, $4, $5, $6)"
-            ],
-            session_id,
-            request_id,
-            kind,
-            fingerprint,
-            record,
-            now,
-        )
+        sql = self._q[
+            "INSERT INTO requests(session_id, request_id, kind, fingerprint, result, created_at) "
+            "VALUES ($1, $2, $3, $4, $5, $6)"
+        ]
+        await self._conn.execute(sql, session_id, request_id, kind, fingerprint, record, now)
 
     async def insert_event(
         self, session_id: str, position: int | None, event_type: str, trace_id: str, ts: str, payload: str
@@ -114,8 +104,9 @@ class SqlPort:
         self, session_id: str, position: int, prepared: PreparedMessage, trace_id: str, ts: str, payload: str
     ) -> None:
         msg = prepared.message
+        sql = self._q[f"INSERT INTO events({_EVENT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"]
         await self._conn.execute(
-            self._q[f"INSERT INTO events({_EVENT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"],
+            sql,
             session_id,
             position,
             prepared.event_type,
@@ -129,25 +120,15 @@ class SqlPort:
         )
 
     async def advance_session(self, session_id: str, last_position: int, added: int, now: str, workdir: str) -> None:
-        await self._conn.execute(
-            self._q[
-                "UPDATE sessions SET last_position = $1, message_count = message_count + $2, updated_at = $3, "
-                f"{_WORKDIR.format(w=4)} WHERE session_id = $5"
-            ],
-            last_position,
-            added,
-            now,
-            workdir,
-            session_id,
-        )
+        sql = self._q[
+            "UPDATE sessions SET last_position = $1, message_count = message_count + $2, updated_at = $3, "
+            f"{_WORKDIR.format(w=4)} WHERE session_id = $5"
+        ]
+        await self._conn.execute(sql, last_position, added, now, workdir, session_id)
 
     async def touch_session(self, session_id: str, now: str, workdir: str) -> None:
-        await self._conn.execute(
-            self._q[f"UPDATE sessions SET updated_at = $1, {_WORKDIR.format(w=2)} WHERE session_id = $3"],
-            now,
-            workdir,
-            session_id,
-        )
+        sql = self._q[f"UPDATE sessions SET updated_at = $1, {_WORKDIR.format(w=2)} WHERE session_id = $3"]
+        await self._conn.execute(sql, now, workdir, session_id)
 
     async def open_call_count(self, session_id: str) -> int:
         # Through the index of open calls: at most the limit plus one append.
@@ -157,26 +138,19 @@ class SqlPort:
     # -- append, usage, clear, event, delete
 
     async def client_id_position(self, session_id: str, client_id: str, after: int) -> int | None:
-        found = await self._conn.fetchval(
-            self._q[
-                "SELECT position FROM events WHERE session_id = $1 AND client_id = $2 AND position > $3 "
-                "AND hidden_by IS NULL LIMIT 1"
-            ],
-            session_id,
-            self.DIALECT.text(client_id),
-            after,
-        )
+        sql = self._q[
+            "SELECT position FROM events WHERE session_id = $1 AND client_id = $2 AND position > $3 "
+            "AND hidden_by IS NULL LIMIT 1"
+        ]
+        found = await self._conn.fetchval(sql, session_id, self.DIALECT.text(client_id), after)
         return None if found is None else int(found)
 
     async def session_policy(self, session_id: str) -> ToolPolicy:
         return await snapshot.session_policy(self._conn, self._q, session_id)
 
     async def call_result(self, session_id: str, call_id: str) -> tuple[bool, int | None]:
-        found = await self._conn.fetchrow(
-            self._q["SELECT result_position FROM tool_calls WHERE session_id = $1 AND call_id = $2"],
-            session_id,
-            self.DIALECT.text(call_id),
-        )
+        sql = self._q["SELECT result_position FROM tool_calls WHERE session_id = $1 AND call_id = $2"]
+        found = await self._conn.fetchrow(sql, session_id, self.DIALECT.text(call_id))
         return (False, None) if found is None else (True, None if found[0] is None else int(found[0]))
 
     async def entry_type(self, session_id: str, position: int) -> str | None:
@@ -186,12 +160,8 @@ class SqlPort:
         return None if found is None else str(found)
 
     async def answer_call(self, session_id: str, call_id: str, position: int) -> None:
-        await self._conn.execute(
-            self._q["UPDATE tool_calls SET result_position = $1 WHERE session_id = $2 AND call_id = $3"],
-            position,
-            session_id,
-            self.DIALECT.text(call_id),
-        )
+        sql = self._q["UPDATE tool_calls SET result_position = $1 WHERE session_id = $2 AND call_id = $3"]
+        await self._conn.execute(sql, position, session_id, self.DIALECT.text(call_id))
 
     async def hide_entry(self, session_id: str, position: int, hidden_by: int) -> None:
         sql = self._q["UPDATE events SET hidden_by = $1 WHERE session_id = $2 AND position = $3"]
@@ -207,44 +177,36 @@ class SqlPort:
         pending: bool,
         repair_mode: str,
     ) -> bool:
+        sql = self._q[
+            "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, run_id, pending, "
+            "repair_mode) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING 1"
+        ]
         inserted = await self._conn.fetchval(
-            self._q[
-                "INSERT INTO tool_calls(session_id, call_id, assistant_position, call_index, run_id, pending, "
-                "repair_mode) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING 1"
-            ],
-            session_id,
-            self.DIALECT.text(call_id),
-            position,
-            index,
-            run_id,
-            bool(pending),
-            repair_mode,
+            sql, session_id, self.DIALECT.text(call_id), position, index, run_id, bool(pending), repair_mode
         )
         return inserted is not None
 
     async def set_usage(self, session_id: str, usage: Usage) -> None:
-        await self._conn.execute(
-            self._q[
-                "UPDATE sessions SET input_tokens = $1, output_tokens = $2, cache_read_tokens = $3, "
-                "cache_write_tokens = $4, cost_micros = $5, currency = $6 WHERE session_id = $7"
-            ],
-            *_usage(usage),
-            session_id,
-        )
+        sql = self._q[
+            "UPDATE sessions SET input_tokens = $1, output_tokens = $2, cache_read_tokens = $3, "
+            "cache_write_tokens = $4, cost_micros = $5, currency = $6 WHERE session_id = $7"
+        ]
+        await self._conn.execute(sql, *_usage(usage), session_id)
 
     async def add_model_usage(self, session_id: str, delta: UsageDelta, currency: str) -> None:
         # The columns of the row being updated are qualified: unqualified they would be ambiguous on PostgreSQL.
+        sql = self._q[
+            f"INSERT INTO usage_by_model AS u ({_USAGE_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+            "ON CONFLICT (session_id, model, pricing_version) DO UPDATE SET "
+            "input_tokens = u.input_tokens + excluded.input_tokens, "
+            "output_tokens = u.output_tokens + excluded.output_tokens, "
+            "cache_read_tokens = u.cache_read_tokens + excluded.cache_read_tokens, "
+            "cache_write_tokens = u.cache_write_tokens + excluded.cache_write_tokens, "
+            "cost_micros = u.cost_micros + excluded.cost_micros, "
+            "currency = CASE WHEN u.currency = '' THEN excluded.currency ELSE u.currency END"
+        ]
         await self._conn.execute(
-            self._q[
-                f"INSERT INTO usage_by_model AS u ({_USAGE_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
-                "ON CONFLICT (session_id, model, pricing_version) DO UPDATE SET "
-                "input_tokens = u.input_tokens + excluded.input_tokens, "
-                "output_tokens = u.output_tokens + excluded.output_tokens, "
-                "cache_read_tokens = u.cache_read_tokens + excluded.cache_read_tokens, "
-                "cache_write_tokens = u.cache_write_tokens + excluded.cache_write_tokens, "
-                "cost_micros = u.cost_micros + excluded.cost_micros, "
-                "currency = CASE WHEN u.currency = '' THEN excluded.currency ELSE u.currency END"
-            ],
+            sql,
             session_id,
             self.DIALECT.text(delta.model),
             self.DIALECT.text(delta.pricing_version),
@@ -258,16 +220,11 @@ class SqlPort:
 
     async def clear_session(self, session_id: str, position: int, now: str, workdir: str) -> None:
         await self._conn.execute(self._q["DELETE FROM tool_calls WHERE session_id = $1"], session_id)
-        await self._conn.execute(
-            self._q[
-                "UPDATE sessions SET last_position = $1, clear_position = $1, message_count = 0, updated_at = $2, "
-                f"{_WORKDIR.format(w=3)} WHERE session_id = $4"
-            ],
-            position,
-            now,
-            workdir,
-            session_id,
-        )
+        sql = self._q[
+            "UPDATE sessions SET last_position = $1, clear_position = $1, message_count = 0, updated_at = $2, "
+            f"{_WORKDIR.format(w=3)} WHERE session_id = $4"
+        ]
+        await self._conn.execute(sql, position, now, workdir, session_id)
 
     async def erase_history(self, session_id: str, fingerprint: str, kinds: Sequence[str]) -> int:
         # Through ``events_position``: every history event of the session, and no usage, state or audit event.
@@ -298,10 +255,8 @@ class SqlPort:
 
     async def source_session(self, session_id: str) -> tuple[SessionRow, SessionSettings] | None:
         """``{for_share}`` (PostgreSQL: ``FOR SHARE``): no write to the source commits until this transaction ends."""
-        found = await self._conn.fetchrow(
-            self._q[f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = $1{{for_share}}"],
-            session_id,
-        )
+        sql = self._q[f"SELECT {SESSION_COLS}, {SETTINGS_COLS} FROM sessions WHERE session_id = $1{{for_share}}"]
+        found = await self._conn.fetchrow(sql, session_id)
         row = session_row(found)
         return None if row is None else (row, settings_of(found[-SETTINGS_COUNT:]))
 
@@ -315,17 +270,11 @@ class SqlPort:
     async def set_settings(
         self, session_id: str, state: str, tool_policy: str, forked_from: str, forked_at_position: int
     ) -> None:
-        await self._conn.execute(
-            self._q[
-                "UPDATE sessions SET state = $1, tool_policy = $2, forked_from = $3, forked_at_position = $4 "
-                "WHERE session_id = $5"
-            ],
-            state,
-            tool_policy,
-            forked_from,
-            forked_at_position,
-            session_id,
-        )
+        sql = self._q[
+            "UPDATE sessions SET state = $1, tool_policy = $2, forked_from = $3, forked_at_position = $4 "
+            "WHERE session_id = $5"
+        ]
+        await self._conn.execute(sql, state, tool_policy, forked_from, forked_at_position, session_id)
 
     async def write_labels(self, session_id: str, labels: Mapping[str, str]) -> None:
         """At most ``state.MAX_LABELS`` rows."""
@@ -396,17 +345,12 @@ class SqlPort:
 
     async def copy_entries(self, source_id: str, session_id: str, after: int, upto: int) -> list[int]:
         """Through ``events_position``: O(entries copied)."""
-        await self._conn.execute(
-            self._q[
-                f"INSERT INTO events({_EVENT_COLS}) SELECT $4, row_number() OVER (ORDER BY position), type, "
-                "trace_id, ts, schema_version, payload, format, item, client_id FROM events "
-                f"WHERE {_VISIBLE_ENTRIES} ORDER BY position"
-            ],
-            source_id,
-            after,
-            upto,
-            session_id,
-        )
+        sql = self._q[
+            f"INSERT INTO events({_EVENT_COLS}) SELECT $4, row_number() OVER (ORDER BY position), type, "
+            "trace_id, ts, schema_version, payload, format, item, client_id FROM events "
+            f"WHERE {_VISIBLE_ENTRIES} ORDER BY position"
+        ]
+        await self._conn.execute(sql, source_id, after, upto, session_id)
         sql = self._q[f"SELECT position FROM events WHERE {_VISIBLE_ENTRIES} ORDER BY position"]
         return [int(r[0]) for r in await self._conn.fetch(sql, source_id, after, upto)]
 
@@ -486,11 +430,12 @@ class SqlPort:
             await self._conn.execute(self._q[f"DELETE FROM {table} WHERE session_id = $1"], session_id)
 
     async def insert_session_row(self, row: SessionRow, incarnation: str) -> None:
+        sql = self._q[
+            f"INSERT INTO sessions({SESSION_COLS}, incarnation) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+        ]
         await self._conn.execute(
-            self._q[
-                f"INSERT INTO sessions({SESSION_COLS}, incarnation) "
-                "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
-            ],
+            sql,
             row.session_id,
             row.workdir,
             row.created_at,

@@ -125,16 +125,11 @@ async def main_rows(
 ) -> tuple[list[Any], bool]:
     """The next page of visible history rows (``cols``) after ``after`` (position ≤ ``last``); True if nothing
     follows."""
-    sizes = await conn.fetch(
-        q[
-            "SELECT position, {event_bytes} FROM events WHERE session_id = $1 AND position > $2 AND position <= $3 "
-            f"AND {_VISIBLE} ORDER BY position LIMIT $4"
-        ],
-        session_id,
-        after,
-        last,
-        PAGE_ROWS,
-    )
+    sql = q[
+        "SELECT position, {event_bytes} FROM events WHERE session_id = $1 AND position > $2 AND position <= $3 "
+        f"AND {_VISIBLE} ORDER BY position LIMIT $4"
+    ]
+    sizes = await conn.fetch(sql, session_id, after, last, PAGE_ROWS)
     if not sizes:
         return [], True
     n = cut(sizes, PAGE_BYTES)

@@ -49,8 +49,8 @@ _USAGE_COLS: Final = (
     "session_id, model, pricing_version, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
     "cost_micros, currency"
 )
-#: A workdir that replaces the stored one unless it is empty (the placeholder ``$w``'s number is filled in).
-_WORKDIR: Final = "workdir = CASE WHEN ${w} <> '' THEN ${w} ELSE workdir END"
+#: An entry's row (the hot path: one constant text, so that its rendering is found with no string built).
+_INSERT_ENTRY: Final = f"INSERT INTO events({_EVENT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
 
 
 class SqlPort:
@@ -104,7 +104,7 @@ class SqlPort:
         self, session_id: str, position: int, prepared: PreparedMessage, trace_id: str, ts: str, payload: str
     ) -> None:
         msg = prepared.message
-        sql = self._q[f"INSERT INTO events({_EVENT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"]
+        sql = self._q[_INSERT_ENTRY]
         await self._conn.execute(
             sql,
             session_id,
@@ -122,12 +122,15 @@ class SqlPort:
     async def advance_session(self, session_id: str, last_position: int, added: int, now: str, workdir: str) -> None:
         sql = self._q[
             "UPDATE sessions SET last_position = $1, message_count = message_count + $2, updated_at = $3, "
-            f"{_WORKDIR.format(w=4)} WHERE session_id = $5"
+            "workdir = CASE WHEN $4 <> '' THEN $4 ELSE workdir END WHERE session_id = $5"
         ]
         await self._conn.execute(sql, last_position, added, now, workdir, session_id)
 
     async def touch_session(self, session_id: str, now: str, workdir: str) -> None:
-        sql = self._q[f"UPDATE sessions SET updated_at = $1, {_WORKDIR.format(w=2)} WHERE session_id = $3"]
+        sql = self._q[
+            "UPDATE sessions SET updated_at = $1, workdir = CASE WHEN $2 <> '' THEN $2 ELSE workdir END "
+            "WHERE session_id = $3"
+        ]
         await self._conn.execute(sql, now, workdir, session_id)
 
     async def open_call_count(self, session_id: str) -> int:
@@ -222,7 +225,7 @@ class SqlPort:
         await self._conn.execute(self._q["DELETE FROM tool_calls WHERE session_id = $1"], session_id)
         sql = self._q[
             "UPDATE sessions SET last_position = $1, clear_position = $1, message_count = 0, updated_at = $2, "
-            f"{_WORKDIR.format(w=3)} WHERE session_id = $4"
+            "workdir = CASE WHEN $3 <> '' THEN $3 ELSE workdir END WHERE session_id = $4"
         ]
         await self._conn.execute(sql, position, now, workdir, session_id)
 

@@ -32,7 +32,7 @@ from claw_sessiond.storage.steps import Steps
 def _verbs(cls: type) -> dict[str, inspect.Signature]:
     return {
         name: inspect.signature(fn)
-        for name, fn in vars(cls).items()
+        for name, fn in inspect.getmembers(cls)
         if inspect.isfunction(fn) and not name.startswith("_") and name != "as_port"
     }
 

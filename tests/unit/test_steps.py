@@ -78,7 +78,26 @@ def test_an_unhandled_port_error_propagates_from_both_drivers() -> None:
         asyncio.run(run_async(failing(AsyncPort())))
 
 
-def test_the_sync_driver_refuses_an_async_port() -> None:
+class NoWaitPort(SyncPort):
+    """Coroutine verbs that never wait (SQLite's, over the writer's connection)."""
+
+    async def get(self, key: str) -> int | None:  # type: ignore[override]
+        return SyncPort.get(self, key)
+
+    async def put(self, key: str, value: int) -> None:  # type: ignore[override]
+        SyncPort.put(self, key, value)
+
+
+def test_the_sync_driver_runs_coroutines_that_never_wait_and_throws_their_errors_in() -> None:
+    port = NoWaitPort()
+    assert run_sync(twice(port, "a")) == (2, 5)
+    assert run_sync(bump(port, "b", -4)) == -1  # the error reached the sequence's ``except`` at its yield
+    assert port.rows == {"a": 5, "b": 0}
+    assert port.calls == ["get a", "put a", "get a", "put a", "get b", "put b", "put b"]
+
+
+def test_the_sync_driver_refuses_a_port_call_that_waits() -> None:
     port = AsyncPort()
-    with pytest.raises(TypeError, match="awaitable"):
+    with pytest.raises(TypeError, match="waits"):
         run_sync(bump(port, "d", 1))
+    assert port.rows == {}

@@ -1,22 +1,24 @@
 """The transaction port: the named reads and writes a write's sequence asks of a backend, no decisions.
 
 A write's sequence (``steps.py``; Append, RecordUsage, Clear, RecordEvent and Delete in
-``writes.py``) is written once over this port, and each backend implements it in its own SQL:
+``writes.py``) is written once over this port, and so are the two SQL backends' verbs
+(``sql/port.py``: one statement text per verb, rendered per dialect):
 
-- ``sqlite/port.py`` (:class:`~claw_sessiond.storage.sqlite.port.SQLitePort`): synchronous, on
-  the writer thread, inside the writer's ``BEGIN IMMEDIATE`` (which already serializes every
-  write, so :meth:`Port.session_row` is a plain read there);
+- ``sqlite/port.py`` (:class:`~claw_sessiond.storage.sqlite.port.SQLitePort`): on the writer
+  thread, inside the writer's ``BEGIN IMMEDIATE`` (which already serializes every write, so
+  :meth:`Port.session_row` is a plain read there); its verbs' coroutines never wait, and
+  ``steps.run_sync`` finishes each at once;
 - ``postgres/port.py`` (:class:`~claw_sessiond.storage.postgres.port.PostgresPort`):
   asynchronous (asyncpg), in the caller's transaction; :meth:`Port.session_row` takes the row
   lock (``SELECT … FOR UPDATE``, the first statement of every write: SPEC §8).
 
-How the type checker sees the two: this Protocol types each verb by its *answer* (what a
-sequence gets back at its ``yield``). :class:`SQLitePort` conforms to it as it is (mypy proves
-it at the end of its module). :class:`PostgresPort` has the same verbs, each an ``async def``
-with the same parameters answering the same type; it is adapted to :class:`Port` once, where
-the asynchronous driver starts a sequence (``PostgresPort.as_port``: a cast), and
-``tests/unit/test_port.py`` proves the two ports have this Protocol's verbs with its parameters,
-the PostgreSQL ones coroutines. So a sequence is typed once, against the answers.
+How the type checker sees them: this Protocol types each verb by its *answer* (what a
+sequence gets back at its ``yield``). The reference backend's port (``memory/port.py``) conforms
+to it as it is. The SQL ports' verbs are ``async def`` with the same parameters answering the
+same type; a port is adapted to :class:`Port` once, where its driver starts a sequence
+(``as_port``: a cast), and ``tests/unit/test_port.py`` proves every port has this Protocol's
+verbs with its parameters, the SQL ones coroutines. So a sequence is typed once, against the
+answers.
 
 Verbs are named by what they read or write. Every verb runs inside the caller's transaction and
 writes only what it names; whether to call it is the sequence's decision, never the port's.

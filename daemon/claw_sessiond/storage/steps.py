@@ -11,12 +11,13 @@ pure rules what to do and names every read and write it needs as a call of the b
 
 What a port call returns depends on its driver, and the generator never sees the difference:
 
-- SQLite's port is synchronous (it runs on the writer thread, inside the writer's transaction):
-  ``port.stored_request(...)`` has already run when the generator yields, so the value yielded
-  is the answer, and :func:`run_sync` sends it straight back.
 - PostgreSQL's port is asynchronous (asyncpg): ``port.stored_request(...)`` is a coroutine, so
   :func:`run_async` awaits it and sends its answer back, or throws its error in at the
   ``yield`` (a ``try``/``finally`` in the sequence behaves as it would with ``await``).
+- SQLite's port runs on the writer thread, inside the writer's transaction: its verbs are the same
+  coroutines (``storage/sql/``) over a connection whose statements answer at once, so
+  :func:`run_sync` runs :func:`run_async`'s loop to its end in one step; the reference backend's
+  verbs are plain functions, whose yielded value is the answer, sent straight back.
 
 So the order of reads and writes, and every decision between them, is one piece of code for
 both backends; a third backend implements only its port. A sequence yields nothing but port
@@ -28,7 +29,6 @@ Must never: touch a connection, a clock or a lock itself (the port and the calle
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Generator
 from typing import Any, TypeVar
 
@@ -42,22 +42,22 @@ Steps = Generator[Any, Any, T]
 
 
 def run_sync(steps: Steps[T]) -> T:
-    """Run ``steps`` against a synchronous port: every yielded value is already its call's answer."""
-    answer: Any = None
-    while True:
-        try:
-            asked = steps.send(answer)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        # An async port driven synchronously: a defect, said at once. ``__await__`` is what makes an
-        # awaitable; ``inspect.isawaitable`` would ask the ``Awaitable`` ABC of every answer (about
-        # 1 us each, a few per write: measured 10% of an append's CPU in the SQLite transaction).
-        if hasattr(asked, "__await__"):
-            if inspect.iscoroutine(asked):
-                asked.close()
-            steps.close()
-            raise TypeError("a synchronous driver was given an awaitable port call")
-        answer = asked
+    """Run ``steps`` against a synchronous port: a yielded value is its call's answer, and a yielded coroutine
+    (SQLite's verbs, written once with PostgreSQL's as ``async def``: ``storage/sql/``) must finish at once.
+
+    It is :func:`run_async`'s loop, run to its end in one step: every call is awaited inside that one
+    coroutine (no exception per call), and a call's error is thrown in at its ``yield`` alike.
+
+    Raises:
+        TypeError: a port call waited (an asynchronous port driven synchronously: a defect).
+    """
+    driven = run_async(steps)
+    try:
+        driven.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    driven.close()
+    raise TypeError("a synchronous driver was given a port call that waits")
 
 
 async def run_async(steps: Steps[T]) -> T:

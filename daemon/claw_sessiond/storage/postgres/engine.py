@@ -34,12 +34,14 @@ from ..base import StorageCounters, StorageFigures
 from ..engine import Engine, Erasure, WriteSteps
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
-from ..port import SESSION_COLS, Port, ReadPort, as_read_port, like_pattern, session_row, session_summary
+from ..port import SESSION_COLS, Port, ReadPort, as_read_port, like_pattern, session_row
+from ..sql import listing
 from ..steps import Steps, run_async
 from . import follow, queries, reads
 from .batch_tx import is_plain
 from .cluster import Cluster
 from .connect import PostgresSettings, follower_connections, server_settings_of
+from .dialect import POSTGRES
 from .group_commit import GroupCommit
 from .pooled import pooled
 from .port import PostgresPort
@@ -229,29 +231,13 @@ class PostgresEngine:
     ) -> list[SessionSummary]:
         """The id matched literally, ASCII case-insensitive (ILIKE); labels through the ``session_labels_match``
         index, as on SQLite."""
-        cols, pattern = f"{SESSION_COLS}, labels", like_pattern(id_contains)
-        if not labels:
-            return await reads.scan_sessions(self._reader, pattern, limit, session_summary, cols, after)
-        match, params = reads.label_match(labels, 2)
-        n = 2 + len(params)
-        where = ""
-        cursor: tuple[str, ...] = ()
-        if after is not None:
-            where = f" AND updated_at <= ${n} AND (updated_at < ${n} OR session_id > ${n + 1})"
-            cursor = after
-        async with self._reader() as conn:
-            rows = await conn.fetch(
-                f"SELECT {cols} FROM sessions WHERE session_id ILIKE $1 ESCAPE '\\'{match}{where} "
-                f"ORDER BY updated_at DESC, session_id LIMIT ${n + len(cursor)}",
-                pattern,
-                *params,
-                *cursor,
-                limit,
-            )
-        return [session_summary(values) for values in rows]
+        pattern, tx = like_pattern(id_contains), reads.transactions(self._reader)
+        if labels:
+            return await listing.labelled_sessions(tx, POSTGRES, pattern, labels, limit, after)
+        return await listing.scan_sessions(tx, POSTGRES, pattern, limit, after)
 
     async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
-        match, params = reads.label_match(labels or {}, 2)
+        match, params = listing.label_match(labels or {}, 2)
         async with self._reader() as conn:
             return int(
                 await conn.fetchval(

@@ -15,10 +15,9 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
-import aiosqlite
-
 from ...model import EntrySelection
 from ...selection import prefix_end
+from ..sql.dialect import Conn
 
 __all__ = ["select_on_reader", "select_on_writer"]
 
@@ -64,11 +63,9 @@ def select_on_writer(
     return _found(rows, limit)
 
 
-async def select_on_reader(
-    conn: aiosqlite.Connection, session_id: str, chosen: EntrySelection, limit: int
-) -> list[tuple[int, str]]:
+async def select_on_reader(conn: Conn, session_id: str, chosen: EntrySelection, limit: int) -> list[tuple[int, str]]:
     """``ReadPort.select_positions`` in the snapshot's read transaction."""
     rows: list[Any] = []
     for sql, params in _statements(session_id, chosen, limit):
-        rows.extend(await conn.execute_fetchall(sql, params))
+        rows.extend(await conn.fetch(sql, *params))
     return _found(rows, limit)

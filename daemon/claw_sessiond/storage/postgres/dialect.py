@@ -1,0 +1,31 @@
+"""PostgreSQL's dialect of the shared SQL (``storage/sql/``): ``$n`` placeholders, lists as one array parameter
+(``= ANY($n)``), row locks, and strings that may hold NUL in their NUL-free form (``nul_text.db_text``)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..nul_text import db_text, from_db_text
+from ..sql.dialect import Dialect
+from .texts import payload_json
+
+__all__ = ["POSTGRES"]
+
+#: PostgreSQL's spelling of the shared SQL: lists as one array parameter, strings in their NUL-free form.
+POSTGRES: Final = Dialect(
+    "postgres",
+    {
+        "event_bytes": "octet_length(payload) + coalesce(octet_length(item), 0)",
+        "strpos": "strpos",
+        "for_update": " FOR UPDATE",
+        "for_share": " FOR SHARE",
+        "open_calls_index": "",
+        "ts_index": "",
+        "result_call_id": f"({payload_json('e.payload')} ->> 'tool_call_id')",
+        "drop_encoded": "",
+        "like": "ILIKE",
+    },
+    arrays=True,
+    text=db_text,
+    from_text=from_db_text,
+)

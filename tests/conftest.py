@@ -24,7 +24,7 @@ from tests.helpers.figures import (  # noqa: F401  (collect and print the robust
 )
 from tests.helpers.inspect_postgres import close_reader
 from tests.helpers.postgres import SHARED as POSTGRES
-from tests.helpers.tiers import FULL, left_out_because, selected_backends, tier_line
+from tests.helpers.tiers import FULL, left_out_because, longest_first, selected_backends, tier_line
 
 # Property tests judge behaviour, not speed: on a loaded 2-core machine example generation and single
 # examples can be slow, which Hypothesis would otherwise report as a failure (too_slow, deadline).
@@ -67,12 +67,16 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     ``<file>:postgres``) may run on two workers at once. The groups above join several files, both
     halves of each, into one unit. Marked as each item is collected: xdist reads the marks in its
     own ``pytest_collection_modifyitems``."""
+    item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
+def _group(item: pytest.Item) -> str:
+    """The xdist group of ``item`` (:func:`pytest_itemcollected`)."""
     key = _file_key(item.path)
     callspec = getattr(item, "callspec", None)
     backend = callspec.params.get("backend") if callspec is not None and key.startswith("e2e/") else None
     # not "key[backend]": xdist's loadgroup ignores a group name that ends in "]"
-    group = _GROUPS.get(key) or (f"{key}:{backend}" if backend else key)
-    item.add_marker(pytest.mark.xdist_group(group))
+    return _GROUPS.get(key) or (f"{key}:{backend}" if backend else key)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -81,7 +85,8 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tier and the backends of this run (``tests/helpers/tiers.py``): what they leave out is
-    deselected, not skipped (``CLAW_FULL=1`` fails a skip)."""
+    deselected, not skipped (``CLAW_FULL=1`` fails a skip); what runs goes in the order the workers are
+    to take it, the longest groups first (``tiers.longest_first``)."""
     backends = selected_backends()
     kept, dropped = [], []
     for item in items:
@@ -89,7 +94,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         (kept if why is None else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    items[:] = longest_first(kept, _group)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -1,4 +1,4 @@
-"""Soak: a bounded run at steady load, Loads and Watches mixed in (default ~15 s; CLAW_FULL=1 ~120 s).
+"""Soak: a bounded run at steady load, Loads and Watches mixed in (default ~8 s; CLAW_FULL=1 ~40 s).
 
 Writers append at a steady pace (sessions rotate, so the data grows but no
 single session does), a reader Loads recent sessions, and watchers follow
@@ -11,6 +11,11 @@ exactly once, in order. Promises checked:
   it within the run; the SQLite page caches and grpc buffers are filled
   during warm-up);
 * p99 latency of Append and Load is printed (and bounded loosely, to catch hangs).
+
+The length is a choice, not a claim: in 40 s at the pace of a CI run (about 370 Appends a second on 2 cores,
+some 13,000 after warm-up; half that under a neighbour's load) a leak of 2 to 4 KiB per Append passes the RSS
+bound, and the watchers' once-in-order check holds at any length. How fast the daemon is, and its tail latency over a long
+run, are the benchmark's to judge (``bench/run``), on an idle machine.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ def _watch_works(address: str) -> bool:
 
 @pytest.mark.slow
 def test_steady_load_with_loads_and_watches(workspace: Path) -> None:
-    duration = float(scale(8, 120))
+    duration = float(scale(8, 40))
     warmup = min(5.0, duration / 3)
     d = DaemonProcess(workspace).start()
     assert d.proc is not None

@@ -17,12 +17,19 @@ tests start a throwaway server from ``/usr/lib/postgresql/*/bin``), and ``sqlite
 ``postgres`` keeps that one backend's tests in either tier. The storage contract's ``[memory]`` half
 (the in-process reference backend, :data:`IN_PROCESS`) runs in every tier. What a tier leaves out is
 deselected, never skipped, and the run's header says which tier and backends it runs.
+
+**Order** (:func:`longest_first`): the two xdist workers take whole groups (``--dist loadgroup``, the
+groups of ``tests/conftest.py``), in the order of the collection. The longest groups of the full tier
+(:data:`LONGEST`) come first, so that the run does not end with one worker idle while the other is
+still in a two-minute group it took last.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Final
+from collections import Counter
+from collections.abc import Callable
+from typing import Final, TypeVar
 
 import pytest
 
@@ -30,8 +37,10 @@ __all__ = [
     "BACKENDS",
     "FULL",
     "IN_PROCESS",
+    "LONGEST",
     "NEEDS_POSTGRES",
     "left_out_because",
+    "longest_first",
     "scale",
     "selected_backends",
     "tier_line",
@@ -56,6 +65,45 @@ IN_PROCESS: Final = ("memory",)
 NEEDS_POSTGRES: Final = ("storage/postgres/",)
 #: Folders (under tests/) whose ``backend`` parameter names the storage backend a test runs on.
 PER_BACKEND: Final = ("storage/", "e2e/")
+
+#: The full tier's longest groups (an xdist group of ``tests/conftest.py``: a group of files, or a file, or one
+#: backend's half of an end-to-end file) and about how many seconds each takes on one worker of a loaded 2-core
+#: machine (the clean-clone ``.ci/run``, pytest's ``--durations``). Only the order matters, and only roughly: a
+#: group missing here runs after these; a new group of a minute or more belongs here.
+LONGEST: Final[dict[str, int]] = {
+    "e2e/test_install_lines.py": 140,
+    "load": 110,
+    "e2e/test_postgres_fencing.py": 100,
+    "timing": 75,
+    "e2e/test_interference.py:sqlite": 75,
+    "e2e/test_typescript_client.py": 70,
+    "e2e/test_contrib_openai_agents_sdk.py:sqlite": 55,
+    "e2e/test_metrics_limits.py": 50,
+    "e2e/test_edit_crash.py:postgres": 40,
+    "e2e/test_edit_crash.py:sqlite": 40,
+    "e2e/test_postgres_robustness.py": 40,
+    "e2e/test_packaging.py": 35,
+    "e2e/test_no_internal.py:sqlite": 35,
+    "e2e/test_no_internal.py:postgres": 35,
+    "storage/sqlite/test_metrics_scrape.py": 30,
+}
+
+_Item = TypeVar("_Item")
+
+
+def longest_first(items: list[_Item], group_of: Callable[[_Item], str]) -> list[_Item]:
+    """``items`` in the order the workers are to take their groups: those of :data:`LONGEST`, longest first,
+    then the others with most tests first (pytest-xdist's own order, which ``--no-loadscope-reorder`` in
+    pyproject.toml turns off so that this one holds). Within a group the collected order stays: some
+    files' tests read what an earlier test of the file left."""
+    tests_in = Counter(group_of(item) for item in items)
+
+    def rank(item: _Item) -> tuple[int, int]:
+        group = group_of(item)
+        return -LONGEST.get(group, 0), -tests_in[group]
+
+    return sorted(items, key=rank)
+
 
 #: The markers that put a test in the default tier's process-starting set, or say a file starts processes.
 SMOKE: Final = "smoke"

@@ -25,7 +25,7 @@ VALUES = st.recursive(
 )
 
 
-@settings(max_examples=scale(300, 3000), deadline=None)
+@settings(max_examples=scale(300, 1000), deadline=None)
 @given(value=VALUES, ascii_only=st.booleans(), spaced=st.booleans())
 def test_depth_scan_agrees_with_the_parsed_value(value: Any, ascii_only: bool, spaced: bool) -> None:
     """Brackets and quotes inside strings (escaped or not) never count; the scan equals the parsed depth."""

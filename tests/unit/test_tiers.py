@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests import conftest
 from tests.helpers import tiers
 from tests.unit.test_suite_layout import TESTS, imported_modules
 
@@ -138,3 +139,44 @@ def test_every_end_to_end_file_has_a_smoke_test_or_says_why_not() -> None:
     # PostgreSQL's own files need its server, which the default tier does not start
     without -= {stem for stem in without if "postgres" in stem or stem == "test_workspace_backend"}
     assert without == set(NO_SMOKE), f"no smoke test and not in NO_SMOKE: {sorted(without - set(NO_SMOKE))}"
+
+
+def test_the_longest_groups_go_first_and_a_group_keeps_its_order() -> None:
+    longest, second = sorted(tiers.LONGEST, key=lambda g: -tiers.LONGEST[g])[:2]
+    items = [
+        ("unit/a.py", 1),
+        (second, 1),
+        ("unit/b.py", 1),
+        ("unit/b.py", 2),
+        (longest, 1),
+        ("unit/a.py", 2),
+        (second, 2),
+        ("unit/b.py", 3),
+        (longest, 2),
+    ]
+    ordered = tiers.longest_first(items, lambda item: item[0])
+    assert ordered == [
+        (longest, 1),
+        (longest, 2),
+        (second, 1),
+        (second, 2),
+        ("unit/b.py", 1),  # then the others, most tests first
+        ("unit/b.py", 2),
+        ("unit/b.py", 3),
+        ("unit/a.py", 1),
+        ("unit/a.py", 2),
+    ]
+
+
+def test_every_longest_group_is_a_group_of_the_suite() -> None:
+    """A group renamed or removed would silently lose its place at the front."""
+
+    def is_group(name: str) -> bool:
+        if name in conftest._GROUPS.values():
+            return True
+        path = name.removesuffix(":sqlite").removesuffix(":postgres")
+        # a file of a group of conftest._GROUPS is scheduled with its group, not by itself
+        return (TESTS / path).is_file() and path not in conftest._GROUPS
+
+    unknown = [group for group in tiers.LONGEST if not is_group(group)]
+    assert unknown == [], f"tiers.LONGEST names groups the suite does not have: {unknown}"

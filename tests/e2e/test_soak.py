@@ -14,8 +14,8 @@ exactly once, in order. Promises checked:
 
 The length is a choice, not a claim: in 40 s at the pace of a CI run (about 370 Appends a second on 2 cores,
 some 13,000 after warm-up; half that under a neighbour's load) a leak of 2 to 4 KiB per Append passes the RSS
-bound, and the watchers' once-in-order check holds at any length. How fast the daemon is, and its tail latency over a long
-run, are the benchmark's to judge (``bench/run``), on an idle machine.
+bound, and the watchers' once-in-order check holds at any length. How fast the daemon is, and its tail
+latency over a long run, are the benchmark's to judge (``bench/run``), on an idle machine.
 """
 
 from __future__ import annotations

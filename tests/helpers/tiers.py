@@ -72,6 +72,8 @@ PER_BACKEND: Final = ("storage/", "e2e/")
 #: group missing here runs after these; a new group of a minute or more belongs here.
 LONGEST: Final[dict[str, int]] = {
     "e2e/test_install_lines.py": 140,
+    "e2e/test_ui_browser.py": 115,
+    "e2e/test_contrib_openai_agents_sdk.py:postgres": 110,
     "load": 110,
     "e2e/test_postgres_fencing.py": 100,
     "timing": 75,

@@ -1,0 +1,77 @@
+// ClawCheckpointSaver under a real LangGraph.js graph and a real daemon: a run stopped at an
+// interrupt is resumed by a second Node process, which finds the thread in the daemon.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import { SessionClient } from "../src";
+import { ClawCheckpointSaver, layout } from "../src/langgraph";
+import { Daemon, tempWorkspace } from "./daemon";
+import { buildGraph } from "./langgraph_graph";
+
+const daemons: Daemon[] = [];
+after(async () => {
+  for (const d of daemons) await d.stop();
+});
+
+async function started(): Promise<Daemon> {
+  const d = await new Daemon(tempWorkspace("claw-lg-")).start();
+  daemons.push(d);
+  return d;
+}
+
+describe("LangGraph.js checkpointer", () => {
+  test("an interrupted run is resumed by a second process", async () => {
+    const d = await started();
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const graph = buildGraph(client);
+      const config = { configurable: { thread_id: "user/42 ✓" } };
+      const first = await graph.invoke({ question: "proceed?" }, config);
+      const interrupts = (first as { __interrupt__?: { value: unknown }[] }).__interrupt__;
+      assert.deepEqual(interrupts?.map((i) => i.value), [{ question: "proceed?" }]);
+      const paused = await graph.getState(config);
+      assert.deepEqual(paused.next, ["ask"]);
+
+      const out = execFileSync(process.execPath, [path.join(__dirname, "langgraph_graph.js"), d.workspace, "user/42 ✓", "yes"], {
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      const final = JSON.parse(out.trim().split("\n").pop() as string);
+      assert.equal(final.answer, "yes");
+      assert.deepEqual(final.log, ["asked proceed?", "answered yes"]);
+
+      // This process sees what the other one stored: the thread is done, its history in one session.
+      const done = await graph.getState(config);
+      assert.deepEqual(done.next, []);
+      assert.equal(done.values.answer, "yes");
+      const [sid] = layout.sessionIds("langgraph", "user/42 ✓", "");
+      assert.equal(sid, "langgraph~c~user%2F42%20%E2%9C%93~");
+      const loaded = await client.load(sid, { noRepair: true });
+      assert.ok(loaded.messages.length >= 4, `${loaded.messages.length} checkpoints`);
+      assert.ok(loaded.messages.every((m) => m.format === layout.FORMAT_CHECKPOINT && m.clientId.length > 0));
+      assert.equal(JSON.parse(loaded.messages[loaded.messages.length - 1].metadata).source, "loop");
+    } finally {
+      client.close();
+    }
+  });
+
+  test("an entry of a serializer type the serde cannot read is refused clearly", async () => {
+    const d = await started();
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const saver = new ClawCheckpointSaver(client);
+      const [sid] = layout.sessionIds("langgraph", "t", "");
+      const item = layout.encodeCheckpoint(["msgpack", Buffer.from([0x80])], ["msgpack", Buffer.from([0x80])], undefined);
+      await client.append(sid, [{ role: 5, format: layout.FORMAT_CHECKPOINT, item, clientId: "c1", metadata: "{}" }]);
+      await assert.rejects(saver.getTuple({ configurable: { thread_id: "t" } }), (err: Error) => {
+        assert.equal(err.name, "CheckpointFormatError");
+        assert.match(err.message, /serializer type "msgpack"/);
+        return true;
+      });
+      await assert.rejects(() => saver.put({ configurable: { thread_id: "" + "x".repeat(300) } }, {} as never, {} as never, {}), RangeError);
+    } finally {
+      client.close();
+    }
+  });
+});

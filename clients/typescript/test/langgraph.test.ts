@@ -1,12 +1,14 @@
 // ClawCheckpointSaver under a real LangGraph.js graph and a real daemon: a run stopped at an
-// interrupt is resumed by a second Node process, which finds the thread in the daemon.
+// interrupt is resumed by a second Node process, which finds the thread in the daemon; the Python
+// checkpointer reads what LangGraph.js wrote (serde type "json"), and what it writes itself with its
+// default serde ("msgpack") is refused here with a CheckpointFormatError.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { SessionClient } from "../src";
 import { ClawCheckpointSaver, layout } from "../src/langgraph";
-import { Daemon, tempWorkspace } from "./daemon";
+import { Daemon, PYTHON, tempWorkspace } from "./daemon";
 import { buildGraph } from "./langgraph_graph";
 
 const daemons: Daemon[] = [];
@@ -21,7 +23,7 @@ async function started(): Promise<Daemon> {
 }
 
 describe("LangGraph.js checkpointer", () => {
-  test("an interrupted run is resumed by a second process", async () => {
+  test("an interrupted run is resumed by a second process; the Python checkpointer reads the thread, not the other way", async () => {
     const d = await started();
     const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
     try {
@@ -51,6 +53,29 @@ describe("LangGraph.js checkpointer", () => {
       assert.ok(loaded.messages.length >= 4, `${loaded.messages.length} checkpoints`);
       assert.ok(loaded.messages.every((m) => m.format === layout.FORMAT_CHECKPOINT && m.clientId.length > 0));
       assert.equal(JSON.parse(loaded.messages[loaded.messages.length - 1].metadata).source, "loop");
+
+      // The Python checkpointer reads the thread LangGraph.js wrote (its serde reads type "json"); a
+      // checkpoint it writes with its default serde ("msgpack") is refused here, saying so.
+      const script = [
+        "import json, sys",
+        "from claw_sessiond_client import SessionClient",
+        "from claw_sessiond_client.contrib.langgraph import ClawCheckpointSaver",
+        "from langgraph.checkpoint.base import empty_checkpoint",
+        "with SessionClient(sys.argv[1], autostart=False) as c:",
+        "    s = ClawCheckpointSaver(c)",
+        "    cfg = {'configurable': {'thread_id': sys.argv[2]}}",
+        "    t = s.get_tuple(cfg)",
+        "    n = len(list(s.list(cfg)))",
+        "    s.put({'configurable': {'thread_id': 'py', 'checkpoint_ns': ''}}, empty_checkpoint(), {'source': 'input', 'step': -1}, {})",
+        "    print(json.dumps({'id': t.checkpoint['id'], 'answer': t.checkpoint['channel_values']['answer'], 'n': n}))",
+      ].join("\n");
+      const py = JSON.parse(execFileSync(PYTHON, ["-c", script, d.workspace, "user/42 ✓"], { encoding: "utf8", timeout: 60_000 }).trim());
+      assert.deepEqual(py, { id: done.config.configurable?.checkpoint_id, answer: "yes", n: loaded.messages.length });
+      await assert.rejects(new ClawCheckpointSaver(client).getTuple({ configurable: { thread_id: "py" } }), (err: Error) => {
+        assert.equal(err.name, "CheckpointFormatError");
+        assert.match(err.message, /serializer type "msgpack"/);
+        return true;
+      });
     } finally {
       client.close();
     }

@@ -99,4 +99,32 @@ describe("LangGraph.js checkpointer", () => {
       client.close();
     }
   });
+
+  test("session ids, labels, write client ids and items are the Python checkpointer's, byte for byte", () => {
+    const names = ["t", "", "user/42 ✓", "a%b~c", "..", " x\n", "\u{1F600}", "\ud800", "é".repeat(90), "x".repeat(300), "\u0085 \u200b"];
+    const mine = names.map((n) => [
+      layout.sessionIds("p_1", n, n + "ns"),
+      layout.labels("p_1", n.slice(0, 40), "ns", "writes"),
+      layout.writePrefix(n, n + "task"),
+      layout.writeClientId(n, "task", 3),
+      layout.encodeCheckpoint(["json", Buffer.from("{}")], ["json", Buffer.from("[]")], n || undefined).toString("base64"),
+      layout.encodeWrite(n, "ch\u00e9", "~", -1, ["bytes", Buffer.from([0, 10, 255])]).toString("base64"),
+      layout.threadOf(layout.labels("p_1", n.slice(0, 40), n.slice(0, 40), "writes")),
+    ]);
+    const script = [
+      "import base64, json, sys",
+      "from claw_sessiond_client.contrib import _langgraph_entries as E",
+      "out = []",
+      "for n in json.loads(sys.stdin.read()):",
+      "    out.append([list(E.session_ids('p_1', n, n + 'ns')), E.labels('p_1', n[:40], 'ns', 'writes'), E.write_prefix(n, n + 'task'),",
+      "                E.write_client_id(n, 'task', 3), base64.b64encode(E.encode_checkpoint(('json', b'{}'), ('json', b'[]'), n or None)).decode(),",
+      "                base64.b64encode(E.encode_write(n, 'ch\\u00e9', '~', -1, ('bytes', bytes([0, 10, 255])))).decode(),",
+      "                list(E.thread_of(E.labels('p_1', n[:40], n[:40], 'writes')))])",
+      "print(json.dumps(out))",
+    ].join("\n");
+    // Lone surrogates travel to Python as JSON escapes (JSON.stringify writes them so).
+    const theirs = JSON.parse(execFileSync(PYTHON, ["-c", script], { input: JSON.stringify(names), encoding: "utf8", timeout: 60_000 }));
+    assert.deepEqual(mine, theirs);
+    assert.match(layout.sessionIds("p_1", "x".repeat(300), "")[0], /^p_1~c~sha256~[0-9a-f]{64}$/);
+  });
 });

@@ -127,4 +127,35 @@ describe("LangGraph.js checkpointer", () => {
     assert.deepEqual(mine, theirs);
     assert.match(layout.sessionIds("p_1", "x".repeat(300), "")[0], /^p_1~c~sha256~[0-9a-f]{64}$/);
   });
+
+  test("two savers putting a child of one parent: the second gets CheckpointConflictError and nothing is stored", async () => {
+    const d = await started();
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const a = new ClawCheckpointSaver(client);
+      const b = new ClawCheckpointSaver(client);
+      const cp = (id: string) => ({ v: 4, id, ts: `2026-01-01T00:00:0${id.length}Z`, channel_values: { x: id }, channel_versions: {}, versions_seen: {} });
+      const meta = { source: "loop" as const, step: 0, parents: {} };
+      const root = await a.put({ configurable: { thread_id: "t", checkpoint_ns: "" } }, cp("1"), meta, {});
+      assert.equal((await b.getTuple({ configurable: { thread_id: "t" } }))?.checkpoint.id, "1");
+      await a.put(root, cp("2a"), meta, {});
+      await assert.rejects(b.put(root, cp("2b"), meta, {}), (err: Error) => {
+        assert.equal(err.name, "CheckpointConflictError");
+        assert.match(err.message, /moved on past checkpoint "1"/);
+        return true;
+      });
+      const ids = [];
+      for await (const t of a.list({ configurable: { thread_id: "t" } })) ids.push(t.checkpoint.id);
+      assert.deepEqual(ids, ["2a", "1"]);
+      // Read again, b goes on from the newest; the same checkpoint put twice is a no-op, another with its id a conflict.
+      const newest = await b.getTuple({ configurable: { thread_id: "t" } });
+      const third = cp("3");
+      await b.put(newest?.config as never, third, meta, {});
+      await b.put(newest?.config as never, third, meta, {});
+      await assert.rejects(b.put(newest?.config as never, { ...third, ts: "other" }, meta, {}), /stored with other contents/);
+      assert.equal((await client.load(layout.sessionIds("langgraph", "t", "")[0], { noRepair: true })).messages.length, 3);
+    } finally {
+      client.close();
+    }
+  });
 });

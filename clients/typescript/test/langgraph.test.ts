@@ -1,0 +1,161 @@
+// ClawCheckpointSaver under a real LangGraph.js graph and a real daemon: a run stopped at an
+// interrupt is resumed by a second Node process, which finds the thread in the daemon; the Python
+// checkpointer reads what LangGraph.js wrote (serde type "json"), and what it writes itself with its
+// default serde ("msgpack") is refused here with a CheckpointFormatError.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import { SessionClient } from "../src";
+import { ClawCheckpointSaver, layout } from "../src/langgraph";
+import { Daemon, PYTHON, tempWorkspace } from "./daemon";
+import { buildGraph } from "./langgraph_graph";
+
+const daemons: Daemon[] = [];
+after(async () => {
+  for (const d of daemons) await d.stop();
+});
+
+async function started(): Promise<Daemon> {
+  const d = await new Daemon(tempWorkspace("claw-lg-")).start();
+  daemons.push(d);
+  return d;
+}
+
+describe("LangGraph.js checkpointer", () => {
+  test("an interrupted run is resumed by a second process; the Python checkpointer reads the thread, not the other way", async () => {
+    const d = await started();
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const graph = buildGraph(client);
+      const config = { configurable: { thread_id: "user/42 ✓" } };
+      const first = await graph.invoke({ question: "proceed?" }, config);
+      const interrupts = (first as { __interrupt__?: { value: unknown }[] }).__interrupt__;
+      assert.deepEqual(interrupts?.map((i) => i.value), [{ question: "proceed?" }]);
+      const paused = await graph.getState(config);
+      assert.deepEqual(paused.next, ["ask"]);
+
+      const out = execFileSync(process.execPath, [path.join(__dirname, "langgraph_graph.js"), d.workspace, "user/42 ✓", "yes"], {
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      const final = JSON.parse(out.trim().split("\n").pop() as string);
+      assert.equal(final.answer, "yes");
+      assert.deepEqual(final.log, ["asked proceed?", "answered yes"]);
+
+      // This process sees what the other one stored: the thread is done, its history in one session.
+      const done = await graph.getState(config);
+      assert.deepEqual(done.next, []);
+      assert.equal(done.values.answer, "yes");
+      const [sid] = layout.sessionIds("langgraph", "user/42 ✓", "");
+      assert.equal(sid, "langgraph~c~user%2F42%20%E2%9C%93~");
+      const loaded = await client.load(sid, { noRepair: true });
+      assert.ok(loaded.messages.length >= 4, `${loaded.messages.length} checkpoints`);
+      assert.ok(loaded.messages.every((m) => m.format === layout.FORMAT_CHECKPOINT && m.clientId.length > 0));
+      assert.equal(JSON.parse(loaded.messages[loaded.messages.length - 1].metadata).source, "loop");
+
+      // The Python checkpointer reads the thread LangGraph.js wrote (its serde reads type "json"); a
+      // checkpoint it writes with its default serde ("msgpack") is refused here, saying so.
+      const script = [
+        "import json, sys",
+        "from claw_sessiond_client import SessionClient",
+        "from claw_sessiond_client.contrib.langgraph import ClawCheckpointSaver",
+        "from langgraph.checkpoint.base import empty_checkpoint",
+        "with SessionClient(sys.argv[1], autostart=False) as c:",
+        "    s = ClawCheckpointSaver(c)",
+        "    cfg = {'configurable': {'thread_id': sys.argv[2]}}",
+        "    t = s.get_tuple(cfg)",
+        "    n = len(list(s.list(cfg)))",
+        "    s.put({'configurable': {'thread_id': 'py', 'checkpoint_ns': ''}}, empty_checkpoint(), {'source': 'input', 'step': -1}, {})",
+        "    print(json.dumps({'id': t.checkpoint['id'], 'answer': t.checkpoint['channel_values']['answer'], 'n': n}))",
+      ].join("\n");
+      const py = JSON.parse(execFileSync(PYTHON, ["-c", script, d.workspace, "user/42 ✓"], { encoding: "utf8", timeout: 60_000 }).trim());
+      assert.deepEqual(py, { id: done.config.configurable?.checkpoint_id, answer: "yes", n: loaded.messages.length });
+      await assert.rejects(new ClawCheckpointSaver(client).getTuple({ configurable: { thread_id: "py" } }), (err: Error) => {
+        assert.equal(err.name, "CheckpointFormatError");
+        assert.match(err.message, /serializer type "msgpack"/);
+        return true;
+      });
+    } finally {
+      client.close();
+    }
+  });
+
+  test("an entry of a serializer type the serde cannot read is refused clearly", async () => {
+    const d = await started();
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const saver = new ClawCheckpointSaver(client);
+      const [sid] = layout.sessionIds("langgraph", "t", "");
+      const item = layout.encodeCheckpoint(["msgpack", Buffer.from([0x80])], ["msgpack", Buffer.from([0x80])], undefined);
+      await client.append(sid, [{ role: 5, format: layout.FORMAT_CHECKPOINT, item, clientId: "c1", metadata: "{}" }]);
+      await assert.rejects(saver.getTuple({ configurable: { thread_id: "t" } }), (err: Error) => {
+        assert.equal(err.name, "CheckpointFormatError");
+        assert.match(err.message, /serializer type "msgpack"/);
+        return true;
+      });
+      await assert.rejects(() => saver.put({ configurable: { thread_id: "" + "x".repeat(300) } }, {} as never, {} as never, {}), RangeError);
+    } finally {
+      client.close();
+    }
+  });
+
+  test("session ids, labels, write client ids and items are the Python checkpointer's, byte for byte", () => {
+    const names = ["t", "", "user/42 ✓", "a%b~c", "..", " x\n", "\u{1F600}", "\ud800", "é".repeat(90), "x".repeat(300), "\u0085 \u200b"];
+    const mine = names.map((n) => [
+      layout.sessionIds("p_1", n, n + "ns"),
+      layout.labels("p_1", n.slice(0, 40), "ns", "writes"),
+      layout.writePrefix(n, n + "task"),
+      layout.writeClientId(n, "task", 3),
+      layout.encodeCheckpoint(["json", Buffer.from("{}")], ["json", Buffer.from("[]")], n || undefined).toString("base64"),
+      layout.encodeWrite(n, "ch\u00e9", "~", -1, ["bytes", Buffer.from([0, 10, 255])]).toString("base64"),
+      layout.threadOf(layout.labels("p_1", n.slice(0, 40), n.slice(0, 40), "writes")),
+    ]);
+    const script = [
+      "import base64, json, sys",
+      "from claw_sessiond_client.contrib import _langgraph_entries as E",
+      "out = []",
+      "for n in json.loads(sys.stdin.read()):",
+      "    out.append([list(E.session_ids('p_1', n, n + 'ns')), E.labels('p_1', n[:40], 'ns', 'writes'), E.write_prefix(n, n + 'task'),",
+      "                E.write_client_id(n, 'task', 3), base64.b64encode(E.encode_checkpoint(('json', b'{}'), ('json', b'[]'), n or None)).decode(),",
+      "                base64.b64encode(E.encode_write(n, 'ch\\u00e9', '~', -1, ('bytes', bytes([0, 10, 255])))).decode(),",
+      "                list(E.thread_of(E.labels('p_1', n[:40], n[:40], 'writes')))])",
+      "print(json.dumps(out))",
+    ].join("\n");
+    // Lone surrogates travel to Python as JSON escapes (JSON.stringify writes them so).
+    const theirs = JSON.parse(execFileSync(PYTHON, ["-c", script], { input: JSON.stringify(names), encoding: "utf8", timeout: 60_000 }));
+    assert.deepEqual(mine, theirs);
+    assert.match(layout.sessionIds("p_1", "x".repeat(300), "")[0], /^p_1~c~sha256~[0-9a-f]{64}$/);
+  });
+
+  test("two savers putting a child of one parent: the second gets CheckpointConflictError and nothing is stored", async () => {
+    const d = await started();
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const a = new ClawCheckpointSaver(client);
+      const b = new ClawCheckpointSaver(client);
+      const cp = (id: string) => ({ v: 4, id, ts: `2026-01-01T00:00:0${id.length}Z`, channel_values: { x: id }, channel_versions: {}, versions_seen: {} });
+      const meta = { source: "loop" as const, step: 0, parents: {} };
+      const root = await a.put({ configurable: { thread_id: "t", checkpoint_ns: "" } }, cp("1"), meta, {});
+      assert.equal((await b.getTuple({ configurable: { thread_id: "t" } }))?.checkpoint.id, "1");
+      await a.put(root, cp("2a"), meta, {});
+      await assert.rejects(b.put(root, cp("2b"), meta, {}), (err: Error) => {
+        assert.equal(err.name, "CheckpointConflictError");
+        assert.match(err.message, /moved on past checkpoint "1"/);
+        return true;
+      });
+      const ids = [];
+      for await (const t of a.list({ configurable: { thread_id: "t" } })) ids.push(t.checkpoint.id);
+      assert.deepEqual(ids, ["2a", "1"]);
+      // Read again, b goes on from the newest; the same checkpoint put twice is a no-op, another with its id a conflict.
+      const newest = await b.getTuple({ configurable: { thread_id: "t" } });
+      const third = cp("3");
+      await b.put(newest?.config as never, third, meta, {});
+      await b.put(newest?.config as never, third, meta, {});
+      await assert.rejects(b.put(newest?.config as never, { ...third, ts: "other" }, meta, {}), /stored with other contents/);
+      assert.equal((await client.load(layout.sessionIds("langgraph", "t", "")[0], { noRepair: true })).messages.length, 3);
+    } finally {
+      client.close();
+    }
+  });
+});

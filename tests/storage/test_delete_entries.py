@@ -266,3 +266,12 @@ async def test_deletes_and_tail_edits_match_a_model(storage: Storage, ops: list[
         last += 1
         assert await shown(storage, sid) == sorted(visible)
         assert await last_position(storage, sid) == (last, len(visible))
+
+
+async def test_more_ids_than_one_statement_lists_are_all_removed(storage: Storage) -> None:
+    await append(storage, "s", *(tagged(f"m{i}") for i in range(900)))  # 1..900
+    await append(storage, "s", *(tagged(f"m{i}") for i in range(900, 1300)))  # 901..1300
+    wanted = (*(f"m{i}" for i in range(0, 1300, 2)), "nope")  # 650 stored: two slices of SQLite's IN lists
+    got = await delete(storage, "s", client_ids=wanted)  # bound 1000: the statement's LIMIT after the list
+    assert got.removed_positions == tuple(range(1, 1300, 2))
+    assert await shown(storage, "s") == list(range(2, 1301, 2))

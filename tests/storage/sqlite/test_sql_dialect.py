@@ -14,9 +14,12 @@ from typing import Any, TypeVar
 
 import pytest
 
+from claw_sessiond.model import EntrySelection
 from claw_sessiond.storage.postgres.dialect import POSTGRES
 from claw_sessiond.storage.sql.dialect import IDS_PER_QUERY
+from claw_sessiond.storage.sql.entry_select import select_positions
 from claw_sessiond.storage.sqlite.conns import SQLITE, WriterConn
+from claw_sessiond.storage.sqlite.schema import migrate
 
 T = TypeVar("T")
 
@@ -71,3 +74,33 @@ def test_the_writer_connection_answers_at_once_and_counts_changes() -> None:
     assert _done(conn.execute(SQLITE.sql["DELETE FROM t WHERE v = $1"], "x")) == 1
     assert asyncio.iscoroutine(coro := conn.fetch("SELECT 1"))
     assert _done(coro) == [(1,)]
+
+
+class _Recording(WriterConn):
+    """The writer's connection, keeping each statement it ran (to ask SQLite for its plan)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(conn)
+        self.ran: list[tuple[str, tuple[Any, ...]]] = []
+
+    async def fetch(self, sql: str, *args: Any) -> list[Any]:
+        self.ran.append((sql, args))
+        return await super().fetch(sql, *args)
+
+
+@pytest.mark.parametrize(
+    ("chosen", "plan"),
+    [
+        (EntrySelection(client_ids=("a", "b"), upto=10), "(session_id=? AND client_id=?)"),
+        (EntrySelection(client_id_prefix="a", upto=10), "(session_id=? AND client_id>? AND client_id<?)"),
+        (EntrySelection(after=2, upto=10), "(session_id=? AND position>? AND position<?)"),
+    ],
+)
+def test_an_entry_selection_reads_through_the_index_that_bounds_it_on_sqlite(chosen: EntrySelection, plan: str) -> None:
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    migrate(db)
+    conn = _Recording(db)
+    assert _done(select_positions(SQLITE, conn, "s", chosen, 5)) == []
+    (sql, args), *_ = conn.ran
+    detail = [str(r[3]) for r in db.execute("EXPLAIN QUERY PLAN " + sql, args)]
+    assert any(d.startswith("SEARCH events USING ") and d.endswith(plan) for d in detail), detail

@@ -21,6 +21,8 @@ POSTGRES: Final = Dialect(
         "for_share": " FOR SHARE",
         "open_calls_index": "",
         "ts_index": "",
+        "client_id_index": "",
+        "fence": " OFFSET 0",
         "result_call_id": f"({payload_json('e.payload')} ->> 'tool_call_id')",
         "drop_encoded": "",
         "like": "ILIKE",

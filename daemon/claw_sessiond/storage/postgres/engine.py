@@ -34,8 +34,8 @@ from ..base import StorageCounters, StorageFigures
 from ..engine import Engine, Erasure, WriteSteps
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
-from ..port import SESSION_COLS, Port, ReadPort, as_read_port, like_pattern, session_row
-from ..sql import listing
+from ..port import Port, ReadPort, as_read_port, like_pattern
+from ..sql import listing, store_reads
 from ..steps import Steps, run_async
 from . import follow, queries, reads
 from .batch_tx import is_plain
@@ -248,48 +248,24 @@ class PostgresEngine:
             )
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
-        wanted = list(dict.fromkeys(scopes))
-        if not wanted:
-            return []
         async with self._reader() as conn:
-            rows = await conn.fetch(
-                "SELECT scope, state, updated_at FROM scope_states WHERE scope = ANY($1::text[])", wanted
-            )
-        found = {str(r[0]): ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows}
-        return [found.get(s, ScopeState(s)) for s in scopes]
+            return await store_reads.scope_states(conn, POSTGRES, scopes)
 
     async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
-        """In byte order (``COLLATE "C"``)."""
         async with self._reader() as conn:
-            rows = await conn.fetch(
-                "SELECT scope, state, updated_at FROM scope_states WHERE scope > $1 ORDER BY scope LIMIT $2",
-                after,
-                limit,
-            )
-        return [ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+            return await store_reads.list_scope_states(conn, POSTGRES, after, limit)
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         async with self._reader() as conn, reads.snapshot(conn):
-            return await queries.usage_by_model(conn, session_id)
+            return await store_reads.usage_by_model(conn, POSTGRES, session_id)
 
     async def session_ids(self) -> list[str]:
         async with self._reader() as conn:
-            rows = await conn.fetch("SELECT session_id FROM sessions ORDER BY created_at, session_id")
-        return [r[0] for r in rows]
+            return await store_reads.session_ids(conn, POSTGRES)
 
     async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
         async with self._reader() as conn, reads.snapshot(conn):
-            row = session_row(
-                await conn.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1", session_id)
-            )
-            if row is None:
-                return None
-            found = await conn.fetchrow(
-                "SELECT count(*), coalesce(max(event_id), 0) FROM events WHERE session_id = $1", session_id
-            )
-        header = ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, int(found[0]))
-        cursor = HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position)
-        return header, cursor, int(found[1])
+            return await store_reads.export_start(conn, POSTGRES, session_id)
 
     async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         """PostgreSQL text search (see ``queries.py`` for how it differs from FTS5)."""
@@ -320,10 +296,7 @@ class PostgresEngine:
 
     async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
         async with self._reader() as conn:
-            rows = await conn.fetch(
-                "SELECT session_id FROM sessions WHERE updated_at < $1 ORDER BY updated_at", cutoff_rfc3339
-            )
-        return [r[0] for r in rows]
+            return await store_reads.sessions_not_updated_since(conn, POSTGRES, cutoff_rfc3339)
 
     async def newest_update(self) -> str | None:
         return await newest_update(self.pool, self.where)

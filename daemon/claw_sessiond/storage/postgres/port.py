@@ -20,11 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from ...model import EntrySelection
 from ...state import EMPTY
 from ..port import SESSION_COLS, SessionRow, new_incarnation, session_row
 from ..sql.port import SESSION_TABLES, SqlPort
-from . import entry_reads
 from .dialect import POSTGRES
 
 __all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort"]
@@ -41,9 +39,6 @@ class PostgresPort(SqlPort):
     __slots__ = ()
 
     DIALECT = POSTGRES
-
-    async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
-        return await entry_reads.select_positions(self._conn, session_id, selection, limit)
 
     async def session_row(self, session_id: str) -> tuple[SessionRow | None, str]:
         found = await self._conn.fetchrow(_LOCK_SQL, session_id)

@@ -22,8 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from ...errors import InvalidRequestError, Reason, SessionNotFoundError
-from ...model import ModelUsage, Usage
+from ...errors import InvalidRequestError, Reason
 from ...queries import (
     MATCH_CLOSE,
     MATCH_OPEN,
@@ -37,11 +36,10 @@ from ...queries import (
 )
 from ..figures import StorageFigures
 from ..nul_text import from_db_text
-from ..port import SESSION_COLS, session_row
 from .schema import SCHEMA
 from .texts import payload_json
 
-__all__ = ["figures", "search", "tsquery_sql", "usage_by_model", "usage_report"]
+__all__ = ["figures", "search", "tsquery_sql", "usage_report"]
 
 _PHRASES: Final = re.compile(r'^\s*(?:"(?:[^"]|"")*"\s*)+$')
 _PHRASE: Final = re.compile(r'"((?:[^"]|"")*)"')
@@ -156,23 +154,6 @@ async def usage_report(conn: Any, since: str, until: str, *, by_session: bool) -
             )
         out.append(UsageRow(str(r[0]), from_db_text(r[1]), from_db_text(r[2]), str(r[3]), str(r[4]), *totals))
     return out[:MAX_REPORT_ROWS], len(out) > MAX_REPORT_ROWS
-
-
-async def usage_by_model(conn: Any, session_id: str) -> tuple[Usage, list[ModelUsage]]:
-    """A session's totals and its per-model breakdown, in the caller's snapshot.
-
-    Raises:
-        SessionNotFoundError: the session is not stored.
-    """
-    row = session_row(await conn.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1", session_id))
-    if row is None:
-        raise SessionNotFoundError(f"session {session_id!r} is not stored", session_id=session_id)
-    rows = await conn.fetch(
-        "SELECT model, pricing_version, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
-        "cost_micros, currency FROM usage_by_model WHERE session_id = $1 ORDER BY model, pricing_version",
-        session_id,
-    )
-    return row.usage, [ModelUsage(from_db_text(r[0]), from_db_text(r[1]), Usage(*r[2:8])) for r in rows]
 
 
 async def figures(conn: Any) -> StorageFigures:

@@ -9,9 +9,7 @@ Must never: decide (``loading.py`` and the rules do), or write.
 
 from __future__ import annotations
 
-from ...model import EntrySelection
 from ..sql.read_port import SqlReadPort
-from . import entry_reads
 from .reads import PostgresPageReads
 
 __all__ = ["PostgresReadPort"]
@@ -23,6 +21,3 @@ class PostgresReadPort(SqlReadPort):
     __slots__ = ()
 
     PAGES = PostgresPageReads
-
-    async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
-        return await entry_reads.select_positions(self._conn, session_id, selection, limit)

@@ -8,8 +8,9 @@ named spots:
 - ``{name}`` for a spot the dialects spell differently (:attr:`Dialect.spots`: the transaction's
   time, a lock clause, an index hint, the bytes of a stored event, ...);
 - ``col = ANY($n::type[])`` for membership in a list passed as the statement's *last* argument:
-  one array parameter on PostgreSQL, ``col IN (?, ?, ...)`` over slices of the list on SQLite
-  (:meth:`Dialect.each`).
+  one array parameter on PostgreSQL, ``col IN (?k, ?k+1, ...)`` over slices of the list on SQLite
+  (:meth:`Dialect.each`), numbered after the other placeholders (one of them, a ``LIMIT``, may follow
+  the list in the text).
 
 A statement is rendered the first time it runs and kept (:attr:`Dialect.sql`, a dict keyed by the
 neutral text): a verb's only per-call cost is one dict lookup. What is kept is bounded: every
@@ -110,5 +111,7 @@ class Dialect:
         out: list[Any] = []
         for i in range(0, len(ids), IDS_PER_QUERY):
             part = ids[i : i + IDS_PER_QUERY]
-            out.extend(await conn.fetch(sql.format(ids=",".join("?" * len(part))), *head, *part))
+            first = len(head) + 1  # numbered: a placeholder after the list (a LIMIT) keeps its number
+            listed = ",".join(f"?{n}" for n in range(first, first + len(part)))
+            out.extend(await conn.fetch(sql.format(ids=listed), *head, *part))
         return out

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Final, cast
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
 from ...export import ImportedEvent
 from ...history import IndexedCall, OpenCall
-from ...model import Message, Repair, SessionSettings, Usage, UsageDelta
+from ...model import EntrySelection, Message, Repair, SessionSettings, Usage, UsageDelta
 from ...policy import ToolPolicy
 from ...rules import StoredRequest
 from ...state import ScopeState, labels_json
@@ -30,6 +30,7 @@ from ..port import SESSION_COLS, SETTINGS_COLS, SETTINGS_COUNT, NewEntry, Port, 
 from ..port import usage_values as _usage
 from . import read_port as snapshot
 from .dialect import Conn, Dialect, changed
+from .entry_select import select_positions
 
 __all__ = ["SESSION_TABLES", "SqlPort"]
 
@@ -153,6 +154,9 @@ class SqlPort:
 
     async def session_policy(self, session_id: str) -> ToolPolicy:
         return await snapshot.session_policy(self._conn, self._q, session_id)
+
+    async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+        return await select_positions(self.DIALECT, self._conn, session_id, selection, limit)
 
     async def call_result(self, session_id: str, call_id: str) -> tuple[bool, int | None]:
         sql = self._q["SELECT result_position FROM tool_calls WHERE session_id = $1 AND call_id = $2"]

@@ -26,12 +26,13 @@ from typing import Any, ClassVar, Final
 from ... import repair as repairing
 from ...events import message_from_payload
 from ...history import OpenCall
-from ...model import HistoryCursor, Message, SessionSettings
+from ...model import EntrySelection, HistoryCursor, Message, SessionSettings
 from ...policy import ToolPolicy, policy_from_json
 from .. import history_reads
 from ..paging import PAGE_BYTES, PAGE_ROWS, cut, decode_rows
 from ..port import SESSION_COLS, SETTINGS_COLS, SETTINGS_COUNT, PageReads, SessionRow, session_row, settings_of
 from .dialect import Conn, Dialect
+from .entry_select import select_positions
 
 __all__ = [
     "HISTORY_COLS",
@@ -239,6 +240,9 @@ class SqlReadPort:
 
     async def open_calls(self, session_id: str) -> list[OpenCall]:
         return await open_calls(self._conn, self._d, session_id)
+
+    async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
+        return await select_positions(self._d, self._conn, session_id, selection, limit)
 
     async def session_policy(self, session_id: str) -> ToolPolicy:
         return await session_policy(self._conn, self._q, session_id)

@@ -41,6 +41,8 @@ SQLITE: Final = Dialect(
         # Left to itself the planner walks the primary key, every call the session ever made.
         "open_calls_index": " INDEXED BY tool_calls_open",
         "ts_index": " INDEXED BY events_session_ts",
+        "client_id_index": " INDEXED BY events_client_id",
+        "fence": "",
         # The call id of the result ``e`` as stored in ``tool_calls`` (``json_extract`` alone returns an id only
         # up to a NUL: an id holding one would not find its call).
         "result_call_id": decoded_sql(f"json_extract({payload_sql('e.payload', 'char')}, '$.tool_call_id')", "char"),

@@ -20,7 +20,7 @@ from typing import Any, Final, TypeVar
 
 from ...edits import history_item
 from ...erasure import PendingErasures
-from ...errors import SessionNotFoundError, StorageError
+from ...errors import StorageError
 from ...export import ExportHeader
 from ...model import AppendJob, HistoryCursor, HistoryMark, Message, ModelUsage, SessionSummary, Usage
 from ...queries import SearchFilter, SearchRow, UsageRow
@@ -29,12 +29,12 @@ from ..base import StorageCounters, StorageFigures
 from ..engine import Engine, Erasure, WriteSteps
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
-from ..port import SESSION_COLS, Port, ReadPort, as_read_port, like_pattern, session_row
+from ..port import Port, ReadPort, as_read_port, like_pattern
 from ..runs import RunRegistry
-from ..sql import listing
+from ..sql import listing, store_reads
 from ..steps import Steps, run_async, run_sync
 from . import queries, reads
-from .conns import SQLITE
+from .conns import SQLITE, reader
 from .port import SQLitePort
 from .read_port import SQLiteReadPort
 from .reading import Readers
@@ -201,61 +201,29 @@ class SQLiteEngine:
         return int(next(iter(rows))[0])
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
-        wanted = list(dict.fromkeys(scopes))
-        if not wanted:
-            return []
         async with self.readers.short() as conn:
-            rows = await conn.execute_fetchall(
-                f"SELECT scope, state, updated_at FROM scope_states WHERE scope IN ({','.join('?' * len(wanted))})",
-                wanted,
-            )
-        found = {str(r[0]): ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows}
-        return [found.get(s, ScopeState(s)) for s in scopes]
+            return await store_reads.scope_states(reader(conn), SQLITE, scopes)
 
     async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
-        """In byte order (BINARY collation)."""
         async with self.readers.short() as conn:
-            rows = await conn.execute_fetchall(
-                "SELECT scope, state, updated_at FROM scope_states WHERE scope > ? ORDER BY scope LIMIT ?",
-                (after, limit),
-            )
-        return [ScopeState(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+            return await store_reads.list_scope_states(reader(conn), SQLITE, after, limit)
 
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         async with self.readers.short() as conn:
-            cur = await conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
-            row = session_row(await cur.fetchone())
-            if row is None:
-                raise SessionNotFoundError(f"session {session_id!r} is not stored", session_id=session_id)
-            rows = await conn.execute_fetchall(
-                "SELECT model, pricing_version, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
-                "cost_micros, currency FROM usage_by_model WHERE session_id = ? ORDER BY model, pricing_version",
-                (session_id,),
-            )
-        return row.usage, [ModelUsage(r[0], r[1], Usage(*r[2:8])) for r in rows]
+            return await store_reads.usage_by_model(reader(conn), SQLITE, session_id)
 
     async def session_ids(self) -> list[str]:
         async with self.readers.short() as conn:
-            rows = await conn.execute_fetchall("SELECT session_id FROM sessions ORDER BY created_at, session_id")
-        return [r[0] for r in rows]
+            return await store_reads.session_ids(reader(conn), SQLITE)
 
     async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
         """The header's event count and the id bound are read in one snapshot."""
         async with self.readers.short() as conn:
             try:
                 await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                cur = await conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,))
-                row = session_row(await cur.fetchone())
-                if row is None:
-                    return None
-                found = await conn.execute_fetchall(
-                    "SELECT count(*), coalesce(max(event_id), 0) FROM events WHERE session_id = ?", (session_id,)
-                )
+                return await store_reads.export_start(reader(conn), SQLITE, session_id)
             finally:
                 await conn.execute("COMMIT")
-        count, max_id = (int(v) for v in next(iter(found)))
-        header = ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, count)
-        return header, HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position), max_id
 
     async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         """FTS5 on a bulk read connection, bounded in time (``queries.search``)."""
@@ -280,10 +248,7 @@ class SQLiteEngine:
 
     async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
         async with self.readers.short() as conn:
-            rows = await conn.execute_fetchall(
-                "SELECT session_id FROM sessions WHERE updated_at < ? ORDER BY updated_at", (cutoff_rfc3339,)
-            )
-        return [r[0] for r in rows]
+            return await store_reads.sessions_not_updated_since(reader(conn), SQLITE, cutoff_rfc3339)
 
     async def newest_update(self) -> str | None:
         async with self.readers.short() as conn:

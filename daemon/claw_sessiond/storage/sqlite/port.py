@@ -19,11 +19,10 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ...events import EVENT_SCHEMA_VERSION
-from ...model import EntrySelection, Usage, now_rfc3339
+from ...model import Usage, now_rfc3339
 from ..port import SESSION_COLS, NewEntry, SessionRow, entry_columns, new_incarnation, session_row
 from ..sql.port import SqlPort
 from .conns import SQLITE, WriterConn
-from .entry_reads import select_on_writer
 
 __all__ = ["SQLitePort", "erase_search_index_in_tx"]
 
@@ -93,9 +92,6 @@ class SQLitePort(SqlPort):
         for start in range(0, len(values), step):  # nearly every Append: one statement, its text cached
             chunk = values[start : start + step]
             self._db.execute(_insert_entries_sql(len(chunk) // _ENTRY_COLUMNS), chunk)
-
-    async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
-        return select_on_writer(self._db, session_id, selection, limit)
 
     async def erase_history(self, session_id: str, fingerprint: str, kinds: Sequence[str]) -> int:
         """Also takes the erased messages' words out of the search index (:func:`erase_search_index_in_tx`)."""

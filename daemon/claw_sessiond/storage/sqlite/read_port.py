@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import aiosqlite
 
-from ...model import EntrySelection
 from ..sql.read_port import SqlReadPort
-from . import entry_reads
 from .conns import ReaderConn, reader
 from .reads import SQLitePageReads
 
@@ -31,6 +29,3 @@ class SQLiteReadPort(SqlReadPort):
 
     def __init__(self, conn: aiosqlite.Connection | ReaderConn) -> None:
         super().__init__(reader(conn))
-
-    async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
-        return await entry_reads.select_on_reader(self._conn, session_id, selection, limit)

@@ -265,6 +265,7 @@ def _sync_calls(client: SessionClient) -> dict[str, Callable[[], object]]:
         "update_session": lambda: client.update_session("s"),
         "scope_states": lambda: client.scope_states(["app:x"]),
         "load_items": lambda: client.load_items("s", "f"),
+        "delete_entries": lambda: client.delete_entries("s", client_ids=["a"]),
     }
 
 
@@ -310,6 +311,7 @@ def _async_calls(client: AsyncSessionClient) -> dict[str, Callable[[], Awaitable
         "update_session": lambda: client.update_session("s"),
         "scope_states": lambda: client.scope_states(["app:x"]),
         "load_items": lambda: client.load_items("s", "f"),
+        "delete_entries": lambda: client.delete_entries("s", client_ids=["a"]),
     }
 
 

@@ -316,6 +316,16 @@ def hostile_store(c: SessionClient) -> None:
         )
 
 
+def _view_shows(b: Any, text: str, timeout_s: float = 15.0) -> None:
+    """Wait (at most ``timeout_s``) until the page's view holds ``text``."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if text in b.do("eval", expression="document.getElementById('view').textContent")["value"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the view never showed {text!r}")
+
+
 def test_hostile_content_is_shown_as_text_and_never_runs(viewer: Viewer) -> None:
     with viewer.client() as c:
         hostile_store(c)
@@ -330,6 +340,7 @@ def test_hostile_content_is_shown_as_text_and_never_runs(viewer: Viewer) -> None
     assert b.count(MADE_BY_DATA) == 0, "no element came from the data"
     for sid in HOSTILE_IDS:
         b.do("hash", hash="#/s/" + quote(sid, safe=""))
+        _view_shows(b, sid)  # this session's page, not the last one's (it has an entry 3 too)
         b.wait("[data-testid=entry][data-position='3']")
         b.do("clickEach", selector="details:not([open]) > summary")  # folds, items and raw JSON, all opened
         shown = b.do("eval", expression="document.getElementById('view').textContent")["value"]

@@ -655,3 +655,32 @@ def test_json_gives_the_url_as_one_document(ui: UiProcess, daemon: DaemonProcess
         other.send_signal(signal.SIGTERM)
         _out, err = other.communicate(timeout=20)
     assert other.returncode == 0 and "Traceback" not in err
+
+
+def test_open_hands_the_printed_url_to_the_browser(daemon: DaemonProcess, tmp_path: Path) -> None:
+    """``--open`` gives the browser the URL it prints, secret included (``$BROWSER`` names the browser, as
+    Python's ``webbrowser`` reads it: here a script that writes down what it was given)."""
+    seen = tmp_path / "opened"
+    browser = tmp_path / "browser"
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {seen}\n')
+    browser.chmod(0o700)
+    other = subprocess.Popen(
+        [sys.executable, "-m", "claw_sessiond", "ui", "--open", "--socket", str(daemon.socket_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=daemon.workspace,
+        env={**daemon.env, "BROWSER": str(browser)},
+    )
+    try:
+        assert other.stdout is not None
+        line = other.stdout.readline().strip()
+        assert URL_LINE.match(line), line
+        deadline = time.monotonic() + 20
+        while not (seen.exists() and seen.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert seen.read_text() == line.removeprefix("claw-sessiond ui: ")
+    finally:
+        other.send_signal(signal.SIGTERM)
+        _out, err = other.communicate(timeout=20)
+    assert other.returncode == 0 and "Traceback" not in err

@@ -84,21 +84,18 @@ async def _page(source: Source, session_id: str, before: int | None, after: int 
     """The entries of one page (the last ``limit`` by default; older than ``before``; newer than ``after``) and
     the log's clears and edits over the page's span of positions (:func:`.history.log_events`)."""
     if after is not None:
-        result = await source.load(session_id, after=after)
-        params.stored(result)
+        result = params.stored(await source.load(session_id, after=after))
         shown = result.messages[:limit]
         has_older = result.session.message_count > len(result.messages)
         has_newer = len(result.messages) > limit
     elif before is None:
-        result = await source.load(session_id, last=limit)
-        params.stored(result)
+        result = params.stored(await source.load(session_id, last=limit))
         shown = result.messages
         has_older, has_newer = result.session.message_count > len(shown), False
     else:
         # Older entries: the last ``limit`` before ``before`` (newest-first paging backwards, a read that does
         # not grow with the history), one more to know whether older ones are left.
-        result = await source.load(session_id, last=limit + 1, before=before)
-        params.stored(result)
+        result = params.stored(await source.load(session_id, last=limit + 1, before=before))
         shown = result.messages[-limit:]
         has_older = len(result.messages) > limit
         has_newer = bool(shown) and before <= result.session.last_position
@@ -224,12 +221,13 @@ async def lookup(request: web.Request) -> web.StreamResponse:
     else:
         page = await source.list_page("", LOOKUP_SESSIONS, "", {})
         targets = [s.id for s in page.sessions]
+    entries = LOOKUP_SESSION_ENTRIES if session_id else LOOKUP_ENTRIES
     matches = []
     for target in targets:
         if client_id:  # through the daemon's index of client ids: cost O(1) per session, not O(history)
             result = await source.load(target, client_ids=(client_id,))
         else:
-            result = await source.load(target, last=LOOKUP_SESSION_ENTRIES if session_id else LOOKUP_ENTRIES)
+            result = await source.load(target, last=entries)
         if session_id:
             params.stored(result)
         for m in result.messages:
@@ -237,7 +235,6 @@ async def lookup(request: web.Request) -> web.StreamResponse:
                 matches.append({"session_id": target, "position": m.position})
     # A trace-id lookup scans each session's last entries (the bound ``scanned`` names); a client-id lookup
     # reads through the index, every entry of the sessions it looks at (``scanned`` null).
-    entries = LOOKUP_SESSION_ENTRIES if session_id else LOOKUP_ENTRIES
     scanned = None if client_id else {"sessions": len(targets), "entries_per_session": entries}
     return web.json_response(
         {

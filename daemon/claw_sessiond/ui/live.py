@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from claw_sessiond_client import SessiondError
+from claw_sessiond_client import LoadResult, SessiondError
 
 from . import params
 from .api import SOURCE
@@ -59,17 +59,18 @@ async def _relay(source: Source, session_id: str, after: int, queue: asyncio.Que
         await queue.put(_frame("end", {}))
 
 
-async def _runs(source: Source, session_id: str, queue: asyncio.Queue[bytes]) -> None:
-    """Put ``event: run`` on ``queue`` each time the calls in flight (and their owners) change."""
-    last: list[dict[str, Any]] | None = None
+async def _runs(source: Source, session_id: str, queue: asyncio.Queue[bytes], first: LoadResult) -> None:
+    """Put ``event: run`` on ``queue`` at once (from ``first``, the route's own check) and then each time the
+    calls in flight (and their owners) change."""
+    last = in_flight_json(first)
+    await queue.put(_frame("run", {"in_flight": last}))
     while True:
+        await asyncio.sleep(RUN_POLL_S)
         with contextlib.suppress(SessiondError):
-            result = await source.load(session_id, last=1)
-            now = in_flight_json(result)
+            now = in_flight_json(await source.load(session_id, last=1))
             if now != last:
                 await queue.put(_frame("run", {"in_flight": now}))
                 last = now
-        await asyncio.sleep(RUN_POLL_S)
 
 
 @routes.get("/api/sessions/{session_id}/live")
@@ -84,12 +85,12 @@ async def live(request: web.Request) -> web.StreamResponse:
     if len(streams) >= MAX_STREAMS:
         return params.error(503, f"at most {MAX_STREAMS} live views at once: close one")
     session_id = request.match_info["session_id"]
-    params.stored(await source.load(session_id, last=1))  # an invalid id (400) or unknown one (404) first
+    checked = params.stored(await source.load(session_id, last=1))  # an invalid id (400) or unknown one (404) first
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
     queue: asyncio.Queue[bytes] = asyncio.Queue(QUEUE)
     tasks = [
         asyncio.ensure_future(_relay(source, session_id, after, queue)),
-        asyncio.ensure_future(_runs(source, session_id, queue)),
+        asyncio.ensure_future(_runs(source, session_id, queue, checked)),
     ]
     me = asyncio.current_task()
     assert me is not None

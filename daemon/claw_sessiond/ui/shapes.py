@@ -11,7 +11,7 @@ import base64
 import datetime as dt
 from typing import Any
 
-from claw_sessiond_client import InFlightCall, LoadResult, Message, SessionSummary, Usage, WatchEvent
+from claw_sessiond_client import EntryUsage, InFlightCall, LoadResult, Message, SessionSummary, Usage, WatchEvent
 
 __all__ = [
     "entry_json",
@@ -32,8 +32,8 @@ def time_text(when: dt.datetime | None) -> str | None:
     return when.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def usage_json(u: Usage) -> dict[str, Any]:
-    """A session's (or a row's) usage totals."""
+def usage_json(u: Usage | EntryUsage) -> dict[str, Any]:
+    """A session's (or a row's, or an entry's) usage totals."""
     return {
         "input_tokens": u.input_tokens,
         "output_tokens": u.output_tokens,
@@ -109,16 +109,7 @@ def entry_json(m: Message) -> dict[str, Any]:
     if item_b64 is not None:
         out["item_b64"] = item_b64
     if m.usage is not None:
-        u = m.usage
-        out["usage"] = {
-            "input_tokens": u.input_tokens,
-            "output_tokens": u.output_tokens,
-            "cache_read_tokens": u.cache_read_tokens,
-            "cache_write_tokens": u.cache_write_tokens,
-            "cost_micros": u.cost_micros,
-            "currency": u.currency,
-            "model": u.model,
-        }
+        out["usage"] = {**usage_json(m.usage), "model": m.usage.model}
     return out
 
 

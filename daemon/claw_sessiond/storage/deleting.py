@@ -22,8 +22,8 @@ from typing import Final
 
 from .. import edits, rules, selection
 from ..errors import SessionNotFoundError
-from ..events import encode_edit
 from ..model import DeleteEntriesJob, DeleteEntriesResult, EntrySelection, Message
+from .editing import record_removal
 from .port import Port
 from .steps import Steps
 from .writes import replayed
@@ -62,12 +62,7 @@ def delete_entries(port: Port, job: DeleteEntriesJob) -> Steps[DeleteEntriesResu
     calls = (yield port.indexed_calls(sid, sorted(call_ids))) if call_ids else []
     edits.check_delete_splits(set(positions), messages, calls, job.discard_pending)
     position = row.last_position + 1
-    yield port.insert_event(sid, position, "edit", job.trace_id, now, encode_edit(positions, scattered=True))
-    yield port.hide_entries(sid, [(p, position) for p in positions])
-    if messages:
-        yield port.reopen_calls(sid, [(m.tool_call_id, m.position) for m in messages if m.tool_call_id])
-        yield port.unindex_calls(sid, [(c.id, m.position) for m in messages for c in m.tool_calls])
-    yield port.advance_session(sid, position, -len(positions), now, "")
+    yield from record_removal(port, sid, position, positions, messages, job.trace_id, now, "", scattered=True)
     result = DeleteEntriesResult(tuple(positions), position, job.trace_id)
     if job.request_id:
         yield port.remember(sid, job.request_id, "delete", job.fingerprint, edits.delete_record(result), now)

@@ -17,6 +17,8 @@ Must never: touch a connection or a clock (the port does), or decide what ``edit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .. import edits, rules
 from ..events import encode_edit
 from ..model import EditJob, EditResult, Message
@@ -24,7 +26,7 @@ from .port import Port, SessionRow
 from .steps import Steps
 from .writes import append, replayed
 
-__all__ = ["edit_tail"]
+__all__ = ["edit_tail", "record_removal"]
 
 
 def _removed(port: Port, job: EditJob, row: SessionRow) -> Steps[list[Message]]:
@@ -51,6 +53,30 @@ def _removed(port: Port, job: EditJob, row: SessionRow) -> Steps[list[Message]]:
     return found
 
 
+def record_removal(
+    port: Port,
+    sid: str,
+    position: int,
+    positions: Sequence[int],
+    paired: Sequence[Message],
+    trace_id: str,
+    now: str,
+    workdir: str,
+    *,
+    scattered: bool = False,
+) -> Steps[None]:
+    """The edit event at ``position`` that hides the entries at ``positions`` (EditTail's and DeleteEntries'
+    one sequence); ``paired``: those removed entries that make or answer tool calls. The session advances."""
+    yield port.insert_event(sid, position, "edit", trace_id, now, encode_edit(positions, scattered=scattered))
+    if positions:
+        yield port.hide_entries(sid, [(p, position) for p in positions])
+    if paired:
+        # A removed result reopens its call (unless the call goes too); a removed call leaves the index.
+        yield port.reopen_calls(sid, [(m.tool_call_id, m.position) for m in paired if m.tool_call_id])
+        yield port.unindex_calls(sid, [(c.id, m.position) for m in paired for c in m.tool_calls])
+    yield port.advance_session(sid, position, -len(positions), now, workdir)
+
+
 def edit_tail(port: Port, job: EditJob, max_open_calls: int = 0) -> Steps[EditResult]:
     """Edit the tail of a session (``max_open_calls``: as Append's; 0 for no limit).
 
@@ -74,13 +100,9 @@ def edit_tail(port: Port, job: EditJob, max_open_calls: int = 0) -> Steps[EditRe
     if row is None:
         row, now = yield port.ensure_session(sid, job.workdir)
     position = row.last_position + 1
-    yield port.insert_event(sid, position, "edit", job.trace_id, now, encode_edit([m.position for m in removed]))
-    if removed:
-        yield port.hide_entries(sid, [(m.position, position) for m in removed])
-        # A removed result reopens its call (unless the call goes too); a removed call leaves the index.
-        yield port.reopen_calls(sid, [(m.tool_call_id, m.position) for m in removed if m.tool_call_id])
-        yield port.unindex_calls(sid, [(c.id, m.position) for m in removed for c in m.tool_calls])
-    yield port.advance_session(sid, position, -len(removed), now, job.workdir)
+    yield from record_removal(
+        port, sid, position, [m.position for m in removed], removed, job.trace_id, now, job.workdir
+    )
     first = last = 0
     if job.replacements is not None:
         appended = yield from append(port, job.replacements, max_open_calls)

@@ -11,7 +11,7 @@ import dataclasses
 import datetime as dt
 import json
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 from . import errors as E
 from ._requests import ROLES
@@ -39,10 +39,12 @@ from ._types import (
 from .api.v1 import sessiond_pb2 as pb
 
 __all__ = [
+    "Assembly",
     "BackupCopy",
     "ItemsAssembly",
     "LoadAssembly",
     "append_result_of",
+    "assembled",
     "backup_figures_of",
     "clear_result_of",
     "delete_result_of",
@@ -235,6 +237,19 @@ class LoadAssembly:
         )
 
 
+_R = TypeVar("_R", covariant=True)
+_T = TypeVar("_T")
+
+
+class Assembly(Protocol[_R]):
+    """What Load's chunks are read into: a whole result (:class:`LoadAssembly`), or only the items of one
+    format (:class:`ItemsAssembly`)."""
+
+    def add(self, chunk: pb.LoadResponse) -> None: ...
+
+    def result(self) -> _R: ...
+
+
 class ItemsAssembly:
     """Load's streamed chunks kept as the stored items of one format only (no :class:`Message` per entry).
 
@@ -278,7 +293,11 @@ def load_result_of(chunks: Iterable[pb.LoadResponse]) -> LoadResult:
     Raises:
         InternalError: the stream ended without its last chunk.
     """
-    assembly = LoadAssembly()
+    return assembled(chunks, LoadAssembly())
+
+
+def assembled(chunks: Iterable[pb.LoadResponse], assembly: Assembly[_T]) -> _T:
+    """``assembly`` fed Load's ``chunks`` as they arrive, and its result."""
     for chunk in chunks:
         assembly.add(chunk)
     return assembly.result()

@@ -16,7 +16,7 @@ import datetime as dt
 import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, BinaryIO, Protocol, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import grpc
 
@@ -41,6 +41,7 @@ from ._requests import (
     usage_request,
 )
 from ._responses import (
+    Assembly,
     BackupCopy,
     ItemsAssembly,
     LoadAssembly,
@@ -94,17 +95,6 @@ from .api.v1 import sessiond_pb2 as pb
 __all__ = ["AppendStream", "AsyncSessionClient"]
 
 T = TypeVar("T")
-_R = TypeVar("_R", covariant=True)
-
-
-class _Assembly(Protocol[_R]):
-    """What Load's chunks are read into: a whole result, or only the items of one format."""
-
-    def add(self, chunk: pb.LoadResponse) -> None: ...
-
-    def result(self) -> _R: ...
-
-
 R = TypeVar("R")
 
 
@@ -176,7 +166,7 @@ class AsyncSessionClient(AsyncChannel):
     async def _load_chunks(self, request: pb.LoadRequest) -> LoadResult:
         return await self._assembled(request, LoadAssembly())  # each chunk converted as it arrives
 
-    async def _assembled(self, request: pb.LoadRequest, assembly: _Assembly[_R]) -> _R:
+    async def _assembled(self, request: pb.LoadRequest, assembly: Assembly[T]) -> T:
         async for chunk in self._stub.Load(request, timeout=self.timeout_s):
             assembly.add(chunk)
         return assembly.result()

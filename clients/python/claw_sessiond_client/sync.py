@@ -198,13 +198,10 @@ class SessionClient(SyncChannel):
         """
         request, _ = req.load_request(session_id, None, False, True, last=last)
 
-        def read() -> list[bytes]:  # a fresh assembly per attempt (a retry starts the stream over)
-            assembly = rsp.ItemsAssembly(item_format)
-            for chunk in self._stub.Load(request, timeout=self.timeout_s):
-                assembly.add(chunk)
-            return assembly.result()
-
-        return self._call(read)
+        # a fresh assembly per attempt (a retry starts the stream over)
+        return self._call(
+            lambda: rsp.assembled(self._stub.Load(request, timeout=self.timeout_s), rsp.ItemsAssembly(item_format))
+        )
 
     def append(
         self,

@@ -29,8 +29,6 @@ class StoredWrite:
     task_path: str
     idx: int
     value: tuple[str, bytes]
-    position: int
-    client_id: str
 
 
 class Reader:
@@ -82,9 +80,7 @@ class Reader:
                 if entry.format != E.FORMAT_WRITE:
                     continue
                 task_id, channel, task_path, idx, value = E.decode_write(entry.item)
-                by_key[(task_id, idx)] = StoredWrite(
-                    task_id, channel, task_path, idx, value, entry.position, entry.client_id
-                )
+                by_key[(task_id, idx)] = StoredWrite(task_id, channel, task_path, idx, value)
             if by_key:
                 out[cid] = sorted(by_key.values(), key=lambda w: (w.task_path, w.task_id, w.idx))
         return out

@@ -20,13 +20,13 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from tests.helpers.sdist import pins
+
 ROOT: Final = Path(__file__).resolve().parents[2]
-CLIENT_PYPROJECT: Final = ROOT / "clients" / "python" / "pyproject.toml"
 
 #: Each pinned framework's adapter tests (files under tests/); tests/unit/test_newest.py checks
 #: that every pin has an entry and every file exists.
@@ -65,19 +65,6 @@ class Outcome:
             "not-installable": "it does not install here",
         }[self.verdict]
         return f"{head}; newest {self.newest}: {text}" + (f"\n    {self.detail}" if self.detail else "")
-
-
-def pins() -> dict[str, str]:
-    """Framework → pinned version, from the client's extras (``name==version``)."""
-    with open(CLIENT_PYPROJECT, "rb") as f:
-        extras: dict[str, list[str]] = tomllib.load(f)["project"]["optional-dependencies"]
-    found = {}
-    for requirements in extras.values():
-        for requirement in requirements:
-            m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;,]+)", requirement.strip())
-            if m:
-                found[m.group(1)] = m.group(2)
-    return found
 
 
 def newest_release(python: str, project: str) -> str:

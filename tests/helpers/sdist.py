@@ -39,16 +39,25 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CLAW_TEST_CACHE") or Path.home() / ".cache" / "claw-sessiond-tests")
 
 
-def pinned_version(project: str) -> str:
-    """The exact version of ``project`` that an extra of the client pins (``project==X``)."""
+def pins() -> dict[str, str]:
+    """Framework → the exact version an extra of the client pins (``name==version``)."""
     with open(CLIENT_PYPROJECT, "rb") as f:
         extras: dict[str, list[str]] = tomllib.load(f)["project"]["optional-dependencies"]
+    found = {}
     for requirements in extras.values():
         for requirement in requirements:
-            m = re.fullmatch(rf"{re.escape(project)}(?:\[[^\]]*\])?==([^\s;,]+)", requirement.strip())
+            m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;,]+)", requirement.strip())
             if m:
-                return m.group(1)
-    raise AssertionError(f"no extra of {CLIENT_PYPROJECT} pins {project}==<version>")
+                found[m.group(1)] = m.group(2)
+    return found
+
+
+def pinned_version(project: str) -> str:
+    """The exact version of ``project`` that an extra of the client pins (``project==X``)."""
+    found = pins().get(project)
+    if found is None:
+        raise AssertionError(f"no extra of {CLIENT_PYPROJECT} pins {project}==<version>")
+    return found
 
 
 @contextmanager

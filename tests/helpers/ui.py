@@ -34,7 +34,6 @@ class Answer:
 
     def __init__(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
         self.status = status
-        self.all_headers = headers
         self.headers = {k.lower(): v for k, v in headers}
         self.body = body
 

@@ -213,6 +213,35 @@ def test_a_thread_of_whole_checkpoints_is_read_and_resumed_as_in_memory_saver(
     assert (got := saver.get_tuple(stored)) is not None and got.checkpoint["channel_values"] == {"a": 1, "b": 3}
 
 
+def test_delete_for_runs_and_prune_remove_the_channel_values_no_checkpoint_left_names(
+    saver: ClawCheckpointSaver,
+) -> None:
+    thread = f"values-{uuid.uuid4().hex[:8]}"
+    bid = entries.session_ids(saver.prefix, thread, "")[2]
+    config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+
+    def put(parent: Any, values: dict[str, int], versions: dict[str, str], changed: list[str], run: str) -> Any:
+        checkpoint = {**empty_checkpoint(), "channel_values": values, "channel_versions": versions}
+        return saver.put(parent, checkpoint, {"run_id": run}, {ch: versions[ch] for ch in changed})
+
+    def stored() -> list[str]:
+        return sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages)
+
+    c1 = put(config, {"a": 1, "b": 1}, {"a": "1", "b": "1"}, ["a", "b"], "r1")
+    c2 = put(c1, {"a": 1, "b": 2}, {"a": "1", "b": "2"}, ["b"], "r2")
+    put(c2, {"a": 3, "b": 2}, {"a": "3", "b": "2"}, ["a"], "r1")
+    assert stored() == ["a/1", "a/3", "b/1", "b/2"]
+    saver.delete_for_runs(["r1"])
+    assert stored() == ["a/1", "b/2"]  # what c2, the one checkpoint left, names
+    assert [t.checkpoint["channel_values"] for t in saver.list(config)] == [{"a": 1, "b": 2}]
+    put(c2, {"a": 1, "b": 4}, {"a": "1", "b": "4"}, ["b"], "r3")
+    saver.prune([thread])
+    assert stored() == ["a/1", "b/4"]
+    assert [t.checkpoint["channel_values"] for t in saver.list(config)] == [{"a": 1, "b": 4}]
+    saver.delete_thread(thread)
+    assert saver.client.list_sessions_page(labels={entries.LABEL_THREAD: thread}).sessions == []
+
+
 def test_time_travel_resumes_and_forks_from_an_older_checkpoint_as_in_memory_saver(
     saver: ClawCheckpointSaver,
 ) -> None:

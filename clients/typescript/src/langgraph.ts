@@ -100,7 +100,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       if (entry && loaded) this.tails.set(key(thread, ns), [entry.clientId, loaded.session.lastPosition]);
     }
     if (!entry) return undefined;
-    const found = await this.tuple(thread, ns, entry);
+    const [found] = await this.tuples(thread, ns, [entry]);
     if (!this.decoded(thread, entry)[3]) await this.keepValues(thread, ns, found.checkpoint);
     return found;
   }
@@ -132,13 +132,17 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     for (const [thread, ns] of await this.namespaces(config)) {
       const [sid] = L.sessionIds(this.prefix, thread, ns);
       for await (const page of this.pagesOf(sid, onlyId, beforeId, left)) {
+        const chosen: Message[] = [];
         for (const entry of page) {
+          if (left !== undefined && chosen.length >= left) break;
           if (beforeId && entry.clientId >= beforeId) continue;
           // The filter looks at the metadata alone: the checkpoint, its values and writes are read for a match only.
           if (filter && !matches(await this.loads(this.decoded(thread, entry)[1], what(thread, entry)), filter)) continue;
-          yield await this.tuple(thread, ns, entry);
-          if (left !== undefined && --left <= 0) return;
+          chosen.push(entry);
         }
+        if (chosen.length === 0) continue;
+        yield* await this.tuples(thread, ns, chosen);
+        if (left !== undefined && (left -= chosen.length) <= 0) return;
       }
     }
   }
@@ -279,37 +283,49 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     }
   }
 
-  /** The tuple of a checkpoint entry: its channel values (blobs: one point read), its pending writes (one prefix read). */
-  private async tuple(thread: string, ns: string, entry: Message): Promise<CheckpointTuple> {
-    const [c, m, parent, inBlobs] = this.decoded(thread, entry);
+  /** The tuples of checkpoint entries: their channel values (one Load of their client ids for all), each one's pending writes (a prefix read). */
+  private async tuples(thread: string, ns: string, entries: Message[]): Promise<CheckpointTuple[]> {
     const [, wid, bid] = L.sessionIds(this.prefix, thread, ns);
-    const checkpoint: Checkpoint = await this.loads(c, what(thread, entry));
-    if (inBlobs) checkpoint.channel_values = await this.values(bid, checkpoint.channel_versions ?? {});
-    if (checkpoint.v < 4 && parent) await this.migrateSends(checkpoint, thread, ns, parent);
-    const tuple: CheckpointTuple = {
-      config: { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: entry.clientId } },
-      checkpoint,
-      metadata: await this.loads(m, what(thread, entry)),
-      pendingWrites: await this.pending(await this.writes(wid, entry.clientId)),
-    };
-    if (parent) tuple.parentConfig = { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: parent } };
-    return tuple;
+    const decoded = entries.map((entry) => this.decoded(thread, entry));
+    const checkpoints: Checkpoint[] = await Promise.all(decoded.map(([c], i) => this.loads(c, what(thread, entries[i]))));
+    const ids = checkpoints.map((cp, i) => (decoded[i][3] ? Object.entries(cp.channel_versions ?? {}).map(([ch, v]) => [ch, L.blobClientId(ch, v)]) : []));
+    const stored = await this.blobs(bid, ids.flat().map(([, id]) => id));
+    const out: CheckpointTuple[] = [];
+    for (const [i, entry] of entries.entries()) {
+      const [, m, parent, inBlobs] = decoded[i];
+      const checkpoint = checkpoints[i];
+      if (inBlobs) {
+        checkpoint.channel_values = {};
+        for (const [ch, id] of ids[i]) {
+          const value = stored.get(id);
+          if (value) checkpoint.channel_values[ch] = await this.loads(value, `the value of channel ${JSON.stringify(ch)}`);
+        }
+      }
+      if (checkpoint.v < 4 && parent) await this.migrateSends(checkpoint, thread, ns, parent);
+      const tuple: CheckpointTuple = {
+        config: { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: entry.clientId } },
+        checkpoint,
+        metadata: await this.loads(m, what(thread, entry)),
+        pendingWrites: await this.pending(await this.writes(wid, entry.clientId)),
+      };
+      if (parent) tuple.parentConfig = { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: parent } };
+      out.push(tuple);
+    }
+    return out;
   }
 
-  /** The channel values `versions` names, from their blobs (one Load by client ids); a channel stored without a value is left out. */
-  private async values(bid: string, versions: ChannelVersions): Promise<Record<string, unknown>> {
-    const wanted = new Map(Object.entries(versions).map(([channel, version]) => [L.blobClientId(channel, version), channel]));
-    const out: Record<string, unknown> = {};
-    for (const entry of await this.byClientIds(bid, [...wanted.keys()])) {
-      const channel = wanted.get(entry.clientId);
-      if (channel === undefined || entry.format !== L.FORMAT_BLOB) continue;
+  /** The serialized channel values with these client ids, by client id (one Load of them; a value stored as none is left out). */
+  private async blobs(bid: string, clientIds: string[]): Promise<Map<string, L.Typed>> {
+    const out = new Map<string, L.Typed>();
+    for (const entry of await this.byClientIds(bid, [...new Set(clientIds)])) {
+      if (entry.format !== L.FORMAT_BLOB) continue;
       let value: L.Typed | undefined;
       try {
         value = L.decodeBlob(entry.item)[1];
       } catch (err) {
         throw new CheckpointFormatError(`channel value ${JSON.stringify(entry.clientId)}: ${(err as Error).message}`);
       }
-      if (value) out[channel] = await this.loads(value, `the value of channel ${JSON.stringify(channel)}`);
+      if (value) out.set(entry.clientId, value);
     }
     return out;
   }

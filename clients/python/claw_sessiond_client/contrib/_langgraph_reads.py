@@ -7,9 +7,8 @@ each method); the entries are those of
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from claw_sessiond_client import Message, SessionClient
 
@@ -62,18 +61,15 @@ class Reader:
             out.extend(self.client.load(sid, no_repair=True, client_ids=chunk).messages)
         return out
 
-    def blobs(self, bid: str, versions: Mapping[str, Any]) -> dict[str, tuple[str, bytes]]:
-        """The serialized value of each channel of ``versions`` at its version (one read of their client ids); a
-        channel stored without a value, or not stored, is left out."""
-        wanted = {E.blob_client_id(channel, version): channel for channel, version in versions.items()}
+    def blobs(self, bid: str, client_ids: Iterable[str]) -> dict[str, tuple[str, bytes]]:
+        """The serialized channel values with these client ids (:func:`~._langgraph_entries.blob_client_id`), by
+        client id: one read of them (a value stored as none, or not stored, is left out)."""
         out: dict[str, tuple[str, bytes]] = {}
-        for entry in self.by_client_ids(bid, list(wanted)):
-            channel = wanted.get(entry.client_id)
-            if channel is None or entry.format != E.FORMAT_BLOB:
-                continue
-            value = E.decode_blob(entry.item)[1]
-            if value is not None:
-                out[channel] = value
+        for entry in self.by_client_ids(bid, list(dict.fromkeys(client_ids))):
+            if entry.format == E.FORMAT_BLOB:
+                value = E.decode_blob(entry.item)[1]
+                if value is not None:
+                    out[entry.client_id] = value
         return out
 
     def newest(self, sid: str) -> tuple[Message | None, int]:

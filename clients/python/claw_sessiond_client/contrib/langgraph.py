@@ -56,7 +56,7 @@ from claw_sessiond_client.errors import (
 )
 
 from . import _langgraph_entries as E
-from ._langgraph_reads import PAGE, Reader, StoredWrite
+from ._langgraph_reads import PAGE, Reader
 
 __all__ = ["CheckpointConflictError", "ClawCheckpointSaver"]
 
@@ -508,29 +508,36 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
     # -- helpers
 
     def _tuples(self, thread: str, ns: str, entries: Sequence[Message]) -> Sequence[CheckpointTuple]:
-        """The tuples of checkpoint entries: each with its channel values (one read of their client ids) and its
-        pending writes (one read of their client id prefix)."""
+        """The tuples of checkpoint entries: their channel values (one read of their client ids for all of them)
+        and each one's pending writes (one read of their client id prefix)."""
         _, wid, bid = E.session_ids(self.prefix, thread, ns)
         writes = self._reader.writes(wid, [e.client_id for e in entries])
-        return [self._tuple(thread, ns, e, bid, writes.get(e.client_id, [])) for e in entries]
-
-    def _tuple(self, thread: str, ns: str, entry: Message, bid: str, writes: Sequence[StoredWrite]) -> CheckpointTuple:
-        checkpoint_typed, metadata_typed, parent, in_blobs = E.decode_checkpoint(entry.item)
-        checkpoint: Checkpoint = self.serde.loads_typed(checkpoint_typed)
-        if in_blobs:
-            stored = self._reader.blobs(bid, checkpoint["channel_versions"])
-            checkpoint["channel_values"] = {ch: self.serde.loads_typed(value) for ch, value in stored.items()}
-        return CheckpointTuple(
-            config=_config(thread, ns, entry.client_id),
-            checkpoint=checkpoint,
-            metadata=self.serde.loads_typed(metadata_typed),
-            parent_config=(
-                {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": parent}}
-                if parent
-                else None
-            ),
-            pending_writes=[(w.task_id, w.channel, self.serde.loads_typed(w.value)) for w in writes],
-        )
+        decoded = [E.decode_checkpoint(e.item) for e in entries]
+        checkpoints: list[Checkpoint] = [self.serde.loads_typed(d[0]) for d in decoded]
+        ids = [
+            [(ch, E.blob_client_id(ch, v)) for ch, v in c["channel_versions"].items()] if d[3] else []
+            for c, d in zip(checkpoints, decoded, strict=True)
+        ]
+        stored = self._reader.blobs(bid, [cid for named in ids for _, cid in named])
+        out = []
+        for entry, (_, metadata_typed, parent, _), checkpoint, named in zip(
+            entries, decoded, checkpoints, ids, strict=True
+        ):
+            if named:
+                values = {ch: self.serde.loads_typed(stored[cid]) for ch, cid in named if cid in stored}
+                checkpoint["channel_values"] = values
+            pending = writes.get(entry.client_id, [])
+            parent_config = _config(thread, ns, parent) if parent else None
+            out.append(
+                CheckpointTuple(
+                    config=_config(thread, ns, entry.client_id),
+                    checkpoint=checkpoint,
+                    metadata=self.serde.loads_typed(metadata_typed),
+                    parent_config=parent_config,
+                    pending_writes=[(w.task_id, w.channel, self.serde.loads_typed(w.value)) for w in pending],
+                )
+            )
+        return out
 
     def _metadata(self, entry: Message) -> dict[str, Any]:
         metadata: dict[str, Any] = self.serde.loads_typed(E.decode_checkpoint(entry.item)[1])

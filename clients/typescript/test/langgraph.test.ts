@@ -94,6 +94,17 @@ describe("LangGraph.js checkpointer", () => {
         assert.match(err.message, /serializer type "msgpack"/);
         return true;
       });
+      // A channel value whose item is not the checkpointer's is refused the same way.
+      const [sid2, , bid2] = layout.sessionIds("langgraph", "t2", "");
+      const cp = { v: 4, id: "c1", ts: "2026-01-01T00:00:01Z", channel_values: {}, channel_versions: { x: "1" }, versions_seen: {} };
+      const cpItem = layout.encodeCheckpoint(await saver.serde.dumpsTyped(cp), await saver.serde.dumpsTyped({}), undefined);
+      await client.append(sid2, [{ role: 5, format: layout.FORMAT_CHECKPOINT, item: cpItem, clientId: "c1", metadata: "{}" }]);
+      await client.append(bid2, [{ role: 5, format: layout.FORMAT_BLOB, item: Buffer.from("no header"), clientId: layout.blobClientId("x", "1") }]);
+      await assert.rejects(saver.getTuple({ configurable: { thread_id: "t2" } }), (err: Error) => {
+        assert.equal(err.name, "CheckpointFormatError");
+        assert.match(err.message, /channel value "x\/1": not an item of the LangGraph checkpointer/);
+        return true;
+      });
       await assert.rejects(() => saver.put({ configurable: { thread_id: "" + "x".repeat(300) } }, {} as never, {} as never, {}), RangeError);
     } finally {
       client.close();

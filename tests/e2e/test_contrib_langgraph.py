@@ -381,6 +381,8 @@ def test_a_thread_deleted_by_another_saver_is_a_conflict_then_starts_again_label
         ]  # the session is labelled again: found by a list of every thread
         other.delete_thread(config["configurable"]["thread_id"])
         assert saver.get_tuple(config) is None
+        for sid in entries.session_ids(saver.prefix, config["configurable"]["thread_id"], ""):
+            assert saver.client.load(sid, no_repair=True).messages == []  # every session of it went, labelled
 
 
 def test_a_checkpoint_or_writes_past_the_daemons_bounds_are_refused_whole(saver: ClawCheckpointSaver) -> None:

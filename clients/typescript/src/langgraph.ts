@@ -196,7 +196,8 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     } catch (err) {
       if (err instanceof SequenceConflictError) {
         this.tails.delete(key(thread, ns));
-        this.made.delete(sid);
+        // deleted meanwhile, perhaps: the next puts create the thread's sessions with their labels again
+        for (const id of L.sessionIds(this.prefix, thread, ns)) this.made.delete(id);
         throw new CheckpointConflictError(
           `thread ${JSON.stringify(thread)} (namespace ${JSON.stringify(ns)}) moved on past checkpoint ${JSON.stringify(parent)} since this saver ` +
             `read it (another writer changed it: its last position is ${err.metadata.actual ?? "?"}, not ${expected}); the checkpoint was ` +

@@ -260,7 +260,8 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         except SequenceConflictError as err:
             self._forget(thread, ns)
             with self._lock:
-                self._made.discard(sid)  # deleted meanwhile, perhaps: the next put creates it with its labels again
+                # deleted meanwhile, perhaps: the next puts create the thread's sessions with their labels again
+                self._made.difference_update(E.session_ids(self.prefix, thread, ns))
             raise CheckpointConflictError(
                 f"thread {thread!r} (namespace {ns!r}) moved on past checkpoint {parent!r} since this saver read it "
                 f"(another writer changed it: its last position is {err.actual}, not {expected}); the checkpoint "

@@ -373,7 +373,7 @@ def test_a_thread_deleted_by_another_saver_is_a_conflict_then_starts_again_label
         other.delete_thread(config["configurable"]["thread_id"])
         assert other.get_tuple(config) is None
         with pytest.raises(CheckpointConflictError, match="moved on past checkpoint"):
-            saver.put(newest.config, {**newest.checkpoint, "id": str(uuid.uuid4())}, {}, {})
+            saver.put(newest.config, {**newest.checkpoint, "id": str(uuid.uuid4())}, {}, {"steps": "x"})
         assert saver.get_tuple(config) is None  # nothing was stored
         assert graph.invoke({"steps": ["b"]}, config)["steps"] == ["b", "n1"]
         assert [t.config["configurable"]["thread_id"] for t in other.list(None, limit=1)] == [

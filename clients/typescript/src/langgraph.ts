@@ -75,6 +75,8 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
   private readonly tails = new Map<string, [string, number]>();
   /** The sessions this saver created (or found stored). */
   private readonly made = new Set<string>();
+  /** Sessions this saver may have written to after another saver deleted them (an append recreates one without labels). */
+  private readonly stale = new Set<string>();
 
   constructor(
     readonly client: SessionClient,
@@ -197,7 +199,11 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       if (err instanceof SequenceConflictError) {
         this.tails.delete(key(thread, ns));
         // deleted meanwhile, perhaps: the next puts create the thread's sessions with their labels again
-        for (const id of L.sessionIds(this.prefix, thread, ns)) this.made.delete(id);
+        for (const id of L.sessionIds(this.prefix, thread, ns)) {
+          this.made.delete(id);
+          this.stale.add(id);
+        }
+        if (blobs.length > 0) await this.ensure(bid, thread, ns, L.KIND_BLOBS); // the values just written: found with the thread
         throw new CheckpointConflictError(
           `thread ${JSON.stringify(thread)} (namespace ${JSON.stringify(ns)}) moved on past checkpoint ${JSON.stringify(parent)} since this saver ` +
             `read it (another writer changed it: its last position is ${err.metadata.actual ?? "?"}, not ${expected}); the checkpoint was ` +
@@ -461,15 +467,18 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     throw new InvalidRequestError(`more than ${SESSION_PAGE * MAX_SESSION_PAGES} sessions carry the labels ${JSON.stringify(wanted)}`, -1);
   }
 
-  /** Creates the session with its labels the first time this saver writes to it. */
+  /** Creates the session with its labels the first time this saver writes to it (and labels it again if it may have been recreated without them). */
   private async ensure(sid: string, thread: string, ns: string, kind: string): Promise<void> {
     if (this.made.has(sid)) return;
+    const labels = L.labels(this.prefix, thread, ns, kind);
     try {
-      await this.client.createSession(sid, { labels: L.labels(this.prefix, thread, ns, kind) });
+      await this.client.createSession(sid, { labels });
     } catch (err) {
       if (!(err instanceof AlreadyExistsError)) throw err;
+      if (this.stale.has(sid)) await this.client.updateSession(sid, { setLabels: labels });
     }
     this.made.add(sid);
+    this.stale.delete(sid);
   }
 }
 

@@ -200,6 +200,25 @@ describe("LangGraph.js checkpointer", () => {
       await b.put(newest?.config as never, third, meta, {});
       await assert.rejects(b.put(newest?.config as never, { ...third, ts: "other" }, meta, {}), /stored with other contents/);
       assert.equal((await client.load(layout.sessionIds("langgraph", "t", "")[0], { noRepair: true })).messages.length, 3);
+
+      // A thread another saver deleted: a's next put conflicts, and a's puts after it create every session of the
+      // thread with its labels again, so the next deleteThread finds them all.
+      const withValues = (id: string) => ({ ...cp(id), channel_versions: { x: id } });
+      const held = await a.put((await a.getTuple({ configurable: { thread_id: "t" } }))?.config as never, withValues("4"), meta, { x: "4" });
+      await a.putWrites(held, [["x", "w4"]], "task");
+      await b.deleteThread("t");
+      await assert.rejects(a.put(held, withValues("5"), meta, { x: "5" }), /moved on past checkpoint "4"/);
+      const fresh = await a.put({ configurable: { thread_id: "t", checkpoint_ns: "" } }, withValues("6"), meta, { x: "6" });
+      await a.putWrites(fresh, [["x", "w6"]], "task");
+      assert.deepEqual((await b.getTuple({ configurable: { thread_id: "t" } }))?.checkpoint.channel_values, { x: "6" });
+      await b.deleteThread("t");
+      for (const sid of layout.sessionIds("langgraph", "t", "")) {
+        const left = await client.load(sid, { noRepair: true }).then(
+          (r) => r.messages.length,
+          (err: Error) => (err.name === "SessionNotFoundError" ? 0 : Promise.reject(err)),
+        );
+        assert.equal(left, 0, sid);
+      }
     } finally {
       client.close();
     }

@@ -20,7 +20,6 @@ checkpoint.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import threading
@@ -120,6 +119,9 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         self._tails: dict[tuple[str, str], tuple[str, int]] = {}
         #: The sessions this saver created (or found stored) with their labels.
         self._made: set[str] = set()
+        #: Sessions this saver may have written to after another saver deleted them (appends recreate a session
+        #: without labels): the next ``_ensure`` of one sets its labels even if it exists.
+        self._stale: set[str] = set()
 
     def close(self) -> None:
         """Close the client this saver made (not one it was given)."""
@@ -261,7 +263,11 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             self._forget(thread, ns)
             with self._lock:
                 # deleted meanwhile, perhaps: the next puts create the thread's sessions with their labels again
-                self._made.difference_update(E.session_ids(self.prefix, thread, ns))
+                ids = E.session_ids(self.prefix, thread, ns)
+                self._made.difference_update(ids)
+                self._stale.update(ids)
+            if blobs:  # the values just written: found (and deleted) with the thread
+                self._ensure(bid, thread, ns, E.KIND_BLOBS)
             raise CheckpointConflictError(
                 f"thread {thread!r} (namespace {ns!r}) moved on past checkpoint {parent!r} since this saver read it "
                 f"(another writer changed it: its last position is {err.actual}, not {expected}); the checkpoint "
@@ -576,14 +582,21 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         raise SessiondError(f"more than {_PAGE * _MAX_PAGES} sessions carry the labels {wanted}")
 
     def _ensure(self, sid: str, thread: str, ns: str, kind: str) -> None:
-        """Create the session with its labels the first time this saver writes to it."""
+        """Create the session with its labels the first time this saver writes to it (and label it again if it
+        may have been recreated without them)."""
         with self._lock:
             if sid in self._made:
                 return
-        with contextlib.suppress(AlreadyExistsError):
-            self.client.create_session(sid, labels=E.labels(self.prefix, thread, ns, kind))
+            stale = sid in self._stale
+        labels = E.labels(self.prefix, thread, ns, kind)
+        try:
+            self.client.create_session(sid, labels=labels)
+        except AlreadyExistsError:
+            if stale:
+                self.client.update_session(sid, set_labels=labels)
         with self._lock:
             self._made.add(sid)
+            self._stale.discard(sid)
 
     def _expected(self, thread: str, ns: str, parent: str | None) -> int:
         """The position the checkpoints session must still end at for a child of ``parent``: the parent's,

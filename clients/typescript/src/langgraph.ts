@@ -25,6 +25,7 @@ import { SessionClient } from "./client";
 import { AlreadyExistsError, InvalidRequestError, SequenceConflictError, SessiondError, SessionNotFoundError } from "./errors";
 import { type Message, Role, type SessionSummary } from "./gen/claw/sessiond/v1/sessiond";
 import * as L from "./langgraph_layout";
+import type { MessageInput } from "./messages";
 
 export * as layout from "./langgraph_layout";
 
@@ -241,16 +242,16 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /** Appends `entries` in one request; if some client ids are stored already, those stay and the rest are appended. */
-  private async appendNew(sid: string, entries: { clientId: string }[]): Promise<void> {
+  private async appendNew(sid: string, entries: (MessageInput & { clientId: string })[]): Promise<void> {
     try {
-      await this.client.append(sid, entries as never);
+      await this.client.append(sid, entries);
       return;
     } catch (err) {
       if (!(err instanceof AlreadyExistsError)) throw err;
     }
     const taken = new Set((await this.byClientIds(sid, entries.map((e) => e.clientId))).map((e) => e.clientId));
     const rest = entries.filter((e) => !taken.has(e.clientId));
-    if (rest.length > 0) await this.client.append(sid, rest as never);
+    if (rest.length > 0) await this.client.append(sid, rest);
   }
 
   /** Deletes every checkpoint and write of the thread, in every namespace. */
@@ -483,7 +484,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
 }
 
 /** The entry of a channel's value (undefined: the channel has none) at the version `clientId` names. */
-function blob(channel: string, value: L.Typed | undefined, clientId: string) {
+function blob(channel: string, value: L.Typed | undefined, clientId: string): MessageInput & { clientId: string } {
   return { role: Role.ROLE_OTHER, format: L.FORMAT_BLOB, item: L.encodeBlob(channel, value), clientId };
 }
 

@@ -91,7 +91,11 @@ def measure(savers: dict[str, Any], sizes: tuple[int, ...], rounds: int) -> dict
                 cp = _checkpoint(n + r)
                 parent = chain[-1]
                 samples[name].setdefault("put", []).append(
-                    _ms(lambda s=saver, t=thread, p=parent, c=cp, q=n + r: s.put(_config(t, p), c, {"step": q}, {}))
+                    _ms(
+                        lambda s=saver, t=thread, p=parent, c=cp, q=n + r: s.put(
+                            _config(t, p), c, {"step": q}, {"messages": q + 1}
+                        )
+                    )
                 )
                 chain.append(cp["id"])
         out[str(n)] = {

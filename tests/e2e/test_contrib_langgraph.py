@@ -22,16 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.base import empty_checkpoint, get_checkpoint_metadata
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from claw_sessiond_client import SessionClient
+from claw_sessiond_client import Message, SessionClient
 from claw_sessiond_client.contrib import _langgraph_entries as entries
 from claw_sessiond_client.contrib.langgraph import CheckpointConflictError, ClawCheckpointSaver
-from claw_sessiond_client.errors import InvalidRequestError
+from claw_sessiond_client.errors import AlreadyExistsError, InvalidRequestError
 from tests.helpers.cli import on_daemon
 from tests.helpers.daemon import ROOT, DaemonProcess
 from tests.helpers.langgraph_graphs import approval_graph, counter_graph
@@ -166,6 +166,82 @@ def test_an_interrupt_survives_a_daemon_restart(tmp_path: Path) -> None:
         daemon.stop()
 
 
+class WholeCheckpointSaver(ClawCheckpointSaver):
+    """Puts checkpoints as the saver did before channel values had a session of their own: each whole (its
+    channel values in it), in an item of header version 1; writes are stored as they still are."""
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        thread, ns = config["configurable"]["thread_id"], config["configurable"].get("checkpoint_ns", "")
+        parent = config["configurable"].get("checkpoint_id")
+        c, m = self.serde.dumps_typed(checkpoint), self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
+        header = {"v": 1, "parent": parent, "c": c[0], "m": m[0], "n": len(c[1])}
+        item = json.dumps(header, separators=(",", ":")).encode() + b"\n" + c[1] + m[1]
+        sid = entries.session_ids(self.prefix, thread, ns)[0]
+        with contextlib.suppress(AlreadyExistsError):
+            labels = entries.labels(self.prefix, thread, ns, entries.KIND_CHECKPOINTS)
+            self.client.create_session(sid, labels=labels)
+        entry = Message("other", format=entries.FORMAT_CHECKPOINT, item=item, client_id=checkpoint["id"])
+        self.client.append(sid, [entry])
+        return {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+
+
+def test_a_thread_of_whole_checkpoints_is_read_and_resumed_as_in_memory_saver(
+    saver: ClawCheckpointSaver, module_daemon: DaemonProcess
+) -> None:
+    memory, config, memory_config = InMemorySaver(), _thread(), _thread()
+    with WholeCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as old:
+        approval_graph(old).invoke({"steps": []}, config)  # stopped at the approval, stored whole
+    approval_graph(memory).invoke({"steps": []}, memory_config)
+    blobs = saver.client.list_sessions_page(labels={entries.LABEL_SAVER: saver.prefix, entries.LABEL_KIND: "blobs"})
+    assert blobs.sessions == []  # the thread holds whole checkpoints alone
+    graph, reference = approval_graph(saver), approval_graph(memory)
+    assert _history(graph, config) == _history(reference, memory_config)
+    assert graph.get_state(config).values == {"steps": ["plan"]}
+    _same_steps(graph, reference, config, memory_config, [Command(resume="yes"), {"steps": ["again"]}])
+    assert _history(graph, config) == _history(reference, memory_config)
+    assert graph.get_state(config).values["steps"][:3] == ["plan", "approval:yes", "tool"]
+    # A child put after a whole checkpoint names the channel it did not change by its version alone.
+    config = {"configurable": {"thread_id": f"whole-{uuid.uuid4().hex[:8]}", "checkpoint_ns": ""}}
+    parent = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 2}, "channel_versions": {"a": "1", "b": "1"}}
+    with WholeCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as old:
+        old.put(config, parent, {"step": 0}, {"a": "1", "b": "1"})
+    read = saver.get_tuple(config)
+    assert read is not None and read.checkpoint["channel_values"] == {"a": 1, "b": 2}
+    child = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 3}, "channel_versions": {"a": "1", "b": "2"}}
+    stored = saver.put(read.config, child, {"step": 1}, {"b": "2"})
+    assert [t.checkpoint["channel_values"] for t in saver.list(config)] == [{"a": 1, "b": 3}, {"a": 1, "b": 2}]
+    assert (got := saver.get_tuple(stored)) is not None and got.checkpoint["channel_values"] == {"a": 1, "b": 3}
+
+
+def test_delete_for_runs_and_prune_remove_the_channel_values_no_checkpoint_left_names(
+    saver: ClawCheckpointSaver,
+) -> None:
+    thread = f"values-{uuid.uuid4().hex[:8]}"
+    bid = entries.session_ids(saver.prefix, thread, "")[2]
+    config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+
+    def put(parent: Any, values: dict[str, int], versions: dict[str, str], changed: list[str], run: str) -> Any:
+        checkpoint = {**empty_checkpoint(), "channel_values": values, "channel_versions": versions}
+        return saver.put(parent, checkpoint, {"run_id": run}, {ch: versions[ch] for ch in changed})
+
+    def stored() -> list[str]:
+        return sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages)
+
+    c1 = put(config, {"a": 1, "b": 1}, {"a": "1", "b": "1"}, ["a", "b"], "r1")
+    c2 = put(c1, {"a": 1, "b": 2}, {"a": "1", "b": "2"}, ["b"], "r2")
+    put(c2, {"a": 3, "b": 2}, {"a": "3", "b": "2"}, ["a"], "r1")
+    assert stored() == ["a/1", "a/3", "b/1", "b/2"]
+    saver.delete_for_runs(["r1"])
+    assert stored() == ["a/1", "b/2"]  # what c2, the one checkpoint left, names
+    assert [t.checkpoint["channel_values"] for t in saver.list(config)] == [{"a": 1, "b": 2}]
+    put(c2, {"a": 1, "b": 4}, {"a": "1", "b": "4"}, ["b"], "r3")
+    saver.prune([thread])
+    assert stored() == ["a/1", "b/4"]
+    assert [t.checkpoint["channel_values"] for t in saver.list(config)] == [{"a": 1, "b": 4}]
+    saver.delete_thread(thread)
+    assert saver.client.list_sessions_page(labels={entries.LABEL_THREAD: thread}).sessions == []
+
+
 def test_time_travel_resumes_and_forks_from_an_older_checkpoint_as_in_memory_saver(
     saver: ClawCheckpointSaver,
 ) -> None:
@@ -274,10 +350,15 @@ def test_point_reads_touch_what_they_return_not_the_threads_history(module_daemo
             read()
             return sum(client.loaded)
 
-        assert touched(lambda: saver.get_tuple(config)) <= 1 + 2
-        assert touched(lambda: saver.get_tuple(oldest)) <= 1 + 2
-        assert touched(lambda: list(saver.list(config, limit=3))) <= 3 + 3 * 2
-        assert touched(lambda: list(saver.list(config, before=middle, limit=3))) <= 1 + 3 + 3 * 2
+        # A checkpoint read touches its entry, its channel values (one per channel it names) and its writes.
+        each = 1 + max(len(t.checkpoint["channel_versions"]) for t in history) + 2
+        assert touched(lambda: saver.get_tuple(config)) <= each
+        assert touched(lambda: saver.get_tuple(oldest)) <= each
+        assert touched(lambda: list(saver.list(config, limit=3))) <= 3 * each
+        assert touched(lambda: list(saver.list(config, before=middle, limit=3))) <= 1 + 3 * each
+        # A filtered list reads pages from its limit's size up: the second newest is found on the second page.
+        second = {"step": history[1].metadata["step"]}
+        assert touched(lambda: list(saver.list(config, filter=second, limit=1))) <= 1 + 2 + each
 
 
 def test_a_thread_deleted_by_another_saver_is_a_conflict_then_starts_again_labelled(
@@ -292,7 +373,7 @@ def test_a_thread_deleted_by_another_saver_is_a_conflict_then_starts_again_label
         other.delete_thread(config["configurable"]["thread_id"])
         assert other.get_tuple(config) is None
         with pytest.raises(CheckpointConflictError, match="moved on past checkpoint"):
-            saver.put(newest.config, {**newest.checkpoint, "id": str(uuid.uuid4())}, {}, {})
+            saver.put(newest.config, {**newest.checkpoint, "id": str(uuid.uuid4())}, {}, {"steps": "x"})
         assert saver.get_tuple(config) is None  # nothing was stored
         assert graph.invoke({"steps": ["b"]}, config)["steps"] == ["b", "n1"]
         assert [t.config["configurable"]["thread_id"] for t in other.list(None, limit=1)] == [
@@ -300,14 +381,17 @@ def test_a_thread_deleted_by_another_saver_is_a_conflict_then_starts_again_label
         ]  # the session is labelled again: found by a list of every thread
         other.delete_thread(config["configurable"]["thread_id"])
         assert saver.get_tuple(config) is None
+        for sid in entries.session_ids(saver.prefix, config["configurable"]["thread_id"], ""):
+            assert saver.client.load(sid, no_repair=True).messages == []  # every session of it went, labelled
 
 
 def test_a_checkpoint_or_writes_past_the_daemons_bounds_are_refused_whole(saver: ClawCheckpointSaver) -> None:
     config = {"configurable": {"thread_id": f"big-{uuid.uuid4().hex[:8]}", "checkpoint_ns": ""}}
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = {"x": "a" * (17 << 20)}  # over --max-entry-bytes (16 MiB)
+    checkpoint["channel_versions"] = {"x": saver.get_next_version(None, None)}
     with pytest.raises(InvalidRequestError, match="max-entry-bytes"):
-        saver.put(config, checkpoint, {}, {})
+        saver.put(config, checkpoint, {}, checkpoint["channel_versions"])
     assert saver.get_tuple(config) is None
     stored = saver.put(config, empty_checkpoint(), {}, {})
     with pytest.raises(InvalidRequestError, match="at most 10000"):

@@ -37,12 +37,6 @@ def test_the_typescript_client_passes_its_tests_against_a_real_daemon() -> None:
     assert int(summary["pass"]) >= 31, summary  # test/client.test.ts, parity.test.ts and langgraph.test.ts
 
 
-#: The one case of LangGraph's validation suite that ClawCheckpointSaver leaves out by design: it
-#: stores every checkpoint whole (as the Python checkpointer does, so that each reads the other's
-#: threads), not only the channels ``newVersions`` names (docs/adapters.md "LangGraph.js").
-LANGGRAPH_LEFT_OUT = "should only store channel_values that have changed (based on newVersions)"
-
-
 def test_the_langgraph_js_checkpointer_passes_langgraphs_validation_suite() -> None:
     _need_node_modules()
     env = {**os.environ, "CLAW_PYTHON": sys.executable, "NO_COLOR": "1", "FORCE_COLOR": "0"}
@@ -56,12 +50,12 @@ def test_the_langgraph_js_checkpointer_passes_langgraphs_validation_suite() -> N
     )
     out = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout)
     failed = [line for line in out.splitlines() if line.lstrip().startswith("×")]
-    assert all(LANGGRAPH_LEFT_OUT in line for line in failed), "\n".join(failed) + out[-4000:] + proc.stderr[-2000:]
-    found = re.search(r"Tests\s+(?:(\d+) failed \| )?(\d+) passed \((\d+)\)", out)
+    assert proc.returncode == 0 and not failed, "\n".join(failed) + out[-4000:] + proc.stderr[-2000:]
+    found = re.search(r"Tests\s+(.*)\((\d+)\)", out)
     assert found, out[-4000:] + proc.stderr[-2000:]
-    failures, passed, total = int(found[1] or 0), int(found[2]), int(found[3])
-    assert failures == len(failed) == 1 and passed == total - 1, (found[0], failed)
-    assert passed >= 700, found[0]  # getTuple, list, put, putWrites, deleteThread and delta-channel suites
+    # Every case ran and passed: none failed, none skipped (the suite skips some cases by saver name).
+    assert found[1].strip() == f"{found[2]} passed", found[0]
+    assert int(found[2]) >= 718, found[0]  # getTuple, list, put, putWrites, deleteThread and delta-channel suites
 
 
 def test_the_generated_typescript_matches_the_proto(tmp_path: Path) -> None:

@@ -25,18 +25,22 @@ import { SessionClient } from "./client";
 import { AlreadyExistsError, InvalidRequestError, SequenceConflictError, SessiondError, SessionNotFoundError } from "./errors";
 import { type Message, Role, type SessionSummary } from "./gen/claw/sessiond/v1/sessiond";
 import * as L from "./langgraph_layout";
+import type { MessageInput } from "./messages";
 
 export * as layout from "./langgraph_layout";
 
-/** How many entries one page of a `list` (or of a scan) reads. */
+/** How many entries one page of a `list` (or of a scan) reads at most; a `list`'s first page is its limit's size. */
 export const PAGE = 100;
+/** At most this many client ids are asked for in one Load (a checkpoint's channel values, a task's writes). */
+const IDS_PER_LOAD = 1000;
 /** ListSessions page size when the saver looks for a thread's sessions, and at most this many pages (100,000 namespaces). */
 const SESSION_PAGE = 100;
 const MAX_SESSION_PAGES = 1000;
 
 /**
  * Another writer changed the thread since this saver read it, or the checkpoint id is stored with
- * other contents: nothing was stored. Read the thread again (`getTuple`) to go on from its newest checkpoint.
+ * other contents: the checkpoint was not stored (channel values put before it stay, named by none). Read the
+ * thread again (`getTuple`) to go on from its newest checkpoint.
  */
 export class CheckpointConflictError extends SequenceConflictError {}
 
@@ -72,6 +76,8 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
   private readonly tails = new Map<string, [string, number]>();
   /** The sessions this saver created (or found stored). */
   private readonly made = new Set<string>();
+  /** Sessions this saver may have written to after another saver deleted them (an append recreates one without labels). */
+  private readonly stale = new Set<string>();
 
   constructor(
     readonly client: SessionClient,
@@ -87,7 +93,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     if (config.configurable?.thread_id === undefined) return undefined;
     const [thread, ns] = names(config);
     const cid: string | undefined = config.configurable?.checkpoint_id || undefined;
-    const [sid, wid] = L.sessionIds(this.prefix, thread, ns);
+    const [sid] = L.sessionIds(this.prefix, thread, ns);
     let entry: Message | undefined;
     if (cid) {
       entry = await this.byClientId(sid, cid);
@@ -97,8 +103,27 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       if (entry && loaded) this.tails.set(key(thread, ns), [entry.clientId, loaded.session.lastPosition]);
     }
     if (!entry) return undefined;
-    const writes = await this.writes(wid, entry.clientId);
-    return this.tuple(thread, ns, entry, writes);
+    const [found] = await this.tuples(thread, ns, [entry]);
+    if (!this.decoded(thread, entry)[3]) await this.keepValues(thread, ns, found.checkpoint);
+    return found;
+  }
+
+  /**
+   * Stores as blobs the channel values of a checkpoint that holds them itself (written before the
+   * values had their session), those not stored yet: a child put names the channels it did not change by their versions.
+   */
+  private async keepValues(thread: string, ns: string, checkpoint: Checkpoint): Promise<void> {
+    const values = checkpoint.channel_values ?? {};
+    const versions = checkpoint.channel_versions ?? {};
+    const wanted = new Map(Object.keys(values).filter((ch) => ch in versions).map((ch) => [L.blobClientId(ch, versions[ch]), ch]));
+    const [, , bid] = L.sessionIds(this.prefix, thread, ns);
+    for (const e of await this.byClientIds(bid, [...wanted.keys()])) wanted.delete(e.clientId);
+    if (wanted.size === 0) return;
+    const blobs = await Promise.all(
+      [...wanted].map(async ([clientId, ch]) => blob(ch, (await this.serde.dumpsTyped(values[ch])) as L.Typed, clientId)),
+    );
+    await this.ensure(bid, thread, ns, L.KIND_BLOBS);
+    await this.appendNew(bid, blobs);
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -108,16 +133,19 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     const onlyId: string | undefined = config?.configurable?.checkpoint_id || undefined;
     const beforeId: string | undefined = before?.configurable?.checkpoint_id || undefined;
     for (const [thread, ns] of await this.namespaces(config)) {
-      const [sid, wid] = L.sessionIds(this.prefix, thread, ns);
-      for await (const page of this.pagesOf(sid, onlyId, beforeId, filter ? undefined : left)) {
+      const [sid] = L.sessionIds(this.prefix, thread, ns);
+      for await (const page of this.pagesOf(sid, onlyId, beforeId, left)) {
+        const chosen: Message[] = [];
         for (const entry of page) {
+          if (left !== undefined && chosen.length >= left) break;
           if (beforeId && entry.clientId >= beforeId) continue;
-          const tuple = await this.tuple(thread, ns, entry, []);
-          if (filter && !Object.entries(filter).every(([k, v]) => isDeepStrictEqual((tuple.metadata as Record<string, unknown>)?.[k], v))) continue;
-          tuple.pendingWrites = await this.pending(await this.writes(wid, entry.clientId));
-          yield tuple;
-          if (left !== undefined && --left <= 0) return;
+          // The filter looks at the metadata alone: the checkpoint, its values and writes are read for a match only.
+          if (filter && !matches(await this.loads(this.decoded(thread, entry)[1], what(thread, entry)), filter)) continue;
+          chosen.push(entry);
         }
+        if (chosen.length === 0) continue;
+        yield* await this.tuples(thread, ns, chosen);
+        if (left !== undefined && (left -= chosen.length) <= 0) return;
       }
     }
   }
@@ -136,16 +164,32 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
 
   // -- writes
 
-  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, _newVersions: ChannelVersions): Promise<RunnableConfig> {
+  /**
+   * Stores the values of the channels `newVersions` names (one blob each, kept once per channel and
+   * version), then the checkpoint without its channel_values, as a child of `config`'s checkpoint.
+   */
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     if (config.configurable?.thread_id === undefined) {
       throw new TypeError('put needs config.configurable.thread_id (graph.invoke(input, { configurable: { thread_id: "..." } }))');
     }
     const [thread, ns] = names(config);
     const parent: string | undefined = config.configurable?.checkpoint_id || undefined;
-    const [sid] = L.sessionIds(this.prefix, thread, ns);
-    const [c, m] = await Promise.all([this.serde.dumpsTyped(copyCheckpoint(checkpoint)), this.serde.dumpsTyped(metadata)]);
+    const [sid, , bid] = L.sessionIds(this.prefix, thread, ns);
+    const values = checkpoint.channel_values ?? {};
+    const blobs = await Promise.all(
+      Object.entries(newVersions ?? {}).map(async ([channel, version]) => {
+        const value = channel in values ? ((await this.serde.dumpsTyped(values[channel])) as L.Typed) : undefined;
+        return blob(channel, value, L.blobClientId(channel, version));
+      }),
+    );
+    const [c, m] = await Promise.all([this.serde.dumpsTyped({ ...copyCheckpoint(checkpoint), channel_values: {} }), this.serde.dumpsTyped(metadata)]);
     const item = L.encodeCheckpoint(c as L.Typed, m as L.Typed, parent);
     const entry = { role: Role.ROLE_OTHER, format: L.FORMAT_CHECKPOINT, item, clientId: checkpoint.id, metadata: L.metadataJson(metadata) };
+    if (blobs.length > 0) {
+      // Before the checkpoint that names them: a stored checkpoint never lacks its values.
+      await this.ensure(bid, thread, ns, L.KIND_BLOBS);
+      await this.appendNew(bid, blobs);
+    }
     await this.ensure(sid, thread, ns, L.KIND_CHECKPOINTS);
     const tail = this.tails.get(key(thread, ns));
     const expected = tail && parent && tail[0] === parent ? tail[1] : 0;
@@ -155,11 +199,16 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     } catch (err) {
       if (err instanceof SequenceConflictError) {
         this.tails.delete(key(thread, ns));
-        this.made.delete(sid);
+        // deleted meanwhile, perhaps: the next puts create the thread's sessions with their labels again
+        for (const id of L.sessionIds(this.prefix, thread, ns)) {
+          this.made.delete(id);
+          this.stale.add(id);
+        }
+        if (blobs.length > 0) await this.ensure(bid, thread, ns, L.KIND_BLOBS); // the values just written: found with the thread
         throw new CheckpointConflictError(
           `thread ${JSON.stringify(thread)} (namespace ${JSON.stringify(ns)}) moved on past checkpoint ${JSON.stringify(parent)} since this saver ` +
-            `read it (another writer changed it: its last position is ${err.metadata.actual ?? "?"}, not ${expected}); nothing was stored: ` +
-            "read the thread again to go on from its newest checkpoint",
+            `read it (another writer changed it: its last position is ${err.metadata.actual ?? "?"}, not ${expected}); the checkpoint was ` +
+            "not stored (channel values it wrote stay unreferenced until the thread is deleted): read the thread again to go on from its newest checkpoint",
           err.code,
           err.reason,
           err.metadata,
@@ -189,15 +238,20 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     );
     if (entries.length === 0) return;
     await this.ensure(wid, thread, ns, L.KIND_WRITES);
+    await this.appendNew(wid, entries);
+  }
+
+  /** Appends `entries` in one request; if some client ids are stored already, those stay and the rest are appended. */
+  private async appendNew(sid: string, entries: (MessageInput & { clientId: string })[]): Promise<void> {
     try {
-      await this.client.append(wid, entries);
+      await this.client.append(sid, entries);
       return;
     } catch (err) {
       if (!(err instanceof AlreadyExistsError)) throw err;
     }
-    const taken = new Set((await this.prefixed(wid, L.writePrefix(cid, taskId))).map((e) => e.clientId));
+    const taken = new Set((await this.byClientIds(sid, entries.map((e) => e.clientId))).map((e) => e.clientId));
     const rest = entries.filter((e) => !taken.has(e.clientId));
-    if (rest.length > 0) await this.client.append(wid, rest);
+    if (rest.length > 0) await this.client.append(sid, rest);
   }
 
   /** Deletes every checkpoint and write of the thread, in every namespace. */
@@ -228,25 +282,60 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
 
   // -- helpers
 
-  private async tuple(thread: string, ns: string, entry: Message, writes: StoredWrite[]): Promise<CheckpointTuple> {
-    let decoded: [L.Typed, L.Typed, string | undefined];
+  /** A checkpoint entry's item, decoded (a CheckpointFormatError if it is not the checkpointer's). */
+  private decoded(thread: string, entry: Message): [L.Typed, L.Typed, string | undefined, boolean] {
     try {
-      decoded = L.decodeCheckpoint(entry.item);
+      return L.decodeCheckpoint(entry.item);
     } catch (err) {
-      throw new CheckpointFormatError(`checkpoint ${JSON.stringify(entry.clientId)} of thread ${JSON.stringify(thread)}: ${(err as Error).message}`);
+      throw new CheckpointFormatError(`${what(thread, entry)}: ${(err as Error).message}`);
     }
-    const [c, m, parent] = decoded;
-    const what = `checkpoint ${JSON.stringify(entry.clientId)} of thread ${JSON.stringify(thread)}`;
-    const checkpoint: Checkpoint = await this.loads(c, what);
-    if (checkpoint.v < 4 && parent) await this.migrateSends(checkpoint, thread, ns, parent);
-    const tuple: CheckpointTuple = {
-      config: { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: entry.clientId } },
-      checkpoint,
-      metadata: await this.loads(m, what),
-      pendingWrites: await this.pending(writes),
-    };
-    if (parent) tuple.parentConfig = { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: parent } };
-    return tuple;
+  }
+
+  /** The tuples of checkpoint entries: their channel values (one Load of their client ids for all), each one's pending writes (a prefix read). */
+  private async tuples(thread: string, ns: string, entries: Message[]): Promise<CheckpointTuple[]> {
+    const [, wid, bid] = L.sessionIds(this.prefix, thread, ns);
+    const decoded = entries.map((entry) => this.decoded(thread, entry));
+    const checkpoints: Checkpoint[] = await Promise.all(decoded.map(([c], i) => this.loads(c, what(thread, entries[i]))));
+    const ids = checkpoints.map((cp, i) => (decoded[i][3] ? Object.entries(cp.channel_versions ?? {}).map(([ch, v]) => [ch, L.blobClientId(ch, v)]) : []));
+    const stored = await this.blobs(bid, ids.flat().map(([, id]) => id));
+    const out: CheckpointTuple[] = [];
+    for (const [i, entry] of entries.entries()) {
+      const [, m, parent, inBlobs] = decoded[i];
+      const checkpoint = checkpoints[i];
+      if (inBlobs) {
+        checkpoint.channel_values = {};
+        for (const [ch, id] of ids[i]) {
+          const value = stored.get(id);
+          if (value) checkpoint.channel_values[ch] = await this.loads(value, `the value of channel ${JSON.stringify(ch)}`);
+        }
+      }
+      if (checkpoint.v < 4 && parent) await this.migrateSends(checkpoint, thread, ns, parent);
+      const tuple: CheckpointTuple = {
+        config: { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: entry.clientId } },
+        checkpoint,
+        metadata: await this.loads(m, what(thread, entry)),
+        pendingWrites: await this.pending(await this.writes(wid, entry.clientId)),
+      };
+      if (parent) tuple.parentConfig = { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: parent } };
+      out.push(tuple);
+    }
+    return out;
+  }
+
+  /** The serialized channel values with these client ids, by client id (one Load of them; a value stored as none is left out). */
+  private async blobs(bid: string, clientIds: string[]): Promise<Map<string, L.Typed>> {
+    const out = new Map<string, L.Typed>();
+    for (const entry of await this.byClientIds(bid, [...new Set(clientIds)])) {
+      if (entry.format !== L.FORMAT_BLOB) continue;
+      let value: L.Typed | undefined;
+      try {
+        value = L.decodeBlob(entry.item)[1];
+      } catch (err) {
+        throw new CheckpointFormatError(`channel value ${JSON.stringify(entry.clientId)}: ${(err as Error).message}`);
+      }
+      if (value) out.set(entry.clientId, value);
+    }
+    return out;
   }
 
   /** A checkpoint of a format before v4 gets its parent's pending sends (TASKS writes) as a channel, as LangGraph's savers do. */
@@ -292,7 +381,19 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     return loaded?.messages.find((e) => e.clientId === clientId && e.format === L.FORMAT_CHECKPOINT);
   }
 
-  /** Entries of format `fmt` newest first, in pages of `size`, from the newest before position `before` (0: of all). */
+  /** The visible entries with these client ids (Loads of IDS_PER_LOAD ids; none if the session does not exist). */
+  private async byClientIds(sid: string, clientIds: string[]): Promise<Message[]> {
+    const out: Message[] = [];
+    for (let i = 0; i < clientIds.length; i += IDS_PER_LOAD) {
+      out.push(...((await this.load(sid, { clientIds: clientIds.slice(i, i + IDS_PER_LOAD) }))?.messages ?? []));
+    }
+    return out;
+  }
+
+  /**
+   * Entries of format `fmt` newest first, from the newest before position `before` (0: of all): the
+   * first page of `size` entries, each next one twice the size of the one before, up to PAGE.
+   */
   private async *pages(sid: string, before: number, size: number, fmt: string): AsyncGenerator<Message[]> {
     for (;;) {
       // bounded: each page ends at a lower position than the one before
@@ -302,6 +403,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       yield entries.filter((e) => e.format === fmt).reverse();
       if (entries.length < size) return;
       before = entries[0].position;
+      size = Math.min(size * 2, PAGE);
     }
   }
 
@@ -366,16 +468,33 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     throw new InvalidRequestError(`more than ${SESSION_PAGE * MAX_SESSION_PAGES} sessions carry the labels ${JSON.stringify(wanted)}`, -1);
   }
 
-  /** Creates the session with its labels the first time this saver writes to it. */
+  /** Creates the session with its labels the first time this saver writes to it (and labels it again if it may have been recreated without them). */
   private async ensure(sid: string, thread: string, ns: string, kind: string): Promise<void> {
     if (this.made.has(sid)) return;
+    const labels = L.labels(this.prefix, thread, ns, kind);
     try {
-      await this.client.createSession(sid, { labels: L.labels(this.prefix, thread, ns, kind) });
+      await this.client.createSession(sid, { labels });
     } catch (err) {
       if (!(err instanceof AlreadyExistsError)) throw err;
+      if (this.stale.has(sid)) await this.client.updateSession(sid, { setLabels: labels });
     }
     this.made.add(sid);
+    this.stale.delete(sid);
   }
+}
+
+/** The entry of a channel's value (undefined: the channel has none) at the version `clientId` names. */
+function blob(channel: string, value: L.Typed | undefined, clientId: string): MessageInput & { clientId: string } {
+  return { role: Role.ROLE_OTHER, format: L.FORMAT_BLOB, item: L.encodeBlob(channel, value), clientId };
+}
+
+function what(thread: string, entry: Message): string {
+  return `checkpoint ${JSON.stringify(entry.clientId)} of thread ${JSON.stringify(thread)}`;
+}
+
+/** Whether `metadata` has every item of `filter` (values compared deeply). */
+function matches(metadata: unknown, filter: Record<string, unknown>): boolean {
+  return Object.entries(filter).every(([k, v]) => isDeepStrictEqual((metadata as Record<string, unknown> | undefined)?.[k], v));
 }
 
 function names(config: RunnableConfig): [string, string] {

@@ -1,15 +1,22 @@
 // How the LangGraph.js checkpointer lays a thread out in the daemon (pure, no I/O): the same layout
 // as the Python checkpointer (claw_sessiond_client.contrib._langgraph_entries and _names), so a
 // thread written by one is found by the other. One thread namespace (thread_id, checkpoint_ns) is
-// two sessions: its checkpoints (`<prefix>~c~<thread>~<ns>`, each checkpoint one ROLE_OTHER entry
-// of format FORMAT_CHECKPOINT, client id the checkpoint id) and its pending writes
-// (`<prefix>~w~<thread>~<ns>`, client ids `<checkpoint>/<task>/<idx>`), thread and namespace
-// escaped; a pair whose id would pass 256 bytes is `<prefix>~c~sha256~<digest>`.
+// three sessions: its checkpoints (`<prefix>~c~<thread>~<ns>`, each checkpoint one ROLE_OTHER entry
+// of format FORMAT_CHECKPOINT, client id the checkpoint id, its channel_values left out), its
+// pending writes (`<prefix>~w~<thread>~<ns>`, client ids `<checkpoint>/<task>/<idx>`) and its
+// channel values (`<prefix>~b~<thread>~<ns>`, one FORMAT_BLOB entry per channel and version, client
+// id `<channel>/<version>`, written when a put's newVersions names the channel), thread and
+// namespace escaped; a pair whose id would pass 256 bytes is `<prefix>~c~sha256~<digest>`. A
+// checkpoint item of header v 1 (before the channel values had their session) holds its values.
 import { createHash, randomUUID } from "node:crypto";
 
 /** The entry format of a checkpoint, and of a pending write. */
 export const FORMAT_CHECKPOINT = "langgraph.checkpoint";
 export const FORMAT_WRITE = "langgraph.write";
+/** The entry format of one channel's value at one version. */
+export const FORMAT_BLOB = "langgraph.blob";
+/** A blob's serde type when newVersions names a channel the checkpoint holds no value of. */
+export const EMPTY = "empty";
 /** The labels every session of the checkpointer carries. */
 export const LABEL_SAVER = "langgraph.saver";
 export const LABEL_THREAD = "langgraph.thread";
@@ -17,6 +24,7 @@ export const LABEL_NS = "langgraph.ns";
 export const LABEL_KIND = "langgraph.kind";
 export const KIND_CHECKPOINTS = "checkpoints";
 export const KIND_WRITES = "writes";
+export const KIND_BLOBS = "blobs";
 /** The daemon's limits: a session id and a label value are at most 256 bytes. */
 export const MAX_NAME_BYTES = 256;
 /** A client id part longer than this is its digest instead (a write's client id stays under 256 bytes). */
@@ -131,13 +139,13 @@ export function checkNames(threadId: unknown, checkpointNs: unknown): [string, s
   return [threadId, checkpointNs];
 }
 
-/** The checkpoints session and the writes session of one thread namespace. */
-export function sessionIds(prefix: string, threadId: string, checkpointNs: string): [string, string] {
-  const ids = ["c", "w"].map((kind) => {
+/** The checkpoints session, the writes session and the channel values session of one thread namespace. */
+export function sessionIds(prefix: string, threadId: string, checkpointNs: string): [string, string, string] {
+  const ids = ["c", "w", "b"].map((kind) => {
     const readable = `${prefix}~${kind}~${escape(threadId)}~${escape(checkpointNs)}`;
     return utf8(readable).length > MAX_NAME_BYTES ? `${prefix}~${kind}~sha256~${digest(threadId, checkpointNs)}` : readable;
   });
-  return [ids[0], ids[1]];
+  return [ids[0], ids[1], ids[2]];
 }
 
 /** The labels of a session of the thread namespace. */
@@ -175,6 +183,16 @@ export function writeClientId(checkpointId: string, taskId: string, idx: number)
   return idx >= 0 ? base : `${base}/${randomUUID().replace(/-/g, "")}`;
 }
 
+/** A channel version as text: a string as it is, a number in its decimal form (as Python's `str` writes an int). */
+export function versionText(version: unknown): string {
+  return String(version);
+}
+
+/** The client id of a channel's value at one version, `<channel>/<version>` (each part as a write's). */
+export function blobClientId(channel: string, version: unknown): string {
+  return `${part(channel)}/${part(versionText(version))}`;
+}
+
 /** JSON as Python's json.dumps writes it with its default ensure_ascii and compact separators. */
 function asciiJson(value: unknown): string {
   return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
@@ -202,18 +220,38 @@ function unframe(item: Uint8Array): [Record<string, unknown>, Buffer] {
 /** A serializer's output: its type name and bytes. */
 export type Typed = [string, Uint8Array];
 
-/** A checkpoint's item: a JSON header line (version, parent id, both serde types, the checkpoint's length), then both blobs. */
+/** The header version of a checkpoint item whose channel values are blobs (1: the values are in the checkpoint). */
+export const CHECKPOINT_V = 2;
+
+/**
+ * A checkpoint's item: a JSON header line (version CHECKPOINT_V, parent id, both serde types, the
+ * checkpoint's length), then both serialized parts; the checkpoint's channel_values are left out (blobs).
+ */
 export function encodeCheckpoint(checkpoint: Typed, metadata: Typed, parentId: string | undefined): Buffer {
-  const header = { v: 1, parent: parentId ?? null, c: checkpoint[0], m: metadata[0], n: checkpoint[1].length };
+  const header = { v: CHECKPOINT_V, parent: parentId ?? null, c: checkpoint[0], m: metadata[0], n: checkpoint[1].length };
   return frame(header, checkpoint[1], metadata[1]);
 }
 
-/** The serialized checkpoint, the serialized metadata and the parent id of an `encodeCheckpoint` item. */
-export function decodeCheckpoint(item: Uint8Array): [Typed, Typed, string | undefined] {
+/**
+ * The serialized checkpoint, the serialized metadata, the parent id of an `encodeCheckpoint` item,
+ * and whether its channel values are blobs (false: an item of version 1 holds them itself).
+ */
+export function decodeCheckpoint(item: Uint8Array): [Typed, Typed, string | undefined, boolean] {
   const [header, rest] = unframe(item);
   const n = Number(header.n);
   const parent = typeof header.parent === "string" && header.parent ? header.parent : undefined;
-  return [[String(header.c), rest.subarray(0, n)], [String(header.m), rest.subarray(n)], parent];
+  return [[String(header.c), rest.subarray(0, n)], [String(header.m), rest.subarray(n)], parent, Number(header.v) >= CHECKPOINT_V];
+}
+
+/** A channel value's item: a JSON header line (channel, serde type: EMPTY for no value), then the value. */
+export function encodeBlob(channel: string, value: Typed | undefined): Buffer {
+  return frame({ ch: channel, t: value ? value[0] : EMPTY }, value ? value[1] : Buffer.alloc(0));
+}
+
+/** [channel, serialized value] of an `encodeBlob` item (undefined: the channel had no value). */
+export function decodeBlob(item: Uint8Array): [string, Typed | undefined] {
+  const [h, rest] = unframe(item);
+  return [String(h.ch), h.t === EMPTY ? undefined : [String(h.t), rest]];
 }
 
 /** A pending write's item: a JSON header line (task, channel, task path, index, serde type), then the value. */

@@ -94,13 +94,24 @@ describe("LangGraph.js checkpointer", () => {
         assert.match(err.message, /serializer type "msgpack"/);
         return true;
       });
+      // A channel value whose item is not the checkpointer's is refused the same way.
+      const [sid2, , bid2] = layout.sessionIds("langgraph", "t2", "");
+      const cp = { v: 4, id: "c1", ts: "2026-01-01T00:00:01Z", channel_values: {}, channel_versions: { x: "1" }, versions_seen: {} };
+      const cpItem = layout.encodeCheckpoint(await saver.serde.dumpsTyped(cp), await saver.serde.dumpsTyped({}), undefined);
+      await client.append(sid2, [{ role: 5, format: layout.FORMAT_CHECKPOINT, item: cpItem, clientId: "c1", metadata: "{}" }]);
+      await client.append(bid2, [{ role: 5, format: layout.FORMAT_BLOB, item: Buffer.from("no header"), clientId: layout.blobClientId("x", "1") }]);
+      await assert.rejects(saver.getTuple({ configurable: { thread_id: "t2" } }), (err: Error) => {
+        assert.equal(err.name, "CheckpointFormatError");
+        assert.match(err.message, /channel value "x\/1": not an item of the LangGraph checkpointer/);
+        return true;
+      });
       await assert.rejects(() => saver.put({ configurable: { thread_id: "" + "x".repeat(300) } }, {} as never, {} as never, {}), RangeError);
     } finally {
       client.close();
     }
   });
 
-  test("session ids, labels, write client ids and items are the Python checkpointer's, byte for byte", () => {
+  test("session ids, labels, write and blob client ids and items are the Python checkpointer's, byte for byte", () => {
     const names = ["t", "", "user/42 ✓", "a%b~c", "..", " x\n", "\u{1F600}", "\ud800", "é".repeat(90), "x".repeat(300), "\u0085 \u200b"];
     const mine = names.map((n) => [
       layout.sessionIds("p_1", n, n + "ns"),
@@ -109,6 +120,8 @@ describe("LangGraph.js checkpointer", () => {
       layout.writeClientId(n, "task", 3),
       layout.encodeCheckpoint(["json", Buffer.from("{}")], ["json", Buffer.from("[]")], n || undefined).toString("base64"),
       layout.encodeWrite(n, "ch\u00e9", "~", -1, ["bytes", Buffer.from([0, 10, 255])]).toString("base64"),
+      layout.blobClientId(n, n + "v"),
+      layout.encodeBlob(n, ["json", Buffer.from([0, 10, 255])]).toString("base64") + layout.encodeBlob(n, undefined).toString("base64"),
       layout.threadOf(layout.labels("p_1", n.slice(0, 40), n.slice(0, 40), "writes")),
     ]);
     const script = [
@@ -119,6 +132,8 @@ describe("LangGraph.js checkpointer", () => {
       "    out.append([list(E.session_ids('p_1', n, n + 'ns')), E.labels('p_1', n[:40], 'ns', 'writes'), E.write_prefix(n, n + 'task'),",
       "                E.write_client_id(n, 'task', 3), base64.b64encode(E.encode_checkpoint(('json', b'{}'), ('json', b'[]'), n or None)).decode(),",
       "                base64.b64encode(E.encode_write(n, 'ch\\u00e9', '~', -1, ('bytes', bytes([0, 10, 255])))).decode(),",
+      "                E.blob_client_id(n, n + 'v'),",
+      "                base64.b64encode(E.encode_blob(n, ('json', bytes([0, 10, 255])))).decode() + base64.b64encode(E.encode_blob(n, None)).decode(),",
       "                list(E.thread_of(E.labels('p_1', n[:40], n[:40], 'writes')))])",
       "print(json.dumps(out))",
     ].join("\n");
@@ -126,6 +141,37 @@ describe("LangGraph.js checkpointer", () => {
     const theirs = JSON.parse(execFileSync(PYTHON, ["-c", script], { input: JSON.stringify(names), encoding: "utf8", timeout: 60_000 }));
     assert.deepEqual(mine, theirs);
     assert.match(layout.sessionIds("p_1", "x".repeat(300), "")[0], /^p_1~c~sha256~[0-9a-f]{64}$/);
+  });
+
+  test("a thread of whole checkpoints (header v 1, before channel values had their session) is read and continued", async () => {
+    const d = await started();
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const saver = new ClawCheckpointSaver(client);
+      const [sid, , bid] = layout.sessionIds("langgraph", "old", "");
+      // The parent as the saver stored it before: the whole checkpoint (its values in it) in an item of header v 1.
+      const whole = { v: 4, id: "1", ts: "2026-01-01T00:00:01Z", channel_values: { a: 1, b: 2 }, channel_versions: { a: "1", b: "1" }, versions_seen: {} };
+      const [c, m] = [await saver.serde.dumpsTyped(whole), await saver.serde.dumpsTyped({ source: "input", step: 0, parents: {} })];
+      const header = JSON.stringify({ v: 1, parent: null, c: c[0], m: m[0], n: c[1].length });
+      const item = Buffer.concat([Buffer.from(header + "\n"), c[1], m[1]]);
+      await client.createSession(sid, { labels: layout.labels("langgraph", "old", "", layout.KIND_CHECKPOINTS) });
+      await client.append(sid, [{ role: 5, format: layout.FORMAT_CHECKPOINT, item, clientId: "1", metadata: "{}" }]);
+      const read = await saver.getTuple({ configurable: { thread_id: "old" } });
+      assert.deepEqual(read?.checkpoint.channel_values, { a: 1, b: 2 });
+      // A child names the channel it did not change (a) by its version alone: its value is found all the same.
+      const child = { ...whole, id: "2", channel_values: { a: 1, b: 3 }, channel_versions: { a: "1", b: "2" } };
+      const stored = await saver.put(read?.config as never, child, { source: "loop", step: 1, parents: {} }, { b: "2" });
+      assert.deepEqual((await saver.getTuple(stored))?.checkpoint.channel_values, { a: 1, b: 3 });
+      const values = [];
+      for await (const t of saver.list({ configurable: { thread_id: "old" } })) values.push(t.checkpoint.channel_values);
+      assert.deepEqual(values, [{ a: 1, b: 3 }, { a: 1, b: 2 }]);
+      // Blobs of the values, one per channel and version; deleteThread takes them with the thread.
+      assert.deepEqual((await client.load(bid, { noRepair: true })).messages.map((e) => e.clientId).sort(), ["a/1", "b/1", "b/2"]);
+      await saver.deleteThread("old");
+      assert.equal((await client.listSessions({ labels: { [layout.LABEL_SAVER]: "langgraph" } })).sessions.length, 0);
+    } finally {
+      client.close();
+    }
   });
 
   test("two savers putting a child of one parent: the second gets CheckpointConflictError and nothing is stored", async () => {
@@ -154,6 +200,25 @@ describe("LangGraph.js checkpointer", () => {
       await b.put(newest?.config as never, third, meta, {});
       await assert.rejects(b.put(newest?.config as never, { ...third, ts: "other" }, meta, {}), /stored with other contents/);
       assert.equal((await client.load(layout.sessionIds("langgraph", "t", "")[0], { noRepair: true })).messages.length, 3);
+
+      // A thread another saver deleted: a's next put conflicts, and a's puts after it create every session of the
+      // thread with its labels again, so the next deleteThread finds them all.
+      const withValues = (id: string) => ({ ...cp(id), channel_versions: { x: id } });
+      const held = await a.put((await a.getTuple({ configurable: { thread_id: "t" } }))?.config as never, withValues("4"), meta, { x: "4" });
+      await a.putWrites(held, [["x", "w4"]], "task");
+      await b.deleteThread("t");
+      await assert.rejects(a.put(held, withValues("5"), meta, { x: "5" }), /moved on past checkpoint "4"/);
+      const fresh = await a.put({ configurable: { thread_id: "t", checkpoint_ns: "" } }, withValues("6"), meta, { x: "6" });
+      await a.putWrites(fresh, [["x", "w6"]], "task");
+      assert.deepEqual((await b.getTuple({ configurable: { thread_id: "t" } }))?.checkpoint.channel_values, { x: "6" });
+      await b.deleteThread("t");
+      for (const sid of layout.sessionIds("langgraph", "t", "")) {
+        const left = await client.load(sid, { noRepair: true }).then(
+          (r) => r.messages.length,
+          (err: Error) => (err.name === "SessionNotFoundError" ? 0 : Promise.reject(err)),
+        );
+        assert.equal(left, 0, sid);
+      }
     } finally {
       client.close();
     }

@@ -1,21 +1,27 @@
 """How the LangGraph checkpointer lays a thread out in the daemon (pure, no I/O).
 
-One LangGraph thread namespace (``thread_id``, ``checkpoint_ns``) is two sessions of the daemon:
+One LangGraph thread namespace (``thread_id``, ``checkpoint_ns``) is three sessions of the daemon:
 
 - the **checkpoints** session, :func:`session_ids`\\ ``[0]``: each checkpoint one entry of role
   ``other``, format :data:`FORMAT_CHECKPOINT`, client id the checkpoint id, item
-  :func:`encode_checkpoint` (the checkpoint and its metadata as the saver's ``serde`` writes
-  them, with the parent checkpoint id), entry metadata the checkpoint metadata as JSON (what the
-  CLI, search and export show);
+  :func:`encode_checkpoint` (the checkpoint without its ``channel_values`` and its metadata as
+  the saver's ``serde`` writes them, with the parent checkpoint id), entry metadata the checkpoint
+  metadata as JSON (what the CLI, search and export show);
 - the **writes** session, :func:`session_ids`\\ ``[1]``: each pending write one entry of role
   ``other``, format :data:`FORMAT_WRITE`, client id :func:`write_client_id` (the checkpoint's
-  :func:`write_prefix`, the task, the write's index), item :func:`encode_write`.
+  :func:`write_prefix`, the task, the write's index), item :func:`encode_write`;
+- the **blobs** session, :func:`session_ids`\\ ``[2]``: one channel's value at one version per
+  entry of role ``other``, format :data:`FORMAT_BLOB`, client id :func:`blob_client_id`, item
+  :func:`encode_blob`, written by a put for each channel its ``new_versions`` names (as
+  LangGraph's SQL savers keep their blobs); a read assembles ``channel_values`` from the
+  checkpoint's ``channel_versions``. A checkpoint item of header version 1 (written before the
+  values had their session) holds its values itself.
 
-Both carry the labels of :func:`labels` (saver prefix, thread, namespace, kind), so a thread's
-sessions are found by ListSessions' label filter. Session ids are ``<prefix>~c~<thread>~<ns>``
-and ``<prefix>~w~<thread>~<ns>`` with thread and namespace :func:`~._names.escape`\\ d (an escape
-never holds ``~``, so no two pairs share an id); a pair whose id would pass 256 bytes is
-``<prefix>~c~sha256~<digest>``.
+All carry the labels of :func:`labels` (saver prefix, thread, namespace, kind), so a thread's
+sessions are found by ListSessions' label filter. Session ids are ``<prefix>~c~<thread>~<ns>``,
+``<prefix>~w~<thread>~<ns>`` and ``<prefix>~b~<thread>~<ns>`` with thread and namespace
+:func:`~._names.escape`\\ d (an escape never holds ``~``, so no two pairs share an id); a pair
+whose id would pass 256 bytes is ``<prefix>~c~sha256~<digest>``.
 """
 
 from __future__ import annotations
@@ -29,17 +35,23 @@ from typing import Any, Final
 from ._names import MAX_NAME_BYTES, digest, escape, label_value, name_of
 
 __all__ = [
+    "EMPTY",
+    "FORMAT_BLOB",
     "FORMAT_CHECKPOINT",
     "FORMAT_WRITE",
+    "KIND_BLOBS",
     "KIND_CHECKPOINTS",
     "KIND_WRITES",
     "LABEL_KIND",
     "LABEL_NS",
     "LABEL_SAVER",
     "LABEL_THREAD",
+    "blob_client_id",
     "check_prefix",
+    "decode_blob",
     "decode_checkpoint",
     "decode_write",
+    "encode_blob",
     "encode_checkpoint",
     "encode_write",
     "labels",
@@ -53,6 +65,12 @@ __all__ = [
 #: The entry format of a checkpoint, and of a pending write.
 FORMAT_CHECKPOINT: Final = "langgraph.checkpoint"
 FORMAT_WRITE: Final = "langgraph.write"
+#: The entry format of one channel's value at one version.
+FORMAT_BLOB: Final = "langgraph.blob"
+#: A blob's serde type when ``new_versions`` names a channel the checkpoint holds no value of.
+EMPTY: Final = "empty"
+#: The header version of a checkpoint item whose channel values are blobs (1: the values are in the checkpoint).
+CHECKPOINT_V: Final = 2
 #: The labels every session of the checkpointer carries.
 LABEL_SAVER: Final = "langgraph.saver"
 LABEL_THREAD: Final = "langgraph.thread"
@@ -60,6 +78,7 @@ LABEL_NS: Final = "langgraph.ns"
 LABEL_KIND: Final = "langgraph.kind"
 KIND_CHECKPOINTS: Final = "checkpoints"
 KIND_WRITES: Final = "writes"
+KIND_BLOBS: Final = "blobs"
 #: A saver's prefix: the first part of its session ids and the value of its LABEL_SAVER label.
 _PREFIX: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: A client id part longer than this is its digest instead (a write's client id stays under 256 bytes).
@@ -75,15 +94,15 @@ def check_prefix(prefix: str) -> str:
     return prefix
 
 
-def session_ids(prefix: str, thread_id: str, checkpoint_ns: str) -> tuple[str, str]:
-    """The checkpoints session and the writes session of one thread namespace."""
+def session_ids(prefix: str, thread_id: str, checkpoint_ns: str) -> tuple[str, str, str]:
+    """The checkpoints session, the writes session and the blobs session of one thread namespace."""
     ids = []
-    for kind in ("c", "w"):
+    for kind in ("c", "w", "b"):
         readable = f"{prefix}~{kind}~{escape(thread_id)}~{escape(checkpoint_ns)}"
         if len(readable.encode()) > MAX_NAME_BYTES:
             readable = f"{prefix}~{kind}~sha256~{digest(thread_id, checkpoint_ns)}"
         ids.append(readable)
-    return ids[0], ids[1]
+    return ids[0], ids[1], ids[2]
 
 
 def _label(name: str, what: str) -> str:
@@ -146,6 +165,16 @@ def write_client_id(checkpoint_id: str, task_id: str, idx: int) -> str:
     return base if idx >= 0 else f"{base}/{uuid.uuid4().hex}"
 
 
+def version_text(version: Any) -> str:
+    """A channel version as text: a str as it is, a number in its decimal form (as LangGraph.js writes it)."""
+    return str(version)
+
+
+def blob_client_id(channel: str, version: Any) -> str:
+    """The client id of a channel's value at one version: ``<channel>/<version>``, each part as a write's."""
+    return f"{_part(channel)}/{_part(version_text(version))}"
+
+
 def _frame(header: dict[str, Any], *blobs: bytes) -> bytes:
     return json.dumps(header, separators=(",", ":")).encode() + _NL + b"".join(blobs)
 
@@ -161,10 +190,11 @@ def _unframe(item: bytes) -> tuple[dict[str, Any], bytes]:
 def encode_checkpoint(
     checkpoint_typed: tuple[str, bytes], metadata_typed: tuple[str, bytes], parent_id: str | None
 ) -> bytes:
-    """A checkpoint's item: a JSON header line (version, parent id, the two serde types, the checkpoint's length),
-    then the serialized checkpoint and the serialized metadata."""
+    """A checkpoint's item: a JSON header line (version :data:`CHECKPOINT_V`, parent id, the two serde types, the
+    checkpoint's length), then the serialized checkpoint (its ``channel_values`` left out) and the serialized
+    metadata."""
     header = {
-        "v": 1,
+        "v": CHECKPOINT_V,
         "parent": parent_id,
         "c": checkpoint_typed[0],
         "m": metadata_typed[0],
@@ -173,11 +203,27 @@ def encode_checkpoint(
     return _frame(header, checkpoint_typed[1], metadata_typed[1])
 
 
-def decode_checkpoint(item: bytes) -> tuple[tuple[str, bytes], tuple[str, bytes], str | None]:
-    """The serialized checkpoint, the serialized metadata and the parent id of an :func:`encode_checkpoint` item."""
+def decode_checkpoint(item: bytes) -> tuple[tuple[str, bytes], tuple[str, bytes], str | None, bool]:
+    """The serialized checkpoint, the serialized metadata, the parent id of an :func:`encode_checkpoint` item, and
+    whether its channel values are blobs (False: an item of header version 1 holds them itself)."""
     header, rest = _unframe(item)
     n = int(header["n"])
-    return (str(header["c"]), rest[:n]), (str(header["m"]), rest[n:]), header.get("parent")
+    blobs = int(header.get("v", 1)) >= CHECKPOINT_V
+    return (str(header["c"]), rest[:n]), (str(header["m"]), rest[n:]), header.get("parent"), blobs
+
+
+def encode_blob(channel: str, value_typed: tuple[str, bytes] | None) -> bytes:
+    """A channel value's item: a JSON header line (channel, serde type: :data:`EMPTY` for no value), then the value."""
+    if value_typed is None:
+        return _frame({"ch": channel, "t": EMPTY})
+    return _frame({"ch": channel, "t": value_typed[0]}, value_typed[1])
+
+
+def decode_blob(item: bytes) -> tuple[str, tuple[str, bytes] | None]:
+    """(channel, serialized value) of an :func:`encode_blob` item (None: the channel had no value)."""
+    header, rest = _unframe(item)
+    kind = str(header["t"])
+    return str(header["ch"]), None if kind == EMPTY else (kind, rest)
 
 
 def encode_write(task_id: str, channel: str, task_path: str, idx: int, value_typed: tuple[str, bytes]) -> bytes:

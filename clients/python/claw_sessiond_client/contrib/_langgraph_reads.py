@@ -1,4 +1,4 @@
-"""The LangGraph checkpointer's reads of its sessions: point reads, newest-first pages, pending writes.
+"""The LangGraph checkpointer's reads of its sessions: point reads, newest-first pages, pending writes, channel values.
 
 Each read asks the daemon for what it returns and no more where the daemon can say so (see
 each method); the entries are those of
@@ -16,8 +16,11 @@ from . import _langgraph_entries as E
 
 __all__ = ["PAGE", "Reader", "StoredWrite"]
 
-#: How many checkpoints one page of a ``list`` reads.
+#: How many checkpoints one page of a ``list`` reads at most (its first page: its limit's size, each next one
+#: twice the one before).
 PAGE = 100
+#: At most this many client ids are asked for in one Load (a checkpoint's channel values, a batch's ids).
+IDS_PER_LOAD = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +39,8 @@ class Reader:
 
     Every read is bounded by what it returns: a checkpoint by id is a point read through the
     daemon's index of client ids, the newest one ``last=1``, a ``list`` page ``last=N`` before a
-    position, a checkpoint's pending writes a read of their client id prefix.
+    position, a checkpoint's pending writes a read of their client id prefix, its channel values a
+    read of their client ids.
     """
 
     def __init__(self, client: SessionClient) -> None:
@@ -49,6 +53,25 @@ class Reader:
                 return entry
         return None
 
+    def by_client_ids(self, sid: str, client_ids: list[str]) -> list[Message]:
+        """The visible entries with these client ids (a Load of each IDS_PER_LOAD of them)."""
+        out: list[Message] = []
+        for start in range(0, len(client_ids), IDS_PER_LOAD):
+            chunk = client_ids[start : start + IDS_PER_LOAD]
+            out.extend(self.client.load(sid, no_repair=True, client_ids=chunk).messages)
+        return out
+
+    def blobs(self, bid: str, client_ids: Iterable[str]) -> dict[str, tuple[str, bytes]]:
+        """The serialized channel values with these client ids (:func:`~._langgraph_entries.blob_client_id`), by
+        client id: one read of them (a value stored as none, or not stored, is left out)."""
+        out: dict[str, tuple[str, bytes]] = {}
+        for entry in self.by_client_ids(bid, list(dict.fromkeys(client_ids))):
+            if entry.format == E.FORMAT_BLOB:
+                value = E.decode_blob(entry.item)[1]
+                if value is not None:
+                    out[entry.client_id] = value
+        return out
+
     def newest(self, sid: str) -> tuple[Message | None, int]:
         """The newest checkpoint entry (or None) and the session's last position: one entry read."""
         loaded = self.client.load(sid, no_repair=True, last=1)
@@ -56,8 +79,8 @@ class Reader:
         return (checkpoints[-1] if checkpoints else None), loaded.session.last_position
 
     def pages(self, sid: str, before: int, size: int, fmt: str = E.FORMAT_CHECKPOINT) -> Iterator[list[Message]]:
-        """The entries of format ``fmt`` newest first, in pages of ``size``, from the newest one before position
-        ``before`` (0: the newest of all); each page one read of ``size`` entries."""
+        """The entries of format ``fmt`` newest first, from the newest one before position ``before`` (0: the newest
+        of all); the first page one read of ``size`` entries, each next one of twice the one before, up to PAGE."""
         while True:  # bounded: each page ends at a lower position than the one before
             loaded = self.client.load(sid, no_repair=True, last=size, before_position=before or None)
             entries = loaded.messages
@@ -67,6 +90,7 @@ class Reader:
             if len(entries) < size:
                 return
             before = entries[0].position
+            size = min(size * 2, PAGE)
 
     def writes(self, wid: str, checkpoint_ids: Iterable[str]) -> dict[str, list[StoredWrite]]:
         """The pending writes of these checkpoints, each list in LangGraph's order (task path, task id,

@@ -10,7 +10,7 @@ the git URL form: README's Install section)::
         graph = builder.compile(checkpointer=ClawCheckpointSaver(client))
         graph.invoke(inputs, {"configurable": {"thread_id": "t1"}})
 
-A thread namespace is two sessions (its checkpoints, its pending writes), laid out as
+A thread namespace is three sessions (its checkpoints, its pending writes, its channel values), laid out as
 :mod:`claw_sessiond_client.contrib._langgraph_entries` says; docs/adapters.md tells what that
 gives over LangGraph's own savers. Several processes may share a thread: a checkpoint put on a
 parent that another writer has moved past raises :class:`CheckpointConflictError`, never a lost
@@ -20,7 +20,6 @@ checkpoint.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import threading
@@ -56,7 +55,7 @@ from claw_sessiond_client.errors import (
 )
 
 from . import _langgraph_entries as E
-from ._langgraph_reads import PAGE, Reader, StoredWrite
+from ._langgraph_reads import PAGE, Reader
 
 __all__ = ["CheckpointConflictError", "ClawCheckpointSaver"]
 
@@ -64,6 +63,8 @@ __all__ = ["CheckpointConflictError", "ClawCheckpointSaver"]
 _PAGE = 100
 #: At most this many pages of sessions are walked by one call (100,000 thread namespaces).
 _MAX_PAGES = 1000
+#: The kinds of a thread namespace's sessions, in the order of ``session_ids``.
+_KINDS = (E.KIND_CHECKPOINTS, E.KIND_WRITES, E.KIND_BLOBS)
 
 
 class CheckpointConflictError(SequenceConflictError):
@@ -71,8 +72,8 @@ class CheckpointConflictError(SequenceConflictError):
 
     Raised by ``put`` when the parent checkpoint is no longer the thread's newest (another
     process ran the same thread meanwhile), and when a checkpoint id is already stored with other
-    contents. Nothing was written; read the thread again (``get_tuple``) to go on from its newest
-    checkpoint.
+    contents. The checkpoint was not written (channel values put before it stay, named by none);
+    read the thread again (``get_tuple``) to go on from its newest checkpoint.
     """
 
 
@@ -118,6 +119,9 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         self._tails: dict[tuple[str, str], tuple[str, int]] = {}
         #: The sessions this saver created (or found stored) with their labels.
         self._made: set[str] = set()
+        #: Sessions this saver may have written to after another saver deleted them (appends recreate a session
+        #: without labels): the next ``_ensure`` of one sets its labels even if it exists.
+        self._stale: set[str] = set()
 
     def close(self) -> None:
         """Close the client this saver made (not one it was given)."""
@@ -136,7 +140,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         """The checkpoint ``config`` names (its ``checkpoint_id``), or the thread namespace's newest one."""
         thread, ns = _names(config)
         cid = get_checkpoint_id(config)
-        sid, wid = E.session_ids(self.prefix, thread, ns)
+        sid = E.session_ids(self.prefix, thread, ns)[0]
         if cid:
             entry = self._reader.by_client_id(sid, cid)
         else:
@@ -145,8 +149,22 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 self._remember(thread, ns, entry.client_id, last)
         if entry is None:
             return None
-        writes = self._reader.writes(wid, [entry.client_id])
-        return self._tuple(thread, ns, entry, writes.get(entry.client_id, []))
+        found = self._tuples(thread, ns, [entry])[0]
+        if not E.decode_checkpoint(entry.item)[3]:
+            self._keep_values(thread, ns, found.checkpoint)
+        return found
+
+    def _keep_values(self, thread: str, ns: str, checkpoint: Checkpoint) -> None:
+        """Store as blobs the channel values of a checkpoint that holds them itself (written before the values had
+        their session), those not stored yet: a child put names the channels it did not change by their versions."""
+        values, versions = checkpoint["channel_values"], checkpoint["channel_versions"]
+        wanted = {E.blob_client_id(ch, versions[ch]): ch for ch in values if ch in versions}
+        bid = E.session_ids(self.prefix, thread, ns)[2]
+        stored = {e.client_id for e in self._reader.by_client_ids(bid, list(wanted))}
+        blobs = [_blob(ch, self.serde.dumps_typed(values[ch]), cid) for cid, ch in wanted.items() if cid not in stored]
+        if blobs:
+            self._ensure(bid, thread, ns, E.KIND_BLOBS)
+            self._append_new(bid, blobs)
 
     def list(
         self,
@@ -165,8 +183,8 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         only_id = get_checkpoint_id(config) if config else None
         before_id = get_checkpoint_id(before) if before else None
         for thread, ns in self._namespaces(config):
-            sid, wid = E.session_ids(self.prefix, thread, ns)
-            for page in self._pages(sid, only_id, before_id, left if not filter else None):
+            sid = E.session_ids(self.prefix, thread, ns)[0]
+            for page in self._pages(sid, only_id, before_id, left):
                 chosen = []
                 for entry in page:
                     if before_id and entry.client_id >= before_id:
@@ -178,9 +196,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                         break
                 if not chosen:
                     continue
-                writes = self._reader.writes(wid, [e.client_id for e in chosen])
-                for entry in chosen:
-                    yield self._tuple(thread, ns, entry, writes.get(entry.client_id, []))
+                yield from self._tuples(thread, ns, chosen)
                 if left is not None:
                     left -= len(chosen)
                     if left <= 0:
@@ -191,7 +207,8 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
     ) -> Iterator[Sequence[Message]]:
         """The checkpoints a ``list`` looks at in one session, newest first: the one ``only_id`` names (a point
         read), else pages of ``wanted`` (at most PAGE) from the one before ``before_id`` when this session holds
-        it, else from the newest (``list`` then keeps those whose id sorts before it, as LangGraph's savers do)."""
+        it, else from the newest (``list`` then keeps those whose id sorts before it, as LangGraph's savers do).
+        With a filter, pages after the first grow (Reader.pages) until enough match."""
         if only_id:
             entry = self._reader.by_client_id(sid, only_id)
             if entry is not None:
@@ -214,18 +231,30 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
     ) -> RunnableConfig:
         """Store ``checkpoint`` as a child of ``config``'s checkpoint; its config.
 
+        The values of the channels ``new_versions`` names are stored first, one blob per channel and
+        version (kept once), then the checkpoint without its ``channel_values``.
+
         Raises:
             CheckpointConflictError: another writer stored a checkpoint after the parent since this
                 saver read it, or the checkpoint id is stored with other contents.
         """
         thread, ns = _names(config)
         parent = get_checkpoint_id(config)
-        sid, _ = E.session_ids(self.prefix, thread, ns)
+        sid, _, bid = E.session_ids(self.prefix, thread, ns)
         meta = get_checkpoint_metadata(config, metadata)
-        item = E.encode_checkpoint(self.serde.dumps_typed(checkpoint), self.serde.dumps_typed(meta), parent)
+        values = checkpoint["channel_values"]
+        blobs = [
+            _blob(ch, self.serde.dumps_typed(values[ch]) if ch in values else None, E.blob_client_id(ch, version))
+            for ch, version in new_versions.items()
+        ]
+        stripped = {**checkpoint, "channel_values": {}}
+        item = E.encode_checkpoint(self.serde.dumps_typed(stripped), self.serde.dumps_typed(meta), parent)
         entry = Message(
             "other", format=E.FORMAT_CHECKPOINT, item=item, client_id=checkpoint["id"], metadata=E.metadata_json(meta)
         )
+        if blobs:  # before the checkpoint that names them: a stored checkpoint never lacks its values
+            self._ensure(bid, thread, ns, E.KIND_BLOBS)
+            self._append_new(bid, blobs)
         self._ensure(sid, thread, ns, E.KIND_CHECKPOINTS)
         expected = self._expected(thread, ns, parent)
         try:
@@ -233,11 +262,17 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         except SequenceConflictError as err:
             self._forget(thread, ns)
             with self._lock:
-                self._made.discard(sid)  # deleted meanwhile, perhaps: the next put creates it with its labels again
+                # deleted meanwhile, perhaps: the next puts create the thread's sessions with their labels again
+                ids = E.session_ids(self.prefix, thread, ns)
+                self._made.difference_update(ids)
+                self._stale.update(ids)
+            if blobs:  # the values just written: found (and deleted) with the thread
+                self._ensure(bid, thread, ns, E.KIND_BLOBS)
             raise CheckpointConflictError(
                 f"thread {thread!r} (namespace {ns!r}) moved on past checkpoint {parent!r} since this saver read it "
-                f"(another writer changed it: its last position is {err.actual}, not {expected}); nothing was "
-                "stored: read the thread again to go on from its newest checkpoint",
+                f"(another writer changed it: its last position is {err.actual}, not {expected}); the checkpoint "
+                "was not stored (channel values it wrote stay unreferenced until the thread is deleted): read the "
+                "thread again to go on from its newest checkpoint",
                 reason=err.reason,
                 metadata=err.metadata,
             ) from None
@@ -263,7 +298,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         stored stays as it is (the first one wins), a special one (error, interrupt, ...) replaces it."""
         thread, ns = _names(config)
         cid = config["configurable"]["checkpoint_id"]
-        _, wid = E.session_ids(self.prefix, thread, ns)
+        wid = E.session_ids(self.prefix, thread, ns)[1]
         entries = []
         for i, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, i)
@@ -274,15 +309,20 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         if not entries:
             return
         self._ensure(wid, thread, ns, E.KIND_WRITES)
+        self._append_new(wid, entries)
+
+    def _append_new(self, sid: str, entries: Sequence[Message]) -> None:
+        """Append ``entries`` in one request; if some of their client ids are stored already, those stay as they
+        are and the rest are appended."""
         try:
-            self.client.append(wid, entries)
+            self.client.append(sid, entries)
             return
         except AlreadyExistsError:
             pass
-        taken = {e.client_id for e in self._reader.prefixed(wid, E.write_prefix(cid, task_id))}
+        taken = {e.client_id for e in self._reader.by_client_ids(sid, [e.client_id for e in entries])}
         rest = [e for e in entries if e.client_id not in taken]
         if rest:
-            self.client.append(wid, rest)
+            self.client.append(sid, rest)
 
     # -- whole threads
 
@@ -306,10 +346,10 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         for summary in self._sessions({E.LABEL_THREAD: label}):
             found = E.thread_of(summary.labels)
             kind = summary.labels.get(E.LABEL_KIND, "")
-            if found is None or kind not in (E.KIND_CHECKPOINTS, E.KIND_WRITES):
+            if found is None or kind not in _KINDS:
                 continue
             ns = found[1]
-            target = E.session_ids(self.prefix, target_thread_id, ns)[0 if kind == E.KIND_CHECKPOINTS else 1]
+            target = E.session_ids(self.prefix, target_thread_id, ns)[_KINDS.index(kind)]
             self.client.fork_session(summary.id, target, labels=E.labels(self.prefix, target_thread_id, ns, kind))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
@@ -323,13 +363,17 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             found = E.thread_of(summary.labels)
             if found is None:
                 continue
-            sid, wid = E.session_ids(self.prefix, *found)
+            sid, wid, bid = E.session_ids(self.prefix, *found)
+            deleted = False
             for page in self._reader.pages(sid, 0, PAGE):
                 doomed = [e.client_id for e in page if _run_id(e) in wanted]
                 if doomed:
+                    deleted = True
                     self.client.delete_entries(sid, client_ids=doomed)
                     for cid in doomed:
                         self._delete_prefix(wid, E.write_prefix(cid))
+            if deleted:
+                self._delete_unused_blobs(sid, bid)
             self._forget(*found)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -351,14 +395,29 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 found = E.thread_of(summary.labels)
                 if found is None:
                     continue
-                sid, wid = E.session_ids(self.prefix, *found)
+                sid, wid, bid = E.session_ids(self.prefix, *found)
                 newest, _ = self._reader.newest(sid)
                 if newest is None:
                     continue
                 self._delete_all_but(sid, {newest.position}, E.FORMAT_CHECKPOINT, before=newest.position)
                 kept = {e.position for e in self._reader.prefixed(wid, E.write_prefix(newest.client_id))}
                 self._delete_all_but(wid, kept, E.FORMAT_WRITE)
+                self._delete_unused_blobs(sid, bid)
                 self._forget(*found)
+
+    def _delete_unused_blobs(self, sid: str, bid: str) -> None:
+        """Delete the channel values no checkpoint left in ``sid`` names (it reads every checkpoint there)."""
+        used: set[str] = set()
+        for page in self._reader.pages(sid, 0, PAGE):
+            for entry in page:
+                checkpoint_typed, _, _, in_blobs = E.decode_checkpoint(entry.item)
+                if in_blobs:
+                    versions = self.serde.loads_typed(checkpoint_typed)["channel_versions"]
+                    used.update(E.blob_client_id(ch, v) for ch, v in versions.items())
+        for page in self._reader.pages(bid, 0, PAGE, E.FORMAT_BLOB):
+            unused = [e.client_id for e in page if e.client_id not in used]
+            if unused:
+                self.client.delete_entries(bid, client_ids=unused)
 
     def _delete_all_but(self, sid: str, keep: set[int], fmt: str, before: int = 0) -> None:
         """Delete every entry of ``fmt`` (before position ``before``, 0: all) but those at ``keep``: a page at
@@ -455,19 +514,37 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
 
     # -- helpers
 
-    def _tuple(self, thread: str, ns: str, entry: Message, writes: Sequence[StoredWrite]) -> CheckpointTuple:
-        checkpoint_typed, metadata_typed, parent = E.decode_checkpoint(entry.item)
-        return CheckpointTuple(
-            config=_config(thread, ns, entry.client_id),
-            checkpoint=self.serde.loads_typed(checkpoint_typed),
-            metadata=self.serde.loads_typed(metadata_typed),
-            parent_config=(
-                {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": parent}}
-                if parent
-                else None
-            ),
-            pending_writes=[(w.task_id, w.channel, self.serde.loads_typed(w.value)) for w in writes],
-        )
+    def _tuples(self, thread: str, ns: str, entries: Sequence[Message]) -> Sequence[CheckpointTuple]:
+        """The tuples of checkpoint entries: their channel values (one read of their client ids for all of them)
+        and each one's pending writes (one read of their client id prefix)."""
+        _, wid, bid = E.session_ids(self.prefix, thread, ns)
+        writes = self._reader.writes(wid, [e.client_id for e in entries])
+        decoded = [E.decode_checkpoint(e.item) for e in entries]
+        checkpoints: list[Checkpoint] = [self.serde.loads_typed(d[0]) for d in decoded]
+        ids = [
+            [(ch, E.blob_client_id(ch, v)) for ch, v in c["channel_versions"].items()] if d[3] else []
+            for c, d in zip(checkpoints, decoded, strict=True)
+        ]
+        stored = self._reader.blobs(bid, [cid for named in ids for _, cid in named])
+        out = []
+        for entry, (_, metadata_typed, parent, _), checkpoint, named in zip(
+            entries, decoded, checkpoints, ids, strict=True
+        ):
+            if named:
+                values = {ch: self.serde.loads_typed(stored[cid]) for ch, cid in named if cid in stored}
+                checkpoint["channel_values"] = values
+            pending = writes.get(entry.client_id, [])
+            parent_config = _config(thread, ns, parent) if parent else None
+            out.append(
+                CheckpointTuple(
+                    config=_config(thread, ns, entry.client_id),
+                    checkpoint=checkpoint,
+                    metadata=self.serde.loads_typed(metadata_typed),
+                    parent_config=parent_config,
+                    pending_writes=[(w.task_id, w.channel, self.serde.loads_typed(w.value)) for w in pending],
+                )
+            )
+        return out
 
     def _metadata(self, entry: Message) -> dict[str, Any]:
         metadata: dict[str, Any] = self.serde.loads_typed(E.decode_checkpoint(entry.item)[1])
@@ -505,14 +582,21 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         raise SessiondError(f"more than {_PAGE * _MAX_PAGES} sessions carry the labels {wanted}")
 
     def _ensure(self, sid: str, thread: str, ns: str, kind: str) -> None:
-        """Create the session with its labels the first time this saver writes to it."""
+        """Create the session with its labels the first time this saver writes to it (and label it again if it
+        may have been recreated without them)."""
         with self._lock:
             if sid in self._made:
                 return
-        with contextlib.suppress(AlreadyExistsError):
-            self.client.create_session(sid, labels=E.labels(self.prefix, thread, ns, kind))
+            stale = sid in self._stale
+        labels = E.labels(self.prefix, thread, ns, kind)
+        try:
+            self.client.create_session(sid, labels=labels)
+        except AlreadyExistsError:
+            if stale:
+                self.client.update_session(sid, set_labels=labels)
         with self._lock:
             self._made.add(sid)
+            self._stale.discard(sid)
 
     def _expected(self, thread: str, ns: str, parent: str | None) -> int:
         """The position the checkpoints session must still end at for a child of ``parent``: the parent's,
@@ -538,6 +622,11 @@ def _names(config: RunnableConfig) -> tuple[str, str]:
 
 def _config(thread: str, ns: str, checkpoint_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+
+
+def _blob(channel: str, value: tuple[str, bytes] | None, client_id: str) -> Message:
+    """The entry of a channel's value (None: the channel has none) at the version ``client_id`` names."""
+    return Message("other", format=E.FORMAT_BLOB, item=E.encode_blob(channel, value), client_id=client_id)
 
 
 def _run_id(entry: Message) -> Any:

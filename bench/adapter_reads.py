@@ -33,6 +33,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from bench.procs import Daemon
+
 __all__ = ["main", "measure"]
 
 #: The sessions' sizes and the rounds each measure takes (full, tiny).
@@ -95,7 +97,7 @@ async def _timed_rounds(fns: dict[str, Callable[[], Awaitable[Any]]], rounds: in
 
 
 async def measure(root: Path, sizes: tuple[int, ...], rounds: int) -> list[dict[str, Any]]:
-    os.chdir(root)  # the adapter's daemon: this workspace's, auto-started
+    os.chdir(root)  # the adapter's daemon: this workspace's (main starts it)
     rows: list[dict[str, Any]] = []
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -178,10 +180,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     with tempfile.TemporaryDirectory(prefix="claw-bench-adapter-") as tmp:
-        rows = asyncio.run(measure(Path(tmp), SIZES[args.tiny], ROUNDS[args.tiny]))
-        endpoint = Path(tmp) / ".claw" / "endpoint.json"
-        if endpoint.exists():
-            os.kill(json.loads(endpoint.read_text())["pid"], signal.SIGTERM)
+        daemon = Daemon(Path(tmp))
+        try:
+            rows = asyncio.run(measure(Path(tmp), SIZES[args.tiny], ROUNDS[args.tiny]))
+        finally:
+            daemon.close()
     load_after = Path("/proc/loadavg").read_text().split()[:3]
     print(f"load average before {' '.join(load_before)}, after {' '.join(load_after)}")
     print(f"{'N':>6}  {'measure':46}  {'ours p50':>9}  {'CPU':>7}  {'SQLiteSession':>13}  {'CPU':>7}  {'ratio':>6}")

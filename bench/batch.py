@@ -6,7 +6,7 @@ entries, sent by the sync client with ``stream_appends=False``, each into a new 
 kinds of entry: ``user`` (``Message.user`` of ``--payload`` bytes of text) and ``items`` (the same
 text as Responses message items through the OpenAI adapter's ``entries_for_items``, stored
 verbatim with their format). Measured per Append: the daemon's CPU (user + system of every
-thread, from ``/proc/<pid>/task/*/schedstat``: nanoseconds, so a single Append is resolved) and
+thread, from the process's CPU clock, ``bench.procs.cpu_s``: nanoseconds, so a single Append is resolved) and
 the wall time seen by the client. Medians of ``rounds`` Appends; every daemon takes its turn in
 each round, so the machine's load falls on all alike. CPU is the figure to compare on a shared
 machine: wall time grows with the load average, CPU barely does.
@@ -23,8 +23,6 @@ A throwaway PostgreSQL server is started from the distribution's package
 from __future__ import annotations
 
 import datetime as dt
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import results
-from bench.procs import ROOT, BenchError, Daemon, _healthy, stop
+from bench.procs import ROOT, BenchError, Daemon, cpu_s
 from bench.stats import median, ratio
 
 __all__ = ["run"]
@@ -47,55 +45,6 @@ KINDS = ("user", "items")
 
 def _log(text: str) -> None:
     print(f"[bench-batch {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
-
-
-def cpu_s(pid: int) -> float:
-    """CPU seconds of every live thread of ``pid`` (schedstat: nanosecond resolution)."""
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):  # a thread that ended meanwhile
-            continue
-    return total / 1e9
-
-
-class _Other:
-    """Another checkout's daemon (``--against``): its source on ``PYTHONPATH``, this interpreter."""
-
-    def __init__(self, checkout: Path, workspace: Path, *extra: str) -> None:
-        self.socket = workspace / ".claw" / "sessiond.sock"
-        self.address = f"unix:{self.socket}"
-        path = f"{checkout / 'daemon'}{os.pathsep}{checkout / 'clients' / 'python'}"
-        self._log = open(workspace / "daemon.log", "ab")  # noqa: SIM115 - closed in close()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(workspace), *extra],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            cwd=str(workspace),
-            env={**os.environ, "PYTHONPATH": path},
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self._log.close()
-                raise BenchError(f"{checkout}: daemon exited with {self.proc.returncode}")
-            if self.socket.exists() and _healthy(self.address):
-                return
-            time.sleep(0.01)
-        self.close()
-        raise BenchError(f"{checkout}: daemon not SERVING within 60 s")
-
-    @property
-    def pid(self) -> int:
-        """The daemon's process id."""
-        return self.proc.pid
-
-    def close(self) -> None:
-        """Stop the daemon by its pid."""
-        stop(self.proc)
-        self._log.close()
 
 
 def _entries(kind: str, tag: str, size: dict[str, int]) -> list[Any]:
@@ -143,7 +92,7 @@ def _daemons(stack: ExitStack, root: Path, server: Any, against: Path | None) ->
         ws = root / f"against-{backend}"
         ws.mkdir()
         try:
-            other = _Other(against, ws, *their_extra)
+            other = Daemon(ws, *their_extra, checkout=against)
         except BenchError as exc:  # an older checkout without this backend
             _log(f"--against on {backend}: {exc}; skipped")
             continue

@@ -31,7 +31,7 @@ import psutil
 
 from bench import floor, results
 from bench.echo_server import METHOD
-from bench.procs import Daemon, EchoServer, run_workers
+from bench.procs import Daemon, EchoServer, cpu_s, run_workers
 from bench.stats import median, percentile, ratio
 from bench.worker import content
 
@@ -44,11 +44,6 @@ TINY = {"processes": 2, "inflight": 4, "duration_s": 1.0, "rounds": 1, "serial":
 
 def _log(text: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {text}", flush=True)
-
-
-def _cpu_s(pid: int) -> float:
-    t = psutil.Process(pid).cpu_times()
-    return float(t.user + t.system)
 
 
 def _phase(kind: str, target: Path, sid: str, size: dict[str, Any], inflight: int, server_pid: int) -> dict[str, Any]:
@@ -65,9 +60,9 @@ def _phase(kind: str, target: Path, sid: str, size: dict[str, Any], inflight: in
         }
         for i in range(size["processes"])
     ]
-    cpu0 = _cpu_s(server_pid)
+    cpu0 = cpu_s(server_pid)
     res = run_workers(specs, size["duration_s"], start_timeout_s=600)  # 8 imports of openai-agents on a busy machine
-    server_s = _cpu_s(server_pid) - cpu0
+    server_s = cpu_s(server_pid) - cpu0
     lat = [x for r in res for x in r["latencies_ms"]]
     counts = [r["count"] for r in res]
     ran = sum(len(r["acked"]) - size["warmup"] for r in res)  # every op of the window, late ones too
@@ -121,13 +116,13 @@ def _serial(size: dict[str, Any], daemon: Daemon, echo: EchoServer, echo_commit:
         block = 20
         for b in range(size["serial"] // block):
             for kind, (fn, pid) in calls.items():
-                c0, s0 = time.process_time(), _cpu_s(pid)
+                c0, s0 = time.process_time(), cpu_s(pid)
                 for i in range(block):
                     t0 = time.perf_counter()
                     fn(b * block + i)
                     lat[kind].append((time.perf_counter() - t0) * 1000.0)
                 cpu[kind][0] += time.process_time() - c0
-                cpu[kind][1] += _cpu_s(pid) - s0
+                cpu[kind][1] += cpu_s(pid) - s0
     finally:
         for ch in channels:
             ch.close()

@@ -39,10 +39,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from bench import growth_db
-from bench.procs import ROOT, BenchError, Daemon, stop
+from bench.procs import ROOT, BenchError, Daemon, cpu_s, stop
 from bench.stats import median, percentile, ratio
 from bench.worker import content
 
@@ -83,11 +81,6 @@ def _ms(fn: Any) -> float:
     return (time.perf_counter() - started) * 1000.0
 
 
-def _cpu_s(pid: int) -> float:
-    t = psutil.Process(pid).cpu_times()
-    return float(t.user + t.system)
-
-
 # ---------------------------------------------------------------- Load
 
 
@@ -110,9 +103,9 @@ def bench_load(gs: GrowthSize, ws: Path) -> dict[str, Any]:
             cpu: dict[int, list[float]] = {n: [] for n in gs.load_messages}
             for _ in range(gs.load_rounds):
                 for n in gs.load_messages:
-                    cpu0 = _cpu_s(daemon.pid)
+                    cpu0 = cpu_s(daemon.pid)
                     samples[n].append(_ms(lambda n=n: client.load(f"load-{n}", workdir="/")))
-                    cpu[n].append((_cpu_s(daemon.pid) - cpu0) * 1000.0)
+                    cpu[n].append((cpu_s(daemon.pid) - cpu0) * 1000.0)
     finally:
         daemon.close()
     for n, v in samples.items():
@@ -288,7 +281,7 @@ def bench_watch(gs: GrowthSize, root: Path) -> dict[str, Any]:
                         raise BenchError(f"only {client.stats()['active_watchers']} of {w} watchers open after 60 s")
                     time.sleep(0.05)
                 lat = []
-                cpu0 = _cpu_s(daemon.pid)
+                cpu0 = cpu_s(daemon.pid)
                 began = time.perf_counter()
                 for i in range(gs.watch_events):
                     due = began + i / gs.watch_rate_per_s
@@ -306,7 +299,7 @@ def bench_watch(gs: GrowthSize, root: Path) -> dict[str, Any]:
                         if line
                         else {"received": 0, "finished": 0, "last_at": 0, "errors": 1, "error_samples": ["no output"]}
                     )
-                cpu = _cpu_s(daemon.pid) - cpu0
+                cpu = cpu_s(daemon.pid) - cpu0
                 position = until
                 finished = sum(r["finished"] for r in results)
                 errors = sum(r["errors"] for r in results)

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from bench.procs import Daemon
 
 __all__ = ["main", "measure"]
 
@@ -104,25 +104,6 @@ def measure(savers: dict[str, Any], sizes: tuple[int, ...], rounds: int) -> dict
     return out
 
 
-def _daemon(ws: Path) -> tuple[subprocess.Popen[bytes], str]:
-    from claw_sessiond_client.paths import default_socket_path
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(ws)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=ws,
-    )
-    sock = default_socket_path(ws, os.environ.get("XDG_RUNTIME_DIR"))
-    end = time.monotonic() + 30
-    while not sock.exists():
-        if proc.poll() is not None or time.monotonic() > end:
-            proc.kill()
-            raise SystemExit("bench.langgraph: the daemon did not start")
-        time.sleep(0.05)
-    return proc, f"unix:{sock}"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.langgraph", description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="small threads, few rounds (a check that it runs)")
@@ -135,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-langgraph-") as tmp:
         ws = Path(tmp) / "ws"
         ws.mkdir()
-        proc, address = _daemon(ws)
+        daemon = Daemon(ws)
+        address = daemon.address
         conn = sqlite3.connect(Path(tmp) / "langgraph.db", check_same_thread=False)
         try:
             with ClawCheckpointSaver(address=address, autostart=False) as ours:
@@ -144,8 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                 figures = measure({"claw": ours, "sqlite": theirs}, SIZES[args.tiny], ROUNDS[args.tiny])
         finally:
             conn.close()
-            proc.terminate()
-            proc.wait(30)
+            daemon.close()
     print(f"{'operation':<22} {'checkpoints':>11} {'claw p50':>10} {'SqliteSaver':>12} {'ratio':>7}")
     for n, ops in figures.items():
         for op, by in ops.items():

@@ -46,12 +46,11 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import psutil
 
 from bench import floor, growth, items, results
 from bench.echo_server import METHOD
 from bench.json_store import JsonSessionStore
-from bench.procs import ROOT, BenchError, Daemon, EchoServer, RssSampler, run_workers
+from bench.procs import ROOT, BenchError, Daemon, EchoServer, RssSampler, cpu_s, run_workers
 from bench.stats import median, percentile, ratio
 from bench.worker import content, tag_of
 
@@ -227,11 +226,6 @@ def bench_startup(size: Size, root: Path) -> dict[str, Any]:
     return {"fresh_ready_ms": [s * 1000 for s in samples], "fresh_ready_ms_p50": median(samples) * 1000}
 
 
-def _cpu_s(pid: int) -> float:
-    times = psutil.Process(pid).cpu_times()
-    return float(times.user + times.system)
-
-
 def bench_throughput(
     size: Size, daemon: Daemon, echo: EchoServer, root: Path, loop: _Loop, profile_dir: Path | None = None
 ) -> dict[str, Any]:
@@ -239,9 +233,9 @@ def bench_throughput(
     out: dict[str, Any] = {"echo": [], "ours": [], "ours_stream": [], "ours_integrity": []}
     peaks = []
     for r in range(size.repeats):
-        cpu0 = _cpu_s(echo.pid)
+        cpu0 = cpu_s(echo.pid)
         echo_phase = _phase("echo", str(echo.socket), "", size, size.inflight)
-        echo_phase["server_cpu_us_per_op"] = (_cpu_s(echo.pid) - cpu0) / max(1, echo_phase["ops"]) * 1e6
+        echo_phase["server_cpu_us_per_op"] = (cpu_s(echo.pid) - cpu0) / max(1, echo_phase["ops"]) * 1e6
         echo_phase.pop("_acked")
         out["echo"].append(echo_phase)
         for kind in ("ours", "ours_stream"):
@@ -249,9 +243,9 @@ def bench_throughput(
             sampler = RssSampler(daemon.pid)
             prof_path = profile_dir / f"profile-{kind}.txt" if profile_dir is not None and r == 0 else None
             prof = _profile(daemon.pid, size.duration_s + 4, prof_path) if prof_path is not None else None
-            cpu0 = _cpu_s(daemon.pid)
+            cpu0 = cpu_s(daemon.pid)
             phase = _phase(kind, str(daemon.socket), sid, size, size.inflight)
-            phase["daemon_cpu_us_per_op"] = (_cpu_s(daemon.pid) - cpu0) / max(1, phase["ops"]) * 1e6
+            phase["daemon_cpu_us_per_op"] = (cpu_s(daemon.pid) - cpu0) / max(1, phase["ops"]) * 1e6
             peaks.append(sampler.close())
             if prof is not None and prof_path is not None:
                 prof.wait(120)

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.procs import ROOT, BenchError, Daemon, run_workers
+from bench.procs import ROOT, BenchError, Daemon, cpu_s, run_workers
 from bench.stats import median, percentile, ratio
 
 RESULTS = ROOT / "bench" / "results"
@@ -94,9 +94,7 @@ def _phase(kind: str, sockets: list[Path], sessions: list[str], size: PgSize, in
 
 def _cpu_s(daemons: list[Daemon]) -> float:
     """The daemons' CPU seconds so far (user + system)."""
-    import psutil
-
-    return sum(sum(psutil.Process(d.pid).cpu_times()[:2]) for d in daemons)
+    return sum(cpu_s(d.pid) for d in daemons)
 
 
 def _per_op_us(cpu_s: float, phase: dict[str, Any], size: PgSize) -> float:

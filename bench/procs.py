@@ -1,11 +1,13 @@
 """Processes the benchmark starts: the daemon, the echo server, workers. Each is stopped by its pid.
 
 Every wait here is bounded in time; a process that does not answer in time
-is killed (by pid) and the benchmark fails with its log.
+is killed (by pid) and the benchmark fails with its log. Every script starts its
+daemons with :class:`Daemon` and reads a process's CPU time with :func:`cpu_s`.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import select
@@ -24,10 +26,25 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from bench.echo_server import METHOD
 
 ROOT = Path(__file__).resolve().parent.parent
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 class BenchError(RuntimeError):
     """A benchmark step failed (a process did not start, a worker crashed)."""
+
+
+def cpu_s(pid: int) -> float:
+    """The CPU seconds (user + system) process ``pid`` has used so far: every thread, ended ones too.
+
+    Read from the kernel's CPU clock of the process (``clock_getcpuclockid``), in nanoseconds, so a
+    single call's cost is resolved (``/proc/<pid>/stat`` counts in 10 ms ticks; the threads' own
+    ``schedstat`` misses the threads that have ended).
+    """
+    clock = ctypes.c_int()
+    err = _LIBC.clock_getcpuclockid(pid, ctypes.byref(clock))
+    if err:
+        raise BenchError(f"no CPU clock for pid {pid}: {os.strerror(err)}")
+    return time.clock_gettime(clock.value)
 
 
 def stop(proc: subprocess.Popen[Any], timeout_s: float = 20.0) -> None:
@@ -60,13 +77,23 @@ def _echo_answers(address: str) -> bool:
 
 
 class Daemon:
-    """``python -m claw_sessiond serve`` on a workspace; ``ready_s`` is spawn-to-SERVING time."""
+    """``python -m claw_sessiond serve`` on a workspace; ``ready_s`` is spawn-to-SERVING time.
 
-    def __init__(self, workspace: Path, *extra: str) -> None:
+    ``checkout``: run another checkout's daemon (a folder holding its ``daemon/`` and
+    ``clients/python/``) from that source with this interpreter, for a before/after in one sitting.
+    """
+
+    def __init__(self, workspace: Path, *extra: str, checkout: Path | None = None) -> None:
+        from claw_sessiond_client.paths import default_socket_path
+
         self.workspace = workspace
-        self.socket = workspace / ".claw" / "sessiond.sock"
+        self.socket = default_socket_path(workspace, os.environ.get("XDG_RUNTIME_DIR"))
         self.address = f"unix:{self.socket}"
         self.log_path = workspace / "daemon.log"
+        env = None
+        if checkout is not None:
+            env = {**os.environ, "PYTHONPATH": f"{checkout / 'daemon'}{os.pathsep}{checkout / 'clients' / 'python'}"}
+        who = f"{checkout}: daemon" if checkout is not None else "daemon"
         log = open(self.log_path, "ab")  # noqa: SIM115 - closed in close()
         self._log = log
         started = time.perf_counter()
@@ -75,17 +102,19 @@ class Daemon:
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=str(workspace),
+            env=env,
         )
         deadline = started + 60
         while time.perf_counter() < deadline:
             if self.proc.poll() is not None:
-                raise BenchError(f"daemon exited with {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
+                self._log.close()
+                raise BenchError(f"{who} exited with {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
             if self.socket.exists() and _healthy(self.address):
                 break
             time.sleep(0.005)
         else:
             self.close()
-            raise BenchError(f"daemon not SERVING within 60 s; log {self.log_path}")
+            raise BenchError(f"{who} not SERVING within 60 s; log {self.log_path}")
         self.ready_s = time.perf_counter() - started
 
     @property

@@ -101,14 +101,39 @@ async def _stop_in_transaction(url: str, pid: int, busy: threading.Event) -> tup
             return False, ""
         os.kill(pid, signal.SIGSTOP)
         try:
-            await asyncio.sleep(0.05)  # a statement in flight at the stop finishes; the state then stays
-            row = await conn.fetchrow("SELECT state, left(query, 40) FROM pg_stat_activity WHERE pid = $1", backend)
+            row = await _settled(conn, backend)
         except BaseException:
             os.kill(pid, signal.SIGCONT)
             raise
         return row is not None and row[0] == "idle in transaction", "" if row is None else str(row[1])
     finally:
         await conn.close()
+
+
+def _asleep(backend: int) -> bool:
+    """The server process ``backend`` is asleep (``S`` in ``/proc``), not runnable. A backend waiting for its
+    client is woken the moment bytes arrive: asleep, it has read everything its client had sent."""
+    try:
+        stat = Path(f"/proc/{backend}/stat").read_text()
+    except OSError:  # it has ended (the server ended its idle transaction)
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] == "S"
+
+
+async def _settled(conn: Any, backend: int) -> Any:
+    """``(state, query)`` of ``backend`` once it has run every statement its (stopped) daemon sent: the process
+    asleep, then its state not ``active``; None if the backend ended first. Waits on those, not on a guess of
+    how fast a loaded server reads: a COMMIT sent just before the stop is read and run before this answers."""
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        if _asleep(backend):
+            row = await conn.fetchrow("SELECT state, left(query, 40) FROM pg_stat_activity WHERE pid = $1", backend)
+            if row is None or row[0] != "active":  # active and asleep: waiting for a lock or the WAL flush
+                return row
+        elif not Path(f"/proc/{backend}").exists():
+            return None
+        await asyncio.sleep(0.005)
+    pytest.fail(f"backend {backend} still running its statements 30 s after its daemon was stopped")
 
 
 #: A backend of the daemon idle in a transaction that has inserted entries and then run the run check: the
@@ -133,8 +158,9 @@ async def _stop_after_the_fence(url: str, pid: int, busy: threading.Event) -> tu
                 row = await conn.fetchrow(_AFTER_FENCE, f"claw-sessiond {pid}")
                 if row is not None:
                     # A COMMIT sent just before the stop may still be unread by a busy server, which shows the
-                    # transaction idle until it reads it: the stop counts if the transaction is still there later.
-                    await asyncio.sleep(0.2)
+                    # transaction idle until it reads it: the stop counts if the transaction is still there once
+                    # the backend has read and run all its daemon sent.
+                    await _settled(conn, row[0])
                     again = await conn.fetchrow(_AFTER_FENCE, f"claw-sessiond {pid}")
                     if again is not None and again[0] == row[0]:
                         return True, str(row[1])
@@ -181,7 +207,7 @@ def _attach_when_free(client: SessionClient, session: str, bound_s: float, runs:
 
 def _attach_on_a(client: SessionClient, session: str, runs: contextlib.ExitStack) -> Any:
     """A run on A (A may still be registering again after the previous round's lost lease)."""
-    end = time.monotonic() + 20
+    end = time.monotonic() + 60
     while True:
         try:
             return runs.enter_context(client.attach(session, label="owner"))

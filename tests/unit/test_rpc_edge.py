@@ -20,6 +20,8 @@ from claw_sessiond.rpc.edge import (
     INTERNAL_MESSAGE,
     STATUS_OF,
     EdgeState,
+    StreamState,
+    answering_stream_edge,
     append_error,
     edge,
     status_for,
@@ -138,6 +140,7 @@ class _Servicer(EdgeState):
         self.exc = exc
         self.ran = 0
         self.seen: list[tuple[str, str]] = []
+        self.states: list[StreamState] = []
         self.rpc_observers.append(lambda method, code, _s: self.seen.append((method, code)))
 
     @edge
@@ -154,6 +157,14 @@ class _Servicer(EdgeState):
         if self.exc is not None:
             raise self.exc
         yield 2
+
+    @answering_stream_edge
+    async def Answering(self, request: Any, context: Any, state: StreamState) -> Any:
+        self.states.append(state)
+        assert not state.answered, "a call's state starts fresh"
+        yield 1
+        state.answered = request == "answered"
+        await asyncio.Event().wait()  # the client's cancel ends it
 
 
 async def test_a_unary_call_that_succeeds_is_reported_ok() -> None:
@@ -205,6 +216,26 @@ async def test_cancellation_passes_through_untouched() -> None:
         await svc.Unary("r", ctx)
     assert ctx.aborted is None
     assert svc.seen == [("Unary", "CANCELLED")]
+
+
+async def test_a_cancel_counts_ok_only_while_the_calls_own_state_says_answered() -> None:
+    svc = _Servicer()
+
+    async def call(request: str) -> None:
+        async for _ in svc.Answering(request, _Context()):
+            pass
+
+    for request in ("answered", "waiting", "answered", "waiting"):
+        task = asyncio.ensure_future(call(request))
+        for _ in range(100):  # bounded: the handler reaches its wait in a few loop turns
+            if len(svc.states) == len(svc.seen) + 1 and svc.states[-1].answered == (request == "answered"):
+                break
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert svc.seen == [("Answering", c) for c in ("OK", "CANCELLED", "OK", "CANCELLED")]
+    assert len({id(s) for s in svc.states}) == 4, "each call has a state of its own"
 
 
 async def test_a_stream_sends_what_it_had_then_ends_with_the_status() -> None:

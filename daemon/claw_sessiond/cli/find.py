@@ -102,7 +102,11 @@ def _add_search(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", metavar="TIME", help="only messages stored since TIME (7d, 12h, a date, ISO time)")
     parser.add_argument("--until", metavar="TIME", help="only messages stored before TIME")
     parser.add_argument(
-        "--limit", type=int, default=20, help=f"at most this many hits (1-{_MAX_LIMIT}; default 20), best first"
+        "--limit",
+        type=int,
+        default=20,
+        metavar="N",
+        help=f"at most this many hits (1-{_MAX_LIMIT}; default 20), best first",
     )
     parser.add_argument("--all", action="store_true", help="also search history hidden by a clear")
     parser.add_argument(

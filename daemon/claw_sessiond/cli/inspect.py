@@ -222,7 +222,8 @@ def _add_show(parser: argparse.ArgumentParser) -> None:
     _epilog(
         parser,
         "show only looks (Load without repair, Export for audit events): a tool call without a result is "
-        "marked 'running (run R, pid P)' when a live run owns it, or 'interrupted' when none does (the next "
+        "marked 'running (run R, pid P)' when a live run owns it, 'pending' when it was appended pending (it "
+        "awaits approval or a long-running tool; never repaired), or 'interrupted' when none of these (the next "
         "Load, or 'claw-sessiond repair', stores a synthetic result for it). Synthetic results are marked "
         "SYNTHETIC. On a terminal the transcript goes through $PAGER (default less -FRX) and is folded to its "
         "width.",

@@ -36,7 +36,9 @@ __all__ = ["MIGRATE_LEGACY"]
 
 def _migrate_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "folder", help="folder of legacy session files (.claw/sessions of the Go harness, .port_sessions of the port)"
+        "folder",
+        metavar="FOLDER",
+        help="folder of legacy session files (.claw/sessions of the Go harness, .port_sessions of the port)",
     )
     parser.add_argument(
         "--dry-run",

@@ -25,7 +25,7 @@ from ..config import Config, ConfigError, environ
 from ..errors import StorageError
 from ..storage import migrate_database, redacted_url
 from .failure import EXIT_OK, EXIT_USAGE, report_error
-from .options import Command, env_option
+from .options import Command, env_option, set_epilog
 from .output import print_json, say
 from .serve import add_postgres_options, backend_fields, postgres_fields
 
@@ -39,11 +39,21 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--database",
         env,
         default=None,
+        metavar="URL",
         help="the postgresql:// URL (as serve: else --database-file, CLAW_DATABASE_URL, the credential "
         "'database', then 'database' in .claw/config.toml); put no password here: use PGPASSFILE",
     )
-    env_option(parser, "--database-file", env, default=None, help="read the postgresql:// URL from this file")
+    env_option(
+        parser, "--database-file", env, default=None, metavar="FILE", help="read the postgresql:// URL from this file"
+    )
     add_postgres_options(parser, env)
+    set_epilog(
+        parser,
+        "Each pending migration runs in one transaction under the migration lock: safe beside running daemons "
+        "and other migrate-db runs. A SQLite store needs no such step (serve migrates its file).",
+        "Exit codes: 0 up to date (migrated or already), 1 the server is unreachable or unfit or the schema is not "
+        "ours or newer, 2 usage or configuration error (no PostgreSQL database configured).",
+    )
 
 
 def _config(args: argparse.Namespace) -> Config:

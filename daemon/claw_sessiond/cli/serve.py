@@ -41,7 +41,7 @@ from ..config import (
 )
 from ..workspace_config import explicit_database, resolve_backend
 from .failure import EXIT_FAILURE, EXIT_USAGE
-from .options import env_option
+from .options import env_option, set_epilog
 from .termsafe import visible
 
 __all__ = [
@@ -116,14 +116,23 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         limits, "--max-request-bytes", env, default=DEFAULT_MAX_REQUEST_BYTES, type=int, help="gRPC receive limit"
     )
     env_option(life, "--shutdown-grace-s", env, default=DEFAULT_SHUTDOWN_GRACE_S, type=float, help="grace at shutdown")
-    env_option(store, "--busy-timeout-ms", env, default=DEFAULT_BUSY_TIMEOUT_MS, type=int, help="SQLite busy timeout")
+    env_option(
+        store,
+        "--busy-timeout-ms",
+        env,
+        default=DEFAULT_BUSY_TIMEOUT_MS,
+        type=int,
+        help="SQLite busy timeout: how long a connection waits for another's lock on the file",
+    )
     env_option(
         net,
         "--lease-s",
         env,
         default=DEFAULT_LEASE_S,
         type=int,
-        help="over --tcp: close a connection that answers no keepalive ping for this long (a vanished host)",
+        help="the lease: on a shared PostgreSQL database, a daemon that stops renewing its lease for this long "
+        "loses its runs to the others (docs/postgres.md); over --tcp, a connection that answers no keepalive "
+        "ping within max(this, 2) seconds is closed (a vanished host)",
     )
     env_option(
         limits,
@@ -191,6 +200,12 @@ def add_arguments(parser: argparse.ArgumentParser, env: Mapping[str, str]) -> No
         "its sessions, then move the file away)",
     )
     _add_lifecycle_options(life, env)
+    set_epilog(
+        parser,
+        "",
+        "Exit codes: 0 stopped (SIGTERM, SIGINT or --idle-exit-s), 1 failure (the workspace lock held by another "
+        "daemon, a database that cannot be opened, a port in use), 2 usage or configuration error.",
+    )
 
 
 def add_postgres_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, env: Mapping[str, str]) -> None:

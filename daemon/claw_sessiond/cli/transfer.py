@@ -35,7 +35,7 @@ from ..export import is_header, parse_session
 from .connect import open_client, socket_path, stored_summary
 from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, error_json, fail_client, report_error
 from .offline import OfflineClient, OfflineError, add_offline_options
-from .options import Command
+from .options import Command, set_epilog
 from .output import counted, print_json, say
 from .termsafe import json_safe
 
@@ -46,8 +46,20 @@ __all__ = ["EXPORT", "IMPORT"]
 
 
 def _export_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("session", nargs="?", default=None, help="session id (default: every session)")
-    parser.add_argument("--output", "-o", default="-", help="file to write (mode 0600; default: standard output)")
+    parser.add_argument(
+        "session", nargs="?", default=None, metavar="SESSION", help="session id (default: every session)"
+    )
+    parser.add_argument(
+        "--output", "-o", default="-", metavar="FILE", help="file to write (mode 0600; default: standard output)"
+    )
+    set_epilog(
+        parser,
+        "Per session a header line, then one line per event of its log (docs/history.md). With -o the lines go "
+        "to a temporary file beside FILE, renamed into place once all are written and synced. On a terminal "
+        "control characters are shown escaped (the same JSON). With no daemon answering, the lines are read "
+        "read-only under the workspace lock (--offline, --no-offline).",
+        "Exit codes: 0 ok, 1 failure (daemon unreachable, not stored, FILE not written), 2 usage error.",
+    )
 
 
 def _terminal_line(line: str) -> str:
@@ -125,7 +137,7 @@ _IMPORT_STATUSES: Final[tuple[ImportStatus, ...]] = (
 
 
 def _import_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="export file to import ('-' for standard input)")
+    parser.add_argument("file", metavar="FILE", help="export file to import ('-' for standard input)")
     parser.add_argument(
         "--mode",
         choices=["refuse", "replace", "merge"],

@@ -103,15 +103,18 @@ async def _run(args: argparse.Namespace, sock: socket.socket) -> int:
             refused=(UsageError,),
             failed=(OfflineError,),
         )
-    if args.json:  # the URL as one JSON line, like every --json document
-
-        def announce(url: str) -> None:
-            print_json_line({"url": url}, flush=True)
-
-        await serve(source, workspace, sock, open_browser=args.open, announce=announce)
-    else:
-        await serve(source, workspace, sock, open_browser=args.open)
+    await serve(source, workspace, sock, open_browser=args.open, announce=_url_json if args.json else _url_line)
     return EXIT_OK
+
+
+def _url_line(url: str) -> None:
+    """The viewer's URL for people: one line on stdout."""
+    print(f"claw-sessiond ui: {url}", flush=True)
+
+
+def _url_json(url: str) -> None:
+    """The viewer's URL with ``--json``: one JSON line, like every --json document."""
+    print_json_line({"url": url}, flush=True)
 
 
 UI: Final = Command(

@@ -130,7 +130,9 @@ def _clear(args: argparse.Namespace, client: SessionClient) -> int:
 
 
 def _delete_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("session", help="session id to erase (every event, usage row and request record)")
+    parser.add_argument(
+        "session", metavar="SESSION", help="session id to erase (every event, usage row and request record)"
+    )
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask (scripts); required without a terminal")
     parser.epilog = (
         "On a terminal delete asks 'delete session X (N messages)? [y/N]'. Without a terminal it deletes\n"

@@ -8,8 +8,8 @@ so a subclass inherits its parent's code), attaches a ``google.rpc.ErrorInfo``
 (domain ``claw-sessiond``, a :class:`Reason`), and turns anything unexpected
 into INTERNAL with a generic message: the traceback goes to the log, never to
 the client. ``asyncio.CancelledError`` passes through untouched; a stream cancelled
-while every request it read had its reply (:class:`StreamState`) is the client's own way
-to end it and counts as OK in the metrics, not CANCELLED.
+while every request it read had its reply (:class:`StreamState`, :func:`answering_stream_edge`) is the
+client's own way to end it and counts as OK in the metrics, not CANCELLED.
 
 AppendStream reports each append's error inside its reply instead of ending
 the stream; :func:`append_error` builds that reply from the same table.
@@ -20,7 +20,6 @@ Must never: touch storage, or decide anything but how an error is reported.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import logging
 import time
@@ -62,6 +61,7 @@ __all__ = [
     "StreamState",
     "VerifiedPids",
     "abort",
+    "answering_stream_edge",
     "append_error",
     "clip",
     "edge",
@@ -69,7 +69,6 @@ __all__ = [
     "share_peer",
     "status_for",
     "stream_edge",
-    "stream_state",
 ]
 
 # The logger keeps the name it had when this lived in service.py: log lines and the filters
@@ -282,9 +281,12 @@ def edge(fn: Callable[[S, Any, Context], Awaitable[T]]) -> Callable[[S, Any, Con
 
 
 class StreamState:
-    """What a streaming handler tells its :func:`stream_edge`: whether every request it has read has had
-    its reply (``answered``). A client that cancels the stream then ends it the way clients end streams
-    they are done with (closing their channel with the stream open): counted OK, not CANCELLED."""
+    """What a streaming handler tells its :func:`answering_stream_edge`: whether every request it has read
+    has had its reply (``answered``). A client that cancels the stream then ends it the way clients end
+    streams they are done with (closing their channel with the stream open): counted OK, not CANCELLED.
+
+    Each call gets its own, passed to its handler as an argument: nothing of one call outlives it.
+    """
 
     __slots__ = ("answered",)
 
@@ -292,29 +294,30 @@ class StreamState:
         self.answered = False
 
 
-_STREAM_STATE: Final[contextvars.ContextVar[StreamState | None]] = contextvars.ContextVar(
-    "claw_sessiond_stream_state", default=None
-)
-
-
-def stream_state() -> StreamState:
-    """The :class:`StreamState` of the streaming call this runs in (a detached one outside any)."""
-    return _STREAM_STATE.get() or StreamState()
-
-
 def stream_edge(fn: Callable[[S, Any, Context], AsyncIterator[T]]) -> Callable[[S, Any, Context], AsyncIterator[T]]:
     """Wrap a server-streaming RPC the same way."""
-    method = fn.__name__
+    return _stream_wrapper(fn.__name__, lambda self, request, context, _state: fn(self, request, context), fn)
 
+
+def answering_stream_edge(
+    fn: Callable[[S, Any, Context, StreamState], AsyncIterator[T]],
+) -> Callable[[S, Any, Context], AsyncIterator[T]]:
+    """Wrap a streaming RPC that reads a stream of requests: ``fn`` also gets the call's :class:`StreamState`,
+    and a cancel while its ``answered`` is set counts as OK."""
+    return _stream_wrapper(fn.__name__, fn, fn)
+
+
+def _stream_wrapper(
+    method: str, run: Callable[[S, Any, Context, StreamState], AsyncIterator[T]], fn: Callable[..., Any]
+) -> Callable[[S, Any, Context], AsyncIterator[T]]:
     @functools.wraps(fn)
     async def wrapper(self: S, request: Any, context: Context) -> Any:
         started = time.perf_counter()
         code = "OK"
         state = StreamState()
-        _STREAM_STATE.set(state)  # each call runs in a task of its own: its own context
         try:
             self.check_serving()
-            async for item in fn(self, request, context):
+            async for item in run(self, request, context, state):
                 yield item
         except asyncio.CancelledError:
             code = "OK" if state.answered else "CANCELLED"

@@ -2,7 +2,8 @@
 
 Each method checks its request (:mod:`claw_sessiond.validate`), converts it
 (:mod:`.convert`), calls the store, and converts the result back. Every one
-runs inside the error edge (:func:`.edge.edge` or :func:`.edge.stream_edge`),
+runs inside the error edge (:func:`.edge.edge`, :func:`.edge.stream_edge` or
+:func:`.edge.answering_stream_edge`),
 which maps domain errors to statuses; the edge wraps the methods here, and only
 here. The service does Load and the small unary calls itself and hands each
 other family to the module of its job, with that job's dependencies given
@@ -59,7 +60,7 @@ from .convert import (
     trace_id_of,
     usage_pb,
 )
-from .edge import Context, EdgeState, edge, stream_edge
+from .edge import Context, EdgeState, StreamState, answering_stream_edge, edge, stream_edge
 from .service_appends import Appends
 from .service_edits import delete_entries, edit_tail
 from .service_runs import Runs
@@ -189,9 +190,9 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
     async def Append(self, request: pb.AppendRequest, context: Context) -> Any:
         return await self.appends.append(request, context)
 
-    @stream_edge
-    def AppendStream(self, requests: Any, context: Context) -> AsyncIterator[Any]:
-        return self.appends.append_stream(requests, context)
+    @answering_stream_edge
+    def AppendStream(self, requests: Any, context: Context, state: StreamState) -> AsyncIterator[Any]:
+        return self.appends.append_stream(requests, context, state)
 
     @edge
     async def EditTail(self, request: pb.EditTailRequest, context: Context) -> Any:

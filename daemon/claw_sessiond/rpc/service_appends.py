@@ -25,7 +25,7 @@ from ..retention import WrittenSessions
 from ..storage import RunRegistry, Storage
 from ..validate import check_run_id, prepare_append
 from .convert import message_from_pb, timestamp, tool_policy_of, trace_id_of
-from .edge import Context, EdgeState, append_error, stream_state
+from .edge import Context, EdgeState, StreamState, append_error
 from .service_runs import Runs
 
 __all__ = ["APPEND_STREAM_WINDOW", "Appends"]
@@ -51,8 +51,14 @@ class Appends:
         #: The wake-up of each open AppendStream (``end_streams``).
         self._append_streams: set[asyncio.Event] = set()
 
-    async def append_stream(self, requests: Any, context: Context) -> AsyncIterator[pb.AppendStreamResponse]:
-        """AppendStream: each append's reply, in request order, several to a message when ready."""
+    async def append_stream(
+        self, requests: Any, context: Context, state: StreamState
+    ) -> AsyncIterator[pb.AppendStreamResponse]:
+        """AppendStream: each append's reply, in request order, several to a message when ready.
+
+        ``state.answered`` is kept true while every append read has its reply: a cancel then is the
+        client's own end of the stream.
+        """
         # Each append runs as its own task as soon as it is read, so that the
         # appends in flight share group commits; tasks reach the writer's queue
         # in creation order, so replies (sent in task order) follow request
@@ -80,7 +86,6 @@ class Appends:
         reader = asyncio.ensure_future(read_requests())
         self._append_streams.add(wake)
         ended = False
-        state = stream_state()  # answered: a cancel while every append read has its reply is the client's end
         try:
             while True:
                 if self.gate.draining and not ended:  # stopping: answer what was read, then end (end_append_streams)

@@ -103,19 +103,15 @@ def listen(port: int) -> socket.socket:
     return sock
 
 
-def _say_url(url: str) -> None:
-    print(f"claw-sessiond ui: {url}", flush=True)
-
-
 async def serve(
     source: Source,
     workspace: str,
     sock: socket.socket,
     *,
+    announce: Callable[[str], None],
     open_browser: bool = False,
-    announce: Callable[[str], None] = _say_url,
 ) -> None:
-    """Serve the viewer on ``sock`` until SIGINT or SIGTERM; ``announce`` its URL first (one line on stdout)."""
+    """Serve the viewer on ``sock`` until SIGINT or SIGTERM; ``announce`` its URL first (the CLI prints it)."""
     guard = Guard(new_secret())
     port = sock.getsockname()[1]
     guard.listening_on(port)

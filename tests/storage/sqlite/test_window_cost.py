@@ -65,8 +65,8 @@ async def _fill(storage: Storage, sid: str, n: int, tag: str = "") -> None:
         await _append(storage, sid, batch)
 
 
-async def _steps(storage: Storage, sid: str, window: LoadWindow) -> int:
-    """SQLite instructions the read connections run for a bounded Load of ``sid`` (which returns ten entries)."""
+async def _steps(storage: Storage, sid: str, window: LoadWindow, returns: int = 10) -> int:
+    """SQLite instructions the read connections run for a bounded Load of ``sid`` (returning ``returns`` entries)."""
     readers = storage.engine.readers.all  # type: ignore[attr-defined]
     steps = 0
 
@@ -86,7 +86,7 @@ async def _steps(storage: Storage, sid: str, window: LoadWindow) -> int:
     finally:
         for conn in readers:
             await conn.set_progress_handler(None, 1)
-    assert len(got) == 10
+    assert len(got) == returns
     return steps
 
 
@@ -109,6 +109,19 @@ async def test_a_bounded_load_runs_the_same_sqlite_work_at_10_and_10000_entries(
     bounds = _bounds(kind, cut)
     small = await _steps(storage, "small", bounds["small"])
     large = await _steps(storage, "large", bounds["large"])
+    assert large <= small * 1.2 + 100, (small, large)
+
+
+async def test_a_client_ids_load_runs_the_same_sqlite_work_at_10_and_10000_entries(storage: Storage) -> None:
+    """A point read by client id goes through the client-id index: a read that walked the session's history
+    (its positions, or the whole table) would run a thousand times the instructions on the large session."""
+    for sid, n in (("small", 10), ("large", 10_000)):
+        for start in range(0, n, 1000):
+            await _append(
+                storage, sid, [Message("user", f"u{i}", client_id=f"e{i}") for i in range(start, min(n, start + 1000))]
+            )
+    small = await _steps(storage, "small", LoadWindow(client_ids=("e5",)), returns=1)
+    large = await _steps(storage, "large", LoadWindow(client_ids=("e5000",)), returns=1)
     assert large <= small * 1.2 + 100, (small, large)
 
 

@@ -164,8 +164,8 @@ class Timeline {
       if (entries.length) {
         this.last = entries[entries.length - 1].position;
       }
-      this.atTail = page.has_newer === undefined ? entries.length < PAGE : !page.has_newer;
-      this.newerButton(page.session);
+      this.atTail = !page.has_newer;
+      this.newerButton();
     } catch (error) {
       fill(this.newerBox, problem(error.message));
     }
@@ -228,16 +228,8 @@ class Timeline {
     });
     source.addEventListener("edit", () => reload());
     source.addEventListener("clear", () => reload());
-    source.addEventListener("run", (event) => {
-      const data = JSON.parse(event.data || "{}");
-      if (Array.isArray(data.in_flight)) {
-        this.setInFlight(data.in_flight);
-      } else {
-        getJson(apiPath(["sessions", this.sessionId], { limit: 1 }))
-          .then((page) => this.setInFlight(page.in_flight))
-          .catch(() => {});
-      }
-    });
+    // The server's every "run" event carries the calls in flight (ui/live.py).
+    source.addEventListener("run", (event) => this.setInFlight(JSON.parse(event.data).in_flight));
     return () => source.close();
   }
 }
@@ -307,7 +299,7 @@ export async function showTimeline({ view, params, current }, sessionId) {
   timeline.first = entries.length ? entries[0].position : page.first_position ?? 0;
   timeline.last = entries.length ? entries[entries.length - 1].position : page.session.last_position ?? -1;
   timeline.liveAfter = page.session.last_position ?? timeline.last;
-  timeline.atTail = page.has_newer === undefined ? !entries.length || timeline.last >= (page.session.last_position ?? timeline.last) : !page.has_newer;
+  timeline.atTail = !page.has_newer;
   fill(view, header(page.session, sessionId, page.repairs), h("p", {}, timeline.live), timeline.flyingBox, timeline.olderBox, timeline.list, timeline.newerBox);
   timeline.setInFlight(page.in_flight);
   timeline.place(entries, "end");

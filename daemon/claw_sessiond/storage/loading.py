@@ -199,8 +199,12 @@ def read_load(
     window: LoadWindow | None,
     reply_only: bool,
     ahead: bool,
+    paged: bool = False,
 ) -> Steps[tuple[LoadResult | RepairStart, int]]:
-    """A Load's snapshot: its reply (with the history events read), or what a repair starts from."""
+    """A Load's snapshot: its reply (with the history events read), or what a repair starts from.
+
+    ``paged``: the reply's entries are left to its cursor's pages (no first page is read here).
+    """
     row, settings = yield port.session_and_settings(session_id)
     if row is None:
         return LoadResult(session_meta(None, session_id, workdir), []), 0
@@ -212,14 +216,16 @@ def read_load(
         return RepairStart(row, calls, assistants), 0
     result = _reply(row, settings, workdir, split.in_flight, calls.dropped, calls.hidden, [], reply_only)
     if window is not None:
-        return (yield from windowed(port, result, window))
+        return (yield from windowed(port, result, window, paged))
+    if paged:
+        return result, 0
     page, _read = yield port.history_page(session_id, row.clear_position, row.last_position, reply_only)
     if page is None:  # larger than one page: the caller streams it by the cursor
         return result, 0
     return dataclasses.replace(result, messages=drop_calls(project(page), calls.dropped), cursor=None), len(page)
 
 
-def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow) -> Steps[WindowRead]:
+def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow, paged: bool = False) -> Steps[WindowRead]:
     """A window's bounds (and its entries, if they fit one page) within the cursor's bounds.
 
     Its cost does not depend on the history's length: the start is found through the index of
@@ -227,7 +233,7 @@ def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow) -> St
     the index of times (``after_time``); whether anything visible lies before it is one step
     back; the window's results of calls made before it (``lead``, they come first, as in the
     full history) come from the window's results and the index of calls; then the window's
-    first page.
+    first page (not with ``paged``: the cursor's pages read it).
     """
     sid, clear, last = cursor.session_id, cursor.clear_position, cursor.last_position
     if window.last:
@@ -240,7 +246,7 @@ def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow) -> St
         start = max(window.after_position, clear) + 1
     before = yield port.last_visible_before(sid, clear, start)
     lead = yield port.lead_positions(sid, start, last)
-    page, read = yield port.history_page(sid, start - 1, last, cursor.reply_only)
+    page, read = (None, 0) if paged else (yield port.history_page(sid, start - 1, last, cursor.reply_only))
     messages = project_window(page, lead) if page is not None else None
     return WindowRead(start - 1, before is None, lead, messages, read)
 
@@ -262,7 +268,9 @@ def _chosen(port: ReadPort, result: LoadResult, cursor: HistoryCursor, window: L
     return dataclasses.replace(result, messages=[], cursor=reading, complete=complete)
 
 
-def windowed(port: ReadPort, result: LoadResult, window: LoadWindow) -> Steps[tuple[LoadResult, int]]:
+def windowed(
+    port: ReadPort, result: LoadResult, window: LoadWindow, paged: bool = False
+) -> Steps[tuple[LoadResult, int]]:
     """A Load's result cut to a window, bounded by its cursor; and the history events read.
 
     A ``before_position`` lowers the cursor's bound below it; the reply is then complete only if
@@ -274,7 +282,7 @@ def windowed(port: ReadPort, result: LoadResult, window: LoadWindow) -> Steps[tu
         cursor = dataclasses.replace(cursor, last_position=window.before_position - 1)
     if window.by_client_id:
         return (yield from _chosen(port, result, cursor, window)), 0
-    found = yield from read_window(port, cursor, window)
+    found = yield from read_window(port, cursor, window, paged)
     complete = found.complete
     if complete and result.cursor is not None and cursor.last_position < result.cursor.last_position:
         beyond = yield port.nth_visible_back(cursor.session_id, cursor.last_position, result.cursor.last_position, 1)
@@ -286,10 +294,12 @@ def windowed(port: ReadPort, result: LoadResult, window: LoadWindow) -> Steps[tu
     return dataclasses.replace(result, messages=[], cursor=cursor, complete=complete), found.events_read
 
 
-def _checked_window(port: ReadPort, result: LoadResult, window: LoadWindow) -> Steps[tuple[LoadResult, int]]:
+def _checked_window(
+    port: ReadPort, result: LoadResult, window: LoadWindow, paged: bool
+) -> Steps[tuple[LoadResult, int]]:
     assert result.cursor is not None
     yield port.check_cursor(result.cursor)
-    return (yield from windowed(port, result, window))
+    return (yield from windowed(port, result, window, paged))
 
 
 def repair_steps(
@@ -413,12 +423,21 @@ async def load(
     repair: bool = True,
     window: LoadWindow | None = None,
     reply_only: bool = False,
+    paged: bool = False,
 ) -> LoadResult:
     """``Storage.load`` for any backend ``host`` (see the module docstring and ``Storage.load``)."""
     ahead = host.repairs_ahead
     found, read = await host.load_snapshot(
         lambda port, live: read_load(
-            port, live, session_id, workdir, repair=repair, window=window, reply_only=reply_only, ahead=ahead
+            port,
+            live,
+            session_id,
+            workdir,
+            repair=repair,
+            window=window,
+            reply_only=reply_only,
+            ahead=ahead,
+            paged=paged,
         )
     )
     host.counters.history_events_read += read
@@ -437,6 +456,6 @@ async def load(
         result = dataclasses.replace(result, cursor=dataclasses.replace(result.cursor, reply_only=True))
     if window is not None and result.cursor is not None:
         bounded = result
-        result, read = await host.load_snapshot(lambda port, _live: _checked_window(port, bounded, window))
+        result, read = await host.load_snapshot(lambda port, _live: _checked_window(port, bounded, window, paged))
         host.counters.history_events_read += read
     return result

@@ -570,6 +570,19 @@ class PageReads(Protocol):
         """``(position, bytes)`` of the session's entries at ``positions``: what each weighs in a page."""
         ...
 
+    async def item_page(
+        self, session_id: str, after: int, last_position: int, item_format: str
+    ) -> tuple[list[bytes], int]:
+        """The next page of the items of ``item_format`` (at most ``PAGE_ROWS``, about ``PAGE_BYTES`` of item bytes,
+        never fewer than one) of the visible entries after ``after`` (up to ``last_position``), in position order;
+        and the position the page ends at (0: no such item is left)."""
+        ...
+
+    async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
+        """``(position, item)`` of the session's entries at ``positions`` (at most a page of them) whose format is
+        ``item_format``, in no particular order."""
+        ...
+
     async def known_calls(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
         """Which of ``call_ids`` the session indexes a call for."""
         ...

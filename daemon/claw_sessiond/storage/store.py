@@ -121,6 +121,7 @@ class Storage:
         repair: bool = True,
         window: LoadWindow | None = None,
         reply_only: bool = False,
+        paged: bool = False,
     ) -> LoadResult:
         """Get-or-create read: repairs interrupted calls (not those of live runs) unless ``repair`` is False.
 
@@ -139,9 +140,19 @@ class Storage:
         what ordering reads (role, position; ``events.reply_entry``). A backend that stores no encoded
         form (PostgreSQL) returns whole messages either way. Written once, in ``loading.py``, with the
         engine as its host.
+
+        ``paged``: no entries come back in ``messages``; every reply (of a stored session) is a
+        ``cursor``, for :meth:`history_pages` or :meth:`item_pages`.
         """
         return await loading.load(
-            self.engine, session_id, workdir, trace_id, repair=repair, window=window, reply_only=reply_only
+            self.engine,
+            session_id,
+            workdir,
+            trace_id,
+            repair=repair,
+            window=window,
+            reply_only=reply_only,
+            paged=paged,
         )
 
     async def session_tool_policy(self, session_id: str) -> ToolPolicy:
@@ -155,6 +166,14 @@ class Storage:
             SequenceConflictError: the session was cleared or erased meanwhile.
         """
         return history_reads.visible_pages(self.engine.page_snapshots, cursor, self.counters)
+
+    def item_pages(self, cursor: HistoryCursor, item_format: str) -> AsyncGenerator[list[bytes], None]:
+        """The stored items of ``item_format`` of a Load's cursor's entries, in position order, page by page.
+
+        Raises:
+            SequenceConflictError: the session was cleared, edited or erased meanwhile.
+        """
+        return history_reads.item_pages(self.engine.page_snapshots, cursor, item_format, self.counters)
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int

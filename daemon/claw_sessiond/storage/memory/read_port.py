@@ -140,6 +140,24 @@ class MemoryPageReads:
     async def entry_sizes(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, int]]:
         return [(int(r.position or 0), event_bytes(r)) for r in self._rows_at(session_id, positions)]
 
+    async def item_page(
+        self, session_id: str, after: int, last_position: int, item_format: str
+    ) -> tuple[list[bytes], int]:
+        rows: list[EventRow] = []
+        for row in self._t.history(session_id, after, last_position):
+            if visible(row) and row.format == item_format:
+                rows.append(row)
+                if len(rows) == PAGE_ROWS:
+                    break
+        if not rows:
+            return [], 0
+        rows = rows[: cut([(r.position, len(r.item or b"")) for r in rows], PAGE_BYTES)]
+        return [r.item for r in rows if r.item], int(rows[-1].position or 0)
+
+    async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
+        rows = self._rows_at(session_id, positions)
+        return [(int(r.position or 0), r.item) for r in rows if r.format == item_format and r.item]
+
     async def known_calls(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
         calls = self._t.calls.get(session_id, {})
         return {i for i in call_ids if i in calls}

@@ -178,6 +178,31 @@ class SqlPageReads:
         sql = "SELECT position, {event_bytes} FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])"
         return [(int(r[0]), int(r[1] or 0)) for r in await self._d.each(self._conn, sql, positions, session_id)]
 
+    async def item_page(
+        self, session_id: str, after: int, last_position: int, item_format: str
+    ) -> tuple[list[bytes], int]:
+        where = f"WHERE session_id = $1 AND position > $2 AND position <= $3 AND {_VISIBLE} AND format = $4 "
+        sizes = await self._conn.fetch(
+            self._q[f"SELECT position, length(item) FROM events {where}ORDER BY position LIMIT $5"],
+            session_id,
+            after,
+            last_position,
+            item_format,
+            PAGE_ROWS,
+        )
+        if not sizes:
+            return [], 0
+        end = int(sizes[cut(sizes, PAGE_BYTES) - 1][0])
+        rows = await self._conn.fetch(
+            self._q[f"SELECT item FROM events {where}ORDER BY position"], session_id, after, end, item_format
+        )
+        return [bytes(r[0]) for r in rows if r[0]], end
+
+    async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
+        sql = "SELECT position, item FROM events WHERE session_id = $1 AND format = $2 AND position = ANY($3::bigint[])"
+        rows = await self._d.each(self._conn, sql, positions, session_id, item_format)
+        return [(int(r[0]), bytes(r[1])) for r in rows if r[1]]
+
     async def known_calls(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
         sql = "SELECT call_id FROM tool_calls WHERE session_id = $1 AND call_id = ANY($2::text[])"
         rows = await self._d.each(self._conn, sql, [self._d.text(c) for c in call_ids], session_id)

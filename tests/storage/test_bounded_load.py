@@ -15,6 +15,7 @@ import pytest
 
 from claw_sessiond.model import LoadWindow, Message
 from claw_sessiond.storage import Storage
+from claw_sessiond.storage.paging import PAGE_ROWS
 from tests.storage._support import WORKDIR, append, assistant, clear, history, read, result, user
 
 
@@ -151,3 +152,29 @@ async def test_the_last_ten_cost_the_same_at_ten_and_at_ten_thousand_entries(sto
     assert small == large == 10
     assert await events_read("large", LoadWindow(after_position=9_990)) == 10
     assert await events_read("large", None) >= 10_000  # the counter counts: a full Load reads everything
+
+
+async def test_item_pages_are_the_items_of_one_format_in_position_order(storage: Storage) -> None:
+    """``Storage.load(paged=True)`` + ``item_pages`` (``LoadRequest.items_format``): the items alone, page by page,
+    in the order written (a result stored before its sibling call's stays there), for a whole history and a window."""
+    await append(storage, "s", assistant("a", "b"), result("b"), result("a"))  # no items
+    written = [
+        Message("user", f"u{n}", format="f.one", item=b'{"n":%d}' % n)
+        if n % 3
+        else Message("user", f"o{n}", format="f.two", item=b"other")
+        for n in range(1200)
+    ]
+    await append(storage, "s", *written[:600])
+    await append(storage, "s", *written[600:])
+    mine = [m.item for m in written if m.format == "f.one"]
+    loaded = await storage.load("s", WORKDIR, "t", repair=False, paged=True)
+    assert loaded.messages == [] and loaded.cursor is not None and loaded.complete
+    pages = [page async for page in storage.item_pages(loaded.cursor, "f.one")]
+    assert [item for page in pages for item in page] == mine
+    assert len(pages) >= 2 and all(0 < len(page) <= PAGE_ROWS for page in pages)
+
+    loaded = await storage.load("s", WORKDIR, "t", repair=False, window=LoadWindow(last=6), paged=True)
+    assert loaded.messages == [] and loaded.cursor is not None and not loaded.complete
+    assert [i async for page in storage.item_pages(loaded.cursor, "f.one") for i in page] == mine[-4:]
+    unknown = await storage.load("nobody", WORKDIR, "t", repair=False, paged=True)
+    assert unknown.cursor is None and unknown.messages == []

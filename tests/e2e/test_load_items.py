@@ -130,6 +130,7 @@ def test_items_alone_come_back_by_pages_in_position_order_with_no_entries(
     assert [item for ch in chunks for item in ch.items] == written
     assert not any(ch.messages for ch in chunks)  # no entry at all: the items alone
     assert len(chunks) >= 2 and chunks[-1].done and not any(ch.done for ch in chunks[:-1])
+    assert chunks[-1].items  # the last page's chunk ends the reply (no chunk of its own for done)
     first = chunks[0]
     assert first.complete and first.session.message_count == 1500 and first.start_position == 0
     assert _both(module_daemon, sid, FORMAT) == written

@@ -170,11 +170,12 @@ async def test_item_pages_are_the_items_of_one_format_in_position_order(storage:
     loaded = await storage.load("s", WORKDIR, "t", repair=False, paged=True)
     assert loaded.messages == [] and loaded.cursor is not None and loaded.complete
     pages = [page async for page in storage.item_pages(loaded.cursor, "f.one")]
-    assert [item for page in pages for item in page] == mine
-    assert len(pages) >= 2 and all(0 < len(page) <= PAGE_ROWS for page in pages)
+    assert [item for page, _last in pages for item in page] == mine
+    assert len(pages) >= 2 and all(0 < len(page) <= PAGE_ROWS for page, _last in pages)
+    assert [last for _page, last in pages] == [False] * (len(pages) - 1) + [True]  # the reply ends with it
 
     loaded = await storage.load("s", WORKDIR, "t", repair=False, window=LoadWindow(last=6), paged=True)
     assert loaded.messages == [] and loaded.cursor is not None and not loaded.complete
-    assert [i async for page in storage.item_pages(loaded.cursor, "f.one") for i in page] == mine[-4:]
+    assert [i async for page, _last in storage.item_pages(loaded.cursor, "f.one") for i in page] == mine[-4:]
     unknown = await storage.load("nobody", WORKDIR, "t", repair=False, paged=True)
     assert unknown.cursor is None and unknown.messages == []

@@ -83,23 +83,40 @@ async def message_chunks(first: pb.LoadResponse, pages: AsyncGenerator[list[Mess
     yield _chunk(head, parts)
 
 
-async def item_chunks(first: pb.LoadResponse, pages: AsyncGenerator[list[bytes], None]) -> AsyncIterator[bytes]:
-    """The reply's chunks holding the items of ``pages`` (closes ``pages`` when closed); ``start_position`` stays 0
-    (the items carry no positions)."""
+def _element(item: bytes) -> bytes:
+    """One ``LoadResponse.items`` element: the tag, the item's length (a varint), the item."""
+    n = len(item)
+    if n < 0x4000:  # one or two varint bytes: most items, without varint()'s loop
+        head = _ITEMS_TAG + (bytes((n,)) if n < 0x80 else (n & 0x7F | 0x80 | (n >> 7) << 8).to_bytes(2, "little"))
+        return head + item
+    return _ITEMS_TAG + varint(n) + item
+
+
+async def item_chunks(
+    first: pb.LoadResponse, pages: AsyncGenerator[tuple[list[bytes], bool], None]
+) -> AsyncIterator[bytes]:
+    """The reply's chunks holding the items of ``pages`` (closes ``pages`` when closed): a chunk per page, the
+    last page's chunk ending the reply; ``start_position`` stays 0 (the items carry no positions)."""
     head: pb.LoadResponse | None = first
     parts: list[bytes] = []
     size = first.ByteSize()
-    tag = _ITEMS_TAG
     async with contextlib.aclosing(pages):
-        async for page in pages:
-            for item in page:
-                element = tag + varint(len(item)) + item
-                if size + len(element) > LOAD_CHUNK_BYTES and parts:
-                    yield _chunk(head, parts)
-                    head, parts, size = None, [], 0
-                parts.append(element)
-                size += len(element)
+        async for page, last in pages:
+            elements = [_element(item) for item in page]
             del page
+            total = sum(map(len, elements))
+            if size + total <= LOAD_CHUNK_BYTES:  # the page is one chunk (the usual case)
+                parts += elements
+            else:
+                for element in elements:
+                    if size + len(element) > LOAD_CHUNK_BYTES and parts:
+                        yield _chunk(head, parts)
+                        head, parts, size = None, [], 0
+                    parts.append(element)
+                    size += len(element)
+            del elements
+            if last:
+                break
             if parts:  # a chunk per page: the client decodes it while the next page is read
                 yield _chunk(head, parts)
                 head, parts, size = None, [], 0

@@ -71,7 +71,7 @@ __all__ = ["LOAD_CHUNK_BYTES", "LOAD_YIELD_EVERY", "SessionService"]
 _log = logging.getLogger("claw_sessiond.service")
 
 
-async def _no_items() -> AsyncGenerator[list[bytes], None]:
+async def _no_items() -> AsyncGenerator[tuple[list[bytes], bool], None]:
     """An unknown session's items: none."""
     return
     yield

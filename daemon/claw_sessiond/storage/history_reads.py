@@ -157,9 +157,10 @@ async def history_pages(snapshot: Snapshots, cursor: HistoryCursor) -> AsyncGene
 
 async def item_pages(
     snapshot: Snapshots, cursor: HistoryCursor, item_format: str, counters: StorageCounters
-) -> AsyncGenerator[list[bytes], None]:
+) -> AsyncGenerator[tuple[list[bytes], bool], None]:
     """The items of ``item_format`` of a Load's cursor's visible entries, in position order (the order written),
-    page by page; each page is a short read that first checks the cursor (:func:`guard`).
+    page by page, each with True if it is known to be the last (the reply can end with it); each page is a
+    short read that first checks the cursor (:func:`guard`).
 
     The cursor's entries are its ``lead`` positions before its start (the entries a Load by client
     ids chose; a window's lead lies inside its range) and the range after its start. Repair mode
@@ -169,7 +170,7 @@ async def item_pages(
     Raises:
         SequenceConflictError: the session was cleared, edited or erased meanwhile.
     """
-    sid = cursor.session_id
+    sid, last = cursor.session_id, cursor.last_position
     after = cursor.clear_position if cursor.start_after < 0 else cursor.start_after
     chosen = sorted(p for p in cursor.lead if p <= after)
     for i in range(0, len(chosen), PAGE_ROWS):
@@ -185,17 +186,17 @@ async def item_pages(
                 found = sorted(await port.items_at(sid, group, item_format))
             counters.history_events_read += len(found)
             if found:
-                yield [item for _p, item in found]
-    while after < cursor.last_position:
+                yield [item for _p, item in found], not sizes and i + PAGE_ROWS >= len(chosen) and after >= last
+    while after < last:
         async with snapshot() as port:
             await guard(port, cursor)
-            items, end = await port.item_page(sid, after, cursor.last_position, item_format)
+            items, end = await port.item_page(sid, after, last, item_format)
         if not end:
             break
         after = end
         counters.history_events_read += len(items)
         if items:
-            yield items
+            yield items, after >= last
 
 
 async def _entries_at(snapshot: Snapshots, cursor: HistoryCursor, positions: Sequence[int]) -> list[Message]:

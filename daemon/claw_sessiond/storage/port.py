@@ -575,7 +575,7 @@ class PageReads(Protocol):
     ) -> tuple[list[bytes], int]:
         """The next page of the items of ``item_format`` (at most ``PAGE_ROWS``, about ``PAGE_BYTES`` of item bytes,
         never fewer than one) of the visible entries after ``after`` (up to ``last_position``), in position order;
-        and the position the page ends at (0: no such item is left)."""
+        and the position the page ends at: ``last_position`` if no such item follows it, 0 if there was none."""
         ...
 
     async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:

@@ -167,8 +167,9 @@ class Storage:
         """
         return history_reads.visible_pages(self.engine.page_snapshots, cursor, self.counters)
 
-    def item_pages(self, cursor: HistoryCursor, item_format: str) -> AsyncGenerator[list[bytes], None]:
-        """The stored items of ``item_format`` of a Load's cursor's entries, in position order, page by page.
+    def item_pages(self, cursor: HistoryCursor, item_format: str) -> AsyncGenerator[tuple[list[bytes], bool], None]:
+        """The stored items of ``item_format`` of a Load's cursor's entries, in position order, page by page (each
+        with True if it is the last).
 
         Raises:
             SequenceConflictError: the session was cleared, edited or erased meanwhile.

@@ -151,8 +151,9 @@ class MemoryPageReads:
                     break
         if not rows:
             return [], 0
-        rows = rows[: cut([(r.position, len(r.item or b"")) for r in rows], PAGE_BYTES)]
-        return [r.item for r in rows if r.item], int(rows[-1].position or 0)
+        n = cut([(r.position, len(r.item or b"")) for r in rows], PAGE_BYTES)
+        end = last_position if n == len(rows) < PAGE_ROWS else int(rows[n - 1].position or 0)
+        return [r.item for r in rows[:n] if r.item], end
 
     async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
         rows = self._rows_at(session_id, positions)

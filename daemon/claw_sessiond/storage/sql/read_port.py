@@ -192,11 +192,12 @@ class SqlPageReads:
         )
         if not sizes:
             return [], 0
-        end = int(sizes[cut(sizes, PAGE_BYTES) - 1][0])
+        n = cut(sizes, PAGE_BYTES)
+        end = int(sizes[n - 1][0])
         rows = await self._conn.fetch(
             self._q[f"SELECT item FROM events {where}ORDER BY position"], session_id, after, end, item_format
         )
-        return [bytes(r[0]) for r in rows if r[0]], end
+        return [bytes(r[0]) for r in rows if r[0]], last_position if n == len(sizes) < PAGE_ROWS else end
 
     async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
         sql = "SELECT position, item FROM events WHERE session_id = $1 AND format = $2 AND position = ANY($3::bigint[])"

@@ -179,6 +179,7 @@ def test_a_bad_items_format_is_refused_and_writes_nothing(
     assert sid not in [s.id for s in module_client.list_sessions(id_contains=sid)]
 
 
+@BOTH
 def test_item_chunks_stay_near_a_mib_and_a_large_item_travels_alone(
     module_daemon: DaemonProcess, module_client: SessionClient, sid: str
 ) -> None:

@@ -51,6 +51,9 @@ Decode = Callable[..., Message]
 #: The columns of a history row, in ``events.message_from_payload``'s order.
 HISTORY_COLS: Final = "position, type, trace_id, ts, payload, format, item"
 _EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item"
+#: An item at most this large comes with the first read of its page (``SqlPageReads.item_page``): a page of them is at
+#: most ``PAGE_BYTES``.
+_INLINE_ITEM: Final = PAGE_BYTES // PAGE_ROWS
 #: History events that are entries (not a clear, not an edit record), and not hidden by an edit.
 _VISIBLE: Final = "type NOT IN ('clear', 'edit') AND hidden_by IS NULL"
 #: The open tool calls of a session (columns in the order of ``history.OpenCall``), through the index of open
@@ -181,23 +184,26 @@ class SqlPageReads:
     async def item_page(
         self, session_id: str, after: int, last_position: int, item_format: str
     ) -> tuple[list[bytes], int]:
-        where = f"WHERE session_id = $1 AND position > $2 AND position <= $3 AND {_VISIBLE} AND format = $4 "
-        sizes = await self._conn.fetch(
-            self._q[f"SELECT position, length(item) FROM events {where}ORDER BY position LIMIT $5"],
-            session_id,
-            after,
-            last_position,
-            item_format,
-            PAGE_ROWS,
+        # One read for a page of small items (inline, at most PAGE_ROWS x _INLINE_ITEM bytes); the larger ones
+        # of the page, once it is cut at PAGE_BYTES, by position.
+        sql = (
+            "SELECT position, length(item), CASE WHEN length(item) <= $6 THEN item END FROM events "
+            f"WHERE session_id = $1 AND position > $2 AND position <= $3 AND {_VISIBLE} AND format = $4 "
+            "ORDER BY position LIMIT $5"
         )
-        if not sizes:
+        args = (session_id, after, last_position, item_format, PAGE_ROWS, _INLINE_ITEM)
+        rows = await self._conn.fetch(self._q[sql], *args)
+        if not rows:
             return [], 0
-        n = cut(sizes, PAGE_BYTES)
-        end = int(sizes[n - 1][0])
-        rows = await self._conn.fetch(
-            self._q[f"SELECT item FROM events {where}ORDER BY position"], session_id, after, end, item_format
-        )
-        return [bytes(r[0]) for r in rows if r[0]], last_position if n == len(sizes) < PAGE_ROWS else end
+        n = cut([(r[0], r[1]) for r in rows], PAGE_BYTES)
+        end = last_position if n == len(rows) < PAGE_ROWS else int(rows[n - 1][0])
+        rows = rows[:n]
+        large = [int(r[0]) for r in rows if r[2] is None and r[1]]
+        found: dict[int, bytes] = {}
+        if large:
+            sql = "SELECT position, item FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])"
+            found = {int(p): bytes(i) for p, i in await self._d.each(self._conn, sql, large, session_id)}
+        return [bytes(r[2]) if r[2] is not None else found[int(r[0])] for r in rows if r[1]], end
 
     async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
         sql = "SELECT position, item FROM events WHERE session_id = $1 AND format = $2 AND position = ANY($3::bigint[])"

@@ -155,9 +155,9 @@ async def test_the_last_ten_cost_the_same_at_ten_and_at_ten_thousand_entries(sto
 
 
 async def test_item_pages_are_the_items_of_one_format_in_position_order(storage: Storage) -> None:
-    """``Storage.load(paged=True)`` + ``item_pages`` (``LoadRequest.items_format``): the items alone, page by page,
-    in the order written, for a whole history and a window; some items too large to come with a page's first read
-    (5 KB) among small ones."""
+    """``Storage.load(items_format=...)`` + ``item_pages`` (``LoadRequest.items_format``): the items alone, their
+    first page with the Load and the rest page by page, in the order written, for a whole history and a window;
+    some items too large to come with a page's first read (5 KB) among small ones."""
     await append(storage, "s", assistant("a", "b"), result("b"), result("a"))  # no items
     written = [
         Message("user", f"u{n}", format="f.one", item=b'{"n":%d}' % n + b" " * (5000 if n % 7 == 1 else 0))
@@ -168,15 +168,20 @@ async def test_item_pages_are_the_items_of_one_format_in_position_order(storage:
     await append(storage, "s", *written[:600])
     await append(storage, "s", *written[600:])
     mine = [m.item for m in written if m.format == "f.one"]
-    loaded = await storage.load("s", WORKDIR, "t", repair=False, paged=True)
+    loaded = await storage.load("s", WORKDIR, "t", repair=False, items_format="f.one")
     assert loaded.messages == [] and loaded.cursor is not None and loaded.complete
+    assert 0 < len(loaded.items) <= PAGE_ROWS
     pages = [page async for page in storage.item_pages(loaded.cursor, "f.one")]
-    assert [item for page, _last in pages for item in page] == mine
-    assert len(pages) >= 2 and all(0 < len(page) <= PAGE_ROWS for page, _last in pages)
+    assert loaded.items + [item for page, _last in pages for item in page] == mine
+    assert pages and all(0 < len(page) <= PAGE_ROWS for page, _last in pages)
     assert [last for _page, last in pages] == [False] * (len(pages) - 1) + [True]  # the reply ends with it
 
-    loaded = await storage.load("s", WORKDIR, "t", repair=False, window=LoadWindow(last=6), paged=True)
-    assert loaded.messages == [] and loaded.cursor is not None and not loaded.complete
-    assert [i async for page, _last in storage.item_pages(loaded.cursor, "f.one") for i in page] == mine[-4:]
-    unknown = await storage.load("nobody", WORKDIR, "t", repair=False, paged=True)
-    assert unknown.cursor is None and unknown.messages == []
+    loaded = await storage.load("s", WORKDIR, "t", repair=False, window=LoadWindow(last=6), items_format="f.one")
+    assert (loaded.items, loaded.cursor, loaded.messages, loaded.complete) == (mine[-4:], None, [], False)
+    loaded = await storage.load(
+        "s", WORKDIR, "t", repair=False, window=LoadWindow(after_position=3), items_format="f.one"
+    )
+    assert not loaded.complete and loaded.cursor is not None  # the first three entries are left out
+    assert loaded.items + [i async for page, _last in storage.item_pages(loaded.cursor, "f.one") for i in page] == mine
+    unknown = await storage.load("nobody", WORKDIR, "t", repair=False, items_format="f.one")
+    assert (unknown.items, unknown.cursor, unknown.messages) == ([], None, [])

@@ -33,7 +33,7 @@ from .. import __version__
 from ..config import Config
 from ..entries import check_items_format, check_load_window
 from ..ids import check_request_id, check_session_id
-from ..model import UsageDelta
+from ..model import LoadResult, UsageDelta
 from ..retention import WrittenSessions
 from ..storage import RunRegistry, Storage, run_host
 from ..validate import (
@@ -71,10 +71,16 @@ __all__ = ["LOAD_CHUNK_BYTES", "LOAD_YIELD_EVERY", "SessionService"]
 _log = logging.getLogger("claw_sessiond.service")
 
 
-async def _no_items() -> AsyncGenerator[tuple[list[bytes], bool], None]:
-    """An unknown session's items: none."""
-    return
-    yield
+async def _items_of(
+    store: Storage, result: LoadResult, item_format: str
+) -> AsyncGenerator[tuple[list[bytes], bool], None]:
+    """A Load's items by pages, each with True if it is the last: the first page read with the Load, then its
+    cursor's (``Storage.item_pages``)."""
+    yield result.items, result.cursor is None
+    if result.cursor is not None:
+        async with contextlib.aclosing(store.item_pages(result.cursor, item_format)) as pages:
+            async for page in pages:
+                yield page
 
 
 class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
@@ -127,7 +133,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
             repair=not request.no_repair,
             window=window,
             reply_only=True,
-            paged=bool(item_format),
+            items_format=item_format,
         )
         first = pb.LoadResponse(
             complete=result.complete,
@@ -156,8 +162,7 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
         # only as the client takes chunks (see storage/history_reads.py): rpc/loading.py.
         chunks: AsyncIterator[bytes]
         if item_format:
-            items = self.store.item_pages(result.cursor, item_format) if result.cursor is not None else _no_items()
-            chunks = item_chunks(first, items)
+            chunks = item_chunks(first, _items_of(self.store, result, item_format))
         else:
             pages = self.store.history_pages(result.cursor) if result.cursor is not None else one_page(result.messages)
             chunks = message_chunks(first, pages)

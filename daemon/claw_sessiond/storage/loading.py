@@ -73,6 +73,7 @@ __all__ = [
     "RepairStart",
     "RunsLive",
     "WindowRead",
+    "first_items",
     "load",
     "read_calls",
     "read_load",
@@ -199,11 +200,11 @@ def read_load(
     window: LoadWindow | None,
     reply_only: bool,
     ahead: bool,
-    paged: bool = False,
+    items_format: str = "",
 ) -> Steps[tuple[LoadResult | RepairStart, int]]:
     """A Load's snapshot: its reply (with the history events read), or what a repair starts from.
 
-    ``paged``: the reply's entries are left to its cursor's pages (no first page is read here).
+    ``items_format``: the reply is the items of that format alone, their first page read here (:func:`first_items`).
     """
     row, settings = yield port.session_and_settings(session_id)
     if row is None:
@@ -216,13 +217,27 @@ def read_load(
         return RepairStart(row, calls, assistants), 0
     result = _reply(row, settings, workdir, split.in_flight, calls.dropped, calls.hidden, [], reply_only)
     if window is not None:
-        return (yield from windowed(port, result, window, paged))
-    if paged:
-        return result, 0
+        return (yield from windowed(port, result, window, items_format))
+    if items_format:
+        return (yield from first_items(port, result, items_format))
     page, _read = yield port.history_page(session_id, row.clear_position, row.last_position, reply_only)
     if page is None:  # larger than one page: the caller streams it by the cursor
         return result, 0
     return dataclasses.replace(result, messages=drop_calls(project(page), calls.dropped), cursor=None), len(page)
+
+
+def first_items(port: ReadPort, result: LoadResult, item_format: str) -> Steps[tuple[LoadResult, int]]:
+    """``result`` with the first page of its cursor's items of ``item_format`` (``LoadResult.items``), read in the
+    caller's transaction, and a cursor for the rest (None when the page holds them all); and the items read.
+
+    The cursor must not choose entries by client id (its ``lead``): :func:`_chosen`'s are read by its pages.
+    """
+    cursor = result.cursor
+    assert cursor is not None and not cursor.lead
+    after = cursor.clear_position if cursor.start_after < 0 else cursor.start_after
+    items, end = yield port.item_page(cursor.session_id, after, cursor.last_position, item_format)
+    rest = dataclasses.replace(cursor, start_after=end) if 0 < end < cursor.last_position else None
+    return dataclasses.replace(result, items=items, cursor=rest), len(items)
 
 
 def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow, paged: bool = False) -> Steps[WindowRead]:
@@ -269,9 +284,10 @@ def _chosen(port: ReadPort, result: LoadResult, cursor: HistoryCursor, window: L
 
 
 def windowed(
-    port: ReadPort, result: LoadResult, window: LoadWindow, paged: bool = False
+    port: ReadPort, result: LoadResult, window: LoadWindow, items_format: str = ""
 ) -> Steps[tuple[LoadResult, int]]:
-    """A Load's result cut to a window, bounded by its cursor; and the history events read.
+    """A Load's result cut to a window, bounded by its cursor; and the history events read (``items_format``: the
+    window's items alone, :func:`first_items`).
 
     A ``before_position`` lowers the cursor's bound below it; the reply is then complete only if
     no visible entry lies beyond the bound either.
@@ -282,7 +298,7 @@ def windowed(
         cursor = dataclasses.replace(cursor, last_position=window.before_position - 1)
     if window.by_client_id:
         return (yield from _chosen(port, result, cursor, window)), 0
-    found = yield from read_window(port, cursor, window, paged)
+    found = yield from read_window(port, cursor, window, bool(items_format))
     complete = found.complete
     if complete and result.cursor is not None and cursor.last_position < result.cursor.last_position:
         beyond = yield port.nth_visible_back(cursor.session_id, cursor.last_position, result.cursor.last_position, 1)
@@ -290,16 +306,21 @@ def windowed(
     if found.messages is not None:
         shown = drop_calls(found.messages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else found.messages
         return dataclasses.replace(result, messages=shown, cursor=None, complete=complete), found.events_read
+    if items_format:  # in position order: the window's lead lies in its range, in no other place
+        cursor = dataclasses.replace(cursor, start_after=found.start_after)
+        return (
+            yield from first_items(port, dataclasses.replace(result, cursor=cursor, complete=complete), items_format)
+        )
     cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
     return dataclasses.replace(result, messages=[], cursor=cursor, complete=complete), found.events_read
 
 
 def _checked_window(
-    port: ReadPort, result: LoadResult, window: LoadWindow, paged: bool
+    port: ReadPort, result: LoadResult, window: LoadWindow, items_format: str
 ) -> Steps[tuple[LoadResult, int]]:
     assert result.cursor is not None
     yield port.check_cursor(result.cursor)
-    return (yield from windowed(port, result, window, paged))
+    return (yield from windowed(port, result, window, items_format))
 
 
 def repair_steps(
@@ -423,7 +444,7 @@ async def load(
     repair: bool = True,
     window: LoadWindow | None = None,
     reply_only: bool = False,
-    paged: bool = False,
+    items_format: str = "",
 ) -> LoadResult:
     """``Storage.load`` for any backend ``host`` (see the module docstring and ``Storage.load``)."""
     ahead = host.repairs_ahead
@@ -437,7 +458,7 @@ async def load(
             window=window,
             reply_only=reply_only,
             ahead=ahead,
-            paged=paged,
+            items_format=items_format,
         )
     )
     host.counters.history_events_read += read
@@ -456,6 +477,8 @@ async def load(
         result = dataclasses.replace(result, cursor=dataclasses.replace(result.cursor, reply_only=True))
     if window is not None and result.cursor is not None:
         bounded = result
-        result, read = await host.load_snapshot(lambda port, _live: _checked_window(port, bounded, window, paged))
+        result, read = await host.load_snapshot(
+            lambda port, _live: _checked_window(port, bounded, window, items_format)
+        )
         host.counters.history_events_read += read
     return result

@@ -501,6 +501,10 @@ class ReadPort(Protocol):
         """
         ...
 
+    def item_page(self, session_id: str, after: int, last_position: int, item_format: str) -> tuple[list[bytes], int]:
+        """:meth:`PageReads.item_page`, in the snapshot."""
+        ...
+
     def nth_visible_back(self, session_id: str, clear_position: int, last_position: int, n: int) -> int | None:
         """The position of the ``n``-th visible entry counted back from ``last_position`` (after the clear),
         or None if there are fewer."""

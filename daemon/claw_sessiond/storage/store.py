@@ -121,7 +121,7 @@ class Storage:
         repair: bool = True,
         window: LoadWindow | None = None,
         reply_only: bool = False,
-        paged: bool = False,
+        items_format: str = "",
     ) -> LoadResult:
         """Get-or-create read: repairs interrupted calls (not those of live runs) unless ``repair`` is False.
 
@@ -141,8 +141,9 @@ class Storage:
         form (PostgreSQL) returns whole messages either way. Written once, in ``loading.py``, with the
         engine as its host.
 
-        ``paged``: no entries come back in ``messages``; every reply (of a stored session) is a
-        ``cursor``, for :meth:`history_pages` or :meth:`item_pages`.
+        ``items_format``: the reply is the items of that format alone, in position order: the first
+        page of them in ``items`` (read in the snapshot, or in the window's snapshot after a repair),
+        the rest by the ``cursor``'s :meth:`item_pages`; no ``messages``.
         """
         return await loading.load(
             self.engine,
@@ -152,7 +153,7 @@ class Storage:
             repair=repair,
             window=window,
             reply_only=reply_only,
-            paged=paged,
+            items_format=items_format,
         )
 
     async def session_tool_policy(self, session_id: str) -> ToolPolicy:

@@ -84,6 +84,11 @@ class MemoryReadPort:
         rows, complete = _main_rows(self._t, session_id, after, last_position)
         return ([entry_message(r, reply_only) for r in rows] if complete else None), len(rows)
 
+    async def item_page(
+        self, session_id: str, after: int, last_position: int, item_format: str
+    ) -> tuple[list[bytes], int]:
+        return await MemoryPageReads(self._t).item_page(session_id, after, last_position, item_format)
+
     async def nth_visible_back(self, session_id: str, clear_position: int, last_position: int, n: int) -> int | None:
         shown = [r.position for r in self._t.history(session_id, clear_position, last_position) if visible(r)]
         return shown[-n] if 0 < n <= len(shown) else None

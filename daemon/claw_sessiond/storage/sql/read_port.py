@@ -290,6 +290,11 @@ class SqlReadPort:
         decode = reading.decode
         return ([decode(*r) for r in rows] if complete else None), len(rows)
 
+    async def item_page(
+        self, session_id: str, after: int, last_position: int, item_format: str
+    ) -> tuple[list[bytes], int]:
+        return await self.PAGES(self._conn).item_page(session_id, after, last_position, item_format)
+
     async def nth_visible_back(self, session_id: str, clear_position: int, last_position: int, n: int) -> int | None:
         sql = (
             f"SELECT position FROM events WHERE session_id = $1 AND position > $2 AND position <= $3 AND {_VISIBLE} "

@@ -83,13 +83,21 @@ async def message_chunks(first: pb.LoadResponse, pages: AsyncGenerator[list[Mess
     yield _chunk(head, parts)
 
 
-def _element(item: bytes) -> bytes:
-    """One ``LoadResponse.items`` element: the tag, the item's length (a varint), the item."""
-    n = len(item)
-    if n < 0x4000:  # one or two varint bytes: most items, without varint()'s loop
-        head = _ITEMS_TAG + (bytes((n,)) if n < 0x80 else (n & 0x7F | 0x80 | (n >> 7) << 8).to_bytes(2, "little"))
-        return head + item
-    return _ITEMS_TAG + varint(n) + item
+def _head(n: int) -> bytes:
+    """The tag and length (a varint) that go before an item of ``n`` bytes in ``LoadResponse.items``."""
+    if n < 0x80:
+        return (0x52 | n << 8).to_bytes(2, "little")
+    if n < 0x4000:  # most items: two length bytes, without varint()'s loop
+        return (0x52 | (n & 0x7F | 0x80) << 8 | (n >> 7) << 16).to_bytes(3, "little")
+    return _ITEMS_TAG + varint(n)
+
+
+def _elements(items: list[bytes]) -> list[bytes]:
+    """``items`` as ``LoadResponse.items`` elements: each one's head, then the item itself (not copied)."""
+    out: list[bytes] = []
+    for item in items:
+        out += (_head(len(item)), item)
+    return out
 
 
 async def item_chunks(
@@ -102,18 +110,20 @@ async def item_chunks(
     size = first.ByteSize()
     async with contextlib.aclosing(pages):
         async for page, last in pages:
-            elements = [_element(item) for item in page]
+            elements = _elements(page)  # head, item, head, item, ...
             del page
             total = sum(map(len, elements))
             if size + total <= LOAD_CHUNK_BYTES:  # the page is one chunk (the usual case)
                 parts += elements
             else:
-                for element in elements:
-                    if size + len(element) > LOAD_CHUNK_BYTES and parts:
+                for at in range(0, len(elements), 2):
+                    pair = elements[at : at + 2]
+                    grown = len(pair[0]) + len(pair[1])
+                    if size + grown > LOAD_CHUNK_BYTES and parts:
                         yield _chunk(head, parts)
                         head, parts, size = None, [], 0
-                    parts.append(element)
-                    size += len(element)
+                    parts += pair
+                    size += grown
             del elements
             if last:
                 break

@@ -195,15 +195,16 @@ class SqlPageReads:
         rows = await self._conn.fetch(self._q[sql], *args)
         if not rows:
             return [], 0
-        n = cut([(r[0], r[1]) for r in rows], PAGE_BYTES)
+        items = [r[2] for r in rows]
+        n = len(rows) if None not in items else cut([(r[0], r[1]) for r in rows], PAGE_BYTES)
         end = last_position if n == len(rows) < PAGE_ROWS else int(rows[n - 1][0])
-        rows = rows[:n]
+        if n == len(rows) and None not in items:  # small items only (the usual case): the page as read
+            return items, end
+        rows, items = rows[:n], items[:n]
         large = [int(r[0]) for r in rows if r[2] is None and r[1]]
-        found: dict[int, bytes] = {}
-        if large:
-            sql = "SELECT position, item FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])"
-            found = {int(p): bytes(i) for p, i in await self._d.each(self._conn, sql, large, session_id)}
-        return [bytes(r[2]) if r[2] is not None else found[int(r[0])] for r in rows if r[1]], end
+        sql = "SELECT position, item FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])"
+        found = {int(p): bytes(i) for p, i in await self._d.each(self._conn, sql, large, session_id)}
+        return [bytes(i) if i is not None else found[int(r[0])] for r, i in zip(rows, items, strict=True) if r[1]], end
 
     async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
         sql = "SELECT position, item FROM events WHERE session_id = $1 AND format = $2 AND position = ANY($3::bigint[])"

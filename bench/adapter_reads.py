@@ -7,11 +7,13 @@ rounds), on sessions of N Responses message items (200-byte texts; N = 1,000 and
 
 * ``get_items()`` of the whole history: ``ClawSession`` against ``SQLiteSession`` on a file in
   the same folder (WAL, the SDK's defaults);
-* **the floor**: the very bytes of the daemon's Load reply for that history, captured once and
-  then streamed by a bare ``grpc.aio`` server in another process over a Unix socket (no storage,
-  no daemon logic: the reply costs nothing to make), parsed by the client into ``LoadResponse``
-  and each item ``json.loads``-ed, as any reader in another process must. A reader that lives in
-  a second process cannot do less, so a target below this floor is not reachable by a daemon;
+* **the floor**: the very bytes of the daemon's reply to the adapter's Load (``items_format``: the
+  stored items alone) for that history, captured once and then streamed by a bare ``grpc.aio``
+  server in another process over a Unix socket (no storage, no daemon logic: the reply costs
+  nothing to make), parsed by the client into ``LoadResponse`` and each item decoded as the
+  adapter decodes it (``_openai_items.items_from_bytes``), as any reader in another process must.
+  A reader that lives in a second process cannot do less, so a target below this floor is not
+  reachable by a daemon;
 * ``add_items`` of one item and ``get_items(limit=10)`` (at both sizes: flat in N).
 
 Each row gives wall p50 and the client's CPU per call; the last column is ours / SQLiteSession.
@@ -115,6 +117,7 @@ async def _one_size(root: Path, n: int, rounds: int, procs: list[subprocess.Pope
     from agents.memory import SQLiteSession
 
     from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
+    from claw_sessiond_client.contrib._openai_items import items_from_bytes
     from claw_sessiond_client.contrib.openai_agents import ClawSession
 
     items = [_item(i) for i in range(n)]
@@ -124,7 +127,7 @@ async def _one_size(root: Path, n: int, rounds: int, procs: list[subprocess.Pope
     theirs = SQLiteSession(f"bench-{n}", str(root / "sdk.db"))
     await theirs.add_items(items)
     # The floor: the daemon's own reply bytes for this history, served for free by another process.
-    request = pb.LoadRequest(session_id=ours.store_id, no_repair=True)
+    request = pb.LoadRequest(session_id=ours.store_id, no_repair=True, items_format=FORMAT)
     chunks = [c.SerializeToString() async for c in ours._client_here()._stub.Load(request)]
     chunks_file = root / f"reply-{n}.bin"
     chunks_file.write_bytes(b"".join(len(c).to_bytes(4, "big") + c for c in chunks))
@@ -139,10 +142,10 @@ async def _one_size(root: Path, n: int, rounds: int, procs: list[subprocess.Pope
     read = channel.unary_stream(METHOD, response_deserializer=pb.LoadResponse.FromString)
 
     async def floor() -> list[Any]:
-        found = []
+        found: list[bytes] = []
         async for chunk in read(b""):
-            found.extend(json.loads(m.item) for m in chunk.messages if m.format == FORMAT)
-        return found
+            found.extend(chunk.items)
+        return items_from_bytes(found)
 
     got = await floor()
     assert got == items == await ours.get_items() == await theirs.get_items(), "the readers disagree"

@@ -25,6 +25,7 @@ from .model import LoadWindow, Message
 __all__ = [
     "check_client_ids",
     "check_entry",
+    "check_items_format",
     "check_load_window",
     "entry_bytes",
 ]
@@ -52,10 +53,7 @@ def check_entry(where: str, index: int, msg: Message, max_entry_bytes: int) -> N
         return InvalidRequestError(f"{where}: {why}", reason=reason, index=index)
 
     if msg.format and not FORMAT_TAG.fullmatch(msg.format):
-        raise bad(
-            f"format {msg.format[:80]!r} is not a format tag: 1-64 characters of a-z, 0-9, '.', '_' and '-', "
-            "starting with a letter or digit (for example 'openai.responses')"
-        )
+        raise bad(_not_a_tag("format", msg.format))
     if msg.item and not msg.format:
         raise bad("item needs a format (the tag of what the bytes are, for example 'openai.responses')")
     if msg.format and not msg.item:
@@ -102,6 +100,24 @@ def check_client_ids(messages: Sequence[Message]) -> None:
                 index=i,
             )
         seen[msg.client_id] = i
+
+
+def _not_a_tag(field: str, value: str) -> str:
+    return (
+        f"{field} {value[:80]!r} is not a format tag: 1-64 characters of a-z, 0-9, '.', '_' and '-', "
+        "starting with a letter or digit (for example 'openai.responses')"
+    )
+
+
+def check_items_format(item_format: str) -> str:
+    """A Load's ``items_format`` ("" when not set): a format tag, as an entry's ``format``.
+
+    Raises:
+        InvalidRequestError: reason INVALID_MESSAGE, naming the field.
+    """
+    if item_format and not FORMAT_TAG.fullmatch(item_format):
+        raise InvalidRequestError(_not_a_tag("items_format", item_format), reason=Reason.INVALID_MESSAGE)
+    return item_format
 
 
 def check_load_window(

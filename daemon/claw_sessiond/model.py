@@ -241,6 +241,8 @@ class LoadResult:
     cursor: HistoryCursor | None = None
     #: False when a bounded read (:class:`LoadWindow`) left visible entries out.
     complete: bool = True
+    #: A Load of items alone (``Storage.load(items_format=...)``): their first page (its cursor, if any, reads on).
+    items: list[bytes] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -506,6 +506,14 @@ CASES: list[Case] = [
         "load_without_workdir", "Load", call(pb.LoadRequest, session_id=SEED), C.INVALID_ARGUMENT, "INVALID_WORKDIR", IR
     ),
     Case(
+        "load_items_format_not_a_tag",
+        "Load",
+        call(pb.LoadRequest, session_id=SEED, workdir="/tmp", items_format="Not A Tag"),
+        C.INVALID_ARGUMENT,
+        "INVALID_MESSAGE",
+        IR,
+    ),
+    Case(
         "load_relative_workdir",
         "Load",
         call(pb.LoadRequest, session_id=SEED, workdir="relative/dir"),

@@ -15,6 +15,7 @@ import pytest
 
 from claw_sessiond.model import LoadWindow, Message
 from claw_sessiond.storage import Storage
+from claw_sessiond.storage.paging import PAGE_ROWS
 from tests.storage._support import WORKDIR, append, assistant, clear, history, read, result, user
 
 
@@ -151,3 +152,36 @@ async def test_the_last_ten_cost_the_same_at_ten_and_at_ten_thousand_entries(sto
     assert small == large == 10
     assert await events_read("large", LoadWindow(after_position=9_990)) == 10
     assert await events_read("large", None) >= 10_000  # the counter counts: a full Load reads everything
+
+
+async def test_item_pages_are_the_items_of_one_format_in_position_order(storage: Storage) -> None:
+    """``Storage.load(items_format=...)`` + ``item_pages`` (``LoadRequest.items_format``): the items alone, their
+    first page with the Load and the rest page by page, in the order written, for a whole history and a window;
+    some items too large to come with a page's first read (5 KB) among small ones."""
+    await append(storage, "s", assistant("a", "b"), result("b"), result("a"))  # no items
+    written = [
+        Message("user", f"u{n}", format="f.one", item=b'{"n":%d}' % n + b" " * (5000 if n % 7 == 1 else 0))
+        if n % 3
+        else Message("user", f"o{n}", format="f.two", item=b"other")
+        for n in range(1200)
+    ]
+    await append(storage, "s", *written[:600])
+    await append(storage, "s", *written[600:])
+    mine = [m.item for m in written if m.format == "f.one"]
+    loaded = await storage.load("s", WORKDIR, "t", repair=False, items_format="f.one")
+    assert loaded.messages == [] and loaded.cursor is not None and loaded.complete
+    assert 0 < len(loaded.items) <= PAGE_ROWS
+    pages = [page async for page in storage.item_pages(loaded.cursor, "f.one")]
+    assert loaded.items + [item for page, _last in pages for item in page] == mine
+    assert pages and all(0 < len(page) <= PAGE_ROWS for page, _last in pages)
+    assert [last for _page, last in pages] == [False] * (len(pages) - 1) + [True]  # the reply ends with it
+
+    loaded = await storage.load("s", WORKDIR, "t", repair=False, window=LoadWindow(last=6), items_format="f.one")
+    assert (loaded.items, loaded.cursor, loaded.messages, loaded.complete) == (mine[-4:], None, [], False)
+    loaded = await storage.load(
+        "s", WORKDIR, "t", repair=False, window=LoadWindow(after_position=3), items_format="f.one"
+    )
+    assert not loaded.complete and loaded.cursor is not None  # the first three entries are left out
+    assert loaded.items + [i async for page, _last in storage.item_pages(loaded.cursor, "f.one") for i in page] == mine
+    unknown = await storage.load("nobody", WORKDIR, "t", repair=False, items_format="f.one")
+    assert (unknown.items, unknown.cursor, unknown.messages) == ([], None, [])

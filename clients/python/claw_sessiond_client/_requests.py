@@ -417,6 +417,7 @@ def load_request(
     before_position: int | None = None,
     client_ids: object = (),
     client_id_prefix: str = "",
+    items_format: str = "",
 ) -> tuple[pb.LoadRequest, str]:
     """Load's request, and the absolute workdir it carries (the client remembers it for later mutations; ""
     for a look-only Load given none, which carries none).
@@ -424,7 +425,8 @@ def load_request(
     ``no_repair`` (or ``repair`` False): a Load that writes nothing at all. ``last``,
     ``after_position``, ``after_time``: a bounded load (at most one of them); ``scopes``: shared
     scopes whose states to return too. ``before_position``, ``client_ids``, ``client_id_prefix``:
-    the filters of a point or range read (the daemon says which combine).
+    the filters of a point or range read (the daemon says which combine). ``items_format``: the reply
+    carries only the stored items of that format (``LoadResponse.items``).
 
     Raises:
         TypeError: a bound of the wrong type.
@@ -467,6 +469,8 @@ def load_request(
         fields["client_ids"] = ids
     if client_id_prefix:
         fields["client_id_prefix"] = client_id_prefix
+    if items_format:
+        fields["items_format"] = items_format
     if after_time is not None:
         when = Timestamp()
         when.FromDatetime(after_time if after_time.tzinfo else after_time.replace(tzinfo=dt.UTC))

@@ -253,21 +253,26 @@ class Assembly(Protocol[_R]):
 class ItemsAssembly:
     """Load's streamed chunks kept as the stored items of one format only (no :class:`Message` per entry).
 
-    The item bytes come straight off the reply, so reading a framework's own items costs the
-    reply's parse and nothing per entry on top; they are given in the order written (by
-    position), which is the order a framework's own store gives its items back.
+    The request asks for the items alone (``LoadRequest.items_format``): the daemon sends each
+    stored item's bytes in ``LoadResponse.items``, in the order written (by position), which is
+    the order a framework's own store gives its items back; no entry is built on either side. A
+    daemon older than that field sends whole entries in pairing order instead: their items are
+    taken and put in position order.
     """
 
     def __init__(self, item_format: str) -> None:
         self._format = item_format
+        self._items: list[bytes] = []
         self._found: list[tuple[int, bytes]] = []
         self._started = self._done = False
 
     def add(self, chunk: pb.LoadResponse) -> None:
-        """Take one chunk: the items of the format, with their positions."""
+        """Take one chunk: its items (or, from an older daemon, the items of the format of its entries)."""
         self._started = True
-        fmt = self._format
-        self._found.extend((m.position, m.item) for m in chunk.messages if m.format == fmt and m.item)
+        self._items.extend(chunk.items)
+        if chunk.messages:
+            fmt = self._format
+            self._found.extend((m.position, m.item) for m in chunk.messages if m.format == fmt and m.item)
         self._done = chunk.done
 
     def result(self) -> list[bytes]:
@@ -278,8 +283,10 @@ class ItemsAssembly:
         """
         if not (self._started and self._done):
             raise E.InternalError("Load stream ended early (no final chunk)")
-        self._found.sort(key=_position_of)
-        return [item for _, item in self._found]
+        if self._found:
+            self._found.sort(key=_position_of)
+            self._items.extend(item for _, item in self._found)
+        return self._items
 
 
 def _position_of(found: tuple[int, bytes]) -> int:

@@ -223,7 +223,8 @@ class AsyncSessionClient(AsyncChannel):
         The arguments are those of
         :meth:`SessionClient.load_items <claw_sessiond_client.sync.SessionClient.load_items>`.
         """
-        request, _ = load_request(session_id, None, False, True, last=last)  # no workdir: no file system I/O
+        # no workdir: no file system I/O
+        request, _ = load_request(session_id, None, False, True, last=last, items_format=item_format)
         items: list[bytes] = await self._call(lambda: self._assembled(request, ItemsAssembly(item_format)))
         return items
 

@@ -196,7 +196,7 @@ class SessionClient(SyncChannel):
         Args:
             last: only among the last N visible entries (a bounded read; see :meth:`load`).
         """
-        request, _ = req.load_request(session_id, None, False, True, last=last)
+        request, _ = req.load_request(session_id, None, False, True, last=last, items_format=item_format)
 
         # a fresh assembly per attempt (a retry starts the stream over)
         return self._call(

@@ -25,16 +25,16 @@ import logging
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from typing import Any, Final
+from typing import Any
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
 from .. import __version__
 from ..config import Config
-from ..entries import check_load_window
+from ..entries import check_items_format, check_load_window
 from ..ids import check_request_id, check_session_id
-from ..model import Message, UsageDelta
+from ..model import LoadResult, UsageDelta
 from ..retention import WrittenSessions
 from ..storage import RunRegistry, Storage, run_host
 from ..validate import (
@@ -61,33 +61,27 @@ from .convert import (
     usage_pb,
 )
 from .edge import Context, EdgeState, StreamState, answering_stream_edge, edge, stream_edge
+from .loading import LOAD_CHUNK_BYTES, LOAD_YIELD_EVERY, item_chunks, message_chunks, one_page
 from .service_appends import Appends
 from .service_edits import delete_entries, edit_tail
 from .service_runs import Runs
 from .service_watch import Watches
-from .wire import DONE_FIELD, message_entry
 
 __all__ = ["LOAD_CHUNK_BYTES", "LOAD_YIELD_EVERY", "SessionService"]
 
 _log = logging.getLogger("claw_sessiond.service")
 
-#: Keep each Load chunk well under the 4 MiB default receive limit.
-LOAD_CHUNK_BYTES: Final = 1024 * 1024
-#: Messages converted for a Load between looks at the clock (bounds one slice of loop time).
-LOAD_YIELD_EVERY: Final = 32
-#: Loop time a Load's conversion holds before it yields (looked at every LOAD_YIELD_EVERY messages).
-LOAD_SLICE_S: Final = 0.001
 
-
-async def _one_page(messages: list[Message]) -> AsyncGenerator[list[Message], None]:
-    yield messages
-
-
-def _chunk(head: pb.LoadResponse | None, entries: list[bytes]) -> bytes:
-    """One Load chunk's wire bytes: the header fields (first chunk only), then the entries."""
-    if head is not None:
-        entries.insert(0, head.SerializeToString())
-    return b"".join(entries)
+async def _items_of(
+    store: Storage, result: LoadResult, item_format: str
+) -> AsyncGenerator[tuple[list[bytes], bool], None]:
+    """A Load's items by pages, each with True if it is the last: the first page read with the Load, then its
+    cursor's (``Storage.item_pages``)."""
+    yield result.items, result.cursor is None
+    if result.cursor is not None:
+        async with contextlib.aclosing(store.item_pages(result.cursor, item_format)) as pages:
+            async for page in pages:
+                yield page
 
 
 class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore[misc]
@@ -130,10 +124,17 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
             client_id_prefix=request.client_id_prefix,
             max_ids=self.config.max_batch_messages,
         )
+        item_format = check_items_format(request.items_format)
         trace_id = trace_id_of(request.trace_id, context)
         self.runs.confirm_owner(request.session_id)  # the kernel's word on the owner's process, before any repair
         result = await self.store.load(
-            request.session_id, request.workdir, trace_id, repair=not request.no_repair, window=window, reply_only=True
+            request.session_id,
+            request.workdir,
+            trace_id,
+            repair=not request.no_repair,
+            window=window,
+            reply_only=True,
+            items_format=item_format,
         )
         first = pb.LoadResponse(
             complete=result.complete,
@@ -158,33 +159,17 @@ class SessionService(EdgeState, pb_grpc.SessionServiceServicer):  # type: ignore
             first.repairs.add(tool_call_id=r.tool_call_id, assistant_position=r.assistant_position, position=r.position)
             if i % 512 == 0:
                 await asyncio.sleep(0)
-        # One chunk of at most LOAD_CHUNK_BYTES is built at a time, and a large
-        # history is read page by page only as the client takes chunks (see storage/sqlite/reads.py).
-        # Chunks are wire bytes: each entry encoded once (``wire.py``), the header fields first.
-        parts: list[bytes] = []
-        size = first.ByteSize()
-        head: pb.LoadResponse | None = first
-        pages: AsyncGenerator[list[Message], None] = (
-            self.store.history_pages(result.cursor) if result.cursor is not None else _one_page(result.messages)
-        )
-        since = time.perf_counter()
-        async with contextlib.aclosing(pages):
-            async for page in pages:
-                for n, message in enumerate(page, 1):
-                    if n % LOAD_YIELD_EVERY == 0 and time.perf_counter() - since >= LOAD_SLICE_S:
-                        await asyncio.sleep(0)  # a page is up to 512 messages: let others in between
-                        since = time.perf_counter()
-                    if head is not None and not parts:
-                        first.start_position = message.position
-                    entry = message_entry(message)
-                    if size + len(entry) > LOAD_CHUNK_BYTES and parts:
-                        yield _chunk(head, parts)
-                        head, parts, size = None, [], 0
-                    parts.append(entry)
-                    size += len(entry)
-                del page
-        parts.append(DONE_FIELD)
-        yield _chunk(head, parts)
+        # One chunk (at most LOAD_CHUNK_BYTES) is built at a time, and a large history is read page by page
+        # only as the client takes chunks (see storage/history_reads.py): rpc/loading.py.
+        chunks: AsyncIterator[bytes]
+        if item_format:
+            chunks = item_chunks(first, _items_of(self.store, result, item_format))
+        else:
+            pages = self.store.history_pages(result.cursor) if result.cursor is not None else one_page(result.messages)
+            chunks = message_chunks(first, pages)
+        async with contextlib.aclosing(chunks):  # type: ignore[type-var]
+            async for chunk in chunks:
+                yield chunk
 
     @edge
     async def Append(self, request: pb.AppendRequest, context: Context) -> Any:

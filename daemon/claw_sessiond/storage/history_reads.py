@@ -50,6 +50,7 @@ __all__ = [
     "export_pages",
     "guard",
     "history_pages",
+    "item_pages",
     "visible_pages",
     "watch_batch",
     "watch_rows_after",
@@ -152,6 +153,50 @@ async def history_pages(snapshot: Snapshots, cursor: HistoryCursor) -> AsyncGene
             for group in far_groups:
                 found = await _entries_at(snapshot, cursor, group)
                 yield sorted(found, key=lambda m: m.position)
+
+
+async def item_pages(
+    snapshot: Snapshots, cursor: HistoryCursor, item_format: str, counters: StorageCounters
+) -> AsyncGenerator[tuple[list[bytes], bool], None]:
+    """The items of ``item_format`` of a Load's cursor's visible entries, in position order (the order written),
+    page by page, each with True if it is known to be the last (the reply can end with it); each page is a
+    short read that first checks the cursor (:func:`guard`).
+
+    The cursor's entries are its ``lead`` positions before its start (the entries a Load by client
+    ids chose; a window's lead lies inside its range) and the range after its start. Repair mode
+    ``drop`` never hides an entry that has an item (``history.drop_calls``), so the cursor's dropped
+    calls change no item.
+
+    Raises:
+        SequenceConflictError: the session was cleared, edited or erased meanwhile.
+    """
+    sid, last = cursor.session_id, cursor.last_position
+    after = cursor.clear_position if cursor.start_after < 0 else cursor.start_after
+    chosen = sorted(p for p in cursor.lead if p <= after)
+    for i in range(0, len(chosen), PAGE_ROWS):
+        part = chosen[i : i + PAGE_ROWS]
+        async with snapshot() as port:
+            await guard(port, cursor)
+            sizes = sorted(await port.entry_sizes(sid, part))
+        while sizes:
+            n = cut(sizes, PAGE_BYTES)
+            group, sizes = [int(p) for p, _size in sizes[:n]], sizes[n:]
+            async with snapshot() as port:
+                await guard(port, cursor)
+                found = sorted(await port.items_at(sid, group, item_format))
+            counters.history_events_read += len(found)
+            if found:
+                yield [item for _p, item in found], not sizes and i + PAGE_ROWS >= len(chosen) and after >= last
+    while after < last:
+        async with snapshot() as port:
+            await guard(port, cursor)
+            items, end = await port.item_page(sid, after, last, item_format)
+        if not end:
+            break
+        after = end
+        counters.history_events_read += len(items)
+        if items:
+            yield items, after >= last
 
 
 async def _entries_at(snapshot: Snapshots, cursor: HistoryCursor, positions: Sequence[int]) -> list[Message]:

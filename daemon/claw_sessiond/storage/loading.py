@@ -73,6 +73,7 @@ __all__ = [
     "RepairStart",
     "RunsLive",
     "WindowRead",
+    "first_items",
     "load",
     "read_calls",
     "read_load",
@@ -199,8 +200,12 @@ def read_load(
     window: LoadWindow | None,
     reply_only: bool,
     ahead: bool,
+    items_format: str = "",
 ) -> Steps[tuple[LoadResult | RepairStart, int]]:
-    """A Load's snapshot: its reply (with the history events read), or what a repair starts from."""
+    """A Load's snapshot: its reply (with the history events read), or what a repair starts from.
+
+    ``items_format``: the reply is the items of that format alone, their first page read here (:func:`first_items`).
+    """
     row, settings = yield port.session_and_settings(session_id)
     if row is None:
         return LoadResult(session_meta(None, session_id, workdir), []), 0
@@ -212,14 +217,30 @@ def read_load(
         return RepairStart(row, calls, assistants), 0
     result = _reply(row, settings, workdir, split.in_flight, calls.dropped, calls.hidden, [], reply_only)
     if window is not None:
-        return (yield from windowed(port, result, window))
+        return (yield from windowed(port, result, window, items_format))
+    if items_format:
+        return (yield from first_items(port, result, items_format))
     page, _read = yield port.history_page(session_id, row.clear_position, row.last_position, reply_only)
     if page is None:  # larger than one page: the caller streams it by the cursor
         return result, 0
     return dataclasses.replace(result, messages=drop_calls(project(page), calls.dropped), cursor=None), len(page)
 
 
-def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow) -> Steps[WindowRead]:
+def first_items(port: ReadPort, result: LoadResult, item_format: str) -> Steps[tuple[LoadResult, int]]:
+    """``result`` with the first page of its cursor's items of ``item_format`` (``LoadResult.items``), read in the
+    caller's transaction, and a cursor for the rest (None when the page holds them all); and the items read.
+
+    The cursor must not choose entries by client id (its ``lead``): :func:`_chosen`'s are read by its pages.
+    """
+    cursor = result.cursor
+    assert cursor is not None and not cursor.lead
+    after = cursor.clear_position if cursor.start_after < 0 else cursor.start_after
+    items, end = yield port.item_page(cursor.session_id, after, cursor.last_position, item_format)
+    rest = dataclasses.replace(cursor, start_after=end) if 0 < end < cursor.last_position else None
+    return dataclasses.replace(result, items=items, cursor=rest), len(items)
+
+
+def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow, paged: bool = False) -> Steps[WindowRead]:
     """A window's bounds (and its entries, if they fit one page) within the cursor's bounds.
 
     Its cost does not depend on the history's length: the start is found through the index of
@@ -227,7 +248,7 @@ def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow) -> St
     the index of times (``after_time``); whether anything visible lies before it is one step
     back; the window's results of calls made before it (``lead``, they come first, as in the
     full history) come from the window's results and the index of calls; then the window's
-    first page.
+    first page (not with ``paged``: the cursor's pages read it).
     """
     sid, clear, last = cursor.session_id, cursor.clear_position, cursor.last_position
     if window.last:
@@ -240,7 +261,7 @@ def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow) -> St
         start = max(window.after_position, clear) + 1
     before = yield port.last_visible_before(sid, clear, start)
     lead = yield port.lead_positions(sid, start, last)
-    page, read = yield port.history_page(sid, start - 1, last, cursor.reply_only)
+    page, read = (None, 0) if paged else (yield port.history_page(sid, start - 1, last, cursor.reply_only))
     messages = project_window(page, lead) if page is not None else None
     return WindowRead(start - 1, before is None, lead, messages, read)
 
@@ -262,8 +283,11 @@ def _chosen(port: ReadPort, result: LoadResult, cursor: HistoryCursor, window: L
     return dataclasses.replace(result, messages=[], cursor=reading, complete=complete)
 
 
-def windowed(port: ReadPort, result: LoadResult, window: LoadWindow) -> Steps[tuple[LoadResult, int]]:
-    """A Load's result cut to a window, bounded by its cursor; and the history events read.
+def windowed(
+    port: ReadPort, result: LoadResult, window: LoadWindow, items_format: str = ""
+) -> Steps[tuple[LoadResult, int]]:
+    """A Load's result cut to a window, bounded by its cursor; and the history events read (``items_format``: the
+    window's items alone, :func:`first_items`).
 
     A ``before_position`` lowers the cursor's bound below it; the reply is then complete only if
     no visible entry lies beyond the bound either.
@@ -274,7 +298,7 @@ def windowed(port: ReadPort, result: LoadResult, window: LoadWindow) -> Steps[tu
         cursor = dataclasses.replace(cursor, last_position=window.before_position - 1)
     if window.by_client_id:
         return (yield from _chosen(port, result, cursor, window)), 0
-    found = yield from read_window(port, cursor, window)
+    found = yield from read_window(port, cursor, window, bool(items_format))
     complete = found.complete
     if complete and result.cursor is not None and cursor.last_position < result.cursor.last_position:
         beyond = yield port.nth_visible_back(cursor.session_id, cursor.last_position, result.cursor.last_position, 1)
@@ -282,14 +306,21 @@ def windowed(port: ReadPort, result: LoadResult, window: LoadWindow) -> Steps[tu
     if found.messages is not None:
         shown = drop_calls(found.messages, frozenset(cursor.dropped_ids)) if cursor.dropped_ids else found.messages
         return dataclasses.replace(result, messages=shown, cursor=None, complete=complete), found.events_read
+    if items_format:  # in position order: the window's lead lies in its range, in no other place
+        cursor = dataclasses.replace(cursor, start_after=found.start_after)
+        return (
+            yield from first_items(port, dataclasses.replace(result, cursor=cursor, complete=complete), items_format)
+        )
     cursor = dataclasses.replace(cursor, start_after=found.start_after, lead=found.lead)
     return dataclasses.replace(result, messages=[], cursor=cursor, complete=complete), found.events_read
 
 
-def _checked_window(port: ReadPort, result: LoadResult, window: LoadWindow) -> Steps[tuple[LoadResult, int]]:
+def _checked_window(
+    port: ReadPort, result: LoadResult, window: LoadWindow, items_format: str
+) -> Steps[tuple[LoadResult, int]]:
     assert result.cursor is not None
     yield port.check_cursor(result.cursor)
-    return (yield from windowed(port, result, window))
+    return (yield from windowed(port, result, window, items_format))
 
 
 def repair_steps(
@@ -413,12 +444,21 @@ async def load(
     repair: bool = True,
     window: LoadWindow | None = None,
     reply_only: bool = False,
+    items_format: str = "",
 ) -> LoadResult:
     """``Storage.load`` for any backend ``host`` (see the module docstring and ``Storage.load``)."""
     ahead = host.repairs_ahead
     found, read = await host.load_snapshot(
         lambda port, live: read_load(
-            port, live, session_id, workdir, repair=repair, window=window, reply_only=reply_only, ahead=ahead
+            port,
+            live,
+            session_id,
+            workdir,
+            repair=repair,
+            window=window,
+            reply_only=reply_only,
+            ahead=ahead,
+            items_format=items_format,
         )
     )
     host.counters.history_events_read += read
@@ -437,6 +477,8 @@ async def load(
         result = dataclasses.replace(result, cursor=dataclasses.replace(result.cursor, reply_only=True))
     if window is not None and result.cursor is not None:
         bounded = result
-        result, read = await host.load_snapshot(lambda port, _live: _checked_window(port, bounded, window))
+        result, read = await host.load_snapshot(
+            lambda port, _live: _checked_window(port, bounded, window, items_format)
+        )
         host.counters.history_events_read += read
     return result

@@ -501,6 +501,10 @@ class ReadPort(Protocol):
         """
         ...
 
+    def item_page(self, session_id: str, after: int, last_position: int, item_format: str) -> tuple[list[bytes], int]:
+        """:meth:`PageReads.item_page`, in the snapshot."""
+        ...
+
     def nth_visible_back(self, session_id: str, clear_position: int, last_position: int, n: int) -> int | None:
         """The position of the ``n``-th visible entry counted back from ``last_position`` (after the clear),
         or None if there are fewer."""
@@ -568,6 +572,19 @@ class PageReads(Protocol):
 
     async def entry_sizes(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, int]]:
         """``(position, bytes)`` of the session's entries at ``positions``: what each weighs in a page."""
+        ...
+
+    async def item_page(
+        self, session_id: str, after: int, last_position: int, item_format: str
+    ) -> tuple[list[bytes], int]:
+        """The next page of the items of ``item_format`` (at most ``PAGE_ROWS``, about ``PAGE_BYTES`` of item bytes,
+        never fewer than one) of the visible entries after ``after`` (up to ``last_position``), in position order;
+        and the position the page ends at: ``last_position`` if no such item follows it, 0 if there was none."""
+        ...
+
+    async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
+        """``(position, item)`` of the session's entries at ``positions`` (at most a page of them) whose format is
+        ``item_format``, in no particular order."""
         ...
 
     async def known_calls(self, session_id: str, call_ids: Sequence[str]) -> set[str]:

@@ -121,6 +121,7 @@ class Storage:
         repair: bool = True,
         window: LoadWindow | None = None,
         reply_only: bool = False,
+        items_format: str = "",
     ) -> LoadResult:
         """Get-or-create read: repairs interrupted calls (not those of live runs) unless ``repair`` is False.
 
@@ -139,9 +140,20 @@ class Storage:
         what ordering reads (role, position; ``events.reply_entry``). A backend that stores no encoded
         form (PostgreSQL) returns whole messages either way. Written once, in ``loading.py``, with the
         engine as its host.
+
+        ``items_format``: the reply is the items of that format alone, in position order: the first
+        page of them in ``items`` (read in the snapshot, or in the window's snapshot after a repair),
+        the rest by the ``cursor``'s :meth:`item_pages`; no ``messages``.
         """
         return await loading.load(
-            self.engine, session_id, workdir, trace_id, repair=repair, window=window, reply_only=reply_only
+            self.engine,
+            session_id,
+            workdir,
+            trace_id,
+            repair=repair,
+            window=window,
+            reply_only=reply_only,
+            items_format=items_format,
         )
 
     async def session_tool_policy(self, session_id: str) -> ToolPolicy:
@@ -155,6 +167,15 @@ class Storage:
             SequenceConflictError: the session was cleared or erased meanwhile.
         """
         return history_reads.visible_pages(self.engine.page_snapshots, cursor, self.counters)
+
+    def item_pages(self, cursor: HistoryCursor, item_format: str) -> AsyncGenerator[tuple[list[bytes], bool], None]:
+        """The stored items of ``item_format`` of a Load's cursor's entries, in position order, page by page (each
+        with True if it is the last).
+
+        Raises:
+            SequenceConflictError: the session was cleared, edited or erased meanwhile.
+        """
+        return history_reads.item_pages(self.engine.page_snapshots, cursor, item_format, self.counters)
 
     async def watch_batch(
         self, session_id: str, after_position: int, limit: int

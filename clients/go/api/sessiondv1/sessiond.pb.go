@@ -1559,8 +1559,16 @@ type LoadRequest struct {
 	// with `after_position` (the range between the two), or with
 	// client_id_prefix; not with after_time or client_ids.
 	BeforePosition int64 `protobuf:"varint,11,opt,name=before_position,json=beforePosition,proto3" json:"before_position,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Only the stored items of this format (a format tag, as Message.format): the
+	// reply's chunks carry, in `items`, the `item` bytes of the visible entries
+	// whose `format` is this and whose item is not empty, in position order (the
+	// order written), and no `messages`. Combines with every field above (the
+	// window, the ids, no_repair: a repairing Load still repairs and reports it
+	// in `repairs`; synthetic results carry no item). A reader that only wants a
+	// framework's own items skips one Message per entry on both sides.
+	ItemsFormat   string `protobuf:"bytes,12,opt,name=items_format,json=itemsFormat,proto3" json:"items_format,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LoadRequest) Reset() {
@@ -1670,6 +1678,13 @@ func (x *LoadRequest) GetBeforePosition() int64 {
 	return 0
 }
 
+func (x *LoadRequest) GetItemsFormat() string {
+	if x != nil {
+		return x.ItemsFormat
+	}
+	return ""
+}
+
 // One chunk of a Load reply.
 type LoadResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1691,7 +1706,10 @@ type LoadResponse struct {
 	// First chunk only: position of the first entry returned (0 if none).
 	StartPosition int64 `protobuf:"varint,8,opt,name=start_position,json=startPosition,proto3" json:"start_position,omitempty"`
 	// First chunk only: the states of the requested scopes.
-	ScopeStates   []*ScopeState `protobuf:"bytes,9,rep,name=scope_states,json=scopeStates,proto3" json:"scope_states,omitempty"`
+	ScopeStates []*ScopeState `protobuf:"bytes,9,rep,name=scope_states,json=scopeStates,proto3" json:"scope_states,omitempty"`
+	// With LoadRequest.items_format: a slice of the items, in position order
+	// (each chunk at most about 4 MiB, as with `messages`; an item is never split).
+	Items         [][]byte `protobuf:"bytes,10,rep,name=items,proto3" json:"items,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1785,6 +1803,13 @@ func (x *LoadResponse) GetStartPosition() int64 {
 func (x *LoadResponse) GetScopeStates() []*ScopeState {
 	if x != nil {
 		return x.ScopeStates
+	}
+	return nil
+}
+
+func (x *LoadResponse) GetItems() [][]byte {
+	if x != nil {
+		return x.Items
 	}
 	return nil
 }
@@ -6519,7 +6544,7 @@ const file_claw_sessiond_v1_sessiond_proto_rawDesc = "" +
 	"\n" +
 	"owner_host\x18\x05 \x01(\tR\townerHost\x12\x1f\n" +
 	"\vowner_label\x18\x06 \x01(\tR\n" +
-	"ownerLabel\"\xfe\x02\n" +
+	"ownerLabel\"\xa1\x03\n" +
 	"\vLoadRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -6535,7 +6560,8 @@ const file_claw_sessiond_v1_sessiond_proto_rawDesc = "" +
 	"client_ids\x18\t \x03(\tR\tclientIds\x12(\n" +
 	"\x10client_id_prefix\x18\n" +
 	" \x01(\tR\x0eclientIdPrefix\x12'\n" +
-	"\x0fbefore_position\x18\v \x01(\x03R\x0ebeforePosition\"\x9e\x03\n" +
+	"\x0fbefore_position\x18\v \x01(\x03R\x0ebeforePosition\x12!\n" +
+	"\fitems_format\x18\f \x01(\tR\vitemsFormat\"\xb4\x03\n" +
 	"\fLoadResponse\x123\n" +
 	"\asession\x18\x01 \x01(\v2\x19.claw.sessiond.v1.SessionR\asession\x122\n" +
 	"\arepairs\x18\x02 \x03(\v2\x18.claw.sessiond.v1.RepairR\arepairs\x12;\n" +
@@ -6545,7 +6571,9 @@ const file_claw_sessiond_v1_sessiond_proto_rawDesc = "" +
 	"\btrace_id\x18\x06 \x01(\tR\atraceId\x12\x1a\n" +
 	"\bcomplete\x18\a \x01(\bR\bcomplete\x12%\n" +
 	"\x0estart_position\x18\b \x01(\x03R\rstartPosition\x12?\n" +
-	"\fscope_states\x18\t \x03(\v2\x1c.claw.sessiond.v1.ScopeStateR\vscopeStates\"\x86\x03\n" +
+	"\fscope_states\x18\t \x03(\v2\x1c.claw.sessiond.v1.ScopeStateR\vscopeStates\x12\x14\n" +
+	"\x05items\x18\n" +
+	" \x03(\fR\x05items\"\x86\x03\n" +
 	"\rAppendRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x125\n" +

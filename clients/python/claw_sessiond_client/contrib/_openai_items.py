@@ -6,7 +6,8 @@ Used by :mod:`claw_sessiond_client.contrib.openai_agents`; see its docstring for
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import json.scanner
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from claw_sessiond_client import (
@@ -155,6 +156,33 @@ def item_from_bytes(data: bytes) -> dict[str, Any] | None:
     """The SDK item stored as ``data`` (an entry's item of :data:`FORMAT`), or None if it is not a JSON object."""
     item = json.loads(data)
     return item if isinstance(item, dict) else None
+
+
+#: json's own scanner (C): one JSON value read at an index of a text, without ``json.loads``'s set-up per call.
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: a scanner as context
+
+
+def items_from_bytes(data: Iterable[bytes]) -> list[dict[str, Any]]:
+    """The SDK items stored as ``data``, in order; an item that is not a JSON object is left out.
+
+    Each is what :func:`item_from_bytes` gives, at well under half its cost for small items (a
+    whole history is thousands of them): the item's UTF-8 text is read by json's scanner, and
+    taken only if that one value spans the whole text. Anything else (whitespace around the
+    value, a byte order mark, text that is not UTF-8, not JSON) is read again by ``json.loads``,
+    which gives its value, or raises its error, exactly as before.
+    """
+    out: list[dict[str, Any]] = []
+    for raw in data:
+        try:
+            text = raw.decode("utf-8")
+            item, end = _SCAN(text, 0)
+        except (StopIteration, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            end = -1
+        if end < 0 or end != len(text):
+            item = json.loads(raw)
+        if isinstance(item, dict):
+            out.append(item)
+    return out
 
 
 def refused_pairing(err: SessiondError) -> str | None:

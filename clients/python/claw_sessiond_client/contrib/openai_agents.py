@@ -82,8 +82,8 @@ from ._openai_items import (
     encode_item,
     entries_for_items,
     entry_for_item,
-    item_from_bytes,
     item_of,
+    items_from_bytes,
     refused_pairing,
 )
 from ._order import in_written_order
@@ -101,11 +101,6 @@ T = TypeVar("T")
 def _sdk_item(entry: Message) -> TResponseInputItem | None:
     """:func:`item_of`, typed as the SDK's item."""
     return cast("TResponseInputItem | None", item_of(entry))
-
-
-def _sdk_item_of_bytes(data: bytes) -> TResponseInputItem | None:
-    """:func:`item_from_bytes`, typed as the SDK's item."""
-    return cast("TResponseInputItem | None", item_from_bytes(data))
 
 
 async def _settle(awaitable: Awaitable[T]) -> T:
@@ -245,7 +240,7 @@ class ClawSession(SessionABC):
             return []
         last = None if n is None or n < 0 or n >= ALL else n
         found = await self._client_here().load_items(self.store_id, FORMAT, last=last)  # in the order written
-        return [item for item in map(_sdk_item_of_bytes, found) if item is not None]
+        return cast("list[TResponseInputItem]", items_from_bytes(found))
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append the items in one write (all or none)."""

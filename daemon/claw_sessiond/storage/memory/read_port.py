@@ -84,6 +84,11 @@ class MemoryReadPort:
         rows, complete = _main_rows(self._t, session_id, after, last_position)
         return ([entry_message(r, reply_only) for r in rows] if complete else None), len(rows)
 
+    async def item_page(
+        self, session_id: str, after: int, last_position: int, item_format: str
+    ) -> tuple[list[bytes], int]:
+        return await MemoryPageReads(self._t).item_page(session_id, after, last_position, item_format)
+
     async def nth_visible_back(self, session_id: str, clear_position: int, last_position: int, n: int) -> int | None:
         shown = [r.position for r in self._t.history(session_id, clear_position, last_position) if visible(r)]
         return shown[-n] if 0 < n <= len(shown) else None
@@ -139,6 +144,25 @@ class MemoryPageReads:
 
     async def entry_sizes(self, session_id: str, positions: Sequence[int]) -> list[tuple[int, int]]:
         return [(int(r.position or 0), event_bytes(r)) for r in self._rows_at(session_id, positions)]
+
+    async def item_page(
+        self, session_id: str, after: int, last_position: int, item_format: str
+    ) -> tuple[list[bytes], int]:
+        rows: list[EventRow] = []
+        for row in self._t.history(session_id, after, last_position):
+            if visible(row) and row.format == item_format:
+                rows.append(row)
+                if len(rows) == PAGE_ROWS:
+                    break
+        if not rows:
+            return [], 0
+        n = cut([(r.position, len(r.item or b"")) for r in rows], PAGE_BYTES)
+        end = last_position if n == len(rows) < PAGE_ROWS else int(rows[n - 1].position or 0)
+        return [r.item for r in rows[:n] if r.item], end
+
+    async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
+        rows = self._rows_at(session_id, positions)
+        return [(int(r.position or 0), r.item) for r in rows if r.format == item_format and r.item]
 
     async def known_calls(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
         calls = self._t.calls.get(session_id, {})

@@ -51,6 +51,9 @@ Decode = Callable[..., Message]
 #: The columns of a history row, in ``events.message_from_payload``'s order.
 HISTORY_COLS: Final = "position, type, trace_id, ts, payload, format, item"
 _EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item"
+#: An item at most this large comes with the first read of its page (``SqlPageReads.item_page``): a page of them is at
+#: most ``PAGE_BYTES``.
+_INLINE_ITEM: Final = PAGE_BYTES // PAGE_ROWS
 #: History events that are entries (not a clear, not an edit record), and not hidden by an edit.
 _VISIBLE: Final = "type NOT IN ('clear', 'edit') AND hidden_by IS NULL"
 #: The open tool calls of a session (columns in the order of ``history.OpenCall``), through the index of open
@@ -178,6 +181,36 @@ class SqlPageReads:
         sql = "SELECT position, {event_bytes} FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])"
         return [(int(r[0]), int(r[1] or 0)) for r in await self._d.each(self._conn, sql, positions, session_id)]
 
+    async def item_page(
+        self, session_id: str, after: int, last_position: int, item_format: str
+    ) -> tuple[list[bytes], int]:
+        # One read for a page of small items (inline, at most PAGE_ROWS x _INLINE_ITEM bytes); the larger ones
+        # of the page, once it is cut at PAGE_BYTES, by position.
+        sql = (
+            "SELECT position, length(item), CASE WHEN length(item) <= $6 THEN item END FROM events "
+            f"WHERE session_id = $1 AND position > $2 AND position <= $3 AND {_VISIBLE} AND format = $4 "
+            "ORDER BY position LIMIT $5"
+        )
+        args = (session_id, after, last_position, item_format, PAGE_ROWS, _INLINE_ITEM)
+        rows = await self._conn.fetch(self._q[sql], *args)
+        if not rows:
+            return [], 0
+        items = [r[2] for r in rows]
+        n = len(rows) if None not in items else cut([(r[0], r[1]) for r in rows], PAGE_BYTES)
+        end = last_position if n == len(rows) < PAGE_ROWS else int(rows[n - 1][0])
+        if n == len(rows) and None not in items:  # small items only (the usual case): the page as read
+            return items, end
+        rows, items = rows[:n], items[:n]
+        large = [int(r[0]) for r in rows if r[2] is None and r[1]]
+        sql = "SELECT position, item FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])"
+        found = {int(p): bytes(i) for p, i in await self._d.each(self._conn, sql, large, session_id)}
+        return [bytes(i) if i is not None else found[int(r[0])] for r, i in zip(rows, items, strict=True) if r[1]], end
+
+    async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
+        sql = "SELECT position, item FROM events WHERE session_id = $1 AND format = $2 AND position = ANY($3::bigint[])"
+        rows = await self._d.each(self._conn, sql, positions, session_id, item_format)
+        return [(int(r[0]), bytes(r[1])) for r in rows if r[1]]
+
     async def known_calls(self, session_id: str, call_ids: Sequence[str]) -> set[str]:
         sql = "SELECT call_id FROM tool_calls WHERE session_id = $1 AND call_id = ANY($2::text[])"
         rows = await self._d.each(self._conn, sql, [self._d.text(c) for c in call_ids], session_id)
@@ -257,6 +290,11 @@ class SqlReadPort:
         rows, complete = await main_rows(self._conn, self._q, session_id, after, last_position, reading.cols)
         decode = reading.decode
         return ([decode(*r) for r in rows] if complete else None), len(rows)
+
+    async def item_page(
+        self, session_id: str, after: int, last_position: int, item_format: str
+    ) -> tuple[list[bytes], int]:
+        return await self.PAGES(self._conn).item_page(session_id, after, last_position, item_format)
 
     async def nth_visible_back(self, session_id: str, clear_position: int, last_position: int, n: int) -> int | None:
         sql = (

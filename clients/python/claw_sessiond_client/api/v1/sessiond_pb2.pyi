@@ -249,7 +249,7 @@ class InFlightCall(_message.Message):
     def __init__(self, tool_call_id: _Optional[str] = ..., assistant_position: _Optional[int] = ..., run_id: _Optional[str] = ..., owner_pid: _Optional[int] = ..., owner_host: _Optional[str] = ..., owner_label: _Optional[str] = ...) -> None: ...
 
 class LoadRequest(_message.Message):
-    __slots__ = ("session_id", "workdir", "trace_id", "no_repair", "last", "after_position", "after_time", "scopes", "client_ids", "client_id_prefix", "before_position")
+    __slots__ = ("session_id", "workdir", "trace_id", "no_repair", "last", "after_position", "after_time", "scopes", "client_ids", "client_id_prefix", "before_position", "items_format")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     WORKDIR_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -261,6 +261,7 @@ class LoadRequest(_message.Message):
     CLIENT_IDS_FIELD_NUMBER: _ClassVar[int]
     CLIENT_ID_PREFIX_FIELD_NUMBER: _ClassVar[int]
     BEFORE_POSITION_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FORMAT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     workdir: str
     trace_id: str
@@ -272,10 +273,11 @@ class LoadRequest(_message.Message):
     client_ids: _containers.RepeatedScalarFieldContainer[str]
     client_id_prefix: str
     before_position: int
-    def __init__(self, session_id: _Optional[str] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ..., no_repair: _Optional[bool] = ..., last: _Optional[int] = ..., after_position: _Optional[int] = ..., after_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scopes: _Optional[_Iterable[str]] = ..., client_ids: _Optional[_Iterable[str]] = ..., client_id_prefix: _Optional[str] = ..., before_position: _Optional[int] = ...) -> None: ...
+    items_format: str
+    def __init__(self, session_id: _Optional[str] = ..., workdir: _Optional[str] = ..., trace_id: _Optional[str] = ..., no_repair: _Optional[bool] = ..., last: _Optional[int] = ..., after_position: _Optional[int] = ..., after_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scopes: _Optional[_Iterable[str]] = ..., client_ids: _Optional[_Iterable[str]] = ..., client_id_prefix: _Optional[str] = ..., before_position: _Optional[int] = ..., items_format: _Optional[str] = ...) -> None: ...
 
 class LoadResponse(_message.Message):
-    __slots__ = ("session", "repairs", "in_flight", "messages", "done", "trace_id", "complete", "start_position", "scope_states")
+    __slots__ = ("session", "repairs", "in_flight", "messages", "done", "trace_id", "complete", "start_position", "scope_states", "items")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     REPAIRS_FIELD_NUMBER: _ClassVar[int]
     IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -285,6 +287,7 @@ class LoadResponse(_message.Message):
     COMPLETE_FIELD_NUMBER: _ClassVar[int]
     START_POSITION_FIELD_NUMBER: _ClassVar[int]
     SCOPE_STATES_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
     session: Session
     repairs: _containers.RepeatedCompositeFieldContainer[Repair]
     in_flight: _containers.RepeatedCompositeFieldContainer[InFlightCall]
@@ -294,7 +297,8 @@ class LoadResponse(_message.Message):
     complete: bool
     start_position: int
     scope_states: _containers.RepeatedCompositeFieldContainer[ScopeState]
-    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., repairs: _Optional[_Iterable[_Union[Repair, _Mapping]]] = ..., in_flight: _Optional[_Iterable[_Union[InFlightCall, _Mapping]]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., done: _Optional[bool] = ..., trace_id: _Optional[str] = ..., complete: _Optional[bool] = ..., start_position: _Optional[int] = ..., scope_states: _Optional[_Iterable[_Union[ScopeState, _Mapping]]] = ...) -> None: ...
+    items: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., repairs: _Optional[_Iterable[_Union[Repair, _Mapping]]] = ..., in_flight: _Optional[_Iterable[_Union[InFlightCall, _Mapping]]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., done: _Optional[bool] = ..., trace_id: _Optional[str] = ..., complete: _Optional[bool] = ..., start_position: _Optional[int] = ..., scope_states: _Optional[_Iterable[_Union[ScopeState, _Mapping]]] = ..., items: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class AppendRequest(_message.Message):
     __slots__ = ("session_id", "messages", "expected_last_position", "request_id", "workdir", "run_id", "trace_id", "tool_policy", "state_deltas")

@@ -759,6 +759,16 @@ export interface LoadRequest {
    * client_id_prefix; not with after_time or client_ids.
    */
   beforePosition: number;
+  /**
+   * Only the stored items of this format (a format tag, as Message.format): the
+   * reply's chunks carry, in `items`, the `item` bytes of the visible entries
+   * whose `format` is this and whose item is not empty, in position order (the
+   * order written), and no `messages`. Combines with every field above (the
+   * window, the ids, no_repair: a repairing Load still repairs and reports it
+   * in `repairs`; synthetic results carry no item). A reader that only wants a
+   * framework's own items skips one Message per entry on both sides.
+   */
+  itemsFormat: string;
 }
 
 /** One chunk of a Load reply. */
@@ -786,6 +796,11 @@ export interface LoadResponse {
   startPosition: number;
   /** First chunk only: the states of the requested scopes. */
   scopeStates: ScopeState[];
+  /**
+   * With LoadRequest.items_format: a slice of the items, in position order
+   * (each chunk at most about 4 MiB, as with `messages`; an item is never split).
+   */
+  items: Buffer[];
 }
 
 /** Append: add entries to a session. */
@@ -3768,6 +3783,7 @@ function createBaseLoadRequest(): LoadRequest {
     clientIds: [],
     clientIdPrefix: "",
     beforePosition: 0,
+    itemsFormat: "",
   };
 }
 
@@ -3805,6 +3821,9 @@ export const LoadRequest: MessageFns<LoadRequest> = {
     }
     if (message.beforePosition !== 0) {
       writer.uint32(88).int64(message.beforePosition);
+    }
+    if (message.itemsFormat !== "") {
+      writer.uint32(98).string(message.itemsFormat);
     }
     return writer;
   },
@@ -3910,6 +3929,14 @@ export const LoadRequest: MessageFns<LoadRequest> = {
             message.beforePosition = longToNumber(reader.int64());
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.itemsFormat = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3969,6 +3996,11 @@ export const LoadRequest: MessageFns<LoadRequest> = {
         : isSet(object.before_position)
         ? globalThis.Number(object.before_position)
         : 0,
+      itemsFormat: isSet(object.itemsFormat)
+        ? globalThis.String(object.itemsFormat)
+        : isSet(object.items_format)
+        ? globalThis.String(object.items_format)
+        : "",
     };
   },
 
@@ -4007,6 +4039,9 @@ export const LoadRequest: MessageFns<LoadRequest> = {
     if (message.beforePosition !== 0) {
       obj.beforePosition = Math.round(message.beforePosition);
     }
+    if (message.itemsFormat !== "") {
+      obj.itemsFormat = message.itemsFormat;
+    }
     return obj;
   },
 
@@ -4026,6 +4061,7 @@ export const LoadRequest: MessageFns<LoadRequest> = {
     message.clientIds = object.clientIds?.map((e) => e) || [];
     message.clientIdPrefix = object.clientIdPrefix ?? "";
     message.beforePosition = object.beforePosition ?? 0;
+    message.itemsFormat = object.itemsFormat ?? "";
     return message;
   },
 };
@@ -4041,6 +4077,7 @@ function createBaseLoadResponse(): LoadResponse {
     complete: false,
     startPosition: 0,
     scopeStates: [],
+    items: [],
   };
 }
 
@@ -4072,6 +4109,9 @@ export const LoadResponse: MessageFns<LoadResponse> = {
     }
     for (const v of message.scopeStates) {
       ScopeState.encode(v!, writer.uint32(74).fork()).join();
+    }
+    for (const v of message.items) {
+      writer.uint32(82).bytes(v!);
     }
     return writer;
   },
@@ -4161,6 +4201,14 @@ export const LoadResponse: MessageFns<LoadResponse> = {
             message.scopeStates.push(ScopeState.decode(reader, reader.uint32()));
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.items.push(Buffer.from(reader.bytes()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4200,6 +4248,9 @@ export const LoadResponse: MessageFns<LoadResponse> = {
         : globalThis.Array.isArray(object?.scope_states)
         ? object.scope_states.map((e: any) => ScopeState.fromJSON(e))
         : [],
+      items: globalThis.Array.isArray(object?.items)
+        ? object.items.map((e: any) => Buffer.from(bytesFromBase64(e)))
+        : [],
     };
   },
 
@@ -4232,6 +4283,9 @@ export const LoadResponse: MessageFns<LoadResponse> = {
     if (message.scopeStates?.length) {
       obj.scopeStates = message.scopeStates.map((e) => ScopeState.toJSON(e));
     }
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => base64FromBytes(e));
+    }
     return obj;
   },
 
@@ -4251,6 +4305,7 @@ export const LoadResponse: MessageFns<LoadResponse> = {
     message.complete = object.complete ?? false;
     message.startPosition = object.startPosition ?? 0;
     message.scopeStates = object.scopeStates?.map((e) => ScopeState.fromPartial(e)) || [];
+    message.items = object.items?.map((e) => e) || [];
     return message;
   },
 };

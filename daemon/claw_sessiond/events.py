@@ -72,6 +72,9 @@ __all__ = [
     "without_supersedes",
 ]
 
+#: ``json.dumps(value, ensure_ascii=False)``, its encoder made once (``dumps`` makes one a call when given an option).
+_dumps_utf8: Final = json.JSONEncoder(ensure_ascii=False).encode
+
 EventType = Literal[
     "system_message",
     "user_message",
@@ -184,7 +187,7 @@ def message_payload(msg: Message) -> dict[str, object]:
 
 def encode_message(msg: Message) -> str:
     """The stored payload text of a message written by Append (UTF-8 kept, not escaped)."""
-    return json.dumps(message_payload(msg), ensure_ascii=False)
+    return _dumps_utf8(message_payload(msg))
 
 
 #: The fields of :class:`Message` in declaration order: :func:`message_from_payload` sets its slots in this order.
@@ -379,7 +382,7 @@ def without_supersedes(payload: str) -> str | None:
     data = json.loads(payload)
     if data.pop("supersedes", None) is None:
         return None
-    return json.dumps(data, ensure_ascii=False)
+    return _dumps_utf8(data)
 
 
 def encode_repair(tool_call_id: str, name: str) -> str:

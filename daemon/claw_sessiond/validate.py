@@ -173,19 +173,22 @@ def _prepare_message(
         raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
     if _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
         raise bad(f"tool_call_id is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
-    stored = request_message(
-        msg.role,
-        msg.content,
-        tuple(calls),
-        msg.tool_call_id,
-        msg.name,
-        msg.format,
-        msg.item,
-        msg.client_id,
-        msg.metadata,
-        _entry_usage(where, msg.usage),
-        msg.cancelled,
-    )
+    if _as_requested(msg):  # nothing to change: the request's message is the one stored
+        stored = msg
+    else:
+        stored = request_message(
+            msg.role,
+            msg.content,
+            tuple(calls),
+            msg.tool_call_id,
+            msg.name,
+            msg.format,
+            msg.item,
+            msg.client_id,
+            msg.metadata,
+            _entry_usage(where, msg.usage),
+            msg.cancelled,
+        )
     text = encode_message(stored)
     size = payload_too_large(text)
     if size:
@@ -195,6 +198,17 @@ def _prepare_message(
             Reason.FIELD_TOO_LARGE,
         )
     return PreparedMessage(stored, EVENT_TYPE_OF_ROLE[msg.role], text)
+
+
+def _as_requested(msg: Message) -> bool:
+    """Whether ``msg`` is already what validation stores: no calls or usage to check and rebuild, and none
+    of the fields that are the daemon's to set (a message built by ``events.request_message``)."""
+    return (
+        not msg.tool_calls
+        and msg.usage is None
+        and not (msg.synthetic_reason or msg.position or msg.created_at or msg.trace_id)
+        and not (msg.orphan or msg.supersedes or msg.encoded is not None)
+    )
 
 
 def _entry_usage(where: str, usage: UsageDelta | None) -> UsageDelta | None:

@@ -132,8 +132,9 @@ def _prepare_message(
     if msg.role not in _ROLES:
         raise bad(f"unknown role {msg.role!r} (use system, user, assistant, tool or other)")
     check_entry(where, index, msg, max_entry_bytes)
-    size = _utf8_len(msg.content) + _utf8_len(msg.name)
-    if _utf8_len(msg.name) > MAX_NAME_BYTES:
+    name_bytes = _utf8_len(msg.name) if msg.name else 0
+    size = _utf8_len(msg.content) + name_bytes
+    if name_bytes > MAX_NAME_BYTES:
         raise bad(f"name is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
     if msg.role == "tool":
         if not msg.tool_call_id:
@@ -171,7 +172,7 @@ def _prepare_message(
         calls.append(ToolCall(call.id, call.name, call.arguments, call.pending, not_json, mode))
     if size > max_bytes:
         raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
-    if _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
+    if msg.tool_call_id and _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
         raise bad(f"tool_call_id is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
     if _as_requested(msg):  # nothing to change: the request's message is the one stored
         stored = msg

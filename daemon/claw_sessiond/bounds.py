@@ -110,6 +110,8 @@ class JsonError(ValueError):
 
 def utf8_len(text: str) -> int:
     """Length of ``text`` in UTF-8 bytes (lone surrogates counted, not refused)."""
+    if text.isascii():  # a flag of the string (no scan): one byte a character
+        return len(text)
     return len(text.encode("utf-8", "surrogatepass"))
 
 

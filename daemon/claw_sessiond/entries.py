@@ -33,7 +33,11 @@ __all__ = [
 
 def entry_bytes(msg: Message) -> int:
     """The size an entry counts against ``max_entry_bytes``: text, tool calls, item and metadata."""
-    size = utf8_len(msg.content) + utf8_len(msg.name) + len(msg.item) + utf8_len(msg.metadata)
+    size = utf8_len(msg.content) + len(msg.item)
+    if msg.name:
+        size += utf8_len(msg.name)
+    if msg.metadata:
+        size += utf8_len(msg.metadata)
     for call in msg.tool_calls:
         size += utf8_len(call.id) + utf8_len(call.name) + utf8_len(call.arguments)
     return size

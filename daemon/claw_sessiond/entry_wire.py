@@ -18,11 +18,12 @@ Must never: give bytes that differ from protobuf's for the same message.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from typing import Final
 
 from .model import Message, ToolCall, UsageDelta
 
-__all__ = ["ROLE_NUMBERS", "encode_entry", "varint"]
+__all__ = ["ROLE_NUMBERS", "append_stamp", "encode_appended", "encode_entry", "varint"]
 
 #: Domain role → ``claw.sessiond.v1.Role`` number (any other role: 0, ROLE_UNSPECIFIED).
 ROLE_NUMBERS: Final = {"system": 1, "user": 2, "assistant": 3, "tool": 4, "other": 5}
@@ -108,6 +109,45 @@ def encode_entry(m: Message) -> bytes | None:
 
 
 def _encode(m: Message) -> bytes | None:
+    stamp = _stamp(m.created_at, m.trace_id)
+    if stamp is None:
+        return None
+    return _head(m, m.synthetic_reason == "interrupted") + _position(m.position) + stamp + _tail(m)
+
+
+def encode_appended(m: Message, position: int, stamp: bytes) -> bytes:
+    """The encoded ``Message`` of an entry an append stores: ``m`` as validated (no synthetic reason, no
+    position, time or trace id of its own) at ``position``, with ``stamp`` (:func:`append_stamp` of the
+    append's time and trace id, made once for all its entries). Equal to :func:`encode_entry` of the entry
+    read back from its row (tests/unit/test_load_wire.py); raises UnicodeEncodeError where that gives None.
+    """
+    return _head(m, False) + _position(position) + stamp + _tail(m)
+
+
+@functools.lru_cache(maxsize=8)
+def append_stamp(created_at: str, trace_id: str) -> bytes | None:
+    """Fields 8 and 9 (the time and the trace id) shared by every entry of one append (None: a time not ours)."""
+    return _stamp(created_at, trace_id)
+
+
+def _stamp(created_at: str, trace_id: str) -> bytes | None:
+    """The ``created_at`` (8) and ``trace_id`` (9) fields, or None for a time not in the daemon's shape."""
+    created = b""
+    if created_at:
+        found = _timestamp(created_at)
+        if found is None:
+            return None
+        created = found
+    return created + _text(b"\x4a", trace_id) if trace_id else created
+
+
+def _position(position: int) -> bytes:
+    """Field 7, the position (left out at 0, protobuf's default)."""
+    return b"\x38" + varint(position) if position else b""
+
+
+def _head(m: Message, interrupted: bool) -> bytes:
+    """Fields 1 to 6: role, content, tool calls, tool call id, name, the synthetic reason."""
     parts: list[bytes] = []
     role = ROLE_NUMBERS.get(m.role, 0)
     if role:
@@ -120,17 +160,14 @@ def _encode(m: Message) -> bytes | None:
         parts.append(_text(b"\x22", m.tool_call_id))
     if m.name:
         parts.append(_text(b"\x2a", m.name))
-    if m.synthetic_reason == "interrupted":
+    if interrupted:
         parts.append(_INTERRUPTED)
-    if m.position:
-        parts.append(b"\x38" + varint(m.position))
-    if m.created_at:
-        created = _timestamp(m.created_at)
-        if created is None:
-            return None
-        parts.append(created)
-    if m.trace_id:
-        parts.append(_text(b"\x4a", m.trace_id))
+    return b"".join(parts)
+
+
+def _tail(m: Message) -> bytes:
+    """Fields 10 to 17: format and item, client id, metadata, usage, cancelled, orphan, supersedes."""
+    parts: list[bytes] = []
     if m.format:
         parts.append(_text(b"\x52", m.format))
         if m.item:

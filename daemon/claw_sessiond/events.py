@@ -72,6 +72,11 @@ __all__ = [
     "without_supersedes",
 ]
 
+#: ``json.dumps(value, ensure_ascii=False)``, its encoder made once (``dumps`` makes one a call when given an option).
+_dumps_utf8: Final = json.JSONEncoder(ensure_ascii=False).encode
+#: One string's JSON form as ``_dumps_utf8`` writes it (quoted, UTF-8 kept).
+_json_text: Final = json.encoder.encode_basestring
+
 EventType = Literal[
     "system_message",
     "user_message",
@@ -183,8 +188,19 @@ def message_payload(msg: Message) -> dict[str, object]:
 
 
 def encode_message(msg: Message) -> str:
-    """The stored payload text of a message written by Append (UTF-8 kept, not escaped)."""
-    return json.dumps(message_payload(msg), ensure_ascii=False)
+    """The stored payload text of a message written by Append (UTF-8 kept, not escaped).
+
+    A payload of text fields only (most messages) is joined here from each string's JSON form, as
+    ``json.dumps`` spells it (``", "`` and ``": "`` between, keys in order); any other goes through
+    the encoder (tests/unit/test_event_codec.py compares both with ``json.dumps``).
+    """
+    payload = message_payload(msg)
+    fields: list[str] = []
+    for key, value in payload.items():
+        if type(value) is not str:
+            return _dumps_utf8(payload)
+        fields.append(_json_text(key) + ": " + _json_text(value))
+    return "{" + ", ".join(fields) + "}"
 
 
 #: The fields of :class:`Message` in declaration order: :func:`message_from_payload` sets its slots in this order.
@@ -379,7 +395,7 @@ def without_supersedes(payload: str) -> str | None:
     data = json.loads(payload)
     if data.pop("supersedes", None) is None:
         return None
-    return json.dumps(data, ensure_ascii=False)
+    return _dumps_utf8(data)
 
 
 def encode_repair(tool_call_id: str, name: str) -> str:

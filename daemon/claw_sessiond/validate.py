@@ -132,8 +132,9 @@ def _prepare_message(
     if msg.role not in _ROLES:
         raise bad(f"unknown role {msg.role!r} (use system, user, assistant, tool or other)")
     check_entry(where, index, msg, max_entry_bytes)
-    size = _utf8_len(msg.content) + _utf8_len(msg.name)
-    if _utf8_len(msg.name) > MAX_NAME_BYTES:
+    name_bytes = _utf8_len(msg.name) if msg.name else 0
+    size = _utf8_len(msg.content) + name_bytes
+    if name_bytes > MAX_NAME_BYTES:
         raise bad(f"name is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
     if msg.role == "tool":
         if not msg.tool_call_id:
@@ -171,21 +172,24 @@ def _prepare_message(
         calls.append(ToolCall(call.id, call.name, call.arguments, call.pending, not_json, mode))
     if size > max_bytes:
         raise bad(f"message is larger than {max_bytes} bytes", Reason.FIELD_TOO_LARGE)
-    if _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
+    if msg.tool_call_id and _utf8_len(msg.tool_call_id) > MAX_NAME_BYTES:
         raise bad(f"tool_call_id is longer than {MAX_NAME_BYTES} bytes", Reason.FIELD_TOO_LARGE)
-    stored = request_message(
-        msg.role,
-        msg.content,
-        tuple(calls),
-        msg.tool_call_id,
-        msg.name,
-        msg.format,
-        msg.item,
-        msg.client_id,
-        msg.metadata,
-        _entry_usage(where, msg.usage),
-        msg.cancelled,
-    )
+    if _as_requested(msg):  # nothing to change: the request's message is the one stored
+        stored = msg
+    else:
+        stored = request_message(
+            msg.role,
+            msg.content,
+            tuple(calls),
+            msg.tool_call_id,
+            msg.name,
+            msg.format,
+            msg.item,
+            msg.client_id,
+            msg.metadata,
+            _entry_usage(where, msg.usage),
+            msg.cancelled,
+        )
     text = encode_message(stored)
     size = payload_too_large(text)
     if size:
@@ -195,6 +199,17 @@ def _prepare_message(
             Reason.FIELD_TOO_LARGE,
         )
     return PreparedMessage(stored, EVENT_TYPE_OF_ROLE[msg.role], text)
+
+
+def _as_requested(msg: Message) -> bool:
+    """Whether ``msg`` is already what validation stores: no calls or usage to check and rebuild, and none
+    of the fields that are the daemon's to set (a message built by ``events.request_message``)."""
+    return (
+        not msg.tool_calls
+        and msg.usage is None
+        and not (msg.synthetic_reason or msg.position or msg.created_at or msg.trace_id)
+        and not (msg.orphan or msg.supersedes or msg.encoded is not None)
+    )
 
 
 def _entry_usage(where: str, usage: UsageDelta | None) -> UsageDelta | None:

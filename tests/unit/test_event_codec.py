@@ -37,6 +37,24 @@ def messages(draw: st.DrawFn) -> Message:
     )
 
 
+@given(
+    messages(),
+    st.text(max_size=20),
+    st.sampled_from(["", '{"a": "\u00e9\\n"}']),
+    st.booleans(),
+    st.sampled_from([None, UsageDelta(1, 2)]),
+)
+def test_a_payload_of_text_fields_is_spelled_as_json_dumps_spells_it(
+    msg: Message, client_id: str, metadata: str, cancelled: bool, usage: UsageDelta | None
+) -> None:
+    """``encode_message`` joins a payload of strings itself: byte for byte ``json.dumps(..., ensure_ascii=False)``."""
+    full = Message(
+        msg.role, msg.content, msg.tool_calls, msg.tool_call_id, msg.name, client_id=client_id, metadata=metadata
+    )
+    for m in (msg, full, Message(msg.role, msg.content, cancelled=cancelled, usage=usage)):
+        assert events.encode_message(m) == json.dumps(events.message_payload(m), ensure_ascii=False)
+
+
 def test_a_message_payload_is_spelled_exactly_as_stored() -> None:
     msg = Message("assistant", "héllo", (ToolCall("c1", "bash", '{"cmd": "ls"}'),), name="agent")
     assert events.encode_message(msg) == (

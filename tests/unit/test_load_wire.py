@@ -12,6 +12,8 @@ from claw_sessiond.events import encode_message, message_from_payload, reply_ent
 from claw_sessiond.model import Message, ToolCall, UsageDelta
 from claw_sessiond.rpc.convert import message_pb
 from claw_sessiond.rpc.wire import DONE_FIELD, message_entry
+from claw_sessiond.storage.port import entry_columns
+from claw_sessiond.validate import prepare_append
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
 _TIMES = ("2026-12-03T17:45:24.123456Z", "2026-12-03T17:45:24.000000Z", "1970-01-01T00:00:00.000000Z", "")
@@ -117,3 +119,45 @@ def test_a_reply_entry_with_calls_or_without_a_form_is_decoded_whole() -> None:
         payload = encode_message(message)
         got = reply_entry(message.position, event_type, "", "", payload, None, None, form)
         assert got == message_from_payload(message.position, event_type, "", "", payload) and got.encoded == form
+
+
+#: Requests of every shape an append stores (validated by ``prepare_append``, as the writer receives them).
+_APPENDED = [
+    Message("user", "hello"),
+    Message("user", "é" * 300 + "\U0001f600", client_id="c-1", metadata='{"a": [1]}'),
+    Message("system", ""),
+    Message("assistant", "x" * 5000, name="bot", usage=UsageDelta(1, 2**33, 3, 4, 5, "USD", "m1", "2026-01")),
+    Message("assistant", "", usage=UsageDelta()),
+    Message(
+        "assistant",
+        "calls",
+        (ToolCall("c1", "ls", "{}", pending=True), ToolCall("c2", "sh", "not json"), ToolCall("", "x", "")),
+    ),
+    Message("tool", "out", tool_call_id="c1", name="ls", cancelled=True),
+    Message("other", format="openai.responses", item=b"\x00\xff" * 100, client_id="c-2"),
+    Message("user", "bad \ud800 text"),
+]
+
+
+@pytest.mark.parametrize("position", [1, 127, 128, 2**40])
+@pytest.mark.parametrize("ts", [_TIMES[0], _TIMES[1], "2026-12-03T17:45:24Z"])
+def test_an_appended_entry_is_encoded_as_a_load_reads_it_back(position: int, ts: str) -> None:
+    """The stored reply form made from the validated message (``entry_columns``' path for an append) is
+    the form of the entry read back from its row, byte for byte (None where that is None)."""
+    job = prepare_append(
+        "s",
+        _APPENDED,
+        expected_last_position=0,
+        request_id="",
+        workdir="",
+        run_id="",
+        trace_id="tr-1",
+        max_message_bytes=1 << 20,
+        max_batch_messages=100,
+    )
+    for prepared in job.messages:
+        fmt, item, fast = entry_columns((position, prepared, prepared.payload), "tr-1", ts)
+        row = message_from_payload(position, prepared.event_type, "tr-1", ts, prepared.payload, fmt, item)
+        assert fast == encode_entry(row)
+        copy = (position, prepared, str(prepared.payload + " ")[:-1])  # a payload the write replaced: the row's way
+        assert entry_columns(copy, "tr-1", ts)[2] == fast

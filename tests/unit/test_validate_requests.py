@@ -10,8 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from claw_sessiond.bounds import utf8_len
 from claw_sessiond.errors import InvalidRequestError, Reason
+from claw_sessiond.events import encode_message
 from claw_sessiond.ids import check_session_id
+from claw_sessiond.model import Message, ToolCall
 from claw_sessiond.validate import (
     MAX_TRACE_ID_CHARS,
     check_clear_expected,
@@ -22,6 +25,7 @@ from claw_sessiond.validate import (
     page_after,
     page_key,
     page_token,
+    prepare_append,
 )
 
 
@@ -134,3 +138,27 @@ def test_invalid_session_ids_are_refused_saying_so(session_id: str) -> None:
     with pytest.raises(InvalidRequestError) as info:
         check_session_id(session_id)
     assert info.value.reason is Reason.INVALID_SESSION_ID and "session id" in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["", "plain ascii", "é" * 3, "\U0001f600", "a\ud800b", "\x00\x7f"])
+def test_utf8_len_counts_bytes_as_utf8_writes_them(text: str) -> None:
+    assert utf8_len(text) == len(text.encode("utf-8", "surrogatepass"))
+
+
+def test_a_message_that_needs_no_rebuilding_is_stored_as_given_and_others_are_rebuilt() -> None:
+    plain = Message("user", "hi", client_id="c")
+    marked = Message("user", "hi", position=4, trace_id="t", orphan=True)
+    job = prepare_append(
+        "s",
+        [plain, marked, Message("assistant", "x", (ToolCall("c1", "ls", "{}"),))],
+        expected_last_position=0,
+        request_id="",
+        workdir="",
+        run_id="",
+        trace_id="t",
+        max_message_bytes=1 << 20,
+        max_batch_messages=10,
+    )
+    first, second, third = (p.message for p in job.messages)
+    assert first is plain and second == Message("user", "hi") and third.tool_calls[0].arguments == "{}"
+    assert [p.payload for p in job.messages[:2]] == [encode_message(plain), encode_message(Message("user", "hi"))]

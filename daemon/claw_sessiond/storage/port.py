@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast
 
-from ..entry_wire import encode_entry
+from ..entry_wire import append_stamp, encode_appended, encode_entry
 from ..events import message_from_payload
 from ..export import ImportedEvent
 from ..history import IndexedCall, OpenCall
@@ -104,13 +104,23 @@ NewEntry = tuple[int, PreparedMessage, str]
 def entry_columns(entry: NewEntry, trace_id: str, ts: str) -> tuple[str | None, bytes | None, bytes | None]:
     """A new entry's ``format``, ``item`` and ``encoded`` columns, for a backend that keeps the encoded reply form.
 
-    The encoded form is made from the row as a Load reads it back (``message_from_payload`` of these very
-    columns), so it is by construction what a Load would encode from the row (``entry_wire.py``).
+    The encoded form is what a Load would encode from the row (``entry_wire.py``). An entry stored as
+    validated (its payload the validated message's) is encoded from that message, with the append's
+    position, time and trace id (``encode_appended``: the payload need not be decoded again); one whose
+    payload the write changed (a result marked orphan or superseding a repair) from the row as a Load
+    reads it back (``message_from_payload`` of these very columns).
     """
     position, prepared, payload = entry
     msg = prepared.message
     fmt = msg.format or None
     item = msg.item if msg.format else None
+    if payload is prepared.payload:
+        stamp = append_stamp(ts, trace_id)
+        if stamp is not None:
+            try:
+                return fmt, item, encode_appended(msg, position, stamp)
+            except UnicodeEncodeError:  # text protobuf would refuse too: the Load encodes it, and says so
+                return fmt, item, None
     return (
         fmt,
         item,

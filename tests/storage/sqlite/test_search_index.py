@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from claw_sessiond.storage.sqlite import schema
+from claw_sessiond.storage.sqlite.port import index_messages_after
 from claw_sessiond_client import Message
 from tests.helpers.cli import on_daemon
 from tests.helpers.daemon import DaemonProcess
@@ -69,6 +70,7 @@ def test_an_fts5_delete_alone_keeps_the_words_which_is_why_erasure_optimizes(tmp
             "VALUES ('s', ?, 'user_message', 't', 'now', 1, ?)",
             (i + 1, json.dumps({"role": "user", "content": text})),
         )
+    index_messages_after(conn, 0)  # as the writer's verbs index what they insert
     conn.execute("DELETE FROM events WHERE position = 1")
     assert conn.execute("SELECT count(*) FROM message_fts WHERE message_fts MATCH ?", (marker,)).fetchone()[0] == 0
     conn.close()

@@ -19,14 +19,26 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ...events import EVENT_SCHEMA_VERSION
-from ...model import Usage, now_rfc3339
+from ...export import ImportedEvent
+from ...model import Repair, Usage, now_rfc3339
 from ..port import SESSION_COLS, NewEntry, SessionRow, entry_columns, new_incarnation, session_row
 from ..sql.port import SqlPort
 from .conns import SQLITE, WriterConn
+from .schema import INDEXED_TEXT, INDEXED_TYPE_NAMES, INDEXED_TYPES
 
-__all__ = ["SQLitePort", "erase_search_index_in_tx"]
+__all__ = ["SQLitePort", "erase_search_index_in_tx", "index_messages_after"]
 
 _ROW_SQL: Final = f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?"
+#: Index the messages among rows of ``events`` (schema v6: the writer keeps the search index, no trigger does).
+_INDEX_SQL: Final = (
+    f"INSERT INTO message_fts(rowid, content) SELECT event_id, {INDEXED_TEXT} FROM events "
+    f"WHERE {{rows}} AND type IN {INDEXED_TYPES}"
+)
+#: An append's new entries: its session's positions from first to last (``events_position``).
+_INDEX_POSITIONS: Final = _INDEX_SQL.format(rows="session_id = ? AND position BETWEEN ? AND ?")
+#: Every row inserted after a given event id (ids only grow: ``AUTOINCREMENT``).
+_INDEX_AFTER: Final = _INDEX_SQL.format(rows="event_id > ?")
+_LAST_EVENT_ID: Final = "SELECT coalesce(max(event_id), 0) FROM events"
 #: History entries inserted per statement (11 parameters a row: well under SQLite's 32766). One statement
 #: for many rows, because the search index's trigger makes every statement write its pending terms out.
 _ENTRIES_PER_INSERT: Final = 500
@@ -92,6 +104,39 @@ class SQLitePort(SqlPort):
         for start in range(0, len(values), step):  # nearly every Append: one statement, its text cached
             chunk = values[start : start + step]
             self._db.execute(_insert_entries_sql(len(chunk) // _ENTRY_COLUMNS), chunk)
+        if entries:  # the positions of one append only grow: nothing else of the session lies between
+            self._db.execute(_INDEX_POSITIONS, (session_id, entries[0][0], entries[-1][0]))
+
+    # The other verbs that insert history entries index what they inserted (:func:`index_messages_after`).
+
+    async def insert_event(
+        self, session_id: str, position: int | None, event_type: str, trace_id: str, ts: str, payload: str
+    ) -> int:
+        event_id = await super().insert_event(session_id, position, event_type, trace_id, ts, payload)
+        if event_type in INDEXED_TYPE_NAMES:
+            index_messages_after(self._db, event_id - 1)
+        return event_id
+
+    async def copy_entries(self, source_id: str, session_id: str, after: int, upto: int) -> list[int]:
+        last = self._last_event_id()
+        copied = await super().copy_entries(source_id, session_id, after, upto)
+        index_messages_after(self._db, last)
+        return copied
+
+    async def insert_events(self, session_id: str, events: Sequence[ImportedEvent]) -> None:
+        last = self._last_event_id()
+        await super().insert_events(session_id, events)
+        index_messages_after(self._db, last)
+
+    async def write_repairs(
+        self, session_id: str, repairs: Sequence[Repair], payloads: Sequence[str], trace_id: str, now: str
+    ) -> None:
+        last = self._last_event_id()
+        await super().write_repairs(session_id, repairs, payloads, trace_id, now)
+        index_messages_after(self._db, last)
+
+    def _last_event_id(self) -> int:
+        return int(self._db.execute(_LAST_EVENT_ID).fetchone()[0])
 
     async def erase_history(self, session_id: str, fingerprint: str, kinds: Sequence[str]) -> int:
         """Also takes the erased messages' words out of the search index (:func:`erase_search_index_in_tx`)."""
@@ -117,6 +162,11 @@ class SQLitePort(SqlPort):
             (session_id, workdir, now, now, new_incarnation(), state, tool_policy, forked_from, forked_at_position),
         )
         return now if cur.rowcount == 1 else None
+
+
+def index_messages_after(conn: sqlite3.Connection, event_id: int) -> None:
+    """Put the messages among the events inserted after ``event_id`` into the search index (schema v6)."""
+    conn.execute(_INDEX_AFTER, (event_id,))
 
 
 def erase_search_index_in_tx(conn: sqlite3.Connection) -> None:

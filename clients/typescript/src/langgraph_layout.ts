@@ -183,14 +183,12 @@ export function writeClientId(checkpointId: string, taskId: string, idx: number)
   return idx >= 0 ? base : `${base}/${randomUUID().replace(/-/g, "")}`;
 }
 
-/** A channel version as text: a string as it is, a number in its decimal form (as Python's `str` writes an int). */
-export function versionText(version: unknown): string {
-  return String(version);
-}
-
-/** The client id of a channel's value at one version, `<channel>/<version>` (each part as a write's). */
+/**
+ * The client id of a channel's value at one version, `<channel>/<version>` (each part as a write's). A
+ * version is a string or an integer: the Python saver writes the same id for either (a float's text differs).
+ */
 export function blobClientId(channel: string, version: unknown): string {
-  return `${part(channel)}/${part(versionText(version))}`;
+  return `${part(channel)}/${part(String(version))}`;
 }
 
 /** JSON as Python's json.dumps writes it with its default ensure_ascii and compact separators. */

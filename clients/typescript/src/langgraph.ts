@@ -305,6 +305,11 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       if (inBlobs) {
         checkpoint.channel_values = {};
         for (const [ch, id] of ids[i]) {
+          if (!stored.has(id)) {
+            throw new CheckpointFormatError(
+              `${what(thread, entry)} names the value of channel ${JSON.stringify(ch)} as ${JSON.stringify(id)}, which session ${JSON.stringify(bid)} does not hold`,
+            );
+          }
           const value = stored.get(id);
           if (value) checkpoint.channel_values[ch] = await this.loads(value, `the value of channel ${JSON.stringify(ch)}`);
         }
@@ -322,9 +327,12 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     return out;
   }
 
-  /** The serialized channel values with these client ids, by client id (one Load of them; a value stored as none is left out). */
-  private async blobs(bid: string, clientIds: string[]): Promise<Map<string, L.Typed>> {
-    const out = new Map<string, L.Typed>();
+  /**
+   * The serialized channel values with these client ids, by client id (one Load of them): a value stored as none
+   * (the channel had no value) is undefined; one not stored is left out (the caller says which checkpoint lacks it).
+   */
+  private async blobs(bid: string, clientIds: string[]): Promise<Map<string, L.Typed | undefined>> {
+    const out = new Map<string, L.Typed | undefined>();
     for (const entry of await this.byClientIds(bid, [...new Set(clientIds)])) {
       if (entry.format !== L.FORMAT_BLOB) continue;
       let value: L.Typed | undefined;
@@ -333,7 +341,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       } catch (err) {
         throw new CheckpointFormatError(`channel value ${JSON.stringify(entry.clientId)}: ${(err as Error).message}`);
       }
-      if (value) out.set(entry.clientId, value);
+      out.set(entry.clientId, value);
     }
     return out;
   }

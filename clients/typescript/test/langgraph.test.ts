@@ -111,6 +111,31 @@ describe("LangGraph.js checkpointer", () => {
     }
   });
 
+  test("a channel value stored as none is absent; one not stored is a CheckpointFormatError, on getTuple and list", async () => {
+    const d = await started();
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const saver = new ClawCheckpointSaver(client);
+      const config = { configurable: { thread_id: "missing", checkpoint_ns: "" } };
+      const cp = { v: 4, id: "1", ts: "2026-01-01T00:00:01Z", channel_values: { a: 1 }, channel_versions: { a: "1", b: "1" }, versions_seen: {} };
+      const stored = await saver.put(config, cp, { source: "input", step: 0, parents: {} }, { a: "1", b: "1" }); // b: a version, no value
+      assert.deepEqual((await saver.getTuple(stored))?.checkpoint.channel_values, { a: 1 });
+      const [, , bid] = layout.sessionIds("langgraph", "missing", "");
+      await client.deleteEntries(bid, { clientIds: [layout.blobClientId("a", "1")] });
+      const refused = (err: Error) => {
+        assert.equal(err.name, "CheckpointFormatError");
+        assert.match(err.message, /names the value of channel "a" as "a\/1"/);
+        return true;
+      };
+      await assert.rejects(saver.getTuple(config), refused);
+      await assert.rejects(async () => {
+        for await (const _ of saver.list(config));
+      }, refused);
+    } finally {
+      client.close();
+    }
+  });
+
   test("session ids, labels, write and blob client ids and items are the Python checkpointer's, byte for byte", () => {
     const names = ["t", "", "user/42 ✓", "a%b~c", "..", " x\n", "\u{1F600}", "\ud800", "é".repeat(90), "x".repeat(300), "\u0085 \u200b"];
     const mine = names.map((n) => [

@@ -61,15 +61,14 @@ class Reader:
             out.extend(self.client.load(sid, no_repair=True, client_ids=chunk).messages)
         return out
 
-    def blobs(self, bid: str, client_ids: Iterable[str]) -> dict[str, tuple[str, bytes]]:
+    def blobs(self, bid: str, client_ids: Iterable[str]) -> dict[str, tuple[str, bytes] | None]:
         """The serialized channel values with these client ids (:func:`~._langgraph_entries.blob_client_id`), by
-        client id: one read of them (a value stored as none, or not stored, is left out)."""
-        out: dict[str, tuple[str, bytes]] = {}
+        client id: one read of them. A value stored as none (the channel had no value) is None; one not stored
+        is left out (the caller says which checkpoint lacks it)."""
+        out: dict[str, tuple[str, bytes] | None] = {}
         for entry in self.by_client_ids(bid, list(dict.fromkeys(client_ids))):
             if entry.format == E.FORMAT_BLOB:
-                value = E.decode_blob(entry.item)[1]
-                if value is not None:
-                    out[entry.client_id] = value
+                out[entry.client_id] = E.decode_blob(entry.item)[1]
         return out
 
     def newest(self, sid: str) -> tuple[Message | None, int]:

@@ -33,6 +33,8 @@ export * as layout from "./langgraph_layout";
 export const PAGE = 100;
 /** At most this many client ids are asked for in one Load (a checkpoint's channel values, a task's writes). */
 const IDS_PER_LOAD = 1000;
+/** At most this many checkpoint ids are remembered as having their values in blobs (a put of a child of one not remembered reads the parent once). */
+const KNOWN = 10_000;
 /** ListSessions page size when the saver looks for a thread's sessions, and at most this many pages (100,000 namespaces). */
 const SESSION_PAGE = 100;
 const MAX_SESSION_PAGES = 1000;
@@ -78,6 +80,8 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
   private readonly made = new Set<string>();
   /** Sessions this saver may have written to after another saver deleted them (an append recreates one without labels). */
   private readonly stale = new Set<string>();
+  /** [thread, ns, checkpoint id] (JSON) of checkpoints whose channel values are blobs, oldest first: at most KNOWN. */
+  private readonly inBlobs = new Set<string>();
 
   constructor(
     readonly client: SessionClient,
@@ -103,27 +107,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       if (entry && loaded) this.tails.set(key(thread, ns), [entry.clientId, loaded.session.lastPosition]);
     }
     if (!entry) return undefined;
-    const [found] = await this.tuples(thread, ns, [entry]);
-    if (!this.decoded(thread, entry)[3]) await this.keepValues(thread, ns, found.checkpoint);
-    return found;
-  }
-
-  /**
-   * Stores as blobs the channel values of a checkpoint that holds them itself (written before the
-   * values had their session), those not stored yet: a child put names the channels it did not change by their versions.
-   */
-  private async keepValues(thread: string, ns: string, checkpoint: Checkpoint): Promise<void> {
-    const values = checkpoint.channel_values ?? {};
-    const versions = checkpoint.channel_versions ?? {};
-    const wanted = new Map(Object.keys(values).filter((ch) => ch in versions).map((ch) => [L.blobClientId(ch, versions[ch]), ch]));
-    const [, , bid] = L.sessionIds(this.prefix, thread, ns);
-    for (const e of await this.byClientIds(bid, [...wanted.keys()])) wanted.delete(e.clientId);
-    if (wanted.size === 0) return;
-    const blobs = await Promise.all(
-      [...wanted].map(async ([clientId, ch]) => blob(ch, (await this.serde.dumpsTyped(values[ch])) as L.Typed, clientId)),
-    );
-    await this.ensure(bid, thread, ns, L.KIND_BLOBS);
-    await this.appendNew(bid, blobs);
+    return (await this.tuples(thread, ns, [entry]))[0];
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -182,6 +166,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
         return blob(channel, value, L.blobClientId(channel, version));
       }),
     );
+    if (parent) blobs.push(...(await this.inherited(thread, ns, parent, new Set(blobs.map((b) => b.clientId)))));
     const [c, m] = await Promise.all([this.serde.dumpsTyped({ ...copyCheckpoint(checkpoint), channel_values: {} }), this.serde.dumpsTyped(metadata)]);
     const item = L.encodeCheckpoint(c as L.Typed, m as L.Typed, parent);
     const entry = { role: Role.ROLE_OTHER, format: L.FORMAT_CHECKPOINT, item, clientId: checkpoint.id, metadata: L.metadataJson(metadata) };
@@ -190,6 +175,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       await this.ensure(bid, thread, ns, L.KIND_BLOBS);
       await this.appendNew(bid, blobs);
     }
+    if (parent) this.known(thread, ns, parent);
     await this.ensure(sid, thread, ns, L.KIND_CHECKPOINTS);
     const tail = this.tails.get(key(thread, ns));
     const expected = tail && parent && tail[0] === parent ? tail[1] : 0;
@@ -220,7 +206,43 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
         throw new CheckpointConflictError(`checkpoint ${JSON.stringify(checkpoint.id)} of thread ${JSON.stringify(thread)} is stored with other contents`, -1, "CLIENT_ID_EXISTS");
       }
     }
+    this.known(thread, ns, checkpoint.id);
     return { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  /**
+   * The values a child put stores for a parent that holds them itself (a checkpoint of header version 1, written
+   * before the values had their session): the blob of each channel at the parent's version, those not in `named`
+   * (the put's own), so the child finds the channels it did not change by their versions. None when the parent's
+   * values are blobs already (known in memory, else one point read of the parent).
+   */
+  private async inherited(thread: string, ns: string, parent: string, named: Set<string>): Promise<(MessageInput & { clientId: string })[]> {
+    if (this.inBlobs.has(key(thread, ns, parent))) return [];
+    const entry = await this.byClientId(L.sessionIds(this.prefix, thread, ns)[0], parent);
+    if (!entry) return [];
+    const [c, , , inBlobs] = this.decoded(thread, entry);
+    if (inBlobs) {
+      this.known(thread, ns, parent);
+      return [];
+    }
+    const whole: Checkpoint = await this.loads(c, what(thread, entry));
+    const values = whole.channel_values ?? {};
+    const out = [];
+    for (const [ch, version] of Object.entries(whole.channel_versions ?? {})) {
+      const clientId = L.blobClientId(ch, version);
+      if (named.has(clientId)) continue;
+      const value = ch in values ? ((await this.serde.dumpsTyped(values[ch])) as L.Typed) : undefined;
+      out.push(blob(ch, value, clientId));
+    }
+    return out;
+  }
+
+  /** Remembers that a checkpoint's channel values are blobs (at most KNOWN ids, the oldest forgotten first). */
+  private known(thread: string, ns: string, checkpointId: string): void {
+    const k = key(thread, ns, checkpointId);
+    this.inBlobs.delete(k);
+    this.inBlobs.add(k);
+    if (this.inBlobs.size > KNOWN) this.inBlobs.delete(this.inBlobs.values().next().value as string);
   }
 
   /** Stores a task's pending writes in one append: a regular write already stored stays, a special one (idx < 0) replaces it. */
@@ -303,6 +325,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       const [, m, parent, inBlobs] = decoded[i];
       const checkpoint = checkpoints[i];
       if (inBlobs) {
+        this.known(thread, ns, entry.clientId);
         checkpoint.channel_values = {};
         for (const [ch, id] of ids[i]) {
           if (!stored.has(id)) {
@@ -509,6 +532,6 @@ function names(config: RunnableConfig): [string, string] {
   return L.checkNames(config.configurable?.thread_id, config.configurable?.checkpoint_ns ?? "");
 }
 
-function key(thread: string, ns: string): string {
-  return JSON.stringify([thread, ns]);
+function key(...parts: string[]): string {
+  return JSON.stringify(parts);
 }

@@ -181,8 +181,9 @@ describe("LangGraph.js checkpointer", () => {
       const item = Buffer.concat([Buffer.from(header + "\n"), c[1], m[1]]);
       await client.createSession(sid, { labels: layout.labels("langgraph", "old", "", layout.KIND_CHECKPOINTS) });
       await client.append(sid, [{ role: 5, format: layout.FORMAT_CHECKPOINT, item, clientId: "1", metadata: "{}" }]);
-      const read = await saver.getTuple({ configurable: { thread_id: "old" } });
+      const read = await new ClawCheckpointSaver(client).getTuple({ configurable: { thread_id: "old" } });
       assert.deepEqual(read?.checkpoint.channel_values, { a: 1, b: 2 });
+      assert.deepEqual((await client.load(bid, { noRepair: true })).messages, []); // a read writes nothing
       // A child names the channel it did not change (a) by its version alone: its value is found all the same.
       const child = { ...whole, id: "2", channel_values: { a: 1, b: 3 }, channel_versions: { a: "1", b: "2" } };
       const stored = await saver.put(read?.config as never, child, { source: "loop", step: 1, parents: {} }, { b: "2" });

@@ -63,6 +63,9 @@ __all__ = ["CheckpointConflictError", "CheckpointFormatError", "ClawCheckpointSa
 _PAGE = 100
 #: At most this many pages of sessions are walked by one call (100,000 thread namespaces).
 _MAX_PAGES = 1000
+#: At most this many checkpoint ids are remembered as having their channel values in blobs (a put of a child of
+#: one not remembered reads the parent's entry once).
+_KNOWN = 10_000
 #: The kinds of a thread namespace's sessions, in the order of ``session_ids``.
 _KINDS = (E.KIND_CHECKPOINTS, E.KIND_WRITES, E.KIND_BLOBS)
 
@@ -129,6 +132,9 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         #: Sessions this saver may have written to after another saver deleted them (appends recreate a session
         #: without labels): the next ``_ensure`` of one sets its labels even if it exists.
         self._stale: set[str] = set()
+        #: (thread, ns, checkpoint id) of checkpoints whose channel values are blobs (a child put of one reads
+        #: nothing of it), oldest first: at most _KNOWN.
+        self._in_blobs: dict[tuple[str, str, str], None] = {}
 
     def close(self) -> None:
         """Close the client this saver made (not one it was given)."""
@@ -156,22 +162,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 self._remember(thread, ns, entry.client_id, last)
         if entry is None:
             return None
-        found = self._tuples(thread, ns, [entry])[0]
-        if not E.decode_checkpoint(entry.item)[3]:
-            self._keep_values(thread, ns, found.checkpoint)
-        return found
-
-    def _keep_values(self, thread: str, ns: str, checkpoint: Checkpoint) -> None:
-        """Store as blobs the channel values of a checkpoint that holds them itself (written before the values had
-        their session), those not stored yet: a child put names the channels it did not change by their versions."""
-        values, versions = checkpoint["channel_values"], checkpoint["channel_versions"]
-        wanted = {E.blob_client_id(ch, versions[ch]): ch for ch in values if ch in versions}
-        bid = E.session_ids(self.prefix, thread, ns)[2]
-        stored = {e.client_id for e in self._reader.by_client_ids(bid, list(wanted))}
-        blobs = [_blob(ch, self.serde.dumps_typed(values[ch]), cid) for cid, ch in wanted.items() if cid not in stored]
-        if blobs:
-            self._ensure(bid, thread, ns, E.KIND_BLOBS)
-            self._append_new(bid, blobs)
+        return self._tuples(thread, ns, [entry])[0]
 
     def list(
         self,
@@ -254,6 +245,8 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             _blob(ch, self.serde.dumps_typed(values[ch]) if ch in values else None, E.blob_client_id(ch, version))
             for ch, version in new_versions.items()
         ]
+        if parent:
+            blobs += self._inherited(thread, ns, parent, {b.client_id for b in blobs})
         stripped = {**checkpoint, "channel_values": {}}
         item = E.encode_checkpoint(self.serde.dumps_typed(stripped), self.serde.dumps_typed(meta), parent)
         entry = Message(
@@ -262,6 +255,8 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         if blobs:  # before the checkpoint that names them: a stored checkpoint never lacks its values
             self._ensure(bid, thread, ns, E.KIND_BLOBS)
             self._append_new(bid, blobs)
+        if parent:
+            self._known(thread, ns, parent)
         self._ensure(sid, thread, ns, E.KIND_CHECKPOINTS)
         expected = self._expected(thread, ns, parent)
         try:
@@ -292,7 +287,39 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 ) from None
         else:
             self._remember(thread, ns, checkpoint["id"], result.last_position)
+        self._known(thread, ns, checkpoint["id"])
         return _config(thread, ns, checkpoint["id"])
+
+    def _inherited(self, thread: str, ns: str, parent: str, named: set[str]) -> list[Message]:
+        """The values a child put stores for a parent that holds them itself (a checkpoint of header version 1,
+        written before the values had their session): the blob of each channel at the parent's version, those not
+        in ``named`` (the put's own), so the child finds the channels it did not change by their versions. None when
+        the parent's values are blobs already (known in memory, else one point read of the parent)."""
+        with self._lock:
+            if (thread, ns, parent) in self._in_blobs:
+                return []
+        entry = self._reader.by_client_id(E.session_ids(self.prefix, thread, ns)[0], parent)
+        if entry is None:
+            return []
+        checkpoint_typed, _, _, in_blobs = E.decode_checkpoint(entry.item)
+        if in_blobs:
+            self._known(thread, ns, parent)
+            return []
+        whole = self.serde.loads_typed(checkpoint_typed)
+        values = whole["channel_values"]
+        out = []
+        for ch, version in whole["channel_versions"].items():
+            cid = E.blob_client_id(ch, version)
+            if cid not in named:
+                out.append(_blob(ch, self.serde.dumps_typed(values[ch]) if ch in values else None, cid))
+        return out
+
+    def _known(self, thread: str, ns: str, checkpoint_id: str) -> None:
+        """Remember that a checkpoint's channel values are blobs (at most _KNOWN ids, the oldest forgotten first)."""
+        with self._lock:
+            self._in_blobs[(thread, ns, checkpoint_id)] = None
+            if len(self._in_blobs) > _KNOWN:
+                del self._in_blobs[next(iter(self._in_blobs))]
 
     def put_writes(
         self,
@@ -534,11 +561,12 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         ]
         stored = self._reader.blobs(bid, [cid for named in ids for _, cid in named])
         out = []
-        for entry, (_, metadata_typed, parent, _), checkpoint, named in zip(
+        for entry, (_, metadata_typed, parent, in_blobs), checkpoint, named in zip(
             entries, decoded, checkpoints, ids, strict=True
         ):
-            if named:
+            if in_blobs:
                 checkpoint["channel_values"] = self._values(bid, thread, entry.client_id, named, stored)
+                self._known(thread, ns, entry.client_id)
             pending = writes.get(entry.client_id, [])
             parent_config = _config(thread, ns, parent) if parent else None
             out.append(

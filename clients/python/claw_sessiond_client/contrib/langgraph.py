@@ -290,7 +290,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         self._known(thread, ns, checkpoint["id"])
         return _config(thread, ns, checkpoint["id"])
 
-    def _inherited(self, thread: str, ns: str, parent: str, named: set[str]) -> list[Message]:
+    def _inherited(self, thread: str, ns: str, parent: str, named: set[str]) -> Sequence[Message]:
         """The values a child put stores for a parent that holds them itself (a checkpoint of header version 1,
         written before the values had their session): the blob of each channel at the parent's version, those not
         in ``named`` (the put's own), so the child finds the channels it did not change by their versions. None when

@@ -213,14 +213,23 @@ def test_a_thread_of_whole_checkpoints_is_read_and_resumed_as_in_memory_saver(
         assert saver.client.load(bid, no_repair=True).messages == []  # a read writes nothing
         # A child put stores the parent's values the child names by their versions with its own.
         child = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 3}, "channel_versions": {"a": "1", "b": "2"}}
-        stored = fresh.put(read.config, child, {"step": 1}, {"b": "2"})
+        stored = fresh.put(read.config, child, {"step": 1, "run_id": "kids"}, {"b": "2"})
     assert sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages) == ["a/1", "b/1", "b/2"]
     assert [t.checkpoint["channel_values"] for t in saver.list(config)] == [{"a": 1, "b": 3}, {"a": 1, "b": 2}]
     assert (got := saver.get_tuple(stored)) is not None and got.checkpoint["channel_values"] == {"a": 1, "b": 3}
     # A fork off the old parent (by a saver that never read it) finds the values all the same.
     fork = {**empty_checkpoint(), "channel_values": {"a": 5, "b": 2}, "channel_versions": {"a": "5", "b": "1"}}
-    forked = saver.put(read.config, fork, {"step": 1}, {"a": "5"})
+    forked = saver.put(read.config, fork, {"step": 1, "run_id": "kids"}, {"a": "5"})
     assert (got := saver.get_tuple(forked)) is not None and got.checkpoint["channel_values"] == {"a": 5, "b": 2}
+    # Deleting the children keeps the values the old parent names: the saver (which knows they are stored) puts
+    # one more child off it, and that child reads back whole.
+    saver.delete_for_runs(["kids"])
+    assert sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages) == ["a/1", "b/1"]
+    saver.prune([config["configurable"]["thread_id"]])
+    assert sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages) == ["a/1", "b/1"]
+    again = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 7}, "channel_versions": {"a": "1", "b": "7"}}
+    last = saver.put(read.config, again, {"step": 1}, {"b": "7"})
+    assert (got := saver.get_tuple(last)) is not None and got.checkpoint["channel_values"] == {"a": 1, "b": 7}
 
 
 def test_delete_for_runs_and_prune_remove_the_channel_values_no_checkpoint_left_names(

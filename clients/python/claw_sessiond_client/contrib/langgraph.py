@@ -440,14 +440,13 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 self._forget(*found)
 
     def _delete_unused_blobs(self, sid: str, bid: str) -> None:
-        """Delete the channel values no checkpoint left in ``sid`` names (it reads every checkpoint there)."""
+        """Delete the channel values no checkpoint left in ``sid`` names (it reads every checkpoint there; one that
+        holds its values itself names those a child put stored for it, by their versions, all the same)."""
         used: set[str] = set()
         for page in self._reader.pages(sid, 0, PAGE):
             for entry in page:
-                checkpoint_typed, _, _, in_blobs = E.decode_checkpoint(entry.item)
-                if in_blobs:
-                    versions = self.serde.loads_typed(checkpoint_typed)["channel_versions"]
-                    used.update(E.blob_client_id(ch, v) for ch, v in versions.items())
+                versions = self.serde.loads_typed(E.decode_checkpoint(entry.item)[0])["channel_versions"]
+                used.update(E.blob_client_id(ch, v) for ch, v in versions.items())
         for page in self._reader.pages(bid, 0, PAGE, E.FORMAT_BLOB):
             unused = [e.client_id for e in page if e.client_id not in used]
             if unused:

@@ -275,6 +275,37 @@ def test_a_channel_value_stored_as_none_is_absent_and_one_not_stored_is_an_error
             read()
 
 
+class SessionCountingClient(SessionClient):
+    """A real client that counts the entries each Load returns, by session."""
+
+    loaded: dict[str, int]
+
+    def load(self, session_id: str, *args: Any, **kwargs: Any) -> Any:
+        result = super().load(session_id, *args, **kwargs)
+        self.loaded[session_id] = self.loaded.get(session_id, 0) + len(result.messages)
+        return result
+
+
+def test_delete_for_runs_and_prune_read_the_checkpoints_once(module_daemon: DaemonProcess) -> None:
+    with SessionCountingClient(address=module_daemon.address, autostart=False) as client:
+        saver = ClawCheckpointSaver(client, prefix=f"o{uuid.uuid4().hex[:8]}")
+        thread = f"once-{uuid.uuid4().hex[:8]}"
+        sid = entries.session_ids(saver.prefix, thread, "")[0]
+        config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        for i in range(30):
+            checkpoint = {**empty_checkpoint(), "channel_values": {"a": i}, "channel_versions": {"a": str(i)}}
+            config = saver.put(config, checkpoint, {"run_id": "odd" if i % 2 else "even"}, {"a": str(i)})
+        client.loaded = {}
+        saver.delete_for_runs(["odd"])
+        assert client.loaded[sid] <= 30  # one pass over the 30 checkpoints (not one more to find the values used)
+        whole: Any = {"configurable": {"thread_id": thread}}
+        assert len(list(saver.list(whole))) == 15
+        client.loaded = {}
+        saver.prune([thread])
+        assert client.loaded[sid] <= 15  # the newest, then the 14 before it to delete: no third read
+        assert [t.checkpoint["channel_values"] for t in saver.list(whole)] == [{"a": 28}]
+
+
 def test_time_travel_resumes_and_forks_from_an_older_checkpoint_as_in_memory_saver(
     saver: ClawCheckpointSaver,
 ) -> None:

@@ -399,15 +399,17 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 continue
             sid, wid, bid = E.session_ids(self.prefix, *found)
             deleted = False
+            used: set[str] = set()
             for page in self._reader.pages(sid, 0, PAGE):
                 doomed = [e.client_id for e in page if _run_id(e) in wanted]
+                used.update(name for e in page if _run_id(e) not in wanted for name in self._names(e))
                 if doomed:
                     deleted = True
                     self.client.delete_entries(sid, client_ids=doomed)
                     for cid in doomed:
                         self._delete_prefix(wid, E.write_prefix(cid))
             if deleted:
-                self._delete_unused_blobs(sid, bid)
+                self._delete_unused_blobs(bid, used)
             self._forget(*found)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -436,17 +438,17 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 self._delete_all_but(sid, {newest.position}, E.FORMAT_CHECKPOINT, before=newest.position)
                 kept = {e.position for e in self._reader.prefixed(wid, E.write_prefix(newest.client_id))}
                 self._delete_all_but(wid, kept, E.FORMAT_WRITE)
-                self._delete_unused_blobs(sid, bid)
+                self._delete_unused_blobs(bid, self._names(newest))
                 self._forget(*found)
 
-    def _delete_unused_blobs(self, sid: str, bid: str) -> None:
-        """Delete the channel values no checkpoint left in ``sid`` names (it reads every checkpoint there; one that
-        holds its values itself names those a child put stored for it, by their versions, all the same)."""
-        used: set[str] = set()
-        for page in self._reader.pages(sid, 0, PAGE):
-            for entry in page:
-                versions = self.serde.loads_typed(E.decode_checkpoint(entry.item)[0])["channel_versions"]
-                used.update(E.blob_client_id(ch, v) for ch, v in versions.items())
+    def _names(self, entry: Message) -> set[str]:
+        """The client ids of the channel values a checkpoint entry names: one per channel at its version (a
+        checkpoint that holds its values itself names those a child put stored for it all the same)."""
+        versions = self.serde.loads_typed(E.decode_checkpoint(entry.item)[0])["channel_versions"]
+        return {E.blob_client_id(ch, v) for ch, v in versions.items()}
+
+    def _delete_unused_blobs(self, bid: str, used: set[str]) -> None:
+        """Delete the channel values in ``bid`` but those ``used`` (what the checkpoints left name)."""
         for page in self._reader.pages(bid, 0, PAGE, E.FORMAT_BLOB):
             unused = [e.client_id for e in page if e.client_id not in used]
             if unused:

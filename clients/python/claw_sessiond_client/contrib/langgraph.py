@@ -20,7 +20,6 @@ checkpoint.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -47,14 +46,13 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 from claw_sessiond_client import Message, SessionClient
 from claw_sessiond_client.errors import (
     AlreadyExistsError,
-    InvalidRequestError,
     Reason,
     SequenceConflictError,
     SessiondError,
-    SessionNotFoundError,
 )
 
 from . import _langgraph_entries as E
+from ._langgraph_deletes import Deleter
 from ._langgraph_reads import PAGE, Reader
 
 __all__ = ["CheckpointConflictError", "CheckpointFormatError", "ClawCheckpointSaver"]
@@ -124,6 +122,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             else SessionClient(workspace, address=address, token=token, autostart=autostart)
         )
         self._reader = Reader(self.client)
+        self._deleter = Deleter(self.client, self._reader, self.serde)
         self._lock = threading.Lock()
         #: (thread, ns) -> (checkpoint id, position): the newest checkpoint this saver read or wrote there.
         self._tails: dict[tuple[str, str], tuple[str, int]] = {}
@@ -397,19 +396,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             found = E.thread_of(summary.labels)
             if found is None:
                 continue
-            sid, wid, bid = E.session_ids(self.prefix, *found)
-            deleted = False
-            used: set[str] = set()
-            for page in self._reader.pages(sid, 0, PAGE):
-                doomed = [e.client_id for e in page if _run_id(e) in wanted]
-                used.update(name for e in page if _run_id(e) not in wanted for name in self._names(e))
-                if doomed:
-                    deleted = True
-                    self.client.delete_entries(sid, client_ids=doomed)
-                    for cid in doomed:
-                        self._delete_prefix(wid, E.write_prefix(cid))
-            if deleted:
-                self._delete_unused_blobs(bid, used)
+            self._deleter.runs(*E.session_ids(self.prefix, *found), wanted)
             self._forget(*found)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -431,55 +418,8 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 found = E.thread_of(summary.labels)
                 if found is None:
                     continue
-                sid, wid, bid = E.session_ids(self.prefix, *found)
-                newest, _ = self._reader.newest(sid)
-                if newest is None:
-                    continue
-                self._delete_all_but(sid, {newest.position}, E.FORMAT_CHECKPOINT, before=newest.position)
-                kept = {e.position for e in self._reader.prefixed(wid, E.write_prefix(newest.client_id))}
-                self._delete_all_but(wid, kept, E.FORMAT_WRITE)
-                self._delete_unused_blobs(bid, self._names(newest))
+                self._deleter.all_but_newest(*E.session_ids(self.prefix, *found))
                 self._forget(*found)
-
-    def _names(self, entry: Message) -> set[str]:
-        """The client ids of the channel values a checkpoint entry names: one per channel at its version (a
-        checkpoint that holds its values itself names those a child put stored for it all the same)."""
-        versions = self.serde.loads_typed(E.decode_checkpoint(entry.item)[0])["channel_versions"]
-        return {E.blob_client_id(ch, v) for ch, v in versions.items()}
-
-    def _delete_unused_blobs(self, bid: str, used: set[str]) -> None:
-        """Delete the channel values in ``bid`` but those ``used`` (what the checkpoints left name)."""
-        for page in self._reader.pages(bid, 0, PAGE, E.FORMAT_BLOB):
-            unused = [e.client_id for e in page if e.client_id not in used]
-            if unused:
-                self.client.delete_entries(bid, client_ids=unused)
-
-    def _delete_all_but(self, sid: str, keep: set[int], fmt: str, before: int = 0) -> None:
-        """Delete every entry of ``fmt`` (before position ``before``, 0: all) but those at ``keep``: a page at
-        a time, each run of neighbouring entries one DeleteEntries of its position range."""
-        for page in self._reader.pages(sid, before, PAGE, fmt):
-            run: list[int] = []
-            for entry in [*reversed(page), None]:
-                if entry is not None and entry.position not in keep:
-                    run.append(entry.position)
-                    continue
-                if run:
-                    self.client.delete_entries(sid, from_position=run[0], to_position=run[-1])
-                    run = []
-
-    def _delete_prefix(self, sid: str, prefix: str) -> None:
-        """Delete every entry whose client id starts with ``prefix`` (by pages of ids when they are more
-        than the daemon deletes in one request)."""
-        try:
-            self.client.delete_entries(sid, client_id_prefix=prefix)
-        except SessionNotFoundError:
-            return  # no writes were ever stored there
-        except InvalidRequestError as err:
-            if err.reason != Reason.FIELD_TOO_LARGE:
-                raise
-            ids = [e.client_id for e in self._reader.prefixed(sid, prefix)]
-            for start in range(0, len(ids), PAGE):
-                self.client.delete_entries(sid, client_ids=ids[start : start + PAGE])
 
     # -- async: the sync methods in a worker thread
 
@@ -684,15 +624,6 @@ def _config(thread: str, ns: str, checkpoint_id: str) -> RunnableConfig:
 def _blob(channel: str, value: tuple[str, bytes] | None, client_id: str) -> Message:
     """The entry of a channel's value (None: the channel has none) at the version ``client_id`` names."""
     return Message("other", format=E.FORMAT_BLOB, item=E.encode_blob(channel, value), client_id=client_id)
-
-
-def _run_id(entry: Message) -> Any:
-    """The ``run_id`` of a checkpoint entry's metadata JSON (None without one)."""
-    try:
-        metadata = json.loads(entry.metadata) if entry.metadata else {}
-    except ValueError:
-        return None
-    return metadata.get("run_id") if isinstance(metadata, dict) else None
 
 
 def _matches(metadata: dict[str, Any], wanted: dict[str, Any]) -> bool:

@@ -306,6 +306,29 @@ def test_delete_for_runs_and_prune_read_the_checkpoints_once(module_daemon: Daem
         assert [t.checkpoint["channel_values"] for t in saver.list(whole)] == [{"a": 28}]
 
 
+def test_a_daemon_with_a_low_batch_bound_serves_reads_of_more_values_than_it(tmp_path: Path) -> None:
+    """A ``list`` page asks for the values of all its checkpoints in one Load: past ``--max-batch-messages`` the
+    saver asks again in parts of the bound the refusal names."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    daemon = DaemonProcess(ws, "--max-batch-messages", "5").start()
+    try:
+        with ClawCheckpointSaver(address=daemon.address, autostart=False) as saver:
+            config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+            for i in range(4):
+                versions = {ch: str(i) for ch in "abcd"}
+                checkpoint = {
+                    **empty_checkpoint(),
+                    "channel_values": dict.fromkeys("abcd", i),
+                    "channel_versions": versions,
+                }
+                config = saver.put(config, checkpoint, {"step": i}, versions)
+            history = list(saver.list({"configurable": {"thread_id": "t"}}, limit=3))  # 12 values in one read
+            assert [t.checkpoint["channel_values"] for t in history] == [dict.fromkeys("abcd", i) for i in (3, 2, 1)]
+    finally:
+        daemon.stop()
+
+
 def test_time_travel_resumes_and_forks_from_an_older_checkpoint_as_in_memory_saver(
     saver: ClawCheckpointSaver,
 ) -> None:

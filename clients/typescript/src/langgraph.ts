@@ -31,7 +31,7 @@ export * as layout from "./langgraph_layout";
 
 /** How many entries one page of a `list` (or of a scan) reads at most; a `list`'s first page is its limit's size. */
 export const PAGE = 100;
-/** At most this many client ids are asked for in one Load (a checkpoint's channel values, a task's writes). */
+/** At most this many client ids are asked for in one Load (a checkpoint's channel values, a batch's ids) until the daemon says its bound (`--max-batch-messages`) is lower: then that bound. */
 const IDS_PER_LOAD = 1000;
 /** At most this many checkpoint ids are remembered as having their values in blobs (a put of a child of one not remembered reads the parent once). */
 const KNOWN = 10_000;
@@ -82,6 +82,8 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
   private readonly stale = new Set<string>();
   /** [thread, ns, checkpoint id] (JSON) of checkpoints whose channel values are blobs, oldest first: at most KNOWN. */
   private readonly inBlobs = new Set<string>();
+  /** How many client ids one Load asks for: IDS_PER_LOAD, or the daemon's lower bound once it refused more. */
+  private idsPerLoad = IDS_PER_LOAD;
 
   constructor(
     readonly client: SessionClient,
@@ -412,11 +414,26 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     return loaded?.messages.find((e) => e.clientId === clientId && e.format === L.FORMAT_CHECKPOINT);
   }
 
-  /** The visible entries with these client ids (Loads of IDS_PER_LOAD ids; none if the session does not exist). */
+  /**
+   * The visible entries with these client ids (none if the session does not exist): a Load of each `idsPerLoad`
+   * of them (a Load the daemon refuses as asking for more ids than its bound is asked again in parts of that bound).
+   */
   private async byClientIds(sid: string, clientIds: string[]): Promise<Message[]> {
     const out: Message[] = [];
-    for (let i = 0; i < clientIds.length; i += IDS_PER_LOAD) {
-      out.push(...((await this.load(sid, { clientIds: clientIds.slice(i, i + IDS_PER_LOAD) }))?.messages ?? []));
+    for (let i = 0; i < clientIds.length; ) {
+      // bounded: each pass moves on, or lowers idsPerLoad (never below 1)
+      const chunk = clientIds.slice(i, i + this.idsPerLoad);
+      let loaded;
+      try {
+        loaded = await this.load(sid, { clientIds: chunk });
+      } catch (err) {
+        const bound = err instanceof InvalidRequestError && err.reason === "FIELD_TOO_LARGE" ? Number(err.metadata.limit) : NaN;
+        if (!(Number.isInteger(bound) && bound >= 1 && bound < chunk.length)) throw err;
+        this.idsPerLoad = bound;
+        continue;
+      }
+      out.push(...(loaded?.messages ?? []));
+      i += chunk.length;
     }
     return out;
   }

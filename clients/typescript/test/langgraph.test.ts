@@ -3,6 +3,7 @@
 // checkpointer reads what LangGraph.js wrote (serde type "json"), and what it writes itself with its
 // default serde ("msgpack") is refused here with a CheckpointFormatError.
 import assert from "node:assert/strict";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
@@ -131,6 +132,27 @@ describe("LangGraph.js checkpointer", () => {
       await assert.rejects(async () => {
         for await (const _ of saver.list(config));
       }, refused);
+    } finally {
+      client.close();
+    }
+  });
+
+  test("a daemon with a low --max-batch-messages serves a list page naming more values than its bound", async () => {
+    const d = await new Daemon(tempWorkspace("claw-lg-"), ["--max-batch-messages", "5"]).start();
+    daemons.push(d);
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const saver = new ClawCheckpointSaver(client);
+      let config: RunnableConfig = { configurable: { thread_id: "t", checkpoint_ns: "" } };
+      for (let i = 0; i < 4; i++) {
+        const versions = Object.fromEntries([..."abcd"].map((ch) => [ch, String(i)]));
+        const values = Object.fromEntries([..."abcd"].map((ch) => [ch, i]));
+        const cp = { v: 4, id: `${i}`, ts: "2026-01-01T00:00:01Z", channel_values: values, channel_versions: versions, versions_seen: {} };
+        config = await saver.put(config, cp, { source: "loop", step: i, parents: {} }, versions);
+      }
+      const got = [];
+      for await (const t of saver.list({ configurable: { thread_id: "t" } }, { limit: 3 })) got.push(t.checkpoint.channel_values); // 12 values in one read
+      assert.deepEqual(got, [3, 2, 1].map((i) => Object.fromEntries([..."abcd"].map((ch) => [ch, i]))));
     } finally {
       client.close();
     }

@@ -164,7 +164,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     const values = checkpoint.channel_values ?? {};
     const blobs = await Promise.all(
       Object.entries(newVersions ?? {}).map(async ([channel, version]) => {
-        const value = channel in values ? ((await this.serde.dumpsTyped(values[channel])) as L.Typed) : undefined;
+        const value = Object.hasOwn(values, channel) ? ((await this.serde.dumpsTyped(values[channel])) as L.Typed) : undefined;
         return blob(channel, value, L.blobClientId(channel, version));
       }),
     );
@@ -233,7 +233,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     for (const [ch, version] of Object.entries(whole.channel_versions ?? {})) {
       const clientId = L.blobClientId(ch, version);
       if (named.has(clientId)) continue;
-      const value = ch in values ? ((await this.serde.dumpsTyped(values[ch])) as L.Typed) : undefined;
+      const value = Object.hasOwn(values, ch) ? ((await this.serde.dumpsTyped(values[ch])) as L.Typed) : undefined;
       out.push(blob(ch, value, clientId));
     }
     return out;
@@ -255,7 +255,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     const [, wid] = L.sessionIds(this.prefix, thread, ns);
     const entries = await Promise.all(
       writes.map(async ([channel, value], i) => {
-        const idx = WRITES_IDX_MAP[channel] ?? i;
+        const idx = Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel] : i;
         const item = L.encodeWrite(taskId, channel, taskPath, idx, (await this.serde.dumpsTyped(value)) as L.Typed);
         return { role: Role.ROLE_OTHER, format: L.FORMAT_WRITE, item, clientId: L.writeClientId(cid, taskId, idx) };
       }),

@@ -160,7 +160,7 @@ export function labels(prefix: string, threadId: string, checkpointNs: string, k
 
 /** The [thread_id, checkpoint_ns] a session's labels name, or undefined if they are not the checkpointer's. */
 export function threadOf(sessionLabels: Record<string, string>): [string, string] | undefined {
-  if (!(LABEL_THREAD in sessionLabels) || !(LABEL_NS in sessionLabels)) return undefined;
+  if (!Object.hasOwn(sessionLabels, LABEL_THREAD) || !Object.hasOwn(sessionLabels, LABEL_NS)) return undefined;
   return [unescape(sessionLabels[LABEL_THREAD]), unescape(sessionLabels[LABEL_NS])];
 }
 

@@ -158,6 +158,29 @@ describe("LangGraph.js checkpointer", () => {
     }
   });
 
+  test("channels named as Object's own properties (constructor, toString) are channels like any other", async () => {
+    const d = await started();
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const saver = new ClawCheckpointSaver(client);
+      const config = { configurable: { thread_id: "proto", checkpoint_ns: "" } };
+      const versions = { constructor: "1", toString: "1", a: "1" };
+      const cp = { v: 4, id: "1", ts: "2026-01-01T00:00:01Z", channel_values: { a: 1 }, channel_versions: versions, versions_seen: {} };
+      const stored = await saver.put(config, cp, { source: "input", step: 0, parents: {} }, versions); // constructor, toString: no value
+      await saver.putWrites(stored, [["constructor", "w"]], "task");
+      const got = await saver.getTuple(stored);
+      assert.deepEqual(got?.checkpoint.channel_values, { a: 1 });
+      assert.deepEqual(got?.pendingWrites, [["task", "constructor", "w"]]);
+      const [, wid] = layout.sessionIds("langgraph", "proto", "");
+      assert.deepEqual((await client.load(wid, { noRepair: true })).messages.map((e) => e.clientId), ["1/task/0"]);
+      const child = { ...cp, id: "2", channel_values: { a: 1, constructor: "set" }, channel_versions: { ...versions, constructor: "2" } };
+      const next = await saver.put(stored, child, { source: "loop", step: 1, parents: {} }, { constructor: "2" });
+      assert.deepEqual((await saver.getTuple(next))?.checkpoint.channel_values, { a: 1, constructor: "set" });
+    } finally {
+      client.close();
+    }
+  });
+
   test("session ids, labels, write and blob client ids and items are the Python checkpointer's, byte for byte", () => {
     const names = ["t", "", "user/42 ✓", "a%b~c", "..", " x\n", "\u{1F600}", "\ud800", "é".repeat(90), "x".repeat(300), "\u0085 \u200b"];
     const mine = names.map((n) => [

@@ -112,31 +112,6 @@ describe("LangGraph.js checkpointer", () => {
     }
   });
 
-  test("a channel value stored as none is absent; one not stored is a CheckpointFormatError, on getTuple and list", async () => {
-    const d = await started();
-    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
-    try {
-      const saver = new ClawCheckpointSaver(client);
-      const config = { configurable: { thread_id: "missing", checkpoint_ns: "" } };
-      const cp = { v: 4, id: "1", ts: "2026-01-01T00:00:01Z", channel_values: { a: 1 }, channel_versions: { a: "1", b: "1" }, versions_seen: {} };
-      const stored = await saver.put(config, cp, { source: "input", step: 0, parents: {} }, { a: "1", b: "1" }); // b: a version, no value
-      assert.deepEqual((await saver.getTuple(stored))?.checkpoint.channel_values, { a: 1 });
-      const [, , bid] = layout.sessionIds("langgraph", "missing", "");
-      await client.deleteEntries(bid, { clientIds: [layout.blobClientId("a", "1")] });
-      const refused = (err: Error) => {
-        assert.equal(err.name, "CheckpointFormatError");
-        assert.match(err.message, /names the value of channel "a" as "a\/1"/);
-        return true;
-      };
-      await assert.rejects(saver.getTuple(config), refused);
-      await assert.rejects(async () => {
-        for await (const _ of saver.list(config));
-      }, refused);
-    } finally {
-      client.close();
-    }
-  });
-
   test("a daemon with a low --max-batch-messages serves a list page naming more values than its bound", async () => {
     const d = await new Daemon(tempWorkspace("claw-lg-"), ["--max-batch-messages", "5"]).start();
     daemons.push(d);

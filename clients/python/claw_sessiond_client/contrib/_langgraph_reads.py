@@ -76,14 +76,17 @@ class Reader:
             start += len(chunk)
         return out
 
-    def blobs(self, bid: str, client_ids: Iterable[str]) -> dict[str, tuple[str, bytes] | None]:
+    def blobs(self, bid: str, client_ids: Iterable[str]) -> dict[str, tuple[str, bytes]]:
         """The serialized channel values with these client ids (:func:`~._langgraph_entries.blob_client_id`), by
-        client id: one read of them. A value stored as none (the channel had no value) is None; one not stored
-        is left out (the caller says which checkpoint lacks it)."""
-        out: dict[str, tuple[str, bytes] | None] = {}
+        client id: one read of them. A value stored as none (the channel had no value) or not stored is left out:
+        a checkpoint's ``channel_values`` hold the values stored for its versions, as LangGraph's SQL savers'
+        (LangGraph.js's validation suite asks for it: a put whose ``new_versions`` leave a channel out stores none)."""
+        out: dict[str, tuple[str, bytes]] = {}
         for entry in self.by_client_ids(bid, list(dict.fromkeys(client_ids))):
             if entry.format == E.FORMAT_BLOB:
-                out[entry.client_id] = E.decode_blob(entry.item)[1]
+                value = E.decode_blob(entry.item)[1]
+                if value is not None:
+                    out[entry.client_id] = value
         return out
 
     def newest(self, sid: str) -> tuple[Message | None, int]:

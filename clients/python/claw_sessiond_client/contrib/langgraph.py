@@ -55,7 +55,7 @@ from . import _langgraph_entries as E
 from ._langgraph_deletes import Deleter
 from ._langgraph_reads import PAGE, Reader
 
-__all__ = ["CheckpointConflictError", "CheckpointFormatError", "ClawCheckpointSaver"]
+__all__ = ["CheckpointConflictError", "ClawCheckpointSaver"]
 
 #: ListSessions page size when the saver looks for a thread's (or every thread's) sessions.
 _PAGE = 100
@@ -76,13 +76,6 @@ class CheckpointConflictError(SequenceConflictError):
     contents. The checkpoint was not written (channel values put before it stay, named by none);
     read the thread again (``get_tuple``) to go on from its newest checkpoint.
     """
-
-
-class CheckpointFormatError(SessiondError):
-    """A stored entry this saver cannot read: a checkpoint names a channel value its thread does not hold, or an
-    entry is not the checkpointer's layout. Nothing was changed; the read returns no partial checkpoint."""
-
-    default_reason = Reason.INVALID_MESSAGE
 
 
 class ClawCheckpointSaver(BaseCheckpointSaver[str]):
@@ -506,7 +499,9 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             entries, decoded, checkpoints, ids, strict=True
         ):
             if in_blobs:
-                checkpoint["channel_values"] = self._values(bid, thread, entry.client_id, named, stored)
+                checkpoint["channel_values"] = {
+                    ch: self.serde.loads_typed(stored[cid]) for ch, cid in named if cid in stored
+                }
                 self._known(thread, ns, entry.client_id)
             pending = writes.get(entry.client_id, [])
             parent_config = _config(thread, ns, parent) if parent else None
@@ -520,28 +515,6 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 )
             )
         return out
-
-    def _values(
-        self,
-        bid: str,
-        thread: str,
-        checkpoint_id: str,
-        named: Sequence[tuple[str, str]],
-        stored: dict[str, tuple[str, bytes] | None],
-    ) -> dict[str, Any]:
-        """A checkpoint's channel values from the blobs it names: a channel stored as having no value is left out;
-        a value not stored at all is a CheckpointFormatError (never a checkpoint read back without it)."""
-        values = {}
-        for ch, cid in named:
-            if cid not in stored:
-                raise CheckpointFormatError(
-                    f"checkpoint {checkpoint_id!r} of thread {thread!r} names the value of channel {ch!r} as "
-                    f"{cid!r}, which session {bid!r} does not hold"
-                )
-            typed = stored[cid]
-            if typed is not None:
-                values[ch] = self.serde.loads_typed(typed)
-        return values
 
     def _metadata(self, entry: Message) -> dict[str, Any]:
         metadata: dict[str, Any] = self.serde.loads_typed(E.decode_checkpoint(entry.item)[1])

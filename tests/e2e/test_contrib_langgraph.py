@@ -205,12 +205,31 @@ def test_a_thread_of_whole_checkpoints_is_read_and_resumed_as_in_memory_saver(
     parent = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 2}, "channel_versions": {"a": "1", "b": "1"}}
     with WholeCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as old:
         old.put(config, parent, {"step": 0}, {"a": "1", "b": "1"})
-    read = saver.get_tuple(config)
-    assert read is not None and read.checkpoint["channel_values"] == {"a": 1, "b": 2}
-    child = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 3}, "channel_versions": {"a": "1", "b": "2"}}
-    stored = saver.put(read.config, child, {"step": 1}, {"b": "2"})
+    bid = entries.session_ids(saver.prefix, config["configurable"]["thread_id"], "")[2]
+    with ClawCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as fresh:
+        read = fresh.get_tuple(config)
+        assert read is not None and read.checkpoint["channel_values"] == {"a": 1, "b": 2}
+        assert len(list(fresh.list(config))) == 1
+        assert saver.client.load(bid, no_repair=True).messages == []  # a read writes nothing
+        # A child put stores the parent's values the child names by their versions with its own.
+        child = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 3}, "channel_versions": {"a": "1", "b": "2"}}
+        stored = fresh.put(read.config, child, {"step": 1, "run_id": "kids"}, {"b": "2"})
+    assert sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages) == ["a/1", "b/1", "b/2"]
     assert [t.checkpoint["channel_values"] for t in saver.list(config)] == [{"a": 1, "b": 3}, {"a": 1, "b": 2}]
     assert (got := saver.get_tuple(stored)) is not None and got.checkpoint["channel_values"] == {"a": 1, "b": 3}
+    # A fork off the old parent (by a saver that never read it) finds the values all the same.
+    fork = {**empty_checkpoint(), "channel_values": {"a": 5, "b": 2}, "channel_versions": {"a": "5", "b": "1"}}
+    forked = saver.put(read.config, fork, {"step": 1, "run_id": "kids"}, {"a": "5"})
+    assert (got := saver.get_tuple(forked)) is not None and got.checkpoint["channel_values"] == {"a": 5, "b": 2}
+    # Deleting the children keeps the values the old parent names: the saver (which knows they are stored) puts
+    # one more child off it, and that child reads back whole.
+    saver.delete_for_runs(["kids"])
+    assert sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages) == ["a/1", "b/1"]
+    saver.prune([config["configurable"]["thread_id"]])
+    assert sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages) == ["a/1", "b/1"]
+    again = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 7}, "channel_versions": {"a": "1", "b": "7"}}
+    last = saver.put(read.config, again, {"step": 1}, {"b": "7"})
+    assert (got := saver.get_tuple(last)) is not None and got.checkpoint["channel_values"] == {"a": 1, "b": 7}
 
 
 def test_delete_for_runs_and_prune_remove_the_channel_values_no_checkpoint_left_names(
@@ -240,6 +259,60 @@ def test_delete_for_runs_and_prune_remove_the_channel_values_no_checkpoint_left_
     assert [t.checkpoint["channel_values"] for t in saver.list(config)] == [{"a": 1, "b": 4}]
     saver.delete_thread(thread)
     assert saver.client.list_sessions_page(labels={entries.LABEL_THREAD: thread}).sessions == []
+
+
+class SessionCountingClient(SessionClient):
+    """A real client that counts the entries each Load returns, by session."""
+
+    loaded: dict[str, int]
+
+    def load(self, session_id: str, *args: Any, **kwargs: Any) -> Any:
+        result = super().load(session_id, *args, **kwargs)
+        self.loaded[session_id] = self.loaded.get(session_id, 0) + len(result.messages)
+        return result
+
+
+def test_delete_for_runs_and_prune_read_the_checkpoints_once(module_daemon: DaemonProcess) -> None:
+    with SessionCountingClient(address=module_daemon.address, autostart=False) as client:
+        saver = ClawCheckpointSaver(client, prefix=f"o{uuid.uuid4().hex[:8]}")
+        thread = f"once-{uuid.uuid4().hex[:8]}"
+        sid = entries.session_ids(saver.prefix, thread, "")[0]
+        config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        for i in range(30):
+            checkpoint = {**empty_checkpoint(), "channel_values": {"a": i}, "channel_versions": {"a": str(i)}}
+            config = saver.put(config, checkpoint, {"run_id": "odd" if i % 2 else "even"}, {"a": str(i)})
+        client.loaded = {}
+        saver.delete_for_runs(["odd"])
+        assert client.loaded[sid] <= 30  # one pass over the 30 checkpoints (not one more to find the values used)
+        whole: Any = {"configurable": {"thread_id": thread}}
+        assert len(list(saver.list(whole))) == 15
+        client.loaded = {}
+        saver.prune([thread])
+        assert client.loaded[sid] <= 15  # the newest, then the 14 before it to delete: no third read
+        assert [t.checkpoint["channel_values"] for t in saver.list(whole)] == [{"a": 28}]
+
+
+def test_a_daemon_with_a_low_batch_bound_serves_reads_of_more_values_than_it(tmp_path: Path) -> None:
+    """A ``list`` page asks for the values of all its checkpoints in one Load: past ``--max-batch-messages`` the
+    saver asks again in parts of the bound the refusal names."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    daemon = DaemonProcess(ws, "--max-batch-messages", "5").start()
+    try:
+        with ClawCheckpointSaver(address=daemon.address, autostart=False) as saver:
+            config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+            for i in range(4):
+                versions = {ch: str(i) for ch in "abcd"}
+                checkpoint = {
+                    **empty_checkpoint(),
+                    "channel_values": dict.fromkeys("abcd", i),
+                    "channel_versions": versions,
+                }
+                config = saver.put(config, checkpoint, {"step": i}, versions)
+            history = list(saver.list({"configurable": {"thread_id": "t"}}, limit=3))  # 12 values in one read
+            assert [t.checkpoint["channel_values"] for t in history] == [dict.fromkeys("abcd", i) for i in (3, 2, 1)]
+    finally:
+        daemon.stop()
 
 
 def test_time_travel_resumes_and_forks_from_an_older_checkpoint_as_in_memory_saver(

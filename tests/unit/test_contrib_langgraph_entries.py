@@ -69,6 +69,19 @@ def test_a_blob_client_id_names_one_channel_at_one_version(ch: str, ver: str | i
         assert cid != E.blob_client_id(ch2, ver2)
 
 
+def test_near_collisions_of_blob_client_ids_name_different_values() -> None:
+    """A ``/`` inside a part is escaped, so it never shifts the channel/version split; a long part stored as its
+    digest is never the id of a literal ``#<digest>`` part (an escape never holds ``#``)."""
+    assert E.blob_client_id("a/b", "c") != E.blob_client_id("a", "b/c")
+    assert E.blob_client_id("a/b", "c/d") != E.blob_client_id("a/b/c", "d")
+    long = "x" * 200
+    hashed = E.blob_client_id(long, "1")
+    assert hashed.startswith("#")
+    assert E.blob_client_id(hashed.split("/")[0], "1") != hashed
+    assert E.blob_client_id("c", long) != E.blob_client_id("c", E.blob_client_id(long, "1").split("/")[0])
+    assert E.blob_client_id("c", 7) == E.blob_client_id("c", "7")  # an int version is its decimal text
+
+
 def test_labels_name_the_thread_and_refuse_what_a_label_cannot_hold() -> None:
     labels = E.labels("lg", "user/1", "child:1", E.KIND_CHECKPOINTS)
     assert E.thread_of(labels) == ("user/1", "child:1")

@@ -31,8 +31,10 @@ export * as layout from "./langgraph_layout";
 
 /** How many entries one page of a `list` (or of a scan) reads at most; a `list`'s first page is its limit's size. */
 export const PAGE = 100;
-/** At most this many client ids are asked for in one Load (a checkpoint's channel values, a task's writes). */
+/** At most this many client ids are asked for in one Load (a checkpoint's channel values, a batch's ids) until the daemon says its bound (`--max-batch-messages`) is lower: then that bound. */
 const IDS_PER_LOAD = 1000;
+/** At most this many checkpoint ids are remembered as having their values in blobs (a put of a child of one not remembered reads the parent once). */
+const KNOWN = 10_000;
 /** ListSessions page size when the saver looks for a thread's sessions, and at most this many pages (100,000 namespaces). */
 const SESSION_PAGE = 100;
 const MAX_SESSION_PAGES = 1000;
@@ -78,6 +80,10 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
   private readonly made = new Set<string>();
   /** Sessions this saver may have written to after another saver deleted them (an append recreates one without labels). */
   private readonly stale = new Set<string>();
+  /** [thread, ns, checkpoint id] (JSON) of checkpoints whose channel values are blobs, oldest first: at most KNOWN. */
+  private readonly inBlobs = new Set<string>();
+  /** How many client ids one Load asks for: IDS_PER_LOAD, or the daemon's lower bound once it refused more. */
+  private idsPerLoad = IDS_PER_LOAD;
 
   constructor(
     readonly client: SessionClient,
@@ -103,27 +109,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       if (entry && loaded) this.tails.set(key(thread, ns), [entry.clientId, loaded.session.lastPosition]);
     }
     if (!entry) return undefined;
-    const [found] = await this.tuples(thread, ns, [entry]);
-    if (!this.decoded(thread, entry)[3]) await this.keepValues(thread, ns, found.checkpoint);
-    return found;
-  }
-
-  /**
-   * Stores as blobs the channel values of a checkpoint that holds them itself (written before the
-   * values had their session), those not stored yet: a child put names the channels it did not change by their versions.
-   */
-  private async keepValues(thread: string, ns: string, checkpoint: Checkpoint): Promise<void> {
-    const values = checkpoint.channel_values ?? {};
-    const versions = checkpoint.channel_versions ?? {};
-    const wanted = new Map(Object.keys(values).filter((ch) => ch in versions).map((ch) => [L.blobClientId(ch, versions[ch]), ch]));
-    const [, , bid] = L.sessionIds(this.prefix, thread, ns);
-    for (const e of await this.byClientIds(bid, [...wanted.keys()])) wanted.delete(e.clientId);
-    if (wanted.size === 0) return;
-    const blobs = await Promise.all(
-      [...wanted].map(async ([clientId, ch]) => blob(ch, (await this.serde.dumpsTyped(values[ch])) as L.Typed, clientId)),
-    );
-    await this.ensure(bid, thread, ns, L.KIND_BLOBS);
-    await this.appendNew(bid, blobs);
+    return (await this.tuples(thread, ns, [entry]))[0];
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -178,10 +164,11 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     const values = checkpoint.channel_values ?? {};
     const blobs = await Promise.all(
       Object.entries(newVersions ?? {}).map(async ([channel, version]) => {
-        const value = channel in values ? ((await this.serde.dumpsTyped(values[channel])) as L.Typed) : undefined;
+        const value = Object.hasOwn(values, channel) ? ((await this.serde.dumpsTyped(values[channel])) as L.Typed) : undefined;
         return blob(channel, value, L.blobClientId(channel, version));
       }),
     );
+    if (parent) blobs.push(...(await this.inherited(thread, ns, parent, new Set(blobs.map((b) => b.clientId)))));
     const [c, m] = await Promise.all([this.serde.dumpsTyped({ ...copyCheckpoint(checkpoint), channel_values: {} }), this.serde.dumpsTyped(metadata)]);
     const item = L.encodeCheckpoint(c as L.Typed, m as L.Typed, parent);
     const entry = { role: Role.ROLE_OTHER, format: L.FORMAT_CHECKPOINT, item, clientId: checkpoint.id, metadata: L.metadataJson(metadata) };
@@ -190,6 +177,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       await this.ensure(bid, thread, ns, L.KIND_BLOBS);
       await this.appendNew(bid, blobs);
     }
+    if (parent) this.known(thread, ns, parent);
     await this.ensure(sid, thread, ns, L.KIND_CHECKPOINTS);
     const tail = this.tails.get(key(thread, ns));
     const expected = tail && parent && tail[0] === parent ? tail[1] : 0;
@@ -220,7 +208,43 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
         throw new CheckpointConflictError(`checkpoint ${JSON.stringify(checkpoint.id)} of thread ${JSON.stringify(thread)} is stored with other contents`, -1, "CLIENT_ID_EXISTS");
       }
     }
+    this.known(thread, ns, checkpoint.id);
     return { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  /**
+   * The values a child put stores for a parent that holds them itself (a checkpoint of header version 1, written
+   * before the values had their session): the blob of each channel at the parent's version, those not in `named`
+   * (the put's own), so the child finds the channels it did not change by their versions. None when the parent's
+   * values are blobs already (known in memory, else one point read of the parent).
+   */
+  private async inherited(thread: string, ns: string, parent: string, named: Set<string>): Promise<(MessageInput & { clientId: string })[]> {
+    if (this.inBlobs.has(key(thread, ns, parent))) return [];
+    const entry = await this.byClientId(L.sessionIds(this.prefix, thread, ns)[0], parent);
+    if (!entry) return [];
+    const [c, , , inBlobs] = this.decoded(thread, entry);
+    if (inBlobs) {
+      this.known(thread, ns, parent);
+      return [];
+    }
+    const whole: Checkpoint = await this.loads(c, what(thread, entry));
+    const values = whole.channel_values ?? {};
+    const out = [];
+    for (const [ch, version] of Object.entries(whole.channel_versions ?? {})) {
+      const clientId = L.blobClientId(ch, version);
+      if (named.has(clientId)) continue;
+      const value = Object.hasOwn(values, ch) ? ((await this.serde.dumpsTyped(values[ch])) as L.Typed) : undefined;
+      out.push(blob(ch, value, clientId));
+    }
+    return out;
+  }
+
+  /** Remembers that a checkpoint's channel values are blobs (at most KNOWN ids, the oldest forgotten first). */
+  private known(thread: string, ns: string, checkpointId: string): void {
+    const k = key(thread, ns, checkpointId);
+    this.inBlobs.delete(k);
+    this.inBlobs.add(k);
+    if (this.inBlobs.size > KNOWN) this.inBlobs.delete(this.inBlobs.values().next().value as string);
   }
 
   /** Stores a task's pending writes in one append: a regular write already stored stays, a special one (idx < 0) replaces it. */
@@ -231,7 +255,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     const [, wid] = L.sessionIds(this.prefix, thread, ns);
     const entries = await Promise.all(
       writes.map(async ([channel, value], i) => {
-        const idx = WRITES_IDX_MAP[channel] ?? i;
+        const idx = Object.hasOwn(WRITES_IDX_MAP, channel) ? WRITES_IDX_MAP[channel] : i;
         const item = L.encodeWrite(taskId, channel, taskPath, idx, (await this.serde.dumpsTyped(value)) as L.Typed);
         return { role: Role.ROLE_OTHER, format: L.FORMAT_WRITE, item, clientId: L.writeClientId(cid, taskId, idx) };
       }),
@@ -303,6 +327,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       const [, m, parent, inBlobs] = decoded[i];
       const checkpoint = checkpoints[i];
       if (inBlobs) {
+        this.known(thread, ns, entry.clientId);
         checkpoint.channel_values = {};
         for (const [ch, id] of ids[i]) {
           const value = stored.get(id);
@@ -322,9 +347,13 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     return out;
   }
 
-  /** The serialized channel values with these client ids, by client id (one Load of them; a value stored as none is left out). */
-  private async blobs(bid: string, clientIds: string[]): Promise<Map<string, L.Typed>> {
-    const out = new Map<string, L.Typed>();
+  /**
+   * The serialized channel values with these client ids, by client id (one Load of them): a value stored as none
+   * (the channel had no value) is undefined, one not stored left out; either is absent from `channel_values`, as in
+   * LangGraph's savers (the validation suite asks for it: a put whose newVersions leave a channel out stores none).
+   */
+  private async blobs(bid: string, clientIds: string[]): Promise<Map<string, L.Typed | undefined>> {
+    const out = new Map<string, L.Typed | undefined>();
     for (const entry of await this.byClientIds(bid, [...new Set(clientIds)])) {
       if (entry.format !== L.FORMAT_BLOB) continue;
       let value: L.Typed | undefined;
@@ -333,7 +362,7 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
       } catch (err) {
         throw new CheckpointFormatError(`channel value ${JSON.stringify(entry.clientId)}: ${(err as Error).message}`);
       }
-      if (value) out.set(entry.clientId, value);
+      out.set(entry.clientId, value);
     }
     return out;
   }
@@ -381,11 +410,26 @@ export class ClawCheckpointSaver extends BaseCheckpointSaver {
     return loaded?.messages.find((e) => e.clientId === clientId && e.format === L.FORMAT_CHECKPOINT);
   }
 
-  /** The visible entries with these client ids (Loads of IDS_PER_LOAD ids; none if the session does not exist). */
+  /**
+   * The visible entries with these client ids (none if the session does not exist): a Load of each `idsPerLoad`
+   * of them (a Load the daemon refuses as asking for more ids than its bound is asked again in parts of that bound).
+   */
   private async byClientIds(sid: string, clientIds: string[]): Promise<Message[]> {
     const out: Message[] = [];
-    for (let i = 0; i < clientIds.length; i += IDS_PER_LOAD) {
-      out.push(...((await this.load(sid, { clientIds: clientIds.slice(i, i + IDS_PER_LOAD) }))?.messages ?? []));
+    for (let i = 0; i < clientIds.length; ) {
+      // bounded: each pass moves on, or lowers idsPerLoad (never below 1)
+      const chunk = clientIds.slice(i, i + this.idsPerLoad);
+      let loaded;
+      try {
+        loaded = await this.load(sid, { clientIds: chunk });
+      } catch (err) {
+        const bound = err instanceof InvalidRequestError && err.reason === "FIELD_TOO_LARGE" ? Number(err.metadata.limit) : NaN;
+        if (!(Number.isInteger(bound) && bound >= 1 && bound < chunk.length)) throw err;
+        this.idsPerLoad = bound;
+        continue;
+      }
+      out.push(...(loaded?.messages ?? []));
+      i += chunk.length;
     }
     return out;
   }
@@ -501,6 +545,6 @@ function names(config: RunnableConfig): [string, string] {
   return L.checkNames(config.configurable?.thread_id, config.configurable?.checkpoint_ns ?? "");
 }
 
-function key(thread: string, ns: string): string {
-  return JSON.stringify([thread, ns]);
+function key(...parts: string[]): string {
+  return JSON.stringify(parts);
 }

@@ -160,7 +160,7 @@ export function labels(prefix: string, threadId: string, checkpointNs: string, k
 
 /** The [thread_id, checkpoint_ns] a session's labels name, or undefined if they are not the checkpointer's. */
 export function threadOf(sessionLabels: Record<string, string>): [string, string] | undefined {
-  if (!(LABEL_THREAD in sessionLabels) || !(LABEL_NS in sessionLabels)) return undefined;
+  if (!Object.hasOwn(sessionLabels, LABEL_THREAD) || !Object.hasOwn(sessionLabels, LABEL_NS)) return undefined;
   return [unescape(sessionLabels[LABEL_THREAD]), unescape(sessionLabels[LABEL_NS])];
 }
 
@@ -183,14 +183,12 @@ export function writeClientId(checkpointId: string, taskId: string, idx: number)
   return idx >= 0 ? base : `${base}/${randomUUID().replace(/-/g, "")}`;
 }
 
-/** A channel version as text: a string as it is, a number in its decimal form (as Python's `str` writes an int). */
-export function versionText(version: unknown): string {
-  return String(version);
-}
-
-/** The client id of a channel's value at one version, `<channel>/<version>` (each part as a write's). */
+/**
+ * The client id of a channel's value at one version, `<channel>/<version>` (each part as a write's). A
+ * version is a string or an integer: the Python saver writes the same id for either (a float's text differs).
+ */
 export function blobClientId(channel: string, version: unknown): string {
-  return `${part(channel)}/${part(versionText(version))}`;
+  return `${part(channel)}/${part(String(version))}`;
 }
 
 /** JSON as Python's json.dumps writes it with its default ensure_ascii and compact separators. */

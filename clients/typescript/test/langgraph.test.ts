@@ -3,6 +3,7 @@
 // checkpointer reads what LangGraph.js wrote (serde type "json"), and what it writes itself with its
 // default serde ("msgpack") is refused here with a CheckpointFormatError.
 import assert from "node:assert/strict";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
@@ -111,6 +112,50 @@ describe("LangGraph.js checkpointer", () => {
     }
   });
 
+  test("a daemon with a low --max-batch-messages serves a list page naming more values than its bound", async () => {
+    const d = await new Daemon(tempWorkspace("claw-lg-"), ["--max-batch-messages", "5"]).start();
+    daemons.push(d);
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const saver = new ClawCheckpointSaver(client);
+      let config: RunnableConfig = { configurable: { thread_id: "t", checkpoint_ns: "" } };
+      for (let i = 0; i < 4; i++) {
+        const versions = Object.fromEntries([..."abcd"].map((ch) => [ch, String(i)]));
+        const values = Object.fromEntries([..."abcd"].map((ch) => [ch, i]));
+        const cp = { v: 4, id: `${i}`, ts: "2026-01-01T00:00:01Z", channel_values: values, channel_versions: versions, versions_seen: {} };
+        config = await saver.put(config, cp, { source: "loop", step: i, parents: {} }, versions);
+      }
+      const got = [];
+      for await (const t of saver.list({ configurable: { thread_id: "t" } }, { limit: 3 })) got.push(t.checkpoint.channel_values); // 12 values in one read
+      assert.deepEqual(got, [3, 2, 1].map((i) => Object.fromEntries([..."abcd"].map((ch) => [ch, i]))));
+    } finally {
+      client.close();
+    }
+  });
+
+  test("channels named as Object's own properties (constructor, toString) are channels like any other", async () => {
+    const d = await started();
+    const client = new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
+    try {
+      const saver = new ClawCheckpointSaver(client);
+      const config = { configurable: { thread_id: "proto", checkpoint_ns: "" } };
+      const versions = { constructor: "1", toString: "1", a: "1" };
+      const cp = { v: 4, id: "1", ts: "2026-01-01T00:00:01Z", channel_values: { a: 1 }, channel_versions: versions, versions_seen: {} };
+      const stored = await saver.put(config, cp, { source: "input", step: 0, parents: {} }, versions); // constructor, toString: no value
+      await saver.putWrites(stored, [["constructor", "w"]], "task");
+      const got = await saver.getTuple(stored);
+      assert.deepEqual(got?.checkpoint.channel_values, { a: 1 });
+      assert.deepEqual(got?.pendingWrites, [["task", "constructor", "w"]]);
+      const [, wid] = layout.sessionIds("langgraph", "proto", "");
+      assert.deepEqual((await client.load(wid, { noRepair: true })).messages.map((e) => e.clientId), ["1/task/0"]);
+      const child = { ...cp, id: "2", channel_values: { a: 1, constructor: "set" }, channel_versions: { ...versions, constructor: "2" } };
+      const next = await saver.put(stored, child, { source: "loop", step: 1, parents: {} }, { constructor: "2" });
+      assert.deepEqual((await saver.getTuple(next))?.checkpoint.channel_values, { a: 1, constructor: "set" });
+    } finally {
+      client.close();
+    }
+  });
+
   test("session ids, labels, write and blob client ids and items are the Python checkpointer's, byte for byte", () => {
     const names = ["t", "", "user/42 ✓", "a%b~c", "..", " x\n", "\u{1F600}", "\ud800", "é".repeat(90), "x".repeat(300), "\u0085 \u200b"];
     const mine = names.map((n) => [
@@ -156,8 +201,9 @@ describe("LangGraph.js checkpointer", () => {
       const item = Buffer.concat([Buffer.from(header + "\n"), c[1], m[1]]);
       await client.createSession(sid, { labels: layout.labels("langgraph", "old", "", layout.KIND_CHECKPOINTS) });
       await client.append(sid, [{ role: 5, format: layout.FORMAT_CHECKPOINT, item, clientId: "1", metadata: "{}" }]);
-      const read = await saver.getTuple({ configurable: { thread_id: "old" } });
+      const read = await new ClawCheckpointSaver(client).getTuple({ configurable: { thread_id: "old" } });
       assert.deepEqual(read?.checkpoint.channel_values, { a: 1, b: 2 });
+      assert.deepEqual((await client.load(bid, { noRepair: true })).messages, []); // a read writes nothing
       // A child names the channel it did not change (a) by its version alone: its value is found all the same.
       const child = { ...whole, id: "2", channel_values: { a: 1, b: 3 }, channel_versions: { a: "1", b: "2" } };
       const stored = await saver.put(read?.config as never, child, { source: "loop", step: 1, parents: {} }, { b: "2" });

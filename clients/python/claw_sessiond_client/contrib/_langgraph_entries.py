@@ -165,14 +165,13 @@ def write_client_id(checkpoint_id: str, task_id: str, idx: int) -> str:
     return base if idx >= 0 else f"{base}/{uuid.uuid4().hex}"
 
 
-def version_text(version: Any) -> str:
-    """A channel version as text: a str as it is, a number in its decimal form (as LangGraph.js writes it)."""
-    return str(version)
-
-
 def blob_client_id(channel: str, version: Any) -> str:
-    """The client id of a channel's value at one version: ``<channel>/<version>``, each part as a write's."""
-    return f"{_part(channel)}/{_part(version_text(version))}"
+    """The client id of a channel's value at one version: ``<channel>/<version>``, each part as a write's.
+
+    A version is a str or an int (what LangGraph's savers and this one's ``get_next_version`` give): the
+    TypeScript saver writes the same id for either; a float's text is not the same in both languages.
+    """
+    return f"{_part(channel)}/{_part(str(version))}"
 
 
 def _frame(header: dict[str, Any], *blobs: bytes) -> bytes:

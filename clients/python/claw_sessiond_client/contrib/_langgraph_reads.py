@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from claw_sessiond_client import Message, SessionClient
+from claw_sessiond_client.errors import InvalidRequestError, Reason
 
 from . import _langgraph_entries as E
 
@@ -19,7 +20,8 @@ __all__ = ["PAGE", "Reader", "StoredWrite"]
 #: How many checkpoints one page of a ``list`` reads at most (its first page: its limit's size, each next one
 #: twice the one before).
 PAGE = 100
-#: At most this many client ids are asked for in one Load (a checkpoint's channel values, a batch's ids).
+#: At most this many client ids are asked for in one Load (a checkpoint's channel values, a batch's ids) until the
+#: daemon says its bound (``--max-batch-messages``) is lower: then that bound.
 IDS_PER_LOAD = 1000
 
 
@@ -45,6 +47,8 @@ class Reader:
 
     def __init__(self, client: SessionClient) -> None:
         self.client = client
+        #: How many client ids one Load asks for: IDS_PER_LOAD, or the daemon's lower bound once it refused more.
+        self.ids_per_load = IDS_PER_LOAD
 
     def by_client_id(self, sid: str, client_id: str) -> Message | None:
         """The checkpoint entry with this client id, or None (one point read)."""
@@ -54,16 +58,29 @@ class Reader:
         return None
 
     def by_client_ids(self, sid: str, client_ids: list[str]) -> list[Message]:
-        """The visible entries with these client ids (a Load of each IDS_PER_LOAD of them)."""
+        """The visible entries with these client ids: a Load of each ``ids_per_load`` of them (a Load the daemon
+        refuses as asking for more ids than its bound is asked again in parts of that bound)."""
         out: list[Message] = []
-        for start in range(0, len(client_ids), IDS_PER_LOAD):
-            chunk = client_ids[start : start + IDS_PER_LOAD]
-            out.extend(self.client.load(sid, no_repair=True, client_ids=chunk).messages)
+        start = 0
+        while start < len(client_ids):  # bounded: each pass moves on, or lowers ids_per_load (never below 1)
+            chunk = client_ids[start : start + self.ids_per_load]
+            try:
+                loaded = self.client.load(sid, no_repair=True, client_ids=chunk)
+            except InvalidRequestError as err:
+                bound = _bound(err)
+                if bound is None or bound >= len(chunk):
+                    raise
+                self.ids_per_load = bound
+                continue
+            out.extend(loaded.messages)
+            start += len(chunk)
         return out
 
     def blobs(self, bid: str, client_ids: Iterable[str]) -> dict[str, tuple[str, bytes]]:
         """The serialized channel values with these client ids (:func:`~._langgraph_entries.blob_client_id`), by
-        client id: one read of them (a value stored as none, or not stored, is left out)."""
+        client id: one read of them. A value stored as none (the channel had no value) or not stored is left out:
+        a checkpoint's ``channel_values`` hold the values stored for its versions, as LangGraph's SQL savers'
+        (LangGraph.js's validation suite asks for it: a put whose ``new_versions`` leave a channel out stores none)."""
         out: dict[str, tuple[str, bytes]] = {}
         for entry in self.by_client_ids(bid, list(dict.fromkeys(client_ids))):
             if entry.format == E.FORMAT_BLOB:
@@ -119,3 +136,14 @@ class Reader:
             if loaded.complete or not entries:
                 return
             after = entries[-1].position
+
+
+def _bound(err: InvalidRequestError) -> int | None:
+    """The daemon's bound on ids per request a FIELD_TOO_LARGE refusal names (its ``limit``), if it is one >= 1."""
+    if err.reason != Reason.FIELD_TOO_LARGE:
+        return None
+    try:
+        bound = int(err.metadata.get("limit", ""))
+    except ValueError:
+        return None
+    return bound if bound >= 1 else None

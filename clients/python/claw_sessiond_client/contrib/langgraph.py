@@ -20,7 +20,6 @@ checkpoint.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -47,14 +46,13 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 from claw_sessiond_client import Message, SessionClient
 from claw_sessiond_client.errors import (
     AlreadyExistsError,
-    InvalidRequestError,
     Reason,
     SequenceConflictError,
     SessiondError,
-    SessionNotFoundError,
 )
 
 from . import _langgraph_entries as E
+from ._langgraph_deletes import Deleter
 from ._langgraph_reads import PAGE, Reader
 
 __all__ = ["CheckpointConflictError", "ClawCheckpointSaver"]
@@ -63,6 +61,9 @@ __all__ = ["CheckpointConflictError", "ClawCheckpointSaver"]
 _PAGE = 100
 #: At most this many pages of sessions are walked by one call (100,000 thread namespaces).
 _MAX_PAGES = 1000
+#: At most this many checkpoint ids are remembered as having their channel values in blobs (a put of a child of
+#: one not remembered reads the parent's entry once).
+_KNOWN = 10_000
 #: The kinds of a thread namespace's sessions, in the order of ``session_ids``.
 _KINDS = (E.KIND_CHECKPOINTS, E.KIND_WRITES, E.KIND_BLOBS)
 
@@ -114,6 +115,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             else SessionClient(workspace, address=address, token=token, autostart=autostart)
         )
         self._reader = Reader(self.client)
+        self._deleter = Deleter(self.client, self._reader, self.serde)
         self._lock = threading.Lock()
         #: (thread, ns) -> (checkpoint id, position): the newest checkpoint this saver read or wrote there.
         self._tails: dict[tuple[str, str], tuple[str, int]] = {}
@@ -122,6 +124,9 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         #: Sessions this saver may have written to after another saver deleted them (appends recreate a session
         #: without labels): the next ``_ensure`` of one sets its labels even if it exists.
         self._stale: set[str] = set()
+        #: (thread, ns, checkpoint id) of checkpoints whose channel values are blobs (a child put of one reads
+        #: nothing of it), oldest first: at most _KNOWN.
+        self._in_blobs: dict[tuple[str, str, str], None] = {}
 
     def close(self) -> None:
         """Close the client this saver made (not one it was given)."""
@@ -149,22 +154,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 self._remember(thread, ns, entry.client_id, last)
         if entry is None:
             return None
-        found = self._tuples(thread, ns, [entry])[0]
-        if not E.decode_checkpoint(entry.item)[3]:
-            self._keep_values(thread, ns, found.checkpoint)
-        return found
-
-    def _keep_values(self, thread: str, ns: str, checkpoint: Checkpoint) -> None:
-        """Store as blobs the channel values of a checkpoint that holds them itself (written before the values had
-        their session), those not stored yet: a child put names the channels it did not change by their versions."""
-        values, versions = checkpoint["channel_values"], checkpoint["channel_versions"]
-        wanted = {E.blob_client_id(ch, versions[ch]): ch for ch in values if ch in versions}
-        bid = E.session_ids(self.prefix, thread, ns)[2]
-        stored = {e.client_id for e in self._reader.by_client_ids(bid, list(wanted))}
-        blobs = [_blob(ch, self.serde.dumps_typed(values[ch]), cid) for cid, ch in wanted.items() if cid not in stored]
-        if blobs:
-            self._ensure(bid, thread, ns, E.KIND_BLOBS)
-            self._append_new(bid, blobs)
+        return self._tuples(thread, ns, [entry])[0]
 
     def list(
         self,
@@ -247,6 +237,8 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             _blob(ch, self.serde.dumps_typed(values[ch]) if ch in values else None, E.blob_client_id(ch, version))
             for ch, version in new_versions.items()
         ]
+        if parent:
+            blobs += self._inherited(thread, ns, parent, {b.client_id for b in blobs})
         stripped = {**checkpoint, "channel_values": {}}
         item = E.encode_checkpoint(self.serde.dumps_typed(stripped), self.serde.dumps_typed(meta), parent)
         entry = Message(
@@ -255,6 +247,8 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         if blobs:  # before the checkpoint that names them: a stored checkpoint never lacks its values
             self._ensure(bid, thread, ns, E.KIND_BLOBS)
             self._append_new(bid, blobs)
+        if parent:
+            self._known(thread, ns, parent)
         self._ensure(sid, thread, ns, E.KIND_CHECKPOINTS)
         expected = self._expected(thread, ns, parent)
         try:
@@ -285,7 +279,39 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 ) from None
         else:
             self._remember(thread, ns, checkpoint["id"], result.last_position)
+        self._known(thread, ns, checkpoint["id"])
         return _config(thread, ns, checkpoint["id"])
+
+    def _inherited(self, thread: str, ns: str, parent: str, named: set[str]) -> Sequence[Message]:
+        """The values a child put stores for a parent that holds them itself (a checkpoint of header version 1,
+        written before the values had their session): the blob of each channel at the parent's version, those not
+        in ``named`` (the put's own), so the child finds the channels it did not change by their versions. None when
+        the parent's values are blobs already (known in memory, else one point read of the parent)."""
+        with self._lock:
+            if (thread, ns, parent) in self._in_blobs:
+                return []
+        entry = self._reader.by_client_id(E.session_ids(self.prefix, thread, ns)[0], parent)
+        if entry is None:
+            return []
+        checkpoint_typed, _, _, in_blobs = E.decode_checkpoint(entry.item)
+        if in_blobs:
+            self._known(thread, ns, parent)
+            return []
+        whole = self.serde.loads_typed(checkpoint_typed)
+        values = whole["channel_values"]
+        out = []
+        for ch, version in whole["channel_versions"].items():
+            cid = E.blob_client_id(ch, version)
+            if cid not in named:
+                out.append(_blob(ch, self.serde.dumps_typed(values[ch]) if ch in values else None, cid))
+        return out
+
+    def _known(self, thread: str, ns: str, checkpoint_id: str) -> None:
+        """Remember that a checkpoint's channel values are blobs (at most _KNOWN ids, the oldest forgotten first)."""
+        with self._lock:
+            self._in_blobs[(thread, ns, checkpoint_id)] = None
+            if len(self._in_blobs) > _KNOWN:
+                del self._in_blobs[next(iter(self._in_blobs))]
 
     def put_writes(
         self,
@@ -363,17 +389,7 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
             found = E.thread_of(summary.labels)
             if found is None:
                 continue
-            sid, wid, bid = E.session_ids(self.prefix, *found)
-            deleted = False
-            for page in self._reader.pages(sid, 0, PAGE):
-                doomed = [e.client_id for e in page if _run_id(e) in wanted]
-                if doomed:
-                    deleted = True
-                    self.client.delete_entries(sid, client_ids=doomed)
-                    for cid in doomed:
-                        self._delete_prefix(wid, E.write_prefix(cid))
-            if deleted:
-                self._delete_unused_blobs(sid, bid)
+            self._deleter.runs(*E.session_ids(self.prefix, *found), wanted)
             self._forget(*found)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -395,56 +411,8 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
                 found = E.thread_of(summary.labels)
                 if found is None:
                     continue
-                sid, wid, bid = E.session_ids(self.prefix, *found)
-                newest, _ = self._reader.newest(sid)
-                if newest is None:
-                    continue
-                self._delete_all_but(sid, {newest.position}, E.FORMAT_CHECKPOINT, before=newest.position)
-                kept = {e.position for e in self._reader.prefixed(wid, E.write_prefix(newest.client_id))}
-                self._delete_all_but(wid, kept, E.FORMAT_WRITE)
-                self._delete_unused_blobs(sid, bid)
+                self._deleter.all_but_newest(*E.session_ids(self.prefix, *found))
                 self._forget(*found)
-
-    def _delete_unused_blobs(self, sid: str, bid: str) -> None:
-        """Delete the channel values no checkpoint left in ``sid`` names (it reads every checkpoint there)."""
-        used: set[str] = set()
-        for page in self._reader.pages(sid, 0, PAGE):
-            for entry in page:
-                checkpoint_typed, _, _, in_blobs = E.decode_checkpoint(entry.item)
-                if in_blobs:
-                    versions = self.serde.loads_typed(checkpoint_typed)["channel_versions"]
-                    used.update(E.blob_client_id(ch, v) for ch, v in versions.items())
-        for page in self._reader.pages(bid, 0, PAGE, E.FORMAT_BLOB):
-            unused = [e.client_id for e in page if e.client_id not in used]
-            if unused:
-                self.client.delete_entries(bid, client_ids=unused)
-
-    def _delete_all_but(self, sid: str, keep: set[int], fmt: str, before: int = 0) -> None:
-        """Delete every entry of ``fmt`` (before position ``before``, 0: all) but those at ``keep``: a page at
-        a time, each run of neighbouring entries one DeleteEntries of its position range."""
-        for page in self._reader.pages(sid, before, PAGE, fmt):
-            run: list[int] = []
-            for entry in [*reversed(page), None]:
-                if entry is not None and entry.position not in keep:
-                    run.append(entry.position)
-                    continue
-                if run:
-                    self.client.delete_entries(sid, from_position=run[0], to_position=run[-1])
-                    run = []
-
-    def _delete_prefix(self, sid: str, prefix: str) -> None:
-        """Delete every entry whose client id starts with ``prefix`` (by pages of ids when they are more
-        than the daemon deletes in one request)."""
-        try:
-            self.client.delete_entries(sid, client_id_prefix=prefix)
-        except SessionNotFoundError:
-            return  # no writes were ever stored there
-        except InvalidRequestError as err:
-            if err.reason != Reason.FIELD_TOO_LARGE:
-                raise
-            ids = [e.client_id for e in self._reader.prefixed(sid, prefix)]
-            for start in range(0, len(ids), PAGE):
-                self.client.delete_entries(sid, client_ids=ids[start : start + PAGE])
 
     # -- async: the sync methods in a worker thread
 
@@ -527,12 +495,14 @@ class ClawCheckpointSaver(BaseCheckpointSaver[str]):
         ]
         stored = self._reader.blobs(bid, [cid for named in ids for _, cid in named])
         out = []
-        for entry, (_, metadata_typed, parent, _), checkpoint, named in zip(
+        for entry, (_, metadata_typed, parent, in_blobs), checkpoint, named in zip(
             entries, decoded, checkpoints, ids, strict=True
         ):
-            if named:
-                values = {ch: self.serde.loads_typed(stored[cid]) for ch, cid in named if cid in stored}
-                checkpoint["channel_values"] = values
+            if in_blobs:
+                checkpoint["channel_values"] = {
+                    ch: self.serde.loads_typed(stored[cid]) for ch, cid in named if cid in stored
+                }
+                self._known(thread, ns, entry.client_id)
             pending = writes.get(entry.client_id, [])
             parent_config = _config(thread, ns, parent) if parent else None
             out.append(
@@ -627,15 +597,6 @@ def _config(thread: str, ns: str, checkpoint_id: str) -> RunnableConfig:
 def _blob(channel: str, value: tuple[str, bytes] | None, client_id: str) -> Message:
     """The entry of a channel's value (None: the channel has none) at the version ``client_id`` names."""
     return Message("other", format=E.FORMAT_BLOB, item=E.encode_blob(channel, value), client_id=client_id)
-
-
-def _run_id(entry: Message) -> Any:
-    """The ``run_id`` of a checkpoint entry's metadata JSON (None without one)."""
-    try:
-        metadata = json.loads(entry.metadata) if entry.metadata else {}
-    except ValueError:
-        return None
-    return metadata.get("run_id") if isinstance(metadata, dict) else None
 
 
 def _matches(metadata: dict[str, Any], wanted: dict[str, Any]) -> bool:

@@ -15,6 +15,7 @@ anything is queued, so a refused request never reaches a transaction.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from . import selection
@@ -56,7 +57,7 @@ def check_entry(where: str, index: int, msg: Message, max_entry_bytes: int) -> N
     def bad(why: str, reason: Reason = Reason.INVALID_MESSAGE) -> InvalidRequestError:
         return InvalidRequestError(f"{where}: {why}", reason=reason, index=index)
 
-    if msg.format and not FORMAT_TAG.fullmatch(msg.format):
+    if msg.format and not _is_tag(msg.format):
         raise bad(_not_a_tag("format", msg.format))
     if msg.item and not msg.format:
         raise bad("item needs a format (the tag of what the bytes are, for example 'openai.responses')")
@@ -104,6 +105,12 @@ def check_client_ids(messages: Sequence[Message]) -> None:
                 index=i,
             )
         seen[msg.client_id] = i
+
+
+@functools.lru_cache(maxsize=64)
+def _is_tag(text: str) -> bool:
+    """Whether ``text`` is a format tag (an append's entries carry a handful of tags, each matched once)."""
+    return FORMAT_TAG.fullmatch(text) is not None
 
 
 def _not_a_tag(field: str, value: str) -> str:

@@ -124,6 +124,9 @@ def test_a_reply_entry_with_calls_or_without_a_form_is_decoded_whole() -> None:
 #: Requests of every shape an append stores (validated by ``prepare_append``, as the writer receives them).
 _APPENDED = [
     Message("user", "hello"),
+    Message("user", "an item", format="openai.responses", item=b'{"role":"user","content":"an item"}'),
+    Message("other", format="x", item=b"\x00" * 200),
+    Message("assistant", "", format="openai.responses", item=b"{}"),
     Message("user", "é" * 300 + "\U0001f600", client_id="c-1", metadata='{"a": [1]}'),
     Message("system", ""),
     Message("assistant", "x" * 5000, name="bot", usage=UsageDelta(1, 2**33, 3, 4, 5, "USD", "m1", "2026-01")),

@@ -249,7 +249,7 @@ def scope_state_pb(s: ScopeState) -> pb.ScopeState:
 def message_from_pb(m: pb.Message) -> Message:
     """Proto message → domain (role "unknown(N)" for unknown enum values; validation refuses it)."""
     return request_message(
-        _ROLE_NAME.get(m.role, f"unknown({m.role})"),
+        _ROLE_NAME.get(m.role) or f"unknown({m.role})",  # the name spelled only when it is needed
         m.content,
         # ``arguments_not_json``, ``orphan`` and ``supersedes`` are the daemon's to set: not read here.
         tuple(ToolCall(c.id, c.name, c.arguments, c.pending) for c in m.tool_calls) if m.tool_calls else (),

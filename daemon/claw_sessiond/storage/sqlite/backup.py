@@ -13,7 +13,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ...errors import CorruptDatabaseError, Reason
+from ...errors import CorruptDatabaseError
 from ..base import CopyFigures
 from . import schema
 from .errors import map_sqlite_errors
@@ -100,32 +100,26 @@ def check_copy(path: Path) -> CopyFigures:
         with open(path, "rb") as fh:
             header = fh.read(100)
     except OSError as exc:
-        raise CorruptDatabaseError(f"{path}: cannot read: {exc.strerror}", reason=Reason.CORRUPT_DATABASE) from exc
+        raise CorruptDatabaseError(f"{path}: cannot read: {exc.strerror}") from exc
     if not header.startswith(SQLITE_HEADER):
-        raise CorruptDatabaseError(f"{path}: not an SQLite database (bad header)", reason=Reason.CORRUPT_DATABASE)
+        raise CorruptDatabaseError(f"{path}: not an SQLite database (bad header)")
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
     except sqlite3.Error as exc:
-        raise CorruptDatabaseError(f"{path}: cannot open: {exc}", reason=Reason.CORRUPT_DATABASE) from exc
+        raise CorruptDatabaseError(f"{path}: cannot open: {exc}") from exc
     try:
         rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check").fetchall()]
         if rows != ["ok"]:
-            raise CorruptDatabaseError(
-                f"{path}: integrity_check failed: {'; '.join(rows[:3])}", reason=Reason.CORRUPT_DATABASE
-            )
+            raise CorruptDatabaseError(f"{path}: integrity_check failed: {'; '.join(rows[:3])}")
         app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
         if app_id != schema.APPLICATION_ID:
-            raise CorruptDatabaseError(
-                f"{path}: not a claw-sessiond database (application_id {app_id:#x})", reason=Reason.CORRUPT_DATABASE
-            )
+            raise CorruptDatabaseError(f"{path}: not a claw-sessiond database (application_id {app_id:#x})")
         try:
             schema.pending(conn)
         except CorruptDatabaseError as exc:
-            raise CorruptDatabaseError(f"{path}: {exc.message}", reason=Reason.CORRUPT_DATABASE) from exc
+            raise CorruptDatabaseError(f"{path}: {exc.message}") from exc
         return _figures_of(conn, path)
     except sqlite3.Error as exc:
-        raise CorruptDatabaseError(
-            f"{path}: {getattr(exc, 'sqlite_errorname', '') or 'error'}: {exc}", reason=Reason.CORRUPT_DATABASE
-        ) from exc
+        raise CorruptDatabaseError(f"{path}: {getattr(exc, 'sqlite_errorname', '') or 'error'}: {exc}") from exc
     finally:
         conn.close()

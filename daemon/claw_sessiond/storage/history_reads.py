@@ -37,7 +37,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 from ..edits import history_item
-from ..errors import Reason, SequenceConflictError
+from ..errors import SequenceConflictError
 from ..history import drop_calls, moves_bound
 from ..model import HistoryCursor, Message
 from .base import HistoryItem, StorageCounters
@@ -78,7 +78,6 @@ async def guard(port: PageReads, cursor: HistoryCursor, *, clears: bool = True) 
         raise SequenceConflictError(
             f"session {cursor.session_id!r} was cleared, edited or erased while its history was being streamed; "
             "load it again",
-            reason=Reason.SEQUENCE_CONFLICT,
             expected=cursor.last_position,
             actual=bounds[2] if bounds is not None else 0,
         )

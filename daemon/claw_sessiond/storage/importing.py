@@ -26,7 +26,7 @@ import dataclasses
 from typing import Final
 
 from .. import rules
-from ..errors import Reason, StorageUnavailableError
+from ..errors import StorageUnavailableError
 from ..export import ImportedSession
 from ..history import IndexedCall
 from ..model import ImportMode
@@ -55,8 +55,7 @@ def _hold_or_claim(port: Port, session_id: str) -> Steps[SessionRow | None]:
         if (yield port.claim_session(session_id, "", EMPTY, EMPTY, "", 0)) is not None:
             return None
     raise StorageUnavailableError(
-        f"session {session_id!r} is being created and deleted by others at once; try the import again",
-        reason=Reason.STORAGE_UNAVAILABLE,
+        f"session {session_id!r} is being created and deleted by others at once; try the import again"
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import CorruptDatabaseError, Reason
+from ..errors import CorruptDatabaseError
 
 __all__ = ["Migration", "newer_schema"]
 
@@ -25,6 +25,5 @@ class Migration:
 def newer_schema(version: int, this: int) -> CorruptDatabaseError:
     """The refusal of a database whose schema ``version`` is newer than this build's (``this``): it is not touched."""
     return CorruptDatabaseError(
-        f"database schema version {version} is newer than this claw-sessiond ({this}); upgrade claw-sessiond",
-        reason=Reason.CORRUPT_DATABASE,
+        f"database schema version {version} is newer than this claw-sessiond ({this}); upgrade claw-sessiond"
     )

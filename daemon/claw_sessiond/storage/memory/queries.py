@@ -130,7 +130,7 @@ class MemoryReads:
     async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         terms = _terms(match)
         if not terms:
-            raise InvalidRequestError("the search query has no words to look for", reason=Reason.INVALID_MESSAGE)
+            raise InvalidRequestError("the search query has no words to look for")
         hits: list[SearchRow] = []
         for row in self._history_rows():
             if len(hits) > limit:

@@ -30,7 +30,7 @@ from ...config import (
     parse_database_url,
     redact_url,
 )
-from ...errors import Reason, StorageUnavailableError
+from ...errors import StorageUnavailableError
 from . import schema
 from .errors import map_pg_errors
 from .pooling import STARTUP_SETTINGS, check_session_pooling, check_settings, set_statements
@@ -163,8 +163,7 @@ async def _checked(dsn: str, settings: PostgresSettings, target: str) -> Any:
         for conn in conns:
             conn.terminate()
         raise StorageUnavailableError(
-            f"PostgreSQL {target}: cannot connect: {failure_reason(exc, settings.connect_timeout_s)}",
-            reason=Reason.STORAGE_UNAVAILABLE,
+            f"PostgreSQL {target}: cannot connect: {failure_reason(exc, settings.connect_timeout_s)}"
         ) from None
     conn, probe = conns
     try:
@@ -173,14 +172,12 @@ async def _checked(dsn: str, settings: PostgresSettings, target: str) -> Any:
             await check_settings(conn, server_settings, target)
             if await conn.fetchval("SHOW fsync") != "on":
                 raise StorageUnavailableError(
-                    f"PostgreSQL {target}: fsync is off, so no write would be durable; refusing to start",
-                    reason=Reason.STORAGE_UNAVAILABLE,
+                    f"PostgreSQL {target}: fsync is off, so no write would be durable; refusing to start"
                 )
             if await conn.fetchval("SELECT pg_is_in_recovery()"):
                 raise StorageUnavailableError(
                     f"PostgreSQL {target}: the server is a read-only standby; connect to the primary "
-                    "(with several hosts: add target_session_attrs=read-write to the URL)",
-                    reason=Reason.STORAGE_UNAVAILABLE,
+                    "(with several hosts: add target_session_attrs=read-write to the URL)"
                 )
     except BaseException:
         conn.terminate()

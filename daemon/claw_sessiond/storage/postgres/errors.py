@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 
-from ...errors import CorruptDatabaseError, Reason, StorageFullError, StorageUnavailableError
+from ...errors import CorruptDatabaseError, StorageFullError, StorageUnavailableError
 
 __all__ = ["ROLLED_BACK_STATES", "map_pg_errors", "rolled_back"]
 
@@ -39,19 +39,16 @@ async def map_pg_errors(where: str) -> AsyncIterator[None]:
     except asyncpg.PostgresError as exc:
         state = getattr(exc, "sqlstate", "") or ""
         if state == "53100":
-            raise StorageFullError(f"storage is full ({where}): {exc}", reason=Reason.STORAGE_FULL) from exc
+            raise StorageFullError(f"storage is full ({where}): {exc}") from exc
         if state in ("XX001", "XX002"):
-            raise CorruptDatabaseError(f"database is corrupt ({where}): {exc}", reason=Reason.CORRUPT_DATABASE) from exc
+            raise CorruptDatabaseError(f"database is corrupt ({where}): {exc}") from exc
         if state == "23505":
             _log.error("event=unexpected_unique_violation where=%s sqlstate=%s detail=%s", where, state, exc)
         raise StorageUnavailableError(
-            f"storage failed ({where}): SQLSTATE {state} {type(exc).__name__}: {exc}",
-            reason=Reason.STORAGE_UNAVAILABLE,
+            f"storage failed ({where}): SQLSTATE {state} {type(exc).__name__}: {exc}"
         ) from exc
     except (asyncpg.InterfaceError, asyncpg.InternalClientError, OSError, ConnectionError) as exc:
-        raise StorageUnavailableError(
-            f"storage failed ({where}): {type(exc).__name__}: {exc}", reason=Reason.STORAGE_UNAVAILABLE
-        ) from exc
+        raise StorageUnavailableError(f"storage failed ({where}): {type(exc).__name__}: {exc}") from exc
 
 
 def rolled_back(exc: BaseException) -> bool:

@@ -138,10 +138,7 @@ class GroupCommit:
             async with pooled(self._pool, self._where) as conn:
                 outcomes = await append_batch(conn, session_id, jobs, self._origin)
         except BaseException as exc:  # the connection was lost (outcome unknown), or shutdown
-            for job in group:
-                job.settle(False, exc)
-            if not isinstance(exc, Exception):
-                raise
+            _fail(group, exc)
             return
         if outcomes is None:
             await self._commit(session_id, group)
@@ -155,9 +152,7 @@ class GroupCommit:
             try:
                 job.settle(True, await run_transaction(self._pool, self._where, self._fenced(session_id, job)))
             except BaseException as exc:  # the caller gets it; CancelledError included (shutdown)
-                job.settle(False, exc)
-                if not isinstance(exc, Exception):
-                    raise
+                _fail(group, exc)
             return
         attempt = 1
         while group:  # each pass either ends the loop, counts an attempt or settles at least one write
@@ -174,14 +169,10 @@ class GroupCommit:
                     await asyncio.sleep(random.uniform(0, 0.05 * attempt))
                     attempt += 1
                     continue
-                for job in group:
-                    job.settle(False, exc)
+                _fail(group, exc)
                 return
             except BaseException as exc:
-                for job in group:
-                    job.settle(False, exc)
-                if not isinstance(exc, Exception):
-                    raise
+                _fail(group, exc)
                 return
             for job, (ok, value) in zip(group, outcomes, strict=True):
                 job.settle(ok, value)
@@ -233,6 +224,14 @@ class _Fenced(Exception):
         super().__init__(str(refusal))
         self.run_id = run_id
         self.refusal = refusal
+
+
+def _fail(group: list[_Job[Any]], exc: BaseException) -> None:
+    """Every write of ``group`` fails with ``exc``, which is raised again if it is no Exception (shutdown)."""
+    for job in group:
+        job.settle(False, exc)
+    if not isinstance(exc, Exception):
+        raise exc
 
 
 def _announced(job: _Job[T]) -> Callable[[Any], Awaitable[T]]:

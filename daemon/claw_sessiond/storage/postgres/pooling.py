@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import asyncpg
 
-from ...errors import Reason, StorageUnavailableError
+from ...errors import StorageUnavailableError
 
 __all__ = ["STARTUP_SETTINGS", "check_session_pooling", "check_settings", "set_statements"]
 
@@ -51,8 +51,7 @@ def _transaction_pooling(target: str, why: str) -> StorageUnavailableError:
         "= transaction or statement) stands between the daemon and the server. The daemon needs a server session "
         "per connection (its lease is a session advisory lock, Watch across daemons uses LISTEN, its connections "
         "keep session settings and prepared statements): use pool_mode = session for this database, or connect "
-        "to PostgreSQL directly; refusing to start",
-        reason=Reason.STORAGE_UNAVAILABLE,
+        "to PostgreSQL directly; refusing to start"
     )
 
 
@@ -96,6 +95,5 @@ async def check_settings(conn: Any, server_settings: Mapping[str, str], target: 
             raise StorageUnavailableError(
                 f"PostgreSQL {target}: the setting {name} is {setting!r} (from {source}) on the server session, not "
                 f"{server_settings[name]!r} as the daemon set it; refusing to start (does something between the "
-                "daemon and the server reset session settings?)",
-                reason=Reason.STORAGE_UNAVAILABLE,
+                "daemon and the server reset session settings?)"
             )

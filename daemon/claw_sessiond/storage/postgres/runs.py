@@ -43,7 +43,7 @@ from typing import Any, Final
 
 import asyncpg
 
-from ...errors import Reason, StorageError, StorageUnavailableError
+from ...errors import StorageError, StorageUnavailableError
 from ..base import Run, RunEnd, SharedRuns
 from ..nul_text import db_text
 from ..runs import RunRegistry, run_ended_error, run_owned_error
@@ -239,8 +239,7 @@ class DatabaseRuns(RunRegistry):
                     f"SELECT {_LIVE} FROM daemons AS d WHERE d.daemon_no = $1", mine
                 ):
                     raise StorageUnavailableError(
-                        "this daemon lost its lease on the database and is registering again; retry in a moment",
-                        reason=Reason.STORAGE_UNAVAILABLE,
+                        "this daemon lost its lease on the database and is registering again; retry in a moment"
                     )
                 done = await conn.fetchval(
                     "INSERT INTO runs(run_id, session_id, daemon_no, pid, label, started_at) "
@@ -264,10 +263,7 @@ class DatabaseRuns(RunRegistry):
                 if other[4] and not stale_mine:
                     raise run_owned_error(run.session_id, other[0], other[1], other[2])
                 await conn.execute("DELETE FROM runs WHERE run_id = $1", other[0])
-        raise StorageUnavailableError(
-            f"session {run.session_id!r}: could not claim the run (contended); retry",
-            reason=Reason.STORAGE_UNAVAILABLE,
-        )
+        raise StorageUnavailableError(f"session {run.session_id!r}: could not claim the run (contended); retry")
 
     def end(self, run_id: str, cause: RunEnd) -> Run | None:
         """End a live run here, and withdraw its row in the background (:meth:`settled` waits for that)."""

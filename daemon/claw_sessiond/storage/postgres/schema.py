@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ...errors import CorruptDatabaseError, Reason
+from ...errors import CorruptDatabaseError
 from ..migrations import Migration, newer_schema
 from .batch_sql import APPEND_BATCH_SQL
 
@@ -236,16 +236,10 @@ async def schema_version(conn: Any) -> int:
         tables = await conn.fetchval("SELECT count(*) FROM pg_tables WHERE schemaname = $1", SCHEMA)
         if tables == 0:
             return 0
-        raise CorruptDatabaseError(
-            f"schema {SCHEMA!r} exists but is not a claw-sessiond schema (no meta table)",
-            reason=Reason.CORRUPT_DATABASE,
-        )
+        raise CorruptDatabaseError(f"schema {SCHEMA!r} exists but is not a claw-sessiond schema (no meta table)")
     app = await conn.fetchval(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'application'")
     if app != APPLICATION:
-        raise CorruptDatabaseError(
-            f"schema {SCHEMA!r} is not a claw-sessiond schema (meta application {app!r})",
-            reason=Reason.CORRUPT_DATABASE,
-        )
+        raise CorruptDatabaseError(f"schema {SCHEMA!r} is not a claw-sessiond schema (meta application {app!r})")
     version = int(await conn.fetchval(f"SELECT coalesce(max(version), 0) FROM {SCHEMA}.schema_migrations"))
     if version > SCHEMA_VERSION:
         raise newer_schema(version, SCHEMA_VERSION)

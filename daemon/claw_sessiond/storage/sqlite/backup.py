@@ -13,11 +13,10 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ...errors import CorruptDatabaseError, Reason
+from ...errors import CorruptDatabaseError
 from ..base import CopyFigures
-from . import schema
 from .errors import map_sqlite_errors
-from .files import SQLITE_HEADER
+from .files import SQLITE_HEADER, checked_database
 
 __all__ = ["check_copy", "copy_database", "create_private_file", "remove_stale_backups"]
 
@@ -100,32 +99,8 @@ def check_copy(path: Path) -> CopyFigures:
         with open(path, "rb") as fh:
             header = fh.read(100)
     except OSError as exc:
-        raise CorruptDatabaseError(f"{path}: cannot read: {exc.strerror}", reason=Reason.CORRUPT_DATABASE) from exc
+        raise CorruptDatabaseError(f"{path}: cannot read: {exc.strerror}") from exc
     if not header.startswith(SQLITE_HEADER):
-        raise CorruptDatabaseError(f"{path}: not an SQLite database (bad header)", reason=Reason.CORRUPT_DATABASE)
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise CorruptDatabaseError(f"{path}: cannot open: {exc}", reason=Reason.CORRUPT_DATABASE) from exc
-    try:
-        rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check").fetchall()]
-        if rows != ["ok"]:
-            raise CorruptDatabaseError(
-                f"{path}: integrity_check failed: {'; '.join(rows[:3])}", reason=Reason.CORRUPT_DATABASE
-            )
-        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-        if app_id != schema.APPLICATION_ID:
-            raise CorruptDatabaseError(
-                f"{path}: not a claw-sessiond database (application_id {app_id:#x})", reason=Reason.CORRUPT_DATABASE
-            )
-        try:
-            schema.pending(conn)
-        except CorruptDatabaseError as exc:
-            raise CorruptDatabaseError(f"{path}: {exc.message}", reason=Reason.CORRUPT_DATABASE) from exc
+        raise CorruptDatabaseError(f"{path}: not an SQLite database (bad header)")
+    with checked_database(path, f"file:{path}?mode=ro", "integrity_check", ours=True) as conn:
         return _figures_of(conn, path)
-    except sqlite3.Error as exc:
-        raise CorruptDatabaseError(
-            f"{path}: {getattr(exc, 'sqlite_errorname', '') or 'error'}: {exc}", reason=Reason.CORRUPT_DATABASE
-        ) from exc
-    finally:
-        conn.close()

@@ -218,12 +218,8 @@ class SQLiteEngine:
 
     async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
         """The header's event count and the id bound are read in one snapshot."""
-        async with self.readers.short() as conn:
-            try:
-                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                return await store_reads.export_start(reader(conn), SQLITE, session_id)
-            finally:
-                await conn.execute("COMMIT")
+        async with reads.transactions(self.readers.short)() as conn:
+            return await store_reads.export_start(conn, SQLITE, session_id)
 
     async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         """FTS5 on a bulk read connection, bounded in time (``queries.search``)."""

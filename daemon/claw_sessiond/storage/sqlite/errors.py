@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from ...errors import CorruptDatabaseError, Reason, StorageFullError, StorageUnavailableError
+from ...errors import CorruptDatabaseError, StorageFullError, StorageUnavailableError
 
 __all__ = ["map_sqlite_errors"]
 
@@ -28,9 +28,7 @@ def map_sqlite_errors(path: Path | None = None) -> Iterator[None]:
         name = getattr(exc, "sqlite_errorname", "") or ""
         where = f" ({path})" if path else ""
         if name == "SQLITE_FULL":
-            raise StorageFullError(f"storage is full{where}: {exc}", reason=Reason.STORAGE_FULL) from exc
+            raise StorageFullError(f"storage is full{where}: {exc}") from exc
         if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or name.startswith("SQLITE_CORRUPT"):
-            raise CorruptDatabaseError(f"database is corrupt{where}: {exc}", reason=Reason.CORRUPT_DATABASE) from exc
-        raise StorageUnavailableError(
-            f"storage failed{where}: {name or type(exc).__name__}: {exc}", reason=Reason.STORAGE_UNAVAILABLE
-        ) from exc
+            raise CorruptDatabaseError(f"database is corrupt{where}: {exc}") from exc
+        raise StorageUnavailableError(f"storage failed{where}: {name or type(exc).__name__}: {exc}") from exc

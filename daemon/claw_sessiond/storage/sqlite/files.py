@@ -15,15 +15,17 @@ import os
 import shutil
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from ...errors import CorruptDatabaseError, Reason, StorageUnavailableError
+from ...errors import CorruptDatabaseError, StorageUnavailableError
 from . import schema
 
 __all__ = [
     "SQLITE_HEADER",
     "check_database_file",
+    "checked_database",
     "ensure_identity",
     "make_private",
     "open_write_connection",
@@ -52,45 +54,54 @@ def check_database_file(path: Path) -> None:
     if not path.exists() or path.stat().st_size == 0:
         wal = Path(f"{path}-wal")
         if wal.exists() and wal.stat().st_size > 0:
-            raise CorruptDatabaseError(
-                f"{path}: database is missing or empty but {wal} holds data; refusing to start",
-                reason=Reason.CORRUPT_DATABASE,
-            )
+            raise CorruptDatabaseError(f"{path}: database is missing or empty but {wal} holds data; refusing to start")
         return
     with open(path, "rb") as fh:
         header = fh.read(100)
     if not header.startswith(SQLITE_HEADER):
-        raise CorruptDatabaseError(f"{path}: not an SQLite database (bad header)", reason=Reason.CORRUPT_DATABASE)
+        raise CorruptDatabaseError(f"{path}: not an SQLite database (bad header)")
     wal = Path(f"{path}-wal")
     has_wal = wal.exists() and wal.stat().st_size > 0
     # immutable=1: the main file alone, no WAL, no -shm, no locks (we hold the workspace lock).
     file_only = f"file:{path}?mode=ro&immutable=1"
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro" if has_wal else file_only, uri=True, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise CorruptDatabaseError(f"{path}: cannot open: {exc}", reason=Reason.CORRUPT_DATABASE) from exc
-    try:
-        rows = conn.execute("PRAGMA quick_check").fetchall()
-        if [r[0] for r in rows] != ["ok"]:
-            detail = "; ".join(str(r[0]) for r in rows[:3])
-            raise CorruptDatabaseError(f"{path}: quick_check failed: {detail}", reason=Reason.CORRUPT_DATABASE)
-        try:
-            schema.pending(conn)
-        except CorruptDatabaseError as exc:
-            raise CorruptDatabaseError(f"{path}: {exc.message}", reason=Reason.CORRUPT_DATABASE) from exc
+    with checked_database(path, f"file:{path}?mode=ro" if has_wal else file_only, "quick_check") as conn:
         if has_wal:
             seen = _identity(conn)
             stored = _identity_of_main_file(file_only)
             if stored is not None and stored != seen:
                 raise CorruptDatabaseError(
                     f"{wal}: this WAL file belongs to another database ({seen or 'unknown'}), not to {path} "
-                    f"({stored}); refusing to replay it. Move the WAL file away to start with {path} as it is",
-                    reason=Reason.CORRUPT_DATABASE,
+                    f"({stored}); refusing to replay it. Move the WAL file away to start with {path} as it is"
                 )
+
+
+@contextlib.contextmanager
+def checked_database(path: Path, uri: str, check: str, *, ours: bool = False) -> Iterator[sqlite3.Connection]:
+    """A connection to the database at ``path``, opened by ``uri``, that passed ``PRAGMA check`` (``quick_check``
+    or ``integrity_check``), with ``ours`` this application's ``application_id``, and the schema version (ours,
+    not newer than this code); closed after the block.
+
+    Raises:
+        CorruptDatabaseError: naming the file and what is wrong (an SQLite error in the block too).
+    """
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
     except sqlite3.Error as exc:
-        raise CorruptDatabaseError(
-            f"{path}: {getattr(exc, 'sqlite_errorname', '') or 'error'}: {exc}", reason=Reason.CORRUPT_DATABASE
-        ) from exc
+        raise CorruptDatabaseError(f"{path}: cannot open: {exc}") from exc
+    try:
+        rows = [str(r[0]) for r in conn.execute(f"PRAGMA {check}").fetchall()]
+        if rows != ["ok"]:
+            raise CorruptDatabaseError(f"{path}: {check} failed: {'; '.join(rows[:3])}")
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        if ours and app_id != schema.APPLICATION_ID:
+            raise CorruptDatabaseError(f"{path}: not a claw-sessiond database (application_id {app_id:#x})")
+        try:
+            schema.pending(conn)
+        except CorruptDatabaseError as exc:
+            raise CorruptDatabaseError(f"{path}: {exc.message}") from exc
+        yield conn
+    except sqlite3.Error as exc:
+        raise CorruptDatabaseError(f"{path}: {getattr(exc, 'sqlite_errorname', '') or 'error'}: {exc}") from exc
     finally:
         conn.close()
 

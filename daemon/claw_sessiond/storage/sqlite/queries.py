@@ -112,8 +112,7 @@ async def search(
         # The statement is ours and fixed; SQLITE_ERROR here comes from the MATCH expression.
         if getattr(exc, "sqlite_errorname", "") == "SQLITE_ERROR":
             raise InvalidRequestError(
-                f"the search query is not valid FTS5 syntax ({exc}); drop --raw to search for plain words",
-                reason=Reason.INVALID_MESSAGE,
+                f"the search query is not valid FTS5 syntax ({exc}); drop --raw to search for plain words"
             ) from exc
         raise
     hits = [

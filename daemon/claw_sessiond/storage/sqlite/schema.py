@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
-from ...errors import CorruptDatabaseError, Reason
+from ...errors import CorruptDatabaseError
 from ...model import now_rfc3339
 from ..migrations import Migration, newer_schema
 
@@ -228,13 +228,10 @@ def pending(conn: sqlite3.Connection) -> list[Migration]:
         tables = conn.execute("SELECT count(*) FROM sqlite_schema WHERE type = 'table'").fetchone()[0]
         if tables:
             raise CorruptDatabaseError(
-                "not a claw-sessiond database (it has tables but no claw-sessiond schema version)",
-                reason=Reason.CORRUPT_DATABASE,
+                "not a claw-sessiond database (it has tables but no claw-sessiond schema version)"
             )
     elif app_id != APPLICATION_ID:
-        raise CorruptDatabaseError(
-            f"not a claw-sessiond database (application_id {app_id:#x})", reason=Reason.CORRUPT_DATABASE
-        )
+        raise CorruptDatabaseError(f"not a claw-sessiond database (application_id {app_id:#x})")
     if version > SCHEMA_VERSION:
         raise newer_schema(version, SCHEMA_VERSION)
     return [m for m in MIGRATIONS if m.version > version]

@@ -9,6 +9,7 @@ import pytest
 
 from claw_sessiond.errors import Reason, ToolCallStateError
 from claw_sessiond.model import Repair
+from claw_sessiond.repair import PLAN_SLICE
 from claw_sessiond.storage import Storage
 from tests.storage._support import (
     Stores,
@@ -93,6 +94,18 @@ async def test_a_load_without_repair_writes_nothing(storage: Storage) -> None:
     assert await snapshot(storage, "s") == before
     # the call is still open: a live result is accepted
     assert (await append(storage, "s", result("c1", "late but fine"))).first_position == 3
+
+
+async def test_a_load_reads_more_open_calls_than_one_slice_whole_then_repairs_them_all(storage: Storage) -> None:
+    # The snapshot reads the open calls in slices of PLAN_SLICE (on SQLite: on its reader's thread, in one go).
+    ids = [f"c{i:03}" for i in range(PLAN_SLICE * 2 + 3)]
+    await append(storage, "s", user("q"), assistant(*ids))
+    before = await snapshot(storage, "s")
+    looked = await storage.load("s", "/w", "t", repair=False)
+    assert looked.repairs == [] and await snapshot(storage, "s") == before
+    loaded = await storage.load("s", "/w", "t")
+    assert [r.tool_call_id for r in loaded.repairs] == ids
+    assert [m.tool_call_id for m in await history(storage, loaded)][2:] == ids
 
 
 async def test_a_paired_history_is_not_written(storage: Storage) -> None:

@@ -259,20 +259,23 @@ class SqlReadPort:
     """The snapshot reads of a Load over a connection, in the caller's read transaction; :data:`PAGES` is the
     backend's page reads (its dialect and readings)."""
 
-    __slots__ = ("_conn", "_d", "_q")
+    __slots__ = ("_conn", "_d", "_on_loop", "_q")
 
     PAGES: ClassVar[type[SqlPageReads]]
 
-    def __init__(self, conn: Conn) -> None:
+    def __init__(self, conn: Conn, *, on_loop: bool = True) -> None:
+        """``on_loop``: the reads run on an event loop (they yield it between slices of a long read); False
+        where every statement answers at once on the connection's own thread (SQLite's snapshot)."""
         self._conn = conn
         self._d = self.PAGES.DIALECT
         self._q = self._d.sql
+        self._on_loop = on_loop
 
     async def session_and_settings(self, session_id: str) -> tuple[SessionRow | None, SessionSettings | None]:
         return await session_and_settings(self._conn, self._q, session_id)
 
     async def open_calls(self, session_id: str) -> list[OpenCall]:
-        return await open_calls(self._conn, self._d, session_id)
+        return await open_calls(self._conn, self._d, session_id, on_loop=self._on_loop)
 
     async def select_positions(self, session_id: str, selection: EntrySelection, limit: int) -> list[tuple[int, str]]:
         return await select_positions(self._d, self._conn, session_id, selection, limit)

@@ -3,8 +3,9 @@
 - :data:`SQLITE`: ``?n`` placeholders, lists as ``IN`` lists, the index hints the planner needs,
   a stored event's bytes as ``length(CAST(payload AS BLOB))``; strings are kept as they are (SQLite's
   text holds NUL).
-- :class:`WriterConn`: the writer's ``sqlite3`` connection, on the writer thread. Its methods are
-  coroutines that never wait, so a verb over it finishes at its first step (``steps.run_sync``).
+- :class:`WriterConn`: the writer's ``sqlite3`` connection, on the writer thread (or a reader's, on that
+  reader's thread: a Load's snapshot). Its methods are coroutines that never wait, so a verb over it
+  finishes at its first step (``steps.run_sync``).
 - :class:`ReaderConn`: an aiosqlite read connection.
 
 Must never: wait in a :class:`WriterConn` method (the writer thread has no event loop).

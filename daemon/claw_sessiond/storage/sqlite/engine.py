@@ -32,7 +32,7 @@ from ..loading import RunsLive
 from ..port import Port, ReadPort, as_read_port, like_pattern
 from ..runs import RunRegistry
 from ..sql import listing, store_reads
-from ..steps import Steps, run_async, run_sync
+from ..steps import Steps, run_sync
 from . import queries, reads
 from .conns import SQLITE, reader
 from .port import SQLitePort
@@ -155,13 +155,10 @@ class SQLiteEngine:
     # -- Load
 
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
-        """Run a Load's snapshot ``steps`` in one read transaction on a short read connection."""
-        async with self.readers.short() as conn:
-            try:
-                await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-                return await run_async(steps(as_read_port(SQLiteReadPort(conn)), self._runs_live))
-            finally:
-                await conn.execute("COMMIT")
+        """Run a Load's snapshot ``steps`` in one read transaction on a short read connection, on its thread in one
+        hand-off (``reading.Readers.in_snapshot``): each read answers at once there (``steps.run_sync``)."""
+        live = self._runs_live  # a look at the run registry (a dict), safe from that thread
+        return await self.readers.in_snapshot(lambda db: run_sync(steps(as_read_port(SQLiteReadPort(db)), live)))
 
     async def load_write(self, session_id: str, steps: Callable[[Port, RunsLive], Steps[T]]) -> T:
         """Run a Load's repair ``steps`` as one writer job (its own transaction)."""

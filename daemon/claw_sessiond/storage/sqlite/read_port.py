@@ -11,21 +11,27 @@ Must never: decide (``loading.py`` and the rules do), or write.
 
 from __future__ import annotations
 
+import sqlite3
+
 import aiosqlite
 
 from ..sql.read_port import SqlReadPort
-from .conns import ReaderConn, reader
+from .conns import ReaderConn, WriterConn, reader
 from .reads import SQLitePageReads
 
 __all__ = ["SQLiteReadPort"]
 
 
 class SQLiteReadPort(SqlReadPort):
-    """The snapshot reads over an aiosqlite read connection, in the caller's read transaction."""
+    """The snapshot reads over a read connection, in the caller's read transaction: an aiosqlite one (from the
+    loop), or its ``sqlite3`` connection (on its own thread)."""
 
     __slots__ = ()
 
     PAGES = SQLitePageReads
 
-    def __init__(self, conn: aiosqlite.Connection | ReaderConn) -> None:
-        super().__init__(reader(conn))
+    def __init__(self, conn: aiosqlite.Connection | ReaderConn | sqlite3.Connection) -> None:
+        if isinstance(conn, sqlite3.Connection):
+            super().__init__(WriterConn(conn), on_loop=False)
+        else:
+            super().__init__(reader(conn))

@@ -7,15 +7,22 @@ batches, issued after every commit by however many streams are due) are short re
 ``_FOLLOWER_READERS`` of them hold a connection at once, so a request's read never queues behind
 them all. Each connection lent is given back when the caller's block ends, and sqlite3 errors in it
 are mapped to domain errors (``errors.py``).
+
+:meth:`Readers.in_snapshot` runs a whole read transaction (``BEGIN``, its reads, ``COMMIT``) as one job
+on a short reader's own thread: one hand-off between the loop and that thread for the lot, where each
+statement awaited alone is one hand-off each way (a Load's snapshot is five statements; the hand-offs
+were most of a small Load's cost in the daemon). The job holds the GIL while it runs, as the same work
+on the loop would hold the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import sqlite3
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 import aiosqlite
 
@@ -33,6 +40,17 @@ _BULK_READERS: Final = 1
 _FOLLOWER_READERS: Final = 1
 #: Every read connection of a storage.
 READERS: Final = _READERS + _BULK_READERS
+T = TypeVar("T")
+
+
+def _in_transaction(conn: aiosqlite.Connection, job: Callable[[sqlite3.Connection], T]) -> T:
+    """``job`` on ``conn``'s sqlite3 connection in one read transaction; on ``conn``'s thread."""
+    db: sqlite3.Connection = conn._conn  # aiosqlite's own methods run this way, on this thread
+    db.execute("BEGIN")
+    try:
+        return job(db)
+    finally:
+        db.execute("COMMIT")
 
 
 class Readers:
@@ -61,6 +79,17 @@ class Readers:
     def short(self) -> contextlib.AbstractAsyncContextManager[aiosqlite.Connection]:
         """A connection for a short read."""
         return self._lent(self._short)
+
+    async def in_snapshot(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        """``job`` in one read transaction on a short reader, run on that reader's thread in one hand-off (the
+        module docstring); ``job`` must not wait for anything but the database.
+
+        Raises:
+            StorageError: a statement failed (mapped, ``errors.py``).
+        """
+        async with self._lent(self._short) as conn:
+            result: T = await conn._execute(_in_transaction, conn, job)  # type: ignore[no-untyped-call]  # aiosqlite: its thread
+            return result
 
     @contextlib.asynccontextmanager
     async def follower(self) -> AsyncIterator[aiosqlite.Connection]:

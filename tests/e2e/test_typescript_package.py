@@ -46,7 +46,8 @@ def _npm(args: list[str], cwd: Path) -> str:
 
 @pytest.fixture(scope="module")
 def packed(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package's tarball, made by ``npm pack`` (its ``prepack`` builds it; ``backend``: the daemons' store)."""
+    """The package's tarball, made by ``npm pack``, which runs the package's ``prepack`` (removes dist/), then its
+    ``prepare`` (builds dist/ anew: one build, not one in each); ``backend``: the daemons' store."""
     _need_node_modules()
     # A copy of the package's sources as a checkout has them (no dist/): packing must build it. The
     # copy also keeps this from touching the dist/ that the client's own tests run from.

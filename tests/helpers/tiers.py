@@ -67,27 +67,38 @@ NEEDS_POSTGRES: Final = ("storage/postgres/",)
 PER_BACKEND: Final = ("storage/", "e2e/")
 
 #: The full tier's longest groups (an xdist group of ``tests/conftest.py``: a group of files, or a file, or one
-#: backend's half of an end-to-end file) and about how many seconds each takes on one worker of a loaded 2-core
-#: machine (the clean-clone ``.ci/run``, pytest's ``--durations``). Only the order matters, and only roughly: a
-#: group missing here runs after these; a new group of a minute or more belongs here.
+#: backend's half of an end-to-end file: ``<file>:sqlite``, ``<file>:postgres``) and about how many seconds each
+#: takes on one worker: pytest's ``--durations=0`` of a clean-clone ``.ci/run`` of 2026-12-06 at ``671516c`` on
+#: the 2-core development machine at load average 7-11 (so about twice an idle machine's), with the crash tests'
+#: and the storage properties' sizes of today. Only the order matters, and only roughly: a group missing here
+#: runs after these; a new group of a minute or more belongs here.
 LONGEST: Final[dict[str, int]] = {
-    "e2e/test_install_lines.py": 140,
-    "e2e/test_ui_browser.py": 115,
-    "e2e/test_contrib_openai_agents_sdk.py:postgres": 110,
+    "e2e/test_install_lines.py": 385,
     "load": 110,
-    "e2e/test_postgres_fencing.py": 100,
-    "timing": 75,
-    "e2e/test_interference.py:sqlite": 75,
+    "e2e/test_postgres_fencing.py": 105,
+    "e2e/test_docs.py:sqlite": 100,
+    "e2e/test_interference.py:sqlite": 100,
+    "e2e/test_contrib_openai_agents_sdk.py:postgres": 100,
+    "e2e/test_ui_server.py:sqlite": 95,
+    "timing": 90,
+    "e2e/test_ui_browser.py:sqlite": 90,
+    "e2e/test_postgres_robustness.py": 80,
+    "e2e/test_contrib_openai_agents_sdk.py:sqlite": 75,
     "e2e/test_typescript_client.py": 70,
-    "e2e/test_contrib_openai_agents_sdk.py:sqlite": 55,
-    "e2e/test_metrics_limits.py": 50,
-    "e2e/test_edit_crash.py:postgres": 40,
-    "e2e/test_edit_crash.py:sqlite": 40,
-    "e2e/test_postgres_robustness.py": 40,
-    "e2e/test_packaging.py": 35,
-    "e2e/test_no_internal.py:sqlite": 35,
-    "e2e/test_no_internal.py:postgres": 35,
-    "storage/sqlite/test_metrics_scrape.py": 30,
+    "e2e/test_single_writer.py:sqlite": 60,
+    "e2e/test_typescript_package.py": 60,
+    "e2e/test_watch.py:sqlite": 60,
+    "storage/test_policy_property.py": 60,
+    "e2e/test_metrics_limits.py": 55,
+    "e2e/test_lifecycle.py:sqlite": 50,
+    "storage/sqlite/test_backup.py": 50,
+    "e2e/test_cli_escape.py:sqlite": 50,
+    "e2e/test_watch.py:postgres": 45,
+    "e2e/test_no_internal.py:sqlite": 40,
+    "storage/test_edit_property.py": 40,
+    "e2e/test_packaging.py": 40,
+    "storage/sqlite/test_metrics_scrape.py": 40,
+    "e2e/test_postgres_deploy.py": 40,
 }
 
 _Item = TypeVar("_Item")

@@ -17,7 +17,7 @@ from tests.helpers.tiers import scale
 
 
 @settings(
-    max_examples=scale(60, 300),
+    max_examples=scale(60, 150),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -31,7 +31,7 @@ _TOTALS: dict[str, int] = {"sequences": 0}
 
 
 @settings(
-    max_examples=scale(100, 400),
+    max_examples=scale(100, 200),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

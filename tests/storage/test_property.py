@@ -16,7 +16,7 @@ from tests.helpers.tiers import scale
 
 
 @settings(
-    max_examples=scale(50, 200),
+    max_examples=scale(50, 100),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -54,6 +54,15 @@ def _refusal(call: Any) -> tuple[grpc.StatusCode, str, dict[str, str]]:
     return failed.value.code(), info.reason, dict(info.metadata)
 
 
+def _ping_refusal(stub: Any, run_id: str) -> tuple[grpc.StatusCode, str, dict[str, str]] | None:
+    """PingRun's refusal, or None while the call still goes through (until B sees the dropped connection)."""
+    try:
+        stub.PingRun(pb.PingRunRequest(run_id=run_id))
+    except grpc.RpcError:
+        return _refusal(lambda: stub.PingRun(pb.PingRunRequest(run_id=run_id)))
+    return None
+
+
 def _unknown_run(run_id: str, cause: str) -> tuple[grpc.StatusCode, str, dict[str, str]]:
     return grpc.StatusCode.FAILED_PRECONDITION, "UNKNOWN_RUN", {"run_id": run_id, "cause": cause}
 
@@ -132,10 +141,7 @@ def test_ping_and_edit_tail_reach_a_run_attached_on_another_daemon(tmp_path: Pat
             before = _last(on_b, "s")
             killed = time.monotonic()
             wait_for(
-                lambda: (
-                    _refusal(lambda: on_b.PingRun(pb.PingRunRequest(run_id=run_id)))
-                    == _unknown_run(run_id, "lease_lost")
-                ),
+                lambda: _ping_refusal(on_b, run_id) == _unknown_run(run_id, "lease_lost"),
                 10,
                 "B to see A's run as lost",
             )

@@ -20,7 +20,7 @@ import os
 import secrets
 import shutil
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from bench.procs import Daemon
@@ -109,6 +109,15 @@ _EVENT_SQL = (
 )
 
 
+def insert_events(conn: sqlite3.Connection, rows: Iterable[tuple[object, ...]]) -> None:
+    """Insert history events and index their messages for Search, as the daemon's writes do (schema v6+)."""
+    from claw_sessiond.storage.sqlite.port import index_messages_after
+
+    (last,) = conn.execute("SELECT coalesce(max(event_id), 0) FROM events").fetchone()
+    conn.executemany(_EVENT_SQL, rows)
+    index_messages_after(conn, last)
+
+
 def write_sessions(db: Path, n: int) -> None:
     """``n`` sessions of two messages each (user, assistant), each updated at its own time.
 
@@ -133,10 +142,10 @@ def write_sessions(db: Path, n: int) -> None:
             events.append((sid, 2, "assistant_message", trace, at, reply))
             if len(events) >= 20_000:
                 conn.executemany(_SESSION_SQL, sessions)
-                conn.executemany(_EVENT_SQL, events)
+                insert_events(conn, events)
                 sessions, events = [], []
         conn.executemany(_SESSION_SQL, sessions)
-        conn.executemany(_EVENT_SQL, events)
+        insert_events(conn, events)
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
@@ -170,7 +179,7 @@ def fill_to_bytes(db: Path, target_bytes: int, payload: int, per_session: int = 
             sid = f"bulk-{k}"
             conn.execute("BEGIN")
             conn.execute(_SESSION_SQL, _session_row(sid, _ts(k), count))
-            conn.executemany(_EVENT_SQL, _bulk_events(sid, 0, count, payload))
+            insert_events(conn, _bulk_events(sid, 0, count, payload))
             conn.execute("COMMIT")
             written += count
             k += 1

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import results
-from bench.growth_db import _bulk_events, _connect, _session_row, _ts, cached_workspace, write_sessions
+from bench.growth_db import _bulk_events, _connect, _session_row, _ts, cached_workspace, insert_events, write_sessions
 from bench.procs import BenchError, Daemon, stop
 from bench.stats import median, percentile
 
@@ -55,11 +55,7 @@ def _build(sessions: int, entries: int) -> Any:
                 "incarnation) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 _session_row(BIG, _ts(sessions * 1000 + 1), entries),
             )
-            conn.executemany(
-                "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload) "
-                "VALUES (?, ?, ?, ?, ?, 1, ?)",
-                _bulk_events(BIG, 0, entries, 400),
-            )
+            insert_events(conn, _bulk_events(BIG, 0, entries, 400))
             conn.execute("COMMIT")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:

@@ -32,7 +32,9 @@ EDITABLE = os.environ.get("_CLAW_SESSIOND_EDITABLE_BUILD") == "1"
 
 # What the daemon itself imports (the client's own dependencies come with claw-sessiond-client).
 DAEMON_DEPENDENCIES = [
-    "aiosqlite>=0.20",
+    # Below 0.23: a Load's snapshot runs on aiosqlite's own thread through its connection's
+    # _execute and _conn (storage/sqlite/reading.py); a release that changes them is tried first.
+    "aiosqlite>=0.20,<0.23",
     "grpcio>=1.85.1",
     "protobuf>=7.35.1",
     "grpcio-reflection>=1.85.1",

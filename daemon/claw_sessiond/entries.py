@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Final
 
 from . import selection
 from .bounds import FORMAT_TAG, MAX_CLIENT_ID_BYTES, JsonError, loads_limited, utf8_len
@@ -107,9 +108,21 @@ def check_client_ids(messages: Sequence[Message]) -> None:
         seen[msg.client_id] = i
 
 
-@functools.lru_cache(maxsize=64)
 def _is_tag(text: str) -> bool:
-    """Whether ``text`` is a format tag (an append's entries carry a handful of tags, each matched once)."""
+    """Whether ``text`` is a format tag (an append's entries carry a handful of tags, each matched once).
+
+    Only text short enough to be a tag reaches the cache: a refused format of any length must not
+    stay in memory (the cache holds at most 64 strings of at most 64 characters).
+    """
+    return len(text) <= _TAG_CHARS and _matched_tag(text)
+
+
+#: The longest format tag (``bounds.FORMAT_TAG``).
+_TAG_CHARS: Final = 64
+
+
+@functools.lru_cache(maxsize=64)
+def _matched_tag(text: str) -> bool:
     return FORMAT_TAG.fullmatch(text) is not None
 
 

@@ -95,6 +95,21 @@ def test_check_entry_names_each_field() -> None:
     check_entry("m", 0, Message("user", client_id="é" * 128), 1 << 20)  # 256 bytes
 
 
+def test_a_refused_format_of_any_length_is_not_kept_in_memory() -> None:
+    # The tag check caches what it matched; a long refused format must not stay cached.
+    from claw_sessiond import entries
+
+    entries._matched_tag.cache_clear()
+    for i in range(3):
+        with pytest.raises(InvalidRequestError, match="not a format tag"):
+            check_entry("m", 0, Message("user", format=f"{i}" + "a" * (1 << 20), item=b"x"), 1 << 22)
+    assert entries._matched_tag.cache_info().currsize == 0
+    check_entry("m", 0, Message("user", format="a" * 64, item=b"x"), 1 << 20)
+    with pytest.raises(InvalidRequestError, match="not a format tag"):
+        check_entry("m", 0, Message("user", format="a" * 65, item=b"x"), 1 << 20)
+    assert entries._matched_tag.cache_info().currsize == 1
+
+
 def test_client_ids_twice_in_one_request_are_already_existing() -> None:
     check_client_ids([Message("user", client_id="a"), Message("user", client_id="b"), Message("user")])
     with pytest.raises(AlreadyExistsError) as caught:

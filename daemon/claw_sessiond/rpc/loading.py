@@ -115,6 +115,7 @@ async def item_chunks(
             total = sum(map(len, elements))
             if size + total <= LOAD_CHUNK_BYTES:  # the page is one chunk (the usual case)
                 parts += elements
+                size += total
             else:
                 for at in range(0, len(elements), 2):
                     pair = elements[at : at + 2]

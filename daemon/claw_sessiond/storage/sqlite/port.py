@@ -40,7 +40,8 @@ _INDEX_POSITIONS: Final = _INDEX_SQL.format(rows="session_id = ? AND position BE
 _INDEX_AFTER: Final = _INDEX_SQL.format(rows="event_id > ?")
 _LAST_EVENT_ID: Final = "SELECT coalesce(max(event_id), 0) FROM events"
 #: History entries inserted per statement (11 parameters a row: well under SQLite's 32766). One statement
-#: for many rows, because the search index's trigger makes every statement write its pending terms out.
+#: for many rows: fewer statements to prepare and step, and (before schema v6, when a trigger indexed each
+#: insert) fewer times the search index wrote its pending terms out.
 _ENTRIES_PER_INSERT: Final = 500
 _ENTRY_COLUMNS: Final = 11
 

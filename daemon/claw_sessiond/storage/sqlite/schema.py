@@ -113,9 +113,11 @@ CREATE INDEX requests_created ON requests(created_at);
 
 # v3: full-text search over message content (FTS5, external content). The index
 # holds no copy of the text: snippets read it back from the events through the
-# ``message_text`` view. Triggers keep it in step with ``events`` inside the
-# writer's own transaction (append, repair, import, delete, retention), so it can
-# never disagree with the log. Deleting a session also runs FTS5 'optimize'
+# ``message_text`` view. It is kept in step with ``events`` inside the writer's
+# own transaction (append, repair, import, delete, retention), so it can never
+# disagree with the log: by triggers up to v5; from v6 each write step that
+# inserts messages indexes them in one statement (port.py), and a trigger still
+# takes deleted rows out. Deleting a session also runs FTS5 'optimize'
 # (port.py ``erase_search_index_in_tx``): a delete alone only adds tombstones and the old
 # index segments keep the words until merged. The 'rebuild' indexes what an
 # older database already holds. A partial index makes the usage report's time

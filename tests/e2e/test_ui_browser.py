@@ -28,6 +28,7 @@ import pytest
 from claw_sessiond_client import EntryUsage, Message, SessionClient, ToolCall
 from tests.helpers.browser import ROOT, Browser, missing
 from tests.helpers.daemon import DaemonProcess, run_python
+from tests.helpers.process import wait_for
 from tests.helpers.ui import UiProcess
 
 #: Where the screenshots go.
@@ -319,13 +320,12 @@ def hostile_store(c: SessionClient) -> None:
 
 
 def _view_shows(b: Any, text: str, timeout_s: float = 15.0) -> None:
-    """Wait (at most ``timeout_s``) until the page's view holds ``text``."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if text in b.do("eval", expression="document.getElementById('view').textContent")["value"]:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"the view never showed {text!r}")
+    """Wait (at most ``timeout_s``, a sanity bound) until the page's view holds ``text``."""
+    wait_for(
+        lambda: text in b.do("eval", expression="document.getElementById('view').textContent")["value"],
+        timeout_s,
+        f"the view to show {text!r}",
+    )
 
 
 def test_hostile_content_is_shown_as_text_and_never_runs(viewer: Viewer) -> None:

@@ -679,9 +679,7 @@ def test_open_hands_the_printed_url_to_the_browser(daemon: DaemonProcess, tmp_pa
         assert other.stdout is not None
         line = other.stdout.readline().strip()
         assert URL_LINE.match(line), line
-        deadline = time.monotonic() + 20
-        while not (seen.exists() and seen.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: seen.exists() and bool(seen.read_text()), 20, "the browser to be handed the URL")
         assert seen.read_text() == line.removeprefix("claw-sessiond ui: ")
     finally:
         other.send_signal(signal.SIGTERM)

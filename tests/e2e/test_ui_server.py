@@ -640,15 +640,20 @@ def test_the_port_taken_is_one_line(ui: UiProcess, daemon: DaemonProcess) -> Non
     assert code == 1 and f"127.0.0.1:{ui.port}" in said and "Traceback" not in said
 
 
-def test_json_gives_the_url_as_one_document(ui: UiProcess, daemon: DaemonProcess) -> None:
-    other = subprocess.Popen(
-        [sys.executable, "-m", "claw_sessiond", "ui", "--json", "--socket", str(daemon.socket_path)],
+def _ui_of(daemon: DaemonProcess, flag: str, **env: str) -> subprocess.Popen[str]:
+    """``claw-sessiond ui FLAG`` on ``daemon``'s socket, its output piped (stop it by its pid: SIGTERM)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "claw_sessiond", "ui", flag, "--socket", str(daemon.socket_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=daemon.workspace,
-        env=daemon.env,
+        env={**daemon.env, **env},
     )
+
+
+def test_json_gives_the_url_as_one_document(ui: UiProcess, daemon: DaemonProcess) -> None:
+    other = _ui_of(daemon, "--json")
     try:
         assert other.stdout is not None
         document = json.loads(other.stdout.readline())
@@ -667,14 +672,7 @@ def test_open_hands_the_printed_url_to_the_browser(daemon: DaemonProcess, tmp_pa
     browser = tmp_path / "browser"
     browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {seen}\n')
     browser.chmod(0o700)
-    other = subprocess.Popen(
-        [sys.executable, "-m", "claw_sessiond", "ui", "--open", "--socket", str(daemon.socket_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=daemon.workspace,
-        env={**daemon.env, "BROWSER": str(browser)},
-    )
+    other = _ui_of(daemon, "--open", BROWSER=str(browser))
     try:
         assert other.stdout is not None
         line = other.stdout.readline().strip()

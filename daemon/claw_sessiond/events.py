@@ -197,7 +197,7 @@ def encode_message(msg: Message) -> str:
     """
     payload = message_payload(msg)
     if len(payload) == 2 and "content" in payload:  # role and content alone: nearly every entry
-        return '{"role": ' + _json_text(payload["role"]) + ', "content": ' + _json_text(payload["content"]) + "}"
+        return '{"role": ' + _json_text(msg.role) + ', "content": ' + _json_text(msg.content) + "}"
     fields: list[str] = []
     for key, value in payload.items():
         if type(value) is not str:

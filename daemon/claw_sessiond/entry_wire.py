@@ -39,7 +39,7 @@ def varint(value: int) -> bytes:
     if 0 <= value < 128:
         return _SMALL[value]
     if 0 < value < 16384:  # two bytes (most positions and item lengths): one call, no loop
-        return bytes(((value & 0x7F) | 0x80, value >> 7))
+        return ((value & 0x7F) | 0x80 | ((value >> 7) << 8)).to_bytes(2, "little")
     value &= 0xFFFF_FFFF_FFFF_FFFF
     out = bytearray()
     while value > 0x7F:

@@ -39,7 +39,7 @@ SQLITE_HEADER: Final = b"SQLite format 3\x00"
 # adapter of its own, ``sqlite3`` asks the value's type for an adaptation protocol at every bind (on
 # Python 3.11 an AttributeError formatted and dropped per value), and an Append binds three or four
 # such values per entry (its item, client id, format and encoded reply form).
-sqlite3.register_adapter(bytes, bytes)
+sqlite3.register_adapter(bytes, bytes.__bytes__)
 sqlite3.register_adapter(type(None), cast("Callable[[None], None]", {}.get))
 
 

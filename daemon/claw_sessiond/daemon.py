@@ -270,6 +270,7 @@ async def _main(cfg: Config, on_ready: Callable[[Daemon], None] | None = None) -
         notifier.send(f"STATUS=failed: {getattr(exc, 'message', None) or exc}")
         notifier.close()
         raise
+    limits.settle_collector()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -38,6 +38,8 @@ def varint(value: int) -> bytes:
     """Protobuf's base-128 varint (a negative int64 as its 64-bit two's complement, like protobuf)."""
     if 0 <= value < 128:
         return _SMALL[value]
+    if 0 < value < 16384:  # two bytes (most positions and item lengths): one call, no loop
+        return ((value & 0x7F) | 0x80 | ((value >> 7) << 8)).to_bytes(2, "little")
     value &= 0xFFFF_FFFF_FFFF_FFFF
     out = bytearray()
     while value > 0x7F:

@@ -33,7 +33,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-from .model import Event, Message, ToolCall, UsageDelta
+from .model import Event, Message, PreparedMessage, ToolCall, UsageDelta
 
 __all__ = [
     "AUDIT_EVENT_TYPES",
@@ -64,6 +64,7 @@ __all__ = [
     "fingerprint",
     "message_from_payload",
     "message_payload",
+    "prepared_message",
     "reply_entry",
     "request_message",
     "sorted_payload",
@@ -195,6 +196,8 @@ def encode_message(msg: Message) -> str:
     the encoder (tests/unit/test_event_codec.py compares both with ``json.dumps``).
     """
     payload = message_payload(msg)
+    if len(payload) == 2 and "content" in payload:  # role and content alone: nearly every entry
+        return '{"role": ' + _json_text(msg.role) + ', "content": ' + _json_text(msg.content) + "}"
     fields: list[str] = []
     for key, value in payload.items():
         if type(value) is not str:
@@ -338,6 +341,23 @@ def reply_entry(
     s[16](message, 0)
     s[17](message, encoded)
     return message
+
+
+#: The slots of :class:`PreparedMessage`, set one by one as ``request_message`` sets a message's.
+_PREPARED_FIELDS: Final = ("message", "event_type", "payload")
+if tuple(f.name for f in dataclasses.fields(PreparedMessage)) != _PREPARED_FIELDS:  # pragma: no cover - a guard
+    raise ImportError("events._PREPARED_FIELDS no longer matches model.PreparedMessage")
+_SET_MESSAGE, _SET_EVENT_TYPE, _SET_PAYLOAD = (getattr(PreparedMessage, n).__set__ for n in _PREPARED_FIELDS)
+
+
+def prepared_message(message: Message, event_type: str, payload: str) -> PreparedMessage:
+    """``PreparedMessage(message, event_type, payload)``, slot by slot: an Append builds one per entry, and
+    the frozen dataclass's ``__init__`` costs about four times these calls."""
+    prepared: PreparedMessage = _new(PreparedMessage)
+    _SET_MESSAGE(prepared, message)
+    _SET_EVENT_TYPE(prepared, event_type)
+    _SET_PAYLOAD(prepared, payload)
+    return prepared
 
 
 def request_message(

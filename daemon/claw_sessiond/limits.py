@@ -1,4 +1,4 @@
-"""Process-wide resource guards: the descriptor limit and a log that a flood cannot grow.
+"""Process-wide resource guards: the descriptor limit, a log that a flood cannot grow, the collector.
 
 Any local user can open connections to a loopback listener (``--metrics``,
 ``--tcp``). Measured before these guards: about 1,100 slow connections took
@@ -13,17 +13,31 @@ never import grpc nor speak SQL.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import resource
 import time
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["LOG_INTERVAL_S", "Throttle", "install_loop_error_throttle", "raise_nofile_limit"]
+__all__ = [
+    "GC_YOUNG_THRESHOLD",
+    "LOG_INTERVAL_S",
+    "Throttle",
+    "install_loop_error_throttle",
+    "raise_nofile_limit",
+    "settle_collector",
+]
 
 _log = logging.getLogger("claw_sessiond.limits")
 #: Repeated loop errors of one kind are logged at most once per this many seconds.
 LOG_INTERVAL_S: Final = 10.0
+#: The cyclic collector's youngest-generation threshold in a serving daemon (Python's default: 700
+#: allocations). An Append of 1,000 entries makes tens of thousands of container objects that live
+#: until its reply: at 700 the collector walks each of them several times and promotes them to older
+#: generations it then walks again. The bound: at most this many container objects (a few MB) of
+#: cyclic garbage wait for a collection.
+GC_YOUNG_THRESHOLD: Final = 10_000
 
 
 def raise_nofile_limit() -> tuple[int, int]:
@@ -64,6 +78,16 @@ class Throttle:
             return None
         self._last[kind] = now
         return self._suppressed.pop(kind, 0)
+
+
+def settle_collector() -> None:
+    """Once serving: what startup made (modules, the server, the store), which lives as long as the
+    process, is moved out of the collector's generations (``gc.freeze``), so that a full collection
+    walks what requests made, not all of it; and the youngest generation is collected every
+    :data:`GC_YOUNG_THRESHOLD` allocations."""
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, older, oldest)
 
 
 def install_loop_error_throttle(loop: asyncio.AbstractEventLoop, interval_s: float = LOG_INTERVAL_S) -> Throttle:

@@ -33,7 +33,7 @@ from .bounds import (
 from .config import DEFAULT_MAX_ENTRY_BYTES
 from .entries import check_client_ids, check_entry
 from .errors import InvalidRequestError, Reason
-from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint, request_message
+from .events import EVENT_TYPE_OF_ROLE, encode_message, fingerprint, prepared_message, request_message
 from .ids import check_request_id, check_session_id, has_control
 from .model import AppendJob, EditJob, Message, PreparedMessage, ToolCall, UsageDelta
 from .policy import ToolPolicy, policy_json
@@ -198,7 +198,7 @@ def _prepare_message(
             f"must fit one export line, at most {MAX_STORED_PAYLOAD_BYTES} bytes",
             Reason.FIELD_TOO_LARGE,
         )
-    return PreparedMessage(stored, EVENT_TYPE_OF_ROLE[msg.role], text)
+    return prepared_message(stored, EVENT_TYPE_OF_ROLE[msg.role], text)
 
 
 def _as_requested(msg: Message) -> bool:

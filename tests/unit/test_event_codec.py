@@ -170,3 +170,44 @@ def test_an_append_is_prepared_with_the_stored_payload_and_the_fingerprint_of_be
     )
     assert [(p.event_type, p.payload) for p in job.messages] == [("user_message", '{"role": "user", "content": "hi"}')]
     assert job.fingerprint == "80532c0b4b90b20001de1dbfb0de1d6a69c4b33bccd7704c2f1e8baca771af11"
+
+
+def test_an_append_of_items_hashes_and_stores_as_before() -> None:
+    """Item entries (format and item beside a payload), an ``other`` entry, a call under a tool policy
+    and a plain message: the payloads and the fingerprint pinned as main ``d4f0a08`` computed them, so
+    a retry sent before an upgrade is still recognised after it."""
+    from claw_sessiond.policy import ToolPolicy
+    from claw_sessiond.validate import prepare_append
+
+    item = "openai.responses"
+    job = prepare_append(
+        "s",
+        [
+            Message("user", 'héllo "quoted"\n', format=item, item=b'{"role":"user","content":"h\\u00e9llo"}'),
+            Message(
+                "assistant",
+                "",
+                (ToolCall("c1", "ls", '{"a": 1}', pending=True),),
+                format=item,
+                item=b'{"type":"function_call"}',
+            ),
+            Message("other", format=item, item=b'{"type":"reasoning"}'),
+            Message("system", "plain"),
+        ],
+        expected_last_position=0,
+        request_id="r",
+        workdir="",
+        run_id="",
+        trace_id="t",
+        max_message_bytes=4096,
+        max_batch_messages=10,
+        tool_policy=ToolPolicy(repair="off", allow_orphan_results=True, allow_unparsed_calls=True),
+    )
+    assert [p.payload for p in job.messages] == [
+        '{"role": "user", "content": "héllo \\"quoted\\"\\n"}',
+        '{"role": "assistant", "tool_calls": [{"id": "c1", "name": "ls", "arguments": "{\\"a\\": 1}", '
+        '"pending": true, "repair_mode": "off"}]}',
+        '{"role": "other"}',
+        '{"role": "system", "content": "plain"}',
+    ]
+    assert job.fingerprint == "a7891f386bf8a36c4a60a929c8a1b1adf483da041df3505efe925c4735dfe3fb"

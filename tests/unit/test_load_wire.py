@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from claw_sessiond.entry_wire import ROLE_NUMBERS, encode_entry
+from claw_sessiond.entry_wire import ROLE_NUMBERS, encode_entry, varint
 from claw_sessiond.events import encode_message, message_from_payload, reply_entry
 from claw_sessiond.model import Message, ToolCall, UsageDelta
 from claw_sessiond.rpc.convert import message_pb
@@ -81,6 +81,16 @@ def test_a_stored_encoded_form_is_sent_as_it_is_and_never_compared() -> None:
     assert stored == message and message_entry(stored) == message_entry(message)
     marked = dataclasses.replace(message, encoded=b"\x08\x05")
     assert message_entry(marked) == b"\x22\x02\x08\x05"  # the stored bytes, not a new encoding
+
+
+@pytest.mark.parametrize(
+    "value",
+    [1, 127, 128, 129, 255, 300, 16383, 16384, 16385, 2**21 - 1, 2**21, 2**40, 2**63 - 1, -1, -128, -(2**63)],
+)
+def test_a_varint_is_what_protobuf_writes(value: int) -> None:
+    """Each width's edges (one byte, the two-byte shortcut, the loop) and negatives (ten bytes)."""
+    assert b"\x38" + varint(value) == pb.Message(position=value).SerializeToString()
+    assert varint(0) == b"\x00"  # (protobuf leaves a zero field out: compared here on its own)
 
 
 def test_the_role_numbers_are_the_protos() -> None:

@@ -15,9 +15,9 @@ import os
 import shutil
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, cast
 
 from ...errors import CorruptDatabaseError, StorageUnavailableError
 from . import schema
@@ -34,6 +34,13 @@ __all__ = [
 ]
 
 SQLITE_HEADER: Final = b"SQLite format 3\x00"
+
+# Bytes and None are bound as they are, through adapters that return the value itself: without an
+# adapter of its own, ``sqlite3`` asks the value's type for an adaptation protocol at every bind (on
+# Python 3.11 an AttributeError formatted and dropped per value), and an Append binds three or four
+# such values per entry (its item, client id, format and encoded reply form).
+sqlite3.register_adapter(bytes, bytes.__bytes__)
+sqlite3.register_adapter(type(None), cast("Callable[[None], None]", {}.get))
 
 
 def check_database_file(path: Path) -> None:

@@ -1,0 +1,59 @@
+"""Where the packaging and install-line tests make their fresh virtualenvs, and the environment pip runs in there.
+
+Both tests write and then remove tens of thousands of small files per virtualenv (the frameworks'
+dependencies). :func:`scratch` puts them on a memory file system when there is one with room
+(:data:`TMPFS`, at least :data:`TMPFS_ROOM` free: a Docker container's default 64 MB /dev/shm is
+passed over), else in the system's temporary folder; the folder is made by ``mkdtemp`` (mode
+0700, a fresh name: another local user can neither read it nor plant a file in it) and removed
+at exit. Nothing a command installs or promises depends on which file system it is on.
+
+:func:`pip_env` is the environment: none of the test's own ``PYTHONPATH``/``VIRTUAL_ENV``, pip
+quiet and never prompting, no wheel cache (pip keeps none for a folder or a git URL without a
+commit anyway), its temporary files (the isolated build environments) inside the scratch folder,
+and no byte-compiling anywhere: ``--no-compile`` on a command line reaches only that command's
+own installs, not the ``setuptools`` pip installs into each build's isolated environment, while
+``PIP_COMPILE=0`` (the variable of pip's ``--compile`` option) reaches both. Python compiles what
+a check imports anyway; a command's meaning does not change with any of these.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+#: The memory file system the virtualenvs go on when it has room.
+TMPFS = Path("/dev/shm")
+#: The free space :data:`TMPFS` must have for a scratch folder (the largest virtualenv, the
+#: google-adk extra's, is about 0.6 GB; two xdist workers may each hold one with a clone and a build).
+TMPFS_ROOM = 3 * 1024**3
+
+
+def _scratch_parent() -> str | None:
+    try:
+        usage = shutil.disk_usage(TMPFS)
+    except OSError:
+        return None
+    return str(TMPFS) if usage.free >= TMPFS_ROOM and os.access(TMPFS, os.W_OK | os.X_OK) else None
+
+
+@contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """A fresh private folder (on :data:`TMPFS` when it has room), removed at exit."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=_scratch_parent()))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def pip_env(scratch: Path) -> dict[str, str]:
+    """The environment pip and the installed commands run in (see the module's docstring)."""
+    tmp = scratch / "tmp"
+    tmp.mkdir(mode=0o700, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env |= {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PIP_NO_CACHE_DIR": "1"}
+    return env | {"PIP_COMPILE": "0", "TMPDIR": str(tmp)}

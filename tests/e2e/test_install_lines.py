@@ -20,8 +20,14 @@ client is, and each adapter's import error where no framework is, each naming it
 hint; and the missing-driver error, naming its hint, where the daemon has no
 PostgreSQL driver. The README's test command (``pip install -e '.[test]'``) is not run here: it
 is .ci/run's own command (tests/unit/test_install_lines.py checks), run on a fresh clone.
-Full tier only: 9 virtualenvs, 148 CPU-seconds for the file (measured 2026-12-06 on the 2-core
-development machine at load 10-12, where it took 507 s wall on 2 workers).
+The virtualenvs, the clones and pip's temporary files are on /dev/shm when it has room
+(tests/helpers/venvs.py): nothing written to disk and removed again. Full tier only: 10
+virtualenvs. Measured 2026-12-06 on the 2-core development machine, the file alone with one
+worker, same sitting: 549 s wall and 178 CPU-s (49 of them system) with the venvs under /tmp at
+load 9-11; 458 s and 162 CPU-s (20 system) on /dev/shm at load 8.5-9.5, the teardowns 38 s to
+1 s. What is left is mostly CPU: about 30 builds of the project's two distributions (pip makes
+an isolated build environment for each, 2-3 CPU-s; it keeps no wheel it built from a folder or
+an unpinned git URL), the frameworks' dependencies unpacked, and the checks' imports.
 """
 
 from __future__ import annotations

@@ -9,9 +9,13 @@ files a build may use, installs the client wheel alone in one fresh venv and
 both wheels in another (dependencies and the build backend from the wheels
 ``scripts/setup-tests`` fetched, ``tests/helpers/wheelhouse.py``: never the network), starts
 ``claw-sessiond serve`` from the daemon venv and makes the client venv do a
-Load/Append round trip (and get a typed error) against it. It takes 1-2
-minutes (two venvs), so it runs with ``CLAW_FULL=1``
-(CI). The quick tests check the sources the wheels are made of.
+Load/Append round trip (and get a typed error) against it. The venvs are
+made without pip (this test's pip installs into them with ``--python``) on
+/dev/shm when it has room (tests/helpers/venvs.py). It took 22-50 s and
+16-21 CPU-s at load 6-10 (two venvs; 68-83 s and 29-34 CPU-s before those
+two changes, same sitting), so it runs
+with ``CLAW_FULL=1`` (CI). The quick tests check the sources the wheels are
+made of.
 """
 
 from __future__ import annotations

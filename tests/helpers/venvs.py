@@ -9,11 +9,11 @@ at exit. Nothing a command installs or promises depends on which file system it 
 
 :func:`pip_env` is the environment: none of the test's own ``PYTHONPATH``/``VIRTUAL_ENV``, pip
 quiet and never prompting, no wheel cache (pip keeps none for a folder or a git URL without a
-commit anyway), its temporary files (the isolated build environments) inside the scratch folder,
-and no byte-compiling anywhere: ``--no-compile`` on a command line reaches only that command's
-own installs, not the ``setuptools`` pip installs into each build's isolated environment, while
-``PIP_COMPILE=0`` (the variable of pip's ``--compile`` option) reaches both. Python compiles what
-a check imports anyway; a command's meaning does not change with any of these.
+commit anyway), and its temporary files (each build's isolated environment, the clones of git
+forms) inside the scratch folder. A command's meaning does not change with any of these. (Not
+``PIP_COMPILE=0``, which would also skip compiling the ``setuptools`` of each isolated build
+environment: the build's three hook processes then compile what they import, measured 2.4
+CPU-s a build against 2.0.)
 """
 
 from __future__ import annotations
@@ -56,4 +56,4 @@ def pip_env(scratch: Path) -> dict[str, str]:
     tmp.mkdir(mode=0o700, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env |= {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PIP_NO_CACHE_DIR": "1"}
-    return env | {"PIP_COMPILE": "0", "TMPDIR": str(tmp)}
+    return env | {"TMPDIR": str(tmp)}

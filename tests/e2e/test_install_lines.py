@@ -20,18 +20,21 @@ client is, and each adapter's import error where no framework is, each naming it
 hint; and the missing-driver error, naming its hint, where the daemon has no
 PostgreSQL driver. The README's test command (``pip install -e '.[test]'``) is not run here: it
 is .ci/run's own command (tests/unit/test_install_lines.py checks), run on a fresh clone.
-Full tier only: 9 virtualenvs, 148 CPU-seconds for the file (measured 2026-12-06 on the 2-core
-development machine at load 10-12, where it took 507 s wall on 2 workers).
+The virtualenvs, the clones and pip's temporary files are on /dev/shm when it has room
+(tests/helpers/venvs.py): nothing written to disk and removed again. Full tier only: 10
+virtualenvs. Measured 2026-12-06 on the 2-core development machine, the file alone with one
+worker, same sitting: 549 s wall and 178 CPU-s (49 of them system) with the venvs under /tmp at
+load 9-11; 458 s and 162 CPU-s (20 system) on /dev/shm at load 8.5-9.5, the teardowns 38 s to
+1 s. What is left is mostly CPU: about 30 builds of the project's two distributions (pip makes
+an isolated build environment for each, 2-3 CPU-s; it keeps no wheel it built from a folder or
+an unpinned git URL), the frameworks' dependencies unpacked, and the checks' imports.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import tomllib
 from collections.abc import Iterator
@@ -60,6 +63,7 @@ from tests.helpers.install_lines import (
     parse,
 )
 from tests.helpers.process import stop_lock_holder
+from tests.helpers.venvs import pip_env, scratch
 from tests.helpers.wheelhouse import copy_build_inputs, wheelhouse_or_fail
 
 pytestmark = pytest.mark.backend_neutral("installs into clean virtualenvs; an auto-started daemon on its default store")
@@ -102,12 +106,6 @@ def _client_extras() -> set[str]:
         return set(tomllib.load(f)["project"]["optional-dependencies"])
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    env |= {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PIP_NO_CACHE_DIR": "1"}
-    return env
-
-
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float = _RUN_TIMEOUT_S) -> str:
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=cwd, env=env)
     assert out.returncode == 0, f"{cmd} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
@@ -118,24 +116,20 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float = _RUN
 def repo(backend: str) -> Iterator[Path]:
     """A git repository of the checkout's build inputs, committed: what ``<repo>`` and a clone stand for (one per
     module and worker; ``backend``: the e2e rule for module fixtures, though nothing here depends on it)."""
-    path = Path(tempfile.mkdtemp(prefix="claw-install-repo-"))
-    try:
-        copy_build_inputs(path)
+    with scratch("claw-install-repo-") as path:
+        (path / "repo").mkdir()
+        copy_build_inputs(path / "repo")
         git = ["git", "-c", "user.name=claw", "-c", "user.email=claw@localhost", "-c", "init.defaultBranch=main"]
         for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "build inputs"]):
-            _run([*git, *args], path, _env())
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+            _run([*git, *args], path / "repo", pip_env(path))
+        yield path / "repo"
 
 
 @pytest.fixture
-def scratch() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="claw-install-"))
-    try:
+def folder() -> Iterator[Path]:
+    """The test's scratch folder: its venv, the clone, pip's temporary files (tests/helpers/venvs.py)."""
+    with scratch("claw-install-") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def _url(repo: Path) -> str:
@@ -239,13 +233,19 @@ def _check_promises(venv: Path, names: dict[str, Dist], cwd: Path, env: dict[str
         _run([str(bin_dir / command), *args], cwd, env)
 
 
-def _check_once(venv: Path, names: dict[str, Dist], installed: dict[str, object], cwd: Path) -> None:
+def _check_once(
+    venv: Path,
+    names: dict[str, Dist],
+    installed: dict[str, object],
+    cwd: Path,
+    pip: dict[str, str],
+) -> None:
     """What the installed set promises, checked once per venv: auto-start, and the errors naming install hints."""
     python = venv / "bin" / "python"
     workspace = cwd / "workspace"
     workspace.mkdir()
     # PATH without the test's own venv, so that only this venv's commands are found.
-    env = _env() | {"PATH": f"{venv / 'bin'}:/usr/bin:/bin"}
+    env = pip | {"PATH": f"{venv / 'bin'}:/usr/bin:/bin"}
     if _has_client(names) and DAEMON in names:
         try:
             out = _run([str(python), "-I", "-c", AUTOSTART, str(workspace)], cwd, env)
@@ -273,17 +273,17 @@ def _check_once(venv: Path, names: dict[str, Dist], installed: dict[str, object]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("group", sorted(GROUPS))
-def test_install_commands_work_as_written(group: str, repo: Path, scratch: Path) -> None:
+def test_install_commands_work_as_written(group: str, repo: Path, folder: Path) -> None:
     started = time.monotonic()
-    env = _env()
+    env = pip_env(folder)
     # As written, plus: dependencies from the wheelhouse alone; -q; no .pyc compiled at install (Python compiles
     # what it imports anyway; the openai-agents line measured 15.3 CPU-s with compiling, 8.4 without).
     quick = ["-q", "--no-compile", "--no-index", "--find-links", str(wheelhouse_or_fail())]
-    venv = scratch / "venv"
+    venv = folder / "venv"
     pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
-    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], scratch, env)
-    checkout = scratch / "checkout"
-    _run(["git", "clone", "-q", str(repo), str(checkout)], scratch, env)
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], folder, env)
+    checkout = folder / "checkout"
+    _run(["git", "clone", "-q", str(repo), str(checkout)], folder, env)
     for i, (line, dists) in enumerate(GROUPS[group]):
         if i:  # the third-party dependencies stay; the project's distributions come from this command's sources
             _run([*pip, "uninstall", "-q", "-y", *sorted(d.name for d in dists)], checkout, env)
@@ -299,6 +299,6 @@ def test_install_commands_work_as_written(group: str, repo: Path, scratch: Path)
             _check_extras(dist, installed)
         _check_promises(venv, names, checkout, env)
         if i == 0:
-            _check_once(venv, names, installed, scratch)
+            _check_once(venv, names, installed, folder, env)
     _run([*pip, "check"], checkout, env)  # what the commands installed, together, is consistent
     print(f"{group}: {len(GROUPS[group])} command(s), {time.monotonic() - started:.1f} s")

@@ -9,21 +9,22 @@ files a build may use, installs the client wheel alone in one fresh venv and
 both wheels in another (dependencies and the build backend from the wheels
 ``scripts/setup-tests`` fetched, ``tests/helpers/wheelhouse.py``: never the network), starts
 ``claw-sessiond serve`` from the daemon venv and makes the client venv do a
-Load/Append round trip (and get a typed error) against it. It takes 1-2
-minutes (two venvs), so it runs with ``CLAW_FULL=1``
-(CI). The quick tests check the sources the wheels are made of.
+Load/Append round trip (and get a typed error) against it. The venvs are
+made without pip (this test's pip installs into them with ``--python``) on
+/dev/shm when it has room (tests/helpers/venvs.py). It took 22-50 s and
+16-21 CPU-s at load 6-10 (two venvs; 68-83 s and 29-34 CPU-s before those
+two changes, same sitting), so it runs
+with ``CLAW_FULL=1`` (CI). The quick tests check the sources the wheels are
+made of.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import tomllib
 import zipfile
@@ -35,6 +36,7 @@ import pytest
 from claw_sessiond_client.paths import default_socket_path
 from tests.helpers.daemon import ROOT, health_status
 from tests.helpers.tiers import FULL
+from tests.helpers.venvs import pip_env, scratch
 from tests.helpers.wheelhouse import copy_build_inputs, wheelhouse_or_fail
 
 CLIENT_DIR = ROOT / "clients" / "python"
@@ -178,31 +180,31 @@ def _run(cmd: list[str], timeout_s: float, **kw: object) -> subprocess.Completed
 
 
 @pytest.fixture
-def scratch() -> Iterator[Path]:
-    """A temporary folder removed at teardown (the two venvs are ~150 MB)."""
-    path = Path(tempfile.mkdtemp(prefix="claw-pkg-"))
-    try:
+def folder() -> Iterator[Path]:
+    """The test's scratch folder, removed at teardown (the two venvs are ~150 MB; tests/helpers/venvs.py)."""
+    with scratch("claw-pkg-") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+
+
+def _pip(venv: Path) -> list[str]:
+    """This test's pip working on ``venv`` (made without one of its own: no ensurepip install per venv)."""
+    return [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
 
 
 def _installed(venv: Path, env: dict[str, str]) -> set[str]:
-    out = _run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=json"], 60, env=env)
+    out = _run([*_pip(venv), "list", "--format=json"], 60, env=env)
     return {d["name"].lower().replace("_", "-") for d in json.loads(out.stdout)}
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not FULL, reason="builds wheels and two venvs (1-2 min); runs with CLAW_FULL=1")
-def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
+def test_client_wheel_alone_talks_to_the_daemon_wheel(folder: Path) -> None:
     started = time.monotonic()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    env["PIP_NO_INPUT"] = "1"
+    env = pip_env(folder)
     local = ["--no-index", "--find-links", str(wheelhouse_or_fail())]
 
     # 1. Two wheels, built the way a user or a release would.
-    src, dist = scratch / "src", scratch / "dist"
+    src, dist = folder / "src", folder / "dist"
     src.mkdir()
     copy_build_inputs(src)
     _run(
@@ -244,12 +246,12 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
         assert "grpcio-tools" not in "\n".join(ln for ln in meta.splitlines() if "extra ==" not in ln)
 
     # 2. Two clean venvs, installed at the same time: the client alone, and daemon + client.
-    client_venv, daemon_venv = scratch / "client-venv", scratch / "daemon-venv"
+    client_venv, daemon_venv = folder / "client-venv", folder / "daemon-venv"
     for venv in (client_venv, daemon_venv):
-        _run([sys.executable, "-m", "venv", str(venv)], 120, env=env)
+        _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], 120, env=env)
     installs = [
         subprocess.Popen(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *local, *map(str, wheels)],
+            [*_pip(venv), "install", "-q", "--no-compile", *local, *map(str, wheels)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -265,7 +267,7 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
             output, _ = proc.communicate()
         assert proc.returncode == 0, f"{proc.args} exited {proc.returncode}:\n{output}"
     for venv in (client_venv, daemon_venv):
-        _run([str(venv / "bin" / "python"), "-m", "pip", "check"], 60, env=env)
+        _run([*_pip(venv), "check"], 60, env=env)
     in_client_venv = _installed(client_venv, env)
     assert "claw-sessiond-client" in in_client_venv
     assert in_client_venv & DAEMON_ONLY_DISTS == set()
@@ -273,15 +275,15 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
 
     # 3. The daemon venv's command line, then its daemon serving a workspace.
     daemon_bin = daemon_venv / "bin" / "claw-sessiond"
-    help_out = _run([str(daemon_bin), "--help"], 60, env=env, cwd=scratch).stdout
+    help_out = _run([str(daemon_bin), "--help"], 60, env=env, cwd=folder).stdout
     assert "serve" in help_out and "ui" in help_out
     # The web viewer's server (aiohttp) comes with the daemon's wheel.
-    _run([str(daemon_venv / "bin" / "python"), "-I", "-c", "import claw_sessiond.ui.server"], 60, env=env, cwd=scratch)
-    assert _run([str(daemon_bin), "--version"], 60, env=env, cwd=scratch).stdout.strip() == f"claw-sessiond {version}"
-    workspace = scratch / "ws"
+    _run([str(daemon_venv / "bin" / "python"), "-I", "-c", "import claw_sessiond.ui.server"], 60, env=env, cwd=folder)
+    assert _run([str(daemon_bin), "--version"], 60, env=env, cwd=folder).stdout.strip() == f"claw-sessiond {version}"
+    workspace = folder / "ws"
     workspace.mkdir()
     socket_path = default_socket_path(workspace, env.get("XDG_RUNTIME_DIR"))
-    log_path = scratch / "daemon.log"
+    log_path = folder / "daemon.log"
     with open(log_path, "wb") as log:
         daemon = subprocess.Popen(
             [str(daemon_bin), "serve", "--workspace", str(workspace)],
@@ -304,14 +306,14 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(scratch: Path) -> None:
             text=True,
             timeout=60,
             env=env,
-            cwd=scratch,
+            cwd=folder,
         )
         assert probe.returncode != 0 and "No module named 'claw_sessiond'" in probe.stderr
         out = _run(
             [str(client_venv / "bin" / "python"), "-I", "-c", CLIENT_ROUND_TRIP, str(workspace)],
             120,
             env=env,
-            cwd=scratch,
+            cwd=folder,
         )
         result = json.loads(out.stdout)
         assert Path(result["client_file"]).is_relative_to(client_venv)

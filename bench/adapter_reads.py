@@ -35,13 +35,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench.procs import Daemon
+from bench.procs import Daemon, cpu_s
 
 __all__ = ["main", "measure"]
 
 #: The sessions' sizes and the rounds each measure takes (full, tiny).
 SIZES = {False: (1_000, 10_000), True: (100, 1_000)}
-ROUNDS = {False: 15, True: 3}
+ROUNDS = {False: 41, True: 5}
+#: Calls of each reader before the rounds that count (the connection, the caches, the allocator warmed).
+WARM_UP = 3
 FORMAT = "openai.responses"
 METHOD = "/bench.Reply/Stream"
 
@@ -85,26 +87,60 @@ async def _serve(socket_path: str, chunks_file: str) -> None:
 # ---------------------------------------------------------------- the measures
 
 
-async def _timed_rounds(fns: dict[str, Callable[[], Awaitable[Any]]], rounds: int) -> dict[str, dict[str, float]]:
-    """Each function once per round, alternating; wall p50 and client CPU per call (ms)."""
+async def _timed_rounds(
+    fns: dict[str, Callable[[], Awaitable[Any]]], rounds: int, daemon_pid: int | None = None
+) -> dict[str, dict[str, Any]]:
+    """Each function once per round after :data:`WARM_UP` calls, the order turned round every round (no reader
+    always goes first); per function its wall p50, its client CPU p50 and, with ``daemon_pid``, the daemon's CPU
+    p50 per call (ms), and its wall time of every round (``walls``: for ratios of the same round)."""
+    for _ in range(WARM_UP):
+        for fn in fns.values():
+            await fn()
     walls: dict[str, list[float]] = {k: [] for k in fns}
     cpus: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
+    daemon: dict[str, list[float]] = {k: [] for k in fns}
+    names = list(fns)
+    for at in range(rounds):
+        for name in names if at % 2 == 0 else names[::-1]:
+            d0 = cpu_s(daemon_pid) if daemon_pid else 0.0
             c0, t0 = time.process_time(), time.perf_counter()
-            await fn()
+            await fns[name]()
             walls[name].append((time.perf_counter() - t0) * 1000)
             cpus[name].append((time.process_time() - c0) * 1000)
-    return {k: {"wall_p50_ms": statistics.median(walls[k]), "client_cpu_ms": statistics.median(cpus[k])} for k in fns}
+            daemon[name].append(((cpu_s(daemon_pid) if daemon_pid else 0.0) - d0) * 1000)
+    return {
+        k: {
+            "wall_p50_ms": statistics.median(walls[k]),
+            "client_cpu_ms": statistics.median(cpus[k]),
+            "daemon_cpu_ms": statistics.median(daemon[k]),
+            "walls": walls[k],
+        }
+        for k in fns
+    }
 
 
-async def measure(root: Path, sizes: tuple[int, ...], rounds: int) -> list[dict[str, Any]]:
+def _row(n: int, what: str, ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """One row: ``ours`` against ``theirs``, the ratio as the median of the rounds' ratios (each round ran both
+    back to back, so a burst of load on the shared machine weighs on both sides of one ratio) and of the p50s."""
+    per_round = [a / b for a, b in zip(ours.pop("walls"), theirs["walls"], strict=True)]
+    return {
+        "n": n,
+        "what": what,
+        "ours": ours,
+        "sqlite_session": {k: v for k, v in theirs.items() if k != "walls"},
+        "ratio_wall": statistics.median(per_round),
+        "ratio_p50": ours["wall_p50_ms"] / theirs["wall_p50_ms"],
+        "ratio_rounds_q1_q3": [round(q, 3) for q in statistics.quantiles(per_round, n=4)[::2]],
+    }
+
+
+async def measure(root: Path, sizes: tuple[int, ...], rounds: int, daemon_pid: int) -> list[dict[str, Any]]:
     os.chdir(root)  # the adapter's daemon: this workspace's (main starts it)
     rows: list[dict[str, Any]] = []
     procs: list[subprocess.Popen[bytes]] = []
     try:
         for n in sizes:
-            rows += await _one_size(root, n, rounds, procs)
+            rows += await _one_size(root, n, rounds, procs, daemon_pid)
     finally:
         for p in procs:
             p.send_signal(signal.SIGTERM)
@@ -112,7 +148,9 @@ async def measure(root: Path, sizes: tuple[int, ...], rounds: int) -> list[dict[
     return rows
 
 
-async def _one_size(root: Path, n: int, rounds: int, procs: list[subprocess.Popen[bytes]]) -> list[dict[str, Any]]:
+async def _one_size(
+    root: Path, n: int, rounds: int, procs: list[subprocess.Popen[bytes]], daemon_pid: int
+) -> list[dict[str, Any]]:
     import grpc
     from agents.memory import SQLiteSession
 
@@ -149,7 +187,9 @@ async def _one_size(root: Path, n: int, rounds: int, procs: list[subprocess.Pope
 
     got = await floor()
     assert got == items == await ours.get_items() == await theirs.get_items(), "the readers disagree"
-    whole = await _timed_rounds({"claw": ours.get_items, "sqlite": theirs.get_items, "floor": floor}, rounds)
+    whole = await _timed_rounds(
+        {"claw": ours.get_items, "sqlite": theirs.get_items, "floor": floor}, rounds, daemon_pid
+    )
     seq = iter(range(10**7, 10**8))
     small = await _timed_rounds(
         {
@@ -159,10 +199,11 @@ async def _one_size(root: Path, n: int, rounds: int, procs: list[subprocess.Pope
             "sqlite add one": lambda: theirs.add_items([_item(next(seq))]),
         },
         rounds,
+        daemon_pid,
     )
     await channel.close()
     return [
-        {"n": n, "what": what, "ours": a, "sqlite_session": b, "ratio_wall": a["wall_p50_ms"] / b["wall_p50_ms"]}
+        _row(n, what, a, b)
         for what, a, b in (
             ("get_items() whole", whole["claw"], whole["sqlite"]),
             ("floor: the reply's bytes, parsed and decoded", whole["floor"], whole["sqlite"]),
@@ -174,7 +215,7 @@ async def _one_size(root: Path, n: int, rounds: int, procs: list[subprocess.Pope
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.adapter_reads", description=__doc__.split("\n")[0])
-    parser.add_argument("--tiny", action="store_true", help="small sizes and 3 rounds: a check that it runs")
+    parser.add_argument("--tiny", action="store_true", help="small sizes and 5 rounds: a check that it runs")
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     parser.add_argument("--serve", nargs=2, metavar=("SOCKET", "CHUNKS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -185,17 +226,22 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="claw-bench-adapter-") as tmp:
         daemon = Daemon(Path(tmp))
         try:
-            rows = asyncio.run(measure(Path(tmp), SIZES[args.tiny], ROUNDS[args.tiny]))
+            rows = asyncio.run(measure(Path(tmp), SIZES[args.tiny], ROUNDS[args.tiny], daemon.pid))
         finally:
             daemon.close()
     load_after = Path("/proc/loadavg").read_text().split()[:3]
     print(f"load average before {' '.join(load_before)}, after {' '.join(load_after)}")
-    print(f"{'N':>6}  {'measure':46}  {'ours p50':>9}  {'CPU':>7}  {'SQLiteSession':>13}  {'CPU':>7}  {'ratio':>6}")
+    print(
+        f"{'N':>6}  {'measure':46}  {'ours p50':>9}  {'client':>7}  {'daemon':>7}  {'SQLiteSession':>13}  {'CPU':>7}  "
+        f"{'ratio':>6}  {'q1-q3':>11}  {'of p50s':>7}"
+    )
     for r in rows:
         o, s = r["ours"], r["sqlite_session"]
+        q1, q3 = r["ratio_rounds_q1_q3"]
         print(
             f"{r['n']:>6}  {r['what']:46}  {o['wall_p50_ms']:7.2f}ms  {o['client_cpu_ms']:5.2f}ms  "
-            f"{s['wall_p50_ms']:11.2f}ms  {s['client_cpu_ms']:5.2f}ms  {r['ratio_wall']:5.2f}x"
+            f"{o['daemon_cpu_ms']:5.2f}ms  {s['wall_p50_ms']:11.2f}ms  {s['client_cpu_ms']:5.2f}ms  "
+            f"{r['ratio_wall']:5.2f}x  {q1:4.2f}-{q3:4.2f}x  {r['ratio_p50']:6.2f}x"
         )
     if args.json:
         Path(args.json).write_text(json.dumps({"load_before": load_before, "load_after": load_after, "rows": rows}))

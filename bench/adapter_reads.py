@@ -1,9 +1,10 @@
 """The OpenAI Agents SDK adapter against SQLiteSession, and the floor any reader in another process has.
 
 ``python -m bench.adapter_reads [--tiny] [--json PATH]`` starts a daemon in a throwaway workspace
-and measures in one run, serially, alternating the three readers round by round (medians of the
-rounds), on sessions of N Responses message items (200-byte texts; N = 1,000 and 10,000;
-``--tiny``: 100 and 1,000):
+and measures in one run, serially, on sessions of N Responses message items (200-byte texts;
+N = 1,000 and 10,000; ``--tiny``: 100 and 1,000), after :data:`WARM_UP` calls of each, in
+:data:`ROUNDS` rounds (41; ``--tiny``: 5) that call each reader once, back to back, in an order
+turned round every round, with a full garbage collection before each call (not timed):
 
 * ``get_items()`` of the whole history: ``ClawSession`` against ``SQLiteSession`` on a file in
   the same folder (WAL, the SDK's defaults);
@@ -16,13 +17,17 @@ rounds), on sessions of N Responses message items (200-byte texts; N = 1,000 and
   reachable by a daemon;
 * ``add_items`` of one item and ``get_items(limit=10)`` (at both sizes: flat in N).
 
-Each row gives wall p50 and the client's CPU per call; the last column is ours / SQLiteSession.
+Each row gives the wall p50, the client's CPU p50 per call and the daemon's (its process's CPU clock,
+every thread: ``bench.procs.cpu_s``), and ours / SQLiteSession as the **median of the rounds'
+ratios** (each round's two calls ran back to back, so a burst of load on a shared machine weighs on
+both sides of one ratio; a 1.5x line is judged on it), their quartiles, and the ratio of the p50s.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import signal
@@ -91,8 +96,9 @@ async def _timed_rounds(
     fns: dict[str, Callable[[], Awaitable[Any]]], rounds: int, daemon_pid: int | None = None
 ) -> dict[str, dict[str, Any]]:
     """Each function once per round after :data:`WARM_UP` calls, the order turned round every round (no reader
-    always goes first); per function its wall p50, its client CPU p50 and, with ``daemon_pid``, the daemon's CPU
-    p50 per call (ms), and its wall time of every round (``walls``: for ratios of the same round)."""
+    always goes first) and a full garbage collection before each call (not timed); per function its wall p50, its
+    client CPU p50 and, with ``daemon_pid``, the daemon's CPU p50 per call (ms), and its wall time of every round
+    (``walls``: for ratios of the same round)."""
     for _ in range(WARM_UP):
         for fn in fns.values():
             await fn()
@@ -102,6 +108,7 @@ async def _timed_rounds(
     names = list(fns)
     for at in range(rounds):
         for name in names if at % 2 == 0 else names[::-1]:
+            gc.collect()  # the last call's garbage is not this one's (10,000 dicts: a pause of tens of ms)
             d0 = cpu_s(daemon_pid) if daemon_pid else 0.0
             c0, t0 = time.process_time(), time.perf_counter()
             await fns[name]()

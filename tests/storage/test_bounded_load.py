@@ -188,3 +188,18 @@ async def test_item_pages_are_the_items_of_one_format_in_position_order(storage:
     assert loaded.items + [i async for page, _last in storage.item_pages(loaded.cursor, "f.one") for i in page] == mine
     unknown = await storage.load("nobody", WORKDIR, "t", repair=False, items_format="f.one")
     assert (unknown.items, unknown.cursor, unknown.messages) == ([], None, [])
+
+
+async def test_a_page_of_items_just_over_the_inline_size_is_read_whole_and_cut_by_bytes(storage: Storage) -> None:
+    """Items each a byte over what a page's first read carries (``PAGE_BYTES // ITEM_PAGE_ROWS``): every item of
+    a page comes from its second statement (more positions than one SQLite statement takes), and the page is cut
+    at ``PAGE_BYTES`` before ``ITEM_PAGE_ROWS``."""
+    size = PAGE_BYTES // ITEM_PAGE_ROWS + 1
+    written = [b"%05d" % n + b"x" * (size - 5) for n in range(ITEM_PAGE_ROWS + 100)]
+    for at in range(0, len(written), 600):
+        await append(storage, "m", *(Message("user", "u", format="f", item=i) for i in written[at : at + 600]))
+    loaded = await storage.load("m", WORKDIR, "t", repair=False, items_format="f")
+    assert loaded.cursor is not None
+    assert len(loaded.items) == PAGE_BYTES // size  # the bytes' bound, below the count's
+    rest = [item async for page, _last in storage.item_pages(loaded.cursor, "f") for item in page]
+    assert loaded.items + rest == written

@@ -15,6 +15,10 @@ turned round every round, with a full garbage collection before each call (not t
   adapter decodes it (``_openai_items.items_from_bytes``), as any reader in another process must.
   A reader that lives in a second process cannot do less, so a target below this floor is not
   reachable by a daemon;
+* **the unary floor** (only where the reply is one chunk, as at 1,000 items): the same bytes as one
+  message of a unary call (gRPC sends the message and the status in one batch, and the client
+  reads them in one): what a unary-shaped reply would save. A unary call of the streamed ``Load``
+  itself is no way there: given a reply of two chunks it waits for its deadline (measured);
 * ``add_items`` of one item and ``get_items(limit=10)`` (at both sizes: flat in N).
 
 Each row gives the wall p50, the client's CPU p50 per call and the daemon's (its process's CPU clock,
@@ -51,6 +55,7 @@ ROUNDS = {False: 41, True: 5}
 WARM_UP = 3
 FORMAT = "openai.responses"
 METHOD = "/bench.Reply/Stream"
+UNARY = "/bench.Reply/Unary"
 
 
 def _item(seq: int) -> dict[str, Any]:
@@ -76,9 +81,15 @@ async def _serve(socket_path: str, chunks_file: str) -> None:
         for chunk in chunks:
             yield chunk
 
+    async def unary(request: bytes, context: Any) -> bytes:
+        return b"".join(chunks)  # asked for only when the reply is one chunk
+
     server = grpc.aio.server()
-    handler = grpc.unary_stream_rpc_method_handler(stream)
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Reply", {"Stream": handler}),))
+    handlers = {
+        "Stream": grpc.unary_stream_rpc_method_handler(stream),
+        "Unary": grpc.unary_unary_rpc_method_handler(unary),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Reply", handlers),))
     if server.add_insecure_port(f"unix:{socket_path}") == 0:
         raise SystemExit(f"adapter_reads: cannot bind {socket_path}")
     await server.start()
@@ -192,11 +203,18 @@ async def _one_size(
             found.extend(chunk.items)
         return items_from_bytes(found)
 
+    one = channel.unary_unary(UNARY, response_deserializer=pb.LoadResponse.FromString)
+
+    async def floor_unary() -> list[Any]:
+        return items_from_bytes((await one(b"")).items)
+
+    readers = {"claw": ours.get_items, "sqlite": theirs.get_items, "floor": floor}
+    if len(chunks) == 1:  # a unary reply is one message
+        readers["floor unary"] = floor_unary
     got = await floor()
     assert got == items == await ours.get_items() == await theirs.get_items(), "the readers disagree"
-    whole = await _timed_rounds(
-        {"claw": ours.get_items, "sqlite": theirs.get_items, "floor": floor}, rounds, daemon_pid
-    )
+    assert len(chunks) > 1 or await floor_unary() == items, "the unary floor disagrees"
+    whole = await _timed_rounds(readers, rounds, daemon_pid)
     seq = iter(range(10**7, 10**8))
     small = await _timed_rounds(
         {
@@ -214,6 +232,11 @@ async def _one_size(
         for what, a, b in (
             ("get_items() whole", whole["claw"], whole["sqlite"]),
             ("floor: the reply's bytes, parsed and decoded", whole["floor"], whole["sqlite"]),
+            *(
+                [("floor, unary: the same bytes as one message", whole["floor unary"], whole["sqlite"])]
+                if "floor unary" in whole
+                else []
+            ),
             ("get_items(limit=10)", small["claw limit=10"], small["sqlite limit=10"]),
             ("add_items of one item", small["claw add one"], small["sqlite add one"]),
         )
@@ -229,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         asyncio.run(_serve(*args.serve))
         return 0
+    json_path = Path(args.json).resolve() if args.json else None  # the run changes directory (``measure``)
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     with tempfile.TemporaryDirectory(prefix="claw-bench-adapter-") as tmp:
         daemon = Daemon(Path(tmp))
@@ -250,8 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{o['daemon_cpu_ms']:5.2f}ms  {s['wall_p50_ms']:11.2f}ms  {s['client_cpu_ms']:5.2f}ms  "
             f"{r['ratio_wall']:5.2f}x  {q1:4.2f}-{q3:4.2f}x  {r['ratio_p50']:6.2f}x"
         )
-    if args.json:
-        Path(args.json).write_text(json.dumps({"load_before": load_before, "load_after": load_after, "rows": rows}))
+    if json_path is not None:
+        json_path.write_text(json.dumps({"load_before": load_before, "load_after": load_after, "rows": rows}))
     return 0
 
 

@@ -110,10 +110,10 @@ def _items_reply(daemon: DaemonProcess, **fields: object) -> list[pb.LoadRespons
 def test_items_alone_come_back_by_pages_in_position_order_with_no_entries(
     module_daemon: DaemonProcess, module_client: SessionClient, sid: str
 ) -> None:
-    # Over two pages (paging.PAGE_ROWS = 512) of items, with parallel calls whose results come in
+    # Over two pages (paging.ITEM_PAGE_ROWS = 2,048) of items, with parallel calls whose results come in
     # reverse order, plain messages and another format between them.
     written: list[bytes] = []
-    for turn in range(300):
+    for turn in range(700):
         a, b = f"a{turn}", f"b{turn}"
         batch = [
             Message.assistant(
@@ -132,7 +132,7 @@ def test_items_alone_come_back_by_pages_in_position_order_with_no_entries(
     assert len(chunks) >= 2 and chunks[-1].done and not any(ch.done for ch in chunks[:-1])
     assert chunks[-1].items  # the last page's chunk ends the reply (no chunk of its own for done)
     first = chunks[0]
-    assert first.complete and first.session.message_count == 1500 and first.start_position == 0
+    assert first.complete and first.session.message_count == 3500 and first.start_position == 0
     assert _both(module_daemon, sid, FORMAT) == written
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from claw_sessiond.model import LoadWindow, Message
 from claw_sessiond.storage import Storage
-from claw_sessiond.storage.paging import PAGE_ROWS
+from claw_sessiond.storage.paging import ITEM_PAGE_ROWS, PAGE_BYTES
 from tests.storage._support import WORKDIR, append, assistant, clear, history, read, result, user
 
 
@@ -157,23 +157,26 @@ async def test_the_last_ten_cost_the_same_at_ten_and_at_ten_thousand_entries(sto
 async def test_item_pages_are_the_items_of_one_format_in_position_order(storage: Storage) -> None:
     """``Storage.load(items_format=...)`` + ``item_pages`` (``LoadRequest.items_format``): the items alone, their
     first page with the Load and the rest page by page, in the order written, for a whole history and a window;
-    some items too large to come with a page's first read (5 KB) among small ones."""
+    some items too large to come with a page's first read (20 KB) among small ones; pages cut by their count
+    (``ITEM_PAGE_ROWS``: a run of small items) and by their bytes (``PAGE_BYTES``: where the large ones are)."""
     await append(storage, "s", assistant("a", "b"), result("b"), result("a"))  # no items
+    large = {n for n in range(3100, 4200) if n % 7 == 1}
     written = [
-        Message("user", f"u{n}", format="f.one", item=b'{"n":%d}' % n + b" " * (5000 if n % 7 == 1 else 0))
+        Message("user", f"u{n}", format="f.one", item=b'{"n":%d}' % n + b" " * (20_000 if n in large else 0))
         if n % 3
         else Message("user", f"o{n}", format="f.two", item=b"other")
-        for n in range(1200)
+        for n in range(4200)
     ]
-    await append(storage, "s", *written[:600])
-    await append(storage, "s", *written[600:])
+    for at in range(0, len(written), 600):
+        await append(storage, "s", *written[at : at + 600])
     mine = [m.item for m in written if m.format == "f.one"]
     loaded = await storage.load("s", WORKDIR, "t", repair=False, items_format="f.one")
     assert loaded.messages == [] and loaded.cursor is not None and loaded.complete
-    assert 0 < len(loaded.items) <= PAGE_ROWS
+    assert len(loaded.items) == ITEM_PAGE_ROWS  # small items first: cut by the count
     pages = [page async for page in storage.item_pages(loaded.cursor, "f.one")]
     assert loaded.items + [item for page, _last in pages for item in page] == mine
-    assert pages and all(0 < len(page) <= PAGE_ROWS for page, _last in pages)
+    assert len(pages) >= 2 and all(0 < len(page) <= ITEM_PAGE_ROWS for page, _last in pages)
+    assert all(sum(map(len, page)) <= PAGE_BYTES for page, _last in pages)  # the large items: cut by bytes
     assert [last for _page, last in pages] == [False] * (len(pages) - 1) + [True]  # the reply ends with it
 
     loaded = await storage.load("s", WORKDIR, "t", repair=False, window=LoadWindow(last=6), items_format="f.one")
@@ -185,3 +188,18 @@ async def test_item_pages_are_the_items_of_one_format_in_position_order(storage:
     assert loaded.items + [i async for page, _last in storage.item_pages(loaded.cursor, "f.one") for i in page] == mine
     unknown = await storage.load("nobody", WORKDIR, "t", repair=False, items_format="f.one")
     assert (unknown.items, unknown.cursor, unknown.messages) == ([], None, [])
+
+
+async def test_a_page_of_items_just_over_the_inline_size_is_read_whole_and_cut_by_bytes(storage: Storage) -> None:
+    """Items each a byte over what a page's first read carries (``PAGE_BYTES // ITEM_PAGE_ROWS``): every item of
+    a page comes from its second statement (more positions than one SQLite statement takes), and the page is cut
+    at ``PAGE_BYTES`` before ``ITEM_PAGE_ROWS``."""
+    size = PAGE_BYTES // ITEM_PAGE_ROWS + 1
+    written = [b"%05d" % n + b"x" * (size - 5) for n in range(ITEM_PAGE_ROWS + 100)]
+    for at in range(0, len(written), 600):
+        await append(storage, "m", *(Message("user", "u", format="f", item=i) for i in written[at : at + 600]))
+    loaded = await storage.load("m", WORKDIR, "t", repair=False, items_format="f")
+    assert loaded.cursor is not None
+    assert len(loaded.items) == PAGE_BYTES // size  # the bytes' bound, below the count's
+    rest = [item async for page, _last in storage.item_pages(loaded.cursor, "f") for item in page]
+    assert loaded.items + rest == written

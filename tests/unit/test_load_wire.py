@@ -1,9 +1,12 @@
-"""Load's hand-encoded entries (entry_wire.py, rpc/wire.py) are the bytes protobuf writes for the same message."""
+"""Load's hand-encoded entries (entry_wire.py, rpc/wire.py) and items (rpc/loading.py) are the bytes protobuf writes
+for the same message."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import itertools
+from collections.abc import AsyncGenerator
 
 import pytest
 
@@ -11,6 +14,7 @@ from claw_sessiond.entry_wire import ROLE_NUMBERS, encode_entry, varint
 from claw_sessiond.events import encode_message, message_from_payload, reply_entry
 from claw_sessiond.model import Message, ToolCall, UsageDelta
 from claw_sessiond.rpc.convert import message_pb
+from claw_sessiond.rpc.loading import _elements, item_chunks
 from claw_sessiond.rpc.wire import DONE_FIELD, message_entry
 from claw_sessiond.storage.port import entry_columns
 from claw_sessiond.validate import prepare_append
@@ -174,3 +178,30 @@ def test_an_appended_entry_is_encoded_as_a_load_reads_it_back(position: int, ts:
         assert fast == encode_entry(row)
         copy = (position, prepared, str(prepared.payload + " ")[:-1])  # a payload the write replaced: the row's way
         assert entry_columns(copy, "tr-1", ts)[2] == fast
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        [0, 1, 127, 128, 200, 4095],  # every head from the table
+        [276, 4096, 16383, 16384, 3 * 1024 * 1024],  # a page with one too long for it: each head made
+        [],
+    ],
+)
+def test_a_page_of_items_is_what_protobuf_writes(sizes: list[int]) -> None:
+    """Load's items alone (``rpc/loading.py``): each item's head (tag, varint length) and bytes, as protobuf
+    writes ``LoadResponse.items``; and a reply's chunks parse into the header, every item in order, and done."""
+    items = [bytes([n % 251]) * n for n in sizes]
+    assert b"".join(_elements(items)) == pb.LoadResponse(items=items).SerializeToString()
+
+    async def pages() -> AsyncGenerator[tuple[list[bytes], bool], None]:
+        yield items, False
+        yield items[::-1], True
+
+    async def chunks() -> list[bytes]:
+        return [c async for c in item_chunks(pb.LoadResponse(trace_id="t", complete=True), pages())]
+
+    got = pb.LoadResponse()
+    for chunk in asyncio.run(chunks()):
+        got.MergeFromString(chunk)
+    assert got == pb.LoadResponse(trace_id="t", complete=True, items=items + items[::-1], done=True)

@@ -19,6 +19,7 @@ from ..model import Message
 __all__ = [
     "DECODE_SLICE_BYTES",
     "DECODE_SLICE_S",
+    "ITEM_PAGE_ROWS",
     "PAGE_BYTES",
     "PAGE_ROWS",
     "SCAN_ROWS",
@@ -33,6 +34,10 @@ __all__ = [
 PAGE_BYTES: Final = 1024 * 1024
 #: Most events in one page.
 PAGE_ROWS: Final = 512
+#: Most items in one page of a Load of items alone (``LoadRequest.items_format``): an item is only its stored
+#: bytes (no entry is built), so a page is bounded by :data:`PAGE_BYTES` first; a history of a thousand small
+#: items is then one read and one reply chunk, not two of each.
+ITEM_PAGE_ROWS: Final = 2048
 #: Payload bytes decoded before yielding to the loop (a page of assistants with thousands
 #: of calls took the loop ~15 ms to decode in one piece).
 DECODE_SLICE_BYTES: Final = 16 * 1024

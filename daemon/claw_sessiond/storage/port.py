@@ -587,9 +587,9 @@ class PageReads(Protocol):
     async def item_page(
         self, session_id: str, after: int, last_position: int, item_format: str
     ) -> tuple[list[bytes], int]:
-        """The next page of the items of ``item_format`` (at most ``PAGE_ROWS``, about ``PAGE_BYTES`` of item bytes,
-        never fewer than one) of the visible entries after ``after`` (up to ``last_position``), in position order;
-        and the position the page ends at: ``last_position`` if no such item follows it, 0 if there was none."""
+        """The next page of the items of ``item_format`` (at most ``ITEM_PAGE_ROWS``, about ``PAGE_BYTES`` of item
+        bytes, never fewer than one) of the visible entries after ``after`` (up to ``last_position``), in position
+        order; and the position the page ends at: ``last_position`` if no such item follows it, 0 if there was none."""
         ...
 
     async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:

@@ -19,7 +19,7 @@ from ...history import OpenCall
 from ...model import EntrySelection, HistoryCursor, Message, SessionSettings
 from ...policy import ToolPolicy
 from .. import history_reads
-from ..paging import PAGE_BYTES, PAGE_ROWS, cut
+from ..paging import ITEM_PAGE_ROWS, PAGE_BYTES, PAGE_ROWS, cut
 from ..port import PageReads, SessionRow
 from .port import MemoryPort, open_calls_of, record_values, selected, visible
 from .tables import EventRow, Tables, Tx, event_bytes
@@ -152,12 +152,12 @@ class MemoryPageReads:
         for row in self._t.history(session_id, after, last_position):
             if visible(row) and row.format == item_format:
                 rows.append(row)
-                if len(rows) == PAGE_ROWS:
+                if len(rows) == ITEM_PAGE_ROWS:
                     break
         if not rows:
             return [], 0
         n = cut([(r.position, len(r.item or b"")) for r in rows], PAGE_BYTES)
-        end = last_position if n == len(rows) < PAGE_ROWS else int(rows[n - 1].position or 0)
+        end = last_position if n == len(rows) < ITEM_PAGE_ROWS else int(rows[n - 1].position or 0)
         return [r.item for r in rows[:n] if r.item], end
 
     async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:

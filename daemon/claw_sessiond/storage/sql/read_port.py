@@ -29,7 +29,7 @@ from ...history import OpenCall
 from ...model import EntrySelection, HistoryCursor, Message, SessionSettings
 from ...policy import ToolPolicy, policy_from_json
 from .. import history_reads
-from ..paging import PAGE_BYTES, PAGE_ROWS, cut, decode_rows
+from ..paging import ITEM_PAGE_ROWS, PAGE_BYTES, PAGE_ROWS, cut, decode_rows
 from ..port import SESSION_COLS, SETTINGS_COLS, SETTINGS_COUNT, PageReads, SessionRow, session_row, settings_of
 from .dialect import Conn, Dialect
 from .entry_select import select_positions
@@ -53,7 +53,7 @@ HISTORY_COLS: Final = "position, type, trace_id, ts, payload, format, item"
 _EXPORT_COLS: Final = "event_id, session_id, position, type, trace_id, ts, schema_version, payload, format, item"
 #: An item at most this large comes with the first read of its page (``SqlPageReads.item_page``): a page of them is at
 #: most ``PAGE_BYTES``.
-_INLINE_ITEM: Final = PAGE_BYTES // PAGE_ROWS
+_INLINE_ITEM: Final = PAGE_BYTES // ITEM_PAGE_ROWS
 #: History events that are entries (not a clear, not an edit record), and not hidden by an edit.
 _VISIBLE: Final = "type NOT IN ('clear', 'edit') AND hidden_by IS NULL"
 #: The open tool calls of a session (columns in the order of ``history.OpenCall``), through the index of open
@@ -184,20 +184,20 @@ class SqlPageReads:
     async def item_page(
         self, session_id: str, after: int, last_position: int, item_format: str
     ) -> tuple[list[bytes], int]:
-        # One read for a page of small items (inline, at most PAGE_ROWS x _INLINE_ITEM bytes); the larger ones
+        # One read for a page of small items (inline, at most ITEM_PAGE_ROWS x _INLINE_ITEM bytes); the larger ones
         # of the page, once it is cut at PAGE_BYTES, by position.
         sql = (
             "SELECT position, length(item), CASE WHEN length(item) <= $6 THEN item END FROM events "
             f"WHERE session_id = $1 AND position > $2 AND position <= $3 AND {_VISIBLE} AND format = $4 "
             "ORDER BY position LIMIT $5"
         )
-        args = (session_id, after, last_position, item_format, PAGE_ROWS, _INLINE_ITEM)
+        args = (session_id, after, last_position, item_format, ITEM_PAGE_ROWS, _INLINE_ITEM)
         rows = await self._conn.fetch(self._q[sql], *args)
         if not rows:
             return [], 0
         items = [r[2] for r in rows]
         n = len(rows) if None not in items else cut([(r[0], r[1]) for r in rows], PAGE_BYTES)
-        end = last_position if n == len(rows) < PAGE_ROWS else int(rows[n - 1][0])
+        end = last_position if n == len(rows) < ITEM_PAGE_ROWS else int(rows[n - 1][0])
         if n == len(rows) and None not in items:  # small items only (the usual case): the page as read
             return items, end
         rows, items = rows[:n], items[:n]

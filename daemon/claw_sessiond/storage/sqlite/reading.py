@@ -40,6 +40,10 @@ _BULK_READERS: Final = 1
 _FOLLOWER_READERS: Final = 1
 #: Every read connection of a storage.
 READERS: Final = _READERS + _BULK_READERS
+#: Each read connection's page cache, in KiB (SQLite's ``cache_size``; its default is 2,000): a Load of
+#: 10,000 Responses items reads about 11 MB of rows, which SQLite's default re-reads from the file each time
+#: (28 % more of the read's CPU than with its pages cached). At most this much memory per read connection.
+READER_CACHE_KIB: Final = 16 * 1024
 T = TypeVar("T")
 
 
@@ -107,8 +111,9 @@ class Readers:
 
 
 async def open_readers(path: Path, uri: str, busy_timeout_ms: int) -> Readers:
-    """:data:`READERS` read-only connections to ``uri`` (the database at ``path``), each with the busy timeout and
-    temporary storage in memory (as the writer: no temporary files); none is left open if one fails.
+    """:data:`READERS` read-only connections to ``uri`` (the database at ``path``), each with the busy timeout,
+    temporary storage in memory (as the writer: no temporary files) and a page cache of :data:`READER_CACHE_KIB`;
+    none is left open if one fails.
 
     Raises:
         StorageError: a connection could not be opened (mapped, ``errors.py``).
@@ -120,6 +125,7 @@ async def open_readers(path: Path, uri: str, busy_timeout_ms: int) -> Readers:
                 readers.append(await aiosqlite.connect(uri, uri=True, isolation_level=None))
                 await readers[-1].execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
                 await readers[-1].execute("PRAGMA temp_store = MEMORY")
+                await readers[-1].execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
     except BaseException:
         for reader in readers:
             await reader.close()

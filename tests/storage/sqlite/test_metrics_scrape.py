@@ -78,8 +78,8 @@ async def test_scrapes_count_the_tables_at_most_once_per_ttl(tmp_path: Path) -> 
 @pytest.mark.slow
 @pytest.mark.skipif(not FULL, reason="a figure, not a check (20,000 sessions; ~30 s): runs with CLAW_FULL=1")
 def test_a_scrape_does_not_count_the_tables_each_time(metrics_daemon: Any) -> None:
-    """Bench figure: 50 scrapes of a 20,000-session (400,000-event) database take about as long as
-    50 scrapes of a 1-session one, and the gauges stay right."""
+    """Bench figure: 50 scrapes of a 20,000-session (400,000-event) database beside 50 of a 1-session
+    one (both recorded), and the gauges stay right."""
     d, port = metrics_daemon
     with SessionClient(address=d.address, autostart=False) as c:
         c.append("first", Message.user("x"))
@@ -124,7 +124,9 @@ def test_a_scrape_does_not_count_the_tables_each_time(metrics_daemon: Any) -> No
     assert "claw_sessiond_sessions 20001.0" in text and "claw_sessiond_events 400001.0" in text
     big = timed(50)
     record("metrics_limits", scrape_ms_1_session=round(small * 20, 2), scrape_ms_20k_sessions=round(big * 20, 2))
-    assert big < small * 3 + 0.5, f"50 scrapes: {small:.3f}s with 1 session, {big:.3f}s with 20,000"
+    # A sanity bound only (a busy machine must not fail it): that a scrape does not count the tables each
+    # time is checked by the count statements of the test above; the two figures are recorded, not judged.
+    assert big < 60, f"50 scrapes: {small:.3f}s with 1 session, {big:.3f}s with 20,000"
     # The gauges still follow writes (within the documented cache lifetime).
     with SessionClient(address=d.address, autostart=False) as c:
         c.append("one-more", Message.user("x"))

@@ -40,7 +40,9 @@ TESTS = Path(__file__).resolve().parent
 #: writers, kept apart from each other. Kept small: a group's files run one after another on one
 #: worker, so the longest group bounds the run (heavy files that compare nothing, such as
 #: test_interference since its bounds became sanity bounds, or test_metrics_limits, are units of
-#: their own). Keyed by the file's path under tests/.
+#: their own). ``sdk``: the OpenAI Agents SDK's suites, SQLite's half first, whose list of the tests that
+#: use a session the PostgreSQL half runs (tests/e2e/test_contrib_openai_agents_sdk.py). Keyed by the file's
+#: path under tests/.
 _GROUPS = {
     "e2e/test_users.py": "perms",
     "e2e/test_tcp_auth.py": "perms",
@@ -49,6 +51,7 @@ _GROUPS = {
     "e2e/test_stream_bounds.py": "timing",
     "e2e/test_crash.py": "load",
     "e2e/test_crash_state.py": "load",
+    "e2e/test_contrib_openai_agents_sdk.py": "sdk",
 }
 
 

@@ -10,27 +10,43 @@ const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
 });
-const context = await browser.newContext({ viewport: { width: 1000, height: 800 }, colorScheme: "light" });
-const seen = { dialogs: [], pageErrors: [], consoleErrors: [] };
-await context.addInitScript(() => {
-  window.__cspViolations = [];
-  document.addEventListener("securitypolicyviolation", (event) => {
-    window.__cspViolations.push({ directive: event.violatedDirective, blocked: event.blockedURI, sample: event.sample });
-  });
-});
-const page = await context.newPage();
-page.on("dialog", (dialog) => {
-  seen.dialogs.push({ type: dialog.type(), message: dialog.message() });
-  dialog.dismiss().catch(() => {});
-});
-page.on("pageerror", (error) => seen.pageErrors.push(String(error)));
-page.on("console", (message) => {
-  if (message.type() === "error") {
-    seen.consoleErrors.push(message.text());
+// A fresh context (no cookies, storage or listeners of the previous test's) and page: at the start, and on
+// the "fresh" command, so that one browser serves a test module's tests one after the other.
+let context;
+let page;
+let seen;
+async function fresh() {
+  if (context) {
+    await context.close();
   }
-});
+  context = await browser.newContext({ viewport: { width: 1000, height: 800 }, colorScheme: "light" });
+  seen = { dialogs: [], pageErrors: [], consoleErrors: [] };
+  const record = seen;
+  await context.addInitScript(() => {
+    window.__cspViolations = [];
+    document.addEventListener("securitypolicyviolation", (event) => {
+      window.__cspViolations.push({ directive: event.violatedDirective, blocked: event.blockedURI, sample: event.sample });
+    });
+  });
+  page = await context.newPage();
+  page.on("dialog", (dialog) => {
+    record.dialogs.push({ type: dialog.type(), message: dialog.message() });
+    dialog.dismiss().catch(() => {});
+  });
+  page.on("pageerror", (error) => record.pageErrors.push(String(error)));
+  page.on("console", (message) => {
+    if (message.type() === "error") {
+      record.consoleErrors.push(message.text());
+    }
+  });
+}
+await fresh();
 
 const commands = {
+  fresh: async () => {
+    await fresh();
+    return {};
+  },
   goto: async ({ url }) => {
     const response = await page.goto(url, { waitUntil: "load" });
     return { status: response ? response.status() : null, url: page.url() };

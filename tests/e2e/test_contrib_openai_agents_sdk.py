@@ -10,6 +10,12 @@ the SDK's, untouched. Selected: every file under the sdist's ``tests/memory`` th
 compaction through ``_get_compaction_snapshot``); and, second, the runner tests that construct
 ``SQLiteSession`` (``RUNNER``). Deselected: only tests that reach into SQLiteSession's private
 tables, connections and locks, each named below with its reason.
+
+Each suite runs whole against the SQLite daemon; against the PostgreSQL daemon it runs the tests that
+constructed the swapped class in that run (the others never reach a session, so they cannot see the
+backend: about 160 of the runner suite's 997). Both halves of this file are one xdist group
+(``tests/conftest.py``), SQLite's first, so the PostgreSQL half finds that list; run alone (say
+``CLAW_TEST_BACKEND=postgres``), the PostgreSQL half runs its suite whole.
 """
 
 from __future__ import annotations
@@ -114,13 +120,44 @@ def _results(junit: Path) -> dict[str, str]:
     return outcomes
 
 
+#: suite name → the node ids of the tests that constructed the swapped class in its whole run on SQLite
+#: (filled by the SQLite half, read by the PostgreSQL half: one worker runs both, :data:`__doc__`).
+_TOUCHED: dict[str, list[str]] = {}
+
+
+def _run_suite(
+    suite: str,
+    backend: str,
+    tmp_path: Path,
+    workspace: Path,
+    files: tuple[str, ...],
+    deselected: dict[str, str],
+    skipped: dict[str, str],
+) -> tuple[int, int, int]:
+    """Run ``suite`` (``files``) on ``backend``'s daemon: whole on SQLite, recording the tests that used a
+    session; on PostgreSQL the tests that used one on SQLite, or the whole suite if the SQLite half did not
+    run in this process.
+
+    Returns: how many passed, how many ran (but those the SDK skips), and how many used the swapped class."""
+    only = _TOUCHED.get(suite) if backend == "postgres" else None
+    if only is None:
+        passed, touched = _run_sdk_tests(tmp_path, workspace, files, deselected, skipped)
+        if backend == "sqlite":
+            _TOUCHED[suite] = touched
+        return passed, -1, len(touched)
+    own_skips = {nodeid: why for nodeid, why in skipped.items() if nodeid in only}
+    passed, touched = _run_sdk_tests(tmp_path, workspace, tuple(only), {}, own_skips)
+    assert sorted(touched) == sorted(only), "the tests that used a session differ from the SQLite run's"
+    return passed, len(only) - len(own_skips), len(touched)
+
+
 def _run_sdk_tests(
     tmp_path: Path, workspace: Path, files: tuple[str, ...], deselected: dict[str, str], skipped: dict[str, str]
-) -> tuple[int, int]:
-    """Run the sdist's ``files`` with SQLiteSession swapped for ClawSession on a real daemon: every test
-    but ``deselected`` must pass, but ``skipped`` (skipped by the SDK itself).
+) -> tuple[int, list[str]]:
+    """Run the sdist's ``files`` (files or test ids) with SQLiteSession swapped for ClawSession on a real
+    daemon: every test but ``deselected`` must pass, but ``skipped`` (skipped by the SDK itself).
 
-    Returns: how many passed, and how many used the swapped class."""
+    Returns: how many passed, and the ids of the tests that used the swapped class."""
     sdist = sdist_or_fail("openai-agents")
     junit, touched = tmp_path / "junit.xml", tmp_path / "touched.txt"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH", "CLAW_SESSIOND_"))}
@@ -154,14 +191,15 @@ def _run_sdk_tests(
     )
     assert not set(deselected) & set(outcomes)
     assert {n for n, o in outcomes.items() if o == "skipped"} == set(skipped), report
-    swapped = touched.read_text(encoding="utf-8").split() if touched.is_file() else []
-    return len(outcomes) - len(skipped), len(swapped)
+    swapped = touched.read_text(encoding="utf-8").splitlines() if touched.is_file() else []
+    return len(outcomes) - len(skipped), swapped
 
 
 @pytest.mark.both_backends("the SDK's own session tests through the adapter, on each backend's daemon")
-def test_the_sdks_memory_tests_pass_with_claw_session(tmp_path: Path, workspace: Path) -> None:
-    passed, swapped = _run_sdk_tests(tmp_path, workspace, SELECTED, DESELECTED, SKIPPED_BY_THE_SDK)
-    assert passed == EXPECTED_PASSED, f"{passed} passed, expected {EXPECTED_PASSED}"
+def test_the_sdks_memory_tests_pass_with_claw_session(tmp_path: Path, workspace: Path, backend: str) -> None:
+    passed, ran, swapped = _run_suite("memory", backend, tmp_path, workspace, SELECTED, DESELECTED, SKIPPED_BY_THE_SDK)
+    expected = EXPECTED_PASSED if ran < 0 else ran
+    assert passed == expected, f"{passed} passed, expected {expected}"
     assert swapped >= EXPECTED_TOUCHED, f"only {swapped} tests used the swapped SQLiteSession"
 
 
@@ -198,9 +236,10 @@ RUNNER_EXPECTED_TOUCHED = 159
 
 
 @pytest.mark.both_backends("the SDK's runner tests through the adapter, on each backend's daemon")
-def test_the_sdks_runner_tests_pass_with_claw_session(tmp_path: Path, workspace: Path) -> None:
+def test_the_sdks_runner_tests_pass_with_claw_session(tmp_path: Path, workspace: Path, backend: str) -> None:
     """The items a Runner stores come back as SQLiteSession gives them (the order written: parallel
     tool calls before their outputs), so every turn's model input is the same."""
-    passed, swapped = _run_sdk_tests(tmp_path, workspace, RUNNER, RUNNER_DESELECTED, RUNNER_SKIPPED)
-    assert passed == RUNNER_EXPECTED_PASSED, f"{passed} passed, expected {RUNNER_EXPECTED_PASSED}"
+    passed, ran, swapped = _run_suite("runner", backend, tmp_path, workspace, RUNNER, RUNNER_DESELECTED, RUNNER_SKIPPED)
+    expected = RUNNER_EXPECTED_PASSED if ran < 0 else ran
+    assert passed == expected, f"{passed} passed, expected {expected}"
     assert swapped >= RUNNER_EXPECTED_TOUCHED, f"only {swapped} tests used the swapped SQLiteSession"

@@ -101,16 +101,35 @@ class Viewer:
         return seen
 
 
-@pytest.fixture
-def viewer(daemon: DaemonProcess, workspace: Path, tmp_path: Path) -> Iterator[Viewer]:
-    ui = UiProcess(workspace, daemon=daemon).start()
-    browser = Browser(tmp_path / "browser.log")
+@pytest.fixture(scope="module")
+def module_browser(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Browser]]:
+    """One headless Chromium for the module's tests (a launch took seconds on a loaded machine), in a list so
+    that :func:`fresh_browser` can replace one that has died; stopped by pid at the module's end."""
+    held = [Browser(tmp_path_factory.mktemp("browser") / "browser.log")]
     try:
-        landed = browser.do("goto", url=ui.url)
-        assert landed["url"] == base_of(ui), "the token URL redirects to / without the token"
-        yield Viewer(daemon, ui, browser)
+        yield held
     finally:
-        browser.stop()
+        held[0].stop()
+
+
+@pytest.fixture
+def fresh_browser(module_browser: list[Browser]) -> Browser:
+    """The module's browser with a fresh context and page (no cookies, storage or records of the test before)."""
+    if module_browser[0].proc.poll() is not None:
+        module_browser[0].stop()
+        module_browser[0] = Browser(module_browser[0].log_path)
+    module_browser[0].do("fresh")
+    return module_browser[0]
+
+
+@pytest.fixture
+def viewer(daemon: DaemonProcess, workspace: Path, fresh_browser: Browser) -> Iterator[Viewer]:
+    ui = UiProcess(workspace, daemon=daemon).start()
+    try:
+        landed = fresh_browser.do("goto", url=ui.url)
+        assert landed["url"] == base_of(ui), "the token URL redirects to / without the token"
+        yield Viewer(daemon, ui, fresh_browser)
+    finally:
         ui.stop()
 
 
@@ -370,7 +389,7 @@ def test_hostile_content_is_shown_as_text_and_never_runs(viewer: Viewer) -> None
 
 
 def test_the_offline_view_shows_a_stopped_store_without_live_updates(
-    daemon: DaemonProcess, workspace: Path, tmp_path: Path
+    daemon: DaemonProcess, workspace: Path, fresh_browser: Browser
 ) -> None:
     with daemon.client() as c:
         c.append(
@@ -378,7 +397,7 @@ def test_the_offline_view_shows_a_stopped_store_without_live_updates(
         )
     assert daemon.terminate() == 0
     ui = UiProcess(workspace).start()
-    browser = Browser(tmp_path / "browser.log")
+    browser = fresh_browser
     try:
         browser.do("goto", url=ui.url)
         browser.do("hash", hash="#/s/kept")
@@ -387,5 +406,4 @@ def test_the_offline_view_shows_a_stopped_store_without_live_updates(
         assert browser.count("[data-testid=entry-repaired]") == 0, "the open call is shown open: nothing repairs it"
         assert any("offline" in line for line in browser.texts("#info")), "the header says it is an offline view"
     finally:
-        browser.stop()
         ui.stop()

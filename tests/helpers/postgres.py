@@ -12,7 +12,10 @@ the server is stopped by the pid it wrote (``postmaster.pid``): SIGQUIT
 (immediate shutdown: no shutdown checkpoint, since its data is thrown away;
 a fast shutdown's checkpoint took over a minute on a loaded machine after a
 few hundred databases), then SIGKILL if it has not gone within
-:data:`_STOP_TIMEOUT_S`, and the folder is removed.
+:data:`_STOP_TIMEOUT_S`, and the folder is removed, its databases' folders by
+:data:`_REMOVERS` threads at once (after a few hundred databases, over 100,000 files:
+one by one that took 38-46 s on the loaded development machine, the last thing each pytest
+worker did; eight at once, 5 s).
 
 Without the package the tests that need it are skipped, except under
 ``CLAW_FULL=1`` (CI), where a missing server fails them: ``.ci/run`` installs
@@ -25,6 +28,7 @@ empty one.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import glob
 import os
@@ -62,6 +66,8 @@ _ADMIN_TIMEOUT_S: Final = 120.0
 #: The migrated database every test database is a copy of (one per server, so per pytest worker).
 TEMPLATE: Final = "claw_migrated"
 _SERVER_USER: Final = "postgres"
+#: How many threads remove a stopped server's database folders (module docstring).
+_REMOVERS: Final = 8
 
 
 def find_bin_dir() -> Path | None:
@@ -238,7 +244,7 @@ def throwaway_postgres(bin_dir: Path, extra_options: str = "") -> Iterator[Serve
             pid = server.pid  # restart_fast() changes it
         if pid:
             _stop(pid)
-        shutil.rmtree(root, ignore_errors=True)
+        _remove(root)
 
 
 def _free_port() -> int:
@@ -270,6 +276,17 @@ def _stop(pid: int) -> None:
         time.sleep(0.02)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+
+
+def _remove(root: Path) -> None:
+    """Remove a stopped server's folder: the database folders under ``data/base`` by :data:`_REMOVERS` threads at
+    once (the unlinks of one folder wait on the disk; several folders' overlap), then the rest."""
+    base = root / "data" / "base"
+    folders = [path for path in base.iterdir() if path.is_dir()] if base.is_dir() else []
+    with concurrent.futures.ThreadPoolExecutor(_REMOVERS, thread_name_prefix="postgres-remove") as pool:
+        for _ in pool.map(lambda path: shutil.rmtree(path, ignore_errors=True), folders):
+            pass
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def require_server() -> Path:

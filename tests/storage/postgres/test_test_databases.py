@@ -10,6 +10,7 @@ import pytest
 
 from claw_sessiond.storage.postgres.schema import SCHEMA, SCHEMA_VERSION
 from tests.helpers.postgres import SHARED as POSTGRES
+from tests.helpers.postgres import require_server, throwaway_postgres
 
 
 async def _version_and_id(url: str) -> tuple[int, str]:
@@ -41,3 +42,13 @@ async def test_a_test_of_the_migrations_gets_an_empty_database(tmp_path: Path) -
     with pytest.raises(ValueError, match="has a database already, migrated"):
         POSTGRES.empty_database_for(str(tmp_path / "migrated"))
     assert migrated != empty
+
+
+def test_a_stopped_throwaway_server_leaves_nothing_behind() -> None:
+    """Its folder goes at the end, databases and all (their folders removed several at once)."""
+    with throwaway_postgres(require_server()) as server:
+        for name in ("first", "second", "third"):
+            server.create_database(name)
+        root = server.data_dir.parent
+        assert len([p for p in (root / "data" / "base").iterdir() if p.is_dir()]) >= 6  # template0/1, postgres
+    assert not root.exists()

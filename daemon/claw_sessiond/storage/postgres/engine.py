@@ -237,15 +237,8 @@ class PostgresEngine:
         return await listing.scan_sessions(tx, POSTGRES, pattern, limit, after)
 
     async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
-        match, params = listing.label_match(labels or {}, 2)
         async with self._reader() as conn:
-            return int(
-                await conn.fetchval(
-                    f"SELECT count(*) FROM sessions WHERE session_id ILIKE $1 ESCAPE '\\'{match}",
-                    like_pattern(id_contains),
-                    *params,
-                )
-            )
+            return await listing.count_sessions(conn, POSTGRES, id_contains, labels or {})
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
         async with self._reader() as conn:

@@ -185,17 +185,9 @@ class SQLiteEngine:
         return await listing.scan_sessions(tx, SQLITE, pattern, limit, after)
 
     async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
-        """One statement on the bulk read connection. With no filter there is no ``WHERE`` at all: SQLite then
-        counts the table's smallest index page by page instead of testing a LIKE on every row (measured: 0.8
-        against 10 ms at 100,000 sessions)."""
-        match, params = listing.label_match(labels or {}, 2 if id_contains else 1)
-        if id_contains:
-            where, args = f" WHERE session_id LIKE $1 ESCAPE '\\'{match}", (like_pattern(id_contains), *params)
-        else:
-            where, args = (f" WHERE 1{match}", params) if match else ("", ())
+        """One statement on the bulk read connection (``listing.count_sessions``)."""
         async with self.readers.bulk() as conn:
-            rows = await conn.execute_fetchall(SQLITE.sql[f"SELECT count(*) FROM sessions{where}"], args)
-        return int(next(iter(rows))[0])
+            return await listing.count_sessions(reader(conn), SQLITE, id_contains, labels or {})
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
         async with self.readers.short() as conn:

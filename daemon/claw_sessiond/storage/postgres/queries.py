@@ -37,8 +37,8 @@ from ...queries import (
 from ..figures import StorageFigures
 from ..nul_text import from_db_text
 from ..sql.searching import filter_clause, too_long
+from .dialect import payload_json
 from .schema import SCHEMA
-from .texts import payload_json
 
 __all__ = ["figures", "search", "tsquery_sql", "usage_report"]
 

@@ -24,8 +24,8 @@ from claw_sessiond.policy import ToolPolicy
 from claw_sessiond.storage import loading
 from claw_sessiond.storage.memory.read_port import MemoryReadPort
 from claw_sessiond.storage.port import Port, ReadPort, SessionRow
-from claw_sessiond.storage.postgres.read_port import PostgresReadPort
-from claw_sessiond.storage.sqlite.read_port import SQLiteReadPort
+from claw_sessiond.storage.postgres.reads import PostgresReadPort
+from claw_sessiond.storage.sqlite.reads import SQLiteReadPort
 from claw_sessiond.storage.steps import Steps
 
 

@@ -49,7 +49,6 @@ from ..model import (
     UsageDelta,
     UsageResult,
 )
-from ..policy import ToolPolicy
 from ..state import CreateJob, ForkJob, ForkResult, ScopeState, SessionResult, UpdateJob
 from . import history_reads, loading, sessions, writes
 from .base import ChangeListener, HistoryItem, StorageCounters
@@ -57,15 +56,11 @@ from .deleting import delete_entries
 from .editing import edit_tail
 from .engine import Engine
 from .importing import import_session
-from .port import Port, ReadPort
+from .port import Port
 from .runs import RunRegistry
 from .steps import Steps
 
 __all__ = ["Storage"]
-
-
-def _policy(port: ReadPort, session_id: str) -> Steps[ToolPolicy]:
-    return (yield port.session_policy(session_id))  # type: ignore[no-any-return]
 
 
 def _put_scope_states(port: Port, states: Sequence[ScopeState]) -> Steps[None]:
@@ -155,10 +150,6 @@ class Storage:
             reply_only=reply_only,
             items_format=items_format,
         )
-
-    async def session_tool_policy(self, session_id: str) -> ToolPolicy:
-        """The session's stored tool policy (``policy.py``; empty when none is set or it is not stored)."""
-        return await self.engine.load_snapshot(lambda port, _live: _policy(port, session_id))
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
         """The visible history of a Load's cursor in conversation order, page by page.

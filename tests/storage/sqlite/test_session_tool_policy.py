@@ -18,6 +18,8 @@ from claw_sessiond.errors import InvalidRequestError, Reason
 from claw_sessiond.model import InFlightCall, Message, Repair, ToolCall
 from claw_sessiond.policy import ToolPolicy, policy_json
 from claw_sessiond.storage import Storage, open_storage
+from claw_sessiond.storage.port import ReadPort
+from claw_sessiond.storage.steps import Steps
 from claw_sessiond_client import Message as CMessage
 from claw_sessiond_client import ToolCall as CToolCall
 from claw_sessiond_client import ToolPolicy as CToolPolicy
@@ -51,11 +53,20 @@ async def _with_policy(workspace: Path, session_id: str, policy: ToolPolicy) -> 
     return await _open(workspace)
 
 
+def _policy(port: ReadPort, session_id: str) -> Steps[ToolPolicy]:
+    return (yield port.session_policy(session_id))  # type: ignore[no-any-return]
+
+
+async def _stored_policy(store: Storage, session_id: str) -> ToolPolicy:
+    """The session's stored tool policy as a Load's snapshot reads it."""
+    return await store.engine.load_snapshot(lambda port, _live: _policy(port, session_id))
+
+
 async def test_the_stored_policy_is_read_back(tmp_path: Path) -> None:
     store = await _with_policy(tmp_path, "s", ToolPolicy("off", True, False))
     try:
-        assert await store.session_tool_policy("s") == ToolPolicy("off", True, False)
-        assert await store.session_tool_policy("never") == ToolPolicy()
+        assert await _stored_policy(store, "s") == ToolPolicy("off", True, False)
+        assert await _stored_policy(store, "never") == ToolPolicy()
     finally:
         await store.close()
 

@@ -1,15 +1,24 @@
 """PostgreSQL's dialect of the shared SQL (``storage/sql/``): ``$n`` placeholders, lists as one array parameter
-(``= ANY($n)``), row locks, and strings that may hold NUL in their NUL-free form (``nul_text.db_text``)."""
+(``= ANY($n)``), row locks, and strings that may hold NUL in their NUL-free form (``nul_text.db_text``);
+and its reading of payloads whose strings may hold NUL (:func:`payload_json`)."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from ..nul_text import db_text, from_db_text
+from ..nul_text import db_text, from_db_text, payload_sql
 from ..sql.dialect import Dialect
-from .texts import payload_json
 
-__all__ = ["POSTGRES"]
+__all__ = ["POSTGRES", "payload_json"]
+
+
+def payload_json(column: str = "payload") -> str:
+    """SQL: a stored ``payload`` read as ``json`` for ``->>``, each string in ``nul_text.db_text``'s form.
+
+    PostgreSQL's ``->>`` refuses the JSON escape of NUL (``\\u0000``), which a message may carry (the
+    payload keeps it as written); through this it never meets one."""
+    return f"{payload_sql(column, 'chr')}::json"
+
 
 #: PostgreSQL's spelling of the shared SQL: lists as one array parameter, strings in their NUL-free form.
 POSTGRES: Final = Dialect(

@@ -45,7 +45,6 @@ from .dialect import POSTGRES
 from .group_commit import GroupCommit
 from .pooled import pooled
 from .port import PostgresPort
-from .read_port import PostgresReadPort
 from .sweep import newest_update, prune_requests_in_tx, requests_due
 from .vacuum import Vacuums
 
@@ -209,7 +208,7 @@ class PostgresEngine:
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
         """Run a Load's snapshot ``steps`` in one read-only snapshot (runs' liveness decided in it, in SQL)."""
         async with self._reader() as conn, reads.snapshot(conn):
-            return await run_async(steps(as_read_port(PostgresReadPort(conn)), self.cluster.runs_live(conn)))
+            return await run_async(steps(as_read_port(reads.PostgresReadPort(conn)), self.cluster.runs_live(conn)))
 
     async def load_write(self, session_id: str, steps: Callable[[Port, RunsLive], Steps[T]]) -> T:
         """Run a Load's repair ``steps`` in one write transaction (in session order, its watchers and the other
@@ -237,15 +236,8 @@ class PostgresEngine:
         return await listing.scan_sessions(tx, POSTGRES, pattern, limit, after)
 
     async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
-        match, params = listing.label_match(labels or {}, 2)
         async with self._reader() as conn:
-            return int(
-                await conn.fetchval(
-                    f"SELECT count(*) FROM sessions WHERE session_id ILIKE $1 ESCAPE '\\'{match}",
-                    like_pattern(id_contains),
-                    *params,
-                )
-            )
+            return await listing.count_sessions(conn, POSTGRES, id_contains, labels or {})
 
     async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
         async with self._reader() as conn:

@@ -22,10 +22,10 @@ from typing import Final
 
 from ...state import EMPTY
 from ..port import SESSION_COLS, SessionRow, new_incarnation, session_row
-from ..sql.port import SESSION_TABLES, SqlPort
+from ..sql.port import SqlPort
 from .dialect import POSTGRES
 
-__all__ = ["NOW_SQL", "SESSION_TABLES", "PostgresPort"]
+__all__ = ["NOW_SQL", "PostgresPort"]
 
 #: The transaction's time as RFC 3339 UTC text with microseconds (the database's clock: SPEC §8).
 NOW_SQL: Final = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"

@@ -36,8 +36,9 @@ from ...queries import (
 )
 from ..figures import StorageFigures
 from ..nul_text import from_db_text
+from ..sql.searching import filter_clause, too_long
+from .dialect import payload_json
 from .schema import SCHEMA
-from .texts import payload_json
 
 __all__ = ["figures", "search", "tsquery_sql", "usage_report"]
 
@@ -66,22 +67,12 @@ async def search(conn: Any, match: str, filters: SearchFilter, limit: int) -> tu
     """
     query, params = tsquery_sql(match, 1)
     args: list[Any] = list(params)
-    where = ""
 
     def arg(value: Any) -> str:
         args.append(value)
         return f"${len(args)}"
 
-    if filters.session_id:
-        where += f" AND e.session_id = {arg(filters.session_id)}"
-    if filters.role:
-        where += f" AND ({payload_json('e.payload')} ->> 'role') = {arg(filters.role)}"
-    if filters.since:
-        where += f" AND e.ts >= {arg(filters.since)}"
-    if filters.until:
-        where += f" AND e.ts < {arg(filters.until)}"
-    if not filters.include_cleared:
-        where += " AND e.position > s.clear_position AND e.hidden_by IS NULL"  # neither cleared nor edited away
+    where = filter_clause(filters, f"({payload_json('e.payload')} ->> 'role')", arg)
     headline = (
         f"StartSel={MATCH_OPEN}, StopSel={MATCH_CLOSE}, MaxWords={SNIPPET_TOKENS}, MinWords={SNIPPET_TOKENS // 2}, "
         "ShortWord=0, FragmentDelimiter=…"
@@ -100,20 +91,12 @@ async def search(conn: Any, match: str, filters: SearchFilter, limit: int) -> tu
     try:
         rows = await conn.fetch(sql, *args, timeout=SEARCH_TIMEOUT_S)
     except TimeoutError:
-        raise _too_long("search", SEARCH_TIMEOUT_S) from None
+        raise too_long("search", SEARCH_TIMEOUT_S) from None
     hits = [
         SearchRow(str(r[0]), int(r[1]), str(r[2] or ""), str(r[3]), float(r[4]), from_db_text(r[5] or ""), bool(r[6]))
         for r in rows[:limit]
     ]
     return hits, len(rows) > limit
-
-
-def _too_long(what: str, timeout_s: float) -> InvalidRequestError:
-    return InvalidRequestError(
-        f"the {what} took longer than {timeout_s:g}s and was stopped; narrow it "
-        "(a session, a role, a time range, more words)",
-        reason=Reason.FIELD_TOO_LARGE,
-    )
 
 
 async def usage_report(conn: Any, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
@@ -143,7 +126,7 @@ async def usage_report(conn: Any, since: str, until: str, *, by_session: bool) -
     try:
         rows = await conn.fetch(sql, since, until or "\uffff", MAX_REPORT_ROWS + 1, timeout=REPORT_TIMEOUT_S)
     except TimeoutError:
-        raise _too_long("usage report", REPORT_TIMEOUT_S) from None
+        raise too_long("usage report", REPORT_TIMEOUT_S) from None
     out: list[UsageRow] = []
     for r in rows:
         totals = [int(v) for v in r[5:11]]

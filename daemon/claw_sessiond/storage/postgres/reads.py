@@ -1,8 +1,16 @@
-"""Paged reads in PostgreSQL: the page reads of the streaming RPCs (Load, Export, Watch), and read snapshots.
+"""Reads in PostgreSQL: a Load's snapshot reads, the page reads of the streaming RPCs (Load, Export, Watch),
+and read snapshots.
+
+:class:`PostgresReadPort` is ``storage/sql/read_port.py``'s reads of a Load's snapshot
+(``storage/port.py``'s :class:`~claw_sessiond.storage.port.ReadPort`) on a pooled connection inside a
+``REPEATABLE READ READ ONLY`` transaction (:func:`snapshot`). No encoded reply form is stored here: a
+reply-only read reads the whole entries.
 
 :class:`PostgresPageReads` is ``storage/sql/read_port.py``'s page reads on a pooled connection, each
 step in its own short ``REPEATABLE READ READ ONLY`` transaction (:func:`snapshot`); :func:`transactions`
 are those of the page reads and of ListSessions' chunked scans (``storage/sql/listing.py``).
+
+Must never: decide (``loading.py`` and the rules do), or write.
 """
 
 from __future__ import annotations
@@ -15,10 +23,10 @@ from typing import Any
 from ..history_reads import Snapshots
 from ..sql import listing
 from ..sql.listing import Tx
-from ..sql.read_port import SqlPageReads
+from ..sql.read_port import SqlPageReads, SqlReadPort
 from .dialect import POSTGRES
 
-__all__ = ["PostgresPageReads", "snapshot", "snapshots", "transactions"]
+__all__ = ["PostgresPageReads", "PostgresReadPort", "snapshot", "snapshots", "transactions"]
 
 Reader = Callable[[], AbstractAsyncContextManager[Any]]
 
@@ -35,6 +43,14 @@ class PostgresPageReads(SqlPageReads):
     __slots__ = ()
 
     DIALECT = POSTGRES
+
+
+class PostgresReadPort(SqlReadPort):
+    """The snapshot reads over a pooled asyncpg connection, in the caller's read-only transaction."""
+
+    __slots__ = ()
+
+    PAGES = PostgresPageReads
 
 
 def transactions(reader: Reader) -> Tx:

@@ -34,7 +34,6 @@ __all__ = [
     "MIGRATION_LOCK",
     "SCHEMA",
     "SCHEMA_VERSION",
-    "Migration",
     "migrate",
 ]
 

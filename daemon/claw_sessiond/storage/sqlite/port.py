@@ -24,7 +24,7 @@ from ...model import Repair, Usage, now_rfc3339
 from ..port import SESSION_COLS, NewEntry, SessionRow, entry_columns, new_incarnation, session_row
 from ..sql.port import SqlPort
 from .conns import SQLITE, WriterConn
-from .schema import INDEXED_TEXT, INDEXED_TYPE_NAMES, INDEXED_TYPES
+from .schema import INDEXED_TEXT, INDEXED_TYPES
 
 __all__ = ["SQLitePort", "erase_search_index_in_tx", "index_messages_after"]
 
@@ -108,15 +108,8 @@ class SQLitePort(SqlPort):
         if entries:  # the positions of one append only grow: nothing else of the session lies between
             self._db.execute(_INDEX_POSITIONS, (session_id, entries[0][0], entries[-1][0]))
 
-    # The other verbs that insert history entries index what they inserted (:func:`index_messages_after`).
-
-    async def insert_event(
-        self, session_id: str, position: int | None, event_type: str, trace_id: str, ts: str, payload: str
-    ) -> int:
-        event_id = await super().insert_event(session_id, position, event_type, trace_id, ts, payload)
-        if event_type in INDEXED_TYPE_NAMES:
-            index_messages_after(self._db, event_id - 1)
-        return event_id
+    # The other verbs that insert history entries index what they inserted (:func:`index_messages_after`);
+    # ``insert_event`` inserts none (usage, clear, edit, state, settings and audit events: never a message).
 
     async def copy_entries(self, source_id: str, session_id: str, after: int, upto: int) -> list[int]:
         last = self._last_event_id()

@@ -40,6 +40,7 @@ from ...queries import (
 from ..nul_text import from_db_text, payload_sql
 from ..paging import PAGE_BYTES
 from ..paging import cut as _cut
+from ..sql.searching import filter_clause, too_long
 
 __all__ = ["follow_rows_after", "follow_start", "search", "usage_report"]
 
@@ -56,11 +57,7 @@ async def _bounded(conn: aiosqlite.Connection, run: Callable[[], Awaitable[T]], 
         with contextlib.suppress(Exception):
             await task  # the statement ends at once with SQLITE_INTERRUPT; the connection is clean again
         if isinstance(exc, TimeoutError):
-            raise InvalidRequestError(
-                f"the {what} took longer than {timeout_s:g}s and was stopped; narrow it "
-                "(a session, a role, a time range, more words)",
-                reason=Reason.FIELD_TOO_LARGE,
-            ) from None
+            raise too_long(what, timeout_s) from None
         raise
     finally:
         if not task.done():  # pragma: no cover - only if interrupt() could not end it
@@ -85,22 +82,13 @@ async def search(
     Raises:
         InvalidRequestError: the MATCH expression is not valid FTS5 syntax, or the search took too long.
     """
-    where = ""
     params: list[Any] = [match]
-    if filters.session_id:
-        where += " AND e.session_id = ?"
-        params.append(filters.session_id)
-    if filters.role:
-        where += " AND json_extract(e.payload, '$.role') = ?"
-        params.append(filters.role)
-    if filters.since:
-        where += " AND e.ts >= ?"
-        params.append(filters.since)
-    if filters.until:
-        where += " AND e.ts < ?"
-        params.append(filters.until)
-    if not filters.include_cleared:
-        where += " AND e.position > s.clear_position AND e.hidden_by IS NULL"  # neither cleared nor edited away
+
+    def arg(value: Any) -> str:
+        params.append(value)
+        return "?"
+
+    where = filter_clause(filters, "json_extract(e.payload, '$.role')", arg)
     params.append(limit + 1)
 
     async def run() -> list[Any]:

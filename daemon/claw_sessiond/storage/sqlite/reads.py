@@ -1,16 +1,25 @@
-"""Paged reads in SQLite: the page reads of the streaming RPCs (Load, Export, Watch), and short read transactions.
+"""Reads in SQLite: a Load's snapshot reads, the page reads of the streaming RPCs (Load, Export, Watch), and
+short read transactions.
+
+:class:`SQLiteReadPort` is ``storage/sql/read_port.py``'s reads of a Load's snapshot
+(``storage/port.py``'s :class:`~claw_sessiond.storage.port.ReadPort`) on one of the storage's read
+connections (its ``sqlite3`` connection, on its own thread), inside the caller's read transaction; the
+writer's :class:`~claw_sessiond.storage.sqlite.port.SQLitePort` answers the verbs of the same name in the
+repair transaction with the same statements. A Load's first page may read an entry's encoded reply
+form (:data:`REPLY`).
 
 :class:`SQLitePageReads` is ``storage/sql/read_port.py``'s page reads on an aiosqlite read connection,
 reading an entry's stored encoded reply form where a reply is all that is asked (:data:`REPLY`);
 :func:`transactions` are the short read transactions of those steps and of ListSessions' chunked
 scans (``storage/sql/listing.py``).
 
-Must never: yield while holding a read connection.
+Must never: decide (``loading.py`` and the rules do), write, or yield while holding a read connection.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Final
@@ -21,10 +30,10 @@ from ...events import message_from_payload, reply_entry
 from ..history_reads import Snapshots
 from ..sql import listing
 from ..sql.listing import Tx
-from ..sql.read_port import HISTORY_COLS, Reading, SqlPageReads
-from .conns import SQLITE, ReaderConn
+from ..sql.read_port import HISTORY_COLS, Reading, SqlPageReads, SqlReadPort
+from .conns import SQLITE, ReaderConn, WriterConn
 
-__all__ = ["REPLY", "WHOLE", "SQLitePageReads", "snapshots", "transactions"]
+__all__ = ["REPLY", "WHOLE", "SQLitePageReads", "SQLiteReadPort", "snapshots", "transactions"]
 
 Reader = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
 
@@ -51,6 +60,18 @@ class SQLitePageReads(SqlPageReads):
 
     DIALECT = SQLITE
     READINGS = (WHOLE, REPLY)
+
+
+class SQLiteReadPort(SqlReadPort):
+    """The snapshot reads over a read connection's ``sqlite3`` connection, on its own thread, in the caller's
+    read transaction (``reading.Readers.in_snapshot``): every statement answers at once."""
+
+    __slots__ = ()
+
+    PAGES = SQLitePageReads
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(WriterConn(conn), on_loop=False)
 
 
 def transactions(reader: Reader) -> Tx:

@@ -17,7 +17,7 @@ from ...errors import CorruptDatabaseError
 from ...model import now_rfc3339
 from ..migrations import Migration, newer_schema
 
-__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "pending"]
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "migrate", "pending"]
 
 #: "CLAW" as a big-endian 32-bit integer (PRAGMA application_id).
 APPLICATION_ID: Final = 0x434C4157

@@ -196,9 +196,10 @@ class SqlPageReads:
         if not rows:
             return [], 0
         items = [r[2] for r in rows]
-        n = len(rows) if None not in items else cut([(r[0], r[1]) for r in rows], PAGE_BYTES)
+        small = None not in items  # small items only (the usual case): the page as read, whole
+        n = len(rows) if small else cut([(r[0], r[1]) for r in rows], PAGE_BYTES)
         end = last_position if n == len(rows) < ITEM_PAGE_ROWS else int(rows[n - 1][0])
-        if n == len(rows) and None not in items:  # small items only (the usual case): the page as read
+        if small:
             return items, end
         rows, items = rows[:n], items[:n]
         large = [int(r[0]) for r in rows if r[2] is None and r[1]]

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from .errors import map_pg_errors
 
-__all__ = ["RETENTION_LOCK", "newest_update", "prune_requests_in_tx", "requests_due", "retention_turn"]
+__all__ = ["RETENTION_LOCK", "prune_requests_in_tx", "requests_due", "retention_turn"]
 
 #: Key of the session-level advisory lock a retention sweep holds ("CLAW", "RETN").
 RETENTION_LOCK: Final = (0x434C4157, 0x5245544E)
@@ -55,17 +55,6 @@ async def retention_turn(pool: Any, where: str, window_s: float) -> AsyncIterato
             # A connection that fails here is closed by the pool, and its lock goes with it.
             with contextlib.suppress(Exception):
                 await conn.execute("SELECT pg_advisory_unlock($1, $2)", *RETENTION_LOCK)
-
-
-async def newest_update(pool: Any, where: str) -> str | None:
-    """The newest ``updated_at`` of any session (the retention clock check's evidence), or None if none is stored.
-
-    Raises:
-        StorageUnavailableError: the database cannot be reached.
-    """
-    async with pool.acquire() as conn, map_pg_errors(where):
-        newest = await conn.fetchval("SELECT max(updated_at) FROM sessions")
-    return None if newest is None else str(newest)
 
 
 async def requests_due(conn: Any, cutoff_rfc3339: str) -> bool:

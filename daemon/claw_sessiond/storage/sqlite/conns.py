@@ -22,7 +22,7 @@ import aiosqlite
 from ..nul_text import decoded_sql, payload_sql
 from ..sql.dialect import Dialect
 
-__all__ = ["EVENT_BYTES", "SQLITE", "ReaderConn", "WriterConn", "reader"]
+__all__ = ["EVENT_BYTES", "SQLITE", "ReaderConn", "WriterConn"]
 
 #: What an event weighs in a page: its payload and its item (large items fill a page alone).
 EVENT_BYTES: Final = "length(CAST(payload AS BLOB)) + coalesce(length(item), 0)"
@@ -106,8 +106,3 @@ class ReaderConn:
 
     async def executemany(self, sql: str, args: Any) -> None:
         await self._c.executemany(sql, args)
-
-
-def reader(conn: aiosqlite.Connection | ReaderConn) -> ReaderConn:
-    """``conn`` as a :class:`ReaderConn` (as it is if it is one)."""
-    return conn if isinstance(conn, ReaderConn) else ReaderConn(conn)

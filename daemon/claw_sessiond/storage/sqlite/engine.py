@@ -14,27 +14,25 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from ...edits import history_item
 from ...erasure import PendingErasures
 from ...errors import StorageError
-from ...export import ExportHeader
-from ...model import AppendJob, HistoryCursor, HistoryMark, Message, ModelUsage, SessionSummary, Usage
+from ...model import AppendJob, HistoryMark, Message
 from ...queries import SearchFilter, SearchRow, UsageRow
-from ...state import ScopeState
 from ..base import StorageCounters, StorageFigures
 from ..engine import Engine, Erasure, WriteSteps
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
-from ..port import Port, ReadPort, as_read_port, like_pattern
+from ..port import Port, ReadPort, as_read_port
 from ..runs import RunRegistry
-from ..sql import listing, store_reads
+from ..sql.store_reads import SqlReads
 from ..steps import Steps, run_sync
 from . import queries, reads
-from .conns import SQLITE, reader
+from .conns import SQLITE
 from .port import SQLitePort
 from .reading import Readers
 from .tx import checkpoint_on_own_connection, checkpoint_outcome
@@ -78,8 +76,11 @@ class _Checkpoint:
         return True
 
 
-class SQLiteEngine:
-    """One SQLite database file: its writer, its readers, its erasures pending a checkpoint."""
+class SQLiteEngine(SqlReads):
+    """One SQLite database file: its writer, its readers, its erasures pending a checkpoint (its whole-store
+    reads: :class:`~claw_sessiond.storage.sql.store_reads.SqlReads`)."""
+
+    DIALECT = SQLITE
 
     #: A repair is planned from the snapshot and written in paced chunks: the one writer serves every
     #: session (``loading.py``).
@@ -100,6 +101,8 @@ class SQLiteEngine:
         #: Pages of a Load's cursor and of an Export, on the bulk reader; Watch batches in the followers' lane.
         self.page_snapshots = reads.snapshots(readers.bulk)
         self.follower_snapshots = reads.snapshots(readers.follower)
+        self._short, self._short_tx = reads.lent(readers.short), reads.transactions(readers.short)
+        self._bulk, self._bulk_tx = reads.lent(readers.bulk), reads.transactions(readers.bulk)
 
     # -- writes
 
@@ -167,47 +170,7 @@ class SQLiteEngine:
         """Which of ``run_ids`` are live: this daemon's run registry (runs live in its memory)."""
         return {r for r in run_ids if self.runs.is_live(r)}
 
-    # -- whole-store reads
-
-    async def list_sessions(
-        self,
-        id_contains: str,
-        limit: int,
-        after: tuple[str, str] | None = None,
-        labels: Mapping[str, str] | None = None,
-    ) -> list[SessionSummary]:
-        """Scans in chunks (``reads.SCAN_ROWS``), so a filter that matches nothing does not hold a read
-        connection for the whole table; a label filter reads only the sessions that carry the labels."""
-        pattern, tx = like_pattern(id_contains), reads.transactions(self.readers.bulk)
-        if labels:
-            return await listing.labelled_sessions(tx, SQLITE, pattern, labels, limit, after)
-        return await listing.scan_sessions(tx, SQLITE, pattern, limit, after)
-
-    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
-        """One statement on the bulk read connection (``listing.count_sessions``)."""
-        async with self.readers.bulk() as conn:
-            return await listing.count_sessions(reader(conn), SQLITE, id_contains, labels or {})
-
-    async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
-        async with self.readers.short() as conn:
-            return await store_reads.scope_states(reader(conn), SQLITE, scopes)
-
-    async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
-        async with self.readers.short() as conn:
-            return await store_reads.list_scope_states(reader(conn), SQLITE, after, limit)
-
-    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
-        async with self.readers.short() as conn:
-            return await store_reads.usage_by_model(reader(conn), SQLITE, session_id)
-
-    async def session_ids(self) -> list[str]:
-        async with self.readers.short() as conn:
-            return await store_reads.session_ids(reader(conn), SQLITE)
-
-    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
-        """The header's event count and the id bound are read in one snapshot."""
-        async with reads.transactions(self.readers.short)() as conn:
-            return await store_reads.export_start(conn, SQLITE, session_id)
+    # -- whole-store reads (the rest: ``sql.store_reads.SqlReads``)
 
     async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         """FTS5 on a bulk read connection, bounded in time (``queries.search``)."""
@@ -230,22 +193,8 @@ class SQLiteEngine:
         out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
         return out, more
 
-    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
-        async with self.readers.short() as conn:
-            return await store_reads.sessions_not_updated_since(reader(conn), SQLITE, cutoff_rfc3339)
-
-    async def newest_update(self) -> str | None:
-        async with self.readers.short() as conn:
-            rows = await conn.execute_fetchall("SELECT max(updated_at) FROM sessions")
-        return next((r[0] for r in rows if r[0] is not None), None)
-
     async def figures(self) -> StorageFigures:
         """Sessions, events, idempotency records, schema version, database and WAL bytes."""
-        async with self.readers.short() as conn:
-            sessions = next(iter(await conn.execute_fetchall("SELECT count(*) FROM sessions")))[0]
-            events = next(iter(await conn.execute_fetchall("SELECT count(*) FROM events")))[0]
-            version = next(iter(await conn.execute_fetchall("PRAGMA user_version")))[0]
-            request_records = next(iter(await conn.execute_fetchall("SELECT count(*) FROM requests")))[0]
 
         def size(p: Path) -> int:
             try:
@@ -253,14 +202,7 @@ class SQLiteEngine:
             except FileNotFoundError:
                 return 0
 
-        return StorageFigures(
-            sessions=int(sessions),
-            events=int(events),
-            request_records=int(request_records),
-            schema_version=int(version),
-            stored_bytes=size(self.path),
-            log_bytes=size(Path(f"{self.path}-wal")),
-        )
+        return StorageFigures(*await self._counts(), size(self.path), size(Path(f"{self.path}-wal")))
 
     async def close(self) -> None:
         """Finish queued writes, checkpoint (TRUNCATE) and close every connection."""

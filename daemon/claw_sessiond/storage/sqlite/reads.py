@@ -10,8 +10,9 @@ form (:data:`REPLY`).
 
 :class:`SQLitePageReads` is ``storage/sql/read_port.py``'s page reads on an aiosqlite read connection,
 reading an entry's stored encoded reply form where a reply is all that is asked (:data:`REPLY`);
-:func:`transactions` are the short read transactions of those steps and of ListSessions' chunked
-scans (``storage/sql/listing.py``).
+:func:`transactions` are the short read transactions of those steps and of the whole-store reads
+(``storage/sql/store_reads.py``, ListSessions' chunked scans in ``storage/sql/listing.py``); :func:`lent`
+lends a read connection for a read of one statement.
 
 Must never: decide (``loading.py`` and the rules do), write, or yield while holding a read connection.
 """
@@ -33,7 +34,7 @@ from ..sql.listing import Tx
 from ..sql.read_port import HISTORY_COLS, Reading, SqlPageReads, SqlReadPort
 from .conns import SQLITE, ReaderConn, WriterConn
 
-__all__ = ["REPLY", "WHOLE", "SQLitePageReads", "SQLiteReadPort", "snapshots", "transactions"]
+__all__ = ["REPLY", "WHOLE", "SQLitePageReads", "SQLiteReadPort", "lent", "snapshots", "transactions"]
 
 Reader = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
 
@@ -72,6 +73,17 @@ class SQLiteReadPort(SqlReadPort):
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         super().__init__(WriterConn(conn), on_loop=False)
+
+
+def lent(reader: Reader) -> Tx:
+    """``reader``'s connections in the verbs' shape (no transaction: each statement reads the newest commit)."""
+
+    @contextlib.asynccontextmanager
+    async def conn() -> AsyncIterator[ReaderConn]:
+        async with reader() as c:
+            yield ReaderConn(c)
+
+    return conn
 
 
 def transactions(reader: Reader) -> Tx:

@@ -25,8 +25,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar
 
 from ...errors import SessiondError, StorageError, StorageUnavailableError
-from ...model import AppendJob, HistoryMark, Message
-from ..base import StorageCounters
+from ...model import AppendJob
+from ..base import FollowItem, StorageCounters
 from ..engine import Engine, Erasure, WriteSteps
 from ..history_reads import Snapshots
 from ..listeners import ChangeListeners
@@ -185,9 +185,7 @@ class MemoryEngine(MemoryReads):
             await asyncio.sleep(0)
             yield
 
-    async def follow_batch(
-        self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+    async def follow_batch(self, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool]:
         """As :meth:`~.queries.MemoryReads.follow_batch`, in the followers' lane."""
         async with self._follower_turn():
             return await super().follow_batch(after_event_id, limit)

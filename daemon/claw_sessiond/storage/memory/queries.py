@@ -22,9 +22,10 @@ from ...edits import history_item
 from ...errors import InvalidRequestError, Reason, SessionNotFoundError
 from ...events import MESSAGE_EVENT_TYPES
 from ...export import ExportHeader
-from ...model import HistoryCursor, HistoryMark, Message, ModelUsage, SessionSummary, Usage
+from ...model import HistoryCursor, ModelUsage, SessionSummary, Usage
 from ...queries import MATCH_CLOSE, MATCH_OPEN, MAX_FOLLOW_LAST, MAX_REPORT_ROWS, SearchFilter, SearchRow, UsageRow
 from ...state import ScopeState, parse_labels
+from ..base import FollowItem
 from ..figures import StorageFigures
 from ..paging import PAGE_BYTES, cut
 from ..port import session_summary
@@ -186,9 +187,7 @@ class MemoryReads:
         n = min(last, MAX_FOLLOW_LAST)
         return history[-n] - 1 if len(history) >= n else 0
 
-    async def follow_batch(
-        self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+    async def follow_batch(self, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool]:
         rows: list[EventRow] = []
         for row in self._history_rows(after_event_id):
             rows.append(row)

@@ -24,11 +24,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 from ...config import redact_url
-from ...edits import history_item
 from ...errors import StorageError
-from ...model import AppendJob, HistoryMark, Message
+from ...model import AppendJob
 from ...queries import SearchFilter, SearchRow, UsageRow
-from ..base import StorageCounters, StorageFigures
+from ..base import FollowItem, StorageCounters, StorageFigures
 from ..engine import Engine, Erasure, WriteSteps
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
@@ -233,13 +232,11 @@ class PostgresEngine(SqlReads):
         async with self._reader() as conn:
             return await queries.usage_report(conn, since, until, by_session=by_session)
 
-    async def follow_start(self, last: int) -> int:
-        async with self._reader() as conn:
-            return await follow.follow_start(conn, last)
+    async def _follow_bound(self, conn: Any) -> int:
+        """Up to the horizon (``follow.py``)."""
+        return (await follow.horizon(conn))[0]
 
-    async def follow_batch(
-        self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+    async def follow_batch(self, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool]:
         """In commit order (``follow.py``: up to the horizon)."""
         for _ in range(_HELD_POLLS):
             async with self._follower_reader() as conn:
@@ -247,9 +244,7 @@ class PostgresEngine(SqlReads):
             if rows or not held:
                 break
             await asyncio.sleep(_HELD_POLL_S)  # a write in flight holds the horizon: it ends within milliseconds
-        more = more or held  # the caller reads again (a write that rolls back wakes no one)
-        out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
-        return out, more
+        return rows, more or held  # held: the caller reads again (a write that rolls back wakes no one)
 
     async def figures(self) -> StorageFigures:
         """Sessions, events, idempotency records, schema version and the bytes of the schema's tables."""

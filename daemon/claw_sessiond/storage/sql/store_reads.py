@@ -1,11 +1,12 @@
 """Whole-store reads written once for both SQL backends: :class:`SqlReads`, the base of each SQL engine.
 
 Listings and their count, scope states, session ids, usage by model, an export's start, the
-retention queries and the counts of the figures (``base.StoreReads`` says what each promises) run
+retention queries, the counts of the figures and where a follow-all starts (``base.StoreReads`` says
+what each promises; :func:`follow_rows` reads its pages for the engines) run
 the same statements on both backends, over the connections the engine lends (:class:`SqlReads`'s
 four ``_short``/``_bulk`` hooks: SQLite's read connections, PostgreSQL's pool), in a short read
 transaction (one snapshot) where two statements need one. What differs per backend (search, the
-usage report, the follow feed, the bytes of the figures) stays in the engine.
+usage report, how far the follow feed may read, the bytes of the figures) stays in the engine.
 
 Must never: write, or open or close a transaction other than through the engine's hooks.
 """
@@ -15,16 +16,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Final
 
+from ...edits import history_item
 from ...errors import SessionNotFoundError
 from ...export import ExportHeader
 from ...model import HistoryCursor, ModelUsage, SessionSummary, Usage
+from ...queries import MAX_FOLLOW_LAST
 from ...state import ScopeState
+from ..base import FollowItem
+from ..paging import PAGE_BYTES, cut
 from ..port import SESSION_COLS, like_pattern, session_row
 from . import listing
-from .dialect import Dialect
+from .dialect import Conn, Dialect
 from .listing import Tx
 
-__all__ = ["SqlReads"]
+__all__ = ["NO_BOUND", "SqlReads", "follow_rows"]
+
+#: The follow feed's bound where event ids commit in order (SQLite: one writer): none (the largest id).
+NO_BOUND: Final = (1 << 63) - 1
 
 _SCOPE_COLS: Final = "SELECT scope, state, updated_at FROM scope_states"
 _ROW: Final = f"SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1"
@@ -126,8 +134,49 @@ class SqlReads:
         header = ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, int(found[0]))
         return header, HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position), int(found[1])
 
+    async def follow_start(self, last: int) -> int:
+        """The newest event id up to :meth:`_follow_bound`, or the one before the last ``last`` history events."""
+        d = self.DIALECT
+        async with self._short() as conn:
+            bound = await self._follow_bound(conn)
+            if last <= 0:
+                sql = "SELECT coalesce(max(event_id), 0) FROM events WHERE event_id <= $1"
+                return int(await conn.fetchval(d.sql[sql], bound))
+            sql = (
+                "SELECT event_id FROM events WHERE position IS NOT NULL AND event_id <= $1 "
+                "ORDER BY event_id DESC LIMIT 1 OFFSET $2"
+            )
+            found = await conn.fetchval(d.sql[sql], bound, min(last, MAX_FOLLOW_LAST) - 1)
+        return int(found) - 1 if found is not None else 0
+
+    async def _follow_bound(self, conn: Conn) -> int:
+        """The highest event id a follow-all may read now (a backend whose ids may commit out of order: less)."""
+        return NO_BOUND
+
     async def _counts(self) -> tuple[int, int, int, int]:
         """The figures' sessions, events, idempotency records and schema version, in one statement."""
         async with self._short() as conn:
             found = await conn.fetchrow(self.DIALECT.sql[_COUNTS])
         return int(found[0]), int(found[1]), int(found[2]), int(found[3])
+
+
+async def follow_rows(
+    conn: Conn, d: Dialect, after_event_id: int, limit: int, bound: int = NO_BOUND
+) -> tuple[list[FollowItem], bool]:
+    """History events of any session after an event id (up to ``bound``), in the caller's snapshot: at most
+    ``limit`` rows and about ``PAGE_BYTES``, and True if more may follow."""
+    sql = (
+        "SELECT event_id, {event_bytes} FROM events "
+        "WHERE event_id > $1 AND event_id <= $2 AND position IS NOT NULL ORDER BY event_id LIMIT $3"
+    )
+    sizes = await conn.fetch(d.sql[sql], after_event_id, bound, limit)
+    if not sizes:
+        return [], False
+    n = cut(sizes, PAGE_BYTES)
+    sql = (
+        "SELECT event_id, session_id, position, type, trace_id, ts, payload, format, item FROM events "
+        "WHERE event_id > $1 AND event_id <= $2 AND position IS NOT NULL ORDER BY event_id"
+    )
+    rows = await conn.fetch(d.sql[sql], after_event_id, int(sizes[n - 1][0]))
+    items = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
+    return items, n < len(sizes) or len(sizes) >= limit

@@ -18,18 +18,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from ...edits import history_item
 from ...erasure import PendingErasures
 from ...errors import StorageError
-from ...model import AppendJob, HistoryMark, Message
+from ...model import AppendJob
 from ...queries import SearchFilter, SearchRow, UsageRow
-from ..base import StorageCounters, StorageFigures
+from ..base import FollowItem, StorageCounters, StorageFigures
 from ..engine import Engine, Erasure, WriteSteps
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
 from ..port import Port, ReadPort, as_read_port
 from ..runs import RunRegistry
-from ..sql.store_reads import SqlReads
+from ..sql.store_reads import SqlReads, follow_rows
 from ..steps import Steps, run_sync
 from . import queries, reads
 from .conns import SQLITE
@@ -181,17 +180,10 @@ class SQLiteEngine(SqlReads):
         async with self.readers.bulk() as conn:
             return await queries.usage_report(conn, since, until, by_session=by_session)
 
-    async def follow_start(self, last: int) -> int:
-        async with self.readers.short() as conn:
-            return await queries.follow_start(conn, last)
-
-    async def follow_batch(
-        self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
-        async with self.readers.follower() as conn:
-            rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
-        out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
-        return out, more
+    async def follow_batch(self, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool]:
+        """In one read transaction in the followers' lane (event ids commit in order here: one writer)."""
+        async with reads.transactions(self.readers.follower)() as conn:
+            return await follow_rows(conn, SQLITE, after_event_id, limit)
 
     async def figures(self) -> StorageFigures:
         """Sessions, events, idempotency records, schema version, database and WAL bytes."""

@@ -34,7 +34,7 @@ from . import queries, reads
 from .conns import SQLITE
 from .port import SQLitePort
 from .reading import Readers
-from .tx import checkpoint_on_own_connection, checkpoint_outcome
+from .tx import checkpoint, checkpoint_on_own_connection
 from .writer import NoWriter, Writer
 
 __all__ = ["SQLiteEngine"]
@@ -53,7 +53,11 @@ class _Checkpoint:
         self.tells = tells
         self.session_id = ""
         self._engine = engine
-        self.outcome, self.hook = checkpoint_outcome()
+        self._done = False
+
+    def hook(self, conn: sqlite3.Connection) -> None:
+        """The writer's after-commit hook: the checkpoint, on its connection."""
+        self._done = checkpoint(conn)
 
     async def finish(self, erased: int) -> bool:
         """Finish or record an erasure whose checkpoint did not complete; True if it is pending.
@@ -61,7 +65,7 @@ class _Checkpoint:
         The daemon's own reads are short: a few more no-wait checkpoints from another connection,
         within :data:`_ERASURE_GRACE_S`, usually finish it. Only this caller waits; the writer goes on.
         """
-        if not erased or (self.outcome and self.outcome[0]):
+        if not erased or self._done:
             return False
         deadline = time.monotonic() + _ERASURE_GRACE_S
         while time.monotonic() < deadline:

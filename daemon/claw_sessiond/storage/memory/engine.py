@@ -190,22 +190,6 @@ class MemoryEngine(MemoryReads):
         async with self._follower_turn():
             return await super().follow_batch(after_event_id, limit)
 
-    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
-        """At most ``limit`` records older than the cutoff, oldest first, in one transaction."""
-        old = sorted(
-            (r.created_at, sid, rid)
-            for sid, records in self._tables.requests.items()
-            for rid, r in records.items()
-            if r.created_at < cutoff_rfc3339
-        )[:limit]
-        if not old:
-            return 0  # nothing to prune: no transaction (and no empty commit in the metrics)
-        tx = Tx(self._tables)
-        for _at, sid, rid in old:
-            tx.drop(self._tables.requests[sid], rid)
-        self._counters.commits += 1
-        return len(old)
-
     async def close(self) -> None:
         """Stop taking writes (the tables stay, for the next open of the same name: :func:`memory_tables`)."""
         self._closed = True

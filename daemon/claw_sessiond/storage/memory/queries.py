@@ -203,6 +203,9 @@ class MemoryReads:
         old = [r for r in self._t.sessions.values() if r.updated_at < cutoff_rfc3339]
         return [r.session_id for r in sorted(old, key=lambda r: r.updated_at)]
 
+    async def requests_due(self, cutoff_rfc3339: str) -> bool:
+        return any(r.created_at < cutoff_rfc3339 for records in self._t.requests.values() for r in records.values())
+
     async def newest_update(self) -> str | None:
         return max((r.updated_at for r in self._t.sessions.values()), default=None)
 

@@ -42,7 +42,6 @@ from .dialect import POSTGRES
 from .group_commit import GroupCommit
 from .pooled import pooled
 from .port import PostgresPort
-from .sweep import prune_requests_in_tx, requests_due
 from .vacuum import Vacuums
 
 __all__ = ["CLOSE_BOUND_S", "PostgresEngine"]
@@ -196,14 +195,6 @@ class PostgresEngine(SqlReads):
 
     def erasure_pending(self, session_id: str) -> bool:
         return False
-
-    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
-        """A transaction of its own, only if a cheap look finds a record due (``sweep.py``)."""
-        async with self._reader() as conn:
-            if not await requests_due(conn, cutoff_rfc3339):
-                return 0
-        async with self._reader() as conn, conn.transaction():
-            return await prune_requests_in_tx(conn, cutoff_rfc3339, limit)
 
     # -- Load
 

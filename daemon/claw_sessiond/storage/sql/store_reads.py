@@ -104,6 +104,13 @@ class SqlReads:
             newest = await conn.fetchval(self.DIALECT.sql["SELECT max(updated_at) FROM sessions"])
         return None if newest is None else str(newest)
 
+    async def requests_due(self, cutoff_rfc3339: str) -> bool:
+        async with self._short() as conn:
+            found = await conn.fetchval(
+                self.DIALECT.sql["SELECT 1 FROM requests WHERE created_at < $1 LIMIT 1"], cutoff_rfc3339
+            )
+        return found is not None
+
     async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
         """The totals and the breakdown in one snapshot."""
         d = self.DIALECT

@@ -39,6 +39,7 @@ SQLITE: Final = Dialect(
         "strpos": "instr",
         "for_update": "",
         "for_share": "",
+        "skip_locked": "",
         # Left to itself the planner walks the primary key, every call the session ever made.
         "open_calls_index": " INDEXED BY tool_calls_open",
         "ts_index": " INDEXED BY events_session_ts",

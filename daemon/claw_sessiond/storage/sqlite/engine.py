@@ -140,23 +140,6 @@ class SQLiteEngine(SqlReads):
         """
         return await asyncio.to_thread(checkpoint_on_own_connection, self.path)
 
-    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
-        """A writer job deleting the oldest records, only if a short read finds one due (no empty commit)."""
-
-        def run(conn: sqlite3.Connection) -> int:
-            cur = conn.execute(
-                "DELETE FROM requests WHERE (session_id, request_id) IN (SELECT session_id, request_id FROM requests "
-                "WHERE created_at < ? ORDER BY created_at LIMIT ?)",
-                (cutoff_rfc3339, limit),
-            )
-            return int(cur.rowcount)
-
-        async with self.readers.short() as reader:
-            cur = await reader.execute("SELECT 1 FROM requests WHERE created_at < ? LIMIT 1", (cutoff_rfc3339,))
-            if await cur.fetchone() is None:
-                return 0
-        return await self.writer.submit(run)
-
     # -- Load
 
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:

@@ -32,6 +32,7 @@ from ..engine import Engine, Erasure, WriteSteps
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
 from ..port import Port, ReadPort, as_read_port
+from ..sql.listing import snapshots
 from ..sql.store_reads import SqlReads
 from ..steps import Steps, run_async
 from . import follow, queries, reads
@@ -92,11 +93,11 @@ class PostgresEngine(SqlReads):
         self.runs = self.cluster.runs
         self._vacuums = Vacuums(self._reader)
         self._follower_lane = asyncio.Semaphore(follower_connections(settings.pool_max))
-        #: Pages of a Load's cursor and of an Export; Watch batches in the followers' lane.
-        self.page_snapshots = reads.snapshots(self._reader)
-        self.follower_snapshots = reads.snapshots(self._follower_reader)
         self._short = self._bulk = self._reader
         self._short_tx = self._bulk_tx = reads.transactions(self._reader)
+        #: Pages of a Load's cursor and of an Export; Watch batches in the followers' lane.
+        self.page_snapshots = snapshots(self._bulk_tx, reads.PostgresPageReads)
+        self.follower_snapshots = snapshots(reads.transactions(self._follower_reader), reads.PostgresPageReads)
 
     @contextlib.asynccontextmanager
     async def _reader(self) -> AsyncIterator[Any]:

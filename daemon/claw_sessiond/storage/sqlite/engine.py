@@ -28,6 +28,7 @@ from ..listeners import ChangeListeners
 from ..loading import RunsLive
 from ..port import Port, ReadPort, as_read_port
 from ..runs import RunRegistry
+from ..sql.listing import snapshots
 from ..sql.store_reads import SqlReads, follow_rows
 from ..steps import Steps, run_sync
 from . import queries, reads
@@ -101,11 +102,12 @@ class SQLiteEngine(SqlReads):
         writer.on_commit = self.listeners.changed
         #: Erased sessions whose bytes may still be in the files (see ``erasure.py``).
         self.erasures = PendingErasures()
-        #: Pages of a Load's cursor and of an Export, on the bulk reader; Watch batches in the followers' lane.
-        self.page_snapshots = reads.snapshots(readers.bulk)
-        self.follower_snapshots = reads.snapshots(readers.follower)
         self._short, self._short_tx = reads.lent(readers.short), reads.transactions(readers.short)
         self._bulk, self._bulk_tx = reads.lent(readers.bulk), reads.transactions(readers.bulk)
+        self._follower_tx = reads.transactions(readers.follower)
+        #: Pages of a Load's cursor and of an Export, on the bulk reader; Watch batches in the followers' lane.
+        self.page_snapshots = snapshots(self._bulk_tx, reads.SQLitePageReads)
+        self.follower_snapshots = snapshots(self._follower_tx, reads.SQLitePageReads)
 
     # -- writes
 
@@ -169,7 +171,7 @@ class SQLiteEngine(SqlReads):
 
     async def follow_batch(self, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool]:
         """In one read transaction in the followers' lane (event ids commit in order here: one writer)."""
-        async with reads.transactions(self.readers.follower)() as conn:
+        async with self._follower_tx() as conn:
             return await follow_rows(conn, SQLITE, after_event_id, limit)
 
     async def figures(self) -> StorageFigures:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -91,18 +92,14 @@ class PostgresEngine(SqlReads):
         self.cluster = Cluster(pool, dsn, server_settings_of(settings), self.where, settings.lease_s, self.listeners)
         self._group = GroupCommit(pool, self.where, self.cluster.feed.origin, self.cluster.check_run)
         self.runs = self.cluster.runs
-        self._vacuums = Vacuums(self._reader)
+        #: Every read is on a pooled connection: short and long reads alike.
+        self._short = self._bulk = functools.partial(pooled, pool, self.where)
+        self._vacuums = Vacuums(self._short)
         self._follower_lane = asyncio.Semaphore(follower_connections(settings.pool_max))
-        self._short = self._bulk = self._reader
-        self._short_tx = self._bulk_tx = reads.transactions(self._reader)
+        self._short_tx = self._bulk_tx = reads.transactions(self._short)
         #: Pages of a Load's cursor and of an Export; Watch batches in the followers' lane.
         self.page_snapshots = snapshots(self._bulk_tx, reads.PostgresPageReads)
         self.follower_snapshots = snapshots(reads.transactions(self._follower_reader), reads.PostgresPageReads)
-
-    @contextlib.asynccontextmanager
-    async def _reader(self) -> AsyncIterator[Any]:
-        async with pooled(self.pool, self.where) as conn:
-            yield conn
 
     @contextlib.asynccontextmanager
     async def _follower_reader(self) -> AsyncIterator[Any]:
@@ -201,7 +198,7 @@ class PostgresEngine(SqlReads):
 
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
         """Run a Load's snapshot ``steps`` in one read-only snapshot (runs' liveness decided in it, in SQL)."""
-        async with self._reader() as conn, reads.snapshot(conn):
+        async with self._short() as conn, reads.snapshot(conn):
             return await run_async(steps(as_read_port(reads.PostgresReadPort(conn)), self.cluster.runs_live(conn)))
 
     async def load_write(self, session_id: str, steps: Callable[[Port, RunsLive], Steps[T]]) -> T:
@@ -217,11 +214,11 @@ class PostgresEngine(SqlReads):
 
     async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         """PostgreSQL text search (see ``queries.py`` for how it differs from FTS5)."""
-        async with self._reader() as conn:
+        async with self._bulk() as conn:
             return await queries.search(conn, match, filters, limit)
 
     async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
-        async with self._reader() as conn:
+        async with self._bulk() as conn:
             return await queries.usage_report(conn, since, until, by_session=by_session)
 
     async def _follow_bound(self, conn: Any) -> int:
@@ -240,7 +237,7 @@ class PostgresEngine(SqlReads):
 
     async def figures(self) -> StorageFigures:
         """Sessions, events, idempotency records, schema version and the bytes of the schema's tables."""
-        async with self._reader() as conn:
+        async with self._short() as conn:
             stored = await queries.stored_bytes(conn)
         return StorageFigures(*await self._counts(), stored, 0)
 

@@ -65,6 +65,7 @@ __all__ = [
     "CheckStatus",
     "Checkpointing",
     "CopyFigures",
+    "FollowItem",
     "HistoryItem",
     "Run",
     "RunEnd",
@@ -84,6 +85,8 @@ BACKUP_CHUNK_BYTES: Final = 1024 * 1024
 #: A history event as Watch sends it: (position, the message, a mark for an edit or an erasing clear,
 #: or None for a clear that kept the log).
 HistoryItem = tuple[int, Message | HistoryMark | None]
+#: A history event as WatchAll sends it: (event id, session id, position, and the rest as in :data:`HistoryItem`).
+FollowItem = tuple[int, str, int, Message | HistoryMark | None]
 
 
 # ---------------------------------------------------------------- runs
@@ -238,11 +241,8 @@ class StoreReads(Protocol):
         """The event id a follow-all starts after (the newest, or before the last ``last`` history events)."""
         ...
 
-    async def follow_batch(
-        self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
-        """History events of every session after an event id: ``(event_id, session_id, position, message,
-        mark or None)`` as in :data:`HistoryItem`, and whether more may follow."""
+    async def follow_batch(self, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool]:
+        """History events of every session after an event id (:data:`FollowItem`), and whether more may follow."""
         ...
 
     async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:

@@ -152,8 +152,8 @@ class Engine(StoreReads, Protocol):
         """Run a Load's repair ``steps`` as one write of ``session_id`` (as :meth:`write` with ``changed``)."""
         ...
 
-    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
-        """Delete at most ``limit`` idempotency records written before the cutoff, oldest first; how many."""
+    async def requests_due(self, cutoff_rfc3339: str) -> bool:
+        """Whether any idempotency record was written before the cutoff (a cheap look before a pruning write)."""
         ...
 
     async def close(self) -> None:

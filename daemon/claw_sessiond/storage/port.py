@@ -319,6 +319,11 @@ class Port(Protocol):
         """Delete every row of the session (and its words from a search index); returns how many events it had."""
         ...
 
+    def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        """Delete at most ``limit`` idempotency records (of any session) written before the cutoff, oldest first,
+        none another transaction holds; returns how many went."""
+        ...
+
     # -- edit tail, create, fork, update, import, state
 
     def settings(self, session_id: str) -> SessionSettings | None:

@@ -67,6 +67,11 @@ def _put_scope_states(port: Port, states: Sequence[ScopeState]) -> Steps[None]:
     yield port.put_scope_states(states)
 
 
+def _prune_requests(port: Port, cutoff_rfc3339: str, limit: int) -> Steps[int]:
+    removed: int = yield port.prune_requests(cutoff_rfc3339, limit)
+    return removed
+
+
 def _delete_if_older(port: Port, session_id: str, cutoff_rfc3339: str) -> Steps[int]:
     """Erase the session only if its stored time is still older than the cutoff (in the deleting transaction)."""
     row, _now = yield port.session_row(session_id)
@@ -363,7 +368,9 @@ class Storage:
 
     async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
         """Delete at most ``limit`` idempotency records written before the cutoff, oldest first."""
-        removed = await self.engine.prune_requests(cutoff_rfc3339, limit)
+        if not await self.engine.requests_due(cutoff_rfc3339):
+            return 0  # no write: no empty commit
+        removed = await self.engine.write("", lambda port: _prune_requests(port, cutoff_rfc3339, limit))
         self.counters.requests_pruned += removed
         return removed
 

@@ -25,8 +25,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar
 
 from ...errors import SessiondError, StorageError, StorageUnavailableError
-from ...model import AppendJob, HistoryMark, Message
-from ..base import StorageCounters
+from ...model import AppendJob
+from ..base import FollowItem, StorageCounters
 from ..engine import Engine, Erasure, WriteSteps
 from ..history_reads import Snapshots
 from ..listeners import ChangeListeners
@@ -185,28 +185,10 @@ class MemoryEngine(MemoryReads):
             await asyncio.sleep(0)
             yield
 
-    async def follow_batch(
-        self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+    async def follow_batch(self, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool]:
         """As :meth:`~.queries.MemoryReads.follow_batch`, in the followers' lane."""
         async with self._follower_turn():
             return await super().follow_batch(after_event_id, limit)
-
-    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
-        """At most ``limit`` records older than the cutoff, oldest first, in one transaction."""
-        old = sorted(
-            (r.created_at, sid, rid)
-            for sid, records in self._tables.requests.items()
-            for rid, r in records.items()
-            if r.created_at < cutoff_rfc3339
-        )[:limit]
-        if not old:
-            return 0  # nothing to prune: no transaction (and no empty commit in the metrics)
-        tx = Tx(self._tables)
-        for _at, sid, rid in old:
-            tx.drop(self._tables.requests[sid], rid)
-        self._counters.commits += 1
-        return len(old)
 
     async def close(self) -> None:
         """Stop taking writes (the tables stay, for the next open of the same name: :func:`memory_tables`)."""

@@ -245,6 +245,17 @@ class MemoryPort:
         self._tx.drop(self._t.sessions, session_id)
         return len(ids)
 
+    def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        old = sorted(
+            (r.created_at, sid, rid)
+            for sid, records in self._t.requests.items()
+            for rid, r in records.items()
+            if r.created_at < cutoff_rfc3339
+        )[:limit]
+        for _at, sid, rid in old:
+            self._tx.drop(self._t.requests[sid], rid)
+        return len(old)
+
     # -- edit tail, create, fork, update, import, state
 
     def settings(self, session_id: str) -> SessionSettings | None:

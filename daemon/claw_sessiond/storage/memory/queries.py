@@ -22,9 +22,10 @@ from ...edits import history_item
 from ...errors import InvalidRequestError, Reason, SessionNotFoundError
 from ...events import MESSAGE_EVENT_TYPES
 from ...export import ExportHeader
-from ...model import HistoryCursor, HistoryMark, Message, ModelUsage, SessionSummary, Usage
+from ...model import HistoryCursor, ModelUsage, SessionSummary, Usage
 from ...queries import MATCH_CLOSE, MATCH_OPEN, MAX_FOLLOW_LAST, MAX_REPORT_ROWS, SearchFilter, SearchRow, UsageRow
 from ...state import ScopeState, parse_labels
+from ..base import FollowItem
 from ..figures import StorageFigures
 from ..paging import PAGE_BYTES, cut
 from ..port import session_summary
@@ -186,9 +187,7 @@ class MemoryReads:
         n = min(last, MAX_FOLLOW_LAST)
         return history[-n] - 1 if len(history) >= n else 0
 
-    async def follow_batch(
-        self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+    async def follow_batch(self, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool]:
         rows: list[EventRow] = []
         for row in self._history_rows(after_event_id):
             rows.append(row)
@@ -203,6 +202,9 @@ class MemoryReads:
     async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
         old = [r for r in self._t.sessions.values() if r.updated_at < cutoff_rfc3339]
         return [r.session_id for r in sorted(old, key=lambda r: r.updated_at)]
+
+    async def requests_due(self, cutoff_rfc3339: str) -> bool:
+        return any(r.created_at < cutoff_rfc3339 for records in self._t.requests.values() for r in records.values())
 
     async def newest_update(self) -> str | None:
         return max((r.updated_at for r in self._t.sessions.values()), default=None)

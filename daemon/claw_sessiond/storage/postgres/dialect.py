@@ -28,6 +28,7 @@ POSTGRES: Final = Dialect(
         "strpos": "strpos",
         "for_update": " FOR UPDATE",
         "for_share": " FOR SHARE",
+        "skip_locked": " FOR UPDATE SKIP LOCKED",
         "open_calls_index": "",
         "ts_index": "",
         "client_id_index": "",

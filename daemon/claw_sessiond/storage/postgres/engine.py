@@ -18,24 +18,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 from ...config import redact_url
-from ...edits import history_item
 from ...errors import StorageError
-from ...export import ExportHeader
-from ...model import AppendJob, HistoryCursor, HistoryMark, Message, ModelUsage, SessionSummary, Usage
+from ...model import AppendJob
 from ...queries import SearchFilter, SearchRow, UsageRow
-from ...state import ScopeState
-from ..base import StorageCounters, StorageFigures
+from ..base import FollowItem, StorageCounters, StorageFigures
 from ..engine import Engine, Erasure, WriteSteps
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
-from ..port import Port, ReadPort, as_read_port, like_pattern
-from ..sql import listing, store_reads
+from ..port import Port, ReadPort, as_read_port
+from ..sql.listing import snapshots
+from ..sql.store_reads import SqlReads
 from ..steps import Steps, run_async
 from . import follow, queries, reads
 from .batch_tx import is_plain
@@ -45,7 +44,6 @@ from .dialect import POSTGRES
 from .group_commit import GroupCommit
 from .pooled import pooled
 from .port import PostgresPort
-from .sweep import newest_update, prune_requests_in_tx, requests_due
 from .vacuum import Vacuums
 
 __all__ = ["CLOSE_BOUND_S", "PostgresEngine"]
@@ -73,8 +71,11 @@ class _Vacuum:
         return False  # nothing more this daemon can do: the bytes go with the vacuum (docs/postgres.md)
 
 
-class PostgresEngine:
-    """One PostgreSQL database: the pool, the session queues, the cluster of daemons sharing it."""
+class PostgresEngine(SqlReads):
+    """One PostgreSQL database: the pool, the session queues, the cluster of daemons sharing it (its whole-store
+    reads: :class:`~claw_sessiond.storage.sql.store_reads.SqlReads`, each on a pooled connection)."""
+
+    DIALECT = POSTGRES
 
     #: A repair is planned again under the session's row lock and written in one transaction: a write locks
     #: only its session (``loading.py``).
@@ -91,16 +92,14 @@ class PostgresEngine:
         self.cluster = Cluster(pool, dsn, server_settings_of(settings), self.where, settings.lease_s, self.listeners)
         self._group = GroupCommit(pool, self.where, self.cluster.feed.origin, self.cluster.check_run)
         self.runs = self.cluster.runs
-        self._vacuums = Vacuums(self._reader)
+        #: Every read is on a pooled connection: short and long reads alike.
+        self._short = self._bulk = functools.partial(pooled, pool, self.where)
+        self._vacuums = Vacuums(self._short)
         self._follower_lane = asyncio.Semaphore(follower_connections(settings.pool_max))
+        self._short_tx = self._bulk_tx = reads.transactions(self._short)
         #: Pages of a Load's cursor and of an Export; Watch batches in the followers' lane.
-        self.page_snapshots = reads.snapshots(self._reader)
-        self.follower_snapshots = reads.snapshots(self._follower_reader)
-
-    @contextlib.asynccontextmanager
-    async def _reader(self) -> AsyncIterator[Any]:
-        async with pooled(self.pool, self.where) as conn:
-            yield conn
+        self.page_snapshots = snapshots(self._bulk_tx, reads.PostgresPageReads)
+        self.follower_snapshots = snapshots(reads.transactions(self._follower_reader), reads.PostgresPageReads)
 
     @contextlib.asynccontextmanager
     async def _follower_reader(self) -> AsyncIterator[Any]:
@@ -195,19 +194,11 @@ class PostgresEngine:
     def erasure_pending(self, session_id: str) -> bool:
         return False
 
-    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
-        """A transaction of its own, only if a cheap look finds a record due (``sweep.py``)."""
-        async with self._reader() as conn:
-            if not await requests_due(conn, cutoff_rfc3339):
-                return 0
-        async with self._reader() as conn, conn.transaction():
-            return await prune_requests_in_tx(conn, cutoff_rfc3339, limit)
-
     # -- Load
 
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
         """Run a Load's snapshot ``steps`` in one read-only snapshot (runs' liveness decided in it, in SQL)."""
-        async with self._reader() as conn, reads.snapshot(conn):
+        async with self._short() as conn, reads.snapshot(conn):
             return await run_async(steps(as_read_port(reads.PostgresReadPort(conn)), self.cluster.runs_live(conn)))
 
     async def load_write(self, session_id: str, steps: Callable[[Port, RunsLive], Steps[T]]) -> T:
@@ -219,62 +210,22 @@ class PostgresEngine:
             changed=True,
         )
 
-    # -- whole-store reads
-
-    async def list_sessions(
-        self,
-        id_contains: str,
-        limit: int,
-        after: tuple[str, str] | None = None,
-        labels: Mapping[str, str] | None = None,
-    ) -> list[SessionSummary]:
-        """The id matched literally, ASCII case-insensitive (ILIKE); labels through the ``session_labels_match``
-        index, as on SQLite."""
-        pattern, tx = like_pattern(id_contains), reads.transactions(self._reader)
-        if labels:
-            return await listing.labelled_sessions(tx, POSTGRES, pattern, labels, limit, after)
-        return await listing.scan_sessions(tx, POSTGRES, pattern, limit, after)
-
-    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
-        async with self._reader() as conn:
-            return await listing.count_sessions(conn, POSTGRES, id_contains, labels or {})
-
-    async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
-        async with self._reader() as conn:
-            return await store_reads.scope_states(conn, POSTGRES, scopes)
-
-    async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
-        async with self._reader() as conn:
-            return await store_reads.list_scope_states(conn, POSTGRES, after, limit)
-
-    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
-        async with self._reader() as conn, reads.snapshot(conn):
-            return await store_reads.usage_by_model(conn, POSTGRES, session_id)
-
-    async def session_ids(self) -> list[str]:
-        async with self._reader() as conn:
-            return await store_reads.session_ids(conn, POSTGRES)
-
-    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
-        async with self._reader() as conn, reads.snapshot(conn):
-            return await store_reads.export_start(conn, POSTGRES, session_id)
+    # -- whole-store reads (the rest: ``sql.store_reads.SqlReads``)
 
     async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         """PostgreSQL text search (see ``queries.py`` for how it differs from FTS5)."""
-        async with self._reader() as conn:
+        async with self._bulk() as conn:
             return await queries.search(conn, match, filters, limit)
 
     async def usage_report(self, since: str, until: str, *, by_session: bool) -> tuple[list[UsageRow], bool]:
-        async with self._reader() as conn:
+        async with self._bulk() as conn:
             return await queries.usage_report(conn, since, until, by_session=by_session)
 
-    async def follow_start(self, last: int) -> int:
-        async with self._reader() as conn:
-            return await follow.follow_start(conn, last)
+    async def _follow_bound(self, conn: Any) -> int:
+        """Up to the horizon (``follow.py``)."""
+        return (await follow.horizon(conn))[0]
 
-    async def follow_batch(
-        self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
+    async def follow_batch(self, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool]:
         """In commit order (``follow.py``: up to the horizon)."""
         for _ in range(_HELD_POLLS):
             async with self._follower_reader() as conn:
@@ -282,21 +233,13 @@ class PostgresEngine:
             if rows or not held:
                 break
             await asyncio.sleep(_HELD_POLL_S)  # a write in flight holds the horizon: it ends within milliseconds
-        more = more or held  # the caller reads again (a write that rolls back wakes no one)
-        out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
-        return out, more
-
-    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
-        async with self._reader() as conn:
-            return await store_reads.sessions_not_updated_since(conn, POSTGRES, cutoff_rfc3339)
-
-    async def newest_update(self) -> str | None:
-        return await newest_update(self.pool, self.where)
+        return rows, more or held  # held: the caller reads again (a write that rolls back wakes no one)
 
     async def figures(self) -> StorageFigures:
         """Sessions, events, idempotency records, schema version and the bytes of the schema's tables."""
-        async with self._reader() as conn, reads.snapshot(conn):
-            return await queries.figures(conn)
+        async with self._short() as conn:
+            stored = await queries.stored_bytes(conn)
+        return StorageFigures(*await self._counts(), stored, 0)
 
 
 _: type[Engine] = PostgresEngine  # mypy proves that PostgresEngine is an Engine

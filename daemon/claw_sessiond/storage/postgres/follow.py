@@ -37,12 +37,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ...queries import MAX_FOLLOW_LAST
-from ..paging import PAGE_BYTES
-from ..paging import cut as _cut
+from ..base import FollowItem
+from ..sql.store_reads import follow_rows
+from .dialect import POSTGRES
 from .reads import snapshot
 
-__all__ = ["ANNOUNCE_SQL", "FOLLOW_LOCK_NS", "follow_rows_after", "follow_start", "horizon"]
+__all__ = ["ANNOUNCE_SQL", "FOLLOW_LOCK_NS", "follow_rows_after", "horizon"]
 
 #: High 16 bits of the first key of every announce lock ("FL"); no other lock of the daemon uses them.
 FOLLOW_LOCK_NS: Final = 0x464C
@@ -74,49 +74,12 @@ async def horizon(conn: Any) -> tuple[int, bool]:
     return int(lowest) - 1, True
 
 
-async def follow_start(conn: Any, last: int) -> int:
-    """The event id to follow after: the newest one (at most the horizon), or the one before the last ``last``
-    history events."""
-    bound, _held = await horizon(conn)
-    if last <= 0:
-        newest = await conn.fetchval("SELECT coalesce(max(event_id), 0) FROM events WHERE event_id <= $1", bound)
-        return int(newest)
-    found = await conn.fetchval(
-        "SELECT event_id FROM events WHERE position IS NOT NULL AND event_id <= $1 "
-        "ORDER BY event_id DESC LIMIT 1 OFFSET $2",
-        bound,
-        min(last, MAX_FOLLOW_LAST) - 1,
-    )
-    return int(found) - 1 if found is not None else 0
-
-
-async def follow_rows_after(conn: Any, after_event_id: int, limit: int) -> tuple[list[Any], bool, bool]:
-    """History events of any session after an event id, up to the horizon: at most ``limit`` rows and about
-    ``PAGE_BYTES``.
-
-    Returns rows ``(event_id, session_id, position, type, trace_id, ts, payload, format, item)``, True if more
-    may follow at once, and True if the horizon held back ids that may still commit.
-    """
+async def follow_rows_after(conn: Any, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool, bool]:
+    """History events of any session after an event id, up to the horizon (``store_reads.follow_rows``), and
+    True if the horizon held back ids that may still commit."""
     bound, held = await horizon(conn)
     if bound <= after_event_id:
         return [], False, held
     async with snapshot(conn):
-        sizes = list(
-            await conn.fetch(
-                "SELECT event_id, octet_length(payload) + coalesce(octet_length(item), 0) FROM events "
-                "WHERE event_id > $1 AND event_id <= $2 AND position IS NOT NULL ORDER BY event_id LIMIT $3",
-                after_event_id,
-                bound,
-                limit,
-            )
-        )
-        if not sizes:
-            return [], False, held
-        n = _cut(sizes, PAGE_BYTES)
-        rows = await conn.fetch(
-            "SELECT event_id, session_id, position, type, trace_id, ts, payload, format, item FROM events "
-            "WHERE event_id > $1 AND event_id <= $2 AND position IS NOT NULL ORDER BY event_id",
-            after_event_id,
-            int(sizes[n - 1][0]),
-        )
-    return [tuple(r) for r in rows], n < len(sizes) or len(sizes) >= limit, held
+        rows, more = await follow_rows(conn, POSTGRES, after_event_id, limit, bound)
+    return rows, more, held

@@ -34,13 +34,12 @@ from ...queries import (
     SearchRow,
     UsageRow,
 )
-from ..figures import StorageFigures
 from ..nul_text import from_db_text
 from ..sql.searching import filter_clause, too_long
 from .dialect import payload_json
 from .schema import SCHEMA
 
-__all__ = ["figures", "search", "tsquery_sql", "usage_report"]
+__all__ = ["search", "stored_bytes", "tsquery_sql", "usage_report"]
 
 _PHRASES: Final = re.compile(r'^\s*(?:"(?:[^"]|"")*"\s*)+$')
 _PHRASE: Final = re.compile(r'"((?:[^"]|"")*)"')
@@ -139,18 +138,12 @@ async def usage_report(conn: Any, since: str, until: str, *, by_session: bool) -
     return out[:MAX_REPORT_ROWS], len(out) > MAX_REPORT_ROWS
 
 
-async def figures(conn: Any) -> StorageFigures:
-    """Sessions, events, idempotency records, schema version and the bytes of the schema's tables (in the
-    caller's snapshot)."""
-    sessions = int(await conn.fetchval("SELECT count(*) FROM sessions"))
-    events = int(await conn.fetchval("SELECT count(*) FROM events"))
-    request_records = int(await conn.fetchval("SELECT count(*) FROM requests"))
-    version = int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_migrations"))
-    stored = int(
+async def stored_bytes(conn: Any) -> int:
+    """The bytes of the schema's tables (the figures' stored bytes)."""
+    return int(
         await conn.fetchval(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class AS c "
             "JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'",
             SCHEMA,
         )
     )
-    return StorageFigures(sessions, events, request_records, version, stored, 0)

@@ -8,7 +8,8 @@ reply-only read reads the whole entries.
 
 :class:`PostgresPageReads` is ``storage/sql/read_port.py``'s page reads on a pooled connection, each
 step in its own short ``REPEATABLE READ READ ONLY`` transaction (:func:`snapshot`); :func:`transactions`
-are those of the page reads and of ListSessions' chunked scans (``storage/sql/listing.py``).
+are those of the page reads (``sql/listing.snapshots``) and of the whole-store reads (``storage/sql/store_reads.py``,
+ListSessions' chunked scans in ``storage/sql/listing.py``).
 
 Must never: decide (``loading.py`` and the rules do), or write.
 """
@@ -20,13 +21,11 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from ..history_reads import Snapshots
-from ..sql import listing
 from ..sql.listing import Tx
 from ..sql.read_port import SqlPageReads, SqlReadPort
 from .dialect import POSTGRES
 
-__all__ = ["PostgresPageReads", "PostgresReadPort", "snapshot", "snapshots", "transactions"]
+__all__ = ["PostgresPageReads", "PostgresReadPort", "snapshot", "transactions"]
 
 Reader = Callable[[], AbstractAsyncContextManager[Any]]
 
@@ -62,8 +61,3 @@ def transactions(reader: Reader) -> Tx:
             yield conn
 
     return tx
-
-
-def snapshots(reader: Reader) -> Snapshots:
-    """Short read-only snapshots on ``reader``'s connections, each handing a :class:`PostgresPageReads`."""
-    return listing.snapshots(transactions(reader), PostgresPageReads)

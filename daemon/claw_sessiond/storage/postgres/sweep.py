@@ -9,10 +9,6 @@ mid-sweep loses the lock with its connection. The cutoff is the database's
 ``now()`` minus the retention window, as RFC 3339 UTC text like the stored
 times (which are the database's transaction times too): daemons whose clocks
 disagree still agree on which sessions expired.
-
-The request-id records (the replay window of ``--request-id-retention-s``)
-are pruned here too, oldest first, a bounded batch at a time, skipping rows
-another daemon's prune holds.
 """
 
 from __future__ import annotations
@@ -23,7 +19,7 @@ from typing import Any, Final
 
 from .errors import map_pg_errors
 
-__all__ = ["RETENTION_LOCK", "newest_update", "prune_requests_in_tx", "requests_due", "retention_turn"]
+__all__ = ["RETENTION_LOCK", "retention_turn"]
 
 #: Key of the session-level advisory lock a retention sweep holds ("CLAW", "RETN").
 RETENTION_LOCK: Final = (0x434C4157, 0x5245544E)
@@ -55,30 +51,3 @@ async def retention_turn(pool: Any, where: str, window_s: float) -> AsyncIterato
             # A connection that fails here is closed by the pool, and its lock goes with it.
             with contextlib.suppress(Exception):
                 await conn.execute("SELECT pg_advisory_unlock($1, $2)", *RETENTION_LOCK)
-
-
-async def newest_update(pool: Any, where: str) -> str | None:
-    """The newest ``updated_at`` of any session (the retention clock check's evidence), or None if none is stored.
-
-    Raises:
-        StorageUnavailableError: the database cannot be reached.
-    """
-    async with pool.acquire() as conn, map_pg_errors(where):
-        newest = await conn.fetchval("SELECT max(updated_at) FROM sessions")
-    return None if newest is None else str(newest)
-
-
-async def requests_due(conn: Any, cutoff_rfc3339: str) -> bool:
-    """True if any request-id record was written before the cutoff (a cheap look before a pruning transaction)."""
-    return await conn.fetchval("SELECT 1 FROM requests WHERE created_at < $1 LIMIT 1", cutoff_rfc3339) is not None
-
-
-async def prune_requests_in_tx(conn: Any, cutoff_rfc3339: str, limit: int) -> int:
-    """Delete at most ``limit`` request-id records written before the cutoff, oldest first; how many went."""
-    done = await conn.execute(
-        "DELETE FROM requests WHERE (session_id, request_id) IN (SELECT session_id, request_id FROM requests "
-        "WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
-        cutoff_rfc3339,
-        limit,
-    )
-    return int(done.split()[-1])

@@ -28,7 +28,8 @@ from .dialect import Conn, Dialect
 
 __all__ = ["Tx", "count_sessions", "label_match", "labelled_sessions", "scan_sessions", "snapshots"]
 
-#: A short read transaction on a connection of a backend's pool, handing the connection.
+#: A connection of a backend's readers lent for one block, in a short read transaction of its own (or, where a
+#: read is one statement, none: ``store_reads.py``).
 Tx = Callable[[], AbstractAsyncContextManager[Conn]]
 
 _COLS = f"{SESSION_COLS}, labels"

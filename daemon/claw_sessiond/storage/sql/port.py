@@ -251,6 +251,14 @@ class SqlPort:
             await self._conn.execute(self._q[f"DELETE FROM {table} WHERE session_id = $1"], session_id)
         return count
 
+    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
+        """``{skip_locked}`` (PostgreSQL): a record another daemon's prune holds is left to it."""
+        sql = self._q[
+            "DELETE FROM requests WHERE (session_id, request_id) IN (SELECT session_id, request_id FROM requests "
+            "WHERE created_at < $1 ORDER BY created_at LIMIT $2{skip_locked})"
+        ]
+        return changed(await self._conn.execute(sql, cutoff_rfc3339, limit))
+
     # -- edit tail, create, fork, update, import, state
 
     async def settings(self, session_id: str) -> SessionSettings | None:

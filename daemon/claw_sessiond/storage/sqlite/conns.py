@@ -22,7 +22,7 @@ import aiosqlite
 from ..nul_text import decoded_sql, payload_sql
 from ..sql.dialect import Dialect
 
-__all__ = ["EVENT_BYTES", "SQLITE", "ReaderConn", "WriterConn", "reader"]
+__all__ = ["EVENT_BYTES", "SQLITE", "ReaderConn", "WriterConn"]
 
 #: What an event weighs in a page: its payload and its item (large items fill a page alone).
 EVENT_BYTES: Final = "length(CAST(payload AS BLOB)) + coalesce(length(item), 0)"
@@ -39,6 +39,7 @@ SQLITE: Final = Dialect(
         "strpos": "instr",
         "for_update": "",
         "for_share": "",
+        "skip_locked": "",
         # Left to itself the planner walks the primary key, every call the session ever made.
         "open_calls_index": " INDEXED BY tool_calls_open",
         "ts_index": " INDEXED BY events_session_ts",
@@ -106,8 +107,3 @@ class ReaderConn:
 
     async def executemany(self, sql: str, args: Any) -> None:
         await self._c.executemany(sql, args)
-
-
-def reader(conn: aiosqlite.Connection | ReaderConn) -> ReaderConn:
-    """``conn`` as a :class:`ReaderConn` (as it is if it is one)."""
-    return conn if isinstance(conn, ReaderConn) else ReaderConn(conn)

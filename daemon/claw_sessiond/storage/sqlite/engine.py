@@ -14,30 +14,28 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from ...edits import history_item
 from ...erasure import PendingErasures
 from ...errors import StorageError
-from ...export import ExportHeader
-from ...model import AppendJob, HistoryCursor, HistoryMark, Message, ModelUsage, SessionSummary, Usage
+from ...model import AppendJob
 from ...queries import SearchFilter, SearchRow, UsageRow
-from ...state import ScopeState
-from ..base import StorageCounters, StorageFigures
+from ..base import FollowItem, StorageCounters, StorageFigures
 from ..engine import Engine, Erasure, WriteSteps
 from ..listeners import ChangeListeners
 from ..loading import RunsLive
-from ..port import Port, ReadPort, as_read_port, like_pattern
+from ..port import Port, ReadPort, as_read_port
 from ..runs import RunRegistry
-from ..sql import listing, store_reads
+from ..sql.listing import snapshots
+from ..sql.store_reads import SqlReads, follow_rows
 from ..steps import Steps, run_sync
 from . import queries, reads
-from .conns import SQLITE, reader
+from .conns import SQLITE
 from .port import SQLitePort
 from .reading import Readers
-from .tx import checkpoint_on_own_connection, checkpoint_outcome
+from .tx import checkpoint, checkpoint_on_own_connection
 from .writer import NoWriter, Writer
 
 __all__ = ["SQLiteEngine"]
@@ -56,7 +54,11 @@ class _Checkpoint:
         self.tells = tells
         self.session_id = ""
         self._engine = engine
-        self.outcome, self.hook = checkpoint_outcome()
+        self._done = False
+
+    def hook(self, conn: sqlite3.Connection) -> None:
+        """The writer's after-commit hook: the checkpoint, on its connection."""
+        self._done = checkpoint(conn)
 
     async def finish(self, erased: int) -> bool:
         """Finish or record an erasure whose checkpoint did not complete; True if it is pending.
@@ -64,7 +66,7 @@ class _Checkpoint:
         The daemon's own reads are short: a few more no-wait checkpoints from another connection,
         within :data:`_ERASURE_GRACE_S`, usually finish it. Only this caller waits; the writer goes on.
         """
-        if not erased or (self.outcome and self.outcome[0]):
+        if not erased or self._done:
             return False
         deadline = time.monotonic() + _ERASURE_GRACE_S
         while time.monotonic() < deadline:
@@ -78,8 +80,11 @@ class _Checkpoint:
         return True
 
 
-class SQLiteEngine:
-    """One SQLite database file: its writer, its readers, its erasures pending a checkpoint."""
+class SQLiteEngine(SqlReads):
+    """One SQLite database file: its writer, its readers, its erasures pending a checkpoint (its whole-store
+    reads: :class:`~claw_sessiond.storage.sql.store_reads.SqlReads`)."""
+
+    DIALECT = SQLITE
 
     #: A repair is planned from the snapshot and written in paced chunks: the one writer serves every
     #: session (``loading.py``).
@@ -97,9 +102,12 @@ class SQLiteEngine:
         writer.on_commit = self.listeners.changed
         #: Erased sessions whose bytes may still be in the files (see ``erasure.py``).
         self.erasures = PendingErasures()
+        self._short, self._short_tx = reads.lent(readers.short), reads.transactions(readers.short)
+        self._bulk, self._bulk_tx = reads.lent(readers.bulk), reads.transactions(readers.bulk)
+        self._follower_tx = reads.transactions(readers.follower)
         #: Pages of a Load's cursor and of an Export, on the bulk reader; Watch batches in the followers' lane.
-        self.page_snapshots = reads.snapshots(readers.bulk)
-        self.follower_snapshots = reads.snapshots(readers.follower)
+        self.page_snapshots = snapshots(self._bulk_tx, reads.SQLitePageReads)
+        self.follower_snapshots = snapshots(self._follower_tx, reads.SQLitePageReads)
 
     # -- writes
 
@@ -134,23 +142,6 @@ class SQLiteEngine:
         """
         return await asyncio.to_thread(checkpoint_on_own_connection, self.path)
 
-    async def prune_requests(self, cutoff_rfc3339: str, limit: int) -> int:
-        """A writer job deleting the oldest records, only if a short read finds one due (no empty commit)."""
-
-        def run(conn: sqlite3.Connection) -> int:
-            cur = conn.execute(
-                "DELETE FROM requests WHERE (session_id, request_id) IN (SELECT session_id, request_id FROM requests "
-                "WHERE created_at < ? ORDER BY created_at LIMIT ?)",
-                (cutoff_rfc3339, limit),
-            )
-            return int(cur.rowcount)
-
-        async with self.readers.short() as reader:
-            cur = await reader.execute("SELECT 1 FROM requests WHERE created_at < ? LIMIT 1", (cutoff_rfc3339,))
-            if await cur.fetchone() is None:
-                return 0
-        return await self.writer.submit(run)
-
     # -- Load
 
     async def load_snapshot(self, steps: Callable[[ReadPort, RunsLive], Steps[T]]) -> T:
@@ -167,47 +158,7 @@ class SQLiteEngine:
         """Which of ``run_ids`` are live: this daemon's run registry (runs live in its memory)."""
         return {r for r in run_ids if self.runs.is_live(r)}
 
-    # -- whole-store reads
-
-    async def list_sessions(
-        self,
-        id_contains: str,
-        limit: int,
-        after: tuple[str, str] | None = None,
-        labels: Mapping[str, str] | None = None,
-    ) -> list[SessionSummary]:
-        """Scans in chunks (``reads.SCAN_ROWS``), so a filter that matches nothing does not hold a read
-        connection for the whole table; a label filter reads only the sessions that carry the labels."""
-        pattern, tx = like_pattern(id_contains), reads.transactions(self.readers.bulk)
-        if labels:
-            return await listing.labelled_sessions(tx, SQLITE, pattern, labels, limit, after)
-        return await listing.scan_sessions(tx, SQLITE, pattern, limit, after)
-
-    async def count_sessions(self, id_contains: str, labels: Mapping[str, str] | None = None) -> int:
-        """One statement on the bulk read connection (``listing.count_sessions``)."""
-        async with self.readers.bulk() as conn:
-            return await listing.count_sessions(reader(conn), SQLITE, id_contains, labels or {})
-
-    async def scope_states(self, scopes: Sequence[str]) -> list[ScopeState]:
-        async with self.readers.short() as conn:
-            return await store_reads.scope_states(reader(conn), SQLITE, scopes)
-
-    async def list_scope_states(self, after: str, limit: int) -> list[ScopeState]:
-        async with self.readers.short() as conn:
-            return await store_reads.list_scope_states(reader(conn), SQLITE, after, limit)
-
-    async def usage_by_model(self, session_id: str) -> tuple[Usage, list[ModelUsage]]:
-        async with self.readers.short() as conn:
-            return await store_reads.usage_by_model(reader(conn), SQLITE, session_id)
-
-    async def session_ids(self) -> list[str]:
-        async with self.readers.short() as conn:
-            return await store_reads.session_ids(reader(conn), SQLITE)
-
-    async def export_start(self, session_id: str) -> tuple[ExportHeader, HistoryCursor, int] | None:
-        """The header's event count and the id bound are read in one snapshot."""
-        async with reads.transactions(self.readers.short)() as conn:
-            return await store_reads.export_start(conn, SQLITE, session_id)
+    # -- whole-store reads (the rest: ``sql.store_reads.SqlReads``)
 
     async def search(self, match: str, filters: SearchFilter, limit: int) -> tuple[list[SearchRow], bool]:
         """FTS5 on a bulk read connection, bounded in time (``queries.search``)."""
@@ -218,34 +169,13 @@ class SQLiteEngine:
         async with self.readers.bulk() as conn:
             return await queries.usage_report(conn, since, until, by_session=by_session)
 
-    async def follow_start(self, last: int) -> int:
-        async with self.readers.short() as conn:
-            return await queries.follow_start(conn, last)
-
-    async def follow_batch(
-        self, after_event_id: int, limit: int
-    ) -> tuple[list[tuple[int, str, int, Message | HistoryMark | None]], bool]:
-        async with self.readers.follower() as conn:
-            rows, more = await queries.follow_rows_after(conn, after_event_id, limit)
-        out = [(int(r[0]), str(r[1]), int(r[2]), history_item(int(r[2]), *r[3:9])) for r in rows]
-        return out, more
-
-    async def sessions_not_updated_since(self, cutoff_rfc3339: str) -> list[str]:
-        async with self.readers.short() as conn:
-            return await store_reads.sessions_not_updated_since(reader(conn), SQLITE, cutoff_rfc3339)
-
-    async def newest_update(self) -> str | None:
-        async with self.readers.short() as conn:
-            rows = await conn.execute_fetchall("SELECT max(updated_at) FROM sessions")
-        return next((r[0] for r in rows if r[0] is not None), None)
+    async def follow_batch(self, after_event_id: int, limit: int) -> tuple[list[FollowItem], bool]:
+        """In one read transaction in the followers' lane (event ids commit in order here: one writer)."""
+        async with self._follower_tx() as conn:
+            return await follow_rows(conn, SQLITE, after_event_id, limit)
 
     async def figures(self) -> StorageFigures:
         """Sessions, events, idempotency records, schema version, database and WAL bytes."""
-        async with self.readers.short() as conn:
-            sessions = next(iter(await conn.execute_fetchall("SELECT count(*) FROM sessions")))[0]
-            events = next(iter(await conn.execute_fetchall("SELECT count(*) FROM events")))[0]
-            version = next(iter(await conn.execute_fetchall("PRAGMA user_version")))[0]
-            request_records = next(iter(await conn.execute_fetchall("SELECT count(*) FROM requests")))[0]
 
         def size(p: Path) -> int:
             try:
@@ -253,14 +183,7 @@ class SQLiteEngine:
             except FileNotFoundError:
                 return 0
 
-        return StorageFigures(
-            sessions=int(sessions),
-            events=int(events),
-            request_records=int(request_records),
-            schema_version=int(version),
-            stored_bytes=size(self.path),
-            log_bytes=size(Path(f"{self.path}-wal")),
-        )
+        return StorageFigures(*await self._counts(), size(self.path), size(Path(f"{self.path}-wal")))
 
     async def close(self) -> None:
         """Finish queued writes, checkpoint (TRUNCATE) and close every connection."""

@@ -1,4 +1,5 @@
-"""The cross-session reads for people in SQLite: full-text search (FTS5), the usage report, follow-all pages.
+"""The cross-session reads for people in SQLite: full-text search (FTS5) and the usage report (follow-all pages:
+``storage/sql/store_reads.py``).
 
 Each function takes one read connection from the caller (``engine.py`` lends
 it and maps sqlite3 errors) and returns plain tuples or the rows of
@@ -7,8 +8,7 @@ search returns at most ``MAX_SEARCH_HITS`` hits, each snippet at most
 ``SNIPPET_TOKENS`` tokens, and its statement is interrupted
 (``sqlite3_interrupt``) after ``SEARCH_TIMEOUT_S`` or as soon as the caller
 goes away. The usage report returns at most ``MAX_REPORT_ROWS`` groups within
-``REPORT_TIMEOUT_S``. A follow-all page holds at most the rows asked for and
-about ``reads.PAGE_BYTES`` of payload.
+``REPORT_TIMEOUT_S``.
 
 Must never: run a statement without a time bound, or hold a connection
 across a yield.
@@ -28,7 +28,6 @@ from ...errors import InvalidRequestError, Reason
 from ...queries import (
     MATCH_CLOSE,
     MATCH_OPEN,
-    MAX_FOLLOW_LAST,
     MAX_REPORT_ROWS,
     REPORT_TIMEOUT_S,
     SEARCH_TIMEOUT_S,
@@ -38,11 +37,9 @@ from ...queries import (
     UsageRow,
 )
 from ..nul_text import from_db_text, payload_sql
-from ..paging import PAGE_BYTES
-from ..paging import cut as _cut
 from ..sql.searching import filter_clause, too_long
 
-__all__ = ["follow_rows_after", "follow_start", "search", "usage_report"]
+__all__ = ["search", "usage_report"]
 
 T = TypeVar("T")
 
@@ -159,45 +156,3 @@ async def usage_report(
         for r in rows
     ]
     return out[:MAX_REPORT_ROWS], len(out) > MAX_REPORT_ROWS
-
-
-async def follow_start(conn: aiosqlite.Connection, last: int) -> int:
-    """The event id to follow after: the newest one, or the one before the last ``last`` history events."""
-    if last <= 0:
-        found = list(await conn.execute_fetchall("SELECT coalesce(max(event_id), 0) FROM events"))
-        return int(found[0][0])
-    found = list(
-        await conn.execute_fetchall(
-            "SELECT event_id FROM events WHERE position IS NOT NULL ORDER BY event_id DESC LIMIT 1 OFFSET ?",
-            (min(last, MAX_FOLLOW_LAST) - 1,),
-        )
-    )
-    return int(found[0][0]) - 1 if found else 0
-
-
-async def follow_rows_after(conn: aiosqlite.Connection, after_event_id: int, limit: int) -> tuple[list[Any], bool]:
-    """History events of any session after an event id: at most ``limit`` rows and about ``PAGE_BYTES``.
-
-    Returns rows ``(event_id, session_id, position, type, trace_id, ts, payload, format, item)`` and True if
-    more may follow.
-    """
-    try:
-        await conn.execute("BEGIN")  # inside try: queued even if the await is cancelled
-        sizes = list(
-            await conn.execute_fetchall(
-                "SELECT event_id, length(CAST(payload AS BLOB)) + coalesce(length(item), 0) FROM events "
-                "WHERE event_id > ? AND position IS NOT NULL ORDER BY event_id LIMIT ?",
-                (after_event_id, limit),
-            )
-        )
-        if not sizes:
-            return [], False
-        n = _cut(sizes, PAGE_BYTES)
-        rows = await conn.execute_fetchall(
-            "SELECT event_id, session_id, position, type, trace_id, ts, payload, format, item FROM events "
-            "WHERE event_id > ? AND event_id <= ? AND position IS NOT NULL ORDER BY event_id",
-            (after_event_id, int(sizes[n - 1][0])),
-        )
-    finally:
-        await conn.execute("COMMIT")
-    return list(rows), n < len(sizes) or len(sizes) >= limit

@@ -10,8 +10,9 @@ form (:data:`REPLY`).
 
 :class:`SQLitePageReads` is ``storage/sql/read_port.py``'s page reads on an aiosqlite read connection,
 reading an entry's stored encoded reply form where a reply is all that is asked (:data:`REPLY`);
-:func:`transactions` are the short read transactions of those steps and of ListSessions' chunked
-scans (``storage/sql/listing.py``).
+:func:`transactions` are the short read transactions of those steps (``sql/listing.snapshots``) and
+of the whole-store reads (``storage/sql/store_reads.py``, ListSessions' chunked scans in
+``storage/sql/listing.py``); :func:`lent` lends a read connection for a read of one statement.
 
 Must never: decide (``loading.py`` and the rules do), write, or yield while holding a read connection.
 """
@@ -27,13 +28,11 @@ from typing import Final
 import aiosqlite
 
 from ...events import message_from_payload, reply_entry
-from ..history_reads import Snapshots
-from ..sql import listing
 from ..sql.listing import Tx
 from ..sql.read_port import HISTORY_COLS, Reading, SqlPageReads, SqlReadPort
 from .conns import SQLITE, ReaderConn, WriterConn
 
-__all__ = ["REPLY", "WHOLE", "SQLitePageReads", "SQLiteReadPort", "snapshots", "transactions"]
+__all__ = ["REPLY", "WHOLE", "SQLitePageReads", "SQLiteReadPort", "lent", "transactions"]
 
 Reader = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
 
@@ -74,6 +73,17 @@ class SQLiteReadPort(SqlReadPort):
         super().__init__(WriterConn(conn), on_loop=False)
 
 
+def lent(reader: Reader) -> Tx:
+    """``reader``'s connections in the verbs' shape (no transaction: each statement reads the newest commit)."""
+
+    @contextlib.asynccontextmanager
+    async def conn() -> AsyncIterator[ReaderConn]:
+        async with reader() as c:
+            yield ReaderConn(c)
+
+    return conn
+
+
 def transactions(reader: Reader) -> Tx:
     """Short read transactions on ``reader``'s connections."""
 
@@ -87,8 +97,3 @@ def transactions(reader: Reader) -> Tx:
                 await conn.execute("COMMIT")
 
     return tx
-
-
-def snapshots(reader: Reader) -> Snapshots:
-    """Short read transactions on ``reader``'s connections, each handing a :class:`SQLitePageReads`."""
-    return listing.snapshots(transactions(reader), SQLitePageReads)

@@ -1,26 +1,25 @@
 """The erasure's checkpoint: folding the WAL into the database once an erasing write commits.
 
 The writes themselves are sequences in ``storage/`` run over :class:`~.port.SQLitePort`
-(``engine.py``: a writer job each); the engine runs :func:`checkpoint_outcome`'s hook after the commit of
-an erasing write (Delete, an erasing Clear, retention, an import that replaces), and
-:func:`checkpoint_on_own_connection` for the retry.
+(``engine.py``: a writer job each); the engine runs :func:`checkpoint` on the writer's connection
+after the commit of an erasing write (Delete, an erasing Clear, retention, an import that
+replaces), and :func:`checkpoint_on_own_connection` for the retry.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
 
 from .errors import map_sqlite_errors
 
-__all__ = ["checkpoint_on_own_connection", "checkpoint_outcome"]
+__all__ = ["checkpoint", "checkpoint_on_own_connection"]
 
 _log = logging.getLogger("claw_sessiond.store")
 
 
-def _checkpoint(conn: sqlite3.Connection) -> bool:
+def checkpoint(conn: sqlite3.Connection) -> bool:
     """Fold the WAL into the database and truncate it, without waiting; True if that completed.
 
     With ``secure_delete`` on, this is what takes deleted bytes out of both
@@ -41,21 +40,11 @@ def _checkpoint(conn: sqlite3.Connection) -> bool:
     return not busy and log == 0
 
 
-def checkpoint_outcome() -> tuple[list[bool], Callable[[sqlite3.Connection], None]]:
-    """An after-commit hook running :func:`_checkpoint`, and the list its result lands in."""
-    outcome: list[bool] = []
-
-    def hook(conn: sqlite3.Connection) -> None:
-        outcome.append(_checkpoint(conn))
-
-    return outcome, hook
-
-
 def checkpoint_on_own_connection(path: Path) -> bool:
-    """:func:`_checkpoint` from a short-lived connection of its own (the erasure retry; never the writer's)."""
+    """:func:`checkpoint` from a short-lived connection of its own (the erasure retry; never the writer's)."""
     with map_sqlite_errors(path):
         conn = sqlite3.connect(str(path), isolation_level=None)
         try:
-            return _checkpoint(conn)
+            return checkpoint(conn)
         finally:
             conn.close()

@@ -49,8 +49,8 @@ import time
 import tomllib
 import zipfile
 from collections.abc import Mapping
-from fnmatch import fnmatchcase
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +73,25 @@ _VERSION = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?")
 _README_TYPES = {".md": "text/markdown", ".rst": "text/x-rst", ".txt": "text/plain"}
 _SKIPPED_DIRS = {"__pycache__"}
 #: The [project] keys this backend writes into the metadata; any other is refused rather than dropped.
-_PROJECT_KEYS = {
-    "name", "version", "description", "readme", "requires-python", "license", "license-files", "keywords",
-    "urls", "dependencies", "optional-dependencies", "scripts", "gui-scripts", "entry-points", "dynamic",
-}
+_PROJECT_KEYS = frozenset(
+    [
+        "name",
+        "version",
+        "description",
+        "readme",
+        "requires-python",
+        "license",
+        "license-files",
+        "keywords",
+        "urls",
+        "dependencies",
+        "optional-dependencies",
+        "scripts",
+        "gui-scripts",
+        "entry-points",
+        "dynamic",
+    ]
+)
 
 
 class BuildError(Exception):
@@ -132,7 +147,9 @@ def _load(root: Path, *, editable: bool) -> _Dist:
     dynamic = set(project.get("dynamic", []))
     if dynamic - {"dependencies"}:
         raise BuildError(f"[project] dynamic: only dependencies can be (from [tool.{_TOOL}]), not {sorted(dynamic)}")
-    requires = list(tool.get("dependencies", [])) if "dependencies" in dynamic else list(project.get("dependencies", []))
+    requires = (
+        list(tool.get("dependencies", [])) if "dependencies" in dynamic else list(project.get("dependencies", []))
+    )
     packages = {top: root / folder for top, folder in tool.get("packages", {}).items()}
     if not packages:
         raise BuildError(f"{root / 'pyproject.toml'}: [tool.{_TOOL}] packages names no package")

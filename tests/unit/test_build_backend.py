@@ -219,6 +219,7 @@ def test_the_editable_build_refuses_a_client_at_another_version(
         (("[project]\n", '[project]\nauthors = [{name = "x"}]\n'), "authors: this backend does not write it"),
         (('license = "MIT"', 'license = {text = "MIT"}'), "SPDX expression"),
         (('license-files = ["LICENSE"]', 'license-files = ["COPYING"]'), "'COPYING' matches no file"),
+        (('dynamic = ["dependencies"]', "dynamic = []"), "if and only if"),
     ],
 )
 def test_bad_pyproject_gets_a_clear_error_and_writes_nothing(

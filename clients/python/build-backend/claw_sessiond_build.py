@@ -147,24 +147,24 @@ def _load(root: Path, *, editable: bool) -> _Dist:
     dynamic = set(project.get("dynamic", []))
     if dynamic - {"dependencies"}:
         raise BuildError(f"[project] dynamic: only dependencies can be (from [tool.{_TOOL}]), not {sorted(dynamic)}")
-    requires = (
-        list(tool.get("dependencies", [])) if "dependencies" in dynamic else list(project.get("dependencies", []))
-    )
+    if ("dependencies" in dynamic) != ("dependencies" in tool):
+        raise BuildError(f"dependencies: in [tool.{_TOOL}] if and only if [project] dynamic names them")
+    requires = list(tool["dependencies"] if "dependencies" in dynamic else project.get("dependencies", []))
     packages = {top: root / folder for top, folder in tool.get("packages", {}).items()}
     if not packages:
         raise BuildError(f"{root / 'pyproject.toml'}: [tool.{_TOOL}] packages names no package")
     if "client" in tool:
         client_root = root / tool["client"]
-        client = _pyproject(client_root)["project"]
+        client_data = _pyproject(client_root)
+        client = client_data["project"]
         if editable:
             if client["version"] != project["version"]:
                 raise BuildError(
-                    f"clients/python is at {client['version']}, the daemon at {project['version']}: "
+                    f"{tool['client']} is at {client['version']}, the daemon at {project['version']}: "
                     "release them together"
                 )
             requires += client.get("dependencies", [])
-            client_tool = _pyproject(client_root)["tool"][_TOOL]
-            packages |= {top: client_root / folder for top, folder in client_tool["packages"].items()}
+            packages |= {top: client_root / folder for top, folder in client_data["tool"][_TOOL]["packages"].items()}
         else:
             requires.append(f"{client['name']}=={project['version']}")
     for top, folder in packages.items():

@@ -214,7 +214,7 @@ except DaemonUnavailableError as exc:
 
 
 def _has_client(names: dict[str, Dist]) -> bool:
-    """The client is there: named, or in the daemon's editable install (which maps both packages: setup.py)."""
+    """The client is there: named, or in the daemon's editable install (which maps both packages)."""
     return CLIENT in names or (DAEMON in names and names[DAEMON].editable)
 
 

@@ -13,10 +13,7 @@ import, as on a user's machine, instead of compiling it again in each check: the
 langchain groups 54.6 CPU-s before, 48.8 after, one sitting), pip
 quiet and never prompting, no wheel cache (pip keeps none for a folder or a git URL without a
 commit anyway), and its temporary files (each build's isolated environment, the clones of git
-forms) inside the scratch folder. A command's meaning does not change with any of these. (Not
-``PIP_COMPILE=0``, which would also skip compiling the ``setuptools`` of each isolated build
-environment: the build's three hook processes then compile what they import, measured 2.4
-CPU-s a build against 2.0.)
+forms) inside the scratch folder. A command's meaning does not change with any of these.
 """
 
 from __future__ import annotations

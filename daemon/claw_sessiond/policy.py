@@ -25,6 +25,7 @@ The stored spelling (the ``sessions.tool_policy`` column, and the
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -116,11 +117,14 @@ def policy_json(policy: ToolPolicy) -> str:
     return json.dumps(out, separators=(",", ":"))
 
 
+@functools.lru_cache(maxsize=64)
 def policy_from_json(text: str | None) -> ToolPolicy:
     """Read a stored policy; what is missing, or not understood, counts as not set.
 
     A stored value is the daemon's own writing; lenient reading keeps a Load
     working on a value another version wrote (an unknown mode is today's default).
+    Its answers are kept (a policy is frozen; a daemon's sessions hold a handful
+    of texts): each Load of a session with a policy reads it.
     """
     if not text:
         return ToolPolicy()

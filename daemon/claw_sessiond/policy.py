@@ -105,8 +105,10 @@ def call_fate(*, live: bool, pending: bool, call_mode: str, session: ToolPolicy)
     return "repair"
 
 
+@functools.lru_cache(maxsize=64)
 def policy_json(policy: ToolPolicy) -> str:
-    """The stored spelling of a policy (only the keys that are set; ``{}`` for none)."""
+    """The stored spelling of a policy (only the keys that are set; ``{}`` for none); kept, as the parse is
+    (:func:`policy_from_json`): an append with a policy (every one of the adapters') spells it for its fingerprint."""
     out: dict[str, object] = {}
     if policy.repair:
         out["repair"] = policy.repair

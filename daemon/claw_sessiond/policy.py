@@ -25,6 +25,7 @@ The stored spelling (the ``sessions.tool_policy`` column, and the
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -104,8 +105,10 @@ def call_fate(*, live: bool, pending: bool, call_mode: str, session: ToolPolicy)
     return "repair"
 
 
+@functools.lru_cache(maxsize=64)
 def policy_json(policy: ToolPolicy) -> str:
-    """The stored spelling of a policy (only the keys that are set; ``{}`` for none)."""
+    """The stored spelling of a policy (only the keys that are set; ``{}`` for none); kept, as the parse is
+    (:func:`policy_from_json`): an append with a policy (every one of the adapters') spells it for its fingerprint."""
     out: dict[str, object] = {}
     if policy.repair:
         out["repair"] = policy.repair
@@ -116,11 +119,14 @@ def policy_json(policy: ToolPolicy) -> str:
     return json.dumps(out, separators=(",", ":"))
 
 
+@functools.lru_cache(maxsize=64)
 def policy_from_json(text: str | None) -> ToolPolicy:
     """Read a stored policy; what is missing, or not understood, counts as not set.
 
     A stored value is the daemon's own writing; lenient reading keeps a Load
     working on a value another version wrote (an unknown mode is today's default).
+    Its answers are kept (a policy is frozen; a daemon's sessions hold a handful
+    of texts): each Load of a session with a policy reads it.
     """
     if not text:
         return ToolPolicy()

@@ -185,6 +185,7 @@ def test_an_appended_entry_is_encoded_as_a_load_reads_it_back(position: int, ts:
     [
         [0, 1, 127, 128, 200, 4095],  # every head from the table
         [276, 4096, 16383, 16384, 3 * 1024 * 1024],  # a page with one too long for it: each head made
+        [300],  # one item
         [],
     ],
 )
@@ -192,7 +193,9 @@ def test_a_page_of_items_is_what_protobuf_writes(sizes: list[int]) -> None:
     """Load's items alone (``rpc/loading.py``): each item's head (tag, varint length) and bytes, as protobuf
     writes ``LoadResponse.items``; and a reply's chunks parse into the header, every item in order, and done."""
     items = [bytes([n % 251]) * n for n in sizes]
-    assert b"".join(_elements(items)) == pb.LoadResponse(items=items).SerializeToString()
+    elements, size = _elements(items)
+    assert b"".join(elements) == pb.LoadResponse(items=items).SerializeToString()
+    assert size == len(b"".join(elements))
 
     async def pages() -> AsyncGenerator[tuple[list[bytes], bool], None]:
         yield items, False

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import operator
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Final
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
@@ -98,14 +99,18 @@ _TABLED: Final = 4096
 _HEADS: Final = tuple(_head(n) for n in range(_TABLED))
 
 
-def _elements(items: list[bytes]) -> list[bytes]:
-    """``items`` as ``LoadResponse.items`` elements: each one's head, then the item itself (not copied)."""
+def _elements(items: list[bytes]) -> tuple[list[bytes], int]:
+    """``items`` as ``LoadResponse.items`` elements: each one's head, then the item itself (not copied); and their
+    bytes."""
     out: list[bytes] = [b""] * (2 * len(items))
     out[1::2] = items
     sizes = list(map(len, items))
-    # a page of items all shorter than _TABLED (the usual case): the heads looked up, no call per item
-    out[0::2] = map(_HEADS.__getitem__, sizes) if max(sizes, default=0) < _TABLED else map(_head, sizes)
-    return out
+    # a page of items all shorter than _TABLED (the usual case): the heads looked up in one call (a third of the
+    # time of a lookup per item; itemgetter of one index answers the element, not a tuple)
+    tabled = len(sizes) > 1 and max(sizes) < _TABLED
+    heads: Sequence[bytes] = operator.itemgetter(*sizes)(_HEADS) if tabled else list(map(_head, sizes))
+    out[0::2] = heads
+    return out, sum(sizes) + sum(map(len, heads))
 
 
 async def item_chunks(
@@ -118,9 +123,8 @@ async def item_chunks(
     size = first.ByteSize()
     async with contextlib.aclosing(pages):
         async for page, last in pages:
-            elements = _elements(page)  # head, item, head, item, ...
+            elements, total = _elements(page)  # head, item, head, item, ...
             del page
-            total = sum(map(len, elements))
             if size + total <= LOAD_CHUNK_BYTES:  # the page is one chunk (the usual case)
                 parts += elements
                 size += total

@@ -176,7 +176,8 @@ def _reply(
     """A Load's reply before its history is read: the session (its hidden entries not counted), the repairs
     written, the calls in flight, and the cursor that reads the history's pages."""
     meta = session_meta(row, row.session_id, workdir, settings)
-    meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
+    if hidden:  # a copy only where the count changes (a copy is most of what this costs)
+        meta = dataclasses.replace(meta, message_count=meta.message_count - hidden)
     ids = tuple(c.tool_call_id for c in in_flight)
     cursor = HistoryCursor(
         row.session_id,

@@ -184,10 +184,12 @@ class SqlPageReads:
     async def item_page(
         self, session_id: str, after: int, last_position: int, item_format: str
     ) -> tuple[list[bytes], int]:
-        # One read for a page of small items (inline, at most ITEM_PAGE_ROWS x _INLINE_ITEM bytes); the larger ones
-        # of the page, once it is cut at PAGE_BYTES, by position.
+        # One read for a page of small items (inline, at most ITEM_PAGE_ROWS x _INLINE_ITEM bytes); the others (None
+        # in it: larger, or no item) by position: their sizes, then, once the page is cut at PAGE_BYTES, their items.
+        # A small item's size is its length, so the read carries no length column (a column is a value made per row:
+        # a sixth of a page's read).
         sql = (
-            "SELECT position, length(item), CASE WHEN length(item) <= $6 THEN item END FROM events "
+            "SELECT position, CASE WHEN length(item) <= $6 THEN item END FROM events "
             f"WHERE session_id = $1 AND position > $2 AND position <= $3 AND {_VISIBLE} AND format = $4 "
             "ORDER BY position LIMIT $5"
         )
@@ -195,17 +197,24 @@ class SqlPageReads:
         rows = await self._conn.fetch(self._q[sql], *args)
         if not rows:
             return [], 0
-        items = [r[2] for r in rows]
-        small = None not in items  # small items only (the usual case): the page as read, whole
-        n = len(rows) if small else cut([(r[0], r[1]) for r in rows], PAGE_BYTES)
+        items = [r[1] for r in rows]
+        if None not in items:  # small items only (the usual case): the page as read, whole
+            return items, last_position if len(rows) < ITEM_PAGE_ROWS else int(rows[-1][0])
+        sql = "SELECT position, length(item) FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])"
+        others = [int(r[0]) for r in rows if r[1] is None]
+        size_of = {int(p): n for p, n in await self._d.each(self._conn, sql, others, session_id)}
+        sizes = [len(i) if i is not None else size_of[int(r[0])] for r, i in zip(rows, items, strict=True)]
+        n = cut([(r[0], size) for r, size in zip(rows, sizes, strict=True)], PAGE_BYTES)
         end = last_position if n == len(rows) < ITEM_PAGE_ROWS else int(rows[n - 1][0])
-        if small:
-            return items, end
-        rows, items = rows[:n], items[:n]
-        large = [int(r[0]) for r in rows if r[2] is None and r[1]]
+        rows, items, sizes = rows[:n], items[:n], sizes[:n]
+        large = [int(r[0]) for r, size in zip(rows, sizes, strict=True) if r[1] is None and size]
         sql = "SELECT position, item FROM events WHERE session_id = $1 AND position = ANY($2::bigint[])"
         found = {int(p): bytes(i) for p, i in await self._d.each(self._conn, sql, large, session_id)}
-        return [bytes(i) if i is not None else found[int(r[0])] for r, i in zip(rows, items, strict=True) if r[1]], end
+        return [
+            bytes(i) if i is not None else found[int(r[0])]
+            for r, i, size in zip(rows, items, sizes, strict=True)
+            if size
+        ], end
 
     async def items_at(self, session_id: str, positions: Sequence[int], item_format: str) -> list[tuple[int, bytes]]:
         sql = "SELECT position, item FROM events WHERE session_id = $1 AND format = $2 AND position = ANY($3::bigint[])"

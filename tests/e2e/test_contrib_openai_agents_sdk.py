@@ -11,11 +11,13 @@ compaction through ``_get_compaction_snapshot``); and, second, the runner tests 
 ``SQLiteSession`` (``RUNNER``). Deselected: only tests that reach into SQLiteSession's private
 tables, connections and locks, each named below with its reason.
 
-Each suite runs whole against the SQLite daemon; against the PostgreSQL daemon it runs the tests that
-constructed the swapped class in that run (the others never reach a session, so they cannot see the
-backend: about 160 of the runner suite's 997). Both halves of this file are one xdist group
-(``tests/conftest.py``), SQLite's first, so the PostgreSQL half finds that list; run alone (say
-``CLAW_TEST_BACKEND=postgres``), the PostgreSQL half runs its suite whole.
+Both suites run in one pytest process per backend (``sdk_run``: one start-up and import of the SDK, one
+daemon; each test below checks its own suite's outcomes). Each suite runs whole against the SQLite
+daemon; against the PostgreSQL daemon they run the tests that constructed the swapped class in that run
+(the others never reach a session, so they cannot see the backend: about 160 of the runner suite's 997).
+Both halves of this file are one xdist group (``tests/conftest.py``), SQLite's first, so the PostgreSQL
+half finds that list; run alone (say ``CLAW_TEST_BACKEND=postgres``), the PostgreSQL half runs both suites
+whole.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -105,104 +108,6 @@ EXPECTED_PASSED = 328
 EXPECTED_TOUCHED = 184
 
 
-def _results(junit: Path) -> dict[str, str]:
-    """node id → outcome (passed, failed, error, skipped) from pytest's JUnit XML."""
-    outcomes = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        module, _, cls = case.get("classname", "").partition(".Test")
-        path = module.replace(".", "/") + ".py"
-        nodeid = "::".join(p for p in (path, f"Test{cls}" if cls else "", case.get("name", "")) if p)
-        outcome = "passed"
-        for tag in ("failure", "error", "skipped"):
-            if case.find(tag) is not None:
-                outcome = {"failure": "failed"}.get(tag, tag)
-        outcomes[nodeid] = outcome
-    return outcomes
-
-
-#: suite name → the node ids of the tests that constructed the swapped class in its whole run on SQLite
-#: (filled by the SQLite half, read by the PostgreSQL half: one worker runs both, :data:`__doc__`).
-_TOUCHED: dict[str, list[str]] = {}
-
-
-def _run_suite(
-    suite: str,
-    backend: str,
-    tmp_path: Path,
-    workspace: Path,
-    files: tuple[str, ...],
-    deselected: dict[str, str],
-    skipped: dict[str, str],
-) -> tuple[int, int, int]:
-    """Run ``suite`` (``files``) on ``backend``'s daemon: whole on SQLite, recording the tests that used a
-    session; on PostgreSQL the tests that used one on SQLite, or the whole suite if the SQLite half did not
-    run in this process.
-
-    Returns: how many passed, how many ran (but those the SDK skips), and how many used the swapped class."""
-    only = _TOUCHED.get(suite) if backend == "postgres" else None
-    if only is None:
-        passed, touched = _run_sdk_tests(tmp_path, workspace, files, deselected, skipped)
-        if backend == "sqlite":
-            _TOUCHED[suite] = touched
-        return passed, -1, len(touched)
-    own_skips = {nodeid: why for nodeid, why in skipped.items() if nodeid in only}
-    passed, touched = _run_sdk_tests(tmp_path, workspace, tuple(only), {}, own_skips)
-    assert sorted(touched) == sorted(only), "the tests that used a session differ from the SQLite run's"
-    return passed, len(only) - len(own_skips), len(touched)
-
-
-def _run_sdk_tests(
-    tmp_path: Path, workspace: Path, files: tuple[str, ...], deselected: dict[str, str], skipped: dict[str, str]
-) -> tuple[int, list[str]]:
-    """Run the sdist's ``files`` (files or test ids) with SQLiteSession swapped for ClawSession on a real
-    daemon: every test but ``deselected`` must pass, but ``skipped`` (skipped by the SDK itself).
-
-    Returns: how many passed, and the ids of the tests that used the swapped class."""
-    sdist = sdist_or_fail("openai-agents")
-    junit, touched = tmp_path / "junit.xml", tmp_path / "touched.txt"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH", "CLAW_SESSIOND_"))}
-    daemon = DaemonProcess(workspace).start()
-    try:
-        env.update(
-            PYTHONPATH=str(PLUGINS),
-            PYTHONDONTWRITEBYTECODE="1",
-            CLAW_SWAP_ADDRESS=daemon.address,
-            CLAW_SWAP_TOUCHED=str(touched),
-        )
-        deselect = [f"--deselect={nodeid}" for nodeid in deselected]
-        proc = subprocess.run(
-            [sys.executable, "-m", "pytest", *PYTEST_ARGS, f"--junitxml={junit}", *files, *deselect],
-            cwd=sdist,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-    finally:
-        daemon.stop()
-    report = f"{proc.stdout[-12000:]}\n{proc.stderr[-4000:]}"
-    assert junit.is_file(), f"the SDK's tests did not run ({proc.returncode}):\n{report}"
-    outcomes = _results(junit)
-    bad = sorted(n for n, o in outcomes.items() if o != "passed" and n not in skipped)
-    assert not bad and proc.returncode == 0, f"not passed: {bad}\n{report}"
-    found = re.search(r"(\d+) deselected", proc.stdout)
-    assert (int(found.group(1)) if found else 0) == len(deselected), (
-        f"every deselected test must exist (a renamed one would silently run again):\n{report}"
-    )
-    assert not set(deselected) & set(outcomes)
-    assert {n for n, o in outcomes.items() if o == "skipped"} == set(skipped), report
-    swapped = touched.read_text(encoding="utf-8").splitlines() if touched.is_file() else []
-    return len(outcomes) - len(skipped), swapped
-
-
-@pytest.mark.both_backends("the SDK's own session tests through the adapter, on each backend's daemon")
-def test_the_sdks_memory_tests_pass_with_claw_session(tmp_path: Path, workspace: Path, backend: str) -> None:
-    passed, ran, swapped = _run_suite("memory", backend, tmp_path, workspace, SELECTED, DESELECTED, SKIPPED_BY_THE_SDK)
-    expected = EXPECTED_PASSED if ran < 0 else ran
-    assert passed == expected, f"{passed} passed, expected {expected}"
-    assert swapped >= EXPECTED_TOUCHED, f"only {swapped} tests used the swapped SQLiteSession"
-
-
 #: The SDK's runner tests that construct SQLiteSession: a Runner's turns stored and read back (parallel
 #: tool calls, handoffs, failures, resumes), so the next model input must equal SQLiteSession's.
 RUNNER = (
@@ -235,11 +140,147 @@ RUNNER_EXPECTED_PASSED = 997 - len(RUNNER_SKIPPED)
 RUNNER_EXPECTED_TOUCHED = 159
 
 
+@dataclass(frozen=True)
+class _Suite:
+    """One selection of the SDK's tests: its files, what it deselects and what the SDK skips in it."""
+
+    files: tuple[str, ...]
+    deselected: dict[str, str]
+    skipped: dict[str, str]
+
+    def holds(self, nodeid: str) -> bool:
+        return nodeid.split("::", 1)[0] in self.files
+
+
+SUITES = {
+    "memory": _Suite(SELECTED, DESELECTED, SKIPPED_BY_THE_SDK),
+    "runner": _Suite(RUNNER, RUNNER_DESELECTED, RUNNER_SKIPPED),
+}
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One pytest run of the SDK's tests: each test's outcome, the tests that constructed the swapped class, and
+    the test ids it was asked to run (None: the suites whole)."""
+
+    outcomes: dict[str, str]
+    touched: list[str]
+    asked: list[str] | None
+    report: str
+
+
+def _results(junit: Path) -> dict[str, str]:
+    """node id → outcome (passed, failed, error, skipped) from pytest's JUnit XML."""
+    outcomes = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        module, _, cls = case.get("classname", "").partition(".Test")
+        path = module.replace(".", "/") + ".py"
+        nodeid = "::".join(p for p in (path, f"Test{cls}" if cls else "", case.get("name", "")) if p)
+        outcome = "passed"
+        for tag in ("failure", "error", "skipped"):
+            if case.find(tag) is not None:
+                outcome = {"failure": "failed"}.get(tag, tag)
+        outcomes[nodeid] = outcome
+    return outcomes
+
+
+#: The node ids of the tests that constructed the swapped class in the whole run on SQLite (filled by the
+#: SQLite half, read by the PostgreSQL half: one worker runs both, :data:`__doc__`).
+_TOUCHED: list[list[str]] = []
+
+
+def _run_sdk_tests(workdir: Path, asked: list[str] | None) -> _Run:
+    """Run the sdist's tests ``asked`` (or both suites whole, but their deselected tests), with SQLiteSession
+    swapped for ClawSession on a real daemon (this backend's), in one pytest process.
+
+    The sdist's pytest writes its rewritten test modules' bytecode into the sdist's ``__pycache__`` folders (pytest
+    checks each against its source), so the next run, this one's other backend's, does not rewrite and compile the
+    suites' 31,000 lines again (collecting the runner files: 12.6 CPU-s without their bytecode, 6.5 with, load 9).
+    """
+    sdist = sdist_or_fail("openai-agents")
+    junit, touched = workdir / "junit.xml", workdir / "touched.txt"
+    drop = ("PYTEST_", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "CLAW_SESSIOND_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    if asked is None:
+        targets = [f for suite in SUITES.values() for f in suite.files]
+        deselected = {nodeid: why for suite in SUITES.values() for nodeid, why in suite.deselected.items()}
+    else:
+        targets, deselected = asked, {}
+    daemon = DaemonProcess(workdir / "ws").start()
+    try:
+        env.update(PYTHONPATH=str(PLUGINS), CLAW_SWAP_ADDRESS=daemon.address, CLAW_SWAP_TOUCHED=str(touched))
+        deselect = [f"--deselect={nodeid}" for nodeid in deselected]
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", *PYTEST_ARGS, f"--junitxml={junit}", *targets, *deselect],
+            cwd=sdist,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    finally:
+        daemon.stop()
+    report = f"{proc.stdout[-12000:]}\n{proc.stderr[-4000:]}"
+    assert junit.is_file(), f"the SDK's tests did not run ({proc.returncode}):\n{report}"
+    outcomes = _results(junit)
+    # A failed test fails its own suite's test below; any other non-zero exit is the run's.
+    assert proc.returncode == 0 or set(outcomes.values()) - {"passed", "skipped"}, f"exit {proc.returncode}:\n{report}"
+    found = re.search(r"(\d+) deselected", proc.stdout)
+    assert (int(found.group(1)) if found else 0) == len(deselected), (
+        f"every deselected test must exist (a renamed one would silently run again):\n{report}"
+    )
+    assert not set(deselected) & set(outcomes)
+    swapped = touched.read_text(encoding="utf-8").splitlines() if touched.is_file() else []
+    return _Run(outcomes, swapped, asked, report)
+
+
+@pytest.fixture(scope="module")
+def sdk_run(backend: str, tmp_path_factory: pytest.TempPathFactory) -> _Run:
+    """Both suites in one pytest process on ``backend``'s daemon (one start-up, one import of the SDK, one daemon):
+    whole on SQLite, recording the tests that used a session; on PostgreSQL the tests that used one on SQLite, or
+    both suites whole if the SQLite half did not run in this process."""
+    workdir = tmp_path_factory.mktemp(f"sdk-{backend}")
+    (workdir / "ws").mkdir()
+    run = _run_sdk_tests(workdir, _TOUCHED[0] if backend == "postgres" and _TOUCHED else None)
+    if backend == "sqlite":
+        _TOUCHED[:] = [run.touched]
+    return run
+
+
+def _check_suite(run: _Run, name: str) -> tuple[int, int, int]:
+    """``name``'s tests in ``run``: every one passed, but those the SDK skips itself.
+
+    Returns: how many passed, how many ran (but those the SDK skips; -1 for a whole run), and how many used the
+    swapped class."""
+    suite = SUITES[name]
+    outcomes = {n: o for n, o in run.outcomes.items() if suite.holds(n)}
+    touched = [n for n in run.touched if suite.holds(n)]
+    asked = None if run.asked is None else [n for n in run.asked if suite.holds(n)]
+    skipped = {n: why for n, why in suite.skipped.items() if asked is None or n in asked}
+    bad = sorted(n for n, o in outcomes.items() if o != "passed" and n not in skipped)
+    assert not bad, f"not passed: {bad}\n{run.report}"
+    assert {n for n, o in outcomes.items() if o == "skipped"} == set(skipped), run.report
+    passed = len(outcomes) - len(skipped)
+    if asked is None:
+        return passed, -1, len(touched)
+    assert sorted(outcomes) == sorted(asked), "the run's tests differ from those asked"
+    assert sorted(touched) == sorted(asked), "the tests that used a session differ from the SQLite run's"
+    return passed, len(asked) - len(skipped), len(touched)
+
+
+@pytest.mark.both_backends("the SDK's own session tests through the adapter, on each backend's daemon")
+def test_the_sdks_memory_tests_pass_with_claw_session(sdk_run: _Run) -> None:
+    passed, ran, swapped = _check_suite(sdk_run, "memory")
+    expected = EXPECTED_PASSED if ran < 0 else ran
+    assert passed == expected, f"{passed} passed, expected {expected}"
+    assert swapped >= EXPECTED_TOUCHED, f"only {swapped} tests used the swapped SQLiteSession"
+
+
 @pytest.mark.both_backends("the SDK's runner tests through the adapter, on each backend's daemon")
-def test_the_sdks_runner_tests_pass_with_claw_session(tmp_path: Path, workspace: Path, backend: str) -> None:
+def test_the_sdks_runner_tests_pass_with_claw_session(sdk_run: _Run) -> None:
     """The items a Runner stores come back as SQLiteSession gives them (the order written: parallel
     tool calls before their outputs), so every turn's model input is the same."""
-    passed, ran, swapped = _run_suite("runner", backend, tmp_path, workspace, RUNNER, RUNNER_DESELECTED, RUNNER_SKIPPED)
+    passed, ran, swapped = _check_suite(sdk_run, "runner")
     expected = RUNNER_EXPECTED_PASSED if ran < 0 else ran
     assert passed == expected, f"{passed} passed, expected {expected}"
     assert swapped >= RUNNER_EXPECTED_TOUCHED, f"only {swapped} tests used the swapped SQLiteSession"

@@ -19,7 +19,7 @@ import {
   UntrustedPeerError,
   user,
 } from "../src";
-import { Daemon, PYTHON, sleep, tempWorkspace } from "./daemon";
+import { Daemon, PYTHON, sleep, tempWorkspace, within } from "./daemon";
 
 const daemons: Daemon[] = [];
 after(async () => {
@@ -32,13 +32,23 @@ async function started(args: string[] = []): Promise<Daemon> {
   return d;
 }
 
+let sharedDaemon: Promise<Daemon> | undefined;
+
+/** One daemon for the tests that only read and write sessions of their own (each its own ids), started by the
+ * first of them: each daemon costs a Python start-up. A test that stops, kills, restarts or configures its daemon,
+ * or counts what the whole store holds, starts its own. */
+function shared(): Promise<Daemon> {
+  sharedDaemon ??= started();
+  return sharedDaemon;
+}
+
 function client(d: Daemon): SessionClient {
   return new SessionClient({ workspace: d.workspace, autostart: false, timeoutMs: 15_000 });
 }
 
 describe("a real daemon", () => {
   test("append and load round trip, with positions and tool calls", async () => {
-    const d = await started();
+    const d = await shared();
     const c = client(d);
     try {
       const r = await c.append("s1", [user("hi"), assistant("", [{ id: "call_1", name: "bash", arguments: '{"cmd":"ls"}' }])]);
@@ -63,7 +73,7 @@ describe("a real daemon", () => {
   });
 
   test("errors are typed with the daemon's reason and metadata, and write nothing", async () => {
-    const d = await started();
+    const d = await shared();
     const c = client(d);
     try {
       await c.append("s", [user("one")]);
@@ -107,21 +117,21 @@ describe("a real daemon", () => {
   });
 
   test("a retried request id returns the first result and writes once", async () => {
-    const d = await started();
+    const d = await shared();
     const c = client(d);
     try {
-      const first = await c.append("s", [user("once")], { requestId: "req-1" });
-      const again = await c.append("s", [user("once")], { requestId: "req-1" });
+      const first = await c.append("retried", [user("once")], { requestId: "req-1" });
+      const again = await c.append("retried", [user("once")], { requestId: "req-1" });
       assert.equal(again.replayed, true);
       assert.equal(again.lastPosition, first.lastPosition);
-      assert.equal((await c.load("s")).messages.length, 1);
+      assert.equal((await c.load("retried")).messages.length, 1);
     } finally {
       c.close();
     }
   });
 
   test("Load assembles a history of many chunks", async () => {
-    const d = await started();
+    const d = await shared();
     const c = client(d);
     try {
       const body = "x".repeat(60_000);
@@ -146,7 +156,7 @@ describe("a real daemon", () => {
   });
 
   test("AppendStream: replies in order, one failed append does not stop the others", async () => {
-    const d = await started();
+    const d = await shared();
     const c = client(d);
     try {
       const w = await c.appendStream();
@@ -169,7 +179,7 @@ describe("a real daemon", () => {
   });
 
   test("two clients share a session without losing a message", async () => {
-    const d = await started();
+    const d = await shared();
     const a = client(d);
     const b = client(d);
     try {
@@ -204,7 +214,7 @@ describe("a real daemon", () => {
       await d.start();
       await c.append("w", [user("three")]);
       await c.append("w", [user("four")]);
-      await Promise.race([follow, sleep(20_000)]);
+      await within(follow, 20_000);
       assert.deepEqual(seen, [1, 2, 3, 4]);
     } finally {
       c.close();
@@ -361,7 +371,7 @@ describe("a real daemon", () => {
   });
 
   test("ending a run is confirmed: a Load and a new Attach right after see it gone (20 of 20)", async () => {
-    const d = await started();
+    const d = await shared();
     const c = client(d);
     try {
       for (let i = 0; i < 20; i++) {
@@ -387,7 +397,7 @@ describe("a real daemon", () => {
   });
 
   test("a symlinked spelling of the workspace and another XDG_RUNTIME_DIR find the same daemon", async () => {
-    const d = await started();
+    const d = await shared();
     const link = path.join(tempWorkspace(), "link");
     fs.symlinkSync(d.workspace, link);
     const saved = process.env.XDG_RUNTIME_DIR;

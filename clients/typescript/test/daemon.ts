@@ -15,6 +15,18 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** Waits for `p`, at most `ms`, and clears its timer when `p` settles first: a timer left pending keeps the test
+ * file's process alive until it fires, and node's test runner waits for that process to exit (a 15 s wait after a
+ * daemon's stop made each file end 15 s after its last test). */
+export async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export class Daemon {
   proc: ChildProcess | undefined;
   constructor(
@@ -60,7 +72,7 @@ export class Daemon {
     if (!p || p.exitCode !== null || p.signalCode !== null) return;
     const exited = new Promise<void>((r) => p.once("exit", () => r()));
     p.kill(sig);
-    await Promise.race([exited, sleep(15_000)]);
+    await within(exited, 15_000);
     if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
   }
 }

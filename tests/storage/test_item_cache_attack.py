@@ -1,0 +1,50 @@
+"""Attacks on ``storage/item_cache.py``'s claims (review of branch ``items``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+
+import pytest
+
+from claw_sessiond.storage import Storage
+from tests.storage._support import append
+from tests.storage.test_item_cache import F, SID, item, items, n
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+async def test_a_cancelled_delete_leaves_the_erased_items_in_memory(storage: Storage) -> None:
+    """``_dropping`` drops in ``finally``: when the caller of an erasing write is cancelled (an RPC deadline, a
+    client gone) the write stays queued and commits later (``engine.settle``: "the write stands"), but the drop
+    has already run. A Load in between reads the session as it was and keeps it under the new ticket; the
+    Delete then commits and nothing drops the entry: the erased items stay in the daemon's memory, against the
+    module docstring ("erased content does not stay in memory after the write that erased it")."""
+    await append(storage, SID, item(0), item(1))
+    assert await items(storage) == n(0, 1)
+    # Another session's slow write holds SQLite's one writer thread (the Delete queues behind it).
+    hold, held = threading.Event(), threading.Event()
+
+    def slow(_conn: object) -> None:
+        held.set()
+        hold.wait(10)
+
+    writer = storage.engine.writer  # type: ignore[attr-defined]
+    blocker = asyncio.create_task(writer.submit(slow, "other"))
+    while not held.is_set():
+        await asyncio.sleep(0.01)
+    deleting = asyncio.create_task(storage.delete(SID))
+    await asyncio.sleep(0.05)  # the Delete's job is queued
+    deleting.cancel()  # the caller goes away: _dropping's finally drops now, the Delete stays queued
+    with contextlib.suppress(asyncio.CancelledError):
+        await deleting
+    assert await items(storage) == n(0, 1)  # not committed yet: read, and kept under the new ticket
+    hold.set()
+    await blocker
+    for _ in range(200):  # the Delete commits
+        if not (await storage.load(SID, "", "t", repair=False)).session.stored:
+            break
+        await asyncio.sleep(0.01)
+    assert await items(storage) == []  # deleted (reads stay right: the snapshot's check)
+    kept, _ticket = storage.item_cache.get(SID, F)
+    assert kept is None, f"the deleted session's items are still held in memory: {kept.items!r}"

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from pathlib import Path
 
 import pytest
 
 from claw_sessiond.storage import Storage
-from tests.storage._support import append
+from tests.storage._support import Stores, append
 from tests.storage.test_item_cache import F, SID, item, items, n
 
 
@@ -47,4 +48,20 @@ async def test_a_cancelled_delete_leaves_the_erased_items_in_memory(storage: Sto
         await asyncio.sleep(0.01)
     assert await items(storage) == []  # deleted (reads stay right: the snapshot's check)
     kept, _ticket = storage.item_cache.get(SID, F)
+    assert kept is None, f"the deleted session's items are still held in memory: {kept.items!r}"
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+async def test_a_load_after_another_daemons_delete_keeps_the_erased_items(stores: Stores, tmp_path: Path) -> None:
+    """The module docstring: "A session erased by another daemon on the same database leaves this daemon's entry
+    until its next Load of that session replaces it". A Load of a deleted session finds no row and returns before
+    ``first_items`` (``loading.read_load``): it neither replaces nor removes the entry, so the erased items stay in
+    this daemon's memory until they are pushed out (or the id is written and loaded again)."""
+    mine = await stores.open(tmp_path / "main")
+    other = await stores.open(tmp_path / "main")
+    await append(other, SID, item(0), item(1))
+    assert await items(mine) == n(0, 1)
+    await other.delete(SID)  # a second daemon (or its retention) erases the session
+    assert await items(mine) == []  # this daemon's next Load of that session
+    kept, _ticket = mine.item_cache.get(SID, F)
     assert kept is None, f"the deleted session's items are still held in memory: {kept.items!r}"

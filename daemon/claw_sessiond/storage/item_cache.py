@@ -29,11 +29,13 @@ Bounds: at most :data:`ITEM_CACHE_BYTES` of items (each counted with :data:`ITEM
 an entry over an eighth of that (8 MiB: about 18,000 items of 450 bytes) is not kept; the least
 recently used go first. Each write of this daemon that removes entries, erases them or makes the
 session anew (Clear, EditTail, DeleteEntries, Delete, retention, Import, Fork, CreateSession) drops
-the session's entries once it has ended (:meth:`ItemCache.drop`: erased content does not stay in
-memory after the write that erased it), and an entry read before such a drop is not kept after it
-(:meth:`ItemCache.get`'s ticket). Appends, usage, events and UpdateSession change no item and drop
-nothing. A session erased by another daemon on the same database leaves this daemon's entry until
-its next Load of that session replaces it, or until it is pushed out.
+the session's entries once the write itself has ended, even if its caller went away first
+(:meth:`ItemCache.drop`: erased content does not stay in memory after the write that erased it),
+and an entry read before such a drop is not kept after it (:meth:`ItemCache.get`'s ticket).
+Appends, usage, events and UpdateSession change no item and drop nothing. A session erased by
+another daemon on the same database leaves this daemon's entry until its next Load of that session,
+which replaces the entry or, finding it no longer holds (the session gone), drops it; or until it
+is pushed out.
 
 All methods run on the daemon's event loop (a Load's snapshot only reads the entry handed to it).
 

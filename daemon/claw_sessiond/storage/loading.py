@@ -517,8 +517,11 @@ async def load(
     )
     host.counters.history_events_read += read
     if isinstance(found, LoadResult):
-        if cache is not None and seen is not None and seen.read is not None:
-            cache.put(items_format, seen.read, ticket)
+        if cache is not None and seen is not None:
+            if seen.read is not None:
+                cache.put(items_format, seen.read, ticket)
+            elif seen.known is not None:  # no longer what this snapshot holds (the session gone, say): not kept
+                cache.drop(session_id)
         return found
     plan, earlier = await _repair_ahead(host, session_id, trace_id, found) if ahead else (None, [])
     result = await host.load_write(

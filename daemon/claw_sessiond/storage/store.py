@@ -26,9 +26,10 @@ Must never: import grpc, or take a callable from the service layer.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncGenerator, Awaitable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..events import EventRow, fingerprint
 from ..export import ImportedSession
@@ -364,11 +365,21 @@ class Storage:
     async def _dropping(self, session_id: str, write: Awaitable[T]) -> T:
         """Await a write that may remove entries, erase them or make the session anew; the session's cached items
         (:attr:`item_cache`) go once it has ended, committed or not: a Load would not serve them anyway (its
-        snapshot checks them), but erased content must not stay in memory after the write that erased it."""
-        try:
-            return await write
-        finally:
-            self.item_cache.drop(session_id)
+        snapshot checks them), but erased content must not stay in memory after the write that erased it.
+
+        The drop waits for the write itself, not for its caller: a write submitted stands when its caller is
+        cancelled (``engine.settle``), so a drop at the caller's cancellation would come before the commit, and
+        a Load between the two would keep what the write then erases."""
+        ended = asyncio.ensure_future(write)
+        ended.add_done_callback(lambda done: self._write_ended(session_id, done))
+        return await asyncio.shield(ended)
+
+    def _write_ended(self, session_id: str, done: asyncio.Future[Any]) -> None:
+        """A write of :meth:`_dropping` ended: its session's cached items go (its outcome stays its caller's, who
+        may have gone: retrieved here, so that an error nobody awaits is not reported as lost)."""
+        self.item_cache.drop(session_id)
+        if not done.cancelled():
+            done.exception()
 
     def _erased(self, session_id: str, count: int) -> None:
         """The session was erased (``count`` rows of it): its watchers end."""

@@ -1,4 +1,4 @@
-"""Attacks on ``storage/item_cache.py``'s claims (review of branch ``items``)."""
+"""Erased items do not stay in the item cache (``storage/item_cache.py``): the two ways found by a review."""
 
 from __future__ import annotations
 
@@ -11,16 +11,15 @@ import pytest
 
 from claw_sessiond.storage import Storage
 from tests.storage._support import Stores, append
-from tests.storage.test_item_cache import F, SID, item, items, n
+from tests.storage.test_item_cache import SID, F, item, items, n
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-async def test_a_cancelled_delete_leaves_the_erased_items_in_memory(storage: Storage) -> None:
-    """``_dropping`` drops in ``finally``: when the caller of an erasing write is cancelled (an RPC deadline, a
-    client gone) the write stays queued and commits later (``engine.settle``: "the write stands"), but the drop
-    has already run. A Load in between reads the session as it was and keeps it under the new ticket; the
-    Delete then commits and nothing drops the entry: the erased items stay in the daemon's memory, against the
-    module docstring ("erased content does not stay in memory after the write that erased it")."""
+async def test_a_delete_whose_caller_is_cancelled_drops_the_items_once_it_commits(storage: Storage) -> None:
+    """When the caller of an erasing write is cancelled (an RPC deadline, a client gone) the write stays queued
+    and commits later (``engine.settle``: "the write stands"). A Load in between reads the session as it was and
+    keeps it; the drop must come when the Delete has committed, not when its caller went away, or the erased
+    items stay in the daemon's memory (``Storage._dropping``)."""
     await append(storage, SID, item(0), item(1))
     assert await items(storage) == n(0, 1)
     # Another session's slow write holds SQLite's one writer thread (the Delete queues behind it).
@@ -36,7 +35,7 @@ async def test_a_cancelled_delete_leaves_the_erased_items_in_memory(storage: Sto
         await asyncio.sleep(0.01)
     deleting = asyncio.create_task(storage.delete(SID))
     await asyncio.sleep(0.05)  # the Delete's job is queued
-    deleting.cancel()  # the caller goes away: _dropping's finally drops now, the Delete stays queued
+    deleting.cancel()  # the caller goes away; the Delete stays queued
     with contextlib.suppress(asyncio.CancelledError):
         await deleting
     assert await items(storage) == n(0, 1)  # not committed yet: read, and kept under the new ticket
@@ -52,11 +51,10 @@ async def test_a_cancelled_delete_leaves_the_erased_items_in_memory(storage: Sto
 
 
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)
-async def test_a_load_after_another_daemons_delete_keeps_the_erased_items(stores: Stores, tmp_path: Path) -> None:
-    """The module docstring: "A session erased by another daemon on the same database leaves this daemon's entry
-    until its next Load of that session replaces it". A Load of a deleted session finds no row and returns before
-    ``first_items`` (``loading.read_load``): it neither replaces nor removes the entry, so the erased items stay in
-    this daemon's memory until they are pushed out (or the id is written and loaded again)."""
+async def test_a_load_after_another_daemons_delete_drops_the_erased_items(stores: Stores, tmp_path: Path) -> None:
+    """A session erased by another daemon on the same database leaves this daemon's entry until its next Load of
+    that session: that Load finds no row and returns before ``first_items`` (``loading.read_load``), and must
+    drop the entry it was handed, or the erased items stay in this daemon's memory until pushed out."""
     mine = await stores.open(tmp_path / "main")
     other = await stores.open(tmp_path / "main")
     await append(other, SID, item(0), item(1))

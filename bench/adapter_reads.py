@@ -19,7 +19,11 @@ turned round every round, with a full garbage collection before each call (not t
   message of a unary call (gRPC sends the message and the status in one batch, and the client
   reads them in one): what a unary-shaped reply would save. A unary call of the streamed ``Load``
   itself is no way there: given a reply of two chunks it waits for its deadline (measured);
-* ``add_items`` of one item and ``get_items(limit=10)`` (at both sizes: flat in N).
+* ``add_items`` of one item and ``get_items(limit=10)`` (at both sizes: flat in N);
+* **a turn**: ``add_items`` of :data:`TURN_ITEMS` items (a user message, a tool call and its
+  output), then ``get_items()`` of the whole history, as the SDK's Runner does each turn: a reader
+  that only remembered an unchanged history would gain nothing here (the history grows by
+  :data:`TURN_ITEMS` items a round on both sides).
 
 Each row gives the wall p50, the client's CPU p50 per call and the daemon's (its process's CPU clock,
 every thread: ``bench.procs.cpu_s``), and ours / SQLiteSession as the **median of the rounds'
@@ -54,6 +58,8 @@ ROUNDS = {False: 41, True: 5}
 #: Calls of each reader before the rounds that count (the connection, the caches, the allocator warmed).
 WARM_UP = 3
 FORMAT = "openai.responses"
+#: Items a turn appends before it reads the whole history (the rows' "a turn").
+TURN_ITEMS = 3
 METHOD = "/bench.Reply/Stream"
 UNARY = "/bench.Reply/Unary"
 
@@ -226,6 +232,17 @@ async def _one_size(
         rounds,
         daemon_pid,
     )
+
+    def turn(session: Any) -> Callable[[], Awaitable[Any]]:
+        async def one() -> Any:
+            await session.add_items([_item(next(seq)) for _ in range(TURN_ITEMS)])
+            return await session.get_items()
+
+        return one
+
+    turns = await _timed_rounds({"claw turn": turn(ours), "sqlite turn": turn(theirs)}, rounds, daemon_pid)
+    # the same count on both sides (the adds of one item gave each side its own items)
+    assert len(await ours.get_items()) == len(await theirs.get_items()), "the turns left different histories"
     await channel.close()
     return [
         _row(n, what, a, b)
@@ -239,6 +256,7 @@ async def _one_size(
             ),
             ("get_items(limit=10)", small["claw limit=10"], small["sqlite limit=10"]),
             ("add_items of one item", small["claw add one"], small["sqlite add one"]),
+            (f"a turn: add_items of {TURN_ITEMS}, then get_items()", turns["claw turn"], turns["sqlite turn"]),
         )
     ]
 

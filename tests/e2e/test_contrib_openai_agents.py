@@ -330,6 +330,44 @@ async def test_atomic_replace_of_the_whole_history(module_daemon: DaemonProcess,
     assert await session.get_items() == [{"type": "compaction", "id": "c", "encrypted_content": "e"}]
 
 
+async def test_each_turn_reads_what_sqlite_session_reads(
+    module_daemon: DaemonProcess, sid: str, tmp_path: Path
+) -> None:
+    """Turn after turn (a few items added, then the whole history read, as the Runner does), with pops, items
+    added through a second session object, a whole replacement and an erasing clear between: every read gives
+    what ``SQLiteSession`` gives. The daemon answers a whole read from the items it kept from the last one and
+    reads only what was written since (``storage/item_cache.py``; each kind of write:
+    tests/storage/test_item_cache.py)."""
+    from agents.memory import SQLiteSession
+
+    ours, other = _session(module_daemon, sid), _session(module_daemon, sid)
+    theirs = SQLiteSession(sid, str(tmp_path / "sdk.db"))
+    seq = iter(range(10**6))
+
+    async def turn(k: int, writer: ClawSession = ours) -> None:
+        items: list[Any] = [{"role": "user", "content": f"m{next(seq)}"} for _ in range(k)]
+        await writer.add_items(items)
+        await theirs.add_items(items)
+        assert await ours.get_items() == await theirs.get_items()
+
+    for k in (3, 1, 4, 2):
+        await turn(k)
+    assert await ours.pop_item() == await theirs.pop_item()
+    assert await ours.get_items() == await theirs.get_items()
+    await turn(2, writer=other)
+    await turn(3)
+    replacement: list[Any] = [{"type": "compaction", "id": "c", "encrypted_content": "e"}]
+    assert await ours._atomic_replace_items(replacement)
+    await theirs.clear_session()
+    await theirs.add_items(replacement)
+    await turn(2)
+    await other.clear_session()
+    await theirs.clear_session()
+    assert await ours.get_items() == [] == await theirs.get_items()
+    await turn(3)
+    assert len(await ours.get_items()) == 3
+
+
 #: Two parallel tool calls, then their two outputs, as a Runner turn writes them.
 PARALLEL: list[dict[str, Any]] = [
     {"role": "user", "content": "weather in Paris and Oslo?"},

@@ -59,11 +59,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from .. import repair as repairing
+from ..errors import SequenceConflictError
 from ..history import OpenCall, drop_calls, project, project_window
 from ..model import EntrySelection, HistoryCursor, LoadResult, LoadWindow, Message, Repair, SessionSettings
 from ..policy import ToolPolicy
 from ..repair import CallSplit, RepairPlan
 from .base import StorageCounters
+from .item_cache import ItemCache, ItemsSeen, KnownItems
 from .port import Port, ReadPort, SessionRow, session_meta
 from .steps import Steps
 
@@ -202,10 +204,12 @@ def read_load(
     reply_only: bool,
     ahead: bool,
     items_format: str = "",
+    seen: ItemsSeen | None = None,
 ) -> Steps[tuple[LoadResult | RepairStart, int]]:
     """A Load's snapshot: its reply (with the history events read), or what a repair starts from.
 
-    ``items_format``: the reply is the items of that format alone, their first page read here (:func:`first_items`).
+    ``items_format``: the reply is the items of that format alone, their first page read here (:func:`first_items`;
+    ``seen``: what the item cache knows of them, checked here, and where the whole history's items read are left).
     """
     row, settings = yield port.session_and_settings(session_id)
     if row is None:
@@ -220,25 +224,66 @@ def read_load(
     if window is not None:
         return (yield from windowed(port, result, window, items_format))
     if items_format:
-        return (yield from first_items(port, result, items_format))
+        return (yield from first_items(port, result, items_format, seen))
     page, _read = yield port.history_page(session_id, row.clear_position, row.last_position, reply_only)
     if page is None:  # larger than one page: the caller streams it by the cursor
         return result, 0
     return dataclasses.replace(result, messages=drop_calls(project(page), calls.dropped), cursor=None), len(page)
 
 
-def first_items(port: ReadPort, result: LoadResult, item_format: str) -> Steps[tuple[LoadResult, int]]:
+def first_items(
+    port: ReadPort, result: LoadResult, item_format: str, seen: ItemsSeen | None = None
+) -> Steps[tuple[LoadResult, int]]:
     """``result`` with the first page of its cursor's items of ``item_format`` (``LoadResult.items``), read in the
     caller's transaction, and a cursor for the rest (None when the page holds them all); and the items read.
 
     The cursor must not choose entries by client id (its ``lead``): :func:`_chosen`'s are read by its pages.
+
+    ``seen`` (a whole history's read only): the items the cache knows, used as the reply's first items when they
+    still hold in this snapshot (:func:`_still_known`; the page then starts after them), and the place where the
+    whole history's items are left when the reply holds them all (for the cache to keep).
     """
     cursor = result.cursor
     assert cursor is not None and not cursor.lead
     after = cursor.clear_position if cursor.start_after < 0 else cursor.start_after
-    items, end = yield port.item_page(cursor.session_id, after, cursor.last_position, item_format)
+    known = seen.known if seen is not None and cursor.start_after < 0 else None
+    if known is not None and not (yield from _still_known(port, result, known)):
+        known = None
+    if known is not None and known.bounds.last_position == cursor.last_position:
+        page, end = [], 0
+    else:
+        start = after if known is None else known.bounds.last_position
+        page, end = yield port.item_page(cursor.session_id, start, cursor.last_position, item_format)
+    items = page if known is None else [*known.items, *page]
     rest = dataclasses.replace(cursor, start_after=end) if 0 < end < cursor.last_position else None
-    return dataclasses.replace(result, items=items, cursor=rest), len(items)
+    if seen is not None and cursor.start_after < 0 and rest is None and result.session.settings is not None:
+        bounds = HistoryCursor(cursor.session_id, cursor.created_at, cursor.clear_position, cursor.last_position)
+        seen.read = KnownItems.of(bounds, result.session.settings.incarnation, tuple(items))
+    return dataclasses.replace(result, items=items, cursor=rest), len(page)
+
+
+def _still_known(port: ReadPort, result: LoadResult, known: KnownItems) -> Steps[bool]:
+    """True if ``known``'s items are still the first of ``result``'s whole history (``item_cache.py``): the same
+    incarnation, creation time and clear position, a last position no lower, and no edit stored since that
+    removed an entry at or before its last position (the stream's own check: ``check_cursor``)."""
+    cursor, bounds = result.cursor, known.bounds
+    assert cursor is not None
+    settings = result.session.settings
+    if (
+        settings is None
+        or settings.incarnation != known.incarnation
+        or (bounds.session_id, bounds.created_at, bounds.clear_position)
+        != (cursor.session_id, cursor.created_at, cursor.clear_position)
+        or bounds.last_position > cursor.last_position
+    ):
+        return False
+    if bounds.last_position == cursor.last_position:
+        return True
+    try:
+        yield port.check_cursor(bounds)
+    except SequenceConflictError:
+        return False
+    return True
 
 
 def read_window(port: ReadPort, cursor: HistoryCursor, window: LoadWindow, paged: bool = False) -> Steps[WindowRead]:
@@ -446,9 +491,16 @@ async def load(
     window: LoadWindow | None = None,
     reply_only: bool = False,
     items_format: str = "",
+    cache: ItemCache | None = None,
 ) -> LoadResult:
-    """``Storage.load`` for any backend ``host`` (see the module docstring and ``Storage.load``)."""
+    """``Storage.load`` for any backend ``host`` (see the module docstring and ``Storage.load``); ``cache``: the
+    items of whole Loads of items, checked in the snapshot and kept when the reply holds them all (``item_cache.py``).
+    """
     ahead = host.repairs_ahead
+    seen, ticket = None, 0
+    if cache is not None and items_format and window is None:
+        known, ticket = cache.get(session_id, items_format)
+        seen = ItemsSeen(known)
     found, read = await host.load_snapshot(
         lambda port, live: read_load(
             port,
@@ -460,10 +512,16 @@ async def load(
             reply_only=reply_only,
             ahead=ahead,
             items_format=items_format,
+            seen=seen,
         )
     )
     host.counters.history_events_read += read
     if isinstance(found, LoadResult):
+        if cache is not None and seen is not None:
+            if seen.read is not None:
+                cache.put(items_format, seen.read, ticket)
+            elif seen.known is not None:  # no longer what this snapshot holds (the session gone, say): not kept
+                cache.drop(session_id)
         return found
     plan, earlier = await _repair_ahead(host, session_id, trace_id, found) if ahead else (None, [])
     result = await host.load_write(

@@ -26,8 +26,10 @@ Must never: import grpc, or take a callable from the service layer.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
+from typing import Any, TypeVar
 
 from ..events import EventRow, fingerprint
 from ..export import ImportedSession
@@ -56,11 +58,14 @@ from .deleting import delete_entries
 from .editing import edit_tail
 from .engine import Engine
 from .importing import import_session
+from .item_cache import ItemCache
 from .port import Port
 from .runs import RunRegistry
 from .steps import Steps
 
 __all__ = ["Storage"]
+
+T = TypeVar("T")
 
 
 def _put_scope_states(port: Port, states: Sequence[ScopeState]) -> Steps[None]:
@@ -92,6 +97,9 @@ class Storage:
         self.runs: RunRegistry = engine.runs
         #: This daemon's running figures.
         self.counters: StorageCounters = engine.counters
+        #: The items of recent whole Loads of items (``item_cache.py``): checked in each Load's snapshot, dropped
+        #: after each write of this daemon that removes entries or may erase them.
+        self.item_cache = ItemCache()
         #: Names of the schema migrations applied when this storage was opened.
         self.applied_migrations: Sequence[str] = engine.applied_migrations
         # The whole-store reads are the engine's own (``base.StoreReads`` says what each promises).
@@ -143,7 +151,9 @@ class Storage:
 
         ``items_format``: the reply is the items of that format alone, in position order: the first
         page of them in ``items`` (read in the snapshot, or in the window's snapshot after a repair),
-        the rest by the ``cursor``'s :meth:`item_pages`; no ``messages``.
+        the rest by the ``cursor``'s :meth:`item_pages`; no ``messages``. Without a window, the items an
+        earlier Load read (:attr:`item_cache`) are the reply's first ones if the snapshot shows them
+        unchanged, and only the items after them are read.
         """
         return await loading.load(
             self.engine,
@@ -154,6 +164,7 @@ class Storage:
             window=window,
             reply_only=reply_only,
             items_format=items_format,
+            cache=self.item_cache,
         )
 
     def history_pages(self, cursor: HistoryCursor) -> AsyncGenerator[list[Message], None]:
@@ -218,7 +229,8 @@ class Storage:
         Raises:
             AlreadyExistsError: reason SESSION_EXISTS, the id is stored.
         """
-        return await self.engine.write(job.session_id, lambda port: sessions.create_session(port, job))
+        write = self.engine.write(job.session_id, lambda port: sessions.create_session(port, job))
+        return await self._dropping(job.session_id, write)
 
     async def fork_session(self, job: ForkJob) -> ForkResult:
         """Create a session whose history is a copy of another's visible entries up to a position (positions
@@ -231,7 +243,8 @@ class Storage:
             InvalidRequestError: the position is beyond the source's last one.
         """
         limit = self.max_open_tool_calls
-        return await self.engine.write(job.session_id, lambda p: sessions.fork_session(p, job, limit), changed=True)
+        write = self.engine.write(job.session_id, lambda p: sessions.fork_session(p, job, limit), changed=True)
+        return await self._dropping(job.session_id, write)
 
     async def update_session(self, job: UpdateJob) -> SessionResult:
         """Apply state deltas (each a ``state`` event), label changes and a new default tool policy (a
@@ -276,7 +289,7 @@ class Storage:
         def steps(port: Port) -> Steps[ClearResult]:
             return writes.clear(port, session_id, request_id, fp, expected_last_position, workdir, trace_id, erase)
 
-        result = await self.engine.write(session_id, steps, changed=True, erasure=erasure)
+        result = await self._dropping(session_id, self.engine.write(session_id, steps, changed=True, erasure=erasure))
         if erasure is None:
             return result
         if result.replayed:
@@ -296,9 +309,8 @@ class Storage:
         """
         limit = self.max_open_tool_calls
         run_id = job.replacements.run_id if job.replacements is not None else ""
-        result = await self.engine.write(
-            job.session_id, lambda port: edit_tail(port, job, limit), changed=True, run_id=run_id
-        )
+        write = self.engine.write(job.session_id, lambda port: edit_tail(port, job, limit), changed=True, run_id=run_id)
+        result = await self._dropping(job.session_id, write)
         if job.replacements is not None:
             self._counted(result.replayed, len(job.replacements.messages))
         return result
@@ -313,7 +325,8 @@ class Storage:
             InvalidRequestError: reason FIELD_TOO_LARGE, the selector matches more than ``job.max_entries``.
             PreconditionError: reason EDIT_SPLITS_CALL, one half of a call and its result (see ``edits.py``).
         """
-        return await self.engine.write(job.session_id, lambda port: delete_entries(port, job), changed=True)
+        write = self.engine.write(job.session_id, lambda port: delete_entries(port, job), changed=True)
+        return await self._dropping(job.session_id, write)
 
     async def record_event(
         self, session_id: str, event_type: str, payload: str, *, request_id: str, trace_id: str
@@ -328,7 +341,8 @@ class Storage:
     async def delete(self, session_id: str) -> DeleteResult:
         """Erase a session (its content leaves the storage; see :class:`Checkpointing` for what may linger)."""
         erasure = self.engine.erasure(lambda _n: True)
-        count = await self.engine.write(session_id, lambda port: writes.delete(port, session_id), erasure=erasure)
+        write = self.engine.write(session_id, lambda port: writes.delete(port, session_id), erasure=erasure)
+        count = await self._dropping(session_id, write)
         self._erased(session_id, count)  # watchers end now, not after the erasure's grace
         return DeleteResult(count, await erasure.finish(count))
 
@@ -339,13 +353,33 @@ class Storage:
         is submitted in the session's order at the call, so a write submitted after it commits after it.
         """
         erasure = self.engine.erasure(bool)
-        count = await self.engine.write(
+        write = self.engine.write(
             session_id, lambda port: _delete_if_older(port, session_id, cutoff_rfc3339), erasure=erasure
         )
+        count = await self._dropping(session_id, write)
         if count:
             self._erased(session_id, count)
             await erasure.finish(count)
         return count
+
+    async def _dropping(self, session_id: str, write: Awaitable[T]) -> T:
+        """Await a write that may remove entries, erase them or make the session anew; the session's cached items
+        (:attr:`item_cache`) go once it has ended, committed or not: a Load would not serve them anyway (its
+        snapshot checks them), but erased content must not stay in memory after the write that erased it.
+
+        The drop waits for the write itself, not for its caller: a write submitted stands when its caller is
+        cancelled (``engine.settle``), so a drop at the caller's cancellation would come before the commit, and
+        a Load between the two would keep what the write then erases."""
+        ended = asyncio.ensure_future(write)
+        ended.add_done_callback(lambda done: self._write_ended(session_id, done))
+        return await asyncio.shield(ended)
+
+    def _write_ended(self, session_id: str, done: asyncio.Future[Any]) -> None:
+        """A write of :meth:`_dropping` ended: its session's cached items go (its outcome stays its caller's, who
+        may have gone: retrieved here, so that an error nobody awaits is not reported as lost)."""
+        self.item_cache.drop(session_id)
+        if not done.cancelled():
+            done.exception()
 
     def _erased(self, session_id: str, count: int) -> None:
         """The session was erased (``count`` rows of it): its watchers end."""
@@ -358,9 +392,10 @@ class Storage:
         sid, replace = session.header.session_id, mode == "replace"
         erasure = self.engine.erasure(lambda _n: True) if replace else None
         limit = self.max_open_tool_calls
-        written = await self.engine.write(
+        write = self.engine.write(
             sid, lambda port: import_session(port, session, mode, limit), changed=True, erasure=erasure
         )
+        written = await self._dropping(sid, write)
         if erasure is not None:
             self._listeners.erased(sid)
             await erasure.finish(1)

@@ -14,9 +14,10 @@ a run of its own first. After SIGCONT, A's reply must be a clean refusal
 (UNAVAILABLE or UNKNOWN_RUN), and no entry of A's Append may be stored: 0
 stale commits, 0 stale acknowledgements. Only rounds whose stop was confirmed
 mid-transaction count towards :data:`ROUNDS`; every daemon is stopped by pid
-at teardown (``spawn_daemon``). The rounds run on :data:`PAIRS` such pairs at
-the same time, each with its own database: A's two leases stopped are idle
-waiting, so the pairs' waits overlap (the ROUNDS are shared out among them).
+at teardown (``spawn_daemon``). The rounds run on :data:`A_DAEMONS` daemons A at
+the same time, beside the one B, all on one database and each round on a session
+of its own: A's two leases stopped are idle waiting, so the A daemons' waits
+overlap (the ROUNDS are shared out among them).
 
 The narrowest window is between the fence (the run check run again as the
 last statement before COMMIT) and the COMMIT itself. To land there, A sends
@@ -73,23 +74,24 @@ BIG = 300
 SMALL, LOOPS = 5, 2000
 #: Rounds stopped between the fence and the COMMIT, and most rounds tried for them.
 ROUNDS_AT_COMMIT, MAX_TRIES_AT_COMMIT = 5, 12
-#: Daemon pairs whose rounds run at the same time, the confirmed rounds (and the tries) shared out among them. A
-#: round is mostly idle waiting (A stopped for two leases) and each pair has its own database, daemons and
-#: sessions, so a round proves on its pair what it proves alone; the pairs' waits overlap.
-PAIRS = 2
+#: Daemons A whose rounds run at the same time (beside one B), the confirmed rounds (and the tries) shared out
+#: among them. A round is mostly idle waiting (its A stopped for two leases) and each has a session of its own,
+#: stopped on its own A, so a round proves what it proves alone; the A daemons' waits overlap. Each A is a daemon
+#: start more (CPU); B is shared.
+A_DAEMONS = 2
 
 pytestmark = [pytest.mark.backend_neutral("picks its PostgreSQL databases itself"), pytest.mark.slow]
 
 
-def _pair(path: Path, spawn_daemon: Any) -> tuple[DaemonProcess, DaemonProcess, str]:
-    """Daemons A and B on two workspaces under ``path`` and one database of their own; and its URL."""
+def _daemons(path: Path, spawn_daemon: Any) -> tuple[list[DaemonProcess], DaemonProcess, str]:
+    """:data:`A_DAEMONS` daemons A and one B, each on a workspace of its own, on one database; and its URL."""
     url = POSTGRES.database_for(str(path / "db"))
     daemons = []
-    for name in ("a", "b"):
+    for name in [*(f"a{i}" for i in range(A_DAEMONS)), "b"]:
         ws = path / name
-        ws.mkdir(parents=True)
+        ws.mkdir()
         daemons.append(spawn_daemon("--database", url, "--lease-s", str(LEASE_S), workspace_path=ws))
-    return daemons[0], daemons[1], url
+    return daemons[:-1], daemons[-1], url
 
 
 async def _stop_in_transaction(url: str, pid: int, busy: threading.Event) -> tuple[bool, str]:
@@ -294,7 +296,7 @@ def _round(
 
 @dataclasses.dataclass
 class _Tally:
-    """What the rounds of one test found, over all its pairs; ``tries`` is shared by the pairs (under ``lock``)."""
+    """What the rounds of one test found, over all its A daemons; ``tries`` is shared by them (under ``lock``)."""
 
     rounds: int
     max_tries: int
@@ -308,7 +310,7 @@ class _Tally:
     b_took: list[float] = dataclasses.field(default_factory=list)
 
     def next_try(self) -> int:
-        """The number of the next round (of all pairs); fails once :attr:`max_tries` were tried."""
+        """The number of the next round (of all A daemons, so its session's); fails past :attr:`max_tries`."""
         with self.lock:
             self.tries += 1
             assert self.tries <= self.max_tries, (
@@ -317,10 +319,10 @@ class _Tally:
             return self.tries
 
 
-def _pair_rounds(
+def _rounds_on(
     a: DaemonProcess, b: DaemonProcess, url: str, rounds: int, tally: _Tally, *, takeover: bool, at_commit: bool
 ) -> None:
-    """Rounds on the pair ``a``, ``b`` (database ``url``) until ``rounds`` of them were confirmed."""
+    """Rounds with ``a`` stopped and ``b`` serving (database ``url``) until ``rounds`` of them were confirmed."""
     assert a.proc is not None
     confirmed = 0
     # The large Append goes through a client that does not retry (it would retry UNAVAILABLE), over AppendStream
@@ -359,26 +361,27 @@ def _pair_rounds(
 
 
 def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool, at_commit: bool = False) -> None:
-    """The test's confirmed rounds, shared out among :data:`PAIRS` pairs that run at the same time."""
+    """The test's confirmed rounds, shared out among :data:`A_DAEMONS` daemons A stopped at the same time."""
     rounds = ROUNDS_AT_COMMIT if at_commit else ROUNDS
     tally = _Tally(rounds, MAX_TRIES_AT_COMMIT if at_commit else MAX_TRIES)
-    pairs = [_pair(tmp_path / f"pair{i}", spawn_daemon) for i in range(PAIRS)]
-    shares = [rounds // PAIRS + (i < rounds % PAIRS) for i in range(PAIRS)]
-    with concurrent.futures.ThreadPoolExecutor(PAIRS) as pool:
+    stopped, b, url = _daemons(tmp_path, spawn_daemon)
+    shares = [rounds // A_DAEMONS + (i < rounds % A_DAEMONS) for i in range(A_DAEMONS)]
+    with concurrent.futures.ThreadPoolExecutor(A_DAEMONS) as pool:
         done = [
-            pool.submit(_pair_rounds, a, b, url, share, tally, takeover=takeover, at_commit=at_commit)
-            for (a, b, url), share in zip(pairs, shares, strict=True)
+            pool.submit(_rounds_on, a, b, url, share, tally, takeover=takeover, at_commit=at_commit)
+            for a, share in zip(stopped, shares, strict=True)
         ]
         for future in done:
             future.result()
     print(
         f"\n{'with' if takeover else 'without'} a takeover: {tally.confirmed} stops inside A's transaction "
-        f"({tally.tries} tried on {PAIRS} pairs), stale commits {tally.stale_commits}, stale acknowledgements "
-        f"{tally.stale_acks}; A's replies {dict(tally.replies)}; stopped after {dict(tally.stopped_after)}; "
-        f"B's Load+Append done {min(tally.b_took):.2f}-{max(tally.b_took):.2f} s after the stop (lease {LEASE_S} s)"
+        f"({tally.tries} tried on {A_DAEMONS} daemons A), stale commits {tally.stale_commits}, stale "
+        f"acknowledgements {tally.stale_acks}; A's replies {dict(tally.replies)}; stopped after "
+        f"{dict(tally.stopped_after)}; B's Load+Append done {min(tally.b_took):.2f}-{max(tally.b_took):.2f} s after "
+        f"the stop (lease {LEASE_S} s)"
     )
     assert (tally.stale_commits, tally.stale_acks) == (0, 0)
-    for a, _b, _url in pairs:
+    for a in stopped:
         assert "Traceback" not in a.log()
 
 

@@ -13,6 +13,7 @@ says the daemon is not installed.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import fcntl
 import inspect
@@ -139,12 +140,14 @@ def test_held_lock_is_transient_and_retried_within_the_window(workspace: Path) -
 
 
 def test_stopped_daemon_is_reported_with_its_pid(daemon: DaemonProcess) -> None:
+    """A stopped daemon, met by a new sync client, a new async one and one connected before the stop. Each waits
+    out a deadline of its own on the one stopped daemon, so the three run at the same time (threads)."""
     assert daemon.proc is not None
     pid = daemon.proc.pid
     connected = SessionClient(daemon.workspace, autostart=False, timeout_s=1.0)
     connected.stats()  # an established connection, before the daemon stops
-    os.kill(pid, signal.SIGSTOP)
-    try:
+
+    def via_sync() -> None:
         started = time.monotonic()
         with (
             SessionClient(daemon.workspace, autostart=False) as client,
@@ -160,20 +163,28 @@ def test_stopped_daemon_is_reported_with_its_pid(daemon: DaemonProcess) -> None:
         assert str(daemon.workspace / ".claw" / "sessiond.log") in text
         assert info.value.metadata["pid"] == str(pid)
 
-        async def via_async() -> None:
-            async with AsyncSessionClient(daemon.workspace, autostart=False) as aclient:
-                with pytest.raises(DaemonNotRespondingError, match=f"pid {pid}"):
-                    await aclient.stats()
+    async def async_stats() -> None:
+        async with AsyncSessionClient(daemon.workspace, autostart=False) as aclient:
+            with pytest.raises(DaemonNotRespondingError, match=f"pid {pid}"):
+                await aclient.stats()
 
+    def via_async() -> None:
         started = time.monotonic()
-        asyncio.run(via_async())
+        asyncio.run(async_stats())
         assert time.monotonic() - started < B.CONNECT_TIMEOUT_S + 2.0
 
+    def via_connected() -> None:
         # A connection made before the stop: the call's own deadline, then a 1 s check, then no retry.
         started = time.monotonic()
         with pytest.raises(DaemonNotRespondingError, match=f"pid {pid}"):
             connected.stats()
         assert time.monotonic() - started < 1.0 + B.HUNG_CHECK_S + 2.0
+
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            for done in [pool.submit(check) for check in (via_sync, via_async, via_connected)]:
+                done.result()
     finally:
         os.kill(pid, signal.SIGCONT)
         connected.close()
@@ -367,21 +378,29 @@ def test_every_method_after_close_and_with_the_daemon_gone(spawn_daemon: Any, wo
     asyncio.run(closed_async())
 
     # The daemon gone: clients made while it ran (connected) and after. One that was served retries
-    # within its retry window (the daemon may be restarting), so its window is kept short here.
+    # within its retry window (the daemon may be restarting), so its window is kept short here. Each
+    # call waits out that window on its own, so a client's calls run at the same time (threads).
+    def gone(call: Callable[[], object]) -> None:
+        with _timed(3.0):
+            _only_documented(call, DaemonUnavailableError)
+
     live = SessionClient(workspace, autostart=False, retry_window_s=0.5)
     live.stats()
     assert daemon.terminate() == 0
     for client_now in (live, SessionClient(workspace, autostart=False)):
-        for call in _sync_calls(client_now).values():
-            with _timed(3.0):
-                _only_documented(call, DaemonUnavailableError)
+        calls = _sync_calls(client_now).values()
+        with concurrent.futures.ThreadPoolExecutor(len(calls)) as pool:
+            for done in [pool.submit(gone, call) for call in calls]:
+                done.result()
         client_now.close()
+
+    async def gone_one(call: Callable[[], Awaitable[object]]) -> None:
+        with _timed(3.0):
+            await _only_documented_async(call, DaemonUnavailableError)
 
     async def gone_async() -> None:
         async with AsyncSessionClient(workspace, autostart=False) as aclient:
-            for call in _async_calls(aclient).values():
-                with _timed(3.0):
-                    await _only_documented_async(call, DaemonUnavailableError)
+            await asyncio.gather(*(gone_one(call) for call in _async_calls(aclient).values()))
 
     asyncio.run(gone_async())
 

@@ -14,7 +14,10 @@ a run of its own first. After SIGCONT, A's reply must be a clean refusal
 (UNAVAILABLE or UNKNOWN_RUN), and no entry of A's Append may be stored: 0
 stale commits, 0 stale acknowledgements. Only rounds whose stop was confirmed
 mid-transaction count towards :data:`ROUNDS`; every daemon is stopped by pid
-at teardown (``spawn_daemon``).
+at teardown (``spawn_daemon``). The rounds run on :data:`A_DAEMONS` daemons A at
+the same time, beside the one B, all on one database and each round on a session
+of its own: A's two leases stopped are idle waiting, so the A daemons' waits
+overlap (the ROUNDS are shared out among them).
 
 The narrowest window is between the fence (the run check run again as the
 last statement before COMMIT) and the COMMIT itself. To land there, A sends
@@ -28,7 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import concurrent.futures
 import contextlib
+import dataclasses
 import os
 import random
 import signal
@@ -69,19 +74,24 @@ BIG = 300
 SMALL, LOOPS = 5, 2000
 #: Rounds stopped between the fence and the COMMIT, and most rounds tried for them.
 ROUNDS_AT_COMMIT, MAX_TRIES_AT_COMMIT = 5, 12
+#: Daemons A whose rounds run at the same time (beside one B), the confirmed rounds (and the tries) shared out
+#: among them. A round is mostly idle waiting (its A stopped for two leases) and each has a session of its own,
+#: stopped on its own A, so a round proves what it proves alone; the A daemons' waits overlap. Each A is a daemon
+#: start more (CPU); B is shared.
+A_DAEMONS = 2
 
 pytestmark = [pytest.mark.backend_neutral("picks its PostgreSQL databases itself"), pytest.mark.slow]
 
 
-def _pair(tmp_path: Path, spawn_daemon: Any) -> tuple[DaemonProcess, DaemonProcess, str]:
-    """Daemons A and B on two workspaces and one database; and the database's URL."""
-    url = POSTGRES.database_for(str(tmp_path / "db"))
+def _daemons(path: Path, spawn_daemon: Any) -> tuple[list[DaemonProcess], DaemonProcess, str]:
+    """:data:`A_DAEMONS` daemons A and one B, each on a workspace of its own, on one database; and its URL."""
+    url = POSTGRES.database_for(str(path / "db"))
     daemons = []
-    for name in ("a", "b"):
-        ws = tmp_path / name
+    for name in [*(f"a{i}" for i in range(A_DAEMONS)), "b"]:
+        ws = path / name
         ws.mkdir()
         daemons.append(spawn_daemon("--database", url, "--lease-s", str(LEASE_S), workspace_path=ws))
-    return daemons[0], daemons[1], url
+    return daemons[:-1], daemons[-1], url
 
 
 async def _stop_in_transaction(url: str, pid: int, busy: threading.Event) -> tuple[bool, str]:
@@ -97,6 +107,10 @@ async def _stop_in_transaction(url: str, pid: int, busy: threading.Event) -> tup
         backend = None
         while backend is None and time.monotonic() < end and busy.is_set():
             backend = await conn.fetchval(watch, f"claw-sessiond {pid}")
+            if backend is None:
+                # A look every few ms finds the transaction well inside its hundreds of statements (the stop is
+                # confirmed after it anyway); looking back to back only burnt the test's and the server's CPU.
+                await asyncio.sleep(0.002)
         if backend is None:
             return False, ""
         os.kill(pid, signal.SIGSTOP)
@@ -284,14 +298,37 @@ def _round(
     return inside, last, outcome, b_took
 
 
-def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool, at_commit: bool = False) -> None:
-    a, b, url = _pair(tmp_path, spawn_daemon)
+@dataclasses.dataclass
+class _Tally:
+    """What the rounds of one test found, over all its A daemons; ``tries`` is shared by them (under ``lock``)."""
+
+    rounds: int
+    max_tries: int
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+    confirmed: int = 0
+    tries: int = 0
+    stale_commits: int = 0
+    stale_acks: int = 0
+    replies: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    stopped_after: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    b_took: list[float] = dataclasses.field(default_factory=list)
+
+    def next_try(self) -> int:
+        """The number of the next round (of all A daemons, so its session's); fails past :attr:`max_tries`."""
+        with self.lock:
+            self.tries += 1
+            assert self.tries <= self.max_tries, (
+                f"only {self.confirmed} of {self.tries - 1} stops landed inside A's transaction"
+            )
+            return self.tries
+
+
+def _rounds_on(
+    a: DaemonProcess, b: DaemonProcess, url: str, rounds: int, tally: _Tally, *, takeover: bool, at_commit: bool
+) -> None:
+    """Rounds with ``a`` stopped and ``b`` serving (database ``url``) until ``rounds`` of them were confirmed."""
     assert a.proc is not None
-    confirmed, tries = 0, 0
-    stale_commits, stale_acks = 0, 0
-    replies: collections.Counter[str] = collections.Counter()
-    stopped_after: collections.Counter[str] = collections.Counter()
-    b_took: list[float] = []
+    confirmed = 0
     # The large Append goes through a client that does not retry (it would retry UNAVAILABLE), over AppendStream
     # in odd rounds and the unary Append in even ones (whose reply is then A's own first answer).
     with (
@@ -300,40 +337,56 @@ def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool, at_commit: boo
         a.client(timeout_s=60, retry_window_s=0, stream_appends=False) as unary,
         b.client() as cb,
     ):
-        while confirmed < (ROUNDS_AT_COMMIT if at_commit else ROUNDS):
-            tries += 1
-            assert tries <= (MAX_TRIES_AT_COMMIT if at_commit else MAX_TRIES), (
-                f"only {confirmed} of {tries - 1} stops landed inside A's transaction"
-            )
-            client = (unary, streamed)[tries % 2]
+        while confirmed < rounds:
+            n = tally.next_try()
+            client = (unary, streamed)[n % 2]
             inside, last, (k, reply), took = _round(
-                ca, client, cb, url, a.proc.pid, tries, takeover=takeover, at_commit=at_commit
+                ca, client, cb, url, a.proc.pid, n, takeover=takeover, at_commit=at_commit
             )
             assert not isinstance(reply, SessiondError) or reply.reason != Reason.INTERNAL, reply
-            stored = _stored_of(url, f"s{tries}", f"stale-{tries}-{k}.")
+            stored = _stored_of(url, f"s{n}", f"stale-{n}-{k}.")
             size = SMALL if at_commit else BIG
-            assert stored in (0, size), f"round {tries}: {stored} of {size} entries stored"
+            assert stored in (0, size), f"round {n}: {stored} of {size} entries stored"
             if not inside:
                 # The stop came after the COMMIT (or never): an acknowledged write is stored in full.
                 assert isinstance(reply, SessiondError) or stored == size
                 continue
             confirmed += 1
-            b_took.append(took)
-            stopped_after["the run check" if "heartbeat_at" in last else last.split("(")[0].strip()[:24]] += 1
-            replies[f"{('unary', 'stream')[tries % 2]} {getattr(reply, 'reason', 'acknowledged')}"] += 1
-            stale_commits += stored > 0
-            stale_acks += not isinstance(reply, SessiondError)
+            with tally.lock:
+                tally.confirmed += 1
+                tally.b_took.append(took)
+                tally.stopped_after["the run check" if "heartbeat_at" in last else last.split("(")[0].strip()[:24]] += 1
+                tally.replies[f"{('unary', 'stream')[n % 2]} {getattr(reply, 'reason', 'acknowledged')}"] += 1
+                tally.stale_commits += stored > 0
+                tally.stale_acks += not isinstance(reply, SessiondError)
             assert isinstance(reply, (StorageUnavailableError, PreconditionError)), reply
             if isinstance(reply, PreconditionError):
                 assert (reply.reason, reply.metadata.get("cause")) == (Reason.UNKNOWN_RUN, "lease_lost"), reply
+
+
+def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool, at_commit: bool = False) -> None:
+    """The test's confirmed rounds, shared out among :data:`A_DAEMONS` daemons A stopped at the same time."""
+    rounds = ROUNDS_AT_COMMIT if at_commit else ROUNDS
+    tally = _Tally(rounds, MAX_TRIES_AT_COMMIT if at_commit else MAX_TRIES)
+    stopped, b, url = _daemons(tmp_path, spawn_daemon)
+    shares = [rounds // A_DAEMONS + (i < rounds % A_DAEMONS) for i in range(A_DAEMONS)]
+    with concurrent.futures.ThreadPoolExecutor(A_DAEMONS) as pool:
+        done = [
+            pool.submit(_rounds_on, a, b, url, share, tally, takeover=takeover, at_commit=at_commit)
+            for a, share in zip(stopped, shares, strict=True)
+        ]
+        for future in done:
+            future.result()
     print(
-        f"\n{'with' if takeover else 'without'} a takeover: {confirmed} stops inside A's transaction "
-        f"({tries} tried), stale commits {stale_commits}, stale acknowledgements {stale_acks}; A's replies "
-        f"{dict(replies)}; stopped after {dict(stopped_after)}; B's Load+Append done "
-        f"{min(b_took):.2f}-{max(b_took):.2f} s after the stop (lease {LEASE_S} s)"
+        f"\n{'with' if takeover else 'without'} a takeover: {tally.confirmed} stops inside A's transaction "
+        f"({tally.tries} tried on {A_DAEMONS} daemons A), stale commits {tally.stale_commits}, stale "
+        f"acknowledgements {tally.stale_acks}; A's replies {dict(tally.replies)}; stopped after "
+        f"{dict(tally.stopped_after)}; B's Load+Append done {min(tally.b_took):.2f}-{max(tally.b_took):.2f} s after "
+        f"the stop (lease {LEASE_S} s)"
     )
-    assert (stale_commits, stale_acks) == (0, 0)
-    assert "Traceback" not in a.log()
+    assert (tally.stale_commits, tally.stale_acks) == (0, 0)
+    for a in stopped:
+        assert "Traceback" not in a.log()
 
 
 def test_a_daemon_stopped_mid_write_commits_nothing_after_a_takeover(tmp_path: Path, spawn_daemon: Any) -> None:

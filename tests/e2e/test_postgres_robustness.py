@@ -256,17 +256,26 @@ def test_the_connection_limit_gives_clear_errors_and_no_hang(tmp_path: Path, ser
         "AND query NOT ILIKE 'LISTEN%' AND pid NOT IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory')"
     )
     starved: list[tuple[str, float]] = []
-    last_refusal = ""
+    refusals: list[str] = []
+
+    def starve(c: Any, i: int) -> None:
+        began = time.monotonic()
+        try:
+            c.append(f"starved-{i}", Message.user(str(i)))
+            key = "ok"
+        except SessiondError as exc:
+            key = f"{type(exc).__name__}:{exc.reason}"
+            refusals.append(str(exc))  # one may be the cut connection's own error
+        starved.append((key, round(time.monotonic() - began, 2)))
+
+    # Three writes, each waiting out LIMIT_WAIT_S on its own: at the same time.
     with daemon.client(timeout_s=30, retry_window_s=0) as c:
-        for i in range(3):
-            began = time.monotonic()
-            try:
-                c.append("starved", Message.user(str(i)))
-                key = "ok"
-            except SessiondError as exc:
-                key = f"{type(exc).__name__}:{exc.reason}"
-                last_refusal = str(exc)  # the first may be the cut connection's own error
-            starved.append((key, round(time.monotonic() - began, 2)))
+        starving = [threading.Thread(target=starve, args=(c, i), daemon=True) for i in range(3)]
+        for t in starving:
+            t.start()
+        for t in starving:
+            t.join(60)
+    last_refusal = next((text for text in refusals if "too many connections" in text), "")
     # A limit of 0: the start fails, naming the server.
     server.psql("ALTER ROLE limited CONNECTION LIMIT 0")
     refused = DaemonProcess(_workspace(tmp_path, "b"), "--database", url)
@@ -295,10 +304,12 @@ def test_the_connection_limit_gives_clear_errors_and_no_hang(tmp_path: Path, ser
     # Bounded: a write waits at most LIMIT_WAIT_S for a pooled connection (plus its own work, on a
     # loaded machine); with none ever free it is refused after that wait, not before, never hanging.
     assert longest[0] < LIMIT_WAIT_S + 15, longest
+    assert len(starved) == 3, f"a write hung with no connection free: {starved}"
     assert all(key == "StorageUnavailableError:STORAGE_UNAVAILABLE" for key, _ in starved), starved
     assert any(s >= LIMIT_WAIT_S * 0.9 for _, s in starved), starved
     assert all(s < LIMIT_WAIT_S + 15 for _, s in starved), starved
-    assert "too many connections" in last_refusal, last_refusal
+    assert "too many connections" in last_refusal, refusals
+    assert sum("too many connections" not in text for text in refusals) <= 1, refusals  # but the cut connection's
     assert all("too many connections" in m for m in messages), messages[:3]
     assert code != 0
     log = refused.log()

@@ -7,6 +7,7 @@ real daemon and, where the promise is "same as unary", a
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import signal
 import threading
@@ -185,18 +186,25 @@ def test_a_daemon_restart_mid_stream_loses_and_duplicates_nothing(spawn_daemon: 
 def test_a_hung_daemon_gives_the_unary_error_within_the_retry_window(daemon: DaemonProcess) -> None:
     assert daemon.proc is not None
     kinds: dict[bool, type] = {}
+
+    def late(client: SessionClient, stream_appends: bool) -> None:
+        started = time.monotonic()
+        with pytest.raises(E.SessiondError) as err:
+            client.append("s", Message.user("late"), request_id=f"late-{stream_appends}")
+        assert time.monotonic() - started < 15, "the deadline was not kept"
+        kinds[stream_appends] = type(err.value)
+
     streamed = _client(daemon, timeout_s=0.5, retry_window_s=1.0)
     unary = _client(daemon, timeout_s=0.5, retry_window_s=1.0, stream_appends=False)
     try:
         streamed.append("s", Message.user("one"))
+        unary.stats()  # connected too (a new client's connect deadline is tests/e2e/test_client_errors.py's)
         os.kill(daemon.proc.pid, signal.SIGSTOP)
         try:
-            for stream_appends, client in ((True, streamed), (False, unary)):
-                started = time.monotonic()
-                with pytest.raises(E.SessiondError) as err:
-                    client.append("s", Message.user("late"), request_id=f"late-{stream_appends}")
-                assert time.monotonic() - started < 15, "the deadline was not kept"
-                kinds[stream_appends] = type(err.value)
+            # The two appends wait out their deadlines and retry windows independently: at the same time.
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                for done in [pool.submit(late, streamed, True), pool.submit(late, unary, False)]:
+                    done.result()
         finally:
             os.kill(daemon.proc.pid, signal.SIGCONT)
         assert kinds[True] is kinds[False], kinds

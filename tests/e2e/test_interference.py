@@ -8,7 +8,8 @@ p99 of each kind by a generous absolute sanity bound: a stall (before the fix,
 0.5 to 8 s) fails it, noise of a shared machine does not. The ratio to the
 quiet p99 (target: at most 3x) is judged by ``bench/run --interference``, in
 one sitting on an idle machine, not here: a ratio fails under a neighbour's
-load. The quiet windows around the heavy one are printed beside it. The four heavy requests of the issue:
+load. A short quiet window before the heavy one is printed beside it (context for a failure: nothing
+is asserted on it, so it is 1 s, not a full window). The four heavy requests of the issue:
 
 * abandoned ListSessions scans and a large Export in a loop (sustained);
 * many Watch streams following the session the probe appends to (the
@@ -17,7 +18,7 @@ load. The quiet windows around the heavy one are printed beside it. The four hea
   can set up (``--max-open-tool-calls``, 1,000), written in chunks.
 
 ``CLAW_FULL=1`` uses the issue's sizes where they are allowed (100k
-sessions, 40k export events, 2,000 watchers). Both tiers probe for 3 s a window
+sessions, 40k export events, 2,000 watchers). Both tiers probe for 3 s beside the heavy request
 (hundreds of serial requests, enough for a p99 against a sanity bound; the
 benchmark's windows are longer, for the ratio it judges).
 """
@@ -59,15 +60,12 @@ def _size() -> Scale:
 P99_SANITY_S = 2.0
 #: Worst single request beside the repair: no request waits for the whole repair (written in chunks).
 WORST_SANITY_S = 5.0
+#: The quiet window printed beside the heavy one: context for the reader, never asserted on.
+QUIET_WINDOW_S = 1.0
 
 
 def _quiet(daemon: DaemonProcess, workspace: Path) -> dict[str, Any]:
-    return measure(daemon.address, str(workspace), _size(), "quiet")
-
-
-def _worse(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """The quiet baseline: for each figure, the worse of the quiet windows before and after the heavy one."""
-    return {k: max(v, after[k]) if k.endswith("_ms") else v for k, v in before.items()}
+    return measure(daemon.address, str(workspace), dataclasses.replace(_size(), window_s=QUIET_WINDOW_S), "quiet")
 
 
 def _report(quiet: dict[str, Any], row: dict[str, Any]) -> str:
@@ -86,9 +84,8 @@ def test_heavy_requests_keep_p99_near_quiet(spawn_daemon: Any, workspace: Path, 
     # A window that misses its bound is measured once more: on a shared 2-core machine another process
     # can take the cores for a whole window; a daemon that really lets heavy requests stall others misses twice.
     for _attempt in range(2):
-        before = _quiet(daemon, workspace)
+        quiet = _quiet(daemon, workspace)
         row = measure(daemon.address, str(workspace), _size(), scenario)
-        quiet = _worse(before, _quiet(daemon, workspace))
         print("\n" + _report(quiet, row))
         if not (problems := _over_bounds(row, scenario)):
             break

@@ -31,10 +31,11 @@ from typing import Any
 
 import pytest
 
-from bench.interference import WATCHERS_PER_PEER, Scale, fill, measure
+from bench.interference import WATCHERS_PER_PEER, Scale, fill, listed_session, measure
 from claw_sessiond.config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from tests.helpers.backend import on_postgres
 from tests.helpers.daemon import DaemonProcess
+from tests.helpers.sqlite_file import db_path, grow_while_stopped
 from tests.helpers.tiers import scale
 
 SIZE = Scale(
@@ -80,7 +81,7 @@ def _report(quiet: dict[str, Any], row: dict[str, Any]) -> str:
 @pytest.mark.parametrize("scenario", ["list_scans", "export", "watchers", "repair"])
 def test_heavy_requests_keep_p99_near_quiet(spawn_daemon: Any, workspace: Path, scenario: str) -> None:
     daemon: DaemonProcess = spawn_daemon("--max-watchers-per-peer", str(WATCHERS_PER_PEER))
-    fill(daemon.address, _size(), parts=(scenario,))
+    _store(daemon, scenario)
     # A window that misses its bound is measured once more: on a shared 2-core machine another process
     # can take the cores for a whole window; a daemon that really lets heavy requests stall others misses twice.
     for _attempt in range(2):
@@ -90,6 +91,20 @@ def test_heavy_requests_keep_p99_near_quiet(spawn_daemon: Any, workspace: Path, 
         if not (problems := _over_bounds(row, scenario)):
             break
     assert problems == [], "; ".join(problems) + ": " + _report(quiet, row)
+
+
+def _store(daemon: DaemonProcess, scenario: str) -> None:
+    """Store what the scenario reads. On SQLite the list_scans sessions (one message each) are copies of the
+    first, written with the daemon stopped: the same rows as 100,000 appends, in seconds instead of half a
+    minute of the daemon's writer, whose cost is not what this test is about."""
+    if scenario != "list_scans" or on_postgres():
+        fill(daemon.address, _size(), parts=(scenario,))
+        return
+    fill(daemon.address, dataclasses.replace(_size(), sessions=1), parts=(scenario,))  # the first, the probe's
+    assert daemon.terminate() == 0
+    ids = (listed_session(i) for i in range(1, _size().sessions))
+    grow_while_stopped(db_path(daemon.workspace), listed_session(0), ids, events_each=1)
+    daemon.start()
 
 
 def _over_bounds(row: dict[str, Any], scenario: str) -> list[str]:

@@ -35,7 +35,7 @@ from bench.interference import WATCHERS_PER_PEER, Scale, fill, listed_session, m
 from claw_sessiond.config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from tests.helpers.backend import on_postgres
 from tests.helpers.daemon import DaemonProcess
-from tests.helpers.sqlite_file import db_path, grow_while_stopped
+from tests.helpers.inspect import grow_while_stopped
 from tests.helpers.tiers import scale
 
 SIZE = Scale(
@@ -103,7 +103,7 @@ def _store(daemon: DaemonProcess, scenario: str) -> None:
     fill(daemon.address, dataclasses.replace(_size(), sessions=1), parts=(scenario,))  # the first, the probe's
     assert daemon.terminate() == 0
     ids = (listed_session(i) for i in range(1, _size().sessions))
-    grow_while_stopped(db_path(daemon.workspace), listed_session(0), ids, events_each=1)
+    grow_while_stopped(daemon, listed_session(0), ids, events_each=1)
     daemon.start()
 
 

@@ -49,7 +49,7 @@ from bench.stats import median, percentile, ratio
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 
-__all__ = ["FULL", "TINY", "Scale", "background", "fill", "main", "measure", "probe"]
+__all__ = ["FULL", "TINY", "Scale", "background", "fill", "listed_session", "main", "measure", "probe"]
 
 RESULTS = ROOT / "bench" / "results"
 TARGET_RATIO = 3.0
@@ -113,6 +113,11 @@ def _append_stream(stub: Any, requests: Iterator[pb.AppendRequest], batch: int =
     return done
 
 
+def listed_session(i: int) -> str:
+    """The id of the ``i``-th session the ``list_scans`` scenario's scans walk."""
+    return f"s-{i:07d}"
+
+
 def fill(address: str, scale: Scale, repair_sessions: int = 1, parts: tuple[str, ...] = SCENARIOS) -> None:
     """Store the sessions the scenarios in ``parts`` need (through the daemon, with AppendStream)."""
     body = "x" * 1000
@@ -123,18 +128,27 @@ def fill(address: str, scale: Scale, repair_sessions: int = 1, parts: tuple[str,
             _append_stream(
                 stub,
                 (
-                    pb.AppendRequest(session_id=f"s-{i:07d}", messages=[pb.Message(role=user, content="hello")])
+                    pb.AppendRequest(session_id=listed_session(i), messages=[pb.Message(role=user, content="hello")])
                     for i in range(scale.sessions)
                 ),
                 batch=500,
             )
         if "export" in parts:
+            # 100 messages an append: the same events as one each (the Export reads events, not appends), a
+            # third of the daemon's CPU and wall to store them.
             _append_stream(
                 stub,
                 (
-                    pb.AppendRequest(session_id="big-export", messages=[pb.Message(role=user, content=f"{i}{body}")])
-                    for i in range(scale.export_events)
+                    pb.AppendRequest(
+                        session_id="big-export",
+                        messages=[
+                            pb.Message(role=user, content=f"{i}{body}")
+                            for i in range(start, min(start + 100, scale.export_events))
+                        ],
+                    )
+                    for start in range(0, scale.export_events, 100)
                 ),
+                batch=10,
             )
         _append_stream(
             stub,

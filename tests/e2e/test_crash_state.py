@@ -155,7 +155,9 @@ def check_log(store: inspect.Stored, acked: dict[int, int]) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_sigkill_during_appends_with_state_deltas_keeps_state_equal_to_the_log(workspace: Path) -> None:
-    kills = scale(4, 8)
+    # Each kill waits for a fresh acknowledgement, so it lands with the four writers appending; each run
+    # draws a new seed (eight kills repeated the same moments more often).
+    kills = scale(4, 6)
     seed = int(os.environ.get("CLAW_CRASH_SEED", str(time.time_ns() % 1_000_000)))
     rng = random.Random(seed)
     print(f"state crash test seed={seed} kills={kills}")

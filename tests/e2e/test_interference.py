@@ -8,7 +8,8 @@ p99 of each kind by a generous absolute sanity bound: a stall (before the fix,
 0.5 to 8 s) fails it, noise of a shared machine does not. The ratio to the
 quiet p99 (target: at most 3x) is judged by ``bench/run --interference``, in
 one sitting on an idle machine, not here: a ratio fails under a neighbour's
-load. The quiet windows around the heavy one are printed beside it. The four heavy requests of the issue:
+load. A short quiet window before the heavy one is printed beside it (context for a failure: nothing
+is asserted on it, so it is 1 s, not a full window). The four heavy requests of the issue:
 
 * abandoned ListSessions scans and a large Export in a loop (sustained);
 * many Watch streams following the session the probe appends to (the
@@ -17,7 +18,7 @@ load. The quiet windows around the heavy one are printed beside it. The four hea
   can set up (``--max-open-tool-calls``, 1,000), written in chunks.
 
 ``CLAW_FULL=1`` uses the issue's sizes where they are allowed (100k
-sessions, 40k export events, 2,000 watchers). Both tiers probe for 3 s a window
+sessions, 40k export events, 2,000 watchers). Both tiers probe for 3 s beside the heavy request
 (hundreds of serial requests, enough for a p99 against a sanity bound; the
 benchmark's windows are longer, for the ratio it judges).
 """
@@ -30,10 +31,11 @@ from typing import Any
 
 import pytest
 
-from bench.interference import WATCHERS_PER_PEER, Scale, fill, measure
+from bench.interference import WATCHERS_PER_PEER, Scale, fill, listed_session, measure
 from claw_sessiond.config import DEFAULT_MAX_OPEN_TOOL_CALLS
 from tests.helpers.backend import on_postgres
 from tests.helpers.daemon import DaemonProcess
+from tests.helpers.inspect import grow_while_stopped
 from tests.helpers.tiers import scale
 
 SIZE = Scale(
@@ -59,15 +61,12 @@ def _size() -> Scale:
 P99_SANITY_S = 2.0
 #: Worst single request beside the repair: no request waits for the whole repair (written in chunks).
 WORST_SANITY_S = 5.0
+#: The quiet window printed beside the heavy one: context for the reader, never asserted on.
+QUIET_WINDOW_S = 1.0
 
 
 def _quiet(daemon: DaemonProcess, workspace: Path) -> dict[str, Any]:
-    return measure(daemon.address, str(workspace), _size(), "quiet")
-
-
-def _worse(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """The quiet baseline: for each figure, the worse of the quiet windows before and after the heavy one."""
-    return {k: max(v, after[k]) if k.endswith("_ms") else v for k, v in before.items()}
+    return measure(daemon.address, str(workspace), dataclasses.replace(_size(), window_s=QUIET_WINDOW_S), "quiet")
 
 
 def _report(quiet: dict[str, Any], row: dict[str, Any]) -> str:
@@ -82,17 +81,30 @@ def _report(quiet: dict[str, Any], row: dict[str, Any]) -> str:
 @pytest.mark.parametrize("scenario", ["list_scans", "export", "watchers", "repair"])
 def test_heavy_requests_keep_p99_near_quiet(spawn_daemon: Any, workspace: Path, scenario: str) -> None:
     daemon: DaemonProcess = spawn_daemon("--max-watchers-per-peer", str(WATCHERS_PER_PEER))
-    fill(daemon.address, _size(), parts=(scenario,))
+    _store(daemon, scenario)
     # A window that misses its bound is measured once more: on a shared 2-core machine another process
     # can take the cores for a whole window; a daemon that really lets heavy requests stall others misses twice.
     for _attempt in range(2):
-        before = _quiet(daemon, workspace)
+        quiet = _quiet(daemon, workspace)
         row = measure(daemon.address, str(workspace), _size(), scenario)
-        quiet = _worse(before, _quiet(daemon, workspace))
         print("\n" + _report(quiet, row))
         if not (problems := _over_bounds(row, scenario)):
             break
     assert problems == [], "; ".join(problems) + ": " + _report(quiet, row)
+
+
+def _store(daemon: DaemonProcess, scenario: str) -> None:
+    """Store what the scenario reads. On SQLite the list_scans sessions (one message each) are copies of the
+    first, written with the daemon stopped: the same rows as 100,000 appends, in seconds instead of half a
+    minute of the daemon's writer, whose cost is not what this test is about."""
+    if scenario != "list_scans" or on_postgres():
+        fill(daemon.address, _size(), parts=(scenario,))
+        return
+    fill(daemon.address, dataclasses.replace(_size(), sessions=1), parts=(scenario,))  # the first, the probe's
+    assert daemon.terminate() == 0
+    ids = (listed_session(i) for i in range(1, _size().sessions))
+    grow_while_stopped(daemon, listed_session(0), ids, events_each=1)
+    daemon.start()
 
 
 def _over_bounds(row: dict[str, Any], scenario: str) -> list[str]:

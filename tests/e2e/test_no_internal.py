@@ -17,6 +17,7 @@ this one proves the wiring: every RPC answers odd input with a clear status and 
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -849,6 +850,16 @@ def session_strategies(ser: Callable[[Any], st.SearchStrategy[bytes]]) -> dict[s
     }
 
 
+@functools.cache
+def strategies_for(lines: tuple[str, ...]) -> dict[str, st.SearchStrategy[bytes]]:
+    """:func:`request_strategies` of one daemon's export lines, built once for all of the property's examples.
+
+    A strategy is a description, drawn from as often as one likes; built again for every example, Hypothesis
+    described its lambdas again each time (reading their source), most of the property's time on the client.
+    """
+    return request_strategies(list(lines))
+
+
 #: Raw bytes no client library sends: invalid UTF-8 in field 1 (a string in every request), or garbage.
 CORRUPTIONS = st.sampled_from([b"", b"", b"", b"\x0a\x02\xff\xfe", b"\x0a\x03\xed\xa0\x80", b"\xff\xff\xff", b"\x0a"])
 
@@ -868,7 +879,7 @@ def test_no_request_ends_in_internal_or_unknown_and_refusals_change_nothing(
     edge_daemon: tuple[DaemonProcess, list[str]], data: st.DataObject
 ) -> None:
     daemon, lines = edge_daemon
-    strategies = request_strategies(lines)
+    strategies = strategies_for(tuple(lines))
     method = data.draw(st.sampled_from(sorted(strategies)), label="method")
     request = data.draw(strategies[method], label="request") + data.draw(CORRUPTIONS, label="corruption")
     store = stored(daemon)

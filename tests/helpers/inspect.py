@@ -7,7 +7,8 @@ Tests outside a backend's own folder (``tests/storage/<backend>/``) inspect stor
     [e.type for e in s.events("demo")], s.sessions()[0].workdir, s.request_records()
 
 Every call reads afresh (nothing is held open between calls, so a test never keeps a reader that
-the daemon would have to wait for) and changes nothing. On SQLite: a read-only connection to
+the daemon would have to wait for) and changes nothing; the one writer, :func:`grow_while_stopped`,
+says so in its name. On SQLite: a read-only connection to
 ``.claw/sessions.db``; when the running test is on PostgreSQL (``tests/helpers/backend.py``) the
 workspace's PostgreSQL database (``inspect_postgres.py``). :func:`stored` picks one.
 """
@@ -15,10 +16,12 @@ workspace's PostgreSQL database (``inspect_postgres.py``). :func:`stored` picks 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from tests.helpers import sqlite_file
 from tests.helpers.backend import database_url_for, on_postgres
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.sqlite_file import db_path, dump, integrity, read_only
@@ -132,3 +135,14 @@ def stored(where: Path | DaemonProcess) -> Stored:
 
         return PostgresStored(database_url_for(workspace))
     return SqliteStored(db_path(workspace))
+
+
+def grow_while_stopped(daemon: DaemonProcess, template: str, session_ids: Iterable[str], events_each: int) -> None:
+    """Add copies of session ``template`` to a stopped daemon's SQLite store
+    (:func:`tests.helpers.sqlite_file.grow_while_stopped`): for a test that reads many sessions, not one
+    that stores them. A PostgreSQL test stores its data through the daemon.
+    """
+    assert daemon.proc is None or daemon.proc.poll() is not None, "stop the daemon first"
+    if on_postgres():
+        raise NotImplementedError("grow_while_stopped copies SQLite rows; on PostgreSQL store through the daemon")
+    sqlite_file.grow_while_stopped(db_path(daemon.workspace), template, session_ids, events_each)

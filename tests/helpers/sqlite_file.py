@@ -1,7 +1,8 @@
 """The SQLite files of a workspace themselves: for tests/storage/sqlite/ and tests.helpers.inspect only.
 
 Everything here reads the database only through read-only connections, so
-a helper can never be the thing that changed the file.
+a helper can never be the thing that changed the file; the exceptions say so in their
+names (:func:`install_old_database`, :func:`grow_while_stopped`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import hashlib
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 #: Databases written by earlier versions (tests/storage/sqlite/fixtures/make_fixtures.py).
@@ -73,3 +74,37 @@ def install_old_database(workspace: Path, name: str) -> None:
     target = claw / "sessions.db"
     shutil.copyfile(OLD_DATABASES / name, target)
     os.chmod(target, 0o600)
+
+
+def grow_while_stopped(db: Path, template: str, session_ids: Iterable[str], events_each: int) -> None:
+    """Add a session per id, each a copy of session ``template``'s row with ``events_each`` copies of its first
+    event (positions 1 to ``events_each``), to a database no daemon has open, in one transaction.
+
+    How a test builds a database of tens of thousands of sessions in seconds where the daemon's own writer
+    takes a minute; for tests whose subject is reading such a database, not building it. The daemon must be
+    stopped (it holds no lock then, and its caches would not know the rows).
+    """
+    conn = sqlite3.connect(db)
+    try:
+        with conn:
+            row = conn.execute("SELECT * FROM sessions WHERE session_id = ?", (template,)).fetchone()
+            cols = [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
+            event = conn.execute(
+                "SELECT * FROM events WHERE session_id = ? ORDER BY event_id LIMIT 1", (template,)
+            ).fetchone()
+            event_cols = [r[1] for r in conn.execute("PRAGMA table_info(events)")]
+            sid = cols.index("session_id")
+            eid, esid, epos = (event_cols.index(c) for c in ("event_id", "session_id", "position"))
+            sessions, events = [], []
+            for session_id in session_ids:
+                copy = list(row)
+                copy[sid] = session_id
+                sessions.append(copy)
+                for position in range(1, events_each + 1):
+                    e = list(event)
+                    e[eid], e[esid], e[epos] = None, session_id, position
+                    events.append(e)
+            conn.executemany(f"INSERT INTO sessions VALUES ({','.join('?' * len(cols))})", sessions)
+            conn.executemany(f"INSERT INTO events VALUES ({','.join('?' * len(event_cols))})", events)
+    finally:
+        conn.close()

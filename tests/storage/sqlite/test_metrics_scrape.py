@@ -18,6 +18,7 @@ import pytest
 from claw_sessiond_client import Message, SessionClient
 from tests.helpers.figures import record
 from tests.helpers.metrics import limited_metrics_daemon, scrape_text
+from tests.helpers.sqlite_file import db_path, grow_while_stopped
 from tests.helpers.tiers import FULL
 
 pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
@@ -92,33 +93,10 @@ def test_a_scrape_does_not_count_the_tables_each_time(metrics_daemon: Any) -> No
 
     scrape_text(port)
     small = timed(50)
-    # Grow the database to 20,000 sessions and 400,000 events offline-free: through the daemon's own writer
-    # would take minutes, so the daemon is stopped, rows are added with sqlite3 (it holds no lock then), and
-    # it is started again.
+    # Grow the database to 20,000 sessions and 400,000 events: through the daemon's own writer would take
+    # minutes, so the daemon is stopped, rows are added with sqlite3, and it is started again.
     assert d.terminate() == 0
-    import sqlite3
-
-    db = d.workspace / ".claw" / "sessions.db"
-    conn = sqlite3.connect(db)
-    with conn:
-        row = conn.execute("SELECT * FROM sessions WHERE session_id = 'first'").fetchone()
-        cols = [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
-        ev = conn.execute("SELECT * FROM events WHERE session_id = 'first'").fetchone()
-        ev_cols = [r[1] for r in conn.execute("PRAGMA table_info(events)")]
-        sid, eid = cols.index("session_id"), ev_cols.index("event_id")
-        esid, epos = ev_cols.index("session_id"), ev_cols.index("position")
-        sessions, events = [], []
-        for k in range(20_000):
-            r = list(row)
-            r[sid] = f"bulk-{k}"
-            sessions.append(r)
-            for p in range(20):
-                e = list(ev)
-                e[eid], e[esid], e[epos] = None, f"bulk-{k}", p + 1
-                events.append(e)
-        conn.executemany(f"INSERT INTO sessions VALUES ({','.join('?' * len(cols))})", sessions)
-        conn.executemany(f"INSERT INTO events VALUES ({','.join('?' * len(ev_cols))})", events)
-    conn.close()
+    grow_while_stopped(db_path(d.workspace), "first", (f"bulk-{k}" for k in range(20_000)), events_each=20)
     d.start()
     text = scrape_text(port)
     assert "claw_sessiond_sessions 20001.0" in text and "claw_sessiond_events 400001.0" in text

@@ -19,7 +19,8 @@ turned round every round, with a full garbage collection before each call (not t
   message of a unary call (gRPC sends the message and the status in one batch, and the client
   reads them in one): what a unary-shaped reply would save. A unary call of the streamed ``Load``
   itself is no way there: given a reply of two chunks it waits for its deadline (measured);
-* ``add_items`` of one item and ``get_items(limit=10)`` (at both sizes: flat in N);
+* ``add_items`` of one item, ``get_items(limit=10)`` and ``pop_item`` (at both sizes: flat in N; each
+  round's pop takes one item off each side, as its add puts one on);
 * **a turn**: ``add_items`` of :data:`TURN_ITEMS` items (a user message, a tool call and its
   output), then ``get_items()`` of the whole history, as the SDK's Runner does each turn: a reader
   that only remembered an unchanged history would gain nothing here (the history grows by
@@ -228,6 +229,8 @@ async def _one_size(
             "sqlite limit=10": lambda: theirs.get_items(10),
             "claw add one": lambda: ours.add_items([_item(next(seq))]),
             "sqlite add one": lambda: theirs.add_items([_item(next(seq))]),
+            "claw pop": ours.pop_item,
+            "sqlite pop": theirs.pop_item,
         },
         rounds,
         daemon_pid,
@@ -256,6 +259,7 @@ async def _one_size(
             ),
             ("get_items(limit=10)", small["claw limit=10"], small["sqlite limit=10"]),
             ("add_items of one item", small["claw add one"], small["sqlite add one"]),
+            ("pop_item", small["claw pop"], small["sqlite pop"]),
             (f"a turn: add_items of {TURN_ITEMS}, then get_items()", turns["claw turn"], turns["sqlite turn"]),
         )
     ]

@@ -16,10 +16,21 @@ from typing import Any
 
 from claw_sessiond.events import decode_events
 from claw_sessiond.export import event_line, header_line, parse_session
-from claw_sessiond.model import AppendJob, AppendResult, LoadResult, Message, ToolCall, UsageDelta, UsageResult
+from claw_sessiond.model import (
+    AppendJob,
+    AppendResult,
+    DeleteEntriesResult,
+    EditResult,
+    LoadResult,
+    Message,
+    ToolCall,
+    UsageDelta,
+    UsageResult,
+)
 from claw_sessiond.policy import ToolPolicy
+from claw_sessiond.selection import prepare_delete_entries
 from claw_sessiond.storage import Run, SharedRuns, Storage
-from claw_sessiond.validate import prepare_append
+from claw_sessiond.validate import prepare_append, prepare_edit
 
 #: Opens a backend's storage for a folder, with Config overrides; the same folder opens the same data.
 BackendFactory = Callable[..., Awaitable[Storage]]
@@ -115,6 +126,55 @@ async def usage(storage: Storage, session_id: str, request_id: str = "", **count
     return await storage.record_usage(
         session_id, UsageDelta(**counts), request_id=request_id, workdir="", trace_id="trace"
     )
+
+
+def edit_job(
+    session_id: str,
+    *replacements: Message,
+    remove_last: int = 0,
+    after: int = 0,
+    expected: int = 0,
+    request_id: str = "",
+    run_id: str = "",
+    discard_pending: bool = False,
+) -> Any:
+    """An EditTail's job, built as the service builds it (``validate.prepare_edit``, the daemon's default bounds)."""
+    return prepare_edit(
+        session_id,
+        list(replacements),
+        remove_last=remove_last,
+        after_position=after,
+        expected_last_position=expected,
+        request_id=request_id,
+        workdir="",
+        run_id=run_id,
+        trace_id="trace",
+        discard_pending=discard_pending,
+        max_message_bytes=1 << 20,
+        max_batch_messages=1000,
+    )
+
+
+async def edit(storage: Storage, session_id: str, *replacements: Message, **options: Any) -> EditResult:
+    """An EditTail (:func:`edit_job`'s options) through ``storage``; its result."""
+    return await storage.edit_tail(edit_job(session_id, *replacements, **options))
+
+
+async def delete_entries(storage: Storage, session_id: str, **selector: Any) -> DeleteEntriesResult:
+    """A DeleteEntries, built as the service builds it (``selector``: its fields; bound 1000 unless given)."""
+    fields: dict[str, Any] = {
+        "client_ids": (),
+        "client_id_prefix": "",
+        "from_position": 0,
+        "to_position": 0,
+        "expected_last_position": 0,
+        "request_id": "",
+        "trace_id": "trace",
+        "discard_pending": False,
+        "max_entries": 1000,
+    }
+    fields.update(selector)
+    return await storage.delete_entries(prepare_delete_entries(session_id, **fields))
 
 
 async def clear(storage: Storage, session_id: str, *, expected: int = 0, request_id: str = "") -> Any:

@@ -26,15 +26,14 @@ from claw_sessiond.errors import (
     SessionNotFoundError,
 )
 from claw_sessiond.model import DeleteEntriesResult, HistoryMark, LoadWindow, Message
-from claw_sessiond.selection import prepare_delete_entries
 from claw_sessiond.storage import Storage
-from claw_sessiond.validate import prepare_edit
 from tests.helpers.tiers import scale
 from tests.storage._support import (
     WORKDIR,
     Stores,
     append,
     assistant,
+    edit,
     export_lines,
     history,
     import_lines,
@@ -43,27 +42,13 @@ from tests.storage._support import (
     snapshot,
     user,
 )
+from tests.storage._support import (
+    delete_entries as delete,
+)
 
 
 def tagged(client_id: str) -> Message:
     return dataclasses.replace(user(client_id), client_id=client_id)
-
-
-async def delete(storage: Storage, session_id: str, **selector: Any) -> DeleteEntriesResult:
-    """A DeleteEntries, built as the service builds it (``selector``: its fields; bound 1000 unless given)."""
-    fields: dict[str, Any] = {
-        "client_ids": (),
-        "client_id_prefix": "",
-        "from_position": 0,
-        "to_position": 0,
-        "expected_last_position": 0,
-        "request_id": "",
-        "trace_id": "trace",
-        "discard_pending": False,
-        "max_entries": 1000,
-    }
-    fields.update(selector)
-    return await storage.delete_entries(prepare_delete_entries(session_id, **fields))
 
 
 async def shown(storage: Storage, session_id: str) -> list[int]:
@@ -169,21 +154,7 @@ async def test_a_call_and_its_result_go_together_or_with_discard_pending(storage
 async def test_a_later_edit_tail_walks_over_what_a_delete_left_visible(storage: Storage) -> None:
     await append(storage, "s", *(tagged(str(i)) for i in range(1, 7)))  # 1..6
     await delete(storage, "s", client_ids=("2", "4"))  # edit event at 7
-    job = prepare_edit(
-        "s",
-        [],
-        remove_last=3,
-        after_position=0,
-        expected_last_position=0,
-        request_id="",
-        workdir="",
-        run_id="",
-        trace_id="t",
-        discard_pending=False,
-        max_message_bytes=1 << 20,
-        max_batch_messages=1000,
-    )
-    edited = await storage.edit_tail(job)
+    edited = await edit(storage, "s", remove_last=3)
     assert [m.position for m in edited.removed] == [3, 5, 6]
     assert await shown(storage, "s") == [1]
 
@@ -231,12 +202,7 @@ async def test_deletes_and_tail_edits_match_a_model(storage: Storage, ops: list[
             if len(visible) < op[1]:
                 continue
             want = sorted(visible)[-op[1] :]
-            job = prepare_edit(
-                sid, [], remove_last=op[1], after_position=0, expected_last_position=last, request_id="",
-                workdir="", run_id="", trace_id="t", discard_pending=False, max_message_bytes=1 << 20,
-                max_batch_messages=1000,
-            )  # fmt: skip
-            assert [m.position for m in (await storage.edit_tail(job)).removed] == want
+            assert [m.position for m in (await edit(storage, sid, remove_last=op[1], expected=last)).removed] == want
         else:
             if kind == "ids":
                 names = {f"{'ab'[i % 2]}{i}" for i in op[1]}

@@ -20,16 +20,16 @@ from claw_sessiond.errors import (
     SequenceConflictError,
     ToolCallStateError,
 )
-from claw_sessiond.model import EditResult, HistoryMark, Message, ToolCall
+from claw_sessiond.model import HistoryMark, Message, ToolCall
 from claw_sessiond.queries import SearchFilter, fts_query
 from claw_sessiond.storage import Storage
-from claw_sessiond.validate import prepare_edit
 from tests.storage._support import (
     WORKDIR,
     Stores,
     append,
     assistant,
     contents,
+    edit,
     event_types,
     export_lines,
     history,
@@ -41,34 +41,6 @@ from tests.storage._support import (
     usage,
     user,
 )
-
-
-async def edit(
-    storage: Storage,
-    session_id: str,
-    *replacements: Message,
-    remove_last: int = 0,
-    after: int = 0,
-    expected: int = 0,
-    request_id: str = "",
-    discard_pending: bool = False,
-) -> EditResult:
-    """An EditTail, built as the service builds it."""
-    job = prepare_edit(
-        session_id,
-        list(replacements),
-        remove_last=remove_last,
-        after_position=after,
-        expected_last_position=expected,
-        request_id=request_id,
-        workdir="",
-        run_id="",
-        trace_id="trace",
-        discard_pending=discard_pending,
-        max_message_bytes=1 << 20,
-        max_batch_messages=1000,
-    )
-    return await storage.edit_tail(job)
 
 
 async def erase(storage: Storage, session_id: str, *, expected: int = 0, request_id: str = "") -> Any:

@@ -20,20 +20,22 @@ from typing import Any
 import pytest
 
 from claw_sessiond.model import HistoryCursor, LoadWindow, Message, ToolCall
-from claw_sessiond.selection import prepare_delete_entries
 from claw_sessiond.storage import Storage
 from claw_sessiond.storage.item_cache import ITEM_OVERHEAD_BYTES, ItemCache, KnownItems
-from claw_sessiond.validate import prepare_edit
 from claw_sessiond.validate_sessions import prepare_fork, prepare_update
 from tests.storage._support import (
     WORKDIR,
     Stores,
     append,
     clear,
+    delete_entries,
     export_lines,
     import_lines,
     job,
     renamed,
+)
+from tests.storage._support import (
+    edit as edit_on,
 )
 
 F = "f.items"
@@ -84,26 +86,6 @@ async def kept_then_written(
 
 async def edit(storage: Storage, *replacements: Message, remove_last: int = 0, after: int = 0) -> Any:
     return await edit_on(storage, SID, *replacements, remove_last=remove_last, after=after)
-
-
-async def edit_on(storage: Storage, sid: str, *replacements: Message, remove_last: int = 0, after: int = 0) -> Any:
-    """An EditTail, built as the service builds it."""
-    return await storage.edit_tail(
-        prepare_edit(
-            sid,
-            list(replacements),
-            remove_last=remove_last,
-            after_position=after,
-            expected_last_position=0,
-            request_id="",
-            workdir="",
-            run_id="",
-            trace_id="t",
-            discard_pending=False,
-            max_message_bytes=1 << 20,
-            max_batch_messages=1000,
-        )
-    )
 
 
 # ---------------------------------------------------------------- the cache is used
@@ -176,18 +158,7 @@ async def test_delete_entries_by_client_id(storage: Storage) -> None:
     await append(storage, SID, *(item(i, client_id=f"k{i}") for i in range(5)))
 
     def delete(**selector: Any) -> Any:
-        fields: dict[str, Any] = {
-            "client_ids": (),
-            "client_id_prefix": "",
-            "from_position": 0,
-            "to_position": 0,
-            "expected_last_position": 0,
-            "request_id": "",
-            "trace_id": "t",
-            "discard_pending": False,
-            "max_entries": 1000,
-        }
-        return storage.delete_entries(prepare_delete_entries(SID, **{**fields, **selector}))
+        return delete_entries(storage, SID, **selector)
 
     _stale, got = await kept_then_written(storage, lambda: delete(client_ids=("k1",)))
     assert got == n(0, 2, 3, 4) == await uncached(storage)

@@ -32,9 +32,8 @@ from claw_sessiond.storage.postgres.timeouts import (
     fence_margin_ms,
     idle_in_transaction_ms,
 )
-from claw_sessiond.validate import prepare_edit
 from tests.helpers.postgres import SHARED as POSTGRES
-from tests.storage._support import append, assistant, attach, contents, user
+from tests.storage._support import append, assistant, attach, contents, edit, user
 
 
 def _config(tmp_path: Path) -> Config:
@@ -44,21 +43,7 @@ def _config(tmp_path: Path) -> Config:
 
 async def _edit(storage: Storage, session_id: str, text: str, run_id: str) -> EditResult:
     """An EditTail that only appends ``text``, for the run ``run_id``."""
-    job = prepare_edit(
-        session_id,
-        [user(text)],
-        remove_last=0,
-        after_position=0,
-        expected_last_position=0,
-        request_id="",
-        workdir="",
-        run_id=run_id,
-        trace_id="trace",
-        discard_pending=False,
-        max_message_bytes=1 << 20,
-        max_batch_messages=1000,
-    )
-    return await storage.edit_tail(job)
+    return await edit(storage, session_id, user(text), run_id=run_id)
 
 
 async def _expire(conn: Any, run_id: str) -> None:

@@ -19,8 +19,9 @@ import pytest
 
 from claw_sessiond.model import EditResult, Message
 from claw_sessiond.storage.sqlite import SQLiteStorage
-from claw_sessiond.validate import prepare_append, prepare_edit
+from claw_sessiond.validate import prepare_append
 from tests.helpers.figures import record
+from tests.storage._support import edit_job
 
 
 def _append(session_id: str, *messages: Message) -> Any:
@@ -38,20 +39,7 @@ def _append(session_id: str, *messages: Message) -> Any:
 
 
 def _edit(session_id: str, *replacements: Message, remove_last: int = 0, discard_pending: bool = False) -> Any:
-    return prepare_edit(
-        session_id,
-        list(replacements),
-        remove_last=remove_last,
-        after_position=0,
-        expected_last_position=0,
-        request_id="",
-        workdir="",
-        run_id="",
-        trace_id="t",
-        discard_pending=discard_pending,
-        max_message_bytes=1 << 20,
-        max_batch_messages=1000,
-    )
+    return edit_job(session_id, *replacements, remove_last=remove_last, discard_pending=discard_pending)
 
 
 @pytest.fixture

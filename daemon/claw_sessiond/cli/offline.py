@@ -34,17 +34,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from claw_sessiond_client import (
-    EntryUsage,
-    LoadResult,
-    Message,
-    Session,
-    SessionPage,
-    SessionSummary,
-    Stats,
-    ToolCall,
-    Usage,
-)
 from claw_sessiond_client.paths import claw_dir
 
 from ..config import ConfigError, environ, store_label
@@ -57,13 +46,23 @@ from .termsafe import visible
 if TYPE_CHECKING:
     import asyncio
 
-    from claw_sessiond_client import CrossSessionUsage, SearchResult, SessionClient
+    from claw_sessiond_client import (
+        CrossSessionUsage,
+        LoadResult,
+        Message,
+        SearchResult,
+        SessionClient,
+        SessionPage,
+        SessionSummary,
+        Stats,
+        Usage,
+    )
 
     from ..storage import Storage
 
-# The storage code (and asyncio, which runs it), its event codec and the daemon's request checks are
-# imported by the methods that use them: commands import this module for its options, and most never
-# open the read-only view.
+# The storage code (and asyncio, which runs it), its event codec, the daemon's request checks and the
+# client's result types are imported by the functions that use them: commands import this module for
+# its options, and most never open the read-only view.
 
 __all__ = [
     "OPEN_CALL_NOTE",
@@ -268,6 +267,8 @@ class OfflineClient:
 
     def stats(self) -> Stats:
         """Database figures (no daemon figures: none runs)."""
+        from claw_sessiond_client import Stats
+
         from ..metrics import figure_fields  # here: the CLI does not load prometheus-client for every command
 
         try:
@@ -283,6 +284,8 @@ class OfflineClient:
         self, id_contains: str = "", limit: int = 100, page_token: str = "", labels: dict[str, str] | None = None
     ) -> SessionPage:
         """One page of :meth:`list_sessions`, with the same cursor and total as ListSessions."""
+        from claw_sessiond_client import SessionPage
+
         from ..validate import check_list_sessions
         from ..validate import page_after as _page_after
         from ..validate import page_key as _page_key
@@ -380,6 +383,8 @@ class OfflineClient:
         self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
     ) -> LoadResult:
         """Look at a session without repairing (``repair=False``); a Load that repairs is refused offline."""
+        from claw_sessiond_client import LoadResult, Session
+
         if repair:
             raise OfflineError("this needs the daemon (Load may repair, a write); start it: claw-sessiond serve")
         try:
@@ -417,10 +422,14 @@ class OfflineClient:
 
 
 def _usage(u: Any) -> Usage:
+    from claw_sessiond_client import Usage
+
     return Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
 
 
 def _summary(r: Any) -> SessionSummary:
+    from claw_sessiond_client import SessionSummary
+
     return SessionSummary(
         r.id,
         r.message_count,
@@ -434,6 +443,8 @@ def _summary(r: Any) -> SessionSummary:
 
 
 def _message(m: Any) -> Message:
+    from claw_sessiond_client import EntryUsage, Message, ToolCall
+
     calls = tuple(ToolCall._stored(c.id, c.name, c.arguments, c.pending, c.arguments_not_json) for c in m.tool_calls)
     message = Message(
         m.role,

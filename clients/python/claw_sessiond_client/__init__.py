@@ -5,10 +5,11 @@
 ...     client.append("demo", Message.user("hello"))
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final
+import importlib as _importlib
+import typing as _typing
 
-if TYPE_CHECKING:
+# Only public names in the namespace (dir() lists them; tests/e2e/test_daemon.py): the helpers are private.
+if _typing.TYPE_CHECKING:
     from ._finds import CrossSessionUsage, FollowEvent, SearchHit, SearchResult, UsageReportRow
     from ._types import (
         AppendResult,
@@ -125,11 +126,12 @@ __all__ = [
     "find_workspace",
 ]
 
-#: The module of each public name, imported when the name is first used: ``import claw_sessiond_client``
-#: costs a few milliseconds, and grpc and protobuf load only with the first name that needs them (a
-#: client class, a result type). The ``TYPE_CHECKING`` imports above are the same table for type
-#: checkers; tests/unit/test_start_imports.py checks that the three lists agree.
-_HOMES: Final[dict[str, str]] = {
+#: The module of each public name, imported when the name is first used (PEP 562): ``import
+#: claw_sessiond_client`` costs a few milliseconds, an error class loads ``errors`` alone, and grpc and
+#: protobuf load with the first name that needs them (a client class, a search result). The
+#: ``TYPE_CHECKING`` imports above are the same table for type checkers; tests/unit/test_start_imports.py
+#: checks that it, this one and ``__all__`` agree.
+_HOMES: _typing.Final[dict[str, str]] = {
     name: f".{module}"
     for module, names in {
         "_finds": "CrossSessionUsage FollowEvent SearchHit SearchResult UsageReportRow",
@@ -153,16 +155,16 @@ _HOMES: Final[dict[str, str]] = {
 }
 
 #: The public modules, reachable as attributes of the package (``claw_sessiond_client.errors``) once imported.
-_MODULES: Final = frozenset({"aio", "api", "contrib", "endpoint", "errors", "install", "paths", "sync", "tcp"})
+_MODULES: _typing.Final = frozenset({"aio", "api", "contrib", "endpoint", "errors", "install", "paths", "sync", "tcp"})
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     """A public name, its module imported now (PEP 562); a public module likewise."""
     home = _HOMES.get(name)
     if home is not None:
-        value = getattr(importlib.import_module(home, __name__), name)
+        value = getattr(_importlib.import_module(home, __name__), name)
     elif name in _MODULES:
-        value = importlib.import_module(f".{name}", __name__)
+        value = _importlib.import_module(f".{name}", __name__)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # the next use is a plain lookup

@@ -23,7 +23,10 @@ entries:
 =================  ===========================================================
 
 A command's module is imported when that command is chosen (``--help`` of the whole CLI and the
-completion scripts import them all): a daemon's start and a CLI call load only what they run.
+completion scripts import them all): a daemon's start and a CLI call load only what they run. So a
+module imports at its top only what its options and help need; the client classes (grpc), the
+storage code and asyncio are imported inside the functions that use them, and the top-level
+``--help`` adds no command's arguments (tests/unit/test_start_imports.py checks what each loads).
 They share :mod:`.options` (the options every command takes), :mod:`.connect`
 (the one client factory), :mod:`.failure` (the one failure report and the
 exit codes), :mod:`.output` (JSON documents, lines, tables), :mod:`.offline`

@@ -41,6 +41,7 @@ from ..config import environ
 from ..errors import InvalidRequestError
 from ..ids import check_session_id
 from .failure import EXIT_FAILURE, EXIT_USAGE, UsageError, fail_client, report_error
+from .offline import run_offline
 
 if TYPE_CHECKING:
     from claw_sessiond_client import AsyncSessionClient, SessionClient, SessionSummary
@@ -162,8 +163,6 @@ def online(
     """
 
     def handler(args: argparse.Namespace) -> int:
-        from .offline import run_offline  # here: the read-only view loads the storage code, when it runs
-
         if getattr(args, "offline", None) is True:
             return run_offline(args, body)
         try:

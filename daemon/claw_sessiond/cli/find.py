@@ -413,7 +413,7 @@ def _fit(text: str, width: int) -> str:
 
 def _usage(args: argparse.Namespace, client: SessionClient) -> int:
     """Usage and cost across sessions, by model, day or session."""
-    from claw_sessiond_client import UsageReportRow  # here: the client's search types load with the client
+    from claw_sessiond_client import UsageReportRow  # here: with the client's search code (grpc)
 
     since, until = parse_time(args.since), parse_time(args.until)
     report = client.usage_report(since=since, until=until, by_session=args.by == "session")

@@ -175,3 +175,9 @@ def test_the_parser_of_the_chosen_command_parses_as_the_whole_one(argv: list[str
     if argv[0] != "serve":
         whole.pop("known_flags")
     assert alone == whole
+
+
+def test_the_top_level_help_is_the_same_without_the_commands_arguments() -> None:
+    """``claw-sessiond --help`` is printed by a parser whose subcommands have no arguments (``arguments=False``,
+    so no command's option code runs): the text is the whole parser's."""
+    assert cli.build_parser({}, arguments=False).format_help() == cli.build_parser({}).format_help()

@@ -18,15 +18,17 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from . import errors as E
-from ._autostart import AutostartWait, autostart_failure, spawn_daemon
 from ._liveness import CONNECT_TIMEOUT_S, hung_error, no_daemon_error, not_responding_error
 from ._peer import resolve_target
 from ._status import auto_retried, closed_error
 from ._tls import Transport
 from .endpoint import discover_socket
+
+if TYPE_CHECKING:
+    from ._autostart import AutostartWait
 
 __all__ = [
     "CHANNEL_OPTIONS",
@@ -129,6 +131,8 @@ class ClientCore:
 
     def _autostart_wait(self) -> AutostartWait:
         """Start a daemon (unless the one this client started still runs) and time the wait for one to answer."""
+        from ._autostart import AutostartWait, spawn_daemon  # here: only a client that auto-starts needs it
+
         assert self.workspace is not None
         if self._spawned is None or self._spawned.poll() is not None:
             self._spawned = spawn_daemon(self.workspace)
@@ -136,6 +140,8 @@ class ClientCore:
 
     def _autostart_failure(self) -> E.DaemonUnavailableError:
         """The error when auto-start did not produce a daemon that answers."""
+        from ._autostart import autostart_failure
+
         assert self.workspace is not None
         return autostart_failure(self.workspace, self._spawned)
 

@@ -23,7 +23,10 @@ entries:
 =================  ===========================================================
 
 A command's module is imported when that command is chosen (``--help`` of the whole CLI and the
-completion scripts import them all): a daemon's start and a CLI call load only what they run.
+completion scripts import them all): a daemon's start and a CLI call load only what they run. So a
+module imports at its top only what its options and help need; the client classes (grpc), the
+storage code and asyncio are imported inside the functions that use them, and the top-level
+``--help`` adds no command's arguments (tests/unit/test_start_imports.py checks what each loads).
 They share :mod:`.options` (the options every command takes), :mod:`.connect`
 (the one client factory), :mod:`.failure` (the one failure report and the
 exit codes), :mod:`.output` (JSON documents, lines, tables), :mod:`.offline`
@@ -154,9 +157,15 @@ def _command_list(helps: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
-def build_parser(env: Mapping[str, str] | None = None, only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(
+    env: Mapping[str, str] | None = None, only: str | None = None, *, arguments: bool = True
+) -> argparse.ArgumentParser:
     """The full argument parser (``env`` supplies option defaults); with ``only``, the same parser
-    with that one subcommand (whose module alone is imported), for a command line that names it."""
+    with that one subcommand (whose module alone is imported), for a command line that names it.
+
+    With ``arguments=False`` the subcommands have no arguments of their own: the parser of a command
+    line that asks for the top-level ``--help`` or ``--version``, which exit before a subcommand is
+    parsed and print the same (a command's arguments may import what only that command uses)."""
     env = environ() if env is None else env
     parser = _Parser(
         prog="claw-sessiond",
@@ -179,8 +188,9 @@ def build_parser(env: Mapping[str, str] | None = None, only: str | None = None) 
         daemon = sub.add_parser(
             "serve", prog="claw-sessiond serve", help=serve.HELP, description=serve.DESCRIPTION, formatter_class=Help
         )
-        add_workspace_option(daemon, env)
-        serve.add_arguments(daemon, env)
+        if arguments:
+            add_workspace_option(daemon, env)
+            serve.add_arguments(daemon, env)
         daemon.set_defaults(handler=serve.run)
         flags = (a.option_strings[0] for a in daemon._actions if a.option_strings)
         parser.set_defaults(known_flags=[flag for flag in flags if flag.startswith("--")])
@@ -195,9 +205,10 @@ def build_parser(env: Mapping[str, str] | None = None, only: str | None = None) 
             help=command.help,
             description=command.help,
         )
-        add_workspace_option(cmd, env)
-        add_json_option(cmd)
-        command.add_arguments(cmd)
+        if arguments:
+            add_workspace_option(cmd, env)
+            add_json_option(cmd)
+            command.add_arguments(cmd)
         cmd.formatter_class = Help
         cmd.set_defaults(handler=command.handler)
     if only is None:
@@ -207,6 +218,20 @@ def build_parser(env: Mapping[str, str] | None = None, only: str | None = None) 
 
 #: The global options that take a value, as :func:`build_parser` adds them (``add_workspace_option``).
 _GLOBAL_VALUE_OPTIONS: Final = ("--workspace", "--socket")
+#: The top-level options that print and exit as soon as argparse reads them.
+_EXITING_OPTIONS: Final = ("-h", "--help", "--version")
+
+
+def _first_word(argv: Sequence[str]) -> str | None:
+    """The first word of ``argv`` that is not a global option (``--workspace``, ``--socket`` with their
+    values, ``--json``) or its value; None if there is none."""
+    words = iter(argv)
+    for word in words:
+        if word in _GLOBAL_VALUE_OPTIONS:
+            next(words, None)
+        elif word != "--json" and not word.startswith(tuple(f"{option}=" for option in _GLOBAL_VALUE_OPTIONS)):
+            return word
+    return None
 
 
 def chosen_command(argv: Sequence[str]) -> str | None:
@@ -214,16 +239,11 @@ def chosen_command(argv: Sequence[str]) -> str | None:
     (``--workspace``, ``--socket`` with their values, ``--json``) or its value. None (the whole parser,
     which also reports the errors) for anything else: ``--help``, ``--version``, an abbreviated option,
     no command, an unknown one."""
-    words = iter(argv)
-    for word in words:
-        if word in _GLOBAL_VALUE_OPTIONS:
-            next(words, None)
-        elif word == "--json" or word.startswith(tuple(f"{option}=" for option in _GLOBAL_VALUE_OPTIONS)):
-            continue
-        else:
-            word = ALIASES.get(word, word)
-            return word if word == "serve" or word in _PLACES else None
-    return None
+    word = _first_word(argv)
+    if word is None:
+        return None
+    word = ALIASES.get(word, word)
+    return word if word == "serve" or word in _PLACES else None
 
 
 def resolve_workspace(args: argparse.Namespace) -> None:
@@ -249,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``claw-sessiond`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _Parser.json_errors = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
-    parser = build_parser(only=chosen_command(argv))
+    parser = build_parser(only=chosen_command(argv), arguments=_first_word(argv) not in _EXITING_OPTIONS)
     args = parser.parse_args(argv)
     try:
         resolve_workspace(args)

@@ -42,7 +42,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from claw_sessiond_client import SessiondError
 from claw_sessiond_client.errors import DaemonUnavailableError
@@ -50,22 +50,17 @@ from claw_sessiond_client.paths import claw_dir
 
 from ..errors import CorruptDatabaseError
 from ..errors import SessiondError as DomainError
-from ..storage import (
-    BACKUP_CHUNK_BYTES,
-    CopyFigures,
-    check_copy,
-    check_database_file,
-    copy_database,
-    create_private_file,
-    redacted_url,
-    stored_sessions,
-)
 from .connect import open_client, socket_path
 from .failure import EXIT_OK, report_error
 from .offline import configured_database
 from .options import Command, set_epilog
 from .output import counted, print_json
 from .termsafe import visible
+
+if TYPE_CHECKING:
+    from ..storage import CopyFigures
+
+# The storage code is imported by the functions that use it (a command imports this module for its options).
 
 __all__ = ["BACKUP", "RESTORE", "backup", "restore"]
 
@@ -123,6 +118,8 @@ def _workspace_lock(folder: Path, why: str, *, create: bool) -> Iterator[None]:
 
 def _verify(path: Path, expected: CopyFigures | None) -> CopyFigures:
     """check_copy, and the counts against what was reported when the copy was made."""
+    from ..storage import check_copy
+
     try:
         got = check_copy(path)
     except CorruptDatabaseError as exc:
@@ -162,6 +159,8 @@ def _report(args: argparse.Namespace, verb: str, file: Path, figures: CopyFigure
 
 
 def _add_backup(parser: argparse.ArgumentParser) -> None:
+    from ..storage import BACKUP_CHUNK_BYTES
+
     parser.add_argument("file", metavar="FILE", help="where to write the copy (mode 0600)")
     parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
     _add_common(
@@ -175,6 +174,8 @@ def _add_backup(parser: argparse.ArgumentParser) -> None:
 
 def _from_daemon(args: argparse.Namespace, tmp: Path) -> CopyFigures:
     """Raises DaemonUnavailableError if no daemon answers (nothing was written then)."""
+    from ..storage import CopyFigures
+
     with open_client(args.workspace, socket_path(args), timeout_s=None) as client:
         fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "wb") as fh:
@@ -185,6 +186,8 @@ def _from_daemon(args: argparse.Namespace, tmp: Path) -> CopyFigures:
 
 
 def _offline_copy(workspace: Path, tmp: Path) -> CopyFigures:
+    from ..storage import check_database_file, copy_database
+
     folder = claw_dir(workspace)
     db = folder / "sessions.db"
     if not folder.is_dir() or not db.exists() or db.stat().st_size == 0:
@@ -202,6 +205,8 @@ def _offline_copy(workspace: Path, tmp: Path) -> CopyFigures:
 def _on_postgres(args: argparse.Namespace, verb: str) -> str:
     """Why ``verb`` refuses this workspace ("" when its store is the SQLite file): a PostgreSQL database is
     configured for it (or the configuration is broken), so the SQLite file under ``.claw/`` is not its store."""
+    from ..storage import redacted_url
+
     url, problem = configured_database(Path(os.path.abspath(args.workspace)))
     if problem:
         return f"{verb}: {problem}; nothing was written"
@@ -217,6 +222,8 @@ def _on_postgres(args: argparse.Namespace, verb: str) -> str:
 
 def backup(args: argparse.Namespace) -> int:
     """Write a verified copy of the whole store to FILE."""
+    from ..storage import create_private_file
+
     if refused := _on_postgres(args, "backup"):
         return _fail(args, refused)
     target = Path(os.path.abspath(args.file))
@@ -278,6 +285,8 @@ def _add_restore(parser: argparse.ArgumentParser) -> None:
 
 def _copy_in(source: Path, tmp: Path) -> None:
     """Copy FILE's bytes into the private ``tmp`` (bounded pieces), fsynced."""
+    from ..storage import BACKUP_CHUNK_BYTES
+
     with open(source, "rb") as src:
         fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "wb") as dst:
@@ -310,6 +319,8 @@ def _keep_aside(db: Path) -> Path | None:
 
 def restore(args: argparse.Namespace) -> int:
     """Replace the workspace's store with a verified backup (daemon stopped)."""
+    from ..storage import create_private_file, stored_sessions
+
     if refused := _on_postgres(args, "restore"):
         return _fail(args, refused)
     source = Path(os.path.abspath(args.file))

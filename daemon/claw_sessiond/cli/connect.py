@@ -30,17 +30,9 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from claw_sessiond_client import (
-    AsyncSessionClient,
-    DaemonUnavailableError,
-    Reason,
-    SessionClient,
-    SessiondError,
-    SessionSummary,
-    UntrustedPeerError,
-)
+from claw_sessiond_client import DaemonUnavailableError, Reason, SessiondError, UntrustedPeerError
 from claw_sessiond_client import InvalidRequestError as ClientInvalidRequestError
 from claw_sessiond_client.endpoint import discover_socket
 from claw_sessiond_client.paths import claw_dir
@@ -50,6 +42,9 @@ from ..errors import InvalidRequestError
 from ..ids import check_session_id
 from .failure import EXIT_FAILURE, EXIT_USAGE, UsageError, fail_client, report_error
 from .offline import run_offline
+
+if TYPE_CHECKING:
+    from claw_sessiond_client import AsyncSessionClient, SessionClient, SessionSummary
 
 __all__ = [
     "LOOK_TIMEOUT_S",
@@ -71,7 +66,7 @@ STATUS_TIMEOUT_S: Final = 2.0
 #: ListSessions' largest page.
 MAX_PAGE: Final = 10000
 
-Body = Callable[[argparse.Namespace, SessionClient], int]
+Body = Callable[[argparse.Namespace, "SessionClient"], int]
 
 
 def socket_path(args: argparse.Namespace) -> Path:
@@ -126,6 +121,8 @@ def open_client(
     Raises:
         claw_sessiond_client.UntrustedPeerError: ``writes`` and the workspace fails serve's checks.
     """
+    from claw_sessiond_client import SessionClient  # here: grpc loads only for a command that talks to a daemon
+
     if writes and workspace is not None:
         check_workspace_for_writing(workspace)
     address = f"unix:{socket}"
@@ -137,6 +134,8 @@ def open_client(
 def open_async_client(workspace: str, socket: Path) -> AsyncSessionClient:
     """:func:`open_client`'s asyncio twin, for ``ui`` (a server on an event loop): the same settings
     (never auto-started, nothing re-sent, :data:`LOOK_TIMEOUT_S` per call); it only reads."""
+    from claw_sessiond_client import AsyncSessionClient
+
     return AsyncSessionClient(
         workspace, address=f"unix:{socket}", autostart=False, retry_window_s=0.0, timeout_s=LOOK_TIMEOUT_S
     )

@@ -20,7 +20,6 @@ Exit codes: 0 copied and verified, 1 failure, 2 usage error.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import sys
@@ -28,19 +27,23 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from claw_sessiond_client.paths import claw_dir
 
 from ..config import environ, parse_database_url
 from ..errors import LockHeldError, SessiondError
 from ..errors import StartupError as DomainStartupError
-from ..storage import Storage, open_file, open_read_only, open_url, redacted_url
-from ..store_copy import CopyError, CopyFigures, copy_store
 from ..workspace_config import resolve_backend
 from .failure import EXIT_OK, EXIT_USAGE, report_error
 from .options import Command
 from .output import counted, print_json, say
+
+if TYPE_CHECKING:
+    from ..storage import Storage
+    from ..store_copy import CopyFigures
+
+# The storage code is imported by the functions that use it (a command imports this module for its options).
 
 __all__ = ["COPY"]
 
@@ -59,6 +62,8 @@ class _Place:
 
     @property
     def shown(self) -> str:
+        from ..storage import redacted_url
+
         return redacted_url(self.url) if self.url else str(self.db)
 
 
@@ -120,6 +125,7 @@ def _locked(place: _Place, *, source: bool) -> Iterator[None]:
         yield
         return
     from ..claw_dir import claim_workspace
+    from ..store_copy import CopyError
 
     try:
         fd = claim_workspace(place.lock.parent, create=not source)
@@ -135,6 +141,8 @@ def _locked(place: _Place, *, source: bool) -> Iterator[None]:
 
 @contextlib.asynccontextmanager
 async def _opened(place: _Place, *, source: bool) -> AsyncIterator[Storage]:
+    from ..storage import open_file, open_read_only, open_url
+
     if place.url:
         store = await open_url(place.url)
     elif source:
@@ -168,11 +176,17 @@ class _Progress:
 
 
 async def _copy(src: _Place, dst: _Place, args: argparse.Namespace) -> CopyFigures:
+    from ..store_copy import copy_store
+
     async with _opened(src, source=True) as source, _opened(dst, source=False) as target:
         return await copy_store(source, target, replace=args.replace, progress=_Progress(args.quiet))
 
 
 def _run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ..store_copy import CopyError
+
     try:
         src = _place(args.source, source=True)
         dst = _place(args.target, source=False)

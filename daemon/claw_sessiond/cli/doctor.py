@@ -36,7 +36,6 @@ from claw_sessiond_client import DaemonUnavailableError, SessiondError
 from claw_sessiond_client.paths import claw_dir
 
 from ..config import describe_store
-from ..storage import check_storage
 from . import terminal
 from .connect import open_client, socket_path
 from .failure import EXIT_FAILURE, EXIT_OK, error_json
@@ -67,6 +66,8 @@ class _Report:
 def _check_storage(db: Path, url: str = "") -> list[tuple[str, str, str]]:
     """The storage's own checks of ``db`` (read-only, safe beside a live daemon), or of the PostgreSQL
     database at ``url``: (check, status, detail)s."""
+    from ..storage import check_storage  # here: the storage code loads only for the check that reads it
+
     if url:
         return _check_postgres(url)
     return [(c.name, c.status, c.detail) for c in check_storage(db)]

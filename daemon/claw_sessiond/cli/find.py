@@ -23,10 +23,12 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from claw_sessiond_client import FollowEvent, Message, SearchHit, SessionClient, UsageReportRow, WatchEvent
 from claw_sessiond_client.errors import SessionNotFoundError
+
+if TYPE_CHECKING:
+    from claw_sessiond_client import FollowEvent, Message, SearchHit, SessionClient, UsageReportRow, WatchEvent
 
 from . import terminal
 from .connect import MAX_PAGE, online
@@ -411,6 +413,8 @@ def _fit(text: str, width: int) -> str:
 
 def _usage(args: argparse.Namespace, client: SessionClient) -> int:
     """Usage and cost across sessions, by model, day or session."""
+    from claw_sessiond_client import UsageReportRow  # here: with the client's search code (grpc)
+
     since, until = parse_time(args.since), parse_time(args.until)
     report = client.usage_report(since=since, until=until, by_session=args.by == "session")
     groups = group_usage(report.rows, args.by)

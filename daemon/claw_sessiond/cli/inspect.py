@@ -23,9 +23,7 @@ import re
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import Any, Final
-
-from claw_sessiond_client import SessionClient, SessionSummary
+from typing import TYPE_CHECKING, Any, Final
 
 from . import terminal
 from .connect import MAX_PAGE, online
@@ -43,6 +41,10 @@ from .transcript import (
     stored_workdir,
     transcript_json,
 )
+
+if TYPE_CHECKING:
+    from claw_sessiond_client import SessionClient, SessionSummary
+
 
 __all__ = ["LS", "SHOW", "STATS", "ls", "parse_since", "show", "stats"]
 

@@ -32,12 +32,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from claw_sessiond_client import SessiondError
 from claw_sessiond_client.paths import claw_dir, default_socket_path
 
-from .. import lifecycle
 from ..config import environ
 from ..logs import rfc3339_utc
 from . import terminal
@@ -45,6 +44,12 @@ from .connect import STATUS_TIMEOUT_S, open_client
 from .failure import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, EXIT_USAGE, declined, print_error, report_error
 from .options import Command, set_epilog
 from .output import counted, print_json
+
+if TYPE_CHECKING:
+    from .. import lifecycle
+
+# The daemons' registry (:mod:`claw_sessiond.lifecycle`, which loads asyncio) is imported by the functions
+# that read it, so that every other command's --help does not load it.
 
 __all__ = ["STATUS", "STOP", "status", "stop"]
 
@@ -81,6 +86,8 @@ class _Daemon:
 
 
 def _registries() -> list[Path]:
+    from .. import lifecycle
+
     return lifecycle.search_dirs(environ())
 
 
@@ -112,6 +119,8 @@ def _find(registries: list[Path], workspace: Path | None) -> tuple[list[lifecycl
 
     A daemon without a record is found by its workspace's lock file.
     """
+    from .. import lifecycle
+
     live: list[lifecycle.Record] = []
     problems = []
     for registry in registries:
@@ -136,6 +145,8 @@ def _narrow(live: list[lifecycle.Record], workspace: Path | None) -> list[lifecy
 
 def _unregistered(workspace: Path) -> lifecycle.Record | None:
     """A daemon holding ``workspace``'s lock that is not in the registry (pid, uid and command line checked)."""
+    from .. import lifecycle
+
     lock = _lock_of(workspace)
     if not lifecycle.lock_is_held(lock):
         return None
@@ -337,6 +348,8 @@ def _pidfd(pid: int) -> Iterator[int | None]:
 
 
 def _still_the_daemon(record: lifecycle.Record) -> bool:
+    from .. import lifecycle
+
     if record.process_start and lifecycle.process_start_time(record.pid) != record.process_start:
         return False
     lock = Path(record.lock)

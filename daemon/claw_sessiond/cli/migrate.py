@@ -14,22 +14,19 @@ import argparse
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from claw_sessiond_client import (
-    DaemonUnavailableError,
-    DeadlineError,
-    SessionClient,
-    SessiondError,
-    SessionNotFoundError,
-)
+from claw_sessiond_client import DaemonUnavailableError, DeadlineError, SessiondError, SessionNotFoundError
 
-from .. import legacy
 from .connect import open_client, socket_path
 from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail_client, report_error
 from .options import Command
 from .output import counted, json_document, say
 from .termsafe import json_text, visible
+
+if TYPE_CHECKING:
+    from claw_sessiond_client import SessionClient
+
 
 __all__ = ["MIGRATE_LEGACY"]
 
@@ -94,6 +91,8 @@ class _Migration:
         self.in_doubt = ""  # a file whose import got no answer (the daemon went away during the call)
 
     def one(self, path: Path) -> dict[str, Any]:
+        from .. import legacy  # here: the converter loads the daemon's event model
+
         report: dict[str, Any] = {"file": path.name}
         try:
             converted = legacy.convert(path.read_bytes(), fallback_id=path.stem, fallback_time=_mtime(path))

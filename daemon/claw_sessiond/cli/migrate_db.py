@@ -16,14 +16,12 @@ not ours or newer, 2 usage or configuration error.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 from pathlib import Path
 from typing import Final
 
 from ..config import Config, ConfigError, environ
 from ..errors import StorageError
-from ..storage import migrate_database, redacted_url
 from .failure import EXIT_OK, EXIT_USAGE, report_error
 from .options import Command, env_option, set_epilog
 from .output import print_json, say
@@ -63,6 +61,10 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _migrate_db(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ..storage import migrate_database, redacted_url  # here, not for every command's --help
+
     try:
         cfg = _config(args)
         shown = redacted_url(cfg.database_url)

@@ -24,7 +24,6 @@ offline. ``load`` (``show --repair``) needs the daemon and is refused.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
@@ -33,36 +32,37 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from claw_sessiond_client import (
-    CrossSessionUsage,
-    EntryUsage,
-    LoadResult,
-    Message,
-    SearchHit,
-    SearchResult,
-    Session,
-    SessionClient,
-    SessionPage,
-    SessionSummary,
-    Stats,
-    ToolCall,
-    Usage,
-    UsageReportRow,
-)
 from claw_sessiond_client.paths import claw_dir
 
-from .. import events, export, queries
 from ..config import ConfigError, environ, store_label
 from ..errors import InvalidRequestError
 from ..errors import SessiondError as DomainError
 from ..ids import check_session_id
-from ..storage import Storage, open_read_only, open_url, redacted_url
-from ..validate import check_list_sessions, check_search_limit
-from ..validate_sessions import check_label_filter
 from .failure import EXIT_USAGE, UsageError, report_error
 from .termsafe import visible
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from claw_sessiond_client import (
+        CrossSessionUsage,
+        LoadResult,
+        Message,
+        SearchResult,
+        SessionClient,
+        SessionPage,
+        SessionSummary,
+        Stats,
+        Usage,
+    )
+
+    from ..storage import Storage
+
+# The storage code (and asyncio, which runs it), its event codec, the daemon's request checks and the
+# client's result types are imported by the functions that use them: commands import this module for
+# its options, and most never open the read-only view.
 
 __all__ = [
     "OPEN_CALL_NOTE",
@@ -156,8 +156,11 @@ class OfflineClient:
         self._store: Storage | None = None
 
     def __enter__(self) -> OfflineClient:
+        import asyncio
+
         from ..claw_dir import claim_workspace
         from ..errors import LockHeldError, StartupError
+        from ..storage import open_read_only, open_url, redacted_url
 
         folder = self.db.parent
         if not folder.is_dir():
@@ -222,6 +225,9 @@ class OfflineClient:
         self, id_contains: str = "", limit: int = 100, labels: dict[str, str] | None = None
     ) -> list[SessionSummary]:
         """Stored sessions, most recently updated first (as ``SessionClient.list_sessions``)."""
+        from ..validate import check_list_sessions
+        from ..validate_sessions import check_label_filter
+
         try:
             limit = check_list_sessions(id_contains, limit)
             rows = self._run(self.store.list_sessions(id_contains, limit, None, check_label_filter(labels or {})))
@@ -231,6 +237,8 @@ class OfflineClient:
 
     def export(self, session_id: str | None = None, *, timeout_s: float | None = None) -> Iterator[str]:
         """Export lines, exactly as the daemon's Export writes them (one snapshot per session)."""
+        from .. import events, export
+
         try:
             ids = [session_id] if session_id else self._run(self.store.session_ids())
             for sid in ids:
@@ -259,6 +267,8 @@ class OfflineClient:
 
     def stats(self) -> Stats:
         """Database figures (no daemon figures: none runs)."""
+        from claw_sessiond_client import Stats
+
         from ..metrics import figure_fields  # here: the CLI does not load prometheus-client for every command
 
         try:
@@ -274,9 +284,13 @@ class OfflineClient:
         self, id_contains: str = "", limit: int = 100, page_token: str = "", labels: dict[str, str] | None = None
     ) -> SessionPage:
         """One page of :meth:`list_sessions`, with the same cursor and total as ListSessions."""
+        from claw_sessiond_client import SessionPage
+
+        from ..validate import check_list_sessions
         from ..validate import page_after as _page_after
         from ..validate import page_key as _page_key
         from ..validate import page_token as _page_token
+        from ..validate_sessions import check_label_filter
 
         try:
             limit = check_list_sessions(id_contains, limit)
@@ -308,6 +322,11 @@ class OfflineClient:
         Raises:
             UsageError: a query, filter or limit the daemon would refuse as invalid (exit 2, as online).
         """
+        from claw_sessiond_client import SearchHit, SearchResult
+
+        from .. import queries
+        from ..validate import check_search_limit
+
         if role and role not in _ROLES:
             raise UsageError(f"role must be one of {', '.join(_ROLES)} (got {role!r})")
         try:
@@ -347,6 +366,8 @@ class OfflineClient:
         self, *, since: dt.datetime | None = None, until: dt.datetime | None = None, by_session: bool = False
     ) -> CrossSessionUsage:
         """Usage and cost across sessions, grouped as the daemon groups them (as ``SessionClient.usage_report``)."""
+        from claw_sessiond_client import CrossSessionUsage, UsageReportRow
+
         try:
             rows, truncated = self._run(
                 self.store.usage_report(_stored_time(since), _stored_time(until), by_session=by_session)
@@ -362,6 +383,8 @@ class OfflineClient:
         self, session_id: str, workdir: str | os.PathLike[str] | None = None, *, repair: bool = True
     ) -> LoadResult:
         """Look at a session without repairing (``repair=False``); a Load that repairs is refused offline."""
+        from claw_sessiond_client import LoadResult, Session
+
         if repair:
             raise OfflineError("this needs the daemon (Load may repair, a write); start it: claw-sessiond serve")
         try:
@@ -399,10 +422,14 @@ class OfflineClient:
 
 
 def _usage(u: Any) -> Usage:
+    from claw_sessiond_client import Usage
+
     return Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_micros, u.currency)
 
 
 def _summary(r: Any) -> SessionSummary:
+    from claw_sessiond_client import SessionSummary
+
     return SessionSummary(
         r.id,
         r.message_count,
@@ -416,6 +443,8 @@ def _summary(r: Any) -> SessionSummary:
 
 
 def _message(m: Any) -> Message:
+    from claw_sessiond_client import EntryUsage, Message, ToolCall
+
     calls = tuple(ToolCall._stored(c.id, c.name, c.arguments, c.pending, c.arguments_not_json) for c in m.tool_calls)
     message = Message(
         m.role,
@@ -447,7 +476,7 @@ def run_offline(args: argparse.Namespace, fn: Callable[[argparse.Namespace, Sess
         with client:
             print(visible(f"claw-sessiond: no daemon running; read-only view of {client.source}"), file=sys.stderr)
             # The command calls only the read methods above (load with a repair is refused).
-            return fn(args, cast(SessionClient, client))
+            return fn(args, cast("SessionClient", client))
     except UsageError as exc:  # a query or filter the daemon would refuse as invalid: as online, exit 2
         return report_error(args, str(exc), reason="USAGE", code=EXIT_USAGE)
     except OfflineError as exc:

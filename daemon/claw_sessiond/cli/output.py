@@ -16,9 +16,10 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from claw_sessiond_client import ToolCall, Usage
+if TYPE_CHECKING:
+    from claw_sessiond_client import ToolCall, Usage
 
 from ..words import counted
 from . import terminal

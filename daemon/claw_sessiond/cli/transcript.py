@@ -17,15 +17,17 @@ import dataclasses
 import io
 import json
 from dataclasses import dataclass, field
-from typing import Any
-
-from claw_sessiond_client import InFlightCall, Message, Session, SessionClient
+from typing import TYPE_CHECKING, Any
 
 from . import terminal
 from .connect import stored_summary
 from .offline import OPEN_CALL_NOTE
 from .output import call_json, cost, counted, rfc3339, usage_json
 from .termsafe import visible
+
+if TYPE_CHECKING:
+    from claw_sessiond_client import InFlightCall, Message, Session, SessionClient
+
 
 __all__ = [
     "Transcript",

@@ -21,23 +21,21 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
-from claw_sessiond_client import (
-    DaemonUnavailableError,
-    DeadlineError,
-    SessionClient,
-    SessiondError,
-)
+from claw_sessiond_client import DaemonUnavailableError, DeadlineError, SessiondError
 
 from ..errors import InvalidRequestError as DomainInvalidRequestError
-from ..export import is_header, parse_session
 from .connect import open_client, socket_path, stored_summary
 from .failure import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, error_json, fail_client, report_error
 from .offline import OfflineClient, OfflineError, add_offline_options
 from .options import Command, set_epilog
 from .output import counted, print_json, say
 from .termsafe import json_safe
+
+if TYPE_CHECKING:
+    from claw_sessiond_client import SessionClient
+
 
 __all__ = ["EXPORT", "IMPORT"]
 
@@ -81,7 +79,7 @@ def _export(args: argparse.Namespace) -> int:
     try:
         with OfflineClient(args.workspace) as offline:
             say(f"claw-sessiond: no daemon running; read-only view of {offline.db}", err=True)
-            return _export_from(args, cast(SessionClient, offline))
+            return _export_from(args, cast("SessionClient", offline))
     except OfflineError as exc:
         return report_error(args, str(exc), reason="DAEMON_UNAVAILABLE")
 
@@ -195,6 +193,8 @@ class _Block:
 
 def _split_blocks(lines: list[str]) -> list[_Block]:
     """Blocks start at header lines; a line that is not JSON stays in its block (whose check then names it)."""
+    from ..export import is_header  # here: the export codec loads for an import only
+
     blocks: list[_Block] = []
     for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n")
@@ -212,6 +212,8 @@ def _split_blocks(lines: list[str]) -> list[_Block]:
 
 def _check_block(block: _Block) -> None:
     """Validate a block with the daemon's own parser; set its session id, or status invalid and why."""
+    from ..export import parse_session
+
     try:  # name the session in the report even when its block is invalid
         named = json.loads(block.numbered[0][1]).get("session_id")
         block.session_id = named if isinstance(named, str) else None

@@ -9,14 +9,12 @@ codes: 0 stopped by SIGINT/SIGTERM, 1 no store to show or the port is taken, 2 u
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import socket
 import sys
 from pathlib import Path
-from typing import Final, cast
+from typing import TYPE_CHECKING, Final, cast
 
-from claw_sessiond_client import DaemonUnavailableError, SessionClient, SessiondError
+from claw_sessiond_client import DaemonUnavailableError, SessiondError
 
 from .connect import open_async_client, socket_path
 from .failure import EXIT_OK, EXIT_USAGE, UsageError, fail_client, report_error
@@ -24,6 +22,12 @@ from .offline import OfflineClient, OfflineError, configured_database
 from .options import Command, set_epilog
 from .output import print_json_line
 from .termsafe import visible
+
+if TYPE_CHECKING:
+    import socket
+
+    from claw_sessiond_client import SessionClient
+
 
 __all__ = ["UI"]
 
@@ -49,6 +53,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def ui(args: argparse.Namespace) -> int:
     """Run the viewer until SIGINT or SIGTERM."""
+    import asyncio
+
     from ..ui.server import listen
 
     if not 0 <= args.port <= 65535:
@@ -72,6 +78,8 @@ def _check_view(workspace: str) -> str:
 
 
 async def _run(args: argparse.Namespace, sock: socket.socket) -> int:
+    import asyncio
+
     from ..ui.server import serve
     from ..ui.source import DaemonSource, OfflineSource, Source
 
@@ -98,7 +106,7 @@ async def _run(args: argparse.Namespace, sock: socket.socket) -> int:
             return report_error(args, str(exc), reason="DAEMON_UNAVAILABLE")
         print(visible(f"claw-sessiond ui: no daemon running; read-only view of {shown}"), file=sys.stderr)
         source = OfflineSource(
-            lambda: cast(SessionClient, OfflineClient(workspace)),
+            lambda: cast("SessionClient", OfflineClient(workspace)),
             backend,
             refused=(UsageError,),
             failed=(OfflineError,),

@@ -14,9 +14,9 @@ stored; ``clear`` creates it empty, as every client's Clear does (docs/PROTOCOL.
 from __future__ import annotations
 
 import argparse
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from claw_sessiond_client import SessionClient, SessiondError
+from claw_sessiond_client import SessiondError
 
 from . import terminal
 from .connect import online, open_client, socket_path, stored_summary
@@ -25,6 +25,10 @@ from .options import Command, add_session_argument
 from .output import counted, print_json, say
 from .termsafe import visible
 from .transcript import read_transcript, stored_workdir
+
+if TYPE_CHECKING:
+    from claw_sessiond_client import SessionClient
+
 
 __all__ = ["CLEAR", "DELETE", "REPAIR"]
 

@@ -7,7 +7,10 @@ TOML parser (no ``.claw/config.toml``): each is imported where it is first used.
 deterministic: a real ``claw-sessiond serve`` (the CLI's ``main``, as ``python -m claw_sessiond``
 runs it) writes its ``sys.modules`` right after :func:`claw_sessiond.daemon.start` returns, that is
 once it serves, and then stops itself with SIGTERM. A daemon started with ``--metrics`` shows that
-the check sees a lazily imported module when it is imported.
+the check sees a lazily imported module when it is imported. A daemon on PostgreSQL imports the
+SQLite backend no more than a SQLite daemon imports the PostgreSQL one: checked on what the daemon's
+modules and the PostgreSQL backend import (no server needed), with the SQLite backend imported last as
+the control.
 """
 
 from __future__ import annotations
@@ -84,3 +87,32 @@ def test_a_daemon_with_metrics_imports_the_prometheus_side(tmp_path: Path) -> No
     modules = _ready_modules(tmp_path, "--metrics", "127.0.0.1:0")
     assert {"claw_sessiond.exposition", "prometheus_client"} <= modules
     assert _found(modules, ("asyncpg", "claw_sessiond.storage.postgres", "claw_sessiond.ui")) == []
+
+
+def _modules_after(*names: str) -> list[set[str]]:
+    """What a fresh interpreter has imported after importing each of ``names`` in turn (one set per name)."""
+    script = (
+        "import importlib, json, sys\n"
+        "seen = []\n"
+        "for name in sys.argv[1:]:\n"
+        "    importlib.import_module(name)\n"
+        "    seen.append(sorted(sys.modules))\n"
+        "print(json.dumps(seen))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return [set(modules) for modules in json.loads(done.stdout)]
+
+
+def test_a_postgresql_daemon_imports_no_sqlite_backend() -> None:
+    sqlite = ("aiosqlite", "sqlite3", "claw_sessiond.storage.sqlite")
+    daemon, with_postgres, with_sqlite = _modules_after(
+        "claw_sessiond.cli.serve",
+        "claw_sessiond.daemon",
+        "claw_sessiond.storage.postgres.store",
+        "claw_sessiond.storage.sqlite.store",
+    )[1:]
+    assert "asyncpg" not in daemon
+    assert "asyncpg" in with_postgres
+    assert _found(with_postgres, sqlite) == []
+    assert _found(with_sqlite, sqlite) != []  # the control: the check sees the SQLite backend once imported

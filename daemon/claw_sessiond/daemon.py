@@ -197,6 +197,7 @@ async def _serve_store(cfg: Config, store: Storage, lock_fd: int, notifier: Noti
         active_runs=owners.count,
         active_watchers=watch_hub.count,
         store_info=(cfg.database.backend, cfg.store_label),
+        exposed=bool(cfg.metrics_address),
     )
     service.rpc_observers.append(metrics.observe_rpc)
     store.counters.commit_observers.append(metrics.observe_commit)

@@ -1,11 +1,13 @@
 """Daemon figures: Prometheus text on an optional loopback ``/metrics``, and the same numbers for GetStats.
 
-One :class:`Metrics` per daemon, with its own ``CollectorRegistry`` (never the
-process-global one, so two daemons in one process, as in tests, do not mix).
-It listens to the service (``rpc_observers``: method, code, seconds) and to the
-writer (``commit_observers``: batch size, seconds, ok), which calls from its
-own thread; prometheus-client's metrics are thread-safe. Database figures
-(sessions, events, file sizes) are read through the store at scrape time.
+One :class:`Metrics` per daemon. It listens to the service (``rpc_observers``:
+method, code, seconds) and to the writer (``commit_observers``: batch size,
+seconds, ok), which calls from its own thread, and keeps the counts GetStats
+reports. Only a daemon that serves ``/metrics`` (``--metrics``) builds the
+Prometheus side (:mod:`claw_sessiond.exposition`: its own ``CollectorRegistry``,
+histograms, the text): prometheus-client and the HTTP modules it imports are
+about a tenth of a daemon's start, so the others never import them. Database
+figures (sessions, events, file sizes) are read through the store at scrape time.
 
 The HTTP endpoint is a few lines of asyncio on the daemon's loop: no thread,
 no framework, closed with the daemon. It answers ``GET /metrics`` only. Every
@@ -39,16 +41,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, Final
-
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
 
 from .config import parse_host_port
 from .limits import Throttle
 from .storage import Storage, StorageFigures, pending_erasures
+
+if TYPE_CHECKING:
+    from .exposition import Exposition
 
 __all__ = [
     "BACKLOG",
@@ -65,19 +66,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger("claw_sessiond.metrics")
-PREFIX: Final = "claw_sessiond_"
-_BATCH_BUCKETS: Final = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-_LATENCY_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-_STORE_COUNTERS: Final = (
-    ("appends", "Appends committed since start."),
-    ("messages_written", "Messages written since start."),
-    ("repairs", "Interrupted tool calls repaired since start."),
-    ("write_failures", "Write transactions that failed since start."),
-    ("commits", "Group commits since start."),
-    ("sessions_deleted", "Sessions erased (Delete or retention) since start."),
-    ("retention_deleted", "Sessions erased by the retention policy since start."),
-    ("requests_pruned", "Idempotency records pruned (older than the retry window) since start."),
-)
 #: Most /metrics connections served at once; more are closed (reset) as soon as they are accepted.
 MAX_CONNECTIONS: Final = 16
 #: Listen backlog, which is also how many connections asyncio accepts in one go before any is served
@@ -95,7 +83,6 @@ RENDER_TTL_S: Final = 1.0
 #: Most /metrics replies per second, over all connections; a scrape beyond it waits its turn (at most
 #: MAX_CONNECTIONS / MAX_SCRAPES_PER_S seconds, well inside REQUEST_DEADLINE_S).
 MAX_SCRAPES_PER_S: Final = 50
-_COUNTER_NAMES: Final = {"retention_deleted": "retention_sessions_deleted", "requests_pruned": "request_records_pruned"}
 #: The storage's figures as gauges (and GetStats fields): (name, ``StorageFigures`` field), in the order shown.
 #: The names are those of the first, SQLite-only version: the database file and its WAL.
 _FIGURE_NAMES: Final = (
@@ -113,36 +100,6 @@ def figure_fields(figures: StorageFigures) -> dict[str, int]:
     return {name: int(getattr(figures, field)) for name, field in _FIGURE_NAMES}
 
 
-class _Figures(Collector):
-    """Counters kept by the store and gauges read at scrape time (see :meth:`Metrics.refresh`)."""
-
-    def __init__(self, metrics: Metrics) -> None:
-        self._m = metrics
-
-    def collect(self) -> Iterator[Metric]:
-        counters = self._m.store.counters
-        for name, text in _STORE_COUNTERS:
-            metric_name = _COUNTER_NAMES.get(name, name)
-            yield CounterMetricFamily(PREFIX + metric_name, text, value=getattr(counters, name, 0))
-        yield CounterMetricFamily(
-            PREFIX + "metrics_renders",
-            f"Renders of this text since start (scrapes within {RENDER_TTL_S:g} s share one).",
-            value=self._m.renders,
-        )
-        gauges = {
-            **{k: (float(v), f"{k.replace('_', ' ').capitalize()} (database).") for k, v in self._m.figures.items()},
-            "active_watchers": (float(self._m.active_watchers()), "Open Watch streams."),
-            "active_runs": (float(self._m.active_runs()), "Open Attach runs."),
-            "erasure_pending_sessions": (
-                float(pending_erasures(self._m.store)),
-                "Erased sessions whose bytes may still be in the database files (checkpoint waiting for readers).",
-            ),
-            "uptime_seconds": (time.monotonic() - self._m.started, "Seconds since the daemon started."),
-        }
-        for name, (value, text) in gauges.items():
-            yield GaugeMetricFamily(PREFIX + name, text, value=value)
-
-
 class Metrics:
     """The figures of one daemon.
 
@@ -151,6 +108,8 @@ class Metrics:
         active_runs: how many Attach runs are open.
         active_watchers: how many Watch streams are open.
         store_info: (backend, database) for the ``store_info`` gauge; ("", ""): none.
+        exposed: build the Prometheus side (:attr:`exposition`) for ``/metrics``; without it only
+            the counts GetStats reports are kept (the daemon without ``--metrics``).
     """
 
     def __init__(
@@ -160,6 +119,7 @@ class Metrics:
         active_runs: Callable[[], int] = lambda: 0,
         active_watchers: Callable[[], int] = lambda: 0,
         store_info: tuple[str, str] = ("", ""),
+        exposed: bool = True,
     ) -> None:
         self.store = store
         self.active_runs = active_runs
@@ -171,62 +131,26 @@ class Metrics:
         self._rendered: tuple[float, bytes] | None = None
         self._render_lock = asyncio.Lock()
         self.renders = 0
-        self.registry = CollectorRegistry(auto_describe=True)
-        self.requests = Counter(
-            PREFIX + "requests", "RPCs finished, by method and status code.", ["method", "code"], registry=self.registry
-        )
-        self.request_seconds = Histogram(
-            PREFIX + "request_duration_seconds",
-            "RPC duration in seconds, by method.",
-            ["method"],
-            buckets=_LATENCY_BUCKETS,
-            registry=self.registry,
-        )
-        self.commit_batch = Histogram(
-            PREFIX + "commit_batch_size",
-            "Requests per group-commit transaction.",
-            buckets=_BATCH_BUCKETS,
-            registry=self.registry,
-        )
-        self.commit_seconds = Histogram(
-            PREFIX + "commit_duration_seconds",
-            "Group-commit transaction time in seconds (BEGIN to COMMIT), by outcome.",
-            ["outcome"],
-            buckets=_LATENCY_BUCKETS,
-            registry=self.registry,
-        )
         self.request_counts: dict[tuple[str, str], int] = {}
-        # Each label set's child, looked up once (``labels()`` takes a lock and builds a key per call).
-        self._request_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         self.commit_batch_requests = 0
         self.commit_seconds_total = 0.0
-        self.registry.register(_Figures(self))
-        if store_info[0]:
-            # An info gauge (always 1): which store this daemon serves, never a password.
-            Gauge(
-                PREFIX + "store_info",
-                "The store this daemon serves: backend (sqlite, postgresql), database (file or host:port/database).",
-                ["backend", "database"],
-                registry=self.registry,
-            ).labels(*store_info).set(1)
+        self.exposition: Exposition | None = None
+        if exposed:
+            from .exposition import Exposition
+
+            self.exposition = Exposition(self, store_info)
 
     def observe_rpc(self, method: str, code: str, seconds: float) -> None:
         """``SessionService.rpc_observers`` hook (on the loop)."""
         key = (method, code)
-        children = self._request_children.get(key)
-        if children is None:
-            children = self._request_children[key] = (
-                self.requests.labels(method, code),
-                self.request_seconds.labels(method),
-            )
-        children[0].inc()
-        children[1].observe(seconds)
         self.request_counts[key] = self.request_counts.get(key, 0) + 1
+        if self.exposition is not None:
+            self.exposition.observe_rpc(key, seconds)
 
     def observe_commit(self, batch_size: int, seconds: float, ok: bool) -> None:
         """``StorageCounters.commit_observers`` hook (on the writer thread)."""
-        self.commit_batch.observe(batch_size)
-        self.commit_seconds.labels("ok" if ok else "failed").observe(seconds)
+        if self.exposition is not None:
+            self.exposition.observe_commit(batch_size, seconds, ok)
         self.commit_batch_requests += batch_size
         self.commit_seconds_total += seconds
 
@@ -252,9 +176,11 @@ class Metrics:
         async with self._render_lock:
             if self._rendered is not None and time.monotonic() - self._rendered[0] < RENDER_TTL_S:
                 return self._rendered[1]
+            if self.exposition is None:
+                raise ValueError("metrics built without the Prometheus side (exposed=False)")
             await self.refresh()
             self.renders += 1
-            body = generate_latest(self.registry)
+            body = self.exposition.text()
             self._rendered = (time.monotonic(), body)
             return body
 
@@ -278,8 +204,9 @@ class Metrics:
 class _Endpoint:
     """The ``/metrics`` HTTP handler with its limits (see the module docstring)."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, content_type: str) -> None:
         self.metrics = metrics
+        self.content_type = content_type
         self.active = 0
         self.throttle = Throttle()
         self._next_reply = 0.0
@@ -329,7 +256,7 @@ class _Endpoint:
             path = parts[1].split("?", 1)[0] if len(parts) >= 2 else ""
             if len(parts) >= 2 and parts[0] in ("GET", "HEAD") and path == "/metrics":
                 body = await self.metrics.render()
-                status, ctype = "200 OK", CONTENT_TYPE_LATEST
+                status, ctype = "200 OK", self.content_type
             else:
                 body, status, ctype = b"claw-sessiond: see /metrics\n", "404 Not Found", "text/plain; charset=utf-8"
             head = (
@@ -353,9 +280,12 @@ async def listen(metrics: Metrics, address: str) -> asyncio.Server:
 
     Raises:
         OSError: the address cannot be bound.
+        ValueError: ``metrics`` has no Prometheus side (built with ``exposed=False``).
     """
+    if metrics.exposition is None:
+        raise ValueError("metrics built without the Prometheus side (exposed=False)")
     host, port = parse_host_port("metrics", address)
-    endpoint = _Endpoint(metrics)
+    endpoint = _Endpoint(metrics, metrics.exposition.content_type)
     server = await asyncio.start_server(endpoint.handle, host, port, limit=MAX_HEADER_BYTES, backlog=BACKLOG)
     bound = ", ".join(f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in server.sockets)
     _log.info("event=metrics_listening address=%s max_connections=%d", bound, MAX_CONNECTIONS)

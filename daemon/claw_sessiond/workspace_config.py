@@ -27,7 +27,6 @@ import contextlib
 import json
 import os
 import stat
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +136,8 @@ def read_workspace_config(workspace: Path) -> WorkspaceConfig | None:
         os.close(fd)
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigError("config.toml", f"{path} is larger than {MAX_CONFIG_BYTES} bytes", str(path))
+    import tomllib  # here: most workspaces have no config.toml, and their daemons need no TOML parser
+
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -5,13 +5,16 @@ through :class:`~claw_sessiond.storage.store.Storage`. The offline tools (the
 CLI with no daemon running, under the workspace lock) use the rest:
 :func:`open_read_only` for inspection, :func:`check_storage` for ``doctor``,
 and the copy functions for ``backup`` and ``restore``. No module outside this
-package imports a database driver.
+package imports a database driver. Each backend is imported when it is first used:
+a daemon on PostgreSQL never imports the SQLite one (``sqlite/``, aiosqlite), nor
+a SQLite daemon the PostgreSQL one; the SQLite helpers this package names
+(:data:`_SQLITE_NAMES`) are looked up in ``sqlite/`` at first access.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 from claw_sessiond_client.install import install_hint
 
@@ -32,15 +35,15 @@ from .base import (
     run_host,
 )
 from .runs import RunRegistry
-from .sqlite.backup import check_copy, copy_database, create_private_file
-from .sqlite.checks import check_database, stored_sessions
-from .sqlite.files import check_database_file
-from .sqlite.store import SQLiteSettings, SQLiteStorage
 from .store import Storage
 
 if TYPE_CHECKING:
     from .postgres.connect import PostgresSettings
     from .postgres.store import PostgresStorage
+    from .sqlite.backup import check_copy, copy_database, create_private_file
+    from .sqlite.checks import stored_sessions
+    from .sqlite.files import check_database_file
+    from .sqlite.store import SQLiteSettings
 
 __all__ = [
     "BACKUP_CHUNK_BYTES",
@@ -73,8 +76,31 @@ __all__ = [
     "stored_sessions",
 ]
 
+#: The SQLite backend's helpers named here (for ``backup``, ``restore`` and ``doctor``), by module of ``sqlite/``.
+_SQLITE_NAMES: Final = {
+    "check_copy": "backup",
+    "copy_database": "backup",
+    "create_private_file": "backup",
+    "stored_sessions": "checks",
+    "check_database_file": "files",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :data:`_SQLITE_NAMES`, imported from the SQLite backend at first access."""
+    module = _SQLITE_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.sqlite.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 def settings_of(cfg: Config) -> SQLiteSettings:
+    from .sqlite.store import SQLiteSettings
+
     """The backend settings the daemon's configuration hands over."""
     return SQLiteSettings(busy_timeout_ms=cfg.busy_timeout_ms, max_group_commit=cfg.max_group_commit)
 
@@ -143,6 +169,8 @@ async def open_storage(cfg: Config) -> Storage:
     limit = cfg.max_open_tool_calls
     if cfg.uses_postgres:
         return await _postgres().open(cfg.database_url, postgres_settings(cfg), max_open_tool_calls=limit)
+    from .sqlite.store import SQLiteStorage
+
     return await SQLiteStorage.open(cfg.db_path, settings_of(cfg), max_open_tool_calls=limit)
 
 
@@ -156,6 +184,8 @@ async def open_read_only(path: Path) -> Storage:
         CorruptDatabaseError: the file is damaged or not ours.
         StorageError: it cannot be opened.
     """
+    from .sqlite.store import SQLiteStorage
+
     return await SQLiteStorage.open_read_only(path)
 
 
@@ -165,6 +195,8 @@ def check_storage(path: Path) -> list[StorageCheck]:
     Returns the checks in order: ``database`` (missing: warn; not a database
     or unreadable: fail) alone, or ``quick_check`` then ``schema_version``.
     """
+    from .sqlite.checks import check_database
+
     return check_database(path)
 
 
@@ -197,4 +229,6 @@ async def open_url(url: str, *, max_open_tool_calls: int = 0) -> Storage:
 
 async def open_file(path: Path) -> Storage:
     """Open (create and migrate if new) the SQLite database at ``path`` for writing, outside a daemon."""
+    from .sqlite.store import SQLiteSettings, SQLiteStorage
+
     return await SQLiteStorage.open(path, SQLiteSettings(), max_open_tool_calls=0)

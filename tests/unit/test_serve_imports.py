@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.imports import loaded_under
+
 #: Run in the daemon's process: record ``sys.modules`` once ``start`` has returned (READY), then SIGTERM.
 _SERVE_AND_RECORD = """
 import asyncio, json, os, signal, sys
@@ -73,20 +75,16 @@ def _ready_modules(tmp_path: Path, *args: str) -> set[str]:
     return set(json.loads(out.read_text()))
 
 
-def _found(modules: set[str], names: tuple[str, ...]) -> list[str]:
-    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
-
-
 def test_a_sqlite_daemon_imports_only_what_it_serves(tmp_path: Path) -> None:
     modules = _ready_modules(tmp_path)
     assert "claw_sessiond.storage.sqlite.store" in modules  # it did serve its SQLite store
-    assert _found(modules, _NOT_FOR_A_PLAIN_SQLITE_DAEMON) == []
+    assert loaded_under(modules, _NOT_FOR_A_PLAIN_SQLITE_DAEMON) == []
 
 
 def test_a_daemon_with_metrics_imports_the_prometheus_side(tmp_path: Path) -> None:
     modules = _ready_modules(tmp_path, "--metrics", "127.0.0.1:0")
     assert {"claw_sessiond.exposition", "prometheus_client"} <= modules
-    assert _found(modules, ("asyncpg", "claw_sessiond.storage.postgres", "claw_sessiond.ui")) == []
+    assert loaded_under(modules, ("asyncpg", "claw_sessiond.storage.postgres", "claw_sessiond.ui")) == []
 
 
 def _modules_after(*names: str) -> list[set[str]]:
@@ -114,5 +112,5 @@ def test_a_postgresql_daemon_imports_no_sqlite_backend() -> None:
     )[1:]
     assert "asyncpg" not in daemon
     assert "asyncpg" in with_postgres
-    assert _found(with_postgres, sqlite) == []
-    assert _found(with_sqlite, sqlite) != []  # the control: the check sees the SQLite backend once imported
+    assert loaded_under(with_postgres, sqlite) == []
+    assert loaded_under(with_sqlite, sqlite) != []  # the control: the check sees the SQLite backend once imported

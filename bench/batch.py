@@ -35,7 +35,7 @@ from bench import results
 from bench.procs import ROOT, BenchError, Daemon, cpu_s
 from bench.stats import median, ratio
 
-__all__ = ["run"]
+__all__ = ["KINDS", "batch_entries", "run"]
 
 #: Appends per daemon and kind (each of 1,000 entries), payload bytes per entry.
 FULL = {"rounds": 12, "entries": 1000, "payload": 100}
@@ -47,7 +47,8 @@ def _log(text: str) -> None:
     print(f"[bench-batch {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
-def _entries(kind: str, tag: str, size: dict[str, int]) -> list[Any]:
+def batch_entries(kind: str, tag: str, size: dict[str, int]) -> list[Any]:
+    """``size["entries"]`` entries of ``kind`` (``user`` or ``items``), texts of ``size["payload"]`` bytes."""
     from claw_sessiond_client import Message
 
     texts = [f"{tag}-{i} ".ljust(size["payload"], "x") for i in range(size["entries"])]
@@ -129,11 +130,11 @@ def run(tiny: bool, label: str = "", against: str = "") -> int:
             samples[name] = {k: {"cpu_ms": [], "wall_ms": []} for k in KINDS}
         for client in clients.values():  # warm-up: imports, statement caches, the first session row
             for kind in KINDS:
-                client.append(f"warm-{kind}", _entries(kind, "warm", size))
+                client.append(f"warm-{kind}", batch_entries(kind, "warm", size))
         for r in range(size["rounds"]):
             for kind in KINDS:
                 for name, client in clients.items():
-                    entries = _entries(kind, f"r{r}", size)
+                    entries = batch_entries(kind, f"r{r}", size)
                     pid = daemons[name].pid
                     c0, w0 = cpu_s(pid), time.perf_counter()
                     client.append(f"{kind}-{r}", entries)

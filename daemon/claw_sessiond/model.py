@@ -7,7 +7,7 @@ the form stored in the database and exported.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -393,6 +393,9 @@ class AppendJob:
     """The append's own tool policy (None: the session's alone; see ``policy.merge_policies``)."""
     state_deltas: Sequence[StateDelta] = ()
     """Applied in the append's transaction, in order (``state.py``)."""
+    earlier_fingerprint: Callable[[], str] | None = None
+    """The same content's fingerprint as versions before the marked form spelled it, computed when asked
+    (``validate.prepare_append``): a retry must still replay a record one of them stored."""
 
 
 @dataclass(frozen=True, slots=True)

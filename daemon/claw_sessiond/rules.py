@@ -25,7 +25,7 @@ Raises only ``claw_sessiond.errors``. Must never: do I/O, speak SQL, or import g
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -126,8 +126,17 @@ class StoredRequest:
     """The first result, as :func:`result_record` wrote it."""
 
 
-def replay_record(request_id: str, kind: str, fingerprint: str, stored: StoredRequest | None) -> str | None:
+def replay_record(
+    request_id: str,
+    kind: str,
+    fingerprint: str,
+    stored: StoredRequest | None,
+    earlier: Callable[[], str] | None = None,
+) -> str | None:
     """The first result's record if this request repeats a stored one (it is replayed), else None (it is new).
+
+    ``earlier``: the same content's fingerprint in a form that an earlier version stored (an append's,
+    ``AppendJob.earlier_fingerprint``), computed only when the stored fingerprint is not ``fingerprint``.
 
     Raises:
         InvalidRequestError: reason REQUEST_ID_REUSED, the id was used for another kind or other content.
@@ -136,7 +145,9 @@ def replay_record(request_id: str, kind: str, fingerprint: str, stored: StoredRe
         return None
     if stored.kind == kind and stored.fingerprint == ERASED_FINGERPRINT:
         return stored.result  # its content was erased since (Clear with erase): the first result stands
-    if stored.kind != kind or stored.fingerprint != fingerprint:
+    if stored.kind != kind or (
+        stored.fingerprint != fingerprint and (earlier is None or stored.fingerprint != earlier())
+    ):
         raise InvalidRequestError(
             f"request id {request_id!r} was already used for a different {stored.kind} request on this session; "
             "use a new request id for new content",

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from claw_sessiond.errors import InvalidRequestError, Reason, SequenceConflictError
-from claw_sessiond.model import Usage
+from claw_sessiond.model import Message, Usage
 from claw_sessiond.storage import Storage
-from tests.storage._support import Stores, append, clear, contents, snapshot, usage, user
+from tests.storage._support import Stores, append, clear, contents, job, snapshot, usage, user
 
 
 async def test_a_replayed_append_returns_the_first_result_and_writes_nothing(storage: Storage) -> None:
@@ -37,6 +38,28 @@ async def test_other_content_under_a_used_request_id_is_refused_and_writes_nothi
     with pytest.raises(InvalidRequestError) as other_kind:
         await clear(storage, "s", request_id="req-1")
     assert other_kind.value.reason == Reason.REQUEST_ID_REUSED
+    assert await snapshot(storage, "s") == before
+
+
+async def test_an_append_recorded_before_today_s_fingerprint_form_still_replays(storage: Storage) -> None:
+    """A version before the marked fingerprint stored its records with the earlier form (written here
+    through the same write path, as that version wrote them): a retry after the upgrade replays it,
+    items and all, and other content under its id is still refused."""
+    messages = (user("x"), Message("user", "y", format="openai.responses", item=b'{"role":"user"}'))
+    today = job("s", *messages, request_id="req-1", expected=-1, trace_id="first-trace")
+    assert today.earlier_fingerprint is not None
+    stored_before = dataclasses.replace(today, fingerprint=today.earlier_fingerprint(), earlier_fingerprint=None)
+    first = await storage.append(stored_before)
+    before = await snapshot(storage, "s")
+    again = await storage.append(job("s", *messages, request_id="req-1", expected=-1, trace_id="retry-trace"))
+    assert again.replayed and (again.first_position, again.last_position, again.trace_id) == (
+        first.first_position,
+        first.last_position,
+        "first-trace",
+    )
+    with pytest.raises(InvalidRequestError) as caught:
+        await storage.append(job("s", user("x"), request_id="req-1"))
+    assert caught.value.reason == Reason.REQUEST_ID_REUSED
     assert await snapshot(storage, "s") == before
 
 

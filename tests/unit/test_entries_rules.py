@@ -19,9 +19,9 @@ from claw_sessiond.errors import AlreadyExistsError, InvalidRequestError, Reason
 from claw_sessiond.events import encode_message, fingerprint
 from claw_sessiond.export import ExportHeader, event_line, header_line, is_header, parse_session
 from claw_sessiond.history import open_calls, project, project_window
-from claw_sessiond.model import Event, LoadWindow, Message, ToolCall, UsageDelta
+from claw_sessiond.model import AppendJob, Event, LoadWindow, Message, ToolCall, UsageDelta
 from claw_sessiond.repair import plan_repair
-from claw_sessiond.validate import prepare_append
+from claw_sessiond.validate import APPEND_FINGERPRINT_MARK, prepare_append
 from tests.helpers.tiers import scale
 
 
@@ -127,7 +127,17 @@ def test_a_load_takes_at_most_one_bound() -> None:
 
 
 def _prepare(*messages: Message) -> str:
-    job = prepare_append(
+    return _job(*messages).fingerprint
+
+
+def _prepare_earlier(*messages: Message) -> str:
+    earlier = _job(*messages).earlier_fingerprint
+    assert earlier is not None
+    return earlier()
+
+
+def _job(*messages: Message) -> AppendJob:
+    return prepare_append(
         "s",
         list(messages),
         expected_last_position=0,
@@ -138,19 +148,35 @@ def _prepare(*messages: Message) -> str:
         max_message_bytes=1 << 20,
         max_batch_messages=10,
     )
-    return job.fingerprint
 
 
 def test_the_fingerprint_of_a_plain_message_is_unchanged_and_items_count() -> None:
     plain = _prepare(Message("user", "hi"))
-    # The spelling every stored request record was hashed with before entries existed.
-    assert plain == fingerprint("append", "s", [encode_message(Message("user", "hi"))], 0)
+    # The spelling every stored request record was hashed with before entries existed (the earlier form).
+    assert _prepare_earlier(Message("user", "hi")) == fingerprint(
+        "append", "s", [encode_message(Message("user", "hi"))], 0
+    )
     with_item = _prepare(Message("user", "hi", format="x", item=b"1"))
     assert len({plain, with_item, _prepare(Message("user", "hi", format="x", item=b"2"))}) == 3
     assert _prepare(Message("user", "hi", format="y", item=b"1")) != with_item
     assert _prepare(Message("user", "hi", client_id="c")) != plain
     assert _prepare(Message("user", "hi", metadata='{"a":1}')) != _prepare(Message("user", "hi", metadata='{"a": 1}'))
     assert _prepare(Message("user", "hi", usage=UsageDelta(1))) != _prepare(Message("user", "hi", usage=UsageDelta(2)))
+
+
+def test_today_s_fingerprint_tells_apart_where_items_split_and_what_they_carry() -> None:
+    """The marked form joins each section's parts: the same bytes split between items at another place,
+    a format moved to another entry, or an entry more or less must each hash otherwise."""
+    a, b = Message("user", "x", format="f", item=b"ab"), Message("user", "x", format="f", item=b"c")
+    shifted = (Message("user", "x", format="f", item=b"a"), Message("user", "x", format="f", item=b"bc"))
+    assert _prepare(a, b) != _prepare(*shifted)
+    assert _prepare(a, Message("user", "x")) != _prepare(Message("user", "x"), a)
+    assert _prepare(Message("user", "x", format="f", item=b"1"), Message("user", "y")) != _prepare(
+        Message("user", "x", format="f", item=b"1y")
+    )
+    assert _prepare(a) != _prepare(a, a) and _prepare(a, b) == _prepare(a, b)
+    assert all(f.startswith(APPEND_FINGERPRINT_MARK) for f in (_prepare(a), _prepare(Message("user", "x"))))
+    assert not _prepare_earlier(a).startswith(APPEND_FINGERPRINT_MARK)
 
 
 HEADER = header_line(ExportHeader("s", "/w", "2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:00.000000Z", 1))

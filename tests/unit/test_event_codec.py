@@ -154,7 +154,9 @@ def test_a_fingerprint_depends_on_content_not_on_key_order() -> None:
     assert events.fingerprint("clear", "s", 0) == "c0df516612ccbf02658d5129f0854240b527b90b5d83acc46be25a572a8b9f53"
 
 
-def test_an_append_is_prepared_with_the_stored_payload_and_the_fingerprint_of_before() -> None:
+def test_an_append_is_prepared_with_the_stored_payload_and_both_forms_of_its_fingerprint() -> None:
+    """Today's marked form and the form of before it (what a retry across an upgrade is matched against),
+    both pinned: the earlier one as the code before the mark computed it."""
     from claw_sessiond.validate import prepare_append
 
     job = prepare_append(
@@ -169,13 +171,15 @@ def test_an_append_is_prepared_with_the_stored_payload_and_the_fingerprint_of_be
         max_batch_messages=10,
     )
     assert [(p.event_type, p.payload) for p in job.messages] == [("user_message", '{"role": "user", "content": "hi"}')]
-    assert job.fingerprint == "80532c0b4b90b20001de1dbfb0de1d6a69c4b33bccd7704c2f1e8baca771af11"
+    assert job.earlier_fingerprint is not None
+    assert job.earlier_fingerprint() == "80532c0b4b90b20001de1dbfb0de1d6a69c4b33bccd7704c2f1e8baca771af11"
+    assert job.fingerprint == "v2:34ffd6fe4f74a3a717cf8688145cf0ba7690d8c3f09d5ec8e382a9b850eaf650"
 
 
 def test_an_append_of_items_hashes_and_stores_as_before() -> None:
     """Item entries (format and item beside a payload), an ``other`` entry, a call under a tool policy
-    and a plain message: the payloads and the fingerprint pinned as main ``d4f0a08`` computed them, so
-    a retry sent before an upgrade is still recognised after it."""
+    and a plain message: the payloads and the earlier form of the fingerprint pinned as main ``d4f0a08``
+    computed them, so a retry sent before an upgrade is still recognised after it; today's form pinned too."""
     from claw_sessiond.policy import ToolPolicy
     from claw_sessiond.validate import prepare_append
 
@@ -210,4 +214,6 @@ def test_an_append_of_items_hashes_and_stores_as_before() -> None:
         '{"role": "other"}',
         '{"role": "system", "content": "plain"}',
     ]
-    assert job.fingerprint == "a7891f386bf8a36c4a60a929c8a1b1adf483da041df3505efe925c4735dfe3fb"
+    assert job.earlier_fingerprint is not None
+    assert job.earlier_fingerprint() == "a7891f386bf8a36c4a60a929c8a1b1adf483da041df3505efe925c4735dfe3fb"
+    assert job.fingerprint == "v2:a45660af9f025eee7495b52ef60e5084d4d8394d7568761d1015082832f7093d"

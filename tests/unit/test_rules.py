@@ -77,6 +77,25 @@ def test_the_same_id_with_other_content_or_kind_is_refused(kind: str, fp: str) -
     assert "different append request" in caught.value.message
 
 
+def test_a_record_stored_in_the_earlier_form_replays_and_the_earlier_form_is_computed_only_then() -> None:
+    asked: list[str] = []
+
+    def earlier() -> str:
+        asked.append("earlier")
+        return "old-fp"
+
+    today = rules.StoredRequest("append", "v2:fp", '{"first": 1}')
+    assert rules.replay_record("r1", "append", "v2:fp", today, earlier) == '{"first": 1}'
+    assert asked == []  # a record of today's form: nothing else is hashed
+    before = rules.StoredRequest("append", "old-fp", '{"first": 2}')
+    assert rules.replay_record("r1", "append", "v2:fp", before, earlier) == '{"first": 2}'
+    assert asked == ["earlier"]
+    for stored in (rules.StoredRequest("append", "other", "{}"), rules.StoredRequest("clear", "old-fp", "{}")):
+        with pytest.raises(InvalidRequestError) as caught:
+            rules.replay_record("r1", "append", "v2:fp", stored, earlier)
+        assert caught.value.reason == Reason.REQUEST_ID_REUSED
+
+
 def test_result_records_are_spelled_as_stored_and_replay_as_replayed() -> None:
     append = AppendResult(3, 5, "2026-01-01T00:00:00.000000Z", "t1")
     assert rules.result_record(append) == '{"first": 3, "last": 5, "at": "2026-01-01T00:00:00.000000Z", "trace": "t1"}'

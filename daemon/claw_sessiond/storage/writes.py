@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from .. import rules
@@ -53,8 +54,17 @@ Result = AppendResult | UsageResult | ClearResult | EventResult
 # -- request ids and the held row
 
 
-def replayed(port: Port, session_id: str, request_id: str, kind: str, fingerprint: str) -> Steps[str | None]:
+def replayed(
+    port: Port,
+    session_id: str,
+    request_id: str,
+    kind: str,
+    fingerprint: str,
+    earlier: Callable[[], str] | None = None,
+) -> Steps[str | None]:
     """The stored record of an earlier request with this id (it is replayed), or None (it is new, or has no id).
+
+    ``earlier``: as in ``rules.replay_record`` (an append's fingerprint in the form of earlier versions).
 
     Raises:
         InvalidRequestError: reason REQUEST_ID_REUSED (``rules.replay_record``).
@@ -62,7 +72,7 @@ def replayed(port: Port, session_id: str, request_id: str, kind: str, fingerprin
     if not request_id:
         return None
     stored = yield port.stored_request(session_id, request_id)
-    return rules.replay_record(request_id, kind, fingerprint, stored)
+    return rules.replay_record(request_id, kind, fingerprint, stored, earlier)
 
 
 def _remember(
@@ -74,7 +84,14 @@ def _remember(
 
 
 def _held(
-    port: Port, session_id: str, request_id: str, kind: str, fingerprint: str, expected: int, workdir: str
+    port: Port,
+    session_id: str,
+    request_id: str,
+    kind: str,
+    fingerprint: str,
+    expected: int,
+    workdir: str,
+    earlier: Callable[[], str] | None = None,
 ) -> Steps[tuple[str | None, SessionRow | None, str]]:
     """Hold the session's row, created if missing once the checks pass: (the record to replay or None, row, time).
 
@@ -85,13 +102,13 @@ def _held(
         SequenceConflictError: ``expected`` is not the session's last position (``rules.check_expected``).
     """
     row, now = yield port.session_row(session_id)
-    record = yield from replayed(port, session_id, request_id, kind, fingerprint)
+    record = yield from replayed(port, session_id, request_id, kind, fingerprint, earlier)
     if record is not None:
         return record, row, now
     rules.check_expected(expected, row.last_position if row else 0)
     if row is None:
         row, now = yield port.ensure_session(session_id, workdir)
-        record = yield from replayed(port, session_id, request_id, kind, fingerprint)
+        record = yield from replayed(port, session_id, request_id, kind, fingerprint, earlier)
         if record is None:
             rules.check_expected(expected, row.last_position)
     return record, row, now
@@ -128,7 +145,14 @@ def append(port: Port, job: AppendJob, max_open_calls: int = 0) -> Steps[AppendR
     """
     sid = job.session_id
     record, row, now = yield from _held(
-        port, sid, job.request_id, "append", job.fingerprint, job.expected_last_position, job.workdir
+        port,
+        sid,
+        job.request_id,
+        "append",
+        job.fingerprint,
+        job.expected_last_position,
+        job.workdir,
+        job.earlier_fingerprint,
     )
     if record is not None:
         return rules.append_from_record(record)

@@ -105,7 +105,7 @@ def outcome(job: AppendJob, row: Sequence[Any]) -> tuple[bool, Any]:
             return True, AppendResult(int(row[1]), int(row[2]), str(row[3]), job.trace_id)
         if kind == "stored":
             stored = StoredRequest(str(row[4]), str(row[5]), str(row[6]))
-            record = rules.replay_record(job.request_id, "append", job.fingerprint, stored)
+            record = rules.replay_record(job.request_id, "append", job.fingerprint, stored, job.earlier_fingerprint)
             if record is not None:
                 return True, rules.append_from_record(record)
         elif kind == "conflict":

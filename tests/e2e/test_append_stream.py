@@ -1,4 +1,8 @@
-"""AppendStream: pipelined appends with Append's semantics (order, all-or-nothing, idempotency, errors per append)."""
+"""AppendStream: pipelined appends with Append's semantics (order, all-or-nothing, idempotency, errors per append).
+
+Tests that work on a session of their own (``sid``) share the file's daemon (``module_daemon``); those that
+kill or stop a daemon start their own.
+"""
 
 from __future__ import annotations
 
@@ -22,59 +26,59 @@ def _client(daemon: DaemonProcess) -> AsyncSessionClient:
 
 
 @pytest.mark.smoke
-async def test_concurrent_appends_get_one_total_order(daemon: DaemonProcess) -> None:
+async def test_concurrent_appends_get_one_total_order(module_daemon: DaemonProcess, sid: str) -> None:
     n = scale(200, 1000)
-    async with _client(daemon) as client, client.append_stream() as stream:
-        results = await asyncio.gather(*(stream.append("s", Message.user(f"m{i}")) for i in range(n)))
+    async with _client(module_daemon) as client, client.append_stream() as stream:
+        results = await asyncio.gather(*(stream.append(sid, Message.user(f"m{i}")) for i in range(n)))
         assert sorted(r.last_position for r in results) == list(range(1, n + 1))
         assert all(r.first_position == r.last_position and not r.replayed for r in results)
         # Requests are written in call order, so positions follow it.
         assert [r.last_position for r in results] == list(range(1, n + 1))
-        loaded = await client.load("s", workdir="/")
+        loaded = await client.load(sid, workdir="/")
     assert [m.content for m in loaded.messages] == [f"m{i}" for i in range(n)]
 
 
-async def test_a_failed_append_fails_alone_and_the_stream_goes_on(daemon: DaemonProcess) -> None:
-    async with _client(daemon) as client, client.append_stream() as stream:
-        await stream.append("s", Message.user("one"))
+async def test_a_failed_append_fails_alone_and_the_stream_goes_on(module_daemon: DaemonProcess, sid: str) -> None:
+    async with _client(module_daemon) as client, client.append_stream() as stream:
+        await stream.append(sid, Message.user("one"))
         with pytest.raises(E.SequenceConflictError) as conflict:
-            await stream.append("s", Message.user("stale"), expected_last_position=7)
+            await stream.append(sid, Message.user("stale"), expected_last_position=7)
         assert conflict.value.reason == E.Reason.SEQUENCE_CONFLICT
         with pytest.raises(E.InvalidRequestError):
             await stream.append("bad/id", Message.user("x"))
         # All or nothing: the user message before the unknown tool result is not stored either.
         with pytest.raises(E.ToolCallStateError):
-            await stream.append("s", [Message.user("before"), Message.tool("call_404", "result")])
-        two = await stream.append("s", Message.user("two"))
+            await stream.append(sid, [Message.user("before"), Message.tool("call_404", "result")])
+        two = await stream.append(sid, Message.user("two"))
         assert two.last_position == 2
-        loaded = await client.load("s", workdir="/")
+        loaded = await client.load(sid, workdir="/")
     assert [m.content for m in loaded.messages] == ["one", "two"]
 
 
-async def test_a_retried_request_id_is_replayed_not_written_twice(daemon: DaemonProcess) -> None:
+async def test_a_retried_request_id_is_replayed_not_written_twice(module_daemon: DaemonProcess, sid: str) -> None:
     call = ToolCall("call_1", "bash", '{"cmd": "ls"}')
     sent = [Message.assistant(tool_calls=[call]), Message.tool("call_1", "README.md")]
-    async with _client(daemon) as client, client.append_stream() as stream:
-        first = await stream.append("s", sent, request_id="req-1")
-        again = await stream.append("s", sent, request_id="req-1")
+    async with _client(module_daemon) as client, client.append_stream() as stream:
+        first = await stream.append(sid, sent, request_id="req-1")
+        again = await stream.append(sid, sent, request_id="req-1")
         assert (again.first_position, again.last_position, again.replayed) == (first.first_position, 2, True)
-        unary = await client.append("s", sent, request_id="req-1")
+        unary = await client.append(sid, sent, request_id="req-1")
         assert unary.replayed and unary.last_position == 2
         with pytest.raises(E.InvalidRequestError):
-            await stream.append("s", Message.user("other content"), request_id="req-1")
-        loaded = await client.load("s", workdir="/")
+            await stream.append(sid, Message.user("other content"), request_id="req-1")
+        loaded = await client.load(sid, workdir="/")
     assert [m.role for m in loaded.messages] == ["assistant", "tool"]
 
 
-async def test_replies_come_back_in_request_order_over_the_raw_rpc(daemon: DaemonProcess) -> None:
-    async with grpc.aio.insecure_channel(daemon.address) as channel:
+async def test_replies_come_back_in_request_order_over_the_raw_rpc(module_daemon: DaemonProcess, sid: str) -> None:
+    async with grpc.aio.insecure_channel(module_daemon.address) as channel:
         stub = pb_grpc.SessionServiceStub(channel)
         user = pb.Message(role=pb.ROLE_USER, content="hi")
         batch = pb.AppendStreamRequest(
             appends=[
-                pb.AppendRequest(session_id="raw", messages=[user], request_id="a"),
-                pb.AppendRequest(session_id="raw", messages=[], request_id="b"),  # empty: INVALID_ARGUMENT
-                pb.AppendRequest(session_id="raw", messages=[user, user], request_id="c"),
+                pb.AppendRequest(session_id=sid, messages=[user], request_id="a"),
+                pb.AppendRequest(session_id=sid, messages=[], request_id="b"),  # empty: INVALID_ARGUMENT
+                pb.AppendRequest(session_id=sid, messages=[user, user], request_id="c"),
             ]
         )
         call = stub.AppendStream()

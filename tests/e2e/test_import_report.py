@@ -23,26 +23,39 @@ from tests.helpers.data import exports
 IDS = ["s-one", "s-two", "s-three"]
 
 
+@pytest.fixture(scope="module")
+def exported(backend: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """The export lines of three sessions, written through a real daemon: made once for the module's tests (each
+    imports them into a daemon of its own; the source daemon is not looked at again)."""
+    src_ws = tmp_path_factory.mktemp("src") / "ws"
+    src_ws.mkdir()
+    src = DaemonProcess(src_ws).start()  # after ``backend``: on PostgreSQL, the workspace's database
+    try:
+        with src.client() as c:
+            c.append("s-one", [Message.user("first")], workdir="/w")
+            c.append(
+                "s-two",
+                [Message.user("second"), Message.assistant(tool_calls=[ToolCall("call-1", "bash", '{"cmd": "ls"}')])],
+                workdir="/w",
+            )
+            c.append("s-two", Message.tool("call-1", "a.txt", name="bash"))
+            c.append("s-three", [Message.user("third"), Message.assistant("done")], workdir="/w")
+            return {sid: list(c.export(sid)) for sid in IDS}
+    finally:
+        src.stop()
+
+
 @pytest.fixture
-def pair(spawn_daemon: Any, tmp_path: Path) -> tuple[DaemonProcess, DaemonProcess, Path, dict[str, list[str]]]:
-    """A source daemon with three sessions, an empty target daemon, and the export file of all three."""
-    src_ws, dst_ws = tmp_path / "src", tmp_path / "dst"
-    src_ws.mkdir(), dst_ws.mkdir()
-    src: DaemonProcess = spawn_daemon(workspace_path=src_ws)
+def pair(
+    spawn_daemon: Any, tmp_path: Path, exported: dict[str, list[str]]
+) -> tuple[DaemonProcess, Path, dict[str, list[str]]]:
+    """An empty target daemon, and the export file of the three sessions of :func:`exported`."""
+    dst_ws = tmp_path / "dst"
+    dst_ws.mkdir()
     dst: DaemonProcess = spawn_daemon(workspace_path=dst_ws)
-    with src.client() as c:
-        c.append("s-one", [Message.user("first")], workdir="/w")
-        c.append(
-            "s-two",
-            [Message.user("second"), Message.assistant(tool_calls=[ToolCall("call-1", "bash", '{"cmd": "ls"}')])],
-            workdir="/w",
-        )
-        c.append("s-two", Message.tool("call-1", "a.txt", name="bash"))
-        c.append("s-three", [Message.user("third"), Message.assistant("done")], workdir="/w")
-        blocks = {sid: list(c.export(sid)) for sid in IDS}
     path = tmp_path / "all.jsonl"
-    path.write_text("".join(line + "\n" for sid in IDS for line in blocks[sid]))
-    return src, dst, path, blocks
+    path.write_text("".join(line + "\n" for sid in IDS for line in exported[sid]))
+    return dst, path, {sid: list(lines) for sid, lines in exported.items()}  # a test's own copy
 
 
 def edit_second(path: Path, blocks: dict[str, list[str]], change: Any) -> tuple[int, int]:
@@ -61,7 +74,7 @@ def by_id(stdout: str) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.smoke
 def test_whole_file_imported_and_reported(pair: Any) -> None:
-    _, dst, path, blocks = pair
+    dst, path, blocks = pair
     r = claw("import", str(path), "--socket", str(dst.socket_path), "--json")
     assert r.returncode == 0, r.stderr
     assert [(x["session_id"], x["status"]) for x in json.loads(r.stdout)["sessions"]] == [
@@ -72,7 +85,7 @@ def test_whole_file_imported_and_reported(pair: Any) -> None:
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_a_malformed_second_session_imports_nothing(pair: Any, fmt: str) -> None:
-    _, dst, path, blocks = pair
+    dst, path, blocks = pair
 
     def bad_type(events: list[dict[str, Any]]) -> None:
         events[3]["type"] = "no_such_type"  # the tool result line (header, user, assistant, tool)
@@ -98,7 +111,7 @@ def test_a_malformed_second_session_imports_nothing(pair: Any, fmt: str) -> None
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_a_second_session_the_daemon_refuses_is_reported_and_the_others_go_in(pair: Any, fmt: str) -> None:
-    _, dst, path, blocks = pair
+    dst, path, blocks = pair
 
     def orphan(events: list[dict[str, Any]]) -> None:
         events[3]["payload"]["tool_call_id"] = "ghost"  # well formed; only the daemon sees the call is unknown
@@ -120,7 +133,7 @@ def test_a_second_session_the_daemon_refuses_is_reported_and_the_others_go_in(pa
 
 
 def test_an_existing_or_repeated_session_imports_nothing(pair: Any, tmp_path: Path) -> None:
-    _, dst, path, blocks = pair
+    dst, path, blocks = pair
     with dst.client() as c:
         c.append("s-two", [Message.user("already here")], workdir="/w")
     before = exports(dst)
@@ -140,7 +153,7 @@ def test_an_existing_or_repeated_session_imports_nothing(pair: Any, tmp_path: Pa
 
 
 def test_daemon_down_imports_nothing_and_says_so(pair: Any) -> None:
-    _, dst, path, _ = pair
+    dst, path, _ = pair
     dst.terminate()
     r = claw("import", str(path), "--socket", str(dst.socket_path))
     assert r.returncode == 1

@@ -2,7 +2,8 @@
 
 Each test runs the default client (appends over one stream) against a real
 daemon and, where the promise is "same as unary", a ``stream_appends=False``
-client beside it.
+client beside it. Tests that work on a session of their own (``sid``) share the file's daemon
+(``module_daemon``); those that restart, hang, idle out or tear down around it start their own.
 """
 
 from __future__ import annotations
@@ -37,28 +38,30 @@ def _streaming(client: AsyncSessionClient) -> bool:
 
 
 @pytest.mark.smoke
-async def test_appends_go_over_one_stream_in_call_order(daemon: DaemonProcess) -> None:
+async def test_appends_go_over_one_stream_in_call_order(module_daemon: DaemonProcess, sid: str) -> None:
     n = scale(100, 500)
-    async with _client(daemon) as client:
-        results = await asyncio.gather(*(client.append("s", Message.user(f"m{i}")) for i in range(n)))
+    async with _client(module_daemon) as client:
+        results = await asyncio.gather(*(client.append(sid, Message.user(f"m{i}")) for i in range(n)))
         assert _streaming(client), "append() did not use the stream"
         assert [r.last_position for r in results] == list(range(1, n + 1))
-        loaded = await client.load("s", workdir="/")
+        loaded = await client.load(sid, workdir="/")
     assert [m.content for m in loaded.messages] == [f"m{i}" for i in range(n)]
 
 
-async def test_each_append_gets_its_own_error_with_the_unary_type_and_reason(daemon: DaemonProcess) -> None:
+async def test_each_append_gets_its_own_error_with_the_unary_type_and_reason(
+    module_daemon: DaemonProcess, sid: str
+) -> None:
     bad = {
-        "conflict": ("s", Message.user("stale"), {"expected_last_position": 9}),
+        "conflict": (sid, Message.user("stale"), {"expected_last_position": 9}),
         "bad id": ("bad/id", Message.user("x"), {}),
-        "unknown result": ("s", [Message.user("before"), Message.tool("call_404", "r")], {}),
+        "unknown result": (sid, [Message.user("before"), Message.tool("call_404", "r")], {}),
     }
-    async with _client(daemon) as streamed, _client(daemon, stream_appends=False) as unary:
-        await streamed.append("s", Message.user("one"))
+    async with _client(module_daemon) as streamed, _client(module_daemon, stream_appends=False) as unary:
+        await streamed.append(sid, Message.user("one"))
         seen: dict[str, list[tuple[type, str]]] = {}
         for client in (streamed, unary):
-            calls = [client.append(sid, msgs, **kw) for sid, msgs, kw in bad.values()]
-            calls.insert(1, client.append("s", Message.user("fine")))
+            calls = [client.append(session, msgs, **kw) for session, msgs, kw in bad.values()]
+            calls.insert(1, client.append(sid, Message.user("fine")))
             out = await asyncio.gather(*calls, return_exceptions=True)
             assert not isinstance(out[1], BaseException), out[1]
             errors = [x for i, x in enumerate(out) if i != 1]
@@ -67,20 +70,20 @@ async def test_each_append_gets_its_own_error_with_the_unary_type_and_reason(dae
         assert seen["stream"] == seen["unary"]
         assert [t for t, _ in seen["stream"]] == [E.SequenceConflictError, E.InvalidRequestError, E.ToolCallStateError]
         assert _streaming(streamed)
-        loaded = await streamed.load("s", workdir="/")
+        loaded = await streamed.load(sid, workdir="/")
     assert [m.content for m in loaded.messages] == ["one", "fine", "fine"]
 
 
-async def test_a_retried_request_id_is_replayed_not_written_twice(daemon: DaemonProcess) -> None:
-    async with _client(daemon) as client:
-        first = await client.append("s", Message.user("same"), request_id="req-1")
-        again = await client.append("s", Message.user("same"), request_id="req-1")
+async def test_a_retried_request_id_is_replayed_not_written_twice(module_daemon: DaemonProcess, sid: str) -> None:
+    async with _client(module_daemon) as client:
+        first = await client.append(sid, Message.user("same"), request_id="req-1")
+        again = await client.append(sid, Message.user("same"), request_id="req-1")
         assert (again.last_position, again.replayed, first.replayed) == (first.last_position, True, False)
         with pytest.raises(E.InvalidRequestError):
-            await client.append("s", Message.user("other content"), request_id="req-1")
-        new = await client.append("s", Message.user("fresh"), expected_last_position=1)
+            await client.append(sid, Message.user("other content"), request_id="req-1")
+        new = await client.append(sid, Message.user("fresh"), expected_last_position=1)
         assert new.last_position == 2
-        loaded = await client.load("s", workdir="/")
+        loaded = await client.load(sid, workdir="/")
     assert [m.content for m in loaded.messages] == ["same", "fresh"]
 
 
@@ -137,14 +140,14 @@ async def test_a_hung_daemon_gives_the_unary_error_within_the_retry_window(daemo
     assert kinds[True] is kinds[False], kinds
 
 
-def test_clients_on_many_threads_each_keep_their_order(daemon: DaemonProcess) -> None:
+def test_clients_on_many_threads_each_keep_their_order(module_daemon: DaemonProcess, sid: str) -> None:
     threads_n, per = 4, scale(40, 200)
     failures: list[BaseException] = []
 
     def worker(t: int) -> None:
         async def run() -> None:
-            async with _client(daemon) as client:
-                await asyncio.gather(*(client.append("shared", Message.user(f"t{t}-{i}")) for i in range(per)))
+            async with _client(module_daemon) as client:
+                await asyncio.gather(*(client.append(sid, Message.user(f"t{t}-{i}")) for i in range(per)))
 
         try:
             asyncio.run(run())
@@ -157,8 +160,8 @@ def test_clients_on_many_threads_each_keep_their_order(daemon: DaemonProcess) ->
     for th in threads:
         th.join(120)
     assert not any(th.is_alive() for th in threads) and not failures, failures
-    with daemon.client() as c:
-        contents = [m.content for m in c.load("shared", workdir="/").messages]
+    with module_daemon.client() as c:
+        contents = [m.content for m in c.load(sid, workdir="/").messages]
     assert len(contents) == len(set(contents)) == threads_n * per
     for t in range(threads_n):
         mine = [x for x in contents if x.startswith(f"t{t}-")]

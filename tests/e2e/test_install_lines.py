@@ -12,22 +12,31 @@ user. No test reaches the network.
 Commands that install the same distributions with the same extras (a checkout form and its git
 form, the same line on two pages) share one virtualenv: the first runs in it clean; before each
 other one the project's distributions are uninstalled (pip would keep an installed one of the
-same version), so that it installs them again, and each is checked to have installed them from
-its own source (``direct_url.json``). Then what each promises: the client imports, an extra's
-framework and adapter import, the daemon's command runs; once per virtualenv, an auto-start
-round trip where the client and the daemon are both there; the auto-start error where only the
-client is, and each adapter's import error where no framework is, each naming its install
-hint; and the missing-driver error, naming its hint, where the daemon has no
-PostgreSQL driver. The README's test command (``pip install -e '.[test]'``) is not run here: it
+same version; the test removes what ``pip uninstall`` would, in its own process), so that it
+installs them again, and each is checked to have installed them from its own source
+(``direct_url.json``). Then what each promises: the client imports, an extra's framework and
+adapter import, the daemon's command runs; once per virtualenv, an auto-start round trip where
+the client and the daemon are both there; the auto-start error where only the client is, and
+each adapter's import error where no framework is, each naming its install hint; and the
+missing-driver error, naming its hint, where the daemon has no PostgreSQL driver. A command that
+leaves the venv as an earlier one of it left it, byte for byte (every file the project's
+distributions installed, as their RECORDs list them, hashed from disk, but the two records of
+where they came from; every other distribution at the same version), keeps the promises checked
+on those bytes: running the same files again in the same venv cannot tell anything new (it was a
+framework's whole import, 3-5 CPU-s, again for each git form), and a command whose files differ
+is checked again. The README's test command (``pip install -e '.[test]'``) is not run here: it
 is .ci/run's own command (tests/unit/test_install_lines.py checks), run on a fresh clone.
-The virtualenvs, the clones and pip's temporary files are on /dev/shm when it has room
-(tests/helpers/venvs.py): nothing written to disk and removed again. Full tier only: 10
-virtualenvs. Measured 2026-12-06 on the 2-core development machine, the file alone with one
-worker, same sitting: 549 s wall and 178 CPU-s (49 of them system) with the venvs under /tmp at
-load 9-11; 458 s and 162 CPU-s (20 system) on /dev/shm at load 8.5-9.5, the teardowns 38 s to
-1 s. What is left is mostly CPU: about 30 builds of the project's two distributions (pip makes
-an isolated build environment for each, 2-3 CPU-s; it keeps no wheel it built from a folder or
-an unpinned git URL), the frameworks' dependencies unpacked, and the checks' imports.
+The virtualenvs, the clones and pip's temporary files are on /dev/shm when it has room, and
+pip runs in each venv as ``pip --python`` runs it, without its first process; what a venv holds
+is read from its site-packages in the test's process (tests/helpers/venvs.py). Full tier only: 10
+virtualenvs. Measured 2026-12-07 on the 2-core development machine, one worker, its tests' own
+CPU (children included), alternating in one sitting: 137 and 110 CPU-s before these last three
+changes (load 6.5-3 and 1.5-2), 93 and 78 after (load 3-3.5 and 2-3.5); the CPU a run costs
+rises with the load. What is left is mostly pip: 21 installs (about 30 builds of the project's
+two distributions, each in the isolated build environment pip makes, with three hook processes;
+pip keeps no wheel it built from a folder or an unpinned git URL), pip 23's resolver reading the
+frameworks' requirements again for each git form (3-4.5 CPU-s), their dependencies unpacked, a
+``pip check`` per venv, and the first command's checks (a framework's import 3.5-5 CPU-s).
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ Load/Append round trip (and get a typed error) against it. The venvs are
 made without pip (this test's pip works on them, run by their interpreter:
 ``pip_in``) on /dev/shm when it has room, and what they hold is read from
 their site-packages, not by ``pip list`` (tests/helpers/venvs.py). It took
-9.3 CPU-s at load 11-13 (13.9 with ``pip --python`` and ``pip list``, same
-sitting; 29-34 CPU-s before the venvs went without pip), so it runs
+6.7-10.7 CPU-s in four runs at load 2-9 (9.2-12.2 in two at load 2-6 with
+``pip --python`` and ``pip list``, alternating; 29-34 CPU-s before the venvs
+went without pip), so it runs
 with ``CLAW_FULL=1`` (CI). The quick tests check the sources the wheels are
 made of.
 """

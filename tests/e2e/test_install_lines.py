@@ -12,26 +12,36 @@ user. No test reaches the network.
 Commands that install the same distributions with the same extras (a checkout form and its git
 form, the same line on two pages) share one virtualenv: the first runs in it clean; before each
 other one the project's distributions are uninstalled (pip would keep an installed one of the
-same version), so that it installs them again, and each is checked to have installed them from
-its own source (``direct_url.json``). Then what each promises: the client imports, an extra's
-framework and adapter import, the daemon's command runs; once per virtualenv, an auto-start
-round trip where the client and the daemon are both there; the auto-start error where only the
-client is, and each adapter's import error where no framework is, each naming its install
-hint; and the missing-driver error, naming its hint, where the daemon has no
-PostgreSQL driver. The README's test command (``pip install -e '.[test]'``) is not run here: it
+same version; the test removes what ``pip uninstall`` would, in its own process), so that it
+installs them again, and each is checked to have installed them from its own source
+(``direct_url.json``). Then what each promises: the client imports, an extra's framework and
+adapter import, the daemon's command runs; once per virtualenv, an auto-start round trip where
+the client and the daemon are both there; the auto-start error where only the client is, and
+each adapter's import error where no framework is, each naming its install hint; and the
+missing-driver error, naming its hint, where the daemon has no PostgreSQL driver. A command that
+leaves the venv as an earlier one of it left it, byte for byte (every file the project's
+distributions installed, as their RECORDs list them, hashed from disk, but the two records of
+where they came from; every other distribution at the same version), keeps the promises checked
+on those bytes: running the same files again in the same venv cannot tell anything new (it was a
+framework's whole import, 3-5 CPU-s, again for each git form), and a command whose files differ
+is checked again. The README's test command (``pip install -e '.[test]'``) is not run here: it
 is .ci/run's own command (tests/unit/test_install_lines.py checks), run on a fresh clone.
-The virtualenvs, the clones and pip's temporary files are on /dev/shm when it has room
-(tests/helpers/venvs.py): nothing written to disk and removed again. Full tier only: 10
-virtualenvs. Measured 2026-12-06 on the 2-core development machine, the file alone with one
-worker, same sitting: 549 s wall and 178 CPU-s (49 of them system) with the venvs under /tmp at
-load 9-11; 458 s and 162 CPU-s (20 system) on /dev/shm at load 8.5-9.5, the teardowns 38 s to
-1 s. What is left is mostly CPU: about 30 builds of the project's two distributions (pip makes
-an isolated build environment for each, 2-3 CPU-s; it keeps no wheel it built from a folder or
-an unpinned git URL), the frameworks' dependencies unpacked, and the checks' imports.
+The virtualenvs, the clones and pip's temporary files are on /dev/shm when it has room, and
+pip runs in each venv as ``pip --python`` runs it, without its first process; what a venv holds
+is read from its site-packages in the test's process (tests/helpers/venvs.py). Full tier only: 10
+virtualenvs. Measured 2026-12-07 on the 2-core development machine, one worker, its tests' own
+CPU (children included), alternating in one sitting: 137 and 110 CPU-s before these last three
+changes (load 6.5-3 and 1.5-2), 93 and 78 after (load 3-3.5 and 2-3.5); the CPU a run costs
+rises with the load. What is left is mostly pip: 21 installs (about 30 builds of the project's
+two distributions, each in the isolated build environment pip makes, with three hook processes;
+pip keeps no wheel it built from a folder or an unpinned git URL), pip 23's resolver reading the
+frameworks' requirements again for each git form (3-4.5 CPU-s), their dependencies unpacked, a
+``pip check`` per venv, and the first command's checks (a framework's import 3.5-5 CPU-s).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -63,7 +73,7 @@ from tests.helpers.install_lines import (
     parse,
 )
 from tests.helpers.process import stop_lock_holder
-from tests.helpers.venvs import pip_env, scratch
+from tests.helpers.venvs import distributions, pip_env, pip_in, scratch
 from tests.helpers.wheelhouse import copy_build_inputs, wheelhouse_or_fail
 
 pytestmark = pytest.mark.backend_neutral("installs into clean virtualenvs; an auto-started daemon on its default store")
@@ -138,23 +148,58 @@ def _url(repo: Path) -> str:
     return f"file://localhost{repo}"
 
 
-INSPECT = r"""
-import json
-from importlib import metadata
-found = {}
-for dist in metadata.distributions():
-    direct = dist.read_text("direct_url.json")
-    name = dist.metadata["Name"].lower().replace("_", "-")
-    found[name] = {"version": dist.version, "direct_url": json.loads(direct) if direct else None}
-print(json.dumps(found))
-"""
-
-
-def _inspect(python: Path, cwd: Path, env: dict[str, str]) -> dict[str, dict[str, object]]:
+def _inspect(venv: Path) -> dict[str, dict[str, object]]:
     """The venv's installed distributions by normalized name: version and ``direct_url.json`` (as ``pip inspect``
-    gives them, without starting pip)."""
-    found: dict[str, dict[str, object]] = json.loads(_run([str(python), "-I", "-c", INSPECT], cwd, env))
+    gives them), read from its site-packages in this process (tests/helpers/venvs.py)."""
+    found: dict[str, dict[str, object]] = {}
+    for name, dist in distributions(venv).items():
+        direct = dist.read_text("direct_url.json")
+        found[name] = {"version": dist.version, "direct_url": json.loads(direct) if direct else None}
     return found
+
+
+#: The files of a dist-info that say where its distribution came from (``RECORD`` holds the first one's hash).
+_PROVENANCE = ("direct_url.json", "RECORD")
+
+
+def _state(venv: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """What the venv holds as far as a promise can tell: each file the project's distributions installed (their
+    RECORDs) with the SHA-256 of its bytes on disk, but the records of where they came from; and the version of
+    every other distribution."""
+    files: dict[str, str] = {}
+    others: dict[str, str] = {}
+    for name, dist in distributions(venv).items():
+        if name not in FOLDERS:
+            others[name] = dist.version
+            continue
+        for file in dist.files or ():
+            if file.parent.name.endswith(".dist-info") and file.name in _PROVENANCE:
+                continue
+            files[file.as_posix()] = hashlib.sha256(Path(str(dist.locate_file(file))).read_bytes()).hexdigest()
+    return files, others
+
+
+def _uninstall(venv: Path, names: list[str]) -> None:
+    """What ``pip uninstall -y NAMES`` removes: each file the distributions' RECORDs list, the bytecode of their
+    modules, and the folders left empty. A step between two commands, not one under test, done here: a pip run
+    for it cost 0.6-0.7 CPU-s."""
+    found = distributions(venv)
+    for name in names:
+        dist = found[name]
+        folders: set[Path] = set()
+        for file in dist.files or ():
+            path = Path(str(dist.locate_file(file)))
+            path.unlink(missing_ok=True)
+            if path.suffix == ".py":
+                for compiled in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+                    compiled.unlink()
+            folders.add(path.parent)
+        for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):  # the deepest first
+            for empty in (folder / "__pycache__", folder):
+                if empty.is_dir() and not any(empty.iterdir()):
+                    empty.rmdir()
+    left = distributions(venv).keys() & set(names)
+    assert not left, f"still installed after the uninstall: {sorted(left)}"
 
 
 def _check_source(dist: Dist, record: dict[str, object], checkout: Path, repo: Path) -> None:
@@ -280,25 +325,30 @@ def test_install_commands_work_as_written(group: str, repo: Path, folder: Path) 
     # what it imports anyway; the openai-agents line measured 15.3 CPU-s with compiling, 8.4 without).
     quick = ["-q", "--no-compile", "--no-index", "--find-links", str(wheelhouse_or_fail())]
     venv = folder / "venv"
-    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
+    pip = pip_in(venv)
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], folder, env)
     checkout = folder / "checkout"
     _run(["git", "clone", "-q", str(repo), str(checkout)], folder, env)
+    checked: list[tuple[dict[str, str], dict[str, str]]] = []  # the venv's states whose promises were checked
     for i, (line, dists) in enumerate(GROUPS[group]):
         if i:  # the third-party dependencies stay; the project's distributions come from this command's sources
-            _run([*pip, "uninstall", "-q", "-y", *sorted(d.name for d in dists)], checkout, env)
+            _uninstall(venv, sorted(d.name for d in dists))
         args = [a.replace(install.REPO, _url(repo)).replace(CHECKOUT, str(checkout)) for a in line.args]
         cmd = [*pip, "install", *quick, *args]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=_PIP_TIMEOUT_S, cwd=checkout, env=env)
         assert out.returncode == 0, f"{line.where}: `{line.text}` failed (exit {out.returncode}):\n{out.stderr}"
-        installed = _inspect(venv / "bin" / "python", checkout, env)
+        found = _inspect(venv)
         names = {d.name: d for d in dists}
         for dist in dists:
-            assert dist.name in installed, f"{line.where}: `{line.text}` did not install {dist.name}"
-            _check_source(dist, installed[dist.name], checkout, repo)
-            _check_extras(dist, installed)
-        _check_promises(venv, names, checkout, env)
+            assert dist.name in found, f"{line.where}: `{line.text}` did not install {dist.name}"
+            _check_source(dist, found[dist.name], checkout, repo)
+            _check_extras(dist, found)
+        state = _state(venv)
+        if state not in checked:  # the same bytes in the same venv keep the promises checked on them
+            _check_promises(venv, names, checkout, env)
+            checked.append(state)
         if i == 0:
-            _check_once(venv, names, installed, folder, env)
+            _check_once(venv, names, found, folder, env)
     _run([*pip, "check"], checkout, env)  # what the commands installed, together, is consistent
-    print(f"{group}: {len(GROUPS[group])} command(s), {time.monotonic() - started:.1f} s")
+    took = time.monotonic() - started
+    print(f"{group}: {len(GROUPS[group])} command(s), promises checked on {len(checked)} state(s), {took:.1f} s")

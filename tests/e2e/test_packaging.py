@@ -10,10 +10,12 @@ both wheels in another (dependencies and the build backend from the wheels
 ``scripts/setup-tests`` fetched, ``tests/helpers/wheelhouse.py``: never the network), starts
 ``claw-sessiond serve`` from the daemon venv and makes the client venv do a
 Load/Append round trip (and get a typed error) against it. The venvs are
-made without pip (this test's pip installs into them with ``--python``) on
-/dev/shm when it has room (tests/helpers/venvs.py). It took 22-50 s and
-16-21 CPU-s at load 6-10 (two venvs; 68-83 s and 29-34 CPU-s before those
-two changes, same sitting), so it runs
+made without pip (this test's pip works on them, run by their interpreter:
+``pip_in``) on /dev/shm when it has room, and what they hold is read from
+their site-packages, not by ``pip list`` (tests/helpers/venvs.py). It took
+6.7-10.7 CPU-s in four runs at load 2-9 (9.2-12.2 in two at load 2-6 with
+``pip --python`` and ``pip list``, alternating; 29-34 CPU-s before the venvs
+went without pip), so it runs
 with ``CLAW_FULL=1`` (CI). The quick tests check the sources the wheels are
 made of.
 """
@@ -36,7 +38,7 @@ import pytest
 from claw_sessiond_client.paths import default_socket_path
 from tests.helpers.daemon import ROOT, health_status
 from tests.helpers.tiers import FULL
-from tests.helpers.venvs import pip_env, scratch
+from tests.helpers.venvs import distributions, pip_env, pip_in, scratch
 from tests.helpers.wheelhouse import copy_build_inputs, wheelhouse_or_fail
 
 CLIENT_DIR = ROOT / "clients" / "python"
@@ -186,16 +188,6 @@ def folder() -> Iterator[Path]:
         yield path
 
 
-def _pip(venv: Path) -> list[str]:
-    """This test's pip working on ``venv`` (made without one of its own: no ensurepip install per venv)."""
-    return [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
-
-
-def _installed(venv: Path, env: dict[str, str]) -> set[str]:
-    out = _run([*_pip(venv), "list", "--format=json"], 60, env=env)
-    return {d["name"].lower().replace("_", "-") for d in json.loads(out.stdout)}
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not FULL, reason="builds wheels and two venvs (1-2 min); runs with CLAW_FULL=1")
 def test_client_wheel_alone_talks_to_the_daemon_wheel(folder: Path) -> None:
@@ -251,7 +243,7 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(folder: Path) -> None:
         _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], 120, env=env)
     installs = [
         subprocess.Popen(
-            [*_pip(venv), "install", "-q", "--no-compile", *local, *map(str, wheels)],
+            [*pip_in(venv), "install", "-q", "--no-compile", *local, *map(str, wheels)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -267,11 +259,11 @@ def test_client_wheel_alone_talks_to_the_daemon_wheel(folder: Path) -> None:
             output, _ = proc.communicate()
         assert proc.returncode == 0, f"{proc.args} exited {proc.returncode}:\n{output}"
     for venv in (client_venv, daemon_venv):
-        _run([*_pip(venv), "check"], 60, env=env)
-    in_client_venv = _installed(client_venv, env)
+        _run([*pip_in(venv), "check"], 60, env=env)
+    in_client_venv = set(distributions(client_venv))
     assert "claw-sessiond-client" in in_client_venv
     assert in_client_venv & DAEMON_ONLY_DISTS == set()
-    assert "grpcio-tools" not in _installed(daemon_venv, env)
+    assert "grpcio-tools" not in distributions(daemon_venv)
 
     # 3. The daemon venv's command line, then its daemon serving a workspace.
     daemon_bin = daemon_venv / "bin" / "claw-sessiond"

@@ -4,10 +4,10 @@ Every pytest process imports every test module to collect it (each xdist worker,
 runs the file's tests, and the default tier too), so a framework imported at the top of a test module is
 paid by all of them: ``agents`` ~2.6 CPU-s, ``google.adk`` ~1.1 with ``google.genai`` ~0.8, ``langgraph``
 ~1.3, ``langchain_core`` ~0.3. The test modules that need one name it through
-:class:`tests.helpers.lazy.LazyModule`, imported by the first test that uses it. The guard collects the
-whole suite (``--collect-only``, the full tier) in a new process with :mod:`tests.helpers.collected`,
-which writes the modules held when collection ends: deterministic, it says what was loaded, never how long
-anything took.
+:class:`tests.helpers.lazy.LazyModule`, imported by the first test that uses it. The guard reads the modules held
+when the collection of the whole suite ended (:mod:`tests.helpers.collected`): this process's own, or a new
+process's (``--collect-only``, the full tier) when this one collected less. Deterministic: it says what was
+loaded, never how long anything took.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers.collected import REPORT_ENV
+from tests.helpers.collected import REPORT_ENV, whole_suite_modules
 from tests.helpers.daemon import ROOT
 from tests.helpers.imports import imported_by, loaded_under
 
@@ -45,21 +45,20 @@ USERS: tuple[str, ...] = (
     "tests.e2e.test_langchain",
 )
 
-#: Collect only, in this process (no xdist worker), with the plugin that reports the modules.
-COLLECT: tuple[str, ...] = (
-    "--collect-only",
-    "-q",
-    "-n",
-    "0",
-    "-p",
-    "no:cacheprovider",
-    "-p",
-    "tests.helpers.collected",
-)
+#: Collect only, in that process (no xdist worker); ``tests/conftest.py`` loads the reporting hook.
+COLLECT: tuple[str, ...] = ("--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider")
 
 
 def test_collecting_the_whole_suite_imports_no_framework(tmp_path: Path) -> None:
-    report = tmp_path / "modules.json"
+    """On this process's own collection when it collected the whole suite (each worker of a run of the
+    suite: nothing more to pay), else on a new process's collection of the full tier."""
+    modules = whole_suite_modules() or _collected_elsewhere(tmp_path / "modules.json")
+    assert set(USERS) <= modules
+    assert loaded_under(modules, FRAMEWORKS) == []
+
+
+def _collected_elsewhere(report: Path) -> frozenset[str]:
+    """The modules a new pytest process held when its collection of the full tier ended."""
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *COLLECT],
         cwd=ROOT,
@@ -69,9 +68,7 @@ def test_collecting_the_whole_suite_imports_no_framework(tmp_path: Path) -> None
         timeout=600,
     )
     assert done.returncode == 0 and report.exists(), f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr}"
-    modules = frozenset(json.loads(report.read_text(encoding="utf-8")))
-    assert set(USERS) <= modules
-    assert loaded_under(modules, FRAMEWORKS) == []
+    return frozenset(json.loads(report.read_text(encoding="utf-8")))
 
 
 def test_a_lazy_module_is_imported_on_the_first_public_name_read() -> None:

@@ -328,7 +328,7 @@ def test_any_string_is_a_history_id(sync: SessionClient) -> None:
 
 
 def test_large_batches_are_sent_in_several_appends(sync: SessionClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lc, "MAX_BATCH_MESSAGES", 4)
+    monkeypatch.setattr("claw_sessiond_client.contrib.langchain.MAX_BATCH_MESSAGES", 4)  # the module itself
     sid = _sid()
     sent = [messages.HumanMessage(f"m{i}", id=f"id-{i}") for i in range(10)]
     lc.ClawChatMessageHistory(sid, sync).add_messages(sent)

@@ -22,6 +22,7 @@ class LazyModule:
     Unlike ``importlib.util.LazyLoader`` it loads nothing before that, not even the parent packages. A name
     that starts with an underscore is never looked up (AttributeError): pytest probes every module-level object
     for such attributes as it collects (``_fixture_function_marker``, ``__test__``), and a lookup would import.
+    It is not the module: patch a module's name by its dotted path (``monkeypatch.setattr("pkg.mod.NAME", v)``).
     """
 
     __slots__ = ("_name",)

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from claw_sessiond_client import SessionClient
+from tests.helpers.collected import pytest_collection_finish  # noqa: F401  (what collection imported)
 from tests.helpers.daemon import DaemonProcess
 from tests.helpers.figures import (  # noqa: F401  (collect and print the robustness figures)
     pytest_configure,

@@ -18,32 +18,26 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from google.adk.agents import LlmAgent
-from google.adk.errors import StaleSessionError
-from google.adk.errors.already_exists_error import AlreadyExistsError
-from google.adk.errors.session_not_found_error import SessionNotFoundError
-from google.adk.events.event import Event
-from google.adk.events.event_actions import EventActions, EventCompaction
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
-from google.adk.runners import Runner
-from google.adk.sessions import InMemorySessionService, Session
-from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig
-from google.adk.tools.tool_confirmation import ToolConfirmation
-from google.genai import types
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import Field
 
 from claw_sessiond.ids import check_session_id
 from claw_sessiond_client import SessionClient
-from claw_sessiond_client.contrib._adk_mapping import app_scope, label_value, name_of, session_key, user_scope
-from claw_sessiond_client.contrib.adk import ClawSessionService
 from tests.helpers.daemon import DaemonProcess
+from tests.helpers.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from google.adk.events.event import Event
+    from google.adk.sessions.base_session_service import BaseSessionService
+
+    from claw_sessiond_client.contrib.adk import ClawSessionService
+
+#: ADK, the adapter and the events and runner the tests build (tests/helpers/adk_events.py), imported by the first
+#: test that uses them (collection loads no framework: tests/helpers/lazy.py).
+adk = LazyModule("tests.helpers.adk_events")
 
 #: ADK's session contract runs on both stores: the adapter must behave alike on PostgreSQL.
 BOTH = pytest.mark.both_backends("ADK's session contract through the adapter, on each backend's daemon")
@@ -73,7 +67,7 @@ def app() -> str:
 
 @pytest.fixture
 async def claw(live: DaemonProcess) -> AsyncIterator[ClawSessionService]:
-    service = ClawSessionService(address=live.address, autostart=False)
+    service = adk.ClawSessionService(address=live.address, autostart=False)
     yield service
     await service.close()
 
@@ -85,75 +79,11 @@ async def service(request: pytest.FixtureRequest, live: DaemonProcess) -> AsyncI
         reason = DIVERGENCES.get(request.node.originalname)
         if reason:
             request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-        yield InMemorySessionService()
+        yield adk.InMemorySessionService()
         return
-    claw = ClawSessionService(address=live.address, autostart=False)
+    claw = adk.ClawSessionService(address=live.address, autostart=False)
     yield claw
     await claw.close()
-
-
-def event(text: str | None = None, *, role: str = "user", ts: float | None = None, **kw: Any) -> Event:
-    """An event with a text part (or no content), stamped ``ts`` (default: now)."""
-    content = types.Content(role=role, parts=[types.Part(text=text)]) if text is not None else None
-    author = "user" if role == "user" else "agent"
-    return Event(invocation_id="inv-1", author=author, content=content, timestamp=ts or time.time(), **kw)
-
-
-def state_event(delta: dict[str, Any], ts: float | None = None) -> Event:
-    return event(None, actions=EventActions(state_delta=delta), ts=ts)
-
-
-def complete_event() -> Event:
-    """An event with (almost) every field ADK has set, bytes included."""
-    return Event(
-        invocation_id="inv-9",
-        author="planner",
-        branch="root.planner",
-        content=types.Content(
-            role="model",
-            parts=[
-                types.Part(text="let me think", thought=True, thought_signature=b"\x00\xffsig"),
-                types.Part(text="Checking the weather."),
-                types.Part(
-                    function_call=types.FunctionCall(id="call-1", name="weather", args={"city": "Paris", "n": 2**60})
-                ),
-                types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG\r\n\x1a\n")),
-            ],
-        ),
-        actions=EventActions(
-            state_delta={"mood": "sunny", "app:units": "metric", "user:home": {"city": "Paris"}},
-            artifact_delta={"map.png": 3},
-            transfer_to_agent="reporter",
-            escalate=True,
-            skip_summarization=True,
-            requested_tool_confirmations={
-                "call-1": ToolConfirmation(hint="allow?", confirmed=False, payload={"k": [1]})
-            },
-            compaction=EventCompaction(
-                start_timestamp=1.5,
-                end_timestamp=2.5,
-                compacted_content=types.Content(role="model", parts=[types.Part(text="summary")]),
-            ),
-            end_of_agent=True,
-            agent_state={"step": 3},
-            rewind_before_invocation_id="inv-0",
-        ),
-        long_running_tool_ids={"call-1"},
-        grounding_metadata=types.GroundingMetadata(web_search_queries=["paris weather"]),
-        usage_metadata=types.GenerateContentResponseUsageMetadata(
-            prompt_token_count=12, candidates_token_count=5, cached_content_token_count=2, thoughts_token_count=1
-        ),
-        citation_metadata=types.CitationMetadata(citations=[types.Citation(uri="https://example.com", start_index=1)]),
-        custom_metadata={"trace": [1, None, True, 1.25]},
-        model_version="gemini-test",
-        finish_reason=types.FinishReason.STOP,
-        turn_complete=True,
-        interrupted=False,
-        avg_logprobs=-0.25,
-        output={"answer": 42},
-        input_transcription=types.Transcription(text="hello", finished=True),
-        timestamp=1_765_000_000.123456,
-    )
 
 
 # ---------------------------------------------------------------- the contract (both backends)
@@ -190,7 +120,7 @@ async def test_a_blank_session_id_gets_a_fresh_one_and_ids_are_stripped(service:
 @BOTH
 async def test_create_of_an_existing_session_raises(service: BaseSessionService, app: str) -> None:
     await service.create_session(app_name=app, user_id="u", session_id="s", state={"a": 1})
-    with pytest.raises(AlreadyExistsError):
+    with pytest.raises(adk.AlreadyExistsError):
         await service.create_session(app_name=app, user_id="u", session_id="s", state={"a": 2})
     got = await service.get_session(app_name=app, user_id="u", session_id="s")
     assert got is not None and got.state == {"a": 1}
@@ -215,7 +145,7 @@ async def test_list_by_user_and_by_app_oldest_update_first(service: BaseSessionS
         await asyncio.sleep(0.01)
     first = await service.get_session(app_name=app, user_id="bob", session_id="b1")
     assert first is not None
-    await service.append_event(first, event("later", ts=time.time() + 5))  # b1 becomes the newest
+    await service.append_event(first, adk.event("later", ts=time.time() + 5))  # b1 becomes the newest
     await service.create_session(app_name="other-" + app, user_id="alice", session_id="x")
 
     mine = await service.list_sessions(app_name=app, user_id="alice")
@@ -243,7 +173,7 @@ async def test_state_scopes_app_user_session_and_temp(service: BaseSessionServic
     assert bob.state == {"app:theme": "dark"}  # app: shared across users, user: not
 
     delta = {"app:theme": "light", "user:lang": None, "own": {"x": [1]}, "flag": False, "temp:t": 5}
-    appended = await service.append_event(s1, state_event(delta))
+    appended = await service.append_event(s1, adk.state_event(delta))
     assert s1.state["temp:t"] == 5  # temp: visible in memory for the invocation ...
     assert "temp:t" not in (appended.actions.state_delta or {})  # ... and trimmed from the stored delta
     again = await service.get_session(app_name=app, user_id="alice", session_id="s1")
@@ -252,7 +182,7 @@ async def test_state_scopes_app_user_session_and_temp(service: BaseSessionServic
     assert again.state["flag"] is False  # booleans keep their type
     other = await service.get_session(app_name=app, user_id="bob", session_id="s3")
     assert other is not None and other.state == {"app:theme": "light"}
-    await service.append_event(again, state_event({"own": {"y": 2}}))  # a dict delta replaces, no merge
+    await service.append_event(again, adk.state_event({"own": {"y": 2}}))  # a dict delta replaces, no merge
     last = await service.get_session(app_name=app, user_id="alice", session_id="s1")
     assert last is not None and last.state["own"] == {"y": 2}
 
@@ -269,10 +199,12 @@ async def test_num_recent_events_and_after_timestamp(service: BaseSessionService
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     base = 1_700_000_000.0
     for i in range(40):
-        await service.append_event(session, event(f"m{i}", ts=base + i))
+        await service.append_event(session, adk.event(f"m{i}", ts=base + i))
 
     async def texts(**config: Any) -> list[str]:
-        got = await service.get_session(app_name=app, user_id="u", session_id="s", config=GetSessionConfig(**config))
+        got = await service.get_session(
+            app_name=app, user_id="u", session_id="s", config=adk.GetSessionConfig(**config)
+        )
         assert got is not None
         return [e.content.parts[0].text for e in got.events if e.content and e.content.parts]
 
@@ -287,7 +219,7 @@ async def test_num_recent_events_and_after_timestamp(service: BaseSessionService
     assert await texts(num_recent_events=10, after_timestamp=base + 37) == ["m37", "m38", "m39"]
     assert await texts(num_recent_events=2, after_timestamp=base) == ["m38", "m39"]
     with pytest.raises(ValueError):
-        GetSessionConfig(num_recent_events=-1)
+        adk.GetSessionConfig(num_recent_events=-1)
 
 
 @BOTH
@@ -296,9 +228,9 @@ async def test_after_timestamp_follows_the_events_own_clock(service: BaseSession
     caller): the reply is what ADK's in-memory service gives, whatever time the daemon stored them."""
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     for text, ts in (("a", 10.0), ("b", 30.0), ("c", 20.0), ("d", 40.0), ("e", 35.0)):
-        await service.append_event(session, event(text, ts=ts))
+        await service.append_event(session, adk.event(text, ts=ts))
     got = await service.get_session(
-        app_name=app, user_id="u", session_id="s", config=GetSessionConfig(after_timestamp=25)
+        app_name=app, user_id="u", session_id="s", config=adk.GetSessionConfig(after_timestamp=25)
     )
     assert got is not None
     assert [e.content.parts[0].text for e in got.events if e.content and e.content.parts] == ["d", "e"]
@@ -311,9 +243,9 @@ async def test_after_timestamp_with_events_stamped_ahead_of_the_store(service: B
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     ahead = time.time() + 3600
     for i in range(70):
-        await service.append_event(session, event(f"m{i}", ts=ahead + i))
+        await service.append_event(session, adk.event(f"m{i}", ts=ahead + i))
     for bound, first in ((ahead + 65, 65), (ahead + 20, 20), (ahead - 5, 0)):
-        config = GetSessionConfig(after_timestamp=bound)
+        config = adk.GetSessionConfig(after_timestamp=bound)
         got = await service.get_session(app_name=app, user_id="u", session_id="s", config=config)
         assert got is not None
         assert [e.content.parts[0].text for e in got.events if e.content and e.content.parts] == [
@@ -324,8 +256,8 @@ async def test_after_timestamp_with_events_stamped_ahead_of_the_store(service: B
 @BOTH
 async def test_events_with_state_deltas_only(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
-    await service.append_event(session, state_event({"step": 1}))
-    await service.append_event(session, event(None, actions=EventActions(transfer_to_agent="other")))
+    await service.append_event(session, adk.state_event({"step": 1}))
+    await service.append_event(session, adk.event(None, actions=adk.EventActions(transfer_to_agent="other")))
     got = await service.get_session(app_name=app, user_id="u", session_id="s")
     assert got is not None
     assert [e.content for e in got.events] == [None, None]
@@ -337,8 +269,8 @@ async def test_events_with_state_deltas_only(service: BaseSessionService, app: s
 @BOTH
 async def test_requested_tool_confirmations_survive(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
-    confirmation = ToolConfirmation(hint="delete the file?", confirmed=False, payload={"path": "/tmp/x"})
-    asked = event(None, actions=EventActions(requested_tool_confirmations={"call-7": confirmation}))
+    confirmation = adk.ToolConfirmation(hint="delete the file?", confirmed=False, payload={"path": "/tmp/x"})
+    asked = adk.event(None, actions=adk.EventActions(requested_tool_confirmations={"call-7": confirmation}))
     await service.append_event(session, asked)
     got = await service.get_session(app_name=app, user_id="u", session_id="s")
     assert got is not None
@@ -350,11 +282,11 @@ async def test_last_update_time_is_the_events_timestamp(service: BaseSessionServ
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
     created = session.last_update_time
     assert abs(created - time.time()) < 60
-    stamped = event("hi", ts=created + 123.456)
+    stamped = adk.event("hi", ts=created + 123.456)
     await service.append_event(session, stamped)
     assert session.last_update_time == stamped.timestamp
     got = await service.get_session(
-        app_name=app, user_id="u", session_id="s", config=GetSessionConfig(num_recent_events=0)
+        app_name=app, user_id="u", session_id="s", config=adk.GetSessionConfig(num_recent_events=0)
     )
     assert got is not None and got.last_update_time == stamped.timestamp and got.events == []
     listed = await service.list_sessions(app_name=app, user_id="u")
@@ -364,14 +296,14 @@ async def test_last_update_time_is_the_events_timestamp(service: BaseSessionServ
 @BOTH
 async def test_append_to_a_missing_or_deleted_session_raises(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
-    await service.append_event(session, event("one"))
+    await service.append_event(session, adk.event("one"))
     await service.delete_session(app_name=app, user_id="u", session_id="s")
-    with pytest.raises(SessionNotFoundError):
-        await service.append_event(session, event("two"))
+    with pytest.raises(adk.SessionNotFoundError):
+        await service.append_event(session, adk.event("two"))
     fresh = await service.create_session(app_name=app, user_id="u", session_id="f")
     await service.delete_session(app_name=app, user_id="u", session_id="f")
-    with pytest.raises(SessionNotFoundError):
-        await service.append_event(fresh, event("three"))
+    with pytest.raises(adk.SessionNotFoundError):
+        await service.append_event(fresh, adk.event("three"))
     assert await service.get_session(app_name=app, user_id="u", session_id="f") is None
 
 
@@ -381,31 +313,31 @@ async def test_a_stale_session_cannot_append(service: BaseSessionService, app: s
     mine = await service.get_session(app_name=app, user_id="u", session_id="s")
     theirs = await service.get_session(app_name=app, user_id="u", session_id="s")
     assert mine is not None and theirs is not None
-    await service.append_event(theirs, event("theirs"))
-    with pytest.raises(StaleSessionError):
-        await service.append_event(mine, event("mine"))
+    await service.append_event(theirs, adk.event("theirs"))
+    with pytest.raises(adk.StaleSessionError):
+        await service.append_event(mine, adk.event("mine"))
     got = await service.get_session(app_name=app, user_id="u", session_id="s")
     assert got is not None and [e.content.parts[0].text for e in got.events] == ["theirs"]
-    await service.append_event(got, event("mine, reloaded"))  # a fresh read may append
+    await service.append_event(got, adk.event("mine, reloaded"))  # a fresh read may append
 
 
 @BOTH
 async def test_one_of_two_concurrent_stale_appends_fails(service: BaseSessionService, app: str) -> None:
     created = await service.create_session(app_name=app, user_id="u", session_id="s")
-    await service.append_event(created, event("first"))
+    await service.append_event(created, adk.event("first"))
     copies = [await service.get_session(app_name=app, user_id="u", session_id="s") for _ in range(2)]
     outcomes = await asyncio.gather(
-        *(service.append_event(c, event(f"w{i}")) for i, c in enumerate(copies) if c is not None),
+        *(service.append_event(c, adk.event(f"w{i}")) for i, c in enumerate(copies) if c is not None),
         return_exceptions=True,
     )
-    assert sum(isinstance(o, StaleSessionError) for o in outcomes) == 1
-    assert sum(isinstance(o, Event) for o in outcomes) == 1
+    assert sum(isinstance(o, adk.StaleSessionError) for o in outcomes) == 1
+    assert sum(isinstance(o, adk.Event) for o in outcomes) == 1
 
 
 @BOTH
 async def test_partial_events_are_not_stored(service: BaseSessionService, app: str) -> None:
     session = await service.create_session(app_name=app, user_id="u", session_id="s")
-    await service.append_event(session, event("stream chunk", partial=True))
+    await service.append_event(session, adk.event("stream chunk", partial=True))
     got = await service.get_session(app_name=app, user_id="u", session_id="s")
     assert got is not None and got.events == []
 
@@ -416,7 +348,7 @@ async def test_partial_events_are_not_stored(service: BaseSessionService, app: s
 async def _run_both(claw: ClawSessionService, app: str, script: list[Event]) -> tuple[Any, Any]:
     """Append ``script`` (copies) to a new session of each service; return both sessions as read back."""
     sessions = []
-    for service in (InMemorySessionService(), claw):
+    for service in (adk.InMemorySessionService(), claw):
         session = await service.create_session(app_name=app, user_id="u", session_id="s", state={"start": True})
         for e in script:
             await service.append_event(session, copy.deepcopy(e))
@@ -425,8 +357,8 @@ async def _run_both(claw: ClawSessionService, app: str, script: list[Event]) -> 
 
 
 async def test_every_event_field_round_trips_as_in_memory(claw: ClawSessionService, app: str) -> None:
-    full = complete_event()
-    reference, stored = await _run_both(claw, app, [event("hi"), full, state_event({"k": None})])
+    full = adk.complete_event()
+    reference, stored = await _run_both(claw, app, [adk.event("hi"), full, adk.state_event({"k": None})])
     assert stored.events == reference.events
     assert stored.events[1] == full
     assert stored.events[1].model_dump_json(exclude_none=True) == full.model_dump_json(exclude_none=True)
@@ -435,28 +367,31 @@ async def test_every_event_field_round_trips_as_in_memory(claw: ClawSessionServi
 
 
 async def test_tool_calls_and_parallel_results_as_in_memory(claw: ClawSessionService, app: str) -> None:
-    calls = types.Content(
+    calls = adk.types.Content(
         role="model",
-        parts=[types.Part(function_call=types.FunctionCall(id=f"c{i}", name="tool", args={"i": i})) for i in range(3)],
+        parts=[
+            adk.types.Part(function_call=adk.types.FunctionCall(id=f"c{i}", name="tool", args={"i": i}))
+            for i in range(3)
+        ],
     )
-    results = types.Content(
+    results = adk.types.Content(
         role="user",
         parts=[
-            types.Part(function_response=types.FunctionResponse(id=f"c{i}", name="tool", response={"r": i}))
+            adk.types.Part(function_response=adk.types.FunctionResponse(id=f"c{i}", name="tool", response={"r": i}))
             for i in range(3)
         ],
     )
     script = [
-        event("go"),
-        Event(invocation_id="i", author="agent", content=calls, long_running_tool_ids={"c2"}),
-        Event(invocation_id="i", author="agent", content=results),
-        Event(invocation_id="i", author="agent", content=results),  # a long-running tool's later answer
-        event("done", role="model"),
+        adk.event("go"),
+        adk.Event(invocation_id="i", author="agent", content=calls, long_running_tool_ids={"c2"}),
+        adk.Event(invocation_id="i", author="agent", content=results),
+        adk.Event(invocation_id="i", author="agent", content=results),  # a long-running tool's later answer
+        adk.event("done", role="model"),
     ]
     reference, stored = await _run_both(claw, app, script)
     assert stored.events == reference.events
     for n in (1, 2, 3, 4):
-        config = GetSessionConfig(num_recent_events=n)
+        config = adk.GetSessionConfig(num_recent_events=n)
         got = await claw.get_session(app_name=app, user_id="u", session_id="s", config=config)
         assert got is not None and got.events == reference.events[-n:]
 
@@ -467,21 +402,25 @@ async def test_a_late_answer_stays_where_it_was_written(
     """A long-running tool answered after other events: every read gives the events in the order
     appended (the daemon's own Load places the answer right after its call), whole, by
     ``num_recent_events`` and by ``after_timestamp``, as ADK's in-memory service does."""
-    call = types.Content(
-        role="model", parts=[types.Part(function_call=types.FunctionCall(id="slow", name="approve", args={}))]
+    call = adk.types.Content(
+        role="model", parts=[adk.types.Part(function_call=adk.types.FunctionCall(id="slow", name="approve", args={}))]
     )
-    answer = types.Content(
+    answer = adk.types.Content(
         role="user",
-        parts=[types.Part(function_response=types.FunctionResponse(id="slow", name="approve", response={"ok": True}))],
+        parts=[
+            adk.types.Part(
+                function_response=adk.types.FunctionResponse(id="slow", name="approve", response={"ok": True})
+            )
+        ],
     )
     base = time.time()
     script = [
-        event("deploy?", ts=base),
-        Event(invocation_id="i", author="agent", content=call, long_running_tool_ids={"slow"}, timestamp=base + 1),
-        event("waiting for approval", role="model", ts=base + 2),
-        event("status?", ts=base + 3),
-        Event(invocation_id="i", author="agent", content=answer, timestamp=base + 4),
-        event("deployed", role="model", ts=base + 5),
+        adk.event("deploy?", ts=base),
+        adk.Event(invocation_id="i", author="agent", content=call, long_running_tool_ids={"slow"}, timestamp=base + 1),
+        adk.event("waiting for approval", role="model", ts=base + 2),
+        adk.event("status?", ts=base + 3),
+        adk.Event(invocation_id="i", author="agent", content=answer, timestamp=base + 4),
+        adk.event("deployed", role="model", ts=base + 5),
     ]
     reference, stored = await _run_both(claw, app, script)
     assert [e.id for e in stored.events] == [e.id for e in reference.events] and stored.events == reference.events
@@ -489,11 +428,11 @@ async def test_a_late_answer_stays_where_it_was_written(
     assert paired[2] == "slow"  # the daemon's pairing order: the answer right after its call
     for n in range(1, len(script) + 1):
         got = await claw.get_session(
-            app_name=app, user_id="u", session_id="s", config=GetSessionConfig(num_recent_events=n)
+            app_name=app, user_id="u", session_id="s", config=adk.GetSessionConfig(num_recent_events=n)
         )
         assert got is not None and got.events == reference.events[-n:], n
     for k, e in enumerate(script):
-        config = GetSessionConfig(after_timestamp=e.timestamp)
+        config = adk.GetSessionConfig(after_timestamp=e.timestamp)
         got = await claw.get_session(app_name=app, user_id="u", session_id="s", config=config)
         assert got is not None and got.events == reference.events[k:], k
 
@@ -516,9 +455,9 @@ async def test_a_stale_session_raises_adk_s_own_error_text(claw: ClawSessionServ
     mine = await claw.get_session(app_name=app, user_id="u", session_id="s")
     theirs = await claw.get_session(app_name=app, user_id="u", session_id="s")
     assert mine is not None and theirs is not None
-    await claw.append_event(theirs, event("theirs"))
-    with pytest.raises(StaleSessionError) as raised:
-        await claw.append_event(mine, event("mine"))
+    await claw.append_event(theirs, adk.event("theirs"))
+    with pytest.raises(adk.StaleSessionError) as raised:
+        await claw.append_event(mine, adk.event("mine"))
     assert str(raised.value) == texts[0]
 
 
@@ -555,36 +494,38 @@ NAMES = st.text(st.characters(codec=None, categories=None), max_size=100)
 @given(st.tuples(NAMES, NAMES, NAMES), st.tuples(NAMES, NAMES, NAMES))
 def test_names_give_valid_daemon_ids_distinct_per_triple(a: tuple[str, str, str], b: tuple[str, str, str]) -> None:
     for triple in (a, b):
-        assert check_session_id(session_key(*triple)) == session_key(*triple)  # the daemon's own rule
+        assert check_session_id(adk.session_key(*triple)) == adk.session_key(*triple)  # the daemon's own rule
         for name in triple:
-            assert name_of(label_value(name)) == name
-            assert len(app_scope(name).encode()) <= 256 and len(user_scope(name, name).encode()) <= 256
-    assert (session_key(*a) == session_key(*b)) == (a == b)
-    assert (user_scope(*a[:2]) == user_scope(*b[:2])) == (a[:2] == b[:2])
-    assert (session_key(*a) == session_key(*a[:2], a[2] + "x")) is False
+            assert adk.name_of(adk.label_value(name)) == name
+            assert len(adk.app_scope(name).encode()) <= 256 and len(adk.user_scope(name, name).encode()) <= 256
+    assert (adk.session_key(*a) == adk.session_key(*b)) == (a == b)
+    assert (adk.user_scope(*a[:2]) == adk.user_scope(*b[:2])) == (a[:2] == b[:2])
+    assert (adk.session_key(*a) == adk.session_key(*a[:2], a[2] + "x")) is False
 
 
 def _raw(live: DaemonProcess, app: str, user: str, sid: str) -> Any:
     with live.client() as client:
-        return client.load(session_key(app, user, sid), no_repair=True)
+        return client.load(adk.session_key(app, user, sid), no_repair=True)
 
 
 async def test_the_daemon_holds_each_event_verbatim_with_derived_roles(
     claw: ClawSessionService, live: DaemonProcess, app: str
 ) -> None:
     session = await claw.create_session(app_name=app, user_id="u/1", session_id="../s", state={"app:a": 1})
-    full = complete_event()
-    answer = Event(
+    full = adk.complete_event()
+    answer = adk.Event(
         invocation_id="i",
         author="agent",
-        content=types.Content(
+        content=adk.types.Content(
             role="user",
             parts=[
-                types.Part(function_response=types.FunctionResponse(id="call-1", name="weather", response={"t": 21}))
+                adk.types.Part(
+                    function_response=adk.types.FunctionResponse(id="call-1", name="weather", response={"t": 21})
+                )
             ],
         ),
     )
-    for e in (event("hello"), full, answer, state_event({"x": 1})):
+    for e in (adk.event("hello"), full, answer, adk.state_event({"x": 1})):
         await claw.append_event(session, e)
     loaded = _raw(live, app, "u/1", "../s")
     assert loaded.session.labels == {"app": app, "user": "u/1", "session": "../s"}
@@ -623,11 +564,11 @@ async def test_names_any_string_and_the_label_limit(claw: ClawSessionService, ap
 
 async def test_an_event_id_already_stored(claw: ClawSessionService, app: str) -> None:
     session = await claw.create_session(app_name=app, user_id="u", session_id="s")
-    once = event("once")
+    once = adk.event("once")
     await claw.append_event(session, once)
     await claw.append_event(session, copy.deepcopy(once))  # the same event again: stored once
-    with pytest.raises(AlreadyExistsError):
-        await claw.append_event(session, event("other", id=once.id))  # InMemorySessionService would keep both
+    with pytest.raises(adk.AlreadyExistsError):
+        await claw.append_event(session, adk.event("other", id=once.id))  # InMemorySessionService would keep both
     got = await claw.get_session(app_name=app, user_id="u", session_id="s")
     assert got is not None and got.events == [once]
 
@@ -636,30 +577,30 @@ async def test_a_session_object_made_elsewhere_is_checked_by_its_last_event(claw
     """A ``Session`` this service did not return has no revision marker: as ADK's database service,
     the adapter accepts it while its last event is the stored session's last."""
     await claw.create_session(app_name=app, user_id="u", session_id="s")
-    made = Session(id="s", app_name=app, user_id="u")
-    await claw.append_event(made, event("one"))  # no events, none stored: current
-    twin = Session(id="s", app_name=app, user_id="u", events=list(made.events))
-    await claw.append_event(made, event("two"))
-    with pytest.raises(StaleSessionError):
-        await claw.append_event(twin, event("stale"))  # its last event is not the stored last
-    with pytest.raises(StaleSessionError):
-        await claw.append_event(Session(id="s", app_name=app, user_id="u"), event("blind"))
+    made = adk.Session(id="s", app_name=app, user_id="u")
+    await claw.append_event(made, adk.event("one"))  # no events, none stored: current
+    twin = adk.Session(id="s", app_name=app, user_id="u", events=list(made.events))
+    await claw.append_event(made, adk.event("two"))
+    with pytest.raises(adk.StaleSessionError):
+        await claw.append_event(twin, adk.event("stale"))  # its last event is not the stored last
+    with pytest.raises(adk.StaleSessionError):
+        await claw.append_event(adk.Session(id="s", app_name=app, user_id="u"), adk.event("blind"))
     got = await claw.get_session(app_name=app, user_id="u", session_id="s")
     assert got is not None and [e.content.parts[0].text for e in got.events] == ["one", "two"]
 
 
 async def test_sessions_reload_equal_after_the_daemon_is_killed(spawn_daemon: Any, workspace: Path) -> None:
     daemon: DaemonProcess = spawn_daemon()
-    service = ClawSessionService(address=daemon.address, autostart=False)
+    service = adk.ClawSessionService(address=daemon.address, autostart=False)
     session = await service.create_session(app_name="a", user_id="u", session_id="s", state={"app:x": 1, "y": 2})
     for i in range(20):
-        await service.append_event(session, event(f"m{i}", actions=EventActions(state_delta={"user:n": i})))
-    await service.append_event(session, complete_event())
+        await service.append_event(session, adk.event(f"m{i}", actions=adk.EventActions(state_delta={"user:n": i})))
+    await service.append_event(session, adk.complete_event())
     before = await service.get_session(app_name="a", user_id="u", session_id="s")
     await service.close()
     daemon.kill()  # SIGKILL: no shutdown, the WAL as it is
     restarted: DaemonProcess = spawn_daemon()
-    service = ClawSessionService(address=restarted.address, autostart=False)
+    service = adk.ClawSessionService(address=restarted.address, autostart=False)
     try:
         after = await service.get_session(app_name="a", user_id="u", session_id="s")
         assert after == before and after is not None
@@ -678,14 +619,14 @@ async def test_sessions_reload_equal_after_the_daemon_is_killed(spawn_daemon: An
 
 def test_one_service_serves_several_event_loops(live: DaemonProcess, app: str) -> None:
     """ADK's sync ``Runner.run`` starts a new event loop per call: one client per loop."""
-    service = ClawSessionService(address=live.address, autostart=False)
+    service = adk.ClawSessionService(address=live.address, autostart=False)
 
     async def step(i: int) -> int:
         if i == 0:
             await service.create_session(app_name=app, user_id="u", session_id="s")
         got = await service.get_session(app_name=app, user_id="u", session_id="s")
         assert got is not None
-        await service.append_event(got, event(f"loop {i}"))
+        await service.append_event(got, adk.event(f"loop {i}"))
         await service.close()
         return len(got.events)  # the event just appended included
 
@@ -695,32 +636,6 @@ def test_one_service_serves_several_event_loops(live: DaemonProcess, app: str) -
 
 
 # ---------------------------------------------------------------- a real ADK Runner
-
-
-class ScriptedModel(BaseLlm):
-    """A model that answers from a script: first a tool call, then text (no network)."""
-
-    model: str = "scripted"
-    replies: list[types.Content] = Field(default_factory=list)
-
-    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
-        yield LlmResponse(content=self.replies.pop(0))
-
-
-def weather(city: str) -> dict[str, Any]:
-    """The weather of a city."""
-    return {"city": city, "sky": "clear"}
-
-
-def _runner(service: BaseSessionService, app: str) -> Runner:
-    replies = [
-        types.Content(
-            role="model", parts=[types.Part(function_call=types.FunctionCall(name="weather", args={"city": "Oslo"}))]
-        ),
-        types.Content(role="model", parts=[types.Part(text="Clear in Oslo.")]),
-    ] * 2
-    agent = LlmAgent(name="forecaster", model=ScriptedModel(replies=replies), tools=[weather], output_key="forecast")
-    return Runner(agent=agent, app_name=app, session_service=service)
 
 
 def _shape(session: Any) -> list[Any]:
@@ -741,10 +656,10 @@ def _shape(session: Any) -> list[Any]:
 
 async def test_a_runner_stores_the_same_run_as_in_memory(claw: ClawSessionService, app: str) -> None:
     shapes = []
-    for service in (InMemorySessionService(), claw):
+    for service in (adk.InMemorySessionService(), claw):
         await service.create_session(app_name=app, user_id="u", session_id="s", state={"user:city": "Oslo"})
-        runner = _runner(service, app)
-        message = types.Content(role="user", parts=[types.Part(text="Weather?")])
+        runner = adk.runner(service, app)
+        message = adk.types.Content(role="user", parts=[adk.types.Part(text="Weather?")])
         events = [e async for e in runner.run_async(user_id="u", session_id="s", new_message=message)]
         assert events[-1].content.parts[0].text == "Clear in Oslo."
         stored = await service.get_session(app_name=app, user_id="u", session_id="s")
@@ -755,11 +670,11 @@ async def test_a_runner_stores_the_same_run_as_in_memory(claw: ClawSessionServic
 
 
 def test_the_sync_runner_each_call_on_its_own_loop(live: DaemonProcess, app: str) -> None:
-    service = ClawSessionService(address=live.address, autostart=False)
+    service = adk.ClawSessionService(address=live.address, autostart=False)
     asyncio.run(service.create_session(app_name=app, user_id="u", session_id="s"))
-    runner = _runner(service, app)
+    runner = adk.runner(service, app)
     for _ in range(2):
-        message = types.Content(role="user", parts=[types.Part(text="Weather?")])
+        message = adk.types.Content(role="user", parts=[adk.types.Part(text="Weather?")])
         events = list(runner.run(user_id="u", session_id="s", new_message=message))
         assert events[-1].content.parts[0].text == "Clear in Oslo."
     stored = asyncio.run(service.get_session(app_name=app, user_id="u", session_id="s"))

@@ -19,27 +19,34 @@ import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from langgraph.checkpoint.base import empty_checkpoint, get_checkpoint_metadata
-from langgraph.checkpoint.conformance import checkpointer_test, validate
-from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command
 
-from claw_sessiond_client import Message, SessionClient
+from claw_sessiond_client import SessionClient
 from claw_sessiond_client.contrib import _langgraph_entries as entries
-from claw_sessiond_client.contrib.langgraph import CheckpointConflictError, ClawCheckpointSaver
-from claw_sessiond_client.errors import AlreadyExistsError, InvalidRequestError
+from claw_sessiond_client.errors import InvalidRequestError
 from tests.helpers.cli import on_daemon
 from tests.helpers.daemon import ROOT, DaemonProcess
-from tests.helpers.langgraph_graphs import approval_graph, counter_graph
+from tests.helpers.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from claw_sessiond_client.contrib.langgraph import ClawCheckpointSaver
+
+# LangGraph, the checkpointer and the graphs, imported by the first test that uses them (collection loads no
+# framework: tests/helpers/lazy.py).
+adapter = LazyModule("claw_sessiond_client.contrib.langgraph")
+graphs = LazyModule("tests.helpers.langgraph_graphs")
+checkpoints = LazyModule("langgraph.checkpoint.base")
+savers = LazyModule("langgraph.checkpoint.memory")
+commands = LazyModule("langgraph.types")
 
 
 @pytest.fixture
 def saver(module_daemon: DaemonProcess) -> Iterator[ClawCheckpointSaver]:
-    with ClawCheckpointSaver(address=module_daemon.address, autostart=False, prefix=f"t{uuid.uuid4().hex[:8]}") as s:
+    with adapter.ClawCheckpointSaver(
+        address=module_daemon.address, autostart=False, prefix=f"t{uuid.uuid4().hex[:8]}"
+    ) as s:
         yield s
 
 
@@ -67,11 +74,16 @@ def _run(*args: str, timeout_s: float = 120) -> dict[str, Any]:
     "the checkpointer's point reads, prefix reads and DeleteEntries run on each backend's own SQL"
 )
 def test_langgraphs_conformance_suite_passes_every_base_and_extended_check(module_daemon: DaemonProcess) -> None:
+    from langgraph.checkpoint.conformance import checkpointer_test, validate
+    from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
+
     made: list[ClawCheckpointSaver] = []
 
     @checkpointer_test(name="ClawCheckpointSaver")
     async def claw() -> Any:
-        s = ClawCheckpointSaver(address=module_daemon.address, autostart=False, prefix=f"c{uuid.uuid4().hex[:8]}")
+        s = adapter.ClawCheckpointSaver(
+            address=module_daemon.address, autostart=False, prefix=f"c{uuid.uuid4().hex[:8]}"
+        )
         made.append(s)
         yield s
         s.close()
@@ -111,15 +123,15 @@ def _history(graph: Any, config: Any) -> list[tuple[Any, Any, Any]]:
 
 
 def test_a_graphs_state_equals_in_memory_savers_after_every_step(saver: ClawCheckpointSaver) -> None:
-    memory = InMemorySaver()
+    memory = savers.InMemorySaver()
     claw_config, memory_config = _thread(), _thread()
-    graph, reference = counter_graph(saver), counter_graph(memory)
+    graph, reference = graphs.counter_graph(saver), graphs.counter_graph(memory)
     seen = _same_steps(graph, reference, claw_config, memory_config, [{"steps": ["x"]}, {"steps": ["y"]}])
     assert seen[-1]["steps"] == ["x", "n1", "n2", "n3", "y", "n5", "n6", "n7"]
     assert _history(graph, claw_config) == _history(reference, memory_config)
-    approval, approval_ref = approval_graph(saver), approval_graph(memory)
+    approval, approval_ref = graphs.approval_graph(saver), graphs.approval_graph(memory)
     claw_config, memory_config = _thread(), _thread()
-    _same_steps(approval, approval_ref, claw_config, memory_config, [{"steps": []}, Command(resume="yes")])
+    _same_steps(approval, approval_ref, claw_config, memory_config, [{"steps": []}, commands.Command(resume="yes")])
     assert _history(approval, claw_config) == _history(approval_ref, memory_config)
     assert approval.get_state(claw_config).values["steps"] == ["plan", "approval:yes", "tool"]
 
@@ -127,9 +139,9 @@ def test_a_graphs_state_equals_in_memory_savers_after_every_step(saver: ClawChec
 def test_the_async_methods_run_a_graph_as_the_sync_ones(saver: ClawCheckpointSaver) -> None:
     async def run() -> tuple[Any, Any]:
         config = _thread()
-        graph = approval_graph(saver)
+        graph = graphs.approval_graph(saver)
         first = await graph.ainvoke({"steps": []}, config)
-        second = await graph.ainvoke(Command(resume="no"), config)
+        second = await graph.ainvoke(commands.Command(resume="no"), config)
         states = [s.values async for s in graph.aget_state_history(config)]
         return (first, second), states
 
@@ -166,59 +178,52 @@ def test_an_interrupt_survives_a_daemon_restart(tmp_path: Path) -> None:
         daemon.stop()
 
 
-class WholeCheckpointSaver(ClawCheckpointSaver):
-    """Puts checkpoints as the saver did before channel values had a session of their own: each whole (its
-    channel values in it), in an item of header version 1; writes are stored as they still are."""
-
-    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        thread, ns = config["configurable"]["thread_id"], config["configurable"].get("checkpoint_ns", "")
-        parent = config["configurable"].get("checkpoint_id")
-        c, m = self.serde.dumps_typed(checkpoint), self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
-        header = {"v": 1, "parent": parent, "c": c[0], "m": m[0], "n": len(c[1])}
-        item = json.dumps(header, separators=(",", ":")).encode() + b"\n" + c[1] + m[1]
-        sid = entries.session_ids(self.prefix, thread, ns)[0]
-        with contextlib.suppress(AlreadyExistsError):
-            labels = entries.labels(self.prefix, thread, ns, entries.KIND_CHECKPOINTS)
-            self.client.create_session(sid, labels=labels)
-        entry = Message("other", format=entries.FORMAT_CHECKPOINT, item=item, client_id=checkpoint["id"])
-        self.client.append(sid, [entry])
-        return {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
-
-
 def test_a_thread_of_whole_checkpoints_is_read_and_resumed_as_in_memory_saver(
     saver: ClawCheckpointSaver, module_daemon: DaemonProcess
 ) -> None:
-    memory, config, memory_config = InMemorySaver(), _thread(), _thread()
-    with WholeCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as old:
-        approval_graph(old).invoke({"steps": []}, config)  # stopped at the approval, stored whole
-    approval_graph(memory).invoke({"steps": []}, memory_config)
+    memory, config, memory_config = savers.InMemorySaver(), _thread(), _thread()
+    with graphs.WholeCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as old:
+        graphs.approval_graph(old).invoke({"steps": []}, config)  # stopped at the approval, stored whole
+    graphs.approval_graph(memory).invoke({"steps": []}, memory_config)
     blobs = saver.client.list_sessions_page(labels={entries.LABEL_SAVER: saver.prefix, entries.LABEL_KIND: "blobs"})
     assert blobs.sessions == []  # the thread holds whole checkpoints alone
-    graph, reference = approval_graph(saver), approval_graph(memory)
+    graph, reference = graphs.approval_graph(saver), graphs.approval_graph(memory)
     assert _history(graph, config) == _history(reference, memory_config)
     assert graph.get_state(config).values == {"steps": ["plan"]}
-    _same_steps(graph, reference, config, memory_config, [Command(resume="yes"), {"steps": ["again"]}])
+    _same_steps(graph, reference, config, memory_config, [commands.Command(resume="yes"), {"steps": ["again"]}])
     assert _history(graph, config) == _history(reference, memory_config)
     assert graph.get_state(config).values["steps"][:3] == ["plan", "approval:yes", "tool"]
     # A child put after a whole checkpoint names the channel it did not change by its version alone.
     config = {"configurable": {"thread_id": f"whole-{uuid.uuid4().hex[:8]}", "checkpoint_ns": ""}}
-    parent = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 2}, "channel_versions": {"a": "1", "b": "1"}}
-    with WholeCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as old:
+    parent = {
+        **checkpoints.empty_checkpoint(),
+        "channel_values": {"a": 1, "b": 2},
+        "channel_versions": {"a": "1", "b": "1"},
+    }
+    with graphs.WholeCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as old:
         old.put(config, parent, {"step": 0}, {"a": "1", "b": "1"})
     bid = entries.session_ids(saver.prefix, config["configurable"]["thread_id"], "")[2]
-    with ClawCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as fresh:
+    with adapter.ClawCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as fresh:
         read = fresh.get_tuple(config)
         assert read is not None and read.checkpoint["channel_values"] == {"a": 1, "b": 2}
         assert len(list(fresh.list(config))) == 1
         assert saver.client.load(bid, no_repair=True).messages == []  # a read writes nothing
         # A child put stores the parent's values the child names by their versions with its own.
-        child = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 3}, "channel_versions": {"a": "1", "b": "2"}}
+        child = {
+            **checkpoints.empty_checkpoint(),
+            "channel_values": {"a": 1, "b": 3},
+            "channel_versions": {"a": "1", "b": "2"},
+        }
         stored = fresh.put(read.config, child, {"step": 1, "run_id": "kids"}, {"b": "2"})
     assert sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages) == ["a/1", "b/1", "b/2"]
     assert [t.checkpoint["channel_values"] for t in saver.list(config)] == [{"a": 1, "b": 3}, {"a": 1, "b": 2}]
     assert (got := saver.get_tuple(stored)) is not None and got.checkpoint["channel_values"] == {"a": 1, "b": 3}
     # A fork off the old parent (by a saver that never read it) finds the values all the same.
-    fork = {**empty_checkpoint(), "channel_values": {"a": 5, "b": 2}, "channel_versions": {"a": "5", "b": "1"}}
+    fork = {
+        **checkpoints.empty_checkpoint(),
+        "channel_values": {"a": 5, "b": 2},
+        "channel_versions": {"a": "5", "b": "1"},
+    }
     forked = saver.put(read.config, fork, {"step": 1, "run_id": "kids"}, {"a": "5"})
     assert (got := saver.get_tuple(forked)) is not None and got.checkpoint["channel_values"] == {"a": 5, "b": 2}
     # Deleting the children keeps the values the old parent names: the saver (which knows they are stored) puts
@@ -227,7 +232,11 @@ def test_a_thread_of_whole_checkpoints_is_read_and_resumed_as_in_memory_saver(
     assert sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages) == ["a/1", "b/1"]
     saver.prune([config["configurable"]["thread_id"]])
     assert sorted(e.client_id for e in saver.client.load(bid, no_repair=True).messages) == ["a/1", "b/1"]
-    again = {**empty_checkpoint(), "channel_values": {"a": 1, "b": 7}, "channel_versions": {"a": "1", "b": "7"}}
+    again = {
+        **checkpoints.empty_checkpoint(),
+        "channel_values": {"a": 1, "b": 7},
+        "channel_versions": {"a": "1", "b": "7"},
+    }
     last = saver.put(read.config, again, {"step": 1}, {"b": "7"})
     assert (got := saver.get_tuple(last)) is not None and got.checkpoint["channel_values"] == {"a": 1, "b": 7}
 
@@ -240,7 +249,7 @@ def test_delete_for_runs_and_prune_remove_the_channel_values_no_checkpoint_left_
     config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
 
     def put(parent: Any, values: dict[str, int], versions: dict[str, str], changed: list[str], run: str) -> Any:
-        checkpoint = {**empty_checkpoint(), "channel_values": values, "channel_versions": versions}
+        checkpoint = {**checkpoints.empty_checkpoint(), "channel_values": values, "channel_versions": versions}
         return saver.put(parent, checkpoint, {"run_id": run}, {ch: versions[ch] for ch in changed})
 
     def stored() -> list[str]:
@@ -274,12 +283,16 @@ class SessionCountingClient(SessionClient):
 
 def test_delete_for_runs_and_prune_read_the_checkpoints_once(module_daemon: DaemonProcess) -> None:
     with SessionCountingClient(address=module_daemon.address, autostart=False) as client:
-        saver = ClawCheckpointSaver(client, prefix=f"o{uuid.uuid4().hex[:8]}")
+        saver = adapter.ClawCheckpointSaver(client, prefix=f"o{uuid.uuid4().hex[:8]}")
         thread = f"once-{uuid.uuid4().hex[:8]}"
         sid = entries.session_ids(saver.prefix, thread, "")[0]
         config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
         for i in range(30):
-            checkpoint = {**empty_checkpoint(), "channel_values": {"a": i}, "channel_versions": {"a": str(i)}}
+            checkpoint = {
+                **checkpoints.empty_checkpoint(),
+                "channel_values": {"a": i},
+                "channel_versions": {"a": str(i)},
+            }
             config = saver.put(config, checkpoint, {"run_id": "odd" if i % 2 else "even"}, {"a": str(i)})
         client.loaded = {}
         saver.delete_for_runs(["odd"])
@@ -299,12 +312,12 @@ def test_a_daemon_with_a_low_batch_bound_serves_reads_of_more_values_than_it(tmp
     ws.mkdir()
     daemon = DaemonProcess(ws, "--max-batch-messages", "5").start()
     try:
-        with ClawCheckpointSaver(address=daemon.address, autostart=False) as saver:
+        with adapter.ClawCheckpointSaver(address=daemon.address, autostart=False) as saver:
             config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
             for i in range(4):
                 versions = {ch: str(i) for ch in "abcd"}
                 checkpoint = {
-                    **empty_checkpoint(),
+                    **checkpoints.empty_checkpoint(),
                     "channel_values": dict.fromkeys("abcd", i),
                     "channel_versions": versions,
                 }
@@ -318,10 +331,10 @@ def test_a_daemon_with_a_low_batch_bound_serves_reads_of_more_values_than_it(tmp
 def test_time_travel_resumes_and_forks_from_an_older_checkpoint_as_in_memory_saver(
     saver: ClawCheckpointSaver,
 ) -> None:
-    memory = InMemorySaver()
+    memory = savers.InMemorySaver()
     runs = []
     for checkpointer in (saver, memory):
-        graph = counter_graph(checkpointer)
+        graph = graphs.counter_graph(checkpointer)
         config = _thread()
         graph.invoke({"steps": ["a"]}, config)
         history = list(graph.get_state_history(config))
@@ -370,7 +383,7 @@ def test_two_processes_running_one_thread_get_a_clear_conflict(module_daemon: Da
     me = winners[0]["me"]
     assert winners[0]["steps"][-2:] == [f"wait:{me}", f"done:{me}"], winners
     # nothing the winner was told is stored is missing: its final state is the thread's newest checkpoint
-    with ClawCheckpointSaver(address=module_daemon.address, autostart=False) as reader:
+    with adapter.ClawCheckpointSaver(address=module_daemon.address, autostart=False) as reader:
         newest = reader.get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": ""}})
         assert newest is not None
         assert newest.checkpoint["channel_values"]["steps"] == winners[0]["steps"]
@@ -379,7 +392,7 @@ def test_two_processes_running_one_thread_get_a_clear_conflict(module_daemon: Da
 def test_any_string_is_a_thread_id_and_a_too_long_one_is_refused_before_anything_is_written(
     saver: ClawCheckpointSaver, module_daemon: DaemonProcess
 ) -> None:
-    graph = counter_graph(saver, nodes=1)
+    graph = graphs.counter_graph(saver, nodes=1)
     for thread in ("user/123", "..", "", " padded ", "tab\there", "é" * 128, "a" * 256):
         config = {"configurable": {"thread_id": thread}}
         assert graph.invoke({"steps": ["s"]}, config)["steps"] == ["s", "n1"]
@@ -392,7 +405,7 @@ def test_any_string_is_a_thread_id_and_a_too_long_one_is_refused_before_anything
             graph.invoke({"steps": ["s"]}, {"configurable": {"thread_id": "a" * 257}})
         assert client.list_sessions_page(labels={entries.LABEL_SAVER: saver.prefix}).total == before
     with pytest.raises(ValueError, match="prefix"):
-        ClawCheckpointSaver(address=module_daemon.address, autostart=False, prefix="a/b")
+        adapter.ClawCheckpointSaver(address=module_daemon.address, autostart=False, prefix="a/b")
 
 
 class CountingClient(SessionClient):
@@ -409,8 +422,8 @@ class CountingClient(SessionClient):
 def test_point_reads_touch_what_they_return_not_the_threads_history(module_daemon: DaemonProcess) -> None:
     with CountingClient(address=module_daemon.address, autostart=False) as client:
         client.loaded = []
-        saver = ClawCheckpointSaver(client, prefix=f"p{uuid.uuid4().hex[:8]}")
-        graph = counter_graph(saver, nodes=10)
+        saver = adapter.ClawCheckpointSaver(client, prefix=f"p{uuid.uuid4().hex[:8]}")
+        graph = graphs.counter_graph(saver, nodes=10)
         config = _thread()
         for _ in range(8):  # 8 runs of 12 checkpoints, each with its writes
             graph.invoke({"steps": ["x"]}, config)
@@ -437,15 +450,15 @@ def test_point_reads_touch_what_they_return_not_the_threads_history(module_daemo
 def test_a_thread_deleted_by_another_saver_is_a_conflict_then_starts_again_labelled(
     saver: ClawCheckpointSaver, module_daemon: DaemonProcess
 ) -> None:
-    graph = counter_graph(saver, nodes=1)
+    graph = graphs.counter_graph(saver, nodes=1)
     config = _thread()
     graph.invoke({"steps": ["a"]}, config)
     newest = saver.get_tuple(config)
     assert newest is not None
-    with ClawCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as other:
+    with adapter.ClawCheckpointSaver(address=module_daemon.address, autostart=False, prefix=saver.prefix) as other:
         other.delete_thread(config["configurable"]["thread_id"])
         assert other.get_tuple(config) is None
-        with pytest.raises(CheckpointConflictError, match="moved on past checkpoint"):
+        with pytest.raises(adapter.CheckpointConflictError, match="moved on past checkpoint"):
             saver.put(newest.config, {**newest.checkpoint, "id": str(uuid.uuid4())}, {}, {"steps": "x"})
         assert saver.get_tuple(config) is None  # nothing was stored
         assert graph.invoke({"steps": ["b"]}, config)["steps"] == ["b", "n1"]
@@ -460,13 +473,13 @@ def test_a_thread_deleted_by_another_saver_is_a_conflict_then_starts_again_label
 
 def test_a_checkpoint_or_writes_past_the_daemons_bounds_are_refused_whole(saver: ClawCheckpointSaver) -> None:
     config = {"configurable": {"thread_id": f"big-{uuid.uuid4().hex[:8]}", "checkpoint_ns": ""}}
-    checkpoint = empty_checkpoint()
+    checkpoint = checkpoints.empty_checkpoint()
     checkpoint["channel_values"] = {"x": "a" * (17 << 20)}  # over --max-entry-bytes (16 MiB)
     checkpoint["channel_versions"] = {"x": saver.get_next_version(None, None)}
     with pytest.raises(InvalidRequestError, match="max-entry-bytes"):
         saver.put(config, checkpoint, {}, checkpoint["channel_versions"])
     assert saver.get_tuple(config) is None
-    stored = saver.put(config, empty_checkpoint(), {}, {})
+    stored = saver.put(config, checkpoints.empty_checkpoint(), {}, {})
     with pytest.raises(InvalidRequestError, match="at most 10000"):
         saver.put_writes(stored, [("a", i) for i in range(10_001)], "task")
     newest = saver.get_tuple(config)
@@ -479,7 +492,7 @@ def test_a_thread_is_watched_live_and_found_by_the_cli(
     thread = f"watched-{uuid.uuid4().hex[:8]}"
     config = {"configurable": {"thread_id": thread}}
     sid = entries.session_ids(saver.prefix, thread, "")[0]
-    graph = counter_graph(saver)
+    graph = graphs.counter_graph(saver)
     graph.invoke({"steps": []}, config)  # 5 checkpoints before the watch starts
     seen: list[str] = []
     watcher = SessionClient(address=module_daemon.address, autostart=False)

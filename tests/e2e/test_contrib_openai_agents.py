@@ -15,15 +15,21 @@ import json
 import threading
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from claw_sessiond_client import SessionClient, ToolPolicy
 from claw_sessiond_client.contrib._names import HASHED_PREFIX, session_id_of
-from claw_sessiond_client.contrib.openai_agents import FORMAT, ClawSession, encode_item, entry_for_item
 from tests.helpers.cli import on_daemon
 from tests.helpers.daemon import DaemonProcess, run_python
+from tests.helpers.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from claw_sessiond_client.contrib.openai_agents import ClawSession
+
+#: The adapter, imported by the first test that uses it (collection loads no ``agents``: tests/helpers/lazy.py).
+adapter = LazyModule("claw_sessiond_client.contrib.openai_agents")
 
 PNG = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).decode()
 PDF = "data:application/pdf;base64," + base64.b64encode(b"%PDF-1.7\n" + b"\x00\xff" * 300).decode()
@@ -159,7 +165,7 @@ def _typed(value: Any) -> str:
 
 
 def _session(daemon: DaemonProcess, sid: str, **kw: Any) -> ClawSession:
-    return ClawSession(sid, address=daemon.address, autostart=False, **kw)
+    return adapter.ClawSession(sid, address=daemon.address, autostart=False, **kw)
 
 
 @pytest.mark.smoke
@@ -175,8 +181,8 @@ async def test_every_kind_of_item_comes_back_as_stored_byte_for_byte(
     assert [list(i) for i in got] == [list(i) for i in ITEMS]  # key order too
 
     entries = client.load(sid, no_repair=True).messages
-    assert [e.format for e in entries] == [FORMAT] * len(ITEMS)
-    assert [e.item for e in entries] == [encode_item(i) for i in ITEMS]
+    assert [e.format for e in entries] == [adapter.FORMAT] * len(ITEMS)
+    assert [e.item for e in entries] == [adapter.encode_item(i) for i in ITEMS]
     assert [e.role for e in entries] == ROLES
     # a second client process reads the same bytes
     out = run_python(
@@ -187,26 +193,29 @@ async def test_every_kind_of_item_comes_back_as_stored_byte_for_byte(
         daemon.address,
         sid,
     )
-    assert [s.encode() for s in json.loads(out)] == [encode_item(i) for i in ITEMS]
+    assert [s.encode() for s in json.loads(out)] == [adapter.encode_item(i) for i in ITEMS]
     session.close()
 
 
 def test_roles_text_and_tool_calls_are_derived_from_the_item() -> None:
-    call = entry_for_item(ITEMS[8], pending=True)
+    call = adapter.entry_for_item(ITEMS[8], pending=True)
     assert call.role == "assistant" and call.tool_calls[0].id == "call_broken"
     assert call.tool_calls[0].arguments == '{"city": "Par' and call.tool_calls[0].pending
-    custom = entry_for_item(ITEMS[10])
+    custom = adapter.entry_for_item(ITEMS[10])
     assert custom.tool_calls[0].name == "apply_patch" and custom.tool_calls[0].arguments.startswith("*** Begin")
-    click = entry_for_item(ITEMS[12])
+    click = adapter.entry_for_item(ITEMS[12])
     assert json.loads(click.tool_calls[0].arguments) == {"type": "click", "button": "left", "x": 10, "y": 20}
-    assert entry_for_item(ITEMS[9]).content == "bad arguments"  # text parts only, never the image
-    assert entry_for_item(ITEMS[13]).content == "" and entry_for_item(ITEMS[13]).tool_call_id == "call_click"
-    assert entry_for_item(ITEMS[20]).content == "A crab, and a spec.\nNo more."
-    assert entry_for_item({"role": "developer", "content": "x"}).role == "system"
-    assert entry_for_item({"type": "function_call_output", "output": "no call id"}).role == "other"
+    assert adapter.entry_for_item(ITEMS[9]).content == "bad arguments"  # text parts only, never the image
+    assert (
+        adapter.entry_for_item(ITEMS[13]).content == ""
+        and adapter.entry_for_item(ITEMS[13]).tool_call_id == "call_click"
+    )
+    assert adapter.entry_for_item(ITEMS[20]).content == "A crab, and a spec.\nNo more."
+    assert adapter.entry_for_item({"role": "developer", "content": "x"}).role == "system"
+    assert adapter.entry_for_item({"type": "function_call_output", "output": "no call id"}).role == "other"
     for bad in (["not", "a", "dict"], {"x": float("nan")}, {"x": {1, 2}}):
         with pytest.raises(TypeError):
-            encode_item(bad)
+            adapter.encode_item(bad)
 
 
 async def test_bad_item_writes_nothing(module_daemon: DaemonProcess, module_client: SessionClient, sid: str) -> None:

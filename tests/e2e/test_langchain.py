@@ -15,35 +15,25 @@ import os
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    ChatMessage,
-    ChatMessageChunk,
-    FunctionMessage,
-    FunctionMessageChunk,
-    HumanMessage,
-    HumanMessageChunk,
-    RemoveMessage,
-    SystemMessage,
-    SystemMessageChunk,
-    ToolMessage,
-    ToolMessageChunk,
-    message_to_dict,
-)
-from langchain_core.messages.tool import invalid_tool_call, tool_call, tool_call_chunk
 
 from claw_sessiond_client import AsyncSessionClient, ClientClosedError, Message, SessionClient, ToolCall
-from claw_sessiond_client.contrib import langchain as lc
-from claw_sessiond_client.contrib.langchain import ClawChatMessageHistory
 from tests.helpers.daemon import DaemonProcess
+from tests.helpers.lazy import LazyModule
 from tests.helpers.tiers import scale
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+# LangChain and the adapter, imported by the first test that uses them (collection loads no framework:
+# tests/helpers/lazy.py).
+messages = LazyModule("langchain_core.messages")
+tools = LazyModule("langchain_core.messages.tool")
+lc = LazyModule("claw_sessiond_client.contrib.langchain")
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256))).decode()
 USAGE = {
@@ -83,14 +73,14 @@ def _entries(client: SessionClient, sid: str) -> list[Message]:
 
 def _item(m: BaseMessage) -> bytes:
     """The documented item: compact JSON of message_to_dict, UTF-8."""
-    return json.dumps(message_to_dict(m), ensure_ascii=False, separators=(",", ":")).encode()
+    return json.dumps(messages.message_to_dict(m), ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def every_kind() -> list[BaseMessage]:
     """One of each message type, every field set, in a conversation that pairs its calls."""
     return [
-        SystemMessage("You are terse.", id="sys-1", name="rules", additional_kwargs={"k": [1, 2.5, None]}),
-        HumanMessage(
+        messages.SystemMessage("You are terse.", id="sys-1", name="rules", additional_kwargs={"k": [1, 2.5, None]}),
+        messages.HumanMessage(
             [
                 {"type": "text", "text": "What is in these?"},
                 {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}", "detail": "high"}},
@@ -102,7 +92,7 @@ def every_kind() -> list[BaseMessage]:
             name="ada",
             response_metadata={"note": "n"},
         ),
-        AIMessage(
+        messages.AIMessage(
             [
                 {"type": "thinking", "thinking": "Look closely.", "signature": "c2lnbmF0dXJl=="},
                 {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
@@ -116,30 +106,34 @@ def every_kind() -> list[BaseMessage]:
             response_metadata={"model_name": "claude-x", "model_provider": "anthropic", "stop_reason": "tool_use"},
             usage_metadata=USAGE,
             tool_calls=[
-                tool_call(name="zoom", args={"factor": 2}, id="toolu_1"),
-                tool_call(name="crop", args={"box": [0, 0, 1, 1]}, id=None),
+                tools.tool_call(name="zoom", args={"factor": 2}, id="toolu_1"),
+                tools.tool_call(name="crop", args={"box": [0, 0, 1, 1]}, id=None),
             ],
-            invalid_tool_calls=[invalid_tool_call(name="rotate", args="{degrees: 90", id="bad-1", error="not JSON")],
+            invalid_tool_calls=[
+                tools.invalid_tool_call(name="rotate", args="{degrees: 90", id="bad-1", error="not JSON")
+            ],
         ),
-        ToolMessage("zoomed", tool_call_id="toolu_1", id="t-1", name="zoom", status="success", artifact={"px": [1, 2]}),
-        ToolMessage("no such angle", tool_call_id="bad-1", status="error", artifact=[None, "x"]),
-        FunctionMessage("42", name="legacy_fn", id="f-1"),
-        ChatMessage("hi from a role", role="critic", id="c-1"),
-        ChatMessage("a user by name", role="user"),
-        HumanMessageChunk("chunk h", id="hc-1"),
-        SystemMessageChunk("chunk s"),
-        AIMessageChunk(
+        messages.ToolMessage(
+            "zoomed", tool_call_id="toolu_1", id="t-1", name="zoom", status="success", artifact={"px": [1, 2]}
+        ),
+        messages.ToolMessage("no such angle", tool_call_id="bad-1", status="error", artifact=[None, "x"]),
+        messages.FunctionMessage("42", name="legacy_fn", id="f-1"),
+        messages.ChatMessage("hi from a role", role="critic", id="c-1"),
+        messages.ChatMessage("a user by name", role="user"),
+        messages.HumanMessageChunk("chunk h", id="hc-1"),
+        messages.SystemMessageChunk("chunk s"),
+        messages.AIMessageChunk(
             [{"type": "text", "text": "par", "index": 0}],
             id="run-ai-2",
-            tool_call_chunks=[tool_call_chunk(name="search", args='{"q": "x', id="call_9", index=0)],
+            tool_call_chunks=[tools.tool_call_chunk(name="search", args='{"q": "x', id="call_9", index=0)],
             usage_metadata=USAGE,
             chunk_position="last",
         ),
-        ToolMessageChunk("chunk t", tool_call_id="call_9", artifact={"a": 1}, status="error"),
-        FunctionMessageChunk("fc", name="legacy_fn"),
-        ChatMessageChunk("cc", role="assistant"),
-        RemoveMessage(id="h-1"),
-        AIMessage(
+        messages.ToolMessageChunk("chunk t", tool_call_id="call_9", artifact={"a": 1}, status="error"),
+        messages.FunctionMessageChunk("fc", name="legacy_fn"),
+        messages.ChatMessageChunk("cc", role="assistant"),
+        messages.RemoveMessage(id="h-1"),
+        messages.AIMessage(
             "",
             id="run-ai-3",
             additional_kwargs={
@@ -154,7 +148,7 @@ def every_kind() -> list[BaseMessage]:
 def test_every_message_type_and_field_comes_back_equal_and_byte_identical(sync: SessionClient) -> None:
     sid = _sid()
     sent = every_kind()
-    history = ClawChatMessageHistory(sid, sync)
+    history = lc.ClawChatMessageHistory(sid, sync)
     history.add_messages(sent[:5])
     for m in sent[5:]:
         history.add_message(m)
@@ -164,13 +158,13 @@ def test_every_message_type_and_field_comes_back_equal_and_byte_identical(sync: 
     entries = _entries(sync, sid)
     assert [(e.format, e.item) for e in entries] == [("langchain", _item(m)) for m in sent]
     # A second object on the same session sees the same history (nothing is kept in memory).
-    assert ClawChatMessageHistory(sid, sync).messages == sent
+    assert lc.ClawChatMessageHistory(sid, sync).messages == sent
 
 
 def test_the_daemon_indexes_roles_text_calls_answers_ids_and_usage(sync: SessionClient) -> None:
     sid = _sid()
     sent = every_kind()
-    ClawChatMessageHistory(sid, sync).add_messages(sent)
+    lc.ClawChatMessageHistory(sid, sync).add_messages(sent)
     entries = _entries(sync, sid)
     roles = [e.role for e in entries]
     first = ["system", "user", "assistant", "tool", "tool", "other", "other", "user", "user", "system"]
@@ -202,18 +196,18 @@ def test_the_daemon_indexes_roles_text_calls_answers_ids_and_usage(sync: Session
 
 def test_open_calls_stay_open_and_orphan_results_are_kept(sync: SessionClient) -> None:
     sid = _sid()
-    history = ClawChatMessageHistory(sid, sync)
-    asked = AIMessage("", tool_calls=[tool_call(name="approve_me", args={}, id="call_wait")])
-    orphan = ToolMessage("late result", tool_call_id="call_never_seen")
-    history.add_messages([HumanMessage("go"), asked, orphan])
+    history = lc.ClawChatMessageHistory(sid, sync)
+    asked = messages.AIMessage("", tool_calls=[tools.tool_call(name="approve_me", args={}, id="call_wait")])
+    orphan = messages.ToolMessage("late result", tool_call_id="call_never_seen")
+    history.add_messages([messages.HumanMessage("go"), asked, orphan])
     # A repairing Load by another client writes no synthetic result for the open call (repair off).
     loaded = sync.load(sid)
     assert loaded.repairs == []
     assert [e.role for e in loaded.messages] == ["user", "assistant", "tool"]
     assert loaded.messages[2].orphan
-    assert history.messages == [HumanMessage("go"), asked, orphan]
+    assert history.messages == [messages.HumanMessage("go"), asked, orphan]
     # The real answer comes later and pairs with the call.
-    answer = ToolMessage("approved", tool_call_id="call_wait")
+    answer = messages.ToolMessage("approved", tool_call_id="call_wait")
     history.add_message(answer)
     assert history.messages[-1] == answer
     assert _entries(sync, sid)[-1].tool_call_id == "call_wait"
@@ -221,12 +215,12 @@ def test_open_calls_stay_open_and_orphan_results_are_kept(sync: SessionClient) -
 
 def test_repeated_ids_are_kept_in_the_items_and_indexed_once(sync: SessionClient) -> None:
     sid = _sid()
-    history = ClawChatMessageHistory(sid, sync)
-    a = AIMessage("first", id="same", tool_calls=[tool_call(name="f", args={"n": 1}, id="call_1")])
-    b = AIMessage("again", id="same", tool_calls=[tool_call(name="f", args={"n": 2}, id="call_1")])
-    r1 = ToolMessage("r1", tool_call_id="call_1", id="same")
-    r2 = ToolMessage("r2", tool_call_id="call_1")
-    long_id = HumanMessage("long", id="i" * 300)  # longer than the daemon's 256-byte ids: not indexed
+    history = lc.ClawChatMessageHistory(sid, sync)
+    a = messages.AIMessage("first", id="same", tool_calls=[tools.tool_call(name="f", args={"n": 1}, id="call_1")])
+    b = messages.AIMessage("again", id="same", tool_calls=[tools.tool_call(name="f", args={"n": 2}, id="call_1")])
+    r1 = messages.ToolMessage("r1", tool_call_id="call_1", id="same")
+    r2 = messages.ToolMessage("r2", tool_call_id="call_1")
+    long_id = messages.HumanMessage("long", id="i" * 300)  # longer than the daemon's 256-byte ids: not indexed
     history.add_messages([a, b, r1])  # repeated within one batch
     history.add_messages([a, r2, long_id])  # and against the stored history (refused, derived again)
     assert history.messages == [a, b, r1, a, r2, long_id]
@@ -245,15 +239,19 @@ def test_writers_racing_with_the_same_ids_lose_no_message(shared_daemon: DaemonP
 
     def write(w: int) -> None:
         with shared_daemon.client() as client:
-            history = ClawChatMessageHistory(sid, client)
+            history = lc.ClawChatMessageHistory(sid, client)
             for r in range(rounds):
-                ask = AIMessage(f"{w}/{r}", id="shared", tool_calls=[tool_call(name="f", args={}, id="call_shared")])
-                history.add_messages([ask, ToolMessage(f"{w}/{r}", tool_call_id="call_shared", id=f"t-{w}-{r}")])
+                ask = messages.AIMessage(
+                    f"{w}/{r}", id="shared", tool_calls=[tools.tool_call(name="f", args={}, id="call_shared")]
+                )
+                history.add_messages(
+                    [ask, messages.ToolMessage(f"{w}/{r}", tool_call_id="call_shared", id=f"t-{w}-{r}")]
+                )
 
     with ThreadPoolExecutor(writers) as pool:
         list(pool.map(write, range(writers)))
     with shared_daemon.client() as client:
-        got = ClawChatMessageHistory(sid, client).messages
+        got = lc.ClawChatMessageHistory(sid, client).messages
         entries = _entries(client, sid)
     assert len(got) == 2 * writers * rounds
     assert sorted(m.content for m in got) == sorted(
@@ -266,10 +264,10 @@ def test_writers_racing_with_the_same_ids_lose_no_message(shared_daemon: DaemonP
 
 def test_a_message_json_cannot_carry_is_refused_before_anything_is_written(sync: SessionClient) -> None:
     sid = _sid()
-    history = ClawChatMessageHistory(sid, sync)
-    bad = ToolMessage("bytes", tool_call_id="c", artifact=b"\x00raw")
+    history = lc.ClawChatMessageHistory(sid, sync)
+    bad = messages.ToolMessage("bytes", tool_call_id="c", artifact=b"\x00raw")
     with pytest.raises(TypeError, match=r"messages\[1\] \(tool\).*not JSON"):
-        history.add_messages([HumanMessage("fine"), bad])
+        history.add_messages([messages.HumanMessage("fine"), bad])
     with pytest.raises(TypeError, match="not a LangChain message"):
         history.add_messages(["text"])  # type: ignore[list-item]
     assert not sync.load(sid, no_repair=True).session.stored
@@ -277,14 +275,14 @@ def test_a_message_json_cannot_carry_is_refused_before_anything_is_written(sync:
 
 def test_clear_erases_or_keeps_the_log(sync: SessionClient) -> None:
     sid = _sid()
-    history = ClawChatMessageHistory(sid, sync)
-    history.add_messages([HumanMessage("secret"), AIMessage("noted")])
+    history = lc.ClawChatMessageHistory(sid, sync)
+    history.add_messages([messages.HumanMessage("secret"), messages.AIMessage("noted")])
     history.clear()
     assert history.messages == []
     assert not any("secret" in line for line in sync.export(sid))
-    history.add_message(HumanMessage("again"))
-    assert history.messages == [HumanMessage("again")]
-    keeping = ClawChatMessageHistory(sid, sync, erase_on_clear=False)
+    history.add_message(messages.HumanMessage("again"))
+    assert history.messages == [messages.HumanMessage("again")]
+    keeping = lc.ClawChatMessageHistory(sid, sync, erase_on_clear=False)
     keeping.clear()
     assert keeping.messages == []
     assert any("again" in line for line in sync.export(sid))
@@ -301,11 +299,11 @@ def test_messages_appended_by_other_clients(sync: SessionClient) -> None:
             Message.other("openai.responses", b'{"type":"reasoning","id":"rs_1"}'),
         ],
     )
-    got = ClawChatMessageHistory(sid, sync).messages
+    got = lc.ClawChatMessageHistory(sid, sync).messages
     assert got == [
-        HumanMessage("plain"),
-        AIMessage("", tool_calls=[tool_call(name="f", args={"x": 1}, id="call_p")]),
-        ToolMessage("done", tool_call_id="call_p"),
+        messages.HumanMessage("plain"),
+        messages.AIMessage("", tool_calls=[tools.tool_call(name="f", args={"x": 1}, id="call_p")]),
+        messages.ToolMessage("done", tool_call_id="call_p"),
     ]
 
 
@@ -315,33 +313,33 @@ def test_any_string_is_a_history_id(sync: SessionClient) -> None:
     token = uuid.uuid4().hex[:8]
     ids = [f"user/{token}", f"user%2F{token}", "..", f"ctl\x01{token}", f" {token} ", "x" * 300 + token, f"lc-{token}"]
     for i in ids:
-        ClawChatMessageHistory(i, sync).add_messages([HumanMessage(i)])
+        lc.ClawChatMessageHistory(i, sync).add_messages([messages.HumanMessage(i)])
     for i in ids:
-        history = ClawChatMessageHistory(i, sync)
-        assert history.messages == [HumanMessage(i)]
-        assert asyncio.run(history.aget_messages()) == [HumanMessage(i)]
+        history = lc.ClawChatMessageHistory(i, sync)
+        assert history.messages == [messages.HumanMessage(i)]
+        assert asyncio.run(history.aget_messages()) == [messages.HumanMessage(i)]
         assert sync.load(history.store_id, no_repair=True).messages[0].content == i
-    mapped = [ClawChatMessageHistory(i, sync).store_id for i in ids]
+    mapped = [lc.ClawChatMessageHistory(i, sync).store_id for i in ids]
     assert len(set(mapped)) == len(ids)
     assert mapped[0] == f"user%2F{token}" and mapped[2] == "%2E%2E" and mapped[-1] == f"lc-{token}"
-    ClawChatMessageHistory("..", sync).clear()
+    lc.ClawChatMessageHistory("..", sync).clear()
     with pytest.raises(TypeError):
-        ClawChatMessageHistory(7, sync)  # type: ignore[arg-type]
+        lc.ClawChatMessageHistory(7, sync)  # type: ignore[arg-type]
 
 
 def test_large_batches_are_sent_in_several_appends(sync: SessionClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lc, "MAX_BATCH_MESSAGES", 4)
+    monkeypatch.setattr("claw_sessiond_client.contrib.langchain.MAX_BATCH_MESSAGES", 4)  # the module itself
     sid = _sid()
-    sent = [HumanMessage(f"m{i}", id=f"id-{i}") for i in range(10)]
-    ClawChatMessageHistory(sid, sync).add_messages(sent)
-    assert ClawChatMessageHistory(sid, sync).messages == sent
+    sent = [messages.HumanMessage(f"m{i}", id=f"id-{i}") for i in range(10)]
+    lc.ClawChatMessageHistory(sid, sync).add_messages(sent)
+    assert lc.ClawChatMessageHistory(sid, sync).messages == sent
     assert sync.load(sid, no_repair=True).session.last_position == 10
 
 
 def test_a_several_mib_image_round_trips(sync: SessionClient) -> None:
     sid = _sid()
     data = base64.b64encode(os.urandom(6 * 1024 * 1024)).decode()  # 8 MiB of base64
-    big = HumanMessage(
+    big = messages.HumanMessage(
         [
             {"type": "text", "text": "describe"},
             {"type": "image", "base64": data, "mime_type": "image/jpeg"},
@@ -349,9 +347,9 @@ def test_a_several_mib_image_round_trips(sync: SessionClient) -> None:
         ],
         id="big-1",
     )
-    history = ClawChatMessageHistory(sid, sync)
-    history.add_messages([big, AIMessage("a photo", id="after")])
-    assert history.messages == [big, AIMessage("a photo", id="after")]
+    history = lc.ClawChatMessageHistory(sid, sync)
+    history.add_messages([big, messages.AIMessage("a photo", id="after")])
+    assert history.messages == [big, messages.AIMessage("a photo", id="after")]
     entries = _entries(sync, sid)
     assert entries[0].item == _item(big)
     assert entries[0].content == "describe"
@@ -363,14 +361,17 @@ def test_long_text_and_arguments_are_indexed_in_part_and_kept_whole(sync: Sessio
     controls = "\x01" * 300_000  # 300 KB that the daemon's JSON writes as 1.8 MB of escapes
     big_args = {"blob": "y" * 400_000}
     sent = [
-        HumanMessage(long_text),
-        SystemMessage(controls),
-        AIMessage(
+        messages.HumanMessage(long_text),
+        messages.SystemMessage(controls),
+        messages.AIMessage(
             "",
-            tool_calls=[tool_call(name="small", args={"a": 1}, id="c1"), tool_call(name="big", args=big_args, id="c2")],
+            tool_calls=[
+                tools.tool_call(name="small", args={"a": 1}, id="c1"),
+                tools.tool_call(name="big", args=big_args, id="c2"),
+            ],
         ),
     ]
-    history = ClawChatMessageHistory(sid, sync)
+    history = lc.ClawChatMessageHistory(sid, sync)
     history.add_messages(sent)
     assert history.messages == sent
     entries = _entries(sync, sid)
@@ -384,7 +385,7 @@ def test_long_text_and_arguments_are_indexed_in_part_and_kept_whole(sync: Sessio
 
 def test_async_methods_on_several_event_loops(sync: SessionClient, shared_daemon: DaemonProcess) -> None:
     sid = _sid()
-    history = ClawChatMessageHistory(sid, sync)
+    history = lc.ClawChatMessageHistory(sid, sync)
     sent = every_kind()
 
     async def first() -> list[BaseMessage]:
@@ -405,7 +406,7 @@ def test_async_methods_on_several_event_loops(sync: SessionClient, shared_daemon
 
     async def given_client() -> list[BaseMessage]:
         async with AsyncSessionClient(address=shared_daemon.address, autostart=False) as aclient:
-            own = ClawChatMessageHistory(sid, async_client=aclient)
+            own = lc.ClawChatMessageHistory(sid, async_client=aclient)
             await own.aadd_messages(sent[:2])
             got = await own.aget_messages()
             assert own.messages == got  # the sync side is made from the asyncio client's address
@@ -416,9 +417,9 @@ def test_async_methods_on_several_event_loops(sync: SessionClient, shared_daemon
 
 
 def test_a_history_made_from_an_address_owns_and_closes_its_client(shared_daemon: DaemonProcess) -> None:
-    with ClawChatMessageHistory(_sid(), address=shared_daemon.address) as history:
-        history.add_message(HumanMessage("hi"))
-        assert history.messages == [HumanMessage("hi")]
+    with lc.ClawChatMessageHistory(_sid(), address=shared_daemon.address) as history:
+        history.add_message(messages.HumanMessage("hi"))
+        assert history.messages == [messages.HumanMessage("hi")]
     with pytest.raises(ClientClosedError):
         history.messages  # noqa: B018
 
@@ -462,11 +463,11 @@ _usage = st.none() | st.builds(
     _tokens,
 )
 _tool_calls = st.lists(
-    st.builds(lambda n, a, i: tool_call(name=n, args=a, id=i), st.text(max_size=8), _dicts, _call_ids), max_size=3
+    st.builds(lambda n, a, i: tools.tool_call(name=n, args=a, id=i), st.text(max_size=8), _dicts, _call_ids), max_size=3
 )
 _invalid_calls = st.lists(
     st.builds(
-        lambda n, a, i, e: invalid_tool_call(name=n, args=a, id=i, error=e),
+        lambda n, a, i, e: tools.invalid_tool_call(name=n, args=a, id=i, error=e),
         _names,
         st.none() | st.text(max_size=10),
         _call_ids,
@@ -475,46 +476,55 @@ _invalid_calls = st.lists(
     max_size=2,
 )
 _common = {"id": _ids, "name": _names, "additional_kwargs": _dicts, "response_metadata": _dicts}
-_messages = st.one_of(
-    st.builds(HumanMessage, content=_content, **_common),
-    st.builds(SystemMessage, content=_content, **_common),
-    st.builds(
-        AIMessage,
-        content=_content,
-        tool_calls=_tool_calls,
-        invalid_tool_calls=_invalid_calls,
-        usage_metadata=_usage,
-        **_common,
-    ),
-    st.builds(
-        ToolMessage,
-        content=_content,
-        tool_call_id=_call_ids.map(lambda i: i or ""),
-        status=st.sampled_from(["success", "error"]),
-        artifact=_json_values(),
-        **_common,
-    ),
-    st.builds(FunctionMessage, content=_content, name=st.text(max_size=8), id=_ids),
-    st.builds(ChatMessage, content=_content, role=st.sampled_from(["user", "assistant", "system", "tool", "critic"])),
-    st.builds(
-        AIMessageChunk,
-        content=_content,
-        id=_ids,
-        tool_call_chunks=st.lists(
-            st.builds(
-                lambda n, a, i, x: tool_call_chunk(name=n, args=a, id=i, index=x),
-                _names,
-                st.none() | st.text(max_size=10),
-                _call_ids,
-                st.none() | st.integers(0, 3),
-            ),
-            max_size=2,
+# Deferred: building these strategies reads LangChain's message classes, which collection must not import.
+_messages = st.deferred(
+    lambda: st.one_of(
+        st.builds(messages.HumanMessage, content=_content, **_common),
+        st.builds(messages.SystemMessage, content=_content, **_common),
+        st.builds(
+            messages.AIMessage,
+            content=_content,
+            tool_calls=_tool_calls,
+            invalid_tool_calls=_invalid_calls,
+            usage_metadata=_usage,
+            **_common,
         ),
-        usage_metadata=_usage,
-        chunk_position=st.none() | st.just("last"),
-    ),
-    st.builds(HumanMessageChunk, content=_content, id=_ids),
-    st.builds(ToolMessageChunk, content=_content, tool_call_id=st.text(max_size=8), artifact=_json_values()),
+        st.builds(
+            messages.ToolMessage,
+            content=_content,
+            tool_call_id=_call_ids.map(lambda i: i or ""),
+            status=st.sampled_from(["success", "error"]),
+            artifact=_json_values(),
+            **_common,
+        ),
+        st.builds(messages.FunctionMessage, content=_content, name=st.text(max_size=8), id=_ids),
+        st.builds(
+            messages.ChatMessage,
+            content=_content,
+            role=st.sampled_from(["user", "assistant", "system", "tool", "critic"]),
+        ),
+        st.builds(
+            messages.AIMessageChunk,
+            content=_content,
+            id=_ids,
+            tool_call_chunks=st.lists(
+                st.builds(
+                    lambda n, a, i, x: tools.tool_call_chunk(name=n, args=a, id=i, index=x),
+                    _names,
+                    st.none() | st.text(max_size=10),
+                    _call_ids,
+                    st.none() | st.integers(0, 3),
+                ),
+                max_size=2,
+            ),
+            usage_metadata=_usage,
+            chunk_position=st.none() | st.just("last"),
+        ),
+        st.builds(messages.HumanMessageChunk, content=_content, id=_ids),
+        st.builds(
+            messages.ToolMessageChunk, content=_content, tool_call_id=st.text(max_size=8), artifact=_json_values()
+        ),
+    )
 )
 
 
@@ -525,7 +535,7 @@ _messages = st.one_of(
 )
 @given(batches=st.lists(st.lists(_messages, min_size=1, max_size=4), min_size=1, max_size=3))
 def test_generated_messages_round_trip(sync: SessionClient, batches: list[list[BaseMessage]]) -> None:
-    history = ClawChatMessageHistory(_sid(), sync)
+    history = lc.ClawChatMessageHistory(_sid(), sync)
     for batch in batches:
         history.add_messages(batch)
     sent = [m for batch in batches for m in batch]

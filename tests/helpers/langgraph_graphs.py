@@ -1,4 +1,8 @@
-"""Small real LangGraph graphs for the checkpointer's tests, and a command that runs one in a process of its own.
+"""Small real LangGraph graphs for the checkpointer's tests, a saver of the old layout, and a command that runs
+a graph in a process of its own.
+
+Imported by tests/e2e/test_contrib_langgraph.py on first use (tests/helpers/lazy.py), so that collecting the
+suite imports no LangGraph.
 
 ``python -m tests.helpers.langgraph_graphs ROLE ADDRESS THREAD [ARG]`` runs the approval graph on a
 :class:`~claw_sessiond_client.contrib.langgraph.ClawCheckpointSaver` of the daemon at ADDRESS and
@@ -10,6 +14,7 @@ a checkpoint.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import operator
@@ -19,12 +24,15 @@ import time
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, get_checkpoint_metadata
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
+from claw_sessiond_client import Message
+from claw_sessiond_client.contrib import _langgraph_entries as entries
 from claw_sessiond_client.contrib.langgraph import CheckpointConflictError, ClawCheckpointSaver
+from claw_sessiond_client.errors import AlreadyExistsError
 
 #: How long a process of the race waits in the barrier for the other one.
 BARRIER_S = 15.0
@@ -101,6 +109,25 @@ def barrier_graph(
     builder.add_edge("wait", "done")
     builder.add_edge("done", END)
     return builder.compile(checkpointer=checkpointer)
+
+
+class WholeCheckpointSaver(ClawCheckpointSaver):
+    """Puts checkpoints as the saver did before channel values had a session of their own: each whole (its
+    channel values in it), in an item of header version 1; writes are stored as they still are."""
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        thread, ns = config["configurable"]["thread_id"], config["configurable"].get("checkpoint_ns", "")
+        parent = config["configurable"].get("checkpoint_id")
+        c, m = self.serde.dumps_typed(checkpoint), self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
+        header = {"v": 1, "parent": parent, "c": c[0], "m": m[0], "n": len(c[1])}
+        item = json.dumps(header, separators=(",", ":")).encode() + b"\n" + c[1] + m[1]
+        sid = entries.session_ids(self.prefix, thread, ns)[0]
+        with contextlib.suppress(AlreadyExistsError):
+            labels = entries.labels(self.prefix, thread, ns, entries.KIND_CHECKPOINTS)
+            self.client.create_session(sid, labels=labels)
+        entry = Message("other", format=entries.FORMAT_CHECKPOINT, item=item, client_id=checkpoint["id"])
+        self.client.append(sid, [entry])
+        return {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
 
 
 def main(argv: list[str]) -> int:

@@ -28,12 +28,12 @@ from tests.helpers.process import daemons_for, stop_pid
 from tests.helpers.tiers import scale
 
 CLIENT = r"""
-import asyncio, os, sys, time
+import asyncio, sys
 from claw_sessiond_client import AsyncSessionClient, Message, SessionClient
 
-workspace, index, start_at = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-while time.time() < start_at:  # all processes call at the same moment
-    time.sleep(0.001)
+workspace, index = sys.argv[1], int(sys.argv[2])
+print("ready", flush=True)
+sys.stdin.readline()  # all processes call at the same moment: when the test has seen every one ready
 if index % 2:
     with SessionClient(workspace) as client:
         client.append(f"agent-{index}", Message.user(f"hello from {index}"))
@@ -69,16 +69,23 @@ def autostarted(workspace: Path) -> Iterator[Path]:
 def test_simultaneous_clients_start_exactly_one_daemon(autostarted: Path) -> None:
     workspace = autostarted
     n = scale(6, 12)
-    start_at = time.time() + 2.0
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", CLIENT, str(workspace), str(i), str(start_at)],
+            [sys.executable, "-c", CLIENT, str(workspace), str(i)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for i in range(n)
     ]
+    # Released together once every one has started (instead of at a fixed time two seconds ahead).
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline() == "ready\n", p.communicate(timeout=90)
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
     outputs = [p.communicate(timeout=90) for p in procs]
     failures = [(p.returncode, err) for p, (_, err) in zip(procs, outputs, strict=True) if p.returncode != 0]
     assert not failures, failures

@@ -26,26 +26,30 @@ def document(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     return data
 
 
-def populate(client: SessionClient) -> None:
-    client.append("demo", [Message.user("hi"), Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")])])
-    client.append("demo", Message.tool("c1", "ok"))
-    client.append("crashed", [Message.user("go"), Message.assistant(tool_calls=[ToolCall("c9", "bash", "{}")])])
-    client.append("doomed", Message.user("bye"))
-    client.append("emptied", Message.user("bye"))
+def populate(client: SessionClient, sid: str) -> None:
+    """Sessions ``<sid>-demo``, ``-crashed``, ``-doomed`` and ``-emptied``."""
+    client.append(f"{sid}-demo", [Message.user("hi"), Message.assistant(tool_calls=[ToolCall("c1", "bash", "{}")])])
+    client.append(f"{sid}-demo", Message.tool("c1", "ok"))
+    client.append(f"{sid}-crashed", [Message.user("go"), Message.assistant(tool_calls=[ToolCall("c9", "bash", "{}")])])
+    client.append(f"{sid}-doomed", Message.user("bye"))
+    client.append(f"{sid}-emptied", Message.user("bye"))
 
 
 @pytest.mark.smoke
-def test_every_command_s_json_has_format_1(daemon: DaemonProcess, client: SessionClient, tmp_path: Path) -> None:
-    populate(client)
-    ws = ["--workspace", str(daemon.workspace)]
+def test_every_command_s_json_has_format_1(
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str, tmp_path: Path
+) -> None:
+    client = module_client
+    populate(client, sid)
+    ws = ["--workspace", str(module_daemon.workspace)]
     ok: dict[str, list[str]] = {
         "ls": ["ls"],
-        "show": ["show", "demo"],
+        "show": ["show", f"{sid}-demo"],
         "stats": ["stats"],
         "doctor": ["doctor"],
-        "repair": ["repair", "crashed"],
-        "clear": ["clear", "emptied"],
-        "delete": ["delete", "doomed", "--yes"],
+        "repair": ["repair", f"{sid}-crashed"],
+        "clear": ["clear", f"{sid}-emptied"],
+        "delete": ["delete", f"{sid}-doomed", "--yes"],
     }
     shapes = {
         "ls": {"sessions", "total"},
@@ -63,13 +67,13 @@ def test_every_command_s_json_has_format_1(daemon: DaemonProcess, client: Sessio
         assert shapes[name] <= set(data), (name, data)
         assert "error" not in data
     export = tmp_path / "demo.jsonl"
-    assert claw("export", "demo", "-o", str(export), *ws).returncode == 0
-    client.delete("demo")
+    assert claw("export", f"{sid}-demo", "-o", str(export), *ws).returncode == 0
+    client.delete(f"{sid}-demo")
     imported = document(claw("import", str(export), *ws, "--json"))
     assert [s["status"] for s in imported["sessions"]] == ["imported"]
     legacy = tmp_path / "legacy"
     legacy.mkdir()
-    (legacy / "old.json").write_text(json.dumps({"session_id": "old", "messages": ["hello"]}))
+    (legacy / "old.json").write_text(json.dumps({"session_id": f"{sid}-old", "messages": ["hello"]}))
     lines = claw("migrate-legacy", str(legacy), *ws, "--json").stdout.splitlines()
     assert [json.loads(line)["format"] for line in lines] == [1]  # JSON Lines: one document per file
 
@@ -100,7 +104,8 @@ def test_failures_are_json_error_documents(
     assert data["error"]["message"] and data["error"]["message"] in proc.stderr  # people still read stderr
 
 
-def test_daemon_down_and_failed_checks(tmp_path: Path, daemon: DaemonProcess) -> None:
+def test_daemon_down_and_failed_checks(tmp_path: Path, module_daemon: DaemonProcess) -> None:
+    """A folder with no daemon of its own: every command fails, a daemon serving another workspace or not."""
     empty = tmp_path / "empty"
     empty.mkdir()
     for args in (["ls"], ["stats"], ["show", "x"], ["delete", "x", "--yes"], ["export"]):
@@ -119,12 +124,12 @@ def _pipeline(command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", "-c", f"set -o pipefail; {command}"], capture_output=True, text=True, timeout=60)
 
 
-def test_a_closed_pipe_ends_quietly(daemon: DaemonProcess, client: SessionClient) -> None:
+def test_a_closed_pipe_ends_quietly(module_daemon: DaemonProcess, module_client: SessionClient, sid: str) -> None:
     for i in range(300):  # enough output to outgrow the pipe's buffer after head has gone
-        client.append(f"session-{i:04d}", Message.user("x"))
-    ws = str(daemon.workspace)
+        module_client.append(f"{sid}-{i:04d}", Message.user("x"))
+    ws = str(module_daemon.workspace)
     py = sys.executable
-    for args in ("doctor --json", "ls --all --json", "ls --all", "stats", "show session-0001 --json", "export"):
+    for args in ("doctor --json", "ls --all --json", "ls --all", "stats", f"show {sid}-0001 --json", "export"):
         proc = _pipeline(f"{py} -m claw_sessiond --workspace {ws} {args} | head -1")
         assert proc.stdout.strip(), args
         assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, (args, proc.stderr)

@@ -194,12 +194,12 @@ def test_stopped_daemon_is_reported_with_its_pid(daemon: DaemonProcess) -> None:
 # ---------------------------------------------------------------- argument types
 
 
-def test_tool_call_arguments_dict_is_encoded_as_compact_json(client: SessionClient) -> None:
+def test_tool_call_arguments_dict_is_encoded_as_compact_json(module_client: SessionClient, sid: str) -> None:
     call = ToolCall("c1", "bash", {"cmd": "ls", "lang": "é"})
     assert call.arguments == '{"cmd":"ls","lang":"é"}'
     assert ToolCall("c2", "x", [1, 2]).arguments == "[1,2]"
-    client.append("s", Message.assistant(tool_calls=[call]))
-    stored = client.load("s").messages[0].tool_calls[0]  # (the Load repairs the call with a result after it)
+    module_client.append(sid, Message.assistant(tool_calls=[call]))
+    stored = module_client.load(sid).messages[0].tool_calls[0]  # (the Load repairs the call with a result after it)
     assert stored.arguments == '{"cmd":"ls","lang":"é"}' and stored.args == {"cmd": "ls", "lang": "é"}
 
 
@@ -472,14 +472,14 @@ def test_client_only_install_starts_the_daemon_from_path(workspace: Path) -> Non
     assert B.lock_holder(workspace / ".claw" / "sessiond.lock") is None
 
 
-def test_close_from_another_thread_ends_a_watch_with_client_closed(daemon: DaemonProcess) -> None:
-    client = SessionClient(daemon.workspace, autostart=False)
-    client.load("w")
+def test_close_from_another_thread_ends_a_watch_with_client_closed(module_daemon: DaemonProcess, sid: str) -> None:
+    client = SessionClient(module_daemon.workspace, autostart=False)
+    client.load(sid)
     closer = threading.Timer(0.5, client.close)
     closer.start()
     try:
         with _timed(5.0), pytest.raises(ClientClosedError):
-            for _event in client.watch("w"):
+            for _event in client.watch(sid):
                 pass
     finally:
         closer.join(5)

@@ -39,12 +39,14 @@ def test_history_usage_and_created_at_survive_a_restart(spawn_daemon, workspace:
 
 
 @pytest.mark.smoke
-def test_first_load_writes_nothing(client: SessionClient, daemon: DaemonProcess, workspace: Path) -> None:
-    result = client.load("fresh", str(workspace))
+def test_first_load_writes_nothing(module_client: SessionClient, module_daemon: DaemonProcess, sid: str) -> None:
+    workspace = module_daemon.workspace
+    sessions, events = stored(workspace).sessions(), stored(workspace).events()  # what earlier tests stored
+    result = module_client.load(sid, str(workspace))
     assert result.messages == [] and not result.session.stored and result.session.last_position == 0
     assert result.session.workdir == str(workspace)
-    assert stored(workspace).sessions() == []
-    assert stored(workspace).events() == []
+    assert stored(workspace).sessions() == sessions
+    assert stored(workspace).events() == events
 
 
 @pytest.mark.smoke
@@ -90,16 +92,23 @@ def test_clear_empties_history_and_keeps_usage(
     assert [m.content for m in client.load(sid, str(workspace)).messages] == ["again"]
 
 
-def test_workdir_of_the_caller_replaces_the_stored_one(client: SessionClient, workspace: Path, tmp_path: Path) -> None:
+def test_workdir_of_the_caller_replaces_the_stored_one(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str, tmp_path: Path
+) -> None:
+    client = module_client
+
+    def workdirs() -> list[str]:
+        return [s.workdir for s in stored(module_daemon.workspace).sessions() if s.session_id == sid]
+
     old, new = tmp_path / "old", tmp_path / "new"
-    client.load("w", str(old))
-    client.append("w", Message.user("x"))
-    assert [s.workdir for s in stored(workspace).sessions()] == [str(old)]
-    moved = client.load("w", str(new))
+    client.load(sid, str(old))
+    client.append(sid, Message.user("x"))
+    assert workdirs() == [str(old)]
+    moved = client.load(sid, str(new))
     assert moved.session.workdir == str(new)
-    assert [s.workdir for s in stored(workspace).sessions()] == [str(old)], "Load alone must not write"
-    client.append("w", Message.user("y"))
-    assert [s.workdir for s in stored(workspace).sessions()] == [str(new)]
+    assert workdirs() == [str(old)], "Load alone must not write"
+    client.append(sid, Message.user("y"))
+    assert workdirs() == [str(new)]
 
 
 @pytest.mark.parametrize(
@@ -176,12 +185,13 @@ def test_repair_goes_before_a_later_user_message_in_call_order(
     assert [r.tool_call_id for r in result.repairs] == ["call-1", "call-2"]
 
 
-def test_paired_history_is_untouched(client: SessionClient, workspace: Path) -> None:
-    client.load("p", str(workspace))
-    client.append("p", [Message.assistant("", [ToolCall("c", "x", "{}")]), Message.tool("c", "r")])
-    first = client.load("p", str(workspace))
+def test_paired_history_is_untouched(module_client: SessionClient, module_daemon: DaemonProcess, sid: str) -> None:
+    client, workspace = module_client, module_daemon.workspace
+    client.load(sid, str(workspace))
+    client.append(sid, [Message.assistant("", [ToolCall("c", "x", "{}")]), Message.tool("c", "r")])
+    first = client.load(sid, str(workspace))
     events_before = len(stored(workspace).events())
-    second = client.load("p", str(workspace))
+    second = client.load(sid, str(workspace))
     assert first.repairs == second.repairs == []
     assert second.session.updated_at == first.session.updated_at
     assert len(stored(workspace).events()) == events_before
@@ -225,33 +235,35 @@ _KILLED_CLIENT = """
 import os, signal, sys
 from claw_sessiond_client import Message, SessionClient, ToolCall
 c = SessionClient(address=sys.argv[1], autostart=False)
-c.load("crash", sys.argv[2])
-c.append("crash", [Message.user("build it"),
+c.load(sys.argv[3], sys.argv[2])
+c.append(sys.argv[3], [Message.user("build it"),
                    Message.assistant("", [ToolCall("call-a", "bash", '{"cmd": "make"}'),
                                           ToolCall("call-b", "bash", '{"cmd": "make test"}')])])
-c.append("crash", Message.tool("call-a", "built"))
+c.append(sys.argv[3], Message.tool("call-a", "built"))
 print("stored", flush=True)
 os.kill(os.getpid(), signal.SIGKILL)   # dies mid-tool: call-b never gets its result
 """
 
 
 @pytest.mark.smoke
-def test_repairs_history_left_by_a_client_killed_mid_tool(daemon: DaemonProcess, workspace: Path) -> None:
+def test_repairs_history_left_by_a_client_killed_mid_tool(module_daemon: DaemonProcess, sid: str) -> None:
     import subprocess
 
+    daemon, workspace = module_daemon, module_daemon.workspace
     proc = subprocess.run(
-        [sys.executable, "-c", _KILLED_CLIENT, daemon.address, str(workspace)], capture_output=True, text=True
+        [sys.executable, "-c", _KILLED_CLIENT, daemon.address, str(workspace), sid], capture_output=True, text=True
     )
     assert proc.returncode == -9 and "stored" in proc.stdout
     out = run_python(
         "import sys, json\n"
         "from claw_sessiond_client import SessionClient\n"
         "c = SessionClient(address=sys.argv[1], autostart=False)\n"
-        "r = c.load('crash', sys.argv[2])\n"
+        "r = c.load(sys.argv[3], sys.argv[2])\n"
         "print(json.dumps([[m.role, m.tool_call_id, m.synthetic_reason] for m in r.messages]))\n"
         "print(json.dumps([x.tool_call_id for x in r.repairs]))\n",
         daemon.address,
         str(workspace),
+        sid,
     )
     messages, repairs = (json.loads(line) for line in out.splitlines())
     assert messages == [
@@ -315,21 +327,23 @@ def test_tool_result_for_unknown_call_is_refused(
     assert dup.value.reason == Reason.DUPLICATE_TOOL_CALL_ID
 
 
-def test_bad_request_in_a_batch_does_not_fail_its_neighbours(daemon: DaemonProcess, workspace: Path) -> None:
+def test_bad_request_in_a_batch_does_not_fail_its_neighbours(module_daemon: DaemonProcess, sid: str) -> None:
     """Concurrent requests share a commit; a bad one is rolled back alone."""
     import asyncio
 
     from claw_sessiond_client import AsyncSessionClient
 
+    daemon, workspace = module_daemon, module_daemon.workspace
+
     async def go() -> list[object]:
         async with AsyncSessionClient(address=daemon.address, autostart=False) as c:
-            await c.load("b", str(workspace))
+            await c.load(sid, str(workspace))
             calls = []
             for i in range(60):
                 if i % 3 == 0:
-                    calls.append(c.append("b", Message.tool(f"missing-{i}", "x")))
+                    calls.append(c.append(sid, Message.tool(f"missing-{i}", "x")))
                 else:
-                    calls.append(c.append("b", Message.user(f"m{i}")))
+                    calls.append(c.append(sid, Message.user(f"m{i}")))
             return await asyncio.gather(*calls, return_exceptions=True)
 
     results = asyncio.run(go())
@@ -338,6 +352,6 @@ def test_bad_request_in_a_batch_does_not_fail_its_neighbours(daemon: DaemonProce
     assert all(isinstance(r, ToolCallStateError) for r in bad)
     assert not any(isinstance(r, BaseException) for r in good)
     with daemon.client() as c:
-        contents = [m.content for m in c.load("b", str(workspace)).messages]
+        contents = [m.content for m in c.load(sid, str(workspace)).messages]
     assert sorted(contents) == sorted(f"m{i}" for i in range(60) if i % 3 != 0)
     assert len(set(contents)) == len(contents)

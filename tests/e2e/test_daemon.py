@@ -22,6 +22,7 @@ import pytest
 from claw_sessiond_client import Message, SessionClient, ShuttingDownError, default_socket_path
 from tests.helpers.daemon import ROOT, DaemonProcess, health_status
 from tests.helpers.inspect import stored
+from tests.helpers.process import wait_for
 
 
 @pytest.mark.smoke
@@ -166,7 +167,12 @@ def test_sigterm_finishes_in_flight_writes_and_exits_zero(daemon: DaemonProcess,
         c.load("term", str(workspace))
     thread = threading.Thread(target=writer)
     thread.start()
-    time.sleep(0.5)
+    # Stop with writes in flight: once the writer has been acknowledged a few times and is still going.
+    wait_for(
+        lambda: sum(isinstance(r, int) for r in results) >= 20 or not thread.is_alive(),
+        60,
+        "the writer's first acknowledged appends",
+    )
     assert daemon.terminate() == 0
     thread.join(30)
     acked = [r for r in results if isinstance(r, int)]

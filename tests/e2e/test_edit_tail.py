@@ -68,10 +68,11 @@ def test_an_edit_replaces_the_tail_and_returns_what_it_removed(module_client: Se
 
 
 def test_bad_edits_are_refused_with_their_reason_and_write_nothing(
-    daemon: DaemonProcess, client: SessionClient
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
 ) -> None:
-    client.append("s", [Message.user("a"), Message.user("b")])
-    client.edit_tail("s", remove_last=1, request_id="used")
+    daemon, client = module_daemon, module_client
+    client.append(sid, [Message.user("a"), Message.user("b")])
+    client.edit_tail(sid, remove_last=1, request_id="used")
     store = inspect.stored(daemon)
     before = store.snapshot()
     cases: list[tuple[dict[str, Any], tuple[str, str]]] = [
@@ -95,20 +96,20 @@ def test_bad_edits_are_refused_with_their_reason_and_write_nothing(
     with grpc.insecure_channel(daemon.address) as channel:
         stub = pb_grpc.SessionServiceStub(channel)
         for fields, expected in cases:
-            request = pb.EditTailRequest(**{"session_id": "s", "replacements": [_user("x")], **fields})
+            request = pb.EditTailRequest(**{"session_id": sid, "replacements": [_user("x")], **fields})
             with pytest.raises(grpc.RpcError) as caught:
                 stub.EditTail(request, timeout=10)
             assert _error(caught.value) == expected, fields
             assert caught.value.details(), fields  # type: ignore[attr-defined]
         with pytest.raises(grpc.RpcError) as named:
-            stub.EditTail(pb.EditTailRequest(session_id="s", replacements=[_user("ok"), pb.Message(role=9)]))
+            stub.EditTail(pb.EditTailRequest(session_id=sid, replacements=[_user("ok"), pb.Message(role=9)]))
         assert "replacements[1]" in named.value.details()  # type: ignore[attr-defined]
     assert store.snapshot() == before
     with pytest.raises(SequenceConflictError) as conflict:
-        client.edit_tail("s", remove_last=1, expected_last_position=1)
+        client.edit_tail(sid, remove_last=1, expected_last_position=1)
     assert (conflict.value.reason, conflict.value.metadata.get("actual")) == (Reason.SEQUENCE_CONFLICT, "3")
     with pytest.raises(InvalidRequestError):
-        client.edit_tail("s")  # nothing to do
+        client.edit_tail(sid)  # nothing to do
     assert store.snapshot() == before
 
 
@@ -138,14 +139,14 @@ def _apply(view: dict[int, str], replies: list[pb.WatchResponse]) -> dict[int, s
     return view
 
 
-def _watch_until(daemon: DaemonProcess, after: int, last: int) -> list[pb.WatchResponse]:
-    """The replies of a Watch of "s" after a position, up to the one at ``last``."""
+def _watch_until(daemon: DaemonProcess, session_id: str, after: int, last: int) -> list[pb.WatchResponse]:
+    """The replies of a Watch of ``session_id`` after a position, up to the one at ``last``."""
     replies: list[pb.WatchResponse] = []
     if after >= last:
         return replies
     with grpc.insecure_channel(daemon.address) as channel:
         call = pb_grpc.SessionServiceStub(channel).Watch(
-            pb.WatchRequest(session_id="s", after_position=after), timeout=10
+            pb.WatchRequest(session_id=session_id, after_position=after), timeout=10
         )
         for reply in call:
             replies.append(reply)
@@ -156,40 +157,43 @@ def _watch_until(daemon: DaemonProcess, after: int, last: int) -> list[pb.WatchR
 
 
 def test_watch_sends_the_edit_before_its_replacements_and_any_resumed_watch_agrees_with_load(
-    daemon: DaemonProcess, client: SessionClient
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
 ) -> None:
-    client.append("s", [Message.user(t) for t in "abcd"])
-    client.edit_tail("s", remove_last=2, replacements=[Message.user("x")])  # edit at 5, x at 6
-    client.append("s", Message.user("e"))
-    client.edit_tail("s", remove_last=3)  # edit at 8: removes b, x, e (stepping over the first edit)
-    client.append("s", Message.user("f"))
-    client.clear("s", erase=False)  # 10
-    client.append("s", [Message.user("g"), Message.user("h")])
-    client.edit_tail("s", remove_last=1, replacements=[Message.user("i")])
-    every = _watch_until(daemon, 0, 14)
+    daemon, client = module_daemon, module_client
+    client.append(sid, [Message.user(t) for t in "abcd"])
+    client.edit_tail(sid, remove_last=2, replacements=[Message.user("x")])  # edit at 5, x at 6
+    client.append(sid, Message.user("e"))
+    client.edit_tail(sid, remove_last=3)  # edit at 8: removes b, x, e (stepping over the first edit)
+    client.append(sid, Message.user("f"))
+    client.clear(sid, erase=False)  # 10
+    client.append(sid, [Message.user("g"), Message.user("h")])
+    client.edit_tail(sid, remove_last=1, replacements=[Message.user("i")])
+    every = _watch_until(daemon, sid, 0, 14)
     assert [(r.position, list(r.edit.removed_positions)) for r in every if r.HasField("edit")] == [
         (5, [3, 4]),
         (8, [2, 6, 7]),
         (13, [12]),
     ]
     assert [r.position for r in every][4:6] == [5, 6]  # the edit, then its replacement
-    want = dict(_visible(client, "s"))
+    want = dict(_visible(client, sid))
     assert want == {11: "g", 14: "i"}
     for after in range(len(every) + 1):  # a watcher that saw the first `after` events, then resumed
         seen = _apply({}, every[:after])
-        resumed = _watch_until(daemon, every[after - 1].position if after else 0, 14)
+        resumed = _watch_until(daemon, sid, every[after - 1].position if after else 0, 14)
         assert _apply(seen, resumed) == want, f"resumed after {after} events"
 
 
-def test_watch_all_and_the_async_client_see_edits_and_erasing_clears(daemon: DaemonProcess) -> None:
+def test_watch_all_and_the_async_client_see_edits_and_erasing_clears(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon, erased = module_daemon, f"{sid}-e"
+
     async def run() -> None:
         c = AsyncSessionClient(address=daemon.address, autostart=False)
         try:
-            await c.append("s", [Message.user("a"), Message.user("b")])
-            done = await c.edit_tail("s", remove_last=1, replacements=Message.user("c"))
+            await c.append(sid, [Message.user("a"), Message.user("b")])
+            done = await c.edit_tail(sid, remove_last=1, replacements=Message.user("c"))
             assert [m.content for m in done.removed] == ["b"]
-            await c.append("e", Message.user("to be erased"))
-            cleared = await c.clear("e", erase=True)
+            await c.append(erased, Message.user("to be erased"))
+            cleared = await c.clear(erased, erase=True)
             assert (cleared.events_erased, cleared.position, cleared.erasure_pending) == (1, 2, False)
         finally:
             await c.close()
@@ -197,30 +201,33 @@ def test_watch_all_and_the_async_client_see_edits_and_erasing_clears(daemon: Dae
     asyncio.run(run())
     with daemon.client() as c:
         events = []
-        with contextlib.closing(c.watch_all(last=4)) as stream:
+        with contextlib.closing(c.watch_all(last=4)) as stream:  # the store's last four: this test's
             for event in stream:
                 events.append(event)
                 if len(events) == 4:
                     break
         assert [(e.session_id, e.position, e.edited, e.removed_positions, e.cleared, e.erased) for e in events] == [
-            ("s", 2, False, (), False, False),
-            ("s", 3, True, (2,), False, False),
-            ("s", 4, False, (), False, False),
-            ("e", 2, False, (), True, True),
+            (sid, 2, False, (), False, False),
+            (sid, 3, True, (2,), False, False),
+            (sid, 4, False, (), False, False),
+            (erased, 2, False, (), True, True),
         ]
         assert events[2].message is not None and events[2].message.content == "c"
-        with contextlib.closing(c.watch("e")) as watch:
+        with contextlib.closing(c.watch(erased)) as watch:
             watched = next(watch)  # the erased history is never sent again
         assert (watched.position, watched.cleared, watched.erased, watched.message) == (2, True, True, None)
 
 
-def test_follow_prints_edits_and_erasing_clears(daemon: DaemonProcess, client: SessionClient) -> None:
-    client.append("s", [Message.user("a"), Message.user("b")])
-    client.edit_tail("s", remove_last=1, replacements=Message.user("c"))
-    client.clear("s", erase=True)
-    client.append("s", Message.user("after"))
-    client.edit_tail("s", remove_last=1)
-    args = [sys.executable, "-m", "claw_sessiond", "follow", "s", "--from-start", "--socket", str(daemon.socket_path)]
+def test_follow_prints_edits_and_erasing_clears(
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
+) -> None:
+    daemon, client = module_daemon, module_client
+    client.append(sid, [Message.user("a"), Message.user("b")])
+    client.edit_tail(sid, remove_last=1, replacements=Message.user("c"))
+    client.clear(sid, erase=True)
+    client.append(sid, Message.user("after"))
+    client.edit_tail(sid, remove_last=1)
+    args = [sys.executable, "-m", "claw_sessiond", "follow", sid, "--from-start", "--socket", str(daemon.socket_path)]
     lines = _first_lines(args, 3)
     assert lines[0].startswith("#5 -- history cleared and erased --")
     assert lines[2] == "#7 -- edited: removed #6 --"
@@ -245,12 +252,13 @@ def _first_lines(args: list[str], n: int) -> list[str]:
         proc.communicate(timeout=10)
 
 
-def test_an_exported_session_with_edits_imports_unchanged(client: SessionClient) -> None:
+def test_an_exported_session_with_edits_imports_unchanged(module_client: SessionClient, sid: str) -> None:
+    client = module_client
     call = ToolCall("c1", "bash", "{}")
-    client.append("s", [Message.user("go"), Message.assistant("", [call]), Message.tool("c1", "first")])
-    client.edit_tail("s", remove_last=1, replacements=Message.tool("c1", "second"))
-    client.record_usage("s", input_tokens=5)
-    lines = list(client.export("s"))
+    client.append(sid, [Message.user("go"), Message.assistant("", [call]), Message.tool("c1", "first")])
+    client.edit_tail(sid, remove_last=1, replacements=Message.tool("c1", "second"))
+    client.record_usage(sid, input_tokens=5)
+    lines = list(client.export(sid))
     assert [json.loads(line)["type"] for line in lines[1:]] == [
         "user_message",
         "assistant_message",
@@ -259,47 +267,50 @@ def test_an_exported_session_with_edits_imports_unchanged(client: SessionClient)
         "tool_result",
         "usage",
     ]
-    moved = [line.replace('"session_id":"s"', '"session_id":"t"') for line in lines]
+    moved_to = f"{sid}-t"
+    moved = [line.replace(f'"session_id":"{sid}"', f'"session_id":"{moved_to}"') for line in lines]
     [report] = client.import_lines(moved)
     assert report.events_imported == 6
-    assert _visible(client, "t") == _visible(client, "s") == [(1, "go"), (2, ""), (5, "second")]
-    assert client.load("t", "/tmp").session.message_count == 3
-    assert [line.replace('"session_id":"t"', '"session_id":"s"') for line in client.export("t")][1:] == lines[1:]
+    assert _visible(client, moved_to) == _visible(client, sid) == [(1, "go"), (2, ""), (5, "second")]
+    assert client.load(moved_to, "/tmp").session.message_count == 3
+    back = [line.replace(f'"session_id":"{moved_to}"', f'"session_id":"{sid}"') for line in client.export(moved_to)]
+    assert back[1:] == lines[1:]
 
 
 def test_an_edit_that_would_cut_a_pending_call_is_refused_unless_discarded(
-    daemon: DaemonProcess, client: SessionClient
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
 ) -> None:
+    daemon, client = module_daemon, module_client
     approval = ToolCall("approve-1", "deploy", '{"env": "prod"}', pending=True)
-    client.append("s", [Message.user("deploy"), Message.assistant("", [approval])])
+    client.append(sid, [Message.user("deploy"), Message.assistant("", [approval])])
     store = inspect.stored(daemon)
     before = store.snapshot()
     for how in ({"remove_last": 1}, {"remove_last": 2}, {"after_position": 1}):
         with pytest.raises(PreconditionError) as caught:
-            client.edit_tail("s", replacements=[Message.assistant("never mind")], **how)  # type: ignore[arg-type]
+            client.edit_tail(sid, replacements=[Message.assistant("never mind")], **how)  # type: ignore[arg-type]
         assert caught.value.reason == Reason.EDIT_SPLITS_CALL, how
         assert caught.value.metadata["tool_call_ids"] == "approve-1"
     assert store.snapshot() == before
     # Over the wire: FAILED_PRECONDITION with the reason.
     with grpc.insecure_channel(daemon.address) as channel:
         with pytest.raises(grpc.RpcError) as raw:
-            pb_grpc.SessionServiceStub(channel).EditTail(pb.EditTailRequest(session_id="s", remove_last=1))
+            pb_grpc.SessionServiceStub(channel).EditTail(pb.EditTailRequest(session_id=sid, remove_last=1))
         assert _error(raw.value) == ("FAILED_PRECONDITION", "EDIT_SPLITS_CALL")
     assert store.snapshot() == before
     # The pending call survives Loads (never repaired), so the refusal holds until it is answered ...
-    assert client.load("s", "/tmp").repairs == []
-    client.append("s", Message.tool("approve-1", "approved and deployed"))
-    done = client.edit_tail("s", remove_last=1)  # removing its result reopens it, pending again
+    assert client.load(sid, "/tmp").repairs == []
+    client.append(sid, Message.tool("approve-1", "approved and deployed"))
+    done = client.edit_tail(sid, remove_last=1)  # removing its result reopens it, pending again
     assert [m.content for m in done.removed] == ["approved and deployed"]
-    assert client.load("s", "/tmp").repairs == []
+    assert client.load(sid, "/tmp").repairs == []
     with pytest.raises(PreconditionError):
-        client.edit_tail("s", remove_last=1)
+        client.edit_tail(sid, remove_last=1)
     # ... or the caller discards it on purpose.
-    dropped = client.edit_tail("s", remove_last=1, discard_pending=True, replacements=Message.assistant("cancelled"))
+    dropped = client.edit_tail(sid, remove_last=1, discard_pending=True, replacements=Message.assistant("cancelled"))
     assert [c.id for m in dropped.removed for c in m.tool_calls] == ["approve-1"]
     with pytest.raises(ToolCallStateError):  # its late result has no call to answer any more
-        client.append("s", Message.tool("approve-1", "too late"))
-    assert [m.content for m in client.load("s", "/tmp").messages] == ["deploy", "cancelled"]
+        client.append(sid, Message.tool("approve-1", "too late"))
+    assert [m.content for m in client.load(sid, "/tmp").messages] == ["deploy", "cancelled"]
 
 
 def test_the_replacements_follow_the_edits_tool_policy(module_client: SessionClient, sid: str) -> None:

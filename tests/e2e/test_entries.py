@@ -60,30 +60,31 @@ def shape(messages: list[Message]) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.smoke
-def test_items_come_back_byte_for_byte_from_every_reader(daemon: DaemonProcess, workspace: Path) -> None:
-    sent = entries()
-    with daemon.client() as c:
-        c.append("s", sent)
-        loaded = c.load("s", str(workspace))
+def test_items_come_back_byte_for_byte_from_every_reader(module_daemon: DaemonProcess, sid: str) -> None:
+    sent, workspace = entries(), module_daemon.workspace
+    with module_daemon.client() as c:
+        c.append(sid, sent)
+        loaded = c.load(sid, str(workspace))
         assert shape(loaded.messages) == shape(sent)
         assert [m.position for m in loaded.messages] == [1, 2, 3, 4, 5]
         assert loaded.complete and loaded.start_position == 1
 
         watched = []
-        for event in c.watch("s"):
+        for event in c.watch(sid):
             watched.append(event.message)
             if len(watched) == 5:
                 break
         assert shape(watched) == shape(sent)  # type: ignore[arg-type]
 
         followed = []
-        for follow in c.watch_all(last=5):
-            followed.append(follow.message)
+        for follow in c.watch_all(last=5):  # the store's last five: this test's, just appended
+            followed.append(follow)
             if len(followed) == 5:
                 break
-        assert shape(followed) == shape(sent)  # type: ignore[arg-type]
+        assert {f.session_id for f in followed} == {sid}
+        assert shape([f.message for f in followed]) == shape(sent)  # type: ignore[misc]
 
-        lines = list(c.export("s"))
+        lines = list(c.export(sid))
         items = [json.loads(line) for line in lines[1:]]
         with_item = [e for e in items if "item_b64" in e]
         assert [base64.b64decode(e["item_b64"]) for e in with_item] == [m.item for m in sent if m.item]
@@ -96,56 +97,60 @@ def test_items_come_back_byte_for_byte_from_every_reader(daemon: DaemonProcess, 
             "tool_result",
             "other_entry",
         ]
-        copy = [line.replace('"session_id":"s"', '"session_id":"copy"') for line in lines]
+        copied = f"{sid}-copy"
+        copy = [line.replace(f'"session_id":"{sid}"', f'"session_id":"{copied}"') for line in lines]
         c.import_lines(copy)
-        assert shape(c.load("copy", str(workspace)).messages) == shape(sent)
-        assert [line.replace('"session_id":"copy"', '"session_id":"s"') for line in c.export("copy")] == lines
+        assert shape(c.load(copied, str(workspace)).messages) == shape(sent)
+        assert [line.replace(f'"session_id":"{copied}"', f'"session_id":"{sid}"') for line in c.export(copied)] == lines
 
 
-async def test_the_asyncio_client_carries_the_same_fields(daemon: DaemonProcess, workspace: Path) -> None:
-    sent = entries()
-    async with AsyncSessionClient(address=daemon.address, autostart=False) as c:
-        await c.append("a", sent)
-        loaded = await c.load("a", str(workspace))
+async def test_the_asyncio_client_carries_the_same_fields(module_daemon: DaemonProcess, sid: str) -> None:
+    sent, workspace = entries(), module_daemon.workspace
+    async with AsyncSessionClient(address=module_daemon.address, autostart=False) as c:
+        await c.append(sid, sent)
+        loaded = await c.load(sid, str(workspace))
         assert shape(loaded.messages) == shape(sent)
-        tail = await c.load("a", str(workspace), last=2)
+        tail = await c.load(sid, str(workspace), last=2)
         assert shape(tail.messages) == shape(sent[-2:]) and not tail.complete and tail.start_position == 4
 
 
-def test_entry_usage_reaches_the_totals_the_models_and_the_report(daemon: DaemonProcess) -> None:
-    with daemon.client() as c:
-        c.append("u", entries())
-        c.append("u", Message("assistant", "b", usage=EntryUsage(1, 1, model="m2")))
-        report = c.usage("u")
+def test_entry_usage_reaches_the_totals_the_models_and_the_report(module_daemon: DaemonProcess, sid: str) -> None:
+    with module_daemon.client() as c:
+        c.append(sid, entries())
+        c.append(sid, Message("assistant", "b", usage=EntryUsage(1, 1, model="m2")))
+        report = c.usage(sid)
         assert report.total == Usage(121, 31, 100, 0, 4_500, "USD")
         assert report.by_model == [
             ModelUsage("gpt-x", "2026-06", Usage(120, 30, 100, 0, 4_500, "USD")),
             ModelUsage("m2", "", Usage(1, 1, 0, 0, 0, "")),
         ]
-        rows = {(r.model, r.session_id): r.usage.input_tokens for r in c.usage_report(by_session=True).rows}
-        assert rows == {("gpt-x", "u"): 120, ("m2", "u"): 1}
-        assert c.load("u").session.usage == report.total
+        rows = c.usage_report(by_session=True).rows  # the whole store's: this test's sessions are its own
+        assert {(r.model, r.session_id): r.usage.input_tokens for r in rows if r.session_id == sid} == {
+            ("gpt-x", sid): 120,
+            ("m2", sid): 1,
+        }
+        assert c.load(sid).session.usage == report.total
 
 
-def test_other_entries_are_not_searched_and_do_not_pair(daemon: DaemonProcess) -> None:
-    with daemon.client() as c:
+def test_other_entries_are_not_searched_and_do_not_pair(module_daemon: DaemonProcess, sid: str) -> None:
+    with module_daemon.client() as c:
         c.append(
-            "o",
+            sid,
             [
                 Message.other("openai.responses", b'{"type":"web_search_call"}', content="zebra in the other entry"),
                 Message.user("zebra asked by the user"),
             ],
         )
-        assert [(h.position, h.role) for h in c.search("zebra").hits] == [(2, "user")]
+        assert [(h.position, h.role) for h in c.search("zebra").hits if h.session_id == sid] == [(2, "user")]
         c.append(
-            "o",
+            sid,
             [
                 Message.assistant("", [ToolCall("c1", "bash", "{}")]),
                 Message.other("openai.responses", b'{"type":"reasoning"}'),
                 Message.tool("c1", "ran"),
             ],
         )
-        loaded = c.load("o")
+        loaded = c.load(sid)
         assert [(m.position, m.role) for m in loaded.messages][2:] == [(3, "assistant"), (5, "tool"), (4, "other")]
         assert loaded.repairs == []
 
@@ -222,18 +227,19 @@ def test_an_entry_over_the_entry_limit_is_refused(spawn_daemon, workspace: Path)
         assert len(c.load("big").messages) == 1
 
 
-def test_the_wire_refuses_two_load_bounds(daemon: DaemonProcess, workspace: Path) -> None:
+def test_the_wire_refuses_two_load_bounds(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon, workspace = module_daemon, module_daemon.workspace
     with grpc.insecure_channel(daemon.address) as channel:
         stub = pb_grpc.SessionServiceStub(channel)
         with pytest.raises(grpc.RpcError) as caught:
-            list(stub.Load(pb.LoadRequest(session_id="s", workdir=str(workspace), last=2, after_position=1)))
+            list(stub.Load(pb.LoadRequest(session_id=sid, workdir=str(workspace), last=2, after_position=1)))
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "at most one of last, after_position and after_time" in (caught.value.details() or "")
     with SessionClient(address=daemon.address, autostart=False) as c:
         with pytest.raises(InvalidRequestError):
-            c.load("s", str(workspace), last=2, after_position=1)
+            c.load(sid, str(workspace), last=2, after_position=1)
         with pytest.raises(InvalidRequestError):
-            c.load("s", str(workspace), last=0)
+            c.load(sid, str(workspace), last=0)
 
 
 def test_show_tells_an_entry_s_item_and_id(daemon: DaemonProcess) -> None:

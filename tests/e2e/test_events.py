@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from pathlib import Path
 
 import grpc
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from claw_sessiond_client import Message, SessionClient, ToolCall
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
+from tests.helpers.daemon import DaemonProcess
 
 TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
 KEYS = ["event_id", "session_id", "position", "type", "ts", "trace_id", "schema_version", "payload"]
@@ -25,8 +25,10 @@ def events(c: SessionClient, sid: str) -> list[dict[str, object]]:
 
 
 @pytest.mark.smoke
-def test_every_event_type_is_recorded_with_every_field(client: SessionClient, workspace: Path) -> None:
-    sid = "ev"
+def test_every_event_type_is_recorded_with_every_field(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    client, workspace = module_client, module_daemon.workspace
     started = dt.datetime.now(dt.UTC)
     client.load(sid, str(workspace))
     client.append(sid, [Message.system("sys"), Message.user("u1")])
@@ -81,39 +83,43 @@ def test_every_event_type_is_recorded_with_every_field(client: SessionClient, wo
     assert loaded.session.last_position == 7 and loaded.session.usage.cost_micros == 5
 
 
-def test_audit_events_are_not_messages(client: SessionClient, workspace: Path) -> None:
-    client.append("a", Message.user("hi"))
-    client.record_event("a", "permission_denial", {"tool": "rm"})
-    client.record_event("a", "error", {"e": 1})
-    assert [m.content for m in client.load("a", str(workspace)).messages] == ["hi"]
-    assert [e["type"] for e in events(client, "a")] == ["user_message", "permission_denial", "error"]
+def test_audit_events_are_not_messages(module_client: SessionClient, module_daemon: DaemonProcess, sid: str) -> None:
+    client, workspace = module_client, module_daemon.workspace
+    client.append(sid, Message.user("hi"))
+    client.record_event(sid, "permission_denial", {"tool": "rm"})
+    client.record_event(sid, "error", {"e": 1})
+    assert [m.content for m in client.load(sid, str(workspace)).messages] == ["hi"]
+    assert [e["type"] for e in events(client, sid)] == ["user_message", "permission_denial", "error"]
 
 
-def test_trace_id_comes_from_traceparent_metadata(daemon, client: SessionClient, workspace: Path) -> None:
+def test_trace_id_comes_from_traceparent_metadata(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    daemon, client, workspace = module_daemon, module_client, module_daemon.workspace
     trace = "4bf92f3577b34da6a3ce929d0e0e4736"
     traceparent = f"00-{trace}-00f067aa0ba902b7-01"
     with grpc.insecure_channel(daemon.address) as channel:
         stub = pb_grpc.SessionServiceStub(channel)
         md = (("traceparent", traceparent),)
         reply = stub.Append(
-            pb.AppendRequest(session_id="t", messages=[pb.Message(role=pb.ROLE_USER, content="x")]), metadata=md
+            pb.AppendRequest(session_id=sid, messages=[pb.Message(role=pb.ROLE_USER, content="x")]), metadata=md
         )
         assert reply.trace_id == trace
-        stub.RecordUsage(pb.RecordUsageRequest(session_id="t", input_tokens=1), metadata=md)
+        stub.RecordUsage(pb.RecordUsageRequest(session_id=sid, input_tokens=1), metadata=md)
         stub.RecordEvent(
-            pb.RecordEventRequest(session_id="t", kind=pb.EVENT_KIND_ERROR, payload='{"a":1}'), metadata=md
+            pb.RecordEventRequest(session_id=sid, kind=pb.EVENT_KIND_ERROR, payload='{"a":1}'), metadata=md
         )
-        stub.Clear(pb.ClearRequest(session_id="t"), metadata=md)
+        stub.Clear(pb.ClearRequest(session_id=sid), metadata=md)
         # an explicit trace id in the request wins over the metadata
         stub.Append(
-            pb.AppendRequest(session_id="t", messages=[pb.Message(role=pb.ROLE_USER, content="y")], trace_id="mine"),
+            pb.AppendRequest(session_id=sid, messages=[pb.Message(role=pb.ROLE_USER, content="y")], trace_id="mine"),
             metadata=md,
         )
         # a malformed traceparent is ignored: a fresh id is generated
         bad = stub.Append(
-            pb.AppendRequest(session_id="t", messages=[pb.Message(role=pb.ROLE_USER, content="z")]),
+            pb.AppendRequest(session_id=sid, messages=[pb.Message(role=pb.ROLE_USER, content="z")]),
             metadata=(("traceparent", "garbage"),),
         )
-    assert [e["trace_id"] for e in events(client, "t")] == [trace, trace, trace, trace, "mine", bad.trace_id]
+    assert [e["trace_id"] for e in events(client, sid)] == [trace, trace, trace, trace, "mine", bad.trace_id]
     assert bad.trace_id not in (trace, "mine") and len(bad.trace_id) == 32
-    assert [m.trace_id for m in client.load("t", str(workspace)).messages] == ["mine", bad.trace_id]
+    assert [m.trace_id for m in client.load(sid, str(workspace)).messages] == ["mine", bad.trace_id]

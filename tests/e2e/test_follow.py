@@ -76,23 +76,24 @@ class Follower:
 
 
 @pytest.mark.smoke
-def test_follow_one_session_json_lines_and_ctrl_c_exits_0(daemon: DaemonProcess) -> None:
+def test_follow_one_session_json_lines_and_ctrl_c_exits_0(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
     with daemon.client() as c:
-        c.append("s", [Message.user("one"), Message.user("two"), Message.user("three")])
-        f = Follower(daemon, "s", "-n", "1", "--json")
+        c.append(sid, [Message.user("one"), Message.user("two"), Message.user("three")])
+        f = Follower(daemon, sid, "-n", "1", "--json")
         try:
             first = json.loads(f.next())
             assert first == {
                 "format": 1,
-                "session_id": "s",
+                "session_id": sid,
                 "position": 3,
                 "cleared": False,
                 "message": {"role": "user", "content": "three", "created_at": first["message"]["created_at"]},
             }
-            c.append("s", Message.user("four"))
-            c.append("other", Message.user("not followed"))
-            c.clear("s")
-            c.append("s", Message.user("after the clear"))
+            c.append(sid, Message.user("four"))
+            c.append(f"{sid}-other", Message.user("not followed"))
+            c.clear(sid)
+            c.append(sid, Message.user("after the clear"))
             got = [json.loads(line) for line in f.take(3)]
             assert [(g["position"], g["cleared"]) for g in got] == [(4, False), (5, True), (6, False)]
             assert got[0]["message"]["content"] == "four" and "message" not in got[1]
@@ -100,7 +101,7 @@ def test_follow_one_session_json_lines_and_ctrl_c_exits_0(daemon: DaemonProcess)
             code, err = f.interrupt()
         assert code == 0 and err == ""
 
-        whole = Follower(daemon, "s", "--from-start")
+        whole = Follower(daemon, sid, "--from-start")
         try:
             lines = whole.take(2)
             assert lines == ["#1 user", "  one"]
@@ -109,25 +110,27 @@ def test_follow_one_session_json_lines_and_ctrl_c_exits_0(daemon: DaemonProcess)
         assert code == 0 and err == ""
 
 
-def test_follow_all_sessions_prefixes_ids_and_is_terminal_safe(daemon: DaemonProcess) -> None:
+def test_follow_all_sessions_prefixes_ids_and_is_terminal_safe(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon, old, a, b = module_daemon, f"{sid}-old", f"{sid}-a", f"{sid}-b"
     with daemon.client() as c:
-        c.append("old", Message.user("before"))
-        f = Follower(daemon, "-n", "1")
+        wait_for(lambda: c.stats()["active_watchers"] == 0, 20, "the followers of earlier tests to be gone")
+        c.append(old, Message.user("before"))
+        f = Follower(daemon, "-n", "1")  # the store's last event: the one just appended
         try:
-            assert f.take(2) == ["old #1 user", "  before"]
-            c.append("a", Message.user("hello \x1b]0;pwned\x07 there"))
-            c.append("b", [Message.user("multi\nline"), Message.assistant("ok")])
-            c.append("a", Message.user("again"))
+            assert f.take(2) == [f"{old} #1 user", "  before"]
+            c.append(a, Message.user("hello \x1b]0;pwned\x07 there"))
+            c.append(b, [Message.user("multi\nline"), Message.assistant("ok")])
+            c.append(a, Message.user("again"))
             lines = f.take(9)
             assert lines == [
-                "a #1 user",
+                f"{a} #1 user",
                 "  hello \\x1b]0;pwned\\x07 there",
-                "b #1 user",
+                f"{b} #1 user",
                 "  multi",
                 "  line",
-                "b #2 assistant",
+                f"{b} #2 assistant",
                 "  ok",
-                "a #2 user",
+                f"{a} #2 user",
                 "  again",
             ]
         finally:
@@ -139,16 +142,18 @@ def test_follow_all_sessions_prefixes_ids_and_is_terminal_safe(daemon: DaemonPro
         try:
             # A follow without -n starts at what is stored when it connects: wait until it has.
             wait_for(lambda: c.stats()["active_watchers"] == 1, 20, "the follower to connect")
-            c.append("b", Message.user("late"))
+            c.append(b, Message.user("late"))
             event = json.loads(j.next())
-            assert event["format"] == 1 and event["session_id"] == "b" and event["position"] == 3
+            assert event["format"] == 1 and event["session_id"] == b and event["position"] == 3
             assert event["event_id"] > 0 and event["message"]["content"] == "late"
         finally:
             code, _ = j.interrupt()
         assert code == 0
 
 
-def test_follow_usage_errors_exit_2(daemon: DaemonProcess) -> None:
+def test_follow_usage_errors_exit_2(module_daemon: DaemonProcess) -> None:
+    daemon = module_daemon
+
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "claw_sessiond", "follow", "--socket", str(daemon.socket_path), *args],

@@ -106,6 +106,17 @@ def nofile_limits(pid: int) -> tuple[int, int]:
 
 @pytest.fixture
 def metrics_daemon(workspace: Path) -> Iterator[Any]:
+    """A daemon of the test's own: the slow-loris test reads its descriptors and its log as totals."""
+    with limited_metrics_daemon(workspace) as pair:
+        yield pair
+
+
+@pytest.fixture(scope="module")
+def shared_metrics_daemon(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One daemon for the tests that read its limits or hold its endpoint's slots only while they run (each
+    leaves every slot free again): started once per file instead of once per test."""
+    workspace = tmp_path_factory.mktemp("metrics") / "ws"
+    workspace.mkdir()
     with limited_metrics_daemon(workspace) as pair:
         yield pair
 
@@ -188,15 +199,15 @@ def test_slow_loris_from_another_user_does_not_starve_the_owner(metrics_daemon: 
     assert "claw_sessiond_sessions 1.0" in text
 
 
-def test_soft_descriptor_limit_is_raised_to_the_hard_limit(metrics_daemon: Any) -> None:
-    d, _port = metrics_daemon
+def test_soft_descriptor_limit_is_raised_to_the_hard_limit(shared_metrics_daemon: Any) -> None:
+    d, _port = shared_metrics_daemon
     assert d.proc is not None
     assert nofile_limits(d.proc.pid) == (4096, 4096), "soft RLIMIT_NOFILE not raised to the hard limit"
 
 
 @pytest.mark.smoke
-def test_connections_past_the_cap_are_closed_at_once(metrics_daemon: Any) -> None:
-    _d, port = metrics_daemon
+def test_connections_past_the_cap_are_closed_at_once(shared_metrics_daemon: Any) -> None:
+    _d, port = shared_metrics_daemon
     started = time.monotonic()
     socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(CAP + 10)]
     for s in socks:
@@ -224,8 +235,8 @@ def test_connections_past_the_cap_are_closed_at_once(metrics_daemon: Any) -> Non
     scrape_text(port)  # the slots are free again
 
 
-def test_a_request_gets_one_deadline_not_one_per_line(metrics_daemon: Any) -> None:
-    _d, port = metrics_daemon
+def test_a_request_gets_one_deadline_not_one_per_line(shared_metrics_daemon: Any) -> None:
+    _d, port = shared_metrics_daemon
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(b"GET /metrics HTTP/1.1\r\n")
         started = time.monotonic()
@@ -245,7 +256,8 @@ def test_a_request_gets_one_deadline_not_one_per_line(metrics_daemon: Any) -> No
             except TimeoutError:
                 pass
     assert closed_after is not None, "a request that trickles in a line per second was never cut off"
-    assert closed_after < DEADLINE_S + 2.5, closed_after
+    # Served until its deadline (a connection past the cap would be closed at once), then cut off.
+    assert DEADLINE_S - 1 <= closed_after < DEADLINE_S + 2.5, closed_after
 
 
 class TinyDaemon(LimitedDaemon):

@@ -41,9 +41,10 @@ RETRY_BOUND_S = 90.0
 pytestmark = pytest.mark.backend_neutral("starts PostgreSQL servers of its own")
 
 
-@pytest.fixture
-def server() -> Iterator[Server]:
-    """A server of this test's own: the database restart test must not cut other tests' connections."""
+@pytest.fixture(scope="module")
+def server(backend: str) -> Iterator[Server]:
+    """A server of this file's own, shared by its tests (one after another, each on databases of its own): the
+    database restart test must not cut other files' connections."""
     with throwaway_postgres(require_server()) as s:
         yield s
 

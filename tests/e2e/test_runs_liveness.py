@@ -164,13 +164,13 @@ def test_an_owner_whose_process_is_gone_is_ended_before_any_repair(
         wait_for(lambda: not pid_alive(child), 10, "the child holding the connection to exit")
 
 
-def test_a_declared_pid_that_is_not_the_peer_is_not_verified(daemon: DaemonProcess) -> None:
+def test_a_declared_pid_that_is_not_the_peer_is_not_verified(module_daemon: DaemonProcess, sid: str) -> None:
     sleeper = subprocess.Popen(["sleep", "30"])
     try:
-        with grpc.insecure_channel(daemon.address) as channel:
+        with grpc.insecure_channel(module_daemon.address) as channel:
             stub = pb_grpc.SessionServiceStub(channel)
             for pid, verified in ((sleeper.pid, False), (0, False), (os.getpid(), True)):
-                call = stub.Attach(pb.AttachRequest(session_id=f"p{pid}", pid=pid))
+                call = stub.Attach(pb.AttachRequest(session_id=f"{sid}-{pid}", pid=pid))
                 first = next(call)
                 assert first.pid_verified is verified, pid
                 stub.EndRun(pb.EndRunRequest(run_id=first.run_id))
@@ -280,18 +280,21 @@ def test_a_run_that_is_not_live_is_reported_one_way(daemon: DaemonProcess) -> No
     assert (py.value.reason, py.value.metadata) == (Reason.UNKNOWN_RUN, {"run_id": ended, "cause": "ended"})
 
 
-def test_pings_keep_a_run_that_asked_for_them_while_its_main_thread_blocks(daemon: DaemonProcess) -> None:
+def test_pings_keep_a_run_that_asked_for_them_while_its_main_thread_blocks(
+    module_daemon: DaemonProcess, sid: str
+) -> None:
     code = r"""
 import json, sys, time
 from claw_sessiond_client import Message, SessionClient, ToolCall
 client = SessionClient(address=sys.argv[1], autostart=False)
-with client.attach("s", ping_timeout_s=1) as run:
-    client.append("s", Message.assistant(tool_calls=[ToolCall("c", "t", "{}")]), run_id=run.run_id)
-    time.sleep(3)  # the caller blocks; the client's ping thread keeps the run
-    r = client.append("s", Message.tool("c", "done"), run_id=run.run_id)
+session = sys.argv[2]
+with client.attach(session, ping_timeout_s=1) as run:
+    client.append(session, Message.assistant(tool_calls=[ToolCall("c", "t", "{}")]), run_id=run.run_id)
+    time.sleep(2)  # the caller blocks for twice the ping timeout; the client's ping thread keeps the run
+    r = client.append(session, Message.tool("c", "done"), run_id=run.run_id)
     print(json.dumps({"ping": run.ping_timeout_s, "answered": r.last_position, "alive": run.alive}))
 """
-    assert json.loads(run_python(code, daemon.address)) == {"ping": 1, "answered": 2, "alive": True}
+    assert json.loads(run_python(code, module_daemon.address, sid)) == {"ping": 1, "answered": 2, "alive": True}
 
 
 def test_over_tcp_a_stopped_owner_is_dropped_within_the_lease(spawn_daemon: Any, procs: ClientProcesses) -> None:

@@ -28,14 +28,16 @@ print(n)
 
 
 @pytest.mark.smoke
-def test_eight_processes_append_concurrently_without_loss_or_duplicates(daemon: DaemonProcess, workspace: Path) -> None:
+def test_eight_processes_append_concurrently_without_loss_or_duplicates(
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
+) -> None:
     # 3 s in both tiers: the eight writers interleave on the writer from their first appends on, and each
     # append is checked on its own (lost, stored twice, out of its writer's order), so a longer run repeats
     # the same interleavings (hundreds of appends a writer) without catching anything 3 s does not.
     seconds = 3
     writers = [
         subprocess.Popen(
-            [sys.executable, "-c", _WRITER, daemon.address, "shared", f"w{i}", str(seconds), "100000"],
+            [sys.executable, "-c", _WRITER, module_daemon.address, sid, f"w{i}", str(seconds), "100000"],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -46,8 +48,7 @@ def test_eight_processes_append_concurrently_without_loss_or_duplicates(daemon: 
         out, _ = proc.communicate(timeout=seconds + 60)
         assert proc.returncode == 0
         counts[f"w{i}"] = int(out)
-    with daemon.client() as c:
-        messages = c.load("shared", str(workspace)).messages
+    messages = module_client.load(sid, str(module_daemon.workspace)).messages
     contents = [m.content for m in messages]
     assert len(contents) == sum(counts.values()), "lost or duplicated messages"
     assert len(set(contents)) == len(contents)
@@ -59,25 +60,31 @@ def test_eight_processes_append_concurrently_without_loss_or_duplicates(daemon: 
     print(f"\nsharing: 8 processes, {sum(counts.values())} appends in {seconds}s, lost=0 duplicated=0")
 
 
-def test_optimistic_concurrency_conflict_writes_nothing(client: SessionClient, workspace: Path) -> None:
-    loaded = client.load("occ", str(workspace))
+def test_optimistic_concurrency_conflict_writes_nothing(
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
+) -> None:
+    client, workspace = module_client, module_daemon.workspace
+    loaded = client.load(sid, str(workspace))
     assert loaded.session.last_position == 0
-    first = client.append("occ", Message.user("a"), expected_last_position=-1)
+    first = client.append(sid, Message.user("a"), expected_last_position=-1)
     assert first.last_position == 1
     with pytest.raises(SequenceConflictError) as err:
-        client.append("occ", Message.user("stale writer"), expected_last_position=-1)
+        client.append(sid, Message.user("stale writer"), expected_last_position=-1)
     assert err.value.reason == Reason.SEQUENCE_CONFLICT and err.value.actual == 1
-    client.append("occ", Message.user("b"), expected_last_position=1)
+    client.append(sid, Message.user("b"), expected_last_position=1)
     with pytest.raises(SequenceConflictError):
-        client.append("occ", Message.user("stale again"), expected_last_position=1)
-    assert [m.content for m in client.load("occ", str(workspace)).messages] == ["a", "b"]
+        client.append(sid, Message.user("stale again"), expected_last_position=1)
+    assert [m.content for m in client.load(sid, str(workspace)).messages] == ["a", "b"]
 
 
 @pytest.mark.smoke
-def test_same_request_id_returns_the_first_result_and_writes_once(client: SessionClient, workspace: Path) -> None:
-    client.load("idem", str(workspace))
-    first = client.append("idem", [Message.user("x"), Message.user("y")], request_id="req-1")
-    again = client.append("idem", [Message.user("x"), Message.user("y")], request_id="req-1")
+def test_same_request_id_returns_the_first_result_and_writes_once(
+    module_daemon: DaemonProcess, module_client: SessionClient, sid: str
+) -> None:
+    client, workspace = module_client, module_daemon.workspace
+    client.load(sid, str(workspace))
+    first = client.append(sid, [Message.user("x"), Message.user("y")], request_id="req-1")
+    again = client.append(sid, [Message.user("x"), Message.user("y")], request_id="req-1")
     assert not first.replayed and again.replayed
     assert (again.first_position, again.last_position, again.trace_id) == (
         first.first_position,
@@ -85,12 +92,12 @@ def test_same_request_id_returns_the_first_result_and_writes_once(client: Sessio
         first.trace_id,
     )
     with pytest.raises(InvalidRequestError) as err:
-        client.append("idem", Message.user("other content"), request_id="req-1")
+        client.append(sid, Message.user("other content"), request_id="req-1")
     assert err.value.reason == Reason.REQUEST_ID_REUSED
-    u1 = client.record_usage("idem", input_tokens=10, request_id="u-1")
-    u2 = client.record_usage("idem", input_tokens=10, request_id="u-1")
+    u1 = client.record_usage(sid, input_tokens=10, request_id="u-1")
+    u2 = client.record_usage(sid, input_tokens=10, request_id="u-1")
     assert u1 == u2 and u2.input_tokens == 10
-    assert [m.content for m in client.load("idem", str(workspace)).messages] == ["x", "y"]
+    assert [m.content for m in client.load(sid, str(workspace)).messages] == ["x", "y"]
 
 
 @pytest.mark.both_backends("request records kept in PostgreSQL replay after a restart")

@@ -197,28 +197,27 @@ def _turns(n: int) -> list[pb.Message]:
     return out
 
 
-def test_paged_load_keeps_conversation_order_and_repairs_once(spawn_daemon: Any, workspace: Path) -> None:
+def test_paged_load_keeps_conversation_order_and_repairs_once(module_daemon: DaemonProcess, sid: str) -> None:
     """A history of many pages: each assistant is followed by its results, repairs placed right after it."""
     # 1,201 messages stored and 399 repairs: a Load of several pages of 512, repairs placed on every page,
     # the far result stored on the last page and placed on the first. A longer history only adds pages of the
     # same kind (the full tier ran 2,000 turns, with a raised open-call limit), so both tiers run this size.
     turns = 400
-    daemon: DaemonProcess = spawn_daemon()
-    channel, stub = _stub(daemon.address)
+    channel, stub = _stub(module_daemon.address)
     with channel:
         messages = _turns(turns)
         for i in range(0, len(messages), 300):
-            stub.Append(pb.AppendRequest(session_id="p", messages=messages[i : i + 300]), timeout=30)
+            stub.Append(pb.AppendRequest(session_id=sid, messages=messages[i : i + 300]), timeout=30)
         # A late result of an early call, stored after later turns (a "far" result).
         stub.Append(
             pb.AppendRequest(
-                session_id="p", messages=[pb.Message(role=pb.ROLE_TOOL, tool_call_id="c0-2", content="late")]
+                session_id=sid, messages=[pb.Message(role=pb.ROLE_TOOL, tool_call_id="c0-2", content="late")]
             ),
             timeout=30,
         )
 
         def load() -> tuple[list[pb.LoadResponse], list[pb.Message]]:
-            chunks = list(stub.Load(pb.LoadRequest(session_id="p", workdir=str(workspace)), timeout=60))
+            chunks = list(stub.Load(pb.LoadRequest(session_id=sid, workdir=str(module_daemon.workspace)), timeout=60))
             assert chunks[-1].done
             return chunks, [m for c in chunks for m in c.messages]
 
@@ -242,26 +241,27 @@ def test_paged_load_keeps_conversation_order_and_repairs_once(spawn_daemon: Any,
         ]
 
 
-def test_paged_export_round_trips_byte_identical(spawn_daemon: Any, tmp_path: Path) -> None:
+def test_paged_export_round_trips_byte_identical(
+    module_daemon: DaemonProcess, sid: str, spawn_daemon: Any, tmp_path: Path
+) -> None:
     """An export of several pages (events of every kind) imports and exports again to the same bytes."""
-    one: DaemonProcess = spawn_daemon(workspace_path=_mkdir(tmp_path / "one"))
     events = 1_300  # > 2 pages of 512 and a partial third: every page boundary there is (the full tier ran 5,000)
-    channel, stub = _stub(one.address)
+    channel, stub = _stub(module_daemon.address)
     with channel:
         msgs = [pb.Message(role=pb.ROLE_USER, content=f"m{i}") for i in range(events)]
         for i in range(0, events, 400):
-            stub.Append(pb.AppendRequest(session_id="e", messages=msgs[i : i + 400]), timeout=30)
-            stub.RecordUsage(pb.RecordUsageRequest(session_id="e", input_tokens=i + 1), timeout=30)
-        stub.Clear(pb.ClearRequest(session_id="e"), timeout=30)
-        first = [r.line for r in stub.Export(pb.ExportRequest(session_id="e"), timeout=60)]
+            stub.Append(pb.AppendRequest(session_id=sid, messages=msgs[i : i + 400]), timeout=30)
+            stub.RecordUsage(pb.RecordUsageRequest(session_id=sid, input_tokens=i + 1), timeout=30)
+        stub.Clear(pb.ClearRequest(session_id=sid), timeout=30)
+        first = [r.line for r in stub.Export(pb.ExportRequest(session_id=sid), timeout=60)]
     header = json.loads(first[0])
     assert header["events"] == len(first) - 1 > 2 * 512
     assert [json.loads(line)["event_id"] for line in first[1:]] == list(range(1, len(first)))
-    two: DaemonProcess = spawn_daemon(workspace_path=_mkdir(tmp_path / "two"))
+    two: DaemonProcess = spawn_daemon(workspace_path=_mkdir(tmp_path / "two"))  # a store without the session
     channel, stub = _stub(two.address)
     with channel:
         stub.Import(pb.ImportRequest(lines=first), timeout=60)
-        again = [r.line for r in stub.Export(pb.ExportRequest(session_id="e"), timeout=60)]
+        again = [r.line for r in stub.Export(pb.ExportRequest(session_id=sid), timeout=60)]
     assert again == first
 
 

@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import grpc
 import pytest
@@ -205,21 +204,21 @@ def test_arguments_come_back_byte_for_byte(module_client: SessionClient, sid: st
     assert json.loads(list(client.export(sid))[1])["payload"]["tool_calls"][0]["arguments"] == text
 
 
-async def test_the_async_client_and_append_stream_take_a_policy(daemon: DaemonProcess) -> None:
-    async with AsyncSessionClient(address=daemon.address, autostart=False) as c:
-        await c.append("a", Message.tool("x", "orphan"), tool_policy=ToolPolicy(allow_orphan_results=True))
+async def test_the_async_client_and_append_stream_take_a_policy(module_daemon: DaemonProcess, sid: str) -> None:
+    async with AsyncSessionClient(address=module_daemon.address, autostart=False) as c:
+        await c.append(sid, Message.tool("x", "orphan"), tool_policy=ToolPolicy(allow_orphan_results=True))
         async with c.append_stream() as stream:
             await stream.append(
-                "a",
+                sid,
                 Message.assistant(tool_calls=[ToolCall("k", "n", "not json", pending=True)]),
                 tool_policy=ToolPolicy(allow_unparsed_calls=True),
             )
-        loaded = await c.load("a", "/tmp")
+        loaded = await c.load(sid, "/tmp")
         assert [m.orphan for m in loaded.messages] == [True, False]
         call = loaded.messages[1].tool_calls[0]
         assert (call.pending, call.arguments_not_json) == (True, True)
         assert [f.tool_call_id for f in loaded.in_flight] == ["k"]
-        looked = await c.load("a", "/tmp", no_repair=True)
+        looked = await c.load(sid, "/tmp", no_repair=True)
         assert looked.repairs == []
 
 
@@ -252,21 +251,20 @@ def test_bad_policies_are_refused_before_or_by_the_daemon(
     assert not client.load(sid).session.stored
 
 
-def test_show_prints_pending_and_unparsed_calls(daemon: DaemonProcess, workspace: Path) -> None:
-    with daemon.client() as c:
-        c.append(
-            "s",
-            Message.assistant(
-                tool_calls=[ToolCall("p", "deploy", "{}", pending=True), ToolCall("f", "patch", "raw text")]
-            ),
-            tool_policy=ToolPolicy(allow_unparsed_calls=True, repair="off"),
-        )
-    shown = on_daemon(daemon, "show", "s", "--json")
+def test_show_prints_pending_and_unparsed_calls(
+    module_client: SessionClient, module_daemon: DaemonProcess, sid: str
+) -> None:
+    module_client.append(
+        sid,
+        Message.assistant(tool_calls=[ToolCall("p", "deploy", "{}", pending=True), ToolCall("f", "patch", "raw text")]),
+        tool_policy=ToolPolicy(allow_unparsed_calls=True, repair="off"),
+    )
+    shown = on_daemon(module_daemon, "show", sid, "--json")
     assert shown.returncode == 0, shown.stderr
     calls = json.loads(shown.stdout)["messages"][0]["tool_calls"]
     assert calls == [
         {"id": "p", "name": "deploy", "arguments": {}, "pending": True},
         {"id": "f", "name": "patch", "arguments": "raw text", "arguments_not_json": True},
     ]
-    text = on_daemon(daemon, "show", "s")
+    text = on_daemon(module_daemon, "show", sid)
     assert text.returncode == 0 and "pending (awaits approval" in text.stdout

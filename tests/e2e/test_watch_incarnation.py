@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -59,54 +58,57 @@ def test_a_resumed_watch_does_not_follow_a_recreated_session(spawn_daemon: Any) 
 
 
 @pytest.mark.smoke
-def test_a_live_watch_ends_at_delete_and_never_sends_the_new_incarnation(daemon: DaemonProcess) -> None:
-    with daemon.client() as c, daemon.client() as w:
+def test_a_live_watch_ends_at_delete_and_never_sends_the_new_incarnation(
+    module_daemon: DaemonProcess, sid: str
+) -> None:
+    with module_daemon.client() as c, module_daemon.client() as w:
         for round_ in range(5):
-            sid = f"s{round_}"
-            c.append(sid, [Message.user(f"old-{i}") for i in range(3)])
-            events = w.watch(sid)
+            session = f"{sid}-{round_}"
+            c.append(session, [Message.user(f"old-{i}") for i in range(3)])
+            events = w.watch(session)
             seen = [next_within(events, 10) for _ in range(3)]
-            c.delete(sid)
-            c.append(sid, [Message.user(f"new-{i}") for i in range(6)])
+            c.delete(session)
+            c.append(session, [Message.user(f"new-{i}") for i in range(6)])
             end = next_within(events, 10)
             assert isinstance(end, SessionNotFoundError), f"round {round_}: went on with {end!r}"
             assert all(isinstance(e, WatchEvent) and e.message and e.message.content.startswith("old") for e in seen)
             events.close()  # type: ignore[attr-defined]
 
 
-def test_a_watch_of_a_session_not_stored_yet_follows_the_one_created(daemon: DaemonProcess) -> None:
-    with daemon.client() as c, daemon.client() as w:
-        events = w.watch("later")
+def test_a_watch_of_a_session_not_stored_yet_follows_the_one_created(module_daemon: DaemonProcess, sid: str) -> None:
+    with module_daemon.client() as c, module_daemon.client() as w:
+        events = w.watch(sid)
         box: list[WatchEvent | BaseException] = []
         thread = threading.Thread(target=lambda: box.append(next_within(events, 15)), daemon=True)
         thread.start()
-        c.append("later", Message.user("first"))
+        c.append(sid, Message.user("first"))
         thread.join(20)
         first = box[0]
         assert isinstance(first, WatchEvent) and first.position == 1 and first.message
         assert first.message.content == "first"
-        c.append("later", Message.user("second"))
+        c.append(sid, Message.user("second"))
         second = next_within(events, 10)
         assert isinstance(second, WatchEvent) and second.position == 2
 
 
-def test_incarnation_on_the_wire(daemon: DaemonProcess, workspace: Path) -> None:
+def test_incarnation_on_the_wire(module_daemon: DaemonProcess, sid: str) -> None:
+    daemon = module_daemon
     with daemon.client() as c:
-        c.append("w", [Message.user("a"), Message.user("b")])
-        c.clear("w")
-        lines = list(c.export("w"))
+        c.append(sid, [Message.user("a"), Message.user("b")])
+        c.clear(sid)
+        lines = list(c.export(sid))
         c.import_lines(lines, mode="merge")  # a merge rebuilds the row and keeps the incarnation
-    replies = raw_watch(daemon.address, session_id="w")
+    replies = raw_watch(daemon.address, session_id=sid)
     assert isinstance(replies, list) and [r.position for r in replies] == [1, 2, 3]
     incarnations = {r.incarnation for r in replies}
     assert len(incarnations) == 1 and "" not in incarnations
     (incarnation,) = incarnations
-    again = raw_watch(daemon.address, session_id="w", after_position=2, incarnation=incarnation)
+    again = raw_watch(daemon.address, session_id=sid, after_position=2, incarnation=incarnation)
     assert isinstance(again, list) and [r.position for r in again] == [3]
-    wrong = raw_watch(daemon.address, session_id="w", incarnation="0123456789abcdef")
+    wrong = raw_watch(daemon.address, session_id=sid, incarnation="0123456789abcdef")
     assert isinstance(wrong, grpc.RpcError) and wrong.code() == grpc.StatusCode.NOT_FOUND
     with daemon.client() as c:
-        c.delete("w")
-        c.append("w", Message.user("reborn"))
-    replies = raw_watch(daemon.address, session_id="w")
+        c.delete(sid)
+        c.append(sid, Message.user("reborn"))
+    replies = raw_watch(daemon.address, session_id=sid)
     assert isinstance(replies, list) and replies[0].incarnation not in ("", incarnation)

@@ -76,15 +76,16 @@ def _lag(d: DaemonProcess, session: str, lags: int = 1) -> tuple[grpc.Channel, A
 
 
 def test_a_watcher_receives_every_event_once_in_order_while_eight_writers_append(
-    daemon: DaemonProcess, procs: Any
+    module_daemon: DaemonProcess, sid: str, procs: Any
 ) -> None:
+    daemon = module_daemon
     per_writer = scale(100, 500)
     total = 8 * per_writer * 4
     with daemon.client() as watcher, daemon.client() as c:
-        c.append("busy", Message.user("seed"))
-        stream = watcher.watch("busy", after_position=1)
+        c.append(sid, Message.user("seed"))
+        stream = watcher.watch(sid, after_position=1)
         writers = [
-            subprocess.Popen([sys.executable, "-c", WRITER, daemon.address, "busy", f"w{i}", str(per_writer)])
+            subprocess.Popen([sys.executable, "-c", WRITER, daemon.address, sid, f"w{i}", str(per_writer)])
             for i in range(8)
         ]
         procs.extend(writers)
@@ -105,18 +106,21 @@ def test_a_watcher_receives_every_event_once_in_order_while_eight_writers_append
             assert [x for x in contents if x.startswith(f"w{i}:")] == [
                 f"w{i}:{n}:{k}" for n in range(per_writer) for k in range(4)
             ]
-        loaded = c.load("busy", "/tmp").messages
+        loaded = c.load(sid, "/tmp").messages
         assert [m.content for m in loaded[1:]] == contents
 
 
-def test_catch_up_on_ten_thousand_entries_comes_in_batches_every_event_once(daemon: DaemonProcess) -> None:
+def test_catch_up_on_ten_thousand_entries_comes_in_batches_every_event_once(
+    module_daemon: DaemonProcess, sid: str
+) -> None:
+    daemon = module_daemon
     total = 10_000
     with daemon.client() as c:
         for i in range(0, total, 1000):
-            c.append("history", [Message.user(f"m{i + j}") for j in range(1000)])
+            c.append(sid, [Message.user(f"m{i + j}") for j in range(1000)])
         channel = grpc.insecure_channel(daemon.address)
         try:
-            call = pb_grpc.SessionServiceStub(channel).Watch(pb.WatchRequest(session_id="history", batch=True))
+            call = pb_grpc.SessionServiceStub(channel).Watch(pb.WatchRequest(session_id=sid, batch=True))
             positions: list[int] = []
             messages = 0
             for reply in call:
@@ -133,7 +137,7 @@ def test_catch_up_on_ten_thousand_entries_comes_in_batches_every_event_once(daem
             assert messages <= total // 64, f"{messages} messages for {total} events: not batched"
 
             # A client that does not ask for batches still gets one event per message.
-            old = pb_grpc.SessionServiceStub(channel).Watch(pb.WatchRequest(session_id="history", after_position=9990))
+            old = pb_grpc.SessionServiceStub(channel).Watch(pb.WatchRequest(session_id=sid, after_position=9990))
             singles = [next(old) for _ in range(10)]
             old.cancel()
             assert [r.position for r in singles] == list(range(9991, 10_001))

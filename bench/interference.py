@@ -78,7 +78,7 @@ class Scale:
 #: The daemon's default ``--max-open-tool-calls`` (``claw_sessiond.config``): the largest
 #: repair an append can set up. A literal, so that the bench also drives older daemons.
 MAX_OPEN_CALLS = 1_000
-TINY = Scale(sessions=3_000, export_events=6_000, watchers=200, repair_calls=MAX_OPEN_CALLS, window_s=2.0)
+TINY = Scale(sessions=3_000, export_events=6_000, watchers=200, repair_calls=MAX_OPEN_CALLS, window_s=0.75)
 FULL = Scale(sessions=100_000, export_events=40_000, watchers=2_000, repair_calls=MAX_OPEN_CALLS, window_s=6.0)
 
 

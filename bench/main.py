@@ -89,7 +89,7 @@ class Size:
 
 FULL = Size(8, 16, 8.0, 3, (10, 1_000, 10_000, 100_000), 30, 3, 600, 10_000, 15, 3, warmup=10)
 TINY = Size(
-    2, 4, 1.0, 1, (10, 100, 1_000), 5, 2, 40, 500, 3, 1, warmup=2, items_large=300, items_rounds=5, load_large=2_000
+    2, 4, 0.3, 1, (10, 100, 1_000), 5, 2, 40, 500, 3, 1, warmup=2, items_large=300, items_rounds=5, load_large=2_000
 )
 
 

@@ -173,6 +173,7 @@ def test_sigterm_finishes_in_flight_writes_and_exits_zero(daemon: DaemonProcess,
         60,
         "the writer's first acknowledged appends",
     )
+    assert thread.is_alive(), f"the writer stopped before the SIGTERM, so nothing was in flight: {results[-1:]}"
     assert daemon.terminate() == 0
     thread.join(30)
     acked = [r for r in results if isinstance(r, int)]

@@ -290,7 +290,7 @@ client = SessionClient(address=sys.argv[1], autostart=False)
 session = sys.argv[2]
 with client.attach(session, ping_timeout_s=1) as run:
     client.append(session, Message.assistant(tool_calls=[ToolCall("c", "t", "{}")]), run_id=run.run_id)
-    time.sleep(2)  # the caller blocks for twice the ping timeout; the client's ping thread keeps the run
+    time.sleep(3)  # blocks for the ping timeout twice, and the daemon's 0.25 s checks; the ping thread keeps the run
     r = client.append(session, Message.tool("c", "done"), run_id=run.run_id)
     print(json.dumps({"ping": run.ping_timeout_s, "answered": r.last_position, "alive": run.alive}))
 """

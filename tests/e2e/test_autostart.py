@@ -79,14 +79,20 @@ def test_simultaneous_clients_start_exactly_one_daemon(autostarted: Path) -> Non
         )
         for i in range(n)
     ]
-    # Released together once every one has started (instead of at a fixed time two seconds ahead).
-    for p in procs:
-        assert p.stdout is not None and p.stdout.readline() == "ready\n", p.communicate(timeout=90)
-    for p in procs:
-        assert p.stdin is not None
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    outputs = [p.communicate(timeout=90) for p in procs]
+    try:
+        # Released together once every one has started (instead of at a fixed time two seconds ahead).
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline() == "ready\n", p.communicate(timeout=90)
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        outputs = [p.communicate(timeout=90) for p in procs]
+    finally:  # on a failure above, no client is left waiting to start a daemon after the test
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
     failures = [(p.returncode, err) for p, (_, err) in zip(procs, outputs, strict=True) if p.returncode != 0]
     assert not failures, failures
     pids = {int(out.strip()) for out, _ in outputs}

@@ -28,10 +28,8 @@ from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from claw_sessiond_client.paths import default_socket_path
 from tests.helpers.backend import database_url_for, on_postgres
+from tests.helpers.checkout import ROOT as ROOT  # the checkout, for the many tests that import it from here
 from tests.helpers.postgres import SHARED as POSTGRES
-
-#: The checkout.
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class DaemonProcess:

@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path
 
 from claw_sessiond_client import install
-from tests.helpers.daemon import ROOT
+from tests.helpers.checkout import ROOT
 
 CLIENT = "claw-sessiond-client"
 DAEMON = "claw-sessiond"

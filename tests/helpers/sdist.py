@@ -24,9 +24,7 @@ from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
-import pytest
-
-from tests.helpers.daemon import ROOT
+from tests.helpers.checkout import ROOT
 
 CLIENT_PYPROJECT = ROOT / "clients" / "python" / "pyproject.toml"
 
@@ -61,7 +59,9 @@ def pinned_version(project: str) -> str:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
+    """Holds an exclusive lock on ``path`` (created if missing): one fetch of a cache entry at a time, across
+    processes (``.ci/run`` starts the downloads early and ``scripts/setup-tests python`` asks again)."""
     with open(path, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
@@ -76,7 +76,7 @@ def fetch_sdist(project: str, version: str, timeout_s: float = 300) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     stem = f"{re.sub(r'[-_.]+', '_', project)}-{version}"
     target = cache / stem
-    with _locked(cache / f"{stem}.lock"):
+    with locked(cache / f"{stem}.lock"):
         if cached_sdist(project, version) is not None:
             return target
         with tempfile.TemporaryDirectory(dir=cache) as tmp:
@@ -128,6 +128,8 @@ def version_under_test(project: str) -> str:
 
 def sdist_or_fail(project: str) -> Path:
     """The unpacked sdist of the version under test, from the cache; fails the test if it is not there."""
+    import pytest  # here, not at the top: the module runs without the venv (tests/helpers/checkout.py)
+
     version = version_under_test(project)
     found = cached_sdist(project, version)
     if found is None:

@@ -11,6 +11,12 @@ build and install with ``--no-index --find-links`` that folder only, so they nev
 network; :func:`wheelhouse_or_fail` fails them, naming the set-up, when the folder was never
 filled. The project's own distributions are never in it: they are not published, and a command
 that would need them from an index must fail here as it would for a user.
+
+A filled folder records what it was filled for (:func:`stamp`: the requirements and the Python whose wheels
+they are), and :func:`fill` does nothing while that still holds: resolving again took about 30 CPU-s on a
+warm machine. One fill at a time (a lock beside the folder): ``.ci/run`` starts one at its start, with a
+throwaway Python that is the venv's own (any Python 3.11+ with pip and ``packaging`` runs this module:
+``tests/helpers/checkout.py``), and ``scripts/setup-tests python`` waits for it, then finds it done.
 """
 
 from __future__ import annotations
@@ -18,13 +24,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 from pathlib import Path
 
-import pytest
 from packaging.requirements import Requirement
 
-from tests.helpers.daemon import ROOT
+from tests.helpers.checkout import ROOT
 from tests.helpers.install_lines import (
     PUBLISHED,
     TEST_SETUP,
@@ -35,7 +41,7 @@ from tests.helpers.install_lines import (
     install_lines,
     parse,
 )
-from tests.helpers.sdist import cache_dir
+from tests.helpers.sdist import cache_dir, locked
 
 #: Written last by :func:`fill`: the folder is complete once it exists.
 DONE = "COMPLETE"
@@ -84,30 +90,47 @@ def shown_requirements() -> list[str]:
     return out
 
 
+def stamp() -> list[str]:
+    """What a complete folder was filled for: :func:`requirements`, and the Python whose wheels pip chose (their
+    tags follow the interpreter and the platform; the install tests' venvs are made from the venv's Python)."""
+    return [*requirements(), f"# for {sys.implementation.cache_tag} on {sysconfig.get_platform()}"]
+
+
+def is_filled(target: Path) -> bool:
+    """Whether ``target`` was filled, to the end, for everything :func:`stamp` names now."""
+    done = target / DONE
+    return done.is_file() and set(stamp()) <= set(done.read_text().splitlines())
+
+
 def fill(timeout_s: float = 900) -> Path:
-    """Download :func:`requirements` (and what they need) as wheels into :func:`wheelhouse_dir`."""
+    """Download :func:`requirements` (and what they need) as wheels into :func:`wheelhouse_dir`, unless it is
+    filled for them already (:func:`is_filled`)."""
     target = wheelhouse_dir()
     target.mkdir(parents=True, exist_ok=True)
-    (target / DONE).unlink(missing_ok=True)
-    wanted = requirements()
-    built = [r for r in wanted if Requirement(r).name in SDIST_ONLY]
-    cmd = [sys.executable, "-m", "pip", "download", "-q", "--only-binary", ":all:", "-d", str(target)]
-    subprocess.run([*cmd, *[r for r in wanted if r not in built]], check=True, timeout=timeout_s)
-    if built:
-        cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(target)]
-        subprocess.run([*cmd, *built], check=True, timeout=timeout_s)
-    (target / DONE).write_text("\n".join(requirements()) + "\n")
+    with locked(target.parent / "wheels.lock"):
+        if is_filled(target):
+            return target
+        (target / DONE).unlink(missing_ok=True)
+        wanted = requirements()
+        built = [r for r in wanted if Requirement(r).name in SDIST_ONLY]
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--only-binary", ":all:", "-d", str(target)]
+        subprocess.run([*cmd, *[r for r in wanted if r not in built]], check=True, timeout=timeout_s)
+        if built:
+            cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(target)]
+            subprocess.run([*cmd, *built], check=True, timeout=timeout_s)
+        (target / DONE).write_text("\n".join(stamp()) + "\n")
     return target
 
 
 def wheelhouse_or_fail() -> Path:
     """The filled wheelhouse; fails the test (never skips) if ``scripts/setup-tests`` did not fill it."""
+    import pytest  # here, not at the top: the module runs without the venv (tests/helpers/checkout.py)
+
     target = wheelhouse_dir()
-    done = target / DONE
-    if not done.is_file() or not set(requirements()) <= set(done.read_text().splitlines()):
+    if not is_filled(target):
         pytest.fail(
             f"the wheels the packaging and install-line tests install from are not in {target} (or are for other "
-            "requirements): "
+            "requirements or another Python): "
             "run scripts/setup-tests (or `python -m tests.helpers.wheelhouse`) first; tests do not reach the network"
         )
     return target

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .bounds import MAX_POSITION, JsonError, loads_limited
 from .errors import (
@@ -39,7 +39,6 @@ from .errors import (
     ToolCallStateError,
 )
 from .events import canonical_json, usage_from_payload
-from .export import ImportedEvent
 from .model import (
     AppendResult,
     ClearResult,
@@ -50,6 +49,9 @@ from .model import (
     UsageDelta,
     UsageResult,
 )
+
+if TYPE_CHECKING:
+    from .export import ImportedEvent
 
 __all__ = [
     "CONTENT_REQUEST_KINDS",

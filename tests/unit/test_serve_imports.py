@@ -1,16 +1,16 @@
 """What a daemon has imported once it is ready: only what its configuration uses.
 
 Every test, and every agent that auto-starts one, pays a daemon's start, and most of that is
-imports. A SQLite daemon must not import the PostgreSQL backend or its driver, the web viewer,
-the Prometheus side of the metrics (``--metrics``), the TLS certificate code (``--tcp``) or a
-TOML parser (no ``.claw/config.toml``): each is imported where it is first used. The check is
-deterministic: a real ``claw-sessiond serve`` (the CLI's ``main``, as ``python -m claw_sessiond``
-runs it) writes its ``sys.modules`` right after :func:`claw_sessiond.daemon.start` returns, that is
-once it serves, and then stops itself with SIGTERM. A daemon started with ``--metrics`` shows that
-the check sees a lazily imported module when it is imported. A daemon on PostgreSQL imports the
-SQLite backend no more than a SQLite daemon imports the PostgreSQL one: checked on what the daemon's
-modules and the PostgreSQL backend import (no server needed), with the SQLite backend imported last as
-the control.
+imports. A SQLite daemon must not import the PostgreSQL backend or its driver, the web viewer, the
+Prometheus side of the metrics (``--metrics``), the TLS certificate code (``--tcp``), the export
+format (only Export and Import use it) or a TOML parser (no ``.claw/config.toml``): each is imported
+where it is first used. The check is deterministic: a real ``claw-sessiond serve`` (the CLI's
+``main``, as ``python -m claw_sessiond`` runs it) writes its ``sys.modules`` right after
+:func:`claw_sessiond.daemon.start` returns, that is once it serves, and then stops itself with
+SIGTERM. A daemon started with ``--metrics`` shows that the check sees a lazily imported module when
+it is imported. A daemon on PostgreSQL imports the SQLite backend no more than a SQLite daemon
+imports the PostgreSQL one: checked on what the daemon's modules and the PostgreSQL backend import
+(no server needed), with the SQLite backend imported last as the control.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ _NOT_FOR_A_PLAIN_SQLITE_DAEMON = (
     "claw_sessiond.storage.postgres",
     "claw_sessiond.ui",
     "claw_sessiond.exposition",
+    "claw_sessiond.export",
     "prometheus_client",
     "cryptography",
     "tomllib",

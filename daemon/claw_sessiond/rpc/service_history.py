@@ -12,11 +12,11 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator
-from typing import Any, Final
+from typing import Final
 
 from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
 
-from .. import events, export, queries
+from .. import events, queries
 from ..config import Config
 from ..errors import PreconditionError, Reason, SequenceConflictError, SessionNotFoundError
 from ..ids import check_session_id
@@ -32,13 +32,10 @@ _log = logging.getLogger("claw_sessiond.service")
 EXPORT_PAUSE_RATIO: Final = 1.0
 
 
-def _export_line(session_id: str, ordinal: int, row: Any) -> str:
-    """Encode one export row as its line (``ordinal``: its 1-based index in the session)."""
-    return export.event_line(ordinal, session_id, events.decode_events([row])[0])
-
-
 async def export_sessions(store: Storage, request: pb.ExportRequest) -> AsyncIterator[pb.ExportResponse]:
     """Export: each session's header line, then its events, page by page (paced)."""
+    from .. import export  # the export format is imported by the RPCs that use it, not at a daemon's start
+
     if request.session_id:
         check_session_id(request.session_id)
         ids = [request.session_id]
@@ -70,7 +67,9 @@ async def export_sessions(store: Storage, request: pb.ExportRequest) -> AsyncIte
             async for rows in pages:
                 for row in rows:
                     ordinal += 1
-                    yield pb.ExportResponse(line=_export_line(session_id, ordinal, row))
+                    # the line's ordinal: its 1-based index in the session
+                    line = export.event_line(ordinal, session_id, events.decode_events([row])[0])
+                    yield pb.ExportResponse(line=line)
                 del rows
                 now = time.perf_counter()
                 await asyncio.sleep((now - started) * EXPORT_PAUSE_RATIO)
@@ -86,6 +85,8 @@ async def export_sessions(store: Storage, request: pb.ExportRequest) -> AsyncIte
 
 async def import_session(store: Storage, config: Config, request: pb.ImportRequest) -> pb.ImportResponse:
     """Import: the lines parsed and checked whole, then stored in one transaction."""
+    from .. import export  # as in export_sessions
+
     mode = import_mode_of(request.mode)
     session = export.parse_session(request.lines, config.max_entry_bytes)
     count = await store.import_session(session, mode)

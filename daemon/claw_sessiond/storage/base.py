@@ -42,10 +42,9 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from ..erasure import PendingErasures
-from ..export import ExportHeader
 from ..model import (
     HistoryCursor,
     HistoryMark,
@@ -57,6 +56,9 @@ from ..model import (
 from ..queries import SearchFilter, SearchRow, UsageRow
 from ..state import ScopeState
 from .figures import CheckStatus, CopyFigures, StorageCheck, StorageCounters, StorageFigures
+
+if TYPE_CHECKING:
+    from ..export import ExportHeader
 
 __all__ = [
     "BACKUP_CHUNK_BYTES",

@@ -23,16 +23,18 @@ Must never: touch a connection or a clock (the port does), or decide what a rule
 from __future__ import annotations
 
 import dataclasses
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .. import rules
 from ..errors import StorageUnavailableError
-from ..export import ImportedSession
 from ..history import IndexedCall
 from ..model import ImportMode
 from ..state import EMPTY, fold_settings
 from .port import Port, SessionRow, new_incarnation
 from .steps import Steps
+
+if TYPE_CHECKING:
+    from ..export import ImportedSession
 
 __all__ = ["import_session"]
 

@@ -33,11 +33,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 from ..entry_wire import append_stamp, encode_appended, encode_entry
 from ..events import message_from_payload
-from ..export import ImportedEvent
 from ..history import IndexedCall, OpenCall
 from ..model import (
     EntrySelection,
@@ -54,6 +53,9 @@ from ..model import (
 from ..policy import ToolPolicy
 from ..rules import StoredRequest
 from ..state import ScopeState, parse_labels
+
+if TYPE_CHECKING:
+    from ..export import ImportedEvent
 
 __all__ = [
     "SESSION_COLS",

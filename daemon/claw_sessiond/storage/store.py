@@ -29,10 +29,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncGenerator, Awaitable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..events import EventRow, fingerprint
-from ..export import ImportedSession
 from ..model import (
     AppendJob,
     AppendResult,
@@ -62,6 +61,9 @@ from .item_cache import ItemCache
 from .port import Port
 from .runs import RunRegistry
 from .steps import Steps
+
+if TYPE_CHECKING:
+    from ..export import ImportedSession
 
 __all__ = ["Storage"]
 

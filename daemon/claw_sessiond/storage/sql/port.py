@@ -17,10 +17,9 @@ Must never: decide (ask a rule), open, commit or roll back a transaction.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Final, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 
 from ...events import EVENT_SCHEMA_VERSION, MESSAGE_EVENT_TYPES, message_from_payload
-from ...export import ImportedEvent
 from ...history import IndexedCall, OpenCall
 from ...model import EntrySelection, Message, Repair, SessionSettings, Usage, UsageDelta
 from ...policy import ToolPolicy
@@ -31,6 +30,9 @@ from ..port import usage_values as _usage
 from . import read_port as snapshot
 from .dialect import Conn, Dialect, changed
 from .entry_select import select_positions
+
+if TYPE_CHECKING:
+    from ...export import ImportedEvent
 
 __all__ = ["SESSION_TABLES", "SqlPort"]
 

@@ -14,11 +14,10 @@ Must never: write, or open or close a transaction other than through the engine'
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from ...edits import history_item
 from ...errors import SessionNotFoundError
-from ...export import ExportHeader
 from ...model import HistoryCursor, ModelUsage, SessionSummary, Usage
 from ...queries import MAX_FOLLOW_LAST
 from ...state import ScopeState
@@ -28,6 +27,9 @@ from ..port import SESSION_COLS, like_pattern, session_row
 from . import listing
 from .dialect import Conn, Dialect
 from .listing import Tx
+
+if TYPE_CHECKING:
+    from ...export import ExportHeader
 
 __all__ = ["NO_BOUND", "SqlReads", "follow_rows"]
 
@@ -138,6 +140,8 @@ class SqlReads:
             found = await conn.fetchrow(
                 d.sql["SELECT count(*), coalesce(max(event_id), 0) FROM events WHERE session_id = $1"], session_id
             )
+        from ...export import ExportHeader  # only an Export needs the export format
+
         header = ExportHeader(session_id, row.workdir, row.created_at, row.updated_at, int(found[0]))
         return header, HistoryCursor(session_id, row.created_at, row.clear_position, row.last_position), int(found[1])
 

@@ -16,15 +16,17 @@ from __future__ import annotations
 import functools
 import sqlite3
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ...events import EVENT_SCHEMA_VERSION
-from ...export import ImportedEvent
 from ...model import Repair, Usage, now_rfc3339
 from ..port import SESSION_COLS, NewEntry, SessionRow, entry_columns, new_incarnation, session_row
 from ..sql.port import SqlPort
 from .conns import SQLITE, WriterConn
 from .schema import INDEXED_TEXT, INDEXED_TYPES
+
+if TYPE_CHECKING:
+    from ...export import ImportedEvent
 
 __all__ = ["SQLitePort", "erase_search_index_in_tx", "index_messages_after"]
 

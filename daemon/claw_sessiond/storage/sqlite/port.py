@@ -39,11 +39,11 @@ _INDEX_POSITIONS: Final = _INDEX_SQL.format(rows="session_id = ? AND position BE
 #: Every row inserted after a given event id (ids only grow: ``AUTOINCREMENT``).
 _INDEX_AFTER: Final = _INDEX_SQL.format(rows="event_id > ?")
 _LAST_EVENT_ID: Final = "SELECT coalesce(max(event_id), 0) FROM events"
-#: History entries inserted per statement (11 parameters a row: well under SQLite's 32766). One statement
+#: History entries inserted per statement (12 parameters a row: well under SQLite's 32766). One statement
 #: for many rows: fewer statements to prepare and step, and (before schema v6, when a trigger indexed each
 #: insert) fewer times the search index wrote its pending terms out.
 _ENTRIES_PER_INSERT: Final = 500
-_ENTRY_COLUMNS: Final = 11
+_ENTRY_COLUMNS: Final = 12
 
 
 @functools.lru_cache(maxsize=16)
@@ -52,7 +52,7 @@ def _insert_entries_sql(rows: int) -> str:
     values = ", ".join(["(" + ", ".join("?" * _ENTRY_COLUMNS) + ")"] * rows)
     return (
         "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
-        f"client_id, encoded) VALUES {values}"
+        f"client_id, encoded, item_at) VALUES {values}"
     )
 
 
@@ -83,11 +83,12 @@ class SQLitePort(SqlPort):
 
     async def insert_entries(self, session_id: str, entries: Sequence[NewEntry], trace_id: str, ts: str) -> None:
         """Beside each payload: the item (byte for byte) and client id where set, and the encoded reply form
-        (``entry_columns``); up to :data:`_ENTRIES_PER_INSERT` rows a statement."""
+        less the item's bytes, with the offset they go back in at (``entry_columns``); up to
+        :data:`_ENTRIES_PER_INSERT` rows a statement."""
         values: list[Any] = []
         for entry in entries:
             position, prepared, payload = entry
-            fmt, item, encoded = entry_columns(entry, trace_id, ts)
+            fmt, item, encoded, item_at = entry_columns(entry, trace_id, ts)
             values += (
                 session_id,
                 position,
@@ -100,6 +101,7 @@ class SQLitePort(SqlPort):
                 item,
                 prepared.message.client_id or None,
                 encoded,
+                item_at,
             )
         step = _ENTRIES_PER_INSERT * _ENTRY_COLUMNS
         for start in range(0, len(values), step):  # nearly every Append: one statement, its text cached

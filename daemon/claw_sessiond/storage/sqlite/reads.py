@@ -36,14 +36,23 @@ __all__ = ["REPLY", "WHOLE", "SQLitePageReads", "SQLiteReadPort", "lent", "trans
 
 Reader = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
 
-#: What a Load reads of an entry: the history columns and its stored encoded reply form (``Message.encoded``).
-_LOAD_COLS: Final = f"{HISTORY_COLS}, encoded"
+#: An entry's whole encoded reply form (``Message.encoded``): as stored before schema 7 (``item_at`` NULL), or
+#: from schema 7 with the item's bytes put back in at ``item_at`` (``entry_wire.splice``; the row's ``item``
+#: holds them, so the item is stored once). ``||`` gives text of the same bytes (the database is UTF-8, and
+#: nothing checks them): the CAST makes it a blob again. NULL where no form is stored.
+_ENCODED: Final = (
+    "CASE WHEN item_at IS NULL THEN encoded "
+    "WHEN item_at = length(encoded) THEN CAST(encoded || item AS BLOB) "
+    "ELSE CAST(substr(encoded, 1, item_at) || item || substr(encoded, item_at + 1) AS BLOB) END"
+)
+#: What a Load reads of an entry: the history columns and its stored encoded reply form.
+_LOAD_COLS: Final = f"{HISTORY_COLS}, {_ENCODED}"
 #: The same for a reply only: an entry that ``events.reply_entry`` sends as stored leaves its payload
 #: and item unread (its encoded form holds them; SQLite then copies neither out of the page).
 _AS_STORED: Final = "encoded IS NOT NULL AND type IN ('system_message', 'user_message', 'other_entry')"
 _REPLY_COLS: Final = (
     f"position, type, trace_id, ts, CASE WHEN {_AS_STORED} THEN NULL ELSE payload END, format, "
-    f"CASE WHEN {_AS_STORED} THEN NULL ELSE item END, encoded"
+    f"CASE WHEN {_AS_STORED} THEN NULL ELSE item END, {_ENCODED}"
 )
 #: Whole messages (the offline CLI, anything that reads the entries themselves).
 WHOLE: Final = Reading(_LOAD_COLS, message_from_payload)

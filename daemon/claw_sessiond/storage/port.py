@@ -123,9 +123,10 @@ def entry_columns(
         stamp = append_stamp(ts, trace_id)
         if stamp is not None:
             try:
-                return (fmt, item, *encode_appended(msg, position, stamp))
+                data, at = encode_appended(msg, position, stamp)
             except UnicodeEncodeError:  # text protobuf would refuse too: the Load encodes it, and says so
                 return fmt, item, None, None
+            return fmt, item, data, at
     form = encode_stored(message_from_payload(position, prepared.event_type, trace_id, ts, payload, fmt, item))
     return (fmt, item, None, None) if form is None else (fmt, item, *form)
 

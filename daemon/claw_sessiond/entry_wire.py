@@ -27,7 +27,16 @@ from typing import Final
 
 from .model import Message, ToolCall, UsageDelta
 
-__all__ = ["ROLE_NUMBERS", "StoredForm", "append_stamp", "encode_appended", "encode_entry", "encode_stored", "splice", "varint"]
+__all__ = [
+    "ROLE_NUMBERS",
+    "StoredForm",
+    "append_stamp",
+    "encode_appended",
+    "encode_entry",
+    "encode_stored",
+    "splice",
+    "varint",
+]
 
 #: Domain role → ``claw.sessiond.v1.Role`` number (any other role: 0, ROLE_UNSPECIFIED).
 ROLE_NUMBERS: Final = {"system": 1, "user": 2, "assistant": 3, "tool": 4, "other": 5}

@@ -101,9 +101,7 @@ class SessionRow:
 NewEntry = tuple[int, PreparedMessage, str]
 
 
-def entry_columns(
-    entry: NewEntry, trace_id: str, ts: str
-) -> tuple[str | None, bytes | None, bytes | None, int | None]:
+def entry_columns(entry: NewEntry, trace_id: str, ts: str) -> tuple[str | None, bytes | None, bytes | None, int | None]:
     """A new entry's ``format``, ``item``, ``encoded`` and ``item_at`` columns, for a backend that keeps the
     encoded reply form.
 

@@ -80,7 +80,11 @@ def _append_every_shape(c: Any) -> None:
     c.append(
         "items",
         Message.assistant(
-            "", [ToolCall("call-2", "look", "{}")], format=F, item=b'{"type":"function_call","n":2}', usage=EntryUsage(1)
+            "",
+            [ToolCall("call-2", "look", "{}")],
+            format=F,
+            item=b'{"type":"function_call","n":2}',
+            usage=EntryUsage(1),
         ),
     )
     assert [r.tool_call_id for r in c.load("items", "/w").repairs] == ["call-2"]

@@ -89,11 +89,12 @@ class SQLitePort(SqlPort):
         less the item's bytes, with the offset they go back in at (``entry_columns``); up to
         :data:`_ENTRIES_PER_INSERT` rows a statement.
 
-        Blobs are bound as ``bytearray`` and no ``None`` is bound where a whole column can be left out:
-        sqlite3 binds an int, a float, a str or a bytearray as it is, but looks any other value up in its
-        adapter registry first, ``bytes`` and ``None`` included (CPython's Modules/_sqlite/statement.c,
-        ``need_adapt``: a tuple built, a dict lookup, two attribute lookups): about 1,500 instructions a
-        value, 3 to 5 values an entry, against a copy of a few hundred bytes.
+        The item's columns and the client id are left out of the statement when no entry of the append
+        has one (a column left out is NULL, and no parameter is bound for it): sqlite3 binds an int, a
+        float or a str as it is, but passes a ``None`` (or ``bytes``) through its adapter registry first
+        (``files.py`` registers the identity adapters; still a tuple built, a dict lookup and a call per
+        value): a plain entry bound five such values and now binds one (its encoded form), an item entry
+        three and now two.
         """
         with_items = any(entry[1].message.format for entry in entries)
         with_client_ids = any(entry[1].message.client_id for entry in entries)
@@ -109,10 +110,10 @@ class SQLitePort(SqlPort):
                 ts,
                 EVENT_SCHEMA_VERSION,
                 payload,
-                None if encoded is None else bytearray(encoded),
+                encoded,
             )
             if with_items:
-                values += (fmt, None if item is None else bytearray(item), item_at)
+                values += (fmt, item, item_at)
             if with_client_ids:
                 values.append(prepared.message.client_id or None)
         per_row = len(values) // len(entries) if entries else 0

@@ -4,6 +4,10 @@ Pure (no protobuf, no gRPC, no storage): the SQLite backend calls it when it
 stores an entry (schema 5 keeps the result beside the payload, so that Load
 sends stored bytes instead of rebuilding and encoding each entry), and the
 RPC edge calls it for entries stored without it (older rows, PostgreSQL).
+From schema 7 an entry with an item keeps its form *less the item's bytes*
+(:func:`encode_stored`, :func:`encode_appended`), with the offset they go back
+in at (:func:`splice`): the row's ``item`` column already holds them, so the
+item is stored once.
 
 The encoding is the one protobuf writes for what ``rpc.convert.fill_message_pb``
 builds: fields in number order, proto3 defaults left out (the unit tests in
@@ -23,7 +27,16 @@ from typing import Final
 
 from .model import Message, ToolCall, UsageDelta
 
-__all__ = ["ROLE_NUMBERS", "append_stamp", "encode_appended", "encode_entry", "varint"]
+__all__ = [
+    "ROLE_NUMBERS",
+    "StoredForm",
+    "append_stamp",
+    "encode_appended",
+    "encode_entry",
+    "encode_stored",
+    "splice",
+    "varint",
+]
 
 #: Domain role → ``claw.sessiond.v1.Role`` number (any other role: 0, ROLE_UNSPECIFIED).
 ROLE_NUMBERS: Final = {"system": 1, "user": 2, "assistant": 3, "tool": 4, "other": 5}
@@ -32,6 +45,10 @@ _INTERRUPTED: Final = b"\x32\x02\x08\x01"
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _fromisoformat = dt.datetime.fromisoformat
 _SMALL: Final = tuple(bytes([i]) for i in range(128))
+
+#: An entry's stored reply form: its encoded ``Message`` less its item's bytes, and the offset they go back
+#: in at (:func:`splice`); the offset is None when the form is whole (no item, or written before schema 7).
+StoredForm = tuple[bytes, int | None]
 
 
 def varint(value: int) -> bytes:
@@ -104,24 +121,36 @@ def _usage(u: UsageDelta) -> bytes:
 
 def encode_entry(m: Message) -> bytes | None:
     """The encoded ``Message`` of ``m`` (as ``fill_message_pb`` fills it), or None (go through protobuf)."""
+    form = encode_stored(m)
+    return None if form is None else splice(form, m.item)
+
+
+def encode_stored(m: Message) -> StoredForm | None:
+    """The stored form of ``m``'s encoded ``Message`` (:data:`StoredForm`), or None (go through protobuf)."""
     try:
-        return _encode(m)
+        stamp = _stamp(m.created_at, m.trace_id)
+        if stamp is None:
+            return None
+        return _parts(_head(m, m.synthetic_reason == "interrupted") + _position(m.position) + stamp, m)
     except UnicodeEncodeError:  # text protobuf would refuse too: let it say so
         return None
 
 
-def _encode(m: Message) -> bytes | None:
-    stamp = _stamp(m.created_at, m.trace_id)
-    if stamp is None:
-        return None
-    return _head(m, m.synthetic_reason == "interrupted") + _position(m.position) + stamp + _tail(m)
+def splice(form: StoredForm, item: bytes) -> bytes:
+    """The whole encoded ``Message`` of a stored form: ``item`` (the row's item) put back in at its offset."""
+    data, at = form
+    if at is None:
+        return data
+    if at == len(data):  # the item is the last field (nearly every entry): one join
+        return data + item
+    return data[:at] + item + data[at:]
 
 
-def encode_appended(m: Message, position: int, stamp: bytes) -> bytes:
-    """The encoded ``Message`` of an entry an append stores: ``m`` as validated (no synthetic reason, no
-    position, time or trace id of its own) at ``position``, with ``stamp`` (:func:`append_stamp` of the
-    append's time and trace id, made once for all its entries). Equal to :func:`encode_entry` of the entry
-    read back from its row (tests/unit/test_load_wire.py); raises UnicodeEncodeError where that gives None.
+def encode_appended(m: Message, position: int, stamp: bytes) -> StoredForm:
+    """The stored form of an entry an append stores: ``m`` as validated (no synthetic reason, no position,
+    time or trace id of its own) at ``position``, with ``stamp`` (:func:`append_stamp` of the append's time
+    and trace id, made once for all its entries). Equal to :func:`encode_stored` of the entry read back from
+    its row (tests/unit/test_load_wire.py); raises UnicodeEncodeError where that gives None.
     """
     if (
         m.tool_calls
@@ -134,11 +163,12 @@ def encode_appended(m: Message, position: int, stamp: bytes) -> bytes:
         or m.orphan
         or m.supersedes
     ):
-        return _head(m, False) + _position(position) + stamp + _tail(m)
-    # Role, content and item alone (nearly every appended entry): the same fields in one join.
+        return _parts(_head(m, False) + _position(position) + stamp, m)
+    # Role, content and item alone (nearly every appended entry): the same fields in one join, the
+    # item's bytes left out (the item is the last field: they go back in at the end).
     content = m.content.encode()
-    item = m.item
-    return b"".join(
+    has_item = bool(m.format and m.item)
+    data = b"".join(
         (
             _ROLE_FIELDS.get(m.role, b""),
             b"\x12" + varint(len(content)) if content else b"",
@@ -146,10 +176,10 @@ def encode_appended(m: Message, position: int, stamp: bytes) -> bytes:
             b"\x38" + varint(position) if position else b"",
             stamp,
             _format_field(m.format) if m.format else b"",
-            b"\x5a" + varint(len(item)) if m.format and item else b"",
-            item if m.format else b"",
+            b"\x5a" + varint(len(m.item)) if has_item else b"",
         )
     )
+    return data, len(data) if has_item else None
 
 
 #: Field 1 (the role) of each role that has a number (ROLE_UNSPECIFIED, 0, is left out).
@@ -203,13 +233,20 @@ def _head(m: Message, interrupted: bool) -> bytes:
     return b"".join(parts)
 
 
+def _parts(head: bytes, m: Message) -> StoredForm:
+    """``head`` (fields 1 to 9), then fields 10 to 17 less the item's bytes, and the offset they go in at."""
+    if not m.format:
+        return head + _tail(m), None
+    if not m.item:
+        return head + _format_field(m.format) + _tail(m), None
+    before = head + _format_field(m.format) + b"\x5a" + varint(len(m.item))
+    return before + _tail(m), len(before)
+
+
 def _tail(m: Message) -> bytes:
-    """Fields 10 to 17: format and item, client id, metadata, usage, cancelled, orphan, supersedes."""
+    """Fields 12 to 17 (after the format and the item): client id, metadata, usage, cancelled, orphan,
+    supersedes."""
     parts: list[bytes] = []
-    if m.format:
-        parts.append(_format_field(m.format))
-        if m.item:
-            parts.append(b"\x5a" + varint(len(m.item)) + m.item)
     if m.client_id:
         parts.append(_text(b"\x62", m.client_id))
     if m.metadata:

@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator
 
 import pytest
 
-from claw_sessiond.entry_wire import ROLE_NUMBERS, encode_entry, varint
+from claw_sessiond.entry_wire import ROLE_NUMBERS, encode_entry, encode_stored, splice, varint
 from claw_sessiond.events import encode_message, message_from_payload, reply_entry
 from claw_sessiond.model import Message, ToolCall, UsageDelta
 from claw_sessiond.rpc.convert import message_pb
@@ -70,9 +70,33 @@ def test_an_entry_is_what_protobuf_writes(message: Message) -> None:
     assert pb.LoadResponse.FromString(message_entry(message)).messages[0] == message_pb(message)
 
 
+@pytest.mark.parametrize("message", _PLAIN + _CALLS)
+def test_a_stored_form_holds_everything_but_the_item(message: Message) -> None:
+    """Schema 7: an entry with an item is stored less its item's bytes (the row's item column holds them); put
+    back in at the offset stored with it, they give the whole form, byte for byte."""
+    form = encode_stored(message)
+    assert form is not None
+    data, at = form
+    whole = encode_entry(message)
+    assert whole is not None and splice(form, message.item) == whole
+    if message.format and message.item:
+        assert at is not None and len(data) == len(whole) - len(message.item)
+        assert whole[at : at + len(message.item)] == message.item
+        assert message.item not in data
+    else:
+        assert (data, at) == (whole, None)  # nothing left out: the form is whole, as before schema 7
+
+
+def test_a_whole_form_is_spliced_as_it_is() -> None:
+    """A form stored whole (no item, or a row of schema 5 or 6) is never touched, whatever the row's item."""
+    assert splice((b"\x08\x02", None), b"item") == b"\x08\x02"
+    assert splice((b"ab", 1), b"XY") == b"aXYb" and splice((b"ab", 2), b"XY") == b"abXY"
+
+
 def test_what_the_hand_encoding_leaves_to_protobuf() -> None:
     odd_time, bad_text = _OTHER
     assert encode_entry(odd_time) is None and encode_entry(bad_text) is None
+    assert encode_stored(odd_time) is None and encode_stored(bad_text) is None
     want = pb.LoadResponse(messages=[message_pb(odd_time)]).SerializeToString()
     assert message_entry(odd_time) == want
     with pytest.raises(UnicodeEncodeError):  # protobuf refuses it too, as before the hand encoding
@@ -160,7 +184,8 @@ _APPENDED = [
 @pytest.mark.parametrize("ts", [_TIMES[0], _TIMES[1], "2026-12-03T17:45:24Z"])
 def test_an_appended_entry_is_encoded_as_a_load_reads_it_back(position: int, ts: str) -> None:
     """The stored reply form made from the validated message (``entry_columns``' path for an append) is
-    the form of the entry read back from its row, byte for byte (None where that is None)."""
+    the form of the entry read back from its row, byte for byte (None where that is None), and with the
+    row's item put back in, the whole form a Load sends."""
     job = prepare_append(
         "s",
         _APPENDED,
@@ -173,11 +198,16 @@ def test_an_appended_entry_is_encoded_as_a_load_reads_it_back(position: int, ts:
         max_batch_messages=100,
     )
     for prepared in job.messages:
-        fmt, item, fast = entry_columns((position, prepared, prepared.payload), "tr-1", ts)
+        fmt, item, fast, at = entry_columns((position, prepared, prepared.payload), "tr-1", ts)
         row = message_from_payload(position, prepared.event_type, "tr-1", ts, prepared.payload, fmt, item)
-        assert fast == encode_entry(row)
+        whole = encode_entry(row)
+        if fast is None:
+            assert whole is None and at is None
+        else:
+            assert (fast, at) == encode_stored(row) and splice((fast, at), item or b"") == whole
+            assert (at is None) == (not item)  # an item is always left out of the stored form
         copy = (position, prepared, str(prepared.payload + " ")[:-1])  # a payload the write replaced: the row's way
-        assert entry_columns(copy, "tr-1", ts)[2] == fast
+        assert entry_columns(copy, "tr-1", ts)[2:] == (fast, at)
 
 
 @pytest.mark.parametrize(

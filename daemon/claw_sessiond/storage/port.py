@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
-from ..entry_wire import append_stamp, encode_appended, encode_entry
+from ..entry_wire import append_stamp, encode_appended, encode_stored
 from ..events import message_from_payload
 from ..history import IndexedCall, OpenCall
 from ..model import (
@@ -103,14 +103,17 @@ class SessionRow:
 NewEntry = tuple[int, PreparedMessage, str]
 
 
-def entry_columns(entry: NewEntry, trace_id: str, ts: str) -> tuple[str | None, bytes | None, bytes | None]:
-    """A new entry's ``format``, ``item`` and ``encoded`` columns, for a backend that keeps the encoded reply form.
+def entry_columns(entry: NewEntry, trace_id: str, ts: str) -> tuple[str | None, bytes | None, bytes | None, int | None]:
+    """A new entry's ``format``, ``item``, ``encoded`` and ``item_at`` columns, for a backend that keeps the
+    encoded reply form.
 
-    The encoded form is what a Load would encode from the row (``entry_wire.py``). An entry stored as
-    validated (its payload the validated message's) is encoded from that message, with the append's
-    position, time and trace id (``encode_appended``: the payload need not be decoded again); one whose
-    payload the write changed (a result marked orphan or superseding a repair) from the row as a Load
-    reads it back (``message_from_payload`` of these very columns).
+    The encoded form is what a Load would encode from the row (``entry_wire.py``), less the item's bytes
+    where there is an item: the ``item`` column holds them, and ``item_at`` is the offset they go back in at
+    (``entry_wire.splice``; None: the form is whole). An entry stored as validated (its payload the
+    validated message's) is encoded from that message, with the append's position, time and trace id
+    (``encode_appended``: the payload need not be decoded again); one whose payload the write changed (a
+    result marked orphan or superseding a repair) from the row as a Load reads it back
+    (``message_from_payload`` of these very columns).
     """
     position, prepared, payload = entry
     msg = prepared.message
@@ -120,14 +123,12 @@ def entry_columns(entry: NewEntry, trace_id: str, ts: str) -> tuple[str | None, 
         stamp = append_stamp(ts, trace_id)
         if stamp is not None:
             try:
-                return fmt, item, encode_appended(msg, position, stamp)
+                data, at = encode_appended(msg, position, stamp)
             except UnicodeEncodeError:  # text protobuf would refuse too: the Load encodes it, and says so
-                return fmt, item, None
-    return (
-        fmt,
-        item,
-        encode_entry(message_from_payload(position, prepared.event_type, trace_id, ts, payload, fmt, item)),
-    )
+                return fmt, item, None, None
+            return fmt, item, data, at
+    form = encode_stored(message_from_payload(position, prepared.event_type, trace_id, ts, payload, fmt, item))
+    return (fmt, item, None, None) if form is None else (fmt, item, *form)
 
 
 def session_row(values: Sequence[Any] | None) -> SessionRow | None:

@@ -24,14 +24,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 
 from claw_sessiond.storage.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from claw_sessiond_client import EntryUsage, Message, ToolCall
-from claw_sessiond_client.api.v1 import sessiond_pb2 as pb
-from claw_sessiond_client.api.v1 import sessiond_pb2_grpc as pb_grpc
 from tests.helpers.daemon import DaemonProcess
+from tests.helpers.raw_loads import raw_loads
 from tests.helpers.sqlite_file import OLD_DATABASES, db_path, install_old_database, read_only
 
 pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full tier (tests/helpers/tiers.py)
@@ -39,7 +37,6 @@ pytestmark = pytest.mark.processes  # starts daemons or CLI processes: the full 
 #: The last commit with schema version 4 (before stored encoded reply forms).
 SCHEMA_4_COMMIT = "ae9f4b7"
 LOADS = OLD_DATABASES / "schema-v4.loads.json"
-TRACE = "0af7651916cd43dd8448eb211c80319c"
 READS: dict[str, dict[str, int]] = {
     "full": {},
     "last3": {"last": 3},
@@ -50,14 +47,7 @@ READS: dict[str, dict[str, int]] = {
 
 def _loads(address: str, sessions: tuple[str, ...]) -> dict[str, list[str]]:
     """Each Load reply's chunks as hex, as the fixture records them."""
-    out: dict[str, list[str]] = {}
-    with grpc.insecure_channel(address) as channel:
-        stub = pb_grpc.SessionServiceStub(channel)
-        for sid in sessions:
-            for name, extra in READS.items():
-                request = pb.LoadRequest(session_id=sid, workdir="/w", no_repair=True, trace_id=TRACE, **extra)
-                out[f"{sid}/{name}"] = [r.SerializeToString().hex() for r in stub.Load(request)]
-    return out
+    return raw_loads(address, {f"{sid}/{name}": (sid, extra) for sid in sessions for name, extra in READS.items()})
 
 
 @pytest.fixture

@@ -112,10 +112,11 @@ class MemoryPort:
         )
 
     def insert_entries(self, session_id: str, entries: Sequence[NewEntry], trace_id: str, ts: str) -> None:
-        """Beside each payload: the item and client id where set, and the encoded reply form (as SQLite keeps)."""
+        """Beside each payload: the item and client id where set, and the encoded reply form less the item's
+        bytes, with the offset they go back in at (as SQLite keeps them)."""
         for entry in entries:
             position, prepared, payload = entry
-            fmt, item, encoded = entry_columns(entry, trace_id, ts)
+            fmt, item, encoded, item_at = entry_columns(entry, trace_id, ts)
             self._tx.add_event(
                 session_id,
                 position,
@@ -128,6 +129,7 @@ class MemoryPort:
                 item=item,
                 client_id=prepared.message.client_id or None,
                 encoded=encoded,
+                item_at=item_at,
             )
 
     def advance_session(self, session_id: str, last_position: int, added: int, now: str, workdir: str) -> None:
@@ -383,7 +385,7 @@ class MemoryPort:
         for position, payload in payloads:
             row = self._t.at(session_id, position)
             if row is not None:
-                self._tx.update_event(row, payload=payload, encoded=None)
+                self._tx.update_event(row, payload=payload, encoded=None, item_at=None)
 
     def indexed_calls(self, session_id: str, call_ids: Sequence[str]) -> list[IndexedCall]:
         calls = self._t.calls.get(session_id, {})

@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
+from ...entry_wire import splice
 from ...events import message_from_payload, reply_entry
 from ...history import OpenCall
 from ...model import EntrySelection, HistoryCursor, Message, SessionSettings
@@ -31,11 +32,11 @@ _END: Final = 2**62
 
 
 def entry_message(row: EventRow, reply_only: bool) -> Message:
-    """A history row as a Load reads it: whole with its encoded reply form, or for the reply only."""
+    """A history row as a Load reads it: whole with its encoded reply form (the item put back in: ``splice``),
+    or for the reply only."""
     decode = reply_entry if reply_only else message_from_payload
-    return decode(
-        int(row.position or 0), row.type, row.trace_id, row.ts, row.payload, row.format, row.item, row.encoded
-    )
+    encoded = None if row.encoded is None else splice((row.encoded, row.item_at), row.item or b"")
+    return decode(int(row.position or 0), row.type, row.trace_id, row.ts, row.payload, row.format, row.item, encoded)
 
 
 def _main_rows(tables: Tables, session_id: str, after: int, last: int) -> tuple[list[EventRow], bool]:

@@ -28,7 +28,7 @@ __all__ = ["CallRow", "EventRow", "RequestRow", "SessionRecord", "Tables", "Tx",
 
 @dataclass(frozen=True, slots=True)
 class EventRow:
-    """A row of ``events`` (the columns of SQLite's, ``encoded`` included)."""
+    """A row of ``events`` (the columns of SQLite's, ``encoded`` and ``item_at`` included)."""
 
     event_id: int
     session_id: str
@@ -43,6 +43,7 @@ class EventRow:
     client_id: str | None = None
     hidden_by: int | None = None
     encoded: bytes | None = None
+    item_at: int | None = None
 
     def history(self) -> tuple[Any, ...]:
         """``(position, type, trace_id, ts, payload, format, item)``: a history row as the page reads give it."""

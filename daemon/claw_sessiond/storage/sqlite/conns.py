@@ -48,7 +48,7 @@ SQLITE: Final = Dialect(
         # The call id of the result ``e`` as stored in ``tool_calls`` (``json_extract`` alone returns an id only
         # up to a NUL: an id holding one would not find its call).
         "result_call_id": decoded_sql(f"json_extract({payload_sql('e.payload', 'char')}, '$.tool_call_id')", "char"),
-        "drop_encoded": ", encoded = NULL",
+        "drop_encoded": ", encoded = NULL, item_at = NULL",
         "like": "LIKE",
     },
     arrays=False,

@@ -90,7 +90,15 @@ class SQLiteEngine(SqlReads):
     #: session (``loading.py``).
     repairs_ahead: Final = True
 
-    def __init__(self, path: Path, writer: Writer | NoWriter, readers: Readers, counters: StorageCounters) -> None:
+    def __init__(
+        self,
+        path: Path,
+        writer: Writer | NoWriter,
+        readers: Readers,
+        counters: StorageCounters,
+        read_port: type[reads.SQLiteReadPort] = reads.SQLiteReadPort,
+    ) -> None:
+        """``read_port``: the reads of the store's schema (``reads.read_port_of``; a daemon's store is migrated)."""
         self.path = path
         self.writer = writer
         self.readers = readers
@@ -106,8 +114,9 @@ class SQLiteEngine(SqlReads):
         self._bulk, self._bulk_tx = reads.lent(readers.bulk), reads.transactions(readers.bulk)
         self._follower_tx = reads.transactions(readers.follower)
         #: Pages of a Load's cursor and of an Export, on the bulk reader; Watch batches in the followers' lane.
-        self.page_snapshots = snapshots(self._bulk_tx, reads.SQLitePageReads)
-        self.follower_snapshots = snapshots(self._follower_tx, reads.SQLitePageReads)
+        self._read_port = read_port
+        self.page_snapshots = snapshots(self._bulk_tx, read_port.PAGES)
+        self.follower_snapshots = snapshots(self._follower_tx, read_port.PAGES)
 
     # -- writes
 
@@ -148,7 +157,7 @@ class SQLiteEngine(SqlReads):
         """Run a Load's snapshot ``steps`` in one read transaction on a short read connection, on its thread in one
         hand-off (``reading.Readers.in_snapshot``): each read answers at once there (``steps.run_sync``)."""
         live = self._runs_live  # a look at the run registry (a dict), safe from that thread
-        return await self.readers.in_snapshot(lambda db: run_sync(steps(as_read_port(reads.SQLiteReadPort(db)), live)))
+        return await self.readers.in_snapshot(lambda db: run_sync(steps(as_read_port(self._read_port(db)), live)))
 
     async def load_write(self, session_id: str, steps: Callable[[Port, RunsLive], Steps[T]]) -> T:
         """Run a Load's repair ``steps`` as one writer job (its own transaction)."""

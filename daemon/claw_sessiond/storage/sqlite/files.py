@@ -38,7 +38,8 @@ SQLITE_HEADER: Final = b"SQLite format 3\x00"
 # Bytes and None are bound as they are, through adapters that return the value itself: without an
 # adapter of its own, ``sqlite3`` asks the value's type for an adaptation protocol at every bind (on
 # Python 3.11 an AttributeError formatted and dropped per value), and an Append binds three or four
-# such values per entry (its item, client id, format and encoded reply form).
+# such values per entry (its item, client id, format and encoded reply form; port.py leaves out
+# the columns no entry of an append sets).
 sqlite3.register_adapter(bytes, bytes.__bytes__)
 sqlite3.register_adapter(type(None), cast("Callable[[None], None]", {}.get))
 

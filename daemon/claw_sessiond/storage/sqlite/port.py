@@ -41,21 +41,24 @@ _INDEX_POSITIONS: Final = _INDEX_SQL.format(rows="session_id = ? AND position BE
 #: Every row inserted after a given event id (ids only grow: ``AUTOINCREMENT``).
 _INDEX_AFTER: Final = _INDEX_SQL.format(rows="event_id > ?")
 _LAST_EVENT_ID: Final = "SELECT coalesce(max(event_id), 0) FROM events"
-#: History entries inserted per statement (11 parameters a row: well under SQLite's 32766). One statement
-#: for many rows: fewer statements to prepare and step, and (before schema v6, when a trigger indexed each
-#: insert) fewer times the search index wrote its pending terms out.
+#: History entries inserted per statement (at most 12 parameters a row: well under SQLite's 32766). One
+#: statement for many rows: fewer statements to prepare and step, and (before schema v6, when a trigger
+#: indexed each insert) fewer times the search index wrote its pending terms out.
 _ENTRIES_PER_INSERT: Final = 500
-_ENTRY_COLUMNS: Final = 11
+#: The columns of every inserted entry, then those of its item (left out when no entry of the append has
+#: one), then its client id (likewise): a column left out is NULL without a parameter bound for it.
+_ENTRY_COLUMNS: Final = "session_id, position, type, trace_id, ts, schema_version, payload, encoded"
+_ITEM_COLUMNS: Final = ", format, item, item_at"
+_CLIENT_ID_COLUMN: Final = ", client_id"
 
 
 @functools.lru_cache(maxsize=16)
-def _insert_entries_sql(rows: int) -> str:
-    """The INSERT of ``rows`` history entries (the same text for the same count: sqlite3 caches it)."""
-    values = ", ".join(["(" + ", ".join("?" * _ENTRY_COLUMNS) + ")"] * rows)
-    return (
-        "INSERT INTO events(session_id, position, type, trace_id, ts, schema_version, payload, format, item, "
-        f"client_id, encoded) VALUES {values}"
-    )
+def _insert_entries_sql(rows: int, with_items: bool, with_client_ids: bool) -> str:
+    """The INSERT of ``rows`` history entries, with or without the item's and the client id's columns (the same
+    text for the same shape: sqlite3 caches it)."""
+    columns = _ENTRY_COLUMNS + (_ITEM_COLUMNS if with_items else "") + (_CLIENT_ID_COLUMN if with_client_ids else "")
+    row = "(" + ", ".join("?" * (columns.count(",") + 1)) + ")"
+    return f"INSERT INTO events({columns}) VALUES {', '.join([row] * rows)}"
 
 
 class SQLitePort(SqlPort):
@@ -85,11 +88,22 @@ class SQLitePort(SqlPort):
 
     async def insert_entries(self, session_id: str, entries: Sequence[NewEntry], trace_id: str, ts: str) -> None:
         """Beside each payload: the item (byte for byte) and client id where set, and the encoded reply form
-        (``entry_columns``); up to :data:`_ENTRIES_PER_INSERT` rows a statement."""
+        less the item's bytes, with the offset they go back in at (``entry_columns``); up to
+        :data:`_ENTRIES_PER_INSERT` rows a statement.
+
+        The item's columns and the client id are left out of the statement when no entry of the append
+        has one (a column left out is NULL, and no parameter is bound for it): sqlite3 binds an int, a
+        float or a str as it is, but passes a ``None`` (or ``bytes``) through its adapter registry first
+        (``files.py`` registers the identity adapters; still a tuple built, a dict lookup and a call per
+        value): a plain entry bound five such values and now binds one (its encoded form), an item entry
+        three and now two.
+        """
+        with_items = any(entry[1].message.format for entry in entries)
+        with_client_ids = any(entry[1].message.client_id for entry in entries)
         values: list[Any] = []
         for entry in entries:
             position, prepared, payload = entry
-            fmt, item, encoded = entry_columns(entry, trace_id, ts)
+            fmt, item, encoded, item_at = entry_columns(entry, trace_id, ts)
             values += (
                 session_id,
                 position,
@@ -98,15 +112,17 @@ class SQLitePort(SqlPort):
                 ts,
                 EVENT_SCHEMA_VERSION,
                 payload,
-                fmt,
-                item,
-                prepared.message.client_id or None,
                 encoded,
             )
-        step = _ENTRIES_PER_INSERT * _ENTRY_COLUMNS
+            if with_items:
+                values += (fmt, item, item_at)
+            if with_client_ids:
+                values.append(prepared.message.client_id or None)
+        per_row = len(values) // len(entries) if entries else 0
+        step = _ENTRIES_PER_INSERT * per_row
         for start in range(0, len(values), step):  # nearly every Append: one statement, its text cached
             chunk = values[start : start + step]
-            self._db.execute(_insert_entries_sql(len(chunk) // _ENTRY_COLUMNS), chunk)
+            self._db.execute(_insert_entries_sql(len(chunk) // per_row, with_items, with_client_ids), chunk)
         if entries:  # the positions of one append only grow: nothing else of the session lies between
             self._db.execute(_INDEX_POSITIONS, (session_id, entries[0][0], entries[-1][0]))
 

@@ -203,6 +203,16 @@ ALTER TABLE events ADD COLUMN encoded BLOB;
 _V6 = """
 DROP TRIGGER message_fts_insert;
 """
+
+# v7: an entry's item is stored once. An entry with an item keeps its encoded reply form less the item's
+# bytes (``entry_wire.encode_stored``), and ``item_at`` is the offset they go back in at: a read splices the
+# row's ``item`` back in (``reads.py``), so a Load sends the very bytes it sent before. NULL where the form
+# is whole: rows without an item, and every row of earlier versions, which are read as they are (no
+# rewrite: a store of any size upgrades in one ``ALTER TABLE``, and what a rewrite would free stays in the
+# file until a VACUUM anyway). Dropping the form (``set_payloads``) drops ``item_at`` with it.
+_V7 = """
+ALTER TABLE events ADD COLUMN item_at INTEGER;
+"""
 #: :data:`INDEXED_TYPE_NAMES` in SQL, and what the index holds of each.
 INDEXED_TYPES: Final = _MESSAGE_TYPES
 INDEXED_TEXT: Final = "json_extract(payload, '$.content')"
@@ -214,6 +224,7 @@ MIGRATIONS: Final[Sequence[Migration]] = (
     Migration(4, "faithful history: items, client ids, edits, pending calls, session state and labels", _V4),
     Migration(5, "encoded reply form of each appended entry", _V5),
     Migration(6, "search index kept by the writer's statements, not a trigger per row", _V6),
+    Migration(7, "an entry's item stored once: the encoded reply form less the item, and where it goes", _V7),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1].version
 

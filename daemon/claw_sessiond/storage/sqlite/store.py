@@ -36,6 +36,7 @@ from .files import (
     space_hint,
 )
 from .reading import open_readers
+from .reads import read_port_of
 from .writer import NoWriter, Writer
 
 __all__ = ["SQLiteSettings", "SQLiteStorage"]
@@ -141,7 +142,12 @@ class SQLiteStorage(Storage):
         has_wal = wal.exists() and wal.stat().st_size > 0
         uri = f"file:{path}?mode=ro" if has_wal else f"file:{path}?mode=ro&immutable=1"
         readers = await open_readers(path, uri, busy_timeout_ms)
-        return cls(SQLiteEngine(path, NoWriter(), readers, StorageCounters()))
+        try:
+            read_port = await read_port_of(readers.short)  # a store of an older schema is read as it is
+        except BaseException:
+            await readers.close()
+            raise
+        return cls(SQLiteEngine(path, NoWriter(), readers, StorageCounters(), read_port))
 
     async def backup(self) -> tuple[Path, CopyFigures]:
         """A consistent copy of the database in a new private file beside it; returns its path and figures.

@@ -1,5 +1,5 @@
 // The browser tests' driver (tests/e2e/test_ui_browser.py): headless Chromium (the system's
-// package, CHROMIUM or /usr/bin/chromium) under playwright-core, steered by one JSON command a line on
+// chromium-headless-shell, or CHROMIUM) under playwright-core, steered by one JSON command a line on
 // stdin, one JSON reply a line on stdout. Everything the page does that a test asks about is
 // recorded: dialogs (dismissed), page errors, console errors, CSP violations (from a
 // securitypolicyviolation listener added before any page script), failed requests.
@@ -7,7 +7,7 @@ import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
 
 const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium-headless-shell",
   args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
 });
 // A fresh context (no cookies, storage or listeners of the previous test's) and page: at the start, and on

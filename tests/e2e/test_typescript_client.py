@@ -40,8 +40,9 @@ def test_the_typescript_client_passes_its_tests_against_a_real_daemon() -> None:
 def test_the_langgraph_js_checkpointer_passes_langgraphs_validation_suite() -> None:
     _need_node_modules()
     env = {**os.environ, "CLAW_PYTHON": sys.executable, "NO_COLOR": "1", "FORCE_COLOR": "0"}
+    vitest = TS / "node_modules" / ".bin" / "vitest"  # not through npx: one node process less
     proc = subprocess.run(
-        ["npx", "vitest", "run", "--config", "validation/vitest.config.mjs", "--reporter=verbose"],
+        [str(vitest), "run", "--config", "validation/vitest.config.mjs", "--reporter=verbose"],
         cwd=TS,
         capture_output=True,
         text=True,

@@ -44,16 +44,25 @@ def _npm(args: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
+#: An output no source builds (a deleted module's), planted in the packed copy's dist/src: the tarball must not have it.
+STALE = "dist/src/deleted_module.js"
+
+
 @pytest.fixture(scope="module")
 def packed(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package's tarball, made by ``npm pack``, which runs the package's ``prepack`` (removes dist/), then its
-    ``prepare`` (builds dist/ anew: one build, not one in each); ``backend``: the daemons' store."""
+    """The package's tarball, made by ``npm pack`` as the README's ``npm ci && npm pack`` does: ``npm ci``'s
+    ``prepare`` (``tsc -b tsconfig.build.json``) built dist/src, then packing runs the package's ``prepack``
+    (removes from dist/src what no source builds) and ``prepare`` again (builds what changed since: here nothing, one
+    build in all); ``backend``: the daemons' store."""
     _need_node_modules()
-    # A copy of the package's sources as a checkout has them (no dist/): packing must build it. The
-    # copy also keeps this from touching the dist/ that the client's own tests run from.
+    # A copy of the package folder as scripts/setup-tests leaves it (`npm ci`, then `npm run build`: dist/src and
+    # dist/test), which keeps this from touching the dist/ that the client's own tests run from (copytree keeps the
+    # files' times, so tsc -b finds the build up to date), plus a stale output that prepack must remove.
     source = tmp_path_factory.mktemp("checkout") / "typescript"
-    shutil.copytree(TS, source, ignore=shutil.ignore_patterns("node_modules", "dist", "*.tgz"))
+    shutil.copytree(TS, source, ignore=shutil.ignore_patterns("node_modules", "*.tgz"))
     (source / "node_modules").symlink_to(TS / "node_modules")
+    (source / STALE).parent.mkdir(parents=True, exist_ok=True)
+    (source / STALE).write_text("exports.gone = true;\n")
     out = tmp_path_factory.mktemp("pack")
     _npm(["pack", "--silent", "--pack-destination", str(out)], source)
     (tarball,) = out.glob("*.tgz")
@@ -64,7 +73,7 @@ def packed(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def project(backend: str, packed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh npm project with the tarball installed (one install for the module)."""
     folder = tmp_path_factory.mktemp("node-project")
-    _npm(["init", "-y"], folder)
+    (folder / "package.json").write_text(json.dumps({"name": "node-project", "version": "1.0.0", "private": True}))
     # Offline: scripts/setup-tests put the dependencies and their registry metadata in npm's cache.
     _npm(["install", "--offline", "--no-save", str(packed)], folder)
     return folder
@@ -119,6 +128,7 @@ def test_the_tarball_holds_what_main_types_and_exports_name(packed: Path) -> Non
         named.update(target.values() if isinstance(target, dict) else [target])
     assert {n.removeprefix("./") for n in named} <= files, sorted(files)
     assert "dist/src/gen/claw/sessiond/v1/sessiond.js" in files
+    assert STALE not in files, "prepack removes an output whose source is gone"
     assert not any(name.startswith(("dist/test/", "src/", "node_modules/")) for name in files), sorted(files)
 
 
@@ -164,6 +174,34 @@ def test_without_the_daemon_on_path_the_first_call_fails_at_once_saying_how_to_i
     assert "pip install /path/to/claw-sessiond/clients/python /path/to/claw-sessiond" in out["message"], out
     assert "Python package" in out["message"], out
     assert not (folder / ".claw" / "sessiond.sock").exists()
+
+
+def test_prepack_removes_what_no_source_builds_and_the_whole_build_when_an_output_is_missing(tmp_path: Path) -> None:
+    _need_node_modules()
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(TS / "scripts" / "prepack.mjs", tmp_path / "scripts")
+    for source in ("src/client.ts", "src/gen/v1/api.ts", "src/types.d.ts"):
+        (tmp_path / source).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / source).write_text("export {};\n")
+    outputs = {"client.js", "client.d.ts", "gen/v1/api.js", "gen/v1/api.d.ts"}
+    stale = {"gone.js", "gone.d.ts", "gen/v0/api.js", "types.js", "notes.txt"}
+    built = tmp_path / "dist" / "src"
+    for name in outputs | stale:
+        (built / name).parent.mkdir(parents=True, exist_ok=True)
+        (built / name).write_text("\n")
+    (tmp_path / "dist" / "tsconfig.build.tsbuildinfo").write_text("{}")
+
+    def prepack() -> None:
+        proc = subprocess.run(["node", "scripts/prepack.mjs"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+
+    prepack()
+    left = {str(p.relative_to(built)) for p in built.rglob("*") if p.is_file()}
+    assert left == outputs, "only the outputs of src/'s modules stay"
+    assert (tmp_path / "dist" / "tsconfig.build.tsbuildinfo").exists(), "the build info stays: nothing to build"
+    (built / "gen" / "v1" / "api.d.ts").unlink()
+    prepack()
+    assert not (tmp_path / "dist").exists(), "an output is missing: dist/ goes, so that prepare builds it all"
 
 
 def test_the_three_packages_share_one_version() -> None:

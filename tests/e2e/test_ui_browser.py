@@ -1,4 +1,4 @@
-"""The viewer in a real browser: headless Chromium (Debian's ``chromium``) driven by playwright-core
+"""The viewer in a real browser: headless Chromium (Debian's ``chromium-headless-shell``) driven by playwright-core
 (tests/browser/drive.mjs) against a real daemon and the real ``claw-sessiond ui`` process.
 
 The sessions list and its pages and filters, a search hit highlighted, a session with a repaired

@@ -1,8 +1,10 @@
 """A headless Chromium for the viewer's browser tests (``claw-sessiond ui`` itself: tests/helpers/ui.py).
 
 ``Browser`` runs ``tests/browser/drive.mjs`` (playwright-core
-driving the system's Chromium, /usr/bin/chromium or ``CHROMIUM``), one JSON command a line on its
-stdin and one reply a line on its stdout; every wait is bounded and both are stopped by pid.
+driving the system's headless Chromium, /usr/bin/chromium-headless-shell or ``CHROMIUM``), one JSON command a line
+on its stdin and one reply a line on its stdout; every wait is bounded and both are stopped by pid. The headless
+shell (Debian's ``chromium-headless-shell``, what Playwright itself runs for headless Chromium) is the engine of the
+``chromium`` browser without the browser's user interface, which cost the browser tests about three times the CPU.
 ``missing()`` says what is not installed (``scripts/setup-tests`` installs both; a skip fails the
 full tier).
 """
@@ -22,7 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "tests" / "browser" / "drive.mjs"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium-headless-shell")
 #: The longest one browser command may take (a page load on a busy two-core machine).
 COMMAND_S = 60.0
 
@@ -30,7 +32,8 @@ COMMAND_S = 60.0
 def missing() -> str | None:
     """Why the browser tests cannot run here, or None."""
     if not Path(CHROMIUM).is_file():
-        return f"no Chromium at {CHROMIUM} (install the 'chromium' package; scripts/setup-tests does as root)"
+        package = "chromium-headless-shell"
+        return f"no Chromium at {CHROMIUM} (install the '{package}' package; scripts/setup-tests does as root)"
     if shutil.which("node") is None:
         return "no node (Node.js 20+)"
     if not (ROOT / "tests" / "browser" / "node_modules" / "playwright-core").is_dir():

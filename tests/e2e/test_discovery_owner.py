@@ -201,13 +201,14 @@ const { SessionClient, user } = require(process.env.CLAW_TS_INDEX);
 
 @pytest.fixture(scope="module")
 def ts_index(backend: str) -> Iterator[Path]:
-    """The TypeScript client compiled once for this file, into a folder other uids can read."""
+    """The TypeScript client (its src/ project, tsconfig.build.json) compiled once for this file, into a folder other
+    uids can read."""
     if not (TS / "node_modules" / ".bin" / "tsc").exists():
         pytest.skip("the TypeScript client's packages are not installed: run scripts/setup-tests")
     out = Path(tempfile.mkdtemp(prefix="claw-ts-build-", dir="/tmp"))
     os.chmod(out, 0o755)
     proc = subprocess.run(
-        [str(TS / "node_modules" / ".bin" / "tsc"), "-p", str(TS / "tsconfig.json"), "--outDir", str(out)],
+        [str(TS / "node_modules" / ".bin" / "tsc"), "-p", str(TS / "tsconfig.build.json"), "--outDir", str(out)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -14,13 +14,10 @@ a run of its own first. After SIGCONT, A's reply must be a clean refusal
 (UNAVAILABLE or UNKNOWN_RUN), and no entry of A's Append may be stored: 0
 stale commits, 0 stale acknowledgements. Only rounds whose stop was confirmed
 mid-transaction count towards :data:`ROUNDS`; every daemon is stopped by pid
-at teardown (``fleet``). The rounds run on :data:`A_DAEMONS` daemons A at
+at teardown (``spawn_daemon``). The rounds run on :data:`A_DAEMONS` daemons A at
 the same time, beside the one B, all on one database and each round on a session
 of its own: A's two leases stopped are idle waiting, so the A daemons' waits
-overlap (the ROUNDS are shared out among them). The file's three tests share
-these daemons (started once, not once per test): a round begins by attaching
-a run on A whatever the rounds before it left (a lost lease, B's takeovers),
-and its session is one no earlier round of the file used.
+overlap (the ROUNDS are shared out among them).
 
 The narrowest window is between the fence (the run check run again as the
 last statement before COMMIT) and the COMMIT itself. To land there, A sends
@@ -37,13 +34,11 @@ import collections
 import concurrent.futures
 import contextlib
 import dataclasses
-import itertools
 import os
 import random
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,32 +83,15 @@ A_DAEMONS = 2
 pytestmark = [pytest.mark.backend_neutral("picks its PostgreSQL databases itself"), pytest.mark.slow]
 
 
-@dataclasses.dataclass
-class _Fleet:
-    """:data:`A_DAEMONS` daemons A and one B, each on a workspace of its own, on one database (``url``); and the
-    numbers of the rounds' sessions, counted over the file's tests."""
-
-    stopped: list[DaemonProcess]
-    b: DaemonProcess
-    url: str
-    numbers: Iterator[int] = dataclasses.field(default_factory=lambda: itertools.count(1))
-
-
-@pytest.fixture(scope="module")
-def fleet(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Fleet]:
-    """The file's daemons, started once for its three tests, each stopped by its pid at teardown."""
-    path = tmp_path_factory.mktemp("fencing")
+def _daemons(path: Path, spawn_daemon: Any) -> tuple[list[DaemonProcess], DaemonProcess, str]:
+    """:data:`A_DAEMONS` daemons A and one B, each on a workspace of its own, on one database; and its URL."""
     url = POSTGRES.database_for(str(path / "db"))
-    daemons: list[DaemonProcess] = []
-    try:
-        for name in [*(f"a{i}" for i in range(A_DAEMONS)), "b"]:
-            ws = path / name
-            ws.mkdir()
-            daemons.append(DaemonProcess(ws, "--database", url, "--lease-s", str(LEASE_S)).start())
-        yield _Fleet(daemons[:-1], daemons[-1], url)
-    finally:
-        for d in daemons:
-            d.stop()
+    daemons = []
+    for name in [*(f"a{i}" for i in range(A_DAEMONS)), "b"]:
+        ws = path / name
+        ws.mkdir()
+        daemons.append(spawn_daemon("--database", url, "--lease-s", str(LEASE_S), workspace_path=ws))
+    return daemons[:-1], daemons[-1], url
 
 
 async def _stop_in_transaction(url: str, pid: int, busy: threading.Event) -> tuple[bool, str]:
@@ -326,7 +304,6 @@ class _Tally:
 
     rounds: int
     max_tries: int
-    numbers: Iterator[int]
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
     confirmed: int = 0
     tries: int = 0
@@ -337,14 +314,13 @@ class _Tally:
     b_took: list[float] = dataclasses.field(default_factory=list)
 
     def next_try(self) -> int:
-        """The number of the next round (of all A daemons and the file's tests, so its session's); fails past
-        :attr:`max_tries` of this test."""
+        """The number of the next round (of all A daemons, so its session's); fails past :attr:`max_tries`."""
         with self.lock:
             self.tries += 1
             assert self.tries <= self.max_tries, (
                 f"only {self.confirmed} of {self.tries - 1} stops landed inside A's transaction"
             )
-            return next(self.numbers)
+            return self.tries
 
 
 def _rounds_on(
@@ -388,11 +364,11 @@ def _rounds_on(
                 assert (reply.reason, reply.metadata.get("cause")) == (Reason.UNKNOWN_RUN, "lease_lost"), reply
 
 
-def _rounds(fleet: _Fleet, *, takeover: bool, at_commit: bool = False) -> None:
+def _rounds(tmp_path: Path, spawn_daemon: Any, *, takeover: bool, at_commit: bool = False) -> None:
     """The test's confirmed rounds, shared out among :data:`A_DAEMONS` daemons A stopped at the same time."""
     rounds = ROUNDS_AT_COMMIT if at_commit else ROUNDS
-    tally = _Tally(rounds, MAX_TRIES_AT_COMMIT if at_commit else MAX_TRIES, fleet.numbers)
-    stopped, b, url = fleet.stopped, fleet.b, fleet.url
+    tally = _Tally(rounds, MAX_TRIES_AT_COMMIT if at_commit else MAX_TRIES)
+    stopped, b, url = _daemons(tmp_path, spawn_daemon)
     shares = [rounds // A_DAEMONS + (i < rounds % A_DAEMONS) for i in range(A_DAEMONS)]
     with concurrent.futures.ThreadPoolExecutor(A_DAEMONS) as pool:
         done = [
@@ -413,13 +389,13 @@ def _rounds(fleet: _Fleet, *, takeover: bool, at_commit: bool = False) -> None:
         assert "Traceback" not in a.log()
 
 
-def test_a_daemon_stopped_mid_write_commits_nothing_after_a_takeover(fleet: _Fleet) -> None:
-    _rounds(fleet, takeover=True)
+def test_a_daemon_stopped_mid_write_commits_nothing_after_a_takeover(tmp_path: Path, spawn_daemon: Any) -> None:
+    _rounds(tmp_path, spawn_daemon, takeover=True)
 
 
-def test_a_daemon_stopped_mid_write_commits_nothing_without_a_takeover(fleet: _Fleet) -> None:
-    _rounds(fleet, takeover=False)
+def test_a_daemon_stopped_mid_write_commits_nothing_without_a_takeover(tmp_path: Path, spawn_daemon: Any) -> None:
+    _rounds(tmp_path, spawn_daemon, takeover=False)
 
 
-def test_a_daemon_stopped_between_the_fence_and_its_commit_commits_nothing(fleet: _Fleet) -> None:
-    _rounds(fleet, takeover=True, at_commit=True)
+def test_a_daemon_stopped_between_the_fence_and_its_commit_commits_nothing(tmp_path: Path, spawn_daemon: Any) -> None:
+    _rounds(tmp_path, spawn_daemon, takeover=True, at_commit=True)

@@ -261,7 +261,7 @@ def edge(fn: Callable[[S, Any, Context], Awaitable[T]]) -> Callable[[S, Any, Con
     @functools.wraps(fn)
     async def wrapper(self: S, request: Any, context: Context) -> T:
         started = time.perf_counter()
-        code = "OK"
+        code: str | None = "OK"
         try:
             self.check_serving()
             return await fn(self, request, context)
@@ -272,10 +272,15 @@ def edge(fn: Callable[[S, Any, Context], Awaitable[T]]) -> Callable[[S, Any, Con
             code = status_for(exc).name if isinstance(exc, SessiondError) else "INTERNAL"
             if isinstance(exc, (grpc.aio.AbortError, GeneratorExit)):
                 raise
+            # Counted before ``abort`` sends the status: a client that reads the metrics once it has its error
+            # finds the call counted (the ``finally`` then has nothing left to count).
+            self.observe_rpc(method, code, time.perf_counter() - started)
+            code = None
             await abort(context, exc, method)
             raise  # unreachable: abort raises
         finally:
-            self.observe_rpc(method, code, time.perf_counter() - started)
+            if code is not None:
+                self.observe_rpc(method, code, time.perf_counter() - started)
 
     return wrapper
 
@@ -313,7 +318,7 @@ def _stream_wrapper(
     @functools.wraps(fn)
     async def wrapper(self: S, request: Any, context: Context) -> Any:
         started = time.perf_counter()
-        code = "OK"
+        code: str | None = "OK"
         state = StreamState()
         try:
             self.check_serving()
@@ -326,8 +331,13 @@ def _stream_wrapper(
             if isinstance(exc, (grpc.aio.AbortError, GeneratorExit)):
                 raise
             code = status_for(exc).name if isinstance(exc, SessiondError) else "INTERNAL"
+            # Counted before ``abort`` sends the status: a client that reads the metrics once it has its error
+            # finds the call counted (the ``finally`` then has nothing left to count).
+            self.observe_rpc(method, code, time.perf_counter() - started)
+            code = None
             await abort(context, exc, method)
         finally:
-            self.observe_rpc(method, code, time.perf_counter() - started)
+            if code is not None:
+                self.observe_rpc(method, code, time.perf_counter() - started)
 
     return wrapper

@@ -84,11 +84,11 @@ def test_one_watch_beyond_the_cap_is_refused_with_too_many_streams(spawn_daemon:
 
 
 async def test_fan_out_under_a_budget_delivers_every_event_once_in_order(spawn_daemon: Any) -> None:
-    # 30 watchers x 100 events = 3,000 watch messages at 400/s: the budget, not the
+    # 30 watchers x 100 events = 3,000 watch messages at 1,000/s: the budget, not the
     # machine, sets the pace, and watchers coalesce the commits that land meanwhile.
     # The watchers are clients that take one event per message (no `batch`), so every
     # event is a message the budget pays for.
-    watchers, events, per_s = 30, scale(100, 200), 400
+    watchers, events, per_s = 30, scale(100, 200), 1000
     daemon: DaemonProcess = spawn_daemon("--watch-sends-per-s", str(per_s))
     async with (
         AsyncSessionClient(address=daemon.address, autostart=False) as client,

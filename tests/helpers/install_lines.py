@@ -242,7 +242,7 @@ def parse(args: tuple[str, ...]) -> frozenset[Dist]:
         if arg in ("-e", "--editable"):
             editable = True
             continue
-        if arg in ("-q", "--quiet", "-U", "--upgrade"):
+        if arg in ("-q", "--quiet", "-U", "--upgrade", "--no-compile"):  # what they install is the same
             continue
         if arg.startswith("-"):
             raise NotAWorkingForm(f"the option {arg} is not one the install test knows")

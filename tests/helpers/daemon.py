@@ -10,12 +10,15 @@ long versions of the robustness tests (CI does).
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,39 @@ from claw_sessiond_client.paths import default_socket_path
 from tests.helpers.backend import database_url_for, on_postgres
 from tests.helpers.checkout import ROOT as ROOT  # the checkout, for the many tests that import it from here
 from tests.helpers.postgres import SHARED as POSTGRES
+
+
+class _NotifySocket:
+    """A ``$NOTIFY_SOCKET`` for one daemon start: a datagram socket in a private temporary folder (a short path: a
+    Unix socket's is limited to 107 bytes). Open until the daemon is stopped, so that its later datagrams
+    (``STOPPING=1``) find it and it logs no failed notification."""
+
+    def __init__(self) -> None:
+        self._folder = Path(tempfile.mkdtemp(prefix="claw-notify-"))
+        self.path = self._folder / "n"
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+        self._sock.bind(str(self.path))
+        self.ready = False
+        # Closed and removed by close(), or when this object goes (a test that killed its daemon by pid alone).
+        self._gone = weakref.finalize(self, _remove_notify, self._sock, self._folder)
+
+    def wait_ready(self, timeout_s: float) -> None:
+        """Read what arrived within ``timeout_s``; ``ready`` once a datagram said READY=1."""
+        if select.select([self._sock], [], [], timeout_s)[0]:
+            while not self.ready:
+                try:
+                    data = self._sock.recv(4096, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    return
+                self.ready = b"READY=1" in data.split(b"\n")
+
+    def close(self) -> None:
+        self._gone()
+
+
+def _remove_notify(sock: socket.socket, folder: Path) -> None:
+    sock.close()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 class DaemonProcess:
@@ -47,6 +83,7 @@ class DaemonProcess:
             else:
                 self.env["CLAW_DATABASE_URL"] = database_url_for(workspace)
         self.proc: subprocess.Popen[bytes] | None = None
+        self._notify: _NotifySocket | None = None
         self.socket_path = default_socket_path(workspace, self.env.get("XDG_RUNTIME_DIR"))
         if "--socket" in self.args:
             self.socket_path = Path(self.args[self.args.index("--socket") + 1])
@@ -60,11 +97,16 @@ class DaemonProcess:
         """Start the process without waiting for it."""
         log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self._log = log
+        env = self.env
+        self._close_notify()
+        if "NOTIFY_SOCKET" not in env:  # a test that gives its own listens itself (tests/e2e/test_systemd.py)
+            self._notify = _NotifySocket()
+            env = {**env, "NOTIFY_SOCKET": str(self._notify.path)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "claw_sessiond", "serve", "--workspace", str(self.workspace), *self.args],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=self.env,
+            env=env,
             cwd=str(self.workspace),
         )
         return self.proc
@@ -76,15 +118,28 @@ class DaemonProcess:
         return self
 
     def wait_ready(self, timeout_s: float = 20.0) -> None:
+        """Wait until the health check says SERVING. A daemon this object spawned says READY=1 on its
+        ``$NOTIFY_SOCKET`` first (as under systemd's ``Type=notify``): the wait wakes on that datagram, then checks
+        health once, instead of polling every 50 ms (about 25 ms lost per start, by the hundred in a run)."""
         assert self.proc is not None
         end = time.monotonic() + timeout_s
+        notify = self._notify
+        patient_until = time.monotonic() + min(5.0, timeout_s / 2)  # then health polls alone, READY=1 or not
         while time.monotonic() < end:
             if self.proc.poll() is not None:
                 pytest.fail(f"daemon exited with {self.proc.returncode}:\n{self.log()}")
+            if notify is not None and not notify.ready and time.monotonic() < patient_until:
+                notify.wait_ready(min(0.05, max(0.0, end - time.monotonic())))
+                continue  # woken by READY=1 (then health below), or 50 ms passed: is the process still there?
             if self.socket_path.exists() and health_status(self.address) == "SERVING":
                 return
             time.sleep(0.05)
         pytest.fail(f"daemon did not become ready in {timeout_s}s:\n{self.log()}")
+
+    def _close_notify(self) -> None:
+        if self._notify is not None:
+            self._notify.close()
+            self._notify = None
 
     def log(self) -> str:
         try:
@@ -110,6 +165,7 @@ class DaemonProcess:
             self._log.close()
             pytest.fail(f"daemon did not stop within {timeout_s}s of SIGTERM:\n{self.log()[-4000:]}\n{stacks}")
         self._log.close()
+        self._close_notify()
         return code
 
     def kill(self) -> None:
@@ -124,6 +180,7 @@ class DaemonProcess:
             self.proc.kill()
         self.proc.wait(10)
         self._log.close()
+        self._close_notify()
         wait_for_server_sessions_to_end(self.proc.pid)
 
     def stop(self) -> None:
@@ -131,6 +188,7 @@ class DaemonProcess:
         if self.proc is None or self.proc.poll() is not None:
             if self.proc is not None and not self._log.closed:
                 self._log.close()
+            self._close_notify()
             return
         try:
             self.terminate(15)

@@ -87,8 +87,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """What ``-n auto`` (``addopts``) means here: three workers for every two cores (one per core where there is
     one). The suite's tests wait for about a third of their wall (daemons starting, leases running out, timeouts,
     children's exits: measured per test, a worker's CPU and its descendants' against its wall), so one worker per
-    core left a core idle that long; a third worker on two cores fills it. The full tier on the 2-core development
-    machine, one sitting, nothing else running: 831 s of pytest with two workers, 588 s with three."""
+    core left a core idle that long; a third worker on two cores fills it. ``.ci/run`` on clean clones of the 2-core
+    development machine, one sitting, nothing else running: 831 s of pytest with two workers (``003aafa``), 591 s
+    with three (``d130e6b``), every test passing in both; the whole run 14 min 46 s and 10 min 42 s."""
     cores = len(os.sched_getaffinity(0))
     return max(1, cores * 3 // 2)
 
